@@ -1,0 +1,339 @@
+#include "shoal/core/args.hh"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace shoal {
+
+std::string_view trim(std::string_view s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+
+bool parse_bool(std::string_view s, bool& out) {
+  if (s == "true" || s == "1" || s == "yes" || s == "t" || s == "y" || s == "on") return out = true, true;
+  if (s == "false" || s == "0" || s == "no" || s == "f" || s == "n" || s == "off") return out = false, true;
+  return false;
+}
+
+bool parse_uint(std::string_view s, uint64_t& out) {
+  if (s.empty()) return false;
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, s.remove_prefix(2);
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out, base);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool parse_int(std::string_view s, int64_t& out) {
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg || (!s.empty() && s[0] == '+')) s.remove_prefix(1);
+  uint64_t u;
+  if (!parse_uint(s, u)) return false;
+  if (neg ? u > uint64_t(INT64_MAX) + 1 : u > uint64_t(INT64_MAX)) return false;
+  out = neg ? int64_t(0 - u) : int64_t(u);
+  return true;
+}
+
+bool parse_double(std::string_view s, double& out) {
+  if (s.empty()) return false;
+  std::string tmp(s);
+  char* end = nullptr;
+  out = std::strtod(tmp.c_str(), &end);
+  return end == tmp.c_str() + tmp.size() && std::isfinite(out);
+}
+
+namespace {
+// Splits "12.5ms" into 12.5 and "ms".
+bool number_unit(std::string_view s, double& v, std::string_view& unit) {
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == '-' || s[i] == '+' ||
+                          ((s[i] == 'e' || s[i] == 'E') && i > 0 && i + 1 < s.size() && (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '-'))))
+    ++i;
+  if (!parse_double(s.substr(0, i), v)) return false;
+  unit = trim(s.substr(i));
+  return true;
+}
+}  // namespace
+
+bool parse_duration(std::string_view s, Duration& out) {
+  double v;
+  std::string_view u;
+  if (!number_unit(s, v, u) || v < 0) return false;
+  double mult;
+  if (u.empty() || u == "s" || u == "sec" || u == "secs") mult = 1e9;
+  else if (u == "ms" || u == "msec") mult = 1e6;
+  else if (u == "us" || u == "usec") mult = 1e3;
+  else if (u == "ns" || u == "nsec") mult = 1;
+  else if (u == "m" || u == "min") mult = 60e9;
+  else if (u == "h" || u == "hr") mult = 3600e9;
+  else return false;
+  out.ns = uint64_t(std::llround(v * mult));
+  return true;
+}
+
+bool parse_bandwidth(std::string_view s, Bandwidth& out) {
+  double v;
+  std::string_view u;
+  if (!number_unit(s, v, u) || v < 0) return false;
+  double mult = 1;
+  if (!u.empty()) {
+    char p = u[0];
+    size_t k = 1;
+    if (p == 'k' || p == 'K') mult = 1e3;
+    else if (p == 'M') mult = 1e6;
+    else if (p == 'G') mult = 1e9;
+    else k = 0;
+    std::string_view rest = u.substr(k);
+    if (rest == "bps" || rest == "b") mult /= 8;
+    else if (rest == "Bps" || rest == "B") { /* bytes */ }
+    else if (!rest.empty()) return false;
+  }
+  out.bytes_per_sec = v * mult;
+  return true;
+}
+
+bool parse_ipv4(std::string_view s, IPv4Addr& out) {
+  std::string tmp(s);
+  in_addr a;
+  if (inet_pton(AF_INET, tmp.c_str(), &a) != 1) return false;
+  std::memcpy(out.b.data(), &a, 4);
+  return true;
+}
+
+bool parse_ipv6(std::string_view s, IPv6Addr& out) {
+  std::string tmp(s);
+  in6_addr a;
+  if (inet_pton(AF_INET6, tmp.c_str(), &a) != 1) return false;
+  std::memcpy(out.b.data(), &a, 16);
+  return true;
+}
+
+bool parse_ether(std::string_view s, EtherAddr& out) {
+  if (s.size() != 17) return false;
+  for (int i = 0; i < 6; ++i) {
+    if (i && s[size_t(i) * 3 - 1] != ':' && s[size_t(i) * 3 - 1] != '-') return false;
+    uint64_t v;
+    std::string_view h = s.substr(size_t(i) * 3, 2);
+    if (!std::isxdigit(static_cast<unsigned char>(h[0])) || !std::isxdigit(static_cast<unsigned char>(h[1]))) return false;
+    auto r = std::from_chars(h.data(), h.data() + 2, v, 16);
+    if (r.ec != std::errc()) return false;
+    out.b[size_t(i)] = uint8_t(v);
+  }
+  return true;
+}
+
+std::string format_ipv4(const uint8_t* b) { return fmt::format("{}.{}.{}.{}", b[0], b[1], b[2], b[3]); }
+std::string format_ipv6(const uint8_t* b) {
+  char buf[INET6_ADDRSTRLEN];
+  inet_ntop(AF_INET6, b, buf, sizeof buf);
+  return buf;
+}
+std::string format_ether(const uint8_t* b) {
+  return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3], b[4], b[5]);
+}
+
+namespace {
+int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+// Reads "\<hex hex ...>" starting after "\<"; appends bytes. Returns index after '>'.
+bool hex_block(std::string_view s, size_t& i, std::string& out) {
+  int hi = -1;
+  for (; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '>') {
+      ++i;
+      return hi < 0;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) continue;
+    int v = hexval(c);
+    if (v < 0) return false;
+    if (hi < 0) hi = v;
+    else out.push_back(char(hi * 16 + v)), hi = -1;
+  }
+  return false;
+}
+}  // namespace
+
+bool parse_data(std::string_view s, DataString& out) {
+  out.bytes.clear();
+  size_t i = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == '\\' && i + 1 < s.size() && s[i + 1] == '<') {
+      i += 2;
+      if (!hex_block(s, i, out.bytes)) return false;
+    } else if (c == '"') {
+      ++i;
+      while (i < s.size() && s[i] != '"') {
+        if (s[i] == '\\' && i + 1 < s.size()) {
+          char e = s[i + 1];
+          if (e == '<') {
+            i += 2;
+            if (!hex_block(s, i, out.bytes)) return false;
+            continue;
+          }
+          i += 2;
+          switch (e) {
+            case 'n': out.bytes.push_back('\n'); break;
+            case 't': out.bytes.push_back('\t'); break;
+            case 'r': out.bytes.push_back('\r'); break;
+            case '0': out.bytes.push_back('\0'); break;
+            case 'x': {
+              if (i + 1 < s.size() && hexval(s[i]) >= 0 && hexval(s[i + 1]) >= 0) {
+                out.bytes.push_back(char(hexval(s[i]) * 16 + hexval(s[i + 1])));
+                i += 2;
+              } else {
+                return false;
+              }
+              break;
+            }
+            default: out.bytes.push_back(e);
+          }
+        } else {
+          out.bytes.push_back(s[i++]);
+        }
+      }
+      if (i >= s.size()) return false;
+      ++i;
+    } else if (c == '\'') {
+      size_t e = s.find('\'', i + 1);
+      if (e == std::string_view::npos) return false;
+      out.bytes.append(s.substr(i + 1, e - i - 1));
+      i = e + 1;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else {
+      out.bytes.push_back(c);
+      ++i;
+    }
+  }
+  return true;
+}
+
+bool parse_string(std::string_view s, std::string& out) {
+  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'')) {
+    DataString d;
+    if (!parse_data(s, d)) return false;
+    out = d.bytes;
+    return true;
+  }
+  out = std::string(s);
+  return true;
+}
+
+bool looks_like_keyword(std::string_view s, std::string* kw, std::string* rest) {
+  s = trim(s);
+  size_t i = 0;
+  if (s.empty() || !(std::isupper(static_cast<unsigned char>(s[0])))) return false;
+  while (i < s.size() && (std::isupper(static_cast<unsigned char>(s[i])) || std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
+  if (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) return false;
+  if (kw) *kw = std::string(s.substr(0, i));
+  if (rest) *rest = std::string(trim(s.substr(i)));
+  return true;
+}
+
+std::vector<ArgItem> split_args(std::string_view cfg, Loc start, bool keywords) {
+  std::vector<ArgItem> out;
+  int depth = 0;
+  size_t arg_start = 0;
+  auto emit = [&](size_t end) {
+    std::string_view raw = cfg.substr(arg_start, end - arg_start);
+    // skip leading whitespace/comments for the location
+    size_t lead = 0;
+    while (lead < raw.size() && std::isspace(static_cast<unsigned char>(raw[lead]))) ++lead;
+    std::string_view t = trim(raw);
+    Loc l = SourceManager::advance(start, cfg.substr(0, arg_start + lead));
+    l.len = uint32_t(std::max<size_t>(1, std::min<size_t>(t.size(), t.find('\n'))));
+    ArgItem a;
+    a.text = std::string(t);
+    a.loc = l;
+    if (keywords) looks_like_keyword(t, &a.keyword, &a.value);
+    if (!t.empty() || !out.empty() || end < cfg.size()) out.push_back(std::move(a));
+  };
+  for (size_t i = 0; i < cfg.size(); ++i) {
+    char c = cfg[i];
+    if (c == '"' || c == '\'') {
+      char q = c;
+      for (++i; i < cfg.size() && cfg[i] != q; ++i)
+        if (cfg[i] == '\\' && q == '"') ++i;
+    } else if (c == '\\' && i + 1 < cfg.size() && cfg[i + 1] == '<') {
+      size_t e = cfg.find('>', i);
+      if (e != std::string_view::npos) i = e;
+    } else if (c == '(' || c == '[' || c == '{') {
+      ++depth;
+    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      emit(i);
+      arg_start = i + 1;
+    }
+  }
+  emit(cfg.size());
+  // A configuration of only whitespace has no arguments.
+  if (out.size() == 1 && out[0].text.empty()) out.clear();
+  return out;
+}
+
+Args::Args(std::vector<ArgItem> items, Loc element_loc, std::string element_name)
+    : items_(std::move(items)), loc_(element_loc), ename_(std::move(element_name)) {}
+
+bool Args::has(const char* kw) const {
+  for (auto& a : items_)
+    if (a.keyword == kw) return true;
+  return false;
+}
+
+ArgItem* Args::find_kw(const char* kw) {
+  ArgItem* found = nullptr;
+  for (auto& a : items_)
+    if (!a.used && a.keyword == kw) {
+      if (found) fail(a, fmt::format("{} given more than once", kw));
+      found = &a;
+    }
+  return found;
+}
+
+ArgItem* Args::next_positional() {
+  for (auto& a : items_) {
+    if (!a.keyword.empty()) break;  // positionals come before keywords
+    if (!a.used) return &a;
+  }
+  return nullptr;
+}
+
+std::vector<ArgItem*> Args::rest_positional() {
+  std::vector<ArgItem*> r;
+  for (auto& a : items_)
+    if (!a.used && a.keyword.empty()) {
+      a.used = true;
+      r.push_back(&a);
+    }
+  return r;
+}
+
+void Args::complete() {
+  for (auto& a : items_) {
+    if (a.used) continue;
+    if (!a.keyword.empty()) fail(a, fmt::format("unknown keyword argument '{}'", a.keyword));
+    if (a.text.empty()) fail(a, "empty argument");
+    fail(a, "too many arguments");
+  }
+}
+
+void Args::fail(const ArgItem& at, const std::string& msg) const {
+  throw ConfigError(at.loc, ename_.empty() ? msg : ename_ + ": " + msg);
+}
+void Args::fail(const std::string& msg) const { throw ConfigError(loc_, ename_.empty() ? msg : ename_ + ": " + msg); }
+
+}  // namespace shoal

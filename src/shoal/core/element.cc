@@ -1,0 +1,250 @@
+#include "shoal/core/element.hh"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "shoal/core/graph.hh"
+#include "shoal/core/runtime.hh"
+#include "shoal/core/worker.hh"
+
+namespace shoal {
+
+Registry& Registry::instance() {
+  static Registry r;
+  return r;
+}
+
+void Registry::add(const ElementInfo* info) { infos_.push_back(info); }
+
+const ElementInfo* Registry::find(std::string_view name) const {
+  for (auto* i : infos_)
+    if (i->name == name) return i;
+  return nullptr;
+}
+
+std::vector<const ElementInfo*> Registry::all() const {
+  auto v = infos_;
+  std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  return v;
+}
+
+namespace {
+bool parse_side(std::string_view s, PortRange& r) {
+  if (s == "-") {
+    r = {0, UINT32_MAX, false};
+    return true;
+  }
+  size_t dash = s.find('-');
+  uint64_t lo, hi;
+  if (dash == std::string_view::npos) {
+    if (!parse_uint(s, lo)) return false;
+    r = {uint32_t(lo), uint32_t(lo), false};
+    return true;
+  }
+  if (!parse_uint(s.substr(0, dash), lo)) return false;
+  if (dash + 1 == s.size()) {
+    r = {uint32_t(lo), UINT32_MAX, false};
+    return true;
+  }
+  if (!parse_uint(s.substr(dash + 1), hi)) return false;
+  r = {uint32_t(lo), uint32_t(hi), false};
+  return true;
+}
+}  // namespace
+
+bool parse_port_counts(std::string_view spec, PortRange& in, PortRange& out) {
+  size_t slash = spec.find('/');
+  if (slash == std::string_view::npos) return false;
+  if (!parse_side(spec.substr(0, slash), in)) return false;
+  std::string_view o = spec.substr(slash + 1);
+  if (o == "=") {
+    out = in;
+    out.same_as_inputs = true;
+    return true;
+  }
+  return parse_side(o, out);
+}
+
+Proc port_processing(std::string_view spec, bool output, uint32_t port) {
+  size_t slash = spec.find('/');
+  std::string_view s = output ? spec.substr(slash + 1) : spec.substr(0, slash);
+  if (s.empty()) return Proc::Agnostic;
+  char c = s[std::min<size_t>(port, s.size() - 1)];
+  return c == 'h' ? Proc::Push : c == 'l' ? Proc::Pull : Proc::Agnostic;
+}
+
+void Element::push(int port, PacketBatch* b) {
+  drop_all(b, add_drop_reason("push-not-supported"));
+  (void)port;
+}
+
+PacketBatch* Element::pull(int, uint32_t) { return nullptr; }
+
+void Element::run_timer(Timer&) {}
+
+uint16_t Element::add_drop_reason(std::string_view reason) {
+  for (size_t i = 0; i < drops_.size(); ++i)
+    if (drops_[i].name == reason) return uint16_t(i);
+  drops_.emplace_back();
+  drops_.back().name = std::string(reason);
+  return uint16_t(drops_.size() - 1);
+}
+
+void Element::drop(Packet* p, uint16_t reason) {
+  drops_[reason].count.add();
+  worker_->dropped.add();
+  worker_->pool().free(p);
+}
+
+void Element::drop_all(PacketBatch* b, uint16_t reason) {
+  uint32_t n = b->live();
+  b->for_each([&](uint32_t, Packet* p) { worker_->pool().free(p); });
+  drops_[reason].count.add(n);
+  worker_->dropped.add(n);
+  worker_->batches().put(b);
+}
+
+void Element::count_dropped(uint16_t reason, uint64_t n) {
+  drops_[reason].count.add(n);
+  worker_->dropped.add(n);
+}
+
+void Element::count_lost(uint16_t reason, uint64_t n) {
+  worker_->created.add(n);
+  count_dropped(reason, n);
+}
+
+void Element::sent(Packet* p) {
+  worker_->sent.add();
+  worker_->pool().free(p);
+}
+
+void Element::received(uint64_t n) { worker_->received.add(n); }
+void Element::created(uint64_t n) { worker_->created.add(n); }
+
+PacketBatch* Element::new_batch() {
+  PacketBatch* b = worker_->batches().get();
+  b->anno.arrival_ns = worker_->now_ns();
+  return b;
+}
+
+void Element::recycle(PacketBatch* b) { worker_->batches().put(b); }
+
+PacketBatch* Element::dispatch(PacketBatch* b, int keep_port) {
+  const int nout = noutputs();
+  uint32_t small[8] = {};
+  std::vector<uint32_t> big;
+  uint32_t* counts = small;
+  if (nout > 8) {
+    big.assign(size_t(nout), 0);
+    counts = big.data();
+  }
+  int16_t* res = b->results();
+  b->for_each([&](uint32_t i, Packet* p) {
+    int r = res[i];
+    if (r < 0) {
+      drop(p, uint16_t(-1 - r));
+      b->kill(i);
+    } else if (r >= nout) {
+      if (r_no_port_ == UINT16_MAX) r_no_port_ = add_drop_reason("no-such-output");
+      drop(p, r_no_port_);
+      b->kill(i);
+    } else {
+      ++counts[r];
+    }
+  });
+  int major = keep_port;
+  if (major < 0) {
+    major = 0;
+    for (int q = 1; q < nout; ++q)
+      if (counts[q] > counts[major]) major = q;
+  }
+  for (int q = 0; q < nout; ++q) {
+    if (q == major || counts[q] == 0) continue;
+    PacketBatch* nb = new_batch();
+    nb->anno = b->anno;
+    b->for_each([&](uint32_t i, Packet* p) {
+      if (res[i] != q) return;
+      nb->append(p);
+      b->kill(i);
+    });
+    output_push(q, nb);
+  }
+  if (keep_port >= 0) {
+    out_count_[size_t(keep_port)].add(b->live());
+    return b;
+  }
+  if (b->empty()) {
+    recycle(b);
+  } else {
+    if (b->slots() >= 2 * b->live()) b->compact();
+    output_push(major, b);
+  }
+  return nullptr;
+}
+
+void Element::add_read_handler(std::string name, std::function<std::string()> f, Agg agg, bool numeric) {
+  for (auto& h : handlers_)
+    if (h.name == name) {
+      h.read = std::move(f);
+      h.agg = agg;
+      h.numeric = numeric;
+      return;
+    }
+  handlers_.push_back(Handler{std::move(name), std::move(f), {}, agg, numeric});
+}
+
+void Element::add_stat_handler(std::string name, const Stat& s) {
+  add_read_handler(std::move(name), [&s] { return std::to_string(s.get()); }, Agg::Sum, true);
+}
+
+void Element::add_write_handler(std::string name, std::function<void(const std::string&)> f) {
+  for (auto& h : handlers_)
+    if (h.name == name) {
+      h.write = std::move(f);
+      return;
+    }
+  handlers_.push_back(Handler{std::move(name), {}, std::move(f), Agg::First, false});
+}
+
+const Handler* Element::find_handler(std::string_view name) const {
+  for (auto& h : handlers_)
+    if (h.name == name) return &h;
+  return nullptr;
+}
+
+void Element::add_default_handlers() {
+  add_read_handler("name", [this] { return name_; });
+  add_read_handler("class", [this] { return std::string(info_->name); });
+  add_read_handler("config", [this] { return config_; });
+  add_read_handler("ports", [this] {
+    std::string s = fmt::format("{} input{}\n", inputs_.size(), inputs_.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      s += fmt::format("{}\t{}[{}]\n", in_proc_[i] == Proc::Push ? "push" : "pull", inputs_[i].e->name(), inputs_[i].port);
+    s += fmt::format("{} output{}\n", outputs_.size(), outputs_.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < outputs_.size(); ++i)
+      s += fmt::format("{}\t[{}]{}\n", out_proc_[i] == Proc::Push ? "push" : "pull", outputs_[i].port, outputs_[i].e->name());
+    return s;
+  });
+  add_read_handler("handlers", [this] {
+    std::string s;
+    for (auto& h : handlers_) s += fmt::format("{}\t{}{}\n", h.name, h.read ? "r" : "", h.write ? "w" : "");
+    return s;
+  });
+  add_read_handler("drops", [this] {
+    uint64_t n = 0;
+    for (auto& d : drops_) n += d.count.get();
+    return std::to_string(n);
+  }, Agg::Sum, true);
+}
+
+void Element::add_task() { task_ = worker_->add_task(this); }
+void Element::set_task_active(bool on) {
+  if (task_ >= 0) worker_->set_task_active(task_, on);
+}
+bool Element::task_active() const { return task_ >= 0 && worker_->task_active(task_); }
+void Element::request_stop() { worker_->runtime().element_stop_request(index_); }
+
+}  // namespace shoal

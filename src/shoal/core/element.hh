@@ -1,0 +1,261 @@
+// Element: the unit of a Shoal graph. Ports, Click processing codes, argument
+// configuration, handlers, drop reasons, and the batch data path with NBA-style
+// branch handling. Per-packet elements derive from PacketElement<D> below.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "shoal/core/args.hh"
+#include "shoal/core/batch.hh"
+#include "shoal/core/stat.hh"
+
+namespace shoal {
+
+class Element;
+class Router;
+class Worker;
+struct Timer;
+
+enum class Proc : uint8_t { Push, Pull, Agnostic };
+
+struct ArgDoc {
+  std::string_view name, type, desc;
+};
+struct HandlerDoc {
+  std::string_view name, mode, desc;
+};
+
+// Static description of an element class: the registry, `shoal elements` and
+// graph validation all read it.
+struct ElementInfo {
+  std::string_view name;
+  std::string_view ports;       // Click port counts: "1/1", "0/1", "1/1-2", "-/-", "1/="
+  std::string_view processing;  // Click processing: "a/a", "h/h", "l/l", "h/l", "a/ah"
+  std::string_view summary;
+  std::string_view description;
+  std::vector<ArgDoc> args;
+  std::vector<HandlerDoc> handlers;
+  std::string_view example;
+  Element* (*make)();
+};
+
+struct PortRange {
+  uint32_t lo = 0, hi = 0;  // hi = UINT32_MAX: unbounded
+  bool same_as_inputs = false;
+};
+bool parse_port_counts(std::string_view spec, PortRange& in, PortRange& out);
+Proc port_processing(std::string_view spec, bool output, uint32_t port);
+
+class Registry {
+ public:
+  static Registry& instance();
+  void add(const ElementInfo* info);
+  const ElementInfo* find(std::string_view name) const;
+  std::vector<const ElementInfo*> all() const;  // sorted by name
+
+ private:
+  std::vector<const ElementInfo*> infos_;
+};
+
+struct Registrar {
+  explicit Registrar(const ElementInfo* i) { Registry::instance().add(i); }
+};
+
+enum class Agg : uint8_t { Sum, First, Max };
+
+struct Handler {
+  std::string name;
+  std::function<std::string()> read;             // empty: not readable
+  std::function<void(const std::string&)> write;  // empty: not writable; throws on bad input
+  Agg agg = Agg::First;
+  bool numeric = false;
+};
+
+class Element {
+ public:
+  struct PortRef {
+    Element* e = nullptr;
+    int port = -1;
+  };
+  struct DropReason {
+    std::string name;
+    Stat count;
+  };
+
+  Element() = default;
+  virtual ~Element() = default;
+  Element(const Element&) = delete;
+  Element& operator=(const Element&) = delete;
+
+  const ElementInfo& info() const { return *info_; }
+  std::string_view class_name() const { return info_->name; }
+  const std::string& name() const { return name_; }
+  const std::string& config_string() const { return config_; }
+  int index() const { return index_; }
+  int ninputs() const { return int(inputs_.size()); }
+  int noutputs() const { return int(outputs_.size()); }
+  Proc input_proc(int i) const { return in_proc_[size_t(i)]; }
+  Proc output_proc(int i) const { return out_proc_[size_t(i)]; }
+  const PortRef& input(int i) const { return inputs_[size_t(i)]; }
+  const PortRef& output(int i) const { return outputs_[size_t(i)]; }
+  Worker& worker() const { return *worker_; }
+  Router& router() const { return *router_; }
+
+  // ---- lifecycle -------------------------------------------------------
+  virtual void configure(Args& args) { args.complete(); }
+  virtual void initialize() {}  // after ports are connected; may throw
+  virtual void cleanup() {}     // at exit, on the worker thread
+  virtual void add_handlers() {}
+
+  // ---- data path -------------------------------------------------------
+  // push() owns the batch it receives. pull() returns a batch or nullptr.
+  virtual void push(int port, PacketBatch* b);
+  virtual PacketBatch* pull(int port, uint32_t max);
+  virtual bool run_task() { return false; }  // true when it did work
+  virtual void run_timer(Timer& t);
+  // Packets stored inside the element (queues), for the accounting identity.
+  virtual size_t packets_held() const { return 0; }
+  // Queues return a signal other elements can wait on (see Unqueue).
+  virtual struct Notifier* notifier() { return nullptr; }
+  // Called on the worker when the router is stopping (flush files etc.).
+  virtual void on_stop() {}
+
+  // ---- helpers for element code ----------------------------------------
+  void output_push(int port, PacketBatch* b) {
+    const PortRef& o = outputs_[size_t(port)];
+    out_count_[size_t(port)].add(b->live());
+    o.e->push(o.port, b);
+  }
+  PacketBatch* input_pull(int port, uint32_t max) {
+    const PortRef& i = inputs_[size_t(port)];
+    return i.e->pull(i.port, max);
+  }
+  uint16_t add_drop_reason(std::string_view reason);
+  void drop(Packet* p, uint16_t reason);
+  void drop_all(PacketBatch* b, uint16_t reason);
+  // A drop of a packet that has no buffer (already counted as received).
+  void count_dropped(uint16_t reason, uint64_t n = 1);
+  // A packet that was never made (a copy the pool could not supply): counted
+  // as created and dropped, so the accounting still balances.
+  void count_lost(uint16_t reason, uint64_t n = 1);  // drops every live packet and recycles b
+  void sent(Packet* p);                            // a sink delivered p: counted, freed
+  void received(uint64_t n = 1);                   // packets entering the graph at a source
+  void created(uint64_t n = 1);                    // packets made inside the graph (copies)
+  PacketBatch* new_batch();
+  void recycle(PacketBatch* b);  // b must hold no live packet
+  static constexpr int drop_code(uint16_t reason) { return -1 - int(reason); }
+  // Sends each live packet to the port in its result slot; negative results
+  // are drops by reason. The batch object goes to the port most packets take
+  // (NBA's branch prediction); the minority is split out. With keep_port >= 0
+  // (pull mode) packets for that port stay in the returned batch.
+  PacketBatch* dispatch(PacketBatch* b, int keep_port = -1);
+
+  void add_read_handler(std::string name, std::function<std::string()> f, Agg agg = Agg::First, bool numeric = false);
+  void add_stat_handler(std::string name, const Stat& s);  // numeric, summed over workers
+  void add_write_handler(std::string name, std::function<void(const std::string&)> f);
+  const std::vector<Handler>& handlers() const { return handlers_; }
+  const Handler* find_handler(std::string_view name) const;
+  const std::deque<DropReason>& drop_reasons() const { return drops_; }
+  uint64_t output_count(int port) const { return out_count_[size_t(port)].get(); }
+
+  // Schedulable elements register a task; it runs while active.
+  void add_task();
+  void set_task_active(bool on);
+  bool task_active() const;
+  // A stop request (Click's STOP true): honoured once every worker's copy asks.
+  void request_stop();
+
+ private:
+  friend class Router;
+  void add_default_handlers();
+  const ElementInfo* info_ = nullptr;
+  std::string name_, config_;
+  Loc loc_;
+  int index_ = -1;
+  Router* router_ = nullptr;
+  Worker* worker_ = nullptr;
+  int task_ = -1;
+  std::vector<PortRef> inputs_, outputs_;
+  std::vector<Proc> in_proc_, out_proc_;
+  std::deque<Stat> out_count_;
+  std::deque<DropReason> drops_;
+  std::vector<Handler> handlers_;
+  uint16_t r_no_port_ = UINT16_MAX;
+};
+
+// Per-packet elements: D implements one of
+//   void process(Packet*)          always to output 0, never drops
+//   int  process(Packet*)          an output port, or drop_code(reason)
+//   int  process(int port, Packet*) the same, knowing the input port
+// The loop is inlined (no virtual call per packet); branches go through
+// dispatch() only when the batch actually diverges.
+template <class D>
+class PacketElement : public Element {
+ public:
+  void push(int port, PacketBatch* b) override {
+    int r = run(port, b);
+    if (r >= 0)
+      output_push(r, b);
+    else
+      dispatch(b);
+  }
+  PacketBatch* pull(int port, uint32_t max) override {
+    PacketBatch* b = input_pull(port, max);
+    if (!b) return nullptr;
+    int r = run(port, b);
+    if (r == 0) return b;
+    b = dispatch(b, 0);
+    if (b->empty()) {
+      recycle(b);
+      return nullptr;
+    }
+    return b;
+  }
+
+ private:
+  // Processes the batch; returns the common port if every packet took it, or
+  // -1 when results diverge (or any packet dropped).
+  int run(int port, PacketBatch* b) {
+    D* d = static_cast<D*>(this);
+    if constexpr (std::is_void_v<decltype(call(d, port, nullptr))>) {
+      b->for_each([&](uint32_t, Packet* p) { call(d, port, p); });
+      return 0;
+    } else {
+      int first = INT32_MIN;
+      bool uniform = true;
+      b->for_each([&](uint32_t i, Packet* p) {
+        int r = call(d, port, p);
+        b->result(i) = int16_t(r);
+        if (first == INT32_MIN) first = r;
+        uniform &= (r == first);
+      });
+      if (first == INT32_MIN) return 0;
+      return uniform && first >= 0 && first < noutputs() ? first : -1;
+    }
+  }
+  static auto call(D* d, int port, Packet* p) {
+    if constexpr (requires { d->process(port, p); })
+      return d->process(port, p);
+    else
+      return d->process(p);
+  }
+};
+
+#define SHOAL_CONCAT2(a, b) a##b
+#define SHOAL_CONCAT(a, b) SHOAL_CONCAT2(a, b)
+// Registers element class CLS with the ElementInfo expression INFO; CLS must
+// have `static const ElementInfo& info_ref()` or use this macro's definition.
+#define SHOAL_ELEMENT(CLS, ...)                                                   \
+  static const ::shoal::ElementInfo SHOAL_CONCAT(kInfo_, CLS) = [] {              \
+    ::shoal::ElementInfo i{__VA_ARGS__};                                          \
+    i.make = []() -> ::shoal::Element* { return new CLS(); };                     \
+    return i;                                                                     \
+  }();                                                                            \
+  static ::shoal::Registrar SHOAL_CONCAT(kReg_, CLS)(&SHOAL_CONCAT(kInfo_, CLS))
+
+}  // namespace shoal

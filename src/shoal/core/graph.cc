@@ -1,0 +1,238 @@
+#include "shoal/core/graph.hh"
+
+#include <fmt/format.h>
+
+#include "shoal/core/runtime.hh"
+#include "shoal/core/worker.hh"
+
+namespace shoal {
+
+int Program::find(const std::string& name) const {
+  for (size_t i = 0; i < elements.size(); ++i)
+    if (elements[i].name == name) return int(i);
+  return -1;
+}
+
+namespace {
+std::string describe(const ProgramElement& e) { return fmt::format("'{}' :: {}", e.name, e.info->name); }
+std::string count_text(const PortRange& r, const char* what) {
+  if (r.hi == 0) return fmt::format("no {}s", what);
+  const char* s = r.hi == 1 ? "" : "s";
+  if (r.lo == r.hi) return fmt::format("{} {}{}", r.lo, what, s);
+  return fmt::format("{} to {} {}{}", r.lo, r.hi, what, s);
+}
+const char* proc_name(Proc p) { return p == Proc::Push ? "push" : p == Proc::Pull ? "pull" : "agnostic"; }
+}  // namespace
+
+bool Program::validate(Diagnostics& diag) {
+  size_t before = diag.error_count();
+  // Port counts: ports used by connections.
+  for (auto& e : elements) e.ninputs = e.noutputs = 0;
+  for (auto& c : conns) {
+    auto& f = elements[size_t(c.from)];
+    auto& t = elements[size_t(c.to)];
+    f.noutputs = std::max(f.noutputs, uint32_t(c.from_port) + 1);
+    t.ninputs = std::max(t.ninputs, uint32_t(c.to_port) + 1);
+  }
+  std::vector<PortRange> in_r(elements.size()), out_r(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    auto& e = elements[i];
+    if (!parse_port_counts(e.info->ports, in_r[i], out_r[i])) {
+      diag.error(e.loc, fmt::format("{}: bad port specification '{}' (internal error)", describe(e), e.info->ports));
+      continue;
+    }
+    // Raise counts to the declared minimum; "=" outputs follow the inputs.
+    e.ninputs = std::max(e.ninputs, in_r[i].lo);
+    if (out_r[i].same_as_inputs) {
+      uint32_t n = std::max(e.ninputs, e.noutputs);
+      e.ninputs = e.noutputs = n;
+    } else {
+      e.noutputs = std::max(e.noutputs, out_r[i].lo);
+    }
+  }
+  for (auto& c : conns) {
+    size_t fi = size_t(c.from), ti = size_t(c.to);
+    auto& f = elements[fi];
+    auto& t = elements[ti];
+    if (out_r[fi].hi != UINT32_MAX && uint32_t(c.from_port) >= out_r[fi].hi)
+      diag.error(c.loc, fmt::format("{} has no output {} ({} takes {})", describe(f), c.from_port, f.info->name,
+                                    count_text(out_r[fi], "output")));
+    if (in_r[ti].hi != UINT32_MAX && uint32_t(c.to_port) >= in_r[ti].hi)
+      diag.error(c.loc, fmt::format("{} has no input {} ({} takes {})", describe(t), c.to_port, t.info->name,
+                                    count_text(in_r[ti], "input")));
+  }
+  if (diag.error_count() != before) return false;
+
+  // Processing: agnostic ports of an element resolve together (Click's x/x).
+  for (auto& e : elements) {
+    e.in_proc.resize(e.ninputs);
+    e.out_proc.resize(e.noutputs);
+    for (uint32_t p = 0; p < e.ninputs; ++p) e.in_proc[p] = port_processing(e.info->processing, false, p);
+    for (uint32_t p = 0; p < e.noutputs; ++p) e.out_proc[p] = port_processing(e.info->processing, true, p);
+  }
+  std::vector<int> forced(elements.size(), -1);  // -1 none, 0 push, 1 pull
+  std::vector<const ProgramConn*> why(elements.size(), nullptr);
+  bool changed = true;
+  auto force = [&](size_t idx, Proc p, const ProgramConn& c) {
+    int want = p == Proc::Push ? 0 : 1;
+    if (forced[idx] == want) return;
+    if (forced[idx] >= 0) {
+      diag.error(c.loc, fmt::format("{} is agnostic but connected both as push and as pull", describe(elements[idx])));
+      if (why[idx]) diag.note(why[idx]->loc, fmt::format("'{}' was made {} here", elements[idx].name, forced[idx] == 0 ? "push" : "pull"));
+      forced[idx] = 2;
+      return;
+    }
+    if (forced[idx] == 2) return;
+    forced[idx] = want;
+    why[idx] = &c;
+    for (auto& x : elements[idx].in_proc)
+      if (x == Proc::Agnostic) x = p;
+    for (auto& x : elements[idx].out_proc)
+      if (x == Proc::Agnostic) x = p;
+    changed = true;
+  };
+  // Element-level agnostic markers: remember which ports were agnostic.
+  std::vector<std::vector<bool>> ag_in(elements.size()), ag_out(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    for (auto x : elements[i].in_proc) ag_in[i].push_back(x == Proc::Agnostic);
+    for (auto x : elements[i].out_proc) ag_out[i].push_back(x == Proc::Agnostic);
+  }
+  while (changed) {
+    changed = false;
+    for (auto& c : conns) {
+      Proc o = elements[size_t(c.from)].out_proc[size_t(c.from_port)];
+      Proc in = elements[size_t(c.to)].in_proc[size_t(c.to_port)];
+      if (o != Proc::Agnostic && ag_in[size_t(c.to)][size_t(c.to_port)] && forced[size_t(c.to)] != 2 &&
+          (in == Proc::Agnostic || in != o))
+        force(size_t(c.to), o, c);
+      in = elements[size_t(c.to)].in_proc[size_t(c.to_port)];
+      if (in != Proc::Agnostic && ag_out[size_t(c.from)][size_t(c.from_port)] && forced[size_t(c.from)] != 2 &&
+          (o == Proc::Agnostic || o != in))
+        force(size_t(c.from), in, c);
+    }
+  }
+  for (auto& e : elements) {
+    for (auto& x : e.in_proc)
+      if (x == Proc::Agnostic) x = Proc::Push;
+    for (auto& x : e.out_proc)
+      if (x == Proc::Agnostic) x = Proc::Push;
+  }
+  if (diag.error_count() != before) return false;
+
+  // Connection rules.
+  std::vector<std::vector<int>> out_uses(elements.size()), in_uses(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    out_uses[i].assign(elements[i].noutputs, 0);
+    in_uses[i].assign(elements[i].ninputs, 0);
+  }
+  for (auto& c : conns) {
+    auto& f = elements[size_t(c.from)];
+    auto& t = elements[size_t(c.to)];
+    Proc o = f.out_proc[size_t(c.from_port)], in = t.in_proc[size_t(c.to_port)];
+    if (o != in) {
+      diag.error(c.loc, fmt::format("{} output {} is {}, but {} input {} is {}{}", describe(f), c.from_port, proc_name(o),
+                                    describe(t), c.to_port, proc_name(in),
+                                    o == Proc::Push ? " (put a Queue between them)" : " (put an Unqueue between them)"));
+      continue;
+    }
+    if (o == Proc::Push && ++out_uses[size_t(c.from)][size_t(c.from_port)] == 2)
+      diag.error(c.loc, fmt::format("{} push output {} is connected more than once", describe(f), c.from_port));
+    if (in == Proc::Pull && ++in_uses[size_t(c.to)][size_t(c.to_port)] == 2)
+      diag.error(c.loc, fmt::format("{} pull input {} is connected more than once", describe(t), c.to_port));
+  }
+  std::vector<std::vector<bool>> in_conn(elements.size()), out_conn(elements.size());
+  for (size_t i = 0; i < elements.size(); ++i) {
+    in_conn[i].assign(elements[i].ninputs, false);
+    out_conn[i].assign(elements[i].noutputs, false);
+  }
+  for (auto& c : conns) {
+    out_conn[size_t(c.from)][size_t(c.from_port)] = true;
+    in_conn[size_t(c.to)][size_t(c.to_port)] = true;
+  }
+  for (size_t i = 0; i < elements.size(); ++i) {
+    auto& e = elements[i];
+    for (uint32_t p = 0; p < e.ninputs; ++p)
+      if (!in_conn[i][p]) diag.error(e.loc, fmt::format("{} input {} is not connected", describe(e), p));
+    for (uint32_t p = 0; p < e.noutputs; ++p)
+      if (!out_conn[i][p]) diag.error(e.loc, fmt::format("{} output {} is not connected", describe(e), p));
+  }
+  return diag.error_count() == before;
+}
+
+Router::Router(const Program& prog, Worker& w) : prog_(prog), worker_(w) {}
+
+Router::~Router() = default;
+
+bool Router::configure(Diagnostics& diag) {
+  size_t before = diag.error_count();
+  for (size_t i = 0; i < prog_.elements.size(); ++i) {
+    const auto& pe = prog_.elements[i];
+    std::unique_ptr<Element> e(pe.info->make());
+    e->info_ = pe.info;
+    e->name_ = pe.name;
+    e->config_ = pe.config;
+    e->loc_ = pe.loc;
+    e->index_ = int(i);
+    e->router_ = this;
+    e->worker_ = &worker_;
+    e->inputs_.resize(pe.ninputs);
+    e->outputs_.resize(pe.noutputs);
+    e->in_proc_ = pe.in_proc;
+    e->out_proc_ = pe.out_proc;
+    e->out_count_.resize(pe.noutputs);
+    by_name_[pe.name] = e.get();
+    elements_.push_back(std::move(e));
+  }
+  for (auto& c : prog_.conns) {
+    Element* f = elements_[size_t(c.from)].get();
+    Element* t = elements_[size_t(c.to)].get();
+    f->outputs_[size_t(c.from_port)] = {t, c.to_port};
+    t->inputs_[size_t(c.to_port)] = {f, c.from_port};
+  }
+  for (size_t i = 0; i < elements_.size(); ++i) {
+    Element* e = elements_[i].get();
+    const auto& pe = prog_.elements[i];
+    try {
+      Args args(split_args(pe.config, pe.config_loc), pe.loc, e->name());
+      e->configure(args);
+    } catch (const ConfigError& err) {
+      diag.error(err.loc().valid() ? err.loc() : pe.loc, err.what());
+    } catch (const std::exception& err) {
+      diag.error(pe.loc, fmt::format("{}: {}", e->name(), err.what()));
+    }
+  }
+  return diag.error_count() == before;
+}
+
+bool Router::initialize(Diagnostics& diag) {
+  size_t before = diag.error_count();
+  for (auto& e : elements_) {
+    try {
+      e->add_default_handlers();
+      e->initialize();
+      e->add_handlers();
+    } catch (const ConfigError& err) {
+      diag.error(err.loc().valid() ? err.loc() : e->loc_, err.what());
+    } catch (const std::exception& err) {
+      diag.error(e->loc_, fmt::format("{}: {}", e->name(), err.what()));
+    }
+  }
+  return diag.error_count() == before;
+}
+
+void Router::cleanup() {
+  for (auto& e : elements_) e->cleanup();
+}
+
+Element* Router::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+size_t Router::packets_held() const {
+  size_t n = 0;
+  for (auto& e : elements_) n += e->packets_held();
+  return n;
+}
+
+}  // namespace shoal

@@ -1,0 +1,103 @@
+#include "shoal/core/packet.hh"
+
+#include <cstdlib>
+#include <new>
+
+namespace shoal {
+
+namespace {
+constexpr uint32_t kJumboBytes = 256 + PacketPool::kMaxFrame + 256;
+}
+
+PacketPool::PacketPool(const PoolConfig& cfg) : cfg_(cfg) {
+  if (cfg_.buf_size < cfg_.headroom + 64) cfg_.buf_size = cfg_.headroom + 64;
+  cfg_.buf_size = (cfg_.buf_size + 63) & ~63u;
+  arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, size_t(cfg_.count) * cfg_.buf_size));
+  headers_ = static_cast<Packet*>(std::aligned_alloc(64, sizeof(Packet) * size_t(cfg_.count)));
+  if (!arena_ || !headers_) throw std::bad_alloc();
+  free_.reserve(cfg_.count);
+  for (uint32_t i = cfg_.count; i-- > 0;) {
+    Packet* p = new (&headers_[i]) Packet();
+    p->buf_ = arena_ + size_t(i) * cfg_.buf_size;
+    p->cap_ = cfg_.buf_size;
+    p->pool_ = this;
+    free_.push_back(p);
+  }
+}
+
+PacketPool::~PacketPool() {
+  for (Packet* p : jumbo_all_) {
+    std::free(p->buf_);
+    delete p;
+  }
+  std::free(headers_);
+  std::free(arena_);
+}
+
+void PacketPool::init_packet(Packet* p, uint32_t len, uint32_t headroom) {
+  p->off_ = headroom;
+  p->len_ = len;
+  p->mac_ = p->net_ = p->trans_ = Packet::kNoHeader;
+  p->anno_ = Anno{};
+  ++outstanding_;
+}
+
+Packet* PacketPool::alloc(uint32_t len, uint32_t headroom) {
+  if (uint64_t(len) + headroom <= cfg_.buf_size) {
+    if (free_.empty()) {
+      ++failures_;
+      return nullptr;
+    }
+    Packet* p = free_.back();
+    free_.pop_back();
+    init_packet(p, len, headroom);
+    return p;
+  }
+  if (uint64_t(len) + headroom > kJumboBytes) {
+    ++failures_;
+    return nullptr;
+  }
+  Packet* p = nullptr;
+  if (!jumbo_free_.empty()) {
+    p = jumbo_free_.back();
+    jumbo_free_.pop_back();
+  } else if (jumbo_all_.size() < cfg_.jumbo_count) {
+    p = new Packet();
+    p->buf_ = static_cast<uint8_t*>(std::aligned_alloc(64, kJumboBytes));
+    if (!p->buf_) {
+      delete p;
+      ++failures_;
+      return nullptr;
+    }
+    p->cap_ = kJumboBytes;
+    p->pool_ = this;
+    p->jumbo_ = true;
+    jumbo_all_.push_back(p);
+  } else {
+    ++failures_;
+    return nullptr;
+  }
+  init_packet(p, len, headroom);
+  return p;
+}
+
+Packet* PacketPool::clone(const Packet* src) {
+  Packet* p = alloc(src->len_, src->off_);
+  if (!p) return nullptr;
+  std::memcpy(p->data(), src->data(), src->len_);
+  p->mac_ = src->mac_;
+  p->net_ = src->net_;
+  p->trans_ = src->trans_;
+  p->anno_ = src->anno_;
+  return p;
+}
+
+void PacketPool::free(Packet* p) {
+  --outstanding_;
+  if (p->jumbo_)
+    jumbo_free_.push_back(p);
+  else
+    free_.push_back(p);
+}
+
+}  // namespace shoal

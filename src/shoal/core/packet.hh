@@ -1,0 +1,144 @@
+// Packet: one contiguous buffer from a per-worker pool, with headroom and
+// tailroom, header offsets, and one cache line of annotations.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace shoal {
+
+class PacketPool;
+
+// The annotation area: exactly one cache line, copied with the packet.
+struct alignas(64) Anno {
+  uint64_t timestamp_ns = 0;  // wall-clock timestamp (Click's timestamp annotation)
+  uint8_t dst_ip[4] = {};     // DST_IP annotation, network order
+  uint32_t flow_hash = 0;     // valid when flags & kFlowHashValid
+  uint32_t predicates = 0;    // offload predicate bits
+  uint16_t input_port = 0;    // device/interface index the packet came in on
+  uint16_t output_port = 0;   // chosen output interface (routers)
+  uint8_t paint = 0;          // PAINT annotation
+  uint8_t flags = 0;
+  uint8_t user[34] = {};      // free for elements (documented per element)
+  static constexpr uint8_t kFlowHashValid = 1;
+};
+static_assert(sizeof(Anno) == 64, "annotations must fit one cache line");
+
+class alignas(64) Packet {
+ public:
+  static constexpr uint32_t kNoHeader = UINT32_MAX;
+
+  uint8_t* data() { return buf_ + off_; }
+  const uint8_t* data() const { return buf_ + off_; }
+  uint32_t length() const { return len_; }
+  uint32_t headroom() const { return off_; }
+  uint32_t tailroom() const { return cap_ - off_ - len_; }
+  uint8_t* end_data() { return buf_ + off_ + len_; }
+
+  // Click's push/pull/put/take. push and put return nullptr when the room is
+  // missing (the packet is unchanged); pull and take clamp to the length.
+  uint8_t* push(uint32_t n) {
+    if (n > off_) return nullptr;
+    off_ -= n;
+    len_ += n;
+    return data();
+  }
+  void pull(uint32_t n) {
+    if (n > len_) n = len_;
+    off_ += n;
+    len_ -= n;
+  }
+  uint8_t* put(uint32_t n) {
+    if (n > tailroom()) return nullptr;
+    uint8_t* p = end_data();
+    len_ += n;
+    return p;
+  }
+  void take(uint32_t n) { len_ -= (n > len_ ? len_ : n); }
+  bool set_length(uint32_t n) {
+    if (n > cap_ - off_) return false;
+    len_ = n;
+    return true;
+  }
+
+  // Header offsets are kept relative to the buffer start so push/pull keep them.
+  void set_mac_header(uint32_t data_off) { mac_ = off_ + data_off; }
+  void set_network_header(uint32_t data_off) { net_ = off_ + data_off; }
+  void set_transport_header(uint32_t data_off) { trans_ = off_ + data_off; }
+  bool has_mac_header() const { return mac_ != kNoHeader; }
+  bool has_network_header() const { return net_ != kNoHeader; }
+  bool has_transport_header() const { return trans_ != kNoHeader; }
+  uint8_t* mac_header() { return buf_ + mac_; }
+  uint8_t* network_header() { return buf_ + net_; }
+  uint8_t* transport_header() { return buf_ + trans_; }
+  // Offsets relative to data(); negative when the header lies in the headroom.
+  int64_t network_header_offset() const { return int64_t(net_) - int64_t(off_); }
+  int64_t transport_header_offset() const { return int64_t(trans_) - int64_t(off_); }
+  void clear_headers() { mac_ = net_ = trans_ = kNoHeader; }
+
+  Anno& anno() { return anno_; }
+  const Anno& anno() const { return anno_; }
+  uint64_t timestamp_ns() const { return anno_.timestamp_ns; }
+  void set_timestamp_ns(uint64_t t) { anno_.timestamp_ns = t; }
+
+  PacketPool* pool() const { return pool_; }
+  uint32_t buffer_capacity() const { return cap_; }
+
+ private:
+  friend class PacketPool;
+  uint8_t* buf_ = nullptr;
+  uint32_t cap_ = 0, off_ = 0, len_ = 0;
+  uint32_t mac_ = kNoHeader, net_ = kNoHeader, trans_ = kNoHeader;
+  PacketPool* pool_ = nullptr;
+  bool jumbo_ = false;
+  Anno anno_;
+};
+
+struct PoolConfig {
+  uint32_t count = 8192;      // regular buffers
+  uint32_t buf_size = 2048;   // bytes per regular buffer (headroom included)
+  uint32_t headroom = 128;    // default headroom for new packets
+  uint32_t jumbo_count = 64;  // buffers for frames that do not fit a regular one
+};
+
+// A per-worker pool. Only the owning worker allocates and frees, so there is no
+// locking; memory is bounded by the configuration and exhaustion returns
+// nullptr for the caller to count as a drop.
+class PacketPool {
+ public:
+  static constexpr uint32_t kMaxFrame = 65535 + 14 + 4;  // largest frame held
+  explicit PacketPool(const PoolConfig& cfg = {});
+  ~PacketPool();
+  PacketPool(const PacketPool&) = delete;
+  PacketPool& operator=(const PacketPool&) = delete;
+
+  // A packet of `len` bytes (contents uninitialised) with `headroom` in front.
+  Packet* alloc(uint32_t len, uint32_t headroom);
+  Packet* alloc(uint32_t len) { return alloc(len, cfg_.headroom); }
+  Packet* make(const uint8_t* bytes, uint32_t len) {
+    Packet* p = alloc(len);
+    if (p && len) std::memcpy(p->data(), bytes, len);
+    return p;
+  }
+  // A full copy: data, headroom position, header offsets and annotations.
+  Packet* clone(const Packet* src);
+  void free(Packet* p);
+
+  size_t outstanding() const { return outstanding_; }
+  size_t capacity() const { return cfg_.count; }
+  uint64_t failures() const { return failures_; }
+  const PoolConfig& config() const { return cfg_; }
+
+ private:
+  void init_packet(Packet* p, uint32_t len, uint32_t headroom);
+  PoolConfig cfg_;
+  uint8_t* arena_ = nullptr;
+  Packet* headers_ = nullptr;
+  std::vector<Packet*> free_;
+  std::vector<Packet*> jumbo_free_;
+  std::vector<Packet*> jumbo_all_;
+  size_t outstanding_ = 0;
+  uint64_t failures_ = 0;
+};
+
+}  // namespace shoal

@@ -1,0 +1,214 @@
+#include "shoal/core/runtime.hh"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <condition_variable>
+
+#include "shoal/core/version.hh"
+
+namespace shoal {
+
+Runtime::Runtime(const Program& prog, RunOptions opt) : prog_(prog), opt_(opt) {
+  if (opt_.threads < 1) opt_.threads = 1;
+  for (int i = 0; i < opt_.threads; ++i) {
+    workers_.push_back(std::make_unique<Worker>(i, opt_.threads, this, opt_.pool, opt_.batch_capacity));
+    routers_.push_back(std::make_unique<Router>(prog_, *workers_.back()));
+    workers_.back()->set_router(routers_.back().get());
+  }
+}
+
+Runtime::~Runtime() = default;
+
+bool Runtime::configure(Diagnostics& diag) {
+  // Worker 0 reports configuration errors; the others would repeat them.
+  if (!routers_[0]->configure(diag)) return false;
+  for (size_t i = 1; i < routers_.size(); ++i) {
+    Diagnostics quiet;
+    if (!routers_[i]->configure(quiet)) {
+      diag.error({}, "configuration differs between workers:\n" + quiet.text());
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Runtime::initialize(Diagnostics& diag) {
+  for (auto& r : routers_) {
+    if (!r->initialize(diag)) return false;
+  }
+  return true;
+}
+
+void Runtime::run() {
+  start_ns_ = monotonic_ns();
+  std::vector<std::thread> threads;
+  unsigned ncpu = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    threads.emplace_back([this, i, ncpu] {
+      if (opt_.pin && workers_.size() > 1) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(i % ncpu, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+      }
+      workers_[i]->run();
+    });
+  }
+  if (opt_.duration_s > 0) {
+    uint64_t deadline = start_ns_ + uint64_t(opt_.duration_s * 1e9);
+    while (!stopping() && monotonic_ns() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    stop_now();
+  }
+  for (auto& t : threads) t.join();
+  end_ns_ = monotonic_ns();
+  // Stop hooks run on the (now idle) calling thread, in worker order.
+  for (auto& r : routers_)
+    for (size_t i = 0; i < r->size(); ++i) r->element(i)->on_stop();
+}
+
+void Runtime::cleanup() {
+  for (auto& r : routers_) r->cleanup();
+}
+
+uint64_t Runtime::elapsed_ns() const {
+  if (!start_ns_) return 0;
+  return (end_ns_ ? end_ns_ : monotonic_ns()) - start_ns_;
+}
+
+void Runtime::element_stop_request(int element_index) {
+  bool fire = false;
+  {
+    std::lock_guard<std::mutex> g(stop_mu_);
+    fire = ++stop_requests_[element_index] == nworkers();
+    if (fire) stop_requests_[element_index] = 0;
+  }
+  if (fire) stop_event();
+}
+
+void Runtime::stop_event() {
+  if (driver_manager_)
+    stop_events_.fetch_add(1, std::memory_order_acq_rel);
+  else
+    stop_now();
+}
+
+uint64_t Runtime::take_stop_event() {
+  uint64_t n = stop_events_.load(std::memory_order_acquire);
+  while (n && !stop_events_.compare_exchange_weak(n, n - 1, std::memory_order_acq_rel)) {
+  }
+  return n;
+}
+
+void Runtime::note_quiescent(bool q) {
+  int n = quiescent_.fetch_add(q ? 1 : -1, std::memory_order_acq_rel) + (q ? 1 : -1);
+  if (q && n == nworkers()) stop_now();
+}
+
+Accounting Runtime::accounting() const {
+  Accounting a;
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    auto& w = *workers_[i];
+    a.received += w.received.get();
+    a.created += w.created.get();
+    a.sent += w.sent.get();
+    a.dropped += w.dropped.get();
+    a.held += routers_[i]->packets_held();
+  }
+  return a;
+}
+
+namespace {
+bool split_path(const std::string& path, std::string& elem, std::string& h) {
+  size_t dot = path.rfind('.');
+  if (dot == std::string::npos) return false;
+  elem = path.substr(0, dot);
+  h = path.substr(dot + 1);
+  return true;
+}
+}  // namespace
+
+bool Runtime::read_handler(const std::string& path, std::string& out, std::string& err) {
+  std::string ename, hname;
+  if (!split_path(path, ename, hname)) {
+    if (path == "version") return out = kVersion, true;
+    if (path == "threads") return out = std::to_string(nworkers()), true;
+    if (path == "stopping") return out = stopping() ? "true" : "false", true;
+    err = fmt::format("no global read handler '{}'", path);
+    return false;
+  }
+  Element* e0 = routers_[0]->find(ename);
+  if (!e0) {
+    err = fmt::format("no element named '{}'", ename);
+    return false;
+  }
+  const Handler* h0 = e0->find_handler(hname);
+  if (!h0 || !h0->read) {
+    err = fmt::format("'{}' has no read handler '{}'", ename, hname);
+    return false;
+  }
+  if (h0->agg == Agg::First || nworkers() == 1) {
+    out = h0->read();
+    return true;
+  }
+  double acc = 0;
+  bool integral = true;
+  for (auto& r : routers_) {
+    const Handler* h = r->find(ename)->find_handler(hname);
+    std::string v = h->read();
+    double x = 0;
+    if (!parse_double(v, x)) {
+      out = h0->read();
+      return true;
+    }
+    integral &= v.find_first_of(".eE") == std::string::npos;
+    acc = h0->agg == Agg::Sum ? acc + x : std::max(acc, x);
+  }
+  out = integral ? fmt::format("{}", uint64_t(acc)) : fmt::format("{:.6g}", acc);
+  return true;
+}
+
+bool Runtime::write_handler(const std::string& path, const std::string& value, std::string& err, int calling_worker) {
+  std::string ename, hname;
+  if (!split_path(path, ename, hname)) {
+    if (path == "stop") return stop_now(), true;
+    err = fmt::format("no global write handler '{}'", path);
+    return false;
+  }
+  Element* e0 = routers_[0]->find(ename);
+  if (!e0) {
+    err = fmt::format("no element named '{}'", ename);
+    return false;
+  }
+  const Handler* h0 = e0->find_handler(hname);
+  if (!h0 || !h0->write) {
+    err = fmt::format("'{}' has no write handler '{}'", ename, hname);
+    return false;
+  }
+  bool running = start_ns_ && !end_ns_;
+  for (int i = 0; i < nworkers(); ++i) {
+    Element* e = routers_[size_t(i)]->find(ename);
+    auto fn = e->find_handler(hname)->write;
+    if (!running || i == calling_worker) {
+      try {
+        fn(value);
+      } catch (const std::exception& x) {
+        err = fmt::format("{}.{}: {}", ename, hname, x.what());
+        return false;
+      }
+    } else {
+      // Another thread owns this copy: hand the write to it.
+      workers_[size_t(i)]->post([fn, value, ename, hname] {
+        try {
+          fn(value);
+        } catch (const std::exception& x) {
+          fmt::print(stderr, "shoal: write {}.{}: {}\n", ename, hname, x.what());
+        }
+      });
+    }
+  }
+  return true;
+}
+
+}  // namespace shoal

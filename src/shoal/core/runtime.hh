@@ -1,0 +1,79 @@
+// Runtime: the workers, their routers and threads; stop requests; handler
+// access aggregated across workers; the accounting identity.
+#pragma once
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shoal/core/graph.hh"
+#include "shoal/core/worker.hh"
+
+namespace shoal {
+
+struct RunOptions {
+  int threads = 1;
+  double duration_s = 0;  // 0: until stopped or quiescent
+  PoolConfig pool;
+  uint32_t batch_capacity = 256;
+  bool pin = true;
+};
+
+struct Accounting {
+  uint64_t received = 0, created = 0, sent = 0, dropped = 0, held = 0;
+  bool balanced() const { return received + created == sent + dropped + held; }
+};
+
+class Runtime {
+ public:
+  Runtime(const Program& prog, RunOptions opt);
+  ~Runtime();
+
+  bool configure(Diagnostics& diag);   // all workers' routers
+  bool initialize(Diagnostics& diag);
+  void run();                          // blocks until stopped
+  void cleanup();
+
+  int nworkers() const { return int(workers_.size()); }
+  Worker& worker(int i) { return *workers_[size_t(i)]; }
+  Router& router(int i) { return *routers_[size_t(i)]; }
+  const Program& program() const { return prog_; }
+  const RunOptions& options() const { return opt_; }
+
+  // "elem.handler" (or a global handler: "stop", "threads", "version").
+  // Values are aggregated over workers by the handler's rule.
+  bool read_handler(const std::string& path, std::string& out, std::string& err);
+  // Runs the write on every worker (on its own thread while running).
+  bool write_handler(const std::string& path, const std::string& value, std::string& err, int calling_worker = -1);
+
+  // A stop event: with a DriverManager present it is handed to it, else the
+  // runtime stops. An element's request counts once all its copies asked.
+  void element_stop_request(int element_index);
+  void stop_event();
+  void stop_now() { stop_.store(true, std::memory_order_release); }
+  bool stopping() const { return stop_.load(std::memory_order_acquire); }
+  uint64_t take_stop_event();  // DriverManager: consume a pending event
+  void set_driver_manager() { driver_manager_ = true; }
+  void note_quiescent(bool q);
+
+  Accounting accounting() const;
+  uint64_t elapsed_ns() const;
+
+ private:
+  const Program& prog_;
+  RunOptions opt_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<Router>> routers_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> stop_events_{0};
+  std::atomic<int> quiescent_{0};
+  bool driver_manager_ = false;
+  std::mutex stop_mu_;
+  std::map<int, int> stop_requests_;
+  uint64_t start_ns_ = 0, end_ns_ = 0;
+};
+
+}  // namespace shoal

@@ -1,0 +1,127 @@
+#include "shoal/core/worker.hh"
+
+#include <time.h>
+
+#include <thread>
+
+#include "shoal/core/element.hh"
+#include "shoal/core/runtime.hh"
+
+namespace shoal {
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+uint64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+void Notifier::wake() {
+  active = true;
+  for (Element* e : listeners) e->set_task_active(true);
+}
+
+Worker::Worker(int id, int nworkers, Runtime* rt, const PoolConfig& pool, uint32_t batch_capacity)
+    : id_(id), n_(nworkers), rt_(rt), pool_(pool), batches_(batch_capacity) {
+  refresh_now();
+}
+
+Worker::~Worker() = default;
+
+int Worker::add_task(Element* e) {
+  tasks_.push_back({e, true});
+  return int(tasks_.size() - 1);
+}
+
+void Worker::schedule(Timer& t, uint64_t when_ns) {
+  if (!t.scheduled) ++live_timers_;
+  t.scheduled = true;
+  t.expiry_ns = when_ns;
+  ++t.generation;
+  timers_.push({when_ns, t.generation, &t});
+}
+
+void Worker::unschedule(Timer& t) {
+  if (t.scheduled) --live_timers_;
+  t.scheduled = false;
+  ++t.generation;
+}
+
+void Worker::run_timers() {
+  while (!timers_.empty()) {
+    const TimerEntry& top = timers_.top();
+    Timer* t = top.t;
+    if (!t->scheduled || top.gen != t->generation) {
+      timers_.pop();
+      continue;
+    }
+    if (top.when > now_) break;
+    timers_.pop();
+    t->scheduled = false;
+    --live_timers_;
+    t->owner->run_timer(*t);
+  }
+}
+
+void Worker::post(std::function<void()> f) {
+  {
+    std::lock_guard<std::mutex> g(mbox_mu_);
+    mbox_.push_back(std::move(f));
+  }
+  mbox_pending_.store(true, std::memory_order_release);
+}
+
+bool Worker::drain_mailbox() {
+  if (!mbox_pending_.load(std::memory_order_acquire)) return false;
+  std::vector<std::function<void()>> work;
+  {
+    std::lock_guard<std::mutex> g(mbox_mu_);
+    work.swap(mbox_);
+    mbox_pending_.store(false, std::memory_order_relaxed);
+  }
+  for (auto& f : work) f();
+  return !work.empty();
+}
+
+void Worker::run() {
+  unsigned idle = 0;
+  while (!rt_->stopping()) {
+    refresh_now();
+    bool work = drain_mailbox();
+    run_timers();
+    bool any_active = false;
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (!tasks_[i].active) continue;
+      any_active = true;
+      work |= tasks_[i].e->run_task();
+    }
+    if (work) {
+      idle = 0;
+      if (quiescent_.load(std::memory_order_relaxed)) {
+        quiescent_.store(false, std::memory_order_relaxed);
+        rt_->note_quiescent(false);
+      }
+      continue;
+    }
+    bool nothing_left = !any_active && live_timers_ == 0;
+    for (auto& t : tasks_) nothing_left &= !t.active;  // a timer may have woken one
+    if (nothing_left != quiescent_.load(std::memory_order_relaxed)) {
+      quiescent_.store(nothing_left, std::memory_order_relaxed);
+      rt_->note_quiescent(nothing_left);
+    }
+    if (++idle < 64) continue;
+    // Idle: sleep until the next timer, at most 1 ms, so stops, mailbox
+    // messages and rate-limited sources stay responsive.
+    uint64_t wait = 1000000;
+    if (!timers_.empty() && timers_.top().when > now_) wait = std::min<uint64_t>(wait, timers_.top().when - now_);
+    if (any_active) wait = std::min<uint64_t>(wait, 20000);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+  }
+}
+
+}  // namespace shoal

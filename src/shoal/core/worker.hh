@@ -1,0 +1,101 @@
+// Worker: one pinned thread running its own copy of the graph in a
+// run-to-completion loop over tasks, timers and a mailbox for handler writes.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <vector>
+
+#include "shoal/core/batch.hh"
+#include "shoal/core/packet.hh"
+#include "shoal/core/stat.hh"
+
+namespace shoal {
+
+class Element;
+class Router;
+class Runtime;
+
+struct Timer {
+  Element* owner = nullptr;
+  int id = 0;                // the element's own tag for this timer
+  uint64_t expiry_ns = 0;    // monotonic
+  uint64_t generation = 0;   // bumps on (re)schedule and unschedule
+  bool scheduled = false;
+};
+
+// Click's notifier: `active` says whether the upstream may have packets;
+// listeners (pulling tasks) sleep while it is false and are woken by wake().
+struct Notifier {
+  bool active = true;
+  std::vector<Element*> listeners;
+  void wake();
+  void sleep() { active = false; }
+};
+
+uint64_t monotonic_ns();
+uint64_t realtime_ns();
+
+class Worker {
+ public:
+  Worker(int id, int nworkers, Runtime* rt, const PoolConfig& pool, uint32_t batch_capacity);
+  ~Worker();
+
+  int id() const { return id_; }
+  int nworkers() const { return n_; }
+  Runtime& runtime() const { return *rt_; }
+  Router& router() const { return *router_; }
+  void set_router(Router* r) { router_ = r; }
+  PacketPool& pool() { return pool_; }
+  BatchPool& batches() { return batches_; }
+
+  // Time, refreshed once per loop iteration.
+  uint64_t now_ns() const { return now_; }
+  void refresh_now() { now_ = monotonic_ns(); }
+
+  int add_task(Element* e);
+  void set_task_active(int task, bool on) { tasks_[size_t(task)].active = on; }
+  bool task_active(int task) const { return tasks_[size_t(task)].active; }
+  void schedule(Timer& t, uint64_t when_ns);
+  void unschedule(Timer& t);
+
+  // Runs f on this worker's thread at its next loop iteration.
+  void post(std::function<void()> f);
+  void run();  // until the runtime stops
+  bool quiescent() const { return quiescent_.load(std::memory_order_relaxed); }
+
+  // Accounting (every packet: received + created = sent + dropped + held).
+  Stat received, created, sent, dropped;
+
+ private:
+  struct Task {
+    Element* e;
+    bool active;
+  };
+  struct TimerEntry {
+    uint64_t when, gen;
+    Timer* t;
+    bool operator>(const TimerEntry& o) const { return when > o.when; }
+  };
+  void run_timers();
+  bool drain_mailbox();
+
+  int id_, n_;
+  Runtime* rt_;
+  Router* router_ = nullptr;
+  PacketPool pool_;
+  BatchPool batches_;
+  uint64_t now_ = 0;
+  std::vector<Task> tasks_;
+  std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<>> timers_;
+  size_t live_timers_ = 0;
+  std::mutex mbox_mu_;
+  std::vector<std::function<void()>> mbox_;
+  std::atomic<bool> mbox_pending_{false};
+  std::atomic<bool> quiescent_{false};
+};
+
+}  // namespace shoal

@@ -1,0 +1,108 @@
+#include "shoal/elements/common.hh"
+
+#include <fmt/format.h>
+
+namespace shoal {
+
+Notifier* upstream_notifier(Element* e, int port) {
+  for (int hops = 0; hops < 64; ++hops) {
+    if (port >= e->ninputs() || e->input_proc(port) != Proc::Pull) return nullptr;
+    Element* up = e->input(port).e;
+    if (Notifier* n = up->notifier()) return n;
+    if (up->ninputs() != 1) return nullptr;
+    e = up;
+    port = 0;
+  }
+  return nullptr;
+}
+
+void PullTask::init(Element* e, uint32_t burst) {
+  e_ = e;
+  burst_ = burst;
+  n_ = upstream_notifier(e, 0);
+  if (n_) n_->listeners.push_back(e);
+}
+
+PacketBatch* PullTask::pull() {
+  PacketBatch* b = e_->input_pull(0, burst_);
+  if (!b && n_ && !n_->active) e_->set_task_active(false);
+  return b;
+}
+
+void SourceElement::read_source_args(Args& args, uint32_t default_burst) {
+  burst_ = default_burst;
+  args.read("LIMIT", limit_).read("BURST", burst_).read("ACTIVE", active_).read("STOP", stop_);
+  if (burst_ == 0) args.fail("BURST must be at least 1");
+}
+
+void SourceElement::initialize() {
+  if (output_proc(0) == Proc::Push) {
+    add_task();
+    set_task_active(active_);
+  }
+  if (limit_ == 0) finish();
+}
+
+void SourceElement::finish() {
+  if (done_) return;
+  done_ = true;
+  set_task_active(false);
+  notifier_.sleep();
+  if (stop_) request_stop();
+}
+
+PacketBatch* SourceElement::fill(uint32_t max) {
+  if (done_ || !active_) return nullptr;
+  uint64_t left = remaining();
+  if (left == 0) {
+    finish();
+    return nullptr;
+  }
+  max = uint32_t(std::min<uint64_t>({max, left, worker().batches().batch_capacity()}));
+  PacketBatch* b = new_batch();
+  bool done = false;
+  uint32_t n = produce(b, max, done);
+  emitted_.add(n);
+  received(n);
+  if (done || remaining() == 0) finish();
+  if (n == 0) {
+    recycle(b);
+    return nullptr;
+  }
+  return b;
+}
+
+bool SourceElement::run_task() {
+  uint32_t todo = burst_;
+  bool any = false;
+  while (todo) {
+    PacketBatch* b = fill(todo);
+    if (!b) break;
+    todo -= b->live();
+    any = true;
+    output_push(0, b);
+  }
+  return any;
+}
+
+PacketBatch* SourceElement::pull(int, uint32_t max) { return fill(std::min(max, burst_)); }
+
+void SourceElement::add_handlers() {
+  add_stat_handler("count", emitted_);
+  add_read_handler("active", [this] { return active_ ? "true" : "false"; });
+  add_write_handler("active", [this](const std::string& v) {
+    bool on;
+    if (!parse_bool(trim(v), on)) throw std::runtime_error("expected true or false");
+    active_ = on;
+    if (!done_ && output_proc(0) == Proc::Push) set_task_active(on);
+  });
+  add_write_handler("reset", [this](const std::string&) {
+    emitted_.set(0);
+    done_ = false;
+    notifier_.wake();
+    if (output_proc(0) == Proc::Push) set_task_active(active_);
+  });
+  add_read_handler("limit", [this] { return std::to_string(limit_); });
+}
+
+}  // namespace shoal

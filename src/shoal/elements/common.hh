@@ -1,0 +1,59 @@
+// Shared pieces of element code: pull-side tasks that sleep on an upstream
+// notifier, and the base of packet sources (push or pull, LIMIT, STOP, ACTIVE).
+#pragma once
+#include "shoal/core/element.hh"
+#include "shoal/core/worker.hh"
+
+namespace shoal {
+
+// The notifier of the nearest upstream element that has one, following pull
+// inputs through single-input elements (Click's NotifierSignal search).
+Notifier* upstream_notifier(Element* e, int port = 0);
+
+// A task that pulls from input 0 and hands each batch to consume(); sleeps on
+// the upstream notifier when it is known to be empty.
+class PullTask {
+ public:
+  void init(Element* e, uint32_t burst);
+  // Returns the pulled batch (or nullptr, possibly putting the task to sleep).
+  PacketBatch* pull();
+
+ private:
+  Element* e_ = nullptr;
+  Notifier* n_ = nullptr;
+  uint32_t burst_ = 32;
+};
+
+class SourceElement : public Element {
+ public:
+  void initialize() override;
+  bool run_task() override;
+  PacketBatch* pull(int port, uint32_t max) override;
+  Notifier* notifier() override { return rate_limited() ? nullptr : &notifier_; }
+  void add_handlers() override;
+
+ protected:
+  // Reads LIMIT, BURST, ACTIVE, STOP (call from configure()).
+  void read_source_args(Args& args, uint32_t default_burst = 32);
+  // Appends up to `max` packets to b. Sets `done` when no packet will ever
+  // come again. Returning 0 without `done` means "not now" (rate, pool).
+  virtual uint32_t produce(PacketBatch* b, uint32_t max, bool& done) = 0;
+  virtual bool rate_limited() const { return false; }
+  // Packets this worker may still emit under LIMIT (UINT64_MAX: unlimited).
+  uint64_t remaining() const { return limit_ < 0 ? UINT64_MAX : uint64_t(limit_) - std::min<uint64_t>(uint64_t(limit_), emitted_.get()); }
+  // This worker's share of a LIMIT over all workers, when the source splits
+  // its traffic by flow (FastUDPFlows decides per flow, not by count).
+  int64_t limit_ = -1;
+  uint32_t burst_ = 32;
+  bool active_ = true;
+  bool stop_ = false;
+  bool done_ = false;
+  Stat emitted_;
+
+ private:
+  PacketBatch* fill(uint32_t max);
+  void finish();
+  Notifier notifier_;
+};
+
+}  // namespace shoal

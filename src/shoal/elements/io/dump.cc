@@ -1,0 +1,208 @@
+// FromDump and ToDump: pcap/pcapng files through libpcap.
+#include <fmt/format.h>
+#include <pcap/pcap.h>
+
+#include <cstring>
+
+#include "shoal/elements/common.hh"
+#include "shoal/io/pcap.hh"
+#include "shoal/io/shared_file.hh"
+#include "shoal/kernels/flowhash.hh"
+
+namespace shoal {
+
+class FromDump : public SourceElement {
+ public:
+  void configure(Args& a) override {
+    a.read_mp("FILENAME", file_).read("TIMING", timing_).read("FORCE_IP", force_ip_);
+    read_source_args(a, 32);
+    a.complete();
+  }
+  void initialize() override {
+    std::string err;
+    if (!rd_.open(file_, err)) throw std::runtime_error(err);
+    int lt = rd_.linktype();
+    if (lt != DLT_EN10MB && lt != DLT_RAW && lt != DLT_IPV4 && lt != DLT_IPV6)
+      throw std::runtime_error(fmt::format("{}: unsupported link type {} (Ethernet or raw IP expected)", file_, io::linktype_name(lt)));
+    r_big_ = add_drop_reason("too-large");
+    SourceElement::initialize();
+  }
+  bool rate_limited() const override { return timing_; }
+  uint32_t produce(PacketBatch* b, uint32_t max, bool& done) override {
+    uint32_t n = 0;
+    while (n < max) {
+      if (!pending_) {
+        std::string err;
+        int r = rd_.next(pd_, pcap_, pwire_, pts_, err);
+        if (r == 0) {
+          done = true;
+          break;
+        }
+        if (r < 0) {
+          fmt::print(stderr, "{}: {}: {} (stopping at packet {})\n", name(), file_, err, read_.get());
+          error_ = err;
+          done = true;
+          break;
+        }
+        read_.add();
+        if (!first_ts_) first_ts_ = pts_;
+        // Several workers read the file; each keeps its own flows (software RSS).
+        int nw = worker().nworkers();
+        if (nw > 1 && int(k::flow_hash(pd_, pcap_) % uint32_t(nw)) != worker().id()) continue;
+        pending_ = true;
+      }
+      if (timing_) {
+        uint64_t now = worker().now_ns();
+        if (!start_) start_ = now;
+        if (pts_ - first_ts_ > now - start_) break;
+      }
+      if (pcap_ > PacketPool::kMaxFrame) {
+        // A frame that no buffer holds: received and dropped with a reason.
+        pending_ = false;
+        received();
+        count_dropped(r_big_);
+        continue;
+      }
+      Packet* p = worker().pool().make(pd_, pcap_);
+      if (!p) break;  // pool empty: retry on the next run (back-pressure)
+      pending_ = false;
+      p->set_timestamp_ns(pts_);
+      b->append(p);
+      ++n;
+    }
+    return n;
+  }
+  void add_handlers() override {
+    SourceElement::add_handlers();
+    add_read_handler("filename", [this] { return file_; });
+    add_read_handler("filesize", [this] { return std::to_string(rd_.file_size()); });
+    add_read_handler("filepos", [this] { return std::to_string(pos_.get()); }, Agg::Max, true);
+    add_stat_handler("packets_read", read_);
+    add_read_handler("encap", [this] { return io::linktype_name(rd_.linktype()); });
+    add_read_handler("error", [this] { return error_; });
+  }
+  bool run_task() override {
+    bool r = SourceElement::run_task();
+    pos_.set(rd_.position());
+    return r;
+  }
+  int linktype() const { return rd_.linktype(); }
+
+ private:
+  std::string file_, error_;
+  bool timing_ = false, force_ip_ = false;
+  io::PcapReader rd_;
+  bool pending_ = false;
+  const uint8_t* pd_ = nullptr;
+  uint32_t pcap_ = 0, pwire_ = 0;
+  uint64_t pts_ = 0, first_ts_ = 0, start_ = 0;
+  Stat read_, pos_;
+  uint16_t r_big_ = 0;
+};
+SHOAL_ELEMENT(FromDump, .name = "FromDump", .ports = "0/1", .processing = "a/a",
+              .summary = "reads packets from a pcap or pcapng file",
+              .description = "Reads FILENAME with libpcap (pcap or pcapng; Ethernet or raw IP), keeping nanosecond "
+                             "timestamps. With several workers each reads the file and keeps the flows that hash to "
+                             "it, so a flow stays on one worker and in order. A truncated or corrupt file is "
+                             "reported once and read up to the damage. Frames larger than any buffer are dropped "
+                             "(reason 'too-large'). With STOP true the router stops at the end of the file.",
+              .args = {{"FILENAME", "string", "the file, mandatory"},
+                       {"STOP", "boolean", "stop the router at end of file (default false)"},
+                       {"TIMING", "boolean", "replay at the recorded pace (default false)"},
+                       {"LIMIT", "integer", "packets to emit at most"}, {"BURST", "unsigned", "packets per batch (default 32)"},
+                       {"ACTIVE", "boolean", "read when true"}, {"FORCE_IP", "boolean", "accepted for Click compatibility"}},
+              .handlers = {{"count", "r", "packets emitted"}, {"filesize", "r", "bytes in the file"},
+                           {"filepos", "r", "bytes read so far"}, {"packets_read", "r", "records read"},
+                           {"encap", "r", "link type"}, {"active", "rw", "reading or paused"},
+                           {"error", "r", "the read error, if any"}},
+              .example = "FromDump(in.pcap, STOP true) -> c :: Counter -> ToDump(out.pcap);");
+
+class ToDump : public Element {
+ public:
+  void configure(Args& a) override {
+    std::string encap = "ETHER";
+    a.read_mp("FILENAME", file_).read_p("SNAPLEN", snaplen_).read_p("ENCAP", encap).read("NANO", nano_)
+        .read("BURST", burst_).read("USE_ENCAP_FROM", use_from_);
+    a.complete();
+    linktype_ = io::linktype_from_name(encap);
+    if (linktype_ < 0) a.fail(fmt::format("unknown ENCAP '{}' (ETHER, IP, IPV4, IPV6, SLL)", encap));
+    if (snaplen_ == 0) snaplen_ = 262144;
+  }
+  void initialize() override {
+    key_ = file_;
+    std::string err;
+    shared_ = registry().get(key_, [&](io::PcapWriter& w) {
+      if (!w.open(file_, linktype_, snaplen_, nano_, err)) w.close();
+    });
+    if (!shared_->w.is_open()) {
+      registry().release(key_);
+      shared_.reset();
+      throw std::runtime_error(err.empty() ? file_ + ": could not open for writing" : err);
+    }
+    if (input_proc(0) == Proc::Pull) {
+      add_task();
+      pt_.init(this, burst_);
+    }
+  }
+  void push(int, PacketBatch* b) override {
+    {
+      std::lock_guard<std::mutex> g(shared_->mu);
+      b->for_each([&](uint32_t, Packet* p) {
+        shared_->w.write(p->data(), p->length(), p->length(), p->timestamp_ns());
+        sent(p);
+      });
+    }
+    count_.add(b->live());
+    recycle(b);
+  }
+  bool run_task() override {
+    PacketBatch* b = pt_.pull();
+    if (!b) return false;
+    push(0, b);
+    return true;
+  }
+  void on_stop() override {
+    if (shared_) {
+      std::lock_guard<std::mutex> g(shared_->mu);
+      shared_->w.flush();
+    }
+  }
+  void cleanup() override {
+    if (shared_) {
+      shared_.reset();
+      registry().release(key_);
+    }
+  }
+  void add_handlers() override {
+    add_stat_handler("count", count_);
+    add_read_handler("filename", [this] { return file_; });
+  }
+
+ private:
+  static io::SharedRegistry<io::PcapWriter>& registry() {
+    static io::SharedRegistry<io::PcapWriter> r;
+    return r;
+  }
+  std::string file_, key_, use_from_;
+  uint32_t snaplen_ = 262144, burst_ = 32;
+  bool nano_ = true;
+  int linktype_ = 1;
+  std::shared_ptr<io::Shared<io::PcapWriter>> shared_;
+  Stat count_;
+  PullTask pt_;
+};
+SHOAL_ELEMENT(ToDump, .name = "ToDump", .ports = "1/0", .processing = "a/",
+              .summary = "writes packets to a pcap file",
+              .description = "Writes every packet to FILENAME in pcap format with nanosecond timestamps (NANO "
+                             "false: microseconds), link type ENCAP. Packets written count as sent. The copies on "
+                             "several workers share one file (per-flow order is kept, flows interleave). On a pull "
+                             "input it runs a task that pulls.",
+              .args = {{"FILENAME", "string", "output file, mandatory"}, {"SNAPLEN", "unsigned", "bytes kept per packet (default 262144)"},
+                       {"ENCAP", "ETHER|IP|IPV4|IPV6|SLL", "link type (default ETHER)"},
+                       {"NANO", "boolean", "nanosecond timestamps (default true)"},
+                       {"BURST", "unsigned", "packets per pull in pull mode"},
+                       {"USE_ENCAP_FROM", "element", "accepted for Click compatibility; ENCAP decides"}},
+              .handlers = {{"count", "r", "packets written"}, {"filename", "r", "the file"}},
+              .example = "FromDump(in.pcap, STOP true) -> ToDump(out.pcap);");
+
+}  // namespace shoal

@@ -1,0 +1,51 @@
+// Synthetic traffic: per-flow Ethernet/IPv4|IPv6/UDP|TCP|ICMP frames with
+// fixed or IMIX sizes. Used by FastUDPFlows and `shoal gen`. Packet i belongs
+// to flow (i / flowsize) % flows and carries i in its first payload bytes.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shoal::io {
+
+enum class Proto { UDP, TCP, ICMP, MIX };
+
+struct TrafficSpec {
+  uint32_t length = 64;  // frame bytes (no FCS); ignored with imix
+  bool imix = false;     // 7:4:1 of 64, 570 and 1518 bytes
+  uint32_t flows = 1;
+  uint32_t flowsize = 1;  // consecutive packets per flow before the next
+  Proto proto = Proto::UDP;
+  bool ipv6 = false;
+  std::array<uint8_t, 6> src_mac{0x02, 0, 0, 0, 0, 0x01}, dst_mac{0x02, 0, 0, 0, 0, 0x02};
+  std::array<uint8_t, 4> src_ip{10, 0, 0, 1}, dst_ip{10, 1, 0, 1};
+  std::array<uint8_t, 16> src_ip6{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  std::array<uint8_t, 16> dst_ip6{0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  uint8_t ttl = 64;
+};
+
+class TrafficGen {
+ public:
+  explicit TrafficGen(const TrafficSpec& spec);
+  // Smallest frame the spec can make (headers up to L4 plus 8 bytes of sequence).
+  static uint32_t min_length(const TrafficSpec& spec);
+  uint32_t flow_of(uint64_t i) const { return uint32_t((i / spec_.flowsize) % spec_.flows); }
+  uint32_t length_of(uint64_t i) const;
+  uint32_t max_length() const;
+  // Writes packet i (length_of(i) bytes) to out.
+  void build(uint64_t i, uint8_t* out) const;
+  // The flow hash of flow f (as the worker dispatch computes it).
+  uint32_t flow_hash(uint32_t f) const { return hashes_[f]; }
+  const TrafficSpec& spec() const { return spec_; }
+
+ private:
+  Proto proto_of(uint32_t f) const;
+  void headers(uint32_t f, uint32_t len, uint8_t* out) const;
+  TrafficSpec spec_;
+  std::vector<uint32_t> hashes_;
+};
+
+bool parse_proto(const std::string& s, Proto& p);
+
+}  // namespace shoal::io

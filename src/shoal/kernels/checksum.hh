@@ -1,0 +1,47 @@
+// Internet checksum (RFC 1071) with incremental update (RFC 1624).
+#pragma once
+#include "shoal/kernels/bytes.hh"
+
+namespace shoal::k {
+
+// One's-complement sum of `len` bytes folded into 32 bits (not complemented).
+SHOAL_HD uint32_t csum_partial(const uint8_t* p, uint32_t len, uint32_t sum = 0) {
+  while (len > 1) {
+    sum += load_be16(p);
+    p += 2;
+    len -= 2;
+  }
+  if (len) sum += uint32_t(p[0]) << 8;
+  return sum;
+}
+
+SHOAL_HD uint16_t csum_fold(uint32_t sum) {
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return uint16_t(~sum & 0xffff);
+}
+
+// Checksum of a buffer, as stored in a header field (big-endian value).
+SHOAL_HD uint16_t ip_checksum(const uint8_t* p, uint32_t len) { return csum_fold(csum_partial(p, len)); }
+
+// RFC 1624 eqn. 3: new checksum after a 16-bit field changes from `from` to `to`.
+SHOAL_HD uint16_t csum_update16(uint16_t check, uint16_t from, uint16_t to) {
+  uint32_t sum = uint32_t(uint16_t(~check)) + uint16_t(~from) + to;
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  return uint16_t(~sum);
+}
+
+// Pseudo-header sum for TCP/UDP over IPv4 (addresses as big-endian bytes).
+SHOAL_HD uint32_t ipv4_pseudo_sum(const uint8_t* src4, const uint8_t* dst4, uint8_t proto, uint32_t l4len) {
+  uint32_t s = csum_partial(src4, 4);
+  s = csum_partial(dst4, 4, s);
+  return s + proto + (l4len & 0xffff) + (l4len >> 16);
+}
+
+SHOAL_HD uint32_t ipv6_pseudo_sum(const uint8_t* src16, const uint8_t* dst16, uint8_t proto, uint32_t l4len) {
+  uint32_t s = csum_partial(src16, 16);
+  s = csum_partial(dst16, 16, s);
+  return s + proto + (l4len & 0xffff) + (l4len >> 16);
+}
+
+}  // namespace shoal::k

@@ -1,0 +1,86 @@
+// Flow key extraction and hashing from an Ethernet frame. Used by the worker
+// dispatch (software RSS), HashSwitch and, later, the device flow tables.
+#pragma once
+#include "shoal/kernels/bytes.hh"
+
+namespace shoal::k {
+
+constexpr uint16_t kEthIPv4 = 0x0800;
+constexpr uint16_t kEthIPv6 = 0x86DD;
+constexpr uint16_t kEthVLAN = 0x8100;
+constexpr uint16_t kEthQinQ = 0x88A8;
+
+struct FlowKey {
+  uint32_t words[10];  // src[4] dst[4] (sport<<16|dport) (family<<8|proto)
+};
+
+SHOAL_HD uint32_t mix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x7feb352dU;
+  h ^= h >> 15;
+  h *= 0x846ca68bU;
+  h ^= h >> 16;
+  return h;
+}
+
+SHOAL_HD uint32_t hash_words(const uint32_t* w, int n, uint32_t seed = 0x9e3779b9U) {
+  uint32_t h = seed;
+  for (int i = 0; i < n; ++i) h = mix32(h ^ (w[i] + 0x9e3779b9U + (h << 6) + (h >> 2)));
+  return h;
+}
+
+// Fills `key` from the frame. Returns false (key still filled with what could
+// be read: the Ethernet addresses and type) for non-IP or truncated frames.
+// Fragments other than the first, and first fragments too, hash on addresses
+// and protocol only, so all fragments of a datagram go the same way.
+SHOAL_HD bool extract_flow_key(const uint8_t* f, uint32_t len, FlowKey& key) {
+  for (int i = 0; i < 10; ++i) key.words[i] = 0;
+  if (len < 14) {
+    for (uint32_t i = 0; i < len && i < 40; ++i) key.words[i / 4] |= uint32_t(f[i]) << (8 * (i % 4));
+    return false;
+  }
+  uint32_t off = 12;
+  uint16_t type = load_be16(f + off);
+  while ((type == kEthVLAN || type == kEthQinQ) && off + 6 <= len) {
+    off += 4;
+    type = load_be16(f + off);
+  }
+  off += 2;
+  if (type == kEthIPv4 && off + 20 <= len) {
+    const uint8_t* ip = f + off;
+    uint32_t ihl = uint32_t(ip[0] & 0xf) * 4;
+    uint8_t proto = ip[9];
+    key.words[0] = load_be32(ip + 12);
+    key.words[4] = load_be32(ip + 16);
+    key.words[9] = (4u << 8) | proto;
+    bool frag = (load_be16(ip + 6) & 0x3fff) != 0;
+    if (!frag && ihl >= 20 && (proto == 6 || proto == 17 || proto == 132) && off + ihl + 4 <= len)
+      key.words[8] = load_be32(ip + ihl);
+    return true;
+  }
+  if (type == kEthIPv6 && off + 40 <= len) {
+    const uint8_t* ip = f + off;
+    uint8_t proto = ip[6];
+    for (int i = 0; i < 4; ++i) {
+      key.words[i] = load_be32(ip + 8 + 4 * i);
+      key.words[4 + i] = load_be32(ip + 24 + 4 * i);
+    }
+    key.words[9] = (6u << 8) | proto;
+    if ((proto == 6 || proto == 17 || proto == 132) && off + 44 <= len) key.words[8] = load_be32(ip + 40);
+    return true;
+  }
+  key.words[0] = load_be32(f);
+  key.words[1] = load_be16(f + 4);
+  key.words[4] = load_be32(f + 6);
+  key.words[5] = load_be16(f + 10);
+  key.words[9] = type;
+  return false;
+}
+
+SHOAL_HD uint32_t flow_hash(const uint8_t* frame, uint32_t len) {
+  FlowKey k;
+  extract_flow_key(frame, len, k);
+  return hash_words(k.words, 10);
+}
+
+}  // namespace shoal::k

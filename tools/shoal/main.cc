@@ -1,0 +1,391 @@
+// The `shoal` command: run, check, elements, gen, bench, version.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "common.hh"
+#include "shoal/core/version.hh"
+#include "shoal/device/device.hh"
+#include "shoal/io/pcap.hh"
+#include "shoal/io/traffic.hh"
+
+namespace shoal::tool {
+
+namespace {
+std::atomic<Runtime*> g_runtime{nullptr};
+void on_signal(int) {
+  if (Runtime* r = g_runtime.load()) r->stop_now();
+}
+}  // namespace
+
+bool parse_defines(const std::vector<std::string>& words, config::Defines& defs, std::string& err) {
+  for (auto& w : words) {
+    size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      err = fmt::format("'{}' is not NAME=value", w);
+      return false;
+    }
+    std::string name = w.substr(0, eq);
+    if (name[0] == '$') name.erase(0, 1);
+    defs[name] = w.substr(eq + 1);
+  }
+  return true;
+}
+
+nlohmann::json stats_json(Runtime& rt) {
+  nlohmann::json j;
+  nlohmann::json elems = nlohmann::json::object();
+  nlohmann::json drops = nlohmann::json::object();
+  Router& r0 = rt.router(0);
+  for (size_t i = 0; i < r0.size(); ++i) {
+    Element* e = r0.element(i);
+    nlohmann::json h = nlohmann::json::object();
+    h["class"] = std::string(e->class_name());
+    for (auto& hd : e->handlers()) {
+      if (!hd.read || hd.name == "ports" || hd.name == "handlers" || hd.name == "name" || hd.name == "class" ||
+          hd.name == "config")
+        continue;
+      std::string v, err;
+      if (!rt.read_handler(e->name() + "." + hd.name, v, err)) continue;
+      if (hd.numeric) {
+        double x;
+        if (parse_double(v, x)) {
+          uint64_t u;
+          if (parse_uint(v, u))
+            h[hd.name] = u;
+          else
+            h[hd.name] = x;
+          continue;
+        }
+      }
+      h[hd.name] = v;
+    }
+    elems[e->name()] = h;
+    nlohmann::json d = nlohmann::json::object();
+    for (size_t k = 0; k < e->drop_reasons().size(); ++k) {
+      uint64_t n = 0;
+      for (int w = 0; w < rt.nworkers(); ++w) n += rt.router(w).element(i)->drop_reasons()[k].count.get();
+      if (n) d[e->drop_reasons()[k].name] = n;
+    }
+    if (!d.empty()) drops[e->name()] = d;
+  }
+  Accounting a = rt.accounting();
+  j["elements"] = elems;
+  j["drops"] = drops;
+  j["accounting"] = {{"received", a.received}, {"created", a.created}, {"sent", a.sent},
+                     {"dropped", a.dropped},   {"held", a.held},       {"balanced", a.balanced()}};
+  j["threads"] = rt.nworkers();
+  j["elapsed_s"] = double(rt.elapsed_ns()) / 1e9;
+  return j;
+}
+
+std::string accounting_line(const Accounting& a, Runtime& rt) {
+  std::string drops;
+  Router& r0 = rt.router(0);
+  for (size_t i = 0; i < r0.size(); ++i) {
+    Element* e = r0.element(i);
+    for (size_t k = 0; k < e->drop_reasons().size(); ++k) {
+      uint64_t n = 0;
+      for (int w = 0; w < rt.nworkers(); ++w) n += rt.router(w).element(i)->drop_reasons()[k].count.get();
+      if (n) drops += fmt::format("{}{} {}:{}", drops.empty() ? "" : ", ", n, e->name(), e->drop_reasons()[k].name);
+    }
+  }
+  return fmt::format("received {} + created {} = sent {} + dropped {}{} + held {}: {}", a.received, a.created, a.sent,
+                     a.dropped, drops.empty() ? "" : " (" + drops + ")", a.held,
+                     a.balanced() ? "balanced" : "UNBALANCED");
+}
+
+namespace {
+
+bool load(const std::string& file, const std::vector<std::string>& words, Program& prog) {
+  config::Defines defs;
+  std::string err;
+  if (!parse_defines(words, defs, err)) {
+    fmt::print(stderr, "shoal: {}\n", err);
+    return false;
+  }
+  Diagnostics diag;
+  bool ok = config::load_file(file, defs, prog, diag);
+  if (!ok) fmt::print(stderr, "{}", diag.text());
+  return ok;
+}
+
+int cmd_check(const std::string& file, const std::vector<std::string>& words) {
+  Program prog;
+  if (!load(file, words, prog)) return 1;
+  RunOptions opt;
+  Runtime rt(prog, opt);
+  Diagnostics diag;
+  if (!rt.configure(diag)) {
+    fmt::print(stderr, "{}", diag.text());
+    return 1;
+  }
+  fmt::print("{}: ok ({} elements, {} connections)\n", file, prog.elements.size(), prog.conns.size());
+  return 0;
+}
+
+std::string human(double v) {
+  if (v >= 1e9) return fmt::format("{:.2f}G", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.1f}k", v / 1e3);
+  return fmt::format("{:.0f}", v);
+}
+
+// One live status line on a terminal: packets, rate, drops, elapsed, and
+// progress through a pcap input.
+void status_loop(Runtime& rt, std::atomic<bool>& done) {
+  uint64_t last = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  auto prev = t0;
+  std::string from;
+  for (size_t i = 0; i < rt.router(0).size(); ++i)
+    if (rt.router(0).element(i)->class_name() == "FromDump") from = rt.router(0).element(i)->name();
+  while (!done.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    auto now = std::chrono::steady_clock::now();
+    Accounting a = rt.accounting();
+    uint64_t pk = a.received + a.created;
+    double dt = std::chrono::duration<double>(now - prev).count();
+    double rate = dt > 0 ? double(pk - last) / dt : 0;
+    last = pk;
+    prev = now;
+    std::string prog;
+    if (!from.empty()) {
+      std::string pos, size, err;
+      if (rt.read_handler(from + ".filepos", pos, err) && rt.read_handler(from + ".filesize", size, err)) {
+        double p = 0, s = 0;
+        parse_double(pos, p);
+        parse_double(size, s);
+        if (s > 0) prog = fmt::format("  {}: {:.0f}%", from, 100 * p / s);
+      }
+    }
+    fmt::print(stderr, "\r\033[K{} pkts  {}pps  {} dropped  {:.1f}s{}", human(double(pk)), human(rate), human(double(a.dropped)),
+               std::chrono::duration<double>(now - t0).count(), prog);
+  }
+  fmt::print(stderr, "\r\033[K");
+}
+
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> words;
+  int threads = 1;
+  double duration = 0;
+  std::string stats;
+  double stats_interval = 0;
+  std::string device = "auto";
+  uint32_t batch = 256, pool = 8192;
+  bool quiet = false;
+};
+
+int cmd_run(const RunArgs& ra) {
+  Program prog;
+  if (!load(ra.file, ra.words, prog)) return 1;
+  DeviceChoice dev;
+  std::string err;
+  if (!select_device(ra.device, dev, err)) {
+    fmt::print(stderr, "shoal: {}\n", err);
+    return 1;
+  }
+  if (!ra.quiet) fmt::print(stderr, "shoal: device {}: {}\n", dev.kind, dev.detail);
+  RunOptions opt;
+  opt.threads = ra.threads;
+  opt.duration_s = ra.duration;
+  opt.batch_capacity = ra.batch;
+  opt.pool.count = ra.pool;
+  Runtime rt(prog, opt);
+  for (auto& e : prog.elements)
+    if (e.info->name == "DriverManager") rt.set_driver_manager();
+  Diagnostics diag;
+  if (!rt.configure(diag) || !rt.initialize(diag)) {
+    fmt::print(stderr, "{}", diag.text());
+    rt.cleanup();
+    return 1;
+  }
+  g_runtime = &rt;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::atomic<bool> done{false};
+  std::thread status, periodic;
+  if (!ra.quiet && isatty(2)) status = std::thread([&] { status_loop(rt, done); });
+  if (ra.stats_interval > 0 && ra.stats == "json")
+    periodic = std::thread([&] {
+      auto next = std::chrono::steady_clock::now();
+      while (!done.load()) {
+        next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(ra.stats_interval));
+        while (!done.load() && std::chrono::steady_clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (done.load()) break;
+        auto j = stats_json(rt);
+        j["interim"] = true;
+        fmt::print("{}\n", j.dump());
+        std::fflush(stdout);
+      }
+    });
+  rt.run();
+  done = true;
+  if (status.joinable()) status.join();
+  if (periodic.joinable()) periodic.join();
+  g_runtime = nullptr;
+  Accounting a = rt.accounting();
+  if (ra.stats == "json") {
+    auto j = stats_json(rt);
+    j["device"] = dev.kind;
+    fmt::print("{}\n", j.dump(2));
+  } else if (ra.stats == "text") {
+    auto j = stats_json(rt);
+    for (auto& [name, hs] : j["elements"].items())
+      for (auto& [h, v] : hs.items())
+        if (h != "class") fmt::print("{}.{}: {}\n", name, h, v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  if (!ra.quiet) fmt::print(stderr, "shoal: {:.3f}s, {}\n", double(rt.elapsed_ns()) / 1e9, accounting_line(a, rt));
+  rt.cleanup();
+  return a.balanced() ? 0 : 3;
+}
+
+int cmd_elements(const std::string& name, bool markdown) {
+  auto& reg = Registry::instance();
+  if (name.empty()) {
+    for (auto* i : reg.all()) fmt::print("{:<18} {:<6} {:<5} {}\n", i->name, i->ports, i->processing, i->summary);
+    return 0;
+  }
+  const ElementInfo* i = reg.find(name);
+  if (!i) {
+    fmt::print(stderr, "shoal: no element class '{}'\n", name);
+    return 1;
+  }
+  const char* h = markdown ? "## " : "";
+  fmt::print("{}{} — {}\n\n", h, i->name, i->summary);
+  fmt::print("Ports: {} (inputs/outputs)   Processing: {} ", i->ports, i->processing);
+  fmt::print("(h push, l pull, a agnostic)\n\n{}\n", i->description);
+  if (!i->args.empty()) {
+    fmt::print("\nArguments:\n");
+    for (auto& a : i->args) fmt::print("  {:<14} {:<18} {}\n", a.name, a.type, a.desc);
+  }
+  fmt::print("\nHandlers:\n");
+  for (auto& hd : i->handlers) fmt::print("  {:<16} {:<3} {}\n", hd.name, hd.mode, hd.desc);
+  fmt::print("  {:<16} {:<3} {}\n", "name, class, config, ports, handlers, drops", "r", "(every element)");
+  fmt::print("\nExample:\n  {}\n", i->example);
+  return 0;
+}
+
+struct GenArgs {
+  std::string out;
+  uint64_t count = 1000;
+  uint32_t size = 64, flows = 16, flowsize = 1;
+  bool imix = false, ipv6 = false;
+  std::string proto = "udp";
+  double start = 1700000000.0, rate = 1e6;
+};
+
+int cmd_gen(const GenArgs& g) {
+  io::TrafficSpec s;
+  s.length = g.size;
+  s.imix = g.imix;
+  s.flows = g.flows;
+  s.flowsize = g.flowsize;
+  s.ipv6 = g.ipv6;
+  if (!io::parse_proto(g.proto, s.proto)) {
+    fmt::print(stderr, "shoal gen: --proto must be udp, tcp, icmp or mix\n");
+    return 1;
+  }
+  if (!g.imix && g.size < io::TrafficGen::min_length(s)) {
+    fmt::print(stderr, "shoal gen: --size {} is below the {} bytes of headers\n", g.size, io::TrafficGen::min_length(s));
+    return 1;
+  }
+  if (g.size > 9018) {
+    fmt::print(stderr, "shoal gen: --size {} is above 9018 (jumbo frame)\n", g.size);
+    return 1;
+  }
+  io::TrafficGen gen(s);
+  io::PcapWriter w;
+  std::string err;
+  if (!w.open(g.out, 1, 65535, true, err)) {
+    fmt::print(stderr, "shoal gen: {}\n", err);
+    return 1;
+  }
+  std::vector<uint8_t> buf(gen.max_length());
+  uint64_t t0 = uint64_t(g.start * 1e9);
+  double gap = g.rate > 0 ? 1e9 / g.rate : 0;
+  for (uint64_t i = 0; i < g.count; ++i) {
+    gen.build(i, buf.data());
+    w.write(buf.data(), gen.length_of(i), gen.length_of(i), t0 + uint64_t(double(i) * gap));
+  }
+  w.close();
+  fmt::print(stderr, "shoal gen: wrote {} packets of {} flows to {}\n", g.count, g.flows, g.out);
+  return 0;
+}
+
+int cmd_version() {
+  fmt::print("shoal {}\n", kVersion);
+  fmt::print("CUDA backend: {}\n", cuda_compiled() ? "compiled" : "not compiled");
+  DeviceChoice d;
+  std::string err;
+  select_device("auto", d, err);
+  fmt::print("device (auto): {}: {}\n", d.kind, d.detail);
+  fmt::print("elements: {}\n", Registry::instance().all().size());
+  return 0;
+}
+
+}  // namespace
+}  // namespace shoal::tool
+
+int main(int argc, char** argv) {
+  using namespace shoal::tool;
+  if (argc >= 2 && std::string(argv[1]) == "bench") return cmd_bench(argc - 1, argv + 1);
+  CLI::App app{"Shoal: a batched, GPU-capable modular packet processor in the Click tradition"};
+  app.require_subcommand(1);
+
+  RunArgs ra;
+  auto* run = app.add_subcommand("run", "run a configuration");
+  run->add_option("config", ra.file, "Click configuration file")->required();
+  run->add_option("defines", ra.words, "NAME=value settings for $NAME");
+  run->add_option("-t,--threads", ra.threads, "worker threads (one graph copy each)")->check(CLI::Range(1, 256));
+  run->add_option("-d,--duration", ra.duration, "stop after this many seconds");
+  run->add_option("--stats", ra.stats, "print handlers at exit: json or text")->check(CLI::IsMember({"json", "text"}));
+  run->add_option("--stats-interval", ra.stats_interval, "with --stats json, also print every S seconds");
+  run->add_option("--device", ra.device, "auto, host or cuda")->check(CLI::IsMember({"auto", "host", "cuda"}));
+  run->add_option("--batch", ra.batch, "batch capacity (packets)")->check(CLI::Range(1, 65536));
+  run->add_option("--pool", ra.pool, "packet buffers per worker")->check(CLI::Range(64, 1 << 24));
+  run->add_flag("-q,--quiet", ra.quiet, "no status line, no summary");
+
+  std::string check_file;
+  std::vector<std::string> check_words;
+  auto* check = app.add_subcommand("check", "validate a configuration without running it");
+  check->add_option("config", check_file, "Click configuration file")->required();
+  check->add_option("defines", check_words, "NAME=value settings");
+
+  std::string ename;
+  bool md = false;
+  auto* elements = app.add_subcommand("elements", "list element classes, or document one");
+  elements->add_option("name", ename, "element class");
+  elements->add_flag("--markdown", md, "Markdown headings");
+
+  GenArgs ga;
+  auto* gen = app.add_subcommand("gen", "write a pcap of generated traffic");
+  gen->add_option("-o,--out", ga.out, "output pcap")->required();
+  gen->add_option("-n,--count", ga.count, "packets");
+  gen->add_option("-s,--size", ga.size, "frame bytes");
+  gen->add_flag("--imix", ga.imix, "7:4:1 mix of 64, 570 and 1518 bytes");
+  gen->add_option("-f,--flows", ga.flows, "flows")->check(CLI::Range(1u, 1u << 24));
+  gen->add_option("--flowsize", ga.flowsize, "consecutive packets per flow")->check(CLI::Range(1u, 1u << 24));
+  gen->add_option("-p,--proto", ga.proto, "udp, tcp, icmp or mix");
+  gen->add_flag("-6,--ipv6", ga.ipv6, "IPv6");
+  gen->add_option("--start", ga.start, "first timestamp (seconds since the epoch)");
+  gen->add_option("--rate", ga.rate, "packets per second, for timestamps");
+
+  app.add_subcommand("version", "version, CUDA backend and device");
+  app.add_subcommand("bench", "benchmarks (see shoal bench --help)");
+
+  CLI11_PARSE(app, argc, argv);
+  if (*run) return cmd_run(ra);
+  if (*check) return cmd_check(check_file, check_words);
+  if (*elements) return cmd_elements(ename, md);
+  if (*gen) return cmd_gen(ga);
+  return cmd_version();
+}
