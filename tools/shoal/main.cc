@@ -178,6 +178,7 @@ struct RunArgs {
   int threads = 1;
   double duration = 0;
   std::string stats;
+  std::string stats_out;
   double stats_interval = 0;
   std::string device = "auto";
   uint32_t batch = 256, pool = 8192;
@@ -233,6 +234,13 @@ int cmd_run(const RunArgs& ra) {
   if (periodic.joinable()) periodic.join();
   g_runtime = nullptr;
   Accounting a = rt.accounting();
+  if (!ra.stats_out.empty()) {
+    auto j = stats_json(rt);
+    j["device"] = dev.kind;
+    std::ofstream f(ra.stats_out);
+    f << j.dump(2) << "\n";
+    if (!f) fmt::print(stderr, "shoal: cannot write {}\n", ra.stats_out);
+  }
   if (ra.stats == "json") {
     auto j = stats_json(rt);
     j["device"] = dev.kind;
@@ -277,15 +285,15 @@ int cmd_elements(const std::string& name, bool markdown) {
 struct GenArgs {
   std::string out;
   uint64_t count = 1000;
-  uint32_t size = 64, flows = 16, flowsize = 1;
+  uint32_t size = 0, flows = 16, flowsize = 1;  // size 0: 64, or the smallest the headers allow
   bool imix = false, ipv6 = false;
   std::string proto = "udp";
-  double start = 1700000000.0, rate = 1e6;
+  std::string start = "1700000000";
+  double rate = 1e6;
 };
 
 int cmd_gen(const GenArgs& g) {
   io::TrafficSpec s;
-  s.length = g.size;
   s.imix = g.imix;
   s.flows = g.flows;
   s.flowsize = g.flowsize;
@@ -294,7 +302,8 @@ int cmd_gen(const GenArgs& g) {
     fmt::print(stderr, "shoal gen: --proto must be udp, tcp, icmp or mix\n");
     return 1;
   }
-  if (!g.imix && g.size < io::TrafficGen::min_length(s)) {
+  s.length = g.size ? g.size : std::max<uint32_t>(64, io::TrafficGen::min_length(s));
+  if (!g.imix && s.length < io::TrafficGen::min_length(s)) {
     fmt::print(stderr, "shoal gen: --size {} is below the {} bytes of headers\n", g.size, io::TrafficGen::min_length(s));
     return 1;
   }
@@ -310,7 +319,11 @@ int cmd_gen(const GenArgs& g) {
     return 1;
   }
   std::vector<uint8_t> buf(gen.max_length());
-  uint64_t t0 = uint64_t(g.start * 1e9);
+  uint64_t t0 = 0;
+  if (!parse_timestamp(g.start, t0)) {
+    fmt::print(stderr, "shoal gen: --start expects SECONDS[.FRACTION], got '{}'\n", g.start);
+    return 1;
+  }
   double gap = g.rate > 0 ? 1e9 / g.rate : 0;
   for (uint64_t i = 0; i < g.count; ++i) {
     gen.build(i, buf.data());
@@ -348,6 +361,7 @@ int main(int argc, char** argv) {
   run->add_option("-t,--threads", ra.threads, "worker threads (one graph copy each)")->check(CLI::Range(1, 256));
   run->add_option("-d,--duration", ra.duration, "stop after this many seconds");
   run->add_option("--stats", ra.stats, "print handlers at exit: json or text")->check(CLI::IsMember({"json", "text"}));
+  run->add_option("--stats-out", ra.stats_out, "also write the exit statistics as JSON to this file");
   run->add_option("--stats-interval", ra.stats_interval, "with --stats json, also print every S seconds");
   run->add_option("--device", ra.device, "auto, host or cuda")->check(CLI::IsMember({"auto", "host", "cuda"}));
   run->add_option("--batch", ra.batch, "batch capacity (packets)")->check(CLI::Range(1, 65536));
@@ -370,7 +384,7 @@ int main(int argc, char** argv) {
   auto* gen = app.add_subcommand("gen", "write a pcap of generated traffic");
   gen->add_option("-o,--out", ga.out, "output pcap")->required();
   gen->add_option("-n,--count", ga.count, "packets");
-  gen->add_option("-s,--size", ga.size, "frame bytes");
+  gen->add_option("-s,--size", ga.size, "frame bytes (default 64, or the smallest the headers allow)");
   gen->add_flag("--imix", ga.imix, "7:4:1 mix of 64, 570 and 1518 bytes");
   gen->add_option("-f,--flows", ga.flows, "flows")->check(CLI::Range(1u, 1u << 24));
   gen->add_option("--flowsize", ga.flowsize, "consecutive packets per flow")->check(CLI::Range(1u, 1u << 24));

@@ -218,6 +218,8 @@ struct ADecl {
 };
 
 struct AEnd {
+  int occ = -1;      // this occurrence in the text (a chain's middle element is
+                     // both the "to" and the "from" of two connections)
   int decl = -1;     // an element declared at this point
   std::string name;  // or a reference by name (decl == -1)
   Loc loc;
@@ -440,6 +442,7 @@ class Parser {
 
   // [port] element [port]
   bool endpoint(Body& body, AEnd& in_side, AEnd& out_side, bool& is_ref_only) {
+    in_side.occ = out_side.occ = next_occ_++;
     if (!port(in_side.port, in_side.port_given)) return false;
     const Token& t = lx_.peek();
     if (t.type == T::LBrace) {  // anonymous compound
@@ -574,6 +577,7 @@ class Parser {
 
   Lexer& lx_;
   Diagnostics& diag_;
+  int next_occ_ = 0;
 };
 
 // ---- expansion ---------------------------------------------------------
@@ -702,9 +706,13 @@ class Expander {
       decl_ends[i] = make(d, d.name);
       if (!d.name.empty()) local[d.name] = decl_ends[i];
     }
+    std::map<int, Ends> by_occ;  // bare class names made into anonymous elements
     auto resolve = [&](const AEnd& e, bool as_source) -> int {
       Ends ends;
-      if (e.decl >= 0) {
+      if (auto it = by_occ.find(e.occ); it != by_occ.end()) {
+        ends = it->second;
+        if (ends.in < 0) return -1;  // already reported
+      } else if (e.decl >= 0) {
         ends = decl_ends[size_t(e.decl)];
       } else if (io && e.name == "input") {
         if (!as_source) {
@@ -728,11 +736,13 @@ class Expander {
         d.cls = e.name;
         d.cls_loc = d.name_loc = e.loc;
         ends = make(d, "");
+        by_occ[e.occ] = ends;
       } else {
         if (!e.name.empty() && std::isupper(static_cast<unsigned char>(e.name[0])))
           unknown_class(e.loc, e.name);
         else
           diag_.error(e.loc, fmt::format("undeclared element '{}'", e.name));
+        by_occ[e.occ] = Ends{};
         return -1;
       }
       return as_source ? ends.out : ends.in;

@@ -232,6 +232,22 @@ bool parse_string(std::string_view s, std::string& out) {
   return true;
 }
 
+bool parse_timestamp(std::string_view s, uint64_t& ns) {
+  size_t dot = s.find('.');
+  uint64_t sec = 0, frac = 0;
+  if (!parse_uint(s.substr(0, dot), sec) || sec > 18000000000ull) return false;
+  if (dot != std::string_view::npos) {
+    std::string_view f = s.substr(dot + 1);
+    if (f.empty() || f.size() > 9) return false;
+    for (char c : f)
+      if (c < '0' || c > '9') return false;
+    parse_uint(f, frac);
+    for (size_t k = f.size(); k < 9; ++k) frac *= 10;
+  }
+  ns = sec * 1000000000ull + frac;
+  return true;
+}
+
 bool looks_like_keyword(std::string_view s, std::string* kw, std::string* rest) {
   s = trim(s);
   size_t i = 0;

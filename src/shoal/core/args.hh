@@ -47,6 +47,8 @@ bool parse_ipv6(std::string_view s, IPv6Addr& out);
 bool parse_ether(std::string_view s, EtherAddr& out);
 bool parse_data(std::string_view s, DataString& out);
 bool parse_string(std::string_view s, std::string& out);  // unquotes
+// "SECONDS[.FRACTION]" exactly, to nanoseconds (no floating point).
+bool parse_timestamp(std::string_view s, uint64_t& ns);
 std::string_view trim(std::string_view s);
 std::string format_ipv4(const uint8_t* b);
 std::string format_ipv6(const uint8_t* b);

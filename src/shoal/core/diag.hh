@@ -22,6 +22,7 @@ class SourceManager {
  public:
   static SourceManager& instance();
   int32_t add(std::string name, std::string text);
+  void clear() { files_.clear(); }  // for the fuzzer: forget every source
   const std::string& name(int32_t id) const { return files_.at(size_t(id)).name; }
   const std::string& text(int32_t id) const { return files_.at(size_t(id)).text; }
   std::string_view line(int32_t id, uint32_t line) const;

@@ -122,6 +122,9 @@ class Element {
   virtual size_t packets_held() const { return 0; }
   // Queues return a signal other elements can wait on (see Unqueue).
   virtual struct Notifier* notifier() { return nullptr; }
+  // A notifier says packets are available again: resume the task, unless
+  // the element was switched off (ACTIVE false).
+  virtual void wake_task() { set_task_active(true); }
   // Called on the worker when the router is stopping (flush files etc.).
   virtual void on_stop() {}
 

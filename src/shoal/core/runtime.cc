@@ -103,7 +103,11 @@ uint64_t Runtime::take_stop_event() {
 
 void Runtime::note_quiescent(bool q) {
   int n = quiescent_.fetch_add(q ? 1 : -1, std::memory_order_acq_rel) + (q ? 1 : -1);
-  if (q && n == nworkers()) stop_now();
+  if (!q || n != nworkers()) return;
+  // Every worker is idle for good, unless one has mail not yet read.
+  for (auto& w : workers_)
+    if (w->mail_pending()) return;
+  stop_now();
 }
 
 Accounting Runtime::accounting() const {

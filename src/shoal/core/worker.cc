@@ -23,7 +23,7 @@ uint64_t realtime_ns() {
 
 void Notifier::wake() {
   active = true;
-  for (Element* e : listeners) e->set_task_active(true);
+  for (Element* e : listeners) e->wake_task();
 }
 
 Worker::Worker(int id, int nworkers, Runtime* rt, const PoolConfig& pool, uint32_t batch_capacity)
@@ -74,6 +74,8 @@ void Worker::post(std::function<void()> f) {
     mbox_.push_back(std::move(f));
   }
   mbox_pending_.store(true, std::memory_order_release);
+  // Pending mail means work: leave quiescence so the runtime cannot stop first.
+  if (quiescent_.exchange(false, std::memory_order_acq_rel)) rt_->note_quiescent(false);
 }
 
 bool Worker::drain_mailbox() {
@@ -102,17 +104,15 @@ void Worker::run() {
     }
     if (work) {
       idle = 0;
-      if (quiescent_.load(std::memory_order_relaxed)) {
-        quiescent_.store(false, std::memory_order_relaxed);
-        rt_->note_quiescent(false);
-      }
+      if (quiescent_.exchange(false, std::memory_order_acq_rel)) rt_->note_quiescent(false);
       continue;
     }
-    bool nothing_left = !any_active && live_timers_ == 0;
+    bool nothing_left = !any_active && live_timers_ == 0 && !mail_pending();
     for (auto& t : tasks_) nothing_left &= !t.active;  // a timer may have woken one
-    if (nothing_left != quiescent_.load(std::memory_order_relaxed)) {
-      quiescent_.store(nothing_left, std::memory_order_relaxed);
-      rt_->note_quiescent(nothing_left);
+    if (nothing_left) {
+      if (!quiescent_.exchange(true, std::memory_order_acq_rel)) rt_->note_quiescent(true);
+    } else if (quiescent_.exchange(false, std::memory_order_acq_rel)) {
+      rt_->note_quiescent(false);
     }
     if (++idle < 64) continue;
     // Idle: sleep until the next timer, at most 1 ms, so stops, mailbox

@@ -65,7 +65,8 @@ class Worker {
   // Runs f on this worker's thread at its next loop iteration.
   void post(std::function<void()> f);
   void run();  // until the runtime stops
-  bool quiescent() const { return quiescent_.load(std::memory_order_relaxed); }
+  bool quiescent() const { return quiescent_.load(std::memory_order_acquire); }
+  bool mail_pending() const { return mbox_pending_.load(std::memory_order_acquire); }
 
   // Accounting (every packet: received + created = sent + dropped + held).
   Stat received, created, sent, dropped;

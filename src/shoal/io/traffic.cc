@@ -91,7 +91,9 @@ void TrafficGen::headers(uint32_t f, uint32_t len, uint8_t* out) const {
     k::store_be32(ip + 8 + 12, k::load_be32(spec_.src_ip6.data() + 12) + hi);
     std::memcpy(ip + 24, spec_.dst_ip6.data(), 16);
   }
-  uint16_t sport = uint16_t(1024 + lo), dport = uint16_t(5000 + (f * 7) % 1000);
+  // Ports away from well-known services, so dissectors take them for what
+  // they are: 10000-26383 and 40000-40999.
+  uint16_t sport = uint16_t(10000 + lo), dport = uint16_t(40000 + (f * 7) % 1000);
   if (p == Proto::UDP) {
     k::store_be16(l4, sport);
     k::store_be16(l4 + 2, dport);
@@ -137,6 +139,9 @@ void TrafficGen::build(uint64_t i, uint8_t* out) const {
     return;
   }
   if (p == Proto::ICMP) k::store_be16(l4 + 6, uint16_t(i));
+  // TCP sequence numbers advance 1500 per packet index, so a flow's segments
+  // never overlap.
+  if (p == Proto::TCP) k::store_be32(l4 + 4, uint32_t(1000u + f * 7919u + i * 1500u));
   if (p == Proto::UDP && !spec_.ipv6) return;  // UDP over IPv4: checksum 0 (none), as FastUDPFlows
   uint32_t sum = spec_.ipv6 ? k::ipv6_pseudo_sum(ip + 8, ip + 24, proto, l4len) : k::ipv4_pseudo_sum(ip + 12, ip + 16, proto, l4len);
   uint16_t c = k::csum_fold(k::csum_partial(l4, l4len, sum));

@@ -17,6 +17,7 @@ class FromDump : public SourceElement {
     a.read_mp("FILENAME", file_).read("TIMING", timing_).read("FORCE_IP", force_ip_);
     read_source_args(a, 32);
     a.complete();
+    if (file_.empty()) a.fail("FILENAME is empty");
   }
   void initialize() override {
     std::string err;
@@ -124,6 +125,7 @@ class ToDump : public Element {
     a.read_mp("FILENAME", file_).read_p("SNAPLEN", snaplen_).read_p("ENCAP", encap).read("NANO", nano_)
         .read("BURST", burst_).read("USE_ENCAP_FROM", use_from_);
     a.complete();
+    if (file_.empty()) a.fail("FILENAME is empty");
     linktype_ = io::linktype_from_name(encap);
     if (linktype_ < 0) a.fail(fmt::format("unknown ENCAP '{}' (ETHER, IP, IPV4, IPV6, SLL)", encap));
     if (snaplen_ == 0) snaplen_ = 262144;

@@ -22,7 +22,8 @@ class FastUDPFlows : public SourceElement {
     std::memcpy(si6.b.data(), s.src_ip6.data(), 16);
     std::memcpy(di6.b.data(), s.dst_ip6.data(), 16);
     std::string proto = "udp";
-    a.read_p("RATE", rate_).read_p("LIMIT", limit_).read_p("LENGTH", s.length).read_p("SRCETH", se)
+    int64_t length = -1;
+    a.read_p("RATE", rate_).read_p("LIMIT", limit_).read_p("LENGTH", length).read_p("SRCETH", se)
         .read_p("SRCIP", si).read_p("DSTETH", de).read_p("DSTIP", di).read_p("FLOWS", s.flows)
         .read_p("FLOWSIZE", s.flowsize).read("IPV6", s.ipv6).read("SRCIP6", si6).read("DSTIP6", di6)
         .read("PROTO", proto).read("IMIX", s.imix).read("TTL", s.ttl);
@@ -37,6 +38,8 @@ class FastUDPFlows : public SourceElement {
     std::memcpy(s.dst_ip.data(), di.b.data(), 4);
     std::memcpy(s.src_ip6.data(), si6.b.data(), 16);
     std::memcpy(s.dst_ip6.data(), di6.b.data(), 16);
+    if (length > 65535) a.fail("LENGTH must be at most 65535");
+    s.length = length < 0 ? std::max<uint32_t>(64, io::TrafficGen::min_length(s)) : uint32_t(length);
     if (!s.imix && s.length < io::TrafficGen::min_length(s))
       a.fail(fmt::format("LENGTH {} is below the {} bytes of headers and sequence number", s.length, io::TrafficGen::min_length(s)));
     gen_ = std::make_unique<io::TrafficGen>(s);
@@ -99,14 +102,14 @@ class FastUDPFlows : public SourceElement {
 SHOAL_ELEMENT(FastUDPFlows, .name = "FastUDPFlows", .ports = "0/1", .processing = "a/a",
               .summary = "generates many UDP flows from memory, fast",
               .description = "Generates FLOWS flows of LENGTH-byte frames (Ethernet, IPv4 or with IPV6 true IPv6, UDP "
-                             "by default). Flow f uses source port 1024 + f mod 16384 and source address SRCIP + "
+                             "by default). Flow f uses source port 10000 + f mod 16384 and source address SRCIP + "
                              "f / 16384; packet i belongs to flow (i / FLOWSIZE) mod FLOWS and carries i in its "
                              "first 8 payload bytes. RATE 0 means as fast as possible. LIMIT counts packets of all "
                              "workers together: each worker emits the packets of the flows that hash to it, in the "
                              "order a single worker would.",
               .args = {{"RATE", "real", "packets per second, 0 = unlimited (default 0)"},
                        {"LIMIT", "integer", "total packets, -1 = unlimited (default)"},
-                       {"LENGTH", "unsigned", "frame length in bytes (default 64)"},
+                       {"LENGTH", "unsigned", "frame length in bytes (default 64, or the smallest frame the headers allow)"},
                        {"SRCETH", "Ethernet address", "source MAC"}, {"SRCIP", "IPv4 address", "first source address"},
                        {"DSTETH", "Ethernet address", "destination MAC"}, {"DSTIP", "IPv4 address", "destination"},
                        {"FLOWS", "unsigned", "number of flows (default 1)"},

@@ -31,6 +31,9 @@ class Discard : public Element {
     push(0, b);
     return true;
   }
+  void wake_task() override {
+    if (active_) set_task_active(true);
+  }
   void add_handlers() override {
     add_stat_handler("count", count_);
     add_write_handler("reset_counts", [this](const std::string&) { count_.set(0); });
@@ -305,10 +308,13 @@ SHOAL_ELEMENT(RoundRobinSwitch, .name = "RoundRobinSwitch", .ports = "1/1-", .pr
 class SetTimestamp : public PacketElement<SetTimestamp> {
  public:
   void configure(Args& a) override {
-    double t = -1;
+    std::string t;
     a.read_p("TIMESTAMP", t);
     a.complete();
-    if (t >= 0) fixed_ = uint64_t(t * 1e9), has_fixed_ = true;
+    if (!t.empty()) {
+      if (!parse_timestamp(t, fixed_)) a.fail(fmt::format("TIMESTAMP expects SECONDS[.FRACTION], got '{}'", t));
+      has_fixed_ = true;
+    }
   }
   void process(Packet* p) { p->set_timestamp_ns(has_fixed_ ? fixed_ : realtime_ns()); }
 

@@ -107,6 +107,9 @@ class Unqueue : public Element {
     output_push(0, b);
     return true;
   }
+  void wake_task() override {
+    if (active_) set_task_active(true);
+  }
   void add_handlers() override {
     add_stat_handler("count", count_);
     add_write_handler("active", [this](const std::string& v) {

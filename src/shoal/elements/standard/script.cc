@@ -1,0 +1,391 @@
+// Script and DriverManager: Click's small control language. One interpreter
+// serves both; it runs on worker 0 and reaches every worker's copy of an
+// element through the runtime's handler access.
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "shoal/core/graph.hh"
+#include "shoal/core/runtime.hh"
+#include "shoal/elements/common.hh"
+
+namespace shoal {
+
+namespace {
+
+// Splits on spaces, keeping quoted strings and $(...) groups whole.
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= s.size()) break;
+    size_t b = i;
+    int depth = 0;
+    while (i < s.size() && (depth > 0 || !std::isspace(static_cast<unsigned char>(s[i])))) {
+      char c = s[i];
+      if (c == '"' || c == '\'') {
+        size_t e = s.find(c, i + 1);
+        i = e == std::string_view::npos ? s.size() : e + 1;
+        continue;
+      }
+      if (c == '(') ++depth;
+      if (c == ')' && depth > 0) --depth;
+      ++i;
+    }
+    out.emplace_back(s.substr(b, i - b));
+  }
+  return out;
+}
+
+std::string unquote(const std::string& w) {
+  std::string s;
+  if (w.size() >= 2 && (w.front() == '"' || w.front() == '\'') && parse_string(w, s)) return s;
+  return w;
+}
+
+std::string num(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 9e15) return fmt::format("{}", int64_t(v));
+  return fmt::format("{:.6g}", v);
+}
+
+}  // namespace
+
+class ScriptBase : public Element {
+ public:
+  enum class Type { Active, Passive, Driver };
+  struct Stmt {
+    std::string op;
+    std::string rest;
+    Loc loc;
+  };
+
+  void initialize() override {
+    timer_.owner = this;
+    if (worker().id() != 0) return;  // control runs once, on worker 0
+    for (size_t i = 0; i < prog_.size(); ++i)
+      if (prog_[i].op == "label") labels_[trim(prog_[i].rest).data()] = i;
+    for (auto& s : prog_)
+      if (s.op == "init") {
+        auto w = words(s.rest);
+        if (!w.empty()) vars_[w[0]] = w.size() > 1 ? expand(join(w, 1)) : "";
+      }
+    if (type_ != Type::Passive) {
+      add_task();
+      set_task_active(true);
+    }
+  }
+
+  bool run_task() override {
+    set_task_active(false);
+    step();
+    return true;
+  }
+  void run_timer(Timer&) override {
+    waiting_ = Wait::None;
+    step();
+  }
+
+  void add_handlers() override {
+    add_write_handler("run", [this](const std::string&) { restart(); });
+    add_write_handler("step", [this](const std::string&) {
+      if (waiting_ == Wait::Pause) waiting_ = Wait::None, step();
+    });
+  }
+
+ protected:
+  void parse(Args& a, bool driver_syntax) {
+    for (auto& it : a.items()) {
+      it.used = true;
+      std::string_view t = trim(it.text);
+      if (t.empty()) continue;
+      std::string kw, rest;
+      if (!driver_syntax && looks_like_keyword(t, &kw, &rest) && kw == "TYPE") {
+        if (rest == "ACTIVE") type_ = Type::Active;
+        else if (rest == "PASSIVE") type_ = Type::Passive;
+        else if (rest == "DRIVER") type_ = Type::Driver;
+        else a.fail(it, fmt::format("TYPE must be ACTIVE, PASSIVE or DRIVER, not '{}'", rest));
+        continue;
+      }
+      size_t sp = 0;
+      while (sp < t.size() && !std::isspace(static_cast<unsigned char>(t[sp]))) ++sp;
+      Stmt s{std::string(t.substr(0, sp)), std::string(trim(t.substr(sp))), it.loc};
+      if (driver_syntax) translate_driver(s, a, it);
+      static const std::set<std::string> known = {"set", "init", "print", "printn", "read", "write", "wait", "pause",
+                                                  "label", "goto", "loop", "end", "exit", "return", "stop", "export",
+                                                  "wait_stop_event"};
+      if (!known.count(s.op)) a.fail(it, fmt::format("unknown statement '{}'", s.op));
+      if ((s.op == "wait") && s.rest.find('$') == std::string::npos) {
+        Duration d;
+        if (!parse_duration(s.rest, d)) a.fail(it, fmt::format("wait expects a time, got '{}'", s.rest));
+      }
+      prog_.push_back(std::move(s));
+    }
+    if (driver_syntax) {
+      if (prog_.empty()) prog_.push_back({"wait_stop_event", "", {}});
+      prog_.push_back({"stop", "", {}});
+    }
+    for (auto& s : prog_)
+      if (s.op == "goto") {
+        auto w = words(s.rest);
+        if (w.empty()) a.fail("goto needs a label");
+        bool found = false;
+        for (auto& t : prog_) found |= t.op == "label" && trim(t.rest) == w[0];
+        if (!found) throw ConfigError(s.loc, fmt::format("{}: goto to undefined label '{}'", name(), w[0]));
+      }
+  }
+
+  Type type_ = Type::Active;
+
+ private:
+  enum class Wait { None, Timer, Pause, StopEvent };
+
+  static void translate_driver(Stmt& s, Args& a, const ArgItem& it) {
+    if (s.op == "wait_stop" || s.op == "wait_pause") {
+      uint64_t n = 1;
+      if (!s.rest.empty() && !parse_uint(s.rest, n)) a.fail(it, fmt::format("{} expects a count", s.op));
+      s.op = "wait_stop_event";
+      s.rest = std::to_string(n);
+    } else if (s.op == "wait_time" || s.op == "wait") {
+      s.op = "wait";
+    } else if (s.op == "write_skip") {
+      s.op = "write";
+    } else if (s.op != "stop" && s.op != "read" && s.op != "write" && s.op != "print" && s.op != "loop" &&
+               s.op != "save" && s.op != "append") {
+      a.fail(it, fmt::format("unknown DriverManager instruction '{}'", s.op));
+    }
+    if (s.op == "save" || s.op == "append") a.fail(it, fmt::format("DriverManager '{}' is not supported", s.op));
+  }
+
+  static std::string join(const std::vector<std::string>& w, size_t from) {
+    std::string s;
+    for (size_t i = from; i < w.size(); ++i) s += (i > from ? " " : "") + w[i];
+    return s;
+  }
+
+  void restart() {
+    pc_ = 0;
+    waiting_ = Wait::None;
+    worker().unschedule(timer_);
+    step();
+  }
+
+  std::string read(const std::string& path) {
+    std::string v, err;
+    if (!worker().runtime().read_handler(path, v, err)) {
+      fmt::print(stderr, "{}: read {}: {}\n", name(), path, err);
+      return "";
+    }
+    while (!v.empty() && v.back() == '\n') v.pop_back();
+    return v;
+  }
+
+  // $var, ${var} and $(expression) substitution.
+  std::string expand(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '$' || i + 1 >= s.size()) {
+        out.push_back(s[i]);
+        continue;
+      }
+      if (s[i + 1] == '(') {
+        int depth = 1;
+        size_t j = i + 2;
+        for (; j < s.size() && depth; ++j) depth += s[j] == '(' ? 1 : s[j] == ')' ? -1 : 0;
+        out += eval(expand(s.substr(i + 2, j - i - 3)));
+        i = j - 1;
+        continue;
+      }
+      size_t b = i + 1, e;
+      bool brace = s[b] == '{';
+      if (brace) ++b;
+      e = b;
+      while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_')) ++e;
+      std::string v = s.substr(b, e - b);
+      auto it = vars_.find(v);
+      out += it != vars_.end() ? it->second : "";
+      i = (brace && e < s.size() && s[e] == '}') ? e : e - 1;
+    }
+    return out;
+  }
+
+  std::string eval(const std::string& expr) {
+    auto w = words(expr);
+    if (w.empty()) return "";
+    const std::string& op = w[0];
+    std::vector<double> a;
+    for (size_t i = 1; i < w.size(); ++i) {
+      double x = 0;
+      parse_double(unquote(w[i]), x);
+      a.push_back(x);
+    }
+    auto need = [&](size_t n) { return a.size() >= n; };
+    if (op == "add") { double s = 0; for (double x : a) s += x; return num(s); }
+    if (op == "mul") { double s = 1; for (double x : a) s *= x; return num(s); }
+    if (op == "sub" && need(2)) return num(a[0] - a[1]);
+    if (op == "div" && need(2)) return a[1] == 0 ? "nan" : num(a[0] / a[1]);
+    if (op == "idiv" && need(2)) return a[1] == 0 ? "nan" : num(std::trunc(a[0] / a[1]));
+    if (op == "mod" && need(2)) return a[1] == 0 ? "nan" : num(std::fmod(a[0], a[1]));
+    if (op == "neg" && need(1)) return num(-a[0]);
+    if (op == "min" && need(1)) return num(*std::min_element(a.begin(), a.end()));
+    if (op == "max" && need(1)) return num(*std::max_element(a.begin(), a.end()));
+    if ((op == "eq" || op == "ne") && w.size() >= 3) {
+      std::string l = unquote(w[1]), r = unquote(w[2]);
+      double x, y;
+      bool same = parse_double(l, x) && parse_double(r, y) ? x == y : l == r;
+      return same == (op == "eq") ? "true" : "false";
+    }
+    if (op == "lt" && need(2)) return a[0] < a[1] ? "true" : "false";
+    if (op == "gt" && need(2)) return a[0] > a[1] ? "true" : "false";
+    if (op == "le" && need(2)) return a[0] <= a[1] ? "true" : "false";
+    if (op == "ge" && need(2)) return a[0] >= a[1] ? "true" : "false";
+    if (op == "not" && w.size() >= 2) return truth(unquote(w[1])) ? "false" : "true";
+    if (op == "and") { for (size_t i = 1; i < w.size(); ++i) if (!truth(unquote(w[i]))) return "false"; return "true"; }
+    if (op == "or") { for (size_t i = 1; i < w.size(); ++i) if (truth(unquote(w[i]))) return "true"; return "false"; }
+    if (op == "if" && w.size() >= 4) return truth(unquote(w[1])) ? unquote(w[2]) : unquote(w[3]);
+    if (op == "now") return fmt::format("{:.9f}", double(realtime_ns()) / 1e9);
+    if (op.find('.') != std::string::npos || op == "version" || op == "threads") return read(op);
+    auto it = vars_.find(op);
+    if (it != vars_.end()) return it->second;
+    fmt::print(stderr, "{}: unknown expression '$({})'\n", name(), expr);
+    return "";
+  }
+
+  static bool truth(const std::string& s) {
+    bool b;
+    if (parse_bool(s, b)) return b;
+    double d;
+    return parse_double(s, d) ? d != 0 : !s.empty();
+  }
+
+  // Runs statements until one waits or the script ends.
+  void step() {
+    Runtime& rt = worker().runtime();
+    for (int guard = 0; guard < 100000 && pc_ < prog_.size(); ++guard) {
+      if (waiting_ == Wait::StopEvent) {
+        if (!rt.take_stop_event()) {
+          worker().schedule(timer_, worker().now_ns() + 1000000);  // poll each ms
+          return;
+        }
+        if (--stop_events_needed_ > 0) continue;
+        waiting_ = Wait::None;
+        ++pc_;
+        continue;
+      }
+      const Stmt& s = prog_[pc_];
+      if (s.op == "wait_stop_event") {
+        uint64_t n = 1;
+        parse_uint(s.rest, n);
+        stop_events_needed_ = n;
+        waiting_ = Wait::StopEvent;
+        continue;
+      }
+      ++pc_;
+      if (s.op == "label" || s.op == "export") continue;
+      if (s.op == "set" || s.op == "init") {
+        if (s.op == "init") continue;
+        auto w = words(s.rest);
+        if (!w.empty()) vars_[w[0]] = unquote(expand(join(w, 1)));
+      } else if (s.op == "print" || s.op == "printn") {
+        std::string line;
+        for (auto& w : words(expand(s.rest))) line += (line.empty() ? "" : " ") + unquote(w);
+        std::fputs((line + (s.op == "print" ? "\n" : "")).c_str(), stdout);
+        std::fflush(stdout);
+      } else if (s.op == "read") {
+        std::string h = trim(expand(s.rest)).data();
+        std::string v = read(h);
+        std::fputs(fmt::format("{}:\n{}\n", h, v).c_str(), stdout);
+        std::fflush(stdout);
+      } else if (s.op == "write") {
+        auto w = words(expand(s.rest));
+        if (w.empty()) continue;
+        std::string err;
+        std::string val;
+        for (size_t i = 1; i < w.size(); ++i) val += (i > 1 ? " " : "") + unquote(w[i]);
+        if (!rt.write_handler(w[0], val, err, worker().id())) fmt::print(stderr, "{}: write {}: {}\n", name(), w[0], err);
+      } else if (s.op == "wait") {
+        Duration d;
+        std::string t = trim(expand(s.rest)).data();
+        if (!parse_duration(t, d)) {
+          fmt::print(stderr, "{}: wait: bad time '{}'\n", name(), t);
+          continue;
+        }
+        waiting_ = Wait::Timer;
+        worker().schedule(timer_, worker().now_ns() + d.ns);
+        return;
+      } else if (s.op == "pause") {
+        if (type_ == Type::Driver) {
+          stop_events_needed_ = 1;
+          waiting_ = Wait::StopEvent;
+          continue;
+        }
+        waiting_ = Wait::Pause;
+        return;
+      } else if (s.op == "goto") {
+        auto w = words(s.rest);
+        if (w.size() >= 2 && !truth(unquote(expand(join(w, 1))))) continue;
+        pc_ = labels_[w[0]];
+      } else if (s.op == "loop") {
+        pc_ = 0;
+      } else if (s.op == "end" || s.op == "exit" || s.op == "return") {
+        pc_ = prog_.size();
+      } else if (s.op == "stop") {
+        // A DriverManager stops the router; a Script asks, like any element.
+        if (type_ == Type::Driver)
+          rt.stop_now();
+        else
+          rt.stop_event();
+        pc_ = prog_.size();
+      }
+    }
+    if (pc_ < prog_.size()) worker().schedule(timer_, worker().now_ns());  // guard hit: continue later
+  }
+
+  std::vector<Stmt> prog_;
+  std::map<std::string, size_t> labels_;
+  std::map<std::string, std::string> vars_;
+  size_t pc_ = 0;
+  Wait waiting_ = Wait::None;
+  uint64_t stop_events_needed_ = 0;
+  Timer timer_;
+};
+
+class Script : public ScriptBase {
+ public:
+  void configure(Args& a) override { parse(a, false); }
+};
+SHOAL_ELEMENT(Script, .name = "Script", .ports = "0/0", .processing = "a/a",
+              .summary = "runs a small control script (Click's Script)",
+              .description =
+                  "Each argument is a statement: set VAR EXPR, init VAR EXPR, print ARGS, printn ARGS, read "
+                  "HANDLER, write HANDLER ARGS, wait TIME, pause, label L, goto L [COND], loop, end, stop. $VAR and "
+                  "$(EXPR) expand; EXPR is a handler (c.count, summed over workers) or an operator: add sub mul div "
+                  "idiv mod neg min max eq ne lt gt le ge not and or if now. TYPE ACTIVE (default) starts at once; "
+                  "PASSIVE waits for the run handler; DRIVER makes pause wait for a stop event. Runs once, on "
+                  "worker 0; writes reach every worker's copy.",
+              .args = {{"TYPE", "ACTIVE|PASSIVE|DRIVER", "when it runs"}, {"STATEMENT...", "statement", "the script"}},
+              .handlers = {{"run", "w", "start from the top"}, {"step", "w", "continue after pause"}},
+              .example = "Script(wait 1s, print $(c.count) packets, write c.reset, loop);");
+
+class DriverManager : public ScriptBase {
+ public:
+  void configure(Args& a) override {
+    type_ = Type::Driver;
+    parse(a, true);
+  }
+};
+SHOAL_ELEMENT(DriverManager, .name = "DriverManager", .ports = "0/0", .processing = "a/a",
+              .summary = "decides when the router stops (Click's DriverManager)",
+              .description =
+                  "Runs its instructions in order: wait_stop [N] / wait_pause [N] (wait for N stop requests, e.g. "
+                  "from FromDump STOP true), wait_time TIME / wait TIME, read HANDLER, write HANDLER ARGS, print "
+                  "ARGS, loop, stop. After the last instruction the router stops. With a DriverManager present, stop "
+                  "requests go to it instead of stopping the router. Empty: wait_stop, then stop.",
+              .args = {{"INSTRUCTION...", "instruction", "the instructions"}}, .handlers = {},
+              .example = "DriverManager(wait_stop, read c.count, stop);");
+
+}  // namespace shoal

@@ -1,0 +1,3 @@
+FastUDPFlows(LENGTH 64,
+             FLOWS lots)
+  -> Discard;

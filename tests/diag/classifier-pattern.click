@@ -1,0 +1,1 @@
+FastUDPFlows -> Classifier(12/08000) -> Discard;

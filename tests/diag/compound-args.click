@@ -1,0 +1,2 @@
+elementclass Pair { $a, $b | input -> Paint($a) -> Paint($b) -> output }
+FastUDPFlows -> Pair(1) -> Discard;

@@ -1,0 +1,3 @@
+c :: Counter;
+d :: Discard;
+c :: Counter;

@@ -1,0 +1,1 @@
+InfiniteSource -> [1]Discard;

@@ -1,0 +1,3 @@
+src :: InfiniteSource -> t :: Tee;
+t[0] -> u :: Unqueue -> Discard;
+t[1] -> Discard;

@@ -1,0 +1,2 @@
+src :: FastUDPFlows -> Discard;
+src -> Discard;

@@ -1,0 +1,2 @@
+q :: Queue;
+FastUDPFlows -> q;

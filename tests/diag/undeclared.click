@@ -1,0 +1,1 @@
+FastUDPFlows -> x;

@@ -1,0 +1,3 @@
+src :: FastUDPFlows(LIMIT 10)
+  -> c :: Countr
+  -> Discard;

@@ -1,0 +1,1 @@
+FastUDPFlows(LIMIT 5, SPEED 3) -> Discard;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The shoal command as a user meets it.
+set -u
+SHOAL=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok()   { if "$@" >"$tmp/out" 2>&1; then pass=$((pass+1)); else echo "FAIL (expected success): $*"; cat "$tmp/out"; fail=$((fail+1)); fi; }
+bad()  { if "$@" >"$tmp/out" 2>&1; then echo "FAIL (expected failure): $*"; fail=$((fail+1)); else pass=$((pass+1)); fi; }
+has()  { if grep -qF -- "$1" "$tmp/out"; then pass=$((pass+1)); else echo "FAIL: output lacks '$1'"; cat "$tmp/out"; fail=$((fail+1)); fi; }
+
+ok "$SHOAL" version;                has "CUDA backend:"
+ok "$SHOAL" elements;               has "Classifier"
+ok "$SHOAL" elements Counter;       has "Handlers:"; has "byte_count"; has "Example:"
+bad "$SHOAL" elements NoSuchThing;  has "no element class 'NoSuchThing'"
+# Every element documents itself.
+for e in $("$SHOAL" elements | awk '{print $1}'); do
+  ok "$SHOAL" elements "$e"; has "Ports:"
+done
+bad "$SHOAL" run /nonexistent.click; has "cannot open configuration"
+bad "$SHOAL" gen --out "$tmp/x.pcap" --size 20; has "below the"
+ok "$SHOAL" gen --out "$tmp/g.pcap" --count 100 --flows 7 --proto tcp --ipv6
+ok "$SHOAL" gen --out "$tmp/imix.pcap" --count 120 --imix
+
+# NAME=value sets $NAME; --stats json is valid JSON with the handler values.
+cat >"$tmp/c.click" <<'C'
+define($N 10)
+FromDump($IN, STOP true) -> c :: Counter -> Discard;
+FastUDPFlows(LIMIT $N) -> c2 :: Counter -> Discard;
+C
+ok "$SHOAL" run -q "$tmp/c.click" IN="$tmp/g.pcap" N=25 --stats json
+/usr/bin/python3 -c "import json,sys; j=json.load(open('$tmp/out')); assert j['elements']['c']['count']==100, j; assert j['elements']['c2']['count']==25, j; assert j['accounting']['balanced']" \
+  && pass=$((pass+1)) || { echo "FAIL: stats json"; cat "$tmp/out"; fail=$((fail+1)); }
+ok "$SHOAL" run -q "$tmp/c.click" IN="$tmp/g.pcap" --threads 2 --stats text; has "c.count: 100"
+bad "$SHOAL" run "$tmp/c.click" NOTADEFINE; has "is not NAME=value"
+# --duration ends an endless run; interval stats print while running.
+echo 'InfiniteSource(LENGTH 64, BURST 32) -> c :: Counter -> Discard;' >"$tmp/inf.click"
+ok timeout 20 "$SHOAL" run "$tmp/inf.click" --duration 0.5 --stats json --stats-interval 0.2; has '"interim":true'; has "balanced"
+# check validates without running (no output file created).
+echo 'FastUDPFlows(LIMIT 1) -> ToDump(/nonexistent-dir/out.pcap);' >"$tmp/w.click"
+ok "$SHOAL" check "$tmp/w.click"; has "ok ("
+bad "$SHOAL" run -q "$tmp/w.click"; has "/nonexistent-dir/out.pcap"
+ok "$SHOAL" run -q --device host "$tmp/inf.click" --duration 0.1
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# tshark as an independent checker: our generator's frames dissect cleanly;
+# Classifier's TCP/UDP split matches tshark's; ToIPSummaryDump's fields match
+# tshark's; FromDump reads pcapng (written by editcap) like pcap.
+set -u
+SHOAL=$1
+command -v tshark >/dev/null || { echo "skipped: tshark not installed"; exit 77; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0; pass=0
+check() { if [ "$1" = "$2" ]; then pass=$((pass+1)); else echo "FAIL $3: '$1' != '$2'"; fail=$((fail+1)); fi; }
+
+"$SHOAL" gen --out "$tmp/in.pcap" --count 3000 --flows 50 --proto mix --imix 2>/dev/null
+"$SHOAL" gen --out "$tmp/in6.pcap" --count 500 --flows 9 --proto mix --ipv6 2>/dev/null
+for f in in in6; do
+  check "$(tshark -r "$tmp/$f.pcap" -Y '_ws.malformed || _ws.expert.severity >= error' 2>/dev/null | wc -l)" 0 "$f malformed frames"
+  check "$(tshark -r "$tmp/$f.pcap" -o tcp.check_checksum:TRUE -o udp.check_checksum:TRUE -Y 'tcp.checksum.status == 2 || udp.checksum.status == 2 || icmp.checksum.status == 2 || icmpv6.checksum.status == 2 || ip.checksum.status == 2' -o ip.check_checksum:TRUE 2>/dev/null | wc -l)" 0 "$f bad checksums"
+done
+cat >"$tmp/split.click" <<'C'
+FromDump($IN, STOP true) -> c :: Classifier(12/0800 23/06, 12/0800 23/11, -);
+c[0] -> ToDump(${OUT}tcp.pcap); c[1] -> ToDump(${OUT}udp.pcap); c[2] -> ToDump(${OUT}other.pcap);
+C
+"$SHOAL" run -q "$tmp/split.click" IN="$tmp/in.pcap" OUT="$tmp/"
+check "$(tshark -r "$tmp/tcp.pcap" 2>/dev/null | wc -l)" "$(tshark -r "$tmp/in.pcap" -Y 'ip.proto == 6' 2>/dev/null | wc -l)" "tcp split"
+check "$(tshark -r "$tmp/udp.pcap" 2>/dev/null | wc -l)" "$(tshark -r "$tmp/in.pcap" -Y 'ip.proto == 17' 2>/dev/null | wc -l)" "udp split"
+check "$(tshark -r "$tmp/other.pcap" -Y 'ip.proto == 6 || ip.proto == 17' 2>/dev/null | wc -l)" 0 "other split"
+
+echo "FromDump(\$IN, STOP true) -> ToIPSummaryDump(\$OUT, CONTENTS ip_src ip_dst ip_len ip_ttl, HEADER false);" >"$tmp/sum.click"
+"$SHOAL" run -q "$tmp/sum.click" IN="$tmp/in.pcap" OUT="$tmp/sum.txt"
+tshark -r "$tmp/in.pcap" -T fields -e ip.src -e ip.dst -e ip.len -e ip.ttl -E separator=' ' 2>/dev/null >"$tmp/ts.txt"
+if cmp -s "$tmp/sum.txt" "$tmp/ts.txt"; then pass=$((pass+1)); else echo "FAIL summary vs tshark"; diff "$tmp/sum.txt" "$tmp/ts.txt" | head; fail=$((fail+1)); fi
+
+# pcapng in, nanosecond timestamps kept.
+editcap -F pcapng "$tmp/in.pcap" "$tmp/in.pcapng"
+echo "FromDump(\$IN, STOP true) -> ToDump(\$OUT);" >"$tmp/copy.click"
+"$SHOAL" run -q "$tmp/copy.click" IN="$tmp/in.pcapng" OUT="$tmp/fromng.pcap"
+check "$(tshark -r "$tmp/fromng.pcap" -T fields -e frame.time_epoch 2>/dev/null | md5sum)" \
+      "$(tshark -r "$tmp/in.pcap" -T fields -e frame.time_epoch 2>/dev/null | md5sum)" "pcapng timestamps"
+check "$(tshark -r "$tmp/fromng.pcap" -T fields -e frame.len 2>/dev/null | md5sum)" \
+      "$(tshark -r "$tmp/in.pcap" -T fields -e frame.len 2>/dev/null | md5sum)" "pcapng lengths"
+echo "tshark oracle: $pass passed, $fail failed"
+[ "$fail" = 0 ]

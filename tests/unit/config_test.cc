@@ -1,0 +1,187 @@
+#include <gtest/gtest.h>
+
+#include "helpers.hh"
+
+using namespace shoal;
+using shoal::test::load;
+
+namespace {
+std::vector<std::string> names(const Program& p) {
+  std::vector<std::string> n;
+  for (auto& e : p.elements) n.push_back(e.name);
+  return n;
+}
+bool connected(const Program& p, const std::string& a, int ap, const std::string& b, int bp) {
+  for (auto& c : p.conns)
+    if (p.elements[size_t(c.from)].name == a && c.from_port == ap && p.elements[size_t(c.to)].name == b && c.to_port == bp)
+      return true;
+  return false;
+}
+}  // namespace
+
+TEST(Config, DeclarationsChainsAnonymousAndPorts) {
+  auto r = load(R"(
+    // comment
+    src :: InfiniteSource(LIMIT 1) /* block */ -> c :: Classifier(12/0800, -);
+    c[0] -> Counter -> Discard;
+    c [1] -> [0] d :: Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  // Named elements first, then anonymous ones, each Class@N with N its
+  // position among the scope's elements.
+  EXPECT_EQ(names(r->prog), (std::vector<std::string>{"src", "c", "d", "Counter@4", "Discard@5"}));
+  EXPECT_TRUE(connected(r->prog, "src", 0, "c", 0));
+  EXPECT_TRUE(connected(r->prog, "c", 1, "d", 0));
+  EXPECT_TRUE(connected(r->prog, "Counter@4", 0, "Discard@5", 0));
+  EXPECT_EQ(r->prog.elements[1].config, "12/0800, -");
+}
+
+TEST(Config, UseBeforeDeclarationAndMultipleNames) {
+  auto r = load("a -> b; a, b2 :: Counter; b :: Discard; InfiniteSource -> a; b2 -> Discard; Idle -> b2;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_TRUE(connected(r->prog, "a", 0, "b", 0));
+  EXPECT_EQ(r->prog.elements[size_t(r->prog.find("b2"))].info->name, "Counter");
+}
+
+TEST(Config, CompoundWithFormalsAndNesting) {
+  auto r = load(R"(
+    elementclass Painter { $color | input -> Paint($color) -> output }
+    elementclass Two { $a, $b |
+      input -> p :: Painter($a) -> Painter($b) -> output;
+    }
+    InfiniteSource(LIMIT 1) -> t :: Two(3, 4) -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  auto n = names(r->prog);
+  ASSERT_EQ(n.size(), 4u) << testing::PrintToString(n);
+  EXPECT_EQ(n[1], "t/p/Paint@1");
+  EXPECT_EQ(r->prog.elements[1].config, "3");
+  EXPECT_EQ(r->prog.elements[2].config, "4");
+  EXPECT_TRUE(connected(r->prog, "InfiniteSource@1", 0, "t/p/Paint@1", 0));
+  EXPECT_TRUE(connected(r->prog, "t/p/Paint@1", 0, n[2], 0));
+  EXPECT_TRUE(connected(r->prog, n[2], 0, "Discard@3", 0));
+}
+
+TEST(Config, CompoundMultiplePortsAndOverloads) {
+  auto r = load(R"(
+    elementclass Split { input -> c :: Classifier(0/01, -); c[0] -> [0]output; c[1] -> [1]output; }
+    elementclass P { $x | input -> Paint($x) -> output || $x, $y | input -> Paint($x) -> Paint($y) -> output }
+    s :: InfiniteSource(LIMIT 1) -> sp :: Split;
+    sp[0] -> P(1) -> Discard;
+    sp[1] -> P(1, 2) -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_TRUE(connected(r->prog, "sp/c", 0, "P@3/Paint@1", 0)) << testing::PrintToString(names(r->prog));
+  EXPECT_TRUE(connected(r->prog, "sp/c", 1, "P@4/Paint@1", 0)) << "P(1, 2) picks the two-formal overload";
+  EXPECT_TRUE(connected(r->prog, "P@4/Paint@1", 0, "P@4/Paint@2", 0));
+  int paints = 0;
+  for (auto& e : r->prog.elements) paints += e.info->name == "Paint";
+  EXPECT_EQ(paints, 3);
+}
+
+TEST(Config, DefinesAndCommandLineOverride) {
+  const char* text = "define($N 5, $M $N) InfiniteSource(LIMIT $M, DATA '$N') -> Discard;";
+  auto r = load(text);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->prog.elements[0].config, "LIMIT 5, DATA '$N'") << "single quotes are not substituted";
+  auto r2 = load("define($N 5) InfiniteSource(LIMIT $N, DATA ${N}x) -> Discard;", {{"N", "7"}});
+  ASSERT_TRUE(r2->ok) << r2->errors;
+  EXPECT_EQ(r2->prog.elements[0].config, "LIMIT 7, DATA 7x");
+  EXPECT_EQ(config::substitute("$UNKNOWN $(c.count)", {{"X", "1"}}), "$UNKNOWN $(c.count)");
+}
+
+TEST(Config, ElementclassSynonymAndRequire) {
+  auto r = load("require(package \"shoal\"); elementclass Sink Discard; InfiniteSource(LIMIT 1) -> Sink;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->prog.elements[1].info->name, "Discard");
+  ASSERT_EQ(r->prog.requirements.size(), 1u);
+}
+
+// Diagnostics: exact text, with file:line:col, the line and a caret.
+TEST(ConfigDiagnostics, UnknownClassSuggests) {
+  auto r = load("src :: InfiniteSource -> Countr -> Discard;\n");
+  ASSERT_FALSE(r->ok);
+  EXPECT_EQ(r->errors,
+            "test.click:1:26: error: unknown element class 'Countr' (did you mean 'Counter'?)\n"
+            "    1 | src :: InfiniteSource -> Countr -> Discard;\n"
+            "      |                          ^~~~~~\n");
+}
+
+TEST(ConfigDiagnostics, Redeclaration) {
+  auto r = load("c :: Counter;\nc :: Counter;\n");
+  ASSERT_FALSE(r->ok);
+  EXPECT_EQ(r->errors,
+            "test.click:2:1: error: redeclaration of element 'c'\n"
+            "    2 | c :: Counter;\n"
+            "      | ^\n"
+            "test.click:1:1: note: 'c' was first declared here\n"
+            "    1 | c :: Counter;\n"
+            "      | ^\n");
+}
+
+TEST(ConfigDiagnostics, PortOutOfRange) {
+  auto r = load("InfiniteSource -> c :: Counter; c[1] -> Discard; c -> Discard;");
+  ASSERT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("test.click:1:38: error: 'c' :: Counter has no output 1 (Counter takes 1 output)"),
+            std::string::npos)
+      << r->errors;
+}
+
+TEST(ConfigDiagnostics, PushPullMismatchSuggestsQueue) {
+  // InfiniteSource is agnostic: pulled by Unqueue it becomes pull, as in Click.
+  EXPECT_TRUE(load("InfiniteSource -> u :: Unqueue -> Discard;")->ok);
+  auto r = load("InfiniteSource -> t :: Tee -> u :: Unqueue -> Discard;");
+  ASSERT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("'t' :: Tee output 0 is push, but 'u' :: Unqueue input 0 is pull "
+                           "(put a Queue between them)"),
+            std::string::npos)
+      << r->errors;
+}
+
+TEST(ConfigDiagnostics, UnconnectedPorts) {
+  auto r = load("c :: Counter -> Discard;");
+  ASSERT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("test.click:1:1: error: 'c' :: Counter input 0 is not connected"), std::string::npos)
+      << r->errors;
+}
+
+TEST(ConfigDiagnostics, PushOutputTwice) {
+  auto r = load("s :: InfiniteSource; s -> Discard; s -> Discard;");
+  ASSERT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("'s' :: InfiniteSource push output 0 is connected more than once"), std::string::npos)
+      << r->errors;
+}
+
+TEST(ConfigDiagnostics, SyntaxErrorsHaveLocations) {
+  auto r = load("a :: Counter(\n");
+  ASSERT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("test.click:1:13: error: unterminated configuration string: missing ')'"), std::string::npos)
+      << r->errors;
+  auto r2 = load("a :: -> b;");
+  ASSERT_FALSE(r2->ok);
+  EXPECT_NE(r2->errors.find("test.click:1:6: error: expected a class name after '::', found '->'"), std::string::npos)
+      << r2->errors;
+  auto r3 = load("x -> y;");
+  ASSERT_FALSE(r3->ok);
+  EXPECT_NE(r3->errors.find("undeclared element 'x'"), std::string::npos) << r3->errors;
+  auto r4 = load("elementclass A { input -> output } InfiniteSource -> a :: A -> [1]Discard;");
+  ASSERT_FALSE(r4->ok);
+  auto r5 = load("elementclass A { input -> output } InfiniteSource -> a :: A; a[1] -> Discard; a -> Discard;");
+  ASSERT_FALSE(r5->ok);
+  EXPECT_NE(r5->errors.find("'a' :: A has no output 1"), std::string::npos) << r5->errors;
+}
+
+TEST(ConfigDiagnostics, RecursiveCompoundIsBounded) {
+  auto r = load("elementclass R { input -> R -> output } InfiniteSource -> R -> Discard;");
+  ASSERT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("nested more than 50 deep"), std::string::npos) << r->errors;
+}
+
+TEST(ConfigDiagnostics, BadArgumentPointsAtIt) {
+  auto r = shoal::test::run("InfiniteSource(LIMIT 2,\n  BURST many) -> Discard;");
+  ASSERT_FALSE(r->ok);
+  EXPECT_EQ(r->errors,
+            "test.click:2:3: error: InfiniteSource@1: BURST expects an unsigned integer, got 'many'\n"
+            "    2 |   BURST many) -> Discard;\n"
+            "      |   ^~~~~~~~~~\n");
+}

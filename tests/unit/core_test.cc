@@ -1,0 +1,225 @@
+#include <gtest/gtest.h>
+
+#include "shoal/core/args.hh"
+#include "shoal/core/batch.hh"
+#include "shoal/core/element.hh"
+#include "shoal/core/packet.hh"
+#include "shoal/kernels/checksum.hh"
+#include "shoal/kernels/flowhash.hh"
+
+using namespace shoal;
+
+TEST(Packet, PushPullPutTake) {
+  PacketPool pool({.count = 4, .buf_size = 256, .headroom = 32});
+  Packet* p = pool.alloc(10);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->length(), 10u);
+  EXPECT_EQ(p->headroom(), 32u);
+  EXPECT_EQ(p->tailroom(), 256u - 32 - 10);
+  ASSERT_NE(p->push(14), nullptr);
+  EXPECT_EQ(p->length(), 24u);
+  EXPECT_EQ(p->push(100), nullptr) << "no headroom: unchanged";
+  EXPECT_EQ(p->length(), 24u);
+  p->pull(4);
+  EXPECT_EQ(p->length(), 20u);
+  p->pull(1000);
+  EXPECT_EQ(p->length(), 0u);
+  EXPECT_NE(p->put(100), nullptr);
+  EXPECT_EQ(p->put(10000), nullptr);
+  p->take(30);
+  EXPECT_EQ(p->length(), 70u);
+  pool.free(p);
+  EXPECT_EQ(pool.outstanding(), 0u);
+}
+
+TEST(Packet, HeaderOffsetsSurvivePushPull) {
+  PacketPool pool({.count = 2});
+  Packet* p = pool.alloc(60);
+  p->set_network_header(14);
+  p->pull(14);
+  EXPECT_EQ(p->network_header_offset(), 0);
+  p->push(14);
+  EXPECT_EQ(p->network_header_offset(), 14);
+  pool.free(p);
+}
+
+TEST(PacketPool, ExhaustionIsCountedNotFatal) {
+  PacketPool pool({.count = 3, .buf_size = 2048, .headroom = 128, .jumbo_count = 1});
+  std::vector<Packet*> ps;
+  for (int i = 0; i < 3; ++i) ps.push_back(pool.alloc(64));
+  EXPECT_EQ(pool.alloc(64), nullptr);
+  EXPECT_EQ(pool.failures(), 1u);
+  Packet* j = pool.alloc(9000);  // jumbo class
+  ASSERT_NE(j, nullptr);
+  EXPECT_EQ(j->length(), 9000u);
+  EXPECT_EQ(pool.alloc(9000), nullptr) << "jumbo class is bounded too";
+  EXPECT_EQ(pool.alloc(PacketPool::kMaxFrame + 1000), nullptr) << "larger than any buffer";
+  pool.free(j);
+  for (auto* p : ps) pool.free(p);
+  EXPECT_EQ(pool.outstanding(), 0u);
+  EXPECT_NE(pool.alloc(64), nullptr);
+}
+
+TEST(PacketPool, CloneCopiesDataAndAnnotations) {
+  PacketPool pool({.count = 4});
+  Packet* p = pool.alloc(5);
+  std::memcpy(p->data(), "hello", 5);
+  p->anno().paint = 7;
+  p->set_timestamp_ns(123);
+  p->set_network_header(1);
+  Packet* q = pool.clone(p);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(std::memcmp(q->data(), "hello", 5), 0);
+  EXPECT_EQ(q->anno().paint, 7);
+  EXPECT_EQ(q->timestamp_ns(), 123u);
+  EXPECT_EQ(q->network_header_offset(), 1);
+  EXPECT_NE(q->data(), p->data());
+  pool.free(p);
+  pool.free(q);
+}
+
+TEST(PacketBatch, LiveMaskIterationAndCompaction) {
+  PacketPool pool({.count = 200});
+  PacketBatch b(130);
+  std::vector<Packet*> ps;
+  for (int i = 0; i < 130; ++i) {
+    ps.push_back(pool.alloc(1));
+    b.append(ps.back());
+  }
+  for (uint32_t i = 0; i < 130; i += 3) b.kill(i);
+  uint32_t seen = 0, last = 0;
+  bool ordered = true;
+  b.for_each([&](uint32_t i, Packet* p) {
+    EXPECT_NE(i % 3, 0u);
+    EXPECT_EQ(p, ps[i]);
+    if (seen && i <= last) ordered = false;
+    last = i;
+    ++seen;
+  });
+  EXPECT_TRUE(ordered);
+  EXPECT_EQ(seen, b.live());
+  EXPECT_EQ(b.live(), 130u - 44);
+  b.compact();
+  EXPECT_TRUE(b.dense());
+  EXPECT_EQ(b.slots(), 86u);
+  EXPECT_EQ(b.at(0), ps[1]);
+  EXPECT_EQ(b.at(1), ps[2]);
+  EXPECT_EQ(b.at(2), ps[4]);
+  for (auto* p : ps) pool.free(p);
+}
+
+TEST(Args, ValueParsers) {
+  Duration d;
+  EXPECT_TRUE(parse_duration("10ms", d));
+  EXPECT_EQ(d.ns, 10000000u);
+  EXPECT_TRUE(parse_duration("1.5", d));
+  EXPECT_EQ(d.ns, 1500000000u);
+  EXPECT_FALSE(parse_duration("5 parsecs", d));
+  Bandwidth bw;
+  EXPECT_TRUE(parse_bandwidth("8Mbps", bw));
+  EXPECT_DOUBLE_EQ(bw.bytes_per_sec, 1e6);
+  EtherAddr e;
+  EXPECT_TRUE(parse_ether("00:1b:21:3a:4c:5d", e));
+  EXPECT_EQ(e.b[5], 0x5d);
+  EXPECT_FALSE(parse_ether("00:1b:21:3a:4c", e));
+  IPv4Addr a;
+  EXPECT_TRUE(parse_ipv4("10.0.0.255", a));
+  EXPECT_EQ(a.host(), 0x0a0000ffu);
+  EXPECT_FALSE(parse_ipv4("10.0.0.256", a));
+  DataString ds;
+  EXPECT_TRUE(parse_data("\\<0a 0B>\"x\\n\"", ds));
+  EXPECT_EQ(ds.bytes, std::string("\x0a\x0bx\n"));
+  EXPECT_FALSE(parse_data("\\<0a 0>", ds)) << "odd number of hex digits";
+  int64_t i;
+  EXPECT_TRUE(parse_int("-0x10", i));
+  EXPECT_EQ(i, -16);
+  EXPECT_TRUE(parse_int("-16", i));
+  EXPECT_EQ(i, -16);
+  uint64_t u;
+  EXPECT_FALSE(parse_uint("18446744073709551616", u));
+}
+
+TEST(Args, PositionalKeywordsAndErrors) {
+  Loc start{-1, 1, 1};
+  auto items = split_args("5, \"a, b\", LIMIT 10, STOP true", start);
+  ASSERT_EQ(items.size(), 4u);
+  EXPECT_EQ(items[1].text, "\"a, b\"");
+  EXPECT_EQ(items[2].keyword, "LIMIT");
+  Args a(items, start, "x");
+  uint32_t first = 0;
+  std::string s;
+  int64_t limit = 0;
+  bool stop = false;
+  a.read_mp("FIRST", first).read_p("S", s).read("LIMIT", limit).read("STOP", stop);
+  EXPECT_NO_THROW(a.complete());
+  EXPECT_EQ(first, 5u);
+  EXPECT_EQ(s, "a, b");
+  EXPECT_EQ(limit, 10);
+  EXPECT_TRUE(stop);
+
+  Args b(split_args("1, BOGUS 3", start), start, "x");
+  b.read_p("A", first);
+  EXPECT_THROW(b.complete(), ConfigError);
+  Args c(split_args("notanumber", start), start, "x");
+  try {
+    c.read_mp("A", first);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "x: A expects an unsigned integer, got 'notanumber'");
+  }
+  Args m(split_args("", start), start, "x");
+  EXPECT_THROW(m.read_mp("A", first), ConfigError);
+}
+
+TEST(PortSpec, ParsesClickForms) {
+  PortRange in, out;
+  ASSERT_TRUE(parse_port_counts("1/1-2", in, out));
+  EXPECT_EQ(in.lo, 1u);
+  EXPECT_EQ(out.hi, 2u);
+  ASSERT_TRUE(parse_port_counts("-/=", in, out));
+  EXPECT_EQ(in.hi, UINT32_MAX);
+  EXPECT_TRUE(out.same_as_inputs);
+  ASSERT_TRUE(parse_port_counts("1/1-", in, out));
+  EXPECT_EQ(out.lo, 1u);
+  EXPECT_EQ(out.hi, UINT32_MAX);
+  EXPECT_FALSE(parse_port_counts("x", in, out));
+  EXPECT_EQ(port_processing("a/ah", true, 0), Proc::Agnostic);
+  EXPECT_EQ(port_processing("a/ah", true, 5), Proc::Push);
+  EXPECT_EQ(port_processing("h/l", true, 0), Proc::Pull);
+}
+
+TEST(Kernels, ChecksumMatchesRfc1071Example) {
+  // RFC 1071 section 3 example bytes.
+  const uint8_t b[] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
+  EXPECT_EQ(k::csum_partial(b, 8) % 0xffff, (0x0001 + 0xf203 + 0xf4f5 + 0xf6f7) % 0xffff);
+  EXPECT_EQ(k::csum_fold(k::csum_partial(b, 8)), uint16_t(~0xddf2 & 0xffff));
+  uint8_t ip[20] = {0x45, 0, 0, 0x54, 0, 0, 0x40, 0, 0x40, 0x01, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2};
+  k::store_be16(ip + 10, k::ip_checksum(ip, 20));
+  EXPECT_EQ(k::ip_checksum(ip, 20), 0) << "a header with its checksum sums to zero";
+  uint16_t before = k::load_be16(ip + 10);
+  uint16_t ttl_before = k::load_be16(ip + 8);
+  ip[8] = 0x3f;
+  uint16_t updated = k::csum_update16(before, ttl_before, k::load_be16(ip + 8));
+  k::store_be16(ip + 10, 0);
+  EXPECT_EQ(updated, k::ip_checksum(ip, 20));
+}
+
+TEST(Kernels, FlowHashKeepsFragmentsTogetherAndSeesPorts) {
+  uint8_t f[64] = {};
+  k::store_be16(f + 12, 0x0800);
+  f[14] = 0x45;
+  f[23] = 17;
+  k::store_be32(f + 26, 0x0a000001);
+  k::store_be32(f + 30, 0x0a000002);
+  k::store_be16(f + 34, 1000);
+  k::store_be16(f + 36, 53);
+  uint32_t h1 = k::flow_hash(f, 64);
+  k::store_be16(f + 34, 1001);
+  EXPECT_NE(k::flow_hash(f, 64), h1);
+  k::store_be16(f + 20, 0x2000);  // MF: a first fragment
+  uint32_t frag_a = k::flow_hash(f, 64);
+  k::store_be16(f + 20, 0x0010);  // a later fragment, ports not present
+  k::store_be16(f + 34, 7777);
+  EXPECT_EQ(k::flow_hash(f, 64), frag_a);
+  EXPECT_NO_FATAL_FAILURE(k::flow_hash(f, 10));  // truncated: no overread (ASan checks)
+}

@@ -1,0 +1,327 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include "helpers.hh"
+#include "shoal/kernels/bytes.hh"
+
+using namespace shoal;
+using shoal::test::finish;
+using shoal::test::read_pcap;
+using shoal::test::run;
+using shoal::test::tmpdir;
+
+TEST(Elements, EveryClassIsDocumented) {
+  for (auto* i : Registry::instance().all()) {
+    EXPECT_FALSE(i->summary.empty()) << i->name;
+    EXPECT_FALSE(i->description.empty()) << i->name;
+    EXPECT_FALSE(i->example.empty()) << i->name;
+    PortRange in, out;
+    EXPECT_TRUE(parse_port_counts(i->ports, in, out)) << i->name;
+  }
+}
+
+TEST(Elements, CounterAndDiscard) {
+  auto r = run("FastUDPFlows(LENGTH 100, LIMIT 1000, FLOWS 10) -> c :: Counter -> d :: Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 1000u);
+  EXPECT_EQ(r->n("c.byte_count"), 100000u);
+  EXPECT_EQ(r->n("d.count"), 1000u);
+  EXPECT_EQ(r->rt->accounting().dropped, 1000u);
+  finish(*r);
+}
+
+TEST(Elements, ClassifierFirstMatchAndNoMatchDrops) {
+  auto r = run(R"(
+    FastUDPFlows(LIMIT 200, FLOWS 20, PROTO mix) -> c :: Classifier(12/0800 23/06, 12/0800 23/11, 12/0800 23/01);
+    c[0] -> tcp :: Counter -> Discard; c[1] -> udp :: Counter -> Discard; c[2] -> icmp :: Counter -> Discard;
+    FastUDPFlows(LIMIT 7, IPV6 true) -> c2 :: Classifier(12/0800) -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  // PROTO mix: flows f%10 in 0..5 TCP, 6..8 UDP, 9 ICMP; 200 packets over 20 flows.
+  EXPECT_EQ(r->n("tcp.count"), 120u);
+  EXPECT_EQ(r->n("udp.count"), 60u);
+  EXPECT_EQ(r->n("icmp.count"), 20u);
+  EXPECT_EQ(r->n("c2.drops"), 7u) << "IPv6 frames match no IPv4 pattern";
+  finish(*r);
+}
+
+TEST(Elements, ClassifierMasksWildcardsNegationAndShortPackets) {
+  auto r = run(R"(
+    InfiniteSource(DATA \<aa bb cc dd>, LIMIT 3) -> a :: Classifier(0/a0%f0 1/b?, -) -> x :: Counter -> Discard; a[1] -> Discard;
+    InfiniteSource(DATA \<aa bb>, LIMIT 2) -> b :: Classifier(!0/aa, 1/bbcc, -) -> Discard;
+    b[1] -> Discard; b[2] -> y :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("x.count"), 3u);
+  EXPECT_EQ(r->n("y.count"), 2u) << "1/bbcc reads past the end: no match";
+  finish(*r);
+  auto bad = run("InfiniteSource -> Classifier(12/080) -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("even number of hex digits"), std::string::npos) << bad->errors;
+}
+
+TEST(Elements, TeeCopiesEveryPacketToEveryOutput) {
+  auto r = run(R"(
+    FastUDPFlows(LIMIT 100) -> t :: Tee(3);
+    t[0] -> a :: Counter -> Discard; t[1] -> b :: Counter -> Discard; t[2] -> c :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("a.count"), 100u);
+  EXPECT_EQ(r->n("b.count"), 100u);
+  EXPECT_EQ(r->n("c.count"), 100u);
+  EXPECT_EQ(r->rt->accounting().created, 200u);
+  finish(*r);
+}
+
+TEST(Elements, TeeCopyFailuresAreCounted) {
+  // A 64-buffer pool and a Queue that keeps everything: copies run out.
+  auto r = run("FastUDPFlows(LIMIT 40, BURST 40) -> t :: Tee; t[0] -> Queue(1000) -> Unqueue(ACTIVE false) -> Discard; t[1] -> Queue(1000) -> Unqueue(ACTIVE false) -> Discard;",
+               1, 64);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("t.copy_failures"), 16u);
+  finish(*r);
+}
+
+TEST(Elements, QueueCapacityDropsAndUnqueueDrains) {
+  auto r = run(R"(
+    FastUDPFlows(LIMIT 50, BURST 50) -> q :: Queue(10) -> u :: Unqueue(BURST 4) -> c :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("q.drops"), 40u);
+  EXPECT_EQ(r->n("q.highwater_length"), 10u);
+  EXPECT_EQ(r->n("c.count"), 10u);
+  EXPECT_EQ(r->n("q.length"), 0u);
+  finish(*r);
+}
+
+TEST(Elements, PacketsLeftInQueuesAreHeld) {
+  auto r = run("FastUDPFlows(LIMIT 30) -> q :: Queue -> Unqueue(ACTIVE false) -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->rt->accounting().held, 30u);
+  finish(*r);
+}
+
+TEST(Elements, PaintSwitchCheckPaintAndSwitch) {
+  auto r = run(R"(
+    FastUDPFlows(LIMIT 10) -> Paint(1) -> ps :: PaintSwitch;
+    ps[0] -> zero :: Counter -> Discard;
+    ps[1] -> cp :: CheckPaint(1) -> one :: Counter -> Discard; cp[1] -> Discard;
+    FastUDPFlows(LIMIT 10) -> Paint(5) -> p2 :: PaintSwitch -> Discard; p2[1] -> Discard;
+    FastUDPFlows(LIMIT 4) -> s :: Switch(-1) -> Discard; s[1] -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("zero.count"), 0u);
+  EXPECT_EQ(r->n("one.count"), 10u);
+  EXPECT_EQ(r->n("p2.drops"), 10u) << "paint 5 has no output";
+  EXPECT_EQ(r->n("s.drops"), 4u);
+  finish(*r);
+}
+
+TEST(Elements, RoundRobinAndHashSwitch) {
+  auto r = run(R"(
+    FastUDPFlows(LIMIT 9, BURST 9) -> rr :: RoundRobinSwitch;
+    rr[0] -> a :: Counter -> Discard; rr[1] -> b :: Counter -> Discard; rr[2] -> c :: Counter -> Discard;
+    FastUDPFlows(LIMIT 300, FLOWS 3) -> h :: HashSwitch(26, 12);
+    h[0] -> x :: Counter -> Discard; h[1] -> y :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("a.count"), 3u);
+  EXPECT_EQ(r->n("b.count"), 3u);
+  EXPECT_EQ(r->n("c.count"), 3u);
+  uint64_t x = r->n("x.count"), y = r->n("y.count");
+  EXPECT_EQ(x + y, 300u);
+  EXPECT_EQ(x % 100, 0u) << "each flow goes whole to one side";
+  finish(*r);
+}
+
+TEST(Elements, StripUnstripEtherEncapRoundTrip) {
+  std::string out = tmpdir() + "/strip.pcap";
+  auto r = run("FastUDPFlows(LIMIT 5, LENGTH 80) -> Strip(14) -> Unstrip(14) -> Strip(14) -> "
+               "EtherEncap(0x0800, 02:00:00:00:00:01, 02:00:00:00:00:02) -> ToDump(" + out + ");"
+               "InfiniteSource(DATA \\<01 02>, LIMIT 3) -> s :: Strip(3) -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("s.drops"), 3u);
+  finish(*r);
+  auto frames = read_pcap(out);
+  ASSERT_EQ(frames.size(), 5u);
+  EXPECT_EQ(frames[0].bytes.size(), 80u);
+  EXPECT_EQ(frames[0].bytes[5], 0x02);
+  EXPECT_EQ(frames[0].bytes[11], 0x01);
+  EXPECT_EQ(k::load_be16(frames[0].bytes.data() + 12), 0x0800);
+}
+
+TEST(Elements, FromDumpToDumpIsByteIdenticalWithNanoTimestamps) {
+  std::string in = tmpdir() + "/gen.pcap", out = tmpdir() + "/copy.pcap";
+  auto g = run("FastUDPFlows(LIMIT 64, FLOWS 8, IMIX true) -> SetTimestamp(1700000000.123456789) -> ToDump(" + in + ");");
+  ASSERT_TRUE(g->ok) << g->errors;
+  finish(*g);
+  auto r = run("FromDump(" + in + ", STOP true) -> c :: Counter -> ToDump(" + out + ");");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 64u);
+  finish(*r);
+  auto a = read_pcap(in), b = read_pcap(out);
+  ASSERT_EQ(a.size(), 64u);
+  ASSERT_EQ(b.size(), 64u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].bytes, b[i].bytes);
+    EXPECT_EQ(b[i].ts, 1700000000123456789ull);
+  }
+}
+
+TEST(Elements, FromDumpReportsMissingAndTruncatedFiles) {
+  auto r = run("FromDump(/nonexistent/x.pcap) -> Discard;");
+  EXPECT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("/nonexistent/x.pcap: No such file or directory"), std::string::npos) << r->errors;
+  std::string in = tmpdir() + "/trunc-src.pcap", cut = tmpdir() + "/trunc.pcap";
+  auto g = run("FastUDPFlows(LIMIT 10, LENGTH 100) -> ToDump(" + in + ");");
+  finish(*g);
+  {
+    std::ifstream f(in, std::ios::binary);
+    std::string s((std::istreambuf_iterator<char>(f)), {});
+    std::ofstream o(cut, std::ios::binary);
+    o << s.substr(0, s.size() - 50);  // cut into the last record
+  }
+  auto t = run("FromDump(" + cut + ", STOP true) -> c :: Counter -> Discard;");
+  ASSERT_TRUE(t->ok) << t->errors;
+  EXPECT_EQ(t->n("c.count"), 9u);
+  EXPECT_FALSE(t->h("FromDump@1.error").empty());
+  finish(*t);
+}
+
+TEST(Elements, InfiniteSourceDataLengthAndStop) {
+  std::string out = tmpdir() + "/inf.pcap";
+  auto r = run("InfiniteSource(DATA \\<de ad be ef>, LENGTH 6, LIMIT 4, BURST 3, STOP true) -> ToDump(" + out + ");"
+               "InfiniteSource -> Discard;");  // unlimited: only STOP ends the run
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(f[0].bytes, (std::vector<uint8_t>{0xde, 0xad, 0xbe, 0xef, 0, 0}));
+}
+
+TEST(Elements, RatedSourceKeepsItsRate) {
+  auto r = run("RatedSource(RATE 200, LIMIT 20, STOP true) -> c :: Counter -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 20u);
+  // 20 packets at 200/s take about 0.1 s; allow wide slack, but not zero.
+  EXPECT_GT(r->rt->elapsed_ns(), 80000000u);
+  finish(*r);
+}
+
+TEST(Elements, ScriptAndDriverManager) {
+  std::string out = tmpdir() + "/script.txt";
+  auto r = run(R"(
+    src :: FastUDPFlows(LIMIT 100, STOP true) -> c :: Counter -> s :: Switch(0) -> Discard; s[1] -> d1 :: Discard;
+    Script(TYPE PASSIVE, set x $(add $(c.count) 1), write s.switch 1);
+    DriverManager(wait_stop, write c.reset, stop);
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 0u) << "DriverManager reset it after the stop request";
+  finish(*r);
+  auto bad = run("Script(frobnicate 3);");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("unknown statement 'frobnicate'"), std::string::npos) << bad->errors;
+  auto bad2 = run("Script(goto nowhere);");
+  EXPECT_FALSE(bad2->ok);
+  EXPECT_NE(bad2->errors.find("undefined label 'nowhere'"), std::string::npos) << bad2->errors;
+}
+
+TEST(Elements, ScriptLoopsAndWritesAcrossWorkers) {
+  auto r = run(R"(
+    FastUDPFlows(LIMIT 64, FLOWS 16, ACTIVE false) -> c :: Counter -> Discard;
+    Script(set i 0, label top, set i $(add $i 1), goto top $(lt $i 5), write FastUDPFlows@1.active true);
+  )", 2);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 64u) << "the write reached both workers' copies";
+  finish(*r);
+}
+
+TEST(Elements, IPSummaryDumpRoundTrip) {
+  std::string txt = tmpdir() + "/sum.txt", txt2 = tmpdir() + "/sum2.txt";
+  const char* fields = "timestamp ip_src sport ip_dst dport ip_proto ip_len ip_ttl ip_id tcp_seq tcp_flags payload_len";
+  auto r = run(std::string("FastUDPFlows(LIMIT 30, FLOWS 10, PROTO mix, LENGTH 90) -> ToIPSummaryDump(") + txt +
+               ", CONTENTS " + fields + ");");
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  auto r2 = run(std::string("FromIPSummaryDump(") + txt + ", STOP true, CHECKSUM true) -> c :: Counter -> ToIPSummaryDump(" +
+                txt2 + ", CONTENTS " + fields + ");");
+  ASSERT_TRUE(r2->ok) << r2->errors;
+  EXPECT_EQ(r2->n("c.count"), 30u);
+  finish(*r2);
+  std::ifstream a(txt), b(txt2);
+  std::string sa((std::istreambuf_iterator<char>(a)), {}), sb((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(sa, sb) << "summary -> packets -> summary is the identity";
+  EXPECT_NE(sa.find(" T 76 64 "), std::string::npos) << sa.substr(0, 300);
+}
+
+TEST(Elements, FromIPSummaryDumpReportsBadLines) {
+  std::string txt = tmpdir() + "/bad.txt";
+  std::ofstream(txt) << "!data ip_src ip_dst ip_proto\n1.2.3.4 5.6.7.8 T\n1.2.3 5.6.7.8 U\n9.9.9.9 8.8.8.8\n";
+  auto r = run("FromIPSummaryDump(" + txt + ", STOP true) -> c :: Counter -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 1u);
+  EXPECT_EQ(r->n("FromIPSummaryDump@1.bad_lines"), 2u);
+  finish(*r);
+}
+
+TEST(Dispatch, MajorityKeepsTheBatchAndOrderIsKeptPerPort) {
+  std::string out0 = tmpdir() + "/d0.pcap", out1 = tmpdir() + "/d1.pcap";
+  // Every 5th packet is a TCP flow (PROTO mix flow 0..5 TCP): split, and check
+  // each output keeps the generator's sequence order.
+  auto r = run("FastUDPFlows(LIMIT 500, FLOWS 10, PROTO mix, BURST 64) -> c :: Classifier(23/11, -);"
+               "c[0] -> ToDump(" + out0 + "); c[1] -> ToDump(" + out1 + ");");
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  for (auto& path : {out0, out1}) {
+    auto f = read_pcap(path);
+    ASSERT_FALSE(f.empty());
+    uint64_t prev = 0;
+    for (size_t i = 0; i < f.size(); ++i) {
+      const uint8_t* ip = f[i].bytes.data() + 14;
+      uint32_t l4 = 20 + (ip[9] == 6 ? 20 : 8);
+      uint64_t seq = (uint64_t(k::load_be32(ip + l4)) << 32) | k::load_be32(ip + l4 + 4);
+      if (i) {
+        EXPECT_GT(seq, prev);
+      }
+      prev = seq;
+    }
+  }
+  EXPECT_EQ(read_pcap(out0).size() + read_pcap(out1).size(), 500u);
+}
+
+TEST(Workers, FlowsStayOnOneWorkerInOrderAndLimitsAreGlobal) {
+  std::string out = tmpdir() + "/mt.pcap";
+  auto r = run("FastUDPFlows(LIMIT 4000, FLOWS 64) -> c :: Counter -> ToDump(" + out + ");", 2);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 4000u) << "handlers sum over workers";
+  uint64_t w0 = r->rt->router(0).find("c")->output_count(0), w1 = r->rt->router(1).find("c")->output_count(0);
+  EXPECT_EQ(w0 + w1, 4000u);
+  EXPECT_GT(w0, 0u);
+  EXPECT_GT(w1, 0u);
+  finish(*r);
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 4000u);
+  std::map<uint32_t, uint64_t> last;  // flow (source port) -> last sequence number
+  for (auto& fr : f) {
+    uint32_t sport = k::load_be16(fr.bytes.data() + 34);
+    uint64_t seq = (uint64_t(k::load_be32(fr.bytes.data() + 42)) << 32) | k::load_be32(fr.bytes.data() + 46);
+    auto it = last.find(sport);
+    if (it != last.end()) {
+      EXPECT_GT(seq, it->second) << "flow " << sport << " reordered";
+    }
+    last[sport] = seq;
+  }
+  EXPECT_EQ(last.size(), 64u);
+}
+
+TEST(Workers, FromDumpSpreadsByFlowAndStopsWhenAllCopiesFinish) {
+  std::string in = tmpdir() + "/mt-in.pcap";
+  auto g = run("FastUDPFlows(LIMIT 1000, FLOWS 32) -> ToDump(" + in + ");");
+  finish(*g);
+  auto r = run("FromDump(" + in + ", STOP true) -> c :: Counter -> Discard;", 2);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 1000u);
+  finish(*r);
+}
