@@ -6,7 +6,8 @@
 namespace shoal {
 
 namespace {
-constexpr uint32_t kJumboBytes = 256 + PacketPool::kMaxFrame + 256;
+// aligned_alloc needs a size that is a multiple of the alignment.
+constexpr uint32_t kJumboBytes = (256 + PacketPool::kMaxFrame + 256 + 63) & ~63u;
 }
 
 PacketPool::PacketPool(const PoolConfig& cfg) : cfg_(cfg) {

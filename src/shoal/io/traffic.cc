@@ -32,6 +32,26 @@ TrafficGen::TrafficGen(const TrafficSpec& spec) : spec_(spec) {
     headers(f, len, buf.data());
     hashes_[f] = k::flow_hash(buf.data(), len);
   }
+  for (uint64_t i = 0; i < (spec_.imix ? 12u : 1u); ++i)
+    if (std::find(lengths_.begin(), lengths_.end(), length_of(i)) == lengths_.end()) lengths_.push_back(length_of(i));
+  uint64_t per_flow = 0;
+  for (uint32_t l : lengths_) per_flow += l;
+  if (per_flow * spec_.flows > (64ull << 20)) return;  // memory bound: build per packet
+  frames_.resize(per_flow * spec_.flows);
+  frame_off_.resize(size_t(spec_.flows) * lengths_.size());
+  uint64_t off = 0;
+  for (uint32_t f = 0; f < spec_.flows; ++f)
+    for (size_t li = 0; li < lengths_.size(); ++li) {
+      frame_off_[f * lengths_.size() + li] = off;
+      fill(f, lengths_[li], 0, false, frames_.data() + off);
+      off += lengths_[li];
+    }
+}
+
+uint32_t TrafficGen::length_index(uint64_t i) const {
+  if (lengths_.size() == 1) return 0;
+  uint32_t l = length_of(i);
+  return uint32_t(std::find(lengths_.begin(), lengths_.end(), l) - lengths_.begin());
 }
 
 uint32_t TrafficGen::min_length(const TrafficSpec& s) {
@@ -118,8 +138,42 @@ void TrafficGen::headers(uint32_t f, uint32_t len, uint8_t* out) const {
 }
 
 void TrafficGen::build(uint64_t i, uint8_t* out) const {
+  if (frames_.empty()) return build_slow(i, out);
   uint32_t f = flow_of(i);
-  uint32_t len = length_of(i);
+  uint32_t li = length_index(i);
+  uint32_t len = lengths_[li];
+  std::memcpy(out, frames_.data() + frame_off_[f * lengths_.size() + li], len);
+  Proto p = proto_of(f);
+  uint8_t* l4 = out + 14 + (spec_.ipv6 ? 40 : 20);
+  uint8_t* pay = l4 + l4_header(p);
+  // Per-packet fields, zero in the prebuilt frame; their 16-bit words are
+  // added into the checksum (RFC 1624: C' = ~(~C + m')).
+  uint32_t add = 0;
+  k::store_be32(pay, uint32_t(i >> 32));
+  k::store_be32(pay + 4, uint32_t(i));
+  add = k::csum_partial(pay, 8);
+  int csum_off;
+  if (p == Proto::TCP) {
+    k::store_be32(l4 + 4, uint32_t(1000u + f * 7919u + i * 1500u));
+    add += k::csum_partial(l4 + 4, 4);
+    csum_off = 16;
+  } else if (p == Proto::ICMP) {
+    k::store_be16(l4 + 6, uint16_t(i));
+    add += uint16_t(i);
+    csum_off = 2;
+  } else {
+    if (!spec_.ipv6) return;  // UDP over IPv4: no checksum
+    csum_off = 6;
+  }
+  uint16_t c = k::load_be16(l4 + csum_off);
+  uint16_t nc = k::csum_fold(uint32_t(uint16_t(~c)) + add);
+  if (p == Proto::UDP && nc == 0) nc = 0xffff;
+  k::store_be16(l4 + csum_off, nc);
+}
+
+void TrafficGen::build_slow(uint64_t i, uint8_t* out) const { fill(flow_of(i), length_of(i), i, true, out); }
+
+void TrafficGen::fill(uint32_t f, uint32_t len, uint64_t i, bool with_seq, uint8_t* out) const {
   headers(f, len, out);
   Proto p = proto_of(f);
   uint32_t l3 = spec_.ipv6 ? 40 : 20;
@@ -129,19 +183,20 @@ void TrafficGen::build(uint64_t i, uint8_t* out) const {
   uint32_t hl = l4_header(p);
   std::memset(l4 + hl, 0, l4len - hl);
   // Sequence number: big-endian i in the first 8 payload bytes.
-  k::store_be32(l4 + hl, uint32_t(i >> 32));
-  k::store_be32(l4 + hl + 4, uint32_t(i));
+  if (with_seq) {
+    k::store_be32(l4 + hl, uint32_t(i >> 32));
+    k::store_be32(l4 + hl + 4, uint32_t(i));
+  }
   uint8_t proto = p == Proto::TCP ? 6 : p == Proto::UDP ? 17 : (spec_.ipv6 ? 58 : 1);
   int csum_off = p == Proto::TCP ? 16 : p == Proto::UDP ? 6 : 2;
+  if (p == Proto::ICMP) k::store_be16(l4 + 6, with_seq ? uint16_t(i) : 0);
+  // TCP sequence numbers advance 1500 per packet index, so a flow's segments
+  // never overlap.
+  if (p == Proto::TCP) k::store_be32(l4 + 4, with_seq ? uint32_t(1000u + f * 7919u + i * 1500u) : 0);
   if (p == Proto::ICMP && !spec_.ipv6) {
-    k::store_be16(l4 + 6, uint16_t(i));
     k::store_be16(l4 + 2, k::ip_checksum(l4, l4len));
     return;
   }
-  if (p == Proto::ICMP) k::store_be16(l4 + 6, uint16_t(i));
-  // TCP sequence numbers advance 1500 per packet index, so a flow's segments
-  // never overlap.
-  if (p == Proto::TCP) k::store_be32(l4 + 4, uint32_t(1000u + f * 7919u + i * 1500u));
   if (p == Proto::UDP && !spec_.ipv6) return;  // UDP over IPv4: checksum 0 (none), as FastUDPFlows
   uint32_t sum = spec_.ipv6 ? k::ipv6_pseudo_sum(ip + 8, ip + 24, proto, l4len) : k::ipv4_pseudo_sum(ip + 12, ip + 16, proto, l4len);
   uint16_t c = k::csum_fold(k::csum_partial(l4, l4len, sum));

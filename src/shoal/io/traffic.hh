@@ -33,8 +33,13 @@ class TrafficGen {
   uint32_t flow_of(uint64_t i) const { return uint32_t((i / spec_.flowsize) % spec_.flows); }
   uint32_t length_of(uint64_t i) const;
   uint32_t max_length() const;
-  // Writes packet i (length_of(i) bytes) to out.
+  // Writes packet i (length_of(i) bytes) to out: a copy of the prebuilt frame
+  // of its flow and length, then the per-packet fields (sequence numbers) with
+  // an incremental checksum update (RFC 1624). Without prebuilt frames (too
+  // many flows for the memory bound) it builds the frame from scratch.
   void build(uint64_t i, uint8_t* out) const;
+  // The from-scratch path, for tests to compare against.
+  void build_slow(uint64_t i, uint8_t* out) const;
   // The flow hash of flow f (as the worker dispatch computes it).
   uint32_t flow_hash(uint32_t f) const { return hashes_[f]; }
   const TrafficSpec& spec() const { return spec_; }
@@ -42,8 +47,15 @@ class TrafficGen {
  private:
   Proto proto_of(uint32_t f) const;
   void headers(uint32_t f, uint32_t len, uint8_t* out) const;
+  // Frame of flow f, len bytes, packet index i; with_seq false leaves the
+  // per-packet fields zero (the prebuilt frames).
+  void fill(uint32_t f, uint32_t len, uint64_t i, bool with_seq, uint8_t* out) const;
+  uint32_t length_index(uint64_t i) const;
   TrafficSpec spec_;
   std::vector<uint32_t> hashes_;
+  std::vector<uint32_t> lengths_;   // distinct frame lengths
+  std::vector<uint8_t> frames_;     // prebuilt: flow-major, one per length
+  std::vector<uint64_t> frame_off_;
 };
 
 bool parse_proto(const std::string& s, Proto& p);

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Run here (not on the GPU machine): downloads the Debian packages the build
+# needs into .debs/ (ignored by git), so `device run --carry .debs` brings them
+# to the GPU machine, which has no package registry.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p .debs
+grep -qx '/.debs/' .git/info/exclude 2>/dev/null || echo '/.debs/' >> .git/info/exclude
+cd .debs
+apt-get download libpcap0.8 libpcap0.8-dev libpcap-dev libdbus-1-3 libfmt9 libfmt-dev nlohmann-json3-dev libcli11-dev \
+  libgtest-dev googletest ninja-build 2>&1 | tail -n 2
+ls -1 | wc -l

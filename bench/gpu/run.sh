@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build for sm_90, run the GPU tests and the
+# benchmarks, write everything under $OUT. Carry .debs (bench/gpu/fetch-debs.sh).
+#   device run: bash bench/gpu/run.sh        (carry: [".debs"])
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/shoal-gpu-out}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/run.log") 2>&1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
+SYS=/tmp/shoal-sysroot
+if [ -d .debs ]; then
+  mkdir -p $SYS
+  for d in .debs/*.deb; do dpkg -x "$d" $SYS; done
+  export CMAKE_PREFIX_PATH=$SYS/usr PKG_CONFIG_PATH=$SYS/usr/lib/x86_64-linux-gnu/pkgconfig:$SYS/usr/share/pkgconfig
+  export LD_LIBRARY_PATH=$SYS/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+  export PATH=$SYS/usr/bin:$PATH
+  # Debian's .pc files name /usr; point them at the sysroot.
+  sed -i "s|^prefix=/usr|prefix=$SYS/usr|" $SYS/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc 2>/dev/null || true
+fi
+export PATH=/usr/local/cuda/bin:$PATH
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSHOAL_FUZZ=OFF \
+  -DCMAKE_INCLUDE_PATH=$SYS/usr/include -DCMAKE_LIBRARY_PATH=$SYS/usr/lib/x86_64-linux-gnu || exit 1
+cmake --build build-gpu -j "$(nproc)" || exit 1
+./build-gpu/shoal version | tee "$OUT/version.txt"
+echo "== GPU tests"
+ctest --test-dir build-gpu -L gpu --output-on-failure | tee "$OUT/gpu-tests.txt"
+echo "== full test suite on the GPU machine"
+ctest --test-dir build-gpu -j 8 --output-on-failure -LE slow | tail -n 5 | tee "$OUT/tests.txt"
+echo "== benchmarks"
+./build-gpu/shoal bench --out "$OUT/bench-core.json" --reps 5 --threads 1 2 4 8
