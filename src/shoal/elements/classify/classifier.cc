@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstring>
 
 #include "shoal/elements/common.hh"
 
@@ -39,25 +40,26 @@ class Classifier : public PacketElement<Classifier> {
     r_ = add_drop_reason("no-match");
     if (noutputs() != int(pats_.size()))
       throw std::runtime_error(fmt::format("{} patterns but {} outputs", pats_.size(), noutputs()));
-    for (auto& p : pats_)
-      for (auto& t : p.terms) max_end_ = std::max<uint32_t>(max_end_, t.offset + uint32_t(t.value.size()));
+    compile();
   }
   int process(Packet* p) {
     const uint8_t* d = p->data();
-    uint32_t len = p->length();
-    for (size_t i = 0; i < pats_.size(); ++i) {
-      bool ok = true;
-      for (const Term& t : pats_[i].terms) {
-        bool eq = t.offset + t.value.size() <= len;
-        for (size_t j = 0; eq && j < t.value.size(); ++j) eq = (d[t.offset + j] & t.mask[j]) == t.value[j];
-        if (eq == t.negate) {
-          ok = false;
-          break;
-        }
-      }
-      if (ok) return int(i);
+    const uint32_t len = p->length();
+    const Insn* prog = prog_.data();
+    int32_t pc = entry_;
+    while (pc >= 0) {
+      const Insn& in = prog[pc];
+      bool m;
+      if (len < in.need)
+        m = false;  // the term reaches past the packet's end
+      else if (in.off + 4 <= len)
+        m = (load32(d + in.off) & in.mask) == in.value;
+      else
+        m = bytes_match(in, d);
+      pc = m ? in.yes : in.no;
     }
-    return drop_code(r_);
+    int out = -pc - 1;
+    return out < int(npat_) ? out : drop_code(r_);
   }
   void add_handlers() override {
     add_read_handler("patterns", [this] {
@@ -119,9 +121,81 @@ class Classifier : public PacketElement<Classifier> {
     return p;
   }
 
+  // The compiled form (as Click does): one program of 32-bit masked
+  // compares, each with a target for match and for mismatch. A target >= 0
+  // is the next instruction; -(k+1) ends with output k (k == number of
+  // patterns: drop). Every instruction carries its term's end offset: a
+  // shorter packet fails the term. Near the packet's end, where a 4-byte
+  // load would pass it, only the instruction's real bytes compare.
+  struct Insn {
+    uint32_t off, value, mask;  // value and mask in load order
+    uint32_t need;              // bytes the packet must have: the term's end
+    uint32_t bytes;             // real bytes in this word (1-4)
+    int32_t yes, no;
+  };
+  static uint32_t load32(const uint8_t* p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  static bool bytes_match(const Insn& in, const uint8_t* d) {
+    for (uint32_t b = 0; b < in.bytes; ++b)
+      if ((d[in.off + b] & uint8_t(in.mask >> (8 * b))) != uint8_t(in.value >> (8 * b))) return false;
+    return true;
+  }
+  void compile() {
+    npat_ = uint32_t(pats_.size());
+    auto words = [](const Term& t) { return uint32_t((t.value.size() + 3) / 4); };
+    std::vector<int32_t> start(pats_.size() + 1);
+    int32_t n = 0;
+    for (size_t p = 0; p < pats_.size(); ++p) {
+      start[p] = n;
+      for (auto& t : pats_[p].terms) n += int32_t(words(t));
+    }
+    // Where control goes to try pattern q: its first instruction, or its
+    // output directly when it has no terms ("-"), or the drop after the last.
+    auto pattern_target = [&](size_t q) -> int32_t {
+      if (q == pats_.size()) return -int32_t(npat_) - 1;
+      return pats_[q].terms.empty() ? -int32_t(q) - 1 : start[q];
+    };
+    for (size_t p = 0; p < pats_.size(); ++p) {
+      const auto& terms = pats_[p].terms;
+      int32_t pc = start[p];
+      for (size_t ti = 0; ti < terms.size(); ++ti) {
+        const Term& t = terms[ti];
+        uint32_t nw = words(t);
+        int32_t after_term = pc + int32_t(nw);
+        int32_t next_term = ti + 1 < terms.size() ? after_term : -int32_t(p) - 1;
+        int32_t next_pat = pattern_target(p + 1);
+        for (uint32_t w = 0; w < nw; ++w, ++pc) {
+          Insn in{};
+          in.off = t.offset + 4 * w;
+          in.bytes = std::min<uint32_t>(4, uint32_t(t.value.size()) - 4 * w);
+          uint8_t v[4] = {}, m[4] = {};
+          for (uint32_t b = 0; b < in.bytes; ++b) v[b] = t.value[4 * w + b], m[b] = t.mask[4 * w + b];
+          std::memcpy(&in.value, v, 4);
+          std::memcpy(&in.mask, m, 4);
+          in.need = t.offset + uint32_t(t.value.size());
+          bool last = w + 1 == nw;
+          if (!t.negate) {
+            in.yes = last ? next_term : pc + 1;
+            in.no = next_pat;
+          } else {  // the term holds when some word differs
+            in.yes = last ? next_pat : pc + 1;
+            in.no = next_term;
+          }
+          prog_.push_back(in);
+        }
+      }
+    }
+    entry_ = pattern_target(0);
+  }
+
   std::vector<Pattern> pats_;
   std::vector<std::string> texts_;
-  uint32_t max_end_ = 0;
+  std::vector<Insn> prog_;
+  int32_t entry_ = 0;
+  uint32_t npat_ = 0;
   uint16_t r_ = 0;
 };
 SHOAL_ELEMENT(Classifier, .name = "Classifier", .ports = "1/-", .processing = "h/h",
