@@ -40,5 +40,14 @@ echo 'FastUDPFlows(LIMIT 1) -> ToDump(/nonexistent-dir/out.pcap);' >"$tmp/w.clic
 ok "$SHOAL" check "$tmp/w.click"; has "ok ("
 bad "$SHOAL" run -q "$tmp/w.click"; has "/nonexistent-dir/out.pcap"
 ok "$SHOAL" run -q --device host "$tmp/inf.click" --duration 0.1
+# On a terminal (script(1) gives it one) a live status line shows packets,
+# rate, drops, time and the pcap progress; off a terminal there is none.
+if command -v script >/dev/null; then
+  ok "$SHOAL" gen --out "$tmp/slow.pcap" --count 100 --rate 150   # 0.66 s of traffic
+  echo "FromDump($tmp/slow.pcap, STOP true, TIMING true) -> Discard;" >"$tmp/slow.click"
+  ok script -qec "$SHOAL run $tmp/slow.click" /dev/null; has "pps"; has "FromDump@1:"
+  ok "$SHOAL" run "$tmp/slow.click"
+  if grep -q "pps" "$tmp/out"; then echo "FAIL: status line off a terminal"; fail=$((fail+1)); else pass=$((pass+1)); fi
+fi
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -79,6 +79,19 @@ TEST(Config, CompoundMultiplePortsAndOverloads) {
   EXPECT_EQ(paints, 3);
 }
 
+TEST(Config, KeywordAndRestFormals) {
+  auto r = load(R"(
+    elementclass K { COLOR $c | input -> Paint($c) -> output }
+    elementclass R { $a, __REST__ $rest | input -> Paint($a) -> c :: Classifier($rest) -> output; c[1] -> output }
+    InfiniteSource(LIMIT 1) -> K(COLOR 7) -> r :: R(3, 12/0800, -) -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->prog.elements[size_t(r->prog.find("K@2/Paint@1"))].config, "7") << testing::PrintToString(names(r->prog));
+  EXPECT_EQ(r->prog.elements[size_t(r->prog.find("r/c"))].config, "12/0800, -");
+  EXPECT_FALSE(load("elementclass K { COLOR $c | input -> output } InfiniteSource -> K(1) -> Discard;")->ok)
+      << "a positional argument does not fill a keyword formal";
+}
+
 TEST(Config, DefinesAndCommandLineOverride) {
   const char* text = "define($N 5, $M $N) InfiniteSource(LIMIT $M, DATA '$N') -> Discard;";
   auto r = load(text);

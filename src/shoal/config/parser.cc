@@ -75,6 +75,17 @@ class Lexer {
     return false;
   }
   Loc here() const { return Loc{file_, line_, col_, 1}; }
+  // Two-token lookahead where the grammar needs it (keyword formals).
+  struct State {
+    size_t pos;
+    uint32_t line, col;
+    Token tok;
+    bool have;
+  };
+  State save() const { return {pos_, line_, col_, tok_, have_}; }
+  void restore(const State& s) {
+    pos_ = s.pos, line_ = s.line, col_ = s.col, tok_ = s.tok, have_ = s.have;
+  }
 
  private:
   void advance() {
@@ -385,16 +396,18 @@ class Parser {
     }
   }
 
-  // Formal parameters: "$a, $b, KEYWORD $c |" at the start of a compound body.
+  // Formal parameters: "$a, $b, KEYWORD $c, __REST__ $d |" at the start of a
+  // compound body. A word followed by a variable starts keyword formals; any
+  // other word starts the body.
   bool formals(AClass& cls) {
     const Token& t = lx_.peek();
-    bool kw = t.type == T::Ident && !t.text.empty() && std::isupper(static_cast<unsigned char>(t.text[0]));
-    if (t.type != T::Var && !kw) return true;
-    if (kw) {
-      // "KEYWORD $x" is a formal only if followed by a variable; else it is a statement.
-      // Peeking two ahead is not possible, so only treat capitalised words as
-      // keyword formals when no connection can start with them: we require the
-      // variable directly after.
+    if (t.type == T::Ident) {
+      auto st = lx_.save();
+      lx_.next();
+      bool is_formal = lx_.peek().type == T::Var;
+      lx_.restore(st);
+      if (!is_formal) return true;
+    } else if (t.type != T::Var) {
       return true;
     }
     while (true) {
@@ -786,10 +799,15 @@ class Expander {
   Ends instantiate(const AClass& cls0, const std::string& full, const std::string& cfg, const ADecl& d, Scope& scope,
                    int depth) {
     std::vector<ArgItem> args = split_args(cfg, d.config_loc.valid() ? d.config_loc : d.cls_loc, false);
-    // Choose the overload whose formal count matches.
+    // Choose the first overload whose formals fit: the same count, or with
+    // "__REST__ $x" last, at least the others.
+    auto fits = [&](const AClass& c) {
+      bool rest = !c.formals.empty() && c.formals.back().keyword == "__REST__";
+      return rest ? args.size() + 1 >= c.formals.size() : args.size() == c.formals.size();
+    };
     const AClass* cls = &cls0;
-    while (cls && cls->formals.size() != args.size() && cls->next) cls = cls->next.get();
-    if (!cls || cls->formals.size() != args.size()) {
+    while (cls && !fits(*cls)) cls = cls->next.get();
+    if (!cls) {
       diag_.error(d.cls_loc, fmt::format("compound element '{}' takes {} argument{}, {} given",
                                          cls0.name.empty() ? "{...}" : cls0.name, cls0.formals.size(),
                                          cls0.formals.size() == 1 ? "" : "s", args.size()));
@@ -808,7 +826,7 @@ class Expander {
       }
     }
     for (auto& f : cls->formals) {
-      if (f.keyword.empty()) continue;
+      if (f.keyword.empty() || f.keyword == "__REST__") continue;
       for (size_t i = 0; i < args.size(); ++i) {
         std::string kw, rest;
         if (!used[i] && looks_like_keyword(args[i].text, &kw, &rest) && kw == f.keyword) {
@@ -816,6 +834,12 @@ class Expander {
           used[i] = true;
         }
       }
+    }
+    if (!cls->formals.empty() && cls->formals.back().keyword == "__REST__") {
+      std::string rest;
+      for (size_t i = 0; i < args.size(); ++i)
+        if (!used[i]) rest += (rest.empty() ? "" : ", ") + args[i].text, used[i] = true;
+      inner.vars[cls->formals.back().name] = rest;
     }
     for (size_t i = 0; i < args.size(); ++i)
       if (!used[i]) {

@@ -133,6 +133,20 @@ bool split_path(const std::string& path, std::string& elem, std::string& h) {
 }
 }  // namespace
 
+const Handler* Runtime::lookup(const std::string& ename, const std::string& hname, bool write, std::string& err) {
+  Element* e0 = routers_[0]->find(ename);
+  if (!e0) {
+    err = fmt::format("no element named '{}'", ename);
+    return nullptr;
+  }
+  const Handler* h = e0->find_handler(hname);
+  if (!h || !(write ? bool(h->write) : bool(h->read))) {
+    err = fmt::format("'{}' has no {} handler '{}'", ename, write ? "write" : "read", hname);
+    return nullptr;
+  }
+  return h;
+}
+
 bool Runtime::read_handler(const std::string& path, std::string& out, std::string& err) {
   std::string ename, hname;
   if (!split_path(path, ename, hname)) {
@@ -142,16 +156,8 @@ bool Runtime::read_handler(const std::string& path, std::string& out, std::strin
     err = fmt::format("no global read handler '{}'", path);
     return false;
   }
-  Element* e0 = routers_[0]->find(ename);
-  if (!e0) {
-    err = fmt::format("no element named '{}'", ename);
-    return false;
-  }
-  const Handler* h0 = e0->find_handler(hname);
-  if (!h0 || !h0->read) {
-    err = fmt::format("'{}' has no read handler '{}'", ename, hname);
-    return false;
-  }
+  const Handler* h0 = lookup(ename, hname, false, err);
+  if (!h0) return false;
   if (h0->agg == Agg::First || nworkers() == 1) {
     out = h0->read();
     return true;
@@ -180,16 +186,7 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
     err = fmt::format("no global write handler '{}'", path);
     return false;
   }
-  Element* e0 = routers_[0]->find(ename);
-  if (!e0) {
-    err = fmt::format("no element named '{}'", ename);
-    return false;
-  }
-  const Handler* h0 = e0->find_handler(hname);
-  if (!h0 || !h0->write) {
-    err = fmt::format("'{}' has no write handler '{}'", ename, hname);
-    return false;
-  }
+  if (!lookup(ename, hname, true, err)) return false;
   bool running = start_ns_ && !end_ns_;
   for (int i = 0; i < nworkers(); ++i) {
     Element* e = routers_[size_t(i)]->find(ename);

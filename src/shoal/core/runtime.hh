@@ -60,6 +60,13 @@ class Runtime {
   void note_quiescent(bool q);
 
   Accounting accounting() const;
+
+ private:
+  // Worker 0's copy of the element and handler "elem.handler" names, with
+  // the read (or write) side present; else nullptr and err.
+  const Handler* lookup(const std::string& ename, const std::string& hname, bool write, std::string& err);
+
+ public:
   uint64_t elapsed_ns() const;
 
  private:

@@ -42,4 +42,41 @@ class SharedRegistry {
   std::map<std::string, std::shared_ptr<Shared<W>>> map_;
 };
 
+// One element copy's hold on a shared writer: opened through the registry,
+// used under its lock, released when the copy is done.
+template <class W>
+class SharedFile {
+ public:
+  ~SharedFile() { close(); }
+  // Opens (or joins) the writer for key; make(W&) opens a new one and
+  // is_open(W&) says whether that worked. False (and nothing held) otherwise.
+  template <class Make, class IsOpen>
+  bool open(SharedRegistry<W>& reg, const std::string& key, Make&& make, IsOpen&& is_open) {
+    reg_ = &reg;
+    key_ = key;
+    s_ = reg.get(key, std::forward<Make>(make));
+    if (!is_open(s_->w)) {
+      close();
+      return false;
+    }
+    return true;
+  }
+  template <class F>
+  void with(F&& f) {
+    if (!s_) return;
+    std::lock_guard<std::mutex> g(s_->mu);
+    f(s_->w);
+  }
+  void close() {
+    if (!s_) return;
+    s_.reset();
+    reg_->release(key_);
+  }
+
+ private:
+  SharedRegistry<W>* reg_ = nullptr;
+  std::string key_;
+  std::shared_ptr<Shared<W>> s_;
+};
+
 }  // namespace shoal::io

@@ -131,29 +131,22 @@ class ToDump : public Element {
     if (snaplen_ == 0) snaplen_ = 262144;
   }
   void initialize() override {
-    key_ = file_;
     std::string err;
-    shared_ = registry().get(key_, [&](io::PcapWriter& w) {
-      if (!w.open(file_, linktype_, snaplen_, nano_, err)) w.close();
-    });
-    if (!shared_->w.is_open()) {
-      registry().release(key_);
-      shared_.reset();
+    if (!out_.open(registry(), file_, [&](io::PcapWriter& w) { w.open(file_, linktype_, snaplen_, nano_, err); },
+                   [](io::PcapWriter& w) { return w.is_open(); }))
       throw std::runtime_error(err.empty() ? file_ + ": could not open for writing" : err);
-    }
     if (input_proc(0) == Proc::Pull) {
       add_task();
       pt_.init(this, burst_);
     }
   }
   void push(int, PacketBatch* b) override {
-    {
-      std::lock_guard<std::mutex> g(shared_->mu);
+    out_.with([&](io::PcapWriter& w) {
       b->for_each([&](uint32_t, Packet* p) {
-        shared_->w.write(p->data(), p->length(), p->length(), p->timestamp_ns());
+        w.write(p->data(), p->length(), p->length(), p->timestamp_ns());
         sent(p);
       });
-    }
+    });
     count_.add(b->live());
     recycle(b);
   }
@@ -164,17 +157,9 @@ class ToDump : public Element {
     return true;
   }
   void on_stop() override {
-    if (shared_) {
-      std::lock_guard<std::mutex> g(shared_->mu);
-      shared_->w.flush();
-    }
+    out_.with([](io::PcapWriter& w) { w.flush(); });
   }
-  void cleanup() override {
-    if (shared_) {
-      shared_.reset();
-      registry().release(key_);
-    }
-  }
+  void cleanup() override { out_.close(); }
   void add_handlers() override {
     add_stat_handler("count", count_);
     add_read_handler("filename", [this] { return file_; });
@@ -185,11 +170,11 @@ class ToDump : public Element {
     static io::SharedRegistry<io::PcapWriter> r;
     return r;
   }
-  std::string file_, key_, use_from_;
+  std::string file_, use_from_;
   uint32_t snaplen_ = 262144, burst_ = 32;
   bool nano_ = true;
   int linktype_ = 1;
-  std::shared_ptr<io::Shared<io::PcapWriter>> shared_;
+  io::SharedFile<io::PcapWriter> out_;
   Stat count_;
   PullTask pt_;
 };

@@ -75,8 +75,7 @@ class ToIPSummaryDump : public Element {
       if (!known_field(f)) a.fail(fmt::format("unknown CONTENTS field '{}'", f));
   }
   void initialize() override {
-    std::string err;
-    shared_ = registry().get(file_, [&](std::ofstream& o) {
+    auto make = [&](std::ofstream& o) {
       o.open(file_, std::ios::trunc);
       if (!o) return;
       if (header_) {
@@ -86,12 +85,9 @@ class ToIPSummaryDump : public Element {
         for (auto& f : fields_) o << ' ' << f;
         o << '\n';
       }
-    });
-    if (!shared_->w) {
-      shared_.reset();
-      registry().release(file_);
+    };
+    if (!out_.open(registry(), file_, make, [](std::ofstream& o) { return bool(o); }))
       throw std::runtime_error(file_ + ": cannot open for writing");
-    }
   }
   void push(int, PacketBatch* b) override {
     std::string text;
@@ -99,25 +95,14 @@ class ToIPSummaryDump : public Element {
       line(p, text);
       sent(p);
     });
-    {
-      std::lock_guard<std::mutex> g(shared_->mu);
-      shared_->w << text;
-    }
+    out_.with([&](std::ofstream& o) { o << text; });
     count_.add(b->live());
     recycle(b);
   }
   void on_stop() override {
-    if (shared_) {
-      std::lock_guard<std::mutex> g(shared_->mu);
-      shared_->w.flush();
-    }
+    out_.with([](std::ofstream& o) { o.flush(); });
   }
-  void cleanup() override {
-    if (shared_) {
-      shared_.reset();
-      registry().release(file_);
-    }
-  }
+  void cleanup() override { out_.close(); }
   void add_handlers() override { add_stat_handler("count", count_); }
 
  private:
@@ -177,7 +162,7 @@ class ToIPSummaryDump : public Element {
   std::string file_, banner_;
   bool header_ = true;
   std::vector<std::string> fields_;
-  std::shared_ptr<io::Shared<std::ofstream>> shared_;
+  io::SharedFile<std::ofstream> out_;
   Stat count_;
 };
 SHOAL_ELEMENT(ToIPSummaryDump, .name = "ToIPSummaryDump", .ports = "1/0", .processing = "h/",
