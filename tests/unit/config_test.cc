@@ -90,6 +90,11 @@ TEST(Config, KeywordAndRestFormals) {
   EXPECT_EQ(r->prog.elements[size_t(r->prog.find("r/c"))].config, "12/0800, -");
   EXPECT_FALSE(load("elementclass K { COLOR $c | input -> output } InfiniteSource -> K(1) -> Discard;")->ok)
       << "a positional argument does not fill a keyword formal";
+  // Capitalised words are a keyword argument only for a declared keyword formal.
+  auto r2 = load(R"(elementclass F { $a | input -> Print("${a[2]}") -> output }
+                    InfiniteSource(LIMIT 1) -> F(A B C) -> Discard;)");
+  ASSERT_TRUE(r2->ok) << r2->errors;
+  EXPECT_EQ(r2->prog.elements[1].config, "\"C\"");
 }
 
 TEST(Config, DefinesAndCommandLineOverride) {
@@ -101,6 +106,9 @@ TEST(Config, DefinesAndCommandLineOverride) {
   ASSERT_TRUE(r2->ok) << r2->errors;
   EXPECT_EQ(r2->prog.elements[0].config, "LIMIT 7, DATA 7x");
   EXPECT_EQ(config::substitute("$UNKNOWN $(c.count)", {{"X", "1"}}), "$UNKNOWN $(c.count)");
+  // Click's indexed variables: words of a value, the index maybe a variable.
+  std::map<std::string, std::string> v{{"a", "A B  C"}, {"n", "2"}};
+  EXPECT_EQ(config::substitute("${a[0]}|${a[$n]}|${a[3]}|${a}", v), "A|C||A B  C");
 }
 
 TEST(Config, ElementclassSynonymAndRequire) {

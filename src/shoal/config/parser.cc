@@ -814,12 +814,21 @@ class Expander {
       return {};
     }
     Scope inner{&cls->body, &scope, {}, {}};
-    // Positional formals first, then keyword formals by keyword.
+    // Positional formals first, then keyword formals by keyword. An argument
+    // is a keyword argument only when its first word is one of this class's
+    // keyword formals ("Foo(A B C)" is positional).
     std::vector<bool> used(args.size(), false);
+    auto keyword_arg = [&](const ArgItem& a) {
+      std::string kw;
+      if (!looks_like_keyword(a.text, &kw)) return false;
+      for (auto& f : cls->formals)
+        if (f.keyword == kw) return true;
+      return false;
+    };
     size_t pi = 0;
     for (auto& f : cls->formals) {
       if (!f.keyword.empty()) continue;
-      while (pi < args.size() && looks_like_keyword(args[pi].text)) ++pi;
+      while (pi < args.size() && keyword_arg(args[pi])) ++pi;
       if (pi < args.size()) {
         inner.vars[f.name] = args[pi].text;
         used[pi++] = true;
@@ -920,6 +929,27 @@ std::string substitute(const std::string& text, const std::map<std::string, std:
       while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) ++e;
       std::string name = text.substr(b, e - b);
       auto it = vars.find(name);
+      // ${name[N]}: word N of the value (N may itself be a variable); a word
+      // past the end is empty.
+      if (brace && !name.empty() && it != vars.end() && e < text.size() && text[e] == '[') {
+        size_t close = text.find(']', e);
+        uint64_t idx;
+        if (close != std::string::npos && close + 1 < text.size() && text[close + 1] == '}' &&
+            parse_uint(trim(substitute(text.substr(e + 1, close - e - 1), vars)), idx)) {
+          std::vector<std::string> words;
+          size_t k = 0;
+          const std::string& v = it->second;
+          while (k < v.size()) {
+            while (k < v.size() && std::isspace(static_cast<unsigned char>(v[k]))) ++k;
+            size_t w = k;
+            while (k < v.size() && !std::isspace(static_cast<unsigned char>(v[k]))) ++k;
+            if (k > w) words.push_back(v.substr(w, k - w));
+          }
+          if (idx < words.size()) out += words[idx];
+          i = close + 1;
+          continue;
+        }
+      }
       if (!name.empty() && it != vars.end() && (!brace || (e < text.size() && text[e] == '}'))) {
         out += it->second;
         i = brace ? e : e - 1;

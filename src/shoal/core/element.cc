@@ -134,13 +134,9 @@ void Element::recycle(PacketBatch* b) { worker_->batches().put(b); }
 
 PacketBatch* Element::dispatch(PacketBatch* b, int keep_port) {
   const int nout = noutputs();
-  uint32_t small[8] = {};
-  std::vector<uint32_t> big;
-  uint32_t* counts = small;
-  if (nout > 8) {
-    big.assign(size_t(nout), 0);
-    counts = big.data();
-  }
+  // Per-port counts in a buffer sized once at configuration: no allocation here.
+  uint32_t* counts = port_counts_.data();
+  std::fill(port_counts_.begin(), port_counts_.end(), 0u);
   int16_t* res = b->results();
   b->for_each([&](uint32_t i, Packet* p) {
     int r = res[i];

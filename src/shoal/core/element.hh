@@ -186,6 +186,7 @@ class Element {
   std::vector<PortRef> inputs_, outputs_;
   std::vector<Proc> in_proc_, out_proc_;
   std::deque<Stat> out_count_;
+  std::vector<uint32_t> port_counts_;  // dispatch() scratch, one per output
   std::deque<DropReason> drops_;
   std::vector<Handler> handlers_;
   uint16_t r_no_port_ = UINT16_MAX;

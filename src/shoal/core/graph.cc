@@ -180,6 +180,7 @@ bool Router::configure(Diagnostics& diag) {
     e->in_proc_ = pe.in_proc;
     e->out_proc_ = pe.out_proc;
     e->out_count_.resize(pe.noutputs);
+    e->port_counts_.assign(pe.noutputs, 0);
     by_name_[pe.name] = e.get();
     elements_.push_back(std::move(e));
   }
