@@ -167,6 +167,12 @@ TEST(Args, PositionalKeywordsAndErrors) {
   } catch (const ConfigError& e) {
     EXPECT_STREQ(e.what(), "x: A expects an unsigned integer, got 'notanumber'");
   }
+  // A lone capitalised word is a value, not a keyword (Click's FromDump(IN)).
+  Args lone(split_args("IN, LIMIT 3", start), start, "x");
+  std::string file;
+  lone.read_mp("FILENAME", file).read("LIMIT", limit);
+  EXPECT_NO_THROW(lone.complete());
+  EXPECT_EQ(file, "IN");
   Args m(split_args("", start), start, "x");
   EXPECT_THROW(m.read_mp("A", first), ConfigError);
 }

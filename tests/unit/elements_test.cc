@@ -228,6 +228,28 @@ TEST(Elements, ScriptAndDriverManager) {
   EXPECT_NE(bad2->errors.find("undefined label 'nowhere'"), std::string::npos) << bad2->errors;
 }
 
+TEST(Elements, ScriptTypePacketChoosesPorts) {
+  auto r = run(R"(
+    FastUDPFlows(LIMIT 10) -> s :: Script(TYPE PACKET, init n 0, set n $(add $n 1),
+                                          goto odd $(eq $(mod $n 2) 1), return 0, label odd, return 1);
+    s[0] -> even :: Counter -> Discard;
+    s[1] -> odd :: Counter -> Discard;
+    FastUDPFlows(LIMIT 3) -> x :: Script(TYPE PACKET, exit) -> Discard;
+    FastUDPFlows(LIMIT 2) -> e :: Script(TYPE PACKET, end) -> ended :: Counter -> Discard;
+  )", 1);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("even.count"), 5u);
+  EXPECT_EQ(r->n("odd.count"), 5u);
+  EXPECT_EQ(r->n("x.drops"), 3u);
+  EXPECT_EQ(r->n("ended.count"), 2u);
+  finish(*r);
+  auto bad = run("FastUDPFlows -> Script(TYPE PACKET, wait 1s) -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("'wait' cannot run inside a TYPE PACKET script"), std::string::npos) << bad->errors;
+  auto ports = run("FastUDPFlows -> Script(print hi) -> Discard;");
+  EXPECT_FALSE(ports->ok) << "only packet scripts have ports";
+}
+
 TEST(Elements, ScriptLoopsAndWritesAcrossWorkers) {
   auto r = run(R"(
     FastUDPFlows(LIMIT 64, FLOWS 16, ACTIVE false) -> c :: Counter -> Discard;

@@ -274,7 +274,9 @@ std::vector<ArgItem> split_args(std::string_view cfg, Loc start, bool keywords) 
     ArgItem a;
     a.text = std::string(t);
     a.loc = l;
-    if (keywords) looks_like_keyword(t, &a.keyword, &a.value);
+    // "KEYWORD value" is a keyword argument; a lone capitalised word
+    // (FromIPSummaryDump(IN)) is a positional value, as in Click.
+    if (keywords && looks_like_keyword(t, &a.keyword, &a.value) && a.value.empty()) a.keyword.clear();
     if (!t.empty() || !out.empty() || end < cfg.size()) out.push_back(std::move(a));
   };
   for (size_t i = 0; i < cfg.size(); ++i) {

@@ -16,7 +16,7 @@ namespace {
 
 const std::vector<std::string> kFields = {"timestamp", "ts_sec", "ts_usec", "ip_src", "ip_dst", "ip_len", "ip_proto",
                                           "ip_ttl", "ip_tos", "ip_id", "ip_frag", "ip_fragoff", "sport", "dport",
-                                          "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "payload_len", "count"};
+                                          "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "payload_len", "count", "link"};
 constexpr char kFlagChars[] = "FSRPAUEC";
 
 bool known_field(const std::string& f) { return std::find(kFields.begin(), kFields.end(), f) != kFields.end(); }
@@ -68,7 +68,7 @@ class ToIPSummaryDump : public Element {
  public:
   void configure(Args& a) override {
     std::string contents = "timestamp ip_src sport ip_dst dport ip_proto";
-    a.read_mp("FILENAME", file_).read_p("CONTENTS", contents).read("BANNER", banner_).read("HEADER", header_);
+    a.read_mp("FILENAME", file_).read_p("CONTENTS", contents).read("DATA", contents).read("BANNER", banner_).read("HEADER", header_);
     a.complete();
     fields_ = split_ws(contents);
     for (auto& f : fields_)
@@ -129,6 +129,7 @@ class ToIPSummaryDump : public Element {
       else if (f == "ts_sec") v = std::to_string(ts / 1000000000);
       else if (f == "ts_usec") v = std::to_string((ts % 1000000000) / 1000);
       else if (f == "count") v = "1";
+      else if (f == "link") v = std::to_string(p->anno().paint);
       else if (!ip) v = "-";
       else if (f == "ip_src") v = format_ipv4(ip + 12);
       else if (f == "ip_dst") v = format_ipv4(ip + 16);
@@ -170,10 +171,10 @@ SHOAL_ELEMENT(ToIPSummaryDump, .name = "ToIPSummaryDump", .ports = "1/0", .proce
               .description = "Writes '!IPSummaryDump 1.3' and '!data FIELDS' header lines, then one line per packet "
                              "with the CONTENTS fields: timestamp ts_sec ts_usec ip_src ip_dst ip_len ip_proto "
                              "ip_ttl ip_tos ip_id ip_frag ip_fragoff sport dport tcp_seq tcp_ack tcp_flags tcp_window "
-                             "payload_len count. The IP header is found from the network header annotation, an "
+                             "payload_len count link (the paint annotation). The IP header is found from the network header annotation, an "
                              "Ethernet IPv4 frame or a raw IPv4 packet; missing fields print '-'.",
               .args = {{"FILENAME", "string", "output file, mandatory"},
-                       {"CONTENTS", "fields", "space-separated fields (default: timestamp ip_src sport ip_dst dport ip_proto)"},
+                       {"CONTENTS", "fields", "space-separated fields (default: timestamp ip_src sport ip_dst dport ip_proto); also DATA"},
                        {"BANNER", "string", "a '!creator' line"}, {"HEADER", "boolean", "write the header lines (default true)"}},
               .handlers = {{"count", "r", "lines written"}},
               .example = "FromDump(in.pcap, STOP true) -> ToIPSummaryDump(out.txt, CONTENTS ip_src ip_dst ip_len);");
@@ -182,7 +183,7 @@ class FromIPSummaryDump : public SourceElement {
  public:
   void configure(Args& a) override {
     std::string contents;
-    a.read_mp("FILENAME", file_).read("CONTENTS", contents).read("ZERO", zero_).read("CHECKSUM", checksum_);
+    a.read_mp("FILENAME", file_).read("CONTENTS", contents).read("DATA", contents).read("ZERO", zero_).read("CHECKSUM", checksum_);
     read_source_args(a, 32);
     a.complete();
     if (!contents.empty()) {
@@ -254,6 +255,7 @@ class FromIPSummaryDump : public SourceElement {
     uint16_t sport = 0, dport = 0, id = 0, win = 0, fragoff = 0;
     bool have_len = false, have_payload = false;
     uint64_t ts = 0;
+    uint8_t link = 0;
     for (size_t i = 0; i < w.size(); ++i) {
       const std::string& f = fields_[i];
       const std::string& v = w[i];
@@ -284,6 +286,9 @@ class FromIPSummaryDump : public SourceElement {
       } else if (f == "payload_len") {
         if (!parse_uint(v, u) || u > 65000) return bad();
         payload = uint32_t(u), have_payload = true;
+      } else if (f == "link") {
+        if (!parse_uint(v, u) || u > 255) return bad();
+        link = uint8_t(u);
       } else if (f == "ip_ttl" || f == "ip_tos") {
         if (!parse_uint(v, u) || u > 255) return bad();
         (f == "ip_ttl" ? ttl : tos) = uint8_t(u);
@@ -341,6 +346,7 @@ class FromIPSummaryDump : public SourceElement {
     p->set_network_header(0);
     p->set_transport_header(20);
     p->set_timestamp_ns(ts);
+    p->anno().paint = link;
     return true;
   }
 
@@ -357,7 +363,7 @@ SHOAL_ELEMENT(FromIPSummaryDump, .name = "FromIPSummaryDump", .ports = "0/1", .p
                              "packets (no Ethernet header; the network header annotation is set) with zero payload. "
                              "CHECKSUM true fills the IP checksum. Malformed lines are reported with file:line (the "
                              "first ten) and counted in bad_lines; they make no packet.",
-              .args = {{"FILENAME", "string", "input file, mandatory"}, {"CONTENTS", "fields", "override the !data line"},
+              .args = {{"FILENAME", "string", "input file, mandatory"}, {"CONTENTS", "fields", "override the !data line; also DATA (link sets the paint annotation)"},
                        {"CHECKSUM", "boolean", "compute IP checksums (default false)"},
                        {"ZERO", "boolean", "zero payloads (always true)"}, {"STOP", "boolean", "stop at end of file"},
                        {"LIMIT", "integer", "packets at most"}, {"BURST", "unsigned", "packets per batch"},

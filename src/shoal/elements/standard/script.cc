@@ -57,7 +57,7 @@ std::string num(double v) {
 
 class ScriptBase : public Element {
  public:
-  enum class Type { Active, Passive, Driver };
+  enum class Type { Active, Passive, Driver, Packet };
   struct Stmt {
     std::string op;
     std::string rest;
@@ -66,7 +66,11 @@ class ScriptBase : public Element {
 
   void initialize() override {
     timer_.owner = this;
-    if (worker().id() != 0) return;  // control runs once, on worker 0
+    r_exit_ = add_drop_reason("script-exit");
+    if (type_ != Type::Packet && ninputs() + noutputs() > 0)
+      throw std::runtime_error("only a Script of TYPE PACKET has ports");
+    // Control scripts run once, on worker 0; packet scripts on every worker.
+    if (type_ != Type::Packet && worker().id() != 0) return;
     for (size_t i = 0; i < prog_.size(); ++i)
       if (prog_[i].op == "label") labels_[trim(prog_[i].rest).data()] = i;
     for (auto& s : prog_)
@@ -74,10 +78,20 @@ class ScriptBase : public Element {
         auto w = words(s.rest);
         if (!w.empty()) vars_[w[0]] = w.size() > 1 ? expand(join(w, 1)) : "";
       }
-    if (type_ != Type::Passive) {
+    if (type_ == Type::Active || type_ == Type::Driver) {
       add_task();
       set_task_active(true);
     }
+  }
+
+  // TYPE PACKET: the script runs from the top for each packet; `return N`
+  // sends it to output N, `end` to output 0, `exit` drops it.
+  void push(int, PacketBatch* b) override {
+    b->for_each([&](uint32_t i, Packet*) {
+      int port = run_packet();
+      b->result(i) = int16_t(port >= 0 && port < noutputs() ? port : drop_code(port == kExit ? r_exit_ : no_port()));
+    });
+    dispatch(b);
   }
 
   bool run_task() override {
@@ -108,7 +122,8 @@ class ScriptBase : public Element {
         if (rest == "ACTIVE") type_ = Type::Active;
         else if (rest == "PASSIVE") type_ = Type::Passive;
         else if (rest == "DRIVER") type_ = Type::Driver;
-        else a.fail(it, fmt::format("TYPE must be ACTIVE, PASSIVE or DRIVER, not '{}'", rest));
+        else if (rest == "PACKET") type_ = Type::Packet;
+        else a.fail(it, fmt::format("TYPE must be ACTIVE, PASSIVE, DRIVER or PACKET, not '{}'", rest));
         continue;
       }
       size_t sp = 0;
@@ -119,6 +134,8 @@ class ScriptBase : public Element {
                                                   "label", "goto", "loop", "end", "exit", "return", "stop", "export",
                                                   "wait_stop_event"};
       if (!known.count(s.op)) a.fail(it, fmt::format("unknown statement '{}'", s.op));
+      if (type_ == Type::Packet && (s.op == "wait" || s.op == "pause" || s.op == "stop"))
+        a.fail(it, fmt::format("'{}' cannot run inside a TYPE PACKET script", s.op));
       if ((s.op == "wait") && s.rest.find('$') == std::string::npos) {
         Duration d;
         if (!parse_duration(s.rest, d)) a.fail(it, fmt::format("wait expects a time, got '{}'", s.rest));
@@ -143,6 +160,64 @@ class ScriptBase : public Element {
 
  private:
   enum class Wait { None, Timer, Pause, StopEvent };
+  static constexpr int kExit = -1000;
+  uint16_t no_port() {
+    if (r_no_port_ == UINT16_MAX) r_no_port_ = add_drop_reason("no-such-output");
+    return r_no_port_;
+  }
+
+  // Runs the whole script for one packet; returns the output port or kExit.
+  int run_packet() {
+    size_t pc = 0;
+    for (int guard = 0; guard < 100000 && pc < prog_.size(); ++guard) {
+      const Stmt& s = prog_[pc++];
+      if (s.op == "return") {
+        int64_t port = 0;
+        std::string v = trim(expand(s.rest)).data();
+        if (!v.empty() && !parse_int(v, port)) return kExit;
+        return int(port);
+      }
+      if (s.op == "end") return 0;
+      if (s.op == "exit") return kExit;
+      if (s.op == "goto") {
+        auto w = words(s.rest);
+        if (w.size() >= 2 && !truth(unquote(expand(join(w, 1))))) continue;
+        pc = labels_[w[0]];
+        continue;
+      }
+      if (s.op == "loop") {
+        pc = 0;
+        continue;
+      }
+      simple(s);
+    }
+    return 0;
+  }
+
+  // Statements that neither wait nor jump: set, print, read, write.
+  void simple(const Stmt& s) {
+    Runtime& rt = worker().runtime();
+    if (s.op == "set") {
+      auto w = words(s.rest);
+      if (!w.empty()) vars_[w[0]] = unquote(expand(join(w, 1)));
+    } else if (s.op == "print" || s.op == "printn") {
+      std::string line;
+      for (auto& w : words(expand(s.rest))) line += (line.empty() ? "" : " ") + unquote(w);
+      std::fputs((line + (s.op == "print" ? "\n" : "")).c_str(), stdout);
+      std::fflush(stdout);
+    } else if (s.op == "read") {
+      std::string h = trim(expand(s.rest)).data();
+      std::string v = read(h);
+      std::fputs(fmt::format("{}:\n{}\n", h, v).c_str(), stdout);
+      std::fflush(stdout);
+    } else if (s.op == "write") {
+      auto w = words(expand(s.rest));
+      if (w.empty()) return;
+      std::string err, val;
+      for (size_t i = 1; i < w.size(); ++i) val += (i > 1 ? " " : "") + unquote(w[i]);
+      if (!rt.write_handler(w[0], val, err, worker().id())) fmt::print(stderr, "{}: write {}: {}\n", name(), w[0], err);
+    }
+  }
 
   static void translate_driver(Stmt& s, Args& a, const ArgItem& it) {
     if (s.op == "wait_stop" || s.op == "wait_pause") {
@@ -286,27 +361,9 @@ class ScriptBase : public Element {
       }
       ++pc_;
       if (s.op == "label" || s.op == "export") continue;
-      if (s.op == "set" || s.op == "init") {
-        if (s.op == "init") continue;
-        auto w = words(s.rest);
-        if (!w.empty()) vars_[w[0]] = unquote(expand(join(w, 1)));
-      } else if (s.op == "print" || s.op == "printn") {
-        std::string line;
-        for (auto& w : words(expand(s.rest))) line += (line.empty() ? "" : " ") + unquote(w);
-        std::fputs((line + (s.op == "print" ? "\n" : "")).c_str(), stdout);
-        std::fflush(stdout);
-      } else if (s.op == "read") {
-        std::string h = trim(expand(s.rest)).data();
-        std::string v = read(h);
-        std::fputs(fmt::format("{}:\n{}\n", h, v).c_str(), stdout);
-        std::fflush(stdout);
-      } else if (s.op == "write") {
-        auto w = words(expand(s.rest));
-        if (w.empty()) continue;
-        std::string err;
-        std::string val;
-        for (size_t i = 1; i < w.size(); ++i) val += (i > 1 ? " " : "") + unquote(w[i]);
-        if (!rt.write_handler(w[0], val, err, worker().id())) fmt::print(stderr, "{}: write {}: {}\n", name(), w[0], err);
+      if (s.op == "init") continue;
+      if (s.op == "set" || s.op == "print" || s.op == "printn" || s.op == "read" || s.op == "write") {
+        simple(s);
       } else if (s.op == "wait") {
         Duration d;
         std::string t = trim(expand(s.rest)).data();
@@ -352,22 +409,25 @@ class ScriptBase : public Element {
   Wait waiting_ = Wait::None;
   uint64_t stop_events_needed_ = 0;
   Timer timer_;
+  uint16_t r_exit_ = 0, r_no_port_ = UINT16_MAX;
 };
 
 class Script : public ScriptBase {
  public:
   void configure(Args& a) override { parse(a, false); }
 };
-SHOAL_ELEMENT(Script, .name = "Script", .ports = "0/0", .processing = "a/a",
+SHOAL_ELEMENT(Script, .name = "Script", .ports = "-/-", .processing = "h/h",
               .summary = "runs a small control script (Click's Script)",
               .description =
                   "Each argument is a statement: set VAR EXPR, init VAR EXPR, print ARGS, printn ARGS, read "
                   "HANDLER, write HANDLER ARGS, wait TIME, pause, label L, goto L [COND], loop, end, stop. $VAR and "
                   "$(EXPR) expand; EXPR is a handler (c.count, summed over workers) or an operator: add sub mul div "
                   "idiv mod neg min max eq ne lt gt le ge not and or if now. TYPE ACTIVE (default) starts at once; "
-                  "PASSIVE waits for the run handler; DRIVER makes pause wait for a stop event. Runs once, on "
-                  "worker 0; writes reach every worker's copy.",
-              .args = {{"TYPE", "ACTIVE|PASSIVE|DRIVER", "when it runs"}, {"STATEMENT...", "statement", "the script"}},
+                  "PASSIVE waits for the run handler; DRIVER makes pause wait for a stop event. These run once, "
+                  "on worker 0; writes reach every worker's copy. TYPE PACKET runs the script for each packet "
+                  "pushed in, on every worker: return N sends it to output N, end to output 0, exit drops it "
+                  "(reason 'script-exit'); wait, pause and stop are not allowed there.",
+              .args = {{"TYPE", "ACTIVE|PASSIVE|DRIVER|PACKET", "when it runs"}, {"STATEMENT...", "statement", "the script"}},
               .handlers = {{"run", "w", "start from the top"}, {"step", "w", "continue after pause"}},
               .example = "Script(wait 1s, print $(c.count) packets, write c.reset, loop);");
 
