@@ -9,7 +9,6 @@
 namespace shoal::io {
 
 namespace {
-constexpr uint32_t kImix[12] = {64, 570, 64, 64, 570, 64, 1518, 64, 570, 64, 570, 64};  // 7:4:1
 uint32_t l4_header(Proto p) { return p == Proto::TCP ? 20 : 8; }
 }  // namespace
 
@@ -25,6 +24,7 @@ bool parse_proto(const std::string& s, Proto& p) {
 TrafficGen::TrafficGen(const TrafficSpec& spec) : spec_(spec) {
   if (spec_.flows == 0) spec_.flows = 1;
   if (spec_.flowsize == 0) spec_.flowsize = 1;
+  min_len_ = min_length(spec_);
   hashes_.resize(spec_.flows);
   std::vector<uint8_t> buf(2048);
   for (uint32_t f = 0; f < spec_.flows; ++f) {
@@ -32,8 +32,11 @@ TrafficGen::TrafficGen(const TrafficSpec& spec) : spec_(spec) {
     headers(f, len, buf.data());
     hashes_[f] = k::flow_hash(buf.data(), len);
   }
-  for (uint64_t i = 0; i < (spec_.imix ? 12u : 1u); ++i)
-    if (std::find(lengths_.begin(), lengths_.end(), length_of(i)) == lengths_.end()) lengths_.push_back(length_of(i));
+  for (uint64_t i = 0; i < (spec_.imix ? 12u : 1u); ++i) {
+    auto it = std::find(lengths_.begin(), lengths_.end(), length_of(i));
+    length_slot_[i] = uint8_t(it - lengths_.begin());
+    if (it == lengths_.end()) lengths_.push_back(length_of(i));
+  }
   uint64_t per_flow = 0;
   for (uint32_t l : lengths_) per_flow += l;
   if (per_flow * spec_.flows > (64ull << 20)) return;  // memory bound: build per packet
@@ -48,11 +51,7 @@ TrafficGen::TrafficGen(const TrafficSpec& spec) : spec_(spec) {
     }
 }
 
-uint32_t TrafficGen::length_index(uint64_t i) const {
-  if (lengths_.size() == 1) return 0;
-  uint32_t l = length_of(i);
-  return uint32_t(std::find(lengths_.begin(), lengths_.end(), l) - lengths_.begin());
-}
+
 
 uint32_t TrafficGen::min_length(const TrafficSpec& s) {
   uint32_t l3 = s.ipv6 ? 40 : 20;
@@ -60,10 +59,6 @@ uint32_t TrafficGen::min_length(const TrafficSpec& s) {
   return 14 + l3 + l4 + 8;
 }
 
-uint32_t TrafficGen::length_of(uint64_t i) const {
-  uint32_t len = spec_.imix ? kImix[i % 12] : spec_.length;
-  return std::max(len, min_length(spec_));
-}
 
 uint32_t TrafficGen::max_length() const { return spec_.imix ? std::max(1518u, min_length(spec_)) : length_of(0); }
 
@@ -137,9 +132,8 @@ void TrafficGen::headers(uint32_t f, uint32_t len, uint8_t* out) const {
   }
 }
 
-void TrafficGen::build(uint64_t i, uint8_t* out) const {
+void TrafficGen::build(uint64_t i, uint32_t f, uint8_t* out) const {
   if (frames_.empty()) return build_slow(i, out);
-  uint32_t f = flow_of(i);
   uint32_t li = length_index(i);
   uint32_t len = lengths_[li];
   std::memcpy(out, frames_.data() + frame_off_[f * lengths_.size() + li], len);

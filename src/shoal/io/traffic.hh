@@ -30,14 +30,22 @@ class TrafficGen {
   explicit TrafficGen(const TrafficSpec& spec);
   // Smallest frame the spec can make (headers up to L4 plus 8 bytes of sequence).
   static uint32_t min_length(const TrafficSpec& spec);
-  uint32_t flow_of(uint64_t i) const { return uint32_t((i / spec_.flowsize) % spec_.flows); }
-  uint32_t length_of(uint64_t i) const;
+  uint32_t flow_of(uint64_t i) const {
+    uint64_t k = spec_.flowsize == 1 ? i : i / spec_.flowsize;
+    return uint32_t(spec_.flows == 1 ? 0 : k % spec_.flows);
+  }
+  uint32_t length_of(uint64_t i) const {
+    uint32_t len = spec_.imix ? kImix[i % 12] : spec_.length;
+    return len > min_len_ ? len : min_len_;
+  }
   uint32_t max_length() const;
   // Writes packet i (length_of(i) bytes) to out: a copy of the prebuilt frame
   // of its flow and length, then the per-packet fields (sequence numbers) with
   // an incremental checksum update (RFC 1624). Without prebuilt frames (too
   // many flows for the memory bound) it builds the frame from scratch.
-  void build(uint64_t i, uint8_t* out) const;
+  void build(uint64_t i, uint8_t* out) const { build(i, flow_of(i), out); }
+  // The same, for a caller that already knows packet i's flow.
+  void build(uint64_t i, uint32_t flow, uint8_t* out) const;
   // The from-scratch path, for tests to compare against.
   void build_slow(uint64_t i, uint8_t* out) const;
   // The flow hash of flow f (as the worker dispatch computes it).
@@ -50,8 +58,13 @@ class TrafficGen {
   // Frame of flow f, len bytes, packet index i; with_seq false leaves the
   // per-packet fields zero (the prebuilt frames).
   void fill(uint32_t f, uint32_t len, uint64_t i, bool with_seq, uint8_t* out) const;
-  uint32_t length_index(uint64_t i) const;
+  uint32_t length_index(uint64_t i) const {
+    return lengths_.size() == 1 ? 0 : length_slot_[i % 12];
+  }
+  static constexpr uint32_t kImix[12] = {64, 570, 64, 64, 570, 64, 1518, 64, 570, 64, 570, 64};  // 7:4:1
   TrafficSpec spec_;
+  uint32_t min_len_ = 0;
+  uint8_t length_slot_[12] = {};  // IMIX position -> index in lengths_
   std::vector<uint32_t> hashes_;
   std::vector<uint32_t> lengths_;   // distinct frame lengths
   std::vector<uint8_t> frames_;     // prebuilt: flow-major, one per length

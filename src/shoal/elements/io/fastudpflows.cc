@@ -73,13 +73,14 @@ class FastUDPFlows : public SourceElement {
         break;
       }
       uint64_t i = next_;
-      if (!mine_[gen_->flow_of(i)]) {
+      uint32_t f = gen_->flow_of(i);
+      if (!mine_[f]) {
         ++next_;
         continue;
       }
       Packet* p = worker().pool().alloc(gen_->length_of(i));
       if (!p) break;
-      gen_->build(i, p->data());
+      gen_->build(i, f, p->data());
       p->set_timestamp_ns(ts);
       b->append(p);
       ++next_;
