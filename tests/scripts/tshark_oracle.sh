@@ -37,5 +37,10 @@ check "$(tshark -r "$tmp/fromng.pcap" -T fields -e frame.time_epoch 2>/dev/null 
       "$(tshark -r "$tmp/in.pcap" -T fields -e frame.time_epoch 2>/dev/null | md5sum)" "pcapng timestamps"
 check "$(tshark -r "$tmp/fromng.pcap" -T fields -e frame.len 2>/dev/null | md5sum)" \
       "$(tshark -r "$tmp/in.pcap" -T fields -e frame.len 2>/dev/null | md5sum)" "pcapng lengths"
+# CheckIPHeader -> DecIPTTL: every packet out has a valid checksum (updated
+# incrementally) and a TTL one below its input's.
+"$SHOAL" run -q tests/golden/ipv4-check/config.click IN=tests/golden/ipv4-check/in.pcap OUT="$tmp/ttl.pcap"
+check "$(tshark -r "$tmp/ttl.pcap" -o ip.check_checksum:TRUE -Y 'ip.checksum.status != 1' 2>/dev/null | wc -l)" 0 "DecIPTTL checksums"
+check "$(tshark -r "$tmp/ttl.pcap" -T fields -e ip.ttl 2>/dev/null | tr '\n' ' ')" "63 63 8 " "DecIPTTL ttl"
 echo "tshark oracle: $pass passed, $fail failed"
 [ "$fail" = 0 ]

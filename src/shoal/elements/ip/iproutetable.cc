@@ -1,0 +1,139 @@
+#include "shoal/elements/ip/iproutetable.hh"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <unordered_map>
+
+#include "shoal/core/args.hh"
+
+namespace shoal {
+
+std::string IPRoute::unparse() const {
+  uint8_t a[4] = {uint8_t(addr >> 24), uint8_t(addr >> 16), uint8_t(addr >> 8), uint8_t(addr)};
+  std::string s = fmt::format("{}/{}", format_ipv4(a), len);
+  if (gw) {
+    uint8_t g[4] = {uint8_t(gw >> 24), uint8_t(gw >> 16), uint8_t(gw >> 8), uint8_t(gw)};
+    s += " " + format_ipv4(g);
+  }
+  return s + " " + std::to_string(port);
+}
+
+bool parse_route(std::string_view text, IPRoute& r, std::string& err) {
+  std::vector<std::string_view> w;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    size_t b = i;
+    while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i > b) w.push_back(text.substr(b, i - b));
+  }
+  if (w.size() < 2 || w.size() > 3) {
+    err = fmt::format("route '{}' is not 'ADDR/LEN [GATEWAY] OUTPUT'", trim(text));
+    return false;
+  }
+  std::string_view pfx = w[0];
+  size_t slash = pfx.find('/');
+  IPv4Addr a;
+  if (!parse_ipv4(pfx.substr(0, slash), a)) {
+    err = fmt::format("bad address in route '{}'", trim(text));
+    return false;
+  }
+  uint64_t len = 32;
+  if (slash != std::string_view::npos) {
+    IPv4Addr m;
+    if (parse_uint(pfx.substr(slash + 1), len)) {
+      if (len > 32) {
+        err = fmt::format("prefix length {} is over 32 in route '{}'", len, trim(text));
+        return false;
+      }
+    } else if (parse_ipv4(pfx.substr(slash + 1), m) && std::countl_one(m.host()) + std::countr_zero(m.host()) == 32) {
+      len = uint64_t(std::countl_one(m.host()));
+    } else {
+      err = fmt::format("bad prefix length or mask in route '{}'", trim(text));
+      return false;
+    }
+  }
+  r.len = uint8_t(len);
+  r.addr = a.host() & k::prefix_mask(r.len);
+  r.gw = 0;
+  if (w.size() == 3) {
+    IPv4Addr g;
+    if (!parse_ipv4(w[1], g)) {
+      err = fmt::format("bad gateway in route '{}'", trim(text));
+      return false;
+    }
+    r.gw = g.host();
+  }
+  int64_t port;
+  if (!parse_int(w.back(), port) || port < -1 || port > 65535) {
+    err = fmt::format("bad output port in route '{}'", trim(text));
+    return false;
+  }
+  r.port = int(port);
+  return true;
+}
+
+bool IPRouteTable::publish(std::vector<IPRoute> routes, std::string& err) {
+  auto s = std::make_shared<Snapshot>();
+  if (lpm_) {
+    std::vector<k::Prefix4> pfx;
+    pfx.reserve(routes.size());
+    for (auto& r : routes) pfx.push_back({r.addr, r.len});
+    if (!s->lpm.build(pfx, err)) return false;
+    s->has_lpm = true;
+  }
+  s->routes = std::move(routes);
+  std::atomic_store(&snap_, std::shared_ptr<const Snapshot>(std::move(s)));
+  version_.fetch_add(1, std::memory_order_acq_rel);
+  return true;
+}
+
+bool IPRouteTable::set(std::vector<IPRoute> routes, std::string& err) {
+  std::lock_guard<std::mutex> g(mu_);
+  // An equal prefix given twice: the last one stands.
+  std::vector<IPRoute> uniq;
+  std::unordered_map<uint64_t, size_t> at;
+  at.reserve(routes.size());
+  for (auto& r : routes) {
+    auto [it, fresh] = at.try_emplace((uint64_t(r.addr) << 8) | r.len, uniq.size());
+    if (fresh)
+      uniq.push_back(r);
+    else
+      uniq[it->second] = r;
+  }
+  return publish(std::move(uniq), err);
+}
+
+bool IPRouteTable::add(const IPRoute& r, std::string& err) {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<IPRoute> routes = snapshot()->routes;
+  auto it = std::find_if(routes.begin(), routes.end(), [&](const IPRoute& u) { return u.addr == r.addr && u.len == r.len; });
+  if (it != routes.end())
+    *it = r;
+  else
+    routes.push_back(r);
+  return publish(std::move(routes), err);
+}
+
+bool IPRouteTable::remove(uint32_t addr, uint8_t len, std::string& err) {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<IPRoute> routes = snapshot()->routes;
+  addr &= k::prefix_mask(len);
+  auto it = std::find_if(routes.begin(), routes.end(), [&](const IPRoute& u) { return u.addr == addr && u.len == len; });
+  if (it == routes.end()) {
+    err = "no such route";
+    return false;
+  }
+  routes.erase(it);
+  return publish(std::move(routes), err);
+}
+
+std::string IPRouteTable::unparse() const {
+  std::string s;
+  for (auto& r : snapshot()->routes) s += r.unparse() + "\n";
+  return s;
+}
+
+}  // namespace shoal

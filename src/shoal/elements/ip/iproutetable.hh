@@ -1,0 +1,51 @@
+// Routes shared by every worker's copy of one lookup element: Click's route
+// syntax ("ADDR/LEN [GATEWAY] OUTPUT"), a file of such lines, run-time add and
+// remove through handlers. Each change builds a new snapshot (DIR-24-8 tables
+// and the route list) and publishes it; lookups pick it up at their next batch.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "shoal/kernels/lpm4_build.hh"
+
+namespace shoal {
+
+struct IPRoute {
+  uint32_t addr = 0;  // host order, masked
+  uint8_t len = 0;
+  uint32_t gw = 0;    // host order; 0 = none
+  int port = 0;
+  std::string unparse() const;
+};
+
+// Parses "ADDR/LEN [GATEWAY] OUTPUT" (ADDR/MASK accepted too).
+bool parse_route(std::string_view text, IPRoute& r, std::string& err);
+
+class IPRouteTable {
+ public:
+  struct Snapshot {
+    std::vector<IPRoute> routes;
+    k::Lpm4Table lpm;  // built only for DIR-24-8 users
+    bool has_lpm = false;
+  };
+  explicit IPRouteTable(bool build_lpm) : lpm_(build_lpm) {}
+  // Replaces every route. False with err (table unchanged) on failure.
+  bool set(std::vector<IPRoute> routes, std::string& err);
+  bool add(const IPRoute& r, std::string& err);      // replaces an equal prefix
+  bool remove(uint32_t addr, uint8_t len, std::string& err);
+  std::shared_ptr<const Snapshot> snapshot() const { return std::atomic_load(&snap_); }
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  std::string unparse() const;
+
+ private:
+  bool publish(std::vector<IPRoute> routes, std::string& err);
+  bool lpm_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const Snapshot> snap_ = std::make_shared<Snapshot>();
+  std::atomic<uint64_t> version_{0};
+};
+
+}  // namespace shoal

@@ -1,0 +1,181 @@
+// IPv4 route lookup elements: DirectIPLookup (DIR-24-8, the fast default)
+// and LinearIPLookup (a linear longest-match scan, the oracle). Both follow
+// Click: the key is the DST_IP annotation (CheckIPHeader sets it), a route
+// with a gateway rewrites the annotation, the packet leaves on the route's
+// output. The routes are shared by every worker's copy and can change at run
+// time (add, remove, set, flush); lookups switch tables between batches.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+
+#include "shoal/core/graph.hh"
+#include "shoal/core/runtime.hh"
+#include "shoal/elements/common.hh"
+#include "shoal/elements/ip/iproutetable.hh"
+#include "shoal/kernels/bytes.hh"
+
+namespace shoal {
+
+namespace {
+// One table per (runtime, element name), shared by the workers' copies.
+std::shared_ptr<IPRouteTable> shared_table(const void* rt, const std::string& name, bool lpm, bool& first) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, std::string>, std::weak_ptr<IPRouteTable>> tables;
+  std::lock_guard<std::mutex> g(mu);
+  auto& w = tables[{rt, name}];
+  auto t = w.lock();
+  first = !t;
+  if (!t) w = t = std::make_shared<IPRouteTable>(lpm);
+  return t;
+}
+}  // namespace
+
+template <class D>
+class IPLookupBase : public PacketElement<D> {
+ public:
+  void configure(Args& a) override {
+    std::string file;
+    a.read("FILE", file);
+    std::vector<IPRoute> routes;
+    for (ArgItem* it : a.rest_positional()) {
+      IPRoute r;
+      std::string err;
+      if (!parse_route(it->text, r, err)) a.fail(*it, err);
+      routes.push_back(r);
+    }
+    a.complete();
+    if (!file.empty()) load_file(a, file, routes);
+    bool first;
+    table_ = shared_table(&this->worker().runtime(), this->name(), D::kLpm, first);
+    if (first) {
+      std::string err;
+      if (!table_->set(std::move(routes), err)) a.fail(err);
+    }
+  }
+  void initialize() override {
+    r_noroute_ = this->add_drop_reason("no-route");
+    r_discard_ = this->add_drop_reason("route-to-discard");
+    for (auto& r : table_->snapshot()->routes)
+      if (r.port >= this->noutputs())
+        throw std::runtime_error(fmt::format("route {} names output {}, but {} outputs are connected", r.unparse(),
+                                             r.port, this->noutputs()));
+    refresh();
+  }
+  void push(int port, PacketBatch* b) override {
+    if (table_->version() != version_) refresh();
+    PacketElement<D>::push(port, b);
+  }
+  int process(Packet* p) {
+    uint32_t dst = k::load_be32(p->anno().dst_ip);
+    int32_t ri = static_cast<D*>(this)->lookup(*snap_, dst);
+    if (ri < 0) return this->drop_code(r_noroute_);
+    const IPRoute& r = snap_->routes[size_t(ri)];
+    if (r.gw) k::store_be32(p->anno().dst_ip, r.gw);
+    if (r.port < 0 || r.port >= this->noutputs()) return this->drop_code(r_discard_);
+    return r.port;
+  }
+  void add_handlers() override {
+    this->add_read_handler("table", [this] { return table_->unparse(); });
+    this->add_read_handler("routes", [this] { return std::to_string(table_->snapshot()->routes.size()); });
+    // Writes reach every worker's copy; the shared table changes once.
+    this->add_write_handler("add", [this](const std::string& v) { if (this->worker().id() == 0) change(v, true); });
+    this->add_write_handler("remove", [this](const std::string& v) {
+      if (this->worker().id() != 0) return;
+      IPRoute r;
+      std::string err;
+      std::string text(trim(v));
+      if (!parse_route(text + " 0", r, err)) throw std::runtime_error(err);
+      if (!table_->remove(r.addr, r.len, err)) throw std::runtime_error(err);
+    });
+    this->add_write_handler("set", [this](const std::string& v) {
+      if (this->worker().id() != 0) return;
+      std::vector<IPRoute> routes;
+      for (auto& it : split_args(v, {}, false)) {
+        IPRoute r;
+        std::string err;
+        if (!parse_route(it.text, r, err)) throw std::runtime_error(err);
+        routes.push_back(r);
+      }
+      std::string err;
+      if (!table_->set(std::move(routes), err)) throw std::runtime_error(err);
+    });
+    this->add_write_handler("flush", [this](const std::string&) {
+      std::string err;
+      if (this->worker().id() == 0) table_->set({}, err);
+    });
+  }
+
+ protected:
+  std::shared_ptr<const IPRouteTable::Snapshot> snap_;
+
+ private:
+  void refresh() {
+    version_ = table_->version();
+    snap_ = table_->snapshot();
+  }
+  void change(const std::string& v, bool) {
+    IPRoute r;
+    std::string err;
+    if (!parse_route(v, r, err)) throw std::runtime_error(err);
+    if (r.port >= this->noutputs()) throw std::runtime_error(fmt::format("output {} is not connected", r.port));
+    if (!table_->add(r, err)) throw std::runtime_error(err);
+  }
+  void load_file(Args& a, const std::string& file, std::vector<IPRoute>& routes) {
+    std::ifstream in(file);
+    if (!in) a.fail(fmt::format("FILE {}: {}", file, std::strerror(errno)));
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n) {
+      std::string_view t = trim(line);
+      if (t.empty() || t[0] == '#') continue;
+      IPRoute r;
+      std::string err;
+      if (!parse_route(t, r, err)) a.fail(fmt::format("{}:{}: {}", file, n, err));
+      routes.push_back(r);
+    }
+  }
+
+  std::shared_ptr<IPRouteTable> table_;
+  uint64_t version_ = ~0ull;
+  uint16_t r_noroute_ = 0, r_discard_ = 0;
+};
+
+class DirectIPLookup : public IPLookupBase<DirectIPLookup> {
+ public:
+  static constexpr bool kLpm = true;
+  int32_t lookup(const IPRouteTable::Snapshot& s, uint32_t addr) const { return k::lpm4_lookup(s.lpm.view(), addr); }
+};
+
+class LinearIPLookup : public IPLookupBase<LinearIPLookup> {
+ public:
+  static constexpr bool kLpm = false;
+  int32_t lookup(const IPRouteTable::Snapshot& s, uint32_t addr) const {
+    int32_t best = -1;
+    int best_len = -1;
+    for (size_t i = 0; i < s.routes.size(); ++i) {
+      const IPRoute& r = s.routes[i];
+      if ((addr & k::prefix_mask(r.len)) == r.addr && r.len > best_len) best = int32_t(i), best_len = r.len;
+    }
+    return best;
+  }
+};
+
+#define SHOAL_LOOKUP_DOC(N, SUMMARY, DESC)                                                                          \
+  .name = N, .ports = "1/-", .processing = "h/h", .summary = SUMMARY, .description = DESC,                        \
+  .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT (ADDR/MASK too); OUTPUT -1 drops"},                    \
+           {"FILE", "string", "a file of routes, one per line, '#' comments"}},                                  \
+  .handlers = {{"table", "r", "the routes"}, {"routes", "r", "number of routes"},                                  \
+               {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},                          \
+               {"set", "w", "replace all routes"}, {"flush", "w", "remove all routes"}},                            \
+  .example = "CheckIPHeader(14) -> rt :: " N "(10.0.0.0/8 0, 0.0.0.0/0 10.0.0.1 1); rt[0] -> a; rt[1] -> b;"
+
+SHOAL_ELEMENT(DirectIPLookup, SHOAL_LOOKUP_DOC("DirectIPLookup", "IPv4 route lookup with DIR-24-8 tables",
+              "Longest-prefix match on the DST_IP annotation in at most two memory reads (a 2^24-entry table "
+              "and 256-entry groups for /25-/32). A route with a gateway sets DST_IP to it; the packet leaves on "
+              "the route's output. No match: dropped (reason 'no-route'). The tables are shared by all workers "
+              "and rebuilt on change; at most 32766 routes and 32768 /24 blocks with longer prefixes."));
+SHOAL_ELEMENT(LinearIPLookup, SHOAL_LOOKUP_DOC("LinearIPLookup", "IPv4 route lookup by linear scan (reference)",
+              "Checks every route for each packet and keeps the longest match: slow, obviously correct, the "
+              "oracle the fast lookups are tested against. Same arguments, outputs and handlers as DirectIPLookup."));
+
+}  // namespace shoal

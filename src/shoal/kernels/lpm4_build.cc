@@ -1,0 +1,49 @@
+#include "shoal/kernels/lpm4_build.hh"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace shoal::k {
+
+bool Lpm4Table::build(const std::vector<Prefix4>& routes, std::string& err) {
+  if (routes.size() > kMaxRoutes) {
+    err = "too many routes for DIR-24-8 (at most 32766 distinct next hops per table)";
+    return false;
+  }
+  // Insert shorter prefixes first; a longer one overwrites what it covers.
+  std::vector<uint32_t> order(routes.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return routes[a].len < routes[b].len; });
+  tbl24_.reset(new uint16_t[size_t(1) << 24]);
+  std::memset(tbl24_.get(), 0, sizeof(uint16_t) << 24);
+  tbl8_.clear();
+  for (uint32_t ri : order) {
+    const Prefix4& p = routes[ri];
+    uint16_t value = uint16_t(ri + 1);
+    uint32_t addr = p.addr & prefix_mask(p.len);
+    if (p.len <= 24) {
+      // Groups are only made for /25-/32, which sort after every /0-/24, so
+      // no entry here points to a group yet.
+      uint32_t first = addr >> 8, count = 1u << (24 - p.len);
+      std::fill(tbl24_.get() + first, tbl24_.get() + first + count, value);
+    } else {
+      uint16_t& e = tbl24_[addr >> 8];
+      if (!(e & kLpmGroupBit)) {
+        size_t group = tbl8_.size() / 256;
+        if (group >= kMaxGroups) {
+          err = "too many prefixes longer than /24 (at most 32768 /24 blocks hold them)";
+          return false;
+        }
+        tbl8_.resize(tbl8_.size() + 256, e);  // inherit the /24's route
+        e = uint16_t(kLpmGroupBit | group);
+      }
+      uint16_t* g = &tbl8_[size_t(e & 0x7fff) << 8];
+      uint32_t first = addr & 0xff, count = 1u << (32 - p.len);
+      std::fill(g + first, g + first + count, value);
+    }
+  }
+  return true;
+}
+
+}  // namespace shoal::k
