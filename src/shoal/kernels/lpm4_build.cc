@@ -7,10 +7,11 @@
 namespace shoal::k {
 
 bool Lpm4Table::build(const std::vector<Prefix4>& routes, std::string& err) {
-  if (routes.size() > kMaxRoutes) {
-    err = "too many routes for DIR-24-8 (at most 32766 distinct next hops per table)";
-    return false;
-  }
+  for (auto& r : routes)
+    if (r.nexthop >= kMaxNexthops) {
+      err = "too many next hops for DIR-24-8 (at most 32766 distinct gateway and output pairs)";
+      return false;
+    }
   // Insert shorter prefixes first; a longer one overwrites what it covers.
   std::vector<uint32_t> order(routes.size());
   std::iota(order.begin(), order.end(), 0u);
@@ -20,7 +21,7 @@ bool Lpm4Table::build(const std::vector<Prefix4>& routes, std::string& err) {
   tbl8_.clear();
   for (uint32_t ri : order) {
     const Prefix4& p = routes[ri];
-    uint16_t value = uint16_t(ri + 1);
+    uint16_t value = uint16_t(p.nexthop + 1);
     uint32_t addr = p.addr & prefix_mask(p.len);
     if (p.len <= 24) {
       // Groups are only made for /25-/32, which sort after every /0-/24, so

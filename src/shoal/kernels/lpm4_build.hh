@@ -12,16 +12,18 @@
 namespace shoal::k {
 
 struct Prefix4 {
-  uint32_t addr;  // host order, masked to len
-  uint8_t len;    // 0-32
+  uint32_t addr;     // host order, masked to len
+  uint8_t len;       // 0-32
+  uint16_t nexthop;  // what the lookup returns for it
 };
 
 class Lpm4Table {
  public:
-  static constexpr uint32_t kMaxRoutes = 0x7ffe;  // route index + 1 fits 15 bits
+  static constexpr uint32_t kMaxNexthops = 0x7ffe;  // next hop + 1 fits 15 bits
   static constexpr uint32_t kMaxGroups = 0x8000;
-  // Builds from prefixes (index i = route i). Duplicate prefixes: the last
-  // wins. False with err when the limits are exceeded.
+  // Builds from prefixes; any number of them. Duplicate prefixes: the last
+  // wins. False with err when a limit is exceeded (next hop numbers, or /24
+  // blocks holding longer prefixes).
   bool build(const std::vector<Prefix4>& routes, std::string& err);
   Lpm4View view() const { return {tbl24_.get(), tbl8_.data()}; }
   size_t groups() const { return tbl8_.size() / 256; }

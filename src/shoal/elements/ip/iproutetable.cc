@@ -80,7 +80,19 @@ bool IPRouteTable::publish(std::vector<IPRoute> routes, std::string& err) {
   if (lpm_) {
     std::vector<k::Prefix4> pfx;
     pfx.reserve(routes.size());
-    for (auto& r : routes) pfx.push_back({r.addr, r.len});
+    std::unordered_map<uint64_t, uint32_t> ids;  // (gateway, port) -> next hop
+    for (auto& r : routes) {
+      uint64_t key = (uint64_t(r.gw) << 32) | uint32_t(r.port);
+      auto [it, fresh] = ids.try_emplace(key, uint32_t(s->nexthops.size()));
+      if (fresh) {
+        if (s->nexthops.size() >= k::Lpm4Table::kMaxNexthops) {
+          err = "too many next hops for DIR-24-8 (at most 32766 distinct gateway and output pairs)";
+          return false;
+        }
+        s->nexthops.push_back({r.gw, r.port});
+      }
+      pfx.push_back({r.addr, r.len, uint16_t(it->second)});
+    }
     if (!s->lpm.build(pfx, err)) return false;
     s->has_lpm = true;
   }

@@ -26,9 +26,14 @@ bool parse_route(std::string_view text, IPRoute& r, std::string& err);
 
 class IPRouteTable {
  public:
+  struct NextHop {
+    uint32_t gw;  // host order; 0 = none
+    int port;
+  };
   struct Snapshot {
     std::vector<IPRoute> routes;
-    k::Lpm4Table lpm;  // built only for DIR-24-8 users
+    k::Lpm4Table lpm;               // built only for DIR-24-8 users
+    std::vector<NextHop> nexthops;  // what lpm lookups index
     bool has_lpm = false;
   };
   explicit IPRouteTable(bool build_lpm) : lpm_(build_lpm) {}

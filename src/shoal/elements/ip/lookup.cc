@@ -68,12 +68,12 @@ class IPLookupBase : public PacketElement<D> {
   }
   int process(Packet* p) {
     uint32_t dst = k::load_be32(p->anno().dst_ip);
-    int32_t ri = static_cast<D*>(this)->lookup(*snap_, dst);
-    if (ri < 0) return this->drop_code(r_noroute_);
-    const IPRoute& r = snap_->routes[size_t(ri)];
-    if (r.gw) k::store_be32(p->anno().dst_ip, r.gw);
-    if (r.port < 0 || r.port >= this->noutputs()) return this->drop_code(r_discard_);
-    return r.port;
+    uint32_t gw;
+    int port;
+    if (!static_cast<D*>(this)->lookup(*snap_, dst, gw, port)) return this->drop_code(r_noroute_);
+    if (gw) k::store_be32(p->anno().dst_ip, gw);
+    if (port < 0 || port >= this->noutputs()) return this->drop_code(r_discard_);
+    return port;
   }
   void add_handlers() override {
     this->add_read_handler("table", [this] { return table_->unparse(); });
@@ -143,20 +143,26 @@ class IPLookupBase : public PacketElement<D> {
 class DirectIPLookup : public IPLookupBase<DirectIPLookup> {
  public:
   static constexpr bool kLpm = true;
-  int32_t lookup(const IPRouteTable::Snapshot& s, uint32_t addr) const { return k::lpm4_lookup(s.lpm.view(), addr); }
+  bool lookup(const IPRouteTable::Snapshot& s, uint32_t addr, uint32_t& gw, int& port) const {
+    int32_t nh = k::lpm4_lookup(s.lpm.view(), addr);
+    if (nh < 0) return false;
+    gw = s.nexthops[size_t(nh)].gw;
+    port = s.nexthops[size_t(nh)].port;
+    return true;
+  }
 };
 
 class LinearIPLookup : public IPLookupBase<LinearIPLookup> {
  public:
   static constexpr bool kLpm = false;
-  int32_t lookup(const IPRouteTable::Snapshot& s, uint32_t addr) const {
-    int32_t best = -1;
-    int best_len = -1;
-    for (size_t i = 0; i < s.routes.size(); ++i) {
-      const IPRoute& r = s.routes[i];
-      if ((addr & k::prefix_mask(r.len)) == r.addr && r.len > best_len) best = int32_t(i), best_len = r.len;
-    }
-    return best;
+  bool lookup(const IPRouteTable::Snapshot& s, uint32_t addr, uint32_t& gw, int& port) const {
+    const IPRoute* best = nullptr;
+    for (const IPRoute& r : s.routes)
+      if ((addr & k::prefix_mask(r.len)) == r.addr && (!best || r.len > best->len)) best = &r;
+    if (!best) return false;
+    gw = best->gw;
+    port = best->port;
+    return true;
   }
 };
 
@@ -173,7 +179,8 @@ SHOAL_ELEMENT(DirectIPLookup, SHOAL_LOOKUP_DOC("DirectIPLookup", "IPv4 route loo
               "Longest-prefix match on the DST_IP annotation in at most two memory reads (a 2^24-entry table "
               "and 256-entry groups for /25-/32). A route with a gateway sets DST_IP to it; the packet leaves on "
               "the route's output. No match: dropped (reason 'no-route'). The tables are shared by all workers "
-              "and rebuilt on change; at most 32766 routes and 32768 /24 blocks with longer prefixes."));
+              "and rebuilt on change: any number of routes, at most 32766 distinct gateway/output pairs and 32768 "
+              "/24 blocks holding longer prefixes."));
 SHOAL_ELEMENT(LinearIPLookup, SHOAL_LOOKUP_DOC("LinearIPLookup", "IPv4 route lookup by linear scan (reference)",
               "Checks every route for each packet and keeps the longest match: slow, obviously correct, the "
               "oracle the fast lookups are tested against. Same arguments, outputs and handlers as DirectIPLookup."));
