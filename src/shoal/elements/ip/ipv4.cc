@@ -41,7 +41,7 @@ class CheckIPHeader : public PacketElement<CheckIPHeader> {
     int bad = check(p);
     if (bad < 0) return 0;
     if (noutputs() > 1) {
-      drop_reasons_seen_[bad].add();
+      to_output1_[bad].add();
       return 1;
     }
     return drop_code(r_[bad]);
@@ -50,7 +50,7 @@ class CheckIPHeader : public PacketElement<CheckIPHeader> {
     add_read_handler("drop_details", [this] {
       std::string s;
       for (int i = 0; i < 7; ++i)
-        s += fmt::format("{}\t{}\n", drop_reasons()[r_[i]].count.get() + drop_reasons_seen_[i].get(), drop_reasons()[r_[i]].name);
+        s += fmt::format("{}\t{}\n", drop_reasons()[r_[i]].count.get() + to_output1_[i].get(), drop_reasons()[r_[i]].name);
       return s;
     });
   }
@@ -94,7 +94,7 @@ class CheckIPHeader : public PacketElement<CheckIPHeader> {
   bool checksum_ = true, verbose_ = false;
   std::vector<uint32_t> badsrc_;
   uint16_t r_[7] = {};
-  Stat drop_reasons_seen_[7];
+  Stat to_output1_[7];  // bad packets sent to output 1, by reason
 };
 SHOAL_ELEMENT(CheckIPHeader, .name = "CheckIPHeader", .ports = "1/1-2", .processing = "a/ah",
               .summary = "checks IPv4 headers",
