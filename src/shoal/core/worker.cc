@@ -108,7 +108,7 @@ void Worker::run() {
       continue;
     }
     bool nothing_left = !any_active && live_timers_ == 0 && !mail_pending();
-    for (auto& t : tasks_) nothing_left &= !t.active;  // a timer may have woken one
+    for (auto& t : tasks_) nothing_left &= !t.active;  // a notifier may have woken one during the loop
     if (nothing_left) {
       if (!quiescent_.exchange(true, std::memory_order_acq_rel)) rt_->note_quiescent(true);
     } else if (quiescent_.exchange(false, std::memory_order_acq_rel)) {
