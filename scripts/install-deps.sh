@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(g++ cmake ninja-build pkg-config make
       libpcap-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
       clang libclang-rt-14-dev
-      tshark python3-scapy python3-matplotlib)
+      tshark python3-scapy)
 
 missing=()
 for p in "${PKGS[@]}"; do
