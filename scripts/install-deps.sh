@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(g++ cmake ninja-build pkg-config make
       libpcap-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
       clang libclang-rt-14-dev
-      tshark python3-scapy)
+      tshark python3-scapy
+      iproute2 iputils-ping traceroute iperf3)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -20,7 +20,12 @@ struct alignas(64) Anno {
   uint8_t paint = 0;          // PAINT annotation
   uint8_t flags = 0;
   uint8_t user[34] = {};      // free for elements (documented per element)
+  uint8_t param_off = 0;      // ICMP parameter problem pointer (Click's ICMP_PARAMPROB_ANNO)
+  uint8_t packet_type = 0;    // link-level type, as Linux's PACKET_HOST.. (Click's PACKET_TYPE_ANNO)
   static constexpr uint8_t kFlowHashValid = 1;
+  static constexpr uint8_t kFixIPSrc = 2;  // set by ICMPError: FixIPSrc rewrites the source
+  // packet_type values (linux/if_packet.h)
+  static constexpr uint8_t kHost = 0, kBroadcast = 1, kMulticast = 2, kOtherHost = 3, kOutgoing = 4;
 };
 static_assert(sizeof(Anno) == 64, "annotations must fit one cache line");
 

@@ -1,6 +1,10 @@
 // Shared pieces of element code: pull-side tasks that sleep on an upstream
 // notifier, and the base of packet sources (push or pull, LIMIT, STOP, ACTIVE).
 #pragma once
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include "shoal/core/element.hh"
 #include "shoal/core/worker.hh"
 
@@ -23,6 +27,21 @@ class PullTask {
   Notifier* n_ = nullptr;
   uint32_t burst_ = 32;
 };
+
+// State shared by the copies of one element across workers (route tables,
+// ARP caches): one T per (runtime, element name), made by the first copy to
+// ask; `first` says whether this call made it.
+template <class T>
+std::shared_ptr<T> shared_state(Element* e, bool* first = nullptr) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, std::string>, std::weak_ptr<T>> all;
+  std::lock_guard<std::mutex> g(mu);
+  auto& w = all[{&e->worker().runtime(), e->name()}];
+  auto t = w.lock();
+  if (first) *first = !t;
+  if (!t) w = t = std::make_shared<T>();
+  return t;
+}
 
 class SourceElement : public Element {
  public:

@@ -77,7 +77,7 @@ bool parse_route(std::string_view text, IPRoute& r, std::string& err) {
 
 bool IPRouteTable::publish(std::vector<IPRoute> routes, std::string& err) {
   auto s = std::make_shared<Snapshot>();
-  if (lpm_) {
+  if (kind_ != Kind::Linear) {
     std::vector<k::Prefix4> pfx;
     pfx.reserve(routes.size());
     std::unordered_map<uint64_t, uint32_t> ids;  // (gateway, port) -> next hop
@@ -85,16 +85,30 @@ bool IPRouteTable::publish(std::vector<IPRoute> routes, std::string& err) {
       uint64_t key = (uint64_t(r.gw) << 32) | uint32_t(r.port);
       auto [it, fresh] = ids.try_emplace(key, uint32_t(s->nexthops.size()));
       if (fresh) {
-        if (s->nexthops.size() >= k::Lpm4Table::kMaxNexthops) {
+        if (kind_ == Kind::Dir24_8 && s->nexthops.size() >= k::Lpm4Table::kMaxNexthops) {
           err = "too many next hops for DIR-24-8 (at most 32766 distinct gateway and output pairs)";
           return false;
         }
         s->nexthops.push_back({r.gw, r.port});
       }
       pfx.push_back({r.addr, r.len, uint16_t(it->second)});
+      if (kind_ == Kind::Radix) {
+        auto& nodes = s->radix.nodes;
+        if (nodes.empty()) nodes.emplace_back();
+        int32_t n = 0;
+        for (int d = 0; d < r.len; ++d) {
+          int b = (r.addr >> (31 - d)) & 1;
+          if (nodes[size_t(n)].child[b] < 0) {
+            nodes[size_t(n)].child[b] = int32_t(nodes.size());
+            nodes.emplace_back();
+          }
+          n = nodes[size_t(n)].child[b];
+        }
+        nodes[size_t(n)].nexthop = int32_t(it->second);
+      }
     }
-    if (!s->lpm.build(pfx, err)) return false;
-    s->has_lpm = true;
+    if (kind_ == Kind::Radix && s->radix.nodes.empty()) s->radix.nodes.emplace_back();
+    if (kind_ == Kind::Dir24_8 && !s->lpm.build(pfx, err)) return false;
   }
   s->routes = std::move(routes);
   std::atomic_store(&snap_, std::shared_ptr<const Snapshot>(std::move(s)));

@@ -30,13 +30,32 @@ class IPRouteTable {
     uint32_t gw;  // host order; 0 = none
     int port;
   };
+  // A binary radix trie (one bit per level): Click's RadixIPLookup
+  // structure, slower than DIR-24-8 but small and cheap to build.
+  struct Radix {
+    struct Node {
+      int32_t child[2] = {-1, -1};
+      int32_t nexthop = -1;
+    };
+    std::vector<Node> nodes;  // nodes[0] is the root (the /0 prefix)
+    int32_t lookup(uint32_t addr) const {
+      int32_t best = nodes[0].nexthop, n = 0;
+      for (int bit = 31; bit >= 0; --bit) {
+        n = nodes[size_t(n)].child[(addr >> bit) & 1];
+        if (n < 0) break;
+        if (nodes[size_t(n)].nexthop >= 0) best = nodes[size_t(n)].nexthop;
+      }
+      return best;
+    }
+  };
+  enum class Kind : uint8_t { Linear, Dir24_8, Radix };
   struct Snapshot {
     std::vector<IPRoute> routes;
-    k::Lpm4Table lpm;               // built only for DIR-24-8 users
-    std::vector<NextHop> nexthops;  // what lpm lookups index
-    bool has_lpm = false;
+    k::Lpm4Table lpm;               // built for Kind::Dir24_8
+    Radix radix;                    // built for Kind::Radix
+    std::vector<NextHop> nexthops;  // what lpm and radix lookups index
   };
-  explicit IPRouteTable(bool build_lpm) : lpm_(build_lpm) {}
+  explicit IPRouteTable(Kind kind) : kind_(kind) {}
   // Replaces every route. False with err (table unchanged) on failure.
   bool set(std::vector<IPRoute> routes, std::string& err);
   bool add(const IPRoute& r, std::string& err);      // replaces an equal prefix
@@ -47,7 +66,7 @@ class IPRouteTable {
 
  private:
   bool publish(std::vector<IPRoute> routes, std::string& err);
-  bool lpm_;
+  Kind kind_;
   mutable std::mutex mu_;
   std::shared_ptr<const Snapshot> snap_ = std::make_shared<Snapshot>();
   std::atomic<uint64_t> version_{0};

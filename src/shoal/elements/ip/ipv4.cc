@@ -11,9 +11,29 @@ namespace shoal {
 class CheckIPHeader : public PacketElement<CheckIPHeader> {
  public:
   void configure(Args& a) override {
-    std::string badsrc;
+    std::string badsrc, ifaces;
     a.read_p("OFFSET", off_).read_p("BADSRC", badsrc).read("CHECKSUM", checksum_).read("VERBOSE", verbose_);
+    a.read("INTERFACES", ifaces);
     a.complete();
+    // INTERFACES ADDR/LEN...: their networks' broadcast and zero addresses are bad sources.
+    for (size_t i = 0; i < ifaces.size();) {
+      size_t e = ifaces.find(' ', i);
+      if (e == std::string::npos) e = ifaces.size();
+      std::string one = ifaces.substr(i, e - i);
+      i = e + 1;
+      if (one.empty()) continue;
+      size_t sl = one.find('/');
+      IPv4Addr x;
+      uint64_t len = 32;
+      if (sl == std::string::npos || !parse_ipv4(one.substr(0, sl), x) || !parse_uint(one.substr(sl + 1), len) ||
+          len > 32)
+        a.fail(fmt::format("INTERFACES: '{}' is not ADDR/LEN", one));
+      uint32_t mask = len ? ~uint32_t(0) << (32 - len) : 0;
+      if (len < 31) {
+        badsrc_.push_back((x.host() & mask) | ~mask);
+        badsrc_.push_back(x.host() & mask);
+      }
+    }
     for (auto& w : split_args(badsrc, {}, false)) {
       for (size_t i = 0; i < w.text.size();) {  // space-separated addresses
         size_t e = w.text.find(' ', i);
@@ -108,6 +128,8 @@ SHOAL_ELEMENT(CheckIPHeader, .name = "CheckIPHeader", .ports = "1/1-2", .process
                   "bad-source-address, bad-ip-options).",
               .args = {{"OFFSET", "unsigned", "where the IP header starts (default 0; 14 after Ethernet)"},
                        {"BADSRC", "addresses", "more source addresses to reject"},
+                       {"INTERFACES", "ADDR/LEN...", "the router's networks: their broadcast and zero "
+                                                     "addresses are bad sources"},
                        {"CHECKSUM", "boolean", "verify the checksum (default true)"},
                        {"VERBOSE", "boolean", "accepted for Click compatibility"}},
               .handlers = {{"drop_details", "r", "bad packets by reason"}},

@@ -19,14 +19,15 @@ namespace shoal {
 
 namespace {
 // One table per (runtime, element name), shared by the workers' copies.
-std::shared_ptr<IPRouteTable> shared_table(const void* rt, const std::string& name, bool lpm, bool& first) {
+std::shared_ptr<IPRouteTable> shared_table(const void* rt, const std::string& name, IPRouteTable::Kind kind,
+                                           bool& first) {
   static std::mutex mu;
   static std::map<std::pair<const void*, std::string>, std::weak_ptr<IPRouteTable>> tables;
   std::lock_guard<std::mutex> g(mu);
   auto& w = tables[{rt, name}];
   auto t = w.lock();
   first = !t;
-  if (!t) w = t = std::make_shared<IPRouteTable>(lpm);
+  if (!t) w = t = std::make_shared<IPRouteTable>(kind);
   return t;
 }
 }  // namespace
@@ -47,7 +48,7 @@ class IPLookupBase : public PacketElement<D> {
     a.complete();
     if (!file.empty()) load_file(a, file, routes);
     bool first;
-    table_ = shared_table(&this->worker().runtime(), this->name(), D::kLpm, first);
+    table_ = shared_table(&this->worker().runtime(), this->name(), D::kKind, first);
     if (first) {
       std::string err;
       if (!table_->set(std::move(routes), err)) a.fail(err);
@@ -142,7 +143,7 @@ class IPLookupBase : public PacketElement<D> {
 
 class DirectIPLookup : public IPLookupBase<DirectIPLookup> {
  public:
-  static constexpr bool kLpm = true;
+  static constexpr IPRouteTable::Kind kKind = IPRouteTable::Kind::Dir24_8;
   bool lookup(const IPRouteTable::Snapshot& s, uint32_t addr, uint32_t& gw, int& port) const {
     int32_t nh = k::lpm4_lookup(s.lpm.view(), addr);
     if (nh < 0) return false;
@@ -154,7 +155,7 @@ class DirectIPLookup : public IPLookupBase<DirectIPLookup> {
 
 class LinearIPLookup : public IPLookupBase<LinearIPLookup> {
  public:
-  static constexpr bool kLpm = false;
+  static constexpr IPRouteTable::Kind kKind = IPRouteTable::Kind::Linear;
   bool lookup(const IPRouteTable::Snapshot& s, uint32_t addr, uint32_t& gw, int& port) const {
     const IPRoute* best = nullptr;
     for (const IPRoute& r : s.routes)
@@ -165,6 +166,23 @@ class LinearIPLookup : public IPLookupBase<LinearIPLookup> {
     return true;
   }
 };
+
+class RadixIPLookup : public IPLookupBase<RadixIPLookup> {
+ public:
+  static constexpr IPRouteTable::Kind kKind = IPRouteTable::Kind::Radix;
+  bool lookup(const IPRouteTable::Snapshot& s, uint32_t addr, uint32_t& gw, int& port) const {
+    int32_t nh = s.radix.lookup(addr);
+    if (nh < 0) return false;
+    gw = s.nexthops[size_t(nh)].gw;
+    port = s.nexthops[size_t(nh)].port;
+    return true;
+  }
+};
+
+// Click's StaticIPLookup and its older name LookupIPRoute: fixed tables in
+// Click, served here by the DIR-24-8 structure (same results, faster).
+class StaticIPLookup : public DirectIPLookup {};
+class LookupIPRoute : public DirectIPLookup {};
 
 #define SHOAL_LOOKUP_DOC(N, SUMMARY, DESC)                                                                          \
   .name = N, .ports = "1/-", .processing = "h/h", .summary = SUMMARY, .description = DESC,                        \
@@ -184,5 +202,16 @@ SHOAL_ELEMENT(DirectIPLookup, SHOAL_LOOKUP_DOC("DirectIPLookup", "IPv4 route loo
 SHOAL_ELEMENT(LinearIPLookup, SHOAL_LOOKUP_DOC("LinearIPLookup", "IPv4 route lookup by linear scan (reference)",
               "Checks every route for each packet and keeps the longest match: slow, obviously correct, the "
               "oracle the fast lookups are tested against. Same arguments, outputs and handlers as DirectIPLookup."));
+
+SHOAL_ELEMENT(RadixIPLookup, SHOAL_LOOKUP_DOC("RadixIPLookup", "IPv4 route lookup in a binary radix trie",
+              "Longest-prefix match walking a binary trie one address bit per level (up to 32 steps): Click's "
+              "RadixIPLookup, for tables DIR-24-8 cannot hold (more than 32766 distinct next hops) and for "
+              "comparison. Same arguments, outputs and handlers as DirectIPLookup."));
+SHOAL_ELEMENT(StaticIPLookup, SHOAL_LOOKUP_DOC("StaticIPLookup", "IPv4 route lookup (Click's static table)",
+              "Click's StaticIPLookup: routes given as arguments. Served by the DIR-24-8 tables of DirectIPLookup, "
+              "with the same arguments, outputs and handlers."));
+SHOAL_ELEMENT(LookupIPRoute, SHOAL_LOOKUP_DOC("LookupIPRoute", "IPv4 route lookup (Click's older name)",
+              "Click's LookupIPRoute, the older name of StaticIPLookup: same arguments, outputs and handlers as "
+              "DirectIPLookup, served by the same DIR-24-8 tables."));
 
 }  // namespace shoal
