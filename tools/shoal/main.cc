@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common.hh"
+#include "mkrouter.hh"
 #include "shoal/core/version.hh"
 #include "shoal/device/device.hh"
 #include "shoal/io/pcap.hh"
@@ -393,6 +394,15 @@ int main(int argc, char** argv) {
   gen->add_option("--start", ga.start, "first timestamp (seconds since the epoch)");
   gen->add_option("--rate", ga.rate, "packets per second, for timestamps");
 
+  std::vector<std::string> mk_ifaces, mk_routes4, mk_routes6;
+  std::string mk_out;
+  auto* mkrouter = app.add_subcommand("mkrouter", "write the IP router configuration for some interfaces");
+  mkrouter->add_option("-i,--iface", mk_ifaces, "NAME,ADDR/LEN[,ADDR6/LEN][,mtu=N][,mac=ETH] (repeat per interface)")
+      ->required();
+  mkrouter->add_option("--route", mk_routes4, "extra IPv4 route 'PREFIX/LEN [GATEWAY] OUTPUT' (output 1 = first interface)");
+  mkrouter->add_option("--route6", mk_routes6, "extra IPv6 route 'PREFIX/LEN [GATEWAY] OUTPUT'");
+  mkrouter->add_option("-o,--out", mk_out, "write here instead of standard output");
+
   app.add_subcommand("version", "version, CUDA backend and device");
   app.add_subcommand("bench", "benchmarks (see shoal bench --help)");
 
@@ -401,5 +411,29 @@ int main(int argc, char** argv) {
   if (*check) return cmd_check(check_file, check_words);
   if (*elements) return cmd_elements(ename, md);
   if (*gen) return cmd_gen(ga);
+  if (*mkrouter) {
+    std::vector<RouterIface> ifs;
+    for (auto& spec : mk_ifaces) {
+      RouterIface f;
+      std::string err;
+      if (!parse_iface_spec(spec, f, err)) {
+        fmt::print(stderr, "shoal mkrouter: {}\n", err);
+        return 2;
+      }
+      ifs.push_back(f);
+    }
+    std::string conf = make_router_config(ifs, mk_routes4, mk_routes6);
+    if (mk_out.empty()) {
+      fmt::print("{}", conf);
+    } else {
+      std::ofstream o(mk_out);
+      o << conf;
+      if (!o) {
+        fmt::print(stderr, "shoal mkrouter: cannot write {}\n", mk_out);
+        return 1;
+      }
+    }
+    return 0;
+  }
   return cmd_version();
 }
