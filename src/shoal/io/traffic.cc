@@ -53,6 +53,19 @@ TrafficGen::TrafficGen(const TrafficSpec& spec) : spec_(spec) {
 
 
 
+uint32_t random_dst4(uint32_t flow) {
+  uint32_t h = k::mix32(flow * 0x9e3779b9u + 0x7f4a7c15u);
+  return 0x01000000u + h % (0xe0000000u - 0x01000000u);
+}
+
+void random_dst6(uint32_t flow, uint8_t out[16]) {
+  uint32_t a = k::mix32(flow * 0x9e3779b9u + 1), b = k::mix32(flow * 0x85ebca6bu + 2);
+  k::store_be32(out, 0x20000000u | (a & 0x1fffffffu));
+  k::store_be32(out + 4, b);
+  k::store_be32(out + 8, 0);
+  k::store_be32(out + 12, flow + 1);
+}
+
 uint32_t TrafficGen::min_length(const TrafficSpec& s) {
   uint32_t l3 = s.ipv6 ? 40 : 20;
   uint32_t l4 = s.proto == Proto::MIX ? 20 : l4_header(s.proto);
@@ -94,7 +107,10 @@ void TrafficGen::headers(uint32_t f, uint32_t len, uint8_t* out) const {
     ip[10] = ip[11] = 0;
     uint32_t src = k::load_be32(spec_.src_ip.data()) + hi;
     k::store_be32(ip + 12, src);
-    std::memcpy(ip + 16, spec_.dst_ip.data(), 4);
+    if (spec_.random_dst)
+      k::store_be32(ip + 16, random_dst4(f));
+    else
+      std::memcpy(ip + 16, spec_.dst_ip.data(), 4);
     k::store_be16(ip + 10, k::ip_checksum(ip, 20));
   } else {
     k::store_be16(out + 12, 0x86DD);
@@ -104,7 +120,10 @@ void TrafficGen::headers(uint32_t f, uint32_t len, uint8_t* out) const {
     ip[7] = spec_.ttl;
     std::memcpy(ip + 8, spec_.src_ip6.data(), 16);
     k::store_be32(ip + 8 + 12, k::load_be32(spec_.src_ip6.data() + 12) + hi);
-    std::memcpy(ip + 24, spec_.dst_ip6.data(), 16);
+    if (spec_.random_dst)
+      random_dst6(f, ip + 24);
+    else
+      std::memcpy(ip + 24, spec_.dst_ip6.data(), 16);
   }
   // Ports away from well-known services, so dissectors take them for what
   // they are: 10000-26383 and 40000-40999.

@@ -23,7 +23,15 @@ struct TrafficSpec {
   std::array<uint8_t, 16> src_ip6{0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   std::array<uint8_t, 16> dst_ip6{0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   uint8_t ttl = 64;
+  bool random_dst = false;  // each flow's destination from random_dst4/6 instead of dst_ip(6)
 };
+
+// Per-flow pseudo-random unicast destinations (deterministic in the flow
+// number): IPv4 in 1.0.0.0-223.255.255.255, IPv6 in 2000::/3 (upper 64 bits
+// random, lower 64 bits the flow number). Benchmarks build route tables
+// covering exactly these addresses.
+uint32_t random_dst4(uint32_t flow);
+void random_dst6(uint32_t flow, uint8_t out[16]);
 
 class TrafficGen {
  public:

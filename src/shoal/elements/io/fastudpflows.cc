@@ -25,7 +25,7 @@ class FastUDPFlows : public SourceElement {
     int64_t length = -1;
     a.read_p("RATE", rate_).read_p("LIMIT", limit_).read_p("LENGTH", length).read_p("SRCETH", se)
         .read_p("SRCIP", si).read_p("DSTETH", de).read_p("DSTIP", di).read_p("FLOWS", s.flows)
-        .read_p("FLOWSIZE", s.flowsize).read("IPV6", s.ipv6).read("SRCIP6", si6).read("DSTIP6", di6)
+        .read_p("FLOWSIZE", s.flowsize).read("IPV6", s.ipv6).read("DSTRANDOM", s.random_dst).read("SRCIP6", si6).read("DSTIP6", di6)
         .read("PROTO", proto).read("IMIX", s.imix).read("TTL", s.ttl);
     read_source_args(a, 32);
     a.complete();
@@ -116,7 +116,8 @@ SHOAL_ELEMENT(FastUDPFlows, .name = "FastUDPFlows", .ports = "0/1", .processing 
                        {"FLOWS", "unsigned", "number of flows (default 1)"},
                        {"FLOWSIZE", "unsigned", "consecutive packets per flow (default 1)"},
                        {"IPV6", "boolean", "IPv6 instead of IPv4"}, {"SRCIP6", "IPv6 address", "first source address"},
-                       {"DSTIP6", "IPv6 address", "destination"}, {"PROTO", "udp|tcp|icmp|mix", "transport (default udp)"},
+                       {"DSTIP6", "IPv6 address", "destination"},
+                       {"DSTRANDOM", "boolean", "each flow gets its own pseudo-random unicast destination (route benchmarks)"}, {"PROTO", "udp|tcp|icmp|mix", "transport (default udp)"},
                        {"IMIX", "boolean", "7:4:1 mix of 64, 570 and 1518 bytes"}, {"TTL", "byte", "TTL or hop limit (default 64)"},
                        {"BURST", "unsigned", "packets per batch (default 32)"}, {"STOP", "boolean", "stop at LIMIT"},
                        {"ACTIVE", "boolean", "emit when true"}},
