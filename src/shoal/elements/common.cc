@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
 namespace shoal {
 
 Notifier* upstream_notifier(Element* e, int port) {
@@ -103,6 +107,18 @@ void SourceElement::add_handlers() {
     if (output_proc(0) == Proc::Push) set_task_active(active_);
   });
   add_read_handler("limit", [this] { return std::to_string(limit_); });
+}
+
+std::vector<std::pair<size_t, std::string>> read_config_lines(Args& a, const char* what, const std::string& file) {
+  std::ifstream in(file);
+  if (!in) a.fail(fmt::format("{} {}: {}", what, file, std::strerror(errno)));
+  std::vector<std::pair<size_t, std::string>> out;
+  std::string line;
+  for (size_t n = 1; std::getline(in, line); ++n) {
+    std::string_view t = trim(line);
+    if (!t.empty() && t[0] != '#') out.push_back({n, std::string(t)});
+  }
+  return out;
 }
 
 }  // namespace shoal

@@ -43,6 +43,11 @@ std::shared_ptr<T> shared_state(Element* e, bool* first = nullptr) {
   return t;
 }
 
+// The non-empty lines of a text file that are not '#' comments, with their
+// line numbers (route files and the like). Fails the arguments when the
+// file cannot be read.
+std::vector<std::pair<size_t, std::string>> read_config_lines(Args& a, const char* what, const std::string& file);
+
 class SourceElement : public Element {
  public:
   void initialize() override;

@@ -2,9 +2,8 @@
 // in Ethernet; ARPResponder answers requests for the router's addresses.
 #include <fmt/format.h>
 
-#include <unordered_map>
-
 #include "shoal/elements/common.hh"
+#include "shoal/elements/ether/resolver.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
@@ -116,286 +115,79 @@ SHOAL_ELEMENT(ARPResponder, .name = "ARPResponder", .ports = "1/1-2", .processin
               .example = "c[0] -> ARPResponder(10.0.0.1 02:00:00:00:00:01) -> out;");
 
 // ---------------------------------------------------------------- ARPQuerier
-// The cache is shared by every worker's copy; packets waiting for an answer
-// stay with the worker that owns them and leave when it sees the answer.
-struct ArpCache {
-  struct Entry {
-    uint8_t eth[6] = {};
-    bool known = false;
-    uint64_t updated_ns = 0;     // when the answer came
-    uint64_t last_query_ns = 0;  // when a query last went out (any worker)
-    uint32_t queries = 0;        // queries since the entry was last known
-  };
-  std::mutex mu;
-  std::unordered_map<uint32_t, Entry> map;
-};
-
-class ARPQuerier : public Element {
+class ARPQuerier : public NeighborResolver<ARPQuerier, uint32_t> {
  public:
+  static constexpr uint16_t kEtherType = 0x0800;
   void configure(Args& a) override {
-    IPv4Addr ip;
+    IPv4Addr ip, bcast;
     EtherAddr eth;
-    Duration timeout{300'000'000'000ull}, retry{1'000'000'000ull};
-    IPv4Addr bcast;
     bool have_bcast = a.has("BROADCAST");
-    a.read_mp("IP", ip).read_mp("ETH", eth);
-    a.read("TIMEOUT", timeout).read("RETRY_INTERVAL", retry).read("RETRIES", retries_);
-    a.read("CAPACITY", capacity_).read("ENTRY_PACKET_CAPACITY", entry_capacity_).read("BROADCAST", bcast);
+    a.read_mp("IP", ip).read_mp("ETH", eth).read("BROADCAST", bcast);
+    read_resolver_args(a, 300'000'000'000ull);
     a.complete();
     ip_ = ip.host();
-    std::memcpy(eth_, eth.b.data(), 6);
-    timeout_ns_ = timeout.ns;
-    retry_ns_ = retry.ns;
+    eth_ = eth.b;
     if (have_bcast) bcast_ = bcast.host();
-    if (retries_ == 0) a.fail("RETRIES must be at least 1");
-    if (entry_capacity_ == 0) entry_capacity_ = capacity_;
   }
-  void initialize() override {
-    cache_ = shared_state<ArpCache>(this);
-    timer_.owner = this;
-    r_full_ = add_drop_reason("arp-queue-full");
-    r_noreply_ = add_drop_reason("arp-no-reply");
-    r_room_ = add_drop_reason("no-headroom");
-    r_arp_ = add_drop_reason("arp-consumed");
-    r_bad_ = add_drop_reason("bad-arp");
-    r_pool_ = add_drop_reason("pool-exhausted");
-    r_nodst_ = add_drop_reason("no-destination");
-  }
-  void push(int port, PacketBatch* b) override {
-    if (port == 1) return learn(b);
-    const uint64_t now = worker().now_ns();
-    std::vector<uint32_t> ask;
-    {
-      std::lock_guard<std::mutex> g(cache_->mu);
-      b->for_each([&](uint32_t i, Packet* p) {
-        uint32_t dst = k::load_be32(p->anno().dst_ip);
-        b->result(i) = 0;
-        if (dst == 0) return void(b->result(i) = int16_t(drop_code(r_nodst_)));
-        if (dst == 0xffffffffu || dst == bcast_) {
-          static const uint8_t all[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-          if (!encap(p, all)) b->result(i) = int16_t(drop_code(r_room_));
-          return;
-        }
-        auto it = cache_->map.find(dst);
-        if (it != cache_->map.end() && it->second.known && now - it->second.updated_ns < timeout_ns_) {
-          if (!encap(p, it->second.eth)) b->result(i) = int16_t(drop_code(r_room_));
-          return;
-        }
-        b->kill(i);
-        enqueue(dst, p);
-        auto& e = cache_->map[dst];
-        if (e.known && now - e.updated_ns >= timeout_ns_) e.known = false, e.queries = 0;  // expired
-        if (e.last_query_ns == 0 || now - e.last_query_ns >= retry_ns_) {
-          e.last_query_ns = now;
-          ++e.queries;
-          ask.push_back(dst);
-        }
-      });
-    }
-    if (b->empty())
-      recycle(b);
-    else
-      dispatch(b);
-    send_queries(ask);
-    if (!pending_.empty() && !timer_.scheduled) worker().schedule(timer_, now + kPollNs);
-  }
-  void run_timer(Timer&) override {
-    const uint64_t now = worker().now_ns();
-    std::vector<uint32_t> ask;
-    std::vector<std::pair<uint32_t, std::array<uint8_t, 6>>> ready;
-    std::vector<uint32_t> give_up;
-    {
-      std::lock_guard<std::mutex> g(cache_->mu);
-      for (auto& [dst, q] : pending_) {
-        auto& e = cache_->map[dst];
-        if (e.known) {
-          std::array<uint8_t, 6> m;
-          std::memcpy(m.data(), e.eth, 6);
-          ready.push_back({dst, m});
-        } else if (now - e.last_query_ns >= retry_ns_) {
-          if (e.queries >= retries_) {
-            give_up.push_back(dst);
-            e.queries = 0;
-          } else {
-            e.last_query_ns = now;
-            ++e.queries;
-            ask.push_back(dst);
-          }
-        }
-      }
-    }
-    for (auto& [dst, m] : ready) release(dst, m.data());
-    for (uint32_t dst : give_up) {
-      auto it = pending_.find(dst);
-      for (Packet* p : it->second) drop(p, r_noreply_);
-      queued_ -= it->second.size();
-      pending_.erase(it);
-    }
-    send_queries(ask);
-    if (!pending_.empty()) worker().schedule(timer_, now + kPollNs);
-  }
-  size_t packets_held() const override { return queued_; }
-  void cleanup() override {
-    for (auto& [dst, q] : pending_)
-      for (Packet* p : q) worker().pool().free(p);
-    pending_.clear();
-  }
-  void add_handlers() override {
-    add_stat_handler("queries", queries_);
-    add_stat_handler("responses", responses_);
-    add_read_handler("count", [this] { return std::to_string(queued_); }, Agg::Sum, true);
-    add_read_handler("table", [this] {
-      std::lock_guard<std::mutex> g(cache_->mu);
-      std::string s;
-      uint64_t now = monotonic_ns();
-      for (auto& [ip, e] : cache_->map) {
-        uint8_t a[4] = {uint8_t(ip >> 24), uint8_t(ip >> 16), uint8_t(ip >> 8), uint8_t(ip)};
-        s += fmt::format("{} {} {}\n", format_ipv4(a), e.known && now - e.updated_ns < timeout_ns_ ? 1 : 0,
-                         e.known ? format_ether(e.eth) : std::string("-"));
-      }
-      return s;
-    });
-    add_write_handler("insert", [this](const std::string& v) {
-      std::vector<std::pair<uint32_t, uint32_t>> addrs;
-      EtherAddr eth;
-      std::string err;
-      if (!parse_addr_words(trim(v), addrs, eth, err)) throw std::runtime_error(err);
-      std::lock_guard<std::mutex> g(cache_->mu);
-      for (auto& [ad, m] : addrs) {
-        auto& e = cache_->map[ad];
-        std::memcpy(e.eth, eth.b.data(), 6);
-        e.known = true;
-        e.updated_ns = monotonic_ns();
-      }
-    });
-    add_write_handler("clear", [this](const std::string&) {
-      std::lock_guard<std::mutex> g(cache_->mu);
-      cache_->map.clear();
-    });
-  }
+  void initialize() override { init_resolver("arp"); }
 
- private:
-  static constexpr uint64_t kPollNs = 5'000'000;  // how often waiting packets look for an answer
-
-  bool encap(Packet* p, const uint8_t* dst_eth) {
-    uint8_t* e = p->push(14);
-    if (!e) return false;
-    std::memcpy(e, dst_eth, 6);
-    std::memcpy(e + 6, eth_, 6);
-    k::store_be16(e + 12, 0x0800);
-    p->set_mac_header(0);
+  bool key_of(Packet* p, uint32_t& dst) const {
+    dst = k::load_be32(p->anno().dst_ip);
+    return dst != 0;
+  }
+  bool fixed_mac(uint32_t dst, uint8_t* mac) const {
+    if (dst != 0xffffffffu && dst != bcast_) return false;
+    std::memset(mac, 0xff, 6);
     return true;
   }
-  void enqueue(uint32_t dst, Packet* p) {
-    auto& q = pending_[dst];
-    if (q.size() >= entry_capacity_ || queued_ >= capacity_) {
-      if (q.empty()) return drop(p, r_full_);
-      drop(q.front(), r_full_);  // the oldest makes room, as Linux's neighbour queue does
-      q.erase(q.begin());
-      --queued_;
-    }
-    q.push_back(p);
-    ++queued_;
+  Packet* make_query(uint32_t dst) {
+    Packet* q = worker().pool().alloc(kArpLen);
+    if (!q) return nullptr;
+    uint8_t* d = q->data();
+    std::memset(d, 0xff, 6);
+    std::memcpy(d + 6, eth_.data(), 6);
+    k::store_be16(d + 12, 0x0806);
+    k::store_be16(d + 14, 1);
+    k::store_be16(d + 16, 0x0800);
+    d[18] = 6;
+    d[19] = 4;
+    k::store_be16(d + 20, 1);
+    std::memcpy(d + 22, eth_.data(), 6);
+    k::store_be32(d + 28, ip_);
+    std::memset(d + 32, 0, 6);
+    k::store_be32(d + 38, dst);
+    return q;
   }
-  void release(uint32_t dst, const uint8_t* eth) {
-    auto it = pending_.find(dst);
-    if (it == pending_.end()) return;
-    PacketBatch* out = new_batch();
-    for (Packet* p : it->second) {
-      --queued_;
-      if (!encap(p, eth)) {
-        drop(p, r_room_);
-        continue;
-      }
-      out->append(p);
-      if (out->full()) output_push(0, out), out = new_batch();
-    }
-    pending_.erase(it);
-    if (out->empty())
-      recycle(out);
-    else
-      output_push(0, out);
-  }
-  void send_queries(const std::vector<uint32_t>& ask) {
-    if (ask.empty()) return;
-    PacketBatch* out = new_batch();
-    for (uint32_t dst : ask) {
-      Packet* q = worker().pool().alloc(kArpLen);
-      if (!q) {
-        count_lost(r_pool_);
-        continue;
-      }
-      created();
-      uint8_t* d = q->data();
-      std::memset(d, 0xff, 6);
-      std::memcpy(d + 6, eth_, 6);
-      k::store_be16(d + 12, 0x0806);
-      k::store_be16(d + 14, 1);
-      k::store_be16(d + 16, 0x0800);
-      d[18] = 6;
-      d[19] = 4;
-      k::store_be16(d + 20, 1);
-      std::memcpy(d + 22, eth_, 6);
-      k::store_be32(d + 28, ip_);
-      std::memset(d + 32, 0, 6);
-      k::store_be32(d + 38, dst);
-      q->set_mac_header(0);
-      queries_.add();
-      out->append(q);
-      if (out->full()) output_push(noutputs() - 1, out), out = new_batch();
-    }
-    if (out->empty())
-      recycle(out);
-    else
-      output_push(noutputs() - 1, out);
-  }
-  // Input 1: ARP packets. Replies (and requests aimed at us, RFC 826's
-  // merge) teach the cache; waiting packets then leave.
-  void learn(PacketBatch* b) {
-    std::vector<std::pair<uint32_t, std::array<uint8_t, 6>>> got;
+  // Replies, and requests aimed at us (RFC 826's merge), carry answers.
+  void parse_answers(PacketBatch* b, std::vector<std::pair<uint32_t, Mac>>& got) {
     b->for_each([&](uint32_t, Packet* p) {
       const uint8_t* d = p->data();
       if (!is_arp_ipv4(d, p->length())) return drop(p, r_bad_);
       uint16_t op = k::load_be16(d + 20);
       uint32_t spa = k::load_be32(d + 28), tpa = k::load_be32(d + 38);
       if ((op == 2 || op == 1) && spa != 0 && (tpa == ip_ || op == 2)) {
-        std::array<uint8_t, 6> m;
+        Mac m;
         std::memcpy(m.data(), d + 22, 6);
         if (!(m[0] & 1)) got.push_back({spa, m});
       }
-      drop(p, r_arp_);
+      drop(p, r_consumed_);
     });
-    recycle(b);
-    if (got.empty()) return;
-    const uint64_t now = worker().now_ns();
-    {
-      std::lock_guard<std::mutex> g(cache_->mu);
-      for (auto& [ip, m] : got) {
-        auto it = cache_->map.find(ip);
-        // Only answers we asked for, or refreshes of what we know (no cache
-        // filling by unsolicited replies).
-        if (it == cache_->map.end() && pending_.find(ip) == pending_.end()) continue;
-        auto& e = cache_->map[ip];
-        std::memcpy(e.eth, m.data(), 6);
-        e.known = true;
-        e.updated_ns = now;
-        e.queries = 0;
-        responses_.add();
-      }
-    }
-    for (auto& [ip, m] : got) release(ip, m.data());
+  }
+  static std::string format_key(uint32_t ip) {
+    uint8_t a[4] = {uint8_t(ip >> 24), uint8_t(ip >> 16), uint8_t(ip >> 8), uint8_t(ip)};
+    return format_ipv4(a);
+  }
+  static bool parse_entry(std::string_view s, std::vector<uint32_t>& keys, Mac& eth, std::string& err) {
+    std::vector<std::pair<uint32_t, uint32_t>> addrs;
+    EtherAddr e;
+    if (!parse_addr_words(s, addrs, e, err)) return false;
+    for (auto& [ad, m] : addrs) keys.push_back(ad);
+    eth = e.b;
+    return true;
   }
 
+ private:
   uint32_t ip_ = 0, bcast_ = 0xffffffffu;
-  uint8_t eth_[6] = {};
-  uint64_t timeout_ns_ = 0, retry_ns_ = 0;
-  uint32_t retries_ = 3, capacity_ = 2048, entry_capacity_ = 64;
-  std::shared_ptr<ArpCache> cache_;
-  std::unordered_map<uint32_t, std::vector<Packet*>> pending_;
-  size_t queued_ = 0;
-  Timer timer_;
-  uint16_t r_full_ = 0, r_noreply_ = 0, r_room_ = 0, r_arp_ = 0, r_bad_ = 0, r_pool_ = 0, r_nodst_ = 0;
-  Stat queries_, responses_;
 };
 SHOAL_ELEMENT(ARPQuerier, .name = "ARPQuerier", .ports = "2/1-2", .processing = "h/h",
               .summary = "resolves next hops with ARP and adds Ethernet headers",

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "shoal/elements/common.hh"
+#include "shoal/elements/ether/resolver.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
 
@@ -147,202 +148,43 @@ SHOAL_ELEMENT(IP6NDAdvertiser, .name = "IP6NDAdvertiser", .ports = "1/1-2", .pro
               .example = "c[1] -> IP6NDAdvertiser(fd00:1::1/64 02:00:00:00:00:01) -> out;");
 
 // ---------------------------------------------------------------- IP6NDSolicitor
-struct NdCache {
-  struct Entry {
-    uint8_t eth[6] = {};
-    bool known = false;
-    uint64_t updated_ns = 0, last_query_ns = 0;
-    uint32_t queries = 0;
-  };
-  std::mutex mu;
-  std::map<Addr6, Entry> map;
-};
-
-class IP6NDSolicitor : public Element {
+class IP6NDSolicitor : public NeighborResolver<IP6NDSolicitor, Addr6> {
  public:
+  static constexpr uint16_t kEtherType = 0x86dd;
   void configure(Args& a) override {
     IPv6Addr ip;
     EtherAddr eth;
-    Duration timeout{30'000'000'000ull}, retry{1'000'000'000ull};
     a.read_mp("IP6", ip).read_mp("ETH", eth);
-    a.read("TIMEOUT", timeout).read("RETRY_INTERVAL", retry).read("RETRIES", retries_);
-    a.read("CAPACITY", capacity_).read("ENTRY_PACKET_CAPACITY", entry_capacity_);
+    read_resolver_args(a, 30'000'000'000ull);
     a.complete();
     ip_ = ip.b;
-    std::memcpy(eth_, eth.b.data(), 6);
-    timeout_ns_ = timeout.ns;
-    retry_ns_ = retry.ns;
-    if (retries_ == 0) a.fail("RETRIES must be at least 1");
-    if (entry_capacity_ == 0) entry_capacity_ = capacity_;
+    eth_ = eth.b;
   }
-  void initialize() override {
-    cache_ = shared_state<NdCache>(this);
-    timer_.owner = this;
-    r_full_ = add_drop_reason("nd-queue-full");
-    r_noreply_ = add_drop_reason("nd-no-reply");
-    r_room_ = add_drop_reason("no-headroom");
-    r_nd_ = add_drop_reason("nd-consumed");
-    r_bad_ = add_drop_reason("bad-nd");
-    r_pool_ = add_drop_reason("pool-exhausted");
-  }
-  void push(int port, PacketBatch* b) override {
-    if (port == 1) return learn(b);
-    const uint64_t now = worker().now_ns();
-    std::vector<Addr6> ask;
-    {
-      std::lock_guard<std::mutex> g(cache_->mu);
-      b->for_each([&](uint32_t i, Packet* p) {
-        Addr6 dst;
-        std::memcpy(dst.data(), p->anno().dst_ip6, 16);
-        b->result(i) = 0;
-        if (dst[0] == 0xff) {  // multicast: 33:33 and the low 32 bits (RFC 2464 7)
-          uint8_t m[6] = {0x33, 0x33, dst[12], dst[13], dst[14], dst[15]};
-          if (!encap(p, m)) b->result(i) = int16_t(drop_code(r_room_));
-          return;
-        }
-        auto it = cache_->map.find(dst);
-        if (it != cache_->map.end() && it->second.known && now - it->second.updated_ns < timeout_ns_) {
-          if (!encap(p, it->second.eth)) b->result(i) = int16_t(drop_code(r_room_));
-          return;
-        }
-        b->kill(i);
-        enqueue(dst, p);
-        auto& e = cache_->map[dst];
-        if (e.known && now - e.updated_ns >= timeout_ns_) e.known = false, e.queries = 0;
-        if (e.last_query_ns == 0 || now - e.last_query_ns >= retry_ns_) {
-          e.last_query_ns = now;
-          ++e.queries;
-          ask.push_back(dst);
-        }
-      });
-    }
-    if (b->empty())
-      recycle(b);
-    else
-      dispatch(b);
-    solicit(ask);
-    if (!pending_.empty() && !timer_.scheduled) worker().schedule(timer_, now + kPollNs);
-  }
-  void run_timer(Timer&) override {
-    const uint64_t now = worker().now_ns();
-    std::vector<Addr6> ask, give_up;
-    std::vector<std::pair<Addr6, std::array<uint8_t, 6>>> ready;
-    {
-      std::lock_guard<std::mutex> g(cache_->mu);
-      for (auto& [dst, q] : pending_) {
-        auto& e = cache_->map[dst];
-        if (e.known) {
-          std::array<uint8_t, 6> m;
-          std::memcpy(m.data(), e.eth, 6);
-          ready.push_back({dst, m});
-        } else if (now - e.last_query_ns >= retry_ns_) {
-          if (e.queries >= retries_) {
-            give_up.push_back(dst);
-            e.queries = 0;
-          } else {
-            e.last_query_ns = now;
-            ++e.queries;
-            ask.push_back(dst);
-          }
-        }
-      }
-    }
-    for (auto& [dst, m] : ready) release(dst, m.data());
-    for (auto& dst : give_up) {
-      auto it = pending_.find(dst);
-      for (Packet* p : it->second) drop(p, r_noreply_);
-      queued_ -= it->second.size();
-      pending_.erase(it);
-    }
-    solicit(ask);
-    if (!pending_.empty()) worker().schedule(timer_, now + kPollNs);
-  }
-  size_t packets_held() const override { return queued_; }
-  void cleanup() override {
-    for (auto& [dst, q] : pending_)
-      for (Packet* p : q) worker().pool().free(p);
-    pending_.clear();
-  }
-  void add_handlers() override {
-    add_stat_handler("queries", queries_);
-    add_stat_handler("responses", responses_);
-    add_read_handler("table", [this] {
-      std::lock_guard<std::mutex> g(cache_->mu);
-      std::string s;
-      for (auto& [ip, e] : cache_->map)
-        s += fmt::format("{} {} {}\n", format_ipv6(ip.data()), e.known ? 1 : 0,
-                         e.known ? format_ether(e.eth) : std::string("-"));
-      return s;
-    });
-  }
+  void initialize() override { init_resolver("nd"); }
 
- private:
-  static constexpr uint64_t kPollNs = 5'000'000;
-  bool encap(Packet* p, const uint8_t* dst_eth) {
-    uint8_t* e = p->push(14);
-    if (!e) return false;
-    std::memcpy(e, dst_eth, 6);
-    std::memcpy(e + 6, eth_, 6);
-    k::store_be16(e + 12, 0x86dd);
-    p->set_mac_header(0);
+  bool key_of(Packet* p, Addr6& dst) const {
+    std::memcpy(dst.data(), p->anno().dst_ip6, 16);
+    for (uint8_t x : dst)
+      if (x) return true;
+    return false;
+  }
+  // Multicast: 33:33 and the low 32 bits (RFC 2464 7), no solicitation.
+  bool fixed_mac(const Addr6& dst, uint8_t* mac) const {
+    if (dst[0] != 0xff) return false;
+    const uint8_t m[6] = {0x33, 0x33, dst[12], dst[13], dst[14], dst[15]};
+    std::memcpy(mac, m, 6);
     return true;
   }
-  void enqueue(const Addr6& dst, Packet* p) {
-    auto& q = pending_[dst];
-    if (q.size() >= entry_capacity_ || queued_ >= capacity_) {
-      if (q.empty()) return drop(p, r_full_);
-      drop(q.front(), r_full_);
-      q.erase(q.begin());
-      --queued_;
-    }
-    q.push_back(p);
-    ++queued_;
+  // A neighbour solicitation to the target's solicited-node group.
+  Packet* make_query(const Addr6& t) {
+    Packet* q = worker().pool().alloc(kNdLen);
+    if (!q) return nullptr;
+    uint8_t group[16] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, t[13], t[14], t[15]};
+    uint8_t mac[6] = {0x33, 0x33, 0xff, t[13], t[14], t[15]};
+    build_nd(q->data(), mac, eth_.data(), ip_.data(), group, 135, 0, t.data(), 1);
+    return q;
   }
-  void release(const Addr6& dst, const uint8_t* eth) {
-    auto it = pending_.find(dst);
-    if (it == pending_.end()) return;
-    PacketBatch* out = new_batch();
-    for (Packet* p : it->second) {
-      --queued_;
-      if (!encap(p, eth)) {
-        drop(p, r_room_);
-        continue;
-      }
-      out->append(p);
-      if (out->full()) output_push(0, out), out = new_batch();
-    }
-    pending_.erase(it);
-    if (out->empty())
-      recycle(out);
-    else
-      output_push(0, out);
-  }
-  // Neighbour solicitations to the targets' solicited-node groups.
-  void solicit(const std::vector<Addr6>& ask) {
-    if (ask.empty()) return;
-    PacketBatch* out = new_batch();
-    for (auto& t : ask) {
-      Packet* q = worker().pool().alloc(kNdLen);
-      if (!q) {
-        count_lost(r_pool_);
-        continue;
-      }
-      created();
-      uint8_t group[16] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, t[13], t[14], t[15]};
-      uint8_t mac[6] = {0x33, 0x33, 0xff, t[13], t[14], t[15]};
-      build_nd(q->data(), mac, eth_, ip_.data(), group, 135, 0, t.data(), 1);
-      q->set_mac_header(0);
-      queries_.add();
-      out->append(q);
-      if (out->full()) output_push(noutputs() - 1, out), out = new_batch();
-    }
-    if (out->empty())
-      recycle(out);
-    else
-      output_push(noutputs() - 1, out);
-  }
-  void learn(PacketBatch* b) {
-    std::vector<std::pair<Addr6, std::array<uint8_t, 6>>> got;
+  void parse_answers(PacketBatch* b, std::vector<std::pair<Addr6, Mac>>& got) {
     b->for_each([&](uint32_t, Packet* p) {
       const uint8_t* d = p->data();
       const uint8_t* ic = nd_message(d, p->length(), 136);
@@ -350,39 +192,26 @@ class IP6NDSolicitor : public Element {
       const uint8_t* tll = nd_option(ic, k::load_be16(d + 18), 2);
       Addr6 t;
       std::memcpy(t.data(), ic + 8, 16);
-      std::array<uint8_t, 6> m;
+      Mac m;
       std::memcpy(m.data(), tll ? tll : d + 6, 6);
       if (!(m[0] & 1)) got.push_back({t, m});
-      drop(p, r_nd_);
+      drop(p, r_consumed_);
     });
-    recycle(b);
-    if (got.empty()) return;
-    const uint64_t now = worker().now_ns();
-    {
-      std::lock_guard<std::mutex> g(cache_->mu);
-      for (auto& [ip, m] : got) {
-        if (cache_->map.find(ip) == cache_->map.end() && pending_.find(ip) == pending_.end()) continue;
-        auto& e = cache_->map[ip];
-        std::memcpy(e.eth, m.data(), 6);
-        e.known = true;
-        e.updated_ns = now;
-        e.queries = 0;
-        responses_.add();
-      }
-    }
-    for (auto& [ip, m] : got) release(ip, m.data());
+  }
+  static std::string format_key(const Addr6& a) { return format_ipv6(a.data()); }
+  static bool parse_entry(std::string_view s, std::vector<Addr6>& keys, Mac& eth, std::string& err) {
+    size_t sp = s.rfind(' ');
+    IPv6Addr a;
+    EtherAddr e;
+    if (sp == std::string_view::npos || !parse_ipv6(trim(s.substr(0, sp)), a) || !parse_ether(s.substr(sp + 1), e))
+      return err = fmt::format("'{}' is not 'ADDR6 ETH'", s), false;
+    keys.push_back(a.b);
+    eth = e.b;
+    return true;
   }
 
+ private:
   Addr6 ip_{};
-  uint8_t eth_[6] = {};
-  uint64_t timeout_ns_ = 0, retry_ns_ = 0;
-  uint32_t retries_ = 3, capacity_ = 2048, entry_capacity_ = 64;
-  std::shared_ptr<NdCache> cache_;
-  std::map<Addr6, std::vector<Packet*>> pending_;
-  size_t queued_ = 0;
-  Timer timer_;
-  uint16_t r_full_ = 0, r_noreply_ = 0, r_room_ = 0, r_nd_ = 0, r_bad_ = 0, r_pool_ = 0;
-  Stat queries_, responses_;
 };
 SHOAL_ELEMENT(IP6NDSolicitor, .name = "IP6NDSolicitor", .ports = "2/1-2", .processing = "h/h",
               .summary = "resolves IPv6 next hops with neighbour discovery and adds Ethernet headers",
@@ -403,8 +232,11 @@ SHOAL_ELEMENT(IP6NDSolicitor, .name = "IP6NDSolicitor", .ports = "2/1-2", .proce
                        {"CAPACITY", "unsigned", "waiting packets in all (default 2048)"},
                        {"ENTRY_PACKET_CAPACITY", "unsigned", "waiting packets per neighbour (default 64)"}},
               .handlers = {{"table", "r", "cache: address, valid, Ethernet address"},
+                           {"insert", "w", "ADDR6 ETH: add a static answer"},
+                           {"clear", "w", "empty the cache"},
                            {"queries", "r", "solicitations sent"},
-                           {"responses", "r", "answers learnt"}},
+                           {"responses", "r", "answers learnt"},
+                           {"count", "r", "packets waiting"}},
               .example = "dh -> [0]nds :: IP6NDSolicitor(fd00:1::1, 02:00:00:00:00:01) -> out; c[2] -> [1]nds;");
 
 }  // namespace shoal

@@ -175,19 +175,13 @@ class LookupIP6Route : public PacketElement<LookupIP6Route> {
       routes.push_back(r);
     }
     a.complete();
-    if (!file.empty()) {
-      std::ifstream in(file);
-      if (!in) a.fail(fmt::format("FILE {}: {}", file, std::strerror(errno)));
-      std::string line;
-      for (size_t n = 1; std::getline(in, line); ++n) {
-        std::string_view t = trim(line);
-        if (t.empty() || t[0] == '#') continue;
+    if (!file.empty())
+      for (auto& [n, text] : read_config_lines(a, "FILE", file)) {
         IP6Route r;
         std::string err;
-        if (!parse_route6(t, r, err)) a.fail(fmt::format("{}:{}: {}", file, n, err));
+        if (!parse_route6(text, r, err)) a.fail(fmt::format("{}:{}: {}", file, n, err));
         routes.push_back(r);
       }
-    }
     bool first;
     table_ = shared_state<IP6RouteTable>(this, &first);
     if (first) table_->set(std::move(routes));

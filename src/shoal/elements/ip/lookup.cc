@@ -123,15 +123,10 @@ class IPLookupBase : public PacketElement<D> {
     if (!table_->add(r, err)) throw std::runtime_error(err);
   }
   void load_file(Args& a, const std::string& file, std::vector<IPRoute>& routes) {
-    std::ifstream in(file);
-    if (!in) a.fail(fmt::format("FILE {}: {}", file, std::strerror(errno)));
-    std::string line;
-    for (size_t n = 1; std::getline(in, line); ++n) {
-      std::string_view t = trim(line);
-      if (t.empty() || t[0] == '#') continue;
+    for (auto& [n, text] : read_config_lines(a, "FILE", file)) {
       IPRoute r;
       std::string err;
-      if (!parse_route(t, r, err)) a.fail(fmt::format("{}:{}: {}", file, n, err));
+      if (!parse_route(text, r, err)) a.fail(fmt::format("{}:{}: {}", file, n, err));
       routes.push_back(r);
     }
   }
