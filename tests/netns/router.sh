@@ -9,6 +9,7 @@ SHOAL=$(realpath "$1")
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root to make network namespaces"
 for t in ip ping traceroute iperf3; do command -v $t >/dev/null || skip "$t is not installed (scripts/install-deps.sh installs it)"; done
+[ -d /proc/sys/net/ipv6 ] || skip "this kernel has no IPv6"
 S=shoal$$
 R=${S}r H1=${S}h1 H2=${S}h2
 ip netns add "$R" 2>/dev/null || skip "cannot make network namespaces here"

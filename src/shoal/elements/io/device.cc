@@ -96,7 +96,14 @@ class FromDevice : public SourceElement {
     req.tp_frame_nr = block_size_ / 2048 * blocks_;
     req.tp_retire_blk_tov = 1;  // ms: a partly filled block reaches us within 1 ms
     req.tp_feature_req_word = TP_FT_REQ_FILL_RXHASH;
-    if (setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0) sys_fail(who, "PACKET_RX_RING", errno);
+    if (setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0) {
+      // Kernels without virtio-net headers on rings: go on without GSO sizes.
+      int off = 0;
+      if (!vnet_ || setsockopt(fd_, SOL_PACKET, PACKET_VNET_HDR, &off, sizeof off) < 0 ||
+          setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0)
+        sys_fail(who, "PACKET_RX_RING", errno);
+      vnet_ = false;
+    }
     ring_len_ = size_t(block_size_) * blocks_;
     void* m = mmap(nullptr, ring_len_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
     if (m == MAP_FAILED) sys_fail(who, "mmap of the receive ring", errno);
