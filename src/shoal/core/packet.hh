@@ -78,6 +78,7 @@ class alignas(64) Packet {
   uint8_t* network_header() { return buf_ + net_; }
   uint8_t* transport_header() { return buf_ + trans_; }
   // Offsets relative to data(); negative when the header lies in the headroom.
+  int64_t mac_header_offset() const { return int64_t(mac_) - int64_t(off_); }
   int64_t network_header_offset() const { return int64_t(net_) - int64_t(off_); }
   int64_t transport_header_offset() const { return int64_t(trans_) - int64_t(off_); }
   void clear_headers() { mac_ = net_ = trans_ = kNoHeader; }
