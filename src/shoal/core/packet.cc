@@ -85,7 +85,9 @@ Packet* PacketPool::alloc(uint32_t len, uint32_t headroom) {
 Packet* PacketPool::clone(const Packet* src) {
   Packet* p = alloc(src->len_, src->off_);
   if (!p) return nullptr;
-  std::memcpy(p->data(), src->data(), src->len_);
+  // The headroom too, as Click's clones share it: Unstrip after a Tee finds
+  // the link header it stripped before.
+  std::memcpy(p->buf_, src->buf_, size_t(src->off_) + src->len_);
   p->mac_ = src->mac_;
   p->net_ = src->net_;
   p->trans_ = src->trans_;

@@ -68,6 +68,10 @@ class FromDump : public SourceElement {
       if (!p) break;  // pool empty: retry on the next run (back-pressure)
       pending_ = false;
       p->set_timestamp_ns(pts_);
+      // As Click's FromDump: the MAC header of Ethernet frames, the IP
+      // header of raw IP packets.
+      if (rd_.linktype() == DLT_EN10MB) p->set_mac_header(0);
+      else p->set_network_header(0);
       b->append(p);
       ++n;
     }
@@ -103,7 +107,8 @@ class FromDump : public SourceElement {
 SHOAL_ELEMENT(FromDump, .name = "FromDump", .ports = "0/1", .processing = "a/a",
               .summary = "reads packets from a pcap or pcapng file",
               .description = "Reads FILENAME with libpcap (pcap or pcapng; Ethernet or raw IP), keeping nanosecond "
-                             "timestamps. With several workers each reads the file and keeps the flows that hash to "
+                             "timestamps. Ethernet frames get the MAC header annotation, raw IP packets the network "
+                             "header annotation. With several workers each reads the file and keeps the flows that hash to "
                              "it, so a flow stays on one worker and in order. A truncated or corrupt file is "
                              "reported once and read up to the damage. Frames larger than any buffer are dropped "
                              "(reason 'too-large'). With STOP true the router stops at the end of the file.",

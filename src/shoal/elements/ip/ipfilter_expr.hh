@@ -62,8 +62,13 @@ PacketView make_view(const uint8_t* mac, uint32_t maclen, const uint8_t* ip, uin
 inline bool load_field(const PacketView& v, const Key& k, uint32_t& x) {
   if (uint32_t(k.off) + k.width > v.len[k.base]) return false;
   const uint8_t* p = v.base[k.base] + k.off;
-  uint32_t r = 0;
-  for (uint32_t i = 0; i < k.width; ++i) r = r << 8 | p[i];
+  uint32_t r;
+  switch (k.width) {
+    case 1: r = p[0]; break;
+    case 2: r = uint32_t(p[0]) << 8 | p[1]; break;
+    case 4: r = uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; break;
+    default: r = uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2]; break;
+  }
   x = r & k.mask;
   return true;
 }

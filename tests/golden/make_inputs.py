@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+# Writes the in.pcap of the golden cases built with scapy (run from the
+# repository root: /usr/bin/python3 tests/golden/make_inputs.py). The
+# expected outputs come from `UPDATE=1 tests/scripts/golden.sh` and were
+# checked by hand and with tshark when they were made.
+import os
+from scapy.all import Ether, IP, IPOption, UDP, TCP, ICMP, Raw, IPv6, ICMPv6EchoRequest, \
+    ICMPv6ND_NS, ICMPv6NDOptSrcLLAddr, wrpcap, fragment
+
+MAC_A, MAC_R = "02:00:00:00:00:0a", "02:00:00:00:00:01"
+E = Ether(src=MAC_A, dst=MAC_R)
+
+
+def write(case, pkts):
+    os.makedirs(f"tests/golden/{case}", exist_ok=True)
+    for i, p in enumerate(pkts):
+        p.time = 1700000000 + i / 1000
+    wrpcap(f"tests/golden/{case}/in.pcap", pkts)
+
+
+def overrun(p):
+    """The first option's length byte made 40: past the end of the header."""
+    b = bytearray(bytes(p))
+    b[14 + 21] = 40
+    q = Ether(bytes(b))
+    del q[IP].chksum
+    return Ether(bytes(q))
+
+
+def payload(n):
+    return Raw(bytes((i * 7) & 0xff for i in range(n)))
+
+
+# IPFragmenter(100): small, large, DF, a fragment to refragment, options
+# with and without the copy bit, and a 64-byte MTU case in the config.
+write("ipfragmenter", [
+    E / IP(src="10.0.0.1", dst="10.9.0.1", id=1) / UDP(sport=1, dport=2) / payload(40),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", id=2) / UDP(sport=1, dport=2) / payload(250),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", id=3, flags="DF") / UDP(sport=1, dport=2) / payload(250),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", id=4, flags="MF", frag=10) / payload(200),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", id=5, frag=40) / payload(150),
+    # options: security-like (copied, type 0x82 len 4) and record route (not copied)
+    E / IP(src="10.0.0.1", dst="10.9.0.1", id=6,
+           options=[IPOption(b"\x82\x04\xaa\xbb"), IPOption(b"\x07\x07\x04\x00\x00\x00\x00"), IPOption(b"\x00")])
+      / UDP(sport=1, dport=2) / payload(200),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", id=7) / TCP(sport=1, dport=2, flags="A") / payload(93),
+])
+
+# DecIPTTL -> ICMPError: expiring TTLs answered with time exceeded, except
+# where RFC 1812 forbids an error.
+write("icmperror", [
+    E / IP(src="10.0.0.1", dst="10.9.0.1", ttl=1) / UDP(sport=1, dport=2) / payload(20),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", ttl=5) / UDP(sport=1, dport=2) / payload(20),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", ttl=1) / ICMP(type=3, code=1) / IP(src="10.9.0.1", dst="10.0.0.1") / UDP(),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", ttl=1) / ICMP(type=8, id=9, seq=1) / payload(600),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", ttl=1, frag=20) / payload(30),
+    E / IP(src="10.0.0.1", dst="224.0.0.9", ttl=1) / UDP(sport=520, dport=520) / payload(20),
+    E / IP(src="0.0.0.0", dst="10.9.0.1", ttl=1) / UDP(sport=68, dport=67) / payload(20),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", ttl=1, options=[IPOption(b"\x01\x01\x01\x00")]) / TCP(sport=5, dport=6),
+])
+
+# IPGWOptions(10.0.0.254): record route with room and full, loose source
+# route through us, strict route not for us, a length that overruns the
+# header, and an unknown option (passed).
+write("ipgwoptions", [
+    E / IP(src="10.0.0.1", dst="10.9.0.1", options=[IPOption(b"\x07\x0b\x04" + bytes(8)), IPOption(b"\x00")]) / UDP(),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", options=[IPOption(b"\x07\x07\x08\x01\x02\x03\x04"), IPOption(b"\x00")]) / UDP(),
+    E / IP(src="10.0.0.1", dst="10.0.0.254",
+           options=[IPOption(b"\x83\x0b\x04\x0a\x09\x00\x05\x0a\x09\x00\x01"), IPOption(b"\x00")]) / UDP(),
+    E / IP(src="10.0.0.1", dst="10.7.0.1",
+           options=[IPOption(b"\x89\x07\x04\x0a\x09\x00\x05"), IPOption(b"\x00")]) / UDP(),
+    overrun(E / IP(src="10.0.0.1", dst="10.9.0.1", options=[IPOption(b"\x07\x07\x04" + bytes(4)), IPOption(b"\x00")]) / UDP()),
+    E / IP(src="10.0.0.1", dst="10.9.0.1", options=[IPOption(b"\x99\x04\x00\x00")]) / UDP(),
+    E / IP(src="10.0.0.1", dst="10.9.0.1") / UDP(),
+])
+
+# IPFilter and IPClassifier over a mixed set: ports, flags, fragments,
+# ICMP types, networks, truncated transport headers.
+f = []
+for sport, dport, flags in [(1234, 80, "S"), (1234, 80, "A"), (1234, 22, "S"), (22, 40000, "SA"), (5, 443, "F")]:
+    f.append(E / IP(src="10.1.2.3", dst="192.168.1.10") / TCP(sport=sport, dport=dport, flags=flags))
+f.append(E / IP(src="172.16.0.9", dst="192.168.1.10") / UDP(sport=5353, dport=53) / payload(12))
+f.append(E / IP(src="172.16.0.9", dst="192.168.1.10") / UDP(sport=123, dport=123) / payload(48))
+f.append(E / IP(src="8.8.8.8", dst="192.168.1.10") / ICMP(type=0) / payload(8))
+f.append(E / IP(src="8.8.8.8", dst="192.168.1.10") / ICMP(type=8) / payload(8))
+f.append(E / IP(src="8.8.8.8", dst="192.168.1.10") / ICMP(type=11) / payload(28))
+big = IP(src="10.1.2.3", dst="192.168.1.10", id=77) / TCP(sport=1234, dport=80, flags="PA") / payload(300)
+f += [E / x for x in fragment(big, fragsize=200)]
+f.append(E / IP(src="10.200.0.1", dst="192.168.7.7", proto=47) / payload(20))
+t = E / IP(src="10.1.2.3", dst="192.168.1.10") / TCP(sport=1234, dport=80)
+f.append(Ether(bytes(t)[:14 + 20 + 2]))  # transport header cut after the source port
+write("ipfilter", f)
+
+# The IPv6 path: CheckIP6Header (bad version, short, payload length past
+# the end), DecIP6HLIM with ICMP6Error time exceeded, LookupIP6Route to two
+# outputs and a packet too big for the 1280-byte link.
+E6 = Ether(src=MAC_A, dst=MAC_R)
+write("ip6-router", [
+    E6 / IPv6(src="fd00::1", dst="fd01::5", hlim=64) / UDP(sport=1, dport=2) / payload(10),
+    E6 / IPv6(src="fd00::1", dst="2001:db8::7", hlim=64) / UDP(sport=1, dport=2) / payload(10),
+    E6 / IPv6(src="fd00::1", dst="fd01::5", hlim=1) / UDP(sport=1, dport=2) / payload(10),
+    E6 / IPv6(src="fd00::1", dst="2001:db8::7", hlim=9) / ICMPv6EchoRequest() / payload(1400),
+    E6 / IPv6(src="fd00::1", dst="3000::1", hlim=9) / UDP(),
+    Ether(src=MAC_A, dst=MAC_R, type=0x86dd) / Raw(b"\x40" + bytes(47)),
+    Ether(src=MAC_A, dst=MAC_R, type=0x86dd) / Raw(bytes(bytes(IPv6(src="fd00::1", dst="fd01::5", plen=100) / UDP()))[:60]),
+    Ether(src=MAC_A, dst=MAC_R, type=0x86dd) / Raw(b"\x60\x00"),
+])
+
+# Every IPv4 lookup element on one table: addresses at prefix edges, /0,
+# /32, nested prefixes.
+dsts = ["10.0.0.0", "10.0.0.255", "10.0.1.0", "10.1.255.255", "10.2.0.0", "192.168.1.1", "192.168.1.2",
+        "192.168.1.3", "172.16.0.1", "1.1.1.1", "255.255.255.255", "0.0.0.0"]
+write("iplookup", [E / IP(src="10.0.0.1", dst=d) / UDP(sport=1, dport=2) for d in dsts])
+
+# ICMPPingResponder, IPEncap, SetIPAddress/GetIPAddress, DropBroadcasts.
+write("ipmisc", [
+    E / IP(src="10.0.0.1", dst="10.0.0.254") / ICMP(type=8, id=7, seq=1) / payload(32),
+    E / IP(src="10.0.0.1", dst="10.0.0.254") / ICMP(type=8, id=7, seq=2) / payload(0),
+    E / IP(src="10.0.0.1", dst="10.0.0.254") / ICMP(type=0, id=7, seq=3) / payload(8),
+    E / IP(src="10.0.0.1", dst="10.0.0.254") / UDP(sport=5, dport=6) / payload(8),
+    Ether(src=MAC_A, dst="ff:ff:ff:ff:ff:ff") / IP(src="10.0.0.1", dst="10.0.0.255") / UDP(sport=5, dport=6),
+    Ether(src=MAC_A, dst="01:00:5e:00:00:09") / IP(src="10.0.0.1", dst="224.0.0.9") / UDP(sport=520, dport=520),
+])
