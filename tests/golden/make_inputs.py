@@ -121,3 +121,36 @@ write("ipmisc", [
     Ether(src=MAC_A, dst="ff:ff:ff:ff:ff:ff") / IP(src="10.0.0.1", dst="10.0.0.255") / UDP(sport=5, dport=6),
     Ether(src=MAC_A, dst="01:00:5e:00:00:09") / IP(src="10.0.0.1", dst="224.0.0.9") / UDP(sport=520, dport=520),
 ])
+
+# ARPResponder and ARPQuerier: a request for us is answered; IP packets to
+# an unresolved next hop wait while a query goes out; the reply releases
+# them; later packets go at once; a request for another address and an
+# unsolicited reply change nothing.
+from scapy.all import ARP, ICMPv6ND_NA, ICMPv6NDOptDstLLAddr  # noqa: E402
+BC = "ff:ff:ff:ff:ff:ff"
+write("arp", [
+    Ether(src=MAC_A, dst=BC) / ARP(op=1, hwsrc=MAC_A, psrc="10.0.0.1", pdst="10.0.0.254"),
+    Ether(src=MAC_A, dst=BC) / ARP(op=1, hwsrc=MAC_A, psrc="10.0.0.1", pdst="10.0.0.77"),
+    E / IP(src="10.9.0.1", dst="10.0.0.1") / UDP(sport=1, dport=2) / payload(10),
+    E / IP(src="10.9.0.1", dst="10.0.0.1") / UDP(sport=1, dport=3) / payload(10),
+    Ether(src="02:00:00:00:00:0c", dst=MAC_R) / ARP(op=2, hwsrc="02:00:00:00:00:0c", psrc="10.0.0.3",
+                                                    hwdst=MAC_R, pdst="10.0.0.254"),
+    Ether(src=MAC_A, dst=MAC_R) / ARP(op=2, hwsrc=MAC_A, psrc="10.0.0.1", hwdst=MAC_R, pdst="10.0.0.254"),
+    E / IP(src="10.9.0.1", dst="10.0.0.1") / UDP(sport=1, dport=4) / payload(10),
+    E / IP(src="10.9.0.1", dst="10.0.0.3") / UDP(sport=1, dport=5) / payload(10),
+])
+
+# IP6NDAdvertiser and IP6NDSolicitor, the same story with neighbour
+# discovery; a solicitation with a hop limit below 255 is ignored.
+SN = "33:33:ff:00:00:fe"
+write("nd", [
+    Ether(src=MAC_A, dst=SN) / IPv6(src="fd00::1", dst="ff02::1:ff00:fe", hlim=255)
+      / ICMPv6ND_NS(tgt="fd00::fe") / ICMPv6NDOptSrcLLAddr(lladdr=MAC_A),
+    Ether(src=MAC_A, dst=SN) / IPv6(src="fd00::1", dst="ff02::1:ff00:fe", hlim=64)
+      / ICMPv6ND_NS(tgt="fd00::fe") / ICMPv6NDOptSrcLLAddr(lladdr=MAC_A),
+    E / IPv6(src="fd09::1", dst="fd00::1") / UDP(sport=1, dport=2) / payload(10),
+    E / IPv6(src="fd09::1", dst="fd00::1") / UDP(sport=1, dport=3) / payload(10),
+    Ether(src=MAC_A, dst=MAC_R) / IPv6(src="fd00::1", dst="fd00::fe", hlim=255)
+      / ICMPv6ND_NA(tgt="fd00::1", R=0, S=1, O=1) / ICMPv6NDOptDstLLAddr(lladdr=MAC_A),
+    E / IPv6(src="fd09::1", dst="fd00::1") / UDP(sport=1, dport=4) / payload(10),
+])
