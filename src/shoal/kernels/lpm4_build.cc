@@ -3,8 +3,33 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <new>
+
+#include <sys/mman.h>
 
 namespace shoal::k {
+
+namespace {
+constexpr size_t kTbl24Bytes = sizeof(uint16_t) << 24;
+}
+
+void Lpm4Table::Unmap::operator()(uint16_t* p) const { munmap(p, kTbl24Bytes); }
+
+namespace {
+// kTbl24Bytes on a 2 MiB boundary (over-map, trim both ends), huge pages
+// requested before the first touch. Anonymous memory comes zeroed.
+uint16_t* map_tbl24() {
+  constexpr size_t kHuge = size_t(2) << 20;
+  size_t len = kTbl24Bytes + kHuge;
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  uintptr_t a = reinterpret_cast<uintptr_t>(m), b = (a + kHuge - 1) & ~(kHuge - 1);
+  if (b > a) munmap(m, b - a);
+  if (b + kTbl24Bytes < a + len) munmap(reinterpret_cast<void*>(b + kTbl24Bytes), a + len - b - kTbl24Bytes);
+  madvise(reinterpret_cast<void*>(b), kTbl24Bytes, MADV_HUGEPAGE);
+  return reinterpret_cast<uint16_t*>(b);
+}
+}  // namespace
 
 bool Lpm4Table::build(const std::vector<Prefix4>& routes, std::string& err) {
   for (auto& r : routes)
@@ -16,8 +41,7 @@ bool Lpm4Table::build(const std::vector<Prefix4>& routes, std::string& err) {
   std::vector<uint32_t> order(routes.size());
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return routes[a].len < routes[b].len; });
-  tbl24_.reset(new uint16_t[size_t(1) << 24]);
-  std::memset(tbl24_.get(), 0, sizeof(uint16_t) << 24);
+  tbl24_.reset(map_tbl24());
   tbl8_.clear();
   for (uint32_t ri : order) {
     const Prefix4& p = routes[ri];

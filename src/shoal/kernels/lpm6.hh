@@ -38,18 +38,28 @@ SHOAL_HD void lpm6_mask(uint64_t hi, uint64_t lo, uint32_t len, uint64_t& mh, ui
   ml = len <= 64 ? 0 : len >= 128 ? lo : lo & (~0ull << (128 - len));
 }
 
-// Probes the table of length index i; the slot or nullptr.
-SHOAL_HD const Lpm6Slot* lpm6_probe(const Lpm6View& t, uint32_t i, uint64_t hi, uint64_t lo) {
+// Where the search for (hi, lo) in the table of length index i starts
+// (its home slot), with the masked address to compare.
+SHOAL_HD uint32_t lpm6_home(const Lpm6View& t, uint32_t i, uint64_t hi, uint64_t lo, uint64_t& mh, uint64_t& ml) {
   uint32_t len = t.lens[i];
-  uint64_t mh, ml;
   lpm6_mask(hi, lo, len, mh, ml);
-  uint32_t m = t.mask[i];
-  const Lpm6Slot* s = t.slots + t.base[i];
-  for (uint32_t j = uint32_t(lpm6_hash(mh, ml, len)) & m;; j = (j + 1) & m) {
-    const Lpm6Slot& e = s[j];
+  return t.base[i] + (uint32_t(lpm6_hash(mh, ml, len)) & t.mask[i]);
+}
+
+// Probes the table of length index i from its home slot; the slot or nullptr.
+SHOAL_HD const Lpm6Slot* lpm6_probe_from(const Lpm6View& t, uint32_t i, uint32_t home, uint64_t mh, uint64_t ml) {
+  uint32_t m = t.mask[i], b = t.base[i];
+  for (uint32_t j = home - b;; j = (j + 1) & m) {
+    const Lpm6Slot& e = t.slots[b + j];
     if (!e.used) return nullptr;
     if (e.hi == mh && e.lo == ml) return &e;
   }
+}
+
+SHOAL_HD const Lpm6Slot* lpm6_probe(const Lpm6View& t, uint32_t i, uint64_t hi, uint64_t lo) {
+  uint64_t mh, ml;
+  uint32_t home = lpm6_home(t, i, hi, lo, mh, ml);
+  return lpm6_probe_from(t, i, home, mh, ml);
 }
 
 // The next hop for an address given as two big-endian halves, or -1.
@@ -67,6 +77,41 @@ SHOAL_HD int32_t lpm6_lookup(const Lpm6View& t, uint64_t hi, uint64_t lo) {
     }
   }
   return best;
+}
+
+// n lookups in lock-step, for the CPU: each round finds every unfinished
+// search's next home slot and prefetches it, then probes them all, so the
+// cache misses of a batch overlap instead of adding up along each search.
+inline void lpm6_lookup_batch(const Lpm6View& t, uint32_t n, const uint64_t* hi, const uint64_t* lo, int32_t* out) {
+  constexpr uint32_t kGroup = 64;
+  int32_t a[kGroup], b[kGroup];
+  uint32_t home[kGroup];
+  uint64_t mh[kGroup], ml[kGroup];
+  for (uint32_t g = 0; g < n; g += kGroup) {
+    uint32_t m = n - g < kGroup ? n - g : kGroup;
+    for (uint32_t i = 0; i < m; ++i) a[i] = 0, b[i] = int32_t(t.nlens) - 1, out[g + i] = t.dflt;
+    for (bool more = t.nlens > 0; more;) {
+      for (uint32_t i = 0; i < m; ++i) {
+        if (a[i] > b[i]) continue;
+        uint32_t mid = uint32_t(a[i] + b[i]) / 2;
+        home[i] = lpm6_home(t, mid, hi[g + i], lo[g + i], mh[i], ml[i]);
+        __builtin_prefetch(t.slots + home[i]);
+      }
+      more = false;
+      for (uint32_t i = 0; i < m; ++i) {
+        if (a[i] > b[i]) continue;
+        int32_t mid = (a[i] + b[i]) / 2;
+        const Lpm6Slot* e = lpm6_probe_from(t, uint32_t(mid), home[i], mh[i], ml[i]);
+        if (e) {
+          if (e->bmp >= 0) out[g + i] = e->bmp;
+          a[i] = mid + 1;
+        } else {
+          b[i] = mid - 1;
+        }
+        more |= a[i] <= b[i];
+      }
+    }
+  }
 }
 
 }  // namespace shoal::k

@@ -197,11 +197,21 @@ class LookupIP6Route : public PacketElement<LookupIP6Route> {
   }
   void push(int port, PacketBatch* b) override {
     if (table_->version.load(std::memory_order_acquire) != version_) refresh();
+    // The whole batch's lookups first, in lock-step (their cache misses
+    // overlap); process() then takes the results in the same order.
+    hi_.clear(), lo_.clear();
+    b->for_each([&](uint32_t, Packet* p) {
+      const uint8_t* d = p->anno().dst_ip6;
+      hi_.push_back(load_be64(d));
+      lo_.push_back(load_be64(d + 8));
+    });
+    nh_.resize(hi_.size());
+    k::lpm6_lookup_batch(view_, uint32_t(hi_.size()), hi_.data(), lo_.data(), nh_.data());
+    next_ = 0;
     PacketElement<LookupIP6Route>::push(port, b);
   }
   int process(Packet* p) {
-    const uint8_t* d = p->anno().dst_ip6;
-    int32_t nh = k::lpm6_lookup(view_, load_be64(d), load_be64(d + 8));
+    int32_t nh = nh_[next_++];
     if (nh < 0) return drop_code(r_noroute_);
     const auto& h = snap_->nexthops[size_t(nh)];
     if (!is_zero16(h.gw)) std::memcpy(p->anno().dst_ip6, h.gw, 16);
@@ -244,6 +254,9 @@ class LookupIP6Route : public PacketElement<LookupIP6Route> {
   k::Lpm6View view_;
   uint64_t version_ = ~0ull;
   uint16_t r_noroute_ = 0, r_discard_ = 0;
+  std::vector<uint64_t> hi_, lo_;  // this batch's destinations
+  std::vector<int32_t> nh_;        // and their next hops
+  size_t next_ = 0;
 };
 SHOAL_ELEMENT(LookupIP6Route, .name = "LookupIP6Route", .ports = "1/-", .processing = "h/h",
               .summary = "IPv6 route lookup by binary search on prefix lengths",
