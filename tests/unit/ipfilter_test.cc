@@ -276,6 +276,15 @@ TEST(IPFilterExpr, ClickSemantics) {
   EXPECT_TRUE(one("tcp[13] & 0x12 == 0x12", tcp80));
   EXPECT_TRUE(one("transp[2:2] 80", tcp80));
   EXPECT_TRUE(one("-", udp53));
+  {  // Ethernet addresses come from the MAC header annotation.
+    std::vector<uint8_t> f = {2, 0, 0, 0, 0, 0xb, 2, 0, 0, 0, 0, 0xa, 8, 0};
+    f.insert(f.end(), udp53.begin(), udp53.end());
+    Compiled c;
+    compile(c, {"ether dst host 02:00:00:00:00:0a", "ether src host 02:00:00:00:00:0a and udp", "-"});
+    PacketView v = make_view(f.data(), uint32_t(f.size()), f.data() + 14, uint32_t(f.size() - 14));
+    EXPECT_EQ(c.prog.match(v), 1);
+    EXPECT_EQ(c.prog.match(view(udp53)), 2) << "no MAC header: the Ethernet tests fail";
+  }
   EXPECT_FALSE(one("false", udp53));
   // Truncated: the ports are gone; the test fails and its negation holds.
   std::vector<uint8_t> cut(tcp80.begin(), tcp80.begin() + 22);
@@ -308,6 +317,7 @@ TEST(IPFilterExpr, ErrorsPointAtTheWord) {
   EXPECT_NE(err("tcp ? udp").second.find("':'"), std::string::npos);
   EXPECT_NE(err("").second.find("empty"), std::string::npos);
   EXPECT_NE(err("hello").second.find("unknown word"), std::string::npos);
+  EXPECT_NE(err(std::string("tcp \0 udp", 9)).second.find("unknown word"), std::string::npos) << "a NUL byte (found by the fuzzer)";
 }
 
 TEST(IPFilterExpr, HundredHostRulesMakeAShallowDag) {

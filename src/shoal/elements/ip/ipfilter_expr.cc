@@ -204,7 +204,9 @@ class Parser {
             e = close == std::string_view::npos ? n : close + 1;
             continue;
           }
-          if (std::isspace(static_cast<unsigned char>(x)) || std::strchr("()&|!=<>?", x)) break;
+          // (Not strchr: it finds a NUL byte in any string.)
+          if (std::isspace(static_cast<unsigned char>(x)) || std::string_view("()&|!=<>?").find(x) != std::string_view::npos)
+            break;
           ++e;
         }
         std::string_view w = text_.substr(i, e - i);
@@ -342,8 +344,7 @@ class Parser {
     std::string qual, type;
     if (is_word("ip") || is_word("tcp") || is_word("udp") || is_word("icmp") || is_word("ether")) {
       std::string q(peek().s);
-      bool qualifies = peek(1).t == T::kWord &&
-                       (is_type_word(peek(1).s) || ((q == "tcp" || q == "udp") && (is_word("src", 1) || is_word("dst", 1))));
+      bool qualifies = peek(1).t == T::kWord && (is_type_word(peek(1).s) || is_word("src", 1) || is_word("dst", 1));
       if (qualifies) {
         qual = q;
         next();
