@@ -211,7 +211,13 @@ class LookupIP6Route : public PacketElement<LookupIP6Route> {
     PacketElement<LookupIP6Route>::push(port, b);
   }
   int process(Packet* p) {
-    int32_t nh = nh_[next_++];
+    int32_t nh;
+    if (next_ < nh_.size()) {
+      nh = nh_[next_++];
+    } else {  // not reached through push(): look it up alone
+      const uint8_t* d = p->anno().dst_ip6;
+      nh = k::lpm6_lookup(view_, load_be64(d), load_be64(d + 8));
+    }
     if (nh < 0) return drop_code(r_noroute_);
     const auto& h = snap_->nexthops[size_t(nh)];
     if (!is_zero16(h.gw)) std::memcpy(p->anno().dst_ip6, h.gw, 16);
