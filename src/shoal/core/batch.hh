@@ -17,6 +17,7 @@ struct BatchAnno {
   int16_t device = -1;      // device chosen by a balancer; -1 = CPU
   uint16_t stream = 0;
   uint32_t seq = 0;         // per-source sequence number
+  void* offload = nullptr;  // the offload aggregate this batch is (between HostToDevice and CompletionQueue)
 };
 
 class PacketBatch {

@@ -103,7 +103,7 @@ void Element::drop_all(PacketBatch* b, uint16_t reason) {
   b->for_each([&](uint32_t, Packet* p) { worker_->pool().free(p); });
   drops_[reason].count.add(n);
   worker_->dropped.add(n);
-  worker_->batches().put(b);
+  worker_->batches(b->capacity()).put(b);
 }
 
 void Element::count_dropped(uint16_t reason, uint64_t n) {
@@ -130,7 +130,7 @@ PacketBatch* Element::new_batch() {
   return b;
 }
 
-void Element::recycle(PacketBatch* b) { worker_->batches().put(b); }
+void Element::recycle(PacketBatch* b) { worker_->batches(b->capacity()).put(b); }
 
 PacketBatch* Element::dispatch(PacketBatch* b, int keep_port) {
   const int nout = noutputs();

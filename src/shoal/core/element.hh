@@ -125,6 +125,10 @@ class Element {
   // A notifier says packets are available again: resume the task, unless
   // the element was switched off (ACTIVE false).
   virtual void wake_task() { set_task_active(true); }
+  // At a stop, before on_stop: push on what the element holds that needs no
+  // new input to finish (offload aggregates in flight); true while some
+  // remains. The worker calls it until every element says false (2 s at most).
+  virtual bool drain() { return false; }
   // Called on the worker when the router is stopping (flush files etc.).
   virtual void on_stop() {}
 

@@ -11,6 +11,7 @@
 
 #include "shoal/core/graph.hh"
 #include "shoal/core/worker.hh"
+#include "shoal/device/device.hh"
 
 namespace shoal {
 
@@ -20,6 +21,13 @@ struct RunOptions {
   PoolConfig pool;
   uint32_t batch_capacity = 256;
   bool pin = true;
+  dev::DeviceOptions device;  // the device offloading elements use (opened on first use)
+  // NBA-style offload (an offloadable element reached by a batch a balancer
+  // sent to the device): batches per aggregate, the wait for a partial
+  // aggregate, and aggregates in flight per element.
+  uint32_t offload_batches = 32;
+  uint32_t offload_timeout_us = 200;
+  uint32_t offload_inflight = 8;
 };
 
 struct Accounting {
@@ -61,6 +69,12 @@ class Runtime {
 
   Accounting accounting() const;
 
+  // The device, opened at the first call (shared by every worker); nullptr
+  // with err when the requested one cannot be used. `device_detail()` says
+  // which backend was taken and why.
+  std::shared_ptr<dev::Device> device(std::string& err);
+  std::string device_detail() const;
+
  private:
   // Worker 0's copy of the element and handler "elem.handler" names, with
   // the read (or write) side present; else nullptr and err.
@@ -79,6 +93,10 @@ class Runtime {
   std::atomic<int> quiescent_{0};
   bool driver_manager_ = false;
   std::mutex stop_mu_;
+  mutable std::mutex dev_mu_;
+  std::shared_ptr<dev::Device> device_;
+  std::string device_detail_, device_err_;
+  bool device_tried_ = false;
   std::map<int, int> stop_requests_;
   uint64_t start_ns_ = 0, end_ns_ = 0;
 };

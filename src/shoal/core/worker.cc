@@ -9,6 +9,14 @@
 
 namespace shoal {
 
+BatchPool& Worker::batches(uint32_t capacity) {
+  if (capacity == batches_.batch_capacity()) return batches_;
+  for (auto& p : other_batches_)
+    if (p->batch_capacity() == capacity) return *p;
+  other_batches_.push_back(std::make_unique<BatchPool>(capacity));
+  return *other_batches_.back();
+}
+
 uint64_t monotonic_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -121,6 +129,14 @@ void Worker::run() {
     if (!timers_.empty() && timers_.top().when > now_) wait = std::min<uint64_t>(wait, timers_.top().when - now_);
     if (any_active) wait = std::min<uint64_t>(wait, 20000);
     std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+  }
+  // Work already handed to a device completes and goes on, so a stop does
+  // not strand packets in flight (bounded: a wedged device cannot hang us).
+  uint64_t until = monotonic_ns() + 2000000000ull;
+  for (bool more = true; more && monotonic_ns() < until;) {
+    refresh_now();
+    more = false;
+    for (size_t i = 0; i < router_->size(); ++i) more |= router_->element(i)->drain();
   }
 }
 

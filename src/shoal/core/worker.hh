@@ -51,6 +51,8 @@ class Worker {
   void set_router(Router* r) { router_ = r; }
   PacketPool& pool() { return pool_; }
   BatchPool& batches() { return batches_; }
+  // Batches of another capacity (offload aggregates), pooled per capacity.
+  BatchPool& batches(uint32_t capacity);
 
   // Time, refreshed once per loop iteration.
   uint64_t now_ns() const { return now_; }
@@ -89,6 +91,7 @@ class Worker {
   Router* router_ = nullptr;
   PacketPool pool_;
   BatchPool batches_;
+  std::vector<std::unique_ptr<BatchPool>> other_batches_;
   uint64_t now_ = 0;
   std::vector<Task> tasks_;
   std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<>> timers_;

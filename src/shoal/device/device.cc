@@ -46,4 +46,65 @@ bool select_device(const std::string& want, DeviceChoice& out, std::string& err)
   return true;
 }
 
+namespace dev {
+
+const char* kernel_name(KernelId k) {
+  static const char* const names[] = {
+#define SHOAL_KERNEL_NAME(K) #K,
+      SHOAL_STEP_KERNELS(SHOAL_KERNEL_NAME)
+#undef SHOAL_KERNEL_NAME
+  };
+  return size_t(k) < size_t(KernelId::Count) ? names[size_t(k)] : "?";
+}
+
+bool Device::inject_fault() {
+  uint64_t n = ops_.fetch_add(1, std::memory_order_relaxed);
+  if (opt_.fault_rate <= 0) return false;
+  // A hash of (seed, operation number): reproducible for a given seed.
+  uint64_t x = (n + 1) * 0x9e3779b97f4a7c15ull ^ opt_.seed * 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 31;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 29;
+  bool hit = double(x >> 11) * 0x1.0p-53 < opt_.fault_rate;
+  if (hit) injected_.fetch_add(1, std::memory_order_relaxed);
+  return hit;
+}
+
+bool Device::upload(void* dst, const void* src, size_t bytes, std::string& err) {
+  Stream* s = stream_create();
+  if (!s) {
+    err = "cannot create a stream";
+    return false;
+  }
+  h2d(s, dst, src, bytes);
+  record(s);
+  Status st = wait(s, err);
+  stream_destroy(s);
+  return st == Status::Done;
+}
+
+std::shared_ptr<Device> open_device(const DeviceOptions& o, std::string& detail, std::string& err) {
+  DeviceChoice c;
+  if (!select_device(o.kind, c, err)) return nullptr;
+#ifdef SHOAL_HAVE_CUDA
+  if (c.kind == "cuda") {
+    std::unique_ptr<Device> d = cuda::make_device(0, o, err);
+    if (d) {
+      detail = d->describe();
+      return std::shared_ptr<Device>(std::move(d));
+    }
+    if (o.kind == "cuda") return nullptr;
+    detail = "(CUDA failed: " + err + ") ";
+    err.clear();
+  }
+#endif
+  auto h = std::shared_ptr<Device>(make_host_device(o));
+  detail += h->describe();
+  // "auto" that fell back says why: select_device put it in parentheses.
+  size_t why = c.detail.find(" (");
+  if (c.kind == "host" && why != std::string::npos) detail += c.detail.substr(why);
+  return h;
+}
+
+}  // namespace dev
 }  // namespace shoal

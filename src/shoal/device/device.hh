@@ -1,6 +1,20 @@
-// Device selection for --device auto|host|cuda.
+// The device layer: buffers, streams, asynchronous copies, kernel launches
+// and completion polling, behind one interface with two backends.
+//   host: the step kernels on CPU threads. Every operation is queued on its
+//         stream and runs later on a pool thread, in stream order, so an
+//         aggregate really completes after the worker moved on (and, with
+//         delays injected, aggregates finish out of order).
+//   cuda: the CUDA runtime (cuda/cuda_device.cu), compiled whenever nvcc is.
+// Both can inject faults (an operation fails, its stream reports it) so the
+// CPU fallback is tested without a broken GPU.
 #pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
+
+#include "shoal/kernels/steps.hh"
 
 namespace shoal {
 
@@ -14,4 +28,98 @@ struct DeviceChoice {
 bool select_device(const std::string& want, DeviceChoice& out, std::string& err);
 bool cuda_compiled();
 
+namespace dev {
+
+// The step kernels the backends can launch (kernels/steps.hh).
+enum class KernelId : uint16_t {
+#define SHOAL_KERNEL_ENUM(K) K,
+  SHOAL_STEP_KERNELS(SHOAL_KERNEL_ENUM)
+#undef SHOAL_KERNEL_ENUM
+  Count
+};
+const char* kernel_name(KernelId k);
+// The id of step kernel K (a struct of kernels/steps.hh).
+template <class K>
+struct KernelOf;
+#define SHOAL_KERNEL_OF(K)                        \
+  template <>                                     \
+  struct KernelOf<k::K> {                         \
+    static constexpr KernelId id = KernelId::K;   \
+  };
+SHOAL_STEP_KERNELS(SHOAL_KERNEL_OF)
+#undef SHOAL_KERNEL_OF
+
+struct DeviceOptions {
+  std::string kind = "auto";  // auto, host, cuda
+  uint32_t host_threads = 0;  // host backend pool (0: min(4, cores))
+  uint32_t delay_us = 0;      // host backend: each operation waits a random 0..delay_us first
+  double fault_rate = 0;      // any backend: this fraction of operations fail (tests)
+  uint64_t seed = 1;
+};
+
+enum class Status : uint8_t { Pending, Done, Failed };
+
+// A backend's in-order queue of operations.
+class Stream {
+ public:
+  virtual ~Stream() = default;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const char* kind() const = 0;
+  virtual std::string describe() const = 0;
+
+  // Host memory the device copies from and to (pinned under CUDA), and
+  // device memory. nullptr when none is left.
+  virtual void* host_alloc(size_t bytes) = 0;
+  virtual void host_free(void* p) = 0;
+  virtual void* dev_alloc(size_t bytes) = 0;
+  virtual void dev_free(void* p) = 0;
+
+  virtual Stream* stream_create() = 0;
+  virtual void stream_destroy(Stream* s) = 0;
+
+  // Queued on the stream, in order; they return before the work is done.
+  // A failure (now, or when the work runs) makes poll() report Failed until
+  // reset(); later operations on a failed stream are skipped.
+  virtual void h2d(Stream* s, void* dst, const void* src, size_t bytes) = 0;
+  virtual void d2h(Stream* s, void* dst, const void* src, size_t bytes) = 0;
+  virtual void memset(Stream* s, void* dst, int value, size_t bytes) = 0;
+  // Runs kernel k's run(params, i) for i in [0, n). params is copied.
+  virtual void launch(Stream* s, KernelId k, const void* params, size_t params_size, uint32_t n) = 0;
+  // Marks the end of what was queued so far; poll() reports on it.
+  virtual void record(Stream* s) = 0;
+  // Never blocks: Done when everything up to the last record() finished.
+  virtual Status poll(Stream* s, std::string& err) = 0;
+  // Blocks until poll() would not say Pending.
+  virtual Status wait(Stream* s, std::string& err) = 0;
+  // Clears a failure so the stream can be used again.
+  virtual void reset(Stream* s) = 0;
+
+  // Synchronous upload of a read-only table; false with err on failure.
+  bool upload(void* dst, const void* src, size_t bytes, std::string& err);
+
+  // Operations so far (all streams) and injected failures.
+  uint64_t operations() const { return ops_.load(std::memory_order_relaxed); }
+  uint64_t injected_faults() const { return injected_.load(std::memory_order_relaxed); }
+  const DeviceOptions& options() const { return opt_; }
+
+ protected:
+  explicit Device(const DeviceOptions& o) : opt_(o) {}
+  // Counts an operation; true when fault injection makes it fail.
+  bool inject_fault();
+  DeviceOptions opt_;
+
+ private:
+  std::atomic<uint64_t> ops_{0}, injected_{0};
+};
+
+// Opens the backend `o.kind` names ("auto" as select_device). `detail` says
+// what was taken and why.
+std::shared_ptr<Device> open_device(const DeviceOptions& o, std::string& detail, std::string& err);
+std::unique_ptr<Device> make_host_device(const DeviceOptions& o);
+
+}  // namespace dev
 }  // namespace shoal

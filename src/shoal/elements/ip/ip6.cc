@@ -8,7 +8,10 @@
 #include "shoal/elements/common.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
+#include "shoal/kernels/ipfwd.hh"
 #include "shoal/kernels/lpm6_build.hh"
+#include "shoal/kernels/steps.hh"
+#include "shoal/offload/element.hh"
 
 namespace shoal {
 
@@ -89,10 +92,7 @@ static bool parse_route6(std::string_view text, IP6Route& r, std::string& err) {
 }
 
 struct IP6RouteTable {
-  struct NextHop {
-    uint8_t gw[16];
-    int port;
-  };
+  using NextHop = k::NextHop6;
   struct Snapshot {
     std::vector<IP6Route> routes;
     k::Lpm6Table lpm;
@@ -162,9 +162,10 @@ struct IP6RouteTable {
 };
 
 // ---------------------------------------------------------------- LookupIP6Route
-class LookupIP6Route : public PacketElement<LookupIP6Route> {
+class LookupIP6Route : public offload::OffloadableElement<PacketElement<LookupIP6Route>> {
  public:
   void configure(Args& a) override {
+    offload_configure(a);
     std::string file;
     a.read("FILE", file);
     std::vector<IP6Route> routes;
@@ -190,11 +191,13 @@ class LookupIP6Route : public PacketElement<LookupIP6Route> {
     r_noroute_ = add_drop_reason("no-route");
     r_discard_ = add_drop_reason("route-to-discard");
     for (auto& r : table_->snapshot()->routes)
-      if (r.port >= noutputs())
+      if (r.port >= route_ports())
         throw std::runtime_error(fmt::format("route {} names output {}, but {} outputs are connected", r.unparse(),
-                                             r.port, noutputs()));
+                                             r.port, route_ports()));
     refresh();
+    offload_init();
   }
+  int route_ports() const { return gpu_form_ ? 32 : noutputs(); }
   void push(int port, PacketBatch* b) override {
     if (table_->version.load(std::memory_order_acquire) != version_) refresh();
     // The whole batch's lookups first, in lock-step (their cache misses
@@ -218,13 +221,51 @@ class LookupIP6Route : public PacketElement<LookupIP6Route> {
       const uint8_t* d = p->anno().dst_ip6;
       nh = k::lpm6_lookup(view_, load_be64(d), load_be64(d + 8));
     }
-    if (nh < 0) return drop_code(r_noroute_);
-    const auto& h = snap_->nexthops[size_t(nh)];
-    if (!is_zero16(h.gw)) std::memcpy(p->anno().dst_ip6, h.gw, 16);
-    if (h.port < 0 || h.port >= noutputs()) return drop_code(r_discard_);
-    return h.port;
+    return k::route6_apply(nh, snap_->nexthops.data(), p->anno().dst_ip6, noutputs(), r_noroute_, r_discard_);
   }
+
+  // ---- offload: the DST_IP6 annotations go to the device and back.
+  void offload_declare(offload::Plan& plan) override {
+    plan.annos.dst_ip6 = true;
+    plan.annos.pred |= offload_uses_pred(true);
+  }
+  bool offload_launch(offload::Launch& L, std::string& err) override {
+    if (table_->version.load(std::memory_order_acquire) != version_) refresh();
+    offload_ctl(L, true);
+    k::Route6Step::Params p{L.view, L.ctl, view_, snap_->nexthops.data(), route_ports(), r_noroute_, r_discard_};
+    if (L.host) {
+      L.keep(snap_);
+    } else {
+      if (!dev_ || dev_->snap != snap_) {  // a new device copy per table version
+        auto d = std::make_shared<DeviceTables>();
+        d->snap = snap_;
+        const k::Lpm6View& v = view_;
+        d->lens = offload::upload_shared(L.device, v.lens, v.nlens, err);
+        d->base = offload::upload_shared(L.device, v.base, v.nlens * 4, err);
+        d->mask = offload::upload_shared(L.device, v.mask, v.nlens * 4, err);
+        d->slots = offload::upload_shared(L.device, v.slots, snap_->lpm.memory_bytes(), err);
+        d->nh = offload::upload_shared(L.device, snap_->nexthops.data(), snap_->nexthops.size() * sizeof(k::NextHop6),
+                                       err);
+        if (!d->lens || !d->base || !d->mask || !d->slots || !d->nh) return false;
+        d->view = v;
+        d->view.lens = static_cast<const uint8_t*>(d->lens.get());
+        d->view.base = static_cast<const uint32_t*>(d->base.get());
+        d->view.mask = static_cast<const uint32_t*>(d->mask.get());
+        d->view.slots = static_cast<const k::Lpm6Slot*>(d->slots.get());
+        dev_ = std::move(d);
+        uploads_.add();
+      }
+      p.t = dev_->view;
+      p.nh = static_cast<const k::NextHop6*>(dev_->nh.get());
+      L.keep(dev_);
+    }
+    L.run<k::Route6Step>(p);
+    return true;
+  }
+
   void add_handlers() override {
+    offload_handlers();
+    add_stat_handler("offload_uploads", uploads_);
     add_read_handler("table", [this] {
       std::string s;
       for (auto& r : table_->snapshot()->routes) s += r.unparse() + "\n";
@@ -235,7 +276,7 @@ class LookupIP6Route : public PacketElement<LookupIP6Route> {
       IP6Route r;
       std::string err;
       if (!parse_route6(v, r, err)) throw std::runtime_error(err);
-      if (r.port >= noutputs()) throw std::runtime_error(fmt::format("output {} is not connected", r.port));
+      if (r.port >= route_ports()) throw std::runtime_error(fmt::format("output {} is not connected", r.port));
       if (worker().id() == 0) table_->add(r);
     });
     add_write_handler("remove", [this](const std::string& v) {
@@ -263,6 +304,13 @@ class LookupIP6Route : public PacketElement<LookupIP6Route> {
   std::vector<uint64_t> hi_, lo_;  // this batch's destinations
   std::vector<int32_t> nh_;        // and their next hops
   size_t next_ = 0;
+  struct DeviceTables {
+    std::shared_ptr<const IP6RouteTable::Snapshot> snap;
+    std::shared_ptr<void> lens, base, mask, slots, nh;
+    k::Lpm6View view;
+  };
+  std::shared_ptr<DeviceTables> dev_;
+  Stat uploads_;
 };
 SHOAL_ELEMENT(LookupIP6Route, .name = "LookupIP6Route", .ports = "1/-", .processing = "h/h",
               .summary = "IPv6 route lookup by binary search on prefix lengths",
@@ -278,6 +326,26 @@ SHOAL_ELEMENT(LookupIP6Route, .name = "LookupIP6Route", .ports = "1/-", .process
                            {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},
                            {"flush", "w", "remove all routes"}},
               .example = "CheckIP6Header(OFFSET 14) -> rt :: LookupIP6Route(fd00:1::/64 0, ::/0 fd00:2::2 1);");
+
+class GPUIP6Lookup : public LookupIP6Route {
+ public:
+  GPUIP6Lookup() { gpu_form_ = true; }
+};
+SHOAL_ELEMENT(GPUIP6Lookup, .name = "GPUIP6Lookup", .ports = "1/1", .processing = "h/h",
+              .summary = "IPv6 route lookup on the device (Snap form)",
+              .description =
+                  "LookupIP6Route as a device element between HostToDevice and DeviceToHost, with the same "
+                  "arguments: binary search on prefix lengths over the DST_IP6 annotation, which alone goes to the "
+                  "device and back. A route's output number p (0-31) sets predicate bit p; a Dispatcher after the "
+                  "Debatcher sends the packets on. No route: dropped ('no-route').",
+              .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"},
+                       {"FILE", "string", "a file of routes"},
+                       {"PRED", "0-31", "look up only packets with this predicate bit"}},
+              .handlers = {{"table", "r", "the routes"}, {"routes", "r", "number of routes"},
+                           {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},
+                           {"flush", "w", "remove all routes"}},
+              .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIP6Lookup(fd00::/16 0, ::/0 1) -> DeviceToHost "
+                         "-> CompletionQueue -> Debatcher -> Dispatcher(0, 1);");
 
 // ---------------------------------------------------------------- CheckIP6Header
 class CheckIP6Header : public PacketElement<CheckIP6Header> {

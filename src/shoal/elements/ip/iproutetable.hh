@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "shoal/kernels/ipfwd.hh"
 #include "shoal/kernels/lpm4_build.hh"
 
 namespace shoal {
@@ -26,10 +27,7 @@ bool parse_route(std::string_view text, IPRoute& r, std::string& err);
 
 class IPRouteTable {
  public:
-  struct NextHop {
-    uint32_t gw;  // host order; 0 = none
-    int port;
-  };
+  using NextHop = k::NextHop4;  // gw (host order, 0 = none) and port
   // A binary radix trie (one bit per level): Click's RadixIPLookup
   // structure, slower than DIR-24-8 but small and cheap to build.
   struct Radix {

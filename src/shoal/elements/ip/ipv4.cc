@@ -1,16 +1,21 @@
-// CheckIPHeader and DecIPTTL.
+// CheckIPHeader and DecIPTTL, and their device forms (GPUCheckIPHeader,
+// GPUDecIPTTL). The per-packet tests live in kernels/ipfwd.hh, shared by
+// process() and the offload steps.
 #include <fmt/format.h>
 
 #include "shoal/elements/common.hh"
 #include "shoal/kernels/bytes.hh"
-#include "shoal/kernels/checksum.hh"
+#include "shoal/kernels/ipfwd.hh"
+#include "shoal/kernels/steps.hh"
+#include "shoal/offload/element.hh"
 
 namespace shoal {
 
 // ---------------------------------------------------------------- CheckIPHeader
-class CheckIPHeader : public PacketElement<CheckIPHeader> {
+class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHeader>> {
  public:
   void configure(Args& a) override {
+    offload_configure(a);
     std::string badsrc, ifaces;
     a.read_p("OFFSET", off_).read_p("BADSRC", badsrc).read("CHECKSUM", checksum_).read("VERBOSE", verbose_);
     a.read("INTERFACES", ifaces);
@@ -56,6 +61,7 @@ class CheckIPHeader : public PacketElement<CheckIPHeader> {
     r_[4] = add_drop_reason("bad-ip-checksum");
     r_[5] = add_drop_reason("bad-source-address");
     r_[6] = add_drop_reason("bad-ip-options");
+    offload_init();
   }
   int process(Packet* p) {
     int bad = check(p);
@@ -67,6 +73,7 @@ class CheckIPHeader : public PacketElement<CheckIPHeader> {
     return drop_code(r_[bad]);
   }
   void add_handlers() override {
+    offload_handlers();
     add_read_handler("drop_details", [this] {
       std::string s;
       for (int i = 0; i < 7; ++i)
@@ -75,39 +82,58 @@ class CheckIPHeader : public PacketElement<CheckIPHeader> {
     });
   }
 
- private:
-  // -1: good; else the reason index. Sets the network header and DST_IP, and
-  // trims link-level padding beyond the IP total length, as Click does.
-  int check(Packet* p) {
-    if (p->length() < off_ + 20) return 0;
-    const uint8_t* ip = p->data() + off_;
-    if ((ip[0] >> 4) != 4) return 1;
-    uint32_t hl = uint32_t(ip[0] & 0xf) * 4;
-    if (hl < 20 || off_ + hl > p->length()) return 2;
-    uint32_t len = k::load_be16(ip + 2);
-    if (len < hl || off_ + len > p->length()) return 3;
-    if (checksum_ && k::ip_checksum(ip, hl) != 0) return 4;
-    uint32_t src = k::load_be32(ip + 12);
-    // Broadcast and multicast sources are never valid (RFC 1812 5.3.7).
-    if (src == 0xffffffffu || (src >> 28) == 0xe) return 5;
-    for (uint32_t b : badsrc_)
-      if (src == b) return 5;
-    // Options: each must fit the header (types 0 and 1 are one byte).
-    for (uint32_t o = 20; o < hl;) {
-      uint8_t t = ip[o];
-      if (t == 0) break;
-      if (t == 1) {
-        ++o;
-        continue;
-      }
-      if (o + 1 >= hl || ip[o + 1] < 2 || o + ip[o + 1] > hl) return 6;
-      o += ip[o + 1];
+  // ---- offload: the header (at most 60 bytes from OFFSET) and the packet
+  // length go to the device; DST_IP comes back; later steps find the IP
+  // header at OFFSET.
+  void offload_declare(offload::Plan& plan) override {
+    offload::Range r;
+    r.anchor = offload::Anchor::Data;
+    r.begin = int32_t(off_);
+    r.end = int32_t(off_) + 60;
+    range_ = plan.add(r);
+    plan.annos.length = plan.annos.dst_ip = true;
+    plan.annos.pred |= offload_uses_pred();
+    plan.ip_at = int32_t(off_);
+  }
+  bool offload_launch(offload::Launch& L, std::string& err) override {
+    offload_ctl(L);
+    k::CheckIP4Step::Params p{L.view, L.ctl, range_, off_, badsrc_.data(), uint32_t(badsrc_.size()), checksum_,
+                              !gpu_form_ && noutputs() > 1, {}};
+    for (int i = 0; i < 7; ++i) p.reasons[i] = r_[i];
+    if (!L.host && !badsrc_.empty()) {
+      if (!dev_badsrc_) dev_badsrc_ = offload::upload_shared(L.device, badsrc_.data(), badsrc_.size() * 4, err);
+      if (!dev_badsrc_) return false;
+      p.badsrc = static_cast<const uint32_t*>(dev_badsrc_.get());
+      L.keep(dev_badsrc_);
     }
+    L.run<k::CheckIP4Step>(p);
+    return true;
+  }
+  bool offload_has_passed_hook() const override { return true; }
+  void offload_passed(Packet* p) override { passed(p); }
+  void offload_left(Packet*, uint32_t v) override {
+    if (!k::verdict_dropped(v)) to_output1_[k::verdict_detail(v) % 7].add();
+  }
+
+ private:
+  // -1: good; else the reason index.
+  int check(Packet* p) {
+    uint32_t avail = p->length() > off_ ? p->length() - off_ : 0;
+    int bad = k::ipv4_check(p->data() + off_, avail, checksum_, badsrc_.data(), uint32_t(badsrc_.size()));
+    if (bad >= 0) return bad;
+    passed(p);
+    return -1;
+  }
+  // A good packet: the network and transport header annotations and DST_IP
+  // are set, and link-level padding beyond the IP total length is trimmed,
+  // as Click does.
+  void passed(Packet* p) {
+    const uint8_t* ip = p->data() + off_;
+    uint32_t hl = uint32_t(ip[0] & 0xf) * 4, len = k::load_be16(ip + 2);
+    std::memcpy(p->anno().dst_ip, ip + 16, 4);
     if (off_ + len < p->length()) p->take(p->length() - off_ - len);
     p->set_network_header(off_);
     p->set_transport_header(off_ + hl);
-    std::memcpy(p->anno().dst_ip, ip + 16, 4);
-    return -1;
   }
 
   uint32_t off_ = 0;
@@ -115,6 +141,8 @@ class CheckIPHeader : public PacketElement<CheckIPHeader> {
   std::vector<uint32_t> badsrc_;
   uint16_t r_[7] = {};
   Stat to_output1_[7];  // bad packets sent to output 1, by reason
+  uint32_t range_ = 0;
+  std::shared_ptr<void> dev_badsrc_;
 };
 SHOAL_ELEMENT(CheckIPHeader, .name = "CheckIPHeader", .ports = "1/1-2", .processing = "a/ah",
               .summary = "checks IPv4 headers",
@@ -136,37 +164,60 @@ SHOAL_ELEMENT(CheckIPHeader, .name = "CheckIPHeader", .ports = "1/1-2", .process
               .example = "FromDump(in.pcap) -> CheckIPHeader(14) -> ...;");
 
 // ---------------------------------------------------------------- DecIPTTL
-class DecIPTTL : public PacketElement<DecIPTTL> {
+class DecIPTTL : public offload::OffloadableElement<PacketElement<DecIPTTL>> {
  public:
   void configure(Args& a) override {
+    offload_configure(a);
     a.read("MULTICAST", multicast_);
     a.complete();
   }
   void initialize() override {
     r_expired_ = add_drop_reason("ttl-expired");
     r_nohdr_ = add_drop_reason("no-ip-header");
+    offload_init();
   }
   int process(Packet* p) {
     if (!p->has_network_header() || p->network_header_offset() < 0 ||
         uint64_t(p->network_header_offset()) + 20 > p->length())
       return drop_code(r_nohdr_);
     uint8_t* ip = p->network_header();
-    if (!multicast_ && (ip[16] >> 4) == 0xe) return 0;
-    if (ip[8] <= 1) {
-      expired_.add();
-      return noutputs() > 1 ? 1 : drop_code(r_expired_);
-    }
-    uint16_t old = k::load_be16(ip + 8);
-    --ip[8];
-    k::store_be16(ip + 10, k::csum_update16(k::load_be16(ip + 10), old, k::load_be16(ip + 8)));
-    return 0;
+    if (k::dec_ttl(ip + 8, ip[16], multicast_) == 0) return 0;
+    expired_.add();
+    return noutputs() > 1 ? 1 : drop_code(r_expired_);
   }
-  void add_handlers() override { add_stat_handler("expired", expired_); }
+  void add_handlers() override {
+    offload_handlers();
+    add_stat_handler("expired", expired_);
+  }
+
+  // ---- offload: the TTL/checksum word is written; without MULTICAST the
+  // destination's first byte is read. Both need a whole 20-byte header.
+  void offload_declare(offload::Plan& plan) override {
+    offload::Range w;
+    w.anchor = offload::Anchor::IP;
+    w.begin = 8, w.end = 12, w.need = 20, w.write = true, w.ip_at = plan.ip_at;
+    word_ = plan.add(w);
+    if (!multicast_) {
+      offload::Range d = w;
+      d.begin = 16, d.end = 17, d.write = false;
+      dst_ = plan.add(d);
+    }
+    plan.annos.pred |= offload_uses_pred();
+  }
+  bool offload_launch(offload::Launch& L, std::string&) override {
+    offload_ctl(L);
+    L.run<k::DecTTLStep>({L.view, L.ctl, word_, dst_, multicast_, !gpu_form_ && noutputs() > 1, r_expired_, r_nohdr_});
+    return true;
+  }
+  void offload_left(Packet*, uint32_t v) override {
+    if (k::verdict_dropped(v) ? k::verdict_reason(v) == r_expired_ : k::verdict_port(v) == 1) expired_.add();
+  }
 
  private:
   bool multicast_ = true;
   uint16_t r_expired_ = 0, r_nohdr_ = 0;
   Stat expired_;
+  uint32_t word_ = 0, dst_ = 0;
 };
 SHOAL_ELEMENT(DecIPTTL, .name = "DecIPTTL", .ports = "1/1-2", .processing = "a/ah",
               .summary = "decrements the IPv4 TTL",
@@ -177,5 +228,45 @@ SHOAL_ELEMENT(DecIPTTL, .name = "DecIPTTL", .ports = "1/1-2", .processing = "a/a
               .args = {{"MULTICAST", "boolean", "decrement multicast packets too (default true)"}},
               .handlers = {{"expired", "r", "packets whose TTL expired"}},
               .example = "CheckIPHeader(14) -> rt :: DirectIPLookup(...); rt[0] -> dt :: DecIPTTL -> out; dt[1] -> ICMPError(...);");
+
+// ---------------------------------------------------------------- device forms
+class GPUCheckIPHeader : public CheckIPHeader {
+ public:
+  GPUCheckIPHeader() { gpu_form_ = true; }
+};
+SHOAL_ELEMENT(GPUCheckIPHeader, .name = "GPUCheckIPHeader", .ports = "1/1", .processing = "h/h",
+              .summary = "checks IPv4 headers on the device (Snap form)",
+              .description =
+                  "CheckIPHeader's tests, checksum included, as a device element between HostToDevice and "
+                  "DeviceToHost: the header bytes (at most 60 from OFFSET) and the packet length go to the "
+                  "device, bad packets are dropped there with CheckIPHeader's reasons (counted when the "
+                  "aggregate completes), good ones get their annotations set and padding trimmed on the host. "
+                  "Later device elements of the chain find the IP header at OFFSET. With PRED, only packets "
+                  "with that predicate bit are checked.",
+              .args = {{"OFFSET", "unsigned", "where the IP header starts (default 0; 14 after Ethernet)"},
+                       {"BADSRC", "addresses", "more source addresses to reject"},
+                       {"INTERFACES", "ADDR/LEN...", "the router's networks (see CheckIPHeader)"},
+                       {"CHECKSUM", "boolean", "verify the checksum (default true)"},
+                       {"PRED", "0-31", "process only packets with this predicate bit"},
+                       {"VERBOSE", "boolean", "accepted for Click compatibility"}},
+              .handlers = {{"drop_details", "r", "bad packets by reason"}},
+              .example = "Batcher(4096, 100us) -> HostToDevice -> GPUCheckIPHeader(14) -> GPUIPLookup(...) -> "
+                         "DeviceToHost -> CompletionQueue -> Debatcher -> ...;");
+
+class GPUDecIPTTL : public DecIPTTL {
+ public:
+  GPUDecIPTTL() { gpu_form_ = true; }
+};
+SHOAL_ELEMENT(GPUDecIPTTL, .name = "GPUDecIPTTL", .ports = "1/1", .processing = "h/h",
+              .summary = "decrements the IPv4 TTL on the device (Snap form)",
+              .description = "DecIPTTL as a device element between HostToDevice and DeviceToHost: only the "
+                             "TTL/checksum word goes to the device and back (and the destination's first byte "
+                             "without MULTICAST). Expired packets are dropped ('ttl-expired'). With PRED, only "
+                             "packets with that predicate bit are decremented (Snap's CHK_ANNO), e.g. those a "
+                             "GPUIPLookup routed to one output.",
+              .args = {{"MULTICAST", "boolean", "decrement multicast packets too (default true)"},
+                       {"PRED", "0-31", "process only packets with this predicate bit"}},
+              .handlers = {{"expired", "r", "packets whose TTL expired"}},
+              .example = "... -> GPUIPLookup(10.0.0.0/8 0, 0/0 1) -> GPUDecIPTTL(PRED 0) -> DeviceToHost -> ...;");
 
 }  // namespace shoal

@@ -14,6 +14,8 @@
 #include "shoal/elements/common.hh"
 #include "shoal/elements/ip/iproutetable.hh"
 #include "shoal/kernels/bytes.hh"
+#include "shoal/kernels/steps.hh"
+#include "shoal/offload/element.hh"
 
 namespace shoal {
 
@@ -58,23 +60,30 @@ class IPLookupBase : public PacketElement<D> {
     r_noroute_ = this->add_drop_reason("no-route");
     r_discard_ = this->add_drop_reason("route-to-discard");
     for (auto& r : table_->snapshot()->routes)
-      if (r.port >= this->noutputs())
+      if (r.port >= route_ports())
         throw std::runtime_error(fmt::format("route {} names output {}, but {} outputs are connected", r.unparse(),
-                                             r.port, this->noutputs()));
+                                             r.port, route_ports()));
     refresh();
   }
+  // Outputs a route may name (the GPU form: predicate bits).
+  virtual int route_ports() const { return this->noutputs(); }
   void push(int port, PacketBatch* b) override {
     if (table_->version() != version_) refresh();
     PacketElement<D>::push(port, b);
   }
   int process(Packet* p) {
     uint32_t dst = k::load_be32(p->anno().dst_ip);
-    uint32_t gw;
-    int port;
-    if (!static_cast<D*>(this)->lookup(*snap_, dst, gw, port)) return this->drop_code(r_noroute_);
-    if (gw) k::store_be32(p->anno().dst_ip, gw);
-    if (port < 0 || port >= this->noutputs()) return this->drop_code(r_discard_);
-    return port;
+    if constexpr (requires { D::nexthop(*snap_, dst); }) {  // the function the offload step runs too
+      return k::route4_apply(D::nexthop(*snap_, dst), snap_->nexthops.data(), p->anno().dst_ip, this->noutputs(),
+                             r_noroute_, r_discard_);
+    } else {
+      uint32_t gw;
+      int port;
+      if (!static_cast<D*>(this)->lookup(*snap_, dst, gw, port)) return this->drop_code(r_noroute_);
+      if (gw) k::store_be32(p->anno().dst_ip, gw);
+      if (port < 0 || port >= this->noutputs()) return this->drop_code(r_discard_);
+      return port;
+    }
   }
   void add_handlers() override {
     this->add_read_handler("table", [this] { return table_->unparse(); });
@@ -109,6 +118,11 @@ class IPLookupBase : public PacketElement<D> {
 
  protected:
   std::shared_ptr<const IPRouteTable::Snapshot> snap_;
+  std::shared_ptr<IPRouteTable> table_;
+  uint16_t r_noroute_ = 0, r_discard_ = 0;
+  void refresh_if_changed() {
+    if (table_->version() != version_) refresh();
+  }
 
  private:
   void refresh() {
@@ -119,7 +133,7 @@ class IPLookupBase : public PacketElement<D> {
     IPRoute r;
     std::string err;
     if (!parse_route(v, r, err)) throw std::runtime_error(err);
-    if (r.port >= this->noutputs()) throw std::runtime_error(fmt::format("output {} is not connected", r.port));
+    if (r.port >= route_ports()) throw std::runtime_error(fmt::format("output {} is not connected", r.port));
     if (!table_->add(r, err)) throw std::runtime_error(err);
   }
   void load_file(Args& a, const std::string& file, std::vector<IPRoute>& routes) {
@@ -131,21 +145,72 @@ class IPLookupBase : public PacketElement<D> {
     }
   }
 
-  std::shared_ptr<IPRouteTable> table_;
   uint64_t version_ = ~0ull;
-  uint16_t r_noroute_ = 0, r_discard_ = 0;
 };
 
-class DirectIPLookup : public IPLookupBase<DirectIPLookup> {
+// DIR-24-8, offloadable: the DST_IP annotations go to the device, the
+// lookup and the gateway/output decision run there (k::Route4Step, the same
+// route4_apply process() calls), the rewritten annotations come back.
+class DirectIPLookup : public offload::OffloadableElement<IPLookupBase<DirectIPLookup>> {
  public:
   static constexpr IPRouteTable::Kind kKind = IPRouteTable::Kind::Dir24_8;
-  bool lookup(const IPRouteTable::Snapshot& s, uint32_t addr, uint32_t& gw, int& port) const {
-    int32_t nh = k::lpm4_lookup(s.lpm.view(), addr);
-    if (nh < 0) return false;
-    gw = s.nexthops[size_t(nh)].gw;
-    port = s.nexthops[size_t(nh)].port;
+  static int32_t nexthop(const IPRouteTable::Snapshot& s, uint32_t addr) { return k::lpm4_lookup(s.lpm.view(), addr); }
+  void configure(Args& a) override {
+    offload_configure(a);
+    IPLookupBase::configure(a);
+  }
+  void initialize() override {
+    IPLookupBase::initialize();
+    offload_init();
+  }
+  void add_handlers() override {
+    IPLookupBase::add_handlers();
+    offload_handlers();
+    add_stat_handler("offload_uploads", uploads_);
+  }
+  int route_ports() const override { return gpu_form_ ? 32 : noutputs(); }
+
+  void offload_declare(offload::Plan& plan) override {
+    plan.annos.dst_ip = true;
+    plan.annos.pred |= offload_uses_pred(true);
+  }
+  bool offload_launch(offload::Launch& L, std::string& err) override {
+    refresh_if_changed();
+    offload_ctl(L, true);
+    k::Route4Step::Params p{L.view, L.ctl, snap_->lpm.view(), snap_->nexthops.data(), route_ports(), r_noroute_,
+                            r_discard_};
+    if (L.host) {
+      L.keep(snap_);
+    } else {
+      // The device copy follows the table: a route change builds a new one;
+      // aggregates in flight keep the copy they were launched with.
+      if (!dev_ || dev_->snap != snap_) {
+        auto d = std::make_shared<DeviceTables>();
+        d->snap = snap_;
+        const k::Lpm4View v = snap_->lpm.view();
+        d->tbl24 = offload::upload_shared(L.device, v.tbl24, size_t(2) << 24, err);
+        d->tbl8 = offload::upload_shared(L.device, v.tbl8, snap_->lpm.groups() * 256 * 2, err);
+        d->nh = offload::upload_shared(L.device, snap_->nexthops.data(), snap_->nexthops.size() * sizeof(k::NextHop4),
+                                       err);
+        if (!d->tbl24 || !d->tbl8 || !d->nh) return false;
+        dev_ = std::move(d);
+        uploads_.add();
+      }
+      p.t = {static_cast<const uint16_t*>(dev_->tbl24.get()), static_cast<const uint16_t*>(dev_->tbl8.get())};
+      p.nh = static_cast<const k::NextHop4*>(dev_->nh.get());
+      L.keep(dev_);
+    }
+    L.run<k::Route4Step>(p);
     return true;
   }
+
+ private:
+  struct DeviceTables {
+    std::shared_ptr<const IPRouteTable::Snapshot> snap;
+    std::shared_ptr<void> tbl24, tbl8, nh;
+  };
+  std::shared_ptr<DeviceTables> dev_;
+  Stat uploads_;
 };
 
 class LinearIPLookup : public IPLookupBase<LinearIPLookup> {
@@ -165,19 +230,17 @@ class LinearIPLookup : public IPLookupBase<LinearIPLookup> {
 class RadixIPLookup : public IPLookupBase<RadixIPLookup> {
  public:
   static constexpr IPRouteTable::Kind kKind = IPRouteTable::Kind::Radix;
-  bool lookup(const IPRouteTable::Snapshot& s, uint32_t addr, uint32_t& gw, int& port) const {
-    int32_t nh = s.radix.lookup(addr);
-    if (nh < 0) return false;
-    gw = s.nexthops[size_t(nh)].gw;
-    port = s.nexthops[size_t(nh)].port;
-    return true;
-  }
+  static int32_t nexthop(const IPRouteTable::Snapshot& s, uint32_t addr) { return s.radix.lookup(addr); }
 };
 
 // Click's StaticIPLookup and its older name LookupIPRoute: fixed tables in
 // Click, served here by the DIR-24-8 structure (same results, faster).
 class StaticIPLookup : public DirectIPLookup {};
 class LookupIPRoute : public DirectIPLookup {};
+class GPUIPLookup : public DirectIPLookup {
+ public:
+  GPUIPLookup() { gpu_form_ = true; }
+};
 
 #define SHOAL_LOOKUP_DOC(N, SUMMARY, DESC)                                                                          \
   .name = N, .ports = "1/-", .processing = "h/h", .summary = SUMMARY, .description = DESC,                        \
@@ -208,5 +271,23 @@ SHOAL_ELEMENT(StaticIPLookup, SHOAL_LOOKUP_DOC("StaticIPLookup", "IPv4 route loo
 SHOAL_ELEMENT(LookupIPRoute, SHOAL_LOOKUP_DOC("LookupIPRoute", "IPv4 route lookup (Click's older name)",
               "Click's LookupIPRoute, the older name of StaticIPLookup: same arguments, outputs and handlers as "
               "DirectIPLookup, served by the same DIR-24-8 tables."));
+SHOAL_ELEMENT(GPUIPLookup, .name = "GPUIPLookup", .ports = "1/1", .processing = "h/h",
+              .summary = "IPv4 route lookup on the device (Snap form)",
+              .description =
+                  "DirectIPLookup as a device element between HostToDevice and DeviceToHost, with the same "
+                  "arguments: DIR-24-8 on the DST_IP annotation. Only the annotations go to the device and back. "
+                  "A route's output number p (0-31) sets predicate bit p of the packet instead of choosing a port: "
+                  "later device elements can test it (PRED) and a Dispatcher after the Debatcher sends the packets "
+                  "on. No route, or a route to -1: dropped ('no-route', 'route-to-discard'). Route changes through "
+                  "the handlers reach the device copy of the tables at the next aggregate; aggregates in flight "
+                  "finish with the tables they started with.",
+              .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"},
+                       {"FILE", "string", "a file of routes"},
+                       {"PRED", "0-31", "look up only packets with this predicate bit"}},
+              .handlers = {{"table", "r", "the routes"}, {"routes", "r", "number of routes"},
+                           {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},
+                           {"set", "w", "replace all routes"}, {"flush", "w", "remove all routes"}},
+              .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIPLookup(10.0.0.0/8 0, 0/0 10.0.0.1 1) -> "
+                         "DeviceToHost -> CompletionQueue -> Debatcher -> d :: Dispatcher(0, 1);");
 
 }  // namespace shoal

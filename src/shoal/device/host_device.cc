@@ -1,0 +1,241 @@
+// The host backend: "device" memory is ordinary memory owned by the device,
+// streams are FIFO queues, and a pool of threads runs queued operations
+// later, one at a time per stream and round-robin across streams, so
+// aggregates in flight overlap and complete in any order. The kernels are
+// the same step functions the CUDA backend launches.
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "shoal/device/device.hh"
+
+namespace shoal::dev {
+
+namespace {
+
+using HostRun = void (*)(const void*, uint32_t);
+template <class K>
+void host_run(const void* p, uint32_t n) {
+  const auto& pp = *static_cast<const typename K::Params*>(p);
+  for (uint32_t i = 0; i < n; ++i) K::run(pp, i);
+}
+constexpr HostRun kHostRun[] = {
+#define SHOAL_HOST_RUN(K) &host_run<k::K>,
+    SHOAL_STEP_KERNELS(SHOAL_HOST_RUN)
+#undef SHOAL_HOST_RUN
+};
+static_assert(sizeof(kHostRun) / sizeof(kHostRun[0]) == size_t(KernelId::Count));
+
+enum class OpType : uint8_t { H2D, D2H, Memset, Launch };
+
+struct Op {
+  OpType type;
+  bool fail = false;  // an injected fault
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t bytes = 0;
+  int value = 0;
+  KernelId kernel{};
+  uint32_t n = 0;
+  std::vector<unsigned char> params;
+};
+
+const char* op_name(const Op& o) {
+  switch (o.type) {
+    case OpType::H2D: return "host-to-device copy";
+    case OpType::D2H: return "device-to-host copy";
+    case OpType::Memset: return "memset";
+    case OpType::Launch: return kernel_name(o.kernel);
+  }
+  return "?";
+}
+
+class HostStream : public Stream {
+ public:
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Op> ops;
+  bool scheduled = false;  // waiting in the ready queue or running
+  bool failed = false;
+  std::string error;
+  uint64_t queued = 0, done = 0, mark = 0;
+};
+
+class HostDevice final : public Device {
+ public:
+  explicit HostDevice(const DeviceOptions& o) : Device(o) {
+    uint32_t n = o.host_threads ? o.host_threads : std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+    for (uint32_t i = 0; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
+  }
+  ~HostDevice() override {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  const char* kind() const override { return "host"; }
+  std::string describe() const override {
+    std::string s = "host backend on " + std::to_string(threads_.size()) + " CPU threads";
+    if (opt_.delay_us) s += ", random delays up to " + std::to_string(opt_.delay_us) + " us";
+    if (opt_.fault_rate > 0) s += ", fault injection " + std::to_string(opt_.fault_rate);
+    return s;
+  }
+  void* host_alloc(size_t bytes) override { return alloc(bytes); }
+  void host_free(void* p) override { std::free(p); }
+  void* dev_alloc(size_t bytes) override { return alloc(bytes); }
+  void dev_free(void* p) override { std::free(p); }
+
+  Stream* stream_create() override { return new HostStream; }
+  void stream_destroy(Stream* s) override {
+    auto* h = static_cast<HostStream*>(s);
+    {
+      std::unique_lock<std::mutex> g(h->mu);
+      h->cv.wait(g, [h] { return h->done == h->queued; });
+    }
+    delete h;
+  }
+  void h2d(Stream* s, void* dst, const void* src, size_t bytes) override {
+    enqueue(s, Op{OpType::H2D, false, dst, src, bytes});
+  }
+  void d2h(Stream* s, void* dst, const void* src, size_t bytes) override {
+    enqueue(s, Op{OpType::D2H, false, dst, src, bytes});
+  }
+  void memset(Stream* s, void* dst, int value, size_t bytes) override {
+    enqueue(s, Op{OpType::Memset, false, dst, nullptr, bytes, value});
+  }
+  void launch(Stream* s, KernelId k, const void* params, size_t size, uint32_t n) override {
+    Op o{OpType::Launch};
+    o.kernel = k;
+    o.n = n;
+    o.params.assign(static_cast<const unsigned char*>(params), static_cast<const unsigned char*>(params) + size);
+    enqueue(s, std::move(o));
+  }
+  void record(Stream* s) override {
+    auto* h = static_cast<HostStream*>(s);
+    std::lock_guard<std::mutex> g(h->mu);
+    h->mark = h->queued;
+  }
+  Status poll(Stream* s, std::string& err) override {
+    auto* h = static_cast<HostStream*>(s);
+    std::lock_guard<std::mutex> g(h->mu);
+    return status(h, err);
+  }
+  Status wait(Stream* s, std::string& err) override {
+    auto* h = static_cast<HostStream*>(s);
+    std::unique_lock<std::mutex> g(h->mu);
+    h->cv.wait(g, [h] { return h->done >= h->mark; });
+    return status(h, err);
+  }
+  void reset(Stream* s) override {
+    auto* h = static_cast<HostStream*>(s);
+    std::lock_guard<std::mutex> g(h->mu);
+    h->failed = false;
+    h->error.clear();
+  }
+
+ private:
+  static void* alloc(size_t bytes) { return std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) & ~size_t(63)); }
+  static Status status(HostStream* h, std::string& err) {
+    if (h->done < h->mark) return Status::Pending;
+    if (h->failed) {
+      err = h->error;
+      return Status::Failed;
+    }
+    return Status::Done;
+  }
+  void enqueue(Stream* s, Op o) {
+    o.fail = inject_fault();
+    auto* h = static_cast<HostStream*>(s);
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> g(h->mu);
+      h->ops.push_back(std::move(o));
+      ++h->queued;
+      if (!h->scheduled) wake = h->scheduled = true;
+    }
+    if (wake) {
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        ready_.push_back(h);
+      }
+      cv_.notify_one();
+    }
+  }
+  // Each pool thread takes the stream at the head of the ready queue, runs
+  // its first operation and puts it back at the tail if more are queued.
+  void loop(uint32_t id) {
+    std::mt19937_64 rng(opt_.seed * 7919 + id);
+    for (;;) {
+      HostStream* h;
+      {
+        std::unique_lock<std::mutex> g(mu_);
+        cv_.wait(g, [this] { return stop_ || !ready_.empty(); });
+        if (ready_.empty()) return;
+        h = ready_.front();
+        ready_.pop_front();
+      }
+      Op op;
+      bool skip;
+      {
+        std::lock_guard<std::mutex> g(h->mu);
+        op = std::move(h->ops.front());
+        h->ops.pop_front();
+        skip = h->failed;
+      }
+      if (opt_.delay_us) std::this_thread::sleep_for(std::chrono::microseconds(rng() % (opt_.delay_us + 1)));
+      if (!skip && !op.fail) execute(op);
+      bool requeue;
+      {
+        std::lock_guard<std::mutex> g(h->mu);
+        if (!skip && op.fail) {
+          h->failed = true;
+          h->error = std::string("injected fault in ") + op_name(op);
+        }
+        ++h->done;
+        requeue = !h->ops.empty();
+        if (!requeue) h->scheduled = false;
+        h->cv.notify_all();
+      }
+      if (requeue) {
+        {
+          std::lock_guard<std::mutex> g(mu_);
+          ready_.push_back(h);
+        }
+        cv_.notify_one();
+      }
+    }
+  }
+  static void execute(const Op& o) {
+    switch (o.type) {
+      case OpType::H2D:
+      case OpType::D2H:
+        if (o.bytes) std::memcpy(o.dst, o.src, o.bytes);
+        break;
+      case OpType::Memset:
+        if (o.bytes) std::memset(o.dst, o.value, o.bytes);
+        break;
+      case OpType::Launch:
+        kHostRun[size_t(o.kernel)](o.params.data(), o.n);
+        break;
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<HostStream*> ready_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_host_device(const DeviceOptions& o) { return std::make_unique<HostDevice>(o); }
+
+}  // namespace shoal::dev

@@ -1,0 +1,463 @@
+#include "shoal/offload/chain.hh"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "shoal/core/element.hh"
+#include "shoal/core/worker.hh"
+
+namespace shoal::offload {
+
+namespace {
+constexpr size_t align64(size_t x) { return (x + 63) & ~size_t(63); }
+constexpr uint32_t kRoFlag = 0x80000000u;  // pack(): an offset in the read-only area, fixed up later
+
+const char* anchor_name(Anchor a) {
+  switch (a) {
+    case Anchor::Data: return "DATA";
+    case Anchor::Mac: return "ETH";
+    case Anchor::IP: return "IP";
+    case Anchor::L4: return "L4";
+    case Anchor::Payload: return "PAYLOAD";
+  }
+  return "?";
+}
+
+// The transport header's offset for an IP header at `ip` (data offset).
+bool l4_of(const Packet* p, uint32_t ip, uint32_t& l4) {
+  const uint8_t* d = p->data();
+  uint32_t len = p->length();
+  if (ip >= len) return false;
+  uint8_t v = d[ip] >> 4;
+  if (v == 4) {
+    l4 = ip + uint32_t(d[ip] & 0xf) * 4;
+  } else if (v == 6) {
+    l4 = ip + 40;
+  } else {
+    return false;
+  }
+  return l4 <= len;
+}
+}  // namespace
+
+std::string Range::unparse() const {
+  std::string e = end == kToEnd ? "END" : fmt::format("{}+{}", anchor_name(anchor), end);
+  std::string s = fmt::format("{} [{}+{}, {})", write ? "rw" : "r", anchor_name(anchor), begin, e);
+  if (ip_at >= 0) s += fmt::format(" (IP at {})", ip_at);
+  return s;
+}
+
+uint32_t Plan::add(const Range& r) {
+  for (size_t i = 0; i < ranges_.size(); ++i)
+    if (ranges_[i].same_place(r)) {
+      ranges_[i].write |= r.write;
+      return uint32_t(i);
+    }
+  ranges_.push_back(r);
+  return uint32_t(ranges_.size() - 1);
+}
+
+bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e) {
+  uint32_t len = p->length();
+  int64_t a;
+  uint32_t ip = 0;
+  bool have_ip = false;
+  if (r.ip_at >= 0) {
+    ip = uint32_t(r.ip_at), have_ip = true;
+  } else if (p->has_network_header() && p->network_header_offset() >= 0) {
+    ip = uint32_t(p->network_header_offset()), have_ip = true;
+  }
+  switch (r.anchor) {
+    case Anchor::Data:
+      a = 0;
+      break;
+    case Anchor::Mac:
+      if (!p->has_mac_header() || p->mac_header_offset() < 0) return false;
+      a = p->mac_header_offset();
+      break;
+    case Anchor::IP:
+      if (!have_ip) return false;
+      a = ip;
+      break;
+    case Anchor::L4:
+    case Anchor::Payload: {
+      uint32_t l4;
+      if (r.ip_at < 0 && p->has_transport_header() && p->transport_header_offset() >= 0) {
+        l4 = uint32_t(p->transport_header_offset());
+      } else if (!have_ip || !l4_of(p, ip, l4)) {
+        return false;
+      }
+      a = l4;
+      if (r.anchor == Anchor::Payload) {
+        if (!have_ip || ip + 10 > len) return false;
+        const uint8_t* d = p->data();
+        uint8_t proto = (d[ip] >> 4) == 6 ? d[ip + 6] : d[ip + 9];
+        if (proto == 6) {
+          if (l4 + 13 > len) return false;
+          a += (d[l4 + 12] >> 4) * 4;
+        } else if (proto == 17 || proto == 1 || proto == 58) {
+          a += 8;
+        }
+      }
+      break;
+    }
+    default:
+      return false;
+  }
+  int64_t need = a + (r.need ? r.need : r.begin + 1);
+  if (need > int64_t(len) || a + r.begin < 0) return false;
+  s = uint32_t(a + r.begin);
+  int64_t end = r.end == kToEnd ? int64_t(len) : std::min<int64_t>(a + r.end, len);
+  if (end < int64_t(s)) return false;
+  e = uint32_t(end);
+  return true;
+}
+
+std::shared_ptr<void> upload_shared(const std::shared_ptr<dev::Device>& d, const void* src, size_t bytes,
+                                    std::string& err) {
+  void* p = d->dev_alloc(bytes);
+  if (!p) {
+    err = fmt::format("out of device memory ({} bytes)", bytes);
+    return nullptr;
+  }
+  std::shared_ptr<void> sp(p, [d](void* x) { d->dev_free(x); });
+  if (bytes && !d->upload(p, src, bytes, err)) return nullptr;
+  return sp;
+}
+
+void Launch::keep(std::shared_ptr<const void> x) { agg->keep.push_back(std::move(x)); }
+
+k::AggView Aggregate::view(uint8_t* base) const {
+  k::AggView v;
+  v.n = n;
+  v.nranges = nr;
+  v.verdict = reinterpret_cast<uint32_t*>(base + o_verdict);
+  v.pred = has_pred ? reinterpret_cast<uint32_t*>(base + o_pred) : nullptr;
+  v.data = base + o_rw;
+  v.roff = reinterpret_cast<const uint32_t*>(base + o_roff);
+  v.rlen = reinterpret_cast<const uint32_t*>(base + o_rlen);
+  v.plen = has_len ? reinterpret_cast<const uint32_t*>(base + o_plen) : nullptr;
+  v.dst_ip = has_dst ? base + o_dst : nullptr;
+  v.dst_ip6 = has_dst6 ? base + o_dst6 : nullptr;
+  return v;
+}
+
+Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Offloadable*> steps, uint32_t inflight,
+             ChainStats& stats)
+    : owner_(owner),
+      device_(std::move(device)),
+      steps_(std::move(steps)),
+      inflight_(std::max(1u, inflight)),
+      stats_(stats) {
+  for (Offloadable* s : steps_) s->offload_declare(plan_);
+  if (device_)
+    for (uint32_t i = 0; i < inflight_; ++i) {
+      auto a = std::make_unique<Aggregate>();
+      a->stream = device_->stream_create();
+      dev_free_.push_back(std::move(a));
+    }
+}
+
+Chain::~Chain() {
+  auto drop = [&](std::unique_ptr<Aggregate>& a) {
+    if (a->stream) device_->stream_destroy(a->stream);
+    if (device_) {
+      device_->host_free(a->host);
+      device_->dev_free(a->dbuf);
+    } else {
+      std::free(a->host);
+    }
+  };
+  for (auto& a : dev_free_) drop(a);
+  for (auto& a : cpu_free_) drop(a);
+}
+
+bool Chain::ensure(Aggregate& a, size_t bytes) {
+  if (a.host_cap < bytes) {
+    size_t cap = std::max(bytes, a.host_cap * 2);
+    uint8_t* h = static_cast<uint8_t*>(device_ ? device_->host_alloc(cap) : std::aligned_alloc(64, align64(cap)));
+    if (!h) return false;
+    if (a.host) {
+      std::memcpy(h, a.host, a.host_cap);
+      device_ ? device_->host_free(a.host) : std::free(a.host);
+    }
+    a.host = h, a.host_cap = cap;
+  }
+  if (a.stream && a.dev_cap < bytes) {
+    size_t cap = std::max(bytes, a.dev_cap * 2);
+    uint8_t* d = static_cast<uint8_t*>(device_->dev_alloc(cap));
+    if (!d) return false;
+    device_->dev_free(a.dbuf);
+    a.dbuf = d, a.dev_cap = cap;
+  }
+  return true;
+}
+
+void Chain::pack(Aggregate& a) {
+  PacketBatch* b = a.batch;
+  const auto& R = plan_.ranges();
+  const uint32_t n = b->slots(), nr = uint32_t(R.size());
+  const AnnoUse& an = plan_.annos;
+  a.n = n, a.nr = nr;
+  a.has_len = an.length, a.has_pred = an.pred, a.has_dst = an.dst_ip, a.has_dst6 = an.dst_ip6;
+  a.o_roff = 0;
+  a.o_rlen = a.o_roff + size_t(4) * nr * n;
+  a.o_plen = a.o_rlen + size_t(4) * nr * n;
+  a.o_verdict = a.o_plen + (an.length ? size_t(4) * n : 0);
+  a.o_pred = a.o_verdict + size_t(4) * n;
+  a.o_dst = a.o_pred + (an.pred ? size_t(4) * n : 0);
+  a.o_dst6 = a.o_dst + (an.dst_ip ? size_t(4) * n : 0);
+  a.o_rw = align64(a.o_dst6 + (an.dst_ip6 ? size_t(16) * n : 0));
+  if (!ensure(a, a.o_rw)) throw std::bad_alloc();
+  auto* roff = reinterpret_cast<uint32_t*>(a.host + a.o_roff);
+  auto* rlen = reinterpret_cast<uint32_t*>(a.host + a.o_rlen);
+  // Pass 1: each packet's ranges, merged where they overlap or touch, get
+  // their places in the written or the read-only area.
+  struct Group {
+    uint32_t pkt, s, e, pos;
+    bool write;
+  };
+  static thread_local std::vector<Group> groups;
+  groups.clear();
+  a.rw_segs.clear();
+  size_t rw = 0, ro = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Packet* p = b->at(i);
+    pieces_.clear();
+    for (uint32_t r = 0; r < nr; ++r) {
+      uint32_t s, e;
+      if (resolve(R[r], p, s, e)) {
+        pieces_.push_back({s, e, r, R[r].write});
+      } else {
+        roff[size_t(r) * n + i] = k::kAbsent;
+        rlen[size_t(r) * n + i] = 0;
+      }
+    }
+    std::sort(pieces_.begin(), pieces_.end(), [](const Piece& x, const Piece& y) { return x.s < y.s; });
+    for (size_t j = 0; j < pieces_.size();) {
+      uint32_t gs = pieces_[j].s, ge = pieces_[j].e;
+      bool w = pieces_[j].write;
+      size_t k = j + 1;
+      for (; k < pieces_.size() && pieces_[k].s <= ge; ++k) ge = std::max(ge, pieces_[k].e), w |= pieces_[k].write;
+      uint32_t pos = uint32_t(w ? rw : ro);
+      (w ? rw : ro) += ge - gs;
+      groups.push_back({i, gs, ge, pos, w});
+      if (w) a.rw_segs.push_back({i, gs, ge, pos});
+      for (; j < k; ++j) {
+        roff[size_t(pieces_[j].range) * n + i] = (pos + pieces_[j].s - gs) | (w ? 0 : kRoFlag);
+        rlen[size_t(pieces_[j].range) * n + i] = pieces_[j].e - pieces_[j].s;
+      }
+    }
+  }
+  a.rw_bytes = rw, a.ro_bytes = ro;
+  a.o_ro = align64(a.o_rw + rw);
+  a.o_end = a.o_ro + ro;
+  if (!ensure(a, a.o_end)) throw std::bad_alloc();
+  roff = reinterpret_cast<uint32_t*>(a.host + a.o_roff);
+  // Pass 2: read-only offsets move past the written area; bytes copied.
+  const uint32_t ro_base = uint32_t(a.o_ro - a.o_rw);
+  for (size_t x = 0, nx = size_t(nr) * n; x < nx; ++x)
+    if (roff[x] != k::kAbsent && (roff[x] & kRoFlag)) roff[x] = (roff[x] & ~kRoFlag) + ro_base;
+  for (const Group& g : groups)
+    std::memcpy(a.host + (g.write ? a.o_rw : a.o_ro) + g.pos, b->at(g.pkt)->data() + g.s, g.e - g.s);
+  stats_.roi_bytes.add(rw + ro);
+  if (an.length) {
+    auto* pl = reinterpret_cast<uint32_t*>(a.host + a.o_plen);
+    for (uint32_t i = 0; i < n; ++i) pl[i] = b->at(i)->length();
+  }
+  if (an.dst_ip)
+    for (uint32_t i = 0; i < n; ++i) std::memcpy(a.host + a.o_dst + 4 * i, b->at(i)->anno().dst_ip, 4);
+  if (an.dst_ip6)
+    for (uint32_t i = 0; i < n; ++i) std::memcpy(a.host + a.o_dst6 + 16 * i, b->at(i)->anno().dst_ip6, 16);
+}
+
+size_t Chain::h2d_bytes(const Aggregate& a) const { return a.o_verdict + (a.o_rw + a.rw_bytes - a.o_dst) + a.ro_bytes; }
+size_t Chain::d2h_bytes(const Aggregate& a) const { return a.o_rw + a.rw_bytes - a.o_verdict; }
+
+Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
+  b->compact();
+  Aggregate* a;
+  bool dev = want_device && device_usable() && !dev_free_.empty();
+  if (want_device && !device_usable()) {
+    stats_.cpu_fault.add();
+    stats_.fault_packets.add(b->live());
+  } else if (want_device && !dev) {
+    stats_.cpu_busy.add();
+  }
+  auto& from = dev ? dev_free_ : cpu_free_;
+  if (from.empty()) from.push_back(std::make_unique<Aggregate>());
+  a = from.back().release();
+  from.pop_back();
+  a->chain = this;
+  a->batch = b;
+  a->on_device = dev;
+  a->failed = false;
+  a->error.clear();
+  a->keep.clear();
+  a->start_ns = owner_.worker().now_ns();
+  if (dev) {
+    ++busy_;
+    stats_.inflight_max.set(std::max<uint64_t>(stats_.inflight_max.get(), busy_));
+  }
+  pack(*a);
+  if (a->on_device) {
+    dev::Stream* s = a->stream;
+    device_->h2d(s, a->dbuf, a->host, a->o_verdict);
+    device_->memset(s, a->dbuf + a->o_verdict, 0, a->o_dst - a->o_verdict);
+    device_->h2d(s, a->dbuf + a->o_dst, a->host + a->o_dst, a->o_rw + a->rw_bytes - a->o_dst);
+    device_->h2d(s, a->dbuf + a->o_ro, a->host + a->o_ro, a->ro_bytes);
+    stats_.h2d_bytes.add(h2d_bytes(*a));
+  } else {
+    std::memset(a->host + a->o_verdict, 0, a->o_dst - a->o_verdict);
+  }
+  return a;
+}
+
+void Chain::step(Aggregate& a, size_t i) {
+  if (a.on_device && a.failed) return;  // redone on the host when it completes
+  Launch L;
+  L.view = a.view(a.on_device ? a.dbuf : a.host);
+  L.ctl.step = uint32_t(i);
+  L.host = !a.on_device;
+  L.device = device_;
+  L.stream = a.stream;
+  L.agg = &a;
+  std::string err;
+  if (!steps_[i]->offload_launch(L, err)) {
+    a.failed = true;
+    a.error = err;
+  }
+}
+
+void Chain::end(Aggregate& a) {
+  if (!a.on_device) return;
+  device_->d2h(a.stream, a.host + a.o_verdict, a.dbuf + a.o_verdict, a.o_rw + a.rw_bytes - a.o_verdict);
+  device_->record(a.stream);
+  stats_.d2h_bytes.add(d2h_bytes(a));
+}
+
+void Chain::note_failure(Aggregate& a, const std::string& err) {
+  last_error_ = err;
+  if (++consecutive_failures_ >= 16 && !given_up_) {
+    given_up_ = true;
+    fmt::print(stderr, "shoal: {}: {} device failures in a row; offloading stops, batches run on the CPU\n",
+               owner_.name(), consecutive_failures_);
+  }
+  if (!reported_) {
+    reported_ = true;
+    fmt::print(stderr, "shoal: {}: device failure ({}); the affected batches run on the CPU (counted in 'cpu_fault')\n",
+               owner_.name(), err);
+  }
+  (void)a;
+}
+
+void Chain::redo_on_host(Aggregate& a) {
+  stats_.cpu_fault.add();
+  stats_.fault_packets.add(a.n);
+  a.on_device = false;
+  a.keep.clear();
+  pack(a);
+  std::memset(a.host + a.o_verdict, 0, a.o_dst - a.o_verdict);
+  for (size_t i = 0; i < steps_.size(); ++i) step(a, i);
+}
+
+bool Chain::ready(Aggregate& a) {
+  if (!a.on_device) return true;
+  std::string err;
+  dev::Status st = device_->poll(a.stream, err);
+  if (st == dev::Status::Pending) return false;
+  if (st == dev::Status::Failed || a.failed) {
+    note_failure(a, a.failed && !a.error.empty() ? a.error : err);
+    redo_on_host(a);
+    return true;
+  }
+  consecutive_failures_ = 0;
+  stats_.device_aggregates.add();
+  return true;
+}
+
+void Chain::wait(Aggregate& a) {
+  if (!a.on_device) return;
+  std::string err;
+  device_->wait(a.stream, err);
+  ready(a);
+}
+
+void Chain::complete(Aggregate& a) {
+  PacketBatch* b = a.batch;
+  for (const Aggregate::Seg& s : a.rw_segs) std::memcpy(b->at(s.pkt)->data() + s.s, a.host + a.o_rw + s.pos, s.e - s.s);
+  const AnnoUse& an = plan_.annos;
+  if (an.dst_ip)
+    for (uint32_t i = 0; i < a.n; ++i) std::memcpy(b->at(i)->anno().dst_ip, a.host + a.o_dst + 4 * i, 4);
+  if (an.dst_ip6)
+    for (uint32_t i = 0; i < a.n; ++i) std::memcpy(b->at(i)->anno().dst_ip6, a.host + a.o_dst6 + 16 * i, 16);
+  if (an.pred) {
+    const auto* pr = reinterpret_cast<const uint32_t*>(a.host + a.o_pred);
+    for (uint32_t i = 0; i < a.n; ++i) b->at(i)->anno().predicates |= pr[i];
+  }
+  for (size_t j = 0; j < steps_.size(); ++j) {
+    Offloadable* st = steps_[j];
+    bool hook = st->offload_has_passed_hook();
+    for (uint32_t i = 0; i < a.n; ++i) {
+      uint32_t v = a.verdict(i);
+      if (v == 0 || k::verdict_step(v) > j) {
+        if (hook) st->offload_passed(b->at(i));
+      } else if (k::verdict_step(v) == j) {
+        st->offload_left(b->at(i), v);
+      }
+    }
+  }
+  stats_.aggregates.add();
+  stats_.packets.add(a.n);
+}
+
+PacketBatch* Chain::release(Aggregate& a) {
+  PacketBatch* b = a.batch;
+  a.batch = nullptr;
+  a.keep.clear();
+  std::unique_ptr<Aggregate> u(&a);
+  if (a.stream) {
+    device_->reset(a.stream);
+    --busy_;
+    dev_free_.push_back(std::move(u));
+  } else {
+    cpu_free_.push_back(std::move(u));
+  }
+  return b;
+}
+
+std::string Chain::describe() const {
+  std::string s;
+  for (Offloadable* st : steps_) s += (s.empty() ? "" : " -> ") + st->offload_element().name();
+  s += "\n";
+  for (size_t i = 0; i < plan_.ranges().size(); ++i) s += fmt::format("range {}: {}\n", i, plan_.ranges()[i].unparse());
+  const AnnoUse& a = plan_.annos;
+  s += fmt::format("annotations:{}{}{}{}\n", a.dst_ip ? " DST_IP" : "", a.dst_ip6 ? " DST_IP6" : "",
+                   a.length ? " LENGTH" : "", a.pred ? " PREDICATES" : "");
+  return s;
+}
+
+void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, std::function<Chain*()> chain) {
+  e.add_stat_handler(prefix + "aggregates", s.aggregates);
+  e.add_stat_handler(prefix + "packets", s.packets);
+  e.add_stat_handler(prefix + "device_aggregates", s.device_aggregates);
+  e.add_stat_handler(prefix + "cpu_busy", s.cpu_busy);
+  e.add_stat_handler(prefix + "cpu_fault", s.cpu_fault);
+  e.add_stat_handler(prefix + "fault_packets", s.fault_packets);
+  e.add_stat_handler(prefix + "h2d_bytes", s.h2d_bytes);
+  e.add_stat_handler(prefix + "d2h_bytes", s.d2h_bytes);
+  e.add_stat_handler(prefix + "roi_bytes", s.roi_bytes);
+  e.add_read_handler(prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
+  e.add_read_handler(prefix + "chain", [chain] {
+    Chain* c = chain();
+    return c ? c->describe() : std::string("(no chain yet)\n");
+  });
+  e.add_read_handler(prefix + "last_error", [chain] {
+    Chain* c = chain();
+    return c ? c->last_error() : std::string();
+  });
+}
+
+}  // namespace shoal::offload

@@ -1,0 +1,253 @@
+// The offload engine shared by Snap's element chain (HostToDevice -> device
+// elements -> DeviceToHost -> CompletionQueue) and NBA's declarative form
+// (an offloadable element after a balancer).
+//
+// A Chain is a sequence of offloadable steps. At set-up each step declares
+// the packet byte ranges (ROIs, with symbolic anchors) and annotations it
+// reads or writes; the chain keeps their union. Per aggregate of packets:
+//   pack   each packet's ranges are resolved, overlapping and adjacent ones
+//          merged, and the bytes packed back to back into pinned staging:
+//          written ranges in one area, read-only ones in another;
+//   copy   metadata, annotations and both areas go to the device; the
+//          verdict and predicate words are cleared there;
+//   steps  each step's kernel runs over the aggregate (skipping packets that
+//          left the chain or whose predicate is clear);
+//   back   verdicts, predicates, written annotations and the written area
+//          come back; nothing else does;
+//   done   polled without blocking; the written bytes are put back into the
+//          packets, the steps' host hooks run, and the owner delivers.
+// A failed aggregate (device error, injected fault, no device) is packed
+// again and run by the same step functions on the host: nothing is lost,
+// and the owner's in-order queue keeps the order.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shoal/core/batch.hh"
+#include "shoal/core/stat.hh"
+#include "shoal/device/device.hh"
+#include "shoal/kernels/offload_abi.hh"
+
+namespace shoal {
+class Element;
+class Worker;
+}  // namespace shoal
+
+namespace shoal::offload {
+
+// Where a range is measured from, resolved per packet.
+enum class Anchor : uint8_t {
+  Data,     // the first byte of the packet
+  Mac,      // the MAC header annotation
+  IP,       // the network header annotation (IP)
+  L4,       // the transport header (IP_END)
+  Payload,  // after the TCP (data offset), UDP (8) or ICMP (8) header
+};
+constexpr int32_t kToEnd = INT32_MAX;
+
+struct Range {
+  Anchor anchor = Anchor::Data;
+  int32_t begin = 0;  // bytes from the anchor
+  int32_t end = 0;    // bytes from the anchor (kToEnd: the packet's end); cut at the packet's end
+  int32_t need = 0;   // the packet has the range only when it has anchor+need bytes (0: begin+1)
+  bool write = false;
+  int32_t ip_at = -1;  // >= 0: the IP header is taken to be at this offset (an earlier step checked it there)
+  bool same_place(const Range& o) const {
+    return anchor == o.anchor && begin == o.begin && end == o.end && need == o.need && ip_at == o.ip_at;
+  }
+  std::string unparse() const;
+};
+
+// Annotations that travel with the packets.
+struct AnnoUse {
+  bool dst_ip = false, dst_ip6 = false;  // read and possibly written (copied both ways)
+  bool length = false;                   // packet lengths (to the device only)
+  bool pred = false;                     // predicate bits (cleared on the device, copied back)
+};
+
+// The union of what a chain's steps declare.
+class Plan {
+ public:
+  // The index of `r` in the union (an identical place is shared; write wins).
+  uint32_t add(const Range& r);
+  const std::vector<Range>& ranges() const { return ranges_; }
+  AnnoUse annos;
+  // Set by a step that validates the IP header at a fixed offset: later
+  // steps' IP/L4/payload anchors resolve from there.
+  int32_t ip_at = -1;
+
+ private:
+  std::vector<Range> ranges_;
+};
+
+// Resolves range r of packet p to [s, e) in data() offsets; false when absent.
+bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e);
+
+struct Aggregate;
+
+// What a step's offload_launch() gets: the aggregate's view (device memory,
+// or host staging for the CPU fallback) and where to run.
+struct Launch {
+  k::AggView view;
+  k::StepCtl ctl;
+  bool host = false;  // run here, now (CPU fallback)
+  std::shared_ptr<dev::Device> device;
+  dev::Stream* stream = nullptr;
+  Aggregate* agg = nullptr;
+  // Runs kernel K over every packet of the aggregate.
+  template <class K>
+  void run(const typename K::Params& p) {
+    if (host) {
+      for (uint32_t i = 0; i < view.n; ++i) K::run(p, i);
+    } else {
+      device->launch(stream, dev::KernelOf<K>::id, &p, sizeof p, view.n);
+    }
+  }
+  // Keeps `x` (a table snapshot, a device copy) alive until the aggregate is released.
+  void keep(std::shared_ptr<const void> x);
+};
+
+// An element that can run on a device. Its per-packet function lives in a
+// step kernel (kernels/steps.hh) that its CPU process() shares.
+class Offloadable {
+ public:
+  virtual ~Offloadable() = default;
+  virtual Element& offload_element() = 0;
+  // At set-up: ranges and annotations, through the plan. Remember indices.
+  virtual void offload_declare(Plan& plan) = 0;
+  // Queues (or runs, with L.host) the step's kernel; may upload tables
+  // first. False with err when the device part failed (the aggregate then
+  // runs on the host).
+  virtual bool offload_launch(Launch& L, std::string& err) = 0;
+  // At completion, on the host: packets that passed this step, and packets
+  // that left the chain here (dropped or to another port).
+  virtual bool offload_has_passed_hook() const { return false; }
+  virtual void offload_passed(Packet*) {}
+  virtual void offload_left(Packet*, uint32_t /*verdict*/) {}
+  // False for elements in Snap's form: they do not join NBA chains, they
+  // sit between HostToDevice and DeviceToHost, which numbers them.
+  virtual bool offload_joins_chains() const { return true; }
+  virtual void offload_set_step(int) {}
+};
+
+// A device copy of `bytes` at src (a table), freed when the last holder
+// lets go; nullptr with err on failure.
+std::shared_ptr<void> upload_shared(const std::shared_ptr<dev::Device>& d, const void* src, size_t bytes,
+                                    std::string& err);
+
+
+struct ChainStats {
+  Stat aggregates, packets;      // completed
+  Stat device_aggregates;        // that ran on the device
+  Stat cpu_busy;                 // on the CPU: every device slot was in flight
+  Stat cpu_fault, fault_packets;  // on the CPU after a device failure
+  Stat h2d_bytes, d2h_bytes;     // moved across the bus (device aggregates)
+  Stat roi_bytes;                // packet bytes packed (ROI union)
+  Stat inflight_max;
+};
+
+class Chain;
+
+struct Aggregate {
+  Chain* chain = nullptr;
+  PacketBatch* batch = nullptr;  // the packets, in order, dense
+  dev::Stream* stream = nullptr;  // nullptr: a CPU-only aggregate
+  uint8_t* host = nullptr;        // staging (pinned for CUDA)
+  size_t host_cap = 0;
+  uint8_t* dbuf = nullptr;        // device memory, same layout
+  size_t dev_cap = 0;
+  bool on_device = false, failed = false;
+  std::string error;
+  uint64_t start_ns = 0;
+  // Layout (offsets in both buffers).
+  uint32_t n = 0, nr = 0;
+  bool has_len = false, has_pred = false, has_dst = false, has_dst6 = false;
+  size_t o_roff = 0, o_rlen = 0, o_plen = 0, o_verdict = 0, o_pred = 0, o_dst = 0, o_dst6 = 0, o_rw = 0, o_ro = 0,
+         o_end = 0;
+  size_t rw_bytes = 0, ro_bytes = 0;
+  struct Seg {
+    uint32_t pkt, s, e, pos;  // packet index, [s, e) in the packet, position in the written area
+  };
+  std::vector<Seg> rw_segs;
+  std::vector<std::shared_ptr<const void>> keep;
+  k::AggView view(uint8_t* base) const;
+  uint32_t verdict(uint32_t i) const { return reinterpret_cast<const uint32_t*>(host + o_verdict)[i]; }
+};
+
+class Chain {
+ public:
+  // `inflight`: aggregates on the device at once (each with its own stream).
+  // Statistics go to `stats` (owned by the element, so its handlers exist
+  // before the chain does); device may be null (every aggregate on the CPU).
+  Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Offloadable*> steps, uint32_t inflight,
+        ChainStats& stats);
+  ~Chain();
+  Chain(const Chain&) = delete;
+  Chain& operator=(const Chain&) = delete;
+
+  const Plan& plan() const { return plan_; }
+  const std::vector<Offloadable*>& steps() const { return steps_; }
+  dev::Device* device() const { return device_.get(); }
+  ChainStats& stats() { return stats_; }
+  const std::string& last_error() const { return last_error_; }
+  // Whether device aggregates are possible (a device, not given up on).
+  bool device_usable() const { return device_ && !given_up_; }
+  // "A -> B -> C" and the ROI union, for handlers.
+  std::string describe() const;
+
+  // Takes b (dense); packs it and starts the copy to the device, or, with
+  // no device slot free (or want_device false, or the device given up),
+  // marks it for the CPU. Never fails.
+  Aggregate* begin(PacketBatch* b, bool want_device);
+  void step(Aggregate& a, size_t i);  // queue step i (or run it, on the CPU)
+  void end(Aggregate& a);             // queue the copy back and the completion mark
+  void run(Aggregate& a) {
+    for (size_t i = 0; i < steps_.size(); ++i) step(a, i);
+    end(a);
+  }
+  // Non-blocking; true when the aggregate's results are in host memory (a
+  // failed device aggregate has been redone on the CPU by then).
+  bool ready(Aggregate& a);
+  // Blocks until ready (draining at exit, tests).
+  void wait(Aggregate& a);
+  // Written bytes and annotations back into the packets, hooks run. The
+  // verdicts stay readable until release().
+  void complete(Aggregate& a);
+  // Back to the pool; returns the batch (the caller owns it again).
+  PacketBatch* release(Aggregate& a);
+  uint32_t in_flight() const { return busy_; }
+  // Bytes per packet that `a` moves to and from the device.
+  size_t h2d_bytes(const Aggregate& a) const;
+  size_t d2h_bytes(const Aggregate& a) const;
+
+ private:
+  void pack(Aggregate& a);
+  bool ensure(Aggregate& a, size_t bytes);
+  void redo_on_host(Aggregate& a);
+  void note_failure(Aggregate& a, const std::string& err);
+
+  Element& owner_;
+  std::shared_ptr<dev::Device> device_;
+  std::vector<Offloadable*> steps_;
+  Plan plan_;
+  std::vector<std::unique_ptr<Aggregate>> dev_free_, cpu_free_;
+  uint32_t busy_ = 0, inflight_;
+  uint32_t consecutive_failures_ = 0;
+  bool given_up_ = false, reported_ = false;
+  std::string last_error_;
+  ChainStats& stats_;
+  // pack() scratch
+  struct Piece {
+    uint32_t s, e, range;
+    bool write;
+  };
+  std::vector<Piece> pieces_;
+};
+
+// Registers the statistics handlers of a chain (PREFIX aggregates, ...).
+void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, std::function<Chain*()> chain);
+
+}  // namespace shoal::offload

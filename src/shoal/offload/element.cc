@@ -1,0 +1,192 @@
+#include "shoal/offload/element.hh"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "shoal/core/runtime.hh"
+
+namespace shoal::offload {
+
+namespace {
+constexpr size_t kMaxPorts = 256;  // verdict ports are 8 bits
+}
+
+void NbaOffload::init(Element& self, Offloadable& me, std::function<void(int, PacketBatch*)> cpu) {
+  self_ = &self;
+  me_ = &me;
+  cpu_ = std::move(cpu);
+  timer_.owner = &self;
+  self.add_task();
+  self.set_task_active(false);
+}
+
+void NbaOffload::add_handlers(Element& self) {
+  add_chain_handlers(self, stats_, "offload_", [this] { return chain_.get(); });
+}
+
+bool NbaOffload::drain() {
+  if (!self_) return false;
+  if (open_) launch_open();
+  run_task();
+  return !fifo_.empty();
+}
+
+// The chain: this element, then each offloadable element reached through
+// output 0, as long as there is one.
+bool NbaOffload::build_chain() {
+  if (chain_tried_) return chain_ != nullptr;
+  chain_tried_ = true;
+  std::vector<Offloadable*> steps{me_};
+  for (Element* e = self_; e->noutputs() > 0 && steps.size() < 32;) {
+    Element* next = e->output(0).e;
+    auto* o = dynamic_cast<Offloadable*>(next);
+    if (!o || !o->offload_joins_chains() || std::find(steps.begin(), steps.end(), o) != steps.end()) break;
+    steps.push_back(o);
+    e = next;
+  }
+  Runtime& rt = self_->worker().runtime();
+  std::string err;
+  auto d = rt.device(err);
+  if (!d && self_->worker().id() == 0)
+    fmt::print(stderr, "shoal: {}: no device ({}); batches for the device run on the CPU (counted in "
+               "'offload_cpu_fault')\n", self_->name(), err);
+  chain_ = std::make_unique<Chain>(*self_, std::move(d), std::move(steps), rt.options().offload_inflight, stats_);
+  return true;
+}
+
+bool NbaOffload::take(int port, PacketBatch* b) {
+  if (!self_) return false;
+  bool to_device = b->anno.device >= 0;
+  if (to_device) build_chain();
+  if (to_device && !chain_->device_usable()) {  // the CPU function, counted
+    stats_.cpu_fault.add();
+    stats_.fault_packets.add(b->live());
+    to_device = false;
+  }
+  if (!to_device) {
+    if (fifo_.empty() && !open_) return false;  // nothing to wait for
+    if (open_) launch_open();
+    fifo_packets_ += b->live();
+    fifo_.push_back({nullptr, b, port});
+    self_->set_task_active(true);
+    return true;
+  }
+  Worker& w = self_->worker();
+  const RunOptions& o = w.runtime().options();
+  uint32_t cap = std::max(1u, o.offload_batches) * w.batches().batch_capacity();
+  if (open_ && open_->slots() + b->live() > open_->capacity()) launch_open();
+  if (!open_) {
+    open_ = w.batches(cap).get();
+    open_->anno = b->anno;
+    open_batches_ = 0;
+    w.schedule(timer_, w.now_ns() + uint64_t(o.offload_timeout_us) * 1000);
+  }
+  b->for_each([&](uint32_t, Packet* p) { open_->append(p); });
+  self_->recycle(b);
+  if (++open_batches_ >= o.offload_batches || open_->full()) launch_open();
+  return true;
+}
+
+void NbaOffload::launch_open() {
+  self_->worker().unschedule(timer_);
+  PacketBatch* b = open_;
+  open_ = nullptr;
+  Aggregate* a = chain_->begin(b, true);
+  chain_->run(*a);
+  fifo_packets_ += a->n;
+  fifo_.push_back({a, nullptr, 0});
+  self_->set_task_active(true);
+}
+
+void NbaOffload::run_timer() {
+  if (open_) launch_open();
+}
+
+bool NbaOffload::run_task() {
+  bool did = false;
+  while (!fifo_.empty()) {
+    Item it = fifo_.front();
+    if (it.agg) {
+      if (!chain_->ready(*it.agg)) break;
+      fifo_.pop_front();
+      fifo_packets_ -= it.agg->n;
+      chain_->complete(*it.agg);
+      deliver(*it.agg);
+    } else {
+      fifo_.pop_front();
+      fifo_packets_ -= it.cpu->live();
+      cpu_(it.port, it.cpu);
+    }
+    did = true;
+  }
+  self_->set_task_active(!fifo_.empty());
+  return did;
+}
+
+// Every packet leaves from the element and port where it left the chain
+// (or the last element's output 0), dropped ones counted by their element.
+void NbaOffload::deliver(Aggregate& a) {
+  const auto& steps = chain_->steps();
+  PacketBatch* agg = a.batch;
+  out_.assign(steps.size() * kMaxPorts, nullptr);
+  for (uint32_t i = 0; i < a.n; ++i) {
+    Packet* p = agg->at(i);
+    uint32_t v = a.verdict(i);
+    size_t s = steps.size() - 1;
+    uint32_t port = 0;
+    if (v) {
+      s = k::verdict_step(v);
+      if (k::verdict_dropped(v)) {
+        steps[s]->offload_element().drop(p, uint16_t(k::verdict_reason(v)));
+        continue;
+      }
+      port = k::verdict_port(v);
+    }
+    Element& e = steps[s]->offload_element();
+    PacketBatch*& slot = out_[s * kMaxPorts + port];
+    if (!slot) {
+      slot = e.new_batch();
+      slot->anno = agg->anno;
+      slot->anno.offload = nullptr;
+    }
+    slot->append(p);
+    if (slot->full()) {
+      PacketBatch* full = slot;
+      slot = nullptr;
+      e.output_push(int(port), full);
+    }
+  }
+  PacketBatch* big = chain_->release(a);
+  self_->recycle(big);
+  for (size_t x = 0; x < out_.size(); ++x)
+    if (out_[x]) {
+      PacketBatch* b = out_[x];
+      out_[x] = nullptr;
+      steps[x / kMaxPorts]->offload_element().output_push(int(x % kMaxPorts), b);
+    }
+}
+
+size_t NbaOffload::held() const { return fifo_packets_ + (open_ ? open_->live() : 0); }
+
+void NbaOffload::cleanup() {
+  if (!self_) return;
+  auto free_batch = [&](PacketBatch* b) {
+    b->for_each([&](uint32_t, Packet* p) { self_->worker().pool().free(p); });
+    self_->recycle(b);
+  };
+  if (open_) free_batch(open_), open_ = nullptr;
+  for (Item& it : fifo_) {
+    if (it.agg) {
+      chain_->wait(*it.agg);
+      free_batch(chain_->release(*it.agg));
+    } else {
+      free_batch(it.cpu);
+    }
+  }
+  fifo_.clear();
+  fifo_packets_ = 0;
+  chain_.reset();
+}
+
+}  // namespace shoal::offload

@@ -1,0 +1,135 @@
+// Offloadable elements in both forms.
+//
+// NBA's declarative form: an ordinary element (DirectIPLookup, DecIPTTL...)
+// that receives a batch a balancer marked for the device (anno.device >= 0)
+// does not process it itself. It aggregates such batches (up to
+// offload_batches, or until offload_timeout_us), runs itself and the
+// offloadable elements that follow it on output 0 as one device chain (so
+// their data stays on the device between them), and when the aggregate
+// completes sends every packet out of the element and port where it left
+// the chain. Batches for the CPU that arrive while aggregates are in flight
+// wait behind them, so nothing is reordered.
+//
+// Snap's form: the same class registered under a GPU name (GPUIPLookup...)
+// sits between HostToDevice and DeviceToHost; its push() queues its step on
+// the batch's aggregate. Output ports become predicate bits.
+#pragma once
+#include <deque>
+#include <functional>
+#include <memory>
+
+#include "shoal/core/element.hh"
+#include "shoal/core/worker.hh"
+#include "shoal/offload/chain.hh"
+
+namespace shoal::offload {
+
+class NbaOffload {
+ public:
+  // At initialize(): the element, itself as a step, and its CPU path.
+  void init(Element& self, Offloadable& me, std::function<void(int, PacketBatch*)> cpu);
+  // True when the batch was taken (for the device, or to wait its turn).
+  bool take(int port, PacketBatch* b);
+  bool run_task();
+  void run_timer();
+  size_t held() const;
+  void cleanup();
+  Chain* chain() const { return chain_.get(); }
+  void add_handlers(Element& self);
+  // At a stop: sends the open aggregate, releases what completed; true
+  // while aggregates are still in flight.
+  bool drain();
+
+ private:
+  bool build_chain();
+  void launch_open();
+  void deliver(Aggregate& a);
+
+  Element* self_ = nullptr;
+  Offloadable* me_ = nullptr;
+  std::function<void(int, PacketBatch*)> cpu_;
+  std::unique_ptr<Chain> chain_;
+  ChainStats stats_;
+  bool chain_tried_ = false;
+  PacketBatch* open_ = nullptr;  // the aggregate being filled
+  uint32_t open_batches_ = 0;
+  struct Item {
+    Aggregate* agg;   // or
+    PacketBatch* cpu;  // a CPU batch waiting its turn
+    int port;
+  };
+  std::deque<Item> fifo_;
+  size_t fifo_packets_ = 0;
+  Timer timer_;
+  std::vector<PacketBatch*> out_;  // deliver() scratch: (step, port) -> batch
+};
+
+// Mixes the offload machinery into a per-packet element class. Base is the
+// element's CPU implementation (a PacketElement<D> or a class derived from
+// one); `snap` is set by the GPU-named registrations.
+template <class Base>
+class OffloadableElement : public Base, public Offloadable {
+ public:
+  Element& offload_element() override { return *this; }
+  bool offload_joins_chains() const override { return !gpu_form_; }
+  void offload_set_step(int i) override { snap_step = i; }
+  void push(int port, PacketBatch* b) override {
+    if (gpu_form_) return gpu_form_push(b);
+    if (nba_.take(port, b)) return;
+    Base::push(port, b);
+  }
+  bool run_task() override { return nba_.run_task(); }
+  void run_timer(Timer&) override { nba_.run_timer(); }
+  size_t packets_held() const override { return nba_.held(); }
+  bool drain() override { return nba_.drain(); }
+  void cleanup() override {
+    nba_.cleanup();
+    Base::cleanup();
+  }
+  // Set by HostToDevice: this element's place in its chain (Snap form).
+  int snap_step = -1;
+  bool snap() const { return gpu_form_; }
+
+ protected:
+  // Call from configure() first: the GPU forms read PRED (Snap's CHK_ANNO,
+  // the predicate bit a packet needs to be processed).
+  void offload_configure(Args& a) {
+    if (!gpu_form_) return;
+    int64_t bit = -1;
+    a.read("PRED", bit);
+    if (bit > 31) a.fail("PRED: a predicate bit is 0-31");
+    if (bit >= 0) pred_check_ = 1u << bit;
+  }
+  // The step's control word: predicate check, and, for elements whose
+  // outputs are routes (lookups) in Snap's form, output p as predicate bit p.
+  void offload_ctl(Launch& L, bool ports_as_predicates = false) const {
+    L.ctl.pred_check = pred_check_;
+    L.ctl.set_pred = gpu_form_ && ports_as_predicates ? 1 : 0;
+  }
+  // Whether the step uses predicate bits (for offload_declare).
+  bool offload_uses_pred(bool ports_as_predicates = false) const {
+    return (gpu_form_ && ports_as_predicates) || pred_check_;
+  }
+  // Call from initialize(), after the element's own set-up.
+  void offload_init() {
+    r_not_on_device_ = this->add_drop_reason("not-on-device");
+    if (!gpu_form_) nba_.init(*this, *this, [this](int port, PacketBatch* b) { Base::push(port, b); });
+  }
+  void offload_handlers() {
+    if (!gpu_form_) nba_.add_handlers(*this);
+  }
+  bool gpu_form_ = false;
+
+ private:
+  void gpu_form_push(PacketBatch* b) {
+    auto* a = static_cast<Aggregate*>(b->anno.offload);
+    if (!a || snap_step < 0) return this->drop_all(b, r_not_on_device_);  // not after a HostToDevice
+    a->chain->step(*a, size_t(snap_step));
+    this->output_push(0, b);
+  }
+  NbaOffload nba_;
+  uint16_t r_not_on_device_ = 0;
+  uint32_t pred_check_ = 0;
+};
+
+}  // namespace shoal::offload
