@@ -184,6 +184,9 @@ struct RunArgs {
   std::string device = "auto";
   uint32_t batch = 256, pool = 8192;
   bool quiet = false;
+  uint32_t device_delay_us = 0, host_threads = 0;
+  double device_faults = 0;
+  uint32_t offload_batches = 32, offload_timeout_us = 200, offload_inflight = 8;
 };
 
 int cmd_run(const RunArgs& ra) {
@@ -201,6 +204,13 @@ int cmd_run(const RunArgs& ra) {
   opt.duration_s = ra.duration;
   opt.batch_capacity = ra.batch;
   opt.pool.count = ra.pool;
+  opt.device.kind = ra.device;
+  opt.device.delay_us = ra.device_delay_us;
+  opt.device.fault_rate = ra.device_faults;
+  opt.device.host_threads = ra.host_threads;
+  opt.offload_batches = ra.offload_batches;
+  opt.offload_timeout_us = ra.offload_timeout_us;
+  opt.offload_inflight = ra.offload_inflight;
   Runtime rt(prog, opt);
   for (auto& e : prog.elements)
     if (e.info->name == "DriverManager") rt.set_driver_manager();
@@ -368,6 +378,16 @@ int main(int argc, char** argv) {
   run->add_option("--batch", ra.batch, "batch capacity (packets)")->check(CLI::Range(1, 65536));
   run->add_option("--pool", ra.pool, "packet buffers per worker")->check(CLI::Range(64, 1 << 24));
   run->add_flag("-q,--quiet", ra.quiet, "no status line, no summary");
+  run->add_option("--host-threads", ra.host_threads, "host device backend: threads (default min(4, cores))");
+  run->add_option("--device-delay-us", ra.device_delay_us,
+                  "host device backend: delay each operation by a random 0..N us (ordering tests)");
+  run->add_option("--device-faults", ra.device_faults, "fail this fraction of device operations (fault tests)")
+      ->check(CLI::Range(0.0, 1.0));
+  run->add_option("--offload-batches", ra.offload_batches, "batches per aggregate for offloadable elements")
+      ->check(CLI::Range(1, 1024));
+  run->add_option("--offload-timeout-us", ra.offload_timeout_us, "longest wait for a partial aggregate");
+  run->add_option("--offload-inflight", ra.offload_inflight, "aggregates on the device per element")
+      ->check(CLI::Range(1, 1024));
 
   std::string check_file;
   std::vector<std::string> check_words;

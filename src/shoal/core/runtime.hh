@@ -74,6 +74,8 @@ class Runtime {
   // which backend was taken and why.
   std::shared_ptr<dev::Device> device(std::string& err);
   std::string device_detail() const;
+  // True once: for the one element that reports a missing device.
+  bool claim_device_report() { return !device_reported_.exchange(true); }
 
  private:
   // Worker 0's copy of the element and handler "elem.handler" names, with
@@ -97,6 +99,7 @@ class Runtime {
   std::shared_ptr<dev::Device> device_;
   std::string device_detail_, device_err_;
   bool device_tried_ = false;
+  std::atomic<bool> device_reported_{false};
   std::map<int, int> stop_requests_;
   uint64_t start_ns_ = 0, end_ns_ = 0;
 };

@@ -48,7 +48,7 @@ bool NbaOffload::build_chain() {
   Runtime& rt = self_->worker().runtime();
   std::string err;
   auto d = rt.device(err);
-  if (!d && self_->worker().id() == 0)
+  if (!d && rt.claim_device_report())
     fmt::print(stderr, "shoal: {}: no device ({}); batches for the device run on the CPU (counted in "
                "'offload_cpu_fault')\n", self_->name(), err);
   chain_ = std::make_unique<Chain>(*self_, std::move(d), std::move(steps), rt.options().offload_inflight, stats_);

@@ -76,8 +76,10 @@ class OffloadableElement : public Base, public Offloadable {
   void push(int port, PacketBatch* b) override {
     if (gpu_form_) return gpu_form_push(b);
     if (nba_.take(port, b)) return;
-    Base::push(port, b);
+    cpu_push(port, b);
   }
+  // The CPU path for a batch (the element's own batch processing).
+  virtual void cpu_push(int port, PacketBatch* b) { Base::push(port, b); }
   bool run_task() override { return nba_.run_task(); }
   void run_timer(Timer&) override { nba_.run_timer(); }
   size_t packets_held() const override { return nba_.held(); }
@@ -113,7 +115,7 @@ class OffloadableElement : public Base, public Offloadable {
   // Call from initialize(), after the element's own set-up.
   void offload_init() {
     r_not_on_device_ = this->add_drop_reason("not-on-device");
-    if (!gpu_form_) nba_.init(*this, *this, [this](int port, PacketBatch* b) { Base::push(port, b); });
+    if (!gpu_form_) nba_.init(*this, *this, [this](int port, PacketBatch* b) { cpu_push(port, b); });
   }
   void offload_handlers() {
     if (!gpu_form_) nba_.add_handlers(*this);

@@ -198,7 +198,7 @@ class LookupIP6Route : public offload::OffloadableElement<PacketElement<LookupIP
     offload_init();
   }
   int route_ports() const { return gpu_form_ ? 32 : noutputs(); }
-  void push(int port, PacketBatch* b) override {
+  void cpu_push(int port, PacketBatch* b) override {
     if (table_->version.load(std::memory_order_acquire) != version_) refresh();
     // The whole batch's lookups first, in lock-step (their cache misses
     // overlap); process() then takes the results in the same order.

@@ -112,7 +112,7 @@ class HostToDevice : public Element {
     }
     std::string err;
     auto d = worker().runtime().device(err);
-    if (!d && worker().id() == 0)
+    if (!d && worker().runtime().claim_device_report())
       fmt::print(stderr, "shoal: {}: no device ({}); aggregates run on the CPU (counted in 'cpu_fault')\n", name(),
                  err);
     chain_ = std::make_unique<offload::Chain>(*this, std::move(d), std::move(steps), inflight_, stats_);

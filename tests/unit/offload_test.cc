@@ -1,0 +1,691 @@
+// The offload framework: the host device backend (asynchrony, stream order,
+// faults), ROI packing (ranges, union, write-back), and the offloaded
+// routers in both forms (Snap's chain, NBA's balancer) against the CPU
+// elements on random traffic: byte-identical outputs, the same drops,
+// order kept under injected delays, predicates, faults, no device, route
+// changes reaching the device copy. These run on the device `auto` picks
+// (SHOAL_TEST_DEVICE overrides): the host backend in CI, CUDA on a GPU.
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "helpers.hh"
+#include "shoal/core/graph.hh"
+#include "shoal/device/device.hh"
+#include "shoal/io/pcap.hh"
+#include "shoal/kernels/bytes.hh"
+#include "shoal/kernels/checksum.hh"
+#include "shoal/kernels/lpm4_build.hh"
+#include "shoal/offload/chain.hh"
+
+using namespace shoal;
+
+namespace {
+using Bytes = std::vector<uint8_t>;
+
+std::string tmp(const std::string& name) { return test::tmpdir() + "/offload-" + name; }
+
+void write_pcap(const std::string& path, const std::vector<Bytes>& frames) {
+  io::PcapWriter w;
+  std::string err;
+  ASSERT_TRUE(w.open(path, 1, 65535, true, err)) << err;
+  for (size_t i = 0; i < frames.size(); ++i)
+    w.write(frames[i].data(), uint32_t(frames[i].size()), uint32_t(frames[i].size()), i);
+}
+
+// ---------------------------------------------------------------- traffic
+struct Route4 {
+  uint32_t addr;
+  int len;
+  uint32_t gw;
+  int port;
+};
+
+std::vector<Route4> random_routes4(std::mt19937& rng, int n) {
+  std::vector<Route4> r;
+  for (int i = 0; i < n; ++i) {
+    int len = int(8 + rng() % 25);
+    uint32_t a = rng() & k::prefix_mask(uint8_t(len));
+    if ((a >> 28) >= 0xe) a &= 0x7fffffff;  // unicast prefixes
+    uint32_t gw = rng() % 3 == 0 ? uint32_t(rng() | 1) & 0x7fffffff : 0u;
+    r.push_back({a, len, gw, i % 7 == 6 ? -1 : int(rng() % 3)});
+  }
+  return r;
+}
+
+std::string routes_text(const std::vector<Route4>& rs) {
+  std::string s;
+  for (auto& r : rs) {
+    uint8_t a[4], g[4];
+    k::store_be32(a, r.addr);
+    k::store_be32(g, r.gw);
+    s += fmt::format("{}{}/{} {}{}", s.empty() ? "" : ", ", format_ipv4(a), r.len, r.gw ? format_ipv4(g) + " " : "",
+                     r.port);
+  }
+  return s;
+}
+
+Bytes ether(uint16_t type) {
+  Bytes f = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, uint8_t(type >> 8), uint8_t(type)};
+  return f;
+}
+
+// Ethernet + IPv4 frames: destinations mostly under the routes, TTLs near
+// expiry, options, multicast, and one in eight broken in some way.
+std::vector<Bytes> ipv4_traffic(std::mt19937& rng, const std::vector<Route4>& routes, int n) {
+  std::vector<Bytes> out;
+  for (int i = 0; i < n; ++i) {
+    Bytes f = ether(0x0800);
+    uint32_t opt = rng() % 4 == 0 ? 4 * (1 + rng() % 3) : 0, hl = 20 + opt, pay = rng() % 90;
+    Bytes ip(hl + pay);
+    ip[0] = uint8_t(0x40 | hl / 4);
+    k::store_be16(ip.data() + 2, uint16_t(hl + pay));
+    k::store_be16(ip.data() + 4, uint16_t(i));
+    static const uint8_t ttls[] = {0, 1, 2, 64, 255, 64, 64};
+    ip[8] = ttls[rng() % 7];
+    ip[9] = rng() % 2 ? 17 : 6;
+    uint32_t src = 0x0a000000 | (rng() & 0xffffff), dst;
+    const Route4& r = routes[rng() % routes.size()];
+    switch (rng() % 8) {
+      case 0: dst = rng(); break;
+      case 1: dst = 0xe0000000 | (rng() & 0xfffffff); break;  // multicast destination
+      default: dst = r.addr | (rng() & ~k::prefix_mask(uint8_t(r.len)));
+    }
+    k::store_be32(ip.data() + 12, src);
+    k::store_be32(ip.data() + 16, dst);
+    for (uint32_t j = 20; j < hl; ++j) ip[j] = 1;  // NOP options
+    for (uint32_t j = hl; j < ip.size(); ++j) ip[j] = uint8_t(rng());
+    k::store_be16(ip.data() + 10, k::ip_checksum(ip.data(), hl));
+    f.insert(f.end(), ip.begin(), ip.end());
+    if (rng() % 8 == 0) {
+      switch (rng() % 7) {
+        case 0: f[14] = 0x55; break;                        // version
+        case 1: f[24] ^= 0x5a; break;                       // checksum
+        case 2: f.resize(14 + rng() % 24); break;           // cut short
+        case 3: k::store_be16(f.data() + 16, 1500); break;  // total length past the end
+        case 4: f[14] = 0x44; break;                        // header length 16
+        case 5: f[26] = 0xe0; k::store_be16(f.data() + 24, 0); k::store_be16(f.data() + 24, k::ip_checksum(f.data() + 14, hl)); break;  // multicast source
+        case 6: f.insert(f.end(), 6, 0); break;             // link padding
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Bytes> ipv6_traffic(std::mt19937& rng, const std::vector<std::array<uint8_t, 17>>& pfx, int n) {
+  std::vector<Bytes> out;
+  for (int i = 0; i < n; ++i) {
+    Bytes f = ether(0x86dd);
+    uint32_t pay = 8 + rng() % 40;
+    Bytes ip(40 + pay);
+    ip[0] = 0x60;
+    k::store_be16(ip.data() + 4, uint16_t(pay));
+    ip[6] = 17;
+    ip[7] = uint8_t(1 + rng() % 64);
+    ip[8] = 0xfd;
+    for (int j = 9; j < 24; ++j) ip[j] = uint8_t(rng());
+    const auto& p = pfx[rng() % pfx.size()];
+    for (int j = 0; j < 16; ++j) ip[24 + j] = uint8_t(rng());
+    if (rng() % 6) {  // under a prefix
+      int len = p[16];
+      for (int b = 0; b < len; ++b) {
+        uint8_t m = uint8_t(0x80 >> (b % 8));
+        ip[24 + b / 8] = uint8_t((ip[24 + b / 8] & ~m) | (p[b / 8] & m));
+      }
+    }
+    f.insert(f.end(), ip.begin(), ip.end());
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+uint64_t drops(test::Run& r, const std::string& e) { return r.n(e + ".drops"); }
+}  // namespace
+
+// ---------------------------------------------------------------- host backend
+TEST(HostDevice, StreamsKeepTheirOrderButFinishInAnyOrder) {
+  dev::DeviceOptions o;
+  o.delay_us = 300;
+  o.host_threads = 4;
+  auto d = dev::make_host_device(o);
+  bool saw_pending = false, saw_reorder = false;
+  for (int trial = 0; trial < 20 && !(saw_pending && saw_reorder); ++trial) {
+    constexpr int kStreams = 8;
+    std::vector<dev::Stream*> s;
+    std::vector<uint8_t*> buf, out1, out2;
+    for (int i = 0; i < kStreams; ++i) {
+      s.push_back(d->stream_create());
+      buf.push_back(static_cast<uint8_t*>(d->dev_alloc(256)));
+      out1.push_back(static_cast<uint8_t*>(d->host_alloc(256)));
+      out2.push_back(static_cast<uint8_t*>(d->host_alloc(256)));
+      d->memset(s[i], buf[i], i + 1, 256);
+      d->d2h(s[i], out1[i], buf[i], 256);
+      d->memset(s[i], buf[i], 100 + i, 256);
+      d->d2h(s[i], out2[i], buf[i], 256);
+      d->record(s[i]);
+    }
+    std::string err;
+    saw_pending |= d->poll(s[0], err) == dev::Status::Pending;
+    std::vector<int> done_order;
+    std::vector<bool> done(kStreams);
+    while (int(done_order.size()) < kStreams)
+      for (int i = 0; i < kStreams; ++i)
+        if (!done[i] && d->poll(s[i], err) == dev::Status::Done) done[i] = true, done_order.push_back(i);
+    saw_reorder |= !std::is_sorted(done_order.begin(), done_order.end());
+    for (int i = 0; i < kStreams; ++i) {
+      // Each stream ran its operations in the order they were queued.
+      EXPECT_EQ(std::count(out1[i], out1[i] + 256, uint8_t(i + 1)), 256);
+      EXPECT_EQ(std::count(out2[i], out2[i] + 256, uint8_t(100 + i)), 256);
+      d->stream_destroy(s[i]);
+      d->dev_free(buf[i]);
+      d->host_free(out1[i]);
+      d->host_free(out2[i]);
+    }
+  }
+  EXPECT_TRUE(saw_pending) << "operations completed before poll(): not asynchronous";
+  EXPECT_TRUE(saw_reorder) << "streams always finished in order despite random delays";
+}
+
+TEST(HostDevice, InjectedFaultsFailTheStreamUntilReset) {
+  dev::DeviceOptions o;
+  o.fault_rate = 1;
+  auto d = dev::make_host_device(o);
+  dev::Stream* s = d->stream_create();
+  uint8_t* b = static_cast<uint8_t*>(d->dev_alloc(64));
+  uint8_t h[64] = {};
+  d->h2d(s, b, h, 64);
+  d->record(s);
+  std::string err;
+  EXPECT_EQ(d->wait(s, err), dev::Status::Failed);
+  EXPECT_NE(err.find("injected fault in host-to-device copy"), std::string::npos) << err;
+  EXPECT_GE(d->injected_faults(), 1u);
+  d->reset(s);
+  d->record(s);
+  EXPECT_EQ(d->poll(s, err), dev::Status::Done);
+  d->stream_destroy(s);
+  d->dev_free(b);
+}
+
+// ---------------------------------------------------------------- ROI packing
+namespace {
+// A step that flips every byte of its written ranges, once, on the host.
+struct FlipStep : offload::Offloadable {
+  Element* e = nullptr;
+  std::vector<offload::Range> ranges;
+  std::vector<uint32_t> idx;
+  Element& offload_element() override { return *e; }
+  void offload_declare(offload::Plan& plan) override {
+    for (auto& r : ranges) idx.push_back(plan.add(r));
+  }
+  bool offload_launch(offload::Launch& L, std::string&) override {
+    EXPECT_TRUE(L.host);
+    const k::AggView& v = L.view;
+    for (uint32_t i = 0; i < v.n; ++i) {
+      std::vector<uint32_t> offs;
+      for (size_t j = 0; j < ranges.size(); ++j) {
+        if (!ranges[j].write) continue;
+        uint32_t o = v.roff[idx[j] * v.n + i];
+        if (o == k::kAbsent) continue;
+        for (uint32_t b = 0; b < v.rlen[idx[j] * v.n + i]; ++b) offs.push_back(o + b);
+      }
+      std::sort(offs.begin(), offs.end());
+      offs.erase(std::unique(offs.begin(), offs.end()), offs.end());
+      for (uint32_t o : offs) v.data[o] ^= 0xff;
+    }
+    return true;
+  }
+};
+}  // namespace
+
+TEST(Roi, AnchorsResolvePerPacket) {
+  auto r = test::run("Idle;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  PacketPool& pool = r->rt->worker(0).pool();
+  Bytes f = ether(0x0800);
+  Bytes ip(24 + 20 + 10, 0);
+  ip[0] = 0x46, ip[9] = 6, ip[24 + 12] = 0x50;  // IHL 6, TCP, data offset 5
+  f.insert(f.end(), ip.begin(), ip.end());
+  Packet* p = pool.make(f.data(), uint32_t(f.size()));
+  uint32_t s, e;
+  offload::Range ipdst{offload::Anchor::IP, 16, 20, 20};
+  EXPECT_FALSE(offload::resolve(ipdst, p, s, e)) << "no network header yet";
+  ipdst.ip_at = 14;
+  ASSERT_TRUE(offload::resolve(ipdst, p, s, e));
+  EXPECT_EQ(s, 30u);
+  EXPECT_EQ(e, 34u);
+  offload::Range l4{offload::Anchor::L4, 0, 4, 0, false, 14};
+  ASSERT_TRUE(offload::resolve(l4, p, s, e));
+  EXPECT_EQ(s, 14u + 24);
+  offload::Range pay{offload::Anchor::Payload, 0, offload::kToEnd, 0, false, 14};
+  ASSERT_TRUE(offload::resolve(pay, p, s, e));
+  EXPECT_EQ(s, 14u + 24 + 20);
+  EXPECT_EQ(e, uint32_t(f.size()));
+  offload::Range far{offload::Anchor::IP, 0, 100, 100, false, 14};
+  EXPECT_FALSE(offload::resolve(far, p, s, e)) << "needs 100 bytes from the IP header";
+  offload::Range cut{offload::Anchor::Data, 40, 400};
+  ASSERT_TRUE(offload::resolve(cut, p, s, e));
+  EXPECT_EQ(e, uint32_t(f.size())) << "cut at the packet's end";
+  p->set_network_header(14);
+  ipdst.ip_at = -1;
+  ASSERT_TRUE(offload::resolve(ipdst, p, s, e));
+  EXPECT_EQ(s, 30u);
+  pool.free(p);
+  test::finish(*r);
+}
+
+TEST(Roi, PackedBytesMatchTheRangesTheirUnionAndComeBackWhenWritten) {
+  auto r = test::run("x :: Null; Idle -> x -> Idle;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  Element& owner = *r->rt->router(0).find("x");
+  PacketPool& pool = r->rt->worker(0).pool();
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 40; ++trial) {
+    FlipStep a, b;
+    a.e = b.e = &owner;
+    for (FlipStep* st : {&a, &b})
+      for (int j = 0, nr = 1 + int(rng() % 3); j < nr; ++j) {
+        offload::Range x;
+        x.anchor = offload::Anchor(rng() % 5);
+        x.begin = int32_t(rng() % 30);
+        x.end = rng() % 5 == 0 ? offload::kToEnd : x.begin + int32_t(rng() % 40);
+        x.need = rng() % 3 == 0 ? x.begin + int32_t(rng() % 60) : 0;
+        x.write = rng() % 2;
+        x.ip_at = rng() % 3 == 0 ? 14 : -1;
+        st->ranges.push_back(x);
+      }
+    offload::ChainStats stats;
+    offload::Chain chain(owner, nullptr, {&a, &b}, 1, stats);
+    PacketBatch* batch = new PacketBatch(64);
+    std::vector<Bytes> orig;
+    auto traffic = ipv4_traffic(rng, {{0x0a000000, 8, 0, 0}}, 64);
+    for (auto& f : traffic) {
+      Packet* p = pool.make(f.data(), uint32_t(f.size()));
+      if (rng() % 4) p->set_mac_header(0);
+      if (rng() % 4 && f.size() >= 34) p->set_network_header(14);
+      if (rng() % 4 && f.size() >= 34) p->set_transport_header(14 + (f[14] & 0xf) * 4);
+      batch->append(p);
+      orig.push_back(f);
+    }
+    offload::Aggregate* ag = chain.begin(batch, false);
+    const auto& R = chain.plan().ranges();
+    const k::AggView v = ag->view(ag->host);
+    size_t union_bytes = 0;
+    std::vector<std::vector<int>> written(64);  // how many steps write each byte
+    for (uint32_t i = 0; i < 64; ++i) {
+      Packet* p = batch->at(i);
+      std::vector<bool> in(p->length() + 1);
+      std::vector<int> w(p->length() + 1);
+      for (uint32_t x = 0; x < R.size(); ++x) {
+        uint32_t s, e;
+        bool has = offload::resolve(R[x], p, s, e);
+        uint32_t o = v.roff[x * 64 + i];
+        ASSERT_EQ(has, o != k::kAbsent) << R[x].unparse();
+        if (!has) continue;
+        ASSERT_EQ(v.rlen[x * 64 + i], e - s);
+        EXPECT_EQ(0, std::memcmp(v.data + o, p->data() + s, e - s)) << "packed bytes of " << R[x].unparse();
+        for (uint32_t y = s; y < e; ++y) in[y] = true;
+      }
+      // Each step flips the bytes of its own written ranges once.
+      for (FlipStep* st : {&a, &b}) {
+        std::vector<bool> mine(p->length() + 1);
+        for (size_t j = 0; j < st->ranges.size(); ++j) {
+          uint32_t s, e;
+          if (st->ranges[j].write && offload::resolve(st->ranges[j], p, s, e))
+            for (uint32_t y = s; y < e; ++y) mine[y] = true;
+        }
+        for (uint32_t y = 0; y < p->length(); ++y) w[y] += mine[y];
+      }
+      union_bytes += size_t(std::count(in.begin(), in.end(), true));
+      written[i] = w;
+    }
+    EXPECT_EQ(ag->rw_bytes + ag->ro_bytes, union_bytes) << "packed bytes are the union of the ranges";
+    EXPECT_EQ(stats.roi_bytes.get(), union_bytes);
+    chain.step(*ag, 0);
+    chain.step(*ag, 1);
+    chain.end(*ag);
+    ASSERT_TRUE(chain.ready(*ag));
+    chain.complete(*ag);
+    for (uint32_t i = 0; i < 64; ++i) {
+      Packet* p = batch->at(i);
+      for (uint32_t y = 0; y < p->length(); ++y)
+        ASSERT_EQ(p->data()[y], uint8_t(written[i][y] % 2 ? orig[i][y] ^ 0xff : orig[i][y]))
+            << "byte " << y << " of packet " << i << " written by " << written[i][y] << " steps";
+    }
+    chain.release(*ag);
+    batch->for_each([&](uint32_t, Packet* p) { pool.free(p); });
+    delete batch;
+  }
+  test::finish(*r);
+}
+
+// ---------------------------------------------------------------- routers
+namespace {
+struct RouterCase {
+  std::string in, routes;
+};
+
+RouterCase make_ipv4_case(uint32_t seed, int n) {
+  std::mt19937 rng(seed);
+  auto routes = random_routes4(rng, 40);
+  routes.push_back({0, 0, 0x0a0a0a0a, 2});  // a default via a gateway
+  RouterCase c{tmp(fmt::format("v4-{}.pcap", seed)), routes_text(routes)};
+  write_pcap(c.in, ipv4_traffic(rng, routes, n));
+  return c;
+}
+
+// The IPv4 path three ways. Output i of the router writes OUT<i>.pcap;
+// outputs 0 and 1 decrement the TTL, output 2 does not.
+std::string cpu_v4(const RouterCase& c, const std::string& out, const std::string& balancer = "") {
+  return fmt::format(R"(
+    FromDump({}, STOP true) -> {} c :: CheckIPHeader(14) -> rt :: DirectIPLookup({});
+    rt[0] -> t0 :: DecIPTTL -> ToDump({}0.pcap);
+    rt[1] -> t1 :: DecIPTTL -> ToDump({}1.pcap);
+    rt[2] -> ToDump({}2.pcap);)",
+                     c.in, balancer, c.routes, out, out, out);
+}
+std::string snap_v4(const RouterCase& c, const std::string& out, uint32_t batch, const std::string& cq = "") {
+  return fmt::format(R"(
+    FromDump({}, STOP true) -> Batcher({}, 1ms) -> h :: HostToDevice(INFLIGHT 4)
+      -> c :: GPUCheckIPHeader(14) -> rt :: GPUIPLookup({}) -> t0 :: GPUDecIPTTL(PRED 0) -> t1 :: GPUDecIPTTL(PRED 1)
+      -> DeviceToHost -> cq :: CompletionQueue({}) -> Debatcher -> d :: Dispatcher(0, 1, 2);
+    d[0] -> ToDump({}0.pcap); d[1] -> ToDump({}1.pcap); d[2] -> ToDump({}2.pcap);)",
+                     c.in, batch, c.routes, cq, out, out, out);
+}
+
+RunOptions opts(uint32_t delay_us = 0, double faults = 0) {
+  RunOptions o = test::default_options();
+  o.device.delay_us = delay_us;
+  o.device.fault_rate = faults;
+  o.offload_inflight = 4;
+  return o;
+}
+
+void expect_same_outputs(const std::string& a, const std::string& b, int nout = 3) {
+  for (int i = 0; i < nout; ++i) {
+    auto fa = test::read_pcap(fmt::format("{}{}.pcap", a, i)), fb = test::read_pcap(fmt::format("{}{}.pcap", b, i));
+    ASSERT_EQ(fa.size(), fb.size()) << "output " << i;
+    for (size_t j = 0; j < fa.size(); ++j) ASSERT_EQ(fa[j].bytes, fb[j].bytes) << "output " << i << " packet " << j;
+  }
+}
+
+void expect_same_drops(test::Run& cpu, test::Run& off) {
+  EXPECT_EQ(cpu.h("c.drop_details"), off.h("c.drop_details"));
+  EXPECT_EQ(drops(cpu, "c"), drops(off, "c"));
+  EXPECT_EQ(drops(cpu, "rt"), drops(off, "rt"));
+  EXPECT_EQ(drops(cpu, "t0") + drops(cpu, "t1"), drops(off, "t0") + drops(off, "t1"));
+}
+}  // namespace
+
+TEST(OffloadRouter, IPv4NbaAndSnapFormsEqualTheCpuRouter) {
+  RouterCase c = make_ipv4_case(11, 6000);
+  auto cpu = test::run(cpu_v4(c, tmp("cpu")));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  uint64_t sent = 0;
+  for (int i = 0; i < 3; ++i) sent += test::read_pcap(tmp("cpu") + std::to_string(i) + ".pcap").size();
+  EXPECT_GT(sent, 3000u);
+  EXPECT_GT(drops(*cpu, "c"), 100u) << "the traffic has bad headers";
+  EXPECT_GT(drops(*cpu, "t0") + drops(*cpu, "t1"), 100u) << "the traffic has expiring TTLs";
+  // NBA: everything to the device, then half.
+  for (const char* frac : {"1", "0.5"}) {
+    auto nba = test::run_with(cpu_v4(c, tmp("nba"), fmt::format("OffloadBalancer({}) ->", frac)), opts());
+    ASSERT_TRUE(nba->ok) << nba->errors;
+    expect_same_outputs(tmp("cpu"), tmp("nba"));
+    expect_same_drops(*cpu, *nba);
+    EXPECT_GT(nba->n("c.offload_packets"), 0u);
+    EXPECT_EQ(nba->n("c.offload_cpu_fault"), 0u) << nba->h("c.offload_last_error");
+    // The chain: CheckIPHeader -> DirectIPLookup -> DecIPTTL (output 0).
+    EXPECT_EQ(nba->h("c.offload_chain").substr(0, 20), "c -> rt -> t0\nrange ");
+    test::finish(*nba);
+  }
+  auto snap = test::run_with(snap_v4(c, tmp("snap"), 512), opts());
+  ASSERT_TRUE(snap->ok) << snap->errors;
+  expect_same_outputs(tmp("cpu"), tmp("snap"));
+  expect_same_drops(*cpu, *snap);
+  EXPECT_EQ(snap->n("h.packets"), 6000u);
+  EXPECT_EQ(snap->n("h.cpu_fault"), 0u) << snap->h("h.last_error");
+  test::finish(*snap);
+  test::finish(*cpu);
+}
+
+TEST(OffloadRouter, OrderSurvivesDelaysThatFinishAggregatesOutOfOrder) {
+  RouterCase c = make_ipv4_case(12, 4000);
+  auto cpu = test::run(cpu_v4(c, tmp("ocpu")));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  RunOptions o = opts(200);
+  o.offload_batches = 1;  // many small aggregates in flight
+  o.batch_capacity = 32;
+  auto nba = test::run_with(cpu_v4(c, tmp("onba"), "OffloadBalancer(0.7) ->"), o);
+  ASSERT_TRUE(nba->ok) << nba->errors;
+  expect_same_outputs(tmp("ocpu"), tmp("onba"));
+  EXPECT_GT(nba->n("c.offload_inflight_max"), 1u);
+  test::finish(*nba);
+  auto snap = test::run_with(snap_v4(c, tmp("osnap"), 64), opts(200));
+  ASSERT_TRUE(snap->ok) << snap->errors;
+  expect_same_outputs(tmp("ocpu"), tmp("osnap"));
+  EXPECT_GT(snap->n("h.inflight_max"), 1u);
+  EXPECT_GT(snap->n("cq.highwater_length"), 1u);
+  test::finish(*snap);
+  // Unordered completion: the same packets, in whatever order.
+  auto un = test::run_with(snap_v4(c, tmp("usnap"), 64, "ORDERED false"), opts(200));
+  ASSERT_TRUE(un->ok) << un->errors;
+  for (int i = 0; i < 3; ++i) {
+    auto fa = test::read_pcap(tmp("ocpu") + std::to_string(i) + ".pcap");
+    auto fb = test::read_pcap(tmp("usnap") + std::to_string(i) + ".pcap");
+    std::vector<Bytes> a, b;
+    for (auto& f : fa) a.push_back(f.bytes);
+    for (auto& f : fb) b.push_back(f.bytes);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    EXPECT_EQ(a, b) << "output " << i;
+  }
+  test::finish(*un);
+  test::finish(*cpu);
+}
+
+TEST(OffloadRouter, FaultsFallBackToTheCpuLosingAndReorderingNothing) {
+  RouterCase c = make_ipv4_case(13, 4000);
+  auto cpu = test::run(cpu_v4(c, tmp("fcpu")));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  auto snap = test::run_with(snap_v4(c, tmp("fsnap"), 128), opts(20, 0.1));
+  ASSERT_TRUE(snap->ok) << snap->errors;
+  expect_same_outputs(tmp("fcpu"), tmp("fsnap"));
+  expect_same_drops(*cpu, *snap);
+  EXPECT_GT(snap->n("h.cpu_fault"), 0u);
+  EXPECT_GT(snap->n("h.device_aggregates"), 0u);
+  EXPECT_NE(snap->h("h.last_error").find("injected fault"), std::string::npos);
+  test::finish(*snap);
+  RunOptions o = opts(20, 0.1);
+  o.offload_batches = 2;
+  auto nba = test::run_with(cpu_v4(c, tmp("fnba"), "OffloadBalancer(1) ->"), o);
+  ASSERT_TRUE(nba->ok) << nba->errors;
+  expect_same_outputs(tmp("fcpu"), tmp("fnba"));
+  expect_same_drops(*cpu, *nba);
+  EXPECT_GT(nba->n("c.offload_cpu_fault"), 0u);
+  test::finish(*nba);
+  test::finish(*cpu);
+}
+
+TEST(OffloadRouter, NoDeviceRunsEverythingOnTheCpuCounted) {
+  DeviceChoice ch;
+  std::string err;
+  if (select_device("cuda", ch, err)) GTEST_SKIP() << "a CUDA device is usable here";
+  RouterCase c = make_ipv4_case(14, 1000);
+  auto cpu = test::run(cpu_v4(c, tmp("ncpu")));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  RunOptions o = opts();
+  o.device.kind = "cuda";  // unusable: the elements say so once and use the CPU
+  auto snap = test::run_with(snap_v4(c, tmp("nsnap"), 256), o);
+  ASSERT_TRUE(snap->ok) << snap->errors;
+  expect_same_outputs(tmp("ncpu"), tmp("nsnap"));
+  EXPECT_EQ(snap->n("h.cpu_fault"), snap->n("h.aggregates"));
+  EXPECT_EQ(snap->n("h.fault_packets"), 1000u);
+  test::finish(*snap);
+  auto nba = test::run_with(cpu_v4(c, tmp("nnba"), "OffloadBalancer(1) ->"), o);
+  ASSERT_TRUE(nba->ok) << nba->errors;
+  expect_same_outputs(tmp("ncpu"), tmp("nnba"));
+  EXPECT_GT(nba->n("c.offload_fault_packets"), 0u);
+  test::finish(*nba);
+  test::finish(*cpu);
+}
+
+TEST(OffloadRouter, PredicatesRouteEveryPacketExactlyOnce) {
+  // Routes to four predicate bits; only bit-1 packets get their TTL
+  // decremented on the device; the Dispatcher splits by bit.
+  RouterCase c = make_ipv4_case(15, 3000);
+  std::mt19937 rng(3);
+  std::string routes;
+  for (int i = 0; i < 16; ++i)
+    routes += fmt::format("{}{}.0.0.0/8 {}", routes.empty() ? "" : ", ", 1 + i * 15, i % 4);
+  routes += ", 0.0.0.0/0 3";
+  std::string cpu_cfg = fmt::format(R"(
+    FromDump({}, STOP true) -> c :: CheckIPHeader(14) -> rt :: DirectIPLookup({});
+    rt[0] -> ToDump({}0.pcap); rt[1] -> t :: DecIPTTL -> ToDump({}1.pcap); rt[2] -> ToDump({}2.pcap);
+    rt[3] -> ToDump({}3.pcap);)",
+                                    c.in, routes, tmp("pcpu"), tmp("pcpu"), tmp("pcpu"), tmp("pcpu"));
+  std::string snap_cfg = fmt::format(R"(
+    FromDump({}, STOP true) -> c :: CheckIPHeader(14) -> Batcher(256) -> h :: HostToDevice
+      -> rt :: GPUIPLookup({}) -> t :: GPUDecIPTTL(PRED 1) -> DeviceToHost -> CompletionQueue -> Debatcher
+      -> d :: Dispatcher(0, 1, 2, 3);
+    d[0] -> ToDump({}0.pcap); d[1] -> ToDump({}1.pcap); d[2] -> ToDump({}2.pcap); d[3] -> ToDump({}3.pcap);)",
+                                     c.in, routes, tmp("psnap"), tmp("psnap"), tmp("psnap"), tmp("psnap"));
+  auto cpu = test::run(cpu_cfg);
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  auto snap = test::run_with(snap_cfg, opts(50));
+  ASSERT_TRUE(snap->ok) << snap->errors;
+  expect_same_outputs(tmp("pcpu"), tmp("psnap"), 4);
+  uint64_t out = 0;
+  for (int i = 0; i < 4; ++i) {
+    uint64_t n = test::read_pcap(tmp("psnap") + std::to_string(i) + ".pcap").size();
+    EXPECT_GT(n, 0u) << "output " << i;
+    out += n;
+  }
+  EXPECT_EQ(out + drops(*snap, "rt") + drops(*snap, "t") + drops(*snap, "d"), snap->n("h.packets"));
+  EXPECT_EQ(drops(*snap, "d"), 0u);
+  EXPECT_EQ(drops(*cpu, "t"), drops(*snap, "t"));
+  test::finish(*snap);
+  test::finish(*cpu);
+}
+
+TEST(OffloadRouter, RoiBytesAreTheDeclaredUnion) {
+  // GPUCheckIPHeader reads at most 60 header bytes from offset 14; DecIPTTL
+  // without MULTICAST reads/writes inside them: the union is the header.
+  std::mt19937 rng(16);
+  auto frames = ipv4_traffic(rng, {{0x0a000000, 8, 0, 0}}, 2000);
+  write_pcap(tmp("roi.pcap"), frames);
+  uint64_t want = 0;
+  for (auto& f : frames) want += f.size() > 14 ? std::min<size_t>(60, f.size() - 14) : 0;
+  auto r = test::run_with(fmt::format(R"(
+    FromDump({}, STOP true) -> Batcher(500) -> h :: HostToDevice -> GPUCheckIPHeader(14) -> GPUDecIPTTL(MULTICAST false)
+      -> DeviceToHost -> CompletionQueue -> Debatcher -> Discard;)",
+                                      tmp("roi.pcap")),
+                          opts());
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("h.roi_bytes"), want);
+  EXPECT_NE(r->h("h.chain").find("rw [IP+8, IP+12) (IP at 14)"), std::string::npos) << r->h("h.chain");
+  test::finish(*r);
+  // A lookup alone moves only annotations: no packet bytes at all, and
+  // 4 bytes per packet out, 12 back (verdict, predicates, DST_IP), plus
+  // alignment per aggregate.
+  auto l = test::run_with(fmt::format(R"(
+    FromDump({}, STOP true) -> CheckIPHeader(14) -> Batcher(500) -> h :: HostToDevice -> GPUIPLookup(0.0.0.0/0 0)
+      -> DeviceToHost -> CompletionQueue -> Debatcher -> Discard;)",
+                                      tmp("roi.pcap")),
+                          opts());
+  ASSERT_TRUE(l->ok) << l->errors;
+  uint64_t pk = l->n("h.packets"), ag = l->n("h.aggregates"), dev = l->n("h.device_aggregates");
+  EXPECT_EQ(l->n("h.roi_bytes"), 0u);
+  if (dev == ag) {  // all of them on the device
+    EXPECT_LE(l->n("h.h2d_bytes"), 4 * pk + 64 * ag);
+    EXPECT_LE(l->n("h.d2h_bytes"), 12 * pk + 64 * ag);
+    EXPECT_GE(l->n("h.d2h_bytes"), 12 * pk);
+  }
+  test::finish(*l);
+}
+
+TEST(OffloadRouter, IPv6NbaAndSnapFormsEqualTheCpuRouter) {
+  std::mt19937 rng(17);
+  std::vector<std::array<uint8_t, 17>> pfx;
+  std::string routes;
+  for (int i = 0; i < 30; ++i) {
+    std::array<uint8_t, 17> p{};
+    p[0] = 0xfd;
+    for (int j = 1; j < 16; ++j) p[j] = uint8_t(rng());
+    int len = 16 + int(rng() % 49);
+    for (int b = len; b < 128; ++b) p[b / 8] &= uint8_t(~(0x80 >> (b % 8)));
+    p[16] = uint8_t(len);
+    pfx.push_back(p);
+    routes += fmt::format("{}{}/{} {}{}", routes.empty() ? "" : ", ", format_ipv6(p.data()), len,
+                          i % 3 == 0 ? "fe80::1 " : "", i % 5 == 4 ? -1 : int(i % 3));
+  }
+  write_pcap(tmp("v6.pcap"), ipv6_traffic(rng, pfx, 5000));
+  auto cfg = [&](const std::string& out, const std::string& mid) {
+    return fmt::format(R"(
+      FromDump({}, STOP true) -> CheckIP6Header(OFFSET 14) -> {} rt :: LookupIP6Route({});
+      rt[0] -> ToDump({}0.pcap); rt[1] -> ToDump({}1.pcap); rt[2] -> ToDump({}2.pcap);)",
+                       tmp("v6.pcap"), mid, routes, out, out, out);
+  };
+  auto cpu = test::run(cfg(tmp("6cpu"), ""));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  EXPECT_GT(drops(*cpu, "rt"), 100u);
+  auto nba = test::run_with(cfg(tmp("6nba"), "OffloadBalancer(0.8) ->"), opts(30));
+  ASSERT_TRUE(nba->ok) << nba->errors;
+  expect_same_outputs(tmp("6cpu"), tmp("6nba"));
+  EXPECT_EQ(drops(*cpu, "rt"), drops(*nba, "rt"));
+  EXPECT_GT(nba->n("rt.offload_packets"), 0u);
+  test::finish(*nba);
+  auto snap = test::run_with(fmt::format(R"(
+      FromDump({}, STOP true) -> CheckIP6Header(OFFSET 14) -> Batcher(300) -> h :: HostToDevice
+        -> rt :: GPUIP6Lookup({}) -> DeviceToHost -> CompletionQueue -> Debatcher -> d :: Dispatcher(0, 1, 2);
+      d[0] -> ToDump({}0.pcap); d[1] -> ToDump({}1.pcap); d[2] -> ToDump({}2.pcap);)",
+                                         tmp("v6.pcap"), routes, tmp("6snap"), tmp("6snap"), tmp("6snap")),
+                             opts(30));
+  ASSERT_TRUE(snap->ok) << snap->errors;
+  expect_same_outputs(tmp("6cpu"), tmp("6snap"));
+  EXPECT_EQ(drops(*cpu, "rt"), drops(*snap, "rt"));
+  test::finish(*snap);
+  test::finish(*cpu);
+}
+
+TEST(OffloadRouter, RouteChangesReachTheDeviceCopy) {
+  // 10.0.0.5 first has no route, then one to output 0, then to output 1.
+  auto r = test::run_with(R"(
+    src :: RatedSource(DATA \<45 00 00 1c 00 00 00 00 40 11 66 cc 0a 00 00 01 0a 00 00 05 00 00 00 00 00 00 00 00>,
+                       RATE 4000, LIMIT 600, STOP true)
+      -> CheckIPHeader -> OffloadBalancer(1) -> rt :: DirectIPLookup(192.168.0.0/16 1);
+    rt[0] -> a :: Counter -> Discard;
+    rt[1] -> b :: Counter -> Discard;
+    Script(wait 40ms, write rt.add 10.0.0.0/8 0, wait 40ms, write rt.add 10.0.0.0/24 1);)",
+                          opts());
+  ASSERT_TRUE(r->ok) << r->errors;
+  uint64_t a = r->n("a.count"), b = r->n("b.count"), none = r->n("rt.drops");
+  EXPECT_EQ(a + b + none, 600u);
+  EXPECT_GT(a, 0u);
+  EXPECT_GT(b, 0u);
+  EXPECT_GT(none, 0u);
+  if (r->n("rt.offload_device_aggregates") > 0) {
+    EXPECT_GE(r->n("rt.offload_uploads"), 3u);
+  }
+  test::finish(*r);
+}
+
+TEST(OffloadConfig, MisplacedElementsAreReported) {
+  auto r = test::run("Idle -> Batcher -> HostToDevice -> Null -> DeviceToHost -> CompletionQueue -> Debatcher -> Discard;");
+  EXPECT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("only device elements"), std::string::npos) << r->errors;
+  auto q = test::run("Idle -> Batcher -> HostToDevice -> DeviceToHost -> CompletionQueue -> Discard;");
+  EXPECT_FALSE(q->ok);
+  EXPECT_NE(q->errors.find("must go to a Debatcher"), std::string::npos) << q->errors;
+  auto p = test::run("Idle -> GPUIPLookup(0.0.0.0/0 40) -> Discard;");
+  EXPECT_FALSE(p->ok);
+  EXPECT_NE(p->errors.find("names output 40"), std::string::npos) << p->errors;
+  // A device element outside a HostToDevice chain drops, counted.
+  auto o = test::run(R"(InfiniteSource(LIMIT 10, STOP true) -> g :: GPUDecIPTTL -> Discard;)");
+  ASSERT_TRUE(o->ok) << o->errors;
+  EXPECT_EQ(o->n("g.drops"), 10u);
+  test::finish(*o);
+}
