@@ -49,6 +49,15 @@ struct Case {
   " -> Strip(14) -> CheckIPHeader -> f :: IPFilter(file $RULES, TREE " TREE ");"                    \
   " f[0] -> c :: Counter -> Discard; f[1] -> c1 :: Counter -> Discard; f[2] -> c2 :: Counter -> Discard;"
 
+// The router path offloaded in Snap's form, the batch column being the
+// aggregate size.
+#define SHOAL_SNAP_CASE(H2D)                                                                           \
+  "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST 32, DSTRANDOM true)"                              \
+  " -> Strip(14) -> CheckIPHeader -> Batcher($BURST, 1ms) -> h :: HostToDevice(" H2D ")"               \
+  " -> GPUIPLookup(FILE $ROUTES4) -> GPUDecIPTTL -> DeviceToHost -> cq :: CompletionQueue -> Debatcher"  \
+  " -> d :: Dispatcher(0, 1, 2); d[0] -> c :: Counter -> Discard; d[1] -> c1 :: Counter -> Discard;"   \
+  " d[2] -> c2 :: Counter -> Discard;"
+
 const Case kCases[] = {
     {"forward", "generator -> Counter -> Discard",
      "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST $BURST) -> c :: Counter -> Discard;"},
@@ -69,6 +78,15 @@ const Case kCases[] = {
      " rt[0] -> DecIP6HLIM -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:00) -> c :: Counter -> Discard;"
      " rt[1] -> DecIP6HLIM -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:01) -> c1 :: Counter -> Discard;"
      " rt[2] -> DecIP6HLIM -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:02) -> c2 :: Counter -> Discard;"},
+    {"router-snap", "IPv4 path offloaded, Snap form: Batcher(batch) -> HostToDevice -> GPUIPLookup -> GPUDecIPTTL -> "
+                    "DeviceToHost -> CompletionQueue -> Debatcher -> Dispatcher", SHOAL_SNAP_CASE("")},
+    {"router-snap-noslice", "the same, whole packets copied both ways (no ROI slicing)", SHOAL_SNAP_CASE("SLICE false")},
+    {"router-nba", "IPv4 path offloaded, NBA form: OffloadBalancer(1) -> CheckIPHeader -> DirectIPLookup -> DecIPTTL, "
+                   "one batch per aggregate",
+     "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST $BURST, DSTRANDOM true)"
+     " -> Strip(14) -> OffloadBalancer(1) -> CheckIPHeader -> rt :: DirectIPLookup(FILE $ROUTES4);"
+     " rt[0] -> DecIPTTL -> c :: Counter -> Discard; rt[1] -> DecIPTTL -> c1 :: Counter -> Discard;"
+     " rt[2] -> DecIPTTL -> c2 :: Counter -> Discard;"},
     {"ipfilter", "CheckIPHeader -> IPFilter, 100 rules compiled to a decision DAG", SHOAL_IPFILTER_CASE("true")},
     {"ipfilter-linear", "the same rules tested one by one (Click's linear program)", SHOAL_IPFILTER_CASE("false")},
 };
@@ -198,7 +216,7 @@ std::string cpu_model() {
 // Packets per second of one run: the total of the case's counters over the
 // run's elapsed time.
 double run_point(const Case& c, int threads, uint32_t burst, uint32_t length, uint32_t flows, double seconds,
-                 const Tables& tables, std::string* notes = nullptr) {
+                 const Tables& tables, std::string* notes = nullptr, nlohmann::json* extra = nullptr) {
   Program prog;
   Diagnostics diag;
   config::Defines d{{"BURST", std::to_string(burst)}, {"LENGTH", std::to_string(length)}, {"FLOWS", std::to_string(flows)},
@@ -212,6 +230,12 @@ double run_point(const Case& c, int threads, uint32_t burst, uint32_t length, ui
   opt.threads = threads;
   opt.duration_s = seconds;
   opt.batch_capacity = std::max<uint32_t>(burst, 32);
+  bool offload = std::string_view(c.name).find("-snap") != std::string_view::npos ||
+                 std::string_view(c.name).find("-nba") != std::string_view::npos;
+  if (offload) {  // aggregates of up to 16384 packets, several in flight
+    opt.pool.count = std::max<uint32_t>(65536, 8 * burst);
+    opt.offload_batches = 1;
+  }
   Runtime rt(prog, opt);
   if (!rt.configure(diag) || !rt.initialize(diag)) {
     fmt::print(stderr, "{}", diag.text());
@@ -224,6 +248,23 @@ double run_point(const Case& c, int threads, uint32_t burst, uint32_t length, ui
     if (rt.read_handler(h, v, err)) total += std::stoull(v);
   }
   if (std::string v, err; notes && rt.read_handler("f.program", v, err)) *notes = v.substr(0, v.find('\n'));
+  // Offload: bytes moved per packet each way, and latency percentiles.
+  auto num = [&](const std::string& h) {
+    std::string v, err;
+    return rt.read_handler(h, v, err) ? std::strtod(v.c_str(), nullptr) : -1.0;
+  };
+  if (extra && offload) {
+    std::string pre = std::string_view(c.name).find("-nba") != std::string_view::npos ? "rt.offload_" : "h.";
+    double pk = num(pre + "packets");
+    if (pk > 0) {
+      (*extra)["h2d_bytes_per_packet"] = num(pre + "h2d_bytes") / pk;
+      (*extra)["d2h_bytes_per_packet"] = num(pre + "d2h_bytes") / pk;
+      (*extra)["device_aggregates"] = num(pre + "device_aggregates");
+      (*extra)["cpu_busy_aggregates"] = num(pre + "cpu_busy");
+    }
+    std::string v, err;
+    if (rt.read_handler("cq.latency", v, err)) (*extra)["latency_us_p50_p99_p999"] = v;
+  }
   bool balanced = rt.accounting().balanced();
   double secs = double(rt.elapsed_ns()) / 1e9;
   rt.cleanup();
@@ -285,6 +326,31 @@ int cmd_bench(int argc, char** argv) {
   fmt::print("{:<18} {:>7}", "case", "threads");
   for (uint32_t b : bursts) fmt::print(" {:>9}", fmt::format("batch {}", b));
   fmt::print("   (Mpps)\n");
+  // Host-to-device bandwidth of pinned memory, for the PCIe-bound limits of
+  // the offload cases (only meaningful on a GPU).
+  double pcie_bw = 0;
+  std::vector<nlohmann::json> offload_rows;
+  if (dev.kind == "cuda") {
+    dev::DeviceOptions o;
+    o.kind = "cuda";
+    std::string detail, e2;
+    if (auto d = dev::open_device(o, detail, e2)) {
+      size_t n = size_t(256) << 20;
+      void* h = d->host_alloc(n);
+      void* g = d->dev_alloc(n);
+      if (h && g) {
+        std::memset(h, 1, n);
+        d->upload(g, h, n, e2);
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < 4; ++i) d->upload(g, h, n, e2);
+        pcie_bw = 4.0 * double(n) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        fmt::print("host-to-device bandwidth (pinned): {:.1f} GB/s\n", pcie_bw / 1e9);
+        j["pcie_h2d_bytes_per_sec"] = pcie_bw;
+      }
+      d->host_free(h);
+      d->dev_free(g);
+    }
+  }
   for (const Case& c : kCases) {
     if (!only.empty() && std::find(only.begin(), only.end(), c.name) == only.end()) continue;
     std::string notes;
@@ -293,16 +359,32 @@ int cmd_bench(int argc, char** argv) {
       std::fflush(stdout);
       for (uint32_t b : bursts) {
         std::vector<double> runs;
-        for (int r = 0; r < reps; ++r) runs.push_back(run_point(c, t, b, length, flows, seconds, tables, &notes));
+        nlohmann::json extra = nlohmann::json::object();
+        for (int r = 0; r < reps; ++r)
+          runs.push_back(run_point(c, t, b, length, flows, seconds, tables, &notes, &extra));
         std::sort(runs.begin(), runs.end());
         double med = runs[runs.size() / 2];
         fmt::print(" {:>9.2f}", med / 1e6);
         std::fflush(stdout);
-        j["results"].push_back({{"case", c.name}, {"what", c.what}, {"threads", t}, {"batch", b}, {"mpps", med / 1e6},
-                                {"runs_mpps", [&] { std::vector<double> v; for (double x : runs) v.push_back(x / 1e6); return v; }()}});
+        nlohmann::json row = {{"case", c.name}, {"what", c.what}, {"threads", t}, {"batch", b}, {"mpps", med / 1e6},
+                              {"runs_mpps", [&] { std::vector<double> v; for (double x : runs) v.push_back(x / 1e6); return v; }()}};
+        for (auto& [k2, v2] : extra.items()) row[k2] = v2;
+        if (extra.contains("h2d_bytes_per_packet") && pcie_bw > 0)
+          row["pcie_limit_mpps"] = pcie_bw / std::max(1.0, extra["h2d_bytes_per_packet"].get<double>()) / 1e6;
+        offload_rows.push_back(row);
+        j["results"].push_back(row);
       }
       fmt::print("\n");
     }
+    for (auto& row : offload_rows)
+      if (row.contains("h2d_bytes_per_packet"))
+        fmt::print("{:<18} batch {:>5}: {:.1f} B/pkt to the device, {:.1f} back; latency p50/p99/p99.9 {} us; "
+                   "PCIe-bound limit {} Mpps\n",
+                   "", row["batch"].get<uint32_t>(), row["h2d_bytes_per_packet"].get<double>(),
+                   row["d2h_bytes_per_packet"].get<double>(), row.value("latency_us_p50_p99_p999", std::string("-")),
+                   row.contains("pcie_limit_mpps") ? fmt::format("{:.0f}", row["pcie_limit_mpps"].get<double>())
+                                                   : std::string("- (no GPU)"));
+    offload_rows.clear();
     if (!notes.empty() && std::string_view(c.name) == "ipfilter") {  // the DAG's shape
       fmt::print("{:<18} {}\n", "", notes);
       j["notes"][c.name] = notes;

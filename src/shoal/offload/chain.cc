@@ -145,12 +145,18 @@ k::AggView Aggregate::view(uint8_t* base) const {
 }
 
 Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Offloadable*> steps, uint32_t inflight,
-             ChainStats& stats)
+             ChainStats& stats, bool whole_packets)
     : owner_(owner),
       device_(std::move(device)),
       steps_(std::move(steps)),
       inflight_(std::max(1u, inflight)),
       stats_(stats) {
+  if (whole_packets) {
+    Range all;
+    all.end = kToEnd;
+    all.write = true;
+    plan_.add(all);
+  }
   for (Offloadable* s : steps_) s->offload_declare(plan_);
   if (device_)
     for (uint32_t i = 0; i < inflight_; ++i) {

@@ -182,8 +182,10 @@ class Chain {
   // `inflight`: aggregates on the device at once (each with its own stream).
   // Statistics go to `stats` (owned by the element, so its handlers exist
   // before the chain does); device may be null (every aggregate on the CPU).
+  // whole_packets: copy every packet whole, both ways (no ROI slicing; the
+  // baseline slicing is measured against).
   Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Offloadable*> steps, uint32_t inflight,
-        ChainStats& stats);
+        ChainStats& stats, bool whole_packets = false);
   ~Chain();
   Chain(const Chain&) = delete;
   Chain& operator=(const Chain&) = delete;

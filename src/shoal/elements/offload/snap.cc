@@ -5,6 +5,7 @@
 // so that ordinary offloadable elements run them there.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "shoal/core/runtime.hh"
@@ -89,7 +90,7 @@ SHOAL_ELEMENT(Batcher, .name = "Batcher", .ports = "1/1", .processing = "h/h",
 class HostToDevice : public Element {
  public:
   void configure(Args& a) override {
-    a.read("INFLIGHT", inflight_);
+    a.read("INFLIGHT", inflight_).read("SLICE", slice_);
     a.complete();
     if (inflight_ == 0 || inflight_ > 1024) a.fail("INFLIGHT: 1 to 1024 aggregates");
   }
@@ -115,7 +116,7 @@ class HostToDevice : public Element {
     if (!d && worker().runtime().claim_device_report())
       fmt::print(stderr, "shoal: {}: no device ({}); aggregates run on the CPU (counted in 'cpu_fault')\n", name(),
                  err);
-    chain_ = std::make_unique<offload::Chain>(*this, std::move(d), std::move(steps), inflight_, stats_);
+    chain_ = std::make_unique<offload::Chain>(*this, std::move(d), std::move(steps), inflight_, stats_, !slice_);
   }
   void push(int, PacketBatch* b) override {
     offload::Aggregate* a = chain_->begin(b, true);
@@ -129,6 +130,7 @@ class HostToDevice : public Element {
 
  private:
   uint32_t inflight_ = 8;
+  bool slice_ = true;
   offload::ChainStats stats_;
   std::unique_ptr<offload::Chain> chain_;  // outlives cleanup(): CompletionQueue drains into it
 };
@@ -141,7 +143,9 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
                   "aggregate's own stream, then passes the aggregate on without waiting. At most INFLIGHT "
                   "aggregates are on the device at once; more, or a device that failed, run the same step "
                   "functions on the CPU (counted). Handlers report bytes moved each way and the ROI union.",
-              .args = {{"INFLIGHT", "unsigned", "aggregates on the device at once (default 8)"}},
+              .args = {{"INFLIGHT", "unsigned", "aggregates on the device at once (default 8)"},
+                       {"SLICE", "boolean", "copy only the ROI union (default true); false copies whole packets "
+                                            "both ways, the baseline slicing saves against"}},
               .handlers = {{"aggregates", "r", "aggregates completed"},
                            {"packets", "r", "packets in them"},
                            {"device_aggregates", "r", "aggregates that ran on the device"},
@@ -245,6 +249,7 @@ class CompletionQueue : public Element {
   void add_handlers() override {
     add_read_handler("length", [this] { return std::to_string(q_.size()); }, Agg::Sum, true);
     add_read_handler("highwater_length", [this] { return std::to_string(high_.get()); }, Agg::Max, true);
+    add_read_handler("latency", [this] { return latency(); });
   }
 
  private:
@@ -264,8 +269,18 @@ class CompletionQueue : public Element {
     }
     c.release(*a);
     b->anno.offload = nullptr;
+    // Latency of the aggregate's oldest packet: Batcher opened it then.
+    if (b->anno.arrival_ns && lat_.size() < (1u << 20)) lat_.push_back(worker().now_ns() - b->anno.arrival_ns);
     output_push(0, b);
   }
+  std::string latency() const {
+    if (lat_.empty()) return "-";
+    std::vector<uint64_t> v = lat_;
+    std::sort(v.begin(), v.end());
+    auto q = [&](double f) { return double(v[std::min(v.size() - 1, size_t(f * double(v.size())))]) / 1e3; };
+    return fmt::format("{:.1f} {:.1f} {:.1f}", q(0.5), q(0.99), q(0.999));
+  }
+  std::vector<uint64_t> lat_;
   bool ordered_ = true;
   std::deque<PacketBatch*> q_;
   size_t held_ = 0;
@@ -281,7 +296,9 @@ SHOAL_ELEMENT(CompletionQueue, .name = "CompletionQueue", .ports = "1/1", .proce
                   "done. On release the written bytes and annotations go back into the packets and packets that "
                   "a device element dropped are counted by that element. The output goes to a Debatcher.",
               .args = {{"ORDERED", "boolean", "keep arrival order (default true)"}},
-              .handlers = {{"length", "r", "aggregates waiting"}, {"highwater_length", "r", "most waiting at once"}},
+              .handlers = {{"length", "r", "aggregates waiting"}, {"highwater_length", "r", "most waiting at once"},
+                           {"latency", "r", "p50 p99 p99.9 in microseconds from an aggregate's first packet "
+                                            "reaching the Batcher to its release"}},
               .example = "... -> DeviceToHost -> CompletionQueue -> Debatcher -> ...;");
 
 // ---------------------------------------------------------------- Debatcher
