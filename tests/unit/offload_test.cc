@@ -689,3 +689,217 @@ TEST(OffloadConfig, MisplacedElementsAreReported) {
   EXPECT_EQ(o->n("g.drops"), 10u);
   test::finish(*o);
 }
+
+// ---------------------------------------------------------------- datablocks
+namespace {
+// A host step that resizes the whole packet by random amounts at both ends
+// (NBA's "whole packet with size delta"), writing a pattern into what it
+// adds, and fills/reads a user block (pre/post functions).
+struct ResizeStep : offload::Offloadable {
+  Element* e = nullptr;
+  uint32_t head = 0, tail = 0, whole = 0, blk = 0;
+  std::mt19937 rng{3};
+  std::vector<int> push, put;             // per packet: + push / - pull, + put / - take
+  std::vector<uint32_t> pre_calls, post;  // what pre() wrote, what post() read
+  Element& offload_element() override { return *e; }
+  void offload_declare(offload::Plan& plan) override {
+    whole = plan.add_resizable(head, tail);
+    blk = plan.add_block(4, 4);
+  }
+  bool offload_resizes() const override { return true; }
+  void offload_pre(offload::Aggregate& a) override {
+    for (uint32_t i = 0; i < a.n; ++i) {
+      uint32_t x = uint32_t(pre_calls.size());
+      std::memcpy(a.block_in(blk) + 4 * i, &x, 4);
+      pre_calls.push_back(x);
+    }
+  }
+  bool offload_launch(offload::Launch& L, std::string&) override {
+    const k::AggView& v = L.view;
+    for (uint32_t i = 0; i < v.n; ++i) {
+      int ph = push[i], pt = put[i];
+      if (ph > 0) {
+        uint8_t* d = k::whole_push(v, i, uint32_t(ph));
+        if (!d) {  // no room: dropped (reason 0)
+          k::step_result(v, L.ctl, i, -1);
+          continue;
+        }
+        for (int j = 0; j < ph; ++j) d[j] = uint8_t(0xa0 + j);
+      } else {
+        k::whole_pull(v, i, uint32_t(-ph));
+      }
+      if (pt > 0) {
+        uint8_t* d = k::whole_put(v, i, uint32_t(pt));
+        if (!d) {
+          k::step_result(v, L.ctl, i, -1);
+          continue;
+        }
+        for (int j = 0; j < pt; ++j) d[j] = uint8_t(0x50 + j);
+      } else {
+        k::whole_take(v, i, uint32_t(-pt));
+      }
+      uint32_t in;
+      std::memcpy(&in, L.block_in(blk) + 4 * i, 4);
+      uint32_t out = in * 2654435761u ^ k::whole_len(v, i);
+      std::memcpy(L.block_out(blk) + 4 * i, &out, 4);
+    }
+    return true;
+  }
+  void offload_post(offload::Aggregate& a, size_t s) override {
+    for (uint32_t i = 0; i < a.n; ++i) {
+      uint32_t x;
+      std::memcpy(&x, a.block_out(blk) + 4 * i, 4);
+      post.push_back(a.reached(i, s) ? x : 0);
+    }
+  }
+};
+}  // namespace
+
+TEST(Datablocks, WholePacketsGrowAndShrinkAtBothEndsWithinTheirRoom) {
+  auto r = test::run("x :: Null; Idle -> x -> Idle;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  Element& owner = *r->rt->router(0).find("x");
+  PacketPool& pool = r->rt->worker(0).pool();
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 30; ++trial) {
+    ResizeStep st;
+    st.e = &owner;
+    st.head = rng() % 80, st.tail = rng() % 80;
+    offload::ChainStats stats;
+    offload::Chain chain(owner, nullptr, {&st}, 1, stats);
+    ASSERT_TRUE(chain.error().empty()) << chain.error();
+    PacketBatch* batch = new PacketBatch(64);
+    std::vector<Bytes> orig;
+    std::vector<uint32_t> hroom, troom;
+    for (uint32_t i = 0; i < 64; ++i) {
+      Bytes f(rng() % 300);
+      for (auto& c : f) c = uint8_t(rng());
+      uint32_t hr = rng() % 100;
+      Packet* p = pool.alloc(uint32_t(f.size()), hr);
+      ASSERT_NE(p, nullptr);
+      if (!f.empty()) std::memcpy(p->data(), f.data(), f.size());
+      p->set_network_header(0);
+      batch->append(p);
+      orig.push_back(f);
+      hroom.push_back(p->headroom()), troom.push_back(p->tailroom());
+      st.push.push_back(int(rng() % 120) - 40);
+      st.put.push_back(int(rng() % 120) - 40);
+    }
+    offload::Aggregate* ag = chain.begin(batch, false);
+    chain.run(*ag);
+    ASSERT_TRUE(chain.ready(*ag));
+    chain.complete(*ag);
+    for (uint32_t i = 0; i < 64; ++i) {
+      Packet* p = batch->at(i);
+      int ph = st.push[i], pt = st.put[i];
+      bool room = (ph <= 0 || uint32_t(ph) <= std::min(st.head, hroom[i]));
+      Bytes want;
+      if (ph > 0)
+        for (int j = 0; j < ph; ++j) want.push_back(uint8_t(0xa0 + j));
+      want.insert(want.end(), orig[i].begin() + std::min<size_t>(orig[i].size(), ph < 0 ? size_t(-ph) : 0),
+                  orig[i].end());
+      // put has the tail room (a pull frees room in front, not behind)
+      room = room && (pt <= 0 || uint32_t(pt) <= std::min(st.tail, troom[i]));
+      if (!room) {
+        EXPECT_TRUE(k::verdict_dropped(ag->verdict(i))) << "packet " << i;
+        continue;
+      }
+      ASSERT_EQ(ag->verdict(i), 0u);
+      if (pt > 0)
+        for (int j = 0; j < pt; ++j) want.push_back(uint8_t(0x50 + j));
+      else
+        want.resize(want.size() - std::min<size_t>(want.size(), size_t(-pt)));
+      ASSERT_EQ(Bytes(p->data(), p->data() + p->length()), want)
+          << "packet " << i << " push " << ph << " put " << pt << " head room " << std::min(st.head, hroom[i]);
+      EXPECT_EQ(p->network_header_offset(), ph > 0 ? ph : -std::min<int64_t>(-ph, int64_t(orig[i].size())))
+          << "header annotations keep pointing at the same bytes";
+      uint32_t x = st.pre_calls[i] * 2654435761u ^ uint32_t(want.size());
+      EXPECT_EQ(st.post[i], x) << "post() reads what the kernel wrote from pre()'s block";
+    }
+    EXPECT_EQ(st.pre_calls.size(), 64u) << "pre() runs once per packet";
+    chain.release(*ag);
+    batch->for_each([&](uint32_t, Packet* p) { pool.free(p); });
+    delete batch;
+  }
+  test::finish(*r);
+}
+
+namespace {
+// Independent checks of an IPv4/UDP header: both checksums, lengths.
+void check_udpip(const Bytes& f, const Bytes& payload, uint16_t id, bool udp_checksum) {
+  ASSERT_EQ(f.size(), payload.size() + 28);
+  EXPECT_EQ(f[0], 0x45);
+  EXPECT_EQ(k::load_be16(&f[2]), f.size());
+  EXPECT_EQ(k::load_be16(&f[4]), id);
+  EXPECT_EQ(f[9], 17);
+  uint32_t s = 0;
+  for (int j = 0; j < 20; j += 2) s += uint32_t(f[j] << 8 | f[j + 1]);
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  EXPECT_EQ(s, 0xffffu) << "IP checksum";
+  EXPECT_EQ(Bytes(f.begin() + 28, f.end()), payload);
+  if (!udp_checksum) {
+    EXPECT_EQ(k::load_be16(&f[26]), 0) << "no UDP checksum";
+    return;
+  }
+  // UDP: pseudo-header + header + payload sums to all ones
+  s = 17 + uint32_t(f.size() - 20);
+  for (int j = 12; j < 20; j += 2) s += uint32_t(f[j] << 8 | f[j + 1]);
+  for (size_t j = 20; j < f.size(); j += 2) s += uint32_t(f[j] << 8 | (j + 1 < f.size() ? f[j + 1] : 0));
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  EXPECT_EQ(s, 0xffffu) << "UDP checksum";
+}
+}  // namespace
+
+TEST(Datablocks, UDPIPEncapOnTheDeviceEqualsTheCpuElement) {
+  std::mt19937 rng(21);
+  std::vector<Bytes> frames;
+  for (int i = 0; i < 3000; ++i) {
+    Bytes f(i < 3 ? i : rng() % 1800);
+    for (auto& c : f) c = uint8_t(rng());
+    frames.push_back(f);
+  }
+  std::string in = tmp("encap.pcap");
+  write_pcap(in, frames);
+  auto cfg = [&](const std::string& out, const std::string& bal) {
+    return fmt::format(R"(FromDump({}, STOP true) -> {} e1 :: UDPIPEncap(10.0.0.1, 1234, 10.9.8.7, 4789)
+      -> e2 :: UDPIPEncap(192.168.1.1, 53, 192.168.1.2, 5353, CHECKSUM false, TTL 9)
+      -> t :: Tee; t[0] -> ToDump({}); t[1] -> e3 :: UDPIPEncap(1.2.3.4, 1, 5.6.7.8, 2) -> e4 :: UDPIPEncap(1.2.3.4, 1, 5.6.7.8, 2)
+      -> e5 :: UDPIPEncap(1.2.3.4, 1, 5.6.7.8, 2) -> Discard;)",
+                       in, bal, out);
+  };
+  auto cpu = test::run(cfg(tmp("encap-cpu.pcap"), ""));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  auto want = test::read_pcap(tmp("encap-cpu.pcap"));
+  ASSERT_EQ(want.size(), frames.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const Bytes& f = want[i].bytes;
+    // the outer header (e2) over the inner one (e1) over the frame
+    check_udpip(f, Bytes(f.begin() + 28, f.end()), uint16_t(i), false);
+    EXPECT_EQ(f[8], 9) << "TTL";
+    check_udpip(Bytes(f.begin() + 28, f.end()), frames[i], uint16_t(i), true);
+    if (HasFailure()) return;
+  }
+  EXPECT_GT(drops(*cpu, "e5"), 0u) << "the fifth header finds no headroom";
+  for (double faults : {0.0, 0.3})
+    for (const char* frac : {"1", "0.5"}) {
+      RunOptions o = opts(20, faults);
+      auto off = test::run_with(cfg(tmp("encap-off.pcap"), fmt::format("OffloadBalancer({}) ->", frac)), o);
+      ASSERT_TRUE(off->ok) << off->errors;
+      auto got = test::read_pcap(tmp("encap-off.pcap"));
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(got[i].bytes, want[i].bytes) << "packet " << i << " fraction " << frac << " faults " << faults;
+      for (const char* e : {"e1", "e2", "e3", "e4", "e5"}) EXPECT_EQ(drops(*cpu, e), drops(*off, e)) << e;
+      EXPECT_GT(off->n("e1.offload_packets"), 0u);
+      EXPECT_GT(off->n("e2.offload_packets"), 0u) << "the device choice stays with the batch";
+      std::string chain = off->h("e1.offload_chain");
+      EXPECT_EQ(chain.substr(0, 3), "e1\n") << "a resizing step ends its chain: " << chain;
+      EXPECT_NE(chain.find("resizable: 28 bytes in front"), std::string::npos) << chain;
+      EXPECT_NE(chain.find("block 0: 2 bytes in, 0 bytes out"), std::string::npos) << chain;
+      if (faults > 0) {
+        EXPECT_GT(off->n("e1.offload_cpu_fault"), 0u);
+      }
+      test::finish(*off);
+    }
+  test::finish(*cpu);
+}

@@ -21,6 +21,15 @@ struct AggView {
   const uint32_t* plen = nullptr;  // packet lengths (nullptr when no step needs them)
   uint8_t* dst_ip = nullptr;       // DST_IP annotations, 4 bytes each (nullptr when unused)
   uint8_t* dst_ip6 = nullptr;      // DST_IP6 annotations, 16 bytes each
+  // The resizable whole-packet range (NBA's "whole packet with size delta"),
+  // when a step declared one: its index, and per packet the bytes pushed in
+  // front so far (negative: pulled), the current length, and the room the
+  // packet has in front and behind (what its host buffer can take).
+  uint32_t rs_range = kAbsent;
+  int32_t* rs_head = nullptr;
+  uint32_t* rs_len = nullptr;
+  const uint32_t* rs_hroom = nullptr;
+  const uint32_t* rs_troom = nullptr;
 };
 
 // How one step of a chain treats its packets.
@@ -68,5 +77,37 @@ SHOAL_HD uint8_t* range_ptr(const AggView& a, uint32_t r, uint32_t i, uint32_t n
 SHOAL_HD uint32_t range_len(const AggView& a, uint32_t r, uint32_t i) {
   return a.roff[r * a.n + i] == kAbsent ? 0 : a.rlen[r * a.n + i];
 }
+
+// The resizable whole packet (see AggView::rs_*): its current first byte
+// and length. Every other range of the packet keeps its address when the
+// packet grows or shrinks at either end.
+SHOAL_HD uint8_t* whole_data(const AggView& a, uint32_t i) {
+  uint32_t o = a.roff[a.rs_range * a.n + i];
+  return o == kAbsent ? nullptr : a.data + o - a.rs_head[i];
+}
+SHOAL_HD uint32_t whole_len(const AggView& a, uint32_t i) { return a.rs_len[i]; }
+// Click's push/put (nullptr when the packet lacks the room) and pull/take
+// (clamped to the length) on the resizable whole packet.
+SHOAL_HD uint8_t* whole_push(const AggView& a, uint32_t i, uint32_t k) {
+  if (a.roff[a.rs_range * a.n + i] == kAbsent || int64_t(a.rs_head[i]) + k > int64_t(a.rs_hroom[i])) return nullptr;
+  a.rs_head[i] += int32_t(k);
+  a.rs_len[i] += k;
+  return whole_data(a, i);
+}
+SHOAL_HD void whole_pull(const AggView& a, uint32_t i, uint32_t k) {
+  if (k > a.rs_len[i]) k = a.rs_len[i];
+  a.rs_head[i] -= int32_t(k);
+  a.rs_len[i] -= k;
+}
+SHOAL_HD uint8_t* whole_put(const AggView& a, uint32_t i, uint32_t k) {
+  uint8_t* d = whole_data(a, i);
+  // the end may reach the original end plus the tail room
+  if (!d || int64_t(a.rs_len[i]) + k - a.rs_head[i] > int64_t(a.rlen[a.rs_range * a.n + i]) + a.rs_troom[i])
+    return nullptr;
+  uint8_t* end = d + a.rs_len[i];
+  a.rs_len[i] += k;
+  return end;
+}
+SHOAL_HD void whole_take(const AggView& a, uint32_t i, uint32_t k) { a.rs_len[i] -= k > a.rs_len[i] ? a.rs_len[i] : k; }
 
 }  // namespace shoal::k

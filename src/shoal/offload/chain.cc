@@ -12,6 +12,7 @@ namespace shoal::offload {
 
 namespace {
 constexpr size_t align64(size_t x) { return (x + 63) & ~size_t(63); }
+constexpr size_t align16(size_t x) { return (x + 15) & ~size_t(15); }
 constexpr uint32_t kRoFlag = 0x80000000u;  // pack(): an offset in the read-only area, fixed up later
 
 const char* anchor_name(Anchor a) {
@@ -46,10 +47,13 @@ std::string Range::unparse() const {
   std::string e = end == kToEnd ? "END" : fmt::format("{}+{}", anchor_name(anchor), end);
   std::string s = fmt::format("{} [{}+{}, {})", write ? "rw" : "r", anchor_name(anchor), begin, e);
   if (ip_at >= 0) s += fmt::format(" (IP at {})", ip_at);
+  if (resizable) s += fmt::format(" (resizable: {} bytes in front, {} behind)", head_room, tail_room);
   return s;
 }
 
 uint32_t Plan::add(const Range& r) {
+  if (resize_ >= 0 && error.empty())
+    error = "declares packet bytes after a step that resizes packets (their offsets would be stale)";
   for (size_t i = 0; i < ranges_.size(); ++i)
     if (ranges_[i].same_place(r)) {
       ranges_[i].write |= r.write;
@@ -57,6 +61,26 @@ uint32_t Plan::add(const Range& r) {
     }
   ranges_.push_back(r);
   return uint32_t(ranges_.size() - 1);
+}
+
+uint32_t Plan::add_resizable(uint32_t head_room, uint32_t tail_room) {
+  if (resize_ >= 0) {
+    if (error.empty()) error = "a second step resizes packets in one chain";
+    return uint32_t(resize_);
+  }
+  Range r;
+  r.end = kToEnd;
+  r.write = true;
+  r.resizable = true;
+  r.head_room = head_room, r.tail_room = tail_room;
+  ranges_.push_back(r);
+  resize_ = int32_t(ranges_.size() - 1);
+  return uint32_t(resize_);
+}
+
+uint32_t Plan::add_block(uint32_t in_size, uint32_t out_size) {
+  blocks_.push_back({in_size, out_size});
+  return uint32_t(blocks_.size() - 1);
 }
 
 bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e) {
@@ -106,7 +130,7 @@ bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e) {
     default:
       return false;
   }
-  int64_t need = a + (r.need ? r.need : r.begin + 1);
+  int64_t need = r.resizable ? 0 : a + (r.need ? r.need : r.begin + 1);
   if (need > int64_t(len) || a + r.begin < 0) return false;
   s = uint32_t(a + r.begin);
   int64_t end = r.end == kToEnd ? int64_t(len) : std::min<int64_t>(a + r.end, len);
@@ -128,6 +152,8 @@ std::shared_ptr<void> upload_shared(const std::shared_ptr<dev::Device>& d, const
 }
 
 void Launch::keep(std::shared_ptr<const void> x) { agg->keep.push_back(std::move(x)); }
+const uint8_t* Launch::block_in(uint32_t j) const { return base + agg->o_bin[j]; }
+uint8_t* Launch::block_out(uint32_t j) const { return base + agg->o_bout[j]; }
 
 k::AggView Aggregate::view(uint8_t* base) const {
   k::AggView v;
@@ -141,6 +167,13 @@ k::AggView Aggregate::view(uint8_t* base) const {
   v.plen = has_len ? reinterpret_cast<const uint32_t*>(base + o_plen) : nullptr;
   v.dst_ip = has_dst ? base + o_dst : nullptr;
   v.dst_ip6 = has_dst6 ? base + o_dst6 : nullptr;
+  if (chain->plan().resizable() >= 0) {
+    v.rs_range = uint32_t(chain->plan().resizable());
+    v.rs_head = reinterpret_cast<int32_t*>(base + o_rshead);
+    v.rs_len = reinterpret_cast<uint32_t*>(base + o_rslen);
+    v.rs_hroom = reinterpret_cast<const uint32_t*>(base + o_hroom);
+    v.rs_troom = reinterpret_cast<const uint32_t*>(base + o_troom);
+  }
   return v;
 }
 
@@ -157,7 +190,10 @@ Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Of
     all.write = true;
     plan_.add(all);
   }
-  for (Offloadable* s : steps_) s->offload_declare(plan_);
+  for (Offloadable* s : steps_) {
+    s->offload_declare(plan_);
+    if (!plan_.error.empty() && error_.empty()) error_ = s->offload_element().name() + ": " + plan_.error;
+  }
   if (device_)
     for (uint32_t i = 0; i < inflight_; ++i) {
       auto a = std::make_unique<Aggregate>();
@@ -201,24 +237,45 @@ bool Chain::ensure(Aggregate& a, size_t bytes) {
   return true;
 }
 
-void Chain::pack(Aggregate& a) {
+// Layout of an aggregate (offsets in both buffers):
+//   roff rlen plen hroom troom | in blocks       to the device only
+//   verdict pred | out blocks                     zeroed there, copied back
+//   dst dst6 rshead rslen                         both ways
+//   written area                                  both ways
+//   read-only area                                to the device only
+void Chain::pack(Aggregate& a, bool pre) {
   PacketBatch* b = a.batch;
   const auto& R = plan_.ranges();
   const uint32_t n = b->slots(), nr = uint32_t(R.size());
   const AnnoUse& an = plan_.annos;
+  const int32_t rs = plan_.resizable();
+  const auto& blocks = plan_.blocks();
   a.n = n, a.nr = nr;
   a.has_len = an.length, a.has_pred = an.pred, a.has_dst = an.dst_ip, a.has_dst6 = an.dst_ip6;
+  const size_t rsw = rs >= 0 ? size_t(4) * n : 0;
   a.o_roff = 0;
   a.o_rlen = a.o_roff + size_t(4) * nr * n;
   a.o_plen = a.o_rlen + size_t(4) * nr * n;
-  a.o_verdict = a.o_plen + (an.length ? size_t(4) * n : 0);
+  a.o_hroom = a.o_plen + (an.length ? size_t(4) * n : 0);
+  a.o_troom = a.o_hroom + rsw;
+  size_t o = a.o_troom + rsw;
+  a.o_bin.resize(blocks.size());
+  a.o_bout.resize(blocks.size());
+  for (size_t j = 0; j < blocks.size(); ++j) a.o_bin[j] = o = align16(o), o += size_t(blocks[j].in_size) * n;
+  a.o_verdict = align16(o);
   a.o_pred = a.o_verdict + size_t(4) * n;
-  a.o_dst = a.o_pred + (an.pred ? size_t(4) * n : 0);
+  o = a.o_pred + (an.pred ? size_t(4) * n : 0);
+  for (size_t j = 0; j < blocks.size(); ++j) a.o_bout[j] = o = align16(o), o += size_t(blocks[j].out_size) * n;
+  a.o_dst = align16(o);
   a.o_dst6 = a.o_dst + (an.dst_ip ? size_t(4) * n : 0);
-  a.o_rw = align64(a.o_dst6 + (an.dst_ip6 ? size_t(16) * n : 0));
+  a.o_rshead = a.o_dst6 + (an.dst_ip6 ? size_t(16) * n : 0);
+  a.o_rslen = a.o_rshead + rsw;
+  a.o_rw = align64(a.o_rslen + rsw);
   if (!ensure(a, a.o_rw)) throw std::bad_alloc();
   auto* roff = reinterpret_cast<uint32_t*>(a.host + a.o_roff);
   auto* rlen = reinterpret_cast<uint32_t*>(a.host + a.o_rlen);
+  auto* hroom = reinterpret_cast<uint32_t*>(a.host + a.o_hroom);
+  auto* troom = reinterpret_cast<uint32_t*>(a.host + a.o_troom);
   // Pass 1: each packet's ranges, merged where they overlap or touch, get
   // their places in the written or the read-only area.
   struct Group {
@@ -242,15 +299,23 @@ void Chain::pack(Aggregate& a) {
       }
     }
     std::sort(pieces_.begin(), pieces_.end(), [](const Piece& x, const Piece& y) { return x.s < y.s; });
+    if (rs >= 0) {
+      hroom[i] = std::min(R[size_t(rs)].head_room, p->headroom());
+      troom[i] = std::min(R[size_t(rs)].tail_room, p->tailroom());
+    }
     for (size_t j = 0; j < pieces_.size();) {
       uint32_t gs = pieces_[j].s, ge = pieces_[j].e;
-      bool w = pieces_[j].write;
+      bool w = pieces_[j].write, grow = int32_t(pieces_[j].range) == rs;
       size_t k = j + 1;
-      for (; k < pieces_.size() && pieces_[k].s <= ge; ++k) ge = std::max(ge, pieces_[k].e), w |= pieces_[k].write;
-      uint32_t pos = uint32_t(w ? rw : ro);
-      (w ? rw : ro) += ge - gs;
+      for (; k < pieces_.size() && pieces_[k].s <= ge; ++k)
+        ge = std::max(ge, pieces_[k].e), w |= pieces_[k].write, grow |= int32_t(pieces_[k].range) == rs;
+      // the resizable packet's group (the whole packet) gets its room on both sides
+      size_t& area = w ? rw : ro;
+      if (grow) area += hroom[i];
+      uint32_t pos = uint32_t(area);
+      area += ge - gs + (grow ? troom[i] : 0);
       groups.push_back({i, gs, ge, pos, w});
-      if (w) a.rw_segs.push_back({i, gs, ge, pos});
+      if (w) a.rw_segs.push_back({i, gs, ge, pos, grow});
       for (; j < k; ++j) {
         roff[size_t(pieces_[j].range) * n + i] = (pos + pieces_[j].s - gs) | (w ? 0 : kRoFlag);
         rlen[size_t(pieces_[j].range) * n + i] = pieces_[j].e - pieces_[j].s;
@@ -277,6 +342,13 @@ void Chain::pack(Aggregate& a) {
     for (uint32_t i = 0; i < n; ++i) std::memcpy(a.host + a.o_dst + 4 * i, b->at(i)->anno().dst_ip, 4);
   if (an.dst_ip6)
     for (uint32_t i = 0; i < n; ++i) std::memcpy(a.host + a.o_dst6 + 16 * i, b->at(i)->anno().dst_ip6, 16);
+  if (rs >= 0) {
+    auto* head = reinterpret_cast<int32_t*>(a.host + a.o_rshead);
+    auto* len = reinterpret_cast<uint32_t*>(a.host + a.o_rslen);
+    for (uint32_t i = 0; i < n; ++i) head[i] = 0, len[i] = b->at(i)->length();
+  }
+  if (pre)
+    for (Offloadable* s : steps_) s->offload_pre(a);
 }
 
 size_t Chain::h2d_bytes(const Aggregate& a) const { return a.o_verdict + (a.o_rw + a.rw_bytes - a.o_dst) + a.ro_bytes; }
@@ -307,7 +379,7 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
     ++busy_;
     stats_.inflight_max.set(std::max<uint64_t>(stats_.inflight_max.get(), busy_));
   }
-  pack(*a);
+  pack(*a, true);
   if (a->on_device) {
     dev::Stream* s = a->stream;
     device_->h2d(s, a->dbuf, a->host, a->o_verdict);
@@ -330,6 +402,7 @@ void Chain::step(Aggregate& a, size_t i) {
   L.device = device_;
   L.stream = a.stream;
   L.agg = &a;
+  L.base = a.on_device ? a.dbuf : a.host;
   std::string err;
   if (!steps_[i]->offload_launch(L, err)) {
     a.failed = true;
@@ -364,7 +437,7 @@ void Chain::redo_on_host(Aggregate& a) {
   stats_.fault_packets.add(a.n);
   a.on_device = false;
   a.keep.clear();
-  pack(a);
+  pack(a, false);  // the input blocks pre() filled are still in place
   std::memset(a.host + a.o_verdict, 0, a.o_dst - a.o_verdict);
   for (size_t i = 0; i < steps_.size(); ++i) step(a, i);
 }
@@ -393,7 +466,22 @@ void Chain::wait(Aggregate& a) {
 
 void Chain::complete(Aggregate& a) {
   PacketBatch* b = a.batch;
-  for (const Aggregate::Seg& s : a.rw_segs) std::memcpy(b->at(s.pkt)->data() + s.s, a.host + a.o_rw + s.pos, s.e - s.s);
+  const auto* rs_head = reinterpret_cast<const int32_t*>(a.host + a.o_rshead);
+  const auto* rs_len = reinterpret_cast<const uint32_t*>(a.host + a.o_rslen);
+  for (const Aggregate::Seg& s : a.rw_segs) {
+    Packet* p = b->at(s.pkt);
+    const uint8_t* src = a.host + a.o_rw + s.pos;
+    if (!s.resizable) {
+      std::memcpy(p->data() + s.s, src, s.e - s.s);
+      continue;
+    }
+    // pack() gave the kernel no more room than the buffer has, so these hold
+    int32_t h = rs_head[s.pkt];
+    if (h > 0) p->push(uint32_t(h));
+    else if (h < 0) p->pull(uint32_t(-h));
+    p->set_length(rs_len[s.pkt]);
+    std::memcpy(p->data(), src - h, p->length());
+  }
   const AnnoUse& an = plan_.annos;
   if (an.dst_ip)
     for (uint32_t i = 0; i < a.n; ++i) std::memcpy(b->at(i)->anno().dst_ip, a.host + a.o_dst + 4 * i, 4);
@@ -405,6 +493,7 @@ void Chain::complete(Aggregate& a) {
   }
   for (size_t j = 0; j < steps_.size(); ++j) {
     Offloadable* st = steps_[j];
+    st->offload_post(a, j);
     bool hook = st->offload_has_passed_hook();
     for (uint32_t i = 0; i < a.n; ++i) {
       uint32_t v = a.verdict(i);
@@ -442,6 +531,9 @@ std::string Chain::describe() const {
   const AnnoUse& a = plan_.annos;
   s += fmt::format("annotations:{}{}{}{}\n", a.dst_ip ? " DST_IP" : "", a.dst_ip6 ? " DST_IP6" : "",
                    a.length ? " LENGTH" : "", a.pred ? " PREDICATES" : "");
+  for (size_t j = 0; j < plan_.blocks().size(); ++j)
+    s += fmt::format("block {}: {} bytes in, {} bytes out per packet\n", j, plan_.blocks()[j].in_size,
+                     plan_.blocks()[j].out_size);
   return s;
 }
 

@@ -55,8 +55,13 @@ struct Range {
   int32_t need = 0;   // the packet has the range only when it has anchor+need bytes (0: begin+1)
   bool write = false;
   int32_t ip_at = -1;  // >= 0: the IP header is taken to be at this offset (an earlier step checked it there)
+  // NBA's "whole packet with size delta" (Plan::add_resizable): the whole
+  // packet, present even when empty, with room reserved to grow it.
+  bool resizable = false;
+  uint32_t head_room = 0, tail_room = 0;
   bool same_place(const Range& o) const {
-    return anchor == o.anchor && begin == o.begin && end == o.end && need == o.need && ip_at == o.ip_at;
+    return anchor == o.anchor && begin == o.begin && end == o.end && need == o.need && ip_at == o.ip_at &&
+           !resizable && !o.resizable;
   }
   std::string unparse() const;
 };
@@ -73,7 +78,26 @@ class Plan {
  public:
   // The index of `r` in the union (an identical place is shared; write wins).
   uint32_t add(const Range& r);
+  // NBA's "whole packet with size delta": the whole packet, written, with up
+  // to head_room bytes to push in front and tail_room to put behind (each
+  // packet gets what its buffer has, at most that). Kernels reach it with
+  // k::whole_data/whole_push/whole_put..., the host applies the new start
+  // and length when the aggregate completes. Steps after a resizing one may
+  // not declare packet ranges: their offsets would be stale (error()).
+  uint32_t add_resizable(uint32_t head_room, uint32_t tail_room);
+  int32_t resizable() const { return resize_; }
+  // NBA's "user pre/post function" datablock: in_size bytes per packet that
+  // the step's offload_pre() fills on the host before the copy, and
+  // out_size bytes per packet that its kernel writes (zeroed first) and its
+  // offload_post() reads at completion. Returns the block's index.
+  uint32_t add_block(uint32_t in_size, uint32_t out_size);
+  struct Block {
+    uint32_t in_size, out_size;
+  };
+  const std::vector<Block>& blocks() const { return blocks_; }
   const std::vector<Range>& ranges() const { return ranges_; }
+  // Set when the declarations cannot work together.
+  std::string error;
   AnnoUse annos;
   // Set by a step that validates the IP header at a fixed offset: later
   // steps' IP/L4/payload anchors resolve from there.
@@ -81,6 +105,8 @@ class Plan {
 
  private:
   std::vector<Range> ranges_;
+  std::vector<Block> blocks_;
+  int32_t resize_ = -1;
 };
 
 // Resolves range r of packet p to [s, e) in data() offsets; false when absent.
@@ -97,6 +123,10 @@ struct Launch {
   std::shared_ptr<dev::Device> device;
   dev::Stream* stream = nullptr;
   Aggregate* agg = nullptr;
+  uint8_t* base = nullptr;  // of the buffer the view points into
+  // Where block j (Plan::add_block) lies for the kernel.
+  const uint8_t* block_in(uint32_t j) const;
+  uint8_t* block_out(uint32_t j) const;
   // Runs kernel K over every packet of the aggregate.
   template <class K>
   void run(const typename K::Params& p) {
@@ -131,6 +161,16 @@ class Offloadable {
   // sit between HostToDevice and DeviceToHost, which numbers them.
   virtual bool offload_joins_chains() const { return true; }
   virtual void offload_set_step(int) {}
+  // True for a step that resizes packets (Plan::add_resizable): an NBA
+  // chain ends with it.
+  virtual bool offload_resizes() const { return false; }
+  // User pre/post functions (Plan::add_block): pre() fills the step's input
+  // blocks for every packet of the aggregate, once, before it is copied
+  // (also when it then runs on the CPU); post() reads the output blocks at
+  // completion, after the written bytes are back in the packets
+  // (Aggregate::reached says which packets the step saw).
+  virtual void offload_pre(Aggregate&) {}
+  virtual void offload_post(Aggregate&, size_t /*step*/) {}
 };
 
 // A device copy of `bytes` at src (a table), freed when the last holder
@@ -167,14 +207,25 @@ struct Aggregate {
   bool has_len = false, has_pred = false, has_dst = false, has_dst6 = false;
   size_t o_roff = 0, o_rlen = 0, o_plen = 0, o_verdict = 0, o_pred = 0, o_dst = 0, o_dst6 = 0, o_rw = 0, o_ro = 0,
          o_end = 0;
+  size_t o_hroom = 0, o_troom = 0, o_rshead = 0, o_rslen = 0;  // the resizable range's words
+  std::vector<size_t> o_bin, o_bout;                              // user blocks
   size_t rw_bytes = 0, ro_bytes = 0;
   struct Seg {
     uint32_t pkt, s, e, pos;  // packet index, [s, e) in the packet, position in the written area
+    bool resizable;           // the resizable whole packet (its new start and length apply)
   };
   std::vector<Seg> rw_segs;
   std::vector<std::shared_ptr<const void>> keep;
   k::AggView view(uint8_t* base) const;
   uint32_t verdict(uint32_t i) const { return reinterpret_cast<const uint32_t*>(host + o_verdict)[i]; }
+  // Whether packet i got to step s (it had not left the chain before it).
+  bool reached(uint32_t i, size_t s) const {
+    uint32_t v = verdict(i);
+    return v == 0 || k::verdict_step(v) >= s;
+  }
+  // Host copies of block j: n packets times its in/out size.
+  uint8_t* block_in(uint32_t j) { return host + o_bin[j]; }
+  const uint8_t* block_out(uint32_t j) const { return host + o_bout[j]; }
 };
 
 class Chain {
@@ -197,6 +248,8 @@ class Chain {
   const std::string& last_error() const { return last_error_; }
   // Whether device aggregates are possible (a device, not given up on).
   bool device_usable() const { return device_ && !given_up_; }
+  // Why the steps' declarations do not fit together (empty: they do).
+  const std::string& error() const { return error_; }
   // "A -> B -> C" and the ROI union, for handlers.
   std::string describe() const;
 
@@ -226,7 +279,7 @@ class Chain {
   size_t d2h_bytes(const Aggregate& a) const;
 
  private:
-  void pack(Aggregate& a);
+  void pack(Aggregate& a, bool pre);
   bool ensure(Aggregate& a, size_t bytes);
   void redo_on_host(Aggregate& a);
   void note_failure(Aggregate& a, const std::string& err);
@@ -239,7 +292,7 @@ class Chain {
   uint32_t busy_ = 0, inflight_;
   uint32_t consecutive_failures_ = 0;
   bool given_up_ = false, reported_ = false;
-  std::string last_error_;
+  std::string last_error_, error_;
   ChainStats& stats_;
   // pack() scratch
   struct Piece {

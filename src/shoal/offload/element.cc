@@ -12,10 +12,9 @@ namespace {
 constexpr size_t kMaxPorts = 256;  // verdict ports are 8 bits
 }
 
-void NbaOffload::init(Element& self, Offloadable& me, std::function<void(int, PacketBatch*)> cpu) {
+void NbaOffload::init(Element& self, Offloadable& me) {
   self_ = &self;
   me_ = &me;
-  cpu_ = std::move(cpu);
   timer_.owner = &self;
   self.add_task();
   self.set_task_active(false);
@@ -42,6 +41,7 @@ bool NbaOffload::build_chain() {
     Element* next = e->output(0).e;
     auto* o = dynamic_cast<Offloadable*>(next);
     if (!o || !o->offload_joins_chains() || std::find(steps.begin(), steps.end(), o) != steps.end()) break;
+    if (steps.back()->offload_resizes()) break;  // later steps would see stale offsets
     steps.push_back(o);
     e = next;
   }
@@ -66,9 +66,15 @@ bool NbaOffload::take(int port, PacketBatch* b) {
   }
   if (!to_device) {
     if (fifo_.empty() && !open_) return false;  // nothing to wait for
+    // Behind aggregates in flight: the chain runs it now, on the host, and
+    // it waits its turn to leave. Running it now keeps the elements' host
+    // state (pre functions: IP IDs, sequence numbers) in arrival order.
+    (void)port;
     if (open_) launch_open();
-    fifo_packets_ += b->live();
-    fifo_.push_back({nullptr, b, port});
+    Aggregate* a = chain_->begin(b, false);
+    chain_->run(*a);
+    fifo_packets_ += a->n;
+    fifo_.push_back(a);
     self_->set_task_active(true);
     return true;
   }
@@ -95,7 +101,7 @@ void NbaOffload::launch_open() {
   Aggregate* a = chain_->begin(b, true);
   chain_->run(*a);
   fifo_packets_ += a->n;
-  fifo_.push_back({a, nullptr, 0});
+  fifo_.push_back(a);
   self_->set_task_active(true);
 }
 
@@ -106,18 +112,12 @@ void NbaOffload::run_timer() {
 bool NbaOffload::run_task() {
   bool did = false;
   while (!fifo_.empty()) {
-    Item it = fifo_.front();
-    if (it.agg) {
-      if (!chain_->ready(*it.agg)) break;
-      fifo_.pop_front();
-      fifo_packets_ -= it.agg->n;
-      chain_->complete(*it.agg);
-      deliver(*it.agg);
-    } else {
-      fifo_.pop_front();
-      fifo_packets_ -= it.cpu->live();
-      cpu_(it.port, it.cpu);
-    }
+    Aggregate* a = fifo_.front();
+    if (!chain_->ready(*a)) break;
+    fifo_.pop_front();
+    fifo_packets_ -= a->n;
+    chain_->complete(*a);
+    deliver(*a);
     did = true;
   }
   self_->set_task_active(!fifo_.empty());
@@ -176,13 +176,9 @@ void NbaOffload::cleanup() {
     self_->recycle(b);
   };
   if (open_) free_batch(open_), open_ = nullptr;
-  for (Item& it : fifo_) {
-    if (it.agg) {
-      chain_->wait(*it.agg);
-      free_batch(chain_->release(*it.agg));
-    } else {
-      free_batch(it.cpu);
-    }
+  for (Aggregate* a : fifo_) {
+    chain_->wait(*a);
+    free_batch(chain_->release(*a));
   }
   fifo_.clear();
   fifo_packets_ = 0;

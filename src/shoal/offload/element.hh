@@ -8,7 +8,8 @@
 // their data stays on the device between them), and when the aggregate
 // completes sends every packet out of the element and port where it left
 // the chain. Batches for the CPU that arrive while aggregates are in flight
-// wait behind them, so nothing is reordered.
+// run through the chain at once, on the host, and wait behind them, so
+// nothing is reordered and host state advances in arrival order.
 //
 // Snap's form: the same class registered under a GPU name (GPUIPLookup...)
 // sits between HostToDevice and DeviceToHost; its push() queues its step on
@@ -26,8 +27,8 @@ namespace shoal::offload {
 
 class NbaOffload {
  public:
-  // At initialize(): the element, itself as a step, and its CPU path.
-  void init(Element& self, Offloadable& me, std::function<void(int, PacketBatch*)> cpu);
+  // At initialize(): the element, and itself as a step.
+  void init(Element& self, Offloadable& me);
   // True when the batch was taken (for the device, or to wait its turn).
   bool take(int port, PacketBatch* b);
   bool run_task();
@@ -47,18 +48,12 @@ class NbaOffload {
 
   Element* self_ = nullptr;
   Offloadable* me_ = nullptr;
-  std::function<void(int, PacketBatch*)> cpu_;
   std::unique_ptr<Chain> chain_;
   ChainStats stats_;
   bool chain_tried_ = false;
   PacketBatch* open_ = nullptr;  // the aggregate being filled
   uint32_t open_batches_ = 0;
-  struct Item {
-    Aggregate* agg;   // or
-    PacketBatch* cpu;  // a CPU batch waiting its turn
-    int port;
-  };
-  std::deque<Item> fifo_;
+  std::deque<Aggregate*> fifo_;  // in arrival order: device aggregates, and CPU ones behind them
   size_t fifo_packets_ = 0;
   Timer timer_;
   std::vector<PacketBatch*> out_;  // deliver() scratch: (step, port) -> batch
@@ -115,7 +110,7 @@ class OffloadableElement : public Base, public Offloadable {
   // Call from initialize(), after the element's own set-up.
   void offload_init() {
     r_not_on_device_ = this->add_drop_reason("not-on-device");
-    if (!gpu_form_) nba_.init(*this, *this, [this](int port, PacketBatch* b) { cpu_push(port, b); });
+    if (!gpu_form_) nba_.init(*this, *this);
   }
   void offload_handlers() {
     if (!gpu_form_) nba_.add_handlers(*this);

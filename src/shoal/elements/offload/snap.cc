@@ -117,6 +117,7 @@ class HostToDevice : public Element {
       fmt::print(stderr, "shoal: {}: no device ({}); aggregates run on the CPU (counted in 'cpu_fault')\n", name(),
                  err);
     chain_ = std::make_unique<offload::Chain>(*this, std::move(d), std::move(steps), inflight_, stats_, !slice_);
+    if (!chain_->error().empty()) throw std::runtime_error(chain_->error());
   }
   void push(int, PacketBatch* b) override {
     offload::Aggregate* a = chain_->begin(b, true);
