@@ -26,10 +26,11 @@ cmake --build build-gpu -j "$(nproc)" || exit 1
 echo "== GPU tests"
 ctest --test-dir build-gpu -L gpu --output-on-failure | tee "$OUT/gpu-tests.txt"
 echo "== offload tests on the CUDA backend (the same tests CI runs on the host backend)"
-SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*' 2>&1 | tail -n 30 | tee "$OUT/offload-cuda-tests.txt"
+SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*' 2>&1 | tail -n 30 | tee "$OUT/offload-cuda-tests.txt"
 echo "== full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure -LE slow | tail -n 5 | tee "$OUT/tests.txt"
 echo "== benchmarks"
+./build-gpu/shoal bench --out "$OUT/bench-lpm-device.json" --case lpm-device --seconds 1 --lookup-chunk 1024 16384 262144 1048576
 ./build-gpu/shoal bench --out "$OUT/bench-offload.json" --reps 3 --threads 1 \
   --case router router6 router-snap router-snap-noslice router-nba --batch 64 256 1024 4096 16384
 ./build-gpu/shoal bench --out "$OUT/bench-core.json" --reps 5 --threads 1 2 4 8

@@ -22,6 +22,8 @@
 #include "shoal/elements/ip/iproutetable.hh"
 #include "shoal/io/traffic.hh"
 #include "shoal/kernels/lpm6_build.hh"
+#include "shoal/kernels/steps.hh"
+#include "shoal/offload/chain.hh"
 
 namespace shoal::tool {
 
@@ -194,6 +196,137 @@ double lookups_per_sec(size_t n, double seconds, F&& one) {
   return double(done) / el;
 }
 
+// Bare device lookups: the router's step kernel K over `n` addresses of
+// `ab` bytes each, `chunk` per launch, three ways in one run, each going
+// through all the addresses in turn:
+//   kernel       all addresses resident on the device, launches back to
+//                back (the verdict words zeroed before each, as a chain does);
+//   with copies  addresses copied in, verdicts and (possibly rewritten)
+//                addresses copied back, on 4 streams so copies overlap;
+//   cpu          the same K::run over host memory on this thread.
+// The device's verdicts are checked against the CPU's.
+struct DevLookups {
+  double kernel = 0, copies = 0, cpu = 0;  // lookups per second
+  uint64_t mismatches = 0;
+  std::string error;
+};
+
+template <class K, class SetAddr>
+DevLookups device_lookups(dev::Device& d, typename K::Params p, typename K::Params cpu_p,
+                          const std::vector<uint8_t>& addrs, size_t ab, uint32_t chunk, double seconds,
+                          SetAddr set_addr) {
+  using clk = std::chrono::steady_clock;
+  DevLookups r;
+  const size_t n = addrs.size() / ab, chunks = std::max<size_t>(1, n / chunk);
+  constexpr int S = 4;
+  dev::Stream* st[S];
+  uint8_t *haddr[S], *hres[S], *daddr[S], *dverd[S];
+  for (int s = 0; s < S; ++s) {
+    st[s] = d.stream_create();
+    haddr[s] = static_cast<uint8_t*>(d.host_alloc(chunk * ab));
+    hres[s] = static_cast<uint8_t*>(d.host_alloc(chunk * (4 + ab)));
+    daddr[s] = static_cast<uint8_t*>(d.dev_alloc(chunk * ab));
+    dverd[s] = static_cast<uint8_t*>(d.dev_alloc(chunk * 4));
+    if (!haddr[s] || !hres[s] || !daddr[s] || !dverd[s]) r.error = "out of memory";
+  }
+  auto params = [&](uint8_t* verd, uint8_t* addr, const typename K::Params& from) {
+    typename K::Params q = from;
+    q.a.n = chunk;
+    q.a.verdict = reinterpret_cast<uint32_t*>(verd);
+    set_addr(q.a, addr);
+    return q;
+  };
+  std::string err;
+  uint8_t* dall = static_cast<uint8_t*>(d.dev_alloc(chunks * chunk * ab));
+  if (!dall) r.error = "out of device memory";
+  if (r.error.empty() && !d.upload(dall, addrs.data(), chunks * chunk * ab, err)) r.error = err;
+  if (r.error.empty()) {
+    // kernel only: 8 launches per wait
+    uint64_t done = 0;
+    size_t next = 0;
+    auto t0 = clk::now();
+    double el = 0;
+    do {
+      for (int i = 0; i < 8; ++i) {
+        auto q = params(dverd[0], dall + (next++ % chunks) * chunk * ab, p);
+        d.memset(st[0], dverd[0], 0, chunk * 4);
+        d.launch(st[0], dev::KernelOf<K>::id, &q, sizeof q, chunk);
+      }
+      d.record(st[0]);
+      if (d.wait(st[0], err) != dev::Status::Done) r.error = err;
+      done += 8ull * chunk;
+      el = std::chrono::duration<double>(clk::now() - t0).count();
+    } while (el < seconds && r.error.empty());
+    r.kernel = double(done) / el;
+  }
+  if (r.error.empty()) {
+    // with copies, S streams in turn
+    bool busy[S] = {};
+    size_t next = 0;
+    uint64_t done = 0;
+    auto t0 = clk::now();
+    double el = 0;
+    for (int s = 0;; s = (s + 1) % S) {
+      if (busy[s]) {
+        if (d.wait(st[s], err) != dev::Status::Done) {
+          r.error = err;
+          break;
+        }
+        done += chunk;
+        busy[s] = false;
+      }
+      el = std::chrono::duration<double>(clk::now() - t0).count();
+      if (el >= seconds) break;
+      std::memcpy(haddr[s], addrs.data() + (next++ % chunks) * chunk * ab, chunk * ab);
+      auto q = params(dverd[s], daddr[s], p);
+      d.h2d(st[s], daddr[s], haddr[s], chunk * ab);
+      d.memset(st[s], dverd[s], 0, chunk * 4);
+      d.launch(st[s], dev::KernelOf<K>::id, &q, sizeof q, chunk);
+      d.d2h(st[s], hres[s], dverd[s], chunk * 4);
+      d.d2h(st[s], hres[s] + chunk * 4, daddr[s], chunk * ab);
+      d.record(st[s]);
+      busy[s] = true;
+    }
+    for (int s = 0; s < S; ++s)
+      if (busy[s]) d.wait(st[s], err);
+    r.copies = double(done) / el;
+  }
+  d.dev_free(dall);
+  // one CPU core (the next hops have no gateways, so the addresses stay as
+  // they are), and the check: the last chunk each stream did vs the CPU
+  std::vector<uint8_t> cverd(chunk * 4), caddr(chunk * ab);
+  auto q = params(cverd.data(), caddr.data(), cpu_p);
+  uint64_t done = 0;
+  auto t0 = clk::now();
+  double el = 0;
+  size_t next = 0;
+  do {
+    auto qc = params(cverd.data(), const_cast<uint8_t*>(addrs.data()) + (next++ % chunks) * chunk * ab, cpu_p);
+    std::memset(cverd.data(), 0, cverd.size());
+    for (uint32_t i = 0; i < chunk; ++i) K::run(qc, i);
+    done += chunk;
+    el = std::chrono::duration<double>(clk::now() - t0).count();
+  } while (el < seconds);
+  r.cpu = double(done) / el;
+  if (r.error.empty())
+    for (int s = 0; s < S; ++s) {
+      // stream s last did chunk index (its last launch); redo it on the CPU and compare
+      std::memcpy(caddr.data(), haddr[s], chunk * ab);
+      std::memset(cverd.data(), 0, cverd.size());
+      for (uint32_t i = 0; i < chunk; ++i) K::run(q, i);
+      r.mismatches += std::memcmp(cverd.data(), hres[s], chunk * 4) != 0;
+      r.mismatches += std::memcmp(caddr.data(), hres[s] + chunk * 4, chunk * ab) != 0;
+    }
+  for (int s = 0; s < S; ++s) {
+    d.stream_destroy(st[s]);
+    d.host_free(haddr[s]);
+    d.host_free(hres[s]);
+    d.dev_free(daddr[s]);
+    d.dev_free(dverd[s]);
+  }
+  return r;
+}
+
 std::string sh(const char* cmd) {
   std::string out;
   if (FILE* f = popen(cmd, "r")) {
@@ -288,7 +421,11 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("--reps", reps, "runs per point (median reported)")->check(CLI::Range(1, 20));
   app.add_option("--batch", bursts, "batch sizes");
   app.add_option("--threads", threads, "worker thread counts");
-  app.add_option("--case", only, "cases to run (forward, classifier, classifier-split, router, router-radix, router6, ipfilter, ipfilter-linear, lpm)");
+  app.add_option("--case", only, "cases to run (forward, classifier, classifier-split, router, router-radix, router6, "
+                 "ipfilter, ipfilter-linear, lpm, lpm-device, and the offload cases router-snap, router-snap-noslice, "
+                 "router-nba)");
+  std::vector<uint32_t> chunks{1024, 16384, 262144};
+  app.add_option("--lookup-chunk", chunks, "lpm-device: addresses per launch");
   size_t routes4 = 170000, routes6 = 20000;
   app.add_option("--routes4", routes4, "IPv4 prefixes for the router cases");
   app.add_option("--routes6", routes6, "IPv6 prefixes for the router cases");
@@ -314,7 +451,7 @@ int cmd_bench(int argc, char** argv) {
   j["results"] = nlohmann::json::array();
   auto wants = [&](const char* n) { return only.empty() || std::find(only.begin(), only.end(), n) != only.end(); };
   Tables tables;
-  bool routing = wants("router") || wants("router-radix") || wants("router6") || wants("lpm");
+  bool routing = wants("router") || wants("router-radix") || wants("router6") || wants("lpm") || wants("lpm-device");
   bool filtering = wants("ipfilter") || wants("ipfilter-linear");
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-" + std::to_string(getpid()));
   if (routing || filtering) std::filesystem::create_directories(dir);
@@ -446,6 +583,110 @@ int cmd_bench(int argc, char** argv) {
                 {"radix", {{"prefixes", tables.n4}, {"mlookups_per_s", rad_lps / 1e6}, {"build_s", build_rad}}},
                 {"ipv6_bspl", {{"prefixes", tables.n6}, {"mlookups_per_s", l6_lps / 1e6}, {"build_s", build6},
                                {"markers", l6.markers()}, {"batch32_mlookups_per_s", l6b_lps / 1e6}}}};
+  }
+  if (wants("lpm-device") && routing) {
+    // Bare lookups on the device vs one CPU core, same run, same addresses.
+    dev::DeviceOptions o;
+    o.kind = dev.kind;
+    std::string detail, e2;
+    auto d = dev::open_device(o, detail, e2);
+    if (!d) {
+      fmt::print("\nlpm-device: no device ({})\n", e2);
+    } else {
+      std::mt19937 rng(11);
+      size_t n = size_t(1) << 20;
+      std::vector<uint8_t> a4(n * 4), a6(n * 16);
+      for (size_t i = 0; i < n; ++i) {
+        const auto& p = tables.pfx4[rng() % tables.pfx4.size()];
+        k::store_be32(&a4[4 * i], p.addr | (rng() & ~k::prefix_mask(p.len)));
+        const auto& q = tables.pfx6[rng() % tables.pfx6.size()];
+        uint64_t mh, ml;
+        k::lpm6_mask(~0ull, ~0ull, q.len, mh, ml);
+        uint64_t r1 = (uint64_t(rng()) << 32) | rng(), r2 = (uint64_t(rng()) << 32) | rng();
+        k::store_be64(&a6[16 * i], q.hi | (r1 & ~mh));
+        k::store_be64(&a6[16 * i + 8], q.lo | (r2 & ~ml));
+      }
+      // Tables as the offloaded lookups upload them. The next hops have no
+      // gateways: a rewritten address would be looked up again, hitting
+      // the same few entries and flattering every loop that repeats.
+      std::vector<IPRoute> r4;
+      for (auto& p : tables.pfx4) r4.push_back({p.addr, p.len, 0, int(p.nexthop % 3)});
+      IPRouteTable dir(IPRouteTable::Kind::Dir24_8);
+      std::string e;
+      dir.set(r4, e);
+      auto sd = dir.snapshot();
+      k::Lpm6Table l6;
+      l6.build(tables.pfx6);
+      std::vector<k::NextHop4> nh4;
+      for (auto& h : sd->nexthops) nh4.push_back({h.gw, h.port});
+      std::vector<k::NextHop6> nh6(192);
+      for (size_t i = 0; i < nh6.size(); ++i) {
+        nh6[i] = {};
+        nh6[i].port = int32_t(i % 3);
+      }
+      const k::Lpm4View v4 = sd->lpm.view();
+      const k::Lpm6View v6 = l6.view();
+      auto up = [&](const void* src, size_t bytes) { return offload::upload_shared(d, src, bytes, e2); };
+      auto t24 = up(v4.tbl24, size_t(2) << 24), t8 = up(v4.tbl8, sd->lpm.groups() * 512),
+           n4 = up(nh4.data(), nh4.size() * sizeof(k::NextHop4));
+      auto lens = up(v6.lens, v6.nlens), base = up(v6.base, v6.nlens * 4), mask = up(v6.mask, v6.nlens * 4),
+           slots = up(v6.slots, l6.memory_bytes()), n6 = up(nh6.data(), nh6.size() * sizeof(k::NextHop6));
+      k::Route4Step::Params p4{};
+      p4.t = {static_cast<const uint16_t*>(t24.get()), static_cast<const uint16_t*>(t8.get())};
+      p4.nh = static_cast<const k::NextHop4*>(n4.get());
+      p4.noutputs = 3, p4.r_noroute = 0, p4.r_discard = 1;
+      k::Route6Step::Params p6{};
+      p6.t = v6;
+      p6.t.lens = static_cast<const uint8_t*>(lens.get());
+      p6.t.base = static_cast<const uint32_t*>(base.get());
+      p6.t.mask = static_cast<const uint32_t*>(mask.get());
+      p6.t.slots = static_cast<const k::Lpm6Slot*>(slots.get());
+      p6.nh = static_cast<const k::NextHop6*>(n6.get());
+      p6.noutputs = 3, p6.r_noroute = 0, p6.r_discard = 1;
+      // the CPU runs over the host tables
+      k::Route4Step::Params c4 = p4;
+      c4.t = v4, c4.nh = nh4.data();
+      k::Route6Step::Params c6 = p6;
+      c6.t = v6, c6.nh = nh6.data();
+      fmt::print("\nbare lookups on the device ({}) vs one CPU core, same run, 2^20 addresses in routed prefixes:\n",
+                 detail);
+      fmt::print("  {:<5} {:>8} {:>13} {:>13} {:>13} {:>9} {:>13}\n", "", "chunk", "kernel Ml/s", "+copies Ml/s",
+                 "1 core Ml/s", "dev/core", "PCIe limit");
+      j["lpm_device"] = {{"device", detail}, {"rows", nlohmann::json::array()}};
+      bool ok = t24 && t8 && n4 && lens && base && mask && slots && n6;
+      for (uint32_t chunk : chunks) {
+        if (!ok) break;
+        for (int v = 0; v < 2; ++v) {
+          size_t ab = v == 0 ? 4 : 16;
+          DevLookups r;
+          // the device kernels get device tables; the CPU loop host ones
+          if (v == 0) {
+            r = device_lookups<k::Route4Step>(*d, p4, c4, a4, ab, chunk, seconds,
+                                              [](k::AggView& a, uint8_t* x) { a.dst_ip = x; });
+          } else {
+            r = device_lookups<k::Route6Step>(*d, p6, c6, a6, ab, chunk, seconds,
+                                              [](k::AggView& a, uint8_t* x) { a.dst_ip6 = x; });
+          }
+          double limit = pcie_bw > 0 ? pcie_bw / double(ab) : 0;
+          fmt::print("  {:<5} {:>8} {:>13.1f} {:>13.1f} {:>13.1f} {:>8.1f}x {:>13}{}\n", v == 0 ? "IPv4" : "IPv6", chunk,
+                     r.kernel / 1e6, r.copies / 1e6, r.cpu / 1e6, r.copies / std::max(1.0, r.cpu),
+                     limit > 0 ? fmt::format("{:.0f} Ml/s", limit / 1e6) : std::string("- (no GPU)"),
+                     r.error.empty() ? (r.mismatches ? fmt::format("  {} MISMATCHES", r.mismatches) : "")
+                                     : "  error: " + r.error);
+          nlohmann::json row = {{"family", v == 0 ? "ipv4" : "ipv6"}, {"chunk", chunk},
+                                {"kernel_mlookups_per_s", r.kernel / 1e6}, {"copies_mlookups_per_s", r.copies / 1e6},
+                                {"cpu_core_mlookups_per_s", r.cpu / 1e6}, {"h2d_bytes_per_lookup", ab},
+                                {"d2h_bytes_per_lookup", 4 + ab}, {"mismatches", r.mismatches}, {"error", r.error}};
+          if (limit > 0) row["pcie_limit_mlookups_per_s"] = limit / 1e6;
+          j["lpm_device"]["rows"].push_back(row);
+          if (r.mismatches || !r.error.empty()) ok = false;
+        }
+      }
+      if (!ok) {
+        fmt::print(stderr, "shoal bench: lpm-device: the device disagrees with the CPU or failed\n");
+        return 1;
+      }
+    }
   }
   if (routing || filtering) std::filesystem::remove_all(dir);
   if (!out.empty()) {

@@ -19,5 +19,9 @@ SHOAL_HD void store_be32(uint8_t* p, uint32_t v) {
   p[2] = uint8_t(v >> 8);
   p[3] = uint8_t(v);
 }
+SHOAL_HD void store_be64(uint8_t* p, uint64_t v) {
+  store_be32(p, uint32_t(v >> 32));
+  store_be32(p + 4, uint32_t(v));
+}
 
 }  // namespace shoal::k
