@@ -903,3 +903,17 @@ TEST(Datablocks, UDPIPEncapOnTheDeviceEqualsTheCpuElement) {
     }
   test::finish(*cpu);
 }
+
+TEST(OffloadRouter, WorkersShareOneDeviceCopyOfTheTables) {
+  RouterCase c = make_ipv4_case(31, 4000);
+  RunOptions o = opts();
+  o.threads = 2;
+  // Both workers read the capture (FromDump on each), both offload.
+  auto r = test::run_with(cpu_v4(c, tmp("shared"), "OffloadBalancer(1) ->"), o);
+  ASSERT_TRUE(r->ok) << r->errors;
+  ASSERT_GT(r->n("c.offload_packets"), 0u);  // the chain c -> rt -> t0 starts at CheckIPHeader
+  if (r->n("c.offload_device_aggregates") > 0) {
+    EXPECT_EQ(r->n("rt.offload_uploads"), 1u) << "one 32 MiB DIR-24-8 copy for both workers";
+  }
+  test::finish(*r);
+}

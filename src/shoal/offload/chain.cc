@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "shoal/core/element.hh"
 #include "shoal/core/worker.hh"
@@ -148,6 +150,23 @@ std::shared_ptr<void> upload_shared(const std::shared_ptr<dev::Device>& d, const
   }
   std::shared_ptr<void> sp(p, [d](void* x) { d->dev_free(x); });
   if (bytes && !d->upload(p, src, bytes, err)) return nullptr;
+  return sp;
+}
+
+std::shared_ptr<void> shared_device_copy(const dev::Device* d, const void* key,
+                                         const std::function<std::shared_ptr<void>()>& make, bool& made) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, const void*>, std::weak_ptr<void>> copies;
+  made = false;
+  std::lock_guard<std::mutex> g(mu);  // also keeps two workers from uploading the same table at once
+  auto k = std::make_pair(static_cast<const void*>(d), key);
+  if (auto it = copies.find(k); it != copies.end())
+    if (auto sp = it->second.lock()) return sp;
+  std::shared_ptr<void> sp = make();
+  if (!sp) return nullptr;
+  made = true;
+  std::erase_if(copies, [](const auto& kv) { return kv.second.expired(); });
+  copies[k] = sp;
   return sp;
 }
 

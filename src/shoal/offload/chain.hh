@@ -178,6 +178,19 @@ class Offloadable {
 std::shared_ptr<void> upload_shared(const std::shared_ptr<dev::Device>& d, const void* src, size_t bytes,
                                     std::string& err);
 
+// One device copy of a table snapshot for every worker's element: the live
+// copy made for (device, key) if there is one, else make()'s (nullptr on
+// failure, not remembered). `made` says which. A copy lives while an
+// element or an aggregate in flight holds it; the key (the snapshot) must
+// stay alive as long as the copy does (the copy holds it).
+std::shared_ptr<void> shared_device_copy(const dev::Device* d, const void* key,
+                                         const std::function<std::shared_ptr<void>()>& make, bool& made);
+template <class T>
+std::shared_ptr<T> shared_device_copy(const dev::Device* d, const void* key,
+                                      const std::function<std::shared_ptr<T>()>& make, bool& made) {
+  return std::static_pointer_cast<T>(
+      shared_device_copy(d, key, [&]() -> std::shared_ptr<void> { return make(); }, made));
+}
 
 struct ChainStats {
   Stat aggregates, packets;      // completed

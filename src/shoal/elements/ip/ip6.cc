@@ -236,24 +236,30 @@ class LookupIP6Route : public offload::OffloadableElement<PacketElement<LookupIP
     if (L.host) {
       L.keep(snap_);
     } else {
-      if (!dev_ || dev_->snap != snap_) {  // a new device copy per table version
-        auto d = std::make_shared<DeviceTables>();
-        d->snap = snap_;
-        const k::Lpm6View& v = view_;
-        d->lens = offload::upload_shared(L.device, v.lens, v.nlens, err);
-        d->base = offload::upload_shared(L.device, v.base, v.nlens * 4, err);
-        d->mask = offload::upload_shared(L.device, v.mask, v.nlens * 4, err);
-        d->slots = offload::upload_shared(L.device, v.slots, snap_->lpm.memory_bytes(), err);
-        d->nh = offload::upload_shared(L.device, snap_->nexthops.data(), snap_->nexthops.size() * sizeof(k::NextHop6),
-                                       err);
-        if (!d->lens || !d->base || !d->mask || !d->slots || !d->nh) return false;
-        d->view = v;
-        d->view.lens = static_cast<const uint8_t*>(d->lens.get());
-        d->view.base = static_cast<const uint32_t*>(d->base.get());
-        d->view.mask = static_cast<const uint32_t*>(d->mask.get());
-        d->view.slots = static_cast<const k::Lpm6Slot*>(d->slots.get());
+      if (!dev_ || dev_->snap != snap_) {  // one device copy per table version, shared by the workers
+        auto make = [&]() -> std::shared_ptr<DeviceTables> {
+          auto d = std::make_shared<DeviceTables>();
+          d->snap = snap_;
+          const k::Lpm6View& v = view_;
+          d->lens = offload::upload_shared(L.device, v.lens, v.nlens, err);
+          d->base = offload::upload_shared(L.device, v.base, v.nlens * 4, err);
+          d->mask = offload::upload_shared(L.device, v.mask, v.nlens * 4, err);
+          d->slots = offload::upload_shared(L.device, v.slots, snap_->lpm.memory_bytes(), err);
+          d->nh = offload::upload_shared(L.device, snap_->nexthops.data(),
+                                         snap_->nexthops.size() * sizeof(k::NextHop6), err);
+          if (!d->lens || !d->base || !d->mask || !d->slots || !d->nh) return nullptr;
+          d->view = v;
+          d->view.lens = static_cast<const uint8_t*>(d->lens.get());
+          d->view.base = static_cast<const uint32_t*>(d->base.get());
+          d->view.mask = static_cast<const uint32_t*>(d->mask.get());
+          d->view.slots = static_cast<const k::Lpm6Slot*>(d->slots.get());
+          return d;
+        };
+        bool made;
+        auto d = offload::shared_device_copy<DeviceTables>(L.device.get(), snap_.get(), make, made);
+        if (!d) return false;
         dev_ = std::move(d);
-        uploads_.add();
+        if (made) uploads_.add();
       }
       p.t = dev_->view;
       p.nh = static_cast<const k::NextHop6*>(dev_->nh.get());

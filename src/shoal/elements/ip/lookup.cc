@@ -184,17 +184,23 @@ class DirectIPLookup : public offload::OffloadableElement<IPLookupBase<DirectIPL
     } else {
       // The device copy follows the table: a route change builds a new one;
       // aggregates in flight keep the copy they were launched with.
-      if (!dev_ || dev_->snap != snap_) {
-        auto d = std::make_shared<DeviceTables>();
-        d->snap = snap_;
-        const k::Lpm4View v = snap_->lpm.view();
-        d->tbl24 = offload::upload_shared(L.device, v.tbl24, size_t(2) << 24, err);
-        d->tbl8 = offload::upload_shared(L.device, v.tbl8, snap_->lpm.groups() * 256 * 2, err);
-        d->nh = offload::upload_shared(L.device, snap_->nexthops.data(), snap_->nexthops.size() * sizeof(k::NextHop4),
-                                       err);
-        if (!d->tbl24 || !d->tbl8 || !d->nh) return false;
+      if (!dev_ || dev_->snap != snap_) {  // one copy per table version, shared by the workers
+        auto make = [&]() -> std::shared_ptr<DeviceTables> {
+          auto d = std::make_shared<DeviceTables>();
+          d->snap = snap_;
+          const k::Lpm4View v = snap_->lpm.view();
+          d->tbl24 = offload::upload_shared(L.device, v.tbl24, size_t(2) << 24, err);
+          d->tbl8 = offload::upload_shared(L.device, v.tbl8, snap_->lpm.groups() * 256 * 2, err);
+          d->nh = offload::upload_shared(L.device, snap_->nexthops.data(),
+                                         snap_->nexthops.size() * sizeof(k::NextHop4), err);
+          if (!d->tbl24 || !d->tbl8 || !d->nh) return nullptr;
+          return d;
+        };
+        bool made;
+        auto d = offload::shared_device_copy<DeviceTables>(L.device.get(), snap_.get(), make, made);
+        if (!d) return false;
         dev_ = std::move(d);
-        uploads_.add();
+        if (made) uploads_.add();
       }
       p.t = {static_cast<const uint16_t*>(dev_->tbl24.get()), static_cast<const uint16_t*>(dev_->tbl8.get())};
       p.nh = static_cast<const k::NextHop4*>(dev_->nh.get());
