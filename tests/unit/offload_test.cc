@@ -917,3 +917,42 @@ TEST(OffloadRouter, WorkersShareOneDeviceCopyOfTheTables) {
   }
   test::finish(*r);
 }
+
+TEST(OffloadRouter, OutOfDeviceMemoryRunsAggregatesOnTheCpu) {
+  // The host backend with 64 KiB of "device" memory: the 32 MiB IPv4 table
+  // cannot be uploaded and large aggregates cannot be placed; both fall
+  // back to the CPU, counted, with the CPU router's output.
+  if (test::default_options().device.kind == "cuda") GTEST_SKIP() << "the memory limit is the host backend's";
+  RouterCase c = make_ipv4_case(41, 3000);
+  auto cpu = test::run(cpu_v4(c, tmp("mcpu")));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  RunOptions o = opts();
+  o.device.kind = "host";
+  o.device.memory_limit = 64 << 10;
+  auto r = test::run_with(cpu_v4(c, tmp("mem"), "OffloadBalancer(1) ->"), o);
+  ASSERT_TRUE(r->ok) << r->errors;
+  expect_same_outputs(tmp("mcpu"), tmp("mem"));
+  expect_same_drops(*cpu, *r);
+  EXPECT_GT(r->n("c.offload_cpu_fault"), 0u);
+  EXPECT_NE(r->h("c.offload_last_error").find("memory"), std::string::npos) << r->h("c.offload_last_error");
+  test::finish(*r);
+  // Without the table (CheckIPHeader and DecIPTTL only), small aggregates
+  // fit and large ones do not.
+  auto cfg = [&](const std::string& bal, const std::string& out) {
+    return fmt::format("FromDump({}, STOP true) -> {} c :: CheckIPHeader(14) -> t :: DecIPTTL -> ToDump({}0.pcap);",
+                       c.in, bal, out);
+  };
+  auto cpu2 = test::run(cfg("", tmp("mcpu2")));
+  ASSERT_TRUE(cpu2->ok) << cpu2->errors;
+  o.device.memory_limit = 48 << 10;
+  o.offload_batches = 4;
+  auto r2 = test::run_with(cfg("OffloadBalancer(1) ->", tmp("mem2")), o);
+  ASSERT_TRUE(r2->ok) << r2->errors;
+  expect_same_outputs(tmp("mcpu2"), tmp("mem2"), 1);
+  EXPECT_EQ(cpu2->n("c.drops") + cpu2->n("t.drops"), r2->n("c.drops") + r2->n("t.drops"));
+  EXPECT_GT(r2->n("c.offload_cpu_fault"), 0u);
+  EXPECT_GT(r2->n("c.offload_device_aggregates"), 0u) << r2->h("c.offload_last_error");
+  test::finish(*r2);
+  test::finish(*cpu2);
+  test::finish(*cpu);
+}

@@ -54,6 +54,7 @@ struct DeviceOptions {
   uint32_t host_threads = 0;  // host backend pool (0: min(4, cores))
   uint32_t delay_us = 0;      // host backend: each operation waits a random 0..delay_us first
   double fault_rate = 0;      // any backend: this fraction of operations fail (tests)
+  size_t memory_limit = 0;    // host backend: bytes of device memory (0: unlimited; tests)
   uint64_t seed = 1;
 };
 

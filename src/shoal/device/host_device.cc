@@ -10,6 +10,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "shoal/device/device.hh"
@@ -85,12 +86,26 @@ class HostDevice final : public Device {
     std::string s = "host backend on " + std::to_string(threads_.size()) + " CPU threads";
     if (opt_.delay_us) s += ", random delays up to " + std::to_string(opt_.delay_us) + " us";
     if (opt_.fault_rate > 0) s += ", fault injection " + std::to_string(opt_.fault_rate);
+    if (opt_.memory_limit) s += ", " + std::to_string(opt_.memory_limit) + " bytes of device memory";
     return s;
   }
   void* host_alloc(size_t bytes) override { return alloc(bytes); }
   void host_free(void* p) override { std::free(p); }
-  void* dev_alloc(size_t bytes) override { return alloc(bytes); }
-  void dev_free(void* p) override { std::free(p); }
+  // "Device" memory, limited to opt_.memory_limit bytes when set (tests of
+  // running out of device memory).
+  void* dev_alloc(size_t bytes) override {
+    std::lock_guard<std::mutex> g(mem_mu_);
+    if (opt_.memory_limit && dev_bytes_ + bytes > opt_.memory_limit) return nullptr;
+    void* p = alloc(bytes);
+    if (p) dev_bytes_ += bytes, dev_sizes_[p] = bytes;
+    return p;
+  }
+  void dev_free(void* p) override {
+    if (!p) return;
+    std::lock_guard<std::mutex> g(mem_mu_);
+    if (auto it = dev_sizes_.find(p); it != dev_sizes_.end()) dev_bytes_ -= it->second, dev_sizes_.erase(it);
+    std::free(p);
+  }
 
   Stream* stream_create() override { return new HostStream; }
   void stream_destroy(Stream* s) override {
@@ -229,6 +244,9 @@ class HostDevice final : public Device {
 
   std::vector<std::thread> threads_;
   std::mutex mu_;
+  std::mutex mem_mu_;
+  size_t dev_bytes_ = 0;
+  std::unordered_map<void*, size_t> dev_sizes_;
   std::condition_variable cv_;
   std::deque<HostStream*> ready_;
   bool stop_ = false;

@@ -246,7 +246,7 @@ bool Chain::ensure(Aggregate& a, size_t bytes) {
     }
     a.host = h, a.host_cap = cap;
   }
-  if (a.stream && a.dev_cap < bytes) {
+  if (a.on_device && a.dev_cap < bytes) {
     size_t cap = std::max(bytes, a.dev_cap * 2);
     uint8_t* d = static_cast<uint8_t*>(device_->dev_alloc(cap));
     if (!d) return false;
@@ -262,7 +262,7 @@ bool Chain::ensure(Aggregate& a, size_t bytes) {
 //   dst dst6 rshead rslen                         both ways
 //   written area                                  both ways
 //   read-only area                                to the device only
-void Chain::pack(Aggregate& a, bool pre) {
+bool Chain::pack(Aggregate& a, bool pre) {
   PacketBatch* b = a.batch;
   const auto& R = plan_.ranges();
   const uint32_t n = b->slots(), nr = uint32_t(R.size());
@@ -290,7 +290,7 @@ void Chain::pack(Aggregate& a, bool pre) {
   a.o_rshead = a.o_dst6 + (an.dst_ip6 ? size_t(16) * n : 0);
   a.o_rslen = a.o_rshead + rsw;
   a.o_rw = align64(a.o_rslen + rsw);
-  if (!ensure(a, a.o_rw)) throw std::bad_alloc();
+  if (!ensure(a, a.o_rw)) return false;
   auto* roff = reinterpret_cast<uint32_t*>(a.host + a.o_roff);
   auto* rlen = reinterpret_cast<uint32_t*>(a.host + a.o_rlen);
   auto* hroom = reinterpret_cast<uint32_t*>(a.host + a.o_hroom);
@@ -344,7 +344,7 @@ void Chain::pack(Aggregate& a, bool pre) {
   a.rw_bytes = rw, a.ro_bytes = ro;
   a.o_ro = align64(a.o_rw + rw);
   a.o_end = a.o_ro + ro;
-  if (!ensure(a, a.o_end)) throw std::bad_alloc();
+  if (!ensure(a, a.o_end)) return false;
   roff = reinterpret_cast<uint32_t*>(a.host + a.o_roff);
   // Pass 2: read-only offsets move past the written area; bytes copied.
   const uint32_t ro_base = uint32_t(a.o_ro - a.o_rw);
@@ -368,6 +368,7 @@ void Chain::pack(Aggregate& a, bool pre) {
   }
   if (pre)
     for (Offloadable* s : steps_) s->offload_pre(a);
+  return true;
 }
 
 size_t Chain::h2d_bytes(const Aggregate& a) const { return a.o_verdict + (a.o_rw + a.rw_bytes - a.o_dst) + a.ro_bytes; }
@@ -398,7 +399,17 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
     ++busy_;
     stats_.inflight_max.set(std::max<uint64_t>(stats_.inflight_max.get(), busy_));
   }
-  pack(*a, true);
+  if (!pack(*a, true)) {
+    // No device memory (or pinned memory) for this aggregate: it runs on
+    // the CPU, counted as a device failure. Without host memory either,
+    // nothing more can be done.
+    if (!a->on_device) throw std::bad_alloc();
+    a->on_device = false;
+    note_failure(*a, "out of device or pinned host memory for an aggregate");
+    stats_.cpu_fault.add();
+    stats_.fault_packets.add(b->live());
+    if (!pack(*a, true)) throw std::bad_alloc();
+  }
   if (a->on_device) {
     dev::Stream* s = a->stream;
     device_->h2d(s, a->dbuf, a->host, a->o_verdict);
@@ -456,7 +467,7 @@ void Chain::redo_on_host(Aggregate& a) {
   stats_.fault_packets.add(a.n);
   a.on_device = false;
   a.keep.clear();
-  pack(a, false);  // the input blocks pre() filled are still in place
+  if (!pack(a, false)) throw std::bad_alloc();  // the input blocks pre() filled are still in place
   std::memset(a.host + a.o_verdict, 0, a.o_dst - a.o_verdict);
   for (size_t i = 0; i < steps_.size(); ++i) step(a, i);
 }

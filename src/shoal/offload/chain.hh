@@ -292,7 +292,7 @@ class Chain {
   size_t d2h_bytes(const Aggregate& a) const;
 
  private:
-  void pack(Aggregate& a, bool pre);
+  bool pack(Aggregate& a, bool pre);  // false: out of memory
   bool ensure(Aggregate& a, size_t bytes);
   void redo_on_host(Aggregate& a);
   void note_failure(Aggregate& a, const std::string& err);
