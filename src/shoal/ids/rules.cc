@@ -1,0 +1,620 @@
+#include "shoal/ids/rules.hh"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "shoal/core/args.hh"
+
+#ifdef SHOAL_HAVE_PCRE2
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#endif
+
+namespace shoal::ids {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(uint8_t(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(uint8_t(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Splits on top-level commas ([] nesting respected).
+std::vector<std::string> split_list(std::string_view s) {
+  std::vector<std::string> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || (s[i] == ',' && depth == 0)) {
+      out.emplace_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    } else if (s[i] == '[') {
+      ++depth;
+    } else if (s[i] == ']') {
+      --depth;
+    }
+  }
+  return out;
+}
+
+bool parse_u32(std::string_view s, uint32_t& v) {
+  s = trim(s);
+  if (s.empty() || s.size() > 10) return false;
+  uint64_t x = 0;
+  for (char c : s) {
+    if (!std::isdigit(uint8_t(c))) return false;
+    x = x * 10 + uint64_t(c - '0');
+  }
+  if (x > UINT32_MAX) return false;
+  v = uint32_t(x);
+  return true;
+}
+
+bool parse_i32(std::string_view s, int32_t& v) {
+  s = trim(s);
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg) s.remove_prefix(1);
+  uint32_t u;
+  if (!parse_u32(s, u) || u > uint32_t(INT32_MAX)) return false;
+  v = neg ? -int32_t(u) : int32_t(u);
+  return true;
+}
+
+constexpr int kMaxVarDepth = 16;
+
+bool parse_addr(std::string_view s, const Vars& vars, AddrSet& out, std::string& err, int depth = 0) {
+  s = trim(s);
+  if (depth > kMaxVarDepth) return err = "variables nest too deep (a loop?)", false;
+  if (s.empty()) return err = "empty address", false;
+  if (s[0] == '!') {
+    if (!parse_addr(s.substr(1), vars, out, err, depth)) return false;
+    out.neg = !out.neg;
+    return true;
+  }
+  if (s[0] == '$') {
+    const std::string* v = vars.get(std::string(s.substr(1)));
+    if (!v) return err = fmt::format("undefined variable {}", s), false;
+    return parse_addr(*v, vars, out, err, depth + 1);
+  }
+  if (s == "any") return out.any = true, true;
+  if (s[0] == '[') {
+    if (s.back() != ']') return err = fmt::format("unterminated address list '{}'", s), false;
+    out.list = true;
+    for (const std::string& part : split_list(s.substr(1, s.size() - 2))) {
+      AddrSet k;
+      if (!parse_addr(part, vars, k, err, depth)) return false;
+      out.kids.push_back(std::move(k));
+    }
+    if (out.kids.empty()) return err = "empty address list", false;
+    return true;
+  }
+  std::string_view a = s, l;
+  if (size_t slash = s.find('/'); slash != std::string_view::npos) a = s.substr(0, slash), l = s.substr(slash + 1);
+  IPv4Addr v4;
+  IPv6Addr v6;
+  uint32_t len;
+  if (parse_ipv4(a, v4)) {
+    std::memcpy(out.net, v4.b.data(), 4);
+    len = 32;
+  } else if (parse_ipv6(a, v6)) {
+    out.v6 = true;
+    std::memcpy(out.net, v6.b.data(), 16);
+    len = 128;
+  } else {
+    return err = fmt::format("'{}' is not an address", s), false;
+  }
+  if (!l.empty()) {
+    uint32_t x;
+    if (!parse_u32(l, x) || x > len) return err = fmt::format("bad prefix length in '{}'", s), false;
+    len = x;
+  }
+  out.len = uint8_t(len);
+  return true;
+}
+
+bool parse_port(std::string_view s, const Vars& vars, PortSet& out, std::string& err, int depth = 0) {
+  s = trim(s);
+  if (depth > kMaxVarDepth) return err = "variables nest too deep (a loop?)", false;
+  if (s.empty()) return err = "empty port", false;
+  if (s[0] == '!') {
+    if (!parse_port(s.substr(1), vars, out, err, depth)) return false;
+    out.neg = !out.neg;
+    return true;
+  }
+  if (s[0] == '$') {
+    const std::string* v = vars.get(std::string(s.substr(1)));
+    if (!v) return err = fmt::format("undefined variable {}", s), false;
+    return parse_port(*v, vars, out, err, depth + 1);
+  }
+  if (s == "any") return out.any = true, true;
+  if (s[0] == '[') {
+    if (s.back() != ']') return err = fmt::format("unterminated port list '{}'", s), false;
+    out.list = true;
+    for (const std::string& part : split_list(s.substr(1, s.size() - 2))) {
+      PortSet k;
+      if (!parse_port(part, vars, k, err, depth)) return false;
+      out.kids.push_back(std::move(k));
+    }
+    if (out.kids.empty()) return err = "empty port list", false;
+    return true;
+  }
+  uint32_t lo = 0, hi = 65535;
+  size_t colon = s.find(':');
+  bool ok;
+  if (colon == std::string_view::npos) {
+    ok = parse_u32(s, lo) && lo <= 65535;
+    hi = lo;
+  } else {
+    std::string_view a = trim(s.substr(0, colon)), b = trim(s.substr(colon + 1));
+    ok = (a.empty() || parse_u32(a, lo)) && (b.empty() || parse_u32(b, hi)) && !(a.empty() && b.empty()) &&
+         lo <= 65535 && hi <= 65535 && lo <= hi;
+  }
+  if (!ok) return err = fmt::format("'{}' is not a port or port range", s), false;
+  out.lo = uint16_t(lo), out.hi = uint16_t(hi);
+  return true;
+}
+
+// A content string: "...", with |hex| blocks and \-escapes.
+bool parse_content_bytes(std::string_view v, std::string& out, std::string& err) {
+  v = trim(v);
+  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return err = "content must be a quoted string", false;
+  v = v.substr(1, v.size() - 2);
+  bool hex = false;
+  int nib = -1;
+  for (size_t i = 0; i < v.size(); ++i) {
+    char c = v[i];
+    if (hex) {
+      if (c == '|') {
+        if (nib >= 0) return err = "odd number of hex digits in content", false;
+        hex = false;
+      } else if (std::isxdigit(uint8_t(c))) {
+        int d = std::isdigit(uint8_t(c)) ? c - '0' : (std::tolower(uint8_t(c)) - 'a' + 10);
+        if (nib < 0) {
+          nib = d;
+        } else {
+          out.push_back(char(nib * 16 + d));
+          nib = -1;
+        }
+      } else if (!std::isspace(uint8_t(c))) {
+        return err = fmt::format("'{}' in a |hex| block", c), false;
+      }
+    } else if (c == '|') {
+      hex = true;
+    } else if (c == '\\') {
+      if (i + 1 >= v.size()) return err = "content ends with a backslash", false;
+      out.push_back(v[++i]);
+    } else if (c == '"' || c == ';') {
+      return err = fmt::format("unescaped '{}' in content", c), false;
+    } else {
+      out.push_back(c);
+    }
+  }
+  if (hex) return err = "unterminated |hex| block in content", false;
+  if (out.empty()) return err = "empty content", false;
+  return true;
+}
+
+bool parse_pcre(std::string_view v, Pcre& p, std::string& err) {
+  v = trim(v);
+  if (!v.empty() && v[0] == '!') p.neg = true, v = trim(v.substr(1));
+  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return err = "pcre must be a quoted string", false;
+  v = v.substr(1, v.size() - 2);
+  size_t last = v.rfind('/');
+  if (v.empty() || v[0] != '/' || last == 0 || last == std::string_view::npos)
+    return err = "pcre must look like \"/pattern/flags\"", false;
+  p.pattern = std::string(v.substr(1, last - 1));
+  p.flags = std::string(v.substr(last + 1));
+#ifdef SHOAL_HAVE_PCRE2
+  uint32_t opt = 0;
+  for (char f : p.flags) {
+    switch (f) {
+      case 'i': opt |= PCRE2_CASELESS; break;
+      case 's': opt |= PCRE2_DOTALL; break;
+      case 'm': opt |= PCRE2_MULTILINE; break;
+      case 'x': opt |= PCRE2_EXTENDED; break;
+      case 'A': opt |= PCRE2_ANCHORED; break;
+      case 'E': opt |= PCRE2_DOLLAR_ENDONLY; break;
+      case 'G': opt |= PCRE2_UNGREEDY; break;
+      case 'R': p.relative = true; break;
+      case 'B': break;  // raw bytes: the only buffer there is
+      case 'O': break;  // override the match limits: ours stay
+      default:
+        return err = fmt::format("pcre flag '{}' is not supported (HTTP buffers and others need a parser "
+                                 "this engine does not have)", f),
+               false;
+    }
+  }
+  int code;
+  PCRE2_SIZE off;
+  pcre2_code* c = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.pattern.data()), p.pattern.size(), opt, &code, &off,
+                                nullptr);
+  if (!c) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(code, msg, sizeof msg);
+    return err = fmt::format("pcre /{}/ does not compile at offset {}: {}", p.pattern, off,
+                             reinterpret_cast<const char*>(msg)),
+           false;
+  }
+  p.code = std::shared_ptr<void>(c, [](void* x) { pcre2_code_free(static_cast<pcre2_code*>(x)); });
+  return true;
+#else
+  return err = "pcre needs PCRE2, which this build lacks", false;
+#endif
+}
+
+// dsize: N, >N, <N, N<>M (exclusive, as Suricata), N-M (inclusive).
+bool parse_dsize(std::string_view v, Rule& r, std::string& err) {
+  v = trim(v);
+  uint32_t a, b;
+  bool ok = false;
+  if (size_t x = v.find("<>"); x != std::string_view::npos) {
+    ok = parse_u32(v.substr(0, x), a) && parse_u32(v.substr(x + 2), b) && a + 1 < b + 0u && b > 0;
+    if (ok) r.dsize_lo = a + 1, r.dsize_hi = b - 1;
+  } else if (!v.empty() && v[0] == '>') {
+    ok = parse_u32(v.substr(1), a) && a < UINT32_MAX;
+    if (ok) r.dsize_lo = a + 1;
+  } else if (!v.empty() && v[0] == '<') {
+    ok = parse_u32(v.substr(1), a) && a > 0;
+    if (ok) r.dsize_lo = 0, r.dsize_hi = a - 1;
+  } else if (size_t d = v.find('-'); d != std::string_view::npos && d > 0) {
+    ok = parse_u32(v.substr(0, d), a) && parse_u32(v.substr(d + 1), b) && a <= b;
+    if (ok) r.dsize_lo = a, r.dsize_hi = b;
+  } else {
+    ok = parse_u32(v, a);
+    if (ok) r.dsize_lo = r.dsize_hi = a;
+  }
+  if (!ok) return err = fmt::format("bad dsize '{}'", v), false;
+  r.has_dsize = true;
+  return true;
+}
+
+// Splits "key:value; key; ..." on unescaped semicolons outside quotes.
+bool split_options(std::string_view s, std::vector<std::pair<std::string, std::string>>& out, std::string& err) {
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(uint8_t(s[i]))) ++i;
+    if (i >= s.size()) break;
+    size_t start = i;
+    bool quoted = false;
+    for (; i < s.size(); ++i) {
+      if (s[i] == '\\' && i + 1 < s.size()) {
+        ++i;
+      } else if (s[i] == '"') {
+        quoted = !quoted;
+      } else if (s[i] == ';' && !quoted) {
+        break;
+      }
+    }
+    if (quoted) return err = "unterminated quoted string in the options", false;
+    if (i >= s.size()) return err = "an option is not terminated by ';'", false;
+    std::string_view opt = trim(s.substr(start, i - start));
+    ++i;
+    size_t colon = std::string_view::npos;
+    bool q = false;
+    for (size_t j = 0; j < opt.size(); ++j) {
+      if (opt[j] == '"') q = !q;
+      if (opt[j] == ':' && !q) {
+        colon = j;
+        break;
+      }
+    }
+    std::string key(trim(opt.substr(0, colon)));
+    std::string val = colon == std::string_view::npos ? "" : std::string(trim(opt.substr(colon + 1)));
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (key.empty()) return err = "an empty option", false;
+    out.emplace_back(std::move(key), std::move(val));
+  }
+  return true;
+}
+
+std::string unquote(std::string_view v) {
+  v = trim(v);
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '\\' && i + 1 < v.size()) ++i;
+    s.push_back(v[i]);
+  }
+  return s;
+}
+
+bool is_http_modifier(const std::string& k) {
+  return k.rfind("http_", 0) == 0 || k.rfind("http.", 0) == 0 || k == "uricontent" || k == "file_data" ||
+         k == "pkt_data" || k == "base64_decode" || k == "base64_data" || k.rfind("tls", 0) == 0 ||
+         k.rfind("dns", 0) == 0 || k.rfind("ssl_", 0) == 0 || k == "sip_method" || k == "dce_iface";
+}
+
+}  // namespace
+
+bool AddrSet::match(const Addr& a) const {
+  bool in;
+  if (any) {
+    in = true;
+  } else if (list) {
+    bool has_pos = false, pos = false;
+    in = true;
+    for (const AddrSet& k : kids) {
+      if (k.neg) {
+        if (!k.match(a)) in = false;
+      } else {
+        has_pos = true;
+        pos = pos || k.match(a);
+      }
+    }
+    in = in && (!has_pos || pos);
+  } else {
+    in = a.v6 == v6;
+    for (uint32_t bit = 0; in && bit < len; bit += 8) {
+      uint32_t n = std::min<uint32_t>(8, len - bit);
+      uint8_t m = uint8_t(0xff << (8 - n));
+      in = (a.b[bit / 8] & m) == (net[bit / 8] & m);
+    }
+  }
+  return neg ? !in : in;
+}
+
+bool PortSet::match(uint16_t p) const {
+  bool in;
+  if (any) {
+    in = true;
+  } else if (list) {
+    bool has_pos = false, pos = false;
+    in = true;
+    for (const PortSet& k : kids) {
+      if (k.neg) {
+        if (!k.match(p)) in = false;
+      } else {
+        has_pos = true;
+        pos = pos || k.match(p);
+      }
+    }
+    in = in && (!has_pos || pos);
+  } else {
+    in = p >= lo && p <= hi;
+  }
+  return neg ? !in : in;
+}
+
+std::string RuleProblem::str() const {
+  return sid ? fmt::format("{}:{}: sid {}: {}", file, line, sid, what) : fmt::format("{}:{}: {}", file, line, what);
+}
+
+const std::string* Vars::get(const std::string& name) const {
+  auto it = vars_.find(name);
+  return it == vars_.end() ? nullptr : &it->second;
+}
+
+bool Vars::load_text(const std::string& text, const std::string& name, std::string& err) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    std::string_view l = trim(line);
+    if (l.empty() || l[0] == '#' || l == "---" || l == "%YAML 1.1") continue;
+    // Snort: var/ipvar/portvar NAME VALUE
+    for (const char* kw : {"var ", "ipvar ", "portvar "})
+      if (l.rfind(kw, 0) == 0) {
+        std::string_view rest = trim(l.substr(std::strlen(kw)));
+        size_t sp = rest.find_first_of(" \t");
+        if (sp == std::string_view::npos) return err = fmt::format("{}:{}: '{}' has no value", name, n, l), false;
+        vars_[std::string(rest.substr(0, sp))] = unquote(trim(rest.substr(sp)));
+        l = {};
+        break;
+      }
+    if (l.empty()) continue;
+    // Suricata YAML: NAME: "value" under vars/address-groups/port-groups;
+    // other keys (lower case, sections) are not variables.
+    size_t colon = l.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string key(trim(l.substr(0, colon)));
+    std::string_view val = trim(l.substr(colon + 1));
+    if (key.empty() || val.empty() || !std::isupper(uint8_t(key[0]))) continue;
+    if (!std::all_of(key.begin(), key.end(), [](char c) { return std::isupper(uint8_t(c)) || std::isdigit(uint8_t(c)) || c == '_'; }))
+      continue;
+    if (size_t hash = val.find(" #"); hash != std::string_view::npos && val[0] != '"') val = trim(val.substr(0, hash));
+    vars_[key] = unquote(val);
+  }
+  return true;
+}
+
+bool Vars::load_file(const std::string& path, std::string& err) {
+  std::ifstream f(path);
+  if (!f) return err = fmt::format("cannot read variables file '{}'", path), false;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return load_text(ss.str(), path, err);
+}
+
+bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string& err) {
+  std::string_view s = trim(text);
+  size_t paren = s.find('(');
+  if (paren == std::string_view::npos || s.back() != ')')
+    return err = "a rule is 'action proto src sport -> dst dport (options)'", false;
+  // The header: seven fields, lists may hold spaces.
+  std::vector<std::string> f;
+  std::string_view h = trim(s.substr(0, paren));
+  for (size_t i = 0; i < h.size();) {
+    while (i < h.size() && std::isspace(uint8_t(h[i]))) ++i;
+    if (i >= h.size()) break;
+    size_t start = i;
+    int depth = 0;
+    for (; i < h.size() && (depth > 0 || !std::isspace(uint8_t(h[i]))); ++i) depth += h[i] == '[' ? 1 : h[i] == ']' ? -1 : 0;
+    f.emplace_back(h.substr(start, i - start));
+  }
+  if (f.size() != 7) return err = fmt::format("the header has {} fields, not 7 (action proto src sport dir dst dport)", f.size()), false;
+  static const char* kActions[] = {"alert", "log", "pass", "drop", "reject", "sdrop", "rejectsrc", "rejectdst", "rejectboth"};
+  if (std::find(std::begin(kActions), std::end(kActions), f[0]) == std::end(kActions))
+    return err = fmt::format("unknown action '{}'", f[0]), false;
+  r.action = f[0];
+  if (f[1] == "ip") r.proto = Proto::IP;
+  else if (f[1] == "tcp") r.proto = Proto::TCP;
+  else if (f[1] == "udp") r.proto = Proto::UDP;
+  else if (f[1] == "icmp") r.proto = Proto::ICMP;
+  else return err = fmt::format("protocol '{}' is not supported (ip, tcp, udp, icmp; application protocols need parsers this engine does not have)", f[1]), false;
+  if (f[4] == "<>") r.bidirectional = true;
+  else if (f[4] != "->") return err = fmt::format("direction '{}' is not -> or <>", f[4]), false;
+  if (!parse_addr(f[2], vars, r.src, err) || !parse_port(f[3], vars, r.sport, err) ||
+      !parse_addr(f[5], vars, r.dst, err) || !parse_port(f[6], vars, r.dport, err))
+    return false;
+
+  std::vector<std::pair<std::string, std::string>> opts;
+  if (!split_options(s.substr(paren + 1, s.size() - paren - 2), opts, err)) return false;
+  // sid first, so later errors can name it
+  for (auto& [k, v] : opts)
+    if (k == "sid" && !parse_u32(v, r.sid)) return err = fmt::format("bad sid '{}'", v), false;
+  Content* last = nullptr;
+  auto need_last = [&](const std::string& k) {
+    if (!last) err = fmt::format("'{}' needs a content before it", k);
+    return last != nullptr;
+  };
+  auto num = [&](const std::string& k, const std::string& v, int32_t& out) {
+    if (!parse_i32(v, out)) err = fmt::format("{}: '{}' is not a number (byte_extract variables are not supported)", k, v);
+    return err.empty();
+  };
+  for (auto& [k, v] : opts) {
+    if (k == "msg") {
+      r.msg = unquote(v);
+    } else if (k == "sid") {
+    } else if (k == "gid") {
+      if (!parse_u32(v, r.gid)) return err = fmt::format("bad gid '{}'", v), false;
+    } else if (k == "rev") {
+      if (!parse_u32(v, r.rev)) return err = fmt::format("bad rev '{}'", v), false;
+    } else if (k == "classtype") {
+      r.classtype = v;
+    } else if (k == "priority") {
+      if (!parse_i32(v, r.priority) || r.priority < 1) return err = fmt::format("bad priority '{}'", v), false;
+    } else if (k == "reference" || k == "metadata" || k == "rawbytes" || k == "target") {
+    } else if (k == "flow") {
+      // accepted; directions and established need stream tracking (a later issue)
+    } else if (k == "content") {
+      Item it;
+      std::string_view cv = trim(v);
+      if (!cv.empty() && cv[0] == '!') it.content.neg = true, cv = trim(cv.substr(1));
+      if (!parse_content_bytes(cv, it.content.bytes, err)) return false;
+      r.items.push_back(std::move(it));
+      last = &r.items.back().content;
+    } else if (k == "nocase") {
+      if (!need_last(k)) return false;
+      last->nocase = true;
+    } else if (k == "fast_pattern") {
+      if (!need_last(k)) return false;
+      if (!v.empty() && v != "only") return err = fmt::format("fast_pattern:{} (a slice) is not supported", v), false;
+      last->fast_pattern = true;
+    } else if (k == "offset" || k == "depth" || k == "distance" || k == "within") {
+      if (!need_last(k)) return false;
+      int32_t x;
+      if (!num(k, v, x)) return false;
+      if (k == "offset") last->offset = x, last->has_offset = true;
+      else if (k == "depth") last->depth = x, last->has_depth = true;
+      else if (k == "distance") last->distance = x, last->has_distance = true;
+      else last->within = x, last->has_within = true;
+      if ((k == "depth" || k == "within") && x < int32_t(last->bytes.size()))
+        return err = fmt::format("{}:{} is shorter than its content ({} bytes)", k, x, last->bytes.size()), false;
+      if ((k == "offset" || k == "depth") && x < 0) return err = fmt::format("{} cannot be negative", k), false;
+    } else if (k == "pcre") {
+      Item it;
+      it.is_pcre = true;
+      if (!parse_pcre(v, it.pcre, err)) return false;
+      r.items.push_back(std::move(it));
+      last = nullptr;
+    } else if (k == "dsize") {
+      if (!parse_dsize(v, r, err)) return false;
+    } else if (is_http_modifier(k)) {
+      return err = fmt::format("'{}' needs an application-layer buffer this engine does not have", k), false;
+    } else {
+      return err = fmt::format("option '{}' is not supported", k), false;
+    }
+  }
+  for (const Item& it : r.items)
+    if (!it.is_pcre && it.content.relative() && (it.content.has_offset || it.content.has_depth))
+      return err = "a content mixes offset/depth with distance/within", false;
+  if (!r.sid) return err = "the rule has no sid", false;
+  r.text = std::string(s);
+  return true;
+}
+
+bool RuleSet::load_text(const std::string& text, const std::string& name, const Vars& vars, bool strict,
+                        std::string& err) {
+  std::istringstream in(text);
+  std::string line, rule;
+  int n = 0, start = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::string_view l = trim(line);
+    if (rule.empty()) {
+      if (l.empty() || l[0] == '#') continue;
+      start = n;
+    }
+    // a trailing backslash continues the rule on the next line
+    if (!l.empty() && l.back() == '\\') {
+      rule += std::string(l.substr(0, l.size() - 1)) + " ";
+      continue;
+    }
+    rule += std::string(l);
+    Rule r;
+    std::string why;
+    r.file = name;
+    r.line = start;
+    if (parse_rule(rule, vars, r, why)) {
+      rules_.push_back(std::move(r));
+    } else {
+      RuleProblem p{name, start, r.sid, why};
+      if (strict) return err = p.str(), false;
+      problems_.push_back(std::move(p));
+    }
+    rule.clear();
+  }
+  if (!rule.empty()) {
+    RuleProblem p{name, start, 0, "the file ends inside a rule (a trailing backslash)"};
+    if (strict) return err = p.str(), false;
+    problems_.push_back(std::move(p));
+  }
+  return true;
+}
+
+bool RuleSet::load_file(const std::string& path, const Vars& vars, bool strict, std::string& err) {
+  std::ifstream f(path);
+  if (!f) return err = fmt::format("cannot read rules file '{}'", path), false;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return load_text(ss.str(), path, vars, strict, err);
+}
+
+bool have_pcre() {
+#ifdef SHOAL_HAVE_PCRE2
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end) {
+#ifdef SHOAL_HAVE_PCRE2
+  auto* code = static_cast<pcre2_code*>(p.code.get());
+  if (!code || start > n) return false;
+  thread_local pcre2_match_data* md = pcre2_match_data_create(16, nullptr);
+  thread_local pcre2_match_context* mc = [] {
+    pcre2_match_context* c = pcre2_match_context_create(nullptr);
+    pcre2_set_match_limit(c, 100000);  // Snort's pcre_match_limit order of magnitude
+    pcre2_set_depth_limit(c, 10000);
+    return c;
+  }();
+  int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s), n, start, 0, md, mc);
+  if (rc < 0) return false;
+  match_end = pcre2_get_ovector_pointer(md)[1];
+  return true;
+#else
+  (void)p, (void)s, (void)n, (void)start, (void)match_end;
+  return false;
+#endif
+}
+
+}  // namespace shoal::ids

@@ -1,0 +1,133 @@
+// Snort 2 / Suricata rules: the model and the parser.
+//
+//   action proto src sport -> dst dport (option; option:value; ...)
+//
+// Addresses and ports take variables ($HOME_NET), lists ([a,b]), ranges
+// (1024:), negation (!) and `any`, nested; the direction is -> or <>. The
+// options the engine honours: msg, sid, gid, rev, content (|hex| bytes,
+// escapes, ! negation), nocase, offset, depth, distance, within,
+// fast_pattern, rawbytes, pcre (flags i s m x A E G R B), dsize, flow
+// (accepted: stream semantics come with the stateful issue), classtype,
+// priority, reference, metadata. Any other option, an HTTP buffer modifier
+// or an application-layer protocol makes the rule unusable: it is reported
+// with file, line and sid and skipped (counted), or with `strict` the load
+// fails.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shoal::ids {
+
+// An IPv4 or IPv6 address as parsed from a packet.
+struct Addr {
+  bool v6 = false;
+  uint8_t b[16] = {};
+};
+
+// A tree of address or port terms: a list matches when any of its positive
+// members does (or it has none) and none of its negated members does.
+struct AddrSet {
+  bool neg = false, any = false, list = false;
+  bool v6 = false;
+  uint8_t net[16] = {};
+  uint8_t len = 0;
+  std::vector<AddrSet> kids;
+  bool match(const Addr& a) const;
+};
+
+struct PortSet {
+  bool neg = false, any = false, list = false;
+  uint16_t lo = 0, hi = 65535;
+  std::vector<PortSet> kids;
+  bool match(uint16_t p) const;
+};
+
+// One content or pcre, in rule order (relative ones follow the previous).
+struct Content {
+  std::string bytes;  // the pattern, escapes and |hex| resolved
+  bool neg = false, nocase = false, fast_pattern = false;
+  bool has_offset = false, has_depth = false, has_distance = false, has_within = false;
+  int32_t offset = 0, depth = 0, distance = 0, within = 0;
+  bool relative() const { return has_distance || has_within; }
+};
+
+struct Pcre {
+  std::string pattern, flags;  // as written between the slashes, and after
+  bool neg = false, relative = false;
+  std::shared_ptr<void> code;  // compiled (pcre2_code), shared by copies
+};
+
+struct Item {
+  bool is_pcre = false;
+  Content content;
+  Pcre pcre;
+};
+
+enum class Proto : uint8_t { IP, TCP, UDP, ICMP };
+
+struct Rule {
+  std::string action = "alert";
+  Proto proto = Proto::IP;
+  AddrSet src, dst;
+  PortSet sport, dport;
+  bool bidirectional = false;
+  std::string msg, classtype;
+  uint32_t sid = 0, gid = 1, rev = 0;
+  int32_t priority = 0;  // 0: not given
+  std::vector<Item> items;
+  bool has_dsize = false;
+  uint32_t dsize_lo = 0, dsize_hi = UINT32_MAX;  // inclusive bounds
+  std::string file;
+  int line = 0;
+  std::string text;  // the rule as written (one line)
+};
+
+// What the loader did not take, and why.
+struct RuleProblem {
+  std::string file;
+  int line = 0;
+  uint32_t sid = 0;
+  std::string what;
+  std::string str() const;  // "file:line: sid N: what"
+};
+
+// Variables: Suricata's YAML (vars: address-groups / port-groups, NAME:
+// value) or Snort's `var`, `ipvar` and `portvar` lines; both may be mixed.
+class Vars {
+ public:
+  bool load_file(const std::string& path, std::string& err);
+  bool load_text(const std::string& text, const std::string& name, std::string& err);
+  void set(const std::string& name, const std::string& value) { vars_[name] = value; }
+  const std::string* get(const std::string& name) const;
+
+ private:
+  std::map<std::string, std::string> vars_;
+};
+
+class RuleSet {
+ public:
+  // Loads rules; unusable ones go to problems() (or, strict, the load fails
+  // with the first). False with err when the file cannot be read.
+  bool load_file(const std::string& path, const Vars& vars, bool strict, std::string& err);
+  bool load_text(const std::string& text, const std::string& name, const Vars& vars, bool strict, std::string& err);
+  const std::vector<Rule>& rules() const { return rules_; }
+  const std::vector<RuleProblem>& problems() const { return problems_; }
+
+ private:
+  std::vector<Rule> rules_;
+  std::vector<RuleProblem> problems_;
+};
+
+// Parses one rule; false with err (the rule is unusable).
+bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string& err);
+
+// Whether PCRE2 is built in (pcre options need it).
+bool have_pcre();
+// Runs a compiled pcre over [s, s + n) from `start`; true when it matches,
+// with the end of the match.
+bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end);
+
+}  // namespace shoal::ids
