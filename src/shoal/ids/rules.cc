@@ -446,6 +446,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     size_t start = i;
     int depth = 0;
     for (; i < h.size() && (depth > 0 || !std::isspace(uint8_t(h[i]))); ++i) depth += h[i] == '[' ? 1 : h[i] == ']' ? -1 : 0;
+    if (depth != 0) return err = fmt::format("unterminated address or port list in '{}'", h.substr(start)), false;
     f.emplace_back(h.substr(start, i - start));
   }
   if (f.size() != 7) return err = fmt::format("the header has {} fields, not 7 (action proto src sport dir dst dport)", f.size()), false;
@@ -607,9 +608,10 @@ bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t&
     pcre2_set_depth_limit(c, 10000);
     return c;
   }();
-  int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s), n, start, 0, md, mc);
+  // As Snort: a relative pcre sees the buffer from `start`, so ^ anchors there.
+  int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s + start), n - start, 0, 0, md, mc);
   if (rc < 0) return false;
-  match_end = pcre2_get_ovector_pointer(md)[1];
+  match_end = start + pcre2_get_ovector_pointer(md)[1];
   return true;
 #else
   (void)p, (void)s, (void)n, (void)start, (void)match_end;

@@ -1,0 +1,462 @@
+// The IDS: the Aho-Corasick DFA against a naive search and Hyperscan on
+// random pattern sets; rule semantics option by option; headers, variables
+// and lists; malformed rules; packet parsing on hostile input; IDSMatcher
+// end to end (fast.log, EVE, output 1) with both engines.
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "helpers.hh"
+#include "shoal/ids/engine.hh"
+#include "shoal/io/pcap.hh"
+
+using namespace shoal;
+using namespace shoal::ids;
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = char(fold(uint8_t(c)));
+  return s;
+}
+
+// Every (pattern, end) occurrence, case-folded, by brute force.
+std::set<std::pair<uint32_t, uint32_t>> naive(const std::vector<std::string>& pats, const std::string& text) {
+  std::set<std::pair<uint32_t, uint32_t>> out;
+  std::string t = lower(text);
+  for (uint32_t id = 0; id < pats.size(); ++id) {
+    std::string p = lower(pats[id]);
+    for (size_t pos = t.find(p); pos != std::string::npos; pos = t.find(p, pos + 1))
+      out.insert({id, uint32_t(pos + p.size())});
+  }
+  return out;
+}
+
+std::string random_text(std::mt19937& rng, size_t n, const std::string& alphabet) {
+  std::string s(n, ' ');
+  for (auto& c : s) c = alphabet[rng() % alphabet.size()];
+  return s;
+}
+
+Rule parse(const std::string& text, const Vars& vars = Vars()) {
+  Rule r;
+  std::string err;
+  EXPECT_TRUE(parse_rule(text, vars, r, err)) << text << ": " << err;
+  return r;
+}
+
+bool payload(const std::string& opts, const std::string& data) {
+  Rule r = parse("alert ip any any -> any any (" + opts + " sid:1;)");
+  return payload_matches(r, reinterpret_cast<const uint8_t*>(data.data()), uint32_t(data.size()));
+}
+
+}  // namespace
+
+TEST(AhoCorasick, FindsWhatANaiveSearchFinds) {
+  std::mt19937 rng(5);
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes.push_back(char(b));
+  for (const std::string& alphabet : {std::string("ab"), std::string("aAbBcC"), bytes})
+    for (size_t npat : {1u, 7u, 120u, 2000u}) {
+      std::vector<std::string> pats;
+      for (size_t i = 0; i < npat; ++i) pats.push_back(random_text(rng, 1 + rng() % 12, alphabet));
+      AcTable ac;
+      std::string err;
+      ASSERT_TRUE(ac.build(pats, err)) << err;
+      EXPECT_LE(ac.classes(), std::min<size_t>(256, alphabet.size() + 1));
+      for (int t = 0; t < 20; ++t) {
+        std::string text = random_text(rng, rng() % 600, alphabet);
+        if (t % 3 == 0 && text.size() > 20) text.replace(rng() % 10, 0, pats[rng() % npat]);  // a planted match
+        std::set<std::pair<uint32_t, uint32_t>> got;
+        k::ac_scan(ac.view(), reinterpret_cast<const uint8_t*>(text.data()), uint32_t(text.size()),
+                   [&](uint32_t id, uint32_t end) {
+                     got.insert({id, end});
+                     return true;
+                   });
+        // identical patterns share no id here: the naive set lists each id
+        ASSERT_EQ(got, naive(pats, text)) << "alphabet " << alphabet.size() << ", " << npat << " patterns";
+      }
+    }
+}
+
+TEST(AhoCorasick, EnginesAgreeWithANaiveSearchOnRuleSets) {
+  // One nocase content per rule: a rule matches exactly when its pattern
+  // occurs, case-folded. Built-in and Hyperscan prefilters, same verdicts.
+  std::mt19937 rng(8);
+  for (size_t n : {1u, 50u, 1000u, 10000u}) {
+    std::vector<std::string> pats;
+    std::string rules;
+    for (size_t i = 0; i < n; ++i) {
+      std::string p = random_text(rng, 3 + rng() % 10, "abcdefgXYZ|/.-");
+      pats.push_back(p);
+      std::string esc;
+      for (char c : p) esc += c == '|' ? std::string("|7C|") : std::string(1, c);
+      rules += fmt::format("alert tcp any any -> any any (content:\"{}\"; nocase; sid:{};)\n", esc, i + 1);
+    }
+    RuleSet set;
+    std::string err;
+    ASSERT_TRUE(set.load_text(rules, "gen.rules", Vars(), true, err)) << err;
+    ASSERT_EQ(set.rules().size(), n);
+    Engine builtin, hs;
+    ASSERT_TRUE(builtin.build(set.rules(), EngineKind::Builtin, err)) << err;
+    bool with_hs = have_hyperscan();
+    if (with_hs) {
+      ASSERT_TRUE(hs.build(set.rules(), EngineKind::Hyperscan, err)) << err;
+    }
+    std::vector<uint32_t> a, b;
+    for (int t = 0; t < 30; ++t) {
+      std::string text = random_text(rng, rng() % 1500, "abcdefgABCXYZxyz|/.- ");
+      for (int k = 0; k < 3; ++k) text.insert(rng() % (text.size() + 1), pats[rng() % n]);
+      std::set<uint32_t> want;
+      for (auto& [id, end] : naive(pats, text)) want.insert(id);
+      PacketInfo p;
+      p.proto = 6, p.has_ports = true;
+      p.payload = reinterpret_cast<const uint8_t*>(text.data());
+      p.plen = uint32_t(text.size());
+      builtin.match(p, a);
+      ASSERT_EQ(std::set<uint32_t>(a.begin(), a.end()), want) << n << " rules";
+      if (with_hs) {
+        hs.match(p, b);
+        ASSERT_EQ(a, b) << "Hyperscan and the built-in engine disagree, " << n << " rules";
+      }
+    }
+  }
+}
+
+TEST(RuleSemantics, ContentsAndTheirPositions) {
+  EXPECT_TRUE(payload("content:\"abc\";", "xxabcxx"));
+  EXPECT_FALSE(payload("content:\"ABC\";", "xxabcxx")) << "case matters without nocase";
+  EXPECT_TRUE(payload("content:\"ABC\"; nocase;", "xxabcxx"));
+  EXPECT_TRUE(payload("content:\"|41 42|C\";", "zABCz")) << "hex bytes";
+  EXPECT_TRUE(payload("content:\"|41|b\"; nocase;", "zaBz")) << "nocase with hex";
+  EXPECT_TRUE(payload("content:\"a\\;b\";", "a;b")) << "escaped semicolon";
+  EXPECT_TRUE(payload("content:\"q\\\"t\";", "q\"t")) << "escaped quote";
+  // offset/depth: from the payload's start
+  EXPECT_TRUE(payload("content:\"abc\"; offset:2;", "xxabc"));
+  EXPECT_FALSE(payload("content:\"abc\"; offset:3;", "xxabc"));
+  EXPECT_TRUE(payload("content:\"abc\"; depth:5;", "xxabc"));
+  EXPECT_FALSE(payload("content:\"abc\"; depth:4;", "xxabc"));
+  EXPECT_TRUE(payload("content:\"abc\"; offset:2; depth:3;", "xxabcabc"));
+  EXPECT_FALSE(payload("content:\"abc\"; depth:10;", "ab")) << "depth beyond the payload";
+  // distance/within: from the end of the previous match
+  EXPECT_TRUE(payload("content:\"hello\"; content:\"world\"; distance:4; within:5;", "hello1234world"));
+  EXPECT_FALSE(payload("content:\"hello\"; content:\"world\"; distance:4; within:5;", "hello123world"));
+  EXPECT_FALSE(payload("content:\"hello\"; content:\"world\"; distance:4; within:5;", "hello12345world"));
+  EXPECT_TRUE(payload("content:\"foo\"; content:\"bar\"; within:10;", "foo1234567bar"));
+  EXPECT_FALSE(payload("content:\"foo\"; content:\"bar\"; within:10;", "foo12345678bar"));
+  EXPECT_TRUE(payload("content:\"ab\"; content:\"b\"; distance:-1;", "ab")) << "negative distance";
+  EXPECT_FALSE(payload("content:\"bar\"; content:\"foo\"; distance:0;", "foobar")) << "relative: after, not before";
+  // backtracking: the first 'a=' does not have 'b' right after, the second does
+  EXPECT_TRUE(payload("content:\"a=\"; content:\"b\"; within:1;", "a=x a=b"));
+  // negation
+  EXPECT_TRUE(payload("content:\"abc\"; content:!\"xyz\";", "abc"));
+  EXPECT_FALSE(payload("content:\"abc\"; content:!\"xyz\";", "abcxyz"));
+  EXPECT_TRUE(payload("content:\"abc\"; content:!\"xyz\"; within:3;", "abc...xyz")) << "negated in a window";
+  EXPECT_TRUE(payload("content:!\"evil\";", "")) << "only a negated content, empty payload";
+  // dsize, through the header check
+  Rule r = parse("alert udp any any -> any any (dsize:>3; content:\"a\"; sid:9;)");
+  PacketInfo p;
+  p.proto = 17, p.has_ports = true;
+  std::string d = "aaaa";
+  p.payload = reinterpret_cast<const uint8_t*>(d.data());
+  p.plen = 4;
+  EXPECT_TRUE(header_matches(r, p));
+  p.plen = 3;
+  EXPECT_FALSE(header_matches(r, p));
+  Rule r2 = parse("alert udp any any -> any any (dsize:2<>5; sid:9;)");
+  p.plen = 2;
+  EXPECT_FALSE(header_matches(r2, p)) << "<> is exclusive";
+  p.plen = 4;
+  EXPECT_TRUE(header_matches(r2, p));
+}
+
+TEST(RuleSemantics, Pcre) {
+  if (!have_pcre()) GTEST_SKIP() << "built without PCRE2";
+  EXPECT_TRUE(payload("pcre:\"/ab+c/\";", "xabbbc"));
+  EXPECT_FALSE(payload("pcre:\"/ABC/\";", "abc"));
+  EXPECT_TRUE(payload("pcre:\"/ABC/i\";", "abc"));
+  EXPECT_TRUE(payload("pcre:\"/^GET/\";", "GET /"));
+  EXPECT_FALSE(payload("pcre:\"/^GET/\";", " GET /"));
+  EXPECT_TRUE(payload("pcre:\"/a.b/s\";", "a\nb"));
+  EXPECT_FALSE(payload("pcre:\"/a.b/\";", "a\nb"));
+  EXPECT_TRUE(payload("pcre:\"/^b/m\";", "a\nb"));
+  EXPECT_TRUE(payload("content:\"user\"; pcre:\"/^\\s*root/R\";", "user   root")) << "relative to the content";
+  EXPECT_FALSE(payload("content:\"user\"; pcre:\"/^\\s*root/R\";", "root user x"));
+  EXPECT_TRUE(payload("content:\"x\"; pcre:!\"/evil/\";", "x good"));
+  EXPECT_FALSE(payload("content:\"x\"; pcre:!\"/evil/\";", "x evil"));
+  EXPECT_TRUE(payload("pcre:\"/a{2,3}b/\";", "caaab"));
+}
+
+TEST(RuleSemantics, HeadersVariablesListsAndDirection) {
+  Vars v;
+  std::string err;
+  ASSERT_TRUE(v.load_text(R"(%YAML 1.1
+---
+vars:
+  address-groups:
+    HOME_NET: "[10.0.0.0/8,192.168.0.0/16]"
+    EXTERNAL_NET: "!$HOME_NET"
+  port-groups:
+    HTTP_PORTS: "[80,8000:8080]"
+portvar SHELLCODE_PORTS !80
+ipvar DNS_SERVERS [10.0.0.53, 2001:db8::53]
+)",
+                          "vars.yaml", err))
+      << err;
+  auto pkt = [](const char* s, uint16_t sp, const char* d, uint16_t dp) {
+    PacketInfo p;
+    IPv4Addr a, b;
+    IPv6Addr a6, b6;
+    if (parse_ipv4(s, a) && parse_ipv4(d, b)) {
+      std::memcpy(p.src.b, a.b.data(), 4), std::memcpy(p.dst.b, b.b.data(), 4);
+    } else {
+      EXPECT_TRUE(parse_ipv6(s, a6) && parse_ipv6(d, b6));
+      p.src.v6 = p.dst.v6 = true;
+      std::memcpy(p.src.b, a6.b.data(), 16), std::memcpy(p.dst.b, b6.b.data(), 16);
+    }
+    p.proto = 6, p.has_ports = true, p.sport = sp, p.dport = dp;
+    return p;
+  };
+  Rule r = parse("alert tcp $EXTERNAL_NET any -> $HOME_NET $HTTP_PORTS (sid:1;)", v);
+  EXPECT_TRUE(header_matches(r, pkt("8.8.8.8", 1234, "10.1.2.3", 80)));
+  EXPECT_TRUE(header_matches(r, pkt("8.8.8.8", 1234, "192.168.1.1", 8080)));
+  EXPECT_FALSE(header_matches(r, pkt("8.8.8.8", 1234, "192.168.1.1", 8081)));
+  EXPECT_FALSE(header_matches(r, pkt("10.9.9.9", 1234, "10.1.2.3", 80))) << "source is not external";
+  EXPECT_FALSE(header_matches(r, pkt("10.1.2.3", 80, "8.8.8.8", 1234))) << "-> is one way";
+  Rule bi = parse("alert tcp $EXTERNAL_NET any <> $HOME_NET $HTTP_PORTS (sid:2;)", v);
+  EXPECT_TRUE(header_matches(bi, pkt("10.1.2.3", 80, "8.8.8.8", 1234))) << "<> both ways";
+  Rule ex = parse("alert tcp any $SHELLCODE_PORTS -> [10.0.0.0/8,!10.0.0.0/24] [1:1023,!22] (sid:3;)", v);
+  EXPECT_TRUE(header_matches(ex, pkt("1.1.1.1", 81, "10.1.0.1", 21)));
+  EXPECT_FALSE(header_matches(ex, pkt("1.1.1.1", 80, "10.1.0.1", 21))) << "!80 source port";
+  EXPECT_FALSE(header_matches(ex, pkt("1.1.1.1", 81, "10.0.0.1", 21))) << "excluded /24";
+  EXPECT_FALSE(header_matches(ex, pkt("1.1.1.1", 81, "10.1.0.1", 22))) << "excluded port";
+  EXPECT_FALSE(header_matches(ex, pkt("1.1.1.1", 81, "10.1.0.1", 2000))) << "outside 1:1023";
+  Rule dns = parse("alert tcp any any -> $DNS_SERVERS 53 (sid:4;)", v);
+  EXPECT_TRUE(header_matches(dns, pkt("2001:db8::1", 5000, "2001:db8::53", 53)));
+  EXPECT_FALSE(header_matches(dns, pkt("2001:db8::1", 5000, "2001:db8::54", 53)));
+  EXPECT_TRUE(header_matches(dns, pkt("1.2.3.4", 5000, "10.0.0.53", 53)));
+  Rule full = parse("alert tcp any 0: -> any 0:65535 (sid:5;)");
+  EXPECT_TRUE(header_matches(full, pkt("1.2.3.4", 0, "5.6.7.8", 65535)));
+  PacketInfo u = pkt("1.2.3.4", 1, "5.6.7.8", 2);
+  u.proto = 17;
+  EXPECT_FALSE(header_matches(full, u)) << "a tcp rule does not match UDP";
+  Rule ip = parse("alert ip any any -> any any (sid:6;)");
+  EXPECT_TRUE(header_matches(ip, u));
+}
+
+TEST(RuleErrors, EachBadRuleSaysWhereAndWhy) {
+  struct Bad {
+    const char* rule;
+    const char* says;
+  } bad[] = {
+      {"alert tcp any any -> any any (content:\"a\";)", "no sid"},
+      {"alert tcp any any any any (sid:1;)", "6 fields"},
+      {"bogus tcp any any -> any any (sid:1;)", "unknown action"},
+      {"alert http any any -> any any (sid:1;)", "protocol 'http'"},
+      {"alert tcp $NOPE any -> any any (sid:1;)", "undefined variable $NOPE"},
+      {"alert tcp 10.0.0.0/33 any -> any any (sid:1;)", "bad prefix length"},
+      {"alert tcp any 70000 -> any any (sid:1;)", "not a port"},
+      {"alert tcp any any => any any (sid:1;)", "direction"},
+      {"alert tcp any any -> any any (content:\"a\"; sid:1)", "not terminated"},
+      {"alert tcp any any -> any any (content:\"|4|\"; sid:1;)", "odd number of hex"},
+      {"alert tcp any any -> any any (content:\"|41\"; sid:1;)", "unterminated |hex|"},
+      {"alert tcp any any -> any any (nocase; sid:1;)", "needs a content"},
+      {"alert tcp any any -> any any (content:\"abc\"; depth:2; sid:1;)", "shorter than its content"},
+      {"alert tcp any any -> any any (content:\"a\"; http_uri; sid:1;)", "application-layer buffer"},
+      {"alert tcp any any -> any any (byte_test:4,>,1,0; sid:1;)", "option 'byte_test' is not supported"},
+      {"alert tcp any any -> any any (content:\"a\"; offset:x; sid:1;)", "not a number"},
+      {"alert tcp any any -> any any (pcre:\"/a(/\"; sid:1;)", "does not compile"},
+      {"alert tcp any any -> any any (pcre:\"/a/U\"; sid:1;)", "flag 'U'"},
+      {"alert tcp any any -> any any (dsize:a<>b; sid:1;)", "bad dsize"},
+      {"alert tcp [1.2.3.4 any -> any any (sid:1;)", "unterminated address or port list"},
+  };
+  std::string text;
+  for (auto& b : bad) text += std::string(b.rule) + "\n";
+  text += "alert tcp any any -> any any (content:\"ok\"; sid:77;)\n";
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(set.load_text(text, "bad.rules", Vars(), false, err)) << err;
+  ASSERT_EQ(set.rules().size(), 1u);
+  EXPECT_EQ(set.rules()[0].sid, 77u);
+  ASSERT_EQ(set.problems().size(), std::size(bad));
+  for (size_t i = 0; i < std::size(bad); ++i) {
+    std::string s = set.problems()[i].str();
+    if (!have_pcre() && std::string(bad[i].rule).find("pcre") != std::string::npos) continue;
+    EXPECT_EQ(s.rfind(fmt::format("bad.rules:{}: ", i + 1), 0), 0u) << s;
+    EXPECT_NE(s.find(bad[i].says), std::string::npos) << s << "\n  wanted: " << bad[i].says;
+    if (set.problems()[i].sid) {
+      EXPECT_NE(s.find("sid 1: "), std::string::npos) << s;
+    }
+  }
+  RuleSet strict;
+  EXPECT_FALSE(strict.load_text(text, "bad.rules", Vars(), true, err));
+  EXPECT_NE(err.find("bad.rules:1: "), std::string::npos) << err;
+  // a rule over several lines, and a missing file
+  RuleSet cont;
+  ASSERT_TRUE(cont.load_text("# c\nalert tcp any any -> any any \\\n  (content:\"x\"; \\\n sid:5;)\n", "c.rules", Vars(),
+                             true, err))
+      << err;
+  ASSERT_EQ(cont.rules().size(), 1u);
+  EXPECT_EQ(cont.rules()[0].line, 2);
+  RuleSet none;
+  EXPECT_FALSE(none.load_file("/nonexistent/x.rules", Vars(), false, err));
+  EXPECT_NE(err.find("cannot read"), std::string::npos);
+}
+
+TEST(IdsPackets, HostileInputNeverCrashes) {
+  std::mt19937 rng(3);
+  PacketInfo p;
+  std::vector<uint8_t> buf(70000);
+  for (int t = 0; t < 20000; ++t) {
+    uint32_t n = rng() % 120;
+    for (uint32_t i = 0; i < n; ++i) buf[i] = uint8_t(rng());
+    if (t % 2) buf[0] = uint8_t((t % 4 == 1 ? 0x40 : 0x60) | (rng() & 0xf));
+    if (parse_packet(buf.data(), n, p)) {
+      ASSERT_LE(p.payload + p.plen, buf.data() + n);
+      ASSERT_GE(p.payload, buf.data());
+    }
+  }
+  // a 64 KiB UDP payload, scanned by both engines
+  std::fill(buf.begin(), buf.end(), 'A');
+  uint8_t* ip = buf.data();
+  ip[0] = 0x45, ip[2] = 0xff, ip[3] = 0xff, ip[6] = ip[7] = 0, ip[9] = 17;
+  std::memcpy(ip + 28 + 65000, "needle", 6);
+  ASSERT_TRUE(parse_packet(ip, 65535, p));
+  EXPECT_EQ(p.plen, 65535u - 28);
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(set.load_text("alert udp any any -> any any (content:\"needle\"; sid:1;)\n"
+                            "alert udp any any -> any any (content:\"AAAA\"; content:\"B\"; distance:0; sid:2;)\n",
+                            "x", Vars(), true, err));
+  for (EngineKind k : {EngineKind::Builtin, EngineKind::Hyperscan}) {
+    if (k == EngineKind::Hyperscan && !have_hyperscan()) continue;
+    Engine e;
+    ASSERT_TRUE(e.build(set.rules(), k, err)) << err;
+    std::vector<uint32_t> hits;
+    e.match(p, hits);
+    EXPECT_EQ(hits, std::vector<uint32_t>{0}) << "backtracking over 65,000 'AAAA' stays bounded";
+  }
+}
+
+namespace {
+using Bytes = std::vector<uint8_t>;
+Bytes frame(const char* src, const char* dst, uint8_t proto, uint16_t sp, uint16_t dp, const std::string& data) {
+  Bytes f = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0};
+  uint32_t l4 = proto == 6 ? 20 : 8;
+  Bytes ip(20 + l4, 0);
+  ip[0] = 0x45, ip[8] = 64, ip[9] = proto;
+  uint32_t tot = 20 + l4 + uint32_t(data.size());
+  ip[2] = uint8_t(tot >> 8), ip[3] = uint8_t(tot);
+  IPv4Addr a, b;
+  parse_ipv4(src, a), parse_ipv4(dst, b);
+  std::memcpy(&ip[12], a.b.data(), 4), std::memcpy(&ip[16], b.b.data(), 4);
+  ip[20] = uint8_t(sp >> 8), ip[21] = uint8_t(sp), ip[22] = uint8_t(dp >> 8), ip[23] = uint8_t(dp);
+  if (proto == 6) ip[32] = 0x50;
+  f.insert(f.end(), ip.begin(), ip.end());
+  f.insert(f.end(), data.begin(), data.end());
+  return f;
+}
+}  // namespace
+
+TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
+  std::string dir = test::tmpdir();
+  std::string rules = dir + "/ids.rules", in = dir + "/ids-in.pcap";
+  std::ofstream(rules) << "# test rules\n"
+                          "alert tcp $EXTERNAL_NET any -> $HOME_NET 80 (msg:\"GET passwd\"; content:\"GET \"; depth:4; "
+                          "content:\"/etc/passwd\"; distance:0; classtype:attempted-recon; sid:1000001; rev:2;)\n"
+                          "alert udp any any -> any 53 (msg:\"dns evil\"; content:\"|05|evil|03|com\"; nocase; "
+                          "priority:1; sid:1000002; rev:1;)\n"
+                          "alert tcp any any -> any any (msg:\"http\"; content:\"x\"; http_uri; sid:1000003;)\n";
+  std::ofstream(dir + "/vars.yaml") << "vars:\n  address-groups:\n    HOME_NET: \"[10.0.0.0/8]\"\n"
+                                       "    EXTERNAL_NET: \"!$HOME_NET\"\n";
+  {
+    io::PcapWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(in, 1, 65535, true, err)) << err;
+    std::vector<Bytes> fs = {
+        frame("8.8.8.8", "10.0.0.1", 6, 4000, 80, "GET /etc/passwd HTTP/1.0\r\n"),  // alert 1
+        frame("8.8.8.8", "10.0.0.1", 6, 4000, 80, "POST /etc/passwd HTTP/1.0\r\n"),  // GET not at 0
+        frame("10.0.0.2", "10.0.0.1", 6, 4000, 80, "GET /etc/passwd HTTP/1.0\r\n"),  // internal source
+        frame("1.1.1.1", "9.9.9.9", 17, 999, 53, std::string("\x05" "EVIL\x03" "com", 9)),  // alert 2
+        frame("1.1.1.1", "9.9.9.9", 17, 999, 54, std::string("\x05" "evil\x03" "com", 9)),  // wrong port
+        {1, 2, 3},                                                                  // not IP
+    };
+    for (size_t i = 0; i < fs.size(); ++i)
+      w.write(fs[i].data(), uint32_t(fs[i].size()), uint32_t(fs[i].size()), 1700000000000000000ull + i * 1000);
+  }
+  std::vector<std::string> eves;
+  for (const char* engine : {"builtin", "hyperscan"}) {
+    if (std::string(engine) == "hyperscan" && !have_hyperscan()) continue;
+    std::string fast = dir + "/fast-" + engine + ".log", eve = dir + "/eve-" + engine + ".json";
+    std::remove(fast.c_str()), std::remove(eve.c_str());
+    auto r = test::run(fmt::format(R"(FromDump({}, STOP true) -> ids :: IDSMatcher(RULES {}, VARS {}, ENGINE {},
+        FASTLOG {}, EVE {}, QUIET true); ids[0] -> clean :: Counter -> Discard; ids[1] -> alerted :: Counter -> Discard;)",
+                                   in, rules, dir + "/vars.yaml", engine, fast, eve));
+    ASSERT_TRUE(r->ok) << r->errors;
+    EXPECT_EQ(r->n("ids.rules"), 2u);
+    EXPECT_EQ(r->n("ids.skipped"), 1u);
+    EXPECT_NE(r->h("ids.problems").find("ids.rules:4: sid 1000003: 'http_uri'"), std::string::npos)
+        << r->h("ids.problems");
+    EXPECT_EQ(r->n("ids.alerts"), 2u);
+    EXPECT_EQ(r->n("alerted.count"), 2u);
+    EXPECT_EQ(r->n("clean.count"), 4u);
+    EXPECT_EQ(r->n("ids.uninspected"), 1u);
+    test::finish(*r);
+    std::ifstream f(fast);
+    std::string l1, l2, l3;
+    std::getline(f, l1), std::getline(f, l2);
+    EXPECT_FALSE(std::getline(f, l3));
+    EXPECT_EQ(l1, "11/14/2023-22:13:20.000000  [**] [1:1000001:2] GET passwd [**] [Classification: attempted-recon] "
+                  "[Priority: 3] {TCP} 8.8.8.8:4000 -> 10.0.0.1:80");
+    EXPECT_EQ(l2, "11/14/2023-22:13:20.000003  [**] [1:1000002:1] dns evil [**] [Classification: (null)] "
+                  "[Priority: 1] {UDP} 1.1.1.1:999 -> 9.9.9.9:53");
+    std::ifstream e(eve);
+    std::string line, all;
+    int n = 0;
+    while (std::getline(e, line)) {
+      auto j = nlohmann::json::parse(line);
+      EXPECT_EQ(j["event_type"], "alert");
+      EXPECT_TRUE(j["alert"].contains("signature_id"));
+      EXPECT_TRUE(j.contains("src_port"));
+      ++n;
+      all += line + "\n";
+    }
+    EXPECT_EQ(n, 2);
+    auto j = nlohmann::json::parse(all.substr(0, all.find('\n')));
+    EXPECT_EQ(j["timestamp"], "2023-11-14T22:13:20.000000+0000");
+    EXPECT_EQ(j["alert"]["signature_id"], 1000001);
+    EXPECT_EQ(j["alert"]["signature"], "GET passwd");
+    EXPECT_EQ(j["alert"]["category"], "attempted-recon");
+    EXPECT_EQ(j["dest_port"], 80);
+    eves.push_back(all);
+  }
+  if (eves.size() == 2) {
+    EXPECT_EQ(eves[0], eves[1]) << "both engines raise the same alerts";
+  }
+  auto bad = test::run(fmt::format("Idle -> IDSMatcher(RULES {}, VARS {}, STRICT true) -> Discard;", rules,
+                                   dir + "/vars.yaml"));
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("sid 1000003"), std::string::npos) << bad->errors;
+  auto missing = test::run("Idle -> IDSMatcher(RULES /nonexistent.rules) -> Discard;");
+  EXPECT_FALSE(missing->ok);
+  EXPECT_NE(missing->errors.find("cannot read rules file"), std::string::npos) << missing->errors;
+}
+
+TEST(IDSMatcher, SnortCommunityRulesLoad) {
+  std::string dir = std::string(SHOAL_SOURCE_DIR) + "/../shared/data/rules/snort-community";
+  if (!std::ifstream(dir + "/community.rules")) GTEST_SKIP() << "../shared/data (Snort community rules) is absent";
+  Vars v;
+  std::string err;
+  ASSERT_TRUE(v.load_file(dir + "/snort.conf", err)) << err;
+  RuleSet set;
+  ASSERT_TRUE(set.load_file(dir + "/community.rules", v, false, err)) << err;
+  EXPECT_GT(set.rules().size(), 20u);
+  EXPECT_EQ(set.rules().size() + set.problems().size(), 545u) << "every enabled rule is loaded or reported";
+  for (auto& p : set.problems()) EXPECT_GT(p.sid, 0u) << p.str();
+  Engine e;
+  ASSERT_TRUE(e.build(set.rules(), EngineKind::Builtin, err)) << err;
+}
