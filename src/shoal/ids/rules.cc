@@ -601,13 +601,22 @@ bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t&
 #ifdef SHOAL_HAVE_PCRE2
   auto* code = static_cast<pcre2_code*>(p.code.get());
   if (!code || start > n) return false;
-  thread_local pcre2_match_data* md = pcre2_match_data_create(16, nullptr);
-  thread_local pcre2_match_context* mc = [] {
-    pcre2_match_context* c = pcre2_match_context_create(nullptr);
-    pcre2_set_match_limit(c, 100000);  // Snort's pcre_match_limit order of magnitude
-    pcre2_set_depth_limit(c, 10000);
-    return c;
-  }();
+  // Per-thread match data and limits, freed when the thread ends.
+  struct Scratch {
+    pcre2_match_data* md = pcre2_match_data_create(16, nullptr);
+    pcre2_match_context* mc = pcre2_match_context_create(nullptr);
+    Scratch() {
+      pcre2_set_match_limit(mc, 100000);  // Snort's pcre_match_limit order of magnitude
+      pcre2_set_depth_limit(mc, 10000);
+    }
+    ~Scratch() {
+      pcre2_match_data_free(md);
+      pcre2_match_context_free(mc);
+    }
+  };
+  thread_local Scratch scratch;
+  pcre2_match_data* md = scratch.md;
+  pcre2_match_context* mc = scratch.mc;
   // As Snort: a relative pcre sees the buffer from `start`, so ^ anchors there.
   int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s + start), n - start, 0, 0, md, mc);
   if (rc < 0) return false;
