@@ -68,32 +68,40 @@ bool parse_i32(std::string_view s, int32_t& v) {
 
 constexpr int kMaxVarDepth = 16;
 
-bool parse_addr(std::string_view s, const Vars& vars, AddrSet& out, std::string& err, int depth = 0) {
+// The term grammar addresses and ports share: !x, $VAR, any, [a, b, ...]
+// (nested), or a leaf (an address/prefix, a port/range) that leaf() parses.
+template <class Set, class Leaf>
+bool parse_set(std::string_view s, const Vars& vars, Set& out, std::string& err, const char* what, Leaf&& leaf,
+               int depth = 0) {
   s = trim(s);
   if (depth > kMaxVarDepth) return err = "variables nest too deep (a loop?)", false;
-  if (s.empty()) return err = "empty address", false;
+  if (s.empty()) return err = fmt::format("empty {}", what), false;
   if (s[0] == '!') {
-    if (!parse_addr(s.substr(1), vars, out, err, depth)) return false;
+    if (!parse_set(s.substr(1), vars, out, err, what, leaf, depth)) return false;
     out.neg = !out.neg;
     return true;
   }
   if (s[0] == '$') {
     const std::string* v = vars.get(std::string(s.substr(1)));
     if (!v) return err = fmt::format("undefined variable {}", s), false;
-    return parse_addr(*v, vars, out, err, depth + 1);
+    return parse_set(*v, vars, out, err, what, leaf, depth + 1);
   }
   if (s == "any") return out.any = true, true;
   if (s[0] == '[') {
-    if (s.back() != ']') return err = fmt::format("unterminated address list '{}'", s), false;
+    if (s.back() != ']') return err = fmt::format("unterminated {} list '{}'", what, s), false;
     out.list = true;
     for (const std::string& part : split_list(s.substr(1, s.size() - 2))) {
-      AddrSet k;
-      if (!parse_addr(part, vars, k, err, depth)) return false;
+      Set k;
+      if (!parse_set(part, vars, k, err, what, leaf, depth)) return false;
       out.kids.push_back(std::move(k));
     }
-    if (out.kids.empty()) return err = "empty address list", false;
+    if (out.kids.empty()) return err = fmt::format("empty {} list", what), false;
     return true;
   }
+  return leaf(s, out, err);
+}
+
+bool addr_leaf(std::string_view s, AddrSet& out, std::string& err) {
   std::string_view a = s, l;
   if (size_t slash = s.find('/'); slash != std::string_view::npos) a = s.substr(0, slash), l = s.substr(slash + 1);
   IPv4Addr v4;
@@ -118,32 +126,7 @@ bool parse_addr(std::string_view s, const Vars& vars, AddrSet& out, std::string&
   return true;
 }
 
-bool parse_port(std::string_view s, const Vars& vars, PortSet& out, std::string& err, int depth = 0) {
-  s = trim(s);
-  if (depth > kMaxVarDepth) return err = "variables nest too deep (a loop?)", false;
-  if (s.empty()) return err = "empty port", false;
-  if (s[0] == '!') {
-    if (!parse_port(s.substr(1), vars, out, err, depth)) return false;
-    out.neg = !out.neg;
-    return true;
-  }
-  if (s[0] == '$') {
-    const std::string* v = vars.get(std::string(s.substr(1)));
-    if (!v) return err = fmt::format("undefined variable {}", s), false;
-    return parse_port(*v, vars, out, err, depth + 1);
-  }
-  if (s == "any") return out.any = true, true;
-  if (s[0] == '[') {
-    if (s.back() != ']') return err = fmt::format("unterminated port list '{}'", s), false;
-    out.list = true;
-    for (const std::string& part : split_list(s.substr(1, s.size() - 2))) {
-      PortSet k;
-      if (!parse_port(part, vars, k, err, depth)) return false;
-      out.kids.push_back(std::move(k));
-    }
-    if (out.kids.empty()) return err = "empty port list", false;
-    return true;
-  }
+bool port_leaf(std::string_view s, PortSet& out, std::string& err) {
   uint32_t lo = 0, hi = 65535;
   size_t colon = s.find(':');
   bool ok;
@@ -158,6 +141,13 @@ bool parse_port(std::string_view s, const Vars& vars, PortSet& out, std::string&
   if (!ok) return err = fmt::format("'{}' is not a port or port range", s), false;
   out.lo = uint16_t(lo), out.hi = uint16_t(hi);
   return true;
+}
+
+bool parse_addr(std::string_view s, const Vars& vars, AddrSet& out, std::string& err) {
+  return parse_set(s, vars, out, err, "address", addr_leaf);
+}
+bool parse_port(std::string_view s, const Vars& vars, PortSet& out, std::string& err) {
+  return parse_set(s, vars, out, err, "port", port_leaf);
 }
 
 // A content string: "...", with |hex| blocks and \-escapes.
@@ -332,22 +322,30 @@ bool is_http_modifier(const std::string& k) {
 
 }  // namespace
 
+namespace {
+// A list matches when any positive member does (or it has none) and no
+// negated member excludes the value.
+template <class Set, class V>
+bool list_match(const Set& s, const V& v) {
+  bool has_pos = false, pos = false;
+  for (const Set& k : s.kids) {
+    if (k.neg) {
+      if (!k.match(v)) return false;
+    } else {
+      has_pos = true;
+      pos = pos || k.match(v);
+    }
+  }
+  return !has_pos || pos;
+}
+}  // namespace
+
 bool AddrSet::match(const Addr& a) const {
   bool in;
   if (any) {
     in = true;
   } else if (list) {
-    bool has_pos = false, pos = false;
-    in = true;
-    for (const AddrSet& k : kids) {
-      if (k.neg) {
-        if (!k.match(a)) in = false;
-      } else {
-        has_pos = true;
-        pos = pos || k.match(a);
-      }
-    }
-    in = in && (!has_pos || pos);
+    in = list_match(*this, a);
   } else {
     in = a.v6 == v6;
     for (uint32_t bit = 0; in && bit < len; bit += 8) {
@@ -360,24 +358,7 @@ bool AddrSet::match(const Addr& a) const {
 }
 
 bool PortSet::match(uint16_t p) const {
-  bool in;
-  if (any) {
-    in = true;
-  } else if (list) {
-    bool has_pos = false, pos = false;
-    in = true;
-    for (const PortSet& k : kids) {
-      if (k.neg) {
-        if (!k.match(p)) in = false;
-      } else {
-        has_pos = true;
-        pos = pos || k.match(p);
-      }
-    }
-    in = in && (!has_pos || pos);
-  } else {
-    in = p >= lo && p <= hi;
-  }
+  bool in = any ? true : list ? list_match(*this, p) : p >= lo && p <= hi;
   return neg ? !in : in;
 }
 
