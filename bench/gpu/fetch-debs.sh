@@ -8,5 +8,6 @@ mkdir -p .debs
 grep -qx '/.debs/' .git/info/exclude 2>/dev/null || echo '/.debs/' >> .git/info/exclude
 cd .debs
 apt-get download libpcap0.8 libpcap0.8-dev libpcap-dev libdbus-1-3 libfmt9 libfmt-dev nlohmann-json3-dev libcli11-dev \
-  libgtest-dev googletest ninja-build 2>&1 | tail -n 2
+  libgtest-dev googletest ninja-build libhyperscan5 libhyperscan-dev libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 \
+  libpcre2-posix3 2>&1 | tail -n 2
 ls -1 | wc -l
