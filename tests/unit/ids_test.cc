@@ -13,6 +13,7 @@
 #include "helpers.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/pcap.hh"
+#include "shoal/kernels/ids_scan.hh"
 
 using namespace shoal;
 using namespace shoal::ids;
@@ -79,6 +80,27 @@ TEST(AhoCorasick, FindsWhatANaiveSearchFinds) {
                    });
         // identical patterns share no id here: the naive set lists each id
         ASSERT_EQ(got, naive(pats, text)) << "alphabet " << alphabet.size() << ", " << npat << " patterns";
+        // the device form: 16-byte loads from every alignment, the distinct
+        // patterns as a list of at most kIdsFound (count beyond: overflow)
+        std::set<uint32_t> distinct;
+        for (auto& g : got) distinct.insert(g.first);
+        alignas(16) uint8_t buf[640];
+        uint32_t shift = uint32_t(t % 16);
+        std::memcpy(buf + shift, text.data(), text.size());
+        std::set<std::pair<uint32_t, uint32_t>> got16;
+        k::ac_scan16(ac.view(), buf + shift, uint32_t(text.size()), [&](uint32_t id, uint32_t end) {
+          got16.insert({id, end});
+          return true;
+        });
+        ASSERT_EQ(got16, got) << "16-byte loads at alignment " << shift;
+        k::IdsScanOut out{};
+        k::ids_scan(ac.view(), buf + shift, uint32_t(text.size()), out);
+        if (distinct.size() <= k::kIdsFound) {
+          ASSERT_EQ(out.count, distinct.size());
+          EXPECT_EQ(std::set<uint32_t>(out.ids, out.ids + out.count), distinct);
+        } else {
+          EXPECT_EQ(out.count, k::kIdsFound + 1) << "an overflow says so";
+        }
       }
     }
 }
@@ -489,4 +511,89 @@ TEST(IDSMatcher, TheExampleRaisesItsSixAlertsWithEitherEngine) {
     for (std::string line; std::getline(eve, line);) sids.push_back(nlohmann::json::parse(line)["alert"]["signature_id"]);
     EXPECT_EQ(sids, (std::vector<uint32_t>{1000001, 1000002, 1000003, 1000004, 1000005, 1000006})) << engine;
   }
+}
+
+// The offloaded IDSMatcher (NBA's form: the device scans, the host verifies)
+// raises exactly the CPU element's alerts, in the same order, and sends the
+// same packets to each output: with all or half of the batches on the
+// device, with random device delays and injected faults, with packets whose
+// payload holds more distinct fast patterns than a device list can carry.
+TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
+  std::mt19937 rng(5);
+  std::vector<std::string> words;
+  for (int i = 0; i < 400; ++i) {
+    std::string w;
+    for (size_t n = 3 + rng() % 8; w.size() < n;) w.push_back(char("abcdefghijklmnop/=.%'<>"[rng() % 23]));
+    words.push_back(w);
+  }
+  std::string dir = test::tmpdir(), rules = dir + "/off.rules", in = dir + "/off-in.pcap";
+  {
+    std::ofstream r(rules);
+    for (int i = 0; i < 300; ++i) {
+      std::string opts = fmt::format("content:\"{}\";", words[i]);
+      if (i % 3 == 0) opts += " nocase;";
+      if (i % 5 == 0) opts += fmt::format(" content:\"{}\"; distance:0;", words[(i * 7) % 400]);
+      if (i % 11 == 0) opts += fmt::format(" content:!\"{}\";", words[(i * 13) % 400]);
+      if (i % 17 == 0) opts += " pcre:\"/[a-d]{2}[^x]/i\";";
+      if (i % 19 == 0) opts += " dsize:>40;";
+      r << fmt::format("alert {} any any -> any {} (msg:\"r{}\"; {} sid:{}; rev:1;)\n", i % 4 == 0 ? "udp" : "ip",
+                       i % 4 == 0 ? "53" : "any", i, opts, 1000 + i);
+    }
+    r << "alert ip any any -> any any (msg:\"no fast pattern\"; pcre:\"/^[a-c]{3}/\"; sid:5000;)\n";
+  }
+  {
+    io::PcapWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(in, 1, 65535, true, err)) << err;
+    for (int i = 0; i < 3000; ++i) {
+      std::string data;
+      size_t len = i % 50 == 0 ? 1400 : rng() % 300;
+      while (data.size() < len) data += rng() % 4 ? std::string(1, char('a' + rng() % 26)) : words[rng() % 400];
+      if (i % 97 == 0) data = "";
+      Bytes f = frame("10.0.0.1", "10.0.0.2", i % 2 ? 6 : 17, 1000, i % 3 ? 53 : 80, data);
+      if (i % 101 == 0) f.resize(f.size() / 2);  // truncated capture
+      if (i % 103 == 0) f = {1, 2, 3};            // not IP
+      w.write(f.data(), uint32_t(f.size()), uint32_t(f.size()), 1700000000000000000ull + uint64_t(i) * 1000);
+    }
+  }
+  auto cfg = [&](const std::string& tag, const std::string& bal) {
+    return fmt::format(R"(FromDump({}, STOP true) -> {} ids :: IDSMatcher(RULES {}, ENGINE builtin, FASTLOG {}/{}.log,
+        QUIET true); ids[0] -> ToDump({}/{}-0.pcap); ids[1] -> ToDump({}/{}-1.pcap);)",
+                       in, bal, rules, dir, tag, dir, tag, dir, tag);
+  };
+  auto slurp = [](const std::string& path) {
+    std::ifstream f(path);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  auto cpu = test::run(cfg("cpu", ""));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  uint64_t alerts = cpu->n("ids.alerts");
+  test::finish(*cpu);
+  std::string want = slurp(dir + "/cpu.log");
+  EXPECT_GT(alerts, 1000u);
+  ASSERT_EQ(size_t(std::count(want.begin(), want.end(), '\n')), alerts);
+  for (double faults : {0.0, 0.3})
+    for (const char* frac : {"1", "0.5"}) {
+      RunOptions o = test::default_options();
+      o.device.delay_us = 30;
+      o.device.fault_rate = faults;
+      o.offload_inflight = 4;
+      std::string tag = fmt::format("off-{}-{}", frac, faults);
+      std::remove((dir + "/" + tag + ".log").c_str());
+      auto off = test::run_with(cfg(tag, fmt::format("OffloadBalancer({}) ->", frac)), o);
+      ASSERT_TRUE(off->ok) << off->errors;
+      EXPECT_GT(off->n("ids.offload_packets"), 0u);
+      EXPECT_GT(off->n("ids.device_overflows"), 0u) << "some payloads hold over 15 distinct fast patterns";
+      EXPECT_EQ(off->n("ids.alerts"), alerts);
+      EXPECT_EQ(off->n("ids.inspected"), cpu->n("ids.inspected"));
+      EXPECT_EQ(off->n("ids.uninspected"), cpu->n("ids.uninspected"));
+      test::finish(*off);
+      EXPECT_EQ(slurp(dir + "/" + tag + ".log"), want) << tag;
+      for (int port = 0; port < 2; ++port) {
+        auto a = test::read_pcap(fmt::format("{}/cpu-{}.pcap", dir, port));
+        auto b = test::read_pcap(fmt::format("{}/{}-{}.pcap", dir, tag, port));
+        ASSERT_EQ(a.size(), b.size()) << tag << " output " << port;
+        for (size_t j = 0; j < a.size(); ++j) ASSERT_EQ(a[j].bytes, b[j].bytes) << tag << " output " << port;
+      }
+    }
 }

@@ -162,22 +162,29 @@ bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen) {
   return items_from(r, 0, payload, plen, 0, budget);
 }
 
-// ---------------------------------------------------------------- Engine
-struct Engine::Hs {
+// ---------------------------------------------------------------- Database
+struct Database::Hs {
 #ifdef SHOAL_HAVE_HYPERSCAN
   hs_database_t* db = nullptr;
-  hs_scratch_t* scratch = nullptr;
   ~Hs() {
-    if (scratch) hs_free_scratch(scratch);
     if (db) hs_free_database(db);
   }
 #endif
 };
 
-Engine::Engine() = default;
-Engine::~Engine() = default;
+struct Engine::Scratch {
+#ifdef SHOAL_HAVE_HYPERSCAN
+  hs_scratch_t* s = nullptr;
+  ~Scratch() {
+    if (s) hs_free_scratch(s);
+  }
+#endif
+};
 
-bool Engine::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
+Database::Database() = default;
+Database::~Database() = default;
+
+bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
   kind_ = kind;
   rules_ = std::move(rules);
   patterns_.clear();
@@ -208,9 +215,8 @@ bool Engine::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
     }
     pattern_rules_[pos->second].push_back(i);
   }
-  seen_.assign(std::max(rules_.size(), patterns_.size()) * 2, 0);
-  epoch_ = 0;
-  if (kind == EngineKind::Builtin) return ac_.build(patterns_, err);
+  if (!ac_.build(patterns_, err)) return false;
+  if (kind == EngineKind::Builtin) return true;
 #ifdef SHOAL_HAVE_HYPERSCAN
   hs_ = std::make_unique<Hs>();
   if (patterns_.empty()) return true;
@@ -230,12 +236,35 @@ bool Engine::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
     if (ce) hs_free_compile_error(ce);
     return false;
   }
-  if (hs_alloc_scratch(hs_->db, &hs_->scratch) != HS_SUCCESS) return err = "Hyperscan: no scratch", false;
   return true;
 #else
   err = "this build has no Hyperscan (ENGINE builtin works everywhere)";
   return false;
 #endif
+}
+
+// ---------------------------------------------------------------- Engine
+Engine::Engine() = default;
+Engine::~Engine() = default;
+
+bool Engine::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
+  auto db = std::make_shared<Database>();
+  return db->build(std::move(rules), kind, err) && use(std::move(db), err);
+}
+
+bool Engine::use(std::shared_ptr<const Database> db, std::string& err) {
+  db_ = std::move(db);
+  hs_scratch_ = std::make_unique<Scratch>();
+  seen_.assign(std::max(db_->rules().size(), db_->patterns().size()) * 2, 0);
+  epoch_ = 0;
+#ifdef SHOAL_HAVE_HYPERSCAN
+  if (db_->kind() == EngineKind::Hyperscan && db_->hs()->db &&
+      hs_alloc_scratch(db_->hs()->db, &hs_scratch_->s) != HS_SUCCESS)
+    return err = "Hyperscan: no scratch", false;
+#else
+  (void)err;
+#endif
+  return true;
 }
 
 void Engine::add_candidates(uint32_t pattern) {
@@ -244,7 +273,7 @@ void Engine::add_candidates(uint32_t pattern) {
   if (sp == epoch_) return;
   sp = epoch_;
   const size_t half = seen_.size() / 2;
-  for (uint32_t r : pattern_rules_[pattern]) {
+  for (uint32_t r : db_->pattern_rules(pattern)) {
     uint32_t& sr = seen_[half + r];
     if (sr == epoch_) continue;
     sr = epoch_;
@@ -253,16 +282,16 @@ void Engine::add_candidates(uint32_t pattern) {
 }
 
 void Engine::candidates(const uint8_t* s, uint32_t n) {
-  if (patterns_.empty() || n == 0) return;
-  if (kind_ == EngineKind::Builtin) {
-    k::ac_scan(ac_.view(), s, n, [&](uint32_t id, uint32_t) {
+  if (db_->patterns().empty() || n == 0) return;
+  if (db_->kind() == EngineKind::Builtin) {
+    k::ac_scan(db_->automaton().view(), s, n, [&](uint32_t id, uint32_t) {
       add_candidates(id);
       return true;
     });
     return;
   }
 #ifdef SHOAL_HAVE_HYPERSCAN
-  hs_scan(hs_->db, reinterpret_cast<const char*>(s), n, 0, hs_->scratch,
+  hs_scan(db_->hs()->db, reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
           [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
             static_cast<Engine*>(ctx)->add_candidates(id);
             return 0;
@@ -271,19 +300,35 @@ void Engine::candidates(const uint8_t* s, uint32_t n) {
 #endif
 }
 
-void Engine::match(const PacketInfo& p, std::vector<uint32_t>& hits) {
-  hits.clear();
+void Engine::start() {
   cand_.clear();
   if (++epoch_ == 0) {
     std::fill(seen_.begin(), seen_.end(), 0);
     epoch_ = 1;
   }
-  candidates(p.payload, p.plen);
-  cand_.insert(cand_.end(), always_.begin(), always_.end());
+}
+
+void Engine::verify(const PacketInfo& p, std::vector<uint32_t>& hits) {
+  hits.clear();
+  cand_.insert(cand_.end(), db_->always().begin(), db_->always().end());
   std::sort(cand_.begin(), cand_.end());
   verified_ = cand_.size();
+  const auto& rules = db_->rules();
   for (uint32_t r : cand_)
-    if (header_matches(rules_[r], p) && payload_matches(rules_[r], p.payload, p.plen)) hits.push_back(r);
+    if (header_matches(rules[r], p) && payload_matches(rules[r], p.payload, p.plen)) hits.push_back(r);
+}
+
+void Engine::match(const PacketInfo& p, std::vector<uint32_t>& hits) {
+  start();
+  candidates(p.payload, p.plen);
+  verify(p, hits);
+}
+
+void Engine::match_found(const PacketInfo& p, const uint32_t* patterns, uint32_t n, std::vector<uint32_t>& hits) {
+  start();
+  for (uint32_t i = 0; i < n; ++i)
+    if (patterns[i] < db_->patterns().size()) add_candidates(patterns[i]);
+  verify(p, hits);
 }
 
 }  // namespace shoal::ids

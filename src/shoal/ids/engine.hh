@@ -36,37 +36,73 @@ bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen);
 enum class EngineKind { Builtin, Hyperscan };
 bool have_hyperscan();
 
+// The compiled rule set: rules, fast patterns, and the prefilter (the
+// Aho-Corasick DFA, or a Hyperscan database). Immutable once built, so one
+// copy serves every worker (and the device copy is made once from it).
+class Database {
+ public:
+  Database();
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  bool build(std::vector<Rule> rules, EngineKind kind, std::string& err);
+  EngineKind kind() const { return kind_; }
+  const std::vector<Rule>& rules() const { return rules_; }
+  // The fast patterns (deduplicated, case-folded) and, per pattern, its rules.
+  const std::vector<std::string>& patterns() const { return patterns_; }
+  const std::vector<uint32_t>& pattern_rules(uint32_t pattern) const { return pattern_rules_[pattern]; }
+  // Rules without a usable fast pattern: verified on every packet.
+  const std::vector<uint32_t>& always() const { return always_; }
+  // The Aho-Corasick DFA over the fast patterns (built for both kinds: the
+  // device scans with it whatever the CPU uses).
+  const AcTable& automaton() const { return ac_; }
+  struct Hs;
+  const Hs* hs() const { return hs_.get(); }
+
+ private:
+  EngineKind kind_ = EngineKind::Builtin;
+  std::vector<Rule> rules_;
+  std::vector<std::string> patterns_;
+  std::vector<std::vector<uint32_t>> pattern_rules_;
+  std::vector<uint32_t> always_;
+  AcTable ac_;
+  std::unique_ptr<Hs> hs_;
+};
+
+// A matcher over a Database: its scratch state. Not thread-safe: one per
+// thread; any number share one Database.
 class Engine {
  public:
   Engine();
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
+  // Builds a Database of its own.
   bool build(std::vector<Rule> rules, EngineKind kind, std::string& err);
-  // Indices (into rules()) of the rules that match, ascending. Not
-  // thread-safe: one Engine per thread (scratch state).
+  // Uses a shared one.
+  bool use(std::shared_ptr<const Database> db, std::string& err);
+  const std::shared_ptr<const Database>& database() const { return db_; }
+  // Indices (into rules()) of the rules that match, ascending.
   void match(const PacketInfo& p, std::vector<uint32_t>& hits);
-  const std::vector<Rule>& rules() const { return rules_; }
-  // The fast patterns (deduplicated, case-folded) and, per pattern, its rules.
-  const std::vector<std::string>& patterns() const { return patterns_; }
-  const AcTable& automaton() const { return ac_; }
-  size_t always_checked() const { return always_.size(); }
+  // The same, with the prefilter's work already done elsewhere (a device
+  // scan): `patterns` are the fast patterns found in the payload.
+  void match_found(const PacketInfo& p, const uint32_t* patterns, uint32_t n, std::vector<uint32_t>& hits);
+  const std::vector<Rule>& rules() const { return db_->rules(); }
+  const std::vector<std::string>& patterns() const { return db_->patterns(); }
+  const AcTable& automaton() const { return db_->automaton(); }
+  size_t always_checked() const { return db_->always().size(); }
   // Candidate rules the last match() verified (statistics).
   uint64_t verified() const { return verified_; }
 
  private:
+  void start();
+  void verify(const PacketInfo& p, std::vector<uint32_t>& hits);
   void candidates(const uint8_t* s, uint32_t n);
   void add_candidates(uint32_t pattern);
 
-  EngineKind kind_ = EngineKind::Builtin;
-  std::vector<Rule> rules_;
-  std::vector<std::string> patterns_;
-  std::vector<std::vector<uint32_t>> pattern_rules_;
-  std::vector<uint32_t> always_;  // rules without a usable fast pattern
-  AcTable ac_;
-  struct Hs;
-  std::unique_ptr<Hs> hs_;
-  // scratch
+  std::shared_ptr<const Database> db_;
+  struct Scratch;
+  std::unique_ptr<Scratch> hs_scratch_;
   std::vector<uint32_t> seen_, cand_;
   uint32_t epoch_ = 0;
   uint64_t verified_ = 0;

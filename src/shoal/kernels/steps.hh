@@ -5,6 +5,7 @@
 // write the struct here and name it in SHOAL_STEP_KERNELS.
 #pragma once
 #include "shoal/kernels/encap.hh"
+#include "shoal/kernels/ids_scan.hh"
 #include "shoal/kernels/ipfwd.hh"
 #include "shoal/kernels/lpm4.hh"
 #include "shoal/kernels/lpm6.hh"
@@ -124,4 +125,5 @@ struct UdpIpEncapStep {
 }  // namespace shoal::k
 
 // Every step kernel, for the backends' launch tables.
-#define SHOAL_STEP_KERNELS(X) X(Route4Step) X(Route6Step) X(CheckIP4Step) X(DecTTLStep) X(UdpIpEncapStep)
+#define SHOAL_STEP_KERNELS(X) X(Route4Step) X(Route6Step) X(CheckIP4Step) X(DecTTLStep) X(UdpIpEncapStep) \
+  X(IdsScanStep)

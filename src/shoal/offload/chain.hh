@@ -164,6 +164,10 @@ class Offloadable {
   // True for a step that resizes packets (Plan::add_resizable): an NBA
   // chain ends with it.
   virtual bool offload_resizes() const { return false; }
+  // True for a step whose host part decides where packets go (offload_post
+  // sets verdicts): an NBA chain ends with it, since later steps' kernels
+  // would already have run on packets that then leave here.
+  virtual bool offload_ends_chain() const { return offload_resizes(); }
   // User pre/post functions (Plan::add_block): pre() fills the step's input
   // blocks for every packet of the aggregate, once, before it is copied
   // (also when it then runs on the CPU); post() reads the output blocks at
@@ -231,6 +235,11 @@ struct Aggregate {
   std::vector<std::shared_ptr<const void>> keep;
   k::AggView view(uint8_t* base) const;
   uint32_t verdict(uint32_t i) const { return reinterpret_cast<const uint32_t*>(host + o_verdict)[i]; }
+  // For offload_post() of a step that ends its chain (offload_ends_chain):
+  // packet i leaves step s on `port` (0 is where it goes anyway).
+  void set_port(uint32_t i, size_t s, uint32_t port) {
+    reinterpret_cast<uint32_t*>(host + o_verdict)[i] = port ? uint32_t(s + 1) << 16 | (port & 0xff) : 0;
+  }
   // Whether packet i got to step s (it had not left the chain before it).
   bool reached(uint32_t i, size_t s) const {
     uint32_t v = verdict(i);

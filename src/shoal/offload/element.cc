@@ -41,7 +41,7 @@ bool NbaOffload::build_chain() {
     Element* next = e->output(0).e;
     auto* o = dynamic_cast<Offloadable*>(next);
     if (!o || !o->offload_joins_chains() || std::find(steps.begin(), steps.end(), o) != steps.end()) break;
-    if (steps.back()->offload_resizes()) break;  // later steps would see stale offsets
+    if (steps.back()->offload_ends_chain()) break;  // stale offsets, or verdicts not yet known
     steps.push_back(o);
     e = next;
   }

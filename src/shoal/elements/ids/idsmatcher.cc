@@ -10,6 +10,8 @@
 #include "shoal/elements/common.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/shared_file.hh"
+#include "shoal/kernels/ids_scan.hh"
+#include "shoal/offload/element.hh"
 
 namespace shoal {
 
@@ -41,7 +43,31 @@ std::string time_text(uint64_t ns, bool eve) {
 
 }  // namespace
 
-class IDSMatcher : public Element {
+// Where the IP header of p starts (the network header annotation, else
+// after an Ethernet header) and its parse; false when p is not IP.
+bool locate(Packet* p, ids::PacketInfo& info, uint32_t& ip_off) {
+  uint32_t len = 0;
+  if (p->has_network_header() && p->network_header_offset() >= 0 &&
+      uint64_t(p->network_header_offset()) < p->length()) {
+    ip_off = uint32_t(p->network_header_offset());
+  } else if (p->length() >= 14) {  // an Ethernet frame
+    uint16_t t = uint16_t(p->data()[12] << 8 | p->data()[13]);
+    if (t != 0x0800 && t != 0x86dd) return false;
+    ip_off = 14;
+  } else {
+    return false;
+  }
+  len = p->length() - ip_off;
+  return ids::parse_packet(p->data() + ip_off, len, info);
+}
+
+// The rule set and its compiled database, shared by every worker's copy.
+struct IdsShared {
+  ids::RuleSet set;
+  std::shared_ptr<const ids::Database> db;
+};
+
+class IDSMatcher : public offload::OffloadableElement<Element> {
  public:
   void configure(Args& a) override {
     std::string engine = ids::have_hyperscan() ? "hyperscan" : "builtin";
@@ -56,19 +82,31 @@ class IDSMatcher : public Element {
     loc_ = a.element_loc();
   }
   void initialize() override {
-    // Files are read here (configure() opens none); errors point at the element.
-    ids::Vars vars;
+    // Files are read here (configure() opens none), once for all workers;
+    // errors point at the element.
+    bool first = false;
+    shared_ = shared_state<IdsShared>(this, &first);
     std::string err;
-    if ((!vars_file_.empty() && !vars.load_file(vars_file_, err)) || !set_.load_file(rules_file_, vars, strict_, err) ||
-        !engine_.build(set_.rules(), kind_, err))
-      throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
-    if (worker().id() == 0 && !quiet_) {
-      fmt::print(stderr, "shoal: {}: {} rules from {} ({} fast patterns, {} checked on every packet); {} skipped{}\n",
-                 name(), set_.rules().size(), rules_file_, engine_.patterns().size(), engine_.always_checked(),
-                 set_.problems().size(), set_.problems().empty() ? "" : " (handler 'problems'), the first:");
-      for (size_t i = 0; i < set_.problems().size() && i < 5; ++i)
-        fmt::print(stderr, "  {}\n", set_.problems()[i].str());
+    if (first) {
+      ids::Vars vars;
+      auto db = std::make_shared<ids::Database>();
+      if ((!vars_file_.empty() && !vars.load_file(vars_file_, err)) ||
+          !shared_->set.load_file(rules_file_, vars, strict_, err) || !db->build(shared_->set.rules(), kind_, err))
+        throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
+      shared_->db = std::move(db);
+      if (!quiet_) {
+        const ids::RuleSet& set = shared_->set;
+        fmt::print(stderr,
+                   "shoal: {}: {} rules from {} ({} fast patterns, {} checked on every packet); {} skipped{}\n",
+                   name(), set.rules().size(), rules_file_, shared_->db->patterns().size(),
+                   shared_->db->always().size(), set.problems().size(),
+                   set.problems().empty() ? "" : " (handler 'problems'), the first:");
+        for (size_t i = 0; i < set.problems().size() && i < 5; ++i)
+          fmt::print(stderr, "  {}\n", set.problems()[i].str());
+      }
     }
+    if (!shared_->db) throw ConfigError(loc_, fmt::format("{}: the rules did not load", name()));
+    if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
     auto open = [&](io::SharedFile<std::ofstream>& f, const std::string& path) {
       if (path.empty()) return;
       if (!f.open(registry(), path, [&](std::ofstream& o) { o.open(path, std::ios::app); },
@@ -77,42 +115,24 @@ class IDSMatcher : public Element {
     };
     open(fast_, fastlog_file_);
     open(eve_, eve_file_);
+    offload_init();
   }
-  void push(int, PacketBatch* b) override {
+  void cpu_push(int, PacketBatch* b) override {
     PacketBatch* alerted = nullptr;
-    std::string fast, eve;
     b->for_each([&](uint32_t i, Packet* p) {
-      const uint8_t* ip = nullptr;
-      uint32_t len = 0;
-      if (p->has_network_header() && p->network_header_offset() >= 0 &&
-          uint64_t(p->network_header_offset()) < p->length()) {
-        ip = p->network_header();
-        len = p->length() - uint32_t(p->network_header_offset());
-      } else if (p->length() >= 14) {  // an Ethernet frame
-        uint16_t t = uint16_t(p->data()[12] << 8 | p->data()[13]);
-        if (t == 0x0800 || t == 0x86dd) ip = p->data() + 14, len = p->length() - 14;
-      }
       ids::PacketInfo info;
-      if (!ip || !ids::parse_packet(ip, len, info)) {
+      uint32_t ip_off;
+      if (!locate(p, info, ip_off)) {
         uninspected_.add();
         return;
       }
-      inspected_.add();
       engine_.match(info, hits_);
-      verified_.add(engine_.verified());
-      if (hits_.empty()) return;
-      alerted_packets_.add();
-      alerts_.add(hits_.size());
-      uint64_t ts = p->timestamp_ns() ? p->timestamp_ns() : worker().now_ns();
-      for (uint32_t r : hits_) log(engine_.rules()[r], info, ts, fast, eve);
-      if (noutputs() > 1) {
-        if (!alerted) alerted = new_batch();
-        alerted->append(p);
-        b->kill(i);
-      }
+      if (!record(p, info) || noutputs() < 2) return;
+      if (!alerted) alerted = new_batch();
+      alerted->append(p);
+      b->kill(i);
     });
-    if (!fast.empty()) fast_.with([&](std::ofstream& o) { o << fast; });
-    if (!eve.empty()) eve_.with([&](std::ofstream& o) { o << eve; });
+    write_logs();
     if (b->live()) output_push(0, b);
     else recycle(b);
     if (alerted) output_push(1, alerted);
@@ -122,44 +142,143 @@ class IDSMatcher : public Element {
     eve_.with([](std::ofstream& o) { o.flush(); });
   }
   void cleanup() override {
+    OffloadableElement::cleanup();
     fast_.close();
     eve_.close();
   }
   void add_handlers() override {
-    add_read_handler("rules", [this] { return std::to_string(set_.rules().size()); }, Agg::First, true);
-    add_read_handler("skipped", [this] { return std::to_string(set_.problems().size()); }, Agg::First, true);
+    add_read_handler("rules", [this] { return std::to_string(shared_->set.rules().size()); }, Agg::First, true);
+    add_read_handler("skipped", [this] { return std::to_string(shared_->set.problems().size()); }, Agg::First, true);
     add_read_handler("problems", [this] {
       std::string s;
-      for (auto& p : set_.problems()) s += p.str() + "\n";
+      for (auto& p : shared_->set.problems()) s += p.str() + "\n";
       return s;
     });
     add_read_handler("patterns", [this] { return std::to_string(engine_.patterns().size()); }, Agg::First, true);
     add_read_handler("engine", [this] {
-      return kind_ == ids::EngineKind::Builtin
-                 ? fmt::format("builtin (Aho-Corasick DFA: {} states, {} byte classes, {} KiB)",
-                               engine_.automaton().states(), engine_.automaton().classes(),
-                               engine_.automaton().memory_bytes() >> 10)
-                 : std::string("hyperscan");
+      const ids::AcTable& ac = engine_.automaton();
+      std::string dfa = fmt::format("Aho-Corasick DFA: {} states, {} byte classes, {} KiB", ac.states(), ac.classes(),
+                                    ac.memory_bytes() >> 10);
+      return kind_ == ids::EngineKind::Builtin ? fmt::format("builtin ({})", dfa)
+                                               : fmt::format("hyperscan (device: {})", dfa);
     });
     add_stat_handler("inspected", inspected_);
     add_stat_handler("uninspected", uninspected_);
     add_stat_handler("alerts", alerts_);
     add_stat_handler("alerted_packets", alerted_packets_);
     add_stat_handler("verified", verified_);
+    add_stat_handler("device_overflows", overflows_);
+    offload_handlers();
+  }
+
+  // ---- offload (NBA's form): the device scans, the host verifies
+  void offload_declare(offload::Plan& plan) override {
+    offload::Range whole;
+    whole.anchor = offload::Anchor::Data;
+    whole.begin = 0;
+    whole.end = offload::kToEnd;
+    range_ = plan.add(whole);
+    block_ = plan.add_block(sizeof(k::IdsScanIn), sizeof(k::IdsScanOut));
+  }
+  bool offload_ends_chain() const override { return true; }
+  void offload_pre(offload::Aggregate& a) override {
+    auto* in = reinterpret_cast<k::IdsScanIn*>(a.block_in(block_));
+    for (uint32_t i = 0; i < a.n; ++i) {
+      ids::PacketInfo info;
+      uint32_t ip_off;
+      Packet* p = a.batch->at(i);
+      if (locate(p, info, ip_off)) in[i] = {uint32_t(info.payload - p->data()), info.plen};
+      else in[i] = {k::kAbsent, 0};
+    }
+  }
+  bool offload_launch(offload::Launch& L, std::string& err) override {
+    offload_ctl(L);
+    k::IdsScanStep::Params prm{L.view, L.ctl, range_,
+                               reinterpret_cast<const k::IdsScanIn*>(L.block_in(block_)),
+                               reinterpret_cast<k::IdsScanOut*>(L.block_out(block_)), engine_.automaton().view()};
+    if (L.host) {
+      L.keep(engine_.database());
+    } else {
+      if (!dev_) {  // one copy of the automaton per device, shared by the workers
+        const ids::AcTable* ac = &engine_.automaton();
+        auto db = engine_.database();
+        auto make = [&]() -> std::shared_ptr<DeviceTables> {
+          auto d = std::make_shared<DeviceTables>();
+          d->db = db;
+          d->cls = offload::upload_shared(L.device, ac->cls().data(), ac->cls().size(), err);
+          d->next = offload::upload_shared(L.device, ac->next().data(), ac->next().size() * 4, err);
+          d->off = offload::upload_shared(L.device, ac->out_off().data(), ac->out_off().size() * 4, err);
+          d->ids = offload::upload_shared(L.device, ac->out_ids().data(), std::max<size_t>(4, ac->out_ids().size() * 4),
+                                          err);
+          if (!d->cls || !d->next || !d->off || !d->ids) return nullptr;
+          return d;
+        };
+        bool made;
+        auto d = offload::shared_device_copy<DeviceTables>(L.device.get(), ac, make, made);
+        if (!d) return false;
+        dev_ = std::move(d);
+        if (made) uploads_.add();
+      }
+      prm.ac.cls = static_cast<const uint8_t*>(dev_->cls.get());
+      prm.ac.next = static_cast<const uint32_t*>(dev_->next.get());
+      prm.ac.out_off = static_cast<const uint32_t*>(dev_->off.get());
+      prm.ac.out_ids = static_cast<const uint32_t*>(dev_->ids.get());
+      L.keep(dev_);
+    }
+    L.run<k::IdsScanStep>(prm);
+    return true;
+  }
+  void offload_post(offload::Aggregate& a, size_t step) override {
+    const auto* out = reinterpret_cast<const k::IdsScanOut*>(a.block_out(block_));
+    for (uint32_t i = 0; i < a.n; ++i) {
+      if (!a.reached(i, step)) continue;
+      Packet* p = a.batch->at(i);
+      ids::PacketInfo info;
+      uint32_t ip_off;
+      if (!locate(p, info, ip_off)) {
+        uninspected_.add();
+        continue;
+      }
+      if (out[i].count > k::kIdsFound) {
+        overflows_.add();
+        engine_.match(info, hits_);
+      } else {
+        engine_.match_found(info, out[i].ids, out[i].count, hits_);
+      }
+      if (record(p, info) && noutputs() > 1) a.set_port(i, step, 1);
+    }
+    write_logs();
   }
 
  private:
-  void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, std::string& fast, std::string& eve) {
+  // Counts and logs the alerts of hits_ for p; whether there were any.
+  bool record(Packet* p, const ids::PacketInfo& info) {
+    inspected_.add();
+    verified_.add(engine_.verified());
+    if (hits_.empty()) return false;
+    alerted_packets_.add();
+    alerts_.add(hits_.size());
+    uint64_t ts = p->timestamp_ns() ? p->timestamp_ns() : worker().now_ns();
+    for (uint32_t r : hits_) log(engine_.rules()[r], info, ts);
+    return true;
+  }
+  void write_logs() {
+    if (!fast_buf_.empty()) fast_.with([&](std::ofstream& o) { o << fast_buf_; });
+    if (!eve_buf_.empty()) eve_.with([&](std::ofstream& o) { o << eve_buf_; });
+    fast_buf_.clear();
+    eve_buf_.clear();
+  }
+  void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts) {
     int prio = r.priority ? r.priority : 3;
     std::string proto = proto_name(p.proto);
     if (!fastlog_file_.empty()) {
       auto ep = [&](const ids::Addr& a, uint16_t port) {
         return p.has_ports ? fmt::format("{}:{}", addr_text(a), port) : addr_text(a);
       };
-      fast += fmt::format("{}  [**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{{}}} {} -> {}\n",
-                          time_text(ts, false), r.gid, r.sid, r.rev, r.msg,
-                          r.classtype.empty() ? "(null)" : r.classtype, prio, proto, ep(p.src, p.sport),
-                          ep(p.dst, p.dport));
+      fast_buf_ += fmt::format("{}  [**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{{}}} {} -> {}\n",
+                               time_text(ts, false), r.gid, r.sid, r.rev, r.msg,
+                               r.classtype.empty() ? "(null)" : r.classtype, prio, proto, ep(p.src, p.sport),
+                               ep(p.dst, p.dport));
     }
     if (!eve_file_.empty()) {
       nlohmann::json j = {{"timestamp", time_text(ts, true)}, {"event_type", "alert"}, {"src_ip", addr_text(p.src)},
@@ -167,23 +286,30 @@ class IDSMatcher : public Element {
       if (p.has_ports) j["src_port"] = p.sport, j["dest_port"] = p.dport;
       j["alert"] = {{"action", "allowed"}, {"gid", r.gid},         {"signature_id", r.sid}, {"rev", r.rev},
                     {"signature", r.msg},  {"category", r.classtype}, {"severity", prio}};
-      eve += j.dump() + "\n";
+      eve_buf_ += j.dump() + "\n";
     }
   }
   static io::SharedRegistry<std::ofstream>& registry() {
     static io::SharedRegistry<std::ofstream> r;
     return r;
   }
+  struct DeviceTables {
+    std::shared_ptr<const ids::Database> db;  // keeps the key (its automaton) alive
+    std::shared_ptr<void> cls, next, off, ids;
+  };
 
   std::string rules_file_, vars_file_, fastlog_file_, eve_file_;
   bool strict_ = false, quiet_ = false;
   Loc loc_;
   ids::EngineKind kind_ = ids::EngineKind::Builtin;
-  ids::RuleSet set_;
+  std::shared_ptr<IdsShared> shared_;
   ids::Engine engine_;
   std::vector<uint32_t> hits_;
+  std::string fast_buf_, eve_buf_;
   io::SharedFile<std::ofstream> fast_, eve_;
-  Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_;
+  uint32_t range_ = 0, block_ = 0;
+  std::shared_ptr<DeviceTables> dev_;
+  Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, uploads_;
 };
 SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = "h/h",
               .summary = "matches Snort/Suricata rules; alerts to fast.log and EVE JSON",
@@ -199,7 +325,11 @@ SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = 
                   "Alerts go to FASTLOG (Suricata's fast.log lines) and EVE (event_type alert records). Packets "
                   "that match any rule leave on output 1 if it exists (log and forward: connect it on; an inline "
                   "IPS: Discard), the rest on output 0. flow is accepted without stream semantics (a later "
-                  "issue); packets that are not IP pass uninspected (counted).",
+                  "issue); packets that are not IP pass uninspected (counted). Offloadable (NBA's form): after an "
+                  "OffloadBalancer, batches for the device have their payloads scanned there by the Aho-Corasick DFA "
+                  "(16-byte loads), the distinct fast patterns of each packet come back as a short list, and the "
+                  "host verifies those rules and logs in packet order; the chain ends here. The DFA is uploaded "
+                  "once per device for all workers, who share one compiled rule set.",
               .args = {{"RULES", "file", "the rules"},
                        {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},
                        {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},
@@ -216,7 +346,12 @@ SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = 
                            {"uninspected", "r", "packets that were not IP (sent on uninspected)"},
                            {"alerts", "r", "alerts raised"},
                            {"alerted_packets", "r", "packets with at least one alert"},
-                           {"verified", "r", "candidate rules verified"}},
+                           {"verified", "r", "candidate rules verified"},
+                           {"device_overflows", "r",
+                            "packets with more distinct fast patterns than a device list holds (15), rescanned "
+                            "on the CPU"},
+                           {"offload_chain", "r", "the device chain (NBA form)"},
+                           {"offload_packets", "r", "packets that went through the chain"}},
               .example = "FromDump(in.pcap) -> CheckIPHeader(14) -> ids :: IDSMatcher(RULES rules/local.rules, "
                          "FASTLOG fast.log, EVE eve.json); ids[0] -> ToDump(clean.pcap); ids[1] -> Discard;");
 

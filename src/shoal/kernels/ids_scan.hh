@@ -1,0 +1,107 @@
+// The IDS prefilter as an offload step (GASPP §3.2, NBA §4.1): each packet's
+// payload is scanned by the Aho-Corasick DFA of kernels/ac.hh, reading the
+// payload with aligned 16-byte loads (one global-memory transaction per 16
+// bytes on a GPU, as GASPP does), and the distinct fast patterns found go
+// back as a short list per packet. The host verifies the candidate rules
+// (headers, positions, pcres) where that is cheapest: on the CPU, against
+// the packet it still holds.
+#pragma once
+#include <cstring>
+
+#include "shoal/kernels/ac.hh"
+#include "shoal/kernels/offload_abi.hh"
+
+namespace shoal::k {
+
+// Per packet, from the host: where the payload starts in the packet (kAbsent:
+// not inspected) and how long it is.
+struct IdsScanIn {
+  uint32_t off, len;
+};
+// Per packet, to the host: how many distinct fast patterns were found, and
+// the first kIdsFound of them. count > kIdsFound: the list overflowed and
+// the scan stopped; the host scans that packet itself.
+constexpr uint32_t kIdsFound = 15;
+struct IdsScanOut {
+  uint32_t count;
+  uint32_t ids[kIdsFound];
+};
+
+// 16 bytes from a 16-byte aligned address, as four little-endian words.
+SHOAL_HD void load16(const uint8_t* p, uint32_t w[4]) {
+#if defined(__CUDA_ARCH__)
+  const uint4 v = *reinterpret_cast<const uint4*>(p);
+  w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+#else
+  std::memcpy(w, p, 16);
+#endif
+}
+
+// ac_scan with the bulk of s read 16 bytes at a time (bytes before the first
+// 16-byte boundary and after the last are read singly). Same results.
+template <class F>
+SHOAL_HD uint32_t ac_scan16(const AcView& a, const uint8_t* s, uint32_t n, F&& on, uint32_t state = 0) {
+  auto step = [&](uint32_t c, uint32_t end) {
+    state = a.next[state * a.nclasses + a.cls[c]];
+    for (uint32_t b = a.out_off[state], e = a.out_off[state + 1]; b < e; ++b)
+      if (!on(a.out_ids[b], end)) return false;
+    return true;
+  };
+  uint32_t i = 0;
+  uint32_t head = uint32_t((16 - (reinterpret_cast<uintptr_t>(s) & 15)) & 15);
+  if (head > n) head = n;
+  for (; i < head; ++i)
+    if (!step(s[i], i + 1)) return state;
+  for (; i + 16 <= n; i += 16) {
+    uint32_t w[4];
+    load16(s + i, w);
+    for (uint32_t j = 0; j < 16; ++j)
+      if (!step((w[j >> 2] >> (8 * (j & 3))) & 0xff, i + j + 1)) return state;
+  }
+  for (; i < n; ++i)
+    if (!step(s[i], i + 1)) return state;
+  return state;
+}
+
+// The distinct patterns of s, at most kIdsFound (count kIdsFound + 1 when
+// there are more: the scan stops there).
+SHOAL_HD void ids_scan(const AcView& a, const uint8_t* s, uint32_t n, IdsScanOut& out) {
+  uint32_t count = 0;
+  ac_scan16(a, s, n, [&](uint32_t id, uint32_t) {
+    for (uint32_t k = 0; k < count; ++k)
+      if (out.ids[k] == id) return true;
+    if (count == kIdsFound) {
+      count = kIdsFound + 1;
+      return false;
+    }
+    out.ids[count++] = id;
+    return true;
+  });
+  out.count = count;
+}
+
+// IDSMatcher's device step. Leaves every packet in the chain: the host
+// decides the port once it has verified the candidates.
+struct IdsScanStep {
+  struct Params {
+    AggView a;
+    StepCtl c;
+    uint32_t range;  // the whole packet (read-only)
+    const IdsScanIn* in;
+    IdsScanOut* out;
+    AcView ac;
+  };
+  static SHOAL_HD void run(const Params& p, uint32_t i) {
+    if (!step_enter(p.a, p.c, i)) return;
+    const IdsScanIn in = p.in[i];
+    const uint8_t* pkt = range_ptr(p.a, p.range, i);
+    if (in.off == kAbsent || p.ac.nclasses == 0) return;
+    if (!pkt || uint64_t(in.off) + in.len > range_len(p.a, p.range, i)) {
+      p.out[i].count = kIdsFound + 1;  // not all there: the host scans it
+      return;
+    }
+    ids_scan(p.ac, pkt + in.off, in.len, p.out[i]);
+  }
+};
+
+}  // namespace shoal::k
