@@ -216,6 +216,23 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     pattern_rules_[pos->second].push_back(i);
   }
   if (!ac_.build(patterns_, err)) return false;
+  dfas_.assign(rules_.size(), {});
+  regex_count_ = regex_compiled_ = 0;
+  regex_refusals_.clear();
+  for (uint32_t i = 0; i < rules_.size(); ++i)
+    for (const Item& it : rules_[i].items) {
+      if (!it.is_pcre) continue;
+      ++regex_count_;
+      auto d = std::make_shared<RegexDfa>();
+      std::string why;
+      if (d->compile(it.pcre.pattern, it.pcre.flags, why)) {
+        ++regex_compiled_;
+        dfas_[i].push_back(std::move(d));
+      } else {
+        dfas_[i].push_back(nullptr);
+        regex_refusals_.push_back(fmt::format("sid {}: /{}/{}: {}", rules_[i].sid, it.pcre.pattern, it.pcre.flags, why));
+      }
+    }
   if (kind == EngineKind::Builtin) return true;
 #ifdef SHOAL_HAVE_HYPERSCAN
   hs_ = std::make_unique<Hs>();

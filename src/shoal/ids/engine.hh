@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "shoal/ids/ac_build.hh"
+#include "shoal/ids/regex.hh"
 #include "shoal/ids/rules.hh"
 
 namespace shoal::ids {
@@ -56,6 +57,15 @@ class Database {
   // The Aho-Corasick DFA over the fast patterns (built for both kinds: the
   // device scans with it whatever the CPU uses).
   const AcTable& automaton() const { return ac_; }
+  // Each rule's pcres compiled to DFAs (ids/regex.hh), in rule order, null
+  // where an expression is outside the subset or over the state budget
+  // (the reasons in regex_refusals(): "sid N: /re/: why"). The CPU
+  // verifies with PCRE2, which also gives a match's end; the DFAs are what
+  // a device can run.
+  const std::vector<std::shared_ptr<const RegexDfa>>& regex_dfas(uint32_t rule) const { return dfas_[rule]; }
+  size_t regex_count() const { return regex_count_; }
+  size_t regex_compiled() const { return regex_compiled_; }
+  const std::vector<std::string>& regex_refusals() const { return regex_refusals_; }
   struct Hs;
   const Hs* hs() const { return hs_.get(); }
 
@@ -66,6 +76,9 @@ class Database {
   std::vector<std::vector<uint32_t>> pattern_rules_;
   std::vector<uint32_t> always_;
   AcTable ac_;
+  std::vector<std::vector<std::shared_ptr<const RegexDfa>>> dfas_;
+  size_t regex_count_ = 0, regex_compiled_ = 0;
+  std::vector<std::string> regex_refusals_;
   std::unique_ptr<Hs> hs_;
 };
 

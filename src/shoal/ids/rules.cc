@@ -190,53 +190,6 @@ bool parse_content_bytes(std::string_view v, std::string& out, std::string& err)
   return true;
 }
 
-bool parse_pcre(std::string_view v, Pcre& p, std::string& err) {
-  v = trim(v);
-  if (!v.empty() && v[0] == '!') p.neg = true, v = trim(v.substr(1));
-  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return err = "pcre must be a quoted string", false;
-  v = v.substr(1, v.size() - 2);
-  size_t last = v.rfind('/');
-  if (v.empty() || v[0] != '/' || last == 0 || last == std::string_view::npos)
-    return err = "pcre must look like \"/pattern/flags\"", false;
-  p.pattern = std::string(v.substr(1, last - 1));
-  p.flags = std::string(v.substr(last + 1));
-#ifdef SHOAL_HAVE_PCRE2
-  uint32_t opt = 0;
-  for (char f : p.flags) {
-    switch (f) {
-      case 'i': opt |= PCRE2_CASELESS; break;
-      case 's': opt |= PCRE2_DOTALL; break;
-      case 'm': opt |= PCRE2_MULTILINE; break;
-      case 'x': opt |= PCRE2_EXTENDED; break;
-      case 'A': opt |= PCRE2_ANCHORED; break;
-      case 'E': opt |= PCRE2_DOLLAR_ENDONLY; break;
-      case 'G': opt |= PCRE2_UNGREEDY; break;
-      case 'R': p.relative = true; break;
-      case 'B': break;  // raw bytes: the only buffer there is
-      case 'O': break;  // override the match limits: ours stay
-      default:
-        return err = fmt::format("pcre flag '{}' is not supported (HTTP buffers and others need a parser "
-                                 "this engine does not have)", f),
-               false;
-    }
-  }
-  int code;
-  PCRE2_SIZE off;
-  pcre2_code* c = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.pattern.data()), p.pattern.size(), opt, &code, &off,
-                                nullptr);
-  if (!c) {
-    PCRE2_UCHAR msg[256];
-    pcre2_get_error_message(code, msg, sizeof msg);
-    return err = fmt::format("pcre /{}/ does not compile at offset {}: {}", p.pattern, off,
-                             reinterpret_cast<const char*>(msg)),
-           false;
-  }
-  p.code = std::shared_ptr<void>(c, [](void* x) { pcre2_code_free(static_cast<pcre2_code*>(x)); });
-  return true;
-#else
-  return err = "pcre needs PCRE2, which this build lacks", false;
-#endif
-}
 
 // dsize: N, >N, <N, N<>M (exclusive, as Suricata), N-M (inclusive).
 bool parse_dsize(std::string_view v, Rule& r, std::string& err) {
@@ -321,6 +274,54 @@ bool is_http_modifier(const std::string& k) {
 }
 
 }  // namespace
+
+bool parse_pcre(std::string_view v, Pcre& p, std::string& err) {
+  v = trim(v);
+  if (!v.empty() && v[0] == '!') p.neg = true, v = trim(v.substr(1));
+  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return err = "pcre must be a quoted string", false;
+  v = v.substr(1, v.size() - 2);
+  size_t last = v.rfind('/');
+  if (v.empty() || v[0] != '/' || last == 0 || last == std::string_view::npos)
+    return err = "pcre must look like \"/pattern/flags\"", false;
+  p.pattern = std::string(v.substr(1, last - 1));
+  p.flags = std::string(v.substr(last + 1));
+#ifdef SHOAL_HAVE_PCRE2
+  uint32_t opt = 0;
+  for (char f : p.flags) {
+    switch (f) {
+      case 'i': opt |= PCRE2_CASELESS; break;
+      case 's': opt |= PCRE2_DOTALL; break;
+      case 'm': opt |= PCRE2_MULTILINE; break;
+      case 'x': opt |= PCRE2_EXTENDED; break;
+      case 'A': opt |= PCRE2_ANCHORED; break;
+      case 'E': opt |= PCRE2_DOLLAR_ENDONLY; break;
+      case 'G': opt |= PCRE2_UNGREEDY; break;
+      case 'R': p.relative = true; break;
+      case 'B': break;  // raw bytes: the only buffer there is
+      case 'O': break;  // override the match limits: ours stay
+      default:
+        return err = fmt::format("pcre flag '{}' is not supported (HTTP buffers and others need a parser "
+                                 "this engine does not have)", f),
+               false;
+    }
+  }
+  int code;
+  PCRE2_SIZE off;
+  pcre2_code* c = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.pattern.data()), p.pattern.size(), opt, &code, &off,
+                                nullptr);
+  if (!c) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(code, msg, sizeof msg);
+    return err = fmt::format("pcre /{}/ does not compile at offset {}: {}", p.pattern, off,
+                             reinterpret_cast<const char*>(msg)),
+           false;
+  }
+  p.code = std::shared_ptr<void>(c, [](void* x) { pcre2_code_free(static_cast<pcre2_code*>(x)); });
+  return true;
+#else
+  return err = "pcre needs PCRE2, which this build lacks", false;
+#endif
+}
 
 namespace {
 // A list matches when any positive member does (or it has none) and no
@@ -578,7 +579,8 @@ bool have_pcre() {
 #endif
 }
 
-bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end) {
+bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end, bool* limit_hit) {
+  if (limit_hit) *limit_hit = false;
 #ifdef SHOAL_HAVE_PCRE2
   auto* code = static_cast<pcre2_code*>(p.code.get());
   if (!code || start > n) return false;
@@ -600,7 +602,10 @@ bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t&
   pcre2_match_context* mc = scratch.mc;
   // As Snort: a relative pcre sees the buffer from `start`, so ^ anchors there.
   int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s + start), n - start, 0, 0, md, mc);
-  if (rc < 0) return false;
+  if (rc < 0) {
+    if (limit_hit) *limit_hit = rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT;
+    return false;
+  }
   match_end = start + pcre2_get_ovector_pointer(md)[1];
   return true;
 #else

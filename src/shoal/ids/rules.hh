@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shoal::ids {
@@ -124,10 +125,17 @@ class RuleSet {
 // Parses one rule; false with err (the rule is unusable).
 bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string& err);
 
+// A pcre option's value ("/pattern/flags", optionally "!" first), compiled
+// with PCRE2; false with err.
+bool parse_pcre(std::string_view v, Pcre& p, std::string& err);
+
 // Whether PCRE2 is built in (pcre options need it).
 bool have_pcre();
 // Runs a compiled pcre over [s, s + n) from `start`; true when it matches,
-// with the end of the match.
-bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end);
+// with the end of the match. A search that hits the match or depth limit
+// (catastrophic backtracking) counts as no match, as in Snort; limit_hit
+// says when that happened.
+bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end,
+                bool* limit_hit = nullptr);
 
 }  // namespace shoal::ids

@@ -162,6 +162,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       return kind_ == ids::EngineKind::Builtin ? fmt::format("builtin ({})", dfa)
                                                : fmt::format("hyperscan (device: {})", dfa);
     });
+    add_read_handler("regex", [this] {
+      const ids::Database& db = *engine_.database();
+      std::string s = fmt::format("{} of {} pcres compile to DFAs\n", db.regex_compiled(), db.regex_count());
+      for (auto& r : db.regex_refusals()) s += r + "\n";
+      return s;
+    });
     add_stat_handler("inspected", inspected_);
     add_stat_handler("uninspected", uninspected_);
     add_stat_handler("alerts", alerts_);
@@ -342,6 +348,9 @@ SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = 
                            {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"},
                            {"patterns", "r", "distinct fast patterns"},
                            {"engine", "r", "the prefilter and its size"},
+                           {"regex", "r",
+                            "how many pcres compile to DFAs (the subset a device can run), and why the others do "
+                            "not"},
                            {"inspected", "r", "packets matched against the rules"},
                            {"uninspected", "r", "packets that were not IP (sent on uninspected)"},
                            {"alerts", "r", "alerts raised"},
