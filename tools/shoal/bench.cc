@@ -327,25 +327,6 @@ DevLookups device_lookups(dev::Device& d, typename K::Params p, typename K::Para
   return r;
 }
 
-std::string sh(const char* cmd) {
-  std::string out;
-  if (FILE* f = popen(cmd, "r")) {
-    char buf[256];
-    while (fgets(buf, sizeof buf, f)) out += buf;
-    pclose(f);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) return std::string(trim(line.substr(line.find(':') + 1)));
-  return "unknown";
-}
-
 // Packets per second of one run: the total of the case's counters over the
 // run's elapsed time.
 double run_point(const Case& c, int threads, uint32_t burst, uint32_t length, uint32_t flows, double seconds,
@@ -406,6 +387,47 @@ double run_point(const Case& c, int threads, uint32_t burst, uint32_t length, ui
 }
 
 }  // namespace
+
+std::string sh(const char* cmd) {
+  std::string out;
+  if (FILE* f = popen(cmd, "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof buf, f)) out += buf;
+    pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return std::string(trim(line.substr(line.find(':') + 1)));
+  return "unknown";
+}
+
+double pcie_h2d_bandwidth() {
+  dev::DeviceOptions o;
+  o.kind = "cuda";
+  std::string detail, e2;
+  double bw = 0;
+  if (auto d = dev::open_device(o, detail, e2)) {
+    size_t n = size_t(256) << 20;
+    void* h = d->host_alloc(n);
+    void* g = d->dev_alloc(n);
+    if (h && g) {
+      std::memset(h, 1, n);
+      d->upload(g, h, n, e2);
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 4; ++i) d->upload(g, h, n, e2);
+      bw = 4.0 * double(n) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    d->host_free(h);
+    d->dev_free(g);
+  }
+  return bw;
+}
 
 int cmd_bench(int argc, char** argv) {
   CLI::App app{"shoal bench: throughput of the core data path"};
@@ -468,26 +490,13 @@ int cmd_bench(int argc, char** argv) {
   double pcie_bw = 0;
   std::vector<nlohmann::json> offload_rows;
   if (dev.kind == "cuda") {
-    dev::DeviceOptions o;
-    o.kind = "cuda";
-    std::string detail, e2;
-    if (auto d = dev::open_device(o, detail, e2)) {
-      size_t n = size_t(256) << 20;
-      void* h = d->host_alloc(n);
-      void* g = d->dev_alloc(n);
-      if (h && g) {
-        std::memset(h, 1, n);
-        d->upload(g, h, n, e2);
-        auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < 4; ++i) d->upload(g, h, n, e2);
-        pcie_bw = 4.0 * double(n) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        fmt::print("host-to-device bandwidth (pinned): {:.1f} GB/s\n", pcie_bw / 1e9);
-        j["pcie_h2d_bytes_per_sec"] = pcie_bw;
-      }
-      d->host_free(h);
-      d->dev_free(g);
+    pcie_bw = pcie_h2d_bandwidth();
+    if (pcie_bw > 0) {
+      fmt::print("host-to-device bandwidth (pinned): {:.1f} GB/s\n", pcie_bw / 1e9);
+      j["pcie_h2d_bytes_per_sec"] = pcie_bw;
     }
   }
+
   for (const Case& c : kCases) {
     if (!only.empty() && std::find(only.begin(), only.end(), c.name) == only.end()) continue;
     std::string notes;

@@ -16,5 +16,11 @@ bool parse_defines(const std::vector<std::string>& words, config::Defines& defs,
 nlohmann::json stats_json(Runtime& rt);
 std::string accounting_line(const Accounting& a, Runtime& rt);
 int cmd_bench(int argc, char** argv);
+int cmd_bench_ids(int argc, char** argv);
+// For benchmark records: a shell command's output, the CPU's name, and the
+// pinned host-to-device bandwidth of a CUDA device (0 without one).
+std::string sh(const char* cmd);
+std::string cpu_model();
+double pcie_h2d_bandwidth();
 
 }  // namespace shoal::tool

@@ -362,6 +362,7 @@ int cmd_version() {
 int main(int argc, char** argv) {
   using namespace shoal::tool;
   if (argc >= 2 && std::string(argv[1]) == "bench") return cmd_bench(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "bench-ids") return cmd_bench_ids(argc - 1, argv + 1);
   CLI::App app{"Shoal: a batched, GPU-capable modular packet processor in the Click tradition"};
   app.require_subcommand(1);
 

@@ -75,6 +75,9 @@ bool AcTable::build(const std::vector<std::string>& patterns, std::string& err, 
     out_ids_.insert(out_ids_.end(), outs[s].begin(), outs[s].end());
   }
   out_off_[states_] = uint32_t(out_ids_.size());
+  // The scan's form: each entry the target's row offset, flagged when the
+  // target has outputs (kernels/ac.hh).
+  for (uint32_t& t : next_) t = t * C | (outs[t].empty() ? 0u : k::kAcHasOutput);
   return true;
 }
 

@@ -41,26 +41,21 @@ SHOAL_HD void load16(const uint8_t* p, uint32_t w[4]) {
 // 16-byte boundary and after the last are read singly). Same results.
 template <class F>
 SHOAL_HD uint32_t ac_scan16(const AcView& a, const uint8_t* s, uint32_t n, F&& on, uint32_t state = 0) {
-  auto step = [&](uint32_t c, uint32_t end) {
-    state = a.next[state * a.nclasses + a.cls[c]];
-    for (uint32_t b = a.out_off[state], e = a.out_off[state + 1]; b < e; ++b)
-      if (!on(a.out_ids[b], end)) return false;
-    return true;
-  };
+  uint32_t row = state * a.nclasses;
   uint32_t i = 0;
   uint32_t head = uint32_t((16 - (reinterpret_cast<uintptr_t>(s) & 15)) & 15);
   if (head > n) head = n;
   for (; i < head; ++i)
-    if (!step(s[i], i + 1)) return state;
+    if (!ac_step(a, row, s[i], i + 1, on)) return row / a.nclasses;
   for (; i + 16 <= n; i += 16) {
     uint32_t w[4];
     load16(s + i, w);
     for (uint32_t j = 0; j < 16; ++j)
-      if (!step((w[j >> 2] >> (8 * (j & 3))) & 0xff, i + j + 1)) return state;
+      if (!ac_step(a, row, (w[j >> 2] >> (8 * (j & 3))) & 0xff, i + j + 1, on)) return row / a.nclasses;
   }
   for (; i < n; ++i)
-    if (!step(s[i], i + 1)) return state;
-  return state;
+    if (!ac_step(a, row, s[i], i + 1, on)) break;
+  return row / a.nclasses;
 }
 
 // The distinct patterns of s, at most kIdsFound (count kIdsFound + 1 when

@@ -1,0 +1,362 @@
+// shoal bench-ids: IDS scan throughput on one core. Content sets made to
+// resemble Snort web-attack rules (HTTP paths, SQL and script fragments),
+// HTTP-like payloads with 0%, 1% or 10% of packets holding a rule's content.
+// Rows, all in the same run over the same packets:
+//   hs-bare      a bare Hyperscan loop: hs_scan over each payload with the
+//                same literal database, a counting callback (the baseline)
+//   hyperscan    the IDS engine with Hyperscan: IP parse, prefilter,
+//                candidate verification (what IDSMatcher runs per packet)
+//   builtin      the same with the built-in Aho-Corasick DFA
+//   element      IDSMatcher in a running graph (FromDump -> IDSMatcher ->
+//                Discard, less the same graph without it)
+//   offload      with a CUDA device: FromDump -> OffloadBalancer(1) ->
+//                IDSMatcher -> Discard, with the PCIe-bound limit beside it
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "common.hh"
+#include "shoal/core/version.hh"
+#include "shoal/device/device.hh"
+#include "shoal/ids/engine.hh"
+#include "shoal/io/pcap.hh"
+
+#ifdef SHOAL_HAVE_HYPERSCAN
+#include <hs/hs.h>
+#endif
+
+namespace shoal::tool {
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+std::string token(std::mt19937& rng, size_t lo, size_t hi) {
+  std::string t;
+  for (size_t n = lo + rng() % (hi - lo + 1); t.size() < n;) t.push_back(char('a' + rng() % 26));
+  return t;
+}
+
+// Web-attack-like contents, distinct by a random token.
+std::vector<std::string> make_contents(size_t n, std::mt19937& rng) {
+  static const char* forms[] = {"/cgi-bin/{}.cgi", "union select {}",  "<script>{}",      "{}.php?id=",
+                                "../../{}/",       "cmd.exe /c {}",    "' or '{}'='",     "xp_{}",
+                                "javascript:{}",   "onerror={}(",      "/etc/{}",         "wp-admin/{}.php",
+                                "select * from {}", "document.cookie={}", "/scripts/{}.asp", "exec({})"};
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  while (out.size() < n) {
+    std::string c = fmt::format(fmt::runtime(forms[rng() % std::size(forms)]), token(rng, 3, 8));
+    if (seen.insert(c).second) out.push_back(c);
+  }
+  return out;
+}
+
+std::string rule_text(const std::vector<std::string>& contents) {
+  std::string r;
+  for (size_t i = 0; i < contents.size(); ++i) {
+    std::string esc;
+    for (char c : contents[i]) {
+      if (c == '"' || c == ';' || c == '\\' || c == '|' || c == ':') esc += fmt::format("|{:02x}|", uint8_t(c));
+      else esc.push_back(c);
+    }
+    r += fmt::format("alert tcp any any -> any 80 (msg:\"web attack {}\"; content:\"{}\"; nocase; "
+                     "classtype:web-application-attack; sid:{}; rev:1;)\n", i, esc, 2000000 + i);
+  }
+  return r;
+}
+
+struct Traffic {
+  std::vector<std::vector<uint8_t>> frames;
+  uint64_t bytes = 0;
+  uint32_t planted = 0;
+};
+
+// HTTP-like requests, padded with lowercase words to the frame length.
+Traffic make_traffic(const std::vector<std::string>& contents, uint32_t frame_len, double frac, size_t count,
+                     std::mt19937& rng) {
+  Traffic t;
+  const uint32_t hdr = 14 + 20 + 20;
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<uint8_t> f(std::max(frame_len, hdr), 0);
+    f[12] = 0x08;
+    uint8_t* ip = f.data() + 14;
+    ip[0] = 0x45, ip[8] = 64, ip[9] = 6;
+    uint32_t tot = uint32_t(f.size() - 14);
+    ip[2] = uint8_t(tot >> 8), ip[3] = uint8_t(tot);
+    ip[12] = 10, ip[13] = 1, ip[14] = uint8_t(i >> 8), ip[15] = uint8_t(i);
+    ip[16] = 10, ip[17] = 2, ip[18] = 0, ip[19] = 1;
+    uint8_t* tcp = ip + 20;
+    uint16_t sp = uint16_t(1024 + i % 60000);
+    tcp[0] = uint8_t(sp >> 8), tcp[1] = uint8_t(sp), tcp[2] = 0, tcp[3] = 80, tcp[12] = 0x50;
+    std::string p = fmt::format("GET /{}/{}.html HTTP/1.1\r\nHost: www.{}.com\r\nUser-Agent: Mozilla/5.0\r\n"
+                                "Accept: */*\r\n\r\n", token(rng, 3, 8), token(rng, 3, 8), token(rng, 4, 9));
+    while (p.size() < f.size() - hdr) p += token(rng, 2, 9) + " ";
+    p.resize(f.size() - hdr);
+    if (std::uniform_real_distribution<double>(0, 1)(rng) < frac && !p.empty()) {
+      const std::string& c = contents[rng() % contents.size()];
+      if (c.size() <= p.size()) {
+        size_t at = rng() % (p.size() - c.size() + 1);
+        for (size_t k = 0; k < c.size(); ++k) p[at + k] = rng() % 2 ? char(std::toupper(uint8_t(c[k]))) : c[k];
+        ++t.planted;
+      }
+    }
+    std::memcpy(f.data() + hdr, p.data(), p.size());
+    t.bytes += f.size();
+    t.frames.push_back(std::move(f));
+  }
+  return t;
+}
+
+// Runs fn(frame) over the traffic, round after round, for about `seconds`;
+// packets per second.
+template <class F>
+double packets_per_sec(const Traffic& t, double seconds, F&& fn) {
+  size_t done = 0;
+  auto t0 = clk::now();
+  double el = 0;
+  do {
+    for (const auto& f : t.frames) fn(f);
+    done += t.frames.size();
+    el = std::chrono::duration<double>(clk::now() - t0).count();
+  } while (el < seconds);
+  return double(done) / el;
+}
+
+// A graph's packets per second over the pcap (its elapsed run time).
+double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::string& err) {
+  Program prog;
+  Diagnostics diag;
+  if (!config::load_string("bench-ids", text, {}, prog, diag)) return err = diag.text(), -1;
+  RunOptions opt;
+  opt.duration_s = 120;
+  if (offload) {
+    opt.device.kind = "cuda";
+    opt.pool.count = 65536;
+    opt.offload_batches = 64;
+  }
+  Runtime rt(prog, opt);
+  if (!rt.configure(diag) || !rt.initialize(diag)) return err = diag.text(), -1;
+  rt.run();
+  std::string v, e2;
+  packets = rt.read_handler("c.count", v, e2) ? std::stoull(v) : 0;
+  double secs = double(rt.elapsed_ns()) / 1e9;
+  bool balanced = rt.accounting().balanced();
+  rt.cleanup();
+  if (!balanced) return err = "accounting does not balance", -1;
+  return secs > 0 ? double(packets) / secs : 0;
+}
+
+}  // namespace
+
+int cmd_bench_ids(int argc, char** argv) {
+  CLI::App app{"shoal bench-ids: IDS scan throughput per core (built-in DFA, Hyperscan, bare Hyperscan, element)"};
+  std::string out = "bench/results/ids-latest.json";
+  double seconds = 0.5;
+  std::vector<size_t> rule_counts{2000, 10000};
+  std::vector<uint32_t> lengths{64, 512, 1500};
+  std::vector<double> fracs{0, 0.01, 0.10};
+  size_t packets = 20000;
+  bool element = true;
+  app.add_option("--out", out, "JSON output file");
+  app.add_option("--seconds", seconds, "run time per point");
+  app.add_option("--rules", rule_counts, "content rules per set");
+  app.add_option("--length", lengths, "frame lengths (bytes)");
+  app.add_option("--match", fracs, "fractions of packets holding a rule's content");
+  app.add_option("--packets", packets, "distinct packets per point");
+  app.add_option("--element", element, "also time the IDSMatcher element in a graph (default true)");
+  CLI11_PARSE(app, argc, argv);
+
+  struct utsname u;
+  uname(&u);
+  nlohmann::json j;
+  j["benchmark"] = "ids";
+  j["machine"] = {{"cpu", cpu_model()}, {"cores", std::thread::hardware_concurrency()}, {"kernel", u.release},
+                  {"host", u.nodename}};
+  double pcie = pcie_h2d_bandwidth();
+  j["device"] = pcie > 0 ? nlohmann::json{{"kind", "cuda"}, {"pcie_h2d_bytes_per_sec", pcie}}
+                         : nlohmann::json{{"kind", "none"}};
+  j["commit"] = sh("git rev-parse --short HEAD 2>/dev/null");
+  j["dirty"] = !sh("git status --porcelain --untracked-files=no 2>/dev/null").empty();
+  j["version"] = kVersion;
+  j["date"] = sh("date -u +%Y-%m-%dT%H:%M:%SZ");
+  j["settings"] = {{"seconds", seconds}, {"packets", packets}};
+  j["results"] = nlohmann::json::array();
+  std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-ids-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+
+  fmt::print("shoal bench-ids on {}, one core, {} distinct packets per point\n", cpu_model(), packets);
+  fmt::print("{:>6} {:>6} {:>6}  {:<10} {:>9} {:>8} {:>10} {:>9}\n", "rules", "bytes", "match", "engine", "Gbps",
+             "Mpps", "vs hs-bare", "alerts/pkt");
+  std::mt19937 rng(42);
+  int status = 0;
+  for (size_t nrules : rule_counts) {
+    std::vector<std::string> contents = make_contents(nrules, rng);
+    std::string rules_file = dir + "/web.rules";
+    std::ofstream(rules_file) << rule_text(contents);
+    ids::RuleSet set;
+    ids::Vars vars;
+    std::string err;
+    auto t0 = clk::now();
+    if (!set.load_file(rules_file, vars, true, err)) {
+      fmt::print(stderr, "bench-ids: {}\n", err);
+      return 1;
+    }
+    double load_s = std::chrono::duration<double>(clk::now() - t0).count();
+    ids::Engine builtin, hs;
+    t0 = clk::now();
+    if (!builtin.build(set.rules(), ids::EngineKind::Builtin, err)) {
+      fmt::print(stderr, "bench-ids: {}\n", err);
+      return 1;
+    }
+    double build_builtin_s = std::chrono::duration<double>(clk::now() - t0).count();
+    bool have_hs = ids::have_hyperscan();
+    double build_hs_s = 0;
+    if (have_hs) {
+      t0 = clk::now();
+      if (!hs.build(set.rules(), ids::EngineKind::Hyperscan, err)) {
+        fmt::print(stderr, "bench-ids: {}\n", err);
+        return 1;
+      }
+      build_hs_s = std::chrono::duration<double>(clk::now() - t0).count();
+    }
+    const ids::AcTable& ac = builtin.automaton();
+    fmt::print("{} rules: parsed in {:.3f} s; built-in DFA {} states x {} classes ({:.1f} MiB) in {:.3f} s; "
+               "Hyperscan database in {:.3f} s\n",
+               nrules, load_s, ac.states(), ac.classes(), double(ac.memory_bytes()) / (1 << 20), build_builtin_s,
+               build_hs_s);
+    j["rule_sets"].push_back({{"rules", nrules}, {"parse_s", load_s}, {"builtin_build_s", build_builtin_s},
+                              {"dfa_states", ac.states()}, {"dfa_classes", ac.classes()},
+                              {"dfa_bytes", ac.memory_bytes()}, {"hyperscan_build_s", build_hs_s}});
+#ifdef SHOAL_HAVE_HYPERSCAN
+    // The bare loop's own database: the same fast patterns, the same flags.
+    hs_database_t* bare_db = nullptr;
+    hs_scratch_t* bare_scratch = nullptr;
+    {
+      const auto& pats = hs.patterns();
+      std::vector<const char*> ex;
+      std::vector<size_t> lens;
+      std::vector<unsigned> fl, ids;
+      for (uint32_t i = 0; i < pats.size(); ++i)
+        ex.push_back(pats[i].data()), lens.push_back(pats[i].size()),
+            fl.push_back(HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH), ids.push_back(i);
+      hs_compile_error_t* ce = nullptr;
+      if (hs_compile_lit_multi(ex.data(), fl.data(), ids.data(), lens.data(), unsigned(ex.size()), HS_MODE_BLOCK,
+                               nullptr, &bare_db, &ce) != HS_SUCCESS ||
+          hs_alloc_scratch(bare_db, &bare_scratch) != HS_SUCCESS) {
+        fmt::print(stderr, "bench-ids: Hyperscan: {}\n", ce ? ce->message : "no scratch");
+        return 1;
+      }
+    }
+#endif
+    for (uint32_t len : lengths)
+      for (double frac : fracs) {
+        Traffic t = make_traffic(contents, len, frac, packets, rng);
+        double avg = double(t.bytes) / double(t.frames.size());
+        std::vector<uint32_t> hits;
+        uint64_t alerts = 0, pk = 0;
+        auto engine_fn = [&](ids::Engine& e) {
+          return [&](const std::vector<uint8_t>& f) {
+            ids::PacketInfo info;
+            if (!ids::parse_packet(f.data() + 14, uint32_t(f.size() - 14), info)) return;
+            e.match(info, hits);
+            alerts += hits.size();
+            ++pk;
+          };
+        };
+        struct Row {
+          std::string engine;
+          double pps;
+          double alerts_per_pkt;
+        };
+        std::vector<Row> rows;
+        double bare = 0;
+#ifdef SHOAL_HAVE_HYPERSCAN
+        uint64_t found = 0;
+        bare = packets_per_sec(t, seconds, [&](const std::vector<uint8_t>& f) {
+          hs_scan(bare_db, reinterpret_cast<const char*>(f.data()) + 54, unsigned(f.size() - 54), 0, bare_scratch,
+                  [](unsigned, unsigned long long, unsigned long long, unsigned, void* c) -> int {
+                    ++*static_cast<uint64_t*>(c);
+                    return 0;
+                  },
+                  &found);
+        });
+        rows.push_back({"hs-bare", bare, -1});
+        alerts = pk = 0;
+        double h = packets_per_sec(t, seconds, engine_fn(hs));
+        rows.push_back({"hyperscan", h, double(alerts) / double(std::max<uint64_t>(pk, 1))});
+#endif
+        alerts = pk = 0;
+        double b = packets_per_sec(t, seconds, engine_fn(builtin));
+        rows.push_back({"builtin", b, double(alerts) / double(std::max<uint64_t>(pk, 1))});
+        if (element) {
+          // The element in a graph, less the graph without it (same pcap).
+          std::string pcap = dir + "/t.pcap";
+          {
+            io::PcapWriter w;
+            if (!w.open(pcap, 1, 65535, false, err)) return fmt::print(stderr, "bench-ids: {}\n", err), 1;
+            for (int rep = 0; rep < 4; ++rep)
+              for (const auto& f : t.frames) w.write(f.data(), uint32_t(f.size()), uint32_t(f.size()), 0);
+          }
+          for (const char* eng : {"hyperscan", "builtin"}) {
+            if (std::string(eng) == "hyperscan" && !have_hs) continue;
+            uint64_t n0 = 0, n1 = 0;
+            double base = graph_pps(fmt::format("FromDump({}, STOP true) -> c :: Counter -> Discard;", pcap), false,
+                                    n0, err);
+            double with = graph_pps(fmt::format("FromDump({}, STOP true) -> IDSMatcher(RULES {}, ENGINE {}, QUIET "
+                                                "true) -> c :: Counter -> Discard;",
+                                                pcap, rules_file, eng),
+                                    false, n1, err);
+            if (base <= 0 || with <= 0) return fmt::print(stderr, "bench-ids: {}\n", err), 1;
+            double per = 1 / with - 1 / base;  // the element's seconds per packet
+            rows.push_back({fmt::format("element-{}", eng == std::string("hyperscan") ? "hs" : "builtin"),
+                            per > 0 ? 1 / per : with, -1});
+          }
+          if (pcie > 0) {
+            uint64_t n2 = 0;
+            double off = graph_pps(fmt::format("FromDump({}, STOP true) -> OffloadBalancer(1) -> i :: IDSMatcher("
+                                               "RULES {}, ENGINE builtin, QUIET true) -> c :: Counter -> Discard;",
+                                               pcap, rules_file),
+                                   true, n2, err);
+            if (off > 0) rows.push_back({"offload", off, -1});
+          }
+        }
+        for (const Row& r : rows) {
+          double gbps = r.pps * avg * 8 / 1e9;
+          fmt::print("{:>6} {:>6} {:>5.0f}%  {:<10} {:>9.2f} {:>8.3f} {:>9.0f}% {:>9}\n", nrules, len, frac * 100,
+                     r.engine, gbps, r.pps / 1e6, bare > 0 ? 100 * r.pps / bare : 0.0,
+                     r.alerts_per_pkt >= 0 ? fmt::format("{:.3f}", r.alerts_per_pkt) : std::string("-"));
+          nlohmann::json row = {{"rules", nrules},    {"frame_bytes", len},   {"match_fraction", frac},
+                                {"engine", r.engine}, {"gbps", gbps},         {"mpps", r.pps / 1e6},
+                                {"planted", t.planted}, {"vs_hs_bare", bare > 0 ? r.pps / bare : 0}};
+          if (r.alerts_per_pkt >= 0) row["alerts_per_packet"] = r.alerts_per_pkt;
+          if (r.engine == "offload" && pcie > 0) row["pcie_limit_mpps"] = pcie / avg / 1e6;
+          j["results"].push_back(row);
+        }
+      }
+#ifdef SHOAL_HAVE_HYPERSCAN
+    hs_free_scratch(bare_scratch);
+    hs_free_database(bare_db);
+#endif
+  }
+  std::filesystem::remove_all(dir);
+  if (!out.empty()) {
+    std::ofstream f(out);
+    f << j.dump(2) << "\n";
+    if (!f) return fmt::print(stderr, "shoal bench-ids: cannot write {}\n", out), 1;
+    fmt::print("wrote {}\n", out);
+  }
+  return status;
+}
+
+}  // namespace shoal::tool
