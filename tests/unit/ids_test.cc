@@ -510,33 +510,43 @@ TEST(IDSMatcher, SnortCommunityRulesLoad) {
   EXPECT_GT(checked, 0u);
 }
 
-TEST(IDSMatcher, TheExampleRaisesItsSixAlertsWithEitherEngine) {
+TEST(IDSMatcher, TheExamplesRaiseTheirSixAlertsWithEitherEngineAndOffloaded) {
   // examples/ids.click over examples/data/ids-traffic.pcap: one alert per
   // rule, none for the near misses (POST, internal source, union...select
-  // too far apart, a small ping).
+  // too far apart, a small ping); examples/gpu-ids.click the same offloaded.
   std::string root = SHOAL_SOURCE_DIR;
-  std::ifstream f(root + "/examples/ids.click");
-  ASSERT_TRUE(f);
-  std::string text((std::istreambuf_iterator<char>(f)), {});
-  for (const char* engine : {"builtin", "hyperscan"}) {
-    if (std::string(engine) == "hyperscan" && !have_hyperscan()) continue;
-    std::string cfg = text, log = test::tmpdir() + "/example-" + engine + "-";
+  struct Run {
+    const char* file;
+    const char* log;
+    const char* engine;
+  } runs[] = {{"ids.click", "/tmp/shoal-ids-", "builtin"},
+              {"ids.click", "/tmp/shoal-ids-", "hyperscan"},
+              {"gpu-ids.click", "/tmp/shoal-gpu-ids-", nullptr}};
+  for (const Run& run : runs) {
+    if (run.engine && std::string(run.engine) == "hyperscan" && !have_hyperscan()) continue;
+    std::ifstream f(root + "/examples/" + run.file);
+    ASSERT_TRUE(f) << run.file;
+    std::string text((std::istreambuf_iterator<char>(f)), {});
+    std::string cfg = text, log = fmt::format("{}/example-{}-{}-", test::tmpdir(), run.file, run.engine ? run.engine : "");
     auto sub = [&](const std::string& from, const std::string& to) {
       for (size_t p = cfg.find(from); p != std::string::npos; p = cfg.find(from, p + to.size())) cfg.replace(p, from.size(), to);
     };
     sub("examples/", root + "/examples/");
-    sub("$LOG /tmp/shoal-ids-", "$LOG " + log);
-    sub("$ENGINE hyperscan", std::string("$ENGINE ") + engine);
+    sub(fmt::format("$LOG {}", run.log), "$LOG " + log);
+    if (run.engine) sub("$ENGINE hyperscan", std::string("$ENGINE ") + run.engine);
     auto r = test::run(cfg);
     ASSERT_TRUE(r->ok) << r->errors;
-    EXPECT_EQ(r->n("ids.alerts"), 6u);
-    EXPECT_EQ(r->n("alerted.count"), 6u);
-    EXPECT_EQ(r->n("clean.count"), 84u);
+    EXPECT_EQ(r->n("ids.alerts"), 6u) << run.file;
+    EXPECT_EQ(r->n("alerted.count"), 6u) << run.file;
+    EXPECT_EQ(r->n("clean.count"), 84u) << run.file;
+    if (!run.engine) {
+      EXPECT_EQ(r->n("ids.offload_packets"), 90u) << "every packet went through the device chain";
+    }
     test::finish(*r);
     std::ifstream eve(log + "eve.json");
     std::vector<uint32_t> sids;
     for (std::string line; std::getline(eve, line);) sids.push_back(nlohmann::json::parse(line)["alert"]["signature_id"]);
-    EXPECT_EQ(sids, (std::vector<uint32_t>{1000001, 1000002, 1000003, 1000004, 1000005, 1000006})) << engine;
+    EXPECT_EQ(sids, (std::vector<uint32_t>{1000001, 1000002, 1000003, 1000004, 1000005, 1000006})) << run.file;
   }
 }
 

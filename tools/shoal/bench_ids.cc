@@ -305,29 +305,40 @@ int cmd_bench_ids(int argc, char** argv) {
           {
             io::PcapWriter w;
             if (!w.open(pcap, 1, 65535, false, err)) return fmt::print(stderr, "bench-ids: {}\n", err), 1;
-            for (int rep = 0; rep < 4; ++rep)
+            // enough for about `seconds` of the engine's work, at most 96 MiB
+            double fastest = 0;
+            for (const Row& r : rows) fastest = std::max(fastest, r.pps);
+            double est = fastest * seconds;
+            size_t reps = size_t(std::clamp(est / double(t.frames.size()), 1.0,
+                                            double(96u << 20) / double(t.bytes + 16 * t.frames.size())));
+            for (size_t rep = 0; rep < reps; ++rep)
               for (const auto& f : t.frames) w.write(f.data(), uint32_t(f.size()), uint32_t(f.size()), 0);
           }
+          // median of three runs each
+          auto median3 = [&](const std::string& cfg, bool off) {
+            double v[3];
+            uint64_t n;
+            for (double& x : v) x = graph_pps(cfg, off, n, err);
+            std::sort(v, v + 3);
+            return v[1];
+          };
           for (const char* eng : {"hyperscan", "builtin"}) {
             if (std::string(eng) == "hyperscan" && !have_hs) continue;
-            uint64_t n0 = 0, n1 = 0;
-            double base = graph_pps(fmt::format("FromDump({}, STOP true) -> c :: Counter -> Discard;", pcap), false,
-                                    n0, err);
-            double with = graph_pps(fmt::format("FromDump({}, STOP true) -> IDSMatcher(RULES {}, ENGINE {}, QUIET "
-                                                "true) -> c :: Counter -> Discard;",
-                                                pcap, rules_file, eng),
-                                    false, n1, err);
+            double base = median3(fmt::format("FromDump({}, STOP true) -> c :: Counter -> Discard;", pcap), false);
+            double with = median3(fmt::format("FromDump({}, STOP true) -> IDSMatcher(RULES {}, ENGINE {}, QUIET "
+                                              "true) -> c :: Counter -> Discard;",
+                                              pcap, rules_file, eng),
+                                  false);
             if (base <= 0 || with <= 0) return fmt::print(stderr, "bench-ids: {}\n", err), 1;
             double per = 1 / with - 1 / base;  // the element's seconds per packet
             rows.push_back({fmt::format("element-{}", eng == std::string("hyperscan") ? "hs" : "builtin"),
                             per > 0 ? 1 / per : with, -1});
           }
           if (pcie > 0) {
-            uint64_t n2 = 0;
-            double off = graph_pps(fmt::format("FromDump({}, STOP true) -> OffloadBalancer(1) -> i :: IDSMatcher("
+            double off = median3(fmt::format("FromDump({}, STOP true) -> OffloadBalancer(1) -> i :: IDSMatcher("
                                                "RULES {}, ENGINE builtin, QUIET true) -> c :: Counter -> Discard;",
                                                pcap, rules_file),
-                                   true, n2, err);
+                                   true);
             if (off > 0) rows.push_back({"offload", off, -1});
           }
         }
