@@ -34,3 +34,4 @@ echo "== benchmarks"
 ./build-gpu/shoal bench --out "$OUT/bench-offload.json" --reps 3 --threads 1 \
   --case router router6 router-snap router-snap-noslice router-nba --batch 64 256 1024 4096 16384
 ./build-gpu/shoal bench --out "$OUT/bench-core.json" --reps 5 --threads 1 2 4 8
+./build-gpu/shoal bench-ids --out "$OUT/bench-ids.json" --seconds 0.3
