@@ -11,6 +11,7 @@
 #include <set>
 
 #include "helpers.hh"
+#include "regex_gen.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/ids_scan.hh"
@@ -508,6 +509,56 @@ TEST(IDSMatcher, SnortCommunityRulesLoad) {
     }
   }
   EXPECT_GT(checked, 0u);
+
+  // The whole rule set on payloads made of its rules' contents and pcre
+  // bytes (headers opened to any, so the payload options decide): the
+  // built-in engine and Hyperscan (pcres answered by the DFA, Hyperscan or
+  // PCRE2 as each can) raise exactly what PCRE2 with a naive search does.
+  std::vector<Rule> open_rules = set.rules();
+  for (Rule& r : open_rules) {
+    r.proto = Proto::IP;
+    r.src = r.dst = AddrSet();
+    r.src.any = r.dst.any = true;
+    r.has_dsize = false;
+  }
+  std::vector<EngineKind> kinds = {EngineKind::Builtin};
+  if (have_hyperscan()) kinds.push_back(EngineKind::Hyperscan);
+  for (EngineKind kind : kinds) {
+    Engine eng;
+    ASSERT_TRUE(eng.build(open_rules, kind, err)) << err;
+    const auto& st = eng.database()->pcre_stats();
+    EXPECT_GT(st.existence, db.regex_count() / 3) << "most pcres need only a yes/no";
+    if (kind == EngineKind::Hyperscan) {
+      EXPECT_GT(st.hyperscan, st.existence * 3 / 4);
+    }
+    std::mt19937 prng(17);
+    size_t alerts = 0;
+    for (int t = 0; t < 3000; ++t) {
+      std::string s;
+      for (int j = 0, rules_in = 1 + int(prng() % 3); j < rules_in; ++j) {
+        const Rule& r = open_rules[prng() % open_rules.size()];
+        for (const Item& it : r.items) {
+          std::string bytes = it.is_pcre ? it.pcre.pattern : it.content.bytes;
+          if (it.is_pcre || prng() % 4 == 0) {  // scrambled
+            std::string mixed;
+            for (size_t n = prng() % 24; n-- > 0;) mixed.push_back(bytes[prng() % bytes.size()]);
+            bytes = mixed;
+          }
+          s += bytes + (prng() % 2 ? " " : "/");
+        }
+      }
+      PacketInfo p;
+      p.payload = reinterpret_cast<const uint8_t*>(s.data());
+      p.plen = uint32_t(s.size());
+      std::vector<uint32_t> got, want;
+      eng.match(p, got);
+      for (uint32_t r = 0; r < open_rules.size(); ++r)
+        if (payload_matches(open_rules[r], p.payload, p.plen)) want.push_back(r);
+      ASSERT_EQ(got, want) << "engine " << int(kind) << " on " << s;
+      alerts += got.size();
+    }
+    EXPECT_GT(alerts, 500u);
+  }
 }
 
 TEST(IDSMatcher, TheExamplesRaiseTheirSixAlertsWithEitherEngineAndOffloaded) {
@@ -633,4 +684,68 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
         for (size_t j = 0; j < a.size(); ++j) ASSERT_EQ(a[j].bytes, b[j].bytes) << tag << " output " << port;
       }
     }
+}
+
+TEST(PcreVerification, HyperscanAndTheDfaAnswerAsPcre2Would) {
+  // Rules whose pcres only need a yes/no are answered by Hyperscan or the
+  // DFA (and, without fast pattern, prefiltered by Hyperscan); the others
+  // by PCRE2. Both engines must raise exactly the alerts of PCRE2 alone.
+  if (!have_pcre()) GTEST_SKIP() << "no PCRE2 in this build";
+  std::mt19937 rng(5);
+  std::vector<Rule> rules;
+  const char* shapes[] = {
+      "pcre:\"/{0}/{1}\";",                                  // no fast pattern: prefiltered
+      "content:\"a\"; pcre:\"/{0}/{1}\";",                   // yes/no
+      "pcre:\"/{0}/{1}\"; content:\"b\"; distance:0;",       // its end needed: PCRE2
+      "content:\"1\"; pcre:\"/{0}/{1}R\";",                  // relative: PCRE2
+      "pcre:!\"/{0}/{1}\"; content:\"c\";",                  // negated yes/no
+      "pcre:\"/{0}/{1}\"; pcre:!\"/b{{2}}/\"; content:\"a\"; distance:0;",  // end read past a negation
+  };
+  while (rules.size() < 400) {
+    shoal::test::RegexGen g{rng};
+    std::string e = g.expr(), flags;
+    for (char f : std::string("ismxEG"))
+      if (rng() % 4 == 0) flags.push_back(f);
+    if (rng() % 8 == 0) flags.push_back('A');
+    std::string opts = fmt::format(fmt::runtime(shapes[rng() % std::size(shapes)]), e, flags);
+    Rule r;
+    std::string err;
+    bool ok = parse_rule(fmt::format("alert ip any any -> any any ({} sid:{};)", opts, rules.size() + 1), Vars(), r, err);
+    // with x, "a *" leaves a quantifier without an item: PCRE2 says so
+    ASSERT_TRUE(ok || flags.find('x') != std::string::npos) << opts << ": " << err;
+    if (ok) rules.push_back(std::move(r));
+  }
+  std::vector<EngineKind> kinds = {EngineKind::Builtin};
+  if (have_hyperscan()) kinds.push_back(EngineKind::Hyperscan);
+  for (EngineKind kind : kinds) {
+    Engine eng;
+    std::string err;
+    ASSERT_TRUE(eng.build(rules, kind, err)) << err;
+    const auto& st = eng.database()->pcre_stats();
+    EXPECT_GT(st.existence, 150u);
+    if (kind == EngineKind::Hyperscan) {
+      EXPECT_GT(st.hyperscan, st.existence * 3 / 4) << "Hyperscan answers most yes/no pcres";
+      EXPECT_GT(st.hyperscan + st.dfa, st.existence * 19 / 20) << "the DFA most of the rest";
+      EXPECT_GT(st.prefiltered, 30u);
+      EXPECT_LT(eng.always_checked(), 40u);
+    } else {
+      EXPECT_GT(st.dfa, st.existence * 3 / 4);
+    }
+    std::mt19937 prng(9);
+    size_t alerts = 0;
+    for (int t = 0; t < 600; ++t) {
+      std::string s;
+      for (size_t n = prng() % 24; n-- > 0;) s.push_back("abcAB1_ -\n."[prng() % 11]);
+      PacketInfo p;
+      p.payload = reinterpret_cast<const uint8_t*>(s.data());
+      p.plen = uint32_t(s.size());
+      std::vector<uint32_t> got, want;
+      eng.match(p, got);
+      for (uint32_t r = 0; r < rules.size(); ++r)
+        if (payload_matches(rules[r], p.payload, p.plen)) want.push_back(r);
+      ASSERT_EQ(got, want) << "payload \"" << s << "\" engine " << int(kind);
+      alerts += got.size();
+    }
+    EXPECT_GT(alerts, 2000u) << "the payloads make the rules fire";
+  }
 }

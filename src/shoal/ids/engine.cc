@@ -106,6 +106,8 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
 
 namespace {
 
+constexpr int kBacktrackBudget = 20000;
+
 // The first occurrence of c at or after `from` that fits in [from, hi).
 int64_t find(const Content& c, const uint8_t* s, int64_t from, int64_t hi) {
   const auto* pat = reinterpret_cast<const uint8_t*>(c.bytes.data());
@@ -126,15 +128,27 @@ int64_t find(const Content& c, const uint8_t* s, int64_t from, int64_t hi) {
   return -1;
 }
 
-bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t prev_end, int& budget) {
+// exists(k): for pcre item k, 1 or 0 when something other than PCRE2
+// already knows whether it matches somewhere in the payload (the item is
+// not relative and nothing after it uses its end), -1 to ask PCRE2.
+template <class Exists>
+bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t prev_end, int& budget,
+                Exists& exists) {
   if (k == r.items.size()) return true;
   if (--budget < 0) return false;  // pathological backtracking: no match (as Snort's limits)
   const Item& it = r.items[k];
   if (it.is_pcre) {
-    size_t start = it.pcre.relative ? size_t(std::max<int64_t>(0, prev_end)) : 0, end = 0;
-    bool m = start <= n && pcre_match(it.pcre, s, n, start, end);
-    if (it.pcre.neg) return !m && items_from(r, k + 1, s, n, prev_end, budget);
-    return m && items_from(r, k + 1, s, n, int64_t(end), budget);
+    int known = exists(k);
+    size_t end = size_t(std::max<int64_t>(0, prev_end));  // unused when known: nothing reads it
+    bool m;
+    if (known >= 0) {
+      m = known != 0;
+    } else {
+      size_t start = it.pcre.relative ? size_t(std::max<int64_t>(0, prev_end)) : 0;
+      m = start <= n && pcre_match(it.pcre, s, n, start, end);
+    }
+    if (it.pcre.neg) return !m && items_from(r, k + 1, s, n, prev_end, budget, exists);
+    return m && items_from(r, k + 1, s, n, int64_t(end), budget, exists);
   }
   const Content& c = it.content;
   int64_t lo, hi;
@@ -147,9 +161,9 @@ bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t p
   }
   lo = std::max<int64_t>(lo, 0);
   hi = std::min<int64_t>(hi, n);
-  if (c.neg) return find(c, s, lo, hi) < 0 && items_from(r, k + 1, s, n, prev_end, budget);
+  if (c.neg) return find(c, s, lo, hi) < 0 && items_from(r, k + 1, s, n, prev_end, budget, exists);
   for (int64_t pos = find(c, s, lo, hi); pos >= 0; pos = find(c, s, pos + 1, hi)) {
-    if (items_from(r, k + 1, s, n, pos + int64_t(c.bytes.size()), budget)) return true;
+    if (items_from(r, k + 1, s, n, pos + int64_t(c.bytes.size()), budget, exists)) return true;
     if (budget < 0) return false;
   }
   return false;
@@ -158,16 +172,22 @@ bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t p
 }  // namespace
 
 bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen) {
-  int budget = 20000;
-  return items_from(r, 0, payload, plen, 0, budget);
+  int budget = kBacktrackBudget;
+  auto pcre2 = [](size_t) { return -1; };
+  return items_from(r, 0, payload, plen, 0, budget, pcre2);
 }
 
 // ---------------------------------------------------------------- Database
 struct Database::Hs {
 #ifdef SHOAL_HAVE_HYPERSCAN
-  hs_database_t* db = nullptr;
+  hs_database_t* db = nullptr;         // the fast patterns
+  std::vector<hs_database_t*> re;      // per expression slot, null where Hyperscan refused it
+  hs_database_t* prefilter = nullptr;  // the prefiltering pcres of rules without fast pattern (ids: slots)
   ~Hs() {
     if (db) hs_free_database(db);
+    for (auto* d : re)
+      if (d) hs_free_database(d);
+    if (prefilter) hs_free_database(prefilter);
   }
 #endif
 };
@@ -183,6 +203,92 @@ struct Engine::Scratch {
 
 Database::Database() = default;
 Database::~Database() = default;
+
+namespace {
+
+// Whether a pcre item needs only the yes/no answer: not relative, and the
+// items after it up to the next non-negated one (which would take its end
+// as their reference) are not relative either.
+bool existence_only(const Rule& r, size_t k) {
+  if (r.items[k].pcre.relative) return false;
+  for (size_t j = k + 1; j < r.items.size(); ++j) {
+    const Item& it = r.items[j];
+    bool rel = it.is_pcre ? it.pcre.relative : it.content.relative();
+    if (rel) return false;
+    if (!(it.is_pcre ? it.pcre.neg : it.content.neg)) break;
+  }
+  return true;
+}
+
+#ifdef SHOAL_HAVE_HYPERSCAN
+// PCRE's DOLLAR_ENDONLY for an engine without it: each '$' outside a class
+// (and, with x, outside a comment) becomes \z: only the very end, not also
+// before a final newline.
+std::string dollar_end_only(const std::string& p, bool extended) {
+  std::string out;
+  bool cls = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      out += c;
+      out += p[++i];
+    } else if (cls) {
+      if (c == '[' && i + 1 < p.size() && p[i + 1] == ':') {  // [:alpha:]
+        size_t e = p.find(":]", i + 2);
+        if (e != std::string::npos) {
+          out += p.substr(i, e + 2 - i);
+          i = e + 1;
+          continue;
+        }
+      }
+      if (c == ']') cls = false;
+      out += c;
+    } else if (c == '[') {
+      cls = true;
+      out += c;
+      if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
+      if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];  // a leading ']' is a member
+    } else if (extended && c == '#') {  // a comment, to the end of the line
+      size_t e = p.find('\n', i);
+      if (e == std::string::npos) e = p.size() - 1;
+      out += p.substr(i, e + 1 - i);
+      i = e;
+    } else if (c == '$') {
+      out += "\\z";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A pcre as a Hyperscan expression asking only whether a match exists;
+// false where its flags have no Hyperscan form (PCRE2 or the DFA answers).
+bool hs_expression(const Pcre& p, std::string& expr, unsigned& flags) {
+  flags = HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY;
+  bool x = false, anchored = false, end_only = false;
+  for (char f : p.flags) {
+    switch (f) {
+      case 'i': flags |= HS_FLAG_CASELESS; break;
+      case 's': flags |= HS_FLAG_DOTALL; break;
+      case 'm': flags |= HS_FLAG_MULTILINE; break;
+      case 'x': x = true; break;
+      case 'A': anchored = true; break;
+      case 'E': end_only = true; break;
+      case 'G': case 'B': case 'O': break;  // no bearing on whether a match exists
+      default: return false;               // R, anything newer
+    }
+  }
+  // (E means nothing with m, as in PCRE)
+  std::string pat = end_only && !(flags & HS_FLAG_MULTILINE) ? dollar_end_only(p.pattern, x) : p.pattern;
+  // anchored: the newline ends a trailing comment; with x it is only space
+  if (anchored) pat = "\\A(?:" + pat + (x ? "\n)" : ")");
+  expr = x ? "(?x)" + pat : pat;
+  return true;
+}
+#endif
+
+}  // namespace
 
 bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
   kind_ = kind;
@@ -216,26 +322,146 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     pattern_rules_[pos->second].push_back(i);
   }
   if (!ac_.build(patterns_, err)) return false;
+
+  // Each distinct pcre (pattern and flags) compiled to a DFA once; the
+  // yes/no ones get a slot (answered once per packet).
   dfas_.assign(rules_.size(), {});
+  item_slot_.assign(rules_.size(), {});
   regex_count_ = regex_compiled_ = 0;
   regex_refusals_.clear();
-  for (uint32_t i = 0; i < rules_.size(); ++i)
-    for (const Item& it : rules_[i].items) {
+  pcre_stats_ = PcreStats();
+  std::map<std::string, std::shared_ptr<const RegexDfa>> compiled;
+  std::map<std::string, int32_t> slot_of;
+  std::vector<const Pcre*> slot_pcre;
+  slot_dfa_.clear();
+  for (uint32_t i = 0; i < rules_.size(); ++i) {
+    item_slot_[i].assign(rules_[i].items.size(), -1);
+    for (size_t k = 0; k < rules_[i].items.size(); ++k) {
+      const Item& it = rules_[i].items[k];
       if (!it.is_pcre) continue;
       ++regex_count_;
-      auto d = std::make_shared<RegexDfa>();
-      std::string why;
-      if (d->compile(it.pcre.pattern, it.pcre.flags, why)) {
-        ++regex_compiled_;
-        dfas_[i].push_back(std::move(d));
-      } else {
-        dfas_[i].push_back(nullptr);
-        regex_refusals_.push_back(fmt::format("sid {}: /{}/{}: {}", rules_[i].sid, it.pcre.pattern, it.pcre.flags, why));
+      std::string key = it.pcre.flags + "/" + it.pcre.pattern;
+      auto found = compiled.find(key);
+      if (found == compiled.end()) {
+        auto d = std::make_shared<RegexDfa>();
+        std::string why;
+        if (d->compile(it.pcre.pattern, it.pcre.flags, why)) {
+          found = compiled.emplace(key, std::move(d)).first;
+        } else {
+          found = compiled.emplace(key, nullptr).first;
+          regex_refusals_.push_back(fmt::format("sid {}: /{}/{}: {}", rules_[i].sid, it.pcre.pattern, it.pcre.flags, why));
+        }
+      } else if (!found->second) {
+        regex_refusals_.push_back(fmt::format("sid {}: /{}/{}: as above", rules_[i].sid, it.pcre.pattern, it.pcre.flags));
+      }
+      if (found->second) ++regex_compiled_;
+      dfas_[i].push_back(found->second);
+      if (!existence_only(rules_[i], k)) continue;
+      ++pcre_stats_.existence;
+      auto [slot, fresh] = slot_of.emplace(key, int32_t(slot_dfa_.size()));
+      if (fresh) {
+        slot_dfa_.push_back(found->second.get());
+        slot_pcre.push_back(&it.pcre);
+      }
+      item_slot_[i][k] = slot->second;
+    }
+  }
+  slot_rules_.assign(slot_dfa_.size(), {});
+  hs_.reset();
+  if (kind == EngineKind::Hyperscan) {
+#ifdef SHOAL_HAVE_HYPERSCAN
+    hs_ = std::make_unique<Hs>();
+    if (!build_hyperscan(err)) return false;
+    // Each slot: Hyperscan where it takes the expression.
+    hs_->re.assign(slot_dfa_.size(), nullptr);
+    std::vector<bool> empty_ok(slot_dfa_.size(), true);
+    for (size_t sl = 0; sl < slot_pcre.size(); ++sl) {
+      std::string expr;
+      unsigned fl = 0;
+      if (!hs_expression(*slot_pcre[sl], expr, fl)) continue;
+      hs_compile_error_t* ce = nullptr;
+      if (hs_compile(expr.c_str(), fl, HS_MODE_BLOCK, nullptr, &hs_->re[sl], &ce) != HS_SUCCESS) {
+        // (embedded start anchors, "can never match", resource limits)
+        if (ce) hs_free_compile_error(ce);
+        hs_->re[sl] = nullptr;
+        continue;
+      }
+      hs_expr_info_t* info = nullptr;
+      ce = nullptr;
+      if (hs_expression_info(expr.c_str(), fl, &info, &ce) == HS_SUCCESS && info) {
+        empty_ok[sl] = info->min_width == 0;
+        free(info);
+      } else if (ce) {
+        hs_free_compile_error(ce);
       }
     }
-  if (kind == EngineKind::Builtin) return true;
+    // Rules without fast pattern: prefiltered by their first positive
+    // yes/no pcre that Hyperscan took and that cannot match empty.
+    std::vector<uint32_t> still;
+    for (uint32_t r : always_) {
+      int32_t by = -1;
+      for (size_t k = 0; k < rules_[r].items.size() && by < 0; ++k) {
+        int32_t sl = item_slot_[r][k];
+        if (sl >= 0 && !rules_[r].items[k].pcre.neg && hs_->re[size_t(sl)] && !empty_ok[size_t(sl)]) by = sl;
+      }
+      if (by < 0) {
+        still.push_back(r);
+      } else {
+        slot_rules_[size_t(by)].push_back(r);
+      }
+    }
+    std::vector<std::string> exprs;
+    std::vector<unsigned> flags, idv;
+    for (uint32_t sl = 0; sl < slot_rules_.size(); ++sl) {
+      if (slot_rules_[sl].empty()) continue;
+      std::string e;
+      unsigned fl = 0;
+      hs_expression(*slot_pcre[sl], e, fl);
+      exprs.push_back(std::move(e));
+      flags.push_back(fl);
+      idv.push_back(sl);
+    }
+    if (!exprs.empty()) {
+      std::vector<const char*> ptrs;
+      for (auto& e : exprs) ptrs.push_back(e.c_str());
+      hs_compile_error_t* ce = nullptr;
+      if (hs_compile_multi(ptrs.data(), flags.data(), idv.data(), unsigned(ptrs.size()), HS_MODE_BLOCK, nullptr,
+                           &hs_->prefilter, &ce) == HS_SUCCESS) {
+        always_ = std::move(still);
+        for (auto& v : slot_rules_) pcre_stats_.prefiltered += v.size();
+      } else {
+        // each compiled alone, so this is a resource limit: verify them on every packet
+        if (ce) hs_free_compile_error(ce);
+        hs_->prefilter = nullptr;
+        for (auto& v : slot_rules_) v.clear();
+      }
+    }
+#else
+    err = "this build has no Hyperscan (ENGINE builtin works everywhere)";
+    return false;
+#endif
+  }
+  // A slot nothing but PCRE2 can answer is no slot.
+  for (uint32_t i = 0; i < rules_.size(); ++i)
+    for (auto& sl : item_slot_[i]) {
+      if (sl < 0) continue;
+      bool hs = false;
 #ifdef SHOAL_HAVE_HYPERSCAN
-  hs_ = std::make_unique<Hs>();
+      hs = hs_ && hs_->re[size_t(sl)];
+#endif
+      if (hs) {
+        ++pcre_stats_.hyperscan;
+      } else if (slot_dfa_[size_t(sl)]) {
+        ++pcre_stats_.dfa;
+      } else {
+        sl = -1;
+      }
+    }
+  return true;
+}
+
+bool Database::build_hyperscan(std::string& err) {
+#ifdef SHOAL_HAVE_HYPERSCAN
   if (patterns_.empty()) return true;
   std::vector<const char*> exprs;
   std::vector<size_t> lens;
@@ -255,7 +481,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
   }
   return true;
 #else
-  err = "this build has no Hyperscan (ENGINE builtin works everywhere)";
+  err = "this build has no Hyperscan";
   return false;
 #endif
 }
@@ -273,29 +499,36 @@ bool Engine::use(std::shared_ptr<const Database> db, std::string& err) {
   db_ = std::move(db);
   hs_scratch_ = std::make_unique<Scratch>();
   seen_.assign(std::max(db_->rules().size(), db_->patterns().size()) * 2, 0);
+  slot_epoch_.assign(db_->slots(), 0);
+  slot_answer_.assign(db_->slots(), 0);
   epoch_ = 0;
 #ifdef SHOAL_HAVE_HYPERSCAN
-  if (db_->kind() == EngineKind::Hyperscan && db_->hs()->db &&
-      hs_alloc_scratch(db_->hs()->db, &hs_scratch_->s) != HS_SUCCESS)
-    return err = "Hyperscan: no scratch", false;
+  if (const Database::Hs* hs = db_->hs()) {
+    // one scratch, grown to serve every database
+    auto grow = [&](const hs_database_t* d) { return !d || hs_alloc_scratch(d, &hs_scratch_->s) == HS_SUCCESS; };
+    bool ok = grow(hs->db) && grow(hs->prefilter);
+    for (auto* d : hs->re) ok = ok && grow(d);
+    if (!ok) return err = "Hyperscan: no scratch", false;
+  }
 #else
   (void)err;
 #endif
   return true;
 }
 
-void Engine::add_candidates(uint32_t pattern) {
+void Engine::add_rule(uint32_t r) {
   // seen_: patterns in the first half, rules in the second
+  uint32_t& sr = seen_[seen_.size() / 2 + r];
+  if (sr == epoch_) return;
+  sr = epoch_;
+  cand_.push_back(r);
+}
+
+void Engine::add_candidates(uint32_t pattern) {
   uint32_t& sp = seen_[pattern];
   if (sp == epoch_) return;
   sp = epoch_;
-  const size_t half = seen_.size() / 2;
-  for (uint32_t r : db_->pattern_rules(pattern)) {
-    uint32_t& sr = seen_[half + r];
-    if (sr == epoch_) continue;
-    sr = epoch_;
-    cand_.push_back(r);
-  }
+  for (uint32_t r : db_->pattern_rules(pattern)) add_rule(r);
 }
 
 void Engine::candidates(const uint8_t* s, uint32_t n) {
@@ -317,10 +550,56 @@ void Engine::candidates(const uint8_t* s, uint32_t n) {
 #endif
 }
 
+void Engine::prefilter(const uint8_t* s, uint32_t n) {
+#ifdef SHOAL_HAVE_HYPERSCAN
+  const Database::Hs* hs = db_->hs();
+  if (!hs || !hs->prefilter || n == 0) return;  // prefiltering pcres cannot match empty
+  hs_scan(hs->prefilter, reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
+          [](unsigned slot, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
+            auto* e = static_cast<Engine*>(ctx);
+            e->slot_epoch_[slot] = e->epoch_;
+            e->slot_answer_[slot] = 1;
+            for (uint32_t r : e->db_->slot_prefiltered(slot)) e->add_rule(r);
+            return 0;
+          },
+          this);
+#else
+  (void)s;
+  (void)n;
+#endif
+}
+
+int Engine::exists(uint32_t slot, const uint8_t* s, uint32_t n) {
+  if (slot_epoch_[slot] == epoch_) return slot_answer_[slot];
+  int a = -1;
+#ifdef SHOAL_HAVE_HYPERSCAN
+  const Database::Hs* hs = db_->hs();
+  if (hs && hs->re[slot] && n > 0) {  // (an empty payload: the DFA or PCRE2 answers)
+    bool found = false;
+    hs_error_t e = hs_scan(
+        hs->re[slot], reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
+        [](unsigned, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
+          *static_cast<bool*>(ctx) = true;
+          return 1;  // one is enough
+        },
+        &found);
+    if (e == HS_SUCCESS || e == HS_SCAN_TERMINATED) a = found;
+  }
+#endif
+  if (a < 0) {
+    if (const RegexDfa* d = db_->slot_dfa(slot)) a = d->search(s, n);
+  }
+  if (a < 0) return -1;
+  slot_epoch_[slot] = epoch_;
+  slot_answer_[slot] = uint8_t(a);
+  return a;
+}
+
 void Engine::start() {
   cand_.clear();
   if (++epoch_ == 0) {
     std::fill(seen_.begin(), seen_.end(), 0);
+    std::fill(slot_epoch_.begin(), slot_epoch_.end(), 0);
     epoch_ = 1;
   }
 }
@@ -331,13 +610,21 @@ void Engine::verify(const PacketInfo& p, std::vector<uint32_t>& hits) {
   std::sort(cand_.begin(), cand_.end());
   verified_ = cand_.size();
   const auto& rules = db_->rules();
-  for (uint32_t r : cand_)
-    if (header_matches(rules[r], p) && payload_matches(rules[r], p.payload, p.plen)) hits.push_back(r);
+  for (uint32_t r : cand_) {
+    if (!header_matches(rules[r], p)) continue;
+    auto known = [&](size_t k) {
+      int32_t sl = db_->existence_slot(r, uint32_t(k));
+      return sl < 0 ? -1 : exists(uint32_t(sl), p.payload, p.plen);
+    };
+    int budget = kBacktrackBudget;
+    if (items_from(rules[r], 0, p.payload, p.plen, 0, budget, known)) hits.push_back(r);
+  }
 }
 
 void Engine::match(const PacketInfo& p, std::vector<uint32_t>& hits) {
   start();
   candidates(p.payload, p.plen);
+  prefilter(p.payload, p.plen);
   verify(p, hits);
 }
 
@@ -345,6 +632,7 @@ void Engine::match_found(const PacketInfo& p, const uint32_t* patterns, uint32_t
   start();
   for (uint32_t i = 0; i < n; ++i)
     if (patterns[i] < db_->patterns().size()) add_candidates(patterns[i]);
+  prefilter(p.payload, p.plen);
   verify(p, hits);
 }
 

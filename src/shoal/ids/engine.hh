@@ -66,6 +66,30 @@ class Database {
   size_t regex_count() const { return regex_count_; }
   size_t regex_compiled() const { return regex_compiled_; }
   const std::vector<std::string>& regex_refusals() const { return regex_refusals_; }
+
+  // How the CPU verifies a pcre. Most of the rules' pcres only need an
+  // answer to "does it match somewhere in the payload": not relative, and
+  // no later item reads its end. Those are answered by Hyperscan (ENGINE
+  // hyperscan; one single-match database per distinct expression) or by the
+  // DFA (ENGINE builtin, or when Hyperscan refuses the expression), once per
+  // packet however many rules share the expression; PCRE2 answers the rest
+  // (relative pcres, ones followed by relative contents, and expressions
+  // neither engine takes), as Snort does. With Hyperscan, rules without a
+  // fast pattern are prefiltered by one of their pcres in a multi-pattern
+  // database instead of being verified on every packet.
+  struct PcreStats {
+    size_t existence = 0;    // pcres that need only the yes/no answer
+    size_t hyperscan = 0;    // of those, answered by Hyperscan
+    size_t dfa = 0;          // by the DFA
+    size_t prefiltered = 0;  // rules without fast pattern prefiltered by a pcre
+  };
+  const PcreStats& pcre_stats() const { return pcre_stats_; }
+  // The expression slot answering rule's item k without PCRE2, or -1.
+  int32_t existence_slot(uint32_t rule, uint32_t item) const { return item_slot_[rule][item]; }
+  size_t slots() const { return slot_dfa_.size(); }
+  const RegexDfa* slot_dfa(uint32_t slot) const { return slot_dfa_[slot]; }
+  // Rules without fast pattern whose candidacy a pcre prefilter decides.
+  const std::vector<uint32_t>& slot_prefiltered(uint32_t slot) const { return slot_rules_[slot]; }
   struct Hs;
   const Hs* hs() const { return hs_.get(); }
 
@@ -79,7 +103,13 @@ class Database {
   std::vector<std::vector<std::shared_ptr<const RegexDfa>>> dfas_;
   size_t regex_count_ = 0, regex_compiled_ = 0;
   std::vector<std::string> regex_refusals_;
+  PcreStats pcre_stats_;
+  std::vector<std::vector<int32_t>> item_slot_;
+  std::vector<const RegexDfa*> slot_dfa_;  // null where the slot has only Hyperscan
+  std::vector<std::vector<uint32_t>> slot_rules_;
   std::unique_ptr<Hs> hs_;
+
+  bool build_hyperscan(std::string& err);
 };
 
 // A matcher over a Database: its scratch state. Not thread-safe: one per
@@ -112,11 +142,16 @@ class Engine {
   void verify(const PacketInfo& p, std::vector<uint32_t>& hits);
   void candidates(const uint8_t* s, uint32_t n);
   void add_candidates(uint32_t pattern);
+  void add_rule(uint32_t rule);
+  void prefilter(const uint8_t* s, uint32_t n);
+  int exists(uint32_t slot, const uint8_t* s, uint32_t n);
 
   std::shared_ptr<const Database> db_;
   struct Scratch;
   std::unique_ptr<Scratch> hs_scratch_;
   std::vector<uint32_t> seen_, cand_;
+  std::vector<uint32_t> slot_epoch_;  // slot answered for this packet when == epoch_
+  std::vector<uint8_t> slot_answer_;
   uint32_t epoch_ = 0;
   uint64_t verified_ = 0;
 };

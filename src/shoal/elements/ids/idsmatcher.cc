@@ -164,7 +164,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     });
     add_read_handler("regex", [this] {
       const ids::Database& db = *engine_.database();
+      const auto& st = db.pcre_stats();
       std::string s = fmt::format("{} of {} pcres compile to DFAs\n", db.regex_compiled(), db.regex_count());
+      s += fmt::format("{} need only whether they match: {} answered by Hyperscan, {} by the DFA, {} by PCRE2; "
+                       "{} rules without fast pattern prefiltered by a pcre\n",
+                       st.existence, st.hyperscan, st.dfa, st.existence - st.hyperscan - st.dfa, st.prefiltered);
       for (auto& r : db.regex_refusals()) s += r + "\n";
       return s;
     });
@@ -350,7 +354,8 @@ SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = 
                            {"engine", "r", "the prefilter and its size"},
                            {"regex", "r",
                             "how many pcres compile to DFAs (the subset a device can run), and why the others do "
-                            "not"},
+                            "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, "
+                            "PCRE2), and how many rules without fast pattern a pcre prefilters"},
                            {"inspected", "r", "packets matched against the rules"},
                            {"uninspected", "r", "packets that were not IP (sent on uninspected)"},
                            {"alerts", "r", "alerts raised"},
