@@ -158,15 +158,17 @@ SHOAL_HD int32_t cls_linear(const ClsRule* rules, uint32_t n, const ClsKey& k) {
 
 // What the element does with a frame: the matching rule's output, or a
 // drop code (-1 - reason) for runts, bad IPv4 headers and no match (unless
-// nomatch >= 0 names an output).
+// nomatch >= 0 names an output). `missed` says whether no rule matched.
 SHOAL_HD int cls_classify(const ClsView& v, const uint8_t* f, uint32_t len, int32_t nomatch, int32_t r_runt,
-                          int32_t r_badip, int32_t r_nomatch) {
+                          int32_t r_badip, int32_t r_nomatch, bool& missed) {
+  missed = false;
   ClsKey key;
   int st = cls_key(f, len, key);
   if (st == kClsRunt) return -1 - r_runt;
   if (st == kClsBadIp) return -1 - r_badip;
   int32_t r = cls_lookup(v, key);
   if (r >= 0) return v.rules[r].action;
+  missed = true;
   return nomatch >= 0 ? nomatch : -1 - r_nomatch;
 }
 

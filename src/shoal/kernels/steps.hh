@@ -4,6 +4,7 @@
 // host backend's threads, or inline as the CPU fallback. Adding a step:
 // write the struct here and name it in SHOAL_STEP_KERNELS.
 #pragma once
+#include "shoal/kernels/classify.hh"
 #include "shoal/kernels/encap.hh"
 #include "shoal/kernels/ids_scan.hh"
 #include "shoal/kernels/ipfwd.hh"
@@ -122,8 +123,28 @@ struct UdpIpEncapStep {
   }
 };
 
+// SDNClassifier: the frame's first kClsKeyBytes bytes (from OFFSET), the
+// trees' first match; the rule's output, or a drop.
+struct ClassifyStep {
+  struct Params {
+    AggView a;
+    StepCtl c;
+    ClsView t;
+    uint32_t range;
+    int32_t nomatch, r_runt, r_badip, r_nomatch;
+  };
+  static SHOAL_HD void run(const Params& p, uint32_t i) {
+    if (!step_enter(p.a, p.c, i)) return;
+    uint32_t len = range_len(p.a, p.range, i);
+    const uint8_t* f = len ? range_ptr(p.a, p.range, i) : nullptr;
+    bool missed;
+    int r = cls_classify(p.t, f, len, p.nomatch, p.r_runt, p.r_badip, p.r_nomatch, missed);
+    step_result(p.a, p.c, i, r, missed ? 1u : 0u);  // (the detail reaches the host when the frame leaves)
+  }
+};
+
 }  // namespace shoal::k
 
 // Every step kernel, for the backends' launch tables.
 #define SHOAL_STEP_KERNELS(X) X(Route4Step) X(Route6Step) X(CheckIP4Step) X(DecTTLStep) X(UdpIpEncapStep) \
-  X(IdsScanStep)
+  X(IdsScanStep) X(ClassifyStep)
