@@ -388,6 +388,31 @@ double run_point(const Case& c, int threads, uint32_t burst, uint32_t length, ui
 
 }  // namespace
 
+// A graph's packets per second over the pcap (its elapsed run time).
+double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::string& err) {
+  Program prog;
+  Diagnostics diag;
+  if (!config::load_string("bench", text, {}, prog, diag)) return err = diag.text(), -1;
+  RunOptions opt;
+  opt.duration_s = 120;
+  if (offload) {
+    opt.device.kind = "cuda";
+    opt.pool.count = 65536;
+    opt.offload_batches = 64;
+  }
+  Runtime rt(prog, opt);
+  if (!rt.configure(diag) || !rt.initialize(diag)) return err = diag.text(), -1;
+  rt.run();
+  std::string v, e2;
+  packets = rt.read_handler("c.count", v, e2) ? std::stoull(v) : 0;
+  double secs = double(rt.elapsed_ns()) / 1e9;
+  bool balanced = rt.accounting().balanced();
+  rt.cleanup();
+  if (!balanced) return err = "accounting does not balance", -1;
+  return secs > 0 ? double(packets) / secs : 0;
+}
+
+
 std::string sh(const char* cmd) {
   std::string out;
   if (FILE* f = popen(cmd, "r")) {

@@ -22,5 +22,10 @@ int cmd_bench_ids(int argc, char** argv);
 std::string sh(const char* cmd);
 std::string cpu_model();
 double pcie_h2d_bandwidth();
+// A configuration's packets per second: the packets its Counter "c" saw
+// over its elapsed run time (offload: on the CUDA device, with a larger
+// pool and aggregates); -1 with err when it does not run or balance.
+double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::string& err);
+int cmd_bench_classify(int argc, char** argv);
 
 }  // namespace shoal::tool

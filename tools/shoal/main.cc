@@ -12,6 +12,7 @@
 
 #include "common.hh"
 #include "mkrouter.hh"
+#include "shoal/classify/classbench.hh"
 #include "shoal/core/version.hh"
 #include "shoal/device/device.hh"
 #include "shoal/io/pcap.hh"
@@ -301,9 +302,71 @@ struct GenArgs {
   std::string proto = "udp";
   std::string start = "1700000000";
   double rate = 1e6;
+  // ClassBench-style rule sets and traces that hit them
+  std::string classbench, rules_out;
+  size_t rules = 1000;
+  int ports = 4;
+  uint32_t seed = 1;
 };
 
+// shoal gen --classbench FLAVOR: the rule set to --rules-out, and a trace
+// of packets hitting its rules to --out.
+int cmd_gen_classbench(const GenArgs& g) {
+  classify::GenSpec spec;
+  if (!classify::parse_flavor(g.classbench, spec.flavor)) {
+    fmt::print(stderr, "shoal gen: --classbench must be acl, fw or ipc\n");
+    return 1;
+  }
+  if (g.rules_out.empty()) {
+    fmt::print(stderr, "shoal gen: --classbench needs --rules-out FILE for the rule set\n");
+    return 1;
+  }
+  if (g.ports < 1 || g.ports > 256) {
+    fmt::print(stderr, "shoal gen: --ports must be 1-256\n");
+    return 1;
+  }
+  spec.rules = g.rules;
+  spec.seed = g.seed;
+  spec.ports = g.ports;
+  auto rules = classify::generate(spec);
+  {
+    std::ofstream o(g.rules_out);
+    o << fmt::format("# shoal gen --classbench {} --rules {} --seed {} --ports {}\n", g.classbench, g.rules, g.seed,
+                     g.ports);
+    for (const auto& r : rules) o << classify::unparse_rule(r) << "\n";
+    if (!o) {
+      fmt::print(stderr, "shoal gen: cannot write {}\n", g.rules_out);
+      return 1;
+    }
+  }
+  io::PcapWriter w;
+  std::string err;
+  if (!w.open(g.out, 1, 65535, true, err)) {
+    fmt::print(stderr, "shoal gen: {}\n", err);
+    return 1;
+  }
+  uint64_t t0 = 0;
+  if (!parse_timestamp(g.start, t0)) {
+    fmt::print(stderr, "shoal gen: --start expects SECONDS[.FRACTION], got '{}'\n", g.start);
+    return 1;
+  }
+  static const uint32_t imix[] = {64, 64, 64, 64, 64, 64, 64, 570, 570, 570, 570, 1518};
+  std::vector<uint8_t> buf(9100);
+  double gap = g.rate > 0 ? 1e9 / g.rate : 0;
+  auto keys = classify::trace_keys(rules, g.count, g.seed + 1);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    uint32_t size = g.imix ? imix[i % std::size(imix)] : (g.size ? g.size : 64);
+    uint32_t len = classify::build_frame(keys[i], size, buf.data());
+    w.write(buf.data(), len, len, t0 + uint64_t(double(i) * gap));
+  }
+  w.close();
+  fmt::print(stderr, "shoal gen: wrote {} {} rules to {} and {} packets hitting them to {}\n", rules.size(),
+             g.classbench, g.rules_out, keys.size(), g.out);
+  return 0;
+}
+
 int cmd_gen(const GenArgs& g) {
+  if (!g.classbench.empty()) return cmd_gen_classbench(g);
   io::TrafficSpec s;
   s.imix = g.imix;
   s.flows = g.flows;
@@ -363,6 +426,7 @@ int main(int argc, char** argv) {
   using namespace shoal::tool;
   if (argc >= 2 && std::string(argv[1]) == "bench") return cmd_bench(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-ids") return cmd_bench_ids(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "bench-classify") return cmd_bench_classify(argc - 1, argv + 1);
   CLI::App app{"Shoal: a batched, GPU-capable modular packet processor in the Click tradition"};
   app.require_subcommand(1);
 
@@ -414,6 +478,12 @@ int main(int argc, char** argv) {
   gen->add_flag("-6,--ipv6", ga.ipv6, "IPv6");
   gen->add_option("--start", ga.start, "first timestamp (seconds since the epoch)");
   gen->add_option("--rate", ga.rate, "packets per second, for timestamps");
+  gen->add_option("--classbench", ga.classbench,
+                  "write a ClassBench-style rule set (acl, fw or ipc) to --rules-out and packets hitting it");
+  gen->add_option("--rules-out", ga.rules_out, "with --classbench: the rule file");
+  gen->add_option("--rules", ga.rules, "with --classbench: rules in the set")->check(CLI::Range(size_t(1), size_t(1) << 20));
+  gen->add_option("--ports", ga.ports, "with --classbench: outputs the rules send to (0..N-1)");
+  gen->add_option("--seed", ga.seed, "with --classbench: random seed");
 
   std::vector<std::string> mk_ifaces, mk_routes4, mk_routes6;
   std::string mk_out;

@@ -123,7 +123,7 @@ struct ClsView {
   const ClsNode* nodes = nullptr;
   const uint32_t* children = nullptr;
   const uint32_t* leaf_rules = nullptr;
-  const uint32_t* roots = nullptr;
+  const uint32_t* roots = nullptr;  // per tree: its root node, then its lowest rule index; by that index
   uint32_t ntrees = 0;
   uint32_t nrules = 0;
 };
@@ -132,7 +132,8 @@ struct ClsView {
 SHOAL_HD int32_t cls_lookup(const ClsView& v, const ClsKey& k) {
   uint32_t best = 0xffffffffu;
   for (uint32_t t = 0; t < v.ntrees; ++t) {
-    const ClsNode* n = &v.nodes[v.roots[t]];
+    if (v.roots[2 * t + 1] >= best) break;  // this tree and the later ones hold only later rules
+    const ClsNode* n = &v.nodes[v.roots[2 * t]];
     for (;;) {
       for (uint32_t j = 0; j < n->rcount; ++j) {
         uint32_t r = v.leaf_rules[n->rfirst + j];

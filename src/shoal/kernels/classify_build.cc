@@ -219,9 +219,15 @@ bool ClsTrees::build(std::vector<ClsRule> rules, const Options& opt, std::string
   }
   Region all;
   for (int d = 0; d < kClsDims; ++d) all.lo[d] = 0, all.bits[d] = kFullBits[d];
+  // trees in the order of their first rule: a lookup stops at a tree whose
+  // first rule comes after the best match so far
+  std::sort(std::begin(group), std::end(group), [](const auto& x, const auto& y) {
+    return !x.empty() && (y.empty() || x.front() < y.front());
+  });
   for (auto& g : group) {
     if (g.empty()) continue;
     roots_.push_back(b.node(g, all, 0));
+    roots_.push_back(g.front());
     ++stats_.trees;
   }
   stats_.nodes += stats_.leaves;
@@ -236,7 +242,7 @@ ClsView ClsTrees::view() const {
   v.children = children_.data();
   v.leaf_rules = leaf_.data();
   v.roots = roots_.data();
-  v.ntrees = uint32_t(roots_.size());
+  v.ntrees = uint32_t(roots_.size() / 2);
   v.nrules = uint32_t(rules_.size());
   return v;
 }
