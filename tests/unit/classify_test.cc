@@ -410,3 +410,38 @@ TEST(SDNClassifier, ReloadsAtRunTimeAndReportsBadRules) {
     EXPECT_NE(x->errors.find(b.says), std::string::npos) << b.cfg << " -> " << x->errors;
   }
 }
+
+TEST(SDNClassifier, TheForwarderExamplesAgreeWithEachOtherAndTheOracle) {
+  // examples/sdn-forwarder.click (CPU) and gpu-sdn-forwarder.click (Snap
+  // form, host backend here, CUDA on a GPU machine): the same frames on
+  // the same outputs, and each where the linear scan of the rules says.
+  std::string root = SHOAL_SOURCE_DIR, dir = test::tmpdir();
+  std::vector<k::ClsRule> rules;
+  std::string err;
+  ASSERT_TRUE(load_rules(root + "/examples/data/sdn/acl1k.rules", rules, err)) << err;
+  for (const char* file : {"sdn-forwarder.click", "gpu-sdn-forwarder.click"}) {
+    std::ifstream f(root + "/examples/" + file);
+    ASSERT_TRUE(f) << file;
+    std::string cfg((std::istreambuf_iterator<char>(f)), {});
+    for (size_t p = cfg.find("examples/"); p != std::string::npos; p = cfg.find("examples/", p + root.size() + 10))
+      cfg.replace(p, 9, root + "/examples/");
+    auto r = test::run(cfg, 1, 4096, {{"OUT", fmt::format("{}/{}-", dir, file)}});
+    ASSERT_TRUE(r->ok) << r->errors;
+    EXPECT_EQ(r->n("c0.count") + r->n("c1.count") + r->n("c2.count") + r->n("c3.count"), 3000u) << file;
+    test::finish(*r);
+  }
+  for (int port = 0; port < 4; ++port) {
+    auto a = test::read_pcap(fmt::format("{}/sdn-forwarder.click-port{}.pcap", dir, port));
+    auto b = test::read_pcap(fmt::format("{}/gpu-sdn-forwarder.click-port{}.pcap", dir, port));
+    ASSERT_EQ(a.size(), b.size()) << "output " << port;
+    EXPECT_GT(a.size(), 300u);
+    for (size_t j = 0; j < a.size(); ++j) {
+      ASSERT_EQ(a[j].bytes, b[j].bytes) << "output " << port;
+      k::ClsKey key;
+      ASSERT_EQ(k::cls_key(a[j].bytes.data(), uint32_t(a[j].bytes.size()), key), k::kClsOk);
+      int32_t want = k::cls_linear(rules.data(), uint32_t(rules.size()), key);
+      ASSERT_GE(want, 0);
+      EXPECT_EQ(rules[size_t(want)].action, port);
+    }
+  }
+}
