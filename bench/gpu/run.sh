@@ -26,7 +26,7 @@ cmake --build build-gpu -j "$(nproc)" || exit 1
 echo "== GPU tests"
 ctest --test-dir build-gpu -L gpu --output-on-failure | tee "$OUT/gpu-tests.txt"
 echo "== offload tests on the CUDA backend (the same tests CI runs on the host backend)"
-SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*' 2>&1 | tail -n 30 | tee "$OUT/offload-cuda-tests.txt"
+SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*' 2>&1 | tail -n 30 | tee "$OUT/offload-cuda-tests.txt"
 echo "== full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure -LE slow | tail -n 5 | tee "$OUT/tests.txt"
 echo "== benchmarks"
@@ -35,3 +35,4 @@ echo "== benchmarks"
   --case router router6 router-snap router-snap-noslice router-nba --batch 64 256 1024 4096 16384
 ./build-gpu/shoal bench --out "$OUT/bench-core.json" --reps 5 --threads 1 2 4 8
 ./build-gpu/shoal bench-ids --out "$OUT/bench-ids.json" --seconds 0.3
+./build-gpu/shoal bench-classify --out "$OUT/bench-classify.json" --seconds 0.3
