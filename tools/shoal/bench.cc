@@ -413,6 +413,21 @@ double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::
 }
 
 
+nlohmann::json bench_record(const char* name) {
+  struct utsname u;
+  uname(&u);
+  nlohmann::json j;
+  j["benchmark"] = name;
+  j["machine"] = {{"cpu", cpu_model()}, {"cores", std::thread::hardware_concurrency()}, {"kernel", u.release},
+                  {"host", u.nodename}};
+  j["commit"] = sh("git rev-parse --short HEAD 2>/dev/null");
+  j["dirty"] = !sh("git status --porcelain --untracked-files=no 2>/dev/null").empty();
+  j["version"] = kVersion;
+  j["date"] = sh("date -u +%Y-%m-%dT%H:%M:%SZ");
+  j["results"] = nlohmann::json::array();
+  return j;
+}
+
 std::string sh(const char* cmd) {
   std::string out;
   if (FILE* f = popen(cmd, "r")) {
@@ -483,19 +498,10 @@ int cmd_bench(int argc, char** argv) {
   DeviceChoice dev;
   std::string err;
   select_device("auto", dev, err);
-  struct utsname u;
-  uname(&u);
-  nlohmann::json j;
-  j["benchmark"] = "core";
-  j["machine"] = {{"cpu", cpu_model()}, {"cores", std::thread::hardware_concurrency()}, {"kernel", u.release}, {"host", u.nodename}};
+  nlohmann::json j = bench_record("core");
   j["device"] = {{"kind", dev.kind}, {"detail", dev.detail}};
-  j["commit"] = sh("git rev-parse --short HEAD 2>/dev/null");
-  j["dirty"] = !sh("git status --porcelain --untracked-files=no 2>/dev/null").empty();
-  j["version"] = kVersion;
-  j["date"] = sh("date -u +%Y-%m-%dT%H:%M:%SZ");
   j["settings"] = {{"seconds", seconds}, {"reps", reps}, {"length", length}, {"flows", flows},
                    {"routes4", routes4}, {"routes6", routes6}};
-  j["results"] = nlohmann::json::array();
   auto wants = [&](const char* n) { return only.empty() || std::find(only.begin(), only.end(), n) != only.end(); };
   Tables tables;
   bool routing = wants("router") || wants("router-radix") || wants("router6") || wants("lpm") || wants("lpm-device");

@@ -153,21 +153,11 @@ int cmd_bench_ids(int argc, char** argv) {
   app.add_option("--element", element, "also time the IDSMatcher element in a graph (default true)");
   CLI11_PARSE(app, argc, argv);
 
-  struct utsname u;
-  uname(&u);
-  nlohmann::json j;
-  j["benchmark"] = "ids";
-  j["machine"] = {{"cpu", cpu_model()}, {"cores", std::thread::hardware_concurrency()}, {"kernel", u.release},
-                  {"host", u.nodename}};
+  nlohmann::json j = bench_record("ids");
   double pcie = pcie_h2d_bandwidth();
   j["device"] = pcie > 0 ? nlohmann::json{{"kind", "cuda"}, {"pcie_h2d_bytes_per_sec", pcie}}
                          : nlohmann::json{{"kind", "none"}};
-  j["commit"] = sh("git rev-parse --short HEAD 2>/dev/null");
-  j["dirty"] = !sh("git status --porcelain --untracked-files=no 2>/dev/null").empty();
-  j["version"] = kVersion;
-  j["date"] = sh("date -u +%Y-%m-%dT%H:%M:%SZ");
   j["settings"] = {{"seconds", seconds}, {"packets", packets}};
-  j["results"] = nlohmann::json::array();
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-ids-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
 

@@ -22,6 +22,9 @@ int cmd_bench_ids(int argc, char** argv);
 std::string sh(const char* cmd);
 std::string cpu_model();
 double pcie_h2d_bandwidth();
+// A benchmark's JSON record: its name, the machine, commit (and whether the
+// tree was dirty), version, date, and an empty "results" array.
+nlohmann::json bench_record(const char* name);
 // A configuration's packets per second: the packets its Counter "c" saw
 // over its elapsed run time (offload: on the CUDA device, with a larger
 // pool and aggregates); -1 with err when it does not run or balance.
