@@ -5,9 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p .debs
-grep -qx '/.debs/' .git/info/exclude 2>/dev/null || echo '/.debs/' >> .git/info/exclude
+# .debs/ is in .gitignore
 cd .debs
 apt-get download libpcap0.8 libpcap0.8-dev libpcap-dev libdbus-1-3 libfmt9 libfmt-dev nlohmann-json3-dev libcli11-dev \
   libgtest-dev googletest ninja-build libhyperscan5 libhyperscan-dev libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 \
-  libpcre2-posix3 2>&1 | tail -n 2
+  libpcre2-posix3 pkgconf pkgconf-bin libpkgconf3 pkg-config libdbus-1-dev 2>&1 | tail -n 2
 ls -1 | wc -l

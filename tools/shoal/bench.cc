@@ -447,7 +447,7 @@ std::string cpu_model() {
   return "unknown";
 }
 
-double pcie_h2d_bandwidth() {
+double pcie_h2d_bandwidth(std::string* name) {
   dev::DeviceOptions o;
   o.kind = "cuda";
   std::string detail, e2;
@@ -466,7 +466,15 @@ double pcie_h2d_bandwidth() {
     d->host_free(h);
     d->dev_free(g);
   }
+  if (name) *name = detail;
   return bw;
+}
+
+nlohmann::json cuda_device_record() {
+  std::string name;
+  double pcie = pcie_h2d_bandwidth(&name);
+  if (pcie <= 0) return {{"kind", "none"}};
+  return {{"kind", "cuda"}, {"detail", name}, {"pcie_h2d_bytes_per_sec", pcie}};
 }
 
 int cmd_bench(int argc, char** argv) {

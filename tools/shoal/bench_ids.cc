@@ -154,9 +154,8 @@ int cmd_bench_ids(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   nlohmann::json j = bench_record("ids");
-  double pcie = pcie_h2d_bandwidth();
-  j["device"] = pcie > 0 ? nlohmann::json{{"kind", "cuda"}, {"pcie_h2d_bytes_per_sec", pcie}}
-                         : nlohmann::json{{"kind", "none"}};
+  j["device"] = cuda_device_record();
+  double pcie = j["device"].value("pcie_h2d_bytes_per_sec", 0.0);
   j["settings"] = {{"seconds", seconds}, {"packets", packets}};
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-ids-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);

@@ -21,7 +21,11 @@ int cmd_bench_ids(int argc, char** argv);
 // pinned host-to-device bandwidth of a CUDA device (0 without one).
 std::string sh(const char* cmd);
 std::string cpu_model();
-double pcie_h2d_bandwidth();
+// Pinned host-to-device copy rate of the CUDA device (0 without one); `name`
+// gets the device's description.
+double pcie_h2d_bandwidth(std::string* name = nullptr);
+// The "device" entry of a benchmark record: the CUDA device, or kind "none".
+nlohmann::json cuda_device_record();
 // A benchmark's JSON record: its name, the machine, commit (and whether the
 // tree was dirty), version, date, and an empty "results" array.
 nlohmann::json bench_record(const char* name);

@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "shoal/device/cuda/cuda_api.hh"
@@ -45,10 +46,10 @@ int device_count(std::string& err) {
 std::string device_description(int dev) {
   cudaDeviceProp p;
   if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) return "unknown CUDA device";
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %.1f GiB)", p.name, p.major, p.minor, p.multiProcessorCount,
+  char tail[96];
+  std::snprintf(tail, sizeof tail, " (sm_%d%d, %d SMs, %.1f GiB)", p.major, p.minor, p.multiProcessorCount,
                 double(p.totalGlobalMem) / (1024.0 * 1024 * 1024));
-  return buf;
+  return std::string(p.name, strnlen(p.name, sizeof p.name)) + tail;
 }
 
 bool flow_hash_batch(int dev, const uint8_t* frames, uint64_t frames_bytes, const uint32_t* offsets,
