@@ -420,11 +420,8 @@ TEST(SDNClassifier, TheForwarderExamplesAgreeWithEachOtherAndTheOracle) {
   std::string err;
   ASSERT_TRUE(load_rules(root + "/examples/data/sdn/acl1k.rules", rules, err)) << err;
   for (const char* file : {"sdn-forwarder.click", "gpu-sdn-forwarder.click"}) {
-    std::ifstream f(root + "/examples/" + file);
-    ASSERT_TRUE(f) << file;
-    std::string cfg((std::istreambuf_iterator<char>(f)), {});
-    for (size_t p = cfg.find("examples/"); p != std::string::npos; p = cfg.find("examples/", p + root.size() + 10))
-      cfg.replace(p, 9, root + "/examples/");
+    std::string cfg = test::example_config(file);
+    ASSERT_FALSE(cfg.empty());
     auto r = test::run(cfg, 1, 4096, {{"OUT", fmt::format("{}/{}-", dir, file)}});
     ASSERT_TRUE(r->ok) << r->errors;
     EXPECT_EQ(r->n("c0.count") + r->n("c1.count") + r->n("c2.count") + r->n("c3.count"), 3000u) << file;

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +102,23 @@ inline std::vector<Frame> read_pcap(const std::string& path) {
   while (rd.next(d, cap, wire, ts, err) == 1) out.push_back({std::vector<uint8_t>(d, d + cap), ts});
   return out;
 }
+
+#ifdef SHOAL_SOURCE_DIR
+// An examples/ configuration with its examples/ paths made absolute (tests
+// run from the build directory).
+inline std::string example_config(const std::string& file) {
+  std::string root = SHOAL_SOURCE_DIR;
+  std::ifstream f(root + "/examples/" + file);
+  if (!f) {
+    ADD_FAILURE() << "no examples/" << file;
+    return "";
+  }
+  std::string cfg((std::istreambuf_iterator<char>(f)), {});
+  for (size_t p = cfg.find("examples/"); p != std::string::npos; p = cfg.find("examples/", p + root.size() + 10))
+    cfg.replace(p, 9, root + "/examples/");
+  return cfg;
+}
+#endif
 
 inline std::string tmpdir() {
   static std::string dir = [] {

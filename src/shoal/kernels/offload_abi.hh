@@ -37,6 +37,7 @@ struct StepCtl {
   uint32_t step = 0;        // position in the chain
   uint32_t pred_check = 0;  // skip packets with none of these predicate bits (0: all packets)
   uint32_t set_pred = 0;    // 1: an output port p sets predicate bit p instead of leaving the chain
+  uint32_t pred_skip = 0;   // skip packets with any of these predicate bits
 };
 
 // Verdict word: (step + 1) << 16 | code. code bit 15 set: dropped, low 15
@@ -48,9 +49,11 @@ SHOAL_HD uint32_t verdict_reason(uint32_t v) { return v & 0x7fff; }
 SHOAL_HD uint32_t verdict_port(uint32_t v) { return v & 0xff; }
 SHOAL_HD uint32_t verdict_detail(uint32_t v) { return (v >> 8) & 0x7f; }
 
-// Whether step `c` works on packet i: not left the chain, predicate set.
+// Whether step `c` works on packet i: not left the chain, predicate set,
+// no skip bit set.
 SHOAL_HD bool step_enter(const AggView& a, const StepCtl& c, uint32_t i) {
-  return a.verdict[i] == 0 && (c.pred_check == 0 || (a.pred[i] & c.pred_check) != 0);
+  return a.verdict[i] == 0 && (c.pred_check == 0 || (a.pred[i] & c.pred_check) != 0) &&
+         (c.pred_skip == 0 || (a.pred[i] & c.pred_skip) == 0);
 }
 
 // Records what an element's per-packet function returned: an output port,

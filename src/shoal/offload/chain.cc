@@ -149,6 +149,11 @@ std::shared_ptr<void> upload_shared(const std::shared_ptr<dev::Device>& d, const
     return nullptr;
   }
   std::shared_ptr<void> sp(p, [d](void* x) { d->dev_free(x); });
+  std::vector<uint8_t> zeros;
+  if (!src && bytes) {  // an empty table (a vector's data() may be null): a zeroed buffer, so pointers stay valid
+    zeros.assign(bytes, 0);
+    src = zeros.data();
+  }
   if (bytes && !d->upload(p, src, bytes, err)) return nullptr;
   return sp;
 }
@@ -523,6 +528,7 @@ void Chain::complete(Aggregate& a) {
   }
   for (size_t j = 0; j < steps_.size(); ++j) {
     Offloadable* st = steps_[j];
+    if (an.pred && st->offload_pred_skip()) run_skipped(a, j);
     st->offload_post(a, j);
     bool hook = st->offload_has_passed_hook();
     for (uint32_t i = 0; i < a.n; ++i) {
@@ -536,6 +542,25 @@ void Chain::complete(Aggregate& a) {
   }
   stats_.aggregates.add();
   stats_.packets.add(a.n);
+}
+
+// Packets step j passed by on the device for a SKIP bit that an earlier
+// step's host part has since cleared (an IDS that found a suspect packet
+// clean): step j runs for them here, in chain order, as its kernel would.
+void Chain::run_skipped(Aggregate& a, size_t j) {
+  Offloadable* st = steps_[j];
+  const uint32_t skip = st->offload_pred_skip(), need = st->offload_pred_check();
+  const auto* pr = reinterpret_cast<const uint32_t*>(a.host + a.o_pred);
+  for (uint32_t i = 0; i < a.n; ++i) {
+    Packet* p = a.batch->at(i);
+    uint32_t now = p->anno().predicates;
+    if (a.verdict(i) != 0 || !(pr[i] & skip) || (now & skip) || (need && !(now & need))) continue;
+    int r = st->offload_host_packet(p);
+    if (r == Offloadable::kNoHostStep) continue;
+    stats_.host_steps.add();
+    if (r >= 0 && st->offload_sets_predicates()) p->anno().predicates |= 1u << (uint32_t(r) & 31);
+    else a.set_result(i, j, r);
+  }
 }
 
 PacketBatch* Chain::release(Aggregate& a) {
@@ -577,6 +602,7 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, st
   e.add_stat_handler(prefix + "h2d_bytes", s.h2d_bytes);
   e.add_stat_handler(prefix + "d2h_bytes", s.d2h_bytes);
   e.add_stat_handler(prefix + "roi_bytes", s.roi_bytes);
+  e.add_stat_handler(prefix + "host_steps", s.host_steps);
   e.add_read_handler(prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
   e.add_read_handler(prefix + "chain", [chain] {
     Chain* c = chain();

@@ -175,6 +175,18 @@ class Offloadable {
   // (Aggregate::reached says which packets the step saw).
   virtual void offload_pre(Aggregate&) {}
   virtual void offload_post(Aggregate&, size_t /*step*/) {}
+  // Predicates (Snap form): the bits a packet needs (any of), the bits that
+  // make the step pass it by, whether output p sets bit p.
+  virtual uint32_t offload_pred_check() const { return 0; }
+  virtual uint32_t offload_pred_skip() const { return 0; }
+  virtual bool offload_sets_predicates() const { return false; }
+  // The step for one packet on the host, as its kernel does it: the output
+  // port, or Element::drop_code. For packets the step skipped on the device
+  // (a SKIP bit) whose bit an earlier step's offload_post() then cleared.
+  // kNoHostStep: the step cannot run that way (SKIP is refused for it).
+  static constexpr int kNoHostStep = INT32_MIN;
+  virtual int offload_host_packet(Packet*) { return kNoHostStep; }
+  virtual bool offload_has_host_packet() const { return false; }
 };
 
 // A device copy of `bytes` at src (a table), freed when the last holder
@@ -204,6 +216,7 @@ struct ChainStats {
   Stat h2d_bytes, d2h_bytes;     // moved across the bus (device aggregates)
   Stat roi_bytes;                // packet bytes packed (ROI union)
   Stat inflight_max;
+  Stat host_steps;               // steps run on the host for packets whose SKIP bit was cleared
 };
 
 class Chain;
@@ -239,6 +252,12 @@ struct Aggregate {
   // packet i leaves step s on `port` (0 is where it goes anyway).
   void set_port(uint32_t i, size_t s, uint32_t port) {
     reinterpret_cast<uint32_t*>(host + o_verdict)[i] = port ? uint32_t(s + 1) << 16 | (port & 0xff) : 0;
+  }
+  // Packet i leaves the chain at step s as `r` says (a port, or a drop code).
+  void set_result(uint32_t i, size_t s, int r) {
+    uint32_t tag = uint32_t(s + 1) << 16;
+    reinterpret_cast<uint32_t*>(host + o_verdict)[i] =
+        r < 0 ? tag | 0x8000u | (uint32_t(-1 - r) & 0x7fff) : r ? tag | (uint32_t(r) & 0xff) : 0;
   }
   // Whether packet i got to step s (it had not left the chain before it).
   bool reached(uint32_t i, size_t s) const {
@@ -293,6 +312,7 @@ class Chain {
   // Written bytes and annotations back into the packets, hooks run. The
   // verdicts stay readable until release().
   void complete(Aggregate& a);
+  void run_skipped(Aggregate& a, size_t step);
   // Back to the pool; returns the batch (the caller owns it again).
   PacketBatch* release(Aggregate& a);
   uint32_t in_flight() const { return busy_; }

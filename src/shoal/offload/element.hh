@@ -89,24 +89,35 @@ class OffloadableElement : public Base, public Offloadable {
 
  protected:
   // Call from configure() first: the GPU forms read PRED (Snap's CHK_ANNO,
-  // the predicate bit a packet needs to be processed).
+  // the predicate bit a packet needs to be processed) and SKIP (a bit that
+  // makes the step pass a packet by; a later step's host part may clear it,
+  // and then the chain runs this step for that packet on the host).
   void offload_configure(Args& a) {
     if (!gpu_form_) return;
-    int64_t bit = -1;
+    int64_t bit = -1, skip = -1;
     a.read("PRED", bit);
+    a.read("SKIP", skip);
     if (bit > 31) a.fail("PRED: a predicate bit is 0-31");
+    if (skip > 31) a.fail("SKIP: a predicate bit is 0-31");
+    if (skip >= 0 && !offload_has_host_packet()) a.fail("SKIP: this element cannot run a skipped packet on the host");
     if (bit >= 0) pred_check_ = 1u << bit;
+    if (skip >= 0) pred_skip_ = 1u << skip;
   }
   // The step's control word: predicate check, and, for elements whose
   // outputs are routes (lookups) in Snap's form, output p as predicate bit p.
-  void offload_ctl(Launch& L, bool ports_as_predicates = false) const {
+  void offload_ctl(Launch& L, bool ports_as_predicates = false) {
     L.ctl.pred_check = pred_check_;
+    L.ctl.pred_skip = pred_skip_;
     L.ctl.set_pred = gpu_form_ && ports_as_predicates ? 1 : 0;
+    sets_pred_ = L.ctl.set_pred != 0;
   }
   // Whether the step uses predicate bits (for offload_declare).
   bool offload_uses_pred(bool ports_as_predicates = false) const {
-    return (gpu_form_ && ports_as_predicates) || pred_check_;
+    return (gpu_form_ && ports_as_predicates) || pred_check_ || pred_skip_;
   }
+  uint32_t offload_pred_check() const override { return pred_check_; }
+  uint32_t offload_pred_skip() const override { return pred_skip_; }
+  bool offload_sets_predicates() const override { return sets_pred_; }
   // Call from initialize(), after the element's own set-up.
   void offload_init() {
     r_not_on_device_ = this->add_drop_reason("not-on-device");
@@ -126,7 +137,8 @@ class OffloadableElement : public Base, public Offloadable {
   }
   NbaOffload nba_;
   uint16_t r_not_on_device_ = 0;
-  uint32_t pred_check_ = 0;
+  uint32_t pred_check_ = 0, pred_skip_ = 0;
+  bool sets_pred_ = false;
 };
 
 }  // namespace shoal::offload

@@ -61,6 +61,10 @@ class NeighborResolver : public Element {
     r_nodst_ = add_drop_reason("no-destination");
   }
 
+  // Time since t; 0 when t is later than now (a worker's clock is read once
+  // per task, so an answer learned by another task can look newer).
+  static uint64_t age(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
+
   void push(int port, PacketBatch* b) override {
     if (port == 1) return learn(b);
     D* d = static_cast<D*>(this);
@@ -78,15 +82,15 @@ class NeighborResolver : public Element {
           return;
         }
         auto it = cache_->map.find(dst);
-        if (it != cache_->map.end() && it->second.known && now - it->second.updated_ns < timeout_ns_) {
+        if (it != cache_->map.end() && it->second.known && age(now, it->second.updated_ns) < timeout_ns_) {
           if (!encap(p, it->second.eth.data())) b->result(i) = int16_t(drop_code(r_room_));
           return;
         }
         b->kill(i);
         enqueue(dst, p);
         auto& e = cache_->map[dst];
-        if (e.known && now - e.updated_ns >= timeout_ns_) e.known = false, e.queries = 0;  // expired
-        if (e.last_query_ns == 0 || now - e.last_query_ns >= retry_ns_) {
+        if (e.known && age(now, e.updated_ns) >= timeout_ns_) e.known = false, e.queries = 0;  // expired
+        if (e.last_query_ns == 0 || age(now, e.last_query_ns) >= retry_ns_) {
           e.last_query_ns = now;
           ++e.queries;
           ask.push_back(dst);
@@ -111,7 +115,7 @@ class NeighborResolver : public Element {
         auto& e = cache_->map[dst];
         if (e.known) {
           ready.push_back({dst, e.eth});
-        } else if (now - e.last_query_ns >= retry_ns_) {
+        } else if (age(now, e.last_query_ns) >= retry_ns_) {
           if (e.queries >= retries_) {
             give_up.push_back(dst);
             e.queries = 0;
@@ -149,7 +153,7 @@ class NeighborResolver : public Element {
       std::string s;
       uint64_t now = monotonic_ns();
       for (auto& [key, e] : cache_->map)
-        s += fmt::format("{} {} {}\n", D::format_key(key), e.known && now - e.updated_ns < timeout_ns_ ? 1 : 0,
+        s += fmt::format("{} {} {}\n", D::format_key(key), e.known && age(now, e.updated_ns) < timeout_ns_ ? 1 : 0,
                          e.known ? format_ether(e.eth.data()) : std::string("-"));
       return s;
     });

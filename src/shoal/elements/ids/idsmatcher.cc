@@ -45,9 +45,12 @@ std::string time_text(uint64_t ns, bool eve) {
 
 // Where the IP header of p starts (the network header annotation, else
 // after an Ethernet header) and its parse; false when p is not IP.
-bool locate(Packet* p, ids::PacketInfo& info, uint32_t& ip_off) {
+bool locate(Packet* p, ids::PacketInfo& info, uint32_t& ip_off, int32_t ip_at = -1) {
   uint32_t len = 0;
-  if (p->has_network_header() && p->network_header_offset() >= 0 &&
+  if (ip_at >= 0) {  // an earlier device step checked the IP header there
+    if (uint64_t(ip_at) >= p->length()) return false;
+    ip_off = uint32_t(ip_at);
+  } else if (p->has_network_header() && p->network_header_offset() >= 0 &&
       uint64_t(p->network_header_offset()) < p->length()) {
     ip_off = uint32_t(p->network_header_offset());
   } else if (p->length() >= 14) {  // an Ethernet frame
@@ -70,6 +73,13 @@ struct IdsShared {
 class IDSMatcher : public offload::OffloadableElement<Element> {
  public:
   void configure(Args& a) override {
+    offload_configure(a);
+    if (gpu_form_) {
+      int64_t bit = -1;
+      a.read("ALERT", bit);
+      if (bit > 31) a.fail("ALERT: a predicate bit is 0-31");
+      if (bit >= 0) alert_bit_ = 1u << bit;
+    }
     std::string engine = ids::have_hyperscan() ? "hyperscan" : "builtin";
     a.read_mp("RULES", rules_file_).read("VARS", vars_file_).read("ENGINE", engine).read("FASTLOG", fastlog_file_);
     a.read("EVE", eve_file_).read("STRICT", strict_).read("QUIET", quiet_);
@@ -189,6 +199,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     whole.end = offload::kToEnd;
     range_ = plan.add(whole);
     block_ = plan.add_block(sizeof(k::IdsScanIn), sizeof(k::IdsScanOut));
+    ip_at_ = plan.ip_at;
+    plan.annos.pred |= offload_uses_pred() || alert_bit_;
   }
   bool offload_ends_chain() const override { return true; }
   void offload_pre(offload::Aggregate& a) override {
@@ -197,7 +209,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       ids::PacketInfo info;
       uint32_t ip_off;
       Packet* p = a.batch->at(i);
-      if (locate(p, info, ip_off)) in[i] = {uint32_t(info.payload - p->data()), info.plen};
+      if (locate(p, info, ip_off, ip_at_)) in[i] = {uint32_t(info.payload - p->data()), info.plen};
       else in[i] = {k::kAbsent, 0};
     }
   }
@@ -205,7 +217,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     offload_ctl(L);
     k::IdsScanStep::Params prm{L.view, L.ctl, range_,
                                reinterpret_cast<const k::IdsScanIn*>(L.block_in(block_)),
-                               reinterpret_cast<k::IdsScanOut*>(L.block_out(block_)), engine_.automaton().view()};
+                               reinterpret_cast<k::IdsScanOut*>(L.block_out(block_)), engine_.automaton().view(),
+                               alert_bit_};
     if (L.host) {
       L.keep(engine_.database());
     } else {
@@ -241,7 +254,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   void offload_post(offload::Aggregate& a, size_t step) override {
     const auto* out = reinterpret_cast<const k::IdsScanOut*>(a.block_out(block_));
     for (uint32_t i = 0; i < a.n; ++i) {
-      if (!a.reached(i, step)) continue;
+      if (!a.reached(i, step) || out[i].count == k::kIdsNotScanned) continue;
       Packet* p = a.batch->at(i);
       ids::PacketInfo info;
       uint32_t ip_off;
@@ -255,7 +268,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       } else {
         engine_.match_found(info, out[i].ids, out[i].count, hits_);
       }
-      if (record(p, info) && noutputs() > 1) a.set_port(i, step, 1);
+      bool alerted = record(p, info);
+      if (gpu_form_) {  // the ALERT bit now means verified: set or cleared
+        if (alerted) p->anno().predicates |= alert_bit_;
+        else p->anno().predicates &= ~alert_bit_;
+      } else if (alerted && noutputs() > 1) {
+        a.set_port(i, step, 1);
+      }
     }
     write_logs();
   }
@@ -317,10 +336,40 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   std::vector<uint32_t> hits_;
   std::string fast_buf_, eve_buf_;
   io::SharedFile<std::ofstream> fast_, eve_;
-  uint32_t range_ = 0, block_ = 0;
+  uint32_t range_ = 0, block_ = 0, alert_bit_ = 0;
+  int32_t ip_at_ = -1;  // where an earlier step of the chain checked the IP header
   std::shared_ptr<DeviceTables> dev_;
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, uploads_;
 };
+#define SHOAL_IDS_ARGS \
+  {"RULES", "file", "the rules"}, \
+  {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"}, \
+  {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"}, \
+  {"FASTLOG", "file", "fast.log alert lines (appended)"}, \
+  {"EVE", "file", "EVE JSON alert records (appended)"}, \
+  {"STRICT", "boolean", "fail on the first unusable rule (default false)"}, \
+  {"QUIET", "boolean", "no load summary on stderr (default false)"}
+#define SHOAL_IDS_HANDLERS \
+  {"rules", "r", "rules loaded"}, \
+  {"skipped", "r", "rules skipped"}, \
+  {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"}, \
+  {"patterns", "r", "distinct fast patterns"}, \
+  {"engine", "r", "the prefilter and its size"}, \
+  {"regex", "r", \
+  "how many pcres compile to DFAs (the subset a device can run), and why the others do " \
+  "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, " \
+  "PCRE2), and how many rules without fast pattern a pcre prefilters"}, \
+  {"inspected", "r", "packets matched against the rules"}, \
+  {"uninspected", "r", "packets that were not IP (sent on uninspected)"}, \
+  {"alerts", "r", "alerts raised"}, \
+  {"alerted_packets", "r", "packets with at least one alert"}, \
+  {"verified", "r", "candidate rules verified"}, \
+  {"device_overflows", "r", \
+  "packets with more distinct fast patterns than a device list holds (15), rescanned " \
+  "on the CPU"}, \
+  {"offload_chain", "r", "the device chain (NBA form)"}, \
+  {"offload_packets", "r", "packets that went through the chain"}
+
 SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = "h/h",
               .summary = "matches Snort/Suricata rules; alerts to fast.log and EVE JSON",
               .description =
@@ -340,33 +389,33 @@ SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = 
                   "(16-byte loads), the distinct fast patterns of each packet come back as a short list, and the "
                   "host verifies those rules and logs in packet order; the chain ends here. The DFA is uploaded "
                   "once per device for all workers, who share one compiled rule set.",
-              .args = {{"RULES", "file", "the rules"},
-                       {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},
-                       {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},
-                       {"FASTLOG", "file", "fast.log alert lines (appended)"},
-                       {"EVE", "file", "EVE JSON alert records (appended)"},
-                       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},
-                       {"QUIET", "boolean", "no load summary on stderr (default false)"}},
-              .handlers = {{"rules", "r", "rules loaded"},
-                           {"skipped", "r", "rules skipped"},
-                           {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"},
-                           {"patterns", "r", "distinct fast patterns"},
-                           {"engine", "r", "the prefilter and its size"},
-                           {"regex", "r",
-                            "how many pcres compile to DFAs (the subset a device can run), and why the others do "
-                            "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, "
-                            "PCRE2), and how many rules without fast pattern a pcre prefilters"},
-                           {"inspected", "r", "packets matched against the rules"},
-                           {"uninspected", "r", "packets that were not IP (sent on uninspected)"},
-                           {"alerts", "r", "alerts raised"},
-                           {"alerted_packets", "r", "packets with at least one alert"},
-                           {"verified", "r", "candidate rules verified"},
-                           {"device_overflows", "r",
-                            "packets with more distinct fast patterns than a device list holds (15), rescanned "
-                            "on the CPU"},
-                           {"offload_chain", "r", "the device chain (NBA form)"},
-                           {"offload_packets", "r", "packets that went through the chain"}},
+              .args = {SHOAL_IDS_ARGS},
+              .handlers = {SHOAL_IDS_HANDLERS},
               .example = "FromDump(in.pcap) -> CheckIPHeader(14) -> ids :: IDSMatcher(RULES rules/local.rules, "
                          "FASTLOG fast.log, EVE eve.json); ids[0] -> ToDump(clean.pcap); ids[1] -> Discard;");
+
+
+class GPUIDSMatcher : public IDSMatcher {
+ public:
+  GPUIDSMatcher() { gpu_form_ = true; }
+};
+SHOAL_ELEMENT(GPUIDSMatcher, .name = "GPUIDSMatcher", .ports = "1/1", .processing = "h/h",
+              .summary = "IDSMatcher with the payload scan on the device (Snap form)",
+              .description =
+                  "IDSMatcher as a device element between HostToDevice and DeviceToHost, with the same rules, "
+                  "engines and logs. The device scans each payload with the Aho-Corasick DFA; at completion the "
+                  "host verifies the candidate rules in packet order and logs the alerts. With ALERT b, packets "
+                  "with candidates get predicate bit b on the device, so later device elements can pass them by "
+                  "(SKIP b); the host then keeps the bit on packets that alert and clears it on the others, whose "
+                  "skipped steps run on the host at completion. After the Debatcher, a Dispatcher with b as its "
+                  "first argument takes the alerted packets (Snap's Figure 10). With PRED, only packets with that "
+                  "predicate bit are inspected.",
+              .args = {SHOAL_IDS_ARGS,
+                       {"ALERT", "0-31", "the predicate bit of suspect (device) and alerted (host) packets"},
+                       {"PRED", "0-31", "inspect only packets with this predicate bit"}},
+              .handlers = {SHOAL_IDS_HANDLERS},
+              .example = "... -> HostToDevice -> GPUCheckIPHeader(14) -> GPUIDSMatcher(RULES local.rules, ALERT 7) "
+                         "-> GPUIPLookup(10.0.0.0/8 0, 0/0 1, SKIP 7) -> DeviceToHost -> CompletionQueue -> Debatcher "
+                         "-> d :: Dispatcher(7, 0, 1);");
 
 }  // namespace shoal

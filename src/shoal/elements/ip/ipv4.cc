@@ -110,7 +110,9 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
     return true;
   }
   bool offload_has_passed_hook() const override { return true; }
-  void offload_passed(Packet* p) override { passed(p); }
+  // DST_IP came back from the device (set there, maybe rewritten to a
+  // gateway by a later lookup): only the header annotations are set here.
+  void offload_passed(Packet* p) override { passed(p, false); }
   void offload_left(Packet*, uint32_t v) override {
     if (!k::verdict_dropped(v)) to_output1_[k::verdict_detail(v) % 7].add();
   }
@@ -127,10 +129,10 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
   // A good packet: the network and transport header annotations and DST_IP
   // are set, and link-level padding beyond the IP total length is trimmed,
   // as Click does.
-  void passed(Packet* p) {
+  void passed(Packet* p, bool set_dst = true) {
     const uint8_t* ip = p->data() + off_;
     uint32_t hl = uint32_t(ip[0] & 0xf) * 4, len = k::load_be16(ip + 2);
-    std::memcpy(p->anno().dst_ip, ip + 16, 4);
+    if (set_dst) std::memcpy(p->anno().dst_ip, ip + 16, 4);
     if (off_ + len < p->length()) p->take(p->length() - off_ - len);
     p->set_network_header(off_);
     p->set_transport_header(off_ + hl);
@@ -212,6 +214,15 @@ class DecIPTTL : public offload::OffloadableElement<PacketElement<DecIPTTL>> {
   void offload_left(Packet*, uint32_t v) override {
     if (k::verdict_dropped(v) ? k::verdict_reason(v) == r_expired_ : k::verdict_port(v) == 1) expired_.add();
   }
+  bool offload_has_host_packet() const override { return true; }
+  int offload_host_packet(Packet* p) override {  // DecTTLStep for one packet (offload_left counts expiries)
+    if (!p->has_network_header() || p->network_header_offset() < 0 ||
+        uint64_t(p->network_header_offset()) + 20 > p->length())
+      return drop_code(r_nohdr_);
+    uint8_t* ip = p->network_header();
+    if (k::dec_ttl(ip + 8, ip[16], multicast_) == 0) return 0;
+    return !gpu_form_ && noutputs() > 1 ? 1 : drop_code(r_expired_);
+  }
 
  private:
   bool multicast_ = true;
@@ -265,7 +276,10 @@ SHOAL_ELEMENT(GPUDecIPTTL, .name = "GPUDecIPTTL", .ports = "1/1", .processing = 
                              "packets with that predicate bit are decremented (Snap's CHK_ANNO), e.g. those a "
                              "GPUIPLookup routed to one output.",
               .args = {{"MULTICAST", "boolean", "decrement multicast packets too (default true)"},
-                       {"PRED", "0-31", "process only packets with this predicate bit"}},
+                       {"PRED", "0-31", "process only packets with this predicate bit"},
+                       {"SKIP", "0-31",
+                        "pass packets with this predicate bit by; those whose bit an earlier element's host part "
+                        "clears are decremented on the host at completion"}},
               .handlers = {{"expired", "r", "packets whose TTL expired"}},
               .example = "... -> GPUIPLookup(10.0.0.0/8 0, 0/0 1) -> GPUDecIPTTL(PRED 0) -> DeviceToHost -> ...;");
 

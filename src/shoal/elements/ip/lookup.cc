@@ -169,6 +169,11 @@ class DirectIPLookup : public offload::OffloadableElement<IPLookupBase<DirectIPL
     add_stat_handler("offload_uploads", uploads_);
   }
   int route_ports() const override { return gpu_form_ ? 32 : noutputs(); }
+  bool offload_has_host_packet() const override { return true; }
+  int offload_host_packet(Packet* p) override {  // Route4Step for one packet
+    return k::route4_apply(nexthop(*snap_, k::load_be32(p->anno().dst_ip)), snap_->nexthops.data(), p->anno().dst_ip,
+                           route_ports(), r_noroute_, r_discard_);
+  }
 
   void offload_declare(offload::Plan& plan) override {
     plan.annos.dst_ip = true;
@@ -289,7 +294,10 @@ SHOAL_ELEMENT(GPUIPLookup, .name = "GPUIPLookup", .ports = "1/1", .processing = 
                   "finish with the tables they started with.",
               .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"},
                        {"FILE", "string", "a file of routes"},
-                       {"PRED", "0-31", "look up only packets with this predicate bit"}},
+                       {"PRED", "0-31", "look up only packets with this predicate bit"},
+                       {"SKIP", "0-31",
+                        "pass packets with this predicate bit by; those whose bit an earlier element's host part "
+                        "clears are looked up on the host at completion (an IDS's suspects found clean)"}},
               .handlers = {{"table", "r", "the routes"}, {"routes", "r", "number of routes"},
                            {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},
                            {"set", "w", "replace all routes"}, {"flush", "w", "remove all routes"}},

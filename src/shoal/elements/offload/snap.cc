@@ -156,6 +156,9 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
                            {"h2d_bytes", "r", "bytes copied to the device"},
                            {"d2h_bytes", "r", "bytes copied back"},
                            {"roi_bytes", "r", "packet bytes packed (the ROI union)"},
+                           {"host_steps", "r",
+                            "steps run on the host for packets a step skipped (SKIP) whose bit a later host part "
+                            "cleared"},
                            {"inflight_max", "r", "most aggregates in flight at once"},
                            {"chain", "r", "the device elements and the ROI union"},
                            {"last_error", "r", "the last device error"},
