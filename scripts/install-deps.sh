@@ -7,7 +7,7 @@ PKGS=(g++ cmake ninja-build pkg-config make
       libpcap-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
       libhyperscan-dev libpcre2-dev
       clang libclang-rt-14-dev
-      tshark python3-scapy
+      tshark python3-scapy python3-matplotlib
       iproute2 iputils-ping traceroute iperf3)
 
 missing=()

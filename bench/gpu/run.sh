@@ -3,6 +3,7 @@
 # benchmarks, write everything under $OUT (run.log and the JSON files: at most
 # 8 files come back). Carry .debs (bench/gpu/fetch-debs.sh).
 #   device run: bash bench/gpu/run.sh        (carry: [".debs"])
+# BENCHES picks the benchmarks (default: all), e.g. BENCHES="snap classify".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/shoal-gpu-out}
@@ -32,18 +33,34 @@ cmake --build build-gpu -j "$(nproc)" || exit 1
 stamp "GPU tests"
 ctest --test-dir build-gpu -L gpu --output-on-failure
 stamp "offload tests on the CUDA backend (the same tests CI runs on the host backend)"
-SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*' 2>&1 | grep -vE 'device failure|offloading stops'
+SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*' 2>&1 | grep -vE 'device failure|offloading stops'
 stamp "full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure -LE slow 2>&1 | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Passed"
-stamp "bench-classify"
-./build-gpu/shoal bench-classify --out "$OUT/bench-classify.json" --seconds 0.3
-stamp "bench-ids"
-./build-gpu/shoal bench-ids --out "$OUT/bench-ids.json" --seconds 0.3
-stamp "bench offload"
-./build-gpu/shoal bench --out "$OUT/bench-offload.json" --reps 3 --threads 1 \
-  --case router router6 router-snap router-snap-noslice router-nba --batch 64 256 1024 4096 16384
-stamp "bench lpm-device"
-./build-gpu/shoal bench --out "$OUT/bench-lpm-device.json" --case lpm-device --seconds 1 --lookup-chunk 1024 16384 262144 1048576
-stamp "bench core"
-./build-gpu/shoal bench --out "$OUT/bench-core.json" --reps 3 --threads 1 4 --case forward router router-snap
+BENCHES=${BENCHES:-snap classify ids offload lpm core}
+want() { [[ " $BENCHES " == *" $1 "* ]]; }
+if want snap; then
+  stamp "bench-snap"
+  ./build-gpu/shoal bench-snap --device cuda --packets 300000 --mbytes 200 --out "$OUT/bench-snap.json" --png "$OUT/bench-snap.png"
+fi
+if want classify; then
+  stamp "bench-classify"
+  ./build-gpu/shoal bench-classify --out "$OUT/bench-classify.json" --seconds 0.3
+fi
+if want ids; then
+  stamp "bench-ids"
+  ./build-gpu/shoal bench-ids --out "$OUT/bench-ids.json" --seconds 0.3
+fi
+if want offload; then
+  stamp "bench offload"
+  ./build-gpu/shoal bench --out "$OUT/bench-offload.json" --reps 3 --threads 1 \
+    --case router router6 router-snap router-snap-noslice router-nba --batch 64 256 1024 4096 16384
+fi
+if want lpm; then
+  stamp "bench lpm-device"
+  ./build-gpu/shoal bench --out "$OUT/bench-lpm-device.json" --case lpm-device --seconds 1 --lookup-chunk 1024 16384 262144 1048576
+fi
+if want core; then
+  stamp "bench core"
+  ./build-gpu/shoal bench --out "$OUT/bench-core.json" --reps 3 --threads 1 4 --case forward router router-snap
+fi
 stamp done

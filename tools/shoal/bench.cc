@@ -390,13 +390,18 @@ double run_point(const Case& c, int threads, uint32_t burst, uint32_t length, ui
 
 // A graph's packets per second over the pcap (its elapsed run time).
 double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::string& err) {
+  return graph_run(text, offload ? "cuda" : "", {}, nullptr, packets, err);
+}
+
+double graph_run(const std::string& text, const std::string& device, const std::vector<std::string>& read,
+                 std::map<std::string, std::string>* got, uint64_t& packets, std::string& err) {
   Program prog;
   Diagnostics diag;
   if (!config::load_string("bench", text, {}, prog, diag)) return err = diag.text(), -1;
   RunOptions opt;
   opt.duration_s = 120;
-  if (offload) {
-    opt.device.kind = "cuda";
+  if (!device.empty()) {
+    opt.device.kind = device;
     opt.pool.count = 65536;
     opt.offload_batches = 64;
   }
@@ -405,13 +410,15 @@ double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::
   rt.run();
   std::string v, e2;
   packets = rt.read_handler("c.count", v, e2) ? std::stoull(v) : 0;
+  if (got)
+    for (const std::string& h : read)
+      if (rt.read_handler(h, v, e2)) (*got)[h] = v;
   double secs = double(rt.elapsed_ns()) / 1e9;
   bool balanced = rt.accounting().balanced();
   rt.cleanup();
   if (!balanced) return err = "accounting does not balance", -1;
   return secs > 0 ? double(packets) / secs : 0;
 }
-
 
 nlohmann::json bench_record(const char* name) {
   struct utsname u;

@@ -1,6 +1,7 @@
 // Shared by the shoal subcommands.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ nlohmann::json bench_record(const char* name);
 // over its elapsed run time (offload: on the CUDA device, with a larger
 // pool and aggregates); -1 with err when it does not run or balance.
 double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::string& err);
+// The same on a chosen device ("" none, host, cuda, auto), reading the
+// handlers `read` into `got` after the run.
+double graph_run(const std::string& text, const std::string& device, const std::vector<std::string>& read,
+                 std::map<std::string, std::string>* got, uint64_t& packets, std::string& err);
 int cmd_bench_classify(int argc, char** argv);
+int cmd_bench_snap(int argc, char** argv);
 
 }  // namespace shoal::tool
