@@ -4,6 +4,7 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 FUZZ_RULES_SECONDS ?= 20
+FUZZ_CB_SECONDS ?= 15
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
@@ -42,7 +43,7 @@ fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON \
 	  -DSHOAL_CUDA=OFF -DSHOAL_TESTS=OFF -DSHOAL_BENCH=OFF -DSHOAL_WERROR=OFF >$(FUZZ_BUILD).configure.log 2>&1 \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench
 	@echo "== fuzzing the configuration parser for $(FUZZ_SECONDS)s"
 	@mkdir -p $(FUZZ_BUILD)/corpus
 	@$(FUZZ_BUILD)/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
@@ -55,6 +56,13 @@ fuzz: deps
 	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/rules- $(FUZZ_BUILD)/corpus-rules tests/fuzz/seeds-rules \
 	  >$(FUZZ_BUILD)/fuzz-rules.log 2>&1 || (tail -n 60 $(FUZZ_BUILD)/fuzz-rules.log; echo "fuzzing found a failure"; exit 1)
 	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-rules.log
+	@echo "== fuzzing the ClassBench filter parser and the cut trees for $(FUZZ_CB_SECONDS)s"
+	@mkdir -p $(FUZZ_BUILD)/corpus-classbench
+	@$(FUZZ_BUILD)/fuzz_classbench -max_total_time=$(FUZZ_CB_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/classbench- $(FUZZ_BUILD)/corpus-classbench \
+	  tests/fuzz/seeds-classbench >$(FUZZ_BUILD)/fuzz-classbench.log 2>&1 \
+	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-classbench.log; echo "fuzzing found a failure"; exit 1)
+	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-classbench.log
 
 bench: build
 	@$(BUILD)/shoal bench --out bench/results/latest-cpu.json
