@@ -188,6 +188,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("alerted_packets", alerted_packets_);
     add_stat_handler("verified", verified_);
     add_stat_handler("device_overflows", overflows_);
+    add_stat_handler("offload_uploads", uploads_);
     offload_handlers();
   }
 
@@ -367,8 +368,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   {"device_overflows", "r", \
   "packets with more distinct fast patterns than a device list holds (15), rescanned " \
   "on the CPU"}, \
-  {"offload_chain", "r", "the device chain (NBA form)"}, \
-  {"offload_packets", "r", "packets that went through the chain"}
+  {"offload_uploads", "r", "copies of the automaton made on a device"}
 
 SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = "h/h",
               .summary = "matches Snort/Suricata rules; alerts to fast.log and EVE JSON",
@@ -390,7 +390,8 @@ SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = 
                   "host verifies those rules and logs in packet order; the chain ends here. The DFA is uploaded "
                   "once per device for all workers, who share one compiled rule set.",
               .args = {SHOAL_IDS_ARGS},
-              .handlers = {SHOAL_IDS_HANDLERS},
+              .handlers = {SHOAL_IDS_HANDLERS, {"offload_chain", "r", "the device chain (NBA form)"},
+                           {"offload_packets", "r", "packets that went through the chain"}},
               .example = "FromDump(in.pcap) -> CheckIPHeader(14) -> ids :: IDSMatcher(RULES rules/local.rules, "
                          "FASTLOG fast.log, EVE eve.json); ids[0] -> ToDump(clean.pcap); ids[1] -> Discard;");
 
