@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "shoal/classify/classbench.hh"
-#include "shoal/kernels/classify_build.hh"
+#include "shoal/classbench/classbench.hh"
+#include "shoal/classbench/classify_build.hh"
 
 using namespace shoal;
 

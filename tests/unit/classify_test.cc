@@ -8,9 +8,9 @@
 #include <random>
 
 #include "helpers.hh"
-#include "shoal/classify/classbench.hh"
+#include "shoal/classbench/classbench.hh"
 #include "shoal/io/pcap.hh"
-#include "shoal/kernels/classify_build.hh"
+#include "shoal/classbench/classify_build.hh"
 
 using namespace shoal;
 using namespace shoal::classify;
@@ -326,10 +326,10 @@ TEST(SDNClassifier, SendsEachFrameWhereTheOracleSaysAndAccountsForTheRest) {
   // offloaded (host backend; CUDA where there is one): the same frames on
   // the same outputs in the same order, with device delays and faults
   for (double faults : {0.0, 0.3}) {
-    RunOptions o = test::default_options();
-    o.device.delay_us = 20;
-    o.device.fault_rate = faults;
-    o.offload_inflight = 4;
+    test::Options o = test::default_options();
+    o.offload.device.delay_us = 20;
+    o.offload.device.fault_rate = faults;
+    o.offload.inflight = 4;
     std::string tag = fmt::format("off-{}", faults);
     auto off = test::run_with(cfg(tag, "OffloadBalancer(0.7) ->"), o);
     ASSERT_TRUE(off->ok) << off->errors;

@@ -11,9 +11,9 @@
 #include <unordered_map>
 
 #include "shoal/core/args.hh"
-#include "shoal/elements/ip/iproutetable.hh"
-#include "shoal/kernels/lpm4_build.hh"
-#include "shoal/kernels/lpm6_build.hh"
+#include "shoal/routing/iproutetable.hh"
+#include "shoal/routing/lpm4_build.hh"
+#include "shoal/routing/lpm6_build.hh"
 
 using namespace shoal;
 

@@ -13,6 +13,7 @@
 
 #include "shoal/config/config.hh"
 #include "shoal/core/runtime.hh"
+#include "shoal/offload/services.hh"
 #include "shoal/io/pcap.hh"
 
 namespace shoal::test {
@@ -41,27 +42,33 @@ inline std::unique_ptr<Run> load(const std::string& text, const config::Defines&
 // Loads, configures, initializes and runs until stopped or quiescent.
 // The device offloading tests use: SHOAL_TEST_DEVICE (auto, host, cuda),
 // default auto (CUDA on a GPU machine, else the host backend).
-inline RunOptions default_options() {
-  RunOptions opt;
-  if (const char* d = std::getenv("SHOAL_TEST_DEVICE")) opt.device.kind = d;
+// A run's options: the runtime's and the offload layer's.
+struct Options : RunOptions {
+  offload::Options offload;
+};
+
+inline Options default_options() {
+  Options opt;
+  if (const char* d = std::getenv("SHOAL_TEST_DEVICE")) opt.offload.device.kind = d;
   opt.duration_s = 30;  // a safety net: every test graph ends by itself
   return opt;
 }
 
-inline std::unique_ptr<Run> run_with(const std::string& text, RunOptions opt, const config::Defines& defs = {});
+inline std::unique_ptr<Run> run_with(const std::string& text, Options opt, const config::Defines& defs = {});
 
 inline std::unique_ptr<Run> run(const std::string& text, int threads = 1, uint32_t pool = 4096,
                                 const config::Defines& defs = {}) {
-  RunOptions opt = default_options();
+  Options opt = default_options();
   opt.threads = threads;
   opt.pool.count = pool;
   return run_with(text, opt, defs);
 }
 
-inline std::unique_ptr<Run> run_with(const std::string& text, RunOptions opt, const config::Defines& defs) {
+inline std::unique_ptr<Run> run_with(const std::string& text, Options opt, const config::Defines& defs) {
   auto r = load(text, defs);
   if (!r->ok) return r;
   r->rt = std::make_unique<Runtime>(r->prog, opt);
+  offload::set_options(*r->rt, opt.offload);
   for (auto& e : r->prog.elements)
     if (e.info->name == "DriverManager") r->rt->set_driver_manager();
   Diagnostics d;

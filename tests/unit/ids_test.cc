@@ -662,10 +662,10 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
   ASSERT_EQ(size_t(std::count(want.begin(), want.end(), '\n')), alerts);
   for (double faults : {0.0, 0.3})
     for (const char* frac : {"1", "0.5"}) {
-      RunOptions o = test::default_options();
-      o.device.delay_us = 30;
-      o.device.fault_rate = faults;
-      o.offload_inflight = 4;
+      test::Options o = test::default_options();
+      o.offload.device.delay_us = 30;
+      o.offload.device.fault_rate = faults;
+      o.offload.inflight = 4;
       std::string tag = fmt::format("off-{}-{}", frac, faults);
       std::remove((dir + "/" + tag + ".log").c_str());
       auto off = test::run_with(cfg(tag, fmt::format("OffloadBalancer({}) ->", frac)), o);

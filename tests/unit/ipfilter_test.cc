@@ -12,7 +12,7 @@
 #include <random>
 
 #include "helpers.hh"
-#include "shoal/elements/ip/ipfilter_expr.hh"
+#include "shoal/ipfilter/ipfilter_expr.hh"
 
 using namespace shoal;
 using namespace shoal::ipf;

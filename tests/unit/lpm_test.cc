@@ -9,7 +9,7 @@
 #include "helpers.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
-#include "shoal/kernels/lpm4_build.hh"
+#include "shoal/routing/lpm4_build.hh"
 
 using namespace shoal;
 

@@ -19,7 +19,7 @@
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
-#include "shoal/kernels/lpm4_build.hh"
+#include "shoal/routing/lpm4_build.hh"
 #include "shoal/offload/chain.hh"
 
 using namespace shoal;
@@ -397,11 +397,11 @@ std::string snap_v4(const RouterCase& c, const std::string& out, uint32_t batch,
                      c.in, batch, c.routes, cq, out, out, out);
 }
 
-RunOptions opts(uint32_t delay_us = 0, double faults = 0) {
-  RunOptions o = test::default_options();
-  o.device.delay_us = delay_us;
-  o.device.fault_rate = faults;
-  o.offload_inflight = 4;
+test::Options opts(uint32_t delay_us = 0, double faults = 0) {
+  test::Options o = test::default_options();
+  o.offload.device.delay_us = delay_us;
+  o.offload.device.fault_rate = faults;
+  o.offload.inflight = 4;
   return o;
 }
 
@@ -456,8 +456,8 @@ TEST(OffloadRouter, OrderSurvivesDelaysThatFinishAggregatesOutOfOrder) {
   RouterCase c = make_ipv4_case(12, 4000);
   auto cpu = test::run(cpu_v4(c, tmp("ocpu")));
   ASSERT_TRUE(cpu->ok) << cpu->errors;
-  RunOptions o = opts(200);
-  o.offload_batches = 1;  // many small aggregates in flight
+  test::Options o = opts(200);
+  o.offload.batches = 1;  // many small aggregates in flight
   o.batch_capacity = 32;
   auto nba = test::run_with(cpu_v4(c, tmp("onba"), "OffloadBalancer(0.7) ->"), o);
   ASSERT_TRUE(nba->ok) << nba->errors;
@@ -499,8 +499,8 @@ TEST(OffloadRouter, FaultsFallBackToTheCpuLosingAndReorderingNothing) {
   EXPECT_GT(snap->n("h.device_aggregates"), 0u);
   EXPECT_NE(snap->h("h.last_error").find("injected fault"), std::string::npos);
   test::finish(*snap);
-  RunOptions o = opts(20, 0.1);
-  o.offload_batches = 2;
+  test::Options o = opts(20, 0.1);
+  o.offload.batches = 2;
   auto nba = test::run_with(cpu_v4(c, tmp("fnba"), "OffloadBalancer(1) ->"), o);
   ASSERT_TRUE(nba->ok) << nba->errors;
   expect_same_outputs(tmp("fcpu"), tmp("fnba"));
@@ -517,8 +517,8 @@ TEST(OffloadRouter, NoDeviceRunsEverythingOnTheCpuCounted) {
   RouterCase c = make_ipv4_case(14, 1000);
   auto cpu = test::run(cpu_v4(c, tmp("ncpu")));
   ASSERT_TRUE(cpu->ok) << cpu->errors;
-  RunOptions o = opts();
-  o.device.kind = "cuda";  // unusable: the elements say so once and use the CPU
+  test::Options o = opts();
+  o.offload.device.kind = "cuda";  // unusable: the elements say so once and use the CPU
   auto snap = test::run_with(snap_v4(c, tmp("nsnap"), 256), o);
   ASSERT_TRUE(snap->ok) << snap->errors;
   expect_same_outputs(tmp("ncpu"), tmp("nsnap"));
@@ -890,7 +890,7 @@ TEST(Datablocks, UDPIPEncapOnTheDeviceEqualsTheCpuElement) {
   EXPECT_GT(drops(*cpu, "e5"), 0u) << "the fifth header finds no headroom";
   for (double faults : {0.0, 0.3})
     for (const char* frac : {"1", "0.5"}) {
-      RunOptions o = opts(20, faults);
+      test::Options o = opts(20, faults);
       auto off = test::run_with(cfg(tmp("encap-off.pcap"), fmt::format("OffloadBalancer({}) ->", frac)), o);
       ASSERT_TRUE(off->ok) << off->errors;
       auto got = test::read_pcap(tmp("encap-off.pcap"));
@@ -914,7 +914,7 @@ TEST(Datablocks, UDPIPEncapOnTheDeviceEqualsTheCpuElement) {
 
 TEST(OffloadRouter, WorkersShareOneDeviceCopyOfTheTables) {
   RouterCase c = make_ipv4_case(31, 4000);
-  RunOptions o = opts();
+  test::Options o = opts();
   o.threads = 2;
   // Both workers read the capture (FromDump on each), both offload.
   auto r = test::run_with(cpu_v4(c, tmp("shared"), "OffloadBalancer(1) ->"), o);
@@ -930,13 +930,13 @@ TEST(OffloadRouter, OutOfDeviceMemoryRunsAggregatesOnTheCpu) {
   // The host backend with 64 KiB of "device" memory: the 32 MiB IPv4 table
   // cannot be uploaded and large aggregates cannot be placed; both fall
   // back to the CPU, counted, with the CPU router's output.
-  if (test::default_options().device.kind == "cuda") GTEST_SKIP() << "the memory limit is the host backend's";
+  if (test::default_options().offload.device.kind == "cuda") GTEST_SKIP() << "the memory limit is the host backend's";
   RouterCase c = make_ipv4_case(41, 3000);
   auto cpu = test::run(cpu_v4(c, tmp("mcpu")));
   ASSERT_TRUE(cpu->ok) << cpu->errors;
-  RunOptions o = opts();
-  o.device.kind = "host";
-  o.device.memory_limit = 64 << 10;
+  test::Options o = opts();
+  o.offload.device.kind = "host";
+  o.offload.device.memory_limit = 64 << 10;
   auto r = test::run_with(cpu_v4(c, tmp("mem"), "OffloadBalancer(1) ->"), o);
   ASSERT_TRUE(r->ok) << r->errors;
   expect_same_outputs(tmp("mcpu"), tmp("mem"));
@@ -953,10 +953,10 @@ TEST(OffloadRouter, OutOfDeviceMemoryRunsAggregatesOnTheCpu) {
   };
   auto cpu2 = test::run(cfg("", tmp("mcpu2")));
   ASSERT_TRUE(cpu2->ok) << cpu2->errors;
-  o.device.memory_limit = 32 << 10;
-  o.offload_timeout_us = 1000000;
+  o.offload.device.memory_limit = 32 << 10;
+  o.offload.timeout_us = 1000000;
   for (uint32_t batches : {1u, 32u}) {
-    o.offload_batches = batches;
+    o.offload.batches = batches;
     auto r2 = test::run_with(cfg("OffloadBalancer(1) ->", tmp("mem2")), o);
     ASSERT_TRUE(r2->ok) << r2->errors;
     expect_same_outputs(tmp("mcpu2"), tmp("mem2"), 1);

@@ -12,8 +12,8 @@
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
-#include "shoal/kernels/lpm4_build.hh"
-#include "shoal/kernels/lpm6_build.hh"
+#include "shoal/routing/lpm4_build.hh"
+#include "shoal/routing/lpm6_build.hh"
 
 using namespace shoal;
 

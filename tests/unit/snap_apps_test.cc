@@ -63,7 +63,7 @@ std::vector<std::string> log_lines(const std::string& path) {
   return out;
 }
 
-void check_app(const App& app, const RunOptions& gpu_opt, const std::string& tag) {
+void check_app(const App& app, const test::Options& gpu_opt, const std::string& tag) {
   std::string dir = test::tmpdir() + "/" + tag;
   std::filesystem::create_directories(dir);
   uint64_t sent[2] = {0, 0}, alerts[2] = {0, 0};
@@ -126,9 +126,9 @@ TEST(SnapApps, OffloadedVariantsGiveTheCpuVariantsOutputs) {
 TEST(SnapApps, OffloadedVariantsAgreeUnderDeviceDelaysAndFaults) {
   // Aggregates finish out of order (random delays) and 30% of device
   // operations fail (those aggregates run on the CPU): the outputs stay.
-  RunOptions o = test::default_options();
-  o.device.delay_us = 50;
-  o.device.fault_rate = 0.3;
+  test::Options o = test::default_options();
+  o.offload.device.delay_us = 50;
+  o.offload.device.fault_rate = 0.3;
   for (const App& app : apps()) {
     SCOPED_TRACE(app.cpu);
     check_app(app, o, "faults");

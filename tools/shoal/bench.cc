@@ -19,10 +19,12 @@
 #include "common.hh"
 #include "shoal/core/version.hh"
 #include "shoal/device/device.hh"
-#include "shoal/elements/ip/iproutetable.hh"
+#include "shoal/routing/iproutetable.hh"
 #include "shoal/io/traffic.hh"
-#include "shoal/kernels/lpm6_build.hh"
-#include "shoal/kernels/steps.hh"
+#include "shoal/routing/lpm6_build.hh"
+#include "shoal/kernels/steps/route4.hh"
+#include "shoal/kernels/steps/route6.hh"
+#include "shoal/offload/services.hh"
 #include "shoal/offload/chain.hh"
 
 namespace shoal::tool {
@@ -250,7 +252,7 @@ DevLookups device_lookups(dev::Device& d, typename K::Params p, typename K::Para
       for (int i = 0; i < 8; ++i) {
         auto q = params(dverd[0], dall + (next++ % chunks) * chunk * ab, p);
         d.memset(st[0], dverd[0], 0, chunk * 4);
-        d.launch(st[0], dev::KernelOf<K>::id, &q, sizeof q, chunk);
+        d.launch(st[0], dev::step_kernel<K>(), &q, sizeof q, chunk);
       }
       d.record(st[0]);
       if (d.wait(st[0], err) != dev::Status::Done) r.error = err;
@@ -281,7 +283,7 @@ DevLookups device_lookups(dev::Device& d, typename K::Params p, typename K::Para
       auto q = params(dverd[s], daddr[s], p);
       d.h2d(st[s], daddr[s], haddr[s], chunk * ab);
       d.memset(st[s], dverd[s], 0, chunk * 4);
-      d.launch(st[s], dev::KernelOf<K>::id, &q, sizeof q, chunk);
+      d.launch(st[s], dev::step_kernel<K>(), &q, sizeof q, chunk);
       d.d2h(st[s], hres[s], dverd[s], chunk * 4);
       d.d2h(st[s], hres[s] + chunk * 4, daddr[s], chunk * ab);
       d.record(st[s]);
@@ -346,11 +348,13 @@ double run_point(const Case& c, int threads, uint32_t burst, uint32_t length, ui
   opt.batch_capacity = std::max<uint32_t>(burst, 32);
   bool offload = std::string_view(c.name).find("-snap") != std::string_view::npos ||
                  std::string_view(c.name).find("-nba") != std::string_view::npos;
+  offload::Options oo;
   if (offload) {  // aggregates of up to 16384 packets, several in flight
     opt.pool.count = std::max<uint32_t>(65536, 8 * burst);
-    opt.offload_batches = 1;
+    oo.batches = 1;
   }
   Runtime rt(prog, opt);
+  offload::set_options(rt, oo);
   if (!rt.configure(diag) || !rt.initialize(diag)) {
     fmt::print(stderr, "{}", diag.text());
     return -1;
@@ -400,12 +404,14 @@ double graph_run(const std::string& text, const std::string& device, const std::
   if (!config::load_string("bench", text, {}, prog, diag)) return err = diag.text(), -1;
   RunOptions opt;
   opt.duration_s = 120;
+  offload::Options oo;
   if (!device.empty()) {
-    opt.device.kind = device;
+    oo.device.kind = device;
     opt.pool.count = 65536;
-    opt.offload_batches = 64;
+    oo.batches = 64;
   }
   Runtime rt(prog, opt);
+  offload::set_options(rt, oo);
   if (!rt.configure(diag) || !rt.initialize(diag)) return err = diag.text(), -1;
   rt.run();
   std::string v, e2;

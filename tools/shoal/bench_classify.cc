@@ -25,10 +25,10 @@
 #include <thread>
 
 #include "common.hh"
-#include "shoal/classify/classbench.hh"
+#include "shoal/classbench/classbench.hh"
 #include "shoal/core/version.hh"
 #include "shoal/io/pcap.hh"
-#include "shoal/kernels/classify_build.hh"
+#include "shoal/classbench/classify_build.hh"
 
 namespace shoal::tool {
 

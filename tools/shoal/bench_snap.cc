@@ -21,7 +21,7 @@
 #include <map>
 
 #include "common.hh"
-#include "shoal/classify/classbench.hh"
+#include "shoal/classbench/classbench.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"

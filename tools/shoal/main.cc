@@ -12,9 +12,10 @@
 
 #include "common.hh"
 #include "mkrouter.hh"
-#include "shoal/classify/classbench.hh"
+#include "shoal/classbench/classbench.hh"
 #include "shoal/core/version.hh"
 #include "shoal/device/device.hh"
+#include "shoal/offload/services.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/io/traffic.hh"
 
@@ -205,14 +206,16 @@ int cmd_run(const RunArgs& ra) {
   opt.duration_s = ra.duration;
   opt.batch_capacity = ra.batch;
   opt.pool.count = ra.pool;
-  opt.device.kind = ra.device;
-  opt.device.delay_us = ra.device_delay_us;
-  opt.device.fault_rate = ra.device_faults;
-  opt.device.host_threads = ra.host_threads;
-  opt.offload_batches = ra.offload_batches;
-  opt.offload_timeout_us = ra.offload_timeout_us;
-  opt.offload_inflight = ra.offload_inflight;
+  offload::Options oo;
+  oo.device.kind = ra.device;
+  oo.device.delay_us = ra.device_delay_us;
+  oo.device.fault_rate = ra.device_faults;
+  oo.device.host_threads = ra.host_threads;
+  oo.batches = ra.offload_batches;
+  oo.timeout_us = ra.offload_timeout_us;
+  oo.inflight = ra.offload_inflight;
   Runtime rt(prog, opt);
+  offload::set_options(rt, oo);
   for (auto& e : prog.elements)
     if (e.info->name == "DriverManager") rt.set_driver_manager();
   Diagnostics diag;

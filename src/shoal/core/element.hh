@@ -111,6 +111,13 @@ class Element {
   virtual void initialize() {}  // after ports are connected; may throw
   virtual void cleanup() {}     // at exit, on the worker thread
   virtual void add_handlers() {}
+  // Hooks for base classes that add a capability to an element (the offload
+  // layer's OffloadableElement): the router calls them around the element's
+  // own configure(), initialize() and add_handlers(), so element code never
+  // has to remember to. Element classes themselves do not override them.
+  virtual void framework_configure(Args&) {}  // before configure()
+  virtual void framework_initialize() {}      // after initialize()
+  virtual void framework_handlers() {}        // after add_handlers()
 
   // ---- data path -------------------------------------------------------
   // push() owns the batch it receives. pull() returns a batch or nullptr.

@@ -195,6 +195,7 @@ bool Router::configure(Diagnostics& diag) {
     const auto& pe = prog_.elements[i];
     try {
       Args args(split_args(pe.config, pe.config_loc), pe.loc, e->name());
+      e->framework_configure(args);
       e->configure(args);
     } catch (const ConfigError& err) {
       diag.error(err.loc().valid() ? err.loc() : pe.loc, err.what());
@@ -211,7 +212,9 @@ bool Router::initialize(Diagnostics& diag) {
     try {
       e->add_default_handlers();
       e->initialize();
+      e->framework_initialize();
       e->add_handlers();
+      e->framework_handlers();
     } catch (const ConfigError& err) {
       diag.error(err.loc().valid() ? err.loc() : e->loc_, err.what());
     } catch (const std::exception& err) {

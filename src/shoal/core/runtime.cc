@@ -72,21 +72,6 @@ void Runtime::cleanup() {
   for (auto& r : routers_) r->cleanup();
 }
 
-std::shared_ptr<dev::Device> Runtime::device(std::string& err) {
-  std::lock_guard<std::mutex> g(dev_mu_);
-  if (!device_tried_) {
-    device_tried_ = true;
-    device_ = dev::open_device(opt_.device, device_detail_, device_err_);
-  }
-  if (!device_) err = device_err_;
-  return device_;
-}
-
-std::string Runtime::device_detail() const {
-  std::lock_guard<std::mutex> g(dev_mu_);
-  return device_ ? device_detail_ : std::string();
-}
-
 uint64_t Runtime::elapsed_ns() const {
   if (!start_ns_) return 0;
   return (end_ns_ ? end_ns_ : monotonic_ns()) - start_ns_;

@@ -7,11 +7,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <typeindex>
 #include <vector>
 
 #include "shoal/core/graph.hh"
 #include "shoal/core/worker.hh"
-#include "shoal/device/device.hh"
 
 namespace shoal {
 
@@ -21,13 +21,6 @@ struct RunOptions {
   PoolConfig pool;
   uint32_t batch_capacity = 256;
   bool pin = true;
-  dev::DeviceOptions device;  // the device offloading elements use (opened on first use)
-  // NBA-style offload (an offloadable element reached by a batch a balancer
-  // sent to the device): batches per aggregate, the wait for a partial
-  // aggregate, and aggregates in flight per element.
-  uint32_t offload_batches = 32;
-  uint32_t offload_timeout_us = 200;
-  uint32_t offload_inflight = 8;
 };
 
 struct Accounting {
@@ -69,13 +62,15 @@ class Runtime {
 
   Accounting accounting() const;
 
-  // The device, opened at the first call (shared by every worker); nullptr
-  // with err when the requested one cannot be used. `device_detail()` says
-  // which backend was taken and why.
-  std::shared_ptr<dev::Device> device(std::string& err);
-  std::string device_detail() const;
-  // True once: for the one element that reports a missing device.
-  bool claim_device_report() { return !device_reported_.exchange(true); }
+  // State an upper layer keeps per runtime (the offload layer's settings
+  // and device: offload/services.hh): one T, made at the first call.
+  template <class T>
+  T& extension() {
+    std::lock_guard<std::mutex> g(ext_mu_);
+    auto& p = ext_[std::type_index(typeid(T))];
+    if (!p) p = std::make_shared<T>();
+    return *static_cast<T*>(p.get());
+  }
 
  private:
   // Worker 0's copy of the element and handler "elem.handler" names, with
@@ -95,11 +90,8 @@ class Runtime {
   std::atomic<int> quiescent_{0};
   bool driver_manager_ = false;
   std::mutex stop_mu_;
-  mutable std::mutex dev_mu_;
-  std::shared_ptr<dev::Device> device_;
-  std::string device_detail_, device_err_;
-  bool device_tried_ = false;
-  std::atomic<bool> device_reported_{false};
+  std::mutex ext_mu_;
+  std::map<std::type_index, std::shared_ptr<void>> ext_;
   std::map<int, int> stop_requests_;
   uint64_t start_ns_ = 0, end_ns_ = 0;
 };

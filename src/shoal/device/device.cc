@@ -48,15 +48,6 @@ bool select_device(const std::string& want, DeviceChoice& out, std::string& err)
 
 namespace dev {
 
-const char* kernel_name(KernelId k) {
-  static const char* const names[] = {
-#define SHOAL_KERNEL_NAME(K) #K,
-      SHOAL_STEP_KERNELS(SHOAL_KERNEL_NAME)
-#undef SHOAL_KERNEL_NAME
-  };
-  return size_t(k) < size_t(KernelId::Count) ? names[size_t(k)] : "?";
-}
-
 bool Device::inject_fault() {
   uint64_t n = ops_.fetch_add(1, std::memory_order_relaxed);
   if (opt_.fault_rate <= 0) return false;

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "shoal/kernels/steps.hh"
+#include "shoal/kernels/step.hh"
 
 namespace shoal {
 
@@ -30,24 +30,23 @@ bool cuda_compiled();
 
 namespace dev {
 
-// The step kernels the backends can launch (kernels/steps.hh).
-enum class KernelId : uint16_t {
-#define SHOAL_KERNEL_ENUM(K) K,
-  SHOAL_STEP_KERNELS(SHOAL_KERNEL_ENUM)
-#undef SHOAL_KERNEL_ENUM
-  Count
+// A step kernel as the backends see it: its name, and its run(params, i)
+// for i in [begin, end) on the host. step_kernel<K>() gives the one for
+// kernels/steps/ struct K; the CUDA backend finds its launcher by name.
+struct StepKernel {
+  const char* name;
+  void (*host_run)(const void* params, uint32_t begin, uint32_t end);
 };
-const char* kernel_name(KernelId k);
-// The id of step kernel K (a struct of kernels/steps.hh).
 template <class K>
-struct KernelOf;
-#define SHOAL_KERNEL_OF(K)                        \
-  template <>                                     \
-  struct KernelOf<k::K> {                         \
-    static constexpr KernelId id = KernelId::K;   \
-  };
-SHOAL_STEP_KERNELS(SHOAL_KERNEL_OF)
-#undef SHOAL_KERNEL_OF
+void host_run_step(const void* params, uint32_t begin, uint32_t end) {
+  const auto& p = *static_cast<const typename K::Params*>(params);
+  for (uint32_t i = begin; i < end; ++i) K::run(p, i);
+}
+template <class K>
+const StepKernel& step_kernel() {
+  static constexpr StepKernel s{k::StepName<K>::value, &host_run_step<K>};
+  return s;
+}
 
 struct DeviceOptions {
   std::string kind = "auto";  // auto, host, cuda
@@ -89,7 +88,7 @@ class Device {
   virtual void d2h(Stream* s, void* dst, const void* src, size_t bytes) = 0;
   virtual void memset(Stream* s, void* dst, int value, size_t bytes) = 0;
   // Runs kernel k's run(params, i) for i in [0, n). params is copied.
-  virtual void launch(Stream* s, KernelId k, const void* params, size_t params_size, uint32_t n) = 0;
+  virtual void launch(Stream* s, const StepKernel& k, const void* params, size_t params_size, uint32_t n) = 0;
   // Marks the end of what was queued so far; poll() reports on it.
   virtual void record(Stream* s) = 0;
   // Never blocks: Done when everything up to the last record() finished.

@@ -19,19 +19,6 @@ namespace shoal::dev {
 
 namespace {
 
-using HostRun = void (*)(const void*, uint32_t);
-template <class K>
-void host_run(const void* p, uint32_t n) {
-  const auto& pp = *static_cast<const typename K::Params*>(p);
-  for (uint32_t i = 0; i < n; ++i) K::run(pp, i);
-}
-constexpr HostRun kHostRun[] = {
-#define SHOAL_HOST_RUN(K) &host_run<k::K>,
-    SHOAL_STEP_KERNELS(SHOAL_HOST_RUN)
-#undef SHOAL_HOST_RUN
-};
-static_assert(sizeof(kHostRun) / sizeof(kHostRun[0]) == size_t(KernelId::Count));
-
 enum class OpType : uint8_t { H2D, D2H, Memset, Launch };
 
 struct Op {
@@ -41,7 +28,7 @@ struct Op {
   const void* src = nullptr;
   size_t bytes = 0;
   int value = 0;
-  KernelId kernel{};
+  const StepKernel* kernel = nullptr;
   uint32_t n = 0;
   std::vector<unsigned char> params;
 };
@@ -51,7 +38,7 @@ const char* op_name(const Op& o) {
     case OpType::H2D: return "host-to-device copy";
     case OpType::D2H: return "device-to-host copy";
     case OpType::Memset: return "memset";
-    case OpType::Launch: return kernel_name(o.kernel);
+    case OpType::Launch: return o.kernel->name;
   }
   return "?";
 }
@@ -125,9 +112,9 @@ class HostDevice final : public Device {
   void memset(Stream* s, void* dst, int value, size_t bytes) override {
     enqueue(s, Op{OpType::Memset, false, dst, nullptr, bytes, value});
   }
-  void launch(Stream* s, KernelId k, const void* params, size_t size, uint32_t n) override {
+  void launch(Stream* s, const StepKernel& k, const void* params, size_t size, uint32_t n) override {
     Op o{OpType::Launch};
-    o.kernel = k;
+    o.kernel = &k;
     o.n = n;
     o.params.assign(static_cast<const unsigned char*>(params), static_cast<const unsigned char*>(params) + size);
     enqueue(s, std::move(o));
@@ -237,7 +224,7 @@ class HostDevice final : public Device {
         if (o.bytes) std::memset(o.dst, o.value, o.bytes);
         break;
       case OpType::Launch:
-        kHostRun[size_t(o.kernel)](o.params.data(), o.n);
+        o.kernel->host_run(o.params.data(), 0, o.n);
         break;
     }
   }

@@ -1,6 +1,6 @@
 // Multi-field packet classification (ClassBench's five fields, TCP flags,
 // Ethernet type and VLAN), first match wins: the key a frame yields, a
-// rule's test, and the lookup in the cut trees that kernels/classify_build
+// rule's test, and the lookup in the cut trees that classbench/classify_build
 // makes (HiCuts-style equal cuts on one field per node, the rules split
 // into a few trees by how wide their addresses are, as EffiCuts does).
 // The same functions serve the CPU element, the host backend and the CUDA

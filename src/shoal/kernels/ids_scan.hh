@@ -76,36 +76,4 @@ SHOAL_HD void ids_scan(const AcView& a, const uint8_t* s, uint32_t n, IdsScanOut
   out.count = count;
 }
 
-// IDSMatcher's device step. Leaves every packet in the chain: the host
-// decides the port once it has verified the candidates. With `suspect` (the
-// Snap form's ALERT bit), packets with candidates get that predicate bit, so
-// later device steps can pass them by (SKIP) until the host has verified.
-struct IdsScanStep {
-  struct Params {
-    AggView a;
-    StepCtl c;
-    uint32_t range;  // the whole packet (read-only)
-    const IdsScanIn* in;
-    IdsScanOut* out;
-    AcView ac;
-    uint32_t suspect;  // predicate bits set on packets with candidates (0: none)
-  };
-  static SHOAL_HD void run(const Params& p, uint32_t i) {
-    if (!step_enter(p.a, p.c, i)) {
-      p.out[i].count = kIdsNotScanned;
-      return;
-    }
-    const IdsScanIn in = p.in[i];
-    const uint8_t* pkt = range_ptr(p.a, p.range, i);
-    p.out[i].count = 0;
-    if (in.off == kAbsent || p.ac.nclasses == 0) return;
-    if (!pkt || uint64_t(in.off) + in.len > range_len(p.a, p.range, i)) {
-      p.out[i].count = kIdsFound + 1;  // not all there: the host scans it
-    } else {
-      ids_scan(p.ac, pkt + in.off, in.len, p.out[i]);
-    }
-    if (p.suspect && p.out[i].count) p.a.pred[i] |= p.suspect;
-  }
-};
-
 }  // namespace shoal::k

@@ -1,6 +1,6 @@
 // Per-packet IPv4/IPv6 forwarding functions, written once: the CPU elements
 // (CheckIPHeader, DecIPTTL, DirectIPLookup, LookupIP6Route) call them on the
-// packet, the offload steps (steps.hh) call them on ROI bytes in device or
+// packet, the offload steps (kernels/steps/) call them on ROI bytes in device or
 // host memory. Results follow Element conventions: an output port, or
 // -1 - reason for a drop, with reasons numbered as the element adds them.
 #pragma once

@@ -2,7 +2,7 @@
 // lib/lpm): one 2^24-entry table indexed by the top 24 bits of the address,
 // and 256-entry groups for the /25-/32 prefixes under a /24. The lookup is a
 // SHOAL_HD function over plain arrays, so the CPU element, the host backend
-// and a CUDA kernel share it. Building lives in lpm4_build.hh (host only).
+// and a CUDA kernel share it. Building lives in routing/lpm4_build.hh (host only).
 #pragma once
 #include "shoal/kernels/hd.hh"
 

@@ -133,7 +133,7 @@ struct Launch {
     if (host) {
       for (uint32_t i = 0; i < view.n; ++i) K::run(p, i);
     } else {
-      device->launch(stream, dev::KernelOf<K>::id, &p, sizeof p, view.n);
+      device->launch(stream, dev::step_kernel<K>(), &p, sizeof p, view.n);
     }
   }
   // Keeps `x` (a table snapshot, a device copy) alive until the aggregate is released.
@@ -141,7 +141,7 @@ struct Launch {
 };
 
 // An element that can run on a device. Its per-packet function lives in a
-// step kernel (kernels/steps.hh) that its CPU process() shares.
+// step kernel (kernels/steps/) that its CPU process() shares.
 class Offloadable {
  public:
   virtual ~Offloadable() = default;

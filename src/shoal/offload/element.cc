@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <mutex>
 
-#include "shoal/core/runtime.hh"
+#include "shoal/offload/services.hh"
 
 namespace shoal::offload {
 
@@ -45,13 +47,13 @@ bool NbaOffload::build_chain() {
     steps.push_back(o);
     e = next;
   }
-  Runtime& rt = self_->worker().runtime();
+  Services& sv = services(self_->worker().runtime());
   std::string err;
-  auto d = rt.device(err);
-  if (!d && rt.claim_device_report())
+  auto d = sv.device(err);
+  if (!d && sv.claim_device_report())
     fmt::print(stderr, "shoal: {}: no device ({}); batches for the device run on the CPU (counted in "
                "'offload_cpu_fault')\n", self_->name(), err);
-  chain_ = std::make_unique<Chain>(*self_, std::move(d), std::move(steps), rt.options().offload_inflight, stats_);
+  chain_ = std::make_unique<Chain>(*self_, std::move(d), std::move(steps), sv.options.inflight, stats_);
   return true;
 }
 
@@ -79,18 +81,18 @@ bool NbaOffload::take(int port, PacketBatch* b) {
     return true;
   }
   Worker& w = self_->worker();
-  const RunOptions& o = w.runtime().options();
-  uint32_t cap = std::max(1u, o.offload_batches) * w.batches().batch_capacity();
+  const Options& o = services(w.runtime()).options;
+  uint32_t cap = std::max(1u, o.batches) * w.batches().batch_capacity();
   if (open_ && open_->slots() + b->live() > open_->capacity()) launch_open();
   if (!open_) {
     open_ = w.batches(cap).get();
     open_->anno = b->anno;
     open_batches_ = 0;
-    w.schedule(timer_, w.now_ns() + uint64_t(o.offload_timeout_us) * 1000);
+    w.schedule(timer_, w.now_ns() + uint64_t(o.timeout_us) * 1000);
   }
   b->for_each([&](uint32_t, Packet* p) { open_->append(p); });
   self_->recycle(b);
-  if (++open_batches_ >= o.offload_batches || open_->full()) launch_open();
+  if (++open_batches_ >= o.batches || open_->full()) launch_open();
   return true;
 }
 
@@ -183,6 +185,47 @@ void NbaOffload::cleanup() {
   fifo_.clear();
   fifo_packets_ = 0;
   chain_.reset();
+}
+
+ElementInfo gpu_form_info(const ElementInfo& cpu, const GpuForm& g, Element* (*make)()) {
+  // The registry keeps string_views: the generated texts live as long as the program.
+  static std::deque<std::string> texts;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  auto keep = [&](std::string s) -> std::string_view { return texts.emplace_back(std::move(s)); };
+  ElementInfo i;
+  i.name = g.name;
+  i.ports = "1/1";
+  i.processing = "h/h";
+  i.summary = g.summary.empty() ? keep(fmt::format("{} on the device (Snap form)", cpu.name)) : g.summary;
+  std::string d(g.description);
+  if (!d.empty()) d += " ";
+  d += fmt::format("{} sits between HostToDevice and DeviceToHost (Snap's form): the device runs {}'s own step "
+                   "function on the byte ranges it declares, and its drops and host work are counted when the "
+                   "aggregate completes. With PRED n, only packets with predicate bit n are processed.",
+                   g.name, cpu.name);
+  if (g.skip)
+    d += " With SKIP n, packets with bit n pass it by on the device; those whose bit an earlier element's host part "
+         "clears are processed on the host, in order, when the aggregate completes.";
+  i.description = keep(std::move(d));
+  for (const ArgDoc& a : cpu.args) {
+    auto o = std::find_if(g.args.begin(), g.args.end(), [&](const ArgDoc& x) { return x.name == a.name; });
+    i.args.push_back(o != g.args.end() ? *o : a);
+  }
+  for (const ArgDoc& a : g.args)
+    if (std::none_of(cpu.args.begin(), cpu.args.end(), [&](const ArgDoc& x) { return x.name == a.name; }))
+      i.args.push_back(a);
+  i.args.push_back({"PRED", "0-31", "process only packets with this predicate bit"});
+  if (g.skip)
+    i.args.push_back({"SKIP", "0-31",
+                      "pass packets with this predicate bit by; those whose bit an earlier element's host part "
+                      "clears are processed on the host at completion"});
+  // The NBA chain's handlers exist only on the CPU form.
+  for (const HandlerDoc& h : cpu.handlers)
+    if (h.name != "offload_chain" && h.name != "offload_packets") i.handlers.push_back(h);
+  i.example = g.example;
+  i.make = make;
+  return i;
 }
 
 }  // namespace shoal::offload

@@ -7,30 +7,11 @@
 #include <string>
 
 #include "shoal/device/cuda/cuda_api.hh"
+#include "shoal/device/cuda/step_launch.cuh"
 
 namespace shoal::cuda {
 
 namespace {
-
-template <class K>
-__global__ void step_kernel(const typename K::Params p, uint32_t n) {
-  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) K::run(p, i);
-}
-
-using Launcher = cudaError_t (*)(const void*, uint32_t, cudaStream_t);
-template <class K>
-cudaError_t launch_step(const void* params, uint32_t n, cudaStream_t s) {
-  constexpr uint32_t kThreads = 256;
-  step_kernel<K><<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(*static_cast<const typename K::Params*>(params), n);
-  return cudaGetLastError();
-}
-constexpr Launcher kLaunch[] = {
-#define SHOAL_CUDA_LAUNCH(K) &launch_step<k::K>,
-    SHOAL_STEP_KERNELS(SHOAL_CUDA_LAUNCH)
-#undef SHOAL_CUDA_LAUNCH
-};
-static_assert(sizeof(kLaunch) / sizeof(kLaunch[0]) == size_t(dev::KernelId::Count), "one launcher per kernel");
 
 class CudaStream : public dev::Stream {
  public:
@@ -95,9 +76,16 @@ class CudaDevice final : public dev::Device {
     auto* c = static_cast<CudaStream*>(s);
     if (ok(c, "memset") && bytes) check(c, "cudaMemsetAsync", cudaMemsetAsync(dst, value, bytes, c->s));
   }
-  void launch(dev::Stream* s, dev::KernelId k, const void* params, size_t, uint32_t n) override {
+  void launch(dev::Stream* s, const dev::StepKernel& k, const void* params, size_t, uint32_t n) override {
     auto* c = static_cast<CudaStream*>(s);
-    if (ok(c, dev::kernel_name(k)) && n) check(c, dev::kernel_name(k), kLaunch[size_t(k)](params, n, c->s));
+    if (!ok(c, k.name) || !n) return;
+    StepLauncher l = find_step(k.name);
+    if (!l) {  // a step header outside kernels/steps/: never built for CUDA
+      c->failed = true;
+      c->error = std::string("step kernel ") + k.name + " is not compiled for CUDA (its header is not in kernels/steps/)";
+      return;
+    }
+    check(c, k.name, l(params, n, c->s));
   }
   void record(dev::Stream* s) override {
     auto* c = static_cast<CudaStream*>(s);
@@ -159,6 +147,10 @@ class CudaDevice final : public dev::Device {
 }  // namespace
 
 std::unique_ptr<dev::Device> make_device(int dev, const dev::DeviceOptions& o, std::string& err) {
+  if (compiled_steps() == 0) {
+    err = "no step kernel was compiled for CUDA";
+    return nullptr;
+  }
   int n = device_count(err);
   if (dev >= n) {
     if (err.empty()) err = "no CUDA device " + std::to_string(dev);

@@ -10,12 +10,13 @@
 #include <atomic>
 #include <mutex>
 
-#include "shoal/classify/classbench.hh"
+#include "shoal/classbench/classbench.hh"
 #include "shoal/core/diag.hh"
 #include "shoal/elements/common.hh"
-#include "shoal/kernels/classify_build.hh"
-#include "shoal/kernels/steps.hh"
+#include "shoal/classbench/classify_build.hh"
+#include "shoal/kernels/steps/classify.hh"
 #include "shoal/offload/element.hh"
+#include "shoal/offload/mirror.hh"
 
 namespace shoal {
 
@@ -42,7 +43,6 @@ struct SdnTable {
 class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassifier>> {
  public:
   void configure(Args& a) override {
-    offload_configure(a);
     a.read("RULES", file_).read("OFFSET", offset_).read("NOMATCH", nomatch_).read("BINTH", opt_.binth);
     a.read("SPFAC", opt_.spfac);
     for (ArgItem* it : a.rest_positional()) {
@@ -74,7 +74,6 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
     }
     if (!table_->get()) throw ConfigError(loc_, fmt::format("{}: the rules did not load", name()));
     refresh();
-    offload_init();
   }
   // Outputs a rule may name (the GPU form: predicate bits).
   int route_ports() const { return gpu_form_ ? 32 : noutputs(); }
@@ -127,8 +126,7 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
       table_->set(std::move(t));
     });
     add_stat_handler("no_match", nomatch_count_);
-    add_stat_handler("offload_uploads", uploads_);
-    offload_handlers();
+    mirror_.add_handler(*this);
   }
 
   // ---- offload: the frame's key bytes go to the device, verdicts come back
@@ -147,35 +145,18 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
     if (L.host) {
       L.keep(trees_);
     } else {
-      if (!dev_ || dev_->trees != trees_) {  // one copy per rule set, shared by the workers
-        auto make = [&]() -> std::shared_ptr<DeviceTables> {
-          auto d = std::make_shared<DeviceTables>();
-          d->trees = trees_;
-          const k::ClsTrees& t = *trees_;
-          auto up = [&](const auto& v) {
-            // (an empty array still gets a buffer: the kernel's pointers stay valid)
-            return offload::upload_shared(L.device, v.data(), std::max<size_t>(1, v.size() * sizeof(v[0])), err);
-          };
-          d->rules = up(t.rules());
-          d->nodes = up(t.nodes());
-          d->children = up(t.children());
-          d->leaf = up(t.leaf_rules());
-          d->roots = up(t.roots());
-          if (!d->rules || !d->nodes || !d->children || !d->leaf || !d->roots) return nullptr;
-          return d;
-        };
-        bool made;
-        auto d = offload::shared_device_copy<DeviceTables>(L.device.get(), trees_.get(), make, made);
-        if (!d) return false;
-        dev_ = std::move(d);
-        if (made) uploads_.add();
-      }
-      p.t.rules = static_cast<const k::ClsRule*>(dev_->rules.get());
-      p.t.nodes = static_cast<const k::ClsNode*>(dev_->nodes.get());
-      p.t.children = static_cast<const uint32_t*>(dev_->children.get());
-      p.t.leaf_rules = static_cast<const uint32_t*>(dev_->leaf.get());
-      p.t.roots = static_cast<const uint32_t*>(dev_->roots.get());
-      L.keep(dev_);
+      const k::ClsTrees& t = *trees_;  // one copy per rule set, shared by the workers
+      auto piece = [](const auto& v) { return offload::TableMirror::Piece{v.data(), v.size() * sizeof(v[0])}; };
+      if (!mirror_.sync(L, trees_,
+                        {piece(t.rules()), piece(t.nodes()), piece(t.children()), piece(t.leaf_rules()),
+                         piece(t.roots())},
+                        err))
+        return false;
+      p.t.rules = mirror_.at<k::ClsRule>(0);
+      p.t.nodes = mirror_.at<k::ClsNode>(1);
+      p.t.children = mirror_.at<uint32_t>(2);
+      p.t.leaf_rules = mirror_.at<uint32_t>(3);
+      p.t.roots = mirror_.at<uint32_t>(4);
     }
     L.run<k::ClassifyStep>(p);
     return true;
@@ -212,10 +193,6 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
     trees_ = table_->get();
     view_ = trees_->view();
   }
-  struct DeviceTables {
-    std::shared_ptr<const k::ClsTrees> trees;
-    std::shared_ptr<void> rules, nodes, children, leaf, roots;
-  };
   std::string file_;
   std::vector<k::ClsRule> inline_;
   int32_t offset_ = 0, nomatch_ = -1;
@@ -227,14 +204,10 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
   uint64_t version_ = ~0ull;
   uint32_t range_ = 0;
   int32_t r_runt_ = 0, r_badip_ = 0, r_nomatch_ = 0;
-  Stat nomatch_count_, uploads_;
-  std::shared_ptr<DeviceTables> dev_;
+  Stat nomatch_count_;
+  offload::TableMirror mirror_;
 };
 
-class GPUSDNClassifier : public SDNClassifier {
- public:
-  GPUSDNClassifier() { gpu_form_ = true; }
-};
 
 #define SHOAL_SDN_ARGS                                                                                             \
   {"RULE...", "ClassBench rule", "rules as arguments, one per argument (instead of RULES)"},                       \
@@ -253,7 +226,17 @@ class GPUSDNClassifier : public SDNClassifier {
       {"no_match", "r",                                                                                            \
        "frames no rule matched (offloaded ones when they leave: dropped, or on a NOMATCH output other than 0)"}, {"offload_uploads", "r", "rule sets copied to the device"}
 
-SHOAL_ELEMENT(SDNClassifier, .name = "SDNClassifier", .ports = "1/-", .processing = "h/h",
+SHOAL_OFFLOADABLE_ELEMENT(SDNClassifier,
+              SHOAL_GPU_FORM(.name = "GPUSDNClassifier", .summary = "SDNClassifier on the device (Snap form)",
+                             .description =
+                                 "SDNClassifier on the device, with the same arguments and lookup. Only the "
+                                 "frames' first 92 bytes (from OFFSET) go to the device. A rule's output p (0-31) "
+                                 "sets predicate bit p of the packet: later device elements test it (PRED) and a "
+                                 "Dispatcher after the Debatcher sends packets on by it. Runts, broken IPv4 headers "
+                                 "and unmatched frames (without NOMATCH) are dropped with their reasons.",
+                             .example = "Batcher(4096, 100us) -> HostToDevice -> GPUSDNClassifier(RULES fw.rules) -> "
+                                        "DeviceToHost -> CompletionQueue -> Debatcher -> d :: Dispatcher(0, 1, 2);"),
+              .name = "SDNClassifier", .ports = "1/-", .processing = "h/h",
               .summary = "multi-field (ClassBench) classification of Ethernet frames, first match wins",
               .description =
                   "Matches each frame against a rule set in ClassBench's filter format: IPv4 source and "
@@ -275,17 +258,5 @@ SHOAL_ELEMENT(SDNClassifier, .name = "SDNClassifier", .ports = "1/-", .processin
               .example = "FromDump(trace.pcap) -> c :: SDNClassifier(RULES acl1k.rules, NOMATCH 2);\n"
                          "c[0] -> ToDump(a.pcap); c[1] -> ToDump(b.pcap); c[2] -> Discard;");
 
-SHOAL_ELEMENT(GPUSDNClassifier, .name = "GPUSDNClassifier", .ports = "1/1", .processing = "h/h",
-              .summary = "SDNClassifier on the device (Snap form)",
-              .description =
-                  "SDNClassifier as a device element between HostToDevice and DeviceToHost, with the same "
-                  "arguments and lookup. Only the frames' first 92 bytes (from OFFSET) go to the device. A rule's "
-                  "output p (0-31) sets predicate bit p of the packet: later device elements test it (PRED) and "
-                  "a Dispatcher after the Debatcher sends packets on by it. Runts, broken IPv4 headers and "
-                  "unmatched frames (without NOMATCH) are dropped with their reasons.",
-              .args = {SHOAL_SDN_ARGS, {"PRED", "0-31", "classify only packets with this predicate bit"}},
-              .handlers = {SHOAL_SDN_HANDLERS},
-              .example = "Batcher(4096, 100us) -> HostToDevice -> GPUSDNClassifier(RULES fw.rules) -> DeviceToHost "
-                         "-> CompletionQueue -> Debatcher -> d :: Dispatcher(0, 1, 2);");
 
 }  // namespace shoal

@@ -10,8 +10,9 @@
 #include "shoal/elements/common.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/shared_file.hh"
-#include "shoal/kernels/ids_scan.hh"
+#include "shoal/kernels/steps/ids_scan.hh"
 #include "shoal/offload/element.hh"
+#include "shoal/offload/mirror.hh"
 
 namespace shoal {
 
@@ -73,7 +74,6 @@ struct IdsShared {
 class IDSMatcher : public offload::OffloadableElement<Element> {
  public:
   void configure(Args& a) override {
-    offload_configure(a);
     if (gpu_form_) {
       int64_t bit = -1;
       a.read("ALERT", bit);
@@ -125,7 +125,6 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     };
     open(fast_, fastlog_file_);
     open(eve_, eve_file_);
-    offload_init();
   }
   void cpu_push(int, PacketBatch* b) override {
     PacketBatch* alerted = nullptr;
@@ -188,8 +187,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("alerted_packets", alerted_packets_);
     add_stat_handler("verified", verified_);
     add_stat_handler("device_overflows", overflows_);
-    add_stat_handler("offload_uploads", uploads_);
-    offload_handlers();
+    mirror_.add_handler(*this);
   }
 
   // ---- offload (NBA's form): the device scans, the host verifies
@@ -223,31 +221,18 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (L.host) {
       L.keep(engine_.database());
     } else {
-      if (!dev_) {  // one copy of the automaton per device, shared by the workers
-        const ids::AcTable* ac = &engine_.automaton();
-        auto db = engine_.database();
-        auto make = [&]() -> std::shared_ptr<DeviceTables> {
-          auto d = std::make_shared<DeviceTables>();
-          d->db = db;
-          d->cls = offload::upload_shared(L.device, ac->cls().data(), ac->cls().size(), err);
-          d->next = offload::upload_shared(L.device, ac->next().data(), ac->next().size() * 4, err);
-          d->off = offload::upload_shared(L.device, ac->out_off().data(), ac->out_off().size() * 4, err);
-          d->ids = offload::upload_shared(L.device, ac->out_ids().data(), std::max<size_t>(4, ac->out_ids().size() * 4),
-                                          err);
-          if (!d->cls || !d->next || !d->off || !d->ids) return nullptr;
-          return d;
-        };
-        bool made;
-        auto d = offload::shared_device_copy<DeviceTables>(L.device.get(), ac, make, made);
-        if (!d) return false;
-        dev_ = std::move(d);
-        if (made) uploads_.add();
-      }
-      prm.ac.cls = static_cast<const uint8_t*>(dev_->cls.get());
-      prm.ac.next = static_cast<const uint32_t*>(dev_->next.get());
-      prm.ac.out_off = static_cast<const uint32_t*>(dev_->off.get());
-      prm.ac.out_ids = static_cast<const uint32_t*>(dev_->ids.get());
-      L.keep(dev_);
+      const ids::AcTable& ac = engine_.automaton();  // one copy per device and rule set, shared by the workers
+      if (!mirror_.sync(L, engine_.database(),
+                        {{ac.cls().data(), ac.cls().size()},
+                         {ac.next().data(), ac.next().size() * 4},
+                         {ac.out_off().data(), ac.out_off().size() * 4},
+                         {ac.out_ids().data(), ac.out_ids().size() * 4}},
+                        err))
+        return false;
+      prm.ac.cls = mirror_.at<uint8_t>(0);
+      prm.ac.next = mirror_.at<uint32_t>(1);
+      prm.ac.out_off = mirror_.at<uint32_t>(2);
+      prm.ac.out_ids = mirror_.at<uint32_t>(3);
     }
     L.run<k::IdsScanStep>(prm);
     return true;
@@ -323,10 +308,6 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     static io::SharedRegistry<std::ofstream> r;
     return r;
   }
-  struct DeviceTables {
-    std::shared_ptr<const ids::Database> db;  // keeps the key (its automaton) alive
-    std::shared_ptr<void> cls, next, off, ids;
-  };
 
   std::string rules_file_, vars_file_, fastlog_file_, eve_file_;
   bool strict_ = false, quiet_ = false;
@@ -339,8 +320,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   io::SharedFile<std::ofstream> fast_, eve_;
   uint32_t range_ = 0, block_ = 0, alert_bit_ = 0;
   int32_t ip_at_ = -1;  // where an earlier step of the chain checked the IP header
-  std::shared_ptr<DeviceTables> dev_;
-  Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, uploads_;
+  offload::TableMirror mirror_;
+  Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_;
 };
 #define SHOAL_IDS_ARGS \
   {"RULES", "file", "the rules"}, \
@@ -370,7 +351,24 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   "on the CPU"}, \
   {"offload_uploads", "r", "copies of the automaton made on a device"}
 
-SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = "h/h",
+SHOAL_OFFLOADABLE_ELEMENT(IDSMatcher,
+              SHOAL_GPU_FORM(.name = "GPUIDSMatcher",
+                             .summary = "IDSMatcher with the payload scan on the device (Snap form)",
+                             .description =
+                                 "IDSMatcher with the same rules, engines and logs, its payload scan on the "
+                                 "device: the Aho-Corasick DFA runs there and at completion the host verifies the "
+                                 "candidate rules in packet order and logs the alerts. With ALERT b, packets with "
+                                 "candidates get predicate bit b on the device, so later device elements can pass "
+                                 "them by (SKIP b); the host then keeps the bit on packets that alert and clears it "
+                                 "on the others, whose skipped steps run on the host at completion. After the "
+                                 "Debatcher, a Dispatcher with b as its first argument takes the alerted packets "
+                                 "(Snap's Figure 10).",
+                             .args = {{"ALERT", "0-31",
+                                       "the predicate bit of suspect (device) and alerted (host) packets"}},
+                             .example = "... -> HostToDevice -> GPUCheckIPHeader(14) -> GPUIDSMatcher(RULES "
+                                        "local.rules, ALERT 7) -> GPUIPLookup(10.0.0.0/8 0, 0/0 1, SKIP 7) -> "
+                                        "DeviceToHost -> CompletionQueue -> Debatcher -> d :: Dispatcher(7, 0, 1);"),
+              .name = "IDSMatcher", .ports = "1/1-2", .processing = "h/h",
               .summary = "matches Snort/Suricata rules; alerts to fast.log and EVE JSON",
               .description =
                   "Loads Snort 2 / Suricata rules from RULES (variables from VARS: Suricata YAML or Snort "
@@ -396,27 +394,5 @@ SHOAL_ELEMENT(IDSMatcher, .name = "IDSMatcher", .ports = "1/1-2", .processing = 
                          "FASTLOG fast.log, EVE eve.json); ids[0] -> ToDump(clean.pcap); ids[1] -> Discard;");
 
 
-class GPUIDSMatcher : public IDSMatcher {
- public:
-  GPUIDSMatcher() { gpu_form_ = true; }
-};
-SHOAL_ELEMENT(GPUIDSMatcher, .name = "GPUIDSMatcher", .ports = "1/1", .processing = "h/h",
-              .summary = "IDSMatcher with the payload scan on the device (Snap form)",
-              .description =
-                  "IDSMatcher as a device element between HostToDevice and DeviceToHost, with the same rules, "
-                  "engines and logs. The device scans each payload with the Aho-Corasick DFA; at completion the "
-                  "host verifies the candidate rules in packet order and logs the alerts. With ALERT b, packets "
-                  "with candidates get predicate bit b on the device, so later device elements can pass them by "
-                  "(SKIP b); the host then keeps the bit on packets that alert and clears it on the others, whose "
-                  "skipped steps run on the host at completion. After the Debatcher, a Dispatcher with b as its "
-                  "first argument takes the alerted packets (Snap's Figure 10). With PRED, only packets with that "
-                  "predicate bit are inspected.",
-              .args = {SHOAL_IDS_ARGS,
-                       {"ALERT", "0-31", "the predicate bit of suspect (device) and alerted (host) packets"},
-                       {"PRED", "0-31", "inspect only packets with this predicate bit"}},
-              .handlers = {SHOAL_IDS_HANDLERS},
-              .example = "... -> HostToDevice -> GPUCheckIPHeader(14) -> GPUIDSMatcher(RULES local.rules, ALERT 7) "
-                         "-> GPUIPLookup(10.0.0.0/8 0, 0/0 1, SKIP 7) -> DeviceToHost -> CompletionQueue -> Debatcher "
-                         "-> d :: Dispatcher(7, 0, 1);");
 
 }  // namespace shoal

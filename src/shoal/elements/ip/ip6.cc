@@ -9,9 +9,10 @@
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
 #include "shoal/kernels/ipfwd.hh"
-#include "shoal/kernels/lpm6_build.hh"
-#include "shoal/kernels/steps.hh"
+#include "shoal/routing/lpm6_build.hh"
+#include "shoal/kernels/steps/route6.hh"
 #include "shoal/offload/element.hh"
+#include "shoal/offload/mirror.hh"
 
 namespace shoal {
 
@@ -165,7 +166,6 @@ struct IP6RouteTable {
 class LookupIP6Route : public offload::OffloadableElement<PacketElement<LookupIP6Route>> {
  public:
   void configure(Args& a) override {
-    offload_configure(a);
     std::string file;
     a.read("FILE", file);
     std::vector<IP6Route> routes;
@@ -195,7 +195,6 @@ class LookupIP6Route : public offload::OffloadableElement<PacketElement<LookupIP
         throw std::runtime_error(fmt::format("route {} names output {}, but {} outputs are connected", r.unparse(),
                                              r.port, route_ports()));
     refresh();
-    offload_init();
   }
   int route_ports() const { return gpu_form_ ? 32 : noutputs(); }
   void cpu_push(int port, PacketBatch* b) override {
@@ -236,42 +235,28 @@ class LookupIP6Route : public offload::OffloadableElement<PacketElement<LookupIP
     if (L.host) {
       L.keep(snap_);
     } else {
-      if (!dev_ || dev_->snap != snap_) {  // one device copy per table version, shared by the workers
-        auto make = [&]() -> std::shared_ptr<DeviceTables> {
-          auto d = std::make_shared<DeviceTables>();
-          d->snap = snap_;
-          const k::Lpm6View& v = view_;
-          d->lens = offload::upload_shared(L.device, v.lens, v.nlens, err);
-          d->base = offload::upload_shared(L.device, v.base, v.nlens * 4, err);
-          d->mask = offload::upload_shared(L.device, v.mask, v.nlens * 4, err);
-          d->slots = offload::upload_shared(L.device, v.slots, snap_->lpm.memory_bytes(), err);
-          d->nh = offload::upload_shared(L.device, snap_->nexthops.data(),
-                                         snap_->nexthops.size() * sizeof(k::NextHop6), err);
-          if (!d->lens || !d->base || !d->mask || !d->slots || !d->nh) return nullptr;
-          d->view = v;
-          d->view.lens = static_cast<const uint8_t*>(d->lens.get());
-          d->view.base = static_cast<const uint32_t*>(d->base.get());
-          d->view.mask = static_cast<const uint32_t*>(d->mask.get());
-          d->view.slots = static_cast<const k::Lpm6Slot*>(d->slots.get());
-          return d;
-        };
-        bool made;
-        auto d = offload::shared_device_copy<DeviceTables>(L.device.get(), snap_.get(), make, made);
-        if (!d) return false;
-        dev_ = std::move(d);
-        if (made) uploads_.add();
-      }
-      p.t = dev_->view;
-      p.nh = static_cast<const k::NextHop6*>(dev_->nh.get());
-      L.keep(dev_);
+      const k::Lpm6View& v = view_;  // one device copy per table version, shared by the workers
+      if (!mirror_.sync(L, snap_,
+                        {{v.lens, v.nlens},
+                         {v.base, v.nlens * 4},
+                         {v.mask, v.nlens * 4},
+                         {v.slots, snap_->lpm.memory_bytes()},
+                         {snap_->nexthops.data(), snap_->nexthops.size() * sizeof(k::NextHop6)}},
+                        err))
+        return false;
+      p.t = v;
+      p.t.lens = mirror_.at<uint8_t>(0);
+      p.t.base = mirror_.at<uint32_t>(1);
+      p.t.mask = mirror_.at<uint32_t>(2);
+      p.t.slots = mirror_.at<k::Lpm6Slot>(3);
+      p.nh = mirror_.at<k::NextHop6>(4);
     }
     L.run<k::Route6Step>(p);
     return true;
   }
 
   void add_handlers() override {
-    offload_handlers();
-    add_stat_handler("offload_uploads", uploads_);
+    mirror_.add_handler(*this);
     add_read_handler("table", [this] {
       std::string s;
       for (auto& r : table_->snapshot()->routes) s += r.unparse() + "\n";
@@ -310,15 +295,19 @@ class LookupIP6Route : public offload::OffloadableElement<PacketElement<LookupIP
   std::vector<uint64_t> hi_, lo_;  // this batch's destinations
   std::vector<int32_t> nh_;        // and their next hops
   size_t next_ = 0;
-  struct DeviceTables {
-    std::shared_ptr<const IP6RouteTable::Snapshot> snap;
-    std::shared_ptr<void> lens, base, mask, slots, nh;
-    k::Lpm6View view;
-  };
-  std::shared_ptr<DeviceTables> dev_;
-  Stat uploads_;
+  offload::TableMirror mirror_;
 };
-SHOAL_ELEMENT(LookupIP6Route, .name = "LookupIP6Route", .ports = "1/-", .processing = "h/h",
+SHOAL_OFFLOADABLE_ELEMENT(LookupIP6Route,
+              SHOAL_GPU_FORM(.name = "GPUIP6Lookup", .summary = "IPv6 route lookup on the device (Snap form)",
+                             .description =
+                                 "LookupIP6Route on the device, with the same arguments: binary search on prefix "
+                                 "lengths over the DST_IP6 annotation, which alone goes to the device and back. A "
+                                 "route's output number p (0-31) sets predicate bit p; a Dispatcher after the "
+                                 "Debatcher sends the packets on. No route: dropped ('no-route').",
+                             .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"}},
+                             .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIP6Lookup(fd00::/16 0, ::/0 1) "
+                                        "-> DeviceToHost -> CompletionQueue -> Debatcher -> Dispatcher(0, 1);"),
+              .name = "LookupIP6Route", .ports = "1/-", .processing = "h/h",
               .summary = "IPv6 route lookup by binary search on prefix lengths",
               .description =
                   "Longest-prefix match on the DST_IP6 annotation (CheckIP6Header sets it) with Waldvogel's "
@@ -333,25 +322,6 @@ SHOAL_ELEMENT(LookupIP6Route, .name = "LookupIP6Route", .ports = "1/-", .process
                            {"flush", "w", "remove all routes"}},
               .example = "CheckIP6Header(OFFSET 14) -> rt :: LookupIP6Route(fd00:1::/64 0, ::/0 fd00:2::2 1);");
 
-class GPUIP6Lookup : public LookupIP6Route {
- public:
-  GPUIP6Lookup() { gpu_form_ = true; }
-};
-SHOAL_ELEMENT(GPUIP6Lookup, .name = "GPUIP6Lookup", .ports = "1/1", .processing = "h/h",
-              .summary = "IPv6 route lookup on the device (Snap form)",
-              .description =
-                  "LookupIP6Route as a device element between HostToDevice and DeviceToHost, with the same "
-                  "arguments: binary search on prefix lengths over the DST_IP6 annotation, which alone goes to the "
-                  "device and back. A route's output number p (0-31) sets predicate bit p; a Dispatcher after the "
-                  "Debatcher sends the packets on. No route: dropped ('no-route').",
-              .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"},
-                       {"FILE", "string", "a file of routes"},
-                       {"PRED", "0-31", "look up only packets with this predicate bit"}},
-              .handlers = {{"table", "r", "the routes"}, {"routes", "r", "number of routes"},
-                           {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},
-                           {"flush", "w", "remove all routes"}},
-              .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIP6Lookup(fd00::/16 0, ::/0 1) -> DeviceToHost "
-                         "-> CompletionQueue -> Debatcher -> Dispatcher(0, 1);");
 
 // ---------------------------------------------------------------- CheckIP6Header
 class CheckIP6Header : public PacketElement<CheckIP6Header> {

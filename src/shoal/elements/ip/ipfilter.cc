@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "shoal/elements/common.hh"
-#include "shoal/elements/ip/ipfilter_expr.hh"
+#include "shoal/ipfilter/ipfilter_expr.hh"
 
 namespace shoal {
 

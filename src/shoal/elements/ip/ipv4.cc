@@ -1,12 +1,13 @@
-// CheckIPHeader and DecIPTTL, and their device forms (GPUCheckIPHeader,
-// GPUDecIPTTL). The per-packet tests live in kernels/ipfwd.hh, shared by
-// process() and the offload steps.
+// CheckIPHeader and DecIPTTL, with their device forms GPUCheckIPHeader and
+// GPUDecIPTTL. The per-packet decisions live in kernels/ (ipfwd.hh and the
+// steps CheckIP4Step and DecTTLStep), shared by process() and the device.
 #include <fmt/format.h>
 
 #include "shoal/elements/common.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/ipfwd.hh"
-#include "shoal/kernels/steps.hh"
+#include "shoal/kernels/steps/check_ip4.hh"
+#include "shoal/kernels/steps/dec_ttl.hh"
 #include "shoal/offload/element.hh"
 
 namespace shoal {
@@ -15,7 +16,6 @@ namespace shoal {
 class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHeader>> {
  public:
   void configure(Args& a) override {
-    offload_configure(a);
     std::string badsrc, ifaces;
     a.read_p("OFFSET", off_).read_p("BADSRC", badsrc).read("CHECKSUM", checksum_).read("VERBOSE", verbose_);
     a.read("INTERFACES", ifaces);
@@ -61,7 +61,6 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
     r_[4] = add_drop_reason("bad-ip-checksum");
     r_[5] = add_drop_reason("bad-source-address");
     r_[6] = add_drop_reason("bad-ip-options");
-    offload_init();
   }
   int process(Packet* p) {
     int bad = check(p);
@@ -73,7 +72,6 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
     return drop_code(r_[bad]);
   }
   void add_handlers() override {
-    offload_handlers();
     add_read_handler("drop_details", [this] {
       std::string s;
       for (int i = 0; i < 7; ++i)
@@ -146,7 +144,17 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
   uint32_t range_ = 0;
   std::shared_ptr<void> dev_badsrc_;
 };
-SHOAL_ELEMENT(CheckIPHeader, .name = "CheckIPHeader", .ports = "1/1-2", .processing = "a/ah",
+SHOAL_OFFLOADABLE_ELEMENT(CheckIPHeader,
+              SHOAL_GPU_FORM(.name = "GPUCheckIPHeader", .summary = "checks IPv4 headers on the device (Snap form)",
+                             .description =
+                                 "CheckIPHeader's tests, checksum included, on the device: the header bytes (at "
+                                 "most 60 from OFFSET) and the packet length go there, bad packets are dropped "
+                                 "there with CheckIPHeader's reasons, good ones get their annotations set and "
+                                 "padding trimmed on the host. Later device elements of the chain find the IP "
+                                 "header at OFFSET.",
+                             .example = "Batcher(4096, 100us) -> HostToDevice -> GPUCheckIPHeader(14) -> "
+                                        "GPUIPLookup(...) -> DeviceToHost -> CompletionQueue -> Debatcher -> ...;"),
+              .name = "CheckIPHeader", .ports = "1/1-2", .processing = "a/ah",
               .summary = "checks IPv4 headers",
               .description =
                   "Checks the IPv4 header at OFFSET: length at least 20, version 4, header length within the "
@@ -169,26 +177,19 @@ SHOAL_ELEMENT(CheckIPHeader, .name = "CheckIPHeader", .ports = "1/1-2", .process
 class DecIPTTL : public offload::OffloadableElement<PacketElement<DecIPTTL>> {
  public:
   void configure(Args& a) override {
-    offload_configure(a);
     a.read("MULTICAST", multicast_);
     a.complete();
   }
   void initialize() override {
     r_expired_ = add_drop_reason("ttl-expired");
     r_nohdr_ = add_drop_reason("no-ip-header");
-    offload_init();
   }
   int process(Packet* p) {
-    if (!p->has_network_header() || p->network_header_offset() < 0 ||
-        uint64_t(p->network_header_offset()) + 20 > p->length())
-      return drop_code(r_nohdr_);
-    uint8_t* ip = p->network_header();
-    if (k::dec_ttl(ip + 8, ip[16], multicast_) == 0) return 0;
-    expired_.add();
-    return noutputs() > 1 ? 1 : drop_code(r_expired_);
+    int r = decide(p, noutputs() > 1);
+    if (r == 1 || r == drop_code(r_expired_)) expired_.add();
+    return r;
   }
   void add_handlers() override {
-    offload_handlers();
     add_stat_handler("expired", expired_);
   }
 
@@ -215,22 +216,32 @@ class DecIPTTL : public offload::OffloadableElement<PacketElement<DecIPTTL>> {
     if (k::verdict_dropped(v) ? k::verdict_reason(v) == r_expired_ : k::verdict_port(v) == 1) expired_.add();
   }
   bool offload_has_host_packet() const override { return true; }
-  int offload_host_packet(Packet* p) override {  // DecTTLStep for one packet (offload_left counts expiries)
-    if (!p->has_network_header() || p->network_header_offset() < 0 ||
-        uint64_t(p->network_header_offset()) + 20 > p->length())
-      return drop_code(r_nohdr_);
-    uint8_t* ip = p->network_header();
-    if (k::dec_ttl(ip + 8, ip[16], multicast_) == 0) return 0;
-    return !gpu_form_ && noutputs() > 1 ? 1 : drop_code(r_expired_);
-  }
+  // A skipped packet on the host (offload_left counts its expiry).
+  int offload_host_packet(Packet* p) override { return decide(p, !gpu_form_ && noutputs() > 1); }
 
  private:
+  // The step's decision (k::DecTTLStep::decide) on the packet's header.
+  int decide(Packet* p, bool two_outputs) {
+    bool hdr = p->has_network_header() && p->network_header_offset() >= 0 &&
+               uint64_t(p->network_header_offset()) + 20 <= p->length();
+    uint8_t* ip = hdr ? p->network_header() : nullptr;
+    return k::DecTTLStep::decide(ip ? ip + 8 : nullptr, ip ? ip[16] : 0, multicast_, two_outputs, r_expired_,
+                                 r_nohdr_);
+  }
   bool multicast_ = true;
   uint16_t r_expired_ = 0, r_nohdr_ = 0;
   Stat expired_;
   uint32_t word_ = 0, dst_ = 0;
 };
-SHOAL_ELEMENT(DecIPTTL, .name = "DecIPTTL", .ports = "1/1-2", .processing = "a/ah",
+SHOAL_OFFLOADABLE_ELEMENT(DecIPTTL,
+              SHOAL_GPU_FORM(.name = "GPUDecIPTTL", .summary = "decrements the IPv4 TTL on the device (Snap form)",
+                             .description = "DecIPTTL on the device: only the TTL/checksum word goes there and back "
+                                            "(and the destination's first byte without MULTICAST). Expired packets "
+                                            "are dropped ('ttl-expired').",
+                             .example = "... -> GPUIPLookup(10.0.0.0/8 0, 0/0 1) -> GPUDecIPTTL(PRED 0) -> "
+                                        "DeviceToHost -> ...;",
+                             .skip = true),
+              .name = "DecIPTTL", .ports = "1/1-2", .processing = "a/ah",
               .summary = "decrements the IPv4 TTL",
               .description = "Decrements the TTL of the packet's IP header (found through the network header "
                              "annotation) and updates the checksum incrementally (RFC 1624). Packets whose TTL is "
@@ -239,48 +250,5 @@ SHOAL_ELEMENT(DecIPTTL, .name = "DecIPTTL", .ports = "1/1-2", .processing = "a/a
               .args = {{"MULTICAST", "boolean", "decrement multicast packets too (default true)"}},
               .handlers = {{"expired", "r", "packets whose TTL expired"}},
               .example = "CheckIPHeader(14) -> rt :: DirectIPLookup(...); rt[0] -> dt :: DecIPTTL -> out; dt[1] -> ICMPError(...);");
-
-// ---------------------------------------------------------------- device forms
-class GPUCheckIPHeader : public CheckIPHeader {
- public:
-  GPUCheckIPHeader() { gpu_form_ = true; }
-};
-SHOAL_ELEMENT(GPUCheckIPHeader, .name = "GPUCheckIPHeader", .ports = "1/1", .processing = "h/h",
-              .summary = "checks IPv4 headers on the device (Snap form)",
-              .description =
-                  "CheckIPHeader's tests, checksum included, as a device element between HostToDevice and "
-                  "DeviceToHost: the header bytes (at most 60 from OFFSET) and the packet length go to the "
-                  "device, bad packets are dropped there with CheckIPHeader's reasons (counted when the "
-                  "aggregate completes), good ones get their annotations set and padding trimmed on the host. "
-                  "Later device elements of the chain find the IP header at OFFSET. With PRED, only packets "
-                  "with that predicate bit are checked.",
-              .args = {{"OFFSET", "unsigned", "where the IP header starts (default 0; 14 after Ethernet)"},
-                       {"BADSRC", "addresses", "more source addresses to reject"},
-                       {"INTERFACES", "ADDR/LEN...", "the router's networks (see CheckIPHeader)"},
-                       {"CHECKSUM", "boolean", "verify the checksum (default true)"},
-                       {"PRED", "0-31", "process only packets with this predicate bit"},
-                       {"VERBOSE", "boolean", "accepted for Click compatibility"}},
-              .handlers = {{"drop_details", "r", "bad packets by reason"}},
-              .example = "Batcher(4096, 100us) -> HostToDevice -> GPUCheckIPHeader(14) -> GPUIPLookup(...) -> "
-                         "DeviceToHost -> CompletionQueue -> Debatcher -> ...;");
-
-class GPUDecIPTTL : public DecIPTTL {
- public:
-  GPUDecIPTTL() { gpu_form_ = true; }
-};
-SHOAL_ELEMENT(GPUDecIPTTL, .name = "GPUDecIPTTL", .ports = "1/1", .processing = "h/h",
-              .summary = "decrements the IPv4 TTL on the device (Snap form)",
-              .description = "DecIPTTL as a device element between HostToDevice and DeviceToHost: only the "
-                             "TTL/checksum word goes to the device and back (and the destination's first byte "
-                             "without MULTICAST). Expired packets are dropped ('ttl-expired'). With PRED, only "
-                             "packets with that predicate bit are decremented (Snap's CHK_ANNO), e.g. those a "
-                             "GPUIPLookup routed to one output.",
-              .args = {{"MULTICAST", "boolean", "decrement multicast packets too (default true)"},
-                       {"PRED", "0-31", "process only packets with this predicate bit"},
-                       {"SKIP", "0-31",
-                        "pass packets with this predicate bit by; those whose bit an earlier element's host part "
-                        "clears are decremented on the host at completion"}},
-              .handlers = {{"expired", "r", "packets whose TTL expired"}},
-              .example = "... -> GPUIPLookup(10.0.0.0/8 0, 0/0 1) -> GPUDecIPTTL(PRED 0) -> DeviceToHost -> ...;");
 
 }  // namespace shoal

@@ -12,10 +12,11 @@
 #include "shoal/core/graph.hh"
 #include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
-#include "shoal/elements/ip/iproutetable.hh"
+#include "shoal/routing/iproutetable.hh"
 #include "shoal/kernels/bytes.hh"
-#include "shoal/kernels/steps.hh"
+#include "shoal/kernels/steps/route4.hh"
 #include "shoal/offload/element.hh"
+#include "shoal/offload/mirror.hh"
 
 namespace shoal {
 
@@ -155,18 +156,9 @@ class DirectIPLookup : public offload::OffloadableElement<IPLookupBase<DirectIPL
  public:
   static constexpr IPRouteTable::Kind kKind = IPRouteTable::Kind::Dir24_8;
   static int32_t nexthop(const IPRouteTable::Snapshot& s, uint32_t addr) { return k::lpm4_lookup(s.lpm.view(), addr); }
-  void configure(Args& a) override {
-    offload_configure(a);
-    IPLookupBase::configure(a);
-  }
-  void initialize() override {
-    IPLookupBase::initialize();
-    offload_init();
-  }
   void add_handlers() override {
     IPLookupBase::add_handlers();
-    offload_handlers();
-    add_stat_handler("offload_uploads", uploads_);
+    mirror_.add_handler(*this);
   }
   int route_ports() const override { return gpu_form_ ? 32 : noutputs(); }
   bool offload_has_host_packet() const override { return true; }
@@ -187,41 +179,23 @@ class DirectIPLookup : public offload::OffloadableElement<IPLookupBase<DirectIPL
     if (L.host) {
       L.keep(snap_);
     } else {
-      // The device copy follows the table: a route change builds a new one;
-      // aggregates in flight keep the copy they were launched with.
-      if (!dev_ || dev_->snap != snap_) {  // one copy per table version, shared by the workers
-        auto make = [&]() -> std::shared_ptr<DeviceTables> {
-          auto d = std::make_shared<DeviceTables>();
-          d->snap = snap_;
-          const k::Lpm4View v = snap_->lpm.view();
-          d->tbl24 = offload::upload_shared(L.device, v.tbl24, size_t(2) << 24, err);
-          d->tbl8 = offload::upload_shared(L.device, v.tbl8, snap_->lpm.groups() * 256 * 2, err);
-          d->nh = offload::upload_shared(L.device, snap_->nexthops.data(),
-                                         snap_->nexthops.size() * sizeof(k::NextHop4), err);
-          if (!d->tbl24 || !d->tbl8 || !d->nh) return nullptr;
-          return d;
-        };
-        bool made;
-        auto d = offload::shared_device_copy<DeviceTables>(L.device.get(), snap_.get(), make, made);
-        if (!d) return false;
-        dev_ = std::move(d);
-        if (made) uploads_.add();
-      }
-      p.t = {static_cast<const uint16_t*>(dev_->tbl24.get()), static_cast<const uint16_t*>(dev_->tbl8.get())};
-      p.nh = static_cast<const k::NextHop4*>(dev_->nh.get());
-      L.keep(dev_);
+      // The device copy follows the table: a route change makes a new one at the next aggregate.
+      const k::Lpm4View v = snap_->lpm.view();
+      if (!mirror_.sync(L, snap_,
+                        {{v.tbl24, size_t(2) << 24},
+                         {v.tbl8, snap_->lpm.groups() * 256 * 2},
+                         {snap_->nexthops.data(), snap_->nexthops.size() * sizeof(k::NextHop4)}},
+                        err))
+        return false;
+      p.t = {mirror_.at<uint16_t>(0), mirror_.at<uint16_t>(1)};
+      p.nh = mirror_.at<k::NextHop4>(2);
     }
     L.run<k::Route4Step>(p);
     return true;
   }
 
  private:
-  struct DeviceTables {
-    std::shared_ptr<const IPRouteTable::Snapshot> snap;
-    std::shared_ptr<void> tbl24, tbl8, nh;
-  };
-  std::shared_ptr<DeviceTables> dev_;
-  Stat uploads_;
+  offload::TableMirror mirror_;
 };
 
 class LinearIPLookup : public IPLookupBase<LinearIPLookup> {
@@ -248,10 +222,6 @@ class RadixIPLookup : public IPLookupBase<RadixIPLookup> {
 // Click, served here by the DIR-24-8 structure (same results, faster).
 class StaticIPLookup : public DirectIPLookup {};
 class LookupIPRoute : public DirectIPLookup {};
-class GPUIPLookup : public DirectIPLookup {
- public:
-  GPUIPLookup() { gpu_form_ = true; }
-};
 
 #define SHOAL_LOOKUP_DOC(N, SUMMARY, DESC)                                                                          \
   .name = N, .ports = "1/-", .processing = "h/h", .summary = SUMMARY, .description = DESC,                        \
@@ -262,7 +232,23 @@ class GPUIPLookup : public DirectIPLookup {
                {"set", "w", "replace all routes"}, {"flush", "w", "remove all routes"}},                            \
   .example = "CheckIPHeader(14) -> rt :: " N "(10.0.0.0/8 0, 0.0.0.0/0 10.0.0.1 1); rt[0] -> a; rt[1] -> b;"
 
-SHOAL_ELEMENT(DirectIPLookup, SHOAL_LOOKUP_DOC("DirectIPLookup", "IPv4 route lookup with DIR-24-8 tables",
+SHOAL_OFFLOADABLE_ELEMENT(DirectIPLookup,
+              SHOAL_GPU_FORM(.name = "GPUIPLookup", .summary = "IPv4 route lookup on the device (Snap form)",
+                             .description =
+                                 "DirectIPLookup on the device, with the same arguments: DIR-24-8 on the DST_IP "
+                                 "annotation. Only the annotations go to the device and back. A route's output "
+                                 "number p (0-31) sets predicate bit p of the packet instead of choosing a port: "
+                                 "later device elements can test it (PRED) and a Dispatcher after the Debatcher "
+                                 "sends the packets on. No route, or a route to -1: dropped ('no-route', "
+                                 "'route-to-discard'). Route changes through the handlers reach the device copy "
+                                 "of the tables at the next aggregate; aggregates in flight finish with the "
+                                 "tables they started with.",
+                             .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"}},
+                             .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIPLookup(10.0.0.0/8 0, 0/0 "
+                                        "10.0.0.1 1) -> DeviceToHost -> CompletionQueue -> Debatcher -> d :: "
+                                        "Dispatcher(0, 1);",
+                             .skip = true),
+              SHOAL_LOOKUP_DOC("DirectIPLookup", "IPv4 route lookup with DIR-24-8 tables",
               "Longest-prefix match on the DST_IP annotation in at most two memory reads (a 2^24-entry table "
               "and 256-entry groups for /25-/32). A route with a gateway sets DST_IP to it; the packet leaves on "
               "the route's output. No match: dropped (reason 'no-route'). The tables are shared by all workers "
@@ -282,26 +268,5 @@ SHOAL_ELEMENT(StaticIPLookup, SHOAL_LOOKUP_DOC("StaticIPLookup", "IPv4 route loo
 SHOAL_ELEMENT(LookupIPRoute, SHOAL_LOOKUP_DOC("LookupIPRoute", "IPv4 route lookup (Click's older name)",
               "Click's LookupIPRoute, the older name of StaticIPLookup: same arguments, outputs and handlers as "
               "DirectIPLookup, served by the same DIR-24-8 tables."));
-SHOAL_ELEMENT(GPUIPLookup, .name = "GPUIPLookup", .ports = "1/1", .processing = "h/h",
-              .summary = "IPv4 route lookup on the device (Snap form)",
-              .description =
-                  "DirectIPLookup as a device element between HostToDevice and DeviceToHost, with the same "
-                  "arguments: DIR-24-8 on the DST_IP annotation. Only the annotations go to the device and back. "
-                  "A route's output number p (0-31) sets predicate bit p of the packet instead of choosing a port: "
-                  "later device elements can test it (PRED) and a Dispatcher after the Debatcher sends the packets "
-                  "on. No route, or a route to -1: dropped ('no-route', 'route-to-discard'). Route changes through "
-                  "the handlers reach the device copy of the tables at the next aggregate; aggregates in flight "
-                  "finish with the tables they started with.",
-              .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"},
-                       {"FILE", "string", "a file of routes"},
-                       {"PRED", "0-31", "look up only packets with this predicate bit"},
-                       {"SKIP", "0-31",
-                        "pass packets with this predicate bit by; those whose bit an earlier element's host part "
-                        "clears are looked up on the host at completion (an IDS's suspects found clean)"}},
-              .handlers = {{"table", "r", "the routes"}, {"routes", "r", "number of routes"},
-                           {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},
-                           {"set", "w", "replace all routes"}, {"flush", "w", "remove all routes"}},
-              .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIPLookup(10.0.0.0/8 0, 0/0 10.0.0.1 1) -> "
-                         "DeviceToHost -> CompletionQueue -> Debatcher -> d :: Dispatcher(0, 1);");
 
 }  // namespace shoal

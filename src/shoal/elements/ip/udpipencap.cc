@@ -6,7 +6,7 @@
 
 #include "shoal/elements/common.hh"
 #include "shoal/kernels/encap.hh"
-#include "shoal/kernels/steps.hh"
+#include "shoal/kernels/steps/udp_ip_encap.hh"
 #include "shoal/offload/element.hh"
 
 namespace shoal {
@@ -29,9 +29,7 @@ class UDPIPEncap : public offload::OffloadableElement<PacketElement<UDPIPEncap>>
   void initialize() override {
     r_room_ = add_drop_reason("no-headroom");
     r_big_ = add_drop_reason("too-long");
-    offload_init();
   }
-  void add_handlers() override { offload_handlers(); }
   int process(Packet* p) {
     uint16_t id = id_++;  // taken by every packet, as the device form's pre() does
     if (p->length() + k::kUdpIpHeaders > 65535) return drop_code(r_big_);

@@ -11,6 +11,7 @@
 #include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/offload/chain.hh"
+#include "shoal/offload/services.hh"
 
 namespace shoal {
 
@@ -112,8 +113,9 @@ class HostToDevice : public Element {
       e = next;
     }
     std::string err;
-    auto d = worker().runtime().device(err);
-    if (!d && worker().runtime().claim_device_report())
+    offload::Services& sv = offload::services(worker().runtime());
+    auto d = sv.device(err);
+    if (!d && sv.claim_device_report())
       fmt::print(stderr, "shoal: {}: no device ({}); aggregates run on the CPU (counted in 'cpu_fault')\n", name(),
                  err);
     chain_ = std::make_unique<offload::Chain>(*this, std::move(d), std::move(steps), inflight_, stats_, !slice_);
@@ -126,7 +128,7 @@ class HostToDevice : public Element {
   }
   void add_handlers() override {
     offload::add_chain_handlers(*this, stats_, "", [this] { return chain_.get(); });
-    add_read_handler("device", [this] { return worker().runtime().device_detail(); });
+    add_read_handler("device", [this] { return offload::services(worker().runtime()).device_detail(); });
   }
 
  private:

@@ -1,4 +1,4 @@
-#include "shoal/classify/classbench.hh"
+#include "shoal/classbench/classbench.hh"
 
 #include <fmt/format.h>
 

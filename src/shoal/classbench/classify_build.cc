@@ -1,4 +1,4 @@
-#include "shoal/kernels/classify_build.hh"
+#include "shoal/classbench/classify_build.hh"
 
 #include <algorithm>
 #include <array>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "shoal/kernels/ipfwd.hh"
-#include "shoal/kernels/lpm4_build.hh"
+#include "shoal/routing/lpm4_build.hh"
 
 namespace shoal {
 

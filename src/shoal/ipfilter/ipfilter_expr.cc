@@ -1,4 +1,4 @@
-#include "shoal/elements/ip/ipfilter_expr.hh"
+#include "shoal/ipfilter/ipfilter_expr.hh"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "shoal/kernels/lpm6_build.hh"
+#include "shoal/routing/lpm6_build.hh"
 
 #include <algorithm>
 #include <map>

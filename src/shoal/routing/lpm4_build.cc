@@ -1,4 +1,4 @@
-#include "shoal/kernels/lpm4_build.hh"
+#include "shoal/routing/lpm4_build.hh"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "shoal/elements/ip/iproutetable.hh"
+#include "shoal/routing/iproutetable.hh"
 
 #include <fmt/format.h>
 

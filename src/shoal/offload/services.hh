@@ -1,0 +1,48 @@
+// What the offload layer keeps per Runtime: its settings (the device to
+// use, aggregation sizes) and the device itself, opened at first use and
+// shared by every worker. Set the options after making the Runtime and
+// before configuring it; without them the defaults apply.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "shoal/core/runtime.hh"
+#include "shoal/device/device.hh"
+
+namespace shoal::offload {
+
+struct Options {
+  dev::DeviceOptions device;  // the device offloading elements use (opened on first use)
+  // NBA-style offload (an offloadable element reached by a batch a balancer
+  // sent to the device): batches per aggregate, the wait for a partial
+  // aggregate, and aggregates in flight per element.
+  uint32_t batches = 32;
+  uint32_t timeout_us = 200;
+  uint32_t inflight = 8;
+};
+
+class Services {
+ public:
+  Options options;
+  // The device, opened at the first call; nullptr with err when the
+  // requested one cannot be used.
+  std::shared_ptr<dev::Device> device(std::string& err);
+  // Which backend was taken and why (empty before the device is opened).
+  std::string device_detail() const;
+  // True once: for the one element that reports a missing device.
+  bool claim_device_report() { return !reported_.exchange(true); }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<dev::Device> device_;
+  std::string detail_, err_;
+  bool tried_ = false;
+  std::atomic<bool> reported_{false};
+};
+
+inline Services& services(Runtime& rt) { return rt.extension<Services>(); }
+inline void set_options(Runtime& rt, const Options& o) { services(rt).options = o; }
+
+}  // namespace shoal::offload
