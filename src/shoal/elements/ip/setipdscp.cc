@@ -1,0 +1,78 @@
+// SetIPDSCP: sets the Differentiated Services Code Point of IPv4 packets,
+// as Click's. Offloadable: its per-packet work is k::SetIPDSCPStep::apply,
+// which process() and the device both call.
+#include <fmt/format.h>
+
+#include "shoal/kernels/steps/set_ip_dscp.hh"
+#include "shoal/offload/element.hh"
+
+namespace shoal {
+
+class SetIPDSCP : public offload::OffloadableElement<PacketElement<SetIPDSCP>> {
+ public:
+  void configure(Args& a) override {
+    uint32_t dscp = 0;
+    a.read_mp("DSCP", dscp);
+    a.complete();
+    if (dscp > 63) a.fail(fmt::format("DSCP: {} is not 0-63", dscp));
+    dscp_ = uint8_t(dscp);
+  }
+  void initialize() override { r_nohdr_ = add_drop_reason("no-ip-header"); }
+  void add_handlers() override {
+    add_read_handler("dscp", [this] { return std::to_string(dscp_); });
+    add_write_handler("dscp", [this](const std::string& v) {
+      uint64_t x;
+      if (!parse_uint(trim(v), x) || x > 63) throw std::runtime_error("DSCP is 0-63");
+      dscp_ = uint8_t(x);
+    });
+  }
+  int process(Packet* p) {
+    bool hdr = p->has_network_header() && p->network_header_offset() >= 0 &&
+               uint64_t(p->network_header_offset()) + 20 <= p->length();
+    uint8_t* ip = hdr ? p->network_header() : nullptr;
+    return k::SetIPDSCPStep::apply(ip, ip ? ip + 10 : nullptr, dscp_, r_nohdr_);
+  }
+
+  // ---- offload: the header's first word and its checksum word, both
+  // written back; the header must be whole (20 bytes).
+  void offload_declare(offload::Plan& plan) override {
+    offload::Range r;
+    r.anchor = offload::Anchor::IP;
+    r.begin = 0, r.end = 2, r.need = 20, r.write = true, r.ip_at = plan.ip_at;
+    word_ = plan.add(r);
+    r.begin = 10, r.end = 12;
+    csum_ = plan.add(r);
+    plan.annos.pred |= offload_uses_pred();
+  }
+  bool offload_launch(offload::Launch& L, std::string&) override {
+    offload_ctl(L);
+    L.run<k::SetIPDSCPStep>({L.view, L.ctl, word_, csum_, dscp_, r_nohdr_});
+    return true;
+  }
+  bool offload_has_host_packet() const override { return true; }
+  int offload_host_packet(Packet* p) override { return process(p); }
+
+ private:
+  uint8_t dscp_ = 0;
+  uint16_t r_nohdr_ = 0;
+  uint32_t word_ = 0, csum_ = 0;
+};
+SHOAL_OFFLOADABLE_ELEMENT(SetIPDSCP,
+              SHOAL_GPU_FORM(.name = "GPUSetIPDSCP",
+                             .description = "Only the header's first word and its checksum go to the device and back.",
+                             .example = "... -> HostToDevice -> GPUCheckIPHeader(14) -> GPUSetIPDSCP(46) -> "
+                                        "DeviceToHost -> ...;",
+                             .skip = true),
+              .name = "SetIPDSCP", .ports = "1/1", .processing = "a/a",
+              .summary = "sets the IPv4 DSCP field",
+              .description = "Sets the Differentiated Services Code Point (the upper six bits of the ToS byte) of "
+                             "the IPv4 header at the network header annotation to DSCP, keeping the ECN bits, and "
+                             "updates the header checksum incrementally (RFC 1624). Packets without an IPv4 header "
+                             "annotation are dropped ('no-ip-header'). Offloadable (NBA's form after a balancer, "
+                             "or GPUSetIPDSCP in Snap's form).",
+              .args = {{"DSCP", "0-63", "the code point (e.g. 46, Expedited Forwarding)"}},
+              .handlers = {{"dscp", "rw", "the code point set"}},
+              .example = "FromDump(in.pcap) -> Strip(14) -> CheckIPHeader -> SetIPDSCP(46) -> Unstrip(14) -> "
+                         "ToDump(ef.pcap);");
+
+}  // namespace shoal
