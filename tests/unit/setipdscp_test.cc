@@ -66,7 +66,9 @@ TEST(SetIPDSCP, CpuNbaAndSnapFormsMarkEveryPacketAlike) {
       test::default_options());
   ASSERT_TRUE(snap->ok) << snap->errors;
   EXPECT_EQ(snap->n("h.cpu_fault"), 0u) << "the device did the work";
-  EXPECT_EQ(snap->n("h.device_aggregates"), snap->n("h.aggregates"));
+  // (an aggregate that finds every device slot busy runs on the CPU, counted in cpu_busy)
+  EXPECT_GT(snap->n("h.device_aggregates"), 0u);
+  EXPECT_EQ(snap->n("h.device_aggregates") + snap->n("h.cpu_busy"), snap->n("h.aggregates"));
   // Two 2-byte ranges each way per packet.
   EXPECT_EQ(snap->n("h.roi_bytes"), 4 * input.size());
   test::finish(*snap);

@@ -306,13 +306,25 @@ std::vector<ArgItem> split_args(std::string_view cfg, Loc start, bool keywords) 
 Args::Args(std::vector<ArgItem> items, Loc element_loc, std::string element_name)
     : items_(std::move(items)), loc_(element_loc), ename_(std::move(element_name)) {}
 
+namespace {
+thread_local Args::Probe* t_probe = nullptr;
+}
+Args::Probe::Probe() { t_probe = this; }
+Args::Probe::~Probe() { t_probe = nullptr; }
+bool Args::probing() { return t_probe != nullptr; }
+void Args::note_keyword(const char* kw) {
+  if (t_probe) t_probe->keywords.insert(kw);
+}
+
 bool Args::has(const char* kw) const {
+  if (t_probe) t_probe->keywords.insert(kw);
   for (auto& a : items_)
     if (a.keyword == kw) return true;
   return false;
 }
 
 ArgItem* Args::find_kw(const char* kw) {
+  if (t_probe) t_probe->keywords.insert(kw);
   ArgItem* found = nullptr;
   for (auto& a : items_)
     if (!a.used && a.keyword == kw) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -101,9 +102,21 @@ class Args {
   [[noreturn]] void fail(const std::string& msg) const;
   const Loc& element_loc() const { return loc_; }
 
+  // Documentation checks: while a Probe lives on a thread, every keyword a
+  // configure() asks for on that thread is recorded, and a missing
+  // mandatory argument does not fail (so later keywords are reached too).
+  struct Probe {
+    Probe();
+    ~Probe();
+    std::set<std::string> keywords;
+  };
+  // For elements that find a keyword among items() themselves.
+  static void note_keyword(const char* kw);
+
  private:
   ArgItem* find_kw(const char* kw);
   ArgItem* next_positional();
+  static bool probing();
   template <class T>
   Args& read_impl(const char* kw, T& out, bool mandatory, bool positional);
   template <class T>
@@ -159,7 +172,7 @@ Args& Args::read_impl(const char* kw, T& out, bool mandatory, bool positional) {
   ArgItem* a = find_kw(kw);
   if (!a && positional) a = next_positional();
   if (!a) {
-    if (mandatory) fail(std::string("missing mandatory ") + kw + " argument");
+    if (mandatory && !probing()) fail(std::string("missing mandatory ") + kw + " argument");
     return *this;
   }
   a->used = true;

@@ -475,7 +475,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_i32(v, r.priority) || r.priority < 1) return err = fmt::format("bad priority '{}'", v), false;
     } else if (k == "reference" || k == "metadata" || k == "rawbytes" || k == "target") {
     } else if (k == "flow") {
-      // accepted; directions and established need stream tracking (a later issue)
+      // accepted, not enforced: directions and established need flow tracking
     } else if (k == "content") {
       Item it;
       std::string_view cv = trim(v);

@@ -7,7 +7,7 @@
 // options the engine honours: msg, sid, gid, rev, content (|hex| bytes,
 // escapes, ! negation), nocase, offset, depth, distance, within,
 // fast_pattern, rawbytes, pcre (flags i s m x A E G R B), dsize, flow
-// (accepted: stream semantics come with the stateful issue), classtype,
+// (accepted, not enforced: there is no flow tracking yet), classtype,
 // priority, reference, metadata. Any other option, an HTTP buffer modifier
 // or an application-layer protocol makes the rule unusable: it is reported
 // with file, line and sid and skipped (counted), or with `strict` the load

@@ -101,10 +101,13 @@ class OffloadableElement : public Base, public Offloadable {
     if (!gpu_form_) return;
     int64_t bit = -1, skip = -1;
     a.read("PRED", bit);
-    a.read("SKIP", skip);
+    if (offload_has_host_packet())
+      a.read("SKIP", skip);
+    else
+      for (const ArgItem& it : a.items())
+        if (it.keyword == "SKIP") a.fail(it, "SKIP: this element cannot run a skipped packet on the host");
     if (bit > 31) a.fail("PRED: a predicate bit is 0-31");
     if (skip > 31) a.fail("SKIP: a predicate bit is 0-31");
-    if (skip >= 0 && !offload_has_host_packet()) a.fail("SKIP: this element cannot run a skipped packet on the host");
     if (bit >= 0) pred_check_ = 1u << bit;
     if (skip >= 0) pred_skip_ = 1u << skip;
   }

@@ -117,6 +117,7 @@ class IPClassifier : public IPPatternElement<IPClassifier> {
  public:
   void configure(Args& a) override {
     int32_t out = 0;
+    Args::note_keyword("TREE"), Args::note_keyword("CACHING");  // read_option() finds them
     for (auto& it : a.items()) {
       if (read_option(a, it)) continue;
       it.used = true;
@@ -134,6 +135,7 @@ class IPClassifier : public IPPatternElement<IPClassifier> {
 class IPFilter : public IPPatternElement<IPFilter> {
  public:
   void configure(Args& a) override {
+    Args::note_keyword("TREE"), Args::note_keyword("CACHING");  // read_option() finds them
     for (auto& it : a.items()) {
       if (read_option(a, it)) continue;
       it.used = true;
@@ -157,7 +159,7 @@ class IPFilter : public IPPatternElement<IPFilter> {
       if (it) a.fail(*it, msg);
       throw ConfigError(loc, fmt::format("{}: {}", name(), msg));
     };
-    int32_t result;
+    int32_t result = 0;  // every other path fails (bad() throws)
     uint64_t port;
     if (action == "allow") result = 0;
     else if (action == "deny" || action == "drop") result = ipf::kDeny;
@@ -219,7 +221,8 @@ SHOAL_ELEMENT(IPClassifier, .name = "IPClassifier", .ports = "1/-", .processing 
               .description = "One output per pattern; a packet leaves on the output of the first pattern it matches, "
                              "and one matching none is dropped (reason 'no-match'). " SHOAL_IPPATTERN_DOC,
               .args = {{"PATTERN...", "pattern", "one per output"},
-                       {"TREE", "bool", "compile to a decision DAG (default true)"}},
+                       {"TREE", "bool", "compile to a decision DAG (default true)"},
+                       {"CACHING", "bool", "accepted for Click compatibility; no effect"}},
               .handlers = {{"program", "r", "the compiled decision DAG"}, {"patterns", "r", "the patterns by output"}},
               .example = "c :: IPClassifier(tcp dst port www or 8080, src net 10.0.0.0/8 and not icmp, ip frag, -);");
 

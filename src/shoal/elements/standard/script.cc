@@ -113,6 +113,7 @@ class ScriptBase : public Element {
 
  protected:
   void parse(Args& a, bool driver_syntax) {
+    if (!driver_syntax) Args::note_keyword("TYPE");
     for (auto& it : a.items()) {
       it.used = true;
       std::string_view t = trim(it.text);

@@ -100,7 +100,8 @@ SHOAL_ELEMENT(RatedSource, .name = "RatedSource", .ports = "0/1", .processing = 
               .description = "Like InfiniteSource, but emits RATE packets per second (evenly, by the worker clock).",
               .args = {{"DATA", "data string", "packet contents"}, {"RATE", "real", "packets per second (default 10)"},
                        {"LIMIT", "integer", "packets to emit; -1 (default) for no limit"},
-                       {"LENGTH", "unsigned", "pad or cut DATA to this length"},
+                       {"LENGTH", "unsigned", "pad or cut DATA to this length (also DATASIZE)"},
+                       {"BURST", "unsigned", "packets per task run (default 1, as in Click)"},
                        {"ACTIVE", "boolean", "emit when true"}, {"STOP", "boolean", "stop the router at LIMIT"}},
               .handlers = {{"count", "r", "packets emitted"}, {"active", "rw", "emitting or paused"}},
               .example = "RatedSource(RATE 1000, LIMIT 5000, STOP true) -> Queue -> ...");
