@@ -13,8 +13,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     shoal::ids::RegexDfa d;
     std::string why;
-    if (d.compile(text.substr(0, 48), size % 2 ? "is" : "mx", why, 256)) d.search(data, size);
-    else if (why.empty()) __builtin_trap();  // a refusal always has a reason
+    if (d.compile(text.substr(0, 48), size % 2 ? "is" : "mx", why, 256))
+      d.search(data, size);
+    else if (why.empty())
+      __builtin_trap();  // a refusal always has a reason
   }
   shoal::ids::Vars vars;
   std::string err;

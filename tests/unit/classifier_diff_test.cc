@@ -1,7 +1,7 @@
 // Differential test: Classifier (compiled to masked word compares) against a
 // naive first-match oracle written here, on random patterns and packets.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <random>
 
@@ -85,7 +85,8 @@ TEST(ClassifierDiff, MatchesNaiveOracleOnRandomPatterns) {
       }
     }
     std::string conf = fmt::format("FromDump({}, STOP true) -> Truncate({}) -> c :: Classifier({});", in, cut, cfg);
-    for (int p = 0; p < npat; ++p) conf += fmt::format(" c[{}] -> ToDump({}/cdiff-{}-{}.pcap);", p, test::tmpdir(), round, p);
+    for (int p = 0; p < npat; ++p)
+      conf += fmt::format(" c[{}] -> ToDump({}/cdiff-{}-{}.pcap);", p, test::tmpdir(), round, p);
     auto r = test::run(conf);
     ASSERT_TRUE(r->ok) << r->errors << "\n" << conf;
     uint64_t dropped = r->n("c.drops");

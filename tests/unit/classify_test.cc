@@ -1,16 +1,16 @@
 // Multi-field classification: the cut trees against the linear first-match
 // oracle on generated ClassBench-style sets and traces and on edge cases;
 // the ClassBench text format; frames to keys.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <random>
 
 #include "helpers.hh"
 #include "shoal/classbench/classbench.hh"
-#include "shoal/io/pcap.hh"
 #include "shoal/classbench/classify_build.hh"
+#include "shoal/io/pcap.hh"
 
 using namespace shoal;
 using namespace shoal::classify;
@@ -121,7 +121,8 @@ TEST(ClassBench, ParsesTheFormatAndItsOptions) {
   }
   std::vector<k::ClsRule> rs;
   std::string err;
-  EXPECT_FALSE(parse_rules("# a comment\n\n@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00\n@bad\n", "f.rules", rs, err));
+  EXPECT_FALSE(
+      parse_rules("# a comment\n\n@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00\n@bad\n", "f.rules", rs, err));
   EXPECT_NE(err.find("f.rules:4:"), std::string::npos) << err;
   EXPECT_FALSE(load_rules("/nonexistent/x.rules", rs, err));
   EXPECT_NE(err.find("cannot read"), std::string::npos);
@@ -180,11 +181,11 @@ TEST(ClsTrees, MatchTheLinearOracleOnGeneratedSets) {
       ASSERT_TRUE(t.build(rules, err)) << err;
       const auto& st = t.stats();
       std::string what = fmt::format("{} {}", flavor_name(f), n);
-      std::string line = (fmt::format("trees {} nodes {} depth {} leaf entries {} ({:.1f}/rule) largest leaf {} "
-                                       "memory {} KiB build {:.0f} ms",
-                                       st.trees, st.nodes, st.depth, st.leaf_entries,
-                                       double(st.leaf_entries) / double(n), st.largest_leaf, t.memory_bytes() >> 10,
-                                       st.build_ms));
+      std::string line =
+          (fmt::format("trees {} nodes {} depth {} leaf entries {} ({:.1f}/rule) largest leaf {} "
+                       "memory {} KiB build {:.0f} ms",
+                       st.trees, st.nodes, st.depth, st.leaf_entries, double(st.leaf_entries) / double(n),
+                       st.largest_leaf, t.memory_bytes() >> 10, st.build_ms));
       RecordProperty(what, line);
       if (getenv("SHOAL_VERBOSE")) fmt::print("{}: {}\n", what, line);
       EXPECT_LT(st.leaf_entries, 40 * n) << what << ": rule copies stay bounded";
@@ -199,7 +200,7 @@ TEST(ClsTrees, EdgeCases) {
   std::vector<k::ClsRule> rules = {
       rule("@10.0.0.0/8 0.0.0.0/0 0 : 65535 80 : 80 0x06/0xFF port 1"),
       rule("@10.1.0.0/16 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 port 2"),  // partly hidden by nothing: overlaps
-      rule("@10.1.2.0/24 0.0.0.0/0 0 : 65535 80 : 80 0x06/0xFF port 3"),   // hidden by rule 0 entirely
+      rule("@10.1.2.0/24 0.0.0.0/0 0 : 65535 80 : 80 0x06/0xFF port 3"),    // hidden by rule 0 entirely
       rule("@0.0.0.0/0 192.168.0.0/16 0 : 65535 0 : 65535 0x11/0xFF port 4"),
       rule("@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF 0x0002/0x0012 port 5"),  // bare SYNs
       rule("@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 vlan 7 port 6"),
@@ -274,7 +275,7 @@ Workload make_workload(Flavor f, size_t nrules, size_t npackets, int ports, bool
       keys[i].ethertype = 0x88cc;
     }
     uint32_t len = build_frame(keys[i], i % 7 == 0 ? 1514 : 64 + rng() % 200, buf.data());
-    if (i % 211 == 0) len = 10;           // runt
+    if (i % 211 == 0) len = 10;                                            // runt
     if (i % 223 == 0 && keys[i].ip) buf[keys[i].tagged ? 18 : 14] = 0x44;  // IHL 4
     pw.write(buf.data(), len, len, 1700000000000000000ull + i * 1000);
   }
@@ -348,13 +349,15 @@ TEST(SDNClassifier, SendsEachFrameWhereTheOracleSaysAndAccountsForTheRest) {
 TEST(SDNClassifier, SnapFormSetsPredicatesForADispatcher) {
   auto w = make_workload(Flavor::Acl, 1000, 3000, 3, true);
   auto cfg = [&](const std::string& tag, bool gpu) {
-    std::string head = gpu ? fmt::format("Batcher(512, 100us) -> HostToDevice -> GPUSDNClassifier(RULES {}) -> "
-                                         "DeviceToHost -> CompletionQueue -> Debatcher -> c :: Dispatcher(0, 1, 2)",
-                                         w.rules)
+    std::string head = gpu ? fmt::format(
+                                 "Batcher(512, 100us) -> HostToDevice -> GPUSDNClassifier(RULES {}) -> "
+                                 "DeviceToHost -> CompletionQueue -> Debatcher -> c :: Dispatcher(0, 1, 2)",
+                                 w.rules)
                            : fmt::format("c :: SDNClassifier(RULES {})", w.rules);
-    return fmt::format("FromDump({}, STOP true) -> {}; c[0] -> ToDump({}/{}-0.pcap); c[1] -> ToDump({}/{}-1.pcap); "
-                       "c[2] -> ToDump({}/{}-2.pcap);",
-                       w.trace, head, w.dir, tag, w.dir, tag, w.dir, tag);
+    return fmt::format(
+        "FromDump({}, STOP true) -> {}; c[0] -> ToDump({}/{}-0.pcap); c[1] -> ToDump({}/{}-1.pcap); "
+        "c[2] -> ToDump({}/{}-2.pcap);",
+        w.trace, head, w.dir, tag, w.dir, tag, w.dir, tag);
   };
   for (bool gpu : {false, true}) {
     auto r = test::run(cfg(gpu ? "snap" : "cpu", gpu));
@@ -387,9 +390,7 @@ TEST(SDNClassifier, ReloadsAtRunTimeAndReportsBadRules) {
   EXPECT_TRUE(r->rt->write_handler("c.load", other, err)) << err;
   EXPECT_EQ(r->n("c.rules"), 1u);
   EXPECT_EQ(r->n("c.version"), 2u);
-  {
-    std::ofstream(other) << "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 port 5\n";
-  }
+  { std::ofstream(other) << "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 port 5\n"; }
   EXPECT_FALSE(r->rt->write_handler("c.reload", "", err));
   EXPECT_NE(err.find("output 5"), std::string::npos) << err;
   EXPECT_EQ(r->n("c.rules"), 1u) << "the old rules stay";

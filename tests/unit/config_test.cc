@@ -13,7 +13,8 @@ std::vector<std::string> names(const Program& p) {
 }
 bool connected(const Program& p, const std::string& a, int ap, const std::string& b, int bp) {
   for (auto& c : p.conns)
-    if (p.elements[size_t(c.from)].name == a && c.from_port == ap && p.elements[size_t(c.to)].name == b && c.to_port == bp)
+    if (p.elements[size_t(c.from)].name == a && c.from_port == ap && p.elements[size_t(c.to)].name == b &&
+        c.to_port == bp)
       return true;
   return false;
 }
@@ -86,7 +87,8 @@ TEST(Config, KeywordAndRestFormals) {
     InfiniteSource(LIMIT 1) -> K(COLOR 7) -> r :: R(3, 12/0800, -) -> Discard;
   )");
   ASSERT_TRUE(r->ok) << r->errors;
-  EXPECT_EQ(r->prog.elements[size_t(r->prog.find("K@2/Paint@1"))].config, "7") << testing::PrintToString(names(r->prog));
+  EXPECT_EQ(r->prog.elements[size_t(r->prog.find("K@2/Paint@1"))].config, "7")
+      << testing::PrintToString(names(r->prog));
   EXPECT_EQ(r->prog.elements[size_t(r->prog.find("r/c"))].config, "12/0800, -");
   EXPECT_FALSE(load("elementclass K { COLOR $c | input -> output } InfiniteSource -> K(1) -> Discard;")->ok)
       << "a positional argument does not fill a keyword formal";

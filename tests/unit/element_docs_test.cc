@@ -57,7 +57,8 @@ TEST(ElementDocs, DocumentedArgumentsAreTheKeywordsConfigureReads) {
     for (const auto& k : doc)
       if (!read.count(k)) problems += fmt::format("{}: documents {}, which configure() does not read\n", i->name, k);
     for (const auto& k : read)
-      if (!doc.count(k) && !aliases.count(k)) problems += fmt::format("{}: reads {}, which its documentation does not list\n", i->name, k);
+      if (!doc.count(k) && !aliases.count(k))
+        problems += fmt::format("{}: reads {}, which its documentation does not list\n", i->name, k);
   }
   EXPECT_EQ(problems, "");
 }

@@ -77,8 +77,10 @@ TEST(Elements, TeeCopiesEveryPacketToEveryOutput) {
 
 TEST(Elements, TeeCopyFailuresAreCounted) {
   // A 64-buffer pool and a Queue that keeps everything: copies run out.
-  auto r = run("FastUDPFlows(LIMIT 40, BURST 40) -> t :: Tee; t[0] -> Queue(1000) -> Unqueue(ACTIVE false) -> Discard; t[1] -> Queue(1000) -> Unqueue(ACTIVE false) -> Discard;",
-               1, 64);
+  auto r =
+      run("FastUDPFlows(LIMIT 40, BURST 40) -> t :: Tee; t[0] -> Queue(1000) -> Unqueue(ACTIVE false) -> Discard; t[1] "
+          "-> Queue(1000) -> Unqueue(ACTIVE false) -> Discard;",
+          1, 64);
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("t.copy_failures"), 16u);
   finish(*r);
@@ -138,9 +140,12 @@ TEST(Elements, RoundRobinAndHashSwitch) {
 
 TEST(Elements, StripUnstripEtherEncapRoundTrip) {
   std::string out = tmpdir() + "/strip.pcap";
-  auto r = run("FastUDPFlows(LIMIT 5, LENGTH 80) -> Strip(14) -> Unstrip(14) -> Strip(14) -> "
-               "EtherEncap(0x0800, 02:00:00:00:00:01, 02:00:00:00:00:02) -> ToDump(" + out + ");"
-               "InfiniteSource(DATA \\<01 02>, LIMIT 3) -> s :: Strip(3) -> Discard;");
+  auto r =
+      run("FastUDPFlows(LIMIT 5, LENGTH 80) -> Strip(14) -> Unstrip(14) -> Strip(14) -> "
+          "EtherEncap(0x0800, 02:00:00:00:00:01, 02:00:00:00:00:02) -> ToDump(" +
+          out +
+          ");"
+          "InfiniteSource(DATA \\<01 02>, LIMIT 3) -> s :: Strip(3) -> Discard;");
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("s.drops"), 3u);
   finish(*r);
@@ -154,7 +159,8 @@ TEST(Elements, StripUnstripEtherEncapRoundTrip) {
 
 TEST(Elements, FromDumpToDumpIsByteIdenticalWithNanoTimestamps) {
   std::string in = tmpdir() + "/gen.pcap", out = tmpdir() + "/copy.pcap";
-  auto g = run("FastUDPFlows(LIMIT 64, FLOWS 8, IMIX true) -> SetTimestamp(1700000000.123456789) -> ToDump(" + in + ");");
+  auto g =
+      run("FastUDPFlows(LIMIT 64, FLOWS 8, IMIX true) -> SetTimestamp(1700000000.123456789) -> ToDump(" + in + ");");
   ASSERT_TRUE(g->ok) << g->errors;
   finish(*g);
   auto r = run("FromDump(" + in + ", STOP true) -> c :: Counter -> ToDump(" + out + ");");
@@ -192,7 +198,8 @@ TEST(Elements, FromDumpReportsMissingAndTruncatedFiles) {
 
 TEST(Elements, InfiniteSourceDataLengthAndStop) {
   std::string out = tmpdir() + "/inf.pcap";
-  auto r = run("InfiniteSource(DATA \\<de ad be ef>, LENGTH 6, LIMIT 4, BURST 3, STOP true) -> ToDump(" + out + ");"
+  auto r = run("InfiniteSource(DATA \\<de ad be ef>, LENGTH 6, LIMIT 4, BURST 3, STOP true) -> ToDump(" + out +
+               ");"
                "InfiniteSource -> Discard;");  // unlimited: only STOP ends the run
   ASSERT_TRUE(r->ok) << r->errors;
   finish(*r);
@@ -236,7 +243,8 @@ TEST(Elements, ScriptTypePacketChoosesPorts) {
     s[1] -> odd :: Counter -> Discard;
     FastUDPFlows(LIMIT 3) -> x :: Script(TYPE PACKET, exit) -> Discard;
     FastUDPFlows(LIMIT 2) -> e :: Script(TYPE PACKET, end) -> ended :: Counter -> Discard;
-  )", 1);
+  )",
+               1);
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("even.count"), 5u);
   EXPECT_EQ(r->n("odd.count"), 5u);
@@ -254,7 +262,8 @@ TEST(Elements, ScriptLoopsAndWritesAcrossWorkers) {
   auto r = run(R"(
     FastUDPFlows(LIMIT 64, FLOWS 16, ACTIVE false) -> c :: Counter -> Discard;
     Script(set i 0, label top, set i $(add $i 1), goto top $(lt $i 5), write FastUDPFlows@1.active true);
-  )", 2);
+  )",
+               2);
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("c.count"), 64u) << "the write reached both workers' copies";
   finish(*r);
@@ -267,8 +276,9 @@ TEST(Elements, IPSummaryDumpRoundTrip) {
                ", CONTENTS " + fields + ");");
   ASSERT_TRUE(r->ok) << r->errors;
   finish(*r);
-  auto r2 = run(std::string("FromIPSummaryDump(") + txt + ", STOP true, CHECKSUM true) -> c :: Counter -> ToIPSummaryDump(" +
-                txt2 + ", CONTENTS " + fields + ");");
+  auto r2 =
+      run(std::string("FromIPSummaryDump(") + txt + ", STOP true, CHECKSUM true) -> c :: Counter -> ToIPSummaryDump(" +
+          txt2 + ", CONTENTS " + fields + ");");
   ASSERT_TRUE(r2->ok) << r2->errors;
   EXPECT_EQ(r2->n("c.count"), 30u);
   finish(*r2);
@@ -292,8 +302,10 @@ TEST(Dispatch, MajorityKeepsTheBatchAndOrderIsKeptPerPort) {
   std::string out0 = tmpdir() + "/d0.pcap", out1 = tmpdir() + "/d1.pcap";
   // Every 5th packet is a TCP flow (PROTO mix flow 0..5 TCP): split, and check
   // each output keeps the generator's sequence order.
-  auto r = run("FastUDPFlows(LIMIT 500, FLOWS 10, PROTO mix, BURST 64) -> c :: Classifier(23/11, -);"
-               "c[0] -> ToDump(" + out0 + "); c[1] -> ToDump(" + out1 + ");");
+  auto r =
+      run("FastUDPFlows(LIMIT 500, FLOWS 10, PROTO mix, BURST 64) -> c :: Classifier(23/11, -);"
+          "c[0] -> ToDump(" +
+          out0 + "); c[1] -> ToDump(" + out1 + ");");
   ASSERT_TRUE(r->ok) << r->errors;
   finish(*r);
   for (auto& path : {out0, out1}) {

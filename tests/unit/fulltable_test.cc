@@ -1,8 +1,8 @@
 // The lookups over a full Internet routing table (../shared/data/routes, 900k
 // IPv4 and 160k IPv6 prefixes), against an oracle that probes one hash set
 // per prefix length from the longest down. Skipped when the data is absent.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>

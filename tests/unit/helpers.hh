@@ -13,8 +13,8 @@
 
 #include "shoal/config/config.hh"
 #include "shoal/core/runtime.hh"
-#include "shoal/offload/services.hh"
 #include "shoal/io/pcap.hh"
+#include "shoal/offload/services.hh"
 
 namespace shoal::test {
 

@@ -2,8 +2,8 @@
 // random pattern sets; rule semantics option by option; headers, variables
 // and lists; malformed rules; packet parsing on hostile input; IDSMatcher
 // end to end (fast.log, EVE, output 1) with both engines.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -320,8 +320,8 @@ TEST(RuleErrors, EachBadRuleSaysWhereAndWhy) {
   EXPECT_NE(err.find("bad.rules:1: "), std::string::npos) << err;
   // a rule over several lines, and a missing file
   RuleSet cont;
-  ASSERT_TRUE(cont.load_text("# c\nalert tcp any any -> any any \\\n  (content:\"x\"; \\\n sid:5;)\n", "c.rules", Vars(),
-                             true, err))
+  ASSERT_TRUE(cont.load_text("# c\nalert tcp any any -> any any \\\n  (content:\"x\"; \\\n sid:5;)\n", "c.rules",
+                             Vars(), true, err))
       << err;
   ASSERT_EQ(cont.rules().size(), 1u);
   EXPECT_EQ(cont.rules()[0].line, 2);
@@ -352,9 +352,10 @@ TEST(IdsPackets, HostileInputNeverCrashes) {
   EXPECT_EQ(p.plen, 65535u - 28);
   RuleSet set;
   std::string err;
-  ASSERT_TRUE(set.load_text("alert udp any any -> any any (content:\"needle\"; sid:1;)\n"
-                            "alert udp any any -> any any (content:\"AAAA\"; content:\"B\"; distance:0; sid:2;)\n",
-                            "x", Vars(), true, err));
+  ASSERT_TRUE(
+      set.load_text("alert udp any any -> any any (content:\"needle\"; sid:1;)\n"
+                    "alert udp any any -> any any (content:\"AAAA\"; content:\"B\"; distance:0; sid:2;)\n",
+                    "x", Vars(), true, err));
   for (EngineKind k : {EngineKind::Builtin, EngineKind::Hyperscan}) {
     if (k == EngineKind::Hyperscan && !have_hyperscan()) continue;
     Engine e;
@@ -401,12 +402,20 @@ TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
     std::string err;
     ASSERT_TRUE(w.open(in, 1, 65535, true, err)) << err;
     std::vector<Bytes> fs = {
-        frame("8.8.8.8", "10.0.0.1", 6, 4000, 80, "GET /etc/passwd HTTP/1.0\r\n"),  // alert 1
+        frame("8.8.8.8", "10.0.0.1", 6, 4000, 80, "GET /etc/passwd HTTP/1.0\r\n"),   // alert 1
         frame("8.8.8.8", "10.0.0.1", 6, 4000, 80, "POST /etc/passwd HTTP/1.0\r\n"),  // GET not at 0
         frame("10.0.0.2", "10.0.0.1", 6, 4000, 80, "GET /etc/passwd HTTP/1.0\r\n"),  // internal source
-        frame("1.1.1.1", "9.9.9.9", 17, 999, 53, std::string("\x05" "EVIL\x03" "com", 9)),  // alert 2
-        frame("1.1.1.1", "9.9.9.9", 17, 999, 54, std::string("\x05" "evil\x03" "com", 9)),  // wrong port
-        {1, 2, 3},                                                                  // not IP
+        frame("1.1.1.1", "9.9.9.9", 17, 999, 53,
+              std::string("\x05"
+                          "EVIL\x03"
+                          "com",
+                          9)),  // alert 2
+        frame("1.1.1.1", "9.9.9.9", 17, 999, 54,
+              std::string("\x05"
+                          "evil\x03"
+                          "com",
+                          9)),  // wrong port
+        {1, 2, 3},              // not IP
     };
     for (size_t i = 0; i < fs.size(); ++i)
       w.write(fs[i].data(), uint32_t(fs[i].size()), uint32_t(fs[i].size()), 1700000000000000000ull + i * 1000);
@@ -433,10 +442,12 @@ TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
     std::string l1, l2, l3;
     std::getline(f, l1), std::getline(f, l2);
     EXPECT_FALSE(std::getline(f, l3));
-    EXPECT_EQ(l1, "11/14/2023-22:13:20.000000  [**] [1:1000001:2] GET passwd [**] [Classification: attempted-recon] "
-                  "[Priority: 3] {TCP} 8.8.8.8:4000 -> 10.0.0.1:80");
-    EXPECT_EQ(l2, "11/14/2023-22:13:20.000003  [**] [1:1000002:1] dns evil [**] [Classification: (null)] "
-                  "[Priority: 1] {UDP} 1.1.1.1:999 -> 9.9.9.9:53");
+    EXPECT_EQ(l1,
+              "11/14/2023-22:13:20.000000  [**] [1:1000001:2] GET passwd [**] [Classification: attempted-recon] "
+              "[Priority: 3] {TCP} 8.8.8.8:4000 -> 10.0.0.1:80");
+    EXPECT_EQ(l2,
+              "11/14/2023-22:13:20.000003  [**] [1:1000002:1] dns evil [**] [Classification: (null)] "
+              "[Priority: 1] {UDP} 1.1.1.1:999 -> 9.9.9.9:53");
     std::ifstream e(eve);
     std::string line, all;
     int n = 0;
@@ -460,8 +471,8 @@ TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
   if (eves.size() == 2) {
     EXPECT_EQ(eves[0], eves[1]) << "both engines raise the same alerts";
   }
-  auto bad = test::run(fmt::format("Idle -> IDSMatcher(RULES {}, VARS {}, STRICT true) -> Discard;", rules,
-                                   dir + "/vars.yaml"));
+  auto bad = test::run(
+      fmt::format("Idle -> IDSMatcher(RULES {}, VARS {}, STRICT true) -> Discard;", rules, dir + "/vars.yaml"));
   EXPECT_FALSE(bad->ok);
   EXPECT_NE(bad->errors.find("sid 1000003"), std::string::npos) << bad->errors;
   auto missing = test::run("Idle -> IDSMatcher(RULES /nonexistent.rules) -> Discard;");
@@ -578,9 +589,11 @@ TEST(IDSMatcher, TheExamplesRaiseTheirSixAlertsWithEitherEngineAndOffloaded) {
     std::ifstream f(root + "/examples/" + run.file);
     ASSERT_TRUE(f) << run.file;
     std::string text((std::istreambuf_iterator<char>(f)), {});
-    std::string cfg = text, log = fmt::format("{}/example-{}-{}-", test::tmpdir(), run.file, run.engine ? run.engine : "");
+    std::string cfg = text,
+                log = fmt::format("{}/example-{}-{}-", test::tmpdir(), run.file, run.engine ? run.engine : "");
     auto sub = [&](const std::string& from, const std::string& to) {
-      for (size_t p = cfg.find(from); p != std::string::npos; p = cfg.find(from, p + to.size())) cfg.replace(p, from.size(), to);
+      for (size_t p = cfg.find(from); p != std::string::npos; p = cfg.find(from, p + to.size()))
+        cfg.replace(p, from.size(), to);
     };
     sub("examples/", root + "/examples/");
     sub(fmt::format("$LOG {}", run.log), "$LOG " + log);
@@ -596,7 +609,8 @@ TEST(IDSMatcher, TheExamplesRaiseTheirSixAlertsWithEitherEngineAndOffloaded) {
     test::finish(*r);
     std::ifstream eve(log + "eve.json");
     std::vector<uint32_t> sids;
-    for (std::string line; std::getline(eve, line);) sids.push_back(nlohmann::json::parse(line)["alert"]["signature_id"]);
+    for (std::string line; std::getline(eve, line);)
+      sids.push_back(nlohmann::json::parse(line)["alert"]["signature_id"]);
     EXPECT_EQ(sids, (std::vector<uint32_t>{1000001, 1000002, 1000003, 1000004, 1000005, 1000006})) << run.file;
   }
 }
@@ -640,7 +654,7 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
       if (i % 97 == 0) data = "";
       Bytes f = frame("10.0.0.1", "10.0.0.2", i % 2 ? 6 : 17, 1000, i % 3 ? 53 : 80, data);
       if (i % 101 == 0) f.resize(f.size() / 2);  // truncated capture
-      if (i % 103 == 0) f = {1, 2, 3};            // not IP
+      if (i % 103 == 0) f = {1, 2, 3};           // not IP
       w.write(f.data(), uint32_t(f.size()), uint32_t(f.size()), 1700000000000000000ull + uint64_t(i) * 1000);
     }
   }
@@ -694,11 +708,11 @@ TEST(PcreVerification, HyperscanAndTheDfaAnswerAsPcre2Would) {
   std::mt19937 rng(5);
   std::vector<Rule> rules;
   const char* shapes[] = {
-      "pcre:\"/{0}/{1}\";",                                  // no fast pattern: prefiltered
-      "content:\"a\"; pcre:\"/{0}/{1}\";",                   // yes/no
-      "pcre:\"/{0}/{1}\"; content:\"b\"; distance:0;",       // its end needed: PCRE2
-      "content:\"1\"; pcre:\"/{0}/{1}R\";",                  // relative: PCRE2
-      "pcre:!\"/{0}/{1}\"; content:\"c\";",                  // negated yes/no
+      "pcre:\"/{0}/{1}\";",                                                 // no fast pattern: prefiltered
+      "content:\"a\"; pcre:\"/{0}/{1}\";",                                  // yes/no
+      "pcre:\"/{0}/{1}\"; content:\"b\"; distance:0;",                      // its end needed: PCRE2
+      "content:\"1\"; pcre:\"/{0}/{1}R\";",                                 // relative: PCRE2
+      "pcre:!\"/{0}/{1}\"; content:\"c\";",                                 // negated yes/no
       "pcre:\"/{0}/{1}\"; pcre:!\"/b{{2}}/\"; content:\"a\"; distance:0;",  // end read past a negation
   };
   while (rules.size() < 400) {
@@ -710,7 +724,8 @@ TEST(PcreVerification, HyperscanAndTheDfaAnswerAsPcre2Would) {
     std::string opts = fmt::format(fmt::runtime(shapes[rng() % std::size(shapes)]), e, flags);
     Rule r;
     std::string err;
-    bool ok = parse_rule(fmt::format("alert ip any any -> any any ({} sid:{};)", opts, rules.size() + 1), Vars(), r, err);
+    bool ok =
+        parse_rule(fmt::format("alert ip any any -> any any ({} sid:{};)", opts, rules.size() + 1), Vars(), r, err);
     // with x, "a *" leaves a quantifier without an item: PCRE2 says so
     ASSERT_TRUE(ok || flags.find('x') != std::string::npos) << opts << ": " << err;
     if (ok) rules.push_back(std::move(r));

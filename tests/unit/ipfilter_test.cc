@@ -3,8 +3,8 @@
 // share; the decision DAG against the linear program and against direct
 // evaluation of the parsed expressions, truncated packets included; and the
 // Click semantics the two languages do not share.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <pcap/pcap.h>
 
 #include <fstream>
@@ -45,10 +45,10 @@ std::vector<uint8_t> random_packet(std::mt19937& rng, bool truncate) {
   p[2] = uint8_t(p.size() >> 8), p[3] = uint8_t(p.size());
   uint16_t frag = 0;
   switch (rng() % 8) {
-    case 0: frag = 0x2000; break;                          // MF, first fragment
+    case 0: frag = 0x2000; break;                                // MF, first fragment
     case 1: frag = uint16_t(0x2000 | (1 + rng() % 100)); break;  // middle
-    case 2: frag = uint16_t(1 + rng() % 100); break;       // last
-    case 3: frag = 0x4000; break;                          // DF
+    case 2: frag = uint16_t(1 + rng() % 100); break;             // last
+    case 3: frag = 0x4000; break;                                // DF
     default: break;
   }
   p[6] = uint8_t(frag >> 8), p[7] = uint8_t(frag);
@@ -91,7 +91,8 @@ std::string shared_primitive(std::mt19937& rng) {
     case 10: return fmt::format("icmp[0] = {}", (int[]){0, 3, 8, 11}[rng() % 4]);
     case 11: return fmt::format("ip[8] {} {}", rel[rng() % 6], (int[]){1, 32, 64, 95}[rng() % 4]);
     case 12: return fmt::format("udp[0:2] {} {}", rel[rng() % 6], kPortsUsed[rng() % 8]);
-    default: return fmt::format("ip[{}:2] & {:#x} {} {:#x}", 2 * (rng() % 9), rng() & 0xffff, rng() % 2 ? "=" : "!=", 0);
+    default:
+      return fmt::format("ip[{}:2] & {:#x} {} {:#x}", 2 * (rng() % 9), rng() & 0xffff, rng() % 2 ? "=" : "!=", 0);
   }
 }
 std::string shared_expr(std::mt19937& rng, int depth) {
@@ -132,8 +133,8 @@ std::string click_expr(std::mt19937& rng, int depth) {
     case 1: return "(" + click_expr(rng, depth - 1) + ") && (" + click_expr(rng, depth - 1) + ")";
     case 2: return "(" + click_expr(rng, depth - 1) + ") (" + click_expr(rng, depth - 1) + ")";
     case 3:
-      return "(" + click_expr(rng, depth - 1) + " ? " + click_expr(rng, depth - 1) + " : " + click_expr(rng, depth - 1) +
-             ")";
+      return "(" + click_expr(rng, depth - 1) + " ? " + click_expr(rng, depth - 1) + " : " +
+             click_expr(rng, depth - 1) + ")";
     default: return "(" + click_expr(rng, depth - 1) + ") || (" + click_expr(rng, depth - 1) + ")";
   }
 }
@@ -317,7 +318,8 @@ TEST(IPFilterExpr, ErrorsPointAtTheWord) {
   EXPECT_NE(err("tcp ? udp").second.find("':'"), std::string::npos);
   EXPECT_NE(err("").second.find("empty"), std::string::npos);
   EXPECT_NE(err("hello").second.find("unknown word"), std::string::npos);
-  EXPECT_NE(err(std::string("tcp \0 udp", 9)).second.find("unknown word"), std::string::npos) << "a NUL byte (found by the fuzzer)";
+  EXPECT_NE(err(std::string("tcp \0 udp", 9)).second.find("unknown word"), std::string::npos)
+      << "a NUL byte (found by the fuzzer)";
 }
 
 TEST(IPFilterExpr, HundredHostRulesMakeAShallowDag) {
@@ -326,7 +328,7 @@ TEST(IPFilterExpr, HundredHostRulesMakeAShallowDag) {
     pats.push_back(fmt::format("dst host 10.{}.{}.1 and tcp dst port {}", i / 10, i % 10, 1000 + i));
   pats.push_back("src net 10.0.0.0/8");
   pats.push_back("dst host 10.0.0.1 and udp");  // shadowed by nothing: reachable
-  pats.push_back("src net 10.1.0.0/16");         // covered by the /8 above: dead
+  pats.push_back("src net 10.1.0.0/16");        // covered by the /8 above: dead
   Compiled c;
   compile(c, pats);
   EXPECT_LE(c.prog.depth(), 6u) << c.prog.dump();

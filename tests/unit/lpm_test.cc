@@ -1,7 +1,7 @@
 // DIR-24-8 against a brute-force longest match, and the lookup elements
 // (DirectIPLookup vs LinearIPLookup) in a graph, with run-time route changes.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <map>
 #include <random>
@@ -132,7 +132,8 @@ TEST(IPLookup, RandomTablesDirectEqualsLinear) {
   for (int i = 0; i < 400; ++i) {
     uint8_t len = uint8_t(rng() % 33);
     uint32_t a = ((uint32_t(rng() % 4) << 30) | (rng() & 0x3fffffff)) & k::prefix_mask(len);
-    routes += fmt::format("{}{}.{}.{}.{}/{} {}", i ? ", " : "", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, len, rng() % 4);
+    routes += fmt::format("{}{}.{}.{}.{}/{} {}", i ? ", " : "", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, len,
+                          rng() % 4);
   }
   std::vector<std::vector<test::Frame>> outs[2];
   const char* cls[2] = {"DirectIPLookup", "LinearIPLookup"};
@@ -142,12 +143,14 @@ TEST(IPLookup, RandomTablesDirectEqualsLinear) {
     auto r = test::run(cfg);
     ASSERT_TRUE(r->ok) << r->errors;
     test::finish(*r);
-    for (int o = 0; o < 4; ++o) outs[c].push_back(test::read_pcap(fmt::format("{}/lpm-{}-{}.pcap", test::tmpdir(), c, o)));
+    for (int o = 0; o < 4; ++o)
+      outs[c].push_back(test::read_pcap(fmt::format("{}/lpm-{}-{}.pcap", test::tmpdir(), c, o)));
   }
   size_t total = 0;
   for (int o = 0; o < 4; ++o) {
     ASSERT_EQ(outs[0][size_t(o)].size(), outs[1][size_t(o)].size()) << "output " << o;
-    for (size_t i = 0; i < outs[0][size_t(o)].size(); ++i) EXPECT_EQ(outs[0][size_t(o)][i].bytes, outs[1][size_t(o)][i].bytes);
+    for (size_t i = 0; i < outs[0][size_t(o)].size(); ++i)
+      EXPECT_EQ(outs[0][size_t(o)][i].bytes, outs[1][size_t(o)][i].bytes);
     total += outs[0][size_t(o)].size();
   }
   EXPECT_GT(total, 1000u) << "most packets found a route";
@@ -176,7 +179,8 @@ TEST(IPLookup, RoutesChangeWhileRunning) {
 TEST(IPv4, CheckIPHeaderReasonsAndDecIPTTL) {
   // tests/golden/ipv4-check/in.pcap: scapy-made frames, one per defect.
   std::string in = std::string(SHOAL_SOURCE_DIR) + "/tests/golden/ipv4-check/in.pcap";
-  auto r = test::run("FromDump(" + in + ", STOP true) -> c :: CheckIPHeader(14) -> d :: DecIPTTL -> n :: Counter -> Discard;");
+  auto r = test::run("FromDump(" + in +
+                     ", STOP true) -> c :: CheckIPHeader(14) -> d :: DecIPTTL -> n :: Counter -> Discard;");
   ASSERT_TRUE(r->ok) << r->errors;
   std::map<std::string, uint64_t> got;
   for (auto* e : {r->rt->router(0).find("c"), r->rt->router(0).find("d")})
@@ -189,7 +193,8 @@ TEST(IPv4, CheckIPHeaderReasonsAndDecIPTTL) {
   EXPECT_EQ(r->n("n.count"), 3u);
   test::finish(*r);
   // With a second output, bad packets leave there instead of being dropped.
-  auto r2 = test::run("FromDump(" + in + ", STOP true) -> c :: CheckIPHeader(14) -> Discard; c[1] -> bad :: Counter -> Discard;");
+  auto r2 = test::run("FromDump(" + in +
+                      ", STOP true) -> c :: CheckIPHeader(14) -> Discard; c[1] -> bad :: Counter -> Discard;");
   ASSERT_TRUE(r2->ok) << r2->errors;
   EXPECT_EQ(r2->n("bad.count"), 10u);
   test::finish(*r2);

@@ -5,8 +5,8 @@
 // order kept under injected delays, predicates, faults, no device, route
 // changes reaching the device copy. These run on the device `auto` picks
 // (SHOAL_TEST_DEVICE overrides): the host backend in CI, CUDA on a GPU.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
@@ -19,8 +19,8 @@
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
-#include "shoal/routing/lpm4_build.hh"
 #include "shoal/offload/chain.hh"
+#include "shoal/routing/lpm4_build.hh"
 
 using namespace shoal;
 
@@ -108,8 +108,12 @@ std::vector<Bytes> ipv4_traffic(std::mt19937& rng, const std::vector<Route4>& ro
         case 2: f.resize(14 + rng() % 24); break;           // cut short
         case 3: k::store_be16(f.data() + 16, 1500); break;  // total length past the end
         case 4: f[14] = 0x44; break;                        // header length 16
-        case 5: f[26] = 0xe0; k::store_be16(f.data() + 24, 0); k::store_be16(f.data() + 24, k::ip_checksum(f.data() + 14, hl)); break;  // multicast source
-        case 6: f.insert(f.end(), 6, 0); break;             // link padding
+        case 5:
+          f[26] = 0xe0;
+          k::store_be16(f.data() + 24, 0);
+          k::store_be16(f.data() + 24, k::ip_checksum(f.data() + 14, hl));
+          break;                                 // multicast source
+        case 6: f.insert(f.end(), 6, 0); break;  // link padding
       }
     }
     out.push_back(std::move(f));
@@ -539,8 +543,7 @@ TEST(OffloadRouter, PredicatesRouteEveryPacketExactlyOnce) {
   RouterCase c = make_ipv4_case(15, 3000);
   std::mt19937 rng(3);
   std::string routes;
-  for (int i = 0; i < 16; ++i)
-    routes += fmt::format("{}{}.0.0.0/8 {}", routes.empty() ? "" : ", ", 1 + i * 15, i % 4);
+  for (int i = 0; i < 16; ++i) routes += fmt::format("{}{}.0.0.0/8 {}", routes.empty() ? "" : ", ", 1 + i * 15, i % 4);
   routes += ", 0.0.0.0/0 3";
   std::string cpu_cfg = fmt::format(R"(
     FromDump({}, STOP true) -> c :: CheckIPHeader(14) -> rt :: DirectIPLookup({});
@@ -682,7 +685,8 @@ TEST(OffloadRouter, RouteChangesReachTheDeviceCopy) {
 }
 
 TEST(OffloadConfig, MisplacedElementsAreReported) {
-  auto r = test::run("Idle -> Batcher -> HostToDevice -> Null -> DeviceToHost -> CompletionQueue -> Debatcher -> Discard;");
+  auto r =
+      test::run("Idle -> Batcher -> HostToDevice -> Null -> DeviceToHost -> CompletionQueue -> Debatcher -> Discard;");
   EXPECT_FALSE(r->ok);
   EXPECT_NE(r->errors.find("only device elements"), std::string::npos) << r->errors;
   auto q = test::run("Idle -> Batcher -> HostToDevice -> DeviceToHost -> CompletionQueue -> Discard;");

@@ -12,9 +12,10 @@ struct RegexGen {
   int depth = 0;
   size_t pick(size_t n) { return rng() % n; }
   std::string atom() {
-    static const char* atoms[] = {"a",     "b",      "c",     "A",      "1",     "_",      "-",     " ",
-                                  "\\n",   ".",      "[abc]", "[^a\\n]", "[a-c]", "\\d",    "\\w",   "\\s",
-                                  "\\W",   "[[:alpha:]]", "\\x41", "[B-b]", "\\.",  "[^[:digit:]_]", "\\h", "(?i:a)"};
+    static const char* atoms[] = {
+        "a",       "b",     "c",   "A",   "1",   "_",   "-",           " ",     "\\n",   ".",   "[abc]",
+        "[^a\\n]", "[a-c]", "\\d", "\\w", "\\s", "\\W", "[[:alpha:]]", "\\x41", "[B-b]", "\\.", "[^[:digit:]_]",
+        "\\h",     "(?i:a)"};
     if (depth < 3 && pick(6) == 0) {
       ++depth;
       std::string g = pick(2) ? "(" + expr() + ")" : "(?:" + expr() + "|" + expr() + ")";

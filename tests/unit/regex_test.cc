@@ -2,8 +2,8 @@
 // from the subset rules use, random strings from each expression's
 // alphabet, the DFA's "matches somewhere" against PCRE2's; expressions
 // outside the subset are refused with a reason; the state budget holds.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <random>
 
@@ -100,11 +100,21 @@ TEST(RegexDfa, RefusesWhatItCannotDoWithAReason) {
     const char* re;
     const char* why;
   } cases[] = {
-      {"(a)\\1", "backreference"},     {"a(?=b)", "lookahead"},          {"a(?!b)", "negative lookahead"},
-      {"(?<=a)b", "lookbehind"},       {"(?>a+)b", "atomic group"},      {"a++", "possessive"},
-      {"\\Gabc", "\\G"},               {"\\p{L}", "\\p"},                {"a{2000}", "over 1000"},
-      {"(abc", "missing ')'"},         {"abc)", "unmatched ')'"},        {"*a", "nothing to repeat"},
-      {"[abc", "unterminated class"},  {"[z-a]", "out of order"},        {"a$\\n", "'$' followed by"},
+      {"(a)\\1", "backreference"},
+      {"a(?=b)", "lookahead"},
+      {"a(?!b)", "negative lookahead"},
+      {"(?<=a)b", "lookbehind"},
+      {"(?>a+)b", "atomic group"},
+      {"a++", "possessive"},
+      {"\\Gabc", "\\G"},
+      {"\\p{L}", "\\p"},
+      {"a{2000}", "over 1000"},
+      {"(abc", "missing ')'"},
+      {"abc)", "unmatched ')'"},
+      {"*a", "nothing to repeat"},
+      {"[abc", "unterminated class"},
+      {"[z-a]", "out of order"},
+      {"a$\\n", "'$' followed by"},
       {"\\x{100}", "above \\xff"},
   };
   for (const Case& c : cases) {

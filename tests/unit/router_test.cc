@@ -2,8 +2,8 @@
 // against LinearIPLookup, fragmentation (reassembled and compared byte for
 // byte), ICMP errors, ARP and neighbour discovery resolving through their
 // responders, ping answers and IP options.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <map>
 #include <random>
@@ -84,7 +84,8 @@ TEST(Lpm6, MatchesLinearScanOnRandomTables) {
 TEST(IPLookup, RadixAndDirectEqualLinearOnRandomTables) {
   std::mt19937 rng(5);
   std::vector<Bytes> frames;
-  for (int i = 0; i < 3000; ++i) frames.push_back(ipv4(0x0a000001, (uint32_t(rng() % 4) << 30) | (rng() & 0x3fffffff), 8));
+  for (int i = 0; i < 3000; ++i)
+    frames.push_back(ipv4(0x0a000001, (uint32_t(rng() % 4) << 30) | (rng() & 0x3fffffff), 8));
   write_pcap(tmp("radix.pcap"), frames, 12);
   std::string routes;
   for (int i = 0; i < 300; ++i) {
@@ -95,7 +96,8 @@ TEST(IPLookup, RadixAndDirectEqualLinearOnRandomTables) {
   }
   std::map<std::string, std::vector<std::vector<test::Frame>>> out;
   for (std::string cls : {"LinearIPLookup", "RadixIPLookup", "DirectIPLookup", "StaticIPLookup"}) {
-    std::string cfg = fmt::format("FromDump({}, STOP true) -> CheckIPHeader -> rt :: {}({});", tmp("radix.pcap"), cls, routes);
+    std::string cfg =
+        fmt::format("FromDump({}, STOP true) -> CheckIPHeader -> rt :: {}({});", tmp("radix.pcap"), cls, routes);
     for (int o = 0; o < 3; ++o) cfg += fmt::format(" rt[{}] -> ToDump({});", o, tmp(fmt::format("{}-{}.pcap", cls, o)));
     auto r = test::run(cfg);
     ASSERT_TRUE(r->ok) << r->errors;
@@ -131,7 +133,8 @@ TEST(IPv6, LookupIP6RouteRoutesAndChangesWhileRunning) {
   auto r = test::run(fmt::format(R"(
     FromDump({}, STOP true) -> CheckIP6Header -> dh :: DecIP6HLIM -> rt :: LookupIP6Route(2001:db8:1::/48 0, ::/0 fe80::1 1);
     rt[0] -> a :: Counter -> Discard;
-    rt[1] -> b :: Counter -> Discard;)", tmp("v6.pcap")));
+    rt[1] -> b :: Counter -> Discard;)",
+                                 tmp("v6.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("a.count"), 100u);
   EXPECT_EQ(r->n("b.count"), 100u);
@@ -190,7 +193,8 @@ TEST(IPv4, IPFragmenterSplitsReassemblesAndHonoursDF) {
   write_pcap(tmp("frag.pcap"), {big, df, small, frag}, 12);
   auto r = test::run(fmt::format(R"(
     FromDump({}, STOP true) -> CheckIPHeader -> fr :: IPFragmenter(1000) -> ToDump({}, ENCAP IP);
-    fr[1] -> toobig :: Counter -> Discard;)", tmp("frag.pcap"), tmp("frag-out.pcap")));
+    fr[1] -> toobig :: Counter -> Discard;)",
+                                 tmp("frag.pcap"), tmp("frag-out.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("toobig.count"), 1u) << "DF packet to output 1";
   test::finish(*r);
@@ -201,9 +205,12 @@ TEST(IPv4, IPFragmenterSplitsReassemblesAndHonoursDF) {
     ASSERT_LE(f.bytes.size(), 1000u);
     uint32_t tot = k::load_be16(f.bytes.data() + 2);
     uint16_t fo = k::load_be16(f.bytes.data() + 6);
-    if (tot == 120 && fo == 0) saw_small = true;
-    else if (f.bytes[19] == 3) f2.push_back(f);
-    else f1.push_back(f);
+    if (tot == 120 && fo == 0)
+      saw_small = true;
+    else if (f.bytes[19] == 3)
+      f2.push_back(f);
+    else
+      f1.push_back(f);
   }
   EXPECT_TRUE(saw_small) << "small packets pass unchanged";
   ASSERT_GE(f1.size(), 4u);
@@ -227,7 +234,8 @@ TEST(IPv4, IPFragmenterSplitsReassemblesAndHonoursDF) {
   }
   EXPECT_EQ(covered, 2000u);
   // An MTU below header + 8 bytes drops, with its reason.
-  auto r2 = test::run(fmt::format("FromDump({}, STOP true) -> CheckIPHeader -> fr :: IPFragmenter(30) -> Discard;", tmp("frag.pcap")));
+  auto r2 = test::run(
+      fmt::format("FromDump({}, STOP true) -> CheckIPHeader -> fr :: IPFragmenter(30) -> Discard;", tmp("frag.pcap")));
   ASSERT_TRUE(r2->ok) << r2->errors;
   std::map<std::string, uint64_t> got;
   for (auto& d : r2->rt->router(0).find("fr")->drop_reasons())
@@ -284,7 +292,8 @@ TEST(ARP, QuerierResolvesThroughResponderAndQueues) {
       -> MarkIPHeader -> GetIPAddress(16) -> [0]q :: ARPQuerier(10.0.0.1, 02:00:00:00:00:01);
     q -> c :: Classifier(12/0806 20/0001, 12/0800);
     c[0] -> ar :: ARPResponder(10.0.0.0/24 02:00:00:00:00:02) -> [1]q;
-    c[1] -> ToDump({});)", tmp("arp.pcap")));
+    c[1] -> ToDump({});)",
+                                 tmp("arp.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("q.queries"), 1u) << "one query for five waiting packets";
   EXPECT_EQ(r->n("q.responses"), 1u);
@@ -294,8 +303,7 @@ TEST(ARP, QuerierResolvesThroughResponderAndQueues) {
   auto out = test::read_pcap(tmp("arp.pcap"));
   ASSERT_EQ(out.size(), 5u);
   for (auto& f : out) {
-    EXPECT_EQ(Bytes(f.bytes.begin(), f.bytes.begin() + 12),
-              (Bytes{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}));
+    EXPECT_EQ(Bytes(f.bytes.begin(), f.bytes.begin() + 12), (Bytes{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}));
     EXPECT_EQ(k::load_be16(f.bytes.data() + 12), 0x0800);
   }
   // No answer: the query is retried RETRIES times, then the packets are dropped.
@@ -320,7 +328,8 @@ TEST(ND, SolicitorResolvesThroughAdvertiser) {
       -> CheckIP6Header -> [0]nds :: IP6NDSolicitor(fd00::1, 02:00:00:00:00:01);
     nds -> c :: Classifier(12/86dd 20/3a 54/87, 12/86dd);
     c[0] -> adv :: IP6NDAdvertiser(fd00::2/64 02:00:00:00:00:02) -> [1]nds;
-    c[1] -> ToDump({});)", tmp("nd.pcap")));
+    c[1] -> ToDump({});)",
+                                 tmp("nd.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("nds.queries"), 1u);
   EXPECT_EQ(r->n("adv.replies"), 1u) << "the solicitation passed the advertiser's checks (hop limit, checksum)";
@@ -343,7 +352,8 @@ TEST(IPv4, PingResponderAndRecordRoute) {
   auto r = test::run(fmt::format(R"(
     FromDump({}, STOP true) -> CheckIPHeader -> p :: ICMPPingResponder -> ToDump({}, ENCAP IP);
     p[1] -> g :: IPGWOptions(10.0.0.1) -> ToDump({}, ENCAP IP);
-    g[1] -> bad :: Counter -> Discard;)", tmp("ping.pcap"), tmp("ping-out.pcap"), tmp("rr-out.pcap")));
+    g[1] -> bad :: Counter -> Discard;)",
+                                 tmp("ping.pcap"), tmp("ping-out.pcap"), tmp("rr-out.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("bad.count"), 1u);
   test::finish(*r);

@@ -14,8 +14,8 @@ std::string tmp(const std::string& n) { return test::tmpdir() + "/dscp-" + n; }
 
 // IMIX UDP/TCP/ICMP frames with ToS 0x03 (both ECN bits set) on some.
 void make_input(const std::string& path) {
-  auto r = test::run(fmt::format(
-      "FastUDPFlows(IMIX true, PROTO mix, FLOWS 64, LIMIT 3000, STOP true) -> ToDump({});", path));
+  auto r = test::run(
+      fmt::format("FastUDPFlows(IMIX true, PROTO mix, FLOWS 64, LIMIT 3000, STOP true) -> ToDump({});", path));
   ASSERT_TRUE(r->ok) << r->errors;
   test::finish(*r);
 }
@@ -49,8 +49,9 @@ TEST(SetIPDSCP, CpuNbaAndSnapFormsMarkEveryPacketAlike) {
   }
   test::finish(*cpu);
 
-  auto nba = test::run_with(fmt::format(fmt::runtime(kGraph), in, "OffloadBalancer(1) -> d :: SetIPDSCP(46)", tmp("nba.pcap")),
-                            test::default_options());
+  auto nba =
+      test::run_with(fmt::format(fmt::runtime(kGraph), in, "OffloadBalancer(1) -> d :: SetIPDSCP(46)", tmp("nba.pcap")),
+                     test::default_options());
   ASSERT_TRUE(nba->ok) << nba->errors;
   EXPECT_EQ(nba->n("d.offload_packets"), input.size());
   EXPECT_EQ(nba->n("d.offload_cpu_fault"), 0u) << "the device did the work";
@@ -82,10 +83,11 @@ TEST(SetIPDSCP, CpuNbaAndSnapFormsMarkEveryPacketAlike) {
 TEST(SetIPDSCP, KeepsEcnRejectsBadValuesAndDropsWhatIsNotIP) {
   // ECN bits kept: ToS 0xff (DSCP 63, both ECN bits) becomes 10 << 2 | 3.
   std::string in = tmp("ecn.pcap");
-  auto gen = test::run(fmt::format("InfiniteSource(LENGTH 30, LIMIT 10, STOP true) -> UDPIPEncap(10.0.0.1, 1000, "
-                                   "10.0.0.2, 2000, TOS 255) -> EtherEncap(0x0800, 02:00:00:00:00:01, 02:00:00:00:00:02) -> "
-                                   "ToDump({});",
-                                   in));
+  auto gen =
+      test::run(fmt::format("InfiniteSource(LENGTH 30, LIMIT 10, STOP true) -> UDPIPEncap(10.0.0.1, 1000, "
+                            "10.0.0.2, 2000, TOS 255) -> EtherEncap(0x0800, 02:00:00:00:00:01, 02:00:00:00:00:02) -> "
+                            "ToDump({});",
+                            in));
   ASSERT_TRUE(gen->ok) << gen->errors;
   test::finish(*gen);
   auto r = test::run(fmt::format("FromDump({}, STOP true) -> CheckIPHeader(14) -> d :: SetIPDSCP(10) -> ToDump({});",
@@ -134,7 +136,9 @@ TEST(OffloadableElement, GpuFormsDocumentWhatTheyAccept) {
     EXPECT_EQ(doc_skip, o->offload_has_host_packet()) << i->name;
     EXPECT_EQ(i->ports, "1/1") << i->name;
   }
-  EXPECT_GE(forms, 7);  // GPUCheckIPHeader, GPUDecIPTTL, GPUIPLookup, GPUIP6Lookup, GPUSDNClassifier, GPUIDSMatcher, GPUSetIPDSCP
+  EXPECT_GE(
+      forms,
+      7);  // GPUCheckIPHeader, GPUDecIPTTL, GPUIPLookup, GPUIP6Lookup, GPUSDNClassifier, GPUIDSMatcher, GPUSetIPDSCP
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ const std::vector<App>& apps() {
 // different kinds come from different paths, each in order); ARP and
 // other frames: their Ethernet type alone.
 std::string flow_of(const std::vector<uint8_t>& f) {
-  if (f.size() < 34 || f[12] != 0x08 || f[13] != 0x00) return f.size() >= 14 ? fmt::format("eth {:02x}{:02x}", f[12], f[13]) : "runt";
+  if (f.size() < 34 || f[12] != 0x08 || f[13] != 0x00)
+    return f.size() >= 14 ? fmt::format("eth {:02x}{:02x}", f[12], f[13]) : "runt";
   const uint8_t* ip = f.data() + 14;
   uint32_t hl = (ip[0] & 0xf) * 4u;
   std::string k = fmt::format("{} {}", k::load_be32(ip + 12), k::load_be32(ip + 16)) + fmt::format(" {}", ip[9]);
@@ -103,7 +104,8 @@ void check_app(const App& app, const test::Options& gpu_opt, const std::string& 
     for (auto& f : a) fa[flow_of(f.bytes)].push_back(f.bytes), ma.insert(f.bytes);
     for (auto& f : b) fb[flow_of(f.bytes)].push_back(f.bytes), mb.insert(f.bytes);
     EXPECT_TRUE(ma == mb) << app.cpu << " output " << o << ": different frames";
-    for (auto& [flow, seq] : fa) EXPECT_TRUE(seq == fb[flow]) << app.cpu << " output " << o << ": flow " << flow << " reordered";
+    for (auto& [flow, seq] : fa)
+      EXPECT_TRUE(seq == fb[flow]) << app.cpu << " output " << o << ": flow " << flow << " reordered";
   }
   EXPECT_GT(total, 20u) << app.cpu;
   for (const std::string& l : app.logs) {
@@ -136,12 +138,14 @@ TEST(SnapApps, OffloadedVariantsAgreeUnderDeviceDelaysAndFaults) {
 }
 
 TEST(SnapApps, SkipNeedsAnElementThatCanRunAPacketOnTheHost) {
-  auto r = test::run("Idle -> Batcher -> HostToDevice -> GPUCheckIPHeader(14, SKIP 3) -> DeviceToHost -> "
-                     "CompletionQueue -> Debatcher -> Discard;");
+  auto r = test::run(
+      "Idle -> Batcher -> HostToDevice -> GPUCheckIPHeader(14, SKIP 3) -> DeviceToHost -> "
+      "CompletionQueue -> Debatcher -> Discard;");
   EXPECT_FALSE(r->ok);
   EXPECT_NE(r->errors.find("SKIP"), std::string::npos) << r->errors;
-  auto q = test::run("Idle -> Batcher -> HostToDevice -> GPUIPLookup(0/0 0, SKIP 40) -> DeviceToHost -> "
-                     "CompletionQueue -> Debatcher -> Discard;");
+  auto q = test::run(
+      "Idle -> Batcher -> HostToDevice -> GPUIPLookup(0/0 0, SKIP 40) -> DeviceToHost -> "
+      "CompletionQueue -> Debatcher -> Discard;");
   EXPECT_FALSE(q->ok);
   EXPECT_NE(q->errors.find("0-31"), std::string::npos) << q->errors;
 }

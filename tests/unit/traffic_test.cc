@@ -28,7 +28,8 @@ TEST(TrafficGen, PrebuiltFramesEqualFromScratch) {
           uint32_t len = g.length_of(i);
           g.build(i, a.data());
           g.build_slow(i, b.data());
-          ASSERT_EQ(0, std::memcmp(a.data(), b.data(), len)) << "v6 " << v6 << " proto " << int(proto) << " imix " << imix << " i " << i;
+          ASSERT_EQ(0, std::memcmp(a.data(), b.data(), len))
+              << "v6 " << v6 << " proto " << int(proto) << " imix " << imix << " i " << i;
         }
       }
 }

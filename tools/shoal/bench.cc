@@ -2,14 +2,14 @@
 // process for a fixed time per (threads, batch) point; the median of several
 // runs is reported in Mpps. Prints a table and writes JSON with the machine,
 // the device and the commit.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/utsname.h>
+#include <CLI/CLI.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -19,13 +19,13 @@
 #include "common.hh"
 #include "shoal/core/version.hh"
 #include "shoal/device/device.hh"
-#include "shoal/routing/iproutetable.hh"
 #include "shoal/io/traffic.hh"
-#include "shoal/routing/lpm6_build.hh"
 #include "shoal/kernels/steps/route4.hh"
 #include "shoal/kernels/steps/route6.hh"
-#include "shoal/offload/services.hh"
 #include "shoal/offload/chain.hh"
+#include "shoal/offload/services.hh"
+#include "shoal/routing/iproutetable.hh"
+#include "shoal/routing/lpm6_build.hh"
 
 namespace shoal::tool {
 
@@ -39,27 +39,33 @@ struct Case {
 
 // The router's forwarding path over a generated table; each flow's random
 // destination lies in one of the table's prefixes.
-#define SHOAL_ROUTER_CASE(LOOKUP)                                                                     \
-  "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST $BURST, DSTRANDOM true)"                          \
-  " -> Strip(14) -> CheckIPHeader -> rt :: " LOOKUP "(FILE $ROUTES4);"                               \
-  " rt[0] -> DecIPTTL -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:00) -> c :: Counter -> Discard;"  \
-  " rt[1] -> DecIPTTL -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:01) -> c1 :: Counter -> Discard;" \
-  " rt[2] -> DecIPTTL -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:02) -> c2 :: Counter -> Discard;"
+#define SHOAL_ROUTER_CASE(LOOKUP)                                                                                \
+  "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST $BURST, DSTRANDOM true)"                                     \
+  " -> Strip(14) -> CheckIPHeader -> rt :: " LOOKUP                                                              \
+  "(FILE $ROUTES4);"                                                                                             \
+  " rt[0] -> DecIPTTL -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:00) -> c :: Counter -> "  \
+  "Discard;"                                                                                                     \
+  " rt[1] -> DecIPTTL -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:01) -> c1 :: Counter -> " \
+  "Discard;"                                                                                                     \
+  " rt[2] -> DecIPTTL -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:02) -> c2 :: Counter -> " \
+  "Discard;"
 
 // IPFilter over 100 firewall rules; most flows match none of the first 99
 // and fall to the last rule, Click's linear program's worst case.
-#define SHOAL_IPFILTER_CASE(TREE)                                                                      \
-  "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST $BURST, DSTRANDOM true)"                          \
-  " -> Strip(14) -> CheckIPHeader -> f :: IPFilter(file $RULES, TREE " TREE ");"                    \
+#define SHOAL_IPFILTER_CASE(TREE)                                            \
+  "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST $BURST, DSTRANDOM true)" \
+  " -> Strip(14) -> CheckIPHeader -> f :: IPFilter(file $RULES, TREE " TREE  \
+  ");"                                                                       \
   " f[0] -> c :: Counter -> Discard; f[1] -> c1 :: Counter -> Discard; f[2] -> c2 :: Counter -> Discard;"
 
 // The router path offloaded in Snap's form, the batch column being the
 // aggregate size.
-#define SHOAL_SNAP_CASE(H2D)                                                                           \
-  "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST 32, DSTRANDOM true)"                              \
-  " -> Strip(14) -> CheckIPHeader -> Batcher($BURST, 1ms) -> h :: HostToDevice(" H2D ")"               \
-  " -> GPUIPLookup(FILE $ROUTES4) -> GPUDecIPTTL -> DeviceToHost -> cq :: CompletionQueue -> Debatcher"  \
-  " -> d :: Dispatcher(0, 1, 2); d[0] -> c :: Counter -> Discard; d[1] -> c1 :: Counter -> Discard;"   \
+#define SHOAL_SNAP_CASE(H2D)                                                                            \
+  "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST 32, DSTRANDOM true)"                                \
+  " -> Strip(14) -> CheckIPHeader -> Batcher($BURST, 1ms) -> h :: HostToDevice(" H2D                    \
+  ")"                                                                                                   \
+  " -> GPUIPLookup(FILE $ROUTES4) -> GPUDecIPTTL -> DeviceToHost -> cq :: CompletionQueue -> Debatcher" \
+  " -> d :: Dispatcher(0, 1, 2); d[0] -> c :: Counter -> Discard; d[1] -> c1 :: Counter -> Discard;"    \
   " d[2] -> c2 :: Counter -> Discard;"
 
 const Case kCases[] = {
@@ -76,17 +82,25 @@ const Case kCases[] = {
     {"router", "IPv4 path: CheckIPHeader -> DirectIPLookup -> DecIPTTL -> EtherRewrite, random destinations",
      SHOAL_ROUTER_CASE("DirectIPLookup")},
     {"router-radix", "the same path with RadixIPLookup", SHOAL_ROUTER_CASE("RadixIPLookup")},
-    {"router6", "IPv6 path (78-byte frames): CheckIP6Header -> LookupIP6Route -> DecIP6HLIM -> EtherRewrite, random destinations",
+    {"router6",
+     "IPv6 path (78-byte frames): CheckIP6Header -> LookupIP6Route -> DecIP6HLIM -> EtherRewrite, random destinations",
      "FastUDPFlows(LENGTH 78, FLOWS $FLOWS, BURST $BURST, DSTRANDOM true, IPV6 true)"
      " -> Strip(14) -> CheckIP6Header -> rt :: LookupIP6Route(FILE $ROUTES6);"
-     " rt[0] -> DecIP6HLIM -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:00) -> c :: Counter -> Discard;"
-     " rt[1] -> DecIP6HLIM -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:01) -> c1 :: Counter -> Discard;"
-     " rt[2] -> DecIP6HLIM -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:02) -> c2 :: Counter -> Discard;"},
-    {"router-snap", "IPv4 path offloaded, Snap form: Batcher(batch) -> HostToDevice -> GPUIPLookup -> GPUDecIPTTL -> "
-                    "DeviceToHost -> CompletionQueue -> Debatcher -> Dispatcher", SHOAL_SNAP_CASE("")},
-    {"router-snap-noslice", "the same, whole packets copied both ways (no ROI slicing)", SHOAL_SNAP_CASE("SLICE false")},
-    {"router-nba", "IPv4 path offloaded, NBA form: OffloadBalancer(1) -> CheckIPHeader -> DirectIPLookup -> DecIPTTL, "
-                   "one batch per aggregate",
+     " rt[0] -> DecIP6HLIM -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:00) -> c :: Counter -> "
+     "Discard;"
+     " rt[1] -> DecIP6HLIM -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:01) -> c1 :: Counter -> "
+     "Discard;"
+     " rt[2] -> DecIP6HLIM -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:01:02) -> c2 :: Counter -> "
+     "Discard;"},
+    {"router-snap",
+     "IPv4 path offloaded, Snap form: Batcher(batch) -> HostToDevice -> GPUIPLookup -> GPUDecIPTTL -> "
+     "DeviceToHost -> CompletionQueue -> Debatcher -> Dispatcher",
+     SHOAL_SNAP_CASE("")},
+    {"router-snap-noslice", "the same, whole packets copied both ways (no ROI slicing)",
+     SHOAL_SNAP_CASE("SLICE false")},
+    {"router-nba",
+     "IPv4 path offloaded, NBA form: OffloadBalancer(1) -> CheckIPHeader -> DirectIPLookup -> DecIPTTL, "
+     "one batch per aggregate",
      "FastUDPFlows(LENGTH $LENGTH, FLOWS $FLOWS, BURST $BURST, DSTRANDOM true)"
      " -> Strip(14) -> OffloadBalancer(1) -> CheckIPHeader -> rt :: DirectIPLookup(FILE $ROUTES4);"
      " rt[0] -> DecIPTTL -> c :: Counter -> Discard; rt[1] -> DecIPTTL -> c1 :: Counter -> Discard;"
@@ -152,7 +166,9 @@ struct Tables {
 Tables make_tables(uint32_t flows, size_t n4, size_t n6, const std::string& dir) {
   Tables t;
   std::mt19937 rng(2024);
-  auto gw = [&](std::string& s, uint32_t i) { s += fmt::format("10.255.{}.{} {}\n", (i >> 8) & 63, 1 + (i & 63) % 254, i % 3); };
+  auto gw = [&](std::string& s, uint32_t i) {
+    s += fmt::format("10.255.{}.{} {}\n", (i >> 8) & 63, 1 + (i & 63) % 254, i % 3);
+  };
   std::string body;
   for (size_t i = 0; i < n4; ++i) {
     uint32_t a = i < flows ? io::random_dst4(uint32_t(i)) : 0x01000000u + rng() % 0xdf000000u;
@@ -335,9 +351,9 @@ double run_point(const Case& c, int threads, uint32_t burst, uint32_t length, ui
                  const Tables& tables, std::string* notes = nullptr, nlohmann::json* extra = nullptr) {
   Program prog;
   Diagnostics diag;
-  config::Defines d{{"BURST", std::to_string(burst)}, {"LENGTH", std::to_string(length)}, {"FLOWS", std::to_string(flows)},
-                    {"ROUTES4", tables.file4}, {"ROUTES6", tables.file6},
-                    {"RULES", tables.rules}};
+  config::Defines d{{"BURST", std::to_string(burst)}, {"LENGTH", std::to_string(length)},
+                    {"FLOWS", std::to_string(flows)}, {"ROUTES4", tables.file4},
+                    {"ROUTES6", tables.file6},        {"RULES", tables.rules}};
   if (!config::load_string(std::string("bench:") + c.name, c.config, d, prog, diag)) {
     fmt::print(stderr, "{}", diag.text());
     return -1;
@@ -431,7 +447,9 @@ nlohmann::json bench_record(const char* name) {
   uname(&u);
   nlohmann::json j;
   j["benchmark"] = name;
-  j["machine"] = {{"cpu", cpu_model()}, {"cores", std::thread::hardware_concurrency()}, {"kernel", u.release},
+  j["machine"] = {{"cpu", cpu_model()},
+                  {"cores", std::thread::hardware_concurrency()},
+                  {"kernel", u.release},
                   {"host", u.nodename}};
   j["commit"] = sh("git rev-parse --short HEAD 2>/dev/null");
   j["dirty"] = !sh("git status --porcelain --untracked-files=no 2>/dev/null").empty();
@@ -504,7 +522,8 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("--reps", reps, "runs per point (median reported)")->check(CLI::Range(1, 20));
   app.add_option("--batch", bursts, "batch sizes");
   app.add_option("--threads", threads, "worker thread counts");
-  app.add_option("--case", only, "cases to run (forward, classifier, classifier-split, router, router-radix, router6, "
+  app.add_option("--case", only,
+                 "cases to run (forward, classifier, classifier-split, router, router-radix, router6, "
                  "ipfilter, ipfilter-linear, lpm, lpm-device, and the offload cases router-snap, router-snap-noslice, "
                  "router-nba)");
   std::vector<uint32_t> chunks{1024, 16384, 262144};
@@ -521,8 +540,8 @@ int cmd_bench(int argc, char** argv) {
   select_device("auto", dev, err);
   nlohmann::json j = bench_record("core");
   j["device"] = {{"kind", dev.kind}, {"detail", dev.detail}};
-  j["settings"] = {{"seconds", seconds}, {"reps", reps}, {"length", length}, {"flows", flows},
-                   {"routes4", routes4}, {"routes6", routes6}};
+  j["settings"] = {{"seconds", seconds}, {"reps", reps},       {"length", length},
+                   {"flows", flows},     {"routes4", routes4}, {"routes6", routes6}};
   auto wants = [&](const char* n) { return only.empty() || std::find(only.begin(), only.end(), n) != only.end(); };
   Tables tables;
   bool routing = wants("router") || wants("router-radix") || wants("router6") || wants("lpm") || wants("lpm-device");
@@ -564,8 +583,16 @@ int cmd_bench(int argc, char** argv) {
         double med = runs[runs.size() / 2];
         fmt::print(" {:>9.2f}", med / 1e6);
         std::fflush(stdout);
-        nlohmann::json row = {{"case", c.name}, {"what", c.what}, {"threads", t}, {"batch", b}, {"mpps", med / 1e6},
-                              {"runs_mpps", [&] { std::vector<double> v; for (double x : runs) v.push_back(x / 1e6); return v; }()}};
+        nlohmann::json row = {{"case", c.name},
+                              {"what", c.what},
+                              {"threads", t},
+                              {"batch", b},
+                              {"mpps", med / 1e6},
+                              {"runs_mpps", [&] {
+                                 std::vector<double> v;
+                                 for (double x : runs) v.push_back(x / 1e6);
+                                 return v;
+                               }()}};
         for (auto& [k2, v2] : extra.items()) row[k2] = v2;
         if (extra.contains("h2d_bytes_per_packet") && pcie_bw > 0)
           row["pcie_limit_mpps"] = pcie_bw / std::max(1.0, extra["h2d_bytes_per_packet"].get<double>()) / 1e6;
@@ -576,12 +603,13 @@ int cmd_bench(int argc, char** argv) {
     }
     for (auto& row : offload_rows)
       if (row.contains("h2d_bytes_per_packet"))
-        fmt::print("{:<18} batch {:>5}: {:.1f} B/pkt to the device, {:.1f} back; latency p50/p99/p99.9 {} us; "
-                   "PCIe-bound limit {} Mpps\n",
-                   "", row["batch"].get<uint32_t>(), row["h2d_bytes_per_packet"].get<double>(),
-                   row["d2h_bytes_per_packet"].get<double>(), row.value("latency_us_p50_p99_p999", std::string("-")),
-                   row.contains("pcie_limit_mpps") ? fmt::format("{:.0f}", row["pcie_limit_mpps"].get<double>())
-                                                   : std::string("- (no GPU)"));
+        fmt::print(
+            "{:<18} batch {:>5}: {:.1f} B/pkt to the device, {:.1f} back; latency p50/p99/p99.9 {} us; "
+            "PCIe-bound limit {} Mpps\n",
+            "", row["batch"].get<uint32_t>(), row["h2d_bytes_per_packet"].get<double>(),
+            row["d2h_bytes_per_packet"].get<double>(), row.value("latency_us_p50_p99_p999", std::string("-")),
+            row.contains("pcie_limit_mpps") ? fmt::format("{:.0f}", row["pcie_limit_mpps"].get<double>())
+                                            : std::string("- (no GPU)"));
     offload_rows.clear();
     if (!notes.empty() && std::string_view(c.name) == "ipfilter") {  // the DAG's shape
       fmt::print("{:<18} {}\n", "", notes);
@@ -624,26 +652,33 @@ int cmd_bench(int argc, char** argv) {
     auto v6 = l6.view();
     double dir_lps = lookups_per_sec(a4.size(), seconds, [&](size_t i) { return k::lpm4_lookup(v4, a4[i]); });
     double rad_lps = lookups_per_sec(a4.size(), seconds, [&](size_t i) { return sr->radix.lookup(a4[i]); });
-    double l6_lps = lookups_per_sec(a6.size(), seconds, [&](size_t i) { return k::lpm6_lookup(v6, a6[i].first, a6[i].second); });
+    double l6_lps =
+        lookups_per_sec(a6.size(), seconds, [&](size_t i) { return k::lpm6_lookup(v6, a6[i].first, a6[i].second); });
     // The same in batches of 32, as LookupIP6Route does them (lock-step rounds).
     std::vector<uint64_t> h6(a6.size()), l6v(a6.size());
     for (size_t i = 0; i < a6.size(); ++i) h6[i] = a6[i].first, l6v[i] = a6[i].second;
     int32_t nh6[32];
     double l6b_lps = 32 * lookups_per_sec(a6.size() / 32, seconds, [&](size_t i) {
-      k::lpm6_lookup_batch(v6, 32, h6.data() + 32 * i, l6v.data() + 32 * i, nh6);
-      return nh6[i % 32];
-    });
+                       k::lpm6_lookup_batch(v6, 32, h6.data() + 32 * i, l6v.data() + 32 * i, nh6);
+                       return nh6[i % 32];
+                     });
     fmt::print("\nbare lookups, 1 thread, 2^20 random addresses in routed prefixes:\n");
-    fmt::print("  DIR-24-8   {:>8} prefixes: {:>7.2f} M lookups/s, build {:.2f} s, {:.0f} MiB\n", tables.n4, dir_lps / 1e6,
-               build_dir, double(sd->lpm.memory_bytes()) / (1 << 20));
-    fmt::print("  radix trie {:>8} prefixes: {:>7.2f} M lookups/s, build {:.2f} s, {} nodes\n", tables.n4, rad_lps / 1e6,
-               build_rad, sr->radix.nodes.size());
-    fmt::print("  IPv6 BSPL  {:>8} prefixes: {:>7.2f} M lookups/s ({:.2f} M/s in batches of 32), build {:.2f} s, {} markers, {:.1f} MiB\n",
-               tables.n6, l6_lps / 1e6, l6b_lps / 1e6, build6, l6.markers(), double(l6.memory_bytes()) / (1 << 20));
+    fmt::print("  DIR-24-8   {:>8} prefixes: {:>7.2f} M lookups/s, build {:.2f} s, {:.0f} MiB\n", tables.n4,
+               dir_lps / 1e6, build_dir, double(sd->lpm.memory_bytes()) / (1 << 20));
+    fmt::print("  radix trie {:>8} prefixes: {:>7.2f} M lookups/s, build {:.2f} s, {} nodes\n", tables.n4,
+               rad_lps / 1e6, build_rad, sr->radix.nodes.size());
+    fmt::print(
+        "  IPv6 BSPL  {:>8} prefixes: {:>7.2f} M lookups/s ({:.2f} M/s in batches of 32), build {:.2f} s, {} markers, "
+        "{:.1f} MiB\n",
+        tables.n6, l6_lps / 1e6, l6b_lps / 1e6, build6, l6.markers(), double(l6.memory_bytes()) / (1 << 20));
     j["lpm"] = {{"dir24_8", {{"prefixes", tables.n4}, {"mlookups_per_s", dir_lps / 1e6}, {"build_s", build_dir}}},
                 {"radix", {{"prefixes", tables.n4}, {"mlookups_per_s", rad_lps / 1e6}, {"build_s", build_rad}}},
-                {"ipv6_bspl", {{"prefixes", tables.n6}, {"mlookups_per_s", l6_lps / 1e6}, {"build_s", build6},
-                               {"markers", l6.markers()}, {"batch32_mlookups_per_s", l6b_lps / 1e6}}}};
+                {"ipv6_bspl",
+                 {{"prefixes", tables.n6},
+                  {"mlookups_per_s", l6_lps / 1e6},
+                  {"build_s", build6},
+                  {"markers", l6.markers()},
+                  {"batch32_mlookups_per_s", l6b_lps / 1e6}}}};
   }
   if (wants("lpm-device") && routing) {
     // Bare lookups on the device vs one CPU core, same run, same addresses.
@@ -729,15 +764,20 @@ int cmd_bench(int argc, char** argv) {
                                               [](k::AggView& a, uint8_t* x) { a.dst_ip6 = x; });
           }
           double limit = pcie_bw > 0 ? pcie_bw / double(ab) : 0;
-          fmt::print("  {:<5} {:>8} {:>13.1f} {:>13.1f} {:>13.1f} {:>8.1f}x {:>13}{}\n", v == 0 ? "IPv4" : "IPv6", chunk,
-                     r.kernel / 1e6, r.copies / 1e6, r.cpu / 1e6, r.copies / std::max(1.0, r.cpu),
+          fmt::print("  {:<5} {:>8} {:>13.1f} {:>13.1f} {:>13.1f} {:>8.1f}x {:>13}{}\n", v == 0 ? "IPv4" : "IPv6",
+                     chunk, r.kernel / 1e6, r.copies / 1e6, r.cpu / 1e6, r.copies / std::max(1.0, r.cpu),
                      limit > 0 ? fmt::format("{:.0f} Ml/s", limit / 1e6) : std::string("- (no GPU)"),
                      r.error.empty() ? (r.mismatches ? fmt::format("  {} MISMATCHES", r.mismatches) : "")
                                      : "  error: " + r.error);
-          nlohmann::json row = {{"family", v == 0 ? "ipv4" : "ipv6"}, {"chunk", chunk},
-                                {"kernel_mlookups_per_s", r.kernel / 1e6}, {"copies_mlookups_per_s", r.copies / 1e6},
-                                {"cpu_core_mlookups_per_s", r.cpu / 1e6}, {"h2d_bytes_per_lookup", ab},
-                                {"d2h_bytes_per_lookup", 4 + ab}, {"mismatches", r.mismatches}, {"error", r.error}};
+          nlohmann::json row = {{"family", v == 0 ? "ipv4" : "ipv6"},
+                                {"chunk", chunk},
+                                {"kernel_mlookups_per_s", r.kernel / 1e6},
+                                {"copies_mlookups_per_s", r.copies / 1e6},
+                                {"cpu_core_mlookups_per_s", r.cpu / 1e6},
+                                {"h2d_bytes_per_lookup", ab},
+                                {"d2h_bytes_per_lookup", 4 + ab},
+                                {"mismatches", r.mismatches},
+                                {"error", r.error}};
           if (limit > 0) row["pcie_limit_mlookups_per_s"] = limit / 1e6;
           j["lpm_device"]["rows"].push_back(row);
           if (r.mismatches || !r.error.empty()) ok = false;

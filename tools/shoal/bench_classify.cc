@@ -12,10 +12,10 @@
 //            only; NBA form, every batch to the device)
 // with the trees' build time, memory and copies per rule. Every row's
 // answers are checked against the linear scan first.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -26,9 +26,9 @@
 
 #include "common.hh"
 #include "shoal/classbench/classbench.hh"
+#include "shoal/classbench/classify_build.hh"
 #include "shoal/core/version.hh"
 #include "shoal/io/pcap.hh"
-#include "shoal/classbench/classify_build.hh"
 
 namespace shoal::tool {
 
@@ -114,10 +114,17 @@ int cmd_bench_classify(int argc, char** argv) {
       auto row = [&](const char* name, double ps) {
         fmt::print("{:>4} {:>6} {:>9.1f} {:>9} {:>10.2f} {:>8}  {:<8} {:>12.3f} {:>8.1f}x\n", fl, n, st.build_ms,
                    trees.memory_bytes() >> 10, copies, st.trees, name, ps / 1e6, ps / lin_ps);
-        j["results"].push_back({{"flavor", fl}, {"rules", n}, {"row", name}, {"per_sec", ps},
-                                {"vs_linear", ps / lin_ps}, {"build_ms", st.build_ms},
-                                {"memory_bytes", trees.memory_bytes()}, {"copies_per_rule", copies},
-                                {"trees", st.trees}, {"nodes", st.nodes}, {"depth", st.depth}});
+        j["results"].push_back({{"flavor", fl},
+                                {"rules", n},
+                                {"row", name},
+                                {"per_sec", ps},
+                                {"vs_linear", ps / lin_ps},
+                                {"build_ms", st.build_ms},
+                                {"memory_bytes", trees.memory_bytes()},
+                                {"copies_per_rule", copies},
+                                {"trees", st.trees},
+                                {"nodes", st.nodes},
+                                {"depth", st.depth}});
       };
       row("trees", tree_ps);
       row("linear", lin_ps);
@@ -150,10 +157,10 @@ int cmd_bench_classify(int argc, char** argv) {
           return v[1];
         };
         double base = median3(fmt::format("FromDump({}, STOP true) -> c :: Counter -> Discard;", pcap), false);
-        double with = median3(
-            fmt::format("FromDump({}, STOP true) -> s :: SDNClassifier(RULES {}) -> c :: Counter -> Discard;{}",
-                        pcap, rfile, outs),
-            false);
+        double with =
+            median3(fmt::format("FromDump({}, STOP true) -> s :: SDNClassifier(RULES {}) -> c :: Counter -> Discard;{}",
+                                pcap, rfile, outs),
+                    false);
         if (base <= 0 || with <= 0) {
           fmt::print(stderr, "bench-classify: element: {}\n", err);
           return 1;

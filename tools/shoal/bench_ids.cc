@@ -11,10 +11,10 @@
 //                Discard, less the same graph without it)
 //   offload      with a CUDA device: FromDump -> OffloadBalancer(1) ->
 //                IDSMatcher -> Discard, with the PCIe-bound limit beside it
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -49,9 +49,9 @@ std::string token(std::mt19937& rng, size_t lo, size_t hi) {
 
 // Web-attack-like contents, distinct by a random token.
 std::vector<std::string> make_contents(size_t n, std::mt19937& rng) {
-  static const char* forms[] = {"/cgi-bin/{}.cgi", "union select {}",  "<script>{}",      "{}.php?id=",
-                                "../../{}/",       "cmd.exe /c {}",    "' or '{}'='",     "xp_{}",
-                                "javascript:{}",   "onerror={}(",      "/etc/{}",         "wp-admin/{}.php",
+  static const char* forms[] = {"/cgi-bin/{}.cgi",  "union select {}",    "<script>{}",      "{}.php?id=",
+                                "../../{}/",        "cmd.exe /c {}",      "' or '{}'='",     "xp_{}",
+                                "javascript:{}",    "onerror={}(",        "/etc/{}",         "wp-admin/{}.php",
                                 "select * from {}", "document.cookie={}", "/scripts/{}.asp", "exec({})"};
   std::vector<std::string> out;
   std::set<std::string> seen;
@@ -67,11 +67,15 @@ std::string rule_text(const std::vector<std::string>& contents) {
   for (size_t i = 0; i < contents.size(); ++i) {
     std::string esc;
     for (char c : contents[i]) {
-      if (c == '"' || c == ';' || c == '\\' || c == '|' || c == ':') esc += fmt::format("|{:02x}|", uint8_t(c));
-      else esc.push_back(c);
+      if (c == '"' || c == ';' || c == '\\' || c == '|' || c == ':')
+        esc += fmt::format("|{:02x}|", uint8_t(c));
+      else
+        esc.push_back(c);
     }
-    r += fmt::format("alert tcp any any -> any 80 (msg:\"web attack {}\"; content:\"{}\"; nocase; "
-                     "classtype:web-application-attack; sid:{}; rev:1;)\n", i, esc, 2000000 + i);
+    r += fmt::format(
+        "alert tcp any any -> any 80 (msg:\"web attack {}\"; content:\"{}\"; nocase; "
+        "classtype:web-application-attack; sid:{}; rev:1;)\n",
+        i, esc, 2000000 + i);
   }
   return r;
 }
@@ -99,8 +103,10 @@ Traffic make_traffic(const std::vector<std::string>& contents, uint32_t frame_le
     uint8_t* tcp = ip + 20;
     uint16_t sp = uint16_t(1024 + i % 60000);
     tcp[0] = uint8_t(sp >> 8), tcp[1] = uint8_t(sp), tcp[2] = 0, tcp[3] = 80, tcp[12] = 0x50;
-    std::string p = fmt::format("GET /{}/{}.html HTTP/1.1\r\nHost: www.{}.com\r\nUser-Agent: Mozilla/5.0\r\n"
-                                "Accept: */*\r\n\r\n", token(rng, 3, 8), token(rng, 3, 8), token(rng, 4, 9));
+    std::string p = fmt::format(
+        "GET /{}/{}.html HTTP/1.1\r\nHost: www.{}.com\r\nUser-Agent: Mozilla/5.0\r\n"
+        "Accept: */*\r\n\r\n",
+        token(rng, 3, 8), token(rng, 3, 8), token(rng, 4, 9));
     while (p.size() < f.size() - hdr) p += token(rng, 2, 9) + " ";
     p.resize(f.size() - hdr);
     if (std::uniform_real_distribution<double>(0, 1)(rng) < frac && !p.empty()) {
@@ -196,13 +202,17 @@ int cmd_bench_ids(int argc, char** argv) {
       build_hs_s = std::chrono::duration<double>(clk::now() - t0).count();
     }
     const ids::AcTable& ac = builtin.automaton();
-    fmt::print("{} rules: parsed in {:.3f} s; built-in DFA {} states x {} classes ({:.1f} MiB) in {:.3f} s; "
-               "Hyperscan database in {:.3f} s\n",
-               nrules, load_s, ac.states(), ac.classes(), double(ac.memory_bytes()) / (1 << 20), build_builtin_s,
-               build_hs_s);
-    j["rule_sets"].push_back({{"rules", nrules}, {"parse_s", load_s}, {"builtin_build_s", build_builtin_s},
-                              {"dfa_states", ac.states()}, {"dfa_classes", ac.classes()},
-                              {"dfa_bytes", ac.memory_bytes()}, {"hyperscan_build_s", build_hs_s}});
+    fmt::print(
+        "{} rules: parsed in {:.3f} s; built-in DFA {} states x {} classes ({:.1f} MiB) in {:.3f} s; "
+        "Hyperscan database in {:.3f} s\n",
+        nrules, load_s, ac.states(), ac.classes(), double(ac.memory_bytes()) / (1 << 20), build_builtin_s, build_hs_s);
+    j["rule_sets"].push_back({{"rules", nrules},
+                              {"parse_s", load_s},
+                              {"builtin_build_s", build_builtin_s},
+                              {"dfa_states", ac.states()},
+                              {"dfa_classes", ac.classes()},
+                              {"dfa_bytes", ac.memory_bytes()},
+                              {"hyperscan_build_s", build_hs_s}});
 #ifdef SHOAL_HAVE_HYPERSCAN
     // The bare loop's own database: the same fast patterns, the same flags.
     hs_database_t* bare_db = nullptr;
@@ -249,12 +259,13 @@ int cmd_bench_ids(int argc, char** argv) {
 #ifdef SHOAL_HAVE_HYPERSCAN
         uint64_t found = 0;
         bare = packets_per_sec(t, seconds, [&](const std::vector<uint8_t>& f) {
-          hs_scan(bare_db, reinterpret_cast<const char*>(f.data()) + 54, unsigned(f.size() - 54), 0, bare_scratch,
-                  [](unsigned, unsigned long long, unsigned long long, unsigned, void* c) -> int {
-                    ++*static_cast<uint64_t*>(c);
-                    return 0;
-                  },
-                  &found);
+          hs_scan(
+              bare_db, reinterpret_cast<const char*>(f.data()) + 54, unsigned(f.size() - 54), 0, bare_scratch,
+              [](unsigned, unsigned long long, unsigned long long, unsigned, void* c) -> int {
+                ++*static_cast<uint64_t*>(c);
+                return 0;
+              },
+              &found);
         });
         rows.push_back({"hs-bare", bare, -1});
         alerts = pk = 0;
@@ -301,9 +312,9 @@ int cmd_bench_ids(int argc, char** argv) {
           }
           if (pcie > 0) {
             double off = median3(fmt::format("FromDump({}, STOP true) -> OffloadBalancer(1) -> i :: IDSMatcher("
-                                               "RULES {}, ENGINE builtin, QUIET true) -> c :: Counter -> Discard;",
-                                               pcap, rules_file),
-                                   true);
+                                             "RULES {}, ENGINE builtin, QUIET true) -> c :: Counter -> Discard;",
+                                             pcap, rules_file),
+                                 true);
             if (off > 0) rows.push_back({"offload", off, -1});
           }
         }
@@ -312,9 +323,10 @@ int cmd_bench_ids(int argc, char** argv) {
           fmt::print("{:>6} {:>6} {:>5.0f}%  {:<10} {:>9.2f} {:>8.3f} {:>9.0f}% {:>9}\n", nrules, len, frac * 100,
                      r.engine, gbps, r.pps / 1e6, bare > 0 ? 100 * r.pps / bare : 0.0,
                      r.alerts_per_pkt >= 0 ? fmt::format("{:.3f}", r.alerts_per_pkt) : std::string("-"));
-          nlohmann::json row = {{"rules", nrules},    {"frame_bytes", len},   {"match_fraction", frac},
-                                {"engine", r.engine}, {"gbps", gbps},         {"mpps", r.pps / 1e6},
-                                {"planted", t.planted}, {"vs_hs_bare", bare > 0 ? r.pps / bare : 0}};
+          nlohmann::json row = {{"rules", nrules},        {"frame_bytes", len},
+                                {"match_fraction", frac}, {"engine", r.engine},
+                                {"gbps", gbps},           {"mpps", r.pps / 1e6},
+                                {"planted", t.planted},   {"vs_hs_bare", bare > 0 ? r.pps / bare : 0}};
           if (r.alerts_per_pkt >= 0) row["alerts_per_packet"] = r.alerts_per_pkt;
           if (r.engine == "offload" && pcie > 0) row["pcie_limit_mpps"] = pcie / avg / 1e6;
           j["results"].push_back(row);

@@ -49,8 +49,8 @@ uint32_t make_frame(uint64_t i, uint32_t size, uint8_t* f) {
   k::store_be16(ip + 4, uint16_t(seq));
   ip[8] = 64;
   ip[9] = 6;
-  k::store_be32(ip + 12, 0xcb007100u | (flow % 250 + 1));        // 203.0.113.x
-  k::store_be32(ip + 16, 0x0a000000u | (flow * 37 % 65536));     // 10.0.x.y
+  k::store_be32(ip + 12, 0xcb007100u | (flow % 250 + 1));     // 203.0.113.x
+  k::store_be32(ip + 16, 0x0a000000u | (flow * 37 % 65536));  // 10.0.x.y
   k::store_be16(ip + 10, k::ip_checksum(ip, 20));
   uint8_t* tcp = ip + 20;
   k::store_be16(tcp, uint16_t(1024 + flow));
@@ -74,8 +74,7 @@ struct App {
 
 #define SHOAL_SNAP_IDS "RULES {ids}/local.rules, VARS {ids}/vars.yaml, QUIET true"
 #define SHOAL_SNAP_ROUTES "10.0.0.64/26 10.0.0.126 {r1}, 10.0.0.0/24 {r0}, 0.0.0.0/0 10.0.0.254 {r1}"
-#define SHOAL_SNAP_DEV \
-  "Batcher({batch}, 100us) -> h :: HostToDevice(INFLIGHT 8, SLICE {slice}) -> "
+#define SHOAL_SNAP_DEV "Batcher({batch}, 100us) -> h :: HostToDevice(INFLIGHT 8, SLICE {slice}) -> "
 #define SHOAL_SNAP_BACK " -> DeviceToHost -> cq :: CompletionQueue -> Debatcher -> d :: Dispatcher"
 
 const App kApps[] = {
@@ -83,8 +82,8 @@ const App kApps[] = {
     {"sdn-forwarder",
      "c :: Counter -> {sink}; FromDump({in}, STOP true) -> s :: SDNClassifier(RULES {acl}); "
      "s[0] -> c; s[1] -> c; s[2] -> c; s[3] -> c;",
-     "c :: Counter -> {sink}; FromDump({in}, STOP true) -> " SHOAL_SNAP_DEV "GPUSDNClassifier(RULES {acl})" SHOAL_SNAP_BACK
-     "(0, 1, 2, 3); d[0] -> c; d[1] -> c; d[2] -> c; d[3] -> c;"},
+     "c :: Counter -> {sink}; FromDump({in}, STOP true) -> " SHOAL_SNAP_DEV
+     "GPUSDNClassifier(RULES {acl})" SHOAL_SNAP_BACK "(0, 1, 2, 3); d[0] -> c; d[1] -> c; d[2] -> c; d[3] -> c;"},
     {"dpi-router",
      "c :: Counter -> {sink}; FromDump({in}, STOP true) -> CheckIPHeader(14) -> IDSMatcher(" SHOAL_SNAP_IDS
      ") -> rt :: DirectIPLookup(" SHOAL_SNAP_ROUTES "); rt[0] -> DecIPTTL -> c; rt[1] -> DecIPTTL -> c;",
@@ -93,12 +92,13 @@ const App kApps[] = {
      ") -> GPUDecIPTTL" SHOAL_SNAP_BACK "(0, 1); d[0] -> c; d[1] -> c;"},
     {"ids-router",
      "c :: Counter -> {sink}; x :: Counter -> Discard; FromDump({in}, STOP true) -> CheckIPHeader(14) "
-     "-> acl :: SDNClassifier(RULES {ids}/../sdn/ids-router.rules); acl[1] -> x; acl[0] -> ids :: IDSMatcher(" SHOAL_SNAP_IDS
-     "); ids[1] -> x; ids[0] -> rt :: DirectIPLookup(" SHOAL_SNAP_ROUTES
+     "-> acl :: SDNClassifier(RULES {ids}/../sdn/ids-router.rules); acl[1] -> x; acl[0] -> ids :: "
+     "IDSMatcher(" SHOAL_SNAP_IDS "); ids[1] -> x; ids[0] -> rt :: DirectIPLookup(" SHOAL_SNAP_ROUTES
      "); rt[0] -> DecIPTTL -> c; rt[1] -> DecIPTTL -> c;",
      "c :: Counter -> {sink}; x :: Counter -> Discard; FromDump({in}, STOP true) -> " SHOAL_SNAP_DEV
      "GPUCheckIPHeader(14) -> GPUSDNClassifier(RULES {ids}/../sdn/ids-router.rules) -> GPUIDSMatcher(" SHOAL_SNAP_IDS
-     ", PRED 0, ALERT 7) -> GPUIPLookup(" SHOAL_SNAP_ROUTES ", PRED 0, SKIP 7) -> GPUDecIPTTL(PRED 0, SKIP 7)" SHOAL_SNAP_BACK
+     ", PRED 0, ALERT 7) -> GPUIPLookup(" SHOAL_SNAP_ROUTES
+     ", PRED 0, SKIP 7) -> GPUDecIPTTL(PRED 0, SKIP 7)" SHOAL_SNAP_BACK
      "(1, 7, 2, 3); d[0] -> x; d[1] -> x; d[2] -> c; d[3] -> c;"},
 };
 
@@ -133,8 +133,9 @@ uint64_t reordered(const std::string& path, uint64_t& packets, std::string& err)
 }  // namespace
 
 int cmd_bench_snap(int argc, char** argv) {
-  CLI::App app{"shoal bench-snap: Snap's evaluation: applications x packet sizes, CPU vs offloaded with and "
-               "without ROI slicing, latency, reordering"};
+  CLI::App app{
+      "shoal bench-snap: Snap's evaluation: applications x packet sizes, CPU vs offloaded with and "
+      "without ROI slicing, latency, reordering"};
   std::string out = "bench-snap.json", png, device = "auto", data = "examples/data";
   std::vector<uint32_t> sizes = {64, 128, 256, 512, 1024, 1518}, batches = {512, 1024};
   std::vector<std::string> only;
@@ -177,7 +178,8 @@ int cmd_bench_snap(int argc, char** argv) {
     for (const auto& r : classify::generate(g)) o << classify::unparse_rule(r) << "\n";
   }
   auto wants = [&](const char* n) { return only.empty() || std::find(only.begin(), only.end(), n) != only.end(); };
-  fmt::print("shoal bench-snap on {}; offloaded rows on {}\n", cpu_model(), device == "cuda" ? j["device"].value("detail", "cuda") : "the host backend");
+  fmt::print("shoal bench-snap on {}; offloaded rows on {}\n", cpu_model(),
+             device == "cuda" ? j["device"].value("detail", "cuda") : "the host backend");
   fmt::print("{:<14} {:>5} {:<16} {:>6} {:>8} {:>8} {:>7} {:>9} {:>22}\n", "app", "bytes", "mode", "batch", "Mpps",
              "Gbps", "vs fwd", "B/pkt h2d", "latency p50/p99 us");
   std::vector<uint8_t> buf(2048);
@@ -188,7 +190,8 @@ int cmd_bench_snap(int argc, char** argv) {
     {
       io::PcapWriter w;
       if (!w.open(pcap, 1, 65535, true, err)) return fmt::print(stderr, "bench-snap: {}\n", err), 1;
-      for (uint64_t i = 0; i < n; ++i) w.write(buf.data(), make_frame(i, size, buf.data()), size, 1700000000000000000ull + i * 1000);
+      for (uint64_t i = 0; i < n; ++i)
+        w.write(buf.data(), make_frame(i, size, buf.data()), size, 1700000000000000000ull + i * 1000);
     }
     double fwd = 0;
     for (const App& a : kApps) {
@@ -201,23 +204,29 @@ int cmd_bench_snap(int argc, char** argv) {
       };
       std::vector<Mode> modes = {{"cpu", false, "", 0}};
       if (a.offload)
-        for (uint32_t b : batches) modes.push_back({"offload-noslice", true, "false", b}), modes.push_back({"offload", true, "true", b});
+        for (uint32_t b : batches)
+          modes.push_back({"offload-noslice", true, "false", b}), modes.push_back({"offload", true, "true", b});
       for (const Mode& m : modes) {
-        std::map<std::string, std::string> v = {{"in", pcap}, {"sink", "Discard"}, {"acl", acl}, {"ids", ids},
-                                                {"batch", std::to_string(m.batch)}, {"slice", m.slice},
-                                                {"r0", m.off ? "0" : "0"}, {"r1", "1"}};
+        std::map<std::string, std::string> v = {{"in", pcap},
+                                                {"sink", "Discard"},
+                                                {"acl", acl},
+                                                {"ids", ids},
+                                                {"batch", std::to_string(m.batch)},
+                                                {"slice", m.slice},
+                                                {"r0", m.off ? "0" : "0"},
+                                                {"r1", "1"}};
         if (std::string_view(a.name) == "ids-router" && m.off) v["r0"] = "2", v["r1"] = "3";
         std::string cfg = fill(m.off ? a.offload : a.cpu, v);
         std::map<std::string, std::string> got;
         uint64_t cnt = 0;
-        double pps = graph_run(cfg, m.off ? device : "", {"x.count", "cq.latency", "h.h2d_bytes", "h.packets"}, &got,
-                               cnt, err);
+        double pps =
+            graph_run(cfg, m.off ? device : "", {"x.count", "cq.latency", "h.h2d_bytes", "h.packets"}, &got, cnt, err);
         if (pps < 0) return fmt::print(stderr, "bench-snap: {} {}: {}\n", a.name, m.name, err), 1;
         if (got.count("x.count")) pps *= double(cnt + std::stoull(got["x.count"])) / double(std::max<uint64_t>(cnt, 1));
         if (std::string_view(a.name) == "forward") fwd = pps;
         double gbps = pps * size * 8 / 1e9;
-        nlohmann::json row = {{"app", a.name}, {"size", size}, {"mode", m.name}, {"mpps", pps / 1e6}, {"gbps", gbps},
-                              {"packets", n}};
+        nlohmann::json row = {{"app", a.name},     {"size", size}, {"mode", m.name},
+                              {"mpps", pps / 1e6}, {"gbps", gbps}, {"packets", n}};
         if (m.batch) row["batch"] = m.batch;
         if (fwd > 0) row["vs_forward"] = pps / fwd;
         std::string lat = "-", h2d = "-";
@@ -228,8 +237,7 @@ int cmd_bench_snap(int argc, char** argv) {
         }
         j["results"].push_back(row);
         fmt::print("{:<14} {:>5} {:<16} {:>6} {:>8.2f} {:>8.2f} {:>6.0f}% {:>9} {:>22}\n", a.name, size, m.name,
-                   m.batch ? std::to_string(m.batch) : "-", pps / 1e6, gbps, fwd > 0 ? 100 * pps / fwd : 0.0, h2d,
-                   lat);
+                   m.batch ? std::to_string(m.batch) : "-", pps / 1e6, gbps, fwd > 0 ? 100 * pps / fwd : 0.0, h2d, lat);
       }
     }
   }
@@ -239,7 +247,8 @@ int cmd_bench_snap(int argc, char** argv) {
     std::string pcap = fmt::format("{}/check.pcap", dir);
     io::PcapWriter w;
     if (!w.open(pcap, 1, 65535, true, err)) return fmt::print(stderr, "bench-snap: {}\n", err), 1;
-    for (uint64_t i = 0; i < check_packets; ++i) w.write(buf.data(), make_frame(i, 128, buf.data()), 128, 1700000000000000000ull + i * 1000);
+    for (uint64_t i = 0; i < check_packets; ++i)
+      w.write(buf.data(), make_frame(i, 128, buf.data()), 128, 1700000000000000000ull + i * 1000);
     w.close();
     j["order"] = nlohmann::json::array();
     uint64_t total_bad = 0;
@@ -247,17 +256,20 @@ int cmd_bench_snap(int argc, char** argv) {
       if (!wants(a.name)) continue;
       for (int off = 0; off < (a.offload ? 2 : 1); ++off) {
         std::string outp = fmt::format("{}/order-{}-{}.pcap", dir, a.name, off);
-        std::map<std::string, std::string> v = {{"in", pcap}, {"sink", "ToDump(" + outp + ")"}, {"acl", acl},
-                                                {"ids", ids}, {"batch", "1024"}, {"slice", "true"}, {"r0", "0"}, {"r1", "1"}};
+        std::map<std::string, std::string> v = {{"in", pcap},      {"sink", "ToDump(" + outp + ")"},
+                                                {"acl", acl},      {"ids", ids},
+                                                {"batch", "1024"}, {"slice", "true"},
+                                                {"r0", "0"},       {"r1", "1"}};
         if (std::string_view(a.name) == "ids-router" && off) v["r0"] = "2", v["r1"] = "3";
         uint64_t cnt;
         if (graph_run(fill(off ? a.offload : a.cpu, v), off ? device : "", {}, nullptr, cnt, err) < 0)
           return fmt::print(stderr, "bench-snap: {} order check: {}\n", a.name, err), 1;
         uint64_t seen = 0, bad = reordered(outp, seen, err);
         total_bad += bad;
-        j["order"].push_back({{"app", a.name}, {"mode", off ? "offload" : "cpu"}, {"packets", seen}, {"reordered", bad}});
-        fmt::print("order {:<14} {:<8} {} packets, {} out of order within their flow\n", a.name, off ? "offload" : "cpu",
-                   seen, bad);
+        j["order"].push_back(
+            {{"app", a.name}, {"mode", off ? "offload" : "cpu"}, {"packets", seen}, {"reordered", bad}});
+        fmt::print("order {:<14} {:<8} {} packets, {} out of order within their flow\n", a.name,
+                   off ? "offload" : "cpu", seen, bad);
       }
     }
     j["reordered_total"] = total_bad;
@@ -268,8 +280,8 @@ int cmd_bench_snap(int argc, char** argv) {
   if (!png.empty()) {
     std::string script = std::filesystem::absolute(data + "/../../bench/snap_chart.py").lexically_normal().string();
     // the PATH's python3 (the GPU machine's has matplotlib), else Debian's
-    std::string cmd = fmt::format("python3 '{0}' '{1}' '{2}' 2>/dev/null || /usr/bin/python3 '{0}' '{1}' '{2}'", script,
-                                  out, png);
+    std::string cmd =
+        fmt::format("python3 '{0}' '{1}' '{2}' 2>/dev/null || /usr/bin/python3 '{0}' '{1}' '{2}'", script, out, png);
     if (std::system(cmd.c_str()) != 0) fmt::print(stderr, "bench-snap: no chart ({} failed)\n", cmd);
   }
   return j["reordered_total"].get<uint64_t>() == 0 ? 0 : 2;

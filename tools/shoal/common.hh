@@ -1,7 +1,7 @@
 // Shared by the shoal subcommands.
 #pragma once
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -57,7 +57,8 @@ bool parse_iface_spec(const std::string& spec, RouterIface& f, std::string& err)
     EtherAddr e;
     IPv6Addr a6;
     if (p.rfind("mtu=", 0) == 0) {
-      if (!parse_uint(p.substr(4), v) || v < 68 || v > 65535) return err = fmt::format("--iface '{}': bad MTU", spec), false;
+      if (!parse_uint(p.substr(4), v) || v < 68 || v > 65535)
+        return err = fmt::format("--iface '{}': bad MTU", spec), false;
       f.mtu = uint32_t(v);
     } else if (p.rfind("mac=", 0) == 0) {
       if (!parse_ether(p.substr(4), e)) return err = fmt::format("--iface '{}': bad Ethernet address", spec), false;
@@ -106,7 +107,8 @@ std::string make_router_config(const std::vector<RouterIface>& ifs, const std::v
     w("// ---- {}\n", f.name);
     w("out{0} :: Queue(1024) -> ToDevice({1});\n", i, f.name);
     w("c{0} :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800,\n"
-      "                   12/86dd 20/3a 54/87, 12/86dd 20/3a 54/88, 12/86dd, -);\n", i);
+      "                   12/86dd 20/3a 54/87, 12/86dd 20/3a 54/88, 12/86dd, -);\n",
+      i);
     w("FromDevice({1}) -> c{0};\n", i, f.name);
     w("c{0}[0] -> ARPResponder({1} {2}) -> out{0};\n", i, ip4(f.addr), f.mac);
     w("arpq{0} :: ARPQuerier({1}, {2}) -> out{0};\n", i, ip4(f.addr), f.mac);
@@ -151,7 +153,8 @@ std::string make_router_config(const std::vector<RouterIface>& ifs, const std::v
     auto& f = ifs[i];
     std::string a = ip4(f.addr);
     w("rt[{0}] -> DropBroadcasts -> cp{1} :: PaintTee({0}) -> gio{1} :: IPGWOptions({2}) -> FixIPSrc({2})\n"
-      "  -> dt{1} :: DecIPTTL -> fr{1} :: IPFragmenter({3}) -> [0]arpq{1};\n", i + 1, i, a, f.mtu);
+      "  -> dt{1} :: DecIPTTL -> fr{1} :: IPFragmenter({3}) -> [0]arpq{1};\n",
+      i + 1, i, a, f.mtu);
     w("dt{0}[1] -> ICMPError({1}, timeexceeded, BADADDRS {2}) -> rt;\n", i, a, bad);
     w("fr{0}[1] -> ICMPError({1}, unreachable, needfrag, MTU {2}, BADADDRS {3}) -> rt;\n", i, a, f.mtu, bad);
     w("gio{0}[1] -> ICMPError({1}, parameterproblem, BADADDRS {2}) -> rt;\n", i, a, bad);

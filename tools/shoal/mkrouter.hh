@@ -11,8 +11,8 @@ struct RouterIface {
   uint32_t addr = 0, len = 0;  // IPv4 address (host order) and prefix length
   std::string addr6;           // IPv6 address, empty: none
   uint32_t len6 = 0;
-  std::string mac;             // from mac= or /sys/class/net/NAME/address
-  uint32_t mtu = 0;            // from mtu= or /sys/class/net/NAME/mtu
+  std::string mac;   // from mac= or /sys/class/net/NAME/address
+  uint32_t mtu = 0;  // from mtu= or /sys/class/net/NAME/mtu
 };
 
 // NAME,ADDR/LEN[,ADDR6/LEN][,mtu=N][,mac=ETH]

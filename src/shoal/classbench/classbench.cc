@@ -87,15 +87,19 @@ bool parse_rule(const std::string& line, k::ClsRule& r, std::string& err) {
   if (!parse_prefix(t[1], r.dst, r.dmask)) return err = fmt::format("destination: '{}' is not ADDR/LEN", t[1]), false;
   size_t i = 2;
   if (!parse_range(t, i, r.sp_lo, r.sp_hi)) return err = "source ports: expected LO : HI (0-65535, LO <= HI)", false;
-  if (!parse_range(t, i, r.dp_lo, r.dp_hi)) return err = "destination ports: expected LO : HI (0-65535, LO <= HI)", false;
+  if (!parse_range(t, i, r.dp_lo, r.dp_hi))
+    return err = "destination ports: expected LO : HI (0-65535, LO <= HI)", false;
   uint32_t v, m;
   if (i >= t.size() || !parse_masked(t[i], 0xff, v, m))
-    return err = fmt::format("protocol: expected VALUE/MASK such as 0x06/0xFF{}", i < t.size() ? ", got '" + t[i] + "'" : ""), false;
+    return err = fmt::format("protocol: expected VALUE/MASK such as 0x06/0xFF{}",
+                             i < t.size() ? ", got '" + t[i] + "'" : ""),
+           false;
   if (v & ~m) return err = fmt::format("protocol: value {:#x} has bits outside mask {:#x}", v, m), false;
   r.proto = uint8_t(v), r.proto_mask = uint8_t(m);
   ++i;
   if (i < t.size() && t[i].find('/') != std::string::npos) {
-    if (!parse_masked(t[i], 0xffff, v, m)) return err = fmt::format("flags: expected VALUE/MASK, got '{}'", t[i]), false;
+    if (!parse_masked(t[i], 0xffff, v, m))
+      return err = fmt::format("flags: expected VALUE/MASK, got '{}'", t[i]), false;
     if (v & ~m) return err = fmt::format("flags: value {:#x} has bits outside mask {:#x}", v, m), false;
     r.flags = uint16_t(v), r.flags_mask = uint16_t(m);
     ++i;
@@ -130,16 +134,17 @@ bool parse_rule(const std::string& line, k::ClsRule& r, std::string& err) {
       return err = fmt::format("unknown option '{}' (port, ethertype, vlan)", key), false;
     }
   }
-  bool wild = r.smask == 0 && r.dmask == 0 && r.sp_lo == 0 && r.sp_hi == 0xffff && r.dp_lo == 0 &&
-              r.dp_hi == 0xffff && r.proto_mask == 0 && r.flags_mask == 0;
+  bool wild = r.smask == 0 && r.dmask == 0 && r.sp_lo == 0 && r.sp_hi == 0xffff && r.dp_lo == 0 && r.dp_hi == 0xffff &&
+              r.proto_mask == 0 && r.flags_mask == 0;
   if (!ethertype_given) r.ethertype = 0x0800, r.ethertype_mask = 0xffff;
   r.ip = !wild;
   if (r.ip) {
     if (r.ethertype_mask == 0) {
       r.ethertype = 0x0800, r.ethertype_mask = 0xffff;  // IPv4 fields: IPv4 frames
     } else if (r.ethertype != 0x0800) {
-      return err = fmt::format("ethertype {:#06x} with address, port, protocol or flag fields: those need IPv4 (0x0800)",
-                               r.ethertype),
+      return err =
+                 fmt::format("ethertype {:#06x} with address, port, protocol or flag fields: those need IPv4 (0x0800)",
+                             r.ethertype),
              false;
     }
   }
@@ -221,10 +226,10 @@ const uint16_t kWellKnown[] = {80, 443, 22, 25, 53, 21, 23, 110, 143, 161, 389, 
 
 struct Profile {
   std::initializer_list<Weighted> src_len, dst_len;
-  double sport_any, sport_exact;            // else the ephemeral range
+  double sport_any, sport_exact;             // else the ephemeral range
   double dport_any, dport_exact, dport_eph;  // else a short range or 0-1023
-  double tcp, udp, icmp;                    // else any protocol
-  double flags;                             // TCP rules with a flag test
+  double tcp, udp, icmp;                     // else any protocol
+  double flags;                              // TCP rules with a flag test
 };
 
 }  // namespace
@@ -233,12 +238,28 @@ std::vector<k::ClsRule> generate(const GenSpec& spec) {
   std::mt19937 rng(spec.seed);
   static const Profile acl{{{5, 0, 0}, {5, 8, 15}, {10, 16, 23}, {30, 24, 31}, {50, 32, 32}},
                            {{3, 0, 0}, {12, 16, 23}, {35, 24, 31}, {50, 32, 32}},
-                           0.97, 0.02, 0.10, 0.55, 0.15, 0.70, 0.20, 0.04, 0.10};
+                           0.97,
+                           0.02,
+                           0.10,
+                           0.55,
+                           0.15,
+                           0.70,
+                           0.20,
+                           0.04,
+                           0.10};
   static const Profile fw{{{40, 0, 0}, {20, 8, 23}, {15, 24, 31}, {25, 32, 32}},
                           {{30, 0, 0}, {20, 8, 23}, {20, 24, 31}, {30, 32, 32}},
-                          0.80, 0.10, 0.30, 0.35, 0.20, 0.50, 0.25, 0.05, 0.05};
-  static const Profile ipc{{{15, 0, 0}, {85, 8, 32}}, {{15, 0, 0}, {85, 8, 32}}, 0.70, 0.15, 0.30, 0.40, 0.15,
-                           0.50, 0.30, 0.05, 0.05};
+                          0.80,
+                          0.10,
+                          0.30,
+                          0.35,
+                          0.20,
+                          0.50,
+                          0.25,
+                          0.05,
+                          0.05};
+  static const Profile ipc{
+      {{15, 0, 0}, {85, 8, 32}}, {{15, 0, 0}, {85, 8, 32}}, 0.70, 0.15, 0.30, 0.40, 0.15, 0.50, 0.30, 0.05, 0.05};
   const Profile& p = spec.flavor == Flavor::Acl ? acl : spec.flavor == Flavor::Fw ? fw : ipc;
   // address "sites": prefixes nest inside a few hundred /16s, as in real sets
   const size_t nsites = std::max<size_t>(8, spec.rules / 25);

@@ -42,8 +42,8 @@ struct GenSpec {
   Flavor flavor = Flavor::Acl;
   size_t rules = 1000;
   uint32_t seed = 1;
-  int ports = 4;           // actions spread over outputs 0..ports-1
-  bool catch_all = true;   // a last rule matching every IPv4 packet
+  int ports = 4;          // actions spread over outputs 0..ports-1
+  bool catch_all = true;  // a last rule matching every IPv4 packet
 };
 std::vector<k::ClsRule> generate(const GenSpec& spec);
 

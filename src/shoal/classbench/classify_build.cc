@@ -120,13 +120,13 @@ struct ClsTrees::Builder {
       if (g.bits[d] == 0) continue;
       std::vector<std::pair<uint32_t, uint32_t>> p;
       p.reserve(rules.size());
-      for (uint32_t r : rules)
-        p.emplace_back(std::max(proj[r][d].lo, g.lo[d]), std::min(proj[r][d].hi, g.hi(d)));
+      for (uint32_t r : rules) p.emplace_back(std::max(proj[r][d].lo, g.lo[d]), std::min(proj[r][d].hi, g.hi(d)));
       std::sort(p.begin(), p.end());
       size_t distinct = size_t(std::unique(p.begin(), p.end()) - p.begin());
       if (distinct > 1) dims.push_back({d, distinct});
     }
-    std::stable_sort(dims.begin(), dims.end(), [](const Choice& a, const Choice& b) { return a.distinct > b.distinct; });
+    std::stable_sort(dims.begin(), dims.end(),
+                     [](const Choice& a, const Choice& b) { return a.distinct > b.distinct; });
     const size_t n = rules.size();
     for (const Choice& ch : dims) {
       int d = ch.d;
@@ -221,9 +221,8 @@ bool ClsTrees::build(std::vector<ClsRule> rules, const Options& opt, std::string
   for (int d = 0; d < kClsDims; ++d) all.lo[d] = 0, all.bits[d] = kFullBits[d];
   // trees in the order of their first rule: a lookup stops at a tree whose
   // first rule comes after the best match so far
-  std::sort(std::begin(group), std::end(group), [](const auto& x, const auto& y) {
-    return !x.empty() && (y.empty() || x.front() < y.front());
-  });
+  std::sort(std::begin(group), std::end(group),
+            [](const auto& x, const auto& y) { return !x.empty() && (y.empty() || x.front() < y.front()); });
   for (auto& g : group) {
     if (g.empty()) continue;
     roots_.push_back(b.node(g, all, 0));

@@ -21,8 +21,8 @@ namespace shoal::k {
 class ClsTrees {
  public:
   struct Options {
-    uint32_t binth = 8;       // rules per leaf
-    double spfac = 4.0;       // copies allowed per cut, times the node's rules
+    uint32_t binth = 8;         // rules per leaf
+    double spfac = 4.0;         // copies allowed per cut, times the node's rules
     uint32_t max_cut_bits = 8;  // at most 2^8 children per node
   };
   struct Stats {
@@ -41,7 +41,8 @@ class ClsTrees {
   const std::vector<uint32_t>& roots() const { return roots_; }
   const Stats& stats() const { return stats_; }
   size_t memory_bytes() const {
-    return rules_.size() * sizeof(ClsRule) + nodes_.size() * sizeof(ClsNode) + (children_.size() + leaf_.size() + roots_.size()) * 4;
+    return rules_.size() * sizeof(ClsRule) + nodes_.size() * sizeof(ClsNode) +
+           (children_.size() + leaf_.size() + roots_.size()) * 4;
   }
 
  private:

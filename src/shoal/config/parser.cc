@@ -12,7 +12,25 @@ namespace shoal::config {
 
 namespace {
 
-enum class T { Ident, Var, Number, Colon2, Arrow, LBrack, RBrack, LBrace, RBrace, LParen, RParen, Comma, Semi, Bar, Bar2, Eof, Bad };
+enum class T {
+  Ident,
+  Var,
+  Number,
+  Colon2,
+  Arrow,
+  LBrack,
+  RBrack,
+  LBrace,
+  RBrace,
+  LParen,
+  RParen,
+  Comma,
+  Semi,
+  Bar,
+  Bar2,
+  Eof,
+  Bad
+};
 
 struct Token {
   T type = T::Eof;
@@ -83,9 +101,7 @@ class Lexer {
     bool have;
   };
   State save() const { return {pos_, line_, col_, tok_, have_}; }
-  void restore(const State& s) {
-    pos_ = s.pos, line_ = s.line, col_ = s.col, tok_ = s.tok, have_ = s.have;
-  }
+  void restore(const State& s) { pos_ = s.pos, line_ = s.line, col_ = s.col, tok_ = s.tok, have_ = s.have; }
 
  private:
   void advance() {
@@ -124,7 +140,8 @@ class Lexer {
       } else if (c == '/' && i + 1 < in.size() && in[i + 1] == '*') {
         out += "  ";
         i += 2;
-        while (i < in.size() && !(in[i] == '*' && i + 1 < in.size() && in[i + 1] == '/')) out.push_back(in[i] == '\n' ? '\n' : ' '), ++i;
+        while (i < in.size() && !(in[i] == '*' && i + 1 < in.size() && in[i + 1] == '/'))
+          out.push_back(in[i] == '\n' ? '\n' : ' '), ++i;
         out += "  ";
         ++i;
       } else {
@@ -134,7 +151,9 @@ class Lexer {
     return out;
   }
   static bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '@'; }
-  static bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '@' || c == '/'; }
+  static bool ident_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '@' || c == '/';
+  }
 
   Token lex() {
     for (;;) {
@@ -368,7 +387,8 @@ class Parser {
     } else if (lx_.peek().type == T::LBrace) {
       if (!compound(*cls)) return false;
     } else {
-      diag_.error(lx_.peek().loc, fmt::format("expected '{{' or a class name after 'elementclass {}', found {}", name.text, describe(lx_.peek())));
+      diag_.error(lx_.peek().loc, fmt::format("expected '{{' or a class name after 'elementclass {}', found {}",
+                                              name.text, describe(lx_.peek())));
       return false;
     }
     body.classes.push_back(cls);
@@ -533,9 +553,7 @@ class Parser {
     return port(out_side.port, out_side.port_given);
   }
 
-  bool config(ADecl& d) {
-    return lx_.raw_config(d.config, d.config_loc, diag_);
-  }
+  bool config(ADecl& d) { return lx_.raw_config(d.config, d.config_loc, diag_); }
 
   bool connection(Body& body) {
     AEnd in_side, out_side;
@@ -879,9 +897,12 @@ void splice(std::vector<Node>& nodes, std::vector<Edge>& edges, Diagnostics& dia
     if (nodes[n].info) continue;
     std::vector<Edge> ins, outs, keep;
     for (auto& e : edges) {
-      if (e.to == int(n)) ins.push_back(e);
-      else if (e.from == int(n)) outs.push_back(e);
-      else keep.push_back(e);
+      if (e.to == int(n))
+        ins.push_back(e);
+      else if (e.from == int(n))
+        outs.push_back(e);
+      else
+        keep.push_back(e);
     }
     // For the input pseudo node, "ins" are outer connections; for the output
     // node, "ins" are inner ones. Either way ports pair by number.

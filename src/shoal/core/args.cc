@@ -54,7 +54,8 @@ namespace {
 bool number_unit(std::string_view s, double& v, std::string_view& unit) {
   size_t i = 0;
   while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == '-' || s[i] == '+' ||
-                          ((s[i] == 'e' || s[i] == 'E') && i > 0 && i + 1 < s.size() && (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '-'))))
+                          ((s[i] == 'e' || s[i] == 'E') && i > 0 && i + 1 < s.size() &&
+                           (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '-'))))
     ++i;
   if (!parse_double(s.substr(0, i), v)) return false;
   unit = trim(s.substr(i));
@@ -67,13 +68,20 @@ bool parse_duration(std::string_view s, Duration& out) {
   std::string_view u;
   if (!number_unit(s, v, u) || v < 0) return false;
   double mult;
-  if (u.empty() || u == "s" || u == "sec" || u == "secs") mult = 1e9;
-  else if (u == "ms" || u == "msec") mult = 1e6;
-  else if (u == "us" || u == "usec") mult = 1e3;
-  else if (u == "ns" || u == "nsec") mult = 1;
-  else if (u == "m" || u == "min") mult = 60e9;
-  else if (u == "h" || u == "hr") mult = 3600e9;
-  else return false;
+  if (u.empty() || u == "s" || u == "sec" || u == "secs")
+    mult = 1e9;
+  else if (u == "ms" || u == "msec")
+    mult = 1e6;
+  else if (u == "us" || u == "usec")
+    mult = 1e3;
+  else if (u == "ns" || u == "nsec")
+    mult = 1;
+  else if (u == "m" || u == "min")
+    mult = 60e9;
+  else if (u == "h" || u == "hr")
+    mult = 3600e9;
+  else
+    return false;
   out.ns = uint64_t(std::llround(v * mult));
   return true;
 }
@@ -86,14 +94,20 @@ bool parse_bandwidth(std::string_view s, Bandwidth& out) {
   if (!u.empty()) {
     char p = u[0];
     size_t k = 1;
-    if (p == 'k' || p == 'K') mult = 1e3;
-    else if (p == 'M') mult = 1e6;
-    else if (p == 'G') mult = 1e9;
-    else k = 0;
+    if (p == 'k' || p == 'K')
+      mult = 1e3;
+    else if (p == 'M')
+      mult = 1e6;
+    else if (p == 'G')
+      mult = 1e9;
+    else
+      k = 0;
     std::string_view rest = u.substr(k);
-    if (rest == "bps" || rest == "b") mult /= 8;
-    else if (rest == "Bps" || rest == "B") { /* bytes */ }
-    else if (!rest.empty()) return false;
+    if (rest == "bps" || rest == "b")
+      mult /= 8;
+    else if (rest == "Bps" || rest == "B") { /* bytes */
+    } else if (!rest.empty())
+      return false;
   }
   out.bytes_per_sec = v * mult;
   return true;
@@ -121,7 +135,8 @@ bool parse_ether(std::string_view s, EtherAddr& out) {
     if (i && s[size_t(i) * 3 - 1] != ':' && s[size_t(i) * 3 - 1] != '-') return false;
     uint64_t v;
     std::string_view h = s.substr(size_t(i) * 3, 2);
-    if (!std::isxdigit(static_cast<unsigned char>(h[0])) || !std::isxdigit(static_cast<unsigned char>(h[1]))) return false;
+    if (!std::isxdigit(static_cast<unsigned char>(h[0])) || !std::isxdigit(static_cast<unsigned char>(h[1])))
+      return false;
     auto r = std::from_chars(h.data(), h.data() + 2, v, 16);
     if (r.ec != std::errc()) return false;
     out.b[size_t(i)] = uint8_t(v);
@@ -158,8 +173,10 @@ bool hex_block(std::string_view s, size_t& i, std::string& out) {
     if (std::isspace(static_cast<unsigned char>(c))) continue;
     int v = hexval(c);
     if (v < 0) return false;
-    if (hi < 0) hi = v;
-    else out.push_back(char(hi * 16 + v)), hi = -1;
+    if (hi < 0)
+      hi = v;
+    else
+      out.push_back(char(hi * 16 + v)), hi = -1;
   }
   return false;
 }
@@ -252,7 +269,9 @@ bool looks_like_keyword(std::string_view s, std::string* kw, std::string* rest) 
   s = trim(s);
   size_t i = 0;
   if (s.empty() || !(std::isupper(static_cast<unsigned char>(s[0])))) return false;
-  while (i < s.size() && (std::isupper(static_cast<unsigned char>(s[i])) || std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '_')) ++i;
+  while (i < s.size() && (std::isupper(static_cast<unsigned char>(s[i])) ||
+                          std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '_'))
+    ++i;
   if (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) return false;
   if (kw) *kw = std::string(s.substr(0, i));
   if (rest) *rest = std::string(trim(s.substr(i)));

@@ -74,13 +74,21 @@ class Args {
   Args(std::vector<ArgItem> items, Loc element_loc, std::string element_name);
 
   template <class T>
-  Args& read(const char* kw, T& out) { return read_impl(kw, out, false, false); }
+  Args& read(const char* kw, T& out) {
+    return read_impl(kw, out, false, false);
+  }
   template <class T>
-  Args& read_m(const char* kw, T& out) { return read_impl(kw, out, true, false); }
+  Args& read_m(const char* kw, T& out) {
+    return read_impl(kw, out, true, false);
+  }
   template <class T>
-  Args& read_p(const char* kw, T& out) { return read_impl(kw, out, false, true); }
+  Args& read_p(const char* kw, T& out) {
+    return read_impl(kw, out, false, true);
+  }
   template <class T>
-  Args& read_mp(const char* kw, T& out) { return read_impl(kw, out, true, true); }
+  Args& read_mp(const char* kw, T& out) {
+    return read_impl(kw, out, true, true);
+  }
   template <class T>
   Args& read(const char* kw, std::optional<T>& out) {
     T v{};
@@ -164,7 +172,11 @@ void Args::convert(const ArgItem& a, const char* kw, T& out) {
   } else {
     static_assert(sizeof(T) == 0, "unsupported argument type");
   }
-  if (!ok) fail(a, std::string(kw) + " expects " + (what[0] == 'a' || what[0] == 'i' || what[0] == 'I' || what[0] == 'u' || what[0] == 'E' ? "an " : "a ") + what + ", got '" + std::string(v) + "'");
+  if (!ok)
+    fail(a,
+         std::string(kw) + " expects " +
+             (what[0] == 'a' || what[0] == 'i' || what[0] == 'I' || what[0] == 'u' || what[0] == 'E' ? "an " : "a ") +
+             what + ", got '" + std::string(v) + "'");
 }
 
 template <class T>

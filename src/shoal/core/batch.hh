@@ -25,7 +25,7 @@ class PacketBatch {
   explicit PacketBatch(uint32_t capacity);
 
   uint32_t capacity() const { return cap_; }
-  uint32_t slots() const { return n_; }        // used slots, dead ones included
+  uint32_t slots() const { return n_; }         // used slots, dead ones included
   uint32_t live() const { return n_ - dead_; }  // packets still in the batch
   bool empty() const { return live() == 0; }
   bool full() const { return n_ == cap_; }

@@ -193,7 +193,8 @@ void Element::add_read_handler(std::string name, std::function<std::string()> f,
 }
 
 void Element::add_stat_handler(std::string name, const Stat& s) {
-  add_read_handler(std::move(name), [&s] { return std::to_string(s.get()); }, Agg::Sum, true);
+  add_read_handler(
+      std::move(name), [&s] { return std::to_string(s.get()); }, Agg::Sum, true);
 }
 
 void Element::add_write_handler(std::string name, std::function<void(const std::string&)> f) {
@@ -218,10 +219,12 @@ void Element::add_default_handlers() {
   add_read_handler("ports", [this] {
     std::string s = fmt::format("{} input{}\n", inputs_.size(), inputs_.size() == 1 ? "" : "s");
     for (size_t i = 0; i < inputs_.size(); ++i)
-      s += fmt::format("{}\t{}[{}]\n", in_proc_[i] == Proc::Push ? "push" : "pull", inputs_[i].e->name(), inputs_[i].port);
+      s += fmt::format("{}\t{}[{}]\n", in_proc_[i] == Proc::Push ? "push" : "pull", inputs_[i].e->name(),
+                       inputs_[i].port);
     s += fmt::format("{} output{}\n", outputs_.size(), outputs_.size() == 1 ? "" : "s");
     for (size_t i = 0; i < outputs_.size(); ++i)
-      s += fmt::format("{}\t[{}]{}\n", out_proc_[i] == Proc::Push ? "push" : "pull", outputs_[i].port, outputs_[i].e->name());
+      s += fmt::format("{}\t[{}]{}\n", out_proc_[i] == Proc::Push ? "push" : "pull", outputs_[i].port,
+                       outputs_[i].e->name());
     return s;
   });
   add_read_handler("handlers", [this] {
@@ -229,11 +232,14 @@ void Element::add_default_handlers() {
     for (auto& h : handlers_) s += fmt::format("{}\t{}{}\n", h.name, h.read ? "r" : "", h.write ? "w" : "");
     return s;
   });
-  add_read_handler("drops", [this] {
-    uint64_t n = 0;
-    for (auto& d : drops_) n += d.count.get();
-    return std::to_string(n);
-  }, Agg::Sum, true);
+  add_read_handler(
+      "drops",
+      [this] {
+        uint64_t n = 0;
+        for (auto& d : drops_) n += d.count.get();
+        return std::to_string(n);
+      },
+      Agg::Sum, true);
 }
 
 void Element::add_task() { task_ = worker_->add_task(this); }

@@ -70,7 +70,7 @@ enum class Agg : uint8_t { Sum, First, Max };
 
 struct Handler {
   std::string name;
-  std::function<std::string()> read;             // empty: not readable
+  std::function<std::string()> read;              // empty: not readable
   std::function<void(const std::string&)> write;  // empty: not writable; throws on bad input
   Agg agg = Agg::First;
   bool numeric = false;
@@ -157,9 +157,9 @@ class Element {
   // A packet that was never made (a copy the pool could not supply): counted
   // as created and dropped, so the accounting still balances.
   void count_lost(uint16_t reason, uint64_t n = 1);  // drops every live packet and recycles b
-  void sent(Packet* p);                            // a sink delivered p: counted, freed
-  void received(uint64_t n = 1);                   // packets entering the graph at a source
-  void created(uint64_t n = 1);                    // packets made inside the graph (copies)
+  void sent(Packet* p);                              // a sink delivered p: counted, freed
+  void received(uint64_t n = 1);                     // packets entering the graph at a source
+  void created(uint64_t n = 1);                      // packets made inside the graph (copies)
   PacketBatch* new_batch();
   void recycle(PacketBatch* b);  // b must hold no live packet
   static constexpr int drop_code(uint16_t reason) { return -1 - int(reason); }
@@ -265,12 +265,12 @@ class PacketElement : public Element {
 #define SHOAL_CONCAT(a, b) SHOAL_CONCAT2(a, b)
 // Registers element class CLS with the ElementInfo expression INFO; CLS must
 // have `static const ElementInfo& info_ref()` or use this macro's definition.
-#define SHOAL_ELEMENT(CLS, ...)                                                   \
-  static const ::shoal::ElementInfo SHOAL_CONCAT(kInfo_, CLS) = [] {              \
-    ::shoal::ElementInfo i{__VA_ARGS__};                                          \
-    i.make = []() -> ::shoal::Element* { return new CLS(); };                     \
-    return i;                                                                     \
-  }();                                                                            \
+#define SHOAL_ELEMENT(CLS, ...)                                      \
+  static const ::shoal::ElementInfo SHOAL_CONCAT(kInfo_, CLS) = [] { \
+    ::shoal::ElementInfo i{__VA_ARGS__};                             \
+    i.make = []() -> ::shoal::Element* { return new CLS(); };        \
+    return i;                                                        \
+  }();                                                               \
   static ::shoal::Registrar SHOAL_CONCAT(kReg_, CLS)(&SHOAL_CONCAT(kInfo_, CLS))
 
 }  // namespace shoal

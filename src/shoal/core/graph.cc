@@ -78,7 +78,9 @@ bool Program::validate(Diagnostics& diag) {
     if (forced[idx] == want) return;
     if (forced[idx] >= 0) {
       diag.error(c.loc, fmt::format("{} is agnostic but connected both as push and as pull", describe(elements[idx])));
-      if (why[idx]) diag.note(why[idx]->loc, fmt::format("'{}' was made {} here", elements[idx].name, forced[idx] == 0 ? "push" : "pull"));
+      if (why[idx])
+        diag.note(why[idx]->loc,
+                  fmt::format("'{}' was made {} here", elements[idx].name, forced[idx] == 0 ? "push" : "pull"));
       forced[idx] = 2;
       return;
     }
@@ -130,9 +132,10 @@ bool Program::validate(Diagnostics& diag) {
     auto& t = elements[size_t(c.to)];
     Proc o = f.out_proc[size_t(c.from_port)], in = t.in_proc[size_t(c.to_port)];
     if (o != in) {
-      diag.error(c.loc, fmt::format("{} output {} is {}, but {} input {} is {}{}", describe(f), c.from_port, proc_name(o),
-                                    describe(t), c.to_port, proc_name(in),
-                                    o == Proc::Push ? " (put a Queue between them)" : " (put an Unqueue between them)"));
+      diag.error(c.loc,
+                 fmt::format("{} output {} is {}, but {} input {} is {}{}", describe(f), c.from_port, proc_name(o),
+                             describe(t), c.to_port, proc_name(in),
+                             o == Proc::Push ? " (put a Queue between them)" : " (put an Unqueue between them)"));
       continue;
     }
     if (o == Proc::Push && ++out_uses[size_t(c.from)][size_t(c.from_port)] == 2)

@@ -8,7 +8,7 @@ namespace shoal {
 namespace {
 // aligned_alloc needs a size that is a multiple of the alignment.
 constexpr uint32_t kJumboBytes = (256 + PacketPool::kMaxFrame + 256 + 63) & ~63u;
-}
+}  // namespace
 
 PacketPool::PacketPool(const PoolConfig& cfg) : cfg_(cfg) {
   if (cfg_.buf_size < cfg_.headroom + 64) cfg_.buf_size = cfg_.headroom + 64;

@@ -19,10 +19,10 @@ struct alignas(64) Anno {
   uint16_t output_port = 0;   // chosen output interface (routers)
   uint8_t paint = 0;          // PAINT annotation
   uint8_t flags = 0;
-  uint8_t dst_ip6[16] = {};   // DST_IP6 annotation (IPv6 next hop), network order
-  uint8_t user[18] = {};      // free for elements (documented per element)
-  uint8_t param_off = 0;      // ICMP parameter problem pointer (Click's ICMP_PARAMPROB_ANNO)
-  uint8_t packet_type = 0;    // link-level type, as Linux's PACKET_HOST.. (Click's PACKET_TYPE_ANNO)
+  uint8_t dst_ip6[16] = {};  // DST_IP6 annotation (IPv6 next hop), network order
+  uint8_t user[18] = {};     // free for elements (documented per element)
+  uint8_t param_off = 0;     // ICMP parameter problem pointer (Click's ICMP_PARAMPROB_ANNO)
+  uint8_t packet_type = 0;   // link-level type, as Linux's PACKET_HOST.. (Click's PACKET_TYPE_ANNO)
   static constexpr uint8_t kFlowHashValid = 1;
   static constexpr uint8_t kFixIPSrc = 2;  // set by ICMPError: FixIPSrc rewrites the source
   // packet_type values (linux/if_packet.h)

@@ -96,8 +96,7 @@ void Runtime::stop_event() {
 
 uint64_t Runtime::take_stop_event() {
   uint64_t n = stop_events_.load(std::memory_order_acquire);
-  while (n && !stop_events_.compare_exchange_weak(n, n - 1, std::memory_order_acq_rel)) {
-  }
+  while (n && !stop_events_.compare_exchange_weak(n, n - 1, std::memory_order_acq_rel)) {}
   return n;
 }
 

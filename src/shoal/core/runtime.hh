@@ -33,9 +33,9 @@ class Runtime {
   Runtime(const Program& prog, RunOptions opt);
   ~Runtime();
 
-  bool configure(Diagnostics& diag);   // all workers' routers
+  bool configure(Diagnostics& diag);  // all workers' routers
   bool initialize(Diagnostics& diag);
-  void run();                          // blocks until stopped
+  void run();  // blocks until stopped
   void cleanup();
 
   int nworkers() const { return int(workers_.size()); }

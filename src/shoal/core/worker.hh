@@ -21,9 +21,9 @@ class Runtime;
 
 struct Timer {
   Element* owner = nullptr;
-  int id = 0;                // the element's own tag for this timer
-  uint64_t expiry_ns = 0;    // monotonic
-  uint64_t generation = 0;   // bumps on (re)schedule and unschedule
+  int id = 0;               // the element's own tag for this timer
+  uint64_t expiry_ns = 0;   // monotonic
+  uint64_t generation = 0;  // bumps on (re)schedule and unschedule
   bool scheduled = false;
 };
 

@@ -19,7 +19,8 @@ bool cuda_compiled() {
 }
 
 bool select_device(const std::string& want, DeviceChoice& out, std::string& err) {
-  std::string host_detail = fmt::format("host backend on {} CPU threads", std::max(1u, std::thread::hardware_concurrency()));
+  std::string host_detail =
+      fmt::format("host backend on {} CPU threads", std::max(1u, std::thread::hardware_concurrency()));
   if (want == "host") {
     out = {"host", host_detail};
     return true;

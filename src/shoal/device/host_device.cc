@@ -223,9 +223,7 @@ class HostDevice final : public Device {
       case OpType::Memset:
         if (o.bytes) std::memset(o.dst, o.value, o.bytes);
         break;
-      case OpType::Launch:
-        o.kernel->host_run(o.params.data(), 0, o.n);
-        break;
+      case OpType::Launch: o.kernel->host_run(o.params.data(), 0, o.n); break;
     }
   }
 

@@ -64,7 +64,9 @@ class SourceElement : public Element {
   virtual uint32_t produce(PacketBatch* b, uint32_t max, bool& done) = 0;
   virtual bool rate_limited() const { return false; }
   // Packets this worker may still emit under LIMIT (UINT64_MAX: unlimited).
-  uint64_t remaining() const { return limit_ < 0 ? UINT64_MAX : uint64_t(limit_) - std::min<uint64_t>(uint64_t(limit_), emitted_.get()); }
+  uint64_t remaining() const {
+    return limit_ < 0 ? UINT64_MAX : uint64_t(limit_) - std::min<uint64_t>(uint64_t(limit_), emitted_.get());
+  }
   // This worker's share of a LIMIT over all workers, when the source splits
   // its traffic by flow (FastUDPFlows decides per flow, not by count).
   int64_t limit_ = -1;

@@ -91,9 +91,17 @@ bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
 bool header_matches(const Rule& r, const PacketInfo& p) {
   bool ports = false;
   switch (r.proto) {
-    case Proto::TCP: if (p.proto != 6) return false; ports = true; break;
-    case Proto::UDP: if (p.proto != 17) return false; ports = true; break;
-    case Proto::ICMP: if (p.proto != 1 && p.proto != 58) return false; break;
+    case Proto::TCP:
+      if (p.proto != 6) return false;
+      ports = true;
+      break;
+    case Proto::UDP:
+      if (p.proto != 17) return false;
+      ports = true;
+      break;
+    case Proto::ICMP:
+      if (p.proto != 1 && p.proto != 58) return false;
+      break;
     case Proto::IP: break;
   }
   if (ports && !p.has_ports) return false;
@@ -132,8 +140,7 @@ int64_t find(const Content& c, const uint8_t* s, int64_t from, int64_t hi) {
 // already knows whether it matches somewhere in the payload (the item is
 // not relative and nothing after it uses its end), -1 to ask PCRE2.
 template <class Exists>
-bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t prev_end, int& budget,
-                Exists& exists) {
+bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t prev_end, int& budget, Exists& exists) {
   if (k == r.items.size()) return true;
   if (--budget < 0) return false;  // pathological backtracking: no match (as Snort's limits)
   const Item& it = r.items[k];
@@ -248,7 +255,7 @@ std::string dollar_end_only(const std::string& p, bool extended) {
       out += c;
       if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
       if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];  // a leading ']' is a member
-    } else if (extended && c == '#') {  // a comment, to the end of the line
+    } else if (extended && c == '#') {                         // a comment, to the end of the line
       size_t e = p.find('\n', i);
       if (e == std::string::npos) e = p.size() - 1;
       out += p.substr(i, e + 1 - i);
@@ -275,8 +282,10 @@ bool hs_expression(const Pcre& p, std::string& expr, unsigned& flags) {
       case 'x': x = true; break;
       case 'A': anchored = true; break;
       case 'E': end_only = true; break;
-      case 'G': case 'B': case 'O': break;  // no bearing on whether a match exists
-      default: return false;               // R, anything newer
+      case 'G':
+      case 'B':
+      case 'O': break;        // no bearing on whether a match exists
+      default: return false;  // R, anything newer
     }
   }
   // (E means nothing with m, as in PCRE)
@@ -349,10 +358,12 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
           found = compiled.emplace(key, std::move(d)).first;
         } else {
           found = compiled.emplace(key, nullptr).first;
-          regex_refusals_.push_back(fmt::format("sid {}: /{}/{}: {}", rules_[i].sid, it.pcre.pattern, it.pcre.flags, why));
+          regex_refusals_.push_back(
+              fmt::format("sid {}: /{}/{}: {}", rules_[i].sid, it.pcre.pattern, it.pcre.flags, why));
         }
       } else if (!found->second) {
-        regex_refusals_.push_back(fmt::format("sid {}: /{}/{}: as above", rules_[i].sid, it.pcre.pattern, it.pcre.flags));
+        regex_refusals_.push_back(
+            fmt::format("sid {}: /{}/{}: as above", rules_[i].sid, it.pcre.pattern, it.pcre.flags));
       }
       if (found->second) ++regex_compiled_;
       dfas_[i].push_back(found->second);
@@ -541,12 +552,13 @@ void Engine::candidates(const uint8_t* s, uint32_t n) {
     return;
   }
 #ifdef SHOAL_HAVE_HYPERSCAN
-  hs_scan(db_->hs()->db, reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
-          [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
-            static_cast<Engine*>(ctx)->add_candidates(id);
-            return 0;
-          },
-          this);
+  hs_scan(
+      db_->hs()->db, reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
+      [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
+        static_cast<Engine*>(ctx)->add_candidates(id);
+        return 0;
+      },
+      this);
 #endif
 }
 
@@ -554,15 +566,16 @@ void Engine::prefilter(const uint8_t* s, uint32_t n) {
 #ifdef SHOAL_HAVE_HYPERSCAN
   const Database::Hs* hs = db_->hs();
   if (!hs || !hs->prefilter || n == 0) return;  // prefiltering pcres cannot match empty
-  hs_scan(hs->prefilter, reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
-          [](unsigned slot, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
-            auto* e = static_cast<Engine*>(ctx);
-            e->slot_epoch_[slot] = e->epoch_;
-            e->slot_answer_[slot] = 1;
-            for (uint32_t r : e->db_->slot_prefiltered(slot)) e->add_rule(r);
-            return 0;
-          },
-          this);
+  hs_scan(
+      hs->prefilter, reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
+      [](unsigned slot, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
+        auto* e = static_cast<Engine*>(ctx);
+        e->slot_epoch_[slot] = e->epoch_;
+        e->slot_answer_[slot] = 1;
+        for (uint32_t r : e->db_->slot_prefiltered(slot)) e->add_rule(r);
+        return 0;
+      },
+      this);
 #else
   (void)s;
   (void)n;

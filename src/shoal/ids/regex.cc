@@ -111,9 +111,12 @@ class Parser {
     int mn, mx;
     char c = peek();
     size_t save = pos_;
-    if (c == '*') mn = 0, mx = -1, ++pos_;
-    else if (c == '+') mn = 1, mx = -1, ++pos_;
-    else if (c == '?') mn = 0, mx = 1, ++pos_;
+    if (c == '*')
+      mn = 0, mx = -1, ++pos_;
+    else if (c == '+')
+      mn = 1, mx = -1, ++pos_;
+    else if (c == '?')
+      mn = 0, mx = 1, ++pos_;
     else if (c == '{' && bounds(mn, mx)) {
     } else {
       return;
@@ -246,8 +249,11 @@ class Parser {
         }
         inner = g;
       } else {
-        const char* what = c == '=' ? "lookahead" : c == '!' ? "negative lookahead"
-                           : c == '<' ? "lookbehind" : c == '>' ? "an atomic group" : "this group construct";
+        const char* what = c == '='   ? "lookahead"
+                           : c == '!' ? "negative lookahead"
+                           : c == '<' ? "lookbehind"
+                           : c == '>' ? "an atomic group"
+                                      : "this group construct";
         fail(what);
       }
     }
@@ -359,23 +365,37 @@ class Parser {
 
   Set posix(const std::string& n) {
     Set s;
-    if (n == "alpha") s = range('a', 'z') | range('A', 'Z');
-    else if (n == "digit") s = range('0', '9');
-    else if (n == "alnum") s = range('a', 'z') | range('A', 'Z') | range('0', '9');
-    else if (n == "upper") s = range('A', 'Z');
-    else if (n == "lower") s = range('a', 'z');
-    else if (n == "space") s = chars(" \t\n\v\f\r");
-    else if (n == "blank") s = chars(" \t");
-    else if (n == "xdigit") s = range('0', '9') | range('a', 'f') | range('A', 'F');
+    if (n == "alpha")
+      s = range('a', 'z') | range('A', 'Z');
+    else if (n == "digit")
+      s = range('0', '9');
+    else if (n == "alnum")
+      s = range('a', 'z') | range('A', 'Z') | range('0', '9');
+    else if (n == "upper")
+      s = range('A', 'Z');
+    else if (n == "lower")
+      s = range('a', 'z');
+    else if (n == "space")
+      s = chars(" \t\n\v\f\r");
+    else if (n == "blank")
+      s = chars(" \t");
+    else if (n == "xdigit")
+      s = range('0', '9') | range('a', 'f') | range('A', 'F');
     else if (n == "punct") {
       for (int c = 33; c < 127; ++c)
         if (!std::isalnum(c)) s.set(size_t(c));
-    } else if (n == "print") s = range(32, 126);
-    else if (n == "graph") s = range(33, 126);
-    else if (n == "cntrl") s = range(0, 31), s.set(127);
-    else if (n == "word") s = range('a', 'z') | range('A', 'Z') | range('0', '9'), s.set('_');
-    else if (n == "ascii") s = range(0, 127);
-    else fail(fmt::format("the class [:{}:]", n));
+    } else if (n == "print")
+      s = range(32, 126);
+    else if (n == "graph")
+      s = range(33, 126);
+    else if (n == "cntrl")
+      s = range(0, 31), s.set(127);
+    else if (n == "word")
+      s = range('a', 'z') | range('A', 'Z') | range('0', '9'), s.set('_');
+    else if (n == "ascii")
+      s = range(0, 127);
+    else
+      fail(fmt::format("the class [:{}:]", n));
     return s;
   }
 

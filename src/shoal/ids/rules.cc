@@ -190,7 +190,6 @@ bool parse_content_bytes(std::string_view v, std::string& out, std::string& err)
   return true;
 }
 
-
 // dsize: N, >N, <N, N<>M (exclusive, as Suricata), N-M (inclusive).
 bool parse_dsize(std::string_view v, Rule& r, std::string& err) {
   v = trim(v);
@@ -300,15 +299,17 @@ bool parse_pcre(std::string_view v, Pcre& p, std::string& err) {
       case 'B': break;  // raw bytes: the only buffer there is
       case 'O': break;  // override the match limits: ours stay
       default:
-        return err = fmt::format("pcre flag '{}' is not supported (HTTP buffers and others need a parser "
-                                 "this engine does not have)", f),
+        return err = fmt::format(
+                   "pcre flag '{}' is not supported (HTTP buffers and others need a parser "
+                   "this engine does not have)",
+                   f),
                false;
     }
   }
   int code;
   PCRE2_SIZE off;
-  pcre2_code* c = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.pattern.data()), p.pattern.size(), opt, &code, &off,
-                                nullptr);
+  pcre2_code* c =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.pattern.data()), p.pattern.size(), opt, &code, &off, nullptr);
   if (!c) {
     PCRE2_UCHAR msg[256];
     pcre2_get_error_message(code, msg, sizeof msg);
@@ -398,7 +399,8 @@ bool Vars::load_text(const std::string& text, const std::string& name, std::stri
     std::string key(trim(l.substr(0, colon)));
     std::string_view val = trim(l.substr(colon + 1));
     if (key.empty() || val.empty() || !std::isupper(uint8_t(key[0]))) continue;
-    if (!std::all_of(key.begin(), key.end(), [](char c) { return std::isupper(uint8_t(c)) || std::isdigit(uint8_t(c)) || c == '_'; }))
+    if (!std::all_of(key.begin(), key.end(),
+                     [](char c) { return std::isupper(uint8_t(c)) || std::isdigit(uint8_t(c)) || c == '_'; }))
       continue;
     if (size_t hash = val.find(" #"); hash != std::string_view::npos && val[0] != '"') val = trim(val.substr(0, hash));
     vars_[key] = unquote(val);
@@ -427,22 +429,36 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     if (i >= h.size()) break;
     size_t start = i;
     int depth = 0;
-    for (; i < h.size() && (depth > 0 || !std::isspace(uint8_t(h[i]))); ++i) depth += h[i] == '[' ? 1 : h[i] == ']' ? -1 : 0;
+    for (; i < h.size() && (depth > 0 || !std::isspace(uint8_t(h[i]))); ++i)
+      depth += h[i] == '[' ? 1 : h[i] == ']' ? -1 : 0;
     if (depth != 0) return err = fmt::format("unterminated address or port list in '{}'", h.substr(start)), false;
     f.emplace_back(h.substr(start, i - start));
   }
-  if (f.size() != 7) return err = fmt::format("the header has {} fields, not 7 (action proto src sport dir dst dport)", f.size()), false;
-  static const char* kActions[] = {"alert", "log", "pass", "drop", "reject", "sdrop", "rejectsrc", "rejectdst", "rejectboth"};
+  if (f.size() != 7)
+    return err = fmt::format("the header has {} fields, not 7 (action proto src sport dir dst dport)", f.size()), false;
+  static const char* kActions[] = {"alert", "log",       "pass",      "drop",      "reject",
+                                   "sdrop", "rejectsrc", "rejectdst", "rejectboth"};
   if (std::find(std::begin(kActions), std::end(kActions), f[0]) == std::end(kActions))
     return err = fmt::format("unknown action '{}'", f[0]), false;
   r.action = f[0];
-  if (f[1] == "ip") r.proto = Proto::IP;
-  else if (f[1] == "tcp") r.proto = Proto::TCP;
-  else if (f[1] == "udp") r.proto = Proto::UDP;
-  else if (f[1] == "icmp") r.proto = Proto::ICMP;
-  else return err = fmt::format("protocol '{}' is not supported (ip, tcp, udp, icmp; application protocols need parsers this engine does not have)", f[1]), false;
-  if (f[4] == "<>") r.bidirectional = true;
-  else if (f[4] != "->") return err = fmt::format("direction '{}' is not -> or <>", f[4]), false;
+  if (f[1] == "ip")
+    r.proto = Proto::IP;
+  else if (f[1] == "tcp")
+    r.proto = Proto::TCP;
+  else if (f[1] == "udp")
+    r.proto = Proto::UDP;
+  else if (f[1] == "icmp")
+    r.proto = Proto::ICMP;
+  else
+    return err = fmt::format(
+               "protocol '{}' is not supported (ip, tcp, udp, icmp; application protocols need parsers this engine "
+               "does not have)",
+               f[1]),
+           false;
+  if (f[4] == "<>")
+    r.bidirectional = true;
+  else if (f[4] != "->")
+    return err = fmt::format("direction '{}' is not -> or <>", f[4]), false;
   if (!parse_addr(f[2], vars, r.src, err) || !parse_port(f[3], vars, r.sport, err) ||
       !parse_addr(f[5], vars, r.dst, err) || !parse_port(f[6], vars, r.dport, err))
     return false;
@@ -458,7 +474,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     return last != nullptr;
   };
   auto num = [&](const std::string& k, const std::string& v, int32_t& out) {
-    if (!parse_i32(v, out)) err = fmt::format("{}: '{}' is not a number (byte_extract variables are not supported)", k, v);
+    if (!parse_i32(v, out))
+      err = fmt::format("{}: '{}' is not a number (byte_extract variables are not supported)", k, v);
     return err.empty();
   };
   for (auto& [k, v] : opts) {
@@ -494,10 +511,14 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!need_last(k)) return false;
       int32_t x;
       if (!num(k, v, x)) return false;
-      if (k == "offset") last->offset = x, last->has_offset = true;
-      else if (k == "depth") last->depth = x, last->has_depth = true;
-      else if (k == "distance") last->distance = x, last->has_distance = true;
-      else last->within = x, last->has_within = true;
+      if (k == "offset")
+        last->offset = x, last->has_offset = true;
+      else if (k == "depth")
+        last->depth = x, last->has_depth = true;
+      else if (k == "distance")
+        last->distance = x, last->has_distance = true;
+      else
+        last->within = x, last->has_within = true;
       if ((k == "depth" || k == "within") && x < int32_t(last->bytes.size()))
         return err = fmt::format("{}:{} is shorter than its content ({} bytes)", k, x, last->bytes.size()), false;
       if ((k == "offset" || k == "depth") && x < 0) return err = fmt::format("{} cannot be negative", k), false;

@@ -135,7 +135,6 @@ bool have_pcre();
 // with the end of the match. A search that hits the match or depth limit
 // (catastrophic backtracking) counts as no match, as in Snort; limit_hit
 // says when that happened.
-bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end,
-                bool* limit_hit = nullptr);
+bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end, bool* limit_hit = nullptr);
 
 }  // namespace shoal::ids

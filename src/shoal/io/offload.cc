@@ -10,8 +10,8 @@ namespace shoal::io {
 
 namespace {
 struct L3 {
-  uint32_t l2 = 0;     // Ethernet header bytes (14 or 18)
-  uint32_t ihl = 0;    // IP header bytes (40 for IPv6, no extension headers)
+  uint32_t l2 = 0;   // Ethernet header bytes (14 or 18)
+  uint32_t ihl = 0;  // IP header bytes (40 for IPv6, no extension headers)
   bool v6 = false;
   uint8_t proto = 0;
   uint32_t ip_len = 0;  // IP header + payload
@@ -54,7 +54,8 @@ void l4_checksum(uint8_t* ip, const L3& l) {
   uint32_t at = l.proto == 6 ? 16 : 6;
   if (n < at + 2) return;
   t[at] = t[at + 1] = 0;
-  uint32_t sum = l.v6 ? k::ipv6_pseudo_sum(ip + 8, ip + 24, l.proto, n) : k::ipv4_pseudo_sum(ip + 12, ip + 16, l.proto, n);
+  uint32_t sum =
+      l.v6 ? k::ipv6_pseudo_sum(ip + 8, ip + 24, l.proto, n) : k::ipv4_pseudo_sum(ip + 12, ip + 16, l.proto, n);
   uint16_t c = k::csum_fold(k::csum_partial(t, n, sum));
   if (l.proto == 17 && c == 0) c = 0xffff;
   k::store_be16(t + at, c);
@@ -106,7 +107,7 @@ uint32_t segment_tcp(const uint8_t* d, uint32_t len, uint32_t mtu, uint32_t gso_
     }
     k::store_be32(st + 4, seq0 + off);
     uint8_t f = flags;
-    if (!last) f &= uint8_t(~0x09);  // FIN and PSH only on the last segment
+    if (!last) f &= uint8_t(~0x09);   // FIN and PSH only on the last segment
     if (!first) f &= uint8_t(~0x80);  // CWR only on the first
     st[13] = f;
     l4_checksum(sip, s);

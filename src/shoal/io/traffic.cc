@@ -13,11 +13,16 @@ uint32_t l4_header(Proto p) { return p == Proto::TCP ? 20 : 8; }
 }  // namespace
 
 bool parse_proto(const std::string& s, Proto& p) {
-  if (s == "udp") p = Proto::UDP;
-  else if (s == "tcp") p = Proto::TCP;
-  else if (s == "icmp") p = Proto::ICMP;
-  else if (s == "mix") p = Proto::MIX;
-  else return false;
+  if (s == "udp")
+    p = Proto::UDP;
+  else if (s == "tcp")
+    p = Proto::TCP;
+  else if (s == "icmp")
+    p = Proto::ICMP;
+  else if (s == "mix")
+    p = Proto::MIX;
+  else
+    return false;
   return true;
 }
 
@@ -51,8 +56,6 @@ TrafficGen::TrafficGen(const TrafficSpec& spec) : spec_(spec) {
     }
 }
 
-
-
 uint32_t random_dst4(uint32_t flow) {
   uint32_t h = k::mix32(flow * 0x9e3779b9u + 0x7f4a7c15u);
   return 0x01000000u + h % (0xe0000000u - 0x01000000u);
@@ -71,7 +74,6 @@ uint32_t TrafficGen::min_length(const TrafficSpec& s) {
   uint32_t l4 = s.proto == Proto::MIX ? 20 : l4_header(s.proto);
   return 14 + l3 + l4 + 8;
 }
-
 
 uint32_t TrafficGen::max_length() const { return spec_.imix ? std::max(1518u, min_length(spec_)) : length_of(0); }
 
@@ -211,7 +213,8 @@ void TrafficGen::fill(uint32_t f, uint32_t len, uint64_t i, bool with_seq, uint8
     return;
   }
   if (p == Proto::UDP && !spec_.ipv6) return;  // UDP over IPv4: checksum 0 (none), as FastUDPFlows
-  uint32_t sum = spec_.ipv6 ? k::ipv6_pseudo_sum(ip + 8, ip + 24, proto, l4len) : k::ipv4_pseudo_sum(ip + 12, ip + 16, proto, l4len);
+  uint32_t sum = spec_.ipv6 ? k::ipv6_pseudo_sum(ip + 8, ip + 24, proto, l4len)
+                            : k::ipv4_pseudo_sum(ip + 12, ip + 16, proto, l4len);
   uint16_t c = k::csum_fold(k::csum_partial(l4, l4len, sum));
   if (p == Proto::UDP && c == 0) c = 0xffff;
   k::store_be16(l4 + csum_off, c);

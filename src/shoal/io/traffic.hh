@@ -66,16 +66,14 @@ class TrafficGen {
   // Frame of flow f, len bytes, packet index i; with_seq false leaves the
   // per-packet fields zero (the prebuilt frames).
   void fill(uint32_t f, uint32_t len, uint64_t i, bool with_seq, uint8_t* out) const;
-  uint32_t length_index(uint64_t i) const {
-    return lengths_.size() == 1 ? 0 : length_slot_[i % 12];
-  }
+  uint32_t length_index(uint64_t i) const { return lengths_.size() == 1 ? 0 : length_slot_[i % 12]; }
   static constexpr uint32_t kImix[12] = {64, 570, 64, 64, 570, 64, 1518, 64, 570, 64, 570, 64};  // 7:4:1
   TrafficSpec spec_;
   uint32_t min_len_ = 0;
   uint8_t length_slot_[12] = {};  // IMIX position -> index in lengths_
   std::vector<uint32_t> hashes_;
-  std::vector<uint32_t> lengths_;   // distinct frame lengths
-  std::vector<uint8_t> frames_;     // prebuilt: flow-major, one per length
+  std::vector<uint32_t> lengths_;  // distinct frame lengths
+  std::vector<uint8_t> frames_;    // prebuilt: flow-major, one per length
   std::vector<uint64_t> frame_off_;
 };
 

@@ -84,22 +84,33 @@ struct Named {
 };
 // Click's names (and a few more that tcpdump users reach for).
 constexpr Named kPorts[] = {
-    {"echo", 7},         {"discard", 9},      {"daytime", 13},     {"chargen", 19},    {"ftp-data", 20},
-    {"ftp", 21},         {"ssh", 22},         {"telnet", 23},      {"smtp", 25},       {"domain", 53},
-    {"dns", 53},         {"bootps", 67},      {"bootpc", 68},      {"tftp", 69},       {"finger", 79},
-    {"www", 80},         {"http", 80},        {"pop3", 110},       {"sunrpc", 111},    {"auth", 113},
-    {"nntp", 119},       {"ntp", 123},        {"netbios-ns", 137}, {"netbios-dgm", 138}, {"netbios-ssn", 139},
-    {"imap", 143},       {"snmp", 161},       {"snmp-trap", 162},  {"bgp", 179},       {"irc", 194},
-    {"imap3", 220},      {"https", 443},      {"rip", 520},        {"route", 520},     {"imaps", 993},
+    {"echo", 7},    {"discard", 9}, {"daytime", 13},     {"chargen", 19},      {"ftp-data", 20},
+    {"ftp", 21},    {"ssh", 22},    {"telnet", 23},      {"smtp", 25},         {"domain", 53},
+    {"dns", 53},    {"bootps", 67}, {"bootpc", 68},      {"tftp", 69},         {"finger", 79},
+    {"www", 80},    {"http", 80},   {"pop3", 110},       {"sunrpc", 111},      {"auth", 113},
+    {"nntp", 119},  {"ntp", 123},   {"netbios-ns", 137}, {"netbios-dgm", 138}, {"netbios-ssn", 139},
+    {"imap", 143},  {"snmp", 161},  {"snmp-trap", 162},  {"bgp", 179},         {"irc", 194},
+    {"imap3", 220}, {"https", 443}, {"rip", 520},        {"route", 520},       {"imaps", 993},
     {"pop3s", 995},
 };
-constexpr Named kProtos[] = {{"icmp", 1}, {"igmp", 2},  {"ipip", 4},  {"tcp", 6},     {"udp", 17},
-                             {"gre", 47}, {"esp", 50},  {"ah", 51},   {"icmp6", 58}, {"sctp", 132}};
+constexpr Named kProtos[] = {{"icmp", 1}, {"igmp", 2}, {"ipip", 4}, {"tcp", 6},    {"udp", 17},
+                             {"gre", 47}, {"esp", 50}, {"ah", 51},  {"icmp6", 58}, {"sctp", 132}};
 constexpr Named kIcmpTypes[] = {
-    {"echo-reply", 0},  {"unreachable", 3},     {"sourcequench", 4},      {"redirect", 5},
-    {"echo", 8},        {"routeradvert", 9},    {"routersolicit", 10},    {"timeexceeded", 11},
-    {"parameterproblem", 12}, {"timestamp", 13}, {"timestamp-reply", 14}, {"inforeq", 15},
-    {"inforeq-reply", 16},    {"maskreq", 17},   {"maskreq-reply", 18},
+    {"echo-reply", 0},
+    {"unreachable", 3},
+    {"sourcequench", 4},
+    {"redirect", 5},
+    {"echo", 8},
+    {"routeradvert", 9},
+    {"routersolicit", 10},
+    {"timeexceeded", 11},
+    {"parameterproblem", 12},
+    {"timestamp", 13},
+    {"timestamp-reply", 14},
+    {"inforeq", 15},
+    {"inforeq-reply", 16},
+    {"maskreq", 17},
+    {"maskreq-reply", 18},
 };
 constexpr Named kTcpOpts[] = {{"fin", 0x01}, {"syn", 0x02}, {"rst", 0x04}, {"psh", 0x08}, {"ack", 0x10}, {"urg", 0x20}};
 
@@ -112,9 +123,8 @@ bool lookup(const Named (&tab)[N], std::string_view w, uint32_t& v) {
 
 // Words that name a field (what follows a qualifier such as "ip" or "tcp").
 bool is_type_word(std::string_view w) {
-  static constexpr const char* kTypes[] = {"host", "net", "port", "proto", "vers", "hl",  "id",  "tos",  "dscp",
-                                           "ect",  "ce",  "ttl",  "frag",  "unfrag", "opt", "win", "type", "len",
-                                           "csum"};
+  static constexpr const char* kTypes[] = {"host", "net", "port", "proto",  "vers", "hl",  "id",   "tos", "dscp", "ect",
+                                           "ce",   "ttl", "frag", "unfrag", "opt",  "win", "type", "len", "csum"};
   for (auto* t : kTypes)
     if (w == t) return true;
   return false;
@@ -205,16 +215,21 @@ class Parser {
             continue;
           }
           // (Not strchr: it finds a NUL byte in any string.)
-          if (std::isspace(static_cast<unsigned char>(x)) || std::string_view("()&|!=<>?").find(x) != std::string_view::npos)
+          if (std::isspace(static_cast<unsigned char>(x)) ||
+              std::string_view("()&|!=<>?").find(x) != std::string_view::npos)
             break;
           ++e;
         }
         std::string_view w = text_.substr(i, e - i);
         T t = T::kWord;
-        if (w == "and") t = T::kAnd;
-        else if (w == "or") t = T::kOr;
-        else if (w == "not") t = T::kNot;
-        else if (w == ":") t = T::kColon;
+        if (w == "and")
+          t = T::kAnd;
+        else if (w == "or")
+          t = T::kOr;
+        else if (w == "not")
+          t = T::kNot;
+        else if (w == ":")
+          t = T::kColon;
         add(t, e - i);
       }
     }
@@ -291,7 +306,8 @@ class Parser {
       next();
       return e;
     }
-    if (peek().t != T::kWord) fail(peek(), peek().t == T::kEnd ? "pattern ends early" : fmt::format("unexpected '{}'", peek().s));
+    if (peek().t != T::kWord)
+      fail(peek(), peek().t == T::kEnd ? "pattern ends early" : fmt::format("unexpected '{}'", peek().s));
     return primitive();
   }
 
@@ -357,7 +373,8 @@ class Parser {
         prev_ = {"proto", "ip", kNoSD, true};
         return proto_is(p);
       } else {
-        fail(peek(), fmt::format("'{}' needs a field after it (such as '{}')", q, q == "ether" ? "ether host" : "ip proto"));
+        fail(peek(),
+             fmt::format("'{}' needs a field after it (such as '{}')", q, q == "ether" ? "ether host" : "ip proto"));
       }
     }
     const Tok& t = peek();
@@ -375,11 +392,16 @@ class Parser {
     } else {
       uint32_t v, m;
       IPv4Addr a;
-      if (parse_ipv4(w, a)) type = "host";
-      else if (parse_net(w, v, m)) type = "net";
-      else if (lookup(kProtos, w, v)) type = "proto";
-      else if (lookup(kPorts, w, v)) type = "port";
-      else if (lookup(kTcpOpts, w, v)) type = "opt", qual = "tcp";
+      if (parse_ipv4(w, a))
+        type = "host";
+      else if (parse_net(w, v, m))
+        type = "net";
+      else if (lookup(kProtos, w, v))
+        type = "proto";
+      else if (lookup(kPorts, w, v))
+        type = "port";
+      else if (lookup(kTcpOpts, w, v))
+        type = "opt", qual = "tcp";
       else if (parse_num(w, 0xffffffffu, v))
         fail(t, fmt::format("a bare number ('{}') needs a field before it, such as 'port {}'", w, w));
       else
@@ -402,7 +424,8 @@ class Parser {
     if (peek().t == T::kAmp) {
       const Tok& amp = next();
       if (!mask_ok) fail(amp, fmt::format("'{}' takes no mask", type));
-      if (peek().t != T::kWord || !parse_num(peek().s, 0xffffffffu, c.mask)) fail(peek(), "expected a number after '&'");
+      if (peek().t != T::kWord || !parse_num(peek().s, 0xffffffffu, c.mask))
+        fail(peek(), "expected a number after '&'");
       next();
       c.has_mask = true;
     }
@@ -428,7 +451,8 @@ class Parser {
   Expr field(uint8_t base, uint16_t off, uint8_t width, uint32_t fmask, int shift, const Cmp& c, uint32_t v) {
     const uint32_t wmax = width == 4 ? ~0u : (1u << (8 * width)) - 1;
     uint32_t m = c.has_mask ? (c.mask << shift) & fmask : fmask;
-    if (c.has_mask && (c.mask << shift & ~fmask)) fail(c.vt.t == T::kEnd ? peek() : c.vt, fmt::format("mask {:#x} is wider than the field", c.mask));
+    if (c.has_mask && (c.mask << shift & ~fmask))
+      fail(c.vt.t == T::kEnd ? peek() : c.vt, fmt::format("mask {:#x} is wider than the field", c.mask));
     if (m == 0) fail(c.vt.t == T::kEnd ? peek() : c.vt, "the mask selects no bits");
     Atom a;
     a.key = {base, width, off, m};
@@ -515,8 +539,10 @@ class Parser {
     if (type == "ect" || type == "ce") {
       Atom a;
       a.key = {kNet, 1, 1, 0x03};
-      if (type == "ect") a.out = true;
-      else a.lo = a.hi = 3;
+      if (type == "ect")
+        a.out = true;
+      else
+        a.lo = a.hi = 3;
       return mk_atom(a);
     }
     if (type == "opt") {
@@ -600,8 +626,8 @@ class Parser {
       uint32_t fmask;
       int shift;
     };
-    static constexpr IpField kIp[] = {{"vers", 0, 1, 0xf0, 4}, {"hl", 0, 1, 0x0f, 0},    {"tos", 1, 1, 0xff, 0},
-                                      {"dscp", 1, 1, 0xfc, 2}, {"len", 2, 2, 0xffff, 0}, {"id", 4, 2, 0xffff, 0},
+    static constexpr IpField kIp[] = {{"vers", 0, 1, 0xf0, 4}, {"hl", 0, 1, 0x0f, 0},     {"tos", 1, 1, 0xff, 0},
+                                      {"dscp", 1, 1, 0xfc, 2}, {"len", 2, 2, 0xffff, 0},  {"id", 4, 2, 0xffff, 0},
                                       {"ttl", 8, 1, 0xff, 0},  {"csum", 10, 2, 0xffff, 0}};
     for (auto& f : kIp) {
       if (type != f.name) continue;
@@ -627,11 +653,16 @@ class Parser {
       fail(t, fmt::format("'{}': POS must be a byte offset and LEN 1 to 4", w));
     int proto = -2;  // no protocol required
     uint8_t base = kTransp;
-    if (name == "ip") base = kNet;
-    else if (name == "tcp") proto = 6;
-    else if (name == "udp") proto = 17;
-    else if (name == "icmp") proto = 1;
-    else if (name != "transp") fail(t, fmt::format("unknown header '{}' (ip, transp, tcp, udp or icmp)", name));
+    if (name == "ip")
+      base = kNet;
+    else if (name == "tcp")
+      proto = 6;
+    else if (name == "udp")
+      proto = 17;
+    else if (name == "icmp")
+      proto = 1;
+    else if (name != "transp")
+      fail(t, fmt::format("unknown header '{}' (ip, transp, tcp, udp or icmp)", name));
     uint32_t fmask = len == 4 ? ~0u : (1u << (8 * len)) - 1;
     Cmp c = read_cmp(false, true, w);
     if (!c.has_value && !c.has_mask) fail(peek(), fmt::format("'{}' needs a value or a mask", w));
@@ -945,7 +976,8 @@ std::string Program::dump() const {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& nd = nodes_[i];
     s += fmt::format("n{}: {}", i, format_key(nd.key));
-    for (uint32_t j = 0; j < nd.n; ++j) s += fmt::format(" | >={:#x} {}", bounds_[nd.first + j], ref(kids_[nd.first + j]));
+    for (uint32_t j = 0; j < nd.n; ++j)
+      s += fmt::format(" | >={:#x} {}", bounds_[nd.first + j], ref(kids_[nd.first + j]));
     s += fmt::format(" | short {}\n", ref(nd.absent));
   }
   for (size_t i = 0; i < leaves_.size(); ++i) {

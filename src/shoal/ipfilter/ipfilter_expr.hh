@@ -140,9 +140,7 @@ class Program {
   struct Leaf {
     uint32_t first, n;  // leaf_terms_[first, first+n)
   };
-  bool lit_true(uint32_t lit, const PacketView& v) const {
-    return eval_atom(atoms_[lit >> 1], v) != bool(lit & 1);
-  }
+  bool lit_true(uint32_t lit, const PacketView& v) const { return eval_atom(atoms_[lit >> 1], v) != bool(lit & 1); }
   int32_t run_terms(const Term* t, uint32_t n, const uint32_t* lits, const PacketView& v) const;
 
   friend struct Builder;

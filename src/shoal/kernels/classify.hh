@@ -84,8 +84,8 @@ SHOAL_HD bool cls_match(const ClsRule& r, const ClsKey& k) {
   if (r.vlan_mask && (!k.tagged || (k.vlan & r.vlan_mask) != r.vlan)) return false;
   if (r.untagged && k.tagged) return false;
   if (!r.ip) return true;
-  return k.ip && (k.src & r.smask) == r.src && (k.dst & r.dmask) == r.dst && k.sport >= r.sp_lo &&
-         k.sport <= r.sp_hi && k.dport >= r.dp_lo && k.dport <= r.dp_hi && (k.proto & r.proto_mask) == r.proto &&
+  return k.ip && (k.src & r.smask) == r.src && (k.dst & r.dmask) == r.dst && k.sport >= r.sp_lo && k.sport <= r.sp_hi &&
+         k.dport >= r.dp_lo && k.dport <= r.dp_hi && (k.proto & r.proto_mask) == r.proto &&
          (k.flags & r.flags_mask) == r.flags;
 }
 

@@ -12,18 +12,18 @@
 namespace shoal::k {
 
 struct Lpm6Slot {
-  uint64_t hi, lo;   // the address masked to the table's length; lo high bit first
-  int32_t bmp;       // best matching prefix's next hop, -1: none
-  uint32_t used;     // 0: empty slot
+  uint64_t hi, lo;  // the address masked to the table's length; lo high bit first
+  int32_t bmp;      // best matching prefix's next hop, -1: none
+  uint32_t used;    // 0: empty slot
 };
 
 struct Lpm6View {
-  uint32_t nlens = 0;          // distinct prefix lengths, ascending, /0 excluded
+  uint32_t nlens = 0;  // distinct prefix lengths, ascending, /0 excluded
   const uint8_t* lens = nullptr;
   const uint32_t* base = nullptr;  // first slot of each length's table
   const uint32_t* mask = nullptr;  // slots - 1 per table (a power of two minus one)
   const Lpm6Slot* slots = nullptr;
-  int32_t dflt = -1;               // the /0 route's next hop
+  int32_t dflt = -1;  // the /0 route's next hop
 };
 
 SHOAL_HD uint64_t lpm6_hash(uint64_t hi, uint64_t lo, uint32_t len) {

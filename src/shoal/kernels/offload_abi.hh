@@ -11,11 +11,11 @@ namespace shoal::k {
 constexpr uint32_t kAbsent = 0xffffffffu;  // a range the packet does not have
 
 struct AggView {
-  uint32_t n = 0;             // packets
+  uint32_t n = 0;  // packets
   uint32_t nranges = 0;
-  uint32_t* verdict = nullptr;  // 0: still in the chain; else see verdict_*()
-  uint32_t* pred = nullptr;     // predicate bits (nullptr when no step uses them)
-  uint8_t* data = nullptr;      // ROI bytes, packed
+  uint32_t* verdict = nullptr;     // 0: still in the chain; else see verdict_*()
+  uint32_t* pred = nullptr;        // predicate bits (nullptr when no step uses them)
+  uint8_t* data = nullptr;         // ROI bytes, packed
   const uint32_t* roff = nullptr;  // [r * n + i]: offset in data of range r's first byte, kAbsent when missing
   const uint32_t* rlen = nullptr;  // [r * n + i]: bytes of range r present
   const uint32_t* plen = nullptr;  // packet lengths (nullptr when no step needs them)

@@ -12,10 +12,10 @@ namespace shoal::k {
 
 struct RegexView {
   uint32_t nclasses = 0;
-  uint32_t start = 0;               // the state before the first byte
-  uint32_t accept = 0;              // absorbing: a match was found
-  const uint8_t* cls = nullptr;     // 256 entries: byte -> class
-  const uint32_t* next = nullptr;   // [state * nclasses + class]
+  uint32_t start = 0;                   // the state before the first byte
+  uint32_t accept = 0;                  // absorbing: a match was found
+  const uint8_t* cls = nullptr;         // 256 entries: byte -> class
+  const uint32_t* next = nullptr;       // [state * nclasses + class]
   const uint8_t* accept_end = nullptr;  // [state]: the end of the subject completes a match
 };
 

@@ -25,9 +25,9 @@ struct StepName;
 #define SHOAL_STEP_CUDA_REGISTER(K)
 #endif
 
-#define SHOAL_STEP(K)                           \
-  template <>                                   \
-  struct StepName<K> {                          \
-    static constexpr const char* value = #K;    \
-  };                                            \
+#define SHOAL_STEP(K)                        \
+  template <>                                \
+  struct StepName<K> {                       \
+    static constexpr const char* value = #K; \
+  };                                         \
   SHOAL_STEP_CUDA_REGISTER(K)

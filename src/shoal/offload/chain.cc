@@ -96,9 +96,7 @@ bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e) {
     ip = uint32_t(p->network_header_offset()), have_ip = true;
   }
   switch (r.anchor) {
-    case Anchor::Data:
-      a = 0;
-      break;
+    case Anchor::Data: a = 0; break;
     case Anchor::Mac:
       if (!p->has_mac_header() || p->mac_header_offset() < 0) return false;
       a = p->mac_header_offset();
@@ -129,8 +127,7 @@ bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e) {
       }
       break;
     }
-    default:
-      return false;
+    default: return false;
   }
   int64_t need = r.resizable ? 0 : a + (r.need ? r.need : r.begin + 1);
   if (need > int64_t(len) || a + r.begin < 0) return false;
@@ -512,8 +509,10 @@ void Chain::complete(Aggregate& a) {
     }
     // pack() gave the kernel no more room than the buffer has, so these hold
     int32_t h = rs_head[s.pkt];
-    if (h > 0) p->push(uint32_t(h));
-    else if (h < 0) p->pull(uint32_t(-h));
+    if (h > 0)
+      p->push(uint32_t(h));
+    else if (h < 0)
+      p->pull(uint32_t(-h));
     p->set_length(rs_len[s.pkt]);
     std::memcpy(p->data(), src - h, p->length());
   }
@@ -558,8 +557,10 @@ void Chain::run_skipped(Aggregate& a, size_t j) {
     int r = st->offload_host_packet(p);
     if (r == Offloadable::kNoHostStep) continue;
     stats_.host_steps.add();
-    if (r >= 0 && st->offload_sets_predicates()) p->anno().predicates |= 1u << (uint32_t(r) & 31);
-    else a.set_result(i, j, r);
+    if (r >= 0 && st->offload_sets_predicates())
+      p->anno().predicates |= 1u << (uint32_t(r) & 31);
+    else
+      a.set_result(i, j, r);
   }
 }
 
@@ -603,7 +604,8 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, st
   e.add_stat_handler(prefix + "d2h_bytes", s.d2h_bytes);
   e.add_stat_handler(prefix + "roi_bytes", s.roi_bytes);
   e.add_stat_handler(prefix + "host_steps", s.host_steps);
-  e.add_read_handler(prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
+  e.add_read_handler(
+      prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
   e.add_read_handler(prefix + "chain", [chain] {
     Chain* c = chain();
     return c ? c->describe() : std::string("(no chain yet)\n");

@@ -60,8 +60,8 @@ struct Range {
   bool resizable = false;
   uint32_t head_room = 0, tail_room = 0;
   bool same_place(const Range& o) const {
-    return anchor == o.anchor && begin == o.begin && end == o.end && need == o.need && ip_at == o.ip_at &&
-           !resizable && !o.resizable;
+    return anchor == o.anchor && begin == o.begin && end == o.end && need == o.need && ip_at == o.ip_at && !resizable &&
+           !o.resizable;
   }
   std::string unparse() const;
 };
@@ -204,30 +204,30 @@ std::shared_ptr<void> shared_device_copy(const dev::Device* d, const void* key,
 template <class T>
 std::shared_ptr<T> shared_device_copy(const dev::Device* d, const void* key,
                                       const std::function<std::shared_ptr<T>()>& make, bool& made) {
-  return std::static_pointer_cast<T>(
-      shared_device_copy(d, key, [&]() -> std::shared_ptr<void> { return make(); }, made));
+  return std::static_pointer_cast<T>(shared_device_copy(
+      d, key, [&]() -> std::shared_ptr<void> { return make(); }, made));
 }
 
 struct ChainStats {
-  Stat aggregates, packets;      // completed
-  Stat device_aggregates;        // that ran on the device
-  Stat cpu_busy;                 // on the CPU: every device slot was in flight
+  Stat aggregates, packets;       // completed
+  Stat device_aggregates;         // that ran on the device
+  Stat cpu_busy;                  // on the CPU: every device slot was in flight
   Stat cpu_fault, fault_packets;  // on the CPU after a device failure
-  Stat h2d_bytes, d2h_bytes;     // moved across the bus (device aggregates)
-  Stat roi_bytes;                // packet bytes packed (ROI union)
+  Stat h2d_bytes, d2h_bytes;      // moved across the bus (device aggregates)
+  Stat roi_bytes;                 // packet bytes packed (ROI union)
   Stat inflight_max;
-  Stat host_steps;               // steps run on the host for packets whose SKIP bit was cleared
+  Stat host_steps;  // steps run on the host for packets whose SKIP bit was cleared
 };
 
 class Chain;
 
 struct Aggregate {
   Chain* chain = nullptr;
-  PacketBatch* batch = nullptr;  // the packets, in order, dense
+  PacketBatch* batch = nullptr;   // the packets, in order, dense
   dev::Stream* stream = nullptr;  // nullptr: a CPU-only aggregate
   uint8_t* host = nullptr;        // staging (pinned for CUDA)
   size_t host_cap = 0;
-  uint8_t* dbuf = nullptr;        // device memory, same layout
+  uint8_t* dbuf = nullptr;  // device memory, same layout
   size_t dev_cap = 0;
   bool on_device = false, failed = false;
   std::string error;
@@ -238,7 +238,7 @@ struct Aggregate {
   size_t o_roff = 0, o_rlen = 0, o_plen = 0, o_verdict = 0, o_pred = 0, o_dst = 0, o_dst6 = 0, o_rw = 0, o_ro = 0,
          o_end = 0;
   size_t o_hroom = 0, o_troom = 0, o_rshead = 0, o_rslen = 0;  // the resizable range's words
-  std::vector<size_t> o_bin, o_bout;                              // user blocks
+  std::vector<size_t> o_bin, o_bout;                           // user blocks
   size_t rw_bytes = 0, ro_bytes = 0;
   struct Seg {
     uint32_t pkt, s, e, pos;  // packet index, [s, e) in the packet, position in the written area
@@ -256,8 +256,9 @@ struct Aggregate {
   // Packet i leaves the chain at step s as `r` says (a port, or a drop code).
   void set_result(uint32_t i, size_t s, int r) {
     uint32_t tag = uint32_t(s + 1) << 16;
-    reinterpret_cast<uint32_t*>(host + o_verdict)[i] =
-        r < 0 ? tag | 0x8000u | (uint32_t(-1 - r) & 0x7fff) : r ? tag | (uint32_t(r) & 0xff) : 0;
+    reinterpret_cast<uint32_t*>(host + o_verdict)[i] = r < 0 ? tag | 0x8000u | (uint32_t(-1 - r) & 0x7fff)
+                                                       : r   ? tag | (uint32_t(r) & 0xff)
+                                                             : 0;
   }
   // Whether packet i got to step s (it had not left the chain before it).
   bool reached(uint32_t i, size_t s) const {

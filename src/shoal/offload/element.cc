@@ -51,8 +51,10 @@ bool NbaOffload::build_chain() {
   std::string err;
   auto d = sv.device(err);
   if (!d && sv.claim_device_report())
-    fmt::print(stderr, "shoal: {}: no device ({}); batches for the device run on the CPU (counted in "
-               "'offload_cpu_fault')\n", self_->name(), err);
+    fmt::print(stderr,
+               "shoal: {}: no device ({}); batches for the device run on the CPU (counted in "
+               "'offload_cpu_fault')\n",
+               self_->name(), err);
   chain_ = std::make_unique<Chain>(*self_, std::move(d), std::move(steps), sv.options.inflight, stats_);
   return true;
 }
@@ -200,10 +202,11 @@ ElementInfo gpu_form_info(const ElementInfo& cpu, const GpuForm& g, Element* (*m
   i.summary = g.summary.empty() ? keep(fmt::format("{} on the device (Snap form)", cpu.name)) : g.summary;
   std::string d(g.description);
   if (!d.empty()) d += " ";
-  d += fmt::format("{} sits between HostToDevice and DeviceToHost (Snap's form): the device runs {}'s own step "
-                   "function on the byte ranges it declares, and its drops and host work are counted when the "
-                   "aggregate completes. With PRED n, only packets with predicate bit n are processed.",
-                   g.name, cpu.name);
+  d += fmt::format(
+      "{} sits between HostToDevice and DeviceToHost (Snap's form): the device runs {}'s own step "
+      "function on the byte ranges it declares, and its drops and host work are counted when the "
+      "aggregate completes. With PRED n, only packets with predicate bit n are processed.",
+      g.name, cpu.name);
   if (g.skip)
     d += " With SKIP n, packets with bit n pass it by on the device; those whose bit an earlier element's host part "
          "clears are processed on the host, in order, when the aggregate completes.";

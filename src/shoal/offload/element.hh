@@ -87,7 +87,7 @@ class OffloadableElement : public Base, public Offloadable {
   int snap_step = -1;
   bool snap() const { return gpu_form_; }
 
- // Set by the GPU-form registration (SHOAL_OFFLOADABLE_ELEMENT) on the
+  // Set by the GPU-form registration (SHOAL_OFFLOADABLE_ELEMENT) on the
   // objects it makes.
   void set_gpu_form() { gpu_form_ = true; }
 
@@ -169,12 +169,12 @@ ElementInfo gpu_form_info(const ElementInfo& cpu, const GpuForm& g, Element* (*m
 // ElementInfo fields after GPU) and its GPU form under GPU's name, the same
 // class with set_gpu_form(). GPU is SHOAL_GPU_FORM(.name = "GPU...", ...).
 #define SHOAL_GPU_FORM(...) (::shoal::offload::GpuForm{__VA_ARGS__})
-#define SHOAL_OFFLOADABLE_ELEMENT(CLS, GPU, ...)                                                      \
-  SHOAL_ELEMENT(CLS, __VA_ARGS__);                                                                   \
-  static const ::shoal::ElementInfo SHOAL_CONCAT(kGpuInfo_, CLS) = ::shoal::offload::gpu_form_info( \
-      SHOAL_CONCAT(kInfo_, CLS), GPU, []() -> ::shoal::Element* {                                    \
-        auto* e = new CLS();                                                                         \
-        e->set_gpu_form();                                                                           \
-        return e;                                                                                    \
-      });                                                                                            \
+#define SHOAL_OFFLOADABLE_ELEMENT(CLS, GPU, ...)                                                  \
+  SHOAL_ELEMENT(CLS, __VA_ARGS__);                                                                \
+  static const ::shoal::ElementInfo SHOAL_CONCAT(kGpuInfo_, CLS) =                                \
+      ::shoal::offload::gpu_form_info(SHOAL_CONCAT(kInfo_, CLS), GPU, []() -> ::shoal::Element* { \
+        auto* e = new CLS();                                                                      \
+        e->set_gpu_form();                                                                        \
+        return e;                                                                                 \
+      });                                                                                         \
   static ::shoal::Registrar SHOAL_CONCAT(kGpuReg_, CLS)(&SHOAL_CONCAT(kGpuInfo_, CLS))

@@ -135,7 +135,8 @@ bool IPRouteTable::set(std::vector<IPRoute> routes, std::string& err) {
 bool IPRouteTable::add(const IPRoute& r, std::string& err) {
   std::lock_guard<std::mutex> g(mu_);
   std::vector<IPRoute> routes = snapshot()->routes;
-  auto it = std::find_if(routes.begin(), routes.end(), [&](const IPRoute& u) { return u.addr == r.addr && u.len == r.len; });
+  auto it =
+      std::find_if(routes.begin(), routes.end(), [&](const IPRoute& u) { return u.addr == r.addr && u.len == r.len; });
   if (it != routes.end())
     *it = r;
   else
@@ -147,7 +148,8 @@ bool IPRouteTable::remove(uint32_t addr, uint8_t len, std::string& err) {
   std::lock_guard<std::mutex> g(mu_);
   std::vector<IPRoute> routes = snapshot()->routes;
   addr &= k::prefix_mask(len);
-  auto it = std::find_if(routes.begin(), routes.end(), [&](const IPRoute& u) { return u.addr == addr && u.len == len; });
+  auto it =
+      std::find_if(routes.begin(), routes.end(), [&](const IPRoute& u) { return u.addr == addr && u.len == len; });
   if (it == routes.end()) {
     err = "no such route";
     return false;

@@ -17,7 +17,7 @@ namespace shoal {
 struct IPRoute {
   uint32_t addr = 0;  // host order, masked
   uint8_t len = 0;
-  uint32_t gw = 0;    // host order; 0 = none
+  uint32_t gw = 0;  // host order; 0 = none
   int port = 0;
   std::string unparse() const;
 };
@@ -56,7 +56,7 @@ class IPRouteTable {
   explicit IPRouteTable(Kind kind) : kind_(kind) {}
   // Replaces every route. False with err (table unchanged) on failure.
   bool set(std::vector<IPRoute> routes, std::string& err);
-  bool add(const IPRoute& r, std::string& err);      // replaces an equal prefix
+  bool add(const IPRoute& r, std::string& err);  // replaces an equal prefix
   bool remove(uint32_t addr, uint8_t len, std::string& err);
   std::shared_ptr<const Snapshot> snapshot() const { return std::atomic_load(&snap_); }
   uint64_t version() const { return version_.load(std::memory_order_acquire); }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <new>
+#include <numeric>
 
 #include <sys/mman.h>
 

@@ -9,8 +9,8 @@
 namespace shoal::k {
 
 struct Prefix6 {
-  uint64_t hi, lo;   // masked to len
-  uint8_t len;       // 0-128
+  uint64_t hi, lo;  // masked to len
+  uint8_t len;      // 0-128
   int32_t nexthop;
 };
 

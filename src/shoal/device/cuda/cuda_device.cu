@@ -82,7 +82,8 @@ class CudaDevice final : public dev::Device {
     StepLauncher l = find_step(k.name);
     if (!l) {  // a step header outside kernels/steps/: never built for CUDA
       c->failed = true;
-      c->error = std::string("step kernel ") + k.name + " is not compiled for CUDA (its header is not in kernels/steps/)";
+      c->error =
+          std::string("step kernel ") + k.name + " is not compiled for CUDA (its header is not in kernels/steps/)";
       return;
     }
     check(c, k.name, l(params, n, c->s));

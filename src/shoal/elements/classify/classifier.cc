@@ -200,11 +200,12 @@ class Classifier : public PacketElement<Classifier> {
 };
 SHOAL_ELEMENT(Classifier, .name = "Classifier", .ports = "1/-", .processing = "h/h",
               .summary = "classifies packets by byte patterns",
-              .description = "Each argument is a pattern for the output of the same number: space-separated terms "
-                             "OFFSET/VALUE[%MASK] (hex VALUE and MASK of equal length, '?' a wildcard nibble, '!' "
-                             "in front negates) that must all hold, or '-' which matches everything. A packet goes "
-                             "to the first matching pattern; one matching none is dropped (reason 'no-match'). "
-                             "Bytes beyond the packet's end never match.",
+              .description =
+                  "Each argument is a pattern for the output of the same number: space-separated terms "
+                  "OFFSET/VALUE[%MASK] (hex VALUE and MASK of equal length, '?' a wildcard nibble, '!' "
+                  "in front negates) that must all hold, or '-' which matches everything. A packet goes "
+                  "to the first matching pattern; one matching none is dropped (reason 'no-match'). "
+                  "Bytes beyond the packet's end never match.",
               .args = {{"PATTERN...", "pattern", "one per output"}},
               .handlers = {{"patterns", "r", "the patterns by output"}},
               .example = "c :: Classifier(12/0806 20/0001, 12/0800, -);");

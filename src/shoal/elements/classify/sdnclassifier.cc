@@ -11,9 +11,9 @@
 #include <mutex>
 
 #include "shoal/classbench/classbench.hh"
+#include "shoal/classbench/classify_build.hh"
 #include "shoal/core/diag.hh"
 #include "shoal/elements/common.hh"
-#include "shoal/classbench/classify_build.hh"
 #include "shoal/kernels/steps/classify.hh"
 #include "shoal/offload/element.hh"
 #include "shoal/offload/mirror.hh"
@@ -63,7 +63,8 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
     r_runt_ = add_drop_reason("runt");
     r_badip_ = add_drop_reason("bad-ip-header");
     r_nomatch_ = add_drop_reason("no-match");
-    if (nomatch_ >= route_ports()) throw ConfigError(loc_, fmt::format("{}: NOMATCH {} is not an output", name(), nomatch_));
+    if (nomatch_ >= route_ports())
+      throw ConfigError(loc_, fmt::format("{}: NOMATCH {} is not an output", name(), nomatch_));
     bool first = false;
     table_ = shared_state<SdnTable>(this, &first);
     if (first) {
@@ -92,7 +93,8 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
   }
 
   void add_handlers() override {
-    add_read_handler("rules", [this] { return std::to_string(table_->get()->rules().size()); }, Agg::First, true);
+    add_read_handler(
+        "rules", [this] { return std::to_string(table_->get()->rules().size()); }, Agg::First, true);
     add_read_handler("table", [this] {
       std::string s;
       for (const k::ClsRule& r : table_->get()->rules()) s += classify::unparse_rule(r) + "\n";
@@ -101,13 +103,15 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
     add_read_handler("tree", [this] {
       auto t = table_->get();
       const auto& st = t->stats();
-      return fmt::format("{} rules, {} trees, {} nodes, depth {}, {} rule entries ({:.2f} per rule), largest leaf {}, "
-                         "{} KiB, built in {:.1f} ms\n",
-                         t->rules().size(), st.trees, st.nodes, st.depth, st.leaf_entries,
-                         t->rules().empty() ? 0.0 : double(st.leaf_entries) / double(t->rules().size()),
-                         st.largest_leaf, t->memory_bytes() >> 10, st.build_ms);
+      return fmt::format(
+          "{} rules, {} trees, {} nodes, depth {}, {} rule entries ({:.2f} per rule), largest leaf {}, "
+          "{} KiB, built in {:.1f} ms\n",
+          t->rules().size(), st.trees, st.nodes, st.depth, st.leaf_entries,
+          t->rules().empty() ? 0.0 : double(st.leaf_entries) / double(t->rules().size()), st.largest_leaf,
+          t->memory_bytes() >> 10, st.build_ms);
     });
-    add_read_handler("version", [this] { return std::to_string(table_->version.load()); }, Agg::First, true);
+    add_read_handler(
+        "version", [this] { return std::to_string(table_->version.load()); }, Agg::First, true);
     // Writes reach every worker's copy; the shared table changes once.
     add_write_handler("reload", [this](const std::string&) {
       if (worker().id() != 0) return;
@@ -147,10 +151,9 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
     } else {
       const k::ClsTrees& t = *trees_;  // one copy per rule set, shared by the workers
       auto piece = [](const auto& v) { return offload::TableMirror::Piece{v.data(), v.size() * sizeof(v[0])}; };
-      if (!mirror_.sync(L, trees_,
-                        {piece(t.rules()), piece(t.nodes()), piece(t.children()), piece(t.leaf_rules()),
-                         piece(t.roots())},
-                        err))
+      if (!mirror_.sync(
+              L, trees_,
+              {piece(t.rules()), piece(t.nodes()), piece(t.children()), piece(t.leaf_rules()), piece(t.roots())}, err))
         return false;
       p.t.rules = mirror_.at<k::ClsRule>(0);
       p.t.nodes = mirror_.at<k::ClsNode>(1);
@@ -208,55 +211,58 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
   offload::TableMirror mirror_;
 };
 
+#define SHOAL_SDN_ARGS                                                                                \
+  {"RULE...", "ClassBench rule", "rules as arguments, one per argument (instead of RULES)"},          \
+      {"RULES", "file",                                                                               \
+       "ClassBench filter file: '@SRC/LEN DST/LEN SPLO : SPHI DPLO : DPHI PROTO/MASK [FLAGS/MASK]' "  \
+       "then 'port N', 'ethertype HEX|any', 'vlan ID|any|none'; '#' comments"},                       \
+      {"OFFSET", "bytes", "where the Ethernet header starts (default 0)"},                            \
+      {"NOMATCH", "port", "output for frames no rule matches (default: dropped, reason 'no-match')"}, \
+      {"BINTH", "1-1024", "rules per tree leaf (default 8)"}, {                                       \
+    "SPFAC", "1-64", "rule copies a cut may make, times the node's rules (default 4)"                 \
+  }
+#define SHOAL_SDN_HANDLERS                                                                                       \
+  {"rules", "r", "rules loaded"}, {"table", "r", "the rules, one per line, in ClassBench form"},                 \
+      {"tree", "r", "the trees: count, nodes, depth, rule entries, memory, build time"},                         \
+      {"version", "r", "how many times the rule set was (re)loaded"},                                            \
+      {"reload", "w", "read the RULES file again (the old rules stay if it does not load)"},                     \
+      {"load", "w", "load another rule file (and reload from it from now on)"},                                  \
+      {"no_match", "r",                                                                                          \
+       "frames no rule matched (offloaded ones when they leave: dropped, or on a NOMATCH output other than 0)"}, \
+  {                                                                                                              \
+    "offload_uploads", "r", "rule sets copied to the device"                                                     \
+  }
 
-#define SHOAL_SDN_ARGS                                                                                             \
-  {"RULE...", "ClassBench rule", "rules as arguments, one per argument (instead of RULES)"},                       \
-      {"RULES", "file", "ClassBench filter file: '@SRC/LEN DST/LEN SPLO : SPHI DPLO : DPHI PROTO/MASK [FLAGS/MASK]' " \
-                        "then 'port N', 'ethertype HEX|any', 'vlan ID|any|none'; '#' comments"},                    \
-      {"OFFSET", "bytes", "where the Ethernet header starts (default 0)"},                                          \
-      {"NOMATCH", "port", "output for frames no rule matches (default: dropped, reason 'no-match')"},               \
-      {"BINTH", "1-1024", "rules per tree leaf (default 8)"},                                                      \
-      {"SPFAC", "1-64", "rule copies a cut may make, times the node's rules (default 4)"}
-#define SHOAL_SDN_HANDLERS                                                                                         \
-  {"rules", "r", "rules loaded"}, {"table", "r", "the rules, one per line, in ClassBench form"},                   \
-      {"tree", "r", "the trees: count, nodes, depth, rule entries, memory, build time"},                           \
-      {"version", "r", "how many times the rule set was (re)loaded"},                                               \
-      {"reload", "w", "read the RULES file again (the old rules stay if it does not load)"},                       \
-      {"load", "w", "load another rule file (and reload from it from now on)"},                                     \
-      {"no_match", "r",                                                                                            \
-       "frames no rule matched (offloaded ones when they leave: dropped, or on a NOMATCH output other than 0)"}, {"offload_uploads", "r", "rule sets copied to the device"}
-
-SHOAL_OFFLOADABLE_ELEMENT(SDNClassifier,
-              SHOAL_GPU_FORM(.name = "GPUSDNClassifier", .summary = "SDNClassifier on the device (Snap form)",
-                             .description =
-                                 "SDNClassifier on the device, with the same arguments and lookup. Only the "
-                                 "frames' first 92 bytes (from OFFSET) go to the device. A rule's output p (0-31) "
-                                 "sets predicate bit p of the packet: later device elements test it (PRED) and a "
-                                 "Dispatcher after the Debatcher sends packets on by it. Runts, broken IPv4 headers "
-                                 "and unmatched frames (without NOMATCH) are dropped with their reasons.",
-                             .example = "Batcher(4096, 100us) -> HostToDevice -> GPUSDNClassifier(RULES fw.rules) -> "
-                                        "DeviceToHost -> CompletionQueue -> Debatcher -> d :: Dispatcher(0, 1, 2);"),
-              .name = "SDNClassifier", .ports = "1/-", .processing = "h/h",
-              .summary = "multi-field (ClassBench) classification of Ethernet frames, first match wins",
-              .description =
-                  "Matches each frame against a rule set in ClassBench's filter format: IPv4 source and "
-                  "destination prefixes, source and destination port ranges, protocol and TCP flags under masks "
-                  "(the flags are the TCP word at offset 12: SYN 0x0002, ACK 0x0010), plus Ethernet type and "
-                  "802.1Q VLAN. The first rule that matches sends the frame to its 'port' output (0 when the rule "
-                  "names none). A rule whose address, port, protocol and flag fields are all wildcards tests only "
-                  "the Ethernet fields, so non-IP frames can be classified ('ethertype 0x0806'); other rules need "
-                  "IPv4. Ports and flags are 0 for packets without them (other protocols, later fragments). "
-                  "Dropped: frames shorter than an Ethernet header ('runt'), IPv4 frames with a broken header "
-                  "('bad-ip-header'), and unmatched frames unless NOMATCH names an output ('no-match'). The "
-                  "lookup walks cut trees (HiCuts-style cuts, rules split by address width as in EffiCuts, rules "
-                  "every child would hold pushed up as in HyperCuts): about one stored copy per rule and a few "
-                  "node visits per tree for 10,000-rule sets. Offloadable: after a balancer that marks batches "
-                  "for the device, the frames' first 92 bytes go to the device and the same lookup runs there. "
-                  "The rules are shared by all workers; 'reload' and 'load' replace them between batches.",
-              .args = {SHOAL_SDN_ARGS},
-              .handlers = {SHOAL_SDN_HANDLERS},
-              .example = "FromDump(trace.pcap) -> c :: SDNClassifier(RULES acl1k.rules, NOMATCH 2);\n"
-                         "c[0] -> ToDump(a.pcap); c[1] -> ToDump(b.pcap); c[2] -> Discard;");
-
+SHOAL_OFFLOADABLE_ELEMENT(
+    SDNClassifier,
+    SHOAL_GPU_FORM(.name = "GPUSDNClassifier", .summary = "SDNClassifier on the device (Snap form)",
+                   .description = "SDNClassifier on the device, with the same arguments and lookup. Only the "
+                                  "frames' first 92 bytes (from OFFSET) go to the device. A rule's output p (0-31) "
+                                  "sets predicate bit p of the packet: later device elements test it (PRED) and a "
+                                  "Dispatcher after the Debatcher sends packets on by it. Runts, broken IPv4 headers "
+                                  "and unmatched frames (without NOMATCH) are dropped with their reasons.",
+                   .example = "Batcher(4096, 100us) -> HostToDevice -> GPUSDNClassifier(RULES fw.rules) -> "
+                              "DeviceToHost -> CompletionQueue -> Debatcher -> d :: Dispatcher(0, 1, 2);"),
+    .name = "SDNClassifier", .ports = "1/-", .processing = "h/h",
+    .summary = "multi-field (ClassBench) classification of Ethernet frames, first match wins",
+    .description =
+        "Matches each frame against a rule set in ClassBench's filter format: IPv4 source and "
+        "destination prefixes, source and destination port ranges, protocol and TCP flags under masks "
+        "(the flags are the TCP word at offset 12: SYN 0x0002, ACK 0x0010), plus Ethernet type and "
+        "802.1Q VLAN. The first rule that matches sends the frame to its 'port' output (0 when the rule "
+        "names none). A rule whose address, port, protocol and flag fields are all wildcards tests only "
+        "the Ethernet fields, so non-IP frames can be classified ('ethertype 0x0806'); other rules need "
+        "IPv4. Ports and flags are 0 for packets without them (other protocols, later fragments). "
+        "Dropped: frames shorter than an Ethernet header ('runt'), IPv4 frames with a broken header "
+        "('bad-ip-header'), and unmatched frames unless NOMATCH names an output ('no-match'). The "
+        "lookup walks cut trees (HiCuts-style cuts, rules split by address width as in EffiCuts, rules "
+        "every child would hold pushed up as in HyperCuts): about one stored copy per rule and a few "
+        "node visits per tree for 10,000-rule sets. Offloadable: after a balancer that marks batches "
+        "for the device, the frames' first 92 bytes go to the device and the same lookup runs there. "
+        "The rules are shared by all workers; 'reload' and 'load' replace them between batches.",
+    .args = {SHOAL_SDN_ARGS}, .handlers = {SHOAL_SDN_HANDLERS},
+    .example =
+        "FromDump(trace.pcap) -> c :: SDNClassifier(RULES acl1k.rules, NOMATCH 2);\n"
+        "c[0] -> ToDump(a.pcap); c[1] -> ToDump(b.pcap); c[2] -> Discard;");
 
 }  // namespace shoal

@@ -107,9 +107,10 @@ class ARPResponder : public PacketElement<ARPResponder> {
 };
 SHOAL_ELEMENT(ARPResponder, .name = "ARPResponder", .ports = "1/1-2", .processing = "a/ah",
               .summary = "answers ARP requests",
-              .description = "Each argument is 'ADDR[/MASK] [ADDR...] ETH'. An ARP request (Ethernet frame) for "
-                             "one of the addresses becomes, in place, the reply from ETH to the asker. Other "
-                             "packets leave on output 1 if it exists, else are dropped ('not-for-us').",
+              .description =
+                  "Each argument is 'ADDR[/MASK] [ADDR...] ETH'. An ARP request (Ethernet frame) for "
+                  "one of the addresses becomes, in place, the reply from ETH to the asker. Other "
+                  "packets leave on output 1 if it exists, else are dropped ('not-for-us').",
               .args = {{"ENTRY...", "ADDR[/MASK]... ETH", "addresses answered with ETH"}},
               .handlers = {{"replies", "r", "replies made"}},
               .example = "c[0] -> ARPResponder(10.0.0.1 02:00:00:00:00:01) -> out;");
@@ -215,7 +216,8 @@ SHOAL_ELEMENT(ARPQuerier, .name = "ARPQuerier", .ports = "2/1-2", .processing = 
                            {"queries", "r", "queries sent"},
                            {"responses", "r", "answers learnt"},
                            {"count", "r", "packets waiting"}},
-              .example = "fr -> [0]arpq :: ARPQuerier(10.0.1.1, 02:00:00:00:01:01) -> out1; "
-                         "c1[1] -> [1]arpq;");
+              .example =
+                  "fr -> [0]arpq :: ARPQuerier(10.0.1.1, 02:00:00:00:01:01) -> out1; "
+                  "c1[1] -> [1]arpq;");
 
 }  // namespace shoal

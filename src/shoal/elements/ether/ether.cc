@@ -45,9 +45,11 @@ class EtherEncap : public PacketElement<EtherEncap> {
 };
 SHOAL_ELEMENT(EtherEncap, .name = "EtherEncap", .ports = "1/1", .processing = "a/a",
               .summary = "prepends an Ethernet header",
-              .description = "Pushes a 14-byte Ethernet header (DST, SRC, ETHERTYPE) in front of each packet. "
-                             "Packets without 14 bytes of headroom are dropped (reason 'no-headroom').",
-              .args = {{"ETHERTYPE", "unsigned", "e.g. 0x0800, mandatory"}, {"SRC", "Ethernet address", "mandatory"},
+              .description =
+                  "Pushes a 14-byte Ethernet header (DST, SRC, ETHERTYPE) in front of each packet. "
+                  "Packets without 14 bytes of headroom are dropped (reason 'no-headroom').",
+              .args = {{"ETHERTYPE", "unsigned", "e.g. 0x0800, mandatory"},
+                       {"SRC", "Ethernet address", "mandatory"},
                        {"DST", "Ethernet address", "mandatory"}},
               .handlers = {{"src", "rw", "source address"}, {"dst", "rw", "destination address"}},
               .example = "... -> EtherEncap(0x0800, 00:00:00:00:00:01, 00:00:00:00:00:02) -> ToDump(out.pcap);");
@@ -76,8 +78,9 @@ class EtherRewrite : public PacketElement<EtherRewrite> {
 };
 SHOAL_ELEMENT(EtherRewrite, .name = "EtherRewrite", .ports = "1/1", .processing = "a/a",
               .summary = "rewrites Ethernet addresses",
-              .description = "Overwrites the destination and source addresses of each frame. Frames shorter than "
-                             "14 bytes are dropped (reason 'too-short').",
+              .description =
+                  "Overwrites the destination and source addresses of each frame. Frames shorter than "
+                  "14 bytes are dropped (reason 'too-short').",
               .args = {{"SRC", "Ethernet address", "mandatory"}, {"DST", "Ethernet address", "mandatory"}},
               .handlers = {{"src", "r", "source address"}, {"dst", "r", "destination address"}},
               .example = "... -> EtherRewrite(SRC 02:00:00:00:00:01, DST 02:00:00:00:00:02) -> out;");

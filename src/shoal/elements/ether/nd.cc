@@ -43,8 +43,8 @@ const uint8_t* nd_option(const uint8_t* ic, uint32_t plen, uint8_t opt_type) {
 }
 // Fills an ND message: Ethernet, IPv6 (hop limit 255), ICMPv6 type with
 // `flags`, target, and one link-layer option of opt_type carrying `mac`.
-void build_nd(uint8_t* d, const uint8_t* eth_dst, const uint8_t* eth_src, const uint8_t* ip_src,
-              const uint8_t* ip_dst, uint8_t type, uint8_t flags, const uint8_t* target, uint8_t opt_type) {
+void build_nd(uint8_t* d, const uint8_t* eth_dst, const uint8_t* eth_src, const uint8_t* ip_src, const uint8_t* ip_dst,
+              uint8_t type, uint8_t flags, const uint8_t* target, uint8_t opt_type) {
   std::memcpy(d, eth_dst, 6);
   std::memcpy(d + 6, eth_src, 6);
   k::store_be16(d + 12, 0x86dd);
@@ -137,12 +137,13 @@ class IP6NDAdvertiser : public PacketElement<IP6NDAdvertiser> {
 };
 SHOAL_ELEMENT(IP6NDAdvertiser, .name = "IP6NDAdvertiser", .ports = "1/1-2", .processing = "a/ah",
               .summary = "answers IPv6 neighbour solicitations",
-              .description = "Each argument is 'ADDR6[/LEN] [ADDR6...] ETH'. A valid neighbour solicitation (hop "
-                             "limit 255, checksum) for one of the addresses becomes, in place, a solicited "
-                             "advertisement with the router and override flags and ETH as target link-layer "
-                             "address; a duplicate address detection probe (unspecified source) gets an "
-                             "unsolicited one to all nodes. Other packets leave on output 1 if it exists, else are "
-                             "dropped ('not-for-us').",
+              .description =
+                  "Each argument is 'ADDR6[/LEN] [ADDR6...] ETH'. A valid neighbour solicitation (hop "
+                  "limit 255, checksum) for one of the addresses becomes, in place, a solicited "
+                  "advertisement with the router and override flags and ETH as target link-layer "
+                  "address; a duplicate address detection probe (unspecified source) gets an "
+                  "unsolicited one to all nodes. Other packets leave on output 1 if it exists, else are "
+                  "dropped ('not-for-us').",
               .args = {{"ENTRY...", "ADDR6... ETH", "addresses answered with ETH"}},
               .handlers = {{"replies", "r", "advertisements sent"}},
               .example = "c[1] -> IP6NDAdvertiser(fd00:1::1/64 02:00:00:00:00:01) -> out;");

@@ -147,7 +147,8 @@ class NeighborResolver : public Element {
   void add_handlers() override {
     add_stat_handler("queries", queries_);
     add_stat_handler("responses", responses_);
-    add_read_handler("count", [this] { return std::to_string(queued_); }, Agg::Sum, true);
+    add_read_handler(
+        "count", [this] { return std::to_string(queued_); }, Agg::Sum, true);
     add_read_handler("table", [this] {
       std::lock_guard<std::mutex> g(cache_->mu);
       std::string s;

@@ -52,7 +52,7 @@ bool locate(Packet* p, ids::PacketInfo& info, uint32_t& ip_off, int32_t ip_at = 
     if (uint64_t(ip_at) >= p->length()) return false;
     ip_off = uint32_t(ip_at);
   } else if (p->has_network_header() && p->network_header_offset() >= 0 &&
-      uint64_t(p->network_header_offset()) < p->length()) {
+             uint64_t(p->network_header_offset()) < p->length()) {
     ip_off = uint32_t(p->network_header_offset());
   } else if (p->length() >= 14) {  // an Ethernet frame
     uint16_t t = uint16_t(p->data()[12] << 8 | p->data()[13]);
@@ -84,9 +84,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read_mp("RULES", rules_file_).read("VARS", vars_file_).read("ENGINE", engine).read("FASTLOG", fastlog_file_);
     a.read("EVE", eve_file_).read("STRICT", strict_).read("QUIET", quiet_);
     a.complete();
-    if (engine == "builtin") kind_ = ids::EngineKind::Builtin;
-    else if (engine == "hyperscan") kind_ = ids::EngineKind::Hyperscan;
-    else a.fail(fmt::format("ENGINE '{}': hyperscan or builtin", engine));
+    if (engine == "builtin")
+      kind_ = ids::EngineKind::Builtin;
+    else if (engine == "hyperscan")
+      kind_ = ids::EngineKind::Hyperscan;
+    else
+      a.fail(fmt::format("ENGINE '{}': hyperscan or builtin", engine));
     if (kind_ == ids::EngineKind::Hyperscan && !ids::have_hyperscan())
       a.fail("ENGINE hyperscan: this build has no Hyperscan (libhyperscan-dev); use ENGINE builtin");
     loc_ = a.element_loc();
@@ -106,8 +109,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       shared_->db = std::move(db);
       if (!quiet_) {
         const ids::RuleSet& set = shared_->set;
-        fmt::print(stderr,
-                   "shoal: {}: {} rules from {} ({} fast patterns, {} checked on every packet); {} skipped{}\n",
+        fmt::print(stderr, "shoal: {}: {} rules from {} ({} fast patterns, {} checked on every packet); {} skipped{}\n",
                    name(), set.rules().size(), rules_file_, shared_->db->patterns().size(),
                    shared_->db->always().size(), set.problems().size(),
                    set.problems().empty() ? "" : " (handler 'problems'), the first:");
@@ -119,8 +121,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
     auto open = [&](io::SharedFile<std::ofstream>& f, const std::string& path) {
       if (path.empty()) return;
-      if (!f.open(registry(), path, [&](std::ofstream& o) { o.open(path, std::ios::app); },
-                  [](std::ofstream& o) { return bool(o); }))
+      if (!f.open(
+              registry(), path, [&](std::ofstream& o) { o.open(path, std::ios::app); },
+              [](std::ofstream& o) { return bool(o); }))
         throw std::runtime_error(fmt::format("{}: cannot open '{}' for writing", name(), path));
     };
     open(fast_, fastlog_file_);
@@ -142,8 +145,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       b->kill(i);
     });
     write_logs();
-    if (b->live()) output_push(0, b);
-    else recycle(b);
+    if (b->live())
+      output_push(0, b);
+    else
+      recycle(b);
     if (alerted) output_push(1, alerted);
   }
   void on_stop() override {
@@ -156,14 +161,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     eve_.close();
   }
   void add_handlers() override {
-    add_read_handler("rules", [this] { return std::to_string(shared_->set.rules().size()); }, Agg::First, true);
-    add_read_handler("skipped", [this] { return std::to_string(shared_->set.problems().size()); }, Agg::First, true);
+    add_read_handler(
+        "rules", [this] { return std::to_string(shared_->set.rules().size()); }, Agg::First, true);
+    add_read_handler(
+        "skipped", [this] { return std::to_string(shared_->set.problems().size()); }, Agg::First, true);
     add_read_handler("problems", [this] {
       std::string s;
       for (auto& p : shared_->set.problems()) s += p.str() + "\n";
       return s;
     });
-    add_read_handler("patterns", [this] { return std::to_string(engine_.patterns().size()); }, Agg::First, true);
+    add_read_handler(
+        "patterns", [this] { return std::to_string(engine_.patterns().size()); }, Agg::First, true);
     add_read_handler("engine", [this] {
       const ids::AcTable& ac = engine_.automaton();
       std::string dfa = fmt::format("Aho-Corasick DFA: {} states, {} byte classes, {} KiB", ac.states(), ac.classes(),
@@ -175,9 +183,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       const ids::Database& db = *engine_.database();
       const auto& st = db.pcre_stats();
       std::string s = fmt::format("{} of {} pcres compile to DFAs\n", db.regex_compiled(), db.regex_count());
-      s += fmt::format("{} need only whether they match: {} answered by Hyperscan, {} by the DFA, {} by PCRE2; "
-                       "{} rules without fast pattern prefiltered by a pcre\n",
-                       st.existence, st.hyperscan, st.dfa, st.existence - st.hyperscan - st.dfa, st.prefiltered);
+      s += fmt::format(
+          "{} need only whether they match: {} answered by Hyperscan, {} by the DFA, {} by PCRE2; "
+          "{} rules without fast pattern prefiltered by a pcre\n",
+          st.existence, st.hyperscan, st.dfa, st.existence - st.hyperscan - st.dfa, st.prefiltered);
       for (auto& r : db.regex_refusals()) s += r + "\n";
       return s;
     });
@@ -208,15 +217,20 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       ids::PacketInfo info;
       uint32_t ip_off;
       Packet* p = a.batch->at(i);
-      if (locate(p, info, ip_off, ip_at_)) in[i] = {uint32_t(info.payload - p->data()), info.plen};
-      else in[i] = {k::kAbsent, 0};
+      if (locate(p, info, ip_off, ip_at_))
+        in[i] = {uint32_t(info.payload - p->data()), info.plen};
+      else
+        in[i] = {k::kAbsent, 0};
     }
   }
   bool offload_launch(offload::Launch& L, std::string& err) override {
     offload_ctl(L);
-    k::IdsScanStep::Params prm{L.view, L.ctl, range_,
+    k::IdsScanStep::Params prm{L.view,
+                               L.ctl,
+                               range_,
                                reinterpret_cast<const k::IdsScanIn*>(L.block_in(block_)),
-                               reinterpret_cast<k::IdsScanOut*>(L.block_out(block_)), engine_.automaton().view(),
+                               reinterpret_cast<k::IdsScanOut*>(L.block_out(block_)),
+                               engine_.automaton().view(),
                                alert_bit_};
     if (L.host) {
       L.keep(engine_.database());
@@ -256,8 +270,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
       bool alerted = record(p, info);
       if (gpu_form_) {  // the ALERT bit now means verified: set or cleared
-        if (alerted) p->anno().predicates |= alert_bit_;
-        else p->anno().predicates &= ~alert_bit_;
+        if (alerted)
+          p->anno().predicates |= alert_bit_;
+        else
+          p->anno().predicates &= ~alert_bit_;
       } else if (alerted && noutputs() > 1) {
         a.set_port(i, step, 1);
       }
@@ -290,17 +306,21 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       auto ep = [&](const ids::Addr& a, uint16_t port) {
         return p.has_ports ? fmt::format("{}:{}", addr_text(a), port) : addr_text(a);
       };
-      fast_buf_ += fmt::format("{}  [**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{{}}} {} -> {}\n",
-                               time_text(ts, false), r.gid, r.sid, r.rev, r.msg,
-                               r.classtype.empty() ? "(null)" : r.classtype, prio, proto, ep(p.src, p.sport),
-                               ep(p.dst, p.dport));
+      fast_buf_ +=
+          fmt::format("{}  [**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{{}}} {} -> {}\n",
+                      time_text(ts, false), r.gid, r.sid, r.rev, r.msg, r.classtype.empty() ? "(null)" : r.classtype,
+                      prio, proto, ep(p.src, p.sport), ep(p.dst, p.dport));
     }
     if (!eve_file_.empty()) {
-      nlohmann::json j = {{"timestamp", time_text(ts, true)}, {"event_type", "alert"}, {"src_ip", addr_text(p.src)},
-                          {"dest_ip", addr_text(p.dst)},        {"proto", proto}};
+      nlohmann::json j = {{"timestamp", time_text(ts, true)},
+                          {"event_type", "alert"},
+                          {"src_ip", addr_text(p.src)},
+                          {"dest_ip", addr_text(p.dst)},
+                          {"proto", proto}};
       if (p.has_ports) j["src_port"] = p.sport, j["dest_port"] = p.dport;
-      j["alert"] = {{"action", "allowed"}, {"gid", r.gid},         {"signature_id", r.sid}, {"rev", r.rev},
-                    {"signature", r.msg},  {"category", r.classtype}, {"severity", prio}};
+      j["alert"] = {{"action", "allowed"}, {"gid", r.gid},       {"signature_id", r.sid},
+                    {"rev", r.rev},        {"signature", r.msg}, {"category", r.classtype},
+                    {"severity", prio}};
       eve_buf_ += j.dump() + "\n";
     }
   }
@@ -323,76 +343,72 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   offload::TableMirror mirror_;
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_;
 };
-#define SHOAL_IDS_ARGS \
-  {"RULES", "file", "the rules"}, \
-  {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"}, \
-  {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"}, \
-  {"FASTLOG", "file", "fast.log alert lines (appended)"}, \
-  {"EVE", "file", "EVE JSON alert records (appended)"}, \
-  {"STRICT", "boolean", "fail on the first unusable rule (default false)"}, \
-  {"QUIET", "boolean", "no load summary on stderr (default false)"}
-#define SHOAL_IDS_HANDLERS \
-  {"rules", "r", "rules loaded"}, \
-  {"skipped", "r", "rules skipped"}, \
-  {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"}, \
-  {"patterns", "r", "distinct fast patterns"}, \
-  {"engine", "r", "the prefilter and its size"}, \
-  {"regex", "r", \
-  "how many pcres compile to DFAs (the subset a device can run), and why the others do " \
-  "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, " \
-  "PCRE2), and how many rules without fast pattern a pcre prefilters"}, \
-  {"inspected", "r", "packets matched against the rules"}, \
-  {"uninspected", "r", "packets that were not IP (sent on uninspected)"}, \
-  {"alerts", "r", "alerts raised"}, \
-  {"alerted_packets", "r", "packets with at least one alert"}, \
-  {"verified", "r", "candidate rules verified"}, \
-  {"device_overflows", "r", \
-  "packets with more distinct fast patterns than a device list holds (15), rescanned " \
-  "on the CPU"}, \
-  {"offload_uploads", "r", "copies of the automaton made on a device"}
+#define SHOAL_IDS_ARGS                                                                                              \
+  {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},           \
+      {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                           \
+      {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON alert records (appended)"}, \
+      {"STRICT", "boolean", "fail on the first unusable rule (default false)"}, {                                   \
+    "QUIET", "boolean", "no load summary on stderr (default false)"                                                 \
+  }
+#define SHOAL_IDS_HANDLERS                                                                                        \
+  {"rules", "r", "rules loaded"}, {"skipped", "r", "rules skipped"},                                              \
+      {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"},                            \
+      {"patterns", "r", "distinct fast patterns"}, {"engine", "r", "the prefilter and its size"},                 \
+      {"regex", "r",                                                                                              \
+       "how many pcres compile to DFAs (the subset a device can run), and why the others do "                     \
+       "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, "                        \
+       "PCRE2), and how many rules without fast pattern a pcre prefilters"},                                      \
+      {"inspected", "r", "packets matched against the rules"},                                                    \
+      {"uninspected", "r", "packets that were not IP (sent on uninspected)"}, {"alerts", "r", "alerts raised"},   \
+      {"alerted_packets", "r", "packets with at least one alert"}, {"verified", "r", "candidate rules verified"}, \
+      {"device_overflows", "r",                                                                                   \
+       "packets with more distinct fast patterns than a device list holds (15), rescanned "                       \
+       "on the CPU"},                                                                                             \
+  {                                                                                                               \
+    "offload_uploads", "r", "copies of the automaton made on a device"                                            \
+  }
 
-SHOAL_OFFLOADABLE_ELEMENT(IDSMatcher,
-              SHOAL_GPU_FORM(.name = "GPUIDSMatcher",
-                             .summary = "IDSMatcher with the payload scan on the device (Snap form)",
-                             .description =
-                                 "IDSMatcher with the same rules, engines and logs, its payload scan on the "
-                                 "device: the Aho-Corasick DFA runs there and at completion the host verifies the "
-                                 "candidate rules in packet order and logs the alerts. With ALERT b, packets with "
-                                 "candidates get predicate bit b on the device, so later device elements can pass "
-                                 "them by (SKIP b); the host then keeps the bit on packets that alert and clears it "
-                                 "on the others, whose skipped steps run on the host at completion. After the "
-                                 "Debatcher, a Dispatcher with b as its first argument takes the alerted packets "
-                                 "(Snap's Figure 10).",
-                             .args = {{"ALERT", "0-31",
-                                       "the predicate bit of suspect (device) and alerted (host) packets"}},
-                             .example = "... -> HostToDevice -> GPUCheckIPHeader(14) -> GPUIDSMatcher(RULES "
-                                        "local.rules, ALERT 7) -> GPUIPLookup(10.0.0.0/8 0, 0/0 1, SKIP 7) -> "
-                                        "DeviceToHost -> CompletionQueue -> Debatcher -> d :: Dispatcher(7, 0, 1);"),
-              .name = "IDSMatcher", .ports = "1/1-2", .processing = "h/h",
-              .summary = "matches Snort/Suricata rules; alerts to fast.log and EVE JSON",
-              .description =
-                  "Loads Snort 2 / Suricata rules from RULES (variables from VARS: Suricata YAML or Snort "
-                  "var/ipvar/portvar lines) and matches every IPv4/IPv6 packet (at the network header "
-                  "annotation, else after an Ethernet header): each rule's longest (or fast_pattern) content goes "
-                  "into one multi-pattern prefilter, Hyperscan or the built-in Aho-Corasick DFA (ENGINE), and "
-                  "each candidate is verified against its header (addresses, ports, direction), dsize, and all "
-                  "contents (offset, depth, distance, within, nocase, negation) and pcres (PCRE2) in order, with "
-                  "Snort's backtracking. Rules with options the engine cannot honour (HTTP buffers, byte_test, "
-                  "flowbits...) are skipped and listed (handler 'problems'; STRICT fails the load instead). "
-                  "Alerts go to FASTLOG (Suricata's fast.log lines) and EVE (event_type alert records). Packets "
-                  "that match any rule leave on output 1 if it exists (log and forward: connect it on; an inline "
-                  "IPS: Discard), the rest on output 0. flow is accepted but not yet enforced (there is no "
-                  "flow tracking: a flow option matches every packet); packets that are not IP pass uninspected (counted). Offloadable (NBA's form): after an "
-                  "OffloadBalancer, batches for the device have their payloads scanned there by the Aho-Corasick DFA "
-                  "(16-byte loads), the distinct fast patterns of each packet come back as a short list, and the "
-                  "host verifies those rules and logs in packet order; the chain ends here. The DFA is uploaded "
-                  "once per device for all workers, who share one compiled rule set.",
-              .args = {SHOAL_IDS_ARGS},
-              .handlers = {SHOAL_IDS_HANDLERS, {"offload_chain", "r", "the device chain (NBA form)"},
-                           {"offload_packets", "r", "packets that went through the chain"}},
-              .example = "FromDump(in.pcap) -> CheckIPHeader(14) -> ids :: IDSMatcher(RULES rules/local.rules, "
-                         "FASTLOG fast.log, EVE eve.json); ids[0] -> ToDump(clean.pcap); ids[1] -> Discard;");
-
-
+SHOAL_OFFLOADABLE_ELEMENT(
+    IDSMatcher,
+    SHOAL_GPU_FORM(.name = "GPUIDSMatcher", .summary = "IDSMatcher with the payload scan on the device (Snap form)",
+                   .description = "IDSMatcher with the same rules, engines and logs, its payload scan on the "
+                                  "device: the Aho-Corasick DFA runs there and at completion the host verifies the "
+                                  "candidate rules in packet order and logs the alerts. With ALERT b, packets with "
+                                  "candidates get predicate bit b on the device, so later device elements can pass "
+                                  "them by (SKIP b); the host then keeps the bit on packets that alert and clears it "
+                                  "on the others, whose skipped steps run on the host at completion. After the "
+                                  "Debatcher, a Dispatcher with b as its first argument takes the alerted packets "
+                                  "(Snap's Figure 10).",
+                   .args = {{"ALERT", "0-31", "the predicate bit of suspect (device) and alerted (host) packets"}},
+                   .example = "... -> HostToDevice -> GPUCheckIPHeader(14) -> GPUIDSMatcher(RULES "
+                              "local.rules, ALERT 7) -> GPUIPLookup(10.0.0.0/8 0, 0/0 1, SKIP 7) -> "
+                              "DeviceToHost -> CompletionQueue -> Debatcher -> d :: Dispatcher(7, 0, 1);"),
+    .name = "IDSMatcher", .ports = "1/1-2", .processing = "h/h",
+    .summary = "matches Snort/Suricata rules; alerts to fast.log and EVE JSON",
+    .description =
+        "Loads Snort 2 / Suricata rules from RULES (variables from VARS: Suricata YAML or Snort "
+        "var/ipvar/portvar lines) and matches every IPv4/IPv6 packet (at the network header "
+        "annotation, else after an Ethernet header): each rule's longest (or fast_pattern) content goes "
+        "into one multi-pattern prefilter, Hyperscan or the built-in Aho-Corasick DFA (ENGINE), and "
+        "each candidate is verified against its header (addresses, ports, direction), dsize, and all "
+        "contents (offset, depth, distance, within, nocase, negation) and pcres (PCRE2) in order, with "
+        "Snort's backtracking. Rules with options the engine cannot honour (HTTP buffers, byte_test, "
+        "flowbits...) are skipped and listed (handler 'problems'; STRICT fails the load instead). "
+        "Alerts go to FASTLOG (Suricata's fast.log lines) and EVE (event_type alert records). Packets "
+        "that match any rule leave on output 1 if it exists (log and forward: connect it on; an inline "
+        "IPS: Discard), the rest on output 0. flow is accepted but not yet enforced (there is no "
+        "flow tracking: a flow option matches every packet); packets that are not IP pass uninspected (counted). "
+        "Offloadable (NBA's form): after an "
+        "OffloadBalancer, batches for the device have their payloads scanned there by the Aho-Corasick DFA "
+        "(16-byte loads), the distinct fast patterns of each packet come back as a short list, and the "
+        "host verifies those rules and logs in packet order; the chain ends here. The DFA is uploaded "
+        "once per device for all workers, who share one compiled rule set.",
+    .args = {SHOAL_IDS_ARGS},
+    .handlers = {SHOAL_IDS_HANDLERS,
+                 {"offload_chain", "r", "the device chain (NBA form)"},
+                 {"offload_packets", "r", "packets that went through the chain"}},
+    .example =
+        "FromDump(in.pcap) -> CheckIPHeader(14) -> ids :: IDSMatcher(RULES rules/local.rules, "
+        "FASTLOG fast.log, EVE eve.json); ids[0] -> ToDump(clean.pcap); ids[1] -> Discard;");
 
 }  // namespace shoal

@@ -4,8 +4,8 @@
 // PACKET_FANOUT_HASH group, so the kernel spreads flows over workers. Send
 // fills a TX ring and kicks it once per batch, bypassing the qdisc layer.
 #include <arpa/inet.h>
-#include <fmt/format.h>
 #include <endian.h>
+#include <fmt/format.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
@@ -119,7 +119,8 @@ class FromDevice : public SourceElement {
       packet_mreq mr{};
       mr.mr_ifindex = ifindex;
       mr.mr_type = PACKET_MR_PROMISC;
-      if (setsockopt(fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) < 0) sys_fail(who, "promiscuous mode", errno);
+      if (setsockopt(fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) < 0)
+        sys_fail(who, "promiscuous mode", errno);
     }
     if (worker().nworkers() > 1 && fanout_) {
       // One group per (interface, process); the kernel hashes flows over the workers' sockets.
@@ -170,12 +171,15 @@ class FromDevice : public SourceElement {
     SourceElement::add_handlers();
     add_stat_handler("checksums_finished", csum_fixed_);
     add_stat_handler("segmented", segmented_);
-    add_read_handler("kernel_drops", [this] {
-      tpacket_stats_v3 st{};
-      socklen_t l = sizeof st;
-      if (fd_ >= 0 && getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &l) == 0) kdrops_ += st.tp_drops;
-      return std::to_string(kdrops_);
-    }, Agg::Sum, true);
+    add_read_handler(
+        "kernel_drops",
+        [this] {
+          tpacket_stats_v3 st{};
+          socklen_t l = sizeof st;
+          if (fd_ >= 0 && getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &l) == 0) kdrops_ += st.tp_drops;
+          return std::to_string(kdrops_);
+        },
+        Agg::Sum, true);
   }
 
  private:
@@ -290,7 +294,8 @@ SHOAL_ELEMENT(FromDevice, .name = "FromDevice", .ports = "0/1", .processing = "a
                        {"LIMIT", "integer", "stop after this many packets (-1: none)"},
                        {"ACTIVE", "boolean", "start reading (default true)"},
                        {"STOP", "boolean", "stop the router after LIMIT packets"}},
-              .handlers = {{"count", "r", "packets read"}, {"kernel_drops", "r", "frames the ring lost"},
+              .handlers = {{"count", "r", "packets read"},
+                           {"kernel_drops", "r", "frames the ring lost"},
                            {"active", "rw", "reading or not"}},
               .example = "FromDevice(eth0) -> c :: Classifier(12/0806, 12/0800, -);");
 
@@ -365,7 +370,8 @@ class ToDevice : public Element {
   uint32_t status(uint32_t i) { return __atomic_load_n(&frame(i)->tp_status, __ATOMIC_ACQUIRE); }
   uint32_t free_frames(uint32_t want) {
     uint32_t n = 0;
-    for (uint32_t i = next_; n < want && n < nframes_ && (status(i) & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING)) == 0;
+    for (uint32_t i = next_;
+         n < want && n < nframes_ && (status(i) & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING)) == 0;
          i = (i + 1) % nframes_)
       ++n;
     return n;

@@ -24,7 +24,8 @@ class FromDump : public SourceElement {
     if (!rd_.open(file_, err)) throw std::runtime_error(err);
     int lt = rd_.linktype();
     if (lt != DLT_EN10MB && lt != DLT_RAW && lt != DLT_IPV4 && lt != DLT_IPV6)
-      throw std::runtime_error(fmt::format("{}: unsupported link type {} (Ethernet or raw IP expected)", file_, io::linktype_name(lt)));
+      throw std::runtime_error(
+          fmt::format("{}: unsupported link type {} (Ethernet or raw IP expected)", file_, io::linktype_name(lt)));
     r_big_ = add_drop_reason("too-large");
     SourceElement::initialize();
   }
@@ -70,8 +71,10 @@ class FromDump : public SourceElement {
       p->set_timestamp_ns(pts_);
       // As Click's FromDump: the MAC header of Ethernet frames, the IP
       // header of raw IP packets.
-      if (rd_.linktype() == DLT_EN10MB) p->set_mac_header(0);
-      else p->set_network_header(0);
+      if (rd_.linktype() == DLT_EN10MB)
+        p->set_mac_header(0);
+      else
+        p->set_network_header(0);
       b->append(p);
       ++n;
     }
@@ -81,7 +84,8 @@ class FromDump : public SourceElement {
     SourceElement::add_handlers();
     add_read_handler("filename", [this] { return file_; });
     add_read_handler("filesize", [this] { return std::to_string(rd_.file_size()); });
-    add_read_handler("filepos", [this] { return std::to_string(pos_.get()); }, Agg::Max, true);
+    add_read_handler(
+        "filepos", [this] { return std::to_string(pos_.get()); }, Agg::Max, true);
     add_stat_handler("packets_read", read_);
     add_read_handler("encap", [this] { return io::linktype_name(rd_.linktype()); });
     add_read_handler("error", [this] { return error_; });
@@ -106,20 +110,26 @@ class FromDump : public SourceElement {
 };
 SHOAL_ELEMENT(FromDump, .name = "FromDump", .ports = "0/1", .processing = "a/a",
               .summary = "reads packets from a pcap or pcapng file",
-              .description = "Reads FILENAME with libpcap (pcap or pcapng; Ethernet or raw IP), keeping nanosecond "
-                             "timestamps. Ethernet frames get the MAC header annotation, raw IP packets the network "
-                             "header annotation. With several workers each reads the file and keeps the flows that hash to "
-                             "it, so a flow stays on one worker and in order. A truncated or corrupt file is "
-                             "reported once and read up to the damage. Frames larger than any buffer are dropped "
-                             "(reason 'too-large'). With STOP true the router stops at the end of the file.",
+              .description =
+                  "Reads FILENAME with libpcap (pcap or pcapng; Ethernet or raw IP), keeping nanosecond "
+                  "timestamps. Ethernet frames get the MAC header annotation, raw IP packets the network "
+                  "header annotation. With several workers each reads the file and keeps the flows that hash to "
+                  "it, so a flow stays on one worker and in order. A truncated or corrupt file is "
+                  "reported once and read up to the damage. Frames larger than any buffer are dropped "
+                  "(reason 'too-large'). With STOP true the router stops at the end of the file.",
               .args = {{"FILENAME", "string", "the file, mandatory"},
                        {"STOP", "boolean", "stop the router at end of file (default false)"},
                        {"TIMING", "boolean", "replay at the recorded pace (default false)"},
-                       {"LIMIT", "integer", "packets to emit at most"}, {"BURST", "unsigned", "packets per batch (default 32)"},
-                       {"ACTIVE", "boolean", "read when true"}, {"FORCE_IP", "boolean", "accepted for Click compatibility"}},
-              .handlers = {{"count", "r", "packets emitted"}, {"filesize", "r", "bytes in the file"},
-                           {"filepos", "r", "bytes read so far"}, {"packets_read", "r", "records read"},
-                           {"encap", "r", "link type"}, {"active", "rw", "reading or paused"},
+                       {"LIMIT", "integer", "packets to emit at most"},
+                       {"BURST", "unsigned", "packets per batch (default 32)"},
+                       {"ACTIVE", "boolean", "read when true"},
+                       {"FORCE_IP", "boolean", "accepted for Click compatibility"}},
+              .handlers = {{"count", "r", "packets emitted"},
+                           {"filesize", "r", "bytes in the file"},
+                           {"filepos", "r", "bytes read so far"},
+                           {"packets_read", "r", "records read"},
+                           {"encap", "r", "link type"},
+                           {"active", "rw", "reading or paused"},
                            {"error", "r", "the read error, if any"}},
               .example = "FromDump(in.pcap, STOP true) -> c :: Counter -> ToDump(out.pcap);");
 
@@ -127,8 +137,12 @@ class ToDump : public Element {
  public:
   void configure(Args& a) override {
     std::string encap = "ETHER";
-    a.read_mp("FILENAME", file_).read_p("SNAPLEN", snaplen_).read_p("ENCAP", encap).read("NANO", nano_)
-        .read("BURST", burst_).read("USE_ENCAP_FROM", use_from_);
+    a.read_mp("FILENAME", file_)
+        .read_p("SNAPLEN", snaplen_)
+        .read_p("ENCAP", encap)
+        .read("NANO", nano_)
+        .read("BURST", burst_)
+        .read("USE_ENCAP_FROM", use_from_);
     a.complete();
     if (file_.empty()) a.fail("FILENAME is empty");
     linktype_ = io::linktype_from_name(encap);
@@ -137,8 +151,9 @@ class ToDump : public Element {
   }
   void initialize() override {
     std::string err;
-    if (!out_.open(registry(), file_, [&](io::PcapWriter& w) { w.open(file_, linktype_, snaplen_, nano_, err); },
-                   [](io::PcapWriter& w) { return w.is_open(); }))
+    if (!out_.open(
+            registry(), file_, [&](io::PcapWriter& w) { w.open(file_, linktype_, snaplen_, nano_, err); },
+            [](io::PcapWriter& w) { return w.is_open(); }))
       throw std::runtime_error(err.empty() ? file_ + ": could not open for writing" : err);
     if (input_proc(0) == Proc::Pull) {
       add_task();
@@ -183,13 +198,14 @@ class ToDump : public Element {
   Stat count_;
   PullTask pt_;
 };
-SHOAL_ELEMENT(ToDump, .name = "ToDump", .ports = "1/0", .processing = "a/",
-              .summary = "writes packets to a pcap file",
-              .description = "Writes every packet to FILENAME in pcap format with nanosecond timestamps (NANO "
-                             "false: microseconds), link type ENCAP. Packets written count as sent. The copies on "
-                             "several workers share one file (per-flow order is kept, flows interleave). On a pull "
-                             "input it runs a task that pulls.",
-              .args = {{"FILENAME", "string", "output file, mandatory"}, {"SNAPLEN", "unsigned", "bytes kept per packet (default 262144)"},
+SHOAL_ELEMENT(ToDump, .name = "ToDump", .ports = "1/0", .processing = "a/", .summary = "writes packets to a pcap file",
+              .description =
+                  "Writes every packet to FILENAME in pcap format with nanosecond timestamps (NANO "
+                  "false: microseconds), link type ENCAP. Packets written count as sent. The copies on "
+                  "several workers share one file (per-flow order is kept, flows interleave). On a pull "
+                  "input it runs a task that pulls.",
+              .args = {{"FILENAME", "string", "output file, mandatory"},
+                       {"SNAPLEN", "unsigned", "bytes kept per packet (default 262144)"},
                        {"ENCAP", "ETHER|IP|IPV4|IPV6|SLL", "link type (default ETHER)"},
                        {"NANO", "boolean", "nanosecond timestamps (default true)"},
                        {"BURST", "unsigned", "packets per pull in pull mode"},

@@ -23,10 +23,22 @@ class FastUDPFlows : public SourceElement {
     std::memcpy(di6.b.data(), s.dst_ip6.data(), 16);
     std::string proto = "udp";
     int64_t length = -1;
-    a.read_p("RATE", rate_).read_p("LIMIT", limit_).read_p("LENGTH", length).read_p("SRCETH", se)
-        .read_p("SRCIP", si).read_p("DSTETH", de).read_p("DSTIP", di).read_p("FLOWS", s.flows)
-        .read_p("FLOWSIZE", s.flowsize).read("IPV6", s.ipv6).read("DSTRANDOM", s.random_dst).read("SRCIP6", si6).read("DSTIP6", di6)
-        .read("PROTO", proto).read("IMIX", s.imix).read("TTL", s.ttl);
+    a.read_p("RATE", rate_)
+        .read_p("LIMIT", limit_)
+        .read_p("LENGTH", length)
+        .read_p("SRCETH", se)
+        .read_p("SRCIP", si)
+        .read_p("DSTETH", de)
+        .read_p("DSTIP", di)
+        .read_p("FLOWS", s.flows)
+        .read_p("FLOWSIZE", s.flowsize)
+        .read("IPV6", s.ipv6)
+        .read("DSTRANDOM", s.random_dst)
+        .read("SRCIP6", si6)
+        .read("DSTIP6", di6)
+        .read("PROTO", proto)
+        .read("IMIX", s.imix)
+        .read("TTL", s.ttl);
     read_source_args(a, 32);
     a.complete();
     if (!io::parse_proto(proto, s.proto)) a.fail(fmt::format("PROTO must be udp, tcp, icmp or mix, not '{}'", proto));
@@ -41,7 +53,8 @@ class FastUDPFlows : public SourceElement {
     if (length > 65535) a.fail("LENGTH must be at most 65535");
     s.length = length < 0 ? std::max<uint32_t>(64, io::TrafficGen::min_length(s)) : uint32_t(length);
     if (!s.imix && s.length < io::TrafficGen::min_length(s))
-      a.fail(fmt::format("LENGTH {} is below the {} bytes of headers and sequence number", s.length, io::TrafficGen::min_length(s)));
+      a.fail(fmt::format("LENGTH {} is below the {} bytes of headers and sequence number", s.length,
+                         io::TrafficGen::min_length(s)));
     gen_ = std::make_unique<io::TrafficGen>(s);
     global_limit_ = limit_;
     limit_ = -1;  // LIMIT counts the global sequence, see produce()
@@ -50,7 +63,8 @@ class FastUDPFlows : public SourceElement {
     int nw = worker().nworkers();
     mine_.assign(gen_->spec().flows, nw == 1);
     if (nw > 1)
-      for (uint32_t f = 0; f < gen_->spec().flows; ++f) mine_[f] = int(gen_->flow_hash(f) % uint32_t(nw)) == worker().id();
+      for (uint32_t f = 0; f < gen_->spec().flows; ++f)
+        mine_[f] = int(gen_->flow_hash(f) % uint32_t(nw)) == worker().id();
     SourceElement::initialize();
   }
   bool rate_limited() const override { return rate_ > 0; }
@@ -100,29 +114,38 @@ class FastUDPFlows : public SourceElement {
   int64_t global_limit_ = -1;
   uint64_t next_ = 0, start_ = 0;
 };
-SHOAL_ELEMENT(FastUDPFlows, .name = "FastUDPFlows", .ports = "0/1", .processing = "a/a",
-              .summary = "generates many UDP flows from memory, fast",
-              .description = "Generates FLOWS flows of LENGTH-byte frames (Ethernet, IPv4 or with IPV6 true IPv6, UDP "
-                             "by default). Flow f uses source port 10000 + f mod 16384 and source address SRCIP + "
-                             "f / 16384; packet i belongs to flow (i / FLOWSIZE) mod FLOWS and carries i in its "
-                             "first 8 payload bytes. RATE 0 means as fast as possible. LIMIT counts packets of all "
-                             "workers together: each worker emits the packets of the flows that hash to it, in the "
-                             "order a single worker would.",
-              .args = {{"RATE", "real", "packets per second, 0 = unlimited (default 0)"},
-                       {"LIMIT", "integer", "total packets, -1 = unlimited (default)"},
-                       {"LENGTH", "unsigned", "frame length in bytes (default 64, or the smallest frame the headers allow)"},
-                       {"SRCETH", "Ethernet address", "source MAC"}, {"SRCIP", "IPv4 address", "first source address"},
-                       {"DSTETH", "Ethernet address", "destination MAC"}, {"DSTIP", "IPv4 address", "destination"},
-                       {"FLOWS", "unsigned", "number of flows (default 1)"},
-                       {"FLOWSIZE", "unsigned", "consecutive packets per flow (default 1)"},
-                       {"IPV6", "boolean", "IPv6 instead of IPv4"}, {"SRCIP6", "IPv6 address", "first source address"},
-                       {"DSTIP6", "IPv6 address", "destination"},
-                       {"DSTRANDOM", "boolean", "each flow gets its own pseudo-random unicast destination (route benchmarks)"}, {"PROTO", "udp|tcp|icmp|mix", "transport (default udp)"},
-                       {"IMIX", "boolean", "7:4:1 mix of 64, 570 and 1518 bytes"}, {"TTL", "byte", "TTL or hop limit (default 64)"},
-                       {"BURST", "unsigned", "packets per batch (default 32)"}, {"STOP", "boolean", "stop at LIMIT"},
-                       {"ACTIVE", "boolean", "emit when true"}},
-              .handlers = {{"count", "r", "packets emitted"}, {"flows", "r", "number of flows"},
-                           {"active", "rw", "emitting or paused"}},
-              .example = "FastUDPFlows(LENGTH 64, FLOWS 1024, LIMIT 1000000, STOP true) -> Counter -> Discard;");
+SHOAL_ELEMENT(
+    FastUDPFlows, .name = "FastUDPFlows", .ports = "0/1", .processing = "a/a",
+    .summary = "generates many UDP flows from memory, fast",
+    .description =
+        "Generates FLOWS flows of LENGTH-byte frames (Ethernet, IPv4 or with IPV6 true IPv6, UDP "
+        "by default). Flow f uses source port 10000 + f mod 16384 and source address SRCIP + "
+        "f / 16384; packet i belongs to flow (i / FLOWSIZE) mod FLOWS and carries i in its "
+        "first 8 payload bytes. RATE 0 means as fast as possible. LIMIT counts packets of all "
+        "workers together: each worker emits the packets of the flows that hash to it, in the "
+        "order a single worker would.",
+    .args = {{"RATE", "real", "packets per second, 0 = unlimited (default 0)"},
+             {"LIMIT", "integer", "total packets, -1 = unlimited (default)"},
+             {"LENGTH", "unsigned", "frame length in bytes (default 64, or the smallest frame the headers allow)"},
+             {"SRCETH", "Ethernet address", "source MAC"},
+             {"SRCIP", "IPv4 address", "first source address"},
+             {"DSTETH", "Ethernet address", "destination MAC"},
+             {"DSTIP", "IPv4 address", "destination"},
+             {"FLOWS", "unsigned", "number of flows (default 1)"},
+             {"FLOWSIZE", "unsigned", "consecutive packets per flow (default 1)"},
+             {"IPV6", "boolean", "IPv6 instead of IPv4"},
+             {"SRCIP6", "IPv6 address", "first source address"},
+             {"DSTIP6", "IPv6 address", "destination"},
+             {"DSTRANDOM", "boolean", "each flow gets its own pseudo-random unicast destination (route benchmarks)"},
+             {"PROTO", "udp|tcp|icmp|mix", "transport (default udp)"},
+             {"IMIX", "boolean", "7:4:1 mix of 64, 570 and 1518 bytes"},
+             {"TTL", "byte", "TTL or hop limit (default 64)"},
+             {"BURST", "unsigned", "packets per batch (default 32)"},
+             {"STOP", "boolean", "stop at LIMIT"},
+             {"ACTIVE", "boolean", "emit when true"}},
+    .handlers = {{"count", "r", "packets emitted"},
+                 {"flows", "r", "number of flows"},
+                 {"active", "rw", "emitting or paused"}},
+    .example = "FastUDPFlows(LENGTH 64, FLOWS 1024, LIMIT 1000000, STOP true) -> Counter -> Discard;");
 
 }  // namespace shoal

@@ -14,9 +14,10 @@ namespace shoal {
 
 namespace {
 
-const std::vector<std::string> kFields = {"timestamp", "ts_sec", "ts_usec", "ip_src", "ip_dst", "ip_len", "ip_proto",
-                                          "ip_ttl", "ip_tos", "ip_id", "ip_frag", "ip_fragoff", "sport", "dport",
-                                          "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window", "payload_len", "count", "link"};
+const std::vector<std::string> kFields = {"timestamp",   "ts_sec", "ts_usec", "ip_src",  "ip_dst",    "ip_len",
+                                          "ip_proto",    "ip_ttl", "ip_tos",  "ip_id",   "ip_frag",   "ip_fragoff",
+                                          "sport",       "dport",  "tcp_seq", "tcp_ack", "tcp_flags", "tcp_window",
+                                          "payload_len", "count",  "link"};
 constexpr char kFlagChars[] = "FSRPAUEC";
 
 bool known_field(const std::string& f) { return std::find(kFields.begin(), kFields.end(), f) != kFields.end(); }
@@ -68,7 +69,11 @@ class ToIPSummaryDump : public Element {
  public:
   void configure(Args& a) override {
     std::string contents = "timestamp ip_src sport ip_dst dport ip_proto";
-    a.read_mp("FILENAME", file_).read_p("CONTENTS", contents).read("DATA", contents).read("BANNER", banner_).read("HEADER", header_);
+    a.read_mp("FILENAME", file_)
+        .read_p("CONTENTS", contents)
+        .read("DATA", contents)
+        .read("BANNER", banner_)
+        .read("HEADER", header_);
     a.complete();
     fields_ = split_ws(contents);
     for (auto& f : fields_)
@@ -125,31 +130,51 @@ class ToIPSummaryDump : public Element {
       if (!first) out += ' ';
       first = false;
       std::string v = "-";
-      if (f == "timestamp") v = ts % 1000 ? fmt::format("{}.{:09d}", ts / 1000000000, ts % 1000000000) : fmt::format("{}.{:06d}", ts / 1000000000, (ts % 1000000000) / 1000);
-      else if (f == "ts_sec") v = std::to_string(ts / 1000000000);
-      else if (f == "ts_usec") v = std::to_string((ts % 1000000000) / 1000);
-      else if (f == "count") v = "1";
-      else if (f == "link") v = std::to_string(p->anno().paint);
-      else if (!ip) v = "-";
-      else if (f == "ip_src") v = format_ipv4(ip + 12);
-      else if (f == "ip_dst") v = format_ipv4(ip + 16);
-      else if (f == "ip_len") v = std::to_string(k::load_be16(ip + 2));
-      else if (f == "ip_proto") v = proto == 6 ? "T" : proto == 17 ? "U" : proto == 1 ? "I" : std::to_string(proto);
-      else if (f == "ip_ttl") v = std::to_string(ip[8]);
-      else if (f == "ip_tos") v = std::to_string(ip[1]);
-      else if (f == "ip_id") v = std::to_string(k::load_be16(ip + 4));
+      if (f == "timestamp")
+        v = ts % 1000 ? fmt::format("{}.{:09d}", ts / 1000000000, ts % 1000000000)
+                      : fmt::format("{}.{:06d}", ts / 1000000000, (ts % 1000000000) / 1000);
+      else if (f == "ts_sec")
+        v = std::to_string(ts / 1000000000);
+      else if (f == "ts_usec")
+        v = std::to_string((ts % 1000000000) / 1000);
+      else if (f == "count")
+        v = "1";
+      else if (f == "link")
+        v = std::to_string(p->anno().paint);
+      else if (!ip)
+        v = "-";
+      else if (f == "ip_src")
+        v = format_ipv4(ip + 12);
+      else if (f == "ip_dst")
+        v = format_ipv4(ip + 16);
+      else if (f == "ip_len")
+        v = std::to_string(k::load_be16(ip + 2));
+      else if (f == "ip_proto")
+        v = proto == 6 ? "T" : proto == 17 ? "U" : proto == 1 ? "I" : std::to_string(proto);
+      else if (f == "ip_ttl")
+        v = std::to_string(ip[8]);
+      else if (f == "ip_tos")
+        v = std::to_string(ip[1]);
+      else if (f == "ip_id")
+        v = std::to_string(k::load_be16(ip + 4));
       else if (f == "ip_frag") {
         uint16_t fo = k::load_be16(ip + 6);
         v = (fo & 0x3fff) == 0 ? "." : (fo & 0x1fff) == 0 ? "F" : "f";
       } else if (f == "ip_fragoff") {
         uint16_t fo = k::load_be16(ip + 6);
         v = std::to_string((fo & 0x1fff) * 8) + ((fo & 0x2000) ? "+" : "");
-      } else if (f == "sport" && l4 && (proto == 6 || proto == 17)) v = std::to_string(k::load_be16(l4));
-      else if (f == "dport" && l4 && (proto == 6 || proto == 17)) v = std::to_string(k::load_be16(l4 + 2));
-      else if (f == "tcp_seq" && tcp) v = std::to_string(k::load_be32(l4 + 4));
-      else if (f == "tcp_ack" && tcp) v = std::to_string(k::load_be32(l4 + 8));
-      else if (f == "tcp_flags" && tcp) v = flags_text(l4[13]);
-      else if (f == "tcp_window" && tcp) v = std::to_string(k::load_be16(l4 + 14));
+      } else if (f == "sport" && l4 && (proto == 6 || proto == 17))
+        v = std::to_string(k::load_be16(l4));
+      else if (f == "dport" && l4 && (proto == 6 || proto == 17))
+        v = std::to_string(k::load_be16(l4 + 2));
+      else if (f == "tcp_seq" && tcp)
+        v = std::to_string(k::load_be32(l4 + 4));
+      else if (f == "tcp_ack" && tcp)
+        v = std::to_string(k::load_be32(l4 + 8));
+      else if (f == "tcp_flags" && tcp)
+        v = flags_text(l4[13]);
+      else if (f == "tcp_window" && tcp)
+        v = std::to_string(k::load_be16(l4 + 14));
       else if (f == "payload_len") {
         uint32_t iplen = k::load_be16(ip + 2);
         uint32_t hl = ihl + (tcp ? (l4[12] >> 4) * 4u : (l4 && proto == 17) ? 8u : (l4 && proto == 1) ? 8u : 0u);
@@ -166,24 +191,32 @@ class ToIPSummaryDump : public Element {
   io::SharedFile<std::ofstream> out_;
   Stat count_;
 };
-SHOAL_ELEMENT(ToIPSummaryDump, .name = "ToIPSummaryDump", .ports = "1/0", .processing = "h/",
-              .summary = "writes one text line per IPv4 packet (Click's IP summary format)",
-              .description = "Writes '!IPSummaryDump 1.3' and '!data FIELDS' header lines, then one line per packet "
-                             "with the CONTENTS fields: timestamp ts_sec ts_usec ip_src ip_dst ip_len ip_proto "
-                             "ip_ttl ip_tos ip_id ip_frag ip_fragoff sport dport tcp_seq tcp_ack tcp_flags tcp_window "
-                             "payload_len count link (the paint annotation). The IP header is found from the network header annotation, an "
-                             "Ethernet IPv4 frame or a raw IPv4 packet; missing fields print '-'.",
-              .args = {{"FILENAME", "string", "output file, mandatory"},
-                       {"CONTENTS", "fields", "space-separated fields (default: timestamp ip_src sport ip_dst dport ip_proto); also DATA"},
-                       {"BANNER", "string", "a '!creator' line"}, {"HEADER", "boolean", "write the header lines (default true)"}},
-              .handlers = {{"count", "r", "lines written"}},
-              .example = "FromDump(in.pcap, STOP true) -> ToIPSummaryDump(out.txt, CONTENTS ip_src ip_dst ip_len);");
+SHOAL_ELEMENT(
+    ToIPSummaryDump, .name = "ToIPSummaryDump", .ports = "1/0", .processing = "h/",
+    .summary = "writes one text line per IPv4 packet (Click's IP summary format)",
+    .description =
+        "Writes '!IPSummaryDump 1.3' and '!data FIELDS' header lines, then one line per packet "
+        "with the CONTENTS fields: timestamp ts_sec ts_usec ip_src ip_dst ip_len ip_proto "
+        "ip_ttl ip_tos ip_id ip_frag ip_fragoff sport dport tcp_seq tcp_ack tcp_flags tcp_window "
+        "payload_len count link (the paint annotation). The IP header is found from the network header annotation, an "
+        "Ethernet IPv4 frame or a raw IPv4 packet; missing fields print '-'.",
+    .args = {{"FILENAME", "string", "output file, mandatory"},
+             {"CONTENTS", "fields",
+              "space-separated fields (default: timestamp ip_src sport ip_dst dport ip_proto); also DATA"},
+             {"BANNER", "string", "a '!creator' line"},
+             {"HEADER", "boolean", "write the header lines (default true)"}},
+    .handlers = {{"count", "r", "lines written"}},
+    .example = "FromDump(in.pcap, STOP true) -> ToIPSummaryDump(out.txt, CONTENTS ip_src ip_dst ip_len);");
 
 class FromIPSummaryDump : public SourceElement {
  public:
   void configure(Args& a) override {
     std::string contents;
-    a.read_mp("FILENAME", file_).read("CONTENTS", contents).read("DATA", contents).read("ZERO", zero_).read("CHECKSUM", checksum_);
+    a.read_mp("FILENAME", file_)
+        .read("CONTENTS", contents)
+        .read("DATA", contents)
+        .read("ZERO", zero_)
+        .read("CHECKSUM", checksum_);
     read_source_args(a, 32);
     a.complete();
     if (!contents.empty()) {
@@ -261,7 +294,10 @@ class FromIPSummaryDump : public SourceElement {
       const std::string& v = w[i];
       if (v == "-") continue;
       uint64_t u = 0;
-      auto bad = [&] { err = fmt::format("bad {} '{}'", f, v); return false; };
+      auto bad = [&] {
+        err = fmt::format("bad {} '{}'", f, v);
+        return false;
+      };
       if (f == "timestamp") {
         if (!parse_timestamp(v, ts)) return bad();
       } else if (f == "ts_sec") {
@@ -275,11 +311,16 @@ class FromIPSummaryDump : public SourceElement {
         if (!parse_ipv4(v, a)) return bad();
         std::memcpy(f == "ip_src" ? src : dst, a.b.data(), 4);
       } else if (f == "ip_proto") {
-        if (v == "T") proto = 6;
-        else if (v == "U") proto = 17;
-        else if (v == "I") proto = 1;
-        else if (parse_uint(v, u) && u < 256) proto = uint8_t(u);
-        else return bad();
+        if (v == "T")
+          proto = 6;
+        else if (v == "U")
+          proto = 17;
+        else if (v == "I")
+          proto = 1;
+        else if (parse_uint(v, u) && u < 256)
+          proto = uint8_t(u);
+        else
+          return bad();
       } else if (f == "ip_len") {
         if (!parse_uint(v, u) || u > 65535) return bad();
         iplen = uint32_t(u), have_len = true;
@@ -357,18 +398,24 @@ class FromIPSummaryDump : public SourceElement {
   uint64_t lineno_ = 0, warnings_ = 0;
   Stat bad_;
 };
-SHOAL_ELEMENT(FromIPSummaryDump, .name = "FromIPSummaryDump", .ports = "0/1", .processing = "a/a",
-              .summary = "makes IPv4 packets from Click's IP summary text",
-              .description = "Reads lines of fields named by the file's '!data' line (or CONTENTS) and emits raw IPv4 "
-                             "packets (no Ethernet header; the network header annotation is set) with zero payload. "
-                             "CHECKSUM true fills the IP checksum. Malformed lines are reported with file:line (the "
-                             "first ten) and counted in bad_lines; they make no packet.",
-              .args = {{"FILENAME", "string", "input file, mandatory"}, {"CONTENTS", "fields", "override the !data line; also DATA (link sets the paint annotation)"},
-                       {"CHECKSUM", "boolean", "compute IP checksums (default false)"},
-                       {"ZERO", "boolean", "zero payloads (always true)"}, {"STOP", "boolean", "stop at end of file"},
-                       {"LIMIT", "integer", "packets at most"}, {"BURST", "unsigned", "packets per batch"},
-                       {"ACTIVE", "boolean", "read when true"}},
-              .handlers = {{"count", "r", "packets emitted"}, {"bad_lines", "r", "lines that made no packet"}},
-              .example = "FromIPSummaryDump(in.txt, STOP true) -> EtherEncap(0x0800, 2:0:0:0:0:1, 2:0:0:0:0:2) -> ToDump(out.pcap);");
+SHOAL_ELEMENT(
+    FromIPSummaryDump, .name = "FromIPSummaryDump", .ports = "0/1", .processing = "a/a",
+    .summary = "makes IPv4 packets from Click's IP summary text",
+    .description =
+        "Reads lines of fields named by the file's '!data' line (or CONTENTS) and emits raw IPv4 "
+        "packets (no Ethernet header; the network header annotation is set) with zero payload. "
+        "CHECKSUM true fills the IP checksum. Malformed lines are reported with file:line (the "
+        "first ten) and counted in bad_lines; they make no packet.",
+    .args = {{"FILENAME", "string", "input file, mandatory"},
+             {"CONTENTS", "fields", "override the !data line; also DATA (link sets the paint annotation)"},
+             {"CHECKSUM", "boolean", "compute IP checksums (default false)"},
+             {"ZERO", "boolean", "zero payloads (always true)"},
+             {"STOP", "boolean", "stop at end of file"},
+             {"LIMIT", "integer", "packets at most"},
+             {"BURST", "unsigned", "packets per batch"},
+             {"ACTIVE", "boolean", "read when true"}},
+    .handlers = {{"count", "r", "packets emitted"}, {"bad_lines", "r", "lines that made no packet"}},
+    .example =
+        "FromIPSummaryDump(in.txt, STOP true) -> EtherEncap(0x0800, 2:0:0:0:0:1, 2:0:0:0:0:2) -> ToDump(out.pcap);");
 
 }  // namespace shoal

@@ -19,16 +19,26 @@ struct IcmpName {
   const char* name;
   int value;
 };
-constexpr IcmpName kTypes[] = {{"unreachable", 3},       {"sourcequench", 4}, {"redirect", 5},
-                               {"timeexceeded", 11},      {"parameterproblem", 12},
-                               {"time-exceeded", 11},     {"parameter-problem", 12},
-                               {"source-quench", 4},      {"dest-unreachable", 3}};
-constexpr IcmpName kUnreach[] = {
-    {"net", 0},           {"host", 1},           {"protocol", 2},         {"port", 3},
-    {"needfrag", 4},      {"srcroutefail", 5},   {"net-unknown", 6},      {"host-unknown", 7},
-    {"isolated", 8},      {"net-prohibited", 9}, {"host-prohibited", 10}, {"tos-net", 11},
-    {"tos-host", 12},     {"filter-prohibited", 13}, {"admin-prohibited", 13}, {"host-precedence", 14},
-    {"precedence-cutoff", 15}};
+constexpr IcmpName kTypes[] = {{"unreachable", 3},        {"sourcequench", 4},      {"redirect", 5},
+                               {"timeexceeded", 11},      {"parameterproblem", 12}, {"time-exceeded", 11},
+                               {"parameter-problem", 12}, {"source-quench", 4},     {"dest-unreachable", 3}};
+constexpr IcmpName kUnreach[] = {{"net", 0},
+                                 {"host", 1},
+                                 {"protocol", 2},
+                                 {"port", 3},
+                                 {"needfrag", 4},
+                                 {"srcroutefail", 5},
+                                 {"net-unknown", 6},
+                                 {"host-unknown", 7},
+                                 {"isolated", 8},
+                                 {"net-prohibited", 9},
+                                 {"host-prohibited", 10},
+                                 {"tos-net", 11},
+                                 {"tos-host", 12},
+                                 {"filter-prohibited", 13},
+                                 {"admin-prohibited", 13},
+                                 {"host-precedence", 14},
+                                 {"precedence-cutoff", 15}};
 constexpr IcmpName kTimeEx[] = {{"transit", 0}, {"reassembly", 1}};
 constexpr IcmpName kParam[] = {{"erroratptr", 0}, {"missingopt", 1}, {"length", 2}};
 constexpr IcmpName kRedirect[] = {{"net", 0}, {"host", 1}, {"tos-net", 2}, {"tos-host", 3}};
@@ -50,9 +60,7 @@ bool ip_header_ok(Packet* p, uint32_t& hl) {
   return hl >= 20 && uint64_t(off) + hl <= p->length();
 }
 
-bool unicast_source(uint32_t a) {
-  return a != 0 && a != 0xffffffffu && (a >> 24) != 127 && (a >> 28) < 0xe;
-}
+bool unicast_source(uint32_t a) { return a != 0 && a != 0xffffffffu && (a >> 24) != 127 && (a >> 28) < 0xe; }
 
 }  // namespace
 
@@ -71,11 +79,16 @@ class ICMPError : public Element {
     type_ = uint8_t(t);
     int c = -1;
     bool ok = false;
-    if (t == 3) ok = lookup_name(kUnreach, code, c);
-    else if (t == 11) ok = lookup_name(kTimeEx, code, c);
-    else if (t == 12) ok = lookup_name(kParam, code, c);
-    else if (t == 5) ok = lookup_name(kRedirect, code, c);
-    else ok = lookup_name(kTimeEx, code, c) && c == 0;
+    if (t == 3)
+      ok = lookup_name(kUnreach, code, c);
+    else if (t == 11)
+      ok = lookup_name(kTimeEx, code, c);
+    else if (t == 12)
+      ok = lookup_name(kParam, code, c);
+    else if (t == 5)
+      ok = lookup_name(kRedirect, code, c);
+    else
+      ok = lookup_name(kTimeEx, code, c) && c == 0;
     if (!ok) a.fail(fmt::format("'{}' is not a code of ICMP type '{}'", code, type));
     if (t != 3 && t != 11 && t != 12 && t != 5 && t != 4) a.fail(fmt::format("ICMP type {} is not an error", t));
     code_ = uint8_t(c);
@@ -172,9 +185,12 @@ class ICMPError : public Element {
     uint8_t* ic = n + 20;
     ic[0] = type_;
     ic[1] = code_;
-    if (type_ == 12 && code_ == 0) ic[4] = p->anno().param_off;
-    else if (type_ == 5) std::memcpy(ic + 4, p->anno().dst_ip, 4);  // the better gateway
-    else if (type_ == 3 && code_ == 4) k::store_be16(ic + 6, uint16_t(mtu_));
+    if (type_ == 12 && code_ == 0)
+      ic[4] = p->anno().param_off;
+    else if (type_ == 5)
+      std::memcpy(ic + 4, p->anno().dst_ip, 4);  // the better gateway
+    else if (type_ == 3 && code_ == 4)
+      k::store_be16(ic + 6, uint16_t(mtu_));
     std::memcpy(ic + 8, ip, quote);
     k::store_be16(ic + 2, k::ip_checksum(ic, 8 + quote));
     q->set_network_header(0);
@@ -237,8 +253,7 @@ class IPFragmenter : public Element {
     bool all_fit = true;
     b->for_each([&](uint32_t, Packet* p) {
       if (!p->has_network_header() || p->network_header_offset() < 0 ||
-          uint64_t(p->network_header_offset()) + 20 > p->length() ||
-          k::load_be16(p->network_header() + 2) > mtu_)
+          uint64_t(p->network_header_offset()) + 20 > p->length() || k::load_be16(p->network_header() + 2) > mtu_)
         all_fit = false;
     });
     if (all_fit) return output_push(0, b);  // the common case: nothing to do
@@ -369,6 +384,8 @@ SHOAL_ELEMENT(IPFragmenter, .name = "IPFragmenter", .ports = "1/1-2", .processin
                        {"HONOR_DF", "boolean", "respect don't-fragment (default true)"},
                        {"VERBOSE", "boolean", "accepted for Click compatibility"}},
               .handlers = {{"fragments", "r", "fragments made"}, {"fragmented", "r", "packets fragmented"}},
-              .example = "... -> fr :: IPFragmenter(1500) -> arpq; fr[1] -> ICMPError(10.0.0.1, unreachable, needfrag, MTU 1500) -> rt;");
+              .example =
+                  "... -> fr :: IPFragmenter(1500) -> arpq; fr[1] -> ICMPError(10.0.0.1, unreachable, needfrag, MTU "
+                  "1500) -> rt;");
 
 }  // namespace shoal

@@ -9,10 +9,10 @@
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
 #include "shoal/kernels/ipfwd.hh"
-#include "shoal/routing/lpm6_build.hh"
 #include "shoal/kernels/steps/route6.hh"
 #include "shoal/offload/element.hh"
 #include "shoal/offload/mirror.hh"
+#include "shoal/routing/lpm6_build.hh"
 
 namespace shoal {
 
@@ -110,8 +110,8 @@ struct IP6RouteTable {
     pfx.reserve(routes.size());
     std::map<std::pair<std::string, int>, int32_t> ids;
     for (auto& r : routes) {
-      auto [it, fresh] = ids.try_emplace({std::string(reinterpret_cast<const char*>(r.gw), 16), r.port},
-                                         int32_t(s->nexthops.size()));
+      auto [it, fresh] =
+          ids.try_emplace({std::string(reinterpret_cast<const char*>(r.gw), 16), r.port}, int32_t(s->nexthops.size()));
       if (fresh) {
         NextHop nh;
         std::memcpy(nh.gw, r.gw, 16);
@@ -192,8 +192,8 @@ class LookupIP6Route : public offload::OffloadableElement<PacketElement<LookupIP
     r_discard_ = add_drop_reason("route-to-discard");
     for (auto& r : table_->snapshot()->routes)
       if (r.port >= route_ports())
-        throw std::runtime_error(fmt::format("route {} names output {}, but {} outputs are connected", r.unparse(),
-                                             r.port, route_ports()));
+        throw std::runtime_error(
+            fmt::format("route {} names output {}, but {} outputs are connected", r.unparse(), r.port, route_ports()));
     refresh();
   }
   int route_ports() const { return gpu_form_ ? 32 : noutputs(); }
@@ -297,31 +297,32 @@ class LookupIP6Route : public offload::OffloadableElement<PacketElement<LookupIP
   size_t next_ = 0;
   offload::TableMirror mirror_;
 };
-SHOAL_OFFLOADABLE_ELEMENT(LookupIP6Route,
-              SHOAL_GPU_FORM(.name = "GPUIP6Lookup", .summary = "IPv6 route lookup on the device (Snap form)",
-                             .description =
-                                 "LookupIP6Route on the device, with the same arguments: binary search on prefix "
-                                 "lengths over the DST_IP6 annotation, which alone goes to the device and back. A "
-                                 "route's output number p (0-31) sets predicate bit p; a Dispatcher after the "
-                                 "Debatcher sends the packets on. No route: dropped ('no-route').",
-                             .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"}},
-                             .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIP6Lookup(fd00::/16 0, ::/0 1) "
-                                        "-> DeviceToHost -> CompletionQueue -> Debatcher -> Dispatcher(0, 1);"),
-              .name = "LookupIP6Route", .ports = "1/-", .processing = "h/h",
-              .summary = "IPv6 route lookup by binary search on prefix lengths",
-              .description =
-                  "Longest-prefix match on the DST_IP6 annotation (CheckIP6Header sets it) with Waldvogel's "
-                  "binary search on prefix lengths: a hash table per distinct length with markers and "
-                  "precomputed best matches, about log2(lengths) probes per lookup. A route with a gateway sets "
-                  "DST_IP6 to it; the packet leaves on the route's output. No match: dropped ('no-route'). The "
-                  "table is shared by all workers and rebuilt on change.",
-              .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, or Click's ADDR MASK GATEWAY OUTPUT"},
-                       {"FILE", "string", "a file of routes, one per line, '#' comments"}},
-              .handlers = {{"table", "r", "the routes"}, {"routes", "r", "number of routes"},
-                           {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},
-                           {"flush", "w", "remove all routes"}},
-              .example = "CheckIP6Header(OFFSET 14) -> rt :: LookupIP6Route(fd00:1::/64 0, ::/0 fd00:2::2 1);");
-
+SHOAL_OFFLOADABLE_ELEMENT(
+    LookupIP6Route,
+    SHOAL_GPU_FORM(.name = "GPUIP6Lookup", .summary = "IPv6 route lookup on the device (Snap form)",
+                   .description = "LookupIP6Route on the device, with the same arguments: binary search on prefix "
+                                  "lengths over the DST_IP6 annotation, which alone goes to the device and back. A "
+                                  "route's output number p (0-31) sets predicate bit p; a Dispatcher after the "
+                                  "Debatcher sends the packets on. No route: dropped ('no-route').",
+                   .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"}},
+                   .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIP6Lookup(fd00::/16 0, ::/0 1) "
+                              "-> DeviceToHost -> CompletionQueue -> Debatcher -> Dispatcher(0, 1);"),
+    .name = "LookupIP6Route", .ports = "1/-", .processing = "h/h",
+    .summary = "IPv6 route lookup by binary search on prefix lengths",
+    .description =
+        "Longest-prefix match on the DST_IP6 annotation (CheckIP6Header sets it) with Waldvogel's "
+        "binary search on prefix lengths: a hash table per distinct length with markers and "
+        "precomputed best matches, about log2(lengths) probes per lookup. A route with a gateway sets "
+        "DST_IP6 to it; the packet leaves on the route's output. No match: dropped ('no-route'). The "
+        "table is shared by all workers and rebuilt on change.",
+    .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, or Click's ADDR MASK GATEWAY OUTPUT"},
+             {"FILE", "string", "a file of routes, one per line, '#' comments"}},
+    .handlers = {{"table", "r", "the routes"},
+                 {"routes", "r", "number of routes"},
+                 {"add", "w", "add or replace a route"},
+                 {"remove", "w", "remove ADDR/LEN"},
+                 {"flush", "w", "remove all routes"}},
+    .example = "CheckIP6Header(OFFSET 14) -> rt :: LookupIP6Route(fd00:1::/64 0, ::/0 fd00:2::2 1);");
 
 // ---------------------------------------------------------------- CheckIP6Header
 class CheckIP6Header : public PacketElement<CheckIP6Header> {
@@ -378,11 +379,12 @@ class CheckIP6Header : public PacketElement<CheckIP6Header> {
 };
 SHOAL_ELEMENT(CheckIP6Header, .name = "CheckIP6Header", .ports = "1/1-2", .processing = "a/ah",
               .summary = "checks IPv6 headers",
-              .description = "Checks the IPv6 header at OFFSET: 40 bytes present, version 6, payload length within "
-                             "the packet, source not multicast nor one of BADADDRS. Good packets get the network "
-                             "header and DST_IP6 annotations, lose link padding, and leave on output 0; bad ones "
-                             "leave on output 1 if it exists, else are dropped (tiny-packet, bad-ip-version, "
-                             "bad-ip-length, bad-source-address).",
+              .description =
+                  "Checks the IPv6 header at OFFSET: 40 bytes present, version 6, payload length within "
+                  "the packet, source not multicast nor one of BADADDRS. Good packets get the network "
+                  "header and DST_IP6 annotations, lose link padding, and leave on output 0; bad ones "
+                  "leave on output 1 if it exists, else are dropped (tiny-packet, bad-ip-version, "
+                  "bad-ip-length, bad-source-address).",
               .args = {{"BADADDRS...", "IPv6 addresses", "source addresses to reject"},
                        {"OFFSET", "unsigned", "where the IPv6 header starts (default 0)"}},
               .example = "FromDump(in.pcap) -> CheckIP6Header(OFFSET 14) -> LookupIP6Route(...);");
@@ -412,9 +414,10 @@ class DecIP6HLIM : public PacketElement<DecIP6HLIM> {
 };
 SHOAL_ELEMENT(DecIP6HLIM, .name = "DecIP6HLIM", .ports = "1/1-2", .processing = "a/ah",
               .summary = "decrements the IPv6 hop limit",
-              .description = "Decrements the hop limit of the IPv6 header (network header annotation). Packets "
-                             "whose hop limit is 1 or 0 leave on output 1 if it exists (for ICMP6Error), else are "
-                             "dropped ('hlim-expired').",
+              .description =
+                  "Decrements the hop limit of the IPv6 header (network header annotation). Packets "
+                  "whose hop limit is 1 or 0 leave on output 1 if it exists (for ICMP6Error), else are "
+                  "dropped ('hlim-expired').",
               .handlers = {{"expired", "r", "packets whose hop limit expired"}},
               .example = "rt[1] -> dh :: DecIP6HLIM -> ...; dh[1] -> ICMP6Error(fd00:1::1, timeexceeded) -> rt;");
 
@@ -431,10 +434,10 @@ class ICMP6Error : public Element {
       const char* n;
       int v;
     };
-    static const N types[] = {{"unreachable", 1}, {"packettoobig", 2}, {"toobig", 2},
-                              {"timeexceeded", 3}, {"parameterproblem", 4}};
-    static const N unreach[] = {{"noroute", 0}, {"admin", 1}, {"beyondscope", 2}, {"addr", 3}, {"address", 3},
-                                {"port", 4}, {"policy", 5}, {"reject", 6}};
+    static const N types[] = {
+        {"unreachable", 1}, {"packettoobig", 2}, {"toobig", 2}, {"timeexceeded", 3}, {"parameterproblem", 4}};
+    static const N unreach[] = {{"noroute", 0}, {"admin", 1}, {"beyondscope", 2}, {"addr", 3},
+                                {"address", 3}, {"port", 4},  {"policy", 5},      {"reject", 6}};
     static const N timeex[] = {{"transit", 0}, {"hlim", 0}, {"reassembly", 1}};
     static const N param[] = {{"header", 0}, {"nextheader", 1}, {"option", 2}};
     auto find = [](auto& table, std::string_view s, int& v) {
@@ -446,8 +449,10 @@ class ICMP6Error : public Element {
     };
     int t, c = 0;
     if (!find(types, type, t) || t < 1 || t > 4) a.fail(fmt::format("unknown ICMPv6 error type '{}'", type));
-    bool ok = t == 1 ? find(unreach, code, c) : t == 3 ? find(timeex, code, c) : t == 4 ? find(param, code, c)
-                                                                                     : code == "0";
+    bool ok = t == 1   ? find(unreach, code, c)
+              : t == 3 ? find(timeex, code, c)
+              : t == 4 ? find(param, code, c)
+                       : code == "0";
     if (!ok) a.fail(fmt::format("'{}' is not a code of ICMPv6 type '{}'", code, type));
     type_ = uint8_t(t);
     code_ = uint8_t(c);
@@ -483,8 +488,8 @@ class ICMP6Error : public Element {
     const uint8_t* ip = ip6_header(p);
     if (!ip) return why = r_bad_, nullptr;
     if (ip[8] == 0xff || is_zero16(ip + 8)) return nullptr;
-    bool mcast = ip[24] == 0xff || p->anno().packet_type == Anno::kMulticast ||
-                 p->anno().packet_type == Anno::kBroadcast;
+    bool mcast =
+        ip[24] == 0xff || p->anno().packet_type == Anno::kMulticast || p->anno().packet_type == Anno::kBroadcast;
     if (mcast && type_ != 2) return nullptr;
     uint64_t avail = p->length() - uint64_t(p->network_header_offset());
     if (ip[6] == 58 && avail > 40 && ip[40] < 128) return nullptr;  // an ICMPv6 error itself

@@ -34,8 +34,8 @@ class IPPatternElement : public PacketElement<D> {
     r_noip_ = this->add_drop_reason("no-ip-header");
     for (auto& r : rules_)
       if (r.result >= this->noutputs())
-        throw ConfigError(r.loc, fmt::format("{}: output {} does not exist ({} outputs)", this->name(), r.result,
-                                             this->noutputs()));
+        throw ConfigError(
+            r.loc, fmt::format("{}: output {} does not exist ({} outputs)", this->name(), r.result, this->noutputs()));
     bool first = false;
     compiled_ = shared_state<Compiled>(this, &first);
     if (first) {
@@ -98,8 +98,7 @@ class IPPatternElement : public PacketElement<D> {
     return false;
   }
   void add_rule(std::string_view text, Loc loc, int32_t result) {
-    RuleText r{std::string(text), loc, ipf::parse_pattern(text, loc, atoms_, std::string(this->name()) + ": "),
-               result};
+    RuleText r{std::string(text), loc, ipf::parse_pattern(text, loc, atoms_, std::string(this->name()) + ": "), result};
     rules_.push_back(std::move(r));
   }
 
@@ -161,9 +160,12 @@ class IPFilter : public IPPatternElement<IPFilter> {
     };
     int32_t result = 0;  // every other path fails (bad() throws)
     uint64_t port;
-    if (action == "allow") result = 0;
-    else if (action == "deny" || action == "drop") result = ipf::kDeny;
-    else if (parse_uint(action, port) && port < 65536) result = int32_t(port);
+    if (action == "allow")
+      result = 0;
+    else if (action == "deny" || action == "drop")
+      result = ipf::kDeny;
+    else if (parse_uint(action, port) && port < 65536)
+      result = int32_t(port);
     else if (action == "file") {
       if (!it) bad("a rule file cannot include another");
       read_file(a, std::string(trim(pattern)), *it);
@@ -200,26 +202,27 @@ class IPFilter : public IPPatternElement<IPFilter> {
   }
 };
 
-#define SHOAL_IPPATTERN_DOC                                                                                         \
-  "Patterns are built from primitives: 'ip proto PROTO', '[src|dst|src or dst|src and dst] host ADDR', "           \
-  "'[SRCDST] net ADDR/LEN' (or 'ADDR mask MASK'), '[SRCDST] [tcp|udp] port PORT', 'ip vers|hl|id|tos|dscp|ttl|len|" \
-  "csum VALUE', 'ip ect', 'ip ce', 'ip frag', 'ip unfrag', 'tcp opt syn|fin|ack|rst|psh|urg', 'tcp win N', "       \
-  "'icmp type TYPE', 'ip[POS:LEN] VALUE', 'transp[POS:LEN] VALUE' (also tcp[..], udp[..], icmp[..], which require " \
+#define SHOAL_IPPATTERN_DOC                                                                                          \
+  "Patterns are built from primitives: 'ip proto PROTO', '[src|dst|src or dst|src and dst] host ADDR', "             \
+  "'[SRCDST] net ADDR/LEN' (or 'ADDR mask MASK'), '[SRCDST] [tcp|udp] port PORT', 'ip vers|hl|id|tos|dscp|ttl|len|"  \
+  "csum VALUE', 'ip ect', 'ip ce', 'ip frag', 'ip unfrag', 'tcp opt syn|fin|ack|rst|psh|urg', 'tcp win N', "         \
+  "'icmp type TYPE', 'ip[POS:LEN] VALUE', 'transp[POS:LEN] VALUE' (also tcp[..], udp[..], icmp[..], which require "  \
   "that protocol), '[SRCDST] ether host ETH', 'true', 'false'; '-', 'any' and 'all' match everything. Connectives: " \
   "and (&&, or nothing between two primitives), or (||), not (!), parentheses and 'A ? B : C'. Fields take an "      \
   "optional '& MASK' and an operator (==, !=, <, >, <=, >=); without a field name a value repeats the previous "     \
-  "primitive's ('src port 80 or 81') or is recognised by its form ('tcp', '10.0.0.0/8', 'www', 'syn'). Port, ICMP " \
+  "primitive's ('src port 80 or 81') or is recognised by its form ('tcp', '10.0.0.0/8', 'www', 'syn'). Port, ICMP "  \
   "type and TCP tests hold only on first fragments of their protocol, so 'src tcp port != 5' does not match UDP. A " \
   "field past the packet's end fails its test (its negation holds). Input packets need the IP header annotation "    \
   "(CheckIPHeader, MarkIPHeader); packets without it are dropped (reason 'no-ip-header'). The patterns compile "     \
   "once into a decision DAG: each node reads one field and binary-searches its value intervals, so the cost per "    \
-  "packet follows the DAG's depth, not the number of patterns. TREE false tests the patterns one by one instead "   \
+  "packet follows the DAG's depth, not the number of patterns. TREE false tests the patterns one by one instead "    \
   "(Click's linear program, for comparison); CACHING is accepted for Click configurations and has no effect."
 
 SHOAL_ELEMENT(IPClassifier, .name = "IPClassifier", .ports = "1/-", .processing = "h/h",
               .summary = "classifies IP packets by tcpdump-like patterns",
-              .description = "One output per pattern; a packet leaves on the output of the first pattern it matches, "
-                             "and one matching none is dropped (reason 'no-match'). " SHOAL_IPPATTERN_DOC,
+              .description =
+                  "One output per pattern; a packet leaves on the output of the first pattern it matches, "
+                  "and one matching none is dropped (reason 'no-match'). " SHOAL_IPPATTERN_DOC,
               .args = {{"PATTERN...", "pattern", "one per output"},
                        {"TREE", "bool", "compile to a decision DAG (default true)"},
                        {"CACHING", "bool", "accepted for Click compatibility; no effect"}},
@@ -228,10 +231,11 @@ SHOAL_ELEMENT(IPClassifier, .name = "IPClassifier", .ports = "1/-", .processing 
 
 SHOAL_ELEMENT(IPFilter, .name = "IPFilter", .ports = "1/-", .processing = "h/h",
               .summary = "filters IP packets by tcpdump-like rules",
-              .description = "Each argument is a rule 'ACTION PATTERN'. ACTION is 'allow' (output 0), 'deny' or "
-                             "'drop' (dropped, reason 'denied'), an output number, or 'file' with a file of rules, "
-                             "one per line ('#' and '//' comments). The first matching rule decides; a packet "
-                             "matching none is dropped (reason 'no-match'). " SHOAL_IPPATTERN_DOC,
+              .description =
+                  "Each argument is a rule 'ACTION PATTERN'. ACTION is 'allow' (output 0), 'deny' or "
+                  "'drop' (dropped, reason 'denied'), an output number, or 'file' with a file of rules, "
+                  "one per line ('#' and '//' comments). The first matching rule decides; a packet "
+                  "matching none is dropped (reason 'no-match'). " SHOAL_IPPATTERN_DOC,
               .args = {{"RULE...", "action pattern", "in order"},
                        {"TREE", "bool", "compile to a decision DAG (default true)"},
                        {"CACHING", "bool", "accepted for Click compatibility; no effect"}},

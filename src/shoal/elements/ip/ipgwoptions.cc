@@ -147,7 +147,8 @@ SHOAL_ELEMENT(IPGWOptions, .name = "IPGWOptions", .ports = "1/1-2", .processing 
                        {"OTHERADDRS...", "addresses", "more addresses of this router"}},
               .handlers = {{"drops", "r", "packets with bad options"},
                            {"source_routed", "r", "source-routed packets moved to their next hop"}},
-              .example = "rt[1] -> gio :: IPGWOptions(10.0.1.1) -> FixIPSrc(10.0.1.1) -> ...; "
-                         "gio[1] -> ICMPError(10.0.1.1, parameterproblem) -> rt;");
+              .example =
+                  "rt[1] -> gio :: IPGWOptions(10.0.1.1) -> FixIPSrc(10.0.1.1) -> ...; "
+                  "gio[1] -> ICMPError(10.0.1.1, parameterproblem) -> rt;");
 
 }  // namespace shoal

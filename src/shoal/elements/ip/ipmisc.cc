@@ -65,9 +65,10 @@ class GetIPAddress : public PacketElement<GetIPAddress> {
 };
 SHOAL_ELEMENT(GetIPAddress, .name = "GetIPAddress", .ports = "1/1", .processing = "a/a",
               .summary = "sets the destination IP annotation from packet data",
-              .description = "Copies 4 bytes at OFFSET of the packet into the DST_IP annotation. OFFSET 'src' or "
-                             "'dst' reads the source or destination of the IP header (network header annotation). "
-                             "Packets too short: dropped ('too-short').",
+              .description =
+                  "Copies 4 bytes at OFFSET of the packet into the DST_IP annotation. OFFSET 'src' or "
+                  "'dst' reads the source or destination of the IP header (network header annotation). "
+                  "Packets too short: dropped ('too-short').",
               .args = {{"OFFSET", "unsigned | src | dst", "where the address is (16: an IP header's destination)"}},
               .example = "Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> rt :: DirectIPLookup(...);");
 
@@ -113,9 +114,10 @@ class MarkIPHeader : public PacketElement<MarkIPHeader> {
 };
 SHOAL_ELEMENT(MarkIPHeader, .name = "MarkIPHeader", .ports = "1/1", .processing = "a/a",
               .summary = "sets the IP header annotation without checks",
-              .description = "Marks the IP header at OFFSET (network header annotation) and the transport header "
-                             "after it, without checking the header (use CheckIPHeader for that). Packets shorter "
-                             "than OFFSET + 20: dropped ('too-short').",
+              .description =
+                  "Marks the IP header at OFFSET (network header annotation) and the transport header "
+                  "after it, without checking the header (use CheckIPHeader for that). Packets shorter "
+                  "than OFFSET + 20: dropped ('too-short').",
               .args = {{"OFFSET", "unsigned", "where the IP header starts (default 0)"}},
               .example = "FromDump(in.pcap) -> MarkIPHeader(14) -> IPClassifier(tcp, -);");
 
@@ -136,8 +138,9 @@ class SetIPChecksum : public PacketElement<SetIPChecksum> {
 };
 SHOAL_ELEMENT(SetIPChecksum, .name = "SetIPChecksum", .ports = "1/1", .processing = "a/a",
               .summary = "recomputes the IPv4 header checksum",
-              .description = "Recomputes the checksum of the IP header (network header annotation). Packets "
-                             "without a whole IP header: dropped ('no-ip-header').",
+              .description =
+                  "Recomputes the checksum of the IP header (network header annotation). Packets "
+                  "without a whole IP header: dropped ('no-ip-header').",
               .example = "... -> MarkIPHeader -> SetIPChecksum -> ...;");
 
 // ---------------------------------------------------------------- FixIPSrc
@@ -167,9 +170,10 @@ class FixIPSrc : public PacketElement<FixIPSrc> {
 };
 SHOAL_ELEMENT(FixIPSrc, .name = "FixIPSrc", .ports = "1/1", .processing = "a/a",
               .summary = "sets the source of locally made IP packets",
-              .description = "For packets carrying the fix-source annotation (set by ICMPError), sets the IP "
-                             "source to IPADDR (the outgoing interface's address), recomputes the checksum and "
-                             "clears the annotation; other packets pass unchanged.",
+              .description =
+                  "For packets carrying the fix-source annotation (set by ICMPError), sets the IP "
+                  "source to IPADDR (the outgoing interface's address), recomputes the checksum and "
+                  "clears the annotation; other packets pass unchanged.",
               .args = {{"IPADDR", "IPv4 address", "the outgoing interface's address"}},
               .handlers = {{"fixed", "r", "packets rewritten"}},
               .example = "... -> FixIPSrc(10.0.1.1) -> DecIPTTL -> ...;");
@@ -190,10 +194,11 @@ class DropBroadcasts : public PacketElement<DropBroadcasts> {
 };
 SHOAL_ELEMENT(DropBroadcasts, .name = "DropBroadcasts", .ports = "1/1", .processing = "a/a",
               .summary = "drops packets that arrived as link-level broadcasts",
-              .description = "Drops ('link-broadcast') packets that arrived as link-level broadcast or multicast: "
-                             "the packet type annotation (set by FromDevice) says so, or the Ethernet header the "
-                             "MAC annotation points at has a group destination. A router must not forward them "
-                             "(RFC 1812 5.3.4).",
+              .description =
+                  "Drops ('link-broadcast') packets that arrived as link-level broadcast or multicast: "
+                  "the packet type annotation (set by FromDevice) says so, or the Ethernet header the "
+                  "MAC annotation points at has a group destination. A router must not forward them "
+                  "(RFC 1812 5.3.4).",
               .example = "rt[1] -> DropBroadcasts -> DecIPTTL -> ...;");
 
 // ---------------------------------------------------------------- IPEncap
@@ -207,14 +212,22 @@ class IPEncap : public PacketElement<IPEncap> {
     a.read("TOS", tos_).read("TTL", ttl_).read("DF", df);
     a.complete();
     uint64_t pr;
-    if (proto == "tcp") pr = 6;
-    else if (proto == "udp") pr = 17;
-    else if (proto == "icmp") pr = 1;
-    else if (proto == "ipip" || proto == "ipv4") pr = 4;
-    else if (proto == "gre") pr = 47;
-    else if (proto == "esp") pr = 50;
-    else if (proto == "ah") pr = 51;
-    else if (!parse_uint(proto, pr) || pr > 255) a.fail(fmt::format("PROTO '{}' is not a protocol", proto));
+    if (proto == "tcp")
+      pr = 6;
+    else if (proto == "udp")
+      pr = 17;
+    else if (proto == "icmp")
+      pr = 1;
+    else if (proto == "ipip" || proto == "ipv4")
+      pr = 4;
+    else if (proto == "gre")
+      pr = 47;
+    else if (proto == "esp")
+      pr = 50;
+    else if (proto == "ah")
+      pr = 51;
+    else if (!parse_uint(proto, pr) || pr > 255)
+      a.fail(fmt::format("PROTO '{}' is not a protocol", proto));
     proto_ = uint8_t(pr);
     std::memcpy(src_, src.b.data(), 4);
     std::memcpy(dst_, dst.b.data(), 4);
@@ -250,11 +263,11 @@ class IPEncap : public PacketElement<IPEncap> {
   uint16_t id_ = 0;
   uint16_t r_room_ = 0, r_big_ = 0;
 };
-SHOAL_ELEMENT(IPEncap, .name = "IPEncap", .ports = "1/1", .processing = "a/a",
-              .summary = "prepends an IPv4 header",
-              .description = "Pushes a 20-byte IP header (no options) with protocol PROTO, source SRC and "
-                             "destination DST, a fresh IP ID per packet, and sets the network header and DST_IP "
-                             "annotations. Packets without room: dropped ('no-headroom').",
+SHOAL_ELEMENT(IPEncap, .name = "IPEncap", .ports = "1/1", .processing = "a/a", .summary = "prepends an IPv4 header",
+              .description =
+                  "Pushes a 20-byte IP header (no options) with protocol PROTO, source SRC and "
+                  "destination DST, a fresh IP ID per packet, and sets the network header and DST_IP "
+                  "annotations. Packets without room: dropped ('no-headroom').",
               .args = {{"PROTO", "protocol", "number or name (tcp, udp, icmp, ipip, gre, esp, ah)"},
                        {"SRC", "IPv4 address", "source"},
                        {"DST", "IPv4 address", "destination"},
@@ -294,9 +307,10 @@ class PaintTee : public Element {
 };
 SHOAL_ELEMENT(PaintTee, .name = "PaintTee", .ports = "1/2", .processing = "h/h",
               .summary = "copies packets of one paint color to output 1",
-              .description = "Every packet leaves on output 0; those whose PAINT annotation is COLOR are also "
-                             "copied to output 1. Routers use it to send ICMP redirects for packets that leave "
-                             "by the interface they came in on.",
+              .description =
+                  "Every packet leaves on output 0; those whose PAINT annotation is COLOR are also "
+                  "copied to output 1. Routers use it to send ICMP redirects for packets that leave "
+                  "by the interface they came in on.",
               .args = {{"COLOR", "unsigned", "the paint color"}},
               .example = "rt[1] -> pt :: PaintTee(1) -> ...; pt[1] -> ICMPError(10.0.0.1, redirect, host) -> rt;");
 
@@ -334,10 +348,11 @@ class ICMPPingResponder : public PacketElement<ICMPPingResponder> {
 };
 SHOAL_ELEMENT(ICMPPingResponder, .name = "ICMPPingResponder", .ports = "1/1-2", .processing = "a/ah",
               .summary = "answers ICMP echo requests",
-              .description = "Turns ICMP echo requests (network header annotation) into echo replies in place: "
-                             "addresses swapped, TTL 255, type 0, checksums updated; DST_IP becomes the new "
-                             "destination. Other packets leave on output 1 if it exists, else are dropped "
-                             "('not-echo-request').",
+              .description =
+                  "Turns ICMP echo requests (network header annotation) into echo replies in place: "
+                  "addresses swapped, TTL 255, type 0, checksums updated; DST_IP becomes the new "
+                  "destination. Other packets leave on output 1 if it exists, else are dropped "
+                  "('not-echo-request').",
               .handlers = {{"replies", "r", "replies made"}},
               .example = "rt[0] -> ping :: ICMPPingResponder -> rt; ping[1] -> Discard;");
 

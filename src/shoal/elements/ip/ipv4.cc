@@ -75,7 +75,8 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
     add_read_handler("drop_details", [this] {
       std::string s;
       for (int i = 0; i < 7; ++i)
-        s += fmt::format("{}\t{}\n", drop_reasons()[r_[i]].count.get() + to_output1_[i].get(), drop_reasons()[r_[i]].name);
+        s += fmt::format("{}\t{}\n", drop_reasons()[r_[i]].count.get() + to_output1_[i].get(),
+                         drop_reasons()[r_[i]].name);
       return s;
     });
   }
@@ -95,8 +96,9 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
   }
   bool offload_launch(offload::Launch& L, std::string& err) override {
     offload_ctl(L);
-    k::CheckIP4Step::Params p{L.view, L.ctl, range_, off_, badsrc_.data(), uint32_t(badsrc_.size()), checksum_,
-                              !gpu_form_ && noutputs() > 1, {}};
+    k::CheckIP4Step::Params p{
+        L.view, L.ctl, range_, off_, badsrc_.data(), uint32_t(badsrc_.size()), checksum_, !gpu_form_ && noutputs() > 1,
+        {}};
     for (int i = 0; i < 7; ++i) p.reasons[i] = r_[i];
     if (!L.host && !badsrc_.empty()) {
       if (!dev_badsrc_) dev_badsrc_ = offload::upload_shared(L.device, badsrc_.data(), badsrc_.size() * 4, err);
@@ -144,34 +146,34 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
   uint32_t range_ = 0;
   std::shared_ptr<void> dev_badsrc_;
 };
-SHOAL_OFFLOADABLE_ELEMENT(CheckIPHeader,
-              SHOAL_GPU_FORM(.name = "GPUCheckIPHeader", .summary = "checks IPv4 headers on the device (Snap form)",
-                             .description =
-                                 "CheckIPHeader's tests, checksum included, on the device: the header bytes (at "
-                                 "most 60 from OFFSET) and the packet length go there, bad packets are dropped "
-                                 "there with CheckIPHeader's reasons, good ones get their annotations set and "
-                                 "padding trimmed on the host. Later device elements of the chain find the IP "
-                                 "header at OFFSET.",
-                             .example = "Batcher(4096, 100us) -> HostToDevice -> GPUCheckIPHeader(14) -> "
-                                        "GPUIPLookup(...) -> DeviceToHost -> CompletionQueue -> Debatcher -> ...;"),
-              .name = "CheckIPHeader", .ports = "1/1-2", .processing = "a/ah",
-              .summary = "checks IPv4 headers",
-              .description =
-                  "Checks the IPv4 header at OFFSET: length at least 20, version 4, header length within the "
-                  "packet, total length within the packet and not below the header, checksum (unless CHECKSUM "
-                  "false), source not broadcast, multicast or in BADSRC, options within the header. Good packets "
-                  "get the network header annotation and DST_IP set, lose link padding beyond the IP length, and "
-                  "leave on output 0. Bad ones leave on output 1 if it exists, else are dropped with the reason "
-                  "(tiny-packet, bad-ip-version, bad-ip-header-length, bad-ip-length, bad-ip-checksum, "
-                  "bad-source-address, bad-ip-options).",
-              .args = {{"OFFSET", "unsigned", "where the IP header starts (default 0; 14 after Ethernet)"},
-                       {"BADSRC", "addresses", "more source addresses to reject"},
-                       {"INTERFACES", "ADDR/LEN...", "the router's networks: their broadcast and zero "
-                                                     "addresses are bad sources"},
-                       {"CHECKSUM", "boolean", "verify the checksum (default true)"},
-                       {"VERBOSE", "boolean", "accepted for Click compatibility"}},
-              .handlers = {{"drop_details", "r", "bad packets by reason"}},
-              .example = "FromDump(in.pcap) -> CheckIPHeader(14) -> ...;");
+SHOAL_OFFLOADABLE_ELEMENT(
+    CheckIPHeader,
+    SHOAL_GPU_FORM(.name = "GPUCheckIPHeader", .summary = "checks IPv4 headers on the device (Snap form)",
+                   .description = "CheckIPHeader's tests, checksum included, on the device: the header bytes (at "
+                                  "most 60 from OFFSET) and the packet length go there, bad packets are dropped "
+                                  "there with CheckIPHeader's reasons, good ones get their annotations set and "
+                                  "padding trimmed on the host. Later device elements of the chain find the IP "
+                                  "header at OFFSET.",
+                   .example = "Batcher(4096, 100us) -> HostToDevice -> GPUCheckIPHeader(14) -> "
+                              "GPUIPLookup(...) -> DeviceToHost -> CompletionQueue -> Debatcher -> ...;"),
+    .name = "CheckIPHeader", .ports = "1/1-2", .processing = "a/ah", .summary = "checks IPv4 headers",
+    .description =
+        "Checks the IPv4 header at OFFSET: length at least 20, version 4, header length within the "
+        "packet, total length within the packet and not below the header, checksum (unless CHECKSUM "
+        "false), source not broadcast, multicast or in BADSRC, options within the header. Good packets "
+        "get the network header annotation and DST_IP set, lose link padding beyond the IP length, and "
+        "leave on output 0. Bad ones leave on output 1 if it exists, else are dropped with the reason "
+        "(tiny-packet, bad-ip-version, bad-ip-header-length, bad-ip-length, bad-ip-checksum, "
+        "bad-source-address, bad-ip-options).",
+    .args = {{"OFFSET", "unsigned", "where the IP header starts (default 0; 14 after Ethernet)"},
+             {"BADSRC", "addresses", "more source addresses to reject"},
+             {"INTERFACES", "ADDR/LEN...",
+              "the router's networks: their broadcast and zero "
+              "addresses are bad sources"},
+             {"CHECKSUM", "boolean", "verify the checksum (default true)"},
+             {"VERBOSE", "boolean", "accepted for Click compatibility"}},
+    .handlers = {{"drop_details", "r", "bad packets by reason"}},
+    .example = "FromDump(in.pcap) -> CheckIPHeader(14) -> ...;");
 
 // ---------------------------------------------------------------- DecIPTTL
 class DecIPTTL : public offload::OffloadableElement<PacketElement<DecIPTTL>> {
@@ -189,9 +191,7 @@ class DecIPTTL : public offload::OffloadableElement<PacketElement<DecIPTTL>> {
     if (r == 1 || r == drop_code(r_expired_)) expired_.add();
     return r;
   }
-  void add_handlers() override {
-    add_stat_handler("expired", expired_);
-  }
+  void add_handlers() override { add_stat_handler("expired", expired_); }
 
   // ---- offload: the TTL/checksum word is written; without MULTICAST the
   // destination's first byte is read. Both need a whole 20-byte header.
@@ -225,30 +225,31 @@ class DecIPTTL : public offload::OffloadableElement<PacketElement<DecIPTTL>> {
     bool hdr = p->has_network_header() && p->network_header_offset() >= 0 &&
                uint64_t(p->network_header_offset()) + 20 <= p->length();
     uint8_t* ip = hdr ? p->network_header() : nullptr;
-    return k::DecTTLStep::decide(ip ? ip + 8 : nullptr, ip ? ip[16] : 0, multicast_, two_outputs, r_expired_,
-                                 r_nohdr_);
+    return k::DecTTLStep::decide(ip ? ip + 8 : nullptr, ip ? ip[16] : 0, multicast_, two_outputs, r_expired_, r_nohdr_);
   }
   bool multicast_ = true;
   uint16_t r_expired_ = 0, r_nohdr_ = 0;
   Stat expired_;
   uint32_t word_ = 0, dst_ = 0;
 };
-SHOAL_OFFLOADABLE_ELEMENT(DecIPTTL,
-              SHOAL_GPU_FORM(.name = "GPUDecIPTTL", .summary = "decrements the IPv4 TTL on the device (Snap form)",
-                             .description = "DecIPTTL on the device: only the TTL/checksum word goes there and back "
-                                            "(and the destination's first byte without MULTICAST). Expired packets "
-                                            "are dropped ('ttl-expired').",
-                             .example = "... -> GPUIPLookup(10.0.0.0/8 0, 0/0 1) -> GPUDecIPTTL(PRED 0) -> "
-                                        "DeviceToHost -> ...;",
-                             .skip = true),
-              .name = "DecIPTTL", .ports = "1/1-2", .processing = "a/ah",
-              .summary = "decrements the IPv4 TTL",
-              .description = "Decrements the TTL of the packet's IP header (found through the network header "
-                             "annotation) and updates the checksum incrementally (RFC 1624). Packets whose TTL is "
-                             "1 or 0 leave on output 1 if it exists (for ICMPError), else are dropped (reason "
-                             "'ttl-expired'). With MULTICAST false, multicast packets pass unchanged.",
-              .args = {{"MULTICAST", "boolean", "decrement multicast packets too (default true)"}},
-              .handlers = {{"expired", "r", "packets whose TTL expired"}},
-              .example = "CheckIPHeader(14) -> rt :: DirectIPLookup(...); rt[0] -> dt :: DecIPTTL -> out; dt[1] -> ICMPError(...);");
+SHOAL_OFFLOADABLE_ELEMENT(
+    DecIPTTL,
+    SHOAL_GPU_FORM(.name = "GPUDecIPTTL", .summary = "decrements the IPv4 TTL on the device (Snap form)",
+                   .description = "DecIPTTL on the device: only the TTL/checksum word goes there and back "
+                                  "(and the destination's first byte without MULTICAST). Expired packets "
+                                  "are dropped ('ttl-expired').",
+                   .example = "... -> GPUIPLookup(10.0.0.0/8 0, 0/0 1) -> GPUDecIPTTL(PRED 0) -> "
+                              "DeviceToHost -> ...;",
+                   .skip = true),
+    .name = "DecIPTTL", .ports = "1/1-2", .processing = "a/ah", .summary = "decrements the IPv4 TTL",
+    .description =
+        "Decrements the TTL of the packet's IP header (found through the network header "
+        "annotation) and updates the checksum incrementally (RFC 1624). Packets whose TTL is "
+        "1 or 0 leave on output 1 if it exists (for ICMPError), else are dropped (reason "
+        "'ttl-expired'). With MULTICAST false, multicast packets pass unchanged.",
+    .args = {{"MULTICAST", "boolean", "decrement multicast packets too (default true)"}},
+    .handlers = {{"expired", "r", "packets whose TTL expired"}},
+    .example =
+        "CheckIPHeader(14) -> rt :: DirectIPLookup(...); rt[0] -> dt :: DecIPTTL -> out; dt[1] -> ICMPError(...);");
 
 }  // namespace shoal

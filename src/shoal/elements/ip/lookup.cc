@@ -12,11 +12,11 @@
 #include "shoal/core/graph.hh"
 #include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
-#include "shoal/routing/iproutetable.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/steps/route4.hh"
 #include "shoal/offload/element.hh"
 #include "shoal/offload/mirror.hh"
+#include "shoal/routing/iproutetable.hh"
 
 namespace shoal {
 
@@ -62,8 +62,8 @@ class IPLookupBase : public PacketElement<D> {
     r_discard_ = this->add_drop_reason("route-to-discard");
     for (auto& r : table_->snapshot()->routes)
       if (r.port >= route_ports())
-        throw std::runtime_error(fmt::format("route {} names output {}, but {} outputs are connected", r.unparse(),
-                                             r.port, route_ports()));
+        throw std::runtime_error(
+            fmt::format("route {} names output {}, but {} outputs are connected", r.unparse(), r.port, route_ports()));
     refresh();
   }
   // Outputs a route may name (the GPU form: predicate bits).
@@ -90,7 +90,9 @@ class IPLookupBase : public PacketElement<D> {
     this->add_read_handler("table", [this] { return table_->unparse(); });
     this->add_read_handler("routes", [this] { return std::to_string(table_->snapshot()->routes.size()); });
     // Writes reach every worker's copy; the shared table changes once.
-    this->add_write_handler("add", [this](const std::string& v) { if (this->worker().id() == 0) change(v, true); });
+    this->add_write_handler("add", [this](const std::string& v) {
+      if (this->worker().id() == 0) change(v, true);
+    });
     this->add_write_handler("remove", [this](const std::string& v) {
       if (this->worker().id() != 0) return;
       IPRoute r;
@@ -174,8 +176,8 @@ class DirectIPLookup : public offload::OffloadableElement<IPLookupBase<DirectIPL
   bool offload_launch(offload::Launch& L, std::string& err) override {
     refresh_if_changed();
     offload_ctl(L, true);
-    k::Route4Step::Params p{L.view, L.ctl, snap_->lpm.view(), snap_->nexthops.data(), route_ports(), r_noroute_,
-                            r_discard_};
+    k::Route4Step::Params p{L.view,        L.ctl,      snap_->lpm.view(), snap_->nexthops.data(),
+                            route_ports(), r_noroute_, r_discard_};
     if (L.host) {
       L.keep(snap_);
     } else {
@@ -223,50 +225,60 @@ class RadixIPLookup : public IPLookupBase<RadixIPLookup> {
 class StaticIPLookup : public DirectIPLookup {};
 class LookupIPRoute : public DirectIPLookup {};
 
-#define SHOAL_LOOKUP_DOC(N, SUMMARY, DESC)                                                                          \
-  .name = N, .ports = "1/-", .processing = "h/h", .summary = SUMMARY, .description = DESC,                        \
-  .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT (ADDR/MASK too); OUTPUT -1 drops"},                    \
-           {"FILE", "string", "a file of routes, one per line, '#' comments"}},                                  \
-  .handlers = {{"table", "r", "the routes"}, {"routes", "r", "number of routes"},                                  \
-               {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},                          \
-               {"set", "w", "replace all routes"}, {"flush", "w", "remove all routes"}},                            \
+#define SHOAL_LOOKUP_DOC(N, SUMMARY, DESC)                                                      \
+  .name = N, .ports = "1/-", .processing = "h/h", .summary = SUMMARY, .description = DESC,      \
+  .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT (ADDR/MASK too); OUTPUT -1 drops"}, \
+           {"FILE", "string", "a file of routes, one per line, '#' comments"}},                 \
+  .handlers = {{"table", "r", "the routes"},           {"routes", "r", "number of routes"},     \
+               {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},      \
+               {"set", "w", "replace all routes"},     {"flush", "w", "remove all routes"}},    \
   .example = "CheckIPHeader(14) -> rt :: " N "(10.0.0.0/8 0, 0.0.0.0/0 10.0.0.1 1); rt[0] -> a; rt[1] -> b;"
 
-SHOAL_OFFLOADABLE_ELEMENT(DirectIPLookup,
-              SHOAL_GPU_FORM(.name = "GPUIPLookup", .summary = "IPv4 route lookup on the device (Snap form)",
-                             .description =
-                                 "DirectIPLookup on the device, with the same arguments: DIR-24-8 on the DST_IP "
-                                 "annotation. Only the annotations go to the device and back. A route's output "
-                                 "number p (0-31) sets predicate bit p of the packet instead of choosing a port: "
-                                 "later device elements can test it (PRED) and a Dispatcher after the Debatcher "
-                                 "sends the packets on. No route, or a route to -1: dropped ('no-route', "
-                                 "'route-to-discard'). Route changes through the handlers reach the device copy "
-                                 "of the tables at the next aggregate; aggregates in flight finish with the "
-                                 "tables they started with.",
-                             .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"}},
-                             .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIPLookup(10.0.0.0/8 0, 0/0 "
-                                        "10.0.0.1 1) -> DeviceToHost -> CompletionQueue -> Debatcher -> d :: "
-                                        "Dispatcher(0, 1);",
-                             .skip = true),
-              SHOAL_LOOKUP_DOC("DirectIPLookup", "IPv4 route lookup with DIR-24-8 tables",
-              "Longest-prefix match on the DST_IP annotation in at most two memory reads (a 2^24-entry table "
-              "and 256-entry groups for /25-/32). A route with a gateway sets DST_IP to it; the packet leaves on "
-              "the route's output. No match: dropped (reason 'no-route'). The tables are shared by all workers "
-              "and rebuilt on change: any number of routes, at most 32766 distinct gateway/output pairs and 32768 "
-              "/24 blocks holding longer prefixes."));
-SHOAL_ELEMENT(LinearIPLookup, SHOAL_LOOKUP_DOC("LinearIPLookup", "IPv4 route lookup by linear scan (reference)",
-              "Checks every route for each packet and keeps the longest match: slow, obviously correct, the "
-              "oracle the fast lookups are tested against. Same arguments, outputs and handlers as DirectIPLookup."));
+SHOAL_OFFLOADABLE_ELEMENT(
+    DirectIPLookup,
+    SHOAL_GPU_FORM(.name = "GPUIPLookup", .summary = "IPv4 route lookup on the device (Snap form)",
+                   .description = "DirectIPLookup on the device, with the same arguments: DIR-24-8 on the DST_IP "
+                                  "annotation. Only the annotations go to the device and back. A route's output "
+                                  "number p (0-31) sets predicate bit p of the packet instead of choosing a port: "
+                                  "later device elements can test it (PRED) and a Dispatcher after the Debatcher "
+                                  "sends the packets on. No route, or a route to -1: dropped ('no-route', "
+                                  "'route-to-discard'). Route changes through the handlers reach the device copy "
+                                  "of the tables at the next aggregate; aggregates in flight finish with the "
+                                  "tables they started with.",
+                   .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT, OUTPUT a predicate bit 0-31"}},
+                   .example = "Batcher(4096, 100us) -> HostToDevice -> GPUIPLookup(10.0.0.0/8 0, 0/0 "
+                              "10.0.0.1 1) -> DeviceToHost -> CompletionQueue -> Debatcher -> d :: "
+                              "Dispatcher(0, 1);",
+                   .skip = true),
+    SHOAL_LOOKUP_DOC(
+        "DirectIPLookup", "IPv4 route lookup with DIR-24-8 tables",
+        "Longest-prefix match on the DST_IP annotation in at most two memory reads (a 2^24-entry table "
+        "and 256-entry groups for /25-/32). A route with a gateway sets DST_IP to it; the packet leaves on "
+        "the route's output. No match: dropped (reason 'no-route'). The tables are shared by all workers "
+        "and rebuilt on change: any number of routes, at most 32766 distinct gateway/output pairs and 32768 "
+        "/24 blocks holding longer prefixes."));
+SHOAL_ELEMENT(
+    LinearIPLookup,
+    SHOAL_LOOKUP_DOC(
+        "LinearIPLookup", "IPv4 route lookup by linear scan (reference)",
+        "Checks every route for each packet and keeps the longest match: slow, obviously correct, the "
+        "oracle the fast lookups are tested against. Same arguments, outputs and handlers as DirectIPLookup."));
 
-SHOAL_ELEMENT(RadixIPLookup, SHOAL_LOOKUP_DOC("RadixIPLookup", "IPv4 route lookup in a binary radix trie",
-              "Longest-prefix match walking a binary trie one address bit per level (up to 32 steps): Click's "
-              "RadixIPLookup, for tables DIR-24-8 cannot hold (more than 32766 distinct next hops) and for "
-              "comparison. Same arguments, outputs and handlers as DirectIPLookup."));
-SHOAL_ELEMENT(StaticIPLookup, SHOAL_LOOKUP_DOC("StaticIPLookup", "IPv4 route lookup (Click's static table)",
-              "Click's StaticIPLookup: routes given as arguments. Served by the DIR-24-8 tables of DirectIPLookup, "
-              "with the same arguments, outputs and handlers."));
-SHOAL_ELEMENT(LookupIPRoute, SHOAL_LOOKUP_DOC("LookupIPRoute", "IPv4 route lookup (Click's older name)",
-              "Click's LookupIPRoute, the older name of StaticIPLookup: same arguments, outputs and handlers as "
-              "DirectIPLookup, served by the same DIR-24-8 tables."));
+SHOAL_ELEMENT(
+    RadixIPLookup,
+    SHOAL_LOOKUP_DOC("RadixIPLookup", "IPv4 route lookup in a binary radix trie",
+                     "Longest-prefix match walking a binary trie one address bit per level (up to 32 steps): Click's "
+                     "RadixIPLookup, for tables DIR-24-8 cannot hold (more than 32766 distinct next hops) and for "
+                     "comparison. Same arguments, outputs and handlers as DirectIPLookup."));
+SHOAL_ELEMENT(StaticIPLookup,
+              SHOAL_LOOKUP_DOC(
+                  "StaticIPLookup", "IPv4 route lookup (Click's static table)",
+                  "Click's StaticIPLookup: routes given as arguments. Served by the DIR-24-8 tables of DirectIPLookup, "
+                  "with the same arguments, outputs and handlers."));
+SHOAL_ELEMENT(
+    LookupIPRoute,
+    SHOAL_LOOKUP_DOC("LookupIPRoute", "IPv4 route lookup (Click's older name)",
+                     "Click's LookupIPRoute, the older name of StaticIPLookup: same arguments, outputs and handlers as "
+                     "DirectIPLookup, served by the same DIR-24-8 tables."));
 
 }  // namespace shoal

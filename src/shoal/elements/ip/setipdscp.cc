@@ -57,22 +57,24 @@ class SetIPDSCP : public offload::OffloadableElement<PacketElement<SetIPDSCP>> {
   uint16_t r_nohdr_ = 0;
   uint32_t word_ = 0, csum_ = 0;
 };
-SHOAL_OFFLOADABLE_ELEMENT(SetIPDSCP,
-              SHOAL_GPU_FORM(.name = "GPUSetIPDSCP",
-                             .description = "Only the header's first word and its checksum go to the device and back.",
-                             .example = "... -> HostToDevice -> GPUCheckIPHeader(14) -> GPUSetIPDSCP(46) -> "
-                                        "DeviceToHost -> ...;",
-                             .skip = true),
-              .name = "SetIPDSCP", .ports = "1/1", .processing = "a/a",
-              .summary = "sets the IPv4 DSCP field",
-              .description = "Sets the Differentiated Services Code Point (the upper six bits of the ToS byte) of "
-                             "the IPv4 header at the network header annotation to DSCP, keeping the ECN bits, and "
-                             "updates the header checksum incrementally (RFC 1624). Packets without an IPv4 header "
-                             "annotation are dropped ('no-ip-header'). Offloadable (NBA's form after a balancer, "
-                             "or GPUSetIPDSCP in Snap's form).",
-              .args = {{"DSCP", "0-63", "the code point (e.g. 46, Expedited Forwarding)"}},
-              .handlers = {{"dscp", "rw", "the code point set"}},
-              .example = "FromDump(in.pcap) -> Strip(14) -> CheckIPHeader -> SetIPDSCP(46) -> Unstrip(14) -> "
-                         "ToDump(ef.pcap);");
+SHOAL_OFFLOADABLE_ELEMENT(
+    SetIPDSCP,
+    SHOAL_GPU_FORM(.name = "GPUSetIPDSCP",
+                   .description = "Only the header's first word and its checksum go to the device and back.",
+                   .example = "... -> HostToDevice -> GPUCheckIPHeader(14) -> GPUSetIPDSCP(46) -> "
+                              "DeviceToHost -> ...;",
+                   .skip = true),
+    .name = "SetIPDSCP", .ports = "1/1", .processing = "a/a", .summary = "sets the IPv4 DSCP field",
+    .description =
+        "Sets the Differentiated Services Code Point (the upper six bits of the ToS byte) of "
+        "the IPv4 header at the network header annotation to DSCP, keeping the ECN bits, and "
+        "updates the header checksum incrementally (RFC 1624). Packets without an IPv4 header "
+        "annotation are dropped ('no-ip-header'). Offloadable (NBA's form after a balancer, "
+        "or GPUSetIPDSCP in Snap's form).",
+    .args = {{"DSCP", "0-63", "the code point (e.g. 46, Expedited Forwarding)"}},
+    .handlers = {{"dscp", "rw", "the code point set"}},
+    .example =
+        "FromDump(in.pcap) -> Strip(14) -> CheckIPHeader -> SetIPDSCP(46) -> Unstrip(14) -> "
+        "ToDump(ef.pcap);");
 
 }  // namespace shoal

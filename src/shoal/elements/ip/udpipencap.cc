@@ -92,7 +92,8 @@ SHOAL_ELEMENT(UDPIPEncap, .name = "UDPIPEncap", .ports = "1/1", .processing = "a
                        {"DF", "boolean", "set don't-fragment (default false)"}},
               .handlers = {{"offload_chain", "r", "the device chain, its ranges and blocks (NBA form)"},
                            {"offload_packets", "r", "packets that went through the chain"}},
-              .example = "FromDump(in.pcap) -> Strip(42) -> UDPIPEncap(10.0.0.1, 4789, 10.0.0.2, 4789) -> "
-                         "EtherEncap(0x0800, 0:1:2:3:4:5, 6:7:8:9:a:b) -> ToDump(out.pcap);");
+              .example =
+                  "FromDump(in.pcap) -> Strip(42) -> UDPIPEncap(10.0.0.1, 4789, 10.0.0.2, 4789) -> "
+                  "EtherEncap(0x0800, 0:1:2:3:4:5, 6:7:8:9:a:b) -> ToDump(out.pcap);");
 
 }  // namespace shoal

@@ -79,9 +79,10 @@ class Batcher : public Element {
 };
 SHOAL_ELEMENT(Batcher, .name = "Batcher", .ports = "1/1", .processing = "h/h",
               .summary = "collects packets into offload aggregates",
-              .description = "Gathers the packets of incoming batches into one aggregate of BATCH packets and "
-                             "pushes it on when full, or TIMEOUT after its first packet arrived. Aggregates are "
-                             "larger than ordinary batches: the output goes to HostToDevice.",
+              .description =
+                  "Gathers the packets of incoming batches into one aggregate of BATCH packets and "
+                  "pushes it on when full, or TIMEOUT after its first packet arrived. Aggregates are "
+                  "larger than ordinary batches: the output goes to HostToDevice.",
               .args = {{"BATCH", "unsigned", "packets per aggregate (default 4096)"},
                        {"TIMEOUT", "time", "longest wait for a partial aggregate (default 100us)"}},
               .handlers = {{"full", "r", "aggregates sent full"}, {"timeouts", "r", "aggregates sent by TIMEOUT"}},
@@ -147,8 +148,9 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
                   "aggregates are on the device at once; more, or a device that failed, run the same step "
                   "functions on the CPU (counted). Handlers report bytes moved each way and the ROI union.",
               .args = {{"INFLIGHT", "unsigned", "aggregates on the device at once (default 8)"},
-                       {"SLICE", "boolean", "copy only the ROI union (default true); false copies whole packets "
-                                            "both ways, the baseline slicing saves against"}},
+                       {"SLICE", "boolean",
+                        "copy only the ROI union (default true); false copies whole packets "
+                        "both ways, the baseline slicing saves against"}},
               .handlers = {{"aggregates", "r", "aggregates completed"},
                            {"packets", "r", "packets in them"},
                            {"device_aggregates", "r", "aggregates that ran on the device"},
@@ -165,8 +167,9 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
                            {"chain", "r", "the device elements and the ROI union"},
                            {"last_error", "r", "the last device error"},
                            {"device", "r", "the device backend in use"}},
-              .example = "Batcher(4096) -> HostToDevice -> GPUIPLookup(...) -> DeviceToHost -> CompletionQueue -> "
-                         "Debatcher -> Dispatcher(0, 1);");
+              .example =
+                  "Batcher(4096) -> HostToDevice -> GPUIPLookup(...) -> DeviceToHost -> CompletionQueue -> "
+                  "Debatcher -> Dispatcher(0, 1);");
 
 // ---------------------------------------------------------------- DeviceToHost
 class DeviceToHost : public Element {
@@ -184,9 +187,10 @@ class DeviceToHost : public Element {
 };
 SHOAL_ELEMENT(DeviceToHost, .name = "DeviceToHost", .ports = "1/1", .processing = "h/h",
               .summary = "queues an aggregate's copy back to the host",
-              .description = "Queues, on the aggregate's stream, the copy back of what the device elements wrote "
-                             "(verdicts, predicate bits, written annotations and written ranges only) and a "
-                             "completion mark, then passes the aggregate on to a CompletionQueue without waiting.",
+              .description =
+                  "Queues, on the aggregate's stream, the copy back of what the device elements wrote "
+                  "(verdicts, predicate bits, written annotations and written ranges only) and a "
+                  "completion mark, then passes the aggregate on to a CompletionQueue without waiting.",
               .example = "... -> GPUIPLookup(...) -> DeviceToHost -> CompletionQueue -> Debatcher -> ...;");
 
 // ---------------------------------------------------------------- CompletionQueue
@@ -198,9 +202,10 @@ class CompletionQueue : public Element {
   }
   void initialize() override {
     if (output(0).e->class_name() != "Debatcher")
-      throw std::runtime_error(fmt::format("{}'s output goes to {}: it must go to a Debatcher (aggregates are larger "
-                                           "than batches)",
-                                           name(), output(0).e->name()));
+      throw std::runtime_error(
+          fmt::format("{}'s output goes to {}: it must go to a Debatcher (aggregates are larger "
+                      "than batches)",
+                      name(), output(0).e->name()));
     r_ = add_drop_reason("not-on-device");
     add_task();
     set_task_active(false);
@@ -253,8 +258,10 @@ class CompletionQueue : public Element {
     held_ = 0;
   }
   void add_handlers() override {
-    add_read_handler("length", [this] { return std::to_string(q_.size()); }, Agg::Sum, true);
-    add_read_handler("highwater_length", [this] { return std::to_string(high_.get()); }, Agg::Max, true);
+    add_read_handler(
+        "length", [this] { return std::to_string(q_.size()); }, Agg::Sum, true);
+    add_read_handler(
+        "highwater_length", [this] { return std::to_string(high_.get()); }, Agg::Max, true);
     add_read_handler("latency", [this] { return latency(); });
   }
 
@@ -302,9 +309,11 @@ SHOAL_ELEMENT(CompletionQueue, .name = "CompletionQueue", .ports = "1/1", .proce
                   "done. On release the written bytes and annotations go back into the packets and packets that "
                   "a device element dropped are counted by that element. The output goes to a Debatcher.",
               .args = {{"ORDERED", "boolean", "keep arrival order (default true)"}},
-              .handlers = {{"length", "r", "aggregates waiting"}, {"highwater_length", "r", "most waiting at once"},
-                           {"latency", "r", "p50 p99 p99.9 in microseconds from an aggregate's first packet "
-                                            "reaching the Batcher to its release"}},
+              .handlers = {{"length", "r", "aggregates waiting"},
+                           {"highwater_length", "r", "most waiting at once"},
+                           {"latency", "r",
+                            "p50 p99 p99.9 in microseconds from an aggregate's first packet "
+                            "reaching the Batcher to its release"}},
               .example = "... -> DeviceToHost -> CompletionQueue -> Debatcher -> ...;");
 
 // ---------------------------------------------------------------- Debatcher
@@ -341,8 +350,9 @@ class Debatcher : public Element {
 };
 SHOAL_ELEMENT(Debatcher, .name = "Debatcher", .ports = "1/1", .processing = "h/h",
               .summary = "splits aggregates back into batches",
-              .description = "Splits each aggregate into batches of at most BATCH packets (default and most: the "
-                             "runtime's batch size), in order.",
+              .description =
+                  "Splits each aggregate into batches of at most BATCH packets (default and most: the "
+                  "runtime's batch size), in order.",
               .args = {{"BATCH", "unsigned", "packets per batch"}},
               .example = "... -> CompletionQueue -> Debatcher -> Dispatcher(0, 1);");
 
@@ -386,10 +396,11 @@ class Dispatcher : public PacketElement<Dispatcher> {
 };
 SHOAL_ELEMENT(Dispatcher, .name = "Dispatcher", .ports = "1/-", .processing = "a/a",
               .summary = "sends packets to outputs by predicate bits",
-              .description = "Snap's Dispatcher: output i takes the packets whose predicate bit BIT_i is set (the "
-                             "first matching argument wins; '-' matches every packet). Without arguments, output i "
-                             "takes predicate bit i. The predicate bits are cleared on the way out. Packets with "
-                             "no matching bit are dropped ('no-predicate').",
+              .description =
+                  "Snap's Dispatcher: output i takes the packets whose predicate bit BIT_i is set (the "
+                  "first matching argument wins; '-' matches every packet). Without arguments, output i "
+                  "takes predicate bit i. The predicate bits are cleared on the way out. Packets with "
+                  "no matching bit are dropped ('no-predicate').",
               .args = {{"BIT...", "0-31 or -", "the predicate bit of each output"}},
               .example = "... -> Debatcher -> d :: Dispatcher(0, 1); d[0] -> q0; d[1] -> q1;");
 

@@ -48,8 +48,9 @@ class Discard : public Element {
 };
 SHOAL_ELEMENT(Discard, .name = "Discard", .ports = "1/0", .processing = "a/",
               .summary = "drops every packet, counting them",
-              .description = "Frees every packet it receives; each is counted as a drop with reason 'discard'. "
-                             "On a pull input it runs a task that pulls continuously.",
+              .description =
+                  "Frees every packet it receives; each is counted as a drop with reason 'discard'. "
+                  "On a pull input it runs a task that pulls continuously.",
               .args = {{"BURST", "unsigned", "packets per pull in pull mode (default 32)"},
                        {"ACTIVE", "boolean", "pull when true (default true)"}},
               .handlers = {{"count", "r", "packets discarded"}, {"reset_counts", "w", "zero the count"}},
@@ -71,9 +72,12 @@ class Counter : public Element {
   void add_handlers() override {
     add_stat_handler("count", count_);
     add_stat_handler("byte_count", bytes_);
-    add_read_handler("rate", [this] { return fmt::format("{:.6g}", rate(count_.get())); }, Agg::Sum, true);
-    add_read_handler("byte_rate", [this] { return fmt::format("{:.6g}", rate(bytes_.get())); }, Agg::Sum, true);
-    add_read_handler("bit_rate", [this] { return fmt::format("{:.6g}", 8 * rate(bytes_.get())); }, Agg::Sum, true);
+    add_read_handler(
+        "rate", [this] { return fmt::format("{:.6g}", rate(count_.get())); }, Agg::Sum, true);
+    add_read_handler(
+        "byte_rate", [this] { return fmt::format("{:.6g}", rate(bytes_.get())); }, Agg::Sum, true);
+    add_read_handler(
+        "bit_rate", [this] { return fmt::format("{:.6g}", 8 * rate(bytes_.get())); }, Agg::Sum, true);
     auto reset = [this](const std::string&) {
       count_.set(0);
       bytes_.set(0);
@@ -100,14 +104,18 @@ class Counter : public Element {
   }
   Stat count_, bytes_, first_, last_;
 };
-SHOAL_ELEMENT(Counter, .name = "Counter", .ports = "1/1", .processing = "a/a",
-              .summary = "counts packets and bytes",
-              .description = "Passes packets through unchanged, counting packets and bytes per batch. Rates are "
-                             "averages from the first to the latest packet seen. Counts are summed over workers.",
+SHOAL_ELEMENT(Counter, .name = "Counter", .ports = "1/1", .processing = "a/a", .summary = "counts packets and bytes",
+              .description =
+                  "Passes packets through unchanged, counting packets and bytes per batch. Rates are "
+                  "averages from the first to the latest packet seen. Counts are summed over workers.",
               .args = {},
-              .handlers = {{"count", "r", "packets"}, {"byte_count", "r", "bytes"}, {"rate", "r", "packets per second"},
-                           {"byte_rate", "r", "bytes per second"}, {"bit_rate", "r", "bits per second"},
-                           {"reset", "w", "zero the counters"}, {"reset_counts", "w", "same as reset"}},
+              .handlers = {{"count", "r", "packets"},
+                           {"byte_count", "r", "bytes"},
+                           {"rate", "r", "packets per second"},
+                           {"byte_rate", "r", "bytes per second"},
+                           {"bit_rate", "r", "bits per second"},
+                           {"reset", "w", "zero the counters"},
+                           {"reset_counts", "w", "same as reset"}},
               .example = "src -> c :: Counter -> Discard;  // read c.count");
 
 // ---------------------------------------------------------------- Null
@@ -135,8 +143,9 @@ class Idle : public Element {
   Notifier n_;
 };
 SHOAL_ELEMENT(Idle, .name = "Idle", .ports = "-/-", .processing = "a/a", .summary = "never emits packets; drops input",
-              .description = "Has any number of ports. Never produces packets; packets pushed to it are dropped "
-                             "(reason 'idle'). Useful to tie off unused ports.",
+              .description =
+                  "Has any number of ports. Never produces packets; packets pushed to it are dropped "
+                  "(reason 'idle'). Useful to tie off unused ports.",
               .args = {}, .handlers = {}, .example = "c :: Classifier(12/0800, -); c[1] -> Idle;");
 
 // ---------------------------------------------------------------- Paint
@@ -163,7 +172,8 @@ class Paint : public PacketElement<Paint> {
 };
 SHOAL_ELEMENT(Paint, .name = "Paint", .ports = "1/1", .processing = "a/a", .summary = "sets the paint annotation",
               .description = "Sets each packet's PAINT annotation to COLOR.",
-              .args = {{"COLOR", "byte", "the color (0-255), mandatory"}, {"ANNO", "annotation", "PAINT (the only one)"}},
+              .args = {{"COLOR", "byte", "the color (0-255), mandatory"},
+                       {"ANNO", "annotation", "PAINT (the only one)"}},
               .handlers = {{"color", "rw", "the color"}}, .example = "src -> Paint(2) -> PaintSwitch -> ...");
 
 // ---------------------------------------------------------------- CheckPaint
@@ -185,8 +195,9 @@ class CheckPaint : public PacketElement<CheckPaint> {
 };
 SHOAL_ELEMENT(CheckPaint, .name = "CheckPaint", .ports = "1/1-2", .processing = "a/ah",
               .summary = "checks the paint annotation",
-              .description = "Packets whose PAINT annotation equals COLOR leave on output 0; the others leave on "
-                             "output 1 if it exists, else are dropped (reason 'wrong-paint').",
+              .description =
+                  "Packets whose PAINT annotation equals COLOR leave on output 0; the others leave on "
+                  "output 1 if it exists, else are dropped (reason 'wrong-paint').",
               .args = {{"COLOR", "byte", "the expected color, mandatory"}}, .handlers = {},
               .example = "in -> cp :: CheckPaint(1) -> out; cp[1] -> Discard;");
 
@@ -203,8 +214,9 @@ class PaintSwitch : public PacketElement<PaintSwitch> {
 };
 SHOAL_ELEMENT(PaintSwitch, .name = "PaintSwitch", .ports = "1/-", .processing = "h/h",
               .summary = "sends packets to the output named by their paint",
-              .description = "Each packet leaves on the output equal to its PAINT annotation; packets whose paint "
-                             "has no output are dropped (reason 'no-such-output').",
+              .description =
+                  "Each packet leaves on the output equal to its PAINT annotation; packets whose paint "
+                  "has no output are dropped (reason 'no-such-output').",
               .args = {{"ANNO", "annotation", "PAINT (the only one)"}}, .handlers = {},
               .example = "ps :: PaintSwitch; ps[0] -> a; ps[1] -> b;");
 
@@ -228,8 +240,9 @@ class Strip : public PacketElement<Strip> {
 };
 SHOAL_ELEMENT(Strip, .name = "Strip", .ports = "1/1", .processing = "a/a",
               .summary = "removes bytes from the front of packets",
-              .description = "Removes LENGTH bytes from the front of each packet (the bytes stay in the headroom, "
-                             "so Unstrip can restore them). Shorter packets are dropped (reason 'too-short').",
+              .description =
+                  "Removes LENGTH bytes from the front of each packet (the bytes stay in the headroom, "
+                  "so Unstrip can restore them). Shorter packets are dropped (reason 'too-short').",
               .args = {{"LENGTH", "unsigned", "bytes to strip, mandatory"}}, .handlers = {},
               .example = "FromDump(f.pcap) -> Strip(14) -> CheckIPHeader -> ...");
 
@@ -248,9 +261,10 @@ class Unstrip : public PacketElement<Unstrip> {
 };
 SHOAL_ELEMENT(Unstrip, .name = "Unstrip", .ports = "1/1", .processing = "a/a",
               .summary = "puts back bytes at the front of packets",
-              .description = "Extends each packet by LENGTH bytes at the front, exposing headroom (typically bytes "
-                             "an earlier Strip removed). Packets without that headroom are dropped "
-                             "(reason 'no-headroom').",
+              .description =
+                  "Extends each packet by LENGTH bytes at the front, exposing headroom (typically bytes "
+                  "an earlier Strip removed). Packets without that headroom are dropped "
+                  "(reason 'no-headroom').",
               .args = {{"LENGTH", "unsigned", "bytes to restore, mandatory"}}, .handlers = {},
               .example = "... -> Strip(14) -> x -> Unstrip(14) -> ToDump(out.pcap);");
 
@@ -263,7 +277,8 @@ class Switch : public PacketElement<Switch> {
   }
   void initialize() override {
     r_ = add_drop_reason("switched-off");
-    if (out_ >= noutputs()) throw std::runtime_error(fmt::format("OUTPUT {} out of range (0 to {})", out_, noutputs() - 1));
+    if (out_ >= noutputs())
+      throw std::runtime_error(fmt::format("OUTPUT {} out of range (0 to {})", out_, noutputs() - 1));
   }
   int process(Packet*) { return out_ < 0 ? drop_code(r_) : out_; }
   void add_handlers() override {
@@ -281,8 +296,9 @@ class Switch : public PacketElement<Switch> {
 };
 SHOAL_ELEMENT(Switch, .name = "Switch", .ports = "1/-", .processing = "h/h",
               .summary = "sends all packets to one output, settable at run time",
-              .description = "Every packet leaves on output OUTPUT; -1 drops them (reason 'switched-off'). The "
-                             "'switch' handler changes the output while running.",
+              .description =
+                  "Every packet leaves on output OUTPUT; -1 drops them (reason 'switched-off'). The "
+                  "'switch' handler changes the output while running.",
               .args = {{"OUTPUT", "integer", "the output, or -1 (default 0)"}},
               .handlers = {{"switch", "rw", "the current output"}},
               .example = "s :: Switch(0); s[0] -> a; s[1] -> b;  // write s.switch 1");
@@ -324,8 +340,9 @@ class SetTimestamp : public PacketElement<SetTimestamp> {
 };
 SHOAL_ELEMENT(SetTimestamp, .name = "SetTimestamp", .ports = "1/1", .processing = "a/a",
               .summary = "sets the timestamp annotation",
-              .description = "Sets each packet's timestamp to the current wall-clock time, or to TIMESTAMP "
-                             "(seconds since the epoch, fractional) when given.",
+              .description =
+                  "Sets each packet's timestamp to the current wall-clock time, or to TIMESTAMP "
+                  "(seconds since the epoch, fractional) when given.",
               .args = {{"TIMESTAMP", "real", "fixed timestamp in seconds"}}, .handlers = {},
               .example = "InfiniteSource(LIMIT 5) -> SetTimestamp -> ToDump(out.pcap);");
 
@@ -354,8 +371,9 @@ class Truncate : public PacketElement<Truncate> {
 };
 SHOAL_ELEMENT(Truncate, .name = "Truncate", .ports = "1/1", .processing = "a/a",
               .summary = "limits packets to a length",
-              .description = "Shortens every packet longer than LENGTH bytes to LENGTH bytes (the tail is removed, "
-                             "the buffer keeps it as tailroom).",
+              .description =
+                  "Shortens every packet longer than LENGTH bytes to LENGTH bytes (the tail is removed, "
+                  "the buffer keeps it as tailroom).",
               .args = {{"LENGTH", "unsigned", "maximum length, mandatory"}},
               .handlers = {{"truncated", "r", "packets shortened"}},
               .example = "FromDump(in.pcap) -> Truncate(96) -> ToDump(headers.pcap);");
@@ -377,11 +395,14 @@ class CheckLength : public PacketElement<CheckLength> {
   uint32_t n_ = 0;
   uint16_t r_ = 0;
 };
-SHOAL_ELEMENT(CheckLength, .name = "CheckLength", .ports = "1/1-2", .processing = "a/ah",
-              .summary = "splits off packets longer than a length",
-              .description = "Packets of at most LENGTH bytes leave on output 0; longer ones on output 1 if it "
-                             "exists, else they are dropped ('too-long').",
-              .args = {{"LENGTH", "unsigned", "the largest length for output 0"}},
-              .example = "rt6[1] -> cl :: CheckLength(1500) -> out; cl[1] -> ICMP6Error(fd00::1, packettoobig, MTU 1500) -> rt6;");
+SHOAL_ELEMENT(
+    CheckLength, .name = "CheckLength", .ports = "1/1-2", .processing = "a/ah",
+    .summary = "splits off packets longer than a length",
+    .description =
+        "Packets of at most LENGTH bytes leave on output 0; longer ones on output 1 if it "
+        "exists, else they are dropped ('too-long').",
+    .args = {{"LENGTH", "unsigned", "the largest length for output 0"}},
+    .example =
+        "rt6[1] -> cl :: CheckLength(1500) -> out; cl[1] -> ICMP6Error(fd00::1, packettoobig, MTU 1500) -> rt6;");
 
 }  // namespace shoal

@@ -59,10 +59,13 @@ class Queue : public Element {
     }
   }
   void add_handlers() override {
-    add_read_handler("length", [this] { return std::to_string(length_.get()); }, Agg::Sum, true);
-    add_read_handler("highwater_length", [this] { return std::to_string(high_); }, Agg::Max, true);
+    add_read_handler(
+        "length", [this] { return std::to_string(length_.get()); }, Agg::Sum, true);
+    add_read_handler(
+        "highwater_length", [this] { return std::to_string(high_); }, Agg::Max, true);
     add_read_handler("capacity", [this] { return std::to_string(cap_); });
-    add_read_handler("drops", [this] { return std::to_string(drop_reasons()[r_full_].count.get()); }, Agg::Sum, true);
+    add_read_handler(
+        "drops", [this] { return std::to_string(drop_reasons()[r_full_].count.get()); }, Agg::Sum, true);
     add_write_handler("reset_counts", [this](const std::string&) { high_ = size_; });
   }
 
@@ -76,11 +79,14 @@ class Queue : public Element {
 };
 SHOAL_ELEMENT(Queue, .name = "Queue", .ports = "1/1", .processing = "h/l",
               .summary = "stores packets between a push and a pull path",
-              .description = "A FIFO of at most CAPACITY packets. Pushed packets that find it full are dropped "
-                             "(reason 'queue-full'). Pulling tasks downstream sleep while it is empty.",
+              .description =
+                  "A FIFO of at most CAPACITY packets. Pushed packets that find it full are dropped "
+                  "(reason 'queue-full'). Pulling tasks downstream sleep while it is empty.",
               .args = {{"CAPACITY", "unsigned", "maximum packets (default 1000)"}},
-              .handlers = {{"length", "r", "packets queued"}, {"highwater_length", "r", "largest length seen"},
-                           {"capacity", "r", "the capacity"}, {"drops", "r", "packets dropped because full"},
+              .handlers = {{"length", "r", "packets queued"},
+                           {"highwater_length", "r", "largest length seen"},
+                           {"capacity", "r", "the capacity"},
+                           {"drops", "r", "packets dropped because full"},
                            {"reset_counts", "w", "reset the high-water mark"}},
               .example = "src -> Queue(1024) -> Unqueue -> sink;");
 
@@ -130,9 +136,10 @@ class Unqueue : public Element {
 };
 SHOAL_ELEMENT(Unqueue, .name = "Unqueue", .ports = "1/1", .processing = "l/h",
               .summary = "pulls packets and pushes them on",
-              .description = "A task that pulls up to BURST packets at a time from its input and pushes them to its "
-                             "output. It sleeps while the upstream queue is empty. Click's default BURST is 1; "
-                             "Shoal's is 32, a batch.",
+              .description =
+                  "A task that pulls up to BURST packets at a time from its input and pushes them to its "
+                  "output. It sleeps while the upstream queue is empty. Click's default BURST is 1; "
+                  "Shoal's is 32, a batch.",
               .args = {{"BURST", "unsigned", "packets per pull (default 32)"},
                        {"LIMIT", "integer", "stop after this many packets (default unlimited)"},
                        {"ACTIVE", "boolean", "run when true (default true)"}},

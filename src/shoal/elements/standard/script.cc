@@ -120,20 +120,25 @@ class ScriptBase : public Element {
       if (t.empty()) continue;
       std::string kw, rest;
       if (!driver_syntax && looks_like_keyword(t, &kw, &rest) && kw == "TYPE") {
-        if (rest == "ACTIVE") type_ = Type::Active;
-        else if (rest == "PASSIVE") type_ = Type::Passive;
-        else if (rest == "DRIVER") type_ = Type::Driver;
-        else if (rest == "PACKET") type_ = Type::Packet;
-        else a.fail(it, fmt::format("TYPE must be ACTIVE, PASSIVE, DRIVER or PACKET, not '{}'", rest));
+        if (rest == "ACTIVE")
+          type_ = Type::Active;
+        else if (rest == "PASSIVE")
+          type_ = Type::Passive;
+        else if (rest == "DRIVER")
+          type_ = Type::Driver;
+        else if (rest == "PACKET")
+          type_ = Type::Packet;
+        else
+          a.fail(it, fmt::format("TYPE must be ACTIVE, PASSIVE, DRIVER or PACKET, not '{}'", rest));
         continue;
       }
       size_t sp = 0;
       while (sp < t.size() && !std::isspace(static_cast<unsigned char>(t[sp]))) ++sp;
       Stmt s{std::string(t.substr(0, sp)), std::string(trim(t.substr(sp))), it.loc};
       if (driver_syntax) translate_driver(s, a, it);
-      static const std::set<std::string> known = {"set", "init", "print", "printn", "read", "write", "wait", "pause",
-                                                  "label", "goto", "loop", "end", "exit", "return", "stop", "export",
-                                                  "wait_stop_event"};
+      static const std::set<std::string> known = {"set",  "init",   "print", "printn", "read",           "write",
+                                                  "wait", "pause",  "label", "goto",   "loop",           "end",
+                                                  "exit", "return", "stop",  "export", "wait_stop_event"};
       if (!known.count(s.op)) a.fail(it, fmt::format("unknown statement '{}'", s.op));
       if (type_ == Type::Packet && (s.op == "wait" || s.op == "pause" || s.op == "stop"))
         a.fail(it, fmt::format("'{}' cannot run inside a TYPE PACKET script", s.op));
@@ -300,8 +305,16 @@ class ScriptBase : public Element {
       a.push_back(x);
     }
     auto need = [&](size_t n) { return a.size() >= n; };
-    if (op == "add") { double s = 0; for (double x : a) s += x; return num(s); }
-    if (op == "mul") { double s = 1; for (double x : a) s *= x; return num(s); }
+    if (op == "add") {
+      double s = 0;
+      for (double x : a) s += x;
+      return num(s);
+    }
+    if (op == "mul") {
+      double s = 1;
+      for (double x : a) s *= x;
+      return num(s);
+    }
     if (op == "sub" && need(2)) return num(a[0] - a[1]);
     if (op == "div" && need(2)) return a[1] == 0 ? "nan" : num(a[0] / a[1]);
     if (op == "idiv" && need(2)) return a[1] == 0 ? "nan" : num(std::trunc(a[0] / a[1]));
@@ -320,8 +333,16 @@ class ScriptBase : public Element {
     if (op == "le" && need(2)) return a[0] <= a[1] ? "true" : "false";
     if (op == "ge" && need(2)) return a[0] >= a[1] ? "true" : "false";
     if (op == "not" && w.size() >= 2) return truth(unquote(w[1])) ? "false" : "true";
-    if (op == "and") { for (size_t i = 1; i < w.size(); ++i) if (!truth(unquote(w[i]))) return "false"; return "true"; }
-    if (op == "or") { for (size_t i = 1; i < w.size(); ++i) if (truth(unquote(w[i]))) return "true"; return "false"; }
+    if (op == "and") {
+      for (size_t i = 1; i < w.size(); ++i)
+        if (!truth(unquote(w[i]))) return "false";
+      return "true";
+    }
+    if (op == "or") {
+      for (size_t i = 1; i < w.size(); ++i)
+        if (truth(unquote(w[i]))) return "true";
+      return "false";
+    }
     if (op == "if" && w.size() >= 4) return truth(unquote(w[1])) ? unquote(w[2]) : unquote(w[3]);
     if (op == "now") return fmt::format("{:.9f}", double(realtime_ns()) / 1e9);
     if (op.find('.') != std::string::npos || op == "version" || op == "threads") return read(op);
@@ -428,7 +449,8 @@ SHOAL_ELEMENT(Script, .name = "Script", .ports = "-/-", .processing = "h/h",
                   "on worker 0; writes reach every worker's copy. TYPE PACKET runs the script for each packet "
                   "pushed in, on every worker: return N sends it to output N, end to output 0, exit drops it "
                   "(reason 'script-exit'); wait, pause and stop are not allowed there.",
-              .args = {{"TYPE", "ACTIVE|PASSIVE|DRIVER|PACKET", "when it runs"}, {"STATEMENT...", "statement", "the script"}},
+              .args = {{"TYPE", "ACTIVE|PASSIVE|DRIVER|PACKET", "when it runs"},
+                       {"STATEMENT...", "statement", "the script"}},
               .handlers = {{"run", "w", "start from the top"}, {"step", "w", "continue after pause"}},
               .example = "Script(wait 1s, print $(c.count) packets, write c.reset, loop);");
 

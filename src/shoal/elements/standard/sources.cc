@@ -55,17 +55,20 @@ class InfiniteSource : public TemplateSource {
 };
 SHOAL_ELEMENT(InfiniteSource, .name = "InfiniteSource", .ports = "0/1", .processing = "a/a",
               .summary = "generates copies of one packet as fast as it can",
-              .description = "Emits copies of DATA, BURST packets per task run (push) or per pull, until LIMIT "
-                             "packets (all workers together, since one flow goes to one worker). With STOP true the "
-                             "router stops when the limit is reached. When the packet pool is empty it waits.",
+              .description =
+                  "Emits copies of DATA, BURST packets per task run (push) or per pull, until LIMIT "
+                  "packets (all workers together, since one flow goes to one worker). With STOP true the "
+                  "router stops when the limit is reached. When the packet pool is empty it waits.",
               .args = {{"DATA", "data string", "packet contents (Click's default text if absent)"},
                        {"LENGTH", "unsigned", "pad or cut DATA to this length (also DATASIZE)"},
                        {"LIMIT", "integer", "packets to emit; -1 (default) for no limit"},
                        {"BURST", "unsigned", "packets per task run (default 1, as in Click)"},
                        {"ACTIVE", "boolean", "emit when true (default true)"},
                        {"STOP", "boolean", "stop the router at LIMIT (default false)"}},
-              .handlers = {{"count", "r", "packets emitted"}, {"active", "rw", "emitting or paused"},
-                           {"reset", "w", "zero the count and resume"}, {"limit", "r", "the limit"}},
+              .handlers = {{"count", "r", "packets emitted"},
+                           {"active", "rw", "emitting or paused"},
+                           {"reset", "w", "zero the count and resume"},
+                           {"limit", "r", "the limit"}},
               .example = "InfiniteSource(LENGTH 64, LIMIT 1000, BURST 32, STOP true) -> Counter -> Discard;");
 
 class RatedSource : public TemplateSource {
@@ -98,11 +101,13 @@ class RatedSource : public TemplateSource {
 SHOAL_ELEMENT(RatedSource, .name = "RatedSource", .ports = "0/1", .processing = "a/a",
               .summary = "generates copies of one packet at a fixed rate",
               .description = "Like InfiniteSource, but emits RATE packets per second (evenly, by the worker clock).",
-              .args = {{"DATA", "data string", "packet contents"}, {"RATE", "real", "packets per second (default 10)"},
+              .args = {{"DATA", "data string", "packet contents"},
+                       {"RATE", "real", "packets per second (default 10)"},
                        {"LIMIT", "integer", "packets to emit; -1 (default) for no limit"},
                        {"LENGTH", "unsigned", "pad or cut DATA to this length (also DATASIZE)"},
                        {"BURST", "unsigned", "packets per task run (default 1, as in Click)"},
-                       {"ACTIVE", "boolean", "emit when true"}, {"STOP", "boolean", "stop the router at LIMIT"}},
+                       {"ACTIVE", "boolean", "emit when true"},
+                       {"STOP", "boolean", "stop the router at LIMIT"}},
               .handlers = {{"count", "r", "packets emitted"}, {"active", "rw", "emitting or paused"}},
               .example = "RatedSource(RATE 1000, LIMIT 5000, STOP true) -> Queue -> ...");
 

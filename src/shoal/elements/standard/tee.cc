@@ -51,8 +51,9 @@ class Tee : public Element {
   Stat drops_;
 };
 SHOAL_ELEMENT(Tee, .name = "Tee", .ports = "1/1-", .processing = "h/h", .summary = "copies packets to every output",
-              .description = "Each packet is copied to outputs 0 to n-2 and the original goes to output n-1. A copy "
-                             "that cannot be made (packet pool exhausted) is counted in copy_failures.",
+              .description =
+                  "Each packet is copied to outputs 0 to n-2 and the original goes to output n-1. A copy "
+                  "that cannot be made (packet pool exhausted) is counted in copy_failures.",
               .args = {{"N", "unsigned", "expected number of outputs (checked)"}},
               .handlers = {{"copy_failures", "r", "copies lost to pool exhaustion"}},
               .example = "src -> t :: Tee; t[0] -> ToDump(a.pcap); t[1] -> Discard;");
@@ -79,9 +80,10 @@ class HashSwitch : public PacketElement<HashSwitch> {
 };
 SHOAL_ELEMENT(HashSwitch, .name = "HashSwitch", .ports = "1/1-", .processing = "h/h",
               .summary = "chooses an output by hashing packet bytes",
-              .description = "Hashes LENGTH bytes at OFFSET and sends the packet to hash mod the number of outputs, "
-                             "so equal bytes always take the same output. Packets shorter than OFFSET+LENGTH are "
-                             "dropped (reason 'too-short').",
+              .description =
+                  "Hashes LENGTH bytes at OFFSET and sends the packet to hash mod the number of outputs, "
+                  "so equal bytes always take the same output. Packets shorter than OFFSET+LENGTH are "
+                  "dropped (reason 'too-short').",
               .args = {{"OFFSET", "unsigned", "first byte hashed, mandatory"},
                        {"LENGTH", "unsigned", "bytes hashed, mandatory"}},
               .handlers = {}, .example = "hs :: HashSwitch(26, 8); hs[0] -> a; hs[1] -> b;  // IPv4 addresses");
@@ -89,10 +91,16 @@ SHOAL_ELEMENT(HashSwitch, .name = "HashSwitch", .ports = "1/1-", .processing = "
 class Print : public PacketElement<Print> {
  public:
   void configure(Args& a) override {
-    a.read_p("LABEL", label_).read_p("MAXLENGTH", max_).read("LENGTH", max_).read("TIMESTAMP", ts_)
-        .read("CONTENTS", contents_).read("ACTIVE", active_).read("PAINT", paint_);
+    a.read_p("LABEL", label_)
+        .read_p("MAXLENGTH", max_)
+        .read("LENGTH", max_)
+        .read("TIMESTAMP", ts_)
+        .read("CONTENTS", contents_)
+        .read("ACTIVE", active_)
+        .read("PAINT", paint_);
     a.complete();
-    if (contents_ != "HEX" && contents_ != "NONE" && contents_ != "ASCII" && contents_ != "true" && contents_ != "false")
+    if (contents_ != "HEX" && contents_ != "NONE" && contents_ != "ASCII" && contents_ != "true" &&
+        contents_ != "false")
       a.fail("CONTENTS must be HEX, ASCII or NONE");
   }
   void process(Packet* p) {
@@ -124,11 +132,15 @@ class Print : public PacketElement<Print> {
 };
 SHOAL_ELEMENT(Print, .name = "Print", .ports = "1/1", .processing = "a/a",
               .summary = "prints packets to standard error",
-              .description = "Prints one line per packet: LABEL, optionally the timestamp and paint, the length, "
-                             "and the first MAXLENGTH bytes in hex (groups of four, as Click does) or ASCII.",
-              .args = {{"LABEL", "string", "line prefix"}, {"MAXLENGTH", "unsigned", "bytes shown (default 24); also LENGTH"},
-                       {"TIMESTAMP", "boolean", "show timestamps"}, {"CONTENTS", "HEX|ASCII|NONE", "how bytes show"},
-                       {"PAINT", "boolean", "show the paint annotation"}, {"ACTIVE", "boolean", "print when true"}},
+              .description =
+                  "Prints one line per packet: LABEL, optionally the timestamp and paint, the length, "
+                  "and the first MAXLENGTH bytes in hex (groups of four, as Click does) or ASCII.",
+              .args = {{"LABEL", "string", "line prefix"},
+                       {"MAXLENGTH", "unsigned", "bytes shown (default 24); also LENGTH"},
+                       {"TIMESTAMP", "boolean", "show timestamps"},
+                       {"CONTENTS", "HEX|ASCII|NONE", "how bytes show"},
+                       {"PAINT", "boolean", "show the paint annotation"},
+                       {"ACTIVE", "boolean", "print when true"}},
               .handlers = {}, .example = "src -> Print(in, 64) -> Discard;");
 
 }  // namespace shoal
