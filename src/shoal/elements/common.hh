@@ -1,6 +1,7 @@
 // Shared pieces of element code: pull-side tasks that sleep on an upstream
 // notifier, and the base of packet sources (push or pull, LIMIT, STOP, ACTIVE).
 #pragma once
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +48,13 @@ std::shared_ptr<T> shared_state(Element* e, bool* first = nullptr) {
 // line numbers (route files and the like). Fails the arguments when the
 // file cannot be read.
 std::vector<std::pair<size_t, std::string>> read_config_lines(Args& a, const char* what, const std::string& file);
+
+// Frees every live packet of b to the worker's pool (packets already
+// counted elsewhere: an offload aggregate's at exit) and recycles b.
+inline void free_packets(Element& e, PacketBatch* b) {
+  b->for_each([&](uint32_t, Packet* p) { e.worker().pool().free(p); });
+  e.recycle(b);
+}
 
 class SourceElement : public Element {
  public:

@@ -593,7 +593,7 @@ std::string Chain::describe() const {
   return s;
 }
 
-void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, std::function<Chain*()> chain) {
+void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, const std::function<Chain*()>& chain) {
   e.add_stat_handler(prefix + "aggregates", s.aggregates);
   e.add_stat_handler(prefix + "packets", s.packets);
   e.add_stat_handler(prefix + "device_aggregates", s.device_aggregates);

@@ -270,6 +270,9 @@ struct Aggregate {
   const uint8_t* block_out(uint32_t j) const { return host + o_bout[j]; }
 };
 
+// The aggregate a batch between HostToDevice and CompletionQueue belongs to.
+inline Aggregate* aggregate_of(PacketBatch* b) { return static_cast<Aggregate*>(b->anno.offload); }
+
 class Chain {
  public:
   // `inflight`: aggregates on the device at once (each with its own stream).
@@ -346,6 +349,6 @@ class Chain {
 };
 
 // Registers the statistics handlers of a chain (PREFIX aggregates, ...).
-void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, std::function<Chain*()> chain);
+void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, const std::function<Chain*()>& chain);
 
 }  // namespace shoal::offload

@@ -3,6 +3,7 @@
 // which process() and the device both call.
 #include <fmt/format.h>
 
+#include "shoal/elements/ip/headers.hh"
 #include "shoal/kernels/steps/set_ip_dscp.hh"
 #include "shoal/offload/element.hh"
 
@@ -27,9 +28,7 @@ class SetIPDSCP : public offload::OffloadableElement<PacketElement<SetIPDSCP>> {
     });
   }
   int process(Packet* p) {
-    bool hdr = p->has_network_header() && p->network_header_offset() >= 0 &&
-               uint64_t(p->network_header_offset()) + 20 <= p->length();
-    uint8_t* ip = hdr ? p->network_header() : nullptr;
+    uint8_t* ip = ip_header20(p);
     return k::SetIPDSCPStep::apply(ip, ip ? ip + 10 : nullptr, dscp_, r_nohdr_);
   }
 

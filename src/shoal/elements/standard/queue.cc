@@ -1,6 +1,6 @@
-// Queue (push to pull) and Unqueue (pull to push).
-#include <fmt/format.h>
+// Queue: stores packets between a push and a pull path.
 
+#include <algorithm>
 #include "shoal/elements/common.hh"
 
 namespace shoal {
@@ -89,61 +89,5 @@ SHOAL_ELEMENT(Queue, .name = "Queue", .ports = "1/1", .processing = "h/l",
                            {"drops", "r", "packets dropped because full"},
                            {"reset_counts", "w", "reset the high-water mark"}},
               .example = "src -> Queue(1024) -> Unqueue -> sink;");
-
-class Unqueue : public Element {
- public:
-  void configure(Args& a) override {
-    a.read_p("BURST", burst_).read("LIMIT", limit_).read("ACTIVE", active_);
-    a.complete();
-    if (burst_ == 0) a.fail("BURST must be at least 1");
-  }
-  void initialize() override {
-    add_task();
-    set_task_active(active_);
-    pt_.init(this, burst_);
-  }
-  bool run_task() override {
-    if (limit_ >= 0 && count_.get() >= uint64_t(limit_)) {
-      set_task_active(false);
-      return false;
-    }
-    PacketBatch* b = pt_.pull();
-    if (!b) return false;
-    count_.add(b->live());
-    output_push(0, b);
-    return true;
-  }
-  void wake_task() override {
-    if (active_) set_task_active(true);
-  }
-  void add_handlers() override {
-    add_stat_handler("count", count_);
-    add_write_handler("active", [this](const std::string& v) {
-      bool on;
-      if (!parse_bool(trim(v), on)) throw std::runtime_error("expected true or false");
-      active_ = on;
-      set_task_active(on);
-    });
-    add_read_handler("active", [this] { return active_ ? "true" : "false"; });
-  }
-
- private:
-  uint32_t burst_ = 32;
-  int64_t limit_ = -1;
-  bool active_ = true;
-  Stat count_;
-  PullTask pt_;
-};
-SHOAL_ELEMENT(Unqueue, .name = "Unqueue", .ports = "1/1", .processing = "l/h",
-              .summary = "pulls packets and pushes them on",
-              .description =
-                  "A task that pulls up to BURST packets at a time from its input and pushes them to its "
-                  "output. It sleeps while the upstream queue is empty. Click's default BURST is 1; "
-                  "Shoal's is 32, a batch.",
-              .args = {{"BURST", "unsigned", "packets per pull (default 32)"},
-                       {"LIMIT", "integer", "stop after this many packets (default unlimited)"},
-                       {"ACTIVE", "boolean", "run when true (default true)"}},
-              .handlers = {{"count", "r", "packets moved"}, {"active", "rw", "run or pause"}},
-              .example = "q :: Queue -> Unqueue(BURST 64) -> ToDump(out.pcap);");
 
 }  // namespace shoal

@@ -1,0 +1,164 @@
+// FromDevice: reads a Linux interface through an AF_PACKET receive ring
+// (io/afpacket.hh); finishes offloaded checksums and cuts GSO/GRO
+// super-packets to the link's MTU, as a NIC would have.
+#include <fmt/format.h>
+#include <linux/if_packet.h>
+#include <algorithm>
+#include <cstring>
+#include <deque>
+
+#include "shoal/elements/common.hh"
+#include "shoal/io/afpacket.hh"
+#include "shoal/io/offload.hh"
+#include "shoal/kernels/bytes.hh"
+
+namespace shoal {
+
+class FromDevice : public SourceElement {
+ public:
+  void configure(Args& a) override {
+    a.read_mp("DEVNAME", opt_.dev).read("PROMISC", opt_.promisc).read("SNAPLEN", snaplen_);
+    a.read("BLOCKS", opt_.blocks).read("BLOCK_SIZE", opt_.block_size).read("FANOUT", fanout_);
+    a.read("OUTBOUND", opt_.outbound);
+    read_source_args(a, 32);
+    a.complete();
+    if (opt_.block_size < 4096 || (opt_.block_size & (opt_.block_size - 1)))
+      a.fail("BLOCK_SIZE must be a power of two >= 4096");
+    if (opt_.blocks < 2) a.fail("BLOCKS must be at least 2");
+  }
+  void initialize() override {
+    opt_.fanout = fanout_ && worker().nworkers() > 1;
+    rx_.open(fmt::format("FromDevice({})", opt_.dev), opt_);
+    r_big_ = add_drop_reason("too-large");
+    SourceElement::initialize();
+  }
+  void cleanup() override {
+    for (Packet* p : spill_) worker().pool().free(p);  // never delivered, so never counted
+    spill_.clear();
+    rx_.close();
+  }
+  uint32_t produce(PacketBatch* b, uint32_t max, bool&) override {
+    uint32_t n = 0;
+    while (n < max && !spill_.empty()) {  // segments of a cut super-packet come first
+      b->append(spill_.front());
+      spill_.pop_front();
+      ++n;
+    }
+    io::RxFrame f;
+    while (n < max && spill_.empty() && rx_.next(f)) {
+      n += take(f, b, max - n);
+      rx_.consumed();
+    }
+    return n;
+  }
+  void add_handlers() override {
+    SourceElement::add_handlers();
+    add_stat_handler("checksums_finished", csum_fixed_);
+    add_stat_handler("segmented", segmented_);
+    add_read_handler(
+        "kernel_drops", [this] { return std::to_string(rx_.kernel_drops()); }, Agg::Sum, true);
+  }
+
+ private:
+  // Copies one ring frame into the batch (several packets when a TCP
+  // super-packet is cut to the MTU); the number of packets appended.
+  uint32_t take(const io::RxFrame& f, PacketBatch* b, uint32_t room) {
+    if (f.pkttype == PACKET_OUTGOING && !opt_.outbound) return 0;
+    const uint8_t* d = f.data;
+    uint32_t len = std::min(f.len, snaplen_);
+    bool vlan = f.vlan && len >= 12;
+    uint32_t total = len + (vlan ? 4 : 0);
+    Packet* p = total <= PacketPool::kMaxFrame ? worker().pool().alloc(total) : nullptr;
+    if (!p) return refuse();
+    uint8_t* o = p->data();
+    if (vlan) {  // the kernel took the tag off: put it back
+      std::memcpy(o, d, 12);
+      k::store_be16(o + 12, f.vlan_tpid);
+      k::store_be16(o + 14, f.vlan_tci);
+      std::memcpy(o + 16, d + 12, len - 12);
+    } else {
+      std::memcpy(o, d, len);
+    }
+    // The sender offloaded its checksum to a NIC that is not there (veth,
+    // loopback, local traffic): finish it, or the receiver drops the packet.
+    if (f.csum_not_ready) {
+      io::finish_l4_checksum(o, total);
+      csum_fixed_.add();
+    }
+    auto stamp = [&](Packet* q) {
+      q->set_timestamp_ns(f.timestamp_ns);
+      q->anno().packet_type = f.pkttype;
+      q->set_mac_header(0);
+    };
+    // A GSO/GRO super-packet bigger than the link: cut it as the NIC would have.
+    uint32_t l2 = vlan ? 18 : 14;
+    if (total > rx_.mtu() + l2 || f.gso_size) {
+      uint32_t n = 0;
+      uint32_t cut = io::segment_tcp(o, total, rx_.mtu(), f.gso_size, [&](const uint8_t* seg, uint32_t sl) {
+        Packet* q = worker().pool().alloc(sl);
+        if (!q) return refuse(), false;
+        std::memcpy(q->data(), seg, sl);
+        stamp(q);
+        if (n < room) {
+          b->append(q);
+          ++n;
+        } else {
+          spill_.push_back(q);  // delivered by the next produce()
+        }
+        return true;
+      });
+      if (cut) {
+        worker().pool().free(p);
+        segmented_.add();
+        return n;
+      }
+    }
+    stamp(p);
+    p->anno().flow_hash = f.rxhash;
+    b->append(p);
+    return 1;
+  }
+  // A frame the pool or the size refused: counted as received and dropped.
+  uint32_t refuse() {
+    received();
+    emitted_.add();
+    count_dropped(r_big_);
+    return 0;
+  }
+
+  io::RxOptions opt_;
+  bool fanout_ = true;
+  uint32_t snaplen_ = 65535;
+  io::AfPacketRx rx_;
+  std::deque<Packet*> spill_;
+  uint16_t r_big_ = 0;
+  Stat csum_fixed_, segmented_;
+};
+SHOAL_ELEMENT(FromDevice, .name = "FromDevice", .ports = "0/1", .processing = "a/a",
+              .summary = "reads packets from a Linux interface",
+              .description =
+                  "Receives every frame of interface DEVNAME through an AF_PACKET TPACKET_V3 memory-mapped ring "
+                  "(BLOCKS blocks of BLOCK_SIZE bytes, a block handed over when full or after 1 ms), in "
+                  "promiscuous mode unless PROMISC false. Frames the host itself sends are skipped unless "
+                  "OUTBOUND true. Stripped VLAN tags are put back. Each packet gets its timestamp, the packet "
+                  "type annotation (host, broadcast, multicast, other host) and the kernel's flow hash. With "
+                  "several workers, each has its own socket in one PACKET_FANOUT_HASH group. A missing interface "
+                  "or missing privileges (CAP_NET_RAW) are configuration errors. The kernel_drops handler reads "
+                  "the ring's losses.",
+              .args = {{"DEVNAME", "string", "interface name"},
+                       {"PROMISC", "boolean", "promiscuous mode (default true)"},
+                       {"SNAPLEN", "unsigned", "bytes kept per frame (default 65535)"},
+                       {"BLOCKS", "unsigned", "ring blocks (default 64)"},
+                       {"BLOCK_SIZE", "unsigned", "bytes per block, a power of two (default 262144)"},
+                       {"FANOUT", "boolean", "spread flows over workers with PACKET_FANOUT (default true)"},
+                       {"OUTBOUND", "boolean", "also deliver frames the host sends (default false)"},
+                       {"BURST", "unsigned", "packets per task run (default 32)"},
+                       {"LIMIT", "integer", "stop after this many packets (-1: none)"},
+                       {"ACTIVE", "boolean", "start reading (default true)"},
+                       {"STOP", "boolean", "stop the router after LIMIT packets"}},
+              .handlers = {{"count", "r", "packets read"},
+                           {"kernel_drops", "r", "frames the ring lost"},
+                           {"active", "rw", "reading or not"}},
+              .example = "FromDevice(eth0) -> c :: Classifier(12/0806, 12/0800, -);");
+
+}  // namespace shoal

@@ -1,0 +1,115 @@
+// HostToDevice (DeviceToHost): starts an aggregate's copy to the device.
+#include <fmt/format.h>
+
+#include "shoal/elements/common.hh"
+#include "shoal/offload/chain.hh"
+#include "shoal/offload/services.hh"
+
+namespace shoal {
+
+// ---------------------------------------------------------------- HostToDevice
+class HostToDevice : public Element {
+ public:
+  void configure(Args& a) override {
+    a.read("INFLIGHT", inflight_).read("SLICE", slice_);
+    a.complete();
+    if (inflight_ == 0 || inflight_ > 1024) a.fail("INFLIGHT: 1 to 1024 aggregates");
+  }
+  void initialize() override {
+    std::vector<offload::Offloadable*> steps;
+    Element* e = this;
+    for (;;) {
+      Element* next = e->output(0).e;
+      if (next->class_name() == "DeviceToHost") break;
+      auto* o = dynamic_cast<offload::Offloadable*>(next);
+      if (!o || o->offload_joins_chains())
+        throw std::runtime_error(fmt::format(
+            "{} ({}) follows HostToDevice before a DeviceToHost: only device elements (GPUIPLookup, GPUIP6Lookup, "
+            "GPUCheckIPHeader, GPUDecIPTTL) belong there",
+            next->name(), next->class_name()));
+      if (steps.size() >= 32) throw std::runtime_error("more than 32 device elements before DeviceToHost");
+      o->offload_set_step(int(steps.size()));
+      steps.push_back(o);
+      e = next;
+    }
+    std::string err;
+    offload::Services& sv = offload::services(worker().runtime());
+    auto d = sv.device(err);
+    if (!d && sv.claim_device_report())
+      fmt::print(stderr, "shoal: {}: no device ({}); aggregates run on the CPU (counted in 'cpu_fault')\n", name(),
+                 err);
+    chain_ = std::make_unique<offload::Chain>(*this, std::move(d), std::move(steps), inflight_, stats_, !slice_);
+    if (!chain_->error().empty()) throw std::runtime_error(chain_->error());
+  }
+  void push(int, PacketBatch* b) override {
+    offload::Aggregate* a = chain_->begin(b, true);
+    b->anno.offload = a;
+    output_push(0, b);
+  }
+  void add_handlers() override {
+    offload::add_chain_handlers(*this, stats_, "", [this] { return chain_.get(); });
+    add_read_handler("device", [this] { return offload::services(worker().runtime()).device_detail(); });
+  }
+
+ private:
+  uint32_t inflight_ = 8;
+  bool slice_ = true;
+  offload::ChainStats stats_;
+  std::unique_ptr<offload::Chain> chain_;  // outlives cleanup(): CompletionQueue drains into it
+};
+SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing = "h/h",
+              .summary = "starts an aggregate's copy to the device",
+              .description =
+                  "Takes an aggregate from a Batcher, packs the byte ranges (ROIs) and annotations the device "
+                  "elements up to the next DeviceToHost declared (their union, computed at set-up; overlapping "
+                  "and adjacent ranges of a packet merged) into pinned memory and queues the copy on the "
+                  "aggregate's own stream, then passes the aggregate on without waiting. At most INFLIGHT "
+                  "aggregates are on the device at once; more, or a device that failed, run the same step "
+                  "functions on the CPU (counted). Handlers report bytes moved each way and the ROI union.",
+              .args = {{"INFLIGHT", "unsigned", "aggregates on the device at once (default 8)"},
+                       {"SLICE", "boolean",
+                        "copy only the ROI union (default true); false copies whole packets "
+                        "both ways, the baseline slicing saves against"}},
+              .handlers = {{"aggregates", "r", "aggregates completed"},
+                           {"packets", "r", "packets in them"},
+                           {"device_aggregates", "r", "aggregates that ran on the device"},
+                           {"cpu_busy", "r", "aggregates run on the CPU because INFLIGHT were in flight"},
+                           {"cpu_fault", "r", "aggregates run on the CPU after a device failure or with no device"},
+                           {"fault_packets", "r", "packets in those"},
+                           {"h2d_bytes", "r", "bytes copied to the device"},
+                           {"d2h_bytes", "r", "bytes copied back"},
+                           {"roi_bytes", "r", "packet bytes packed (the ROI union)"},
+                           {"host_steps", "r",
+                            "steps run on the host for packets a step skipped (SKIP) whose bit a later host part "
+                            "cleared"},
+                           {"inflight_max", "r", "most aggregates in flight at once"},
+                           {"chain", "r", "the device elements and the ROI union"},
+                           {"last_error", "r", "the last device error"},
+                           {"device", "r", "the device backend in use"}},
+              .example =
+                  "Batcher(4096) -> HostToDevice -> GPUIPLookup(...) -> DeviceToHost -> CompletionQueue -> "
+                  "Debatcher -> Dispatcher(0, 1);");
+
+// ---------------------------------------------------------------- DeviceToHost
+class DeviceToHost : public Element {
+ public:
+  void initialize() override { r_ = add_drop_reason("not-on-device"); }
+  void push(int, PacketBatch* b) override {
+    offload::Aggregate* a = offload::aggregate_of(b);
+    if (!a) return drop_all(b, r_);
+    a->chain->end(*a);
+    output_push(0, b);
+  }
+
+ private:
+  uint16_t r_ = 0;
+};
+SHOAL_ELEMENT(DeviceToHost, .name = "DeviceToHost", .ports = "1/1", .processing = "h/h",
+              .summary = "queues an aggregate's copy back to the host",
+              .description =
+                  "Queues, on the aggregate's stream, the copy back of what the device elements wrote "
+                  "(verdicts, predicate bits, written annotations and written ranges only) and a "
+                  "completion mark, then passes the aggregate on to a CompletionQueue without waiting.",
+              .example = "... -> GPUIPLookup(...) -> DeviceToHost -> CompletionQueue -> Debatcher -> ...;");
+
+}  // namespace shoal

@@ -1,0 +1,257 @@
+#include "shoal/io/afpacket.hh"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <fmt/format.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace shoal::io {
+
+namespace {
+
+[[noreturn]] void sys_fail(const std::string& who, const std::string& what, int err) {
+  if (err == EPERM || err == EACCES)
+    throw std::runtime_error(fmt::format("{}: {}: {} (needs CAP_NET_RAW: run as root)", who, what, std::strerror(err)));
+  throw std::runtime_error(fmt::format("{}: {}: {}", who, what, std::strerror(err)));
+}
+
+int open_packet_socket(const std::string& who, const std::string& dev, int proto, int& ifindex) {
+  ifindex = int(if_nametoindex(dev.c_str()));
+  if (ifindex == 0) throw std::runtime_error(fmt::format("{}: no interface named '{}'", who, dev));
+  int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, proto);
+  if (fd < 0) sys_fail(who, "cannot open a packet socket", errno);
+  int v = TPACKET_V3;
+  if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &v, sizeof v) < 0) {
+    int e = errno;
+    ::close(fd);
+    sys_fail(who, "PACKET_VERSION TPACKET_V3", e);
+  }
+  return fd;
+}
+
+uint32_t interface_mtu(int fd, const std::string& dev) {
+  ifreq ifr{};
+  std::snprintf(ifr.ifr_name, IFNAMSIZ, "%s", dev.c_str());
+  if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) return 1500;
+  return uint32_t(ifr.ifr_mtu);
+}
+
+// linux/virtio_net.h's struct virtio_net_hdr (that header does not compile
+// as C++): what PACKET_VNET_HDR puts before each frame, little-endian.
+struct VnetHdr {
+  uint8_t flags, gso_type;  // gso_type 0: not a GSO packet
+  uint16_t hdr_len, gso_size, csum_start, csum_offset;
+};
+static_assert(sizeof(VnetHdr) == 10);
+
+uint32_t round_pow2(uint32_t x) {
+  uint32_t p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+constexpr uint32_t kTxDataOff = TPACKET_ALIGN(sizeof(tpacket3_hdr));
+
+}  // namespace
+
+// ---------------------------------------------------------------- receive
+void AfPacketRx::open(const std::string& who, const RxOptions& o) {
+  int ifindex;
+  fd_ = open_packet_socket(who, o.dev, htons(ETH_P_ALL), ifindex);
+  blocks_ = o.blocks;
+  block_size_ = o.block_size;
+  // The kernel's GSO segment size and checksum state come in a virtio-net
+  // header before each frame (must be asked for before the ring exists).
+  int on = 1;
+  vnet_ = setsockopt(fd_, SOL_PACKET, PACKET_VNET_HDR, &on, sizeof on) == 0;
+  tpacket_req3 req{};
+  req.tp_block_size = block_size_;
+  req.tp_block_nr = blocks_;
+  req.tp_frame_size = 2048;
+  req.tp_frame_nr = block_size_ / 2048 * blocks_;
+  req.tp_retire_blk_tov = 1;  // ms: a partly filled block reaches us within 1 ms
+  req.tp_feature_req_word = TP_FT_REQ_FILL_RXHASH;
+  if (setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0) {
+    // Kernels without virtio-net headers on rings: go on without GSO sizes.
+    int off = 0;
+    if (!vnet_ || setsockopt(fd_, SOL_PACKET, PACKET_VNET_HDR, &off, sizeof off) < 0 ||
+        setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0)
+      sys_fail(who, "PACKET_RX_RING", errno);
+    vnet_ = false;
+  }
+  ring_len_ = size_t(block_size_) * blocks_;
+  void* m = mmap(nullptr, ring_len_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
+  if (m == MAP_FAILED) sys_fail(who, "mmap of the receive ring", errno);
+  ring_ = static_cast<uint8_t*>(m);
+  int one = 1;
+  if (!o.outbound) setsockopt(fd_, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);  // Linux 4.20+
+  sockaddr_ll sll{};
+  sll.sll_family = AF_PACKET;
+  sll.sll_protocol = htons(ETH_P_ALL);
+  sll.sll_ifindex = ifindex;
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&sll), sizeof sll) < 0) sys_fail(who, "bind", errno);
+  if (o.promisc) {
+    packet_mreq mr{};
+    mr.mr_ifindex = ifindex;
+    mr.mr_type = PACKET_MR_PROMISC;
+    if (setsockopt(fd_, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) < 0)
+      sys_fail(who, "promiscuous mode", errno);
+  }
+  if (o.fanout) {
+    // One group per (interface, process); the kernel hashes flows over the workers' sockets.
+    int arg = int((uint32_t(ifindex) * 2654435761u ^ uint32_t(getpid())) & 0xffff) | (PACKET_FANOUT_HASH << 16);
+    if (setsockopt(fd_, SOL_PACKET, PACKET_FANOUT, &arg, sizeof arg) < 0) sys_fail(who, "PACKET_FANOUT", errno);
+  }
+  mtu_ = interface_mtu(fd_, o.dev);
+}
+
+void AfPacketRx::close() {
+  if (ring_) munmap(ring_, ring_len_);
+  if (fd_ >= 0) ::close(fd_);
+  ring_ = nullptr;
+  fd_ = -1;
+  pkt_ = nullptr;
+  left_ = 0;
+}
+
+bool AfPacketRx::next(RxFrame& f) {
+  if (!ring_) return false;
+  auto* bd = reinterpret_cast<tpacket_block_desc*>(ring_ + size_t(block_) * block_size_);
+  if (!pkt_) {
+    if (!(__atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER)) return false;
+    pkt_ = reinterpret_cast<uint8_t*>(bd) + bd->hdr.bh1.offset_to_first_pkt;
+    left_ = bd->hdr.bh1.num_pkts;
+    if (left_ == 0) {  // an empty block (retired by the timer): back to the kernel
+      pkt_ = nullptr;
+      __atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+      block_ = (block_ + 1) % blocks_;
+      return next(f);
+    }
+  }
+  auto* h = reinterpret_cast<tpacket3_hdr*>(pkt_);
+  auto* sll = reinterpret_cast<sockaddr_ll*>(pkt_ + TPACKET_ALIGN(sizeof(tpacket3_hdr)));
+  f.data = pkt_ + h->tp_mac;
+  f.len = h->tp_snaplen;
+  f.timestamp_ns = uint64_t(h->tp_sec) * 1000000000ull + h->tp_nsec;
+  f.pkttype = sll->sll_pkttype;
+  f.vlan = (h->tp_status & TP_STATUS_VLAN_VALID) != 0;
+  f.vlan_tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID) ? h->hv1.tp_vlan_tpid : 0x8100;
+  f.vlan_tci = uint16_t(h->hv1.tp_vlan_tci);
+  f.csum_not_ready = (h->tp_status & TP_STATUS_CSUMNOTREADY) != 0;
+  f.rxhash = h->hv1.tp_rxhash;
+  f.gso_size = 0;
+  if (vnet_) {
+    VnetHdr vh;
+    std::memcpy(&vh, f.data - sizeof vh, sizeof vh);
+    if (vh.gso_type != 0) f.gso_size = le16toh(vh.gso_size);
+  }
+  return true;
+}
+
+void AfPacketRx::consumed() {
+  auto* h = reinterpret_cast<tpacket3_hdr*>(pkt_);
+  pkt_ += h->tp_next_offset;
+  if (--left_ == 0) {  // block done: back to the kernel
+    auto* bd = reinterpret_cast<tpacket_block_desc*>(ring_ + size_t(block_) * block_size_);
+    pkt_ = nullptr;
+    __atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+    block_ = (block_ + 1) % blocks_;
+  }
+}
+
+uint64_t AfPacketRx::kernel_drops() {
+  tpacket_stats_v3 st{};
+  socklen_t l = sizeof st;
+  if (fd_ >= 0 && getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &l) == 0) kdrops_ += st.tp_drops;
+  return kdrops_;
+}
+
+// ---------------------------------------------------------------- send
+void AfPacketTx::open(const std::string& who, const std::string& dev, uint32_t frames, bool qdisc_bypass) {
+  int ifindex;
+  fd_ = open_packet_socket(who, dev, 0, ifindex);
+  mtu_ = interface_mtu(fd_, dev);
+  int one = 1;
+  if (qdisc_bypass && setsockopt(fd_, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one) < 0)
+    sys_fail(who, "PACKET_QDISC_BYPASS", errno);
+  frame_size_ = std::max<uint32_t>(2048, round_pow2(mtu_ + 18 + kTxDataOff));
+  uint32_t block = std::max<uint32_t>(frame_size_, 1u << 16);
+  tpacket_req3 req{};
+  req.tp_block_size = block;
+  req.tp_frame_size = frame_size_;
+  req.tp_block_nr = std::max<uint32_t>(1, (frames * frame_size_ + block - 1) / block);
+  req.tp_frame_nr = req.tp_block_nr * (block / frame_size_);
+  nframes_ = req.tp_frame_nr;
+  if (setsockopt(fd_, SOL_PACKET, PACKET_TX_RING, &req, sizeof req) < 0) sys_fail(who, "PACKET_TX_RING", errno);
+  ring_len_ = size_t(req.tp_block_nr) * block;
+  void* m = mmap(nullptr, ring_len_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
+  if (m == MAP_FAILED) sys_fail(who, "mmap of the send ring", errno);
+  ring_ = static_cast<uint8_t*>(m);
+  sockaddr_ll sll{};
+  sll.sll_family = AF_PACKET;
+  sll.sll_protocol = 0;  // send only
+  sll.sll_ifindex = ifindex;
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&sll), sizeof sll) < 0) sys_fail(who, "bind", errno);
+}
+
+void AfPacketTx::close() {
+  if (ring_) {
+    // Let the kernel finish what is queued (briefly), then unmap.
+    for (int i = 0; i < 100 && in_flight(); ++i) usleep(1000);
+    munmap(ring_, ring_len_);
+  }
+  if (fd_ >= 0) ::close(fd_);
+  ring_ = nullptr;
+  fd_ = -1;
+}
+
+uint32_t AfPacketTx::max_frame() const { return frame_size_ - kTxDataOff; }
+
+namespace {
+uint32_t tx_status(uint8_t* ring, uint32_t frame_size, uint32_t i) {
+  auto* h = reinterpret_cast<tpacket3_hdr*>(ring + size_t(i) * frame_size);
+  return __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+}
+constexpr uint32_t kBusy = TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING;
+}  // namespace
+
+bool AfPacketTx::put(const uint8_t* data, uint32_t len) {
+  if (tx_status(ring_, frame_size_, next_) & kBusy) return false;
+  auto* h = reinterpret_cast<tpacket3_hdr*>(ring_ + size_t(next_) * frame_size_);
+  std::memcpy(reinterpret_cast<uint8_t*>(h) + kTxDataOff, data, len);
+  h->tp_len = len;
+  h->tp_snaplen = len;
+  h->tp_next_offset = 0;
+  __atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST, __ATOMIC_RELEASE);
+  next_ = (next_ + 1) % nframes_;
+  return true;
+}
+
+uint32_t AfPacketTx::free_slots(uint32_t want) {
+  uint32_t n = 0;
+  for (uint32_t i = next_; n < want && n < nframes_ && (tx_status(ring_, frame_size_, i) & kBusy) == 0;
+       i = (i + 1) % nframes_)
+    ++n;
+  return n;
+}
+
+bool AfPacketTx::in_flight() {
+  for (uint32_t i = 0; i < nframes_; ++i)
+    if (tx_status(ring_, frame_size_, i) & kBusy) return true;
+  return false;
+}
+
+void AfPacketTx::kick() { ::send(fd_, nullptr, 0, MSG_DONTWAIT); }
+
+}  // namespace shoal::io
