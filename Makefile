@@ -1,6 +1,7 @@
 # Shoal: `make demo` and `make test` set up a fresh Debian 12 machine, build and run.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 FUZZ_RULES_SECONDS ?= 20
@@ -8,7 +9,7 @@ FUZZ_CB_SECONDS ?= 15
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test unit asan fuzz bench clean
+.PHONY: all deps build demo test unit asan tsan fuzz lint bench clean
 
 all: build
 
@@ -22,9 +23,10 @@ build: deps
 demo: build
 	@scripts/demo.sh $(BUILD)
 
-# Every test: the release build's suite, the ASan+UBSan build's suite, and a
-# bounded fuzzing run of the configuration parser.
-test: build asan fuzz
+# Every test: the static checks, the ASan+UBSan build's suite, the unit
+# tests under ThreadSanitizer, bounded fuzzing runs, and the release build's
+# suite.
+test: build lint asan tsan fuzz
 	@echo "== release build tests"
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
@@ -38,6 +40,19 @@ asan: deps
 	@echo "== ASan+UBSan build tests"
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# The unit tests (workers, host device backend, offload chains...) under
+# ThreadSanitizer, in one process.
+tsan: deps
+	@cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_TSAN=ON -DSHOAL_CUDA=OFF \
+	  >$(TSAN_BUILD).configure.log 2>&1 || (cat $(TSAN_BUILD).configure.log; exit 1)
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target shoal_unit
+	@echo "== ThreadSanitizer build: unit tests"
+	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/tests/shoal_unit --gtest_brief=1
+
+# clang-format and clang-tidy (.clang-format, .clang-tidy) over the sources.
+lint: build
+	@scripts/lint.sh $(BUILD)
 
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON \
@@ -68,4 +83,4 @@ bench: build
 	@$(BUILD)/shoal bench --out bench/results/latest-cpu.json
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) *.configure.log
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) *.configure.log

@@ -576,6 +576,7 @@ int cmd_bench(int argc, char** argv) {
       std::fflush(stdout);
       for (uint32_t b : bursts) {
         std::vector<double> runs;
+        runs.reserve(size_t(reps));
         nlohmann::json extra = nlohmann::json::object();
         for (int r = 0; r < reps; ++r)
           runs.push_back(run_point(c, t, b, length, flows, seconds, tables, &notes, &extra));
@@ -590,6 +591,7 @@ int cmd_bench(int argc, char** argv) {
                               {"mpps", med / 1e6},
                               {"runs_mpps", [&] {
                                  std::vector<double> v;
+                                 v.reserve(runs.size());
                                  for (double x : runs) v.push_back(x / 1e6);
                                  return v;
                                }()}};

@@ -62,7 +62,7 @@ uint32_t make_frame(uint64_t i, uint32_t size, uint8_t* f) {
   uint8_t* pay = tcp + 20;
   uint32_t plen = size - 54;
   for (uint32_t j = 0; j < plen; ++j) pay[j] = uint8_t('a' + (i + j) % 26);
-  if (i % 100 == 7 && plen >= 7) std::memcpy(pay, "<script", 7);
+  if (i % 100 == 7 && plen >= 7) std::copy_n("<script", 7, pay);  // (no terminating NUL: payload bytes)
   return size;
 }
 

@@ -481,8 +481,9 @@ int cmd_version() {
 }  // namespace
 }  // namespace shoal::tool
 
-int main(int argc, char** argv) {
-  using namespace shoal::tool;
+namespace shoal::tool {
+namespace {
+int run_main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "bench") return cmd_bench(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-ids") return cmd_bench_ids(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-classify") return cmd_bench_classify(argc - 1, argv + 1);
@@ -589,4 +590,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   return cmd_version();
+}
+}  // namespace
+}  // namespace shoal::tool
+
+int main(int argc, char** argv) {
+  try {
+    return shoal::tool::run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shoal: %s\n", e.what());
+    return 1;
+  }
 }

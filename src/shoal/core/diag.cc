@@ -59,11 +59,11 @@ std::string format_diagnostic(const Loc& loc, std::string_view msg, std::string_
   return out;
 }
 
-void Diagnostics::error(const Loc& loc, std::string msg) {
+void Diagnostics::error(const Loc& loc, const std::string& msg) {
   text_ += format_diagnostic(loc, msg, "error");
   ++errors_;
 }
 
-void Diagnostics::note(const Loc& loc, std::string msg) { text_ += format_diagnostic(loc, msg, "note"); }
+void Diagnostics::note(const Loc& loc, const std::string& msg) { text_ += format_diagnostic(loc, msg, "note"); }
 
 }  // namespace shoal

@@ -39,7 +39,7 @@ class SourceManager {
 // An error with a location: thrown by parsers and by element configuration.
 class ConfigError : public std::runtime_error {
  public:
-  ConfigError(Loc loc, std::string msg) : std::runtime_error(msg), loc_(loc) {}
+  ConfigError(Loc loc, const std::string& msg) : std::runtime_error(msg), loc_(loc) {}
   const Loc& loc() const { return loc_; }
 
  private:
@@ -52,8 +52,8 @@ std::string format_diagnostic(const Loc& loc, std::string_view msg, std::string_
 // Collects diagnostics; parsing continues after an error where it can.
 class Diagnostics {
  public:
-  void error(const Loc& loc, std::string msg);
-  void note(const Loc& loc, std::string msg);
+  void error(const Loc& loc, const std::string& msg);
+  void note(const Loc& loc, const std::string& msg);
   bool has_errors() const { return errors_ > 0; }
   size_t error_count() const { return errors_; }
   const std::string& text() const { return text_; }

@@ -434,6 +434,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     }
     if (!exprs.empty()) {
       std::vector<const char*> ptrs;
+      ptrs.reserve(exprs.size());
       for (auto& e : exprs) ptrs.push_back(e.c_str());
       hs_compile_error_t* ce = nullptr;
       if (hs_compile_multi(ptrs.data(), flags.data(), idv.data(), unsigned(ptrs.size()), HS_MODE_BLOCK, nullptr,

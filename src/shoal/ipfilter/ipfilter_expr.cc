@@ -960,7 +960,8 @@ int32_t Program::match(const PacketView& v) const {
     }
     r = kids_[nd.first + lo];
   }
-  const Leaf& lf = leaves_[size_t(~r)];
+  const int32_t leaf = ~r;
+  const Leaf& lf = leaves_[size_t(leaf)];
   return run_terms(leaf_terms_.data() + lf.first, lf.n, leaf_lits_.data(), v);
 }
 

@@ -116,7 +116,7 @@ bool IPRouteTable::publish(std::vector<IPRoute> routes, std::string& err) {
   return true;
 }
 
-bool IPRouteTable::set(std::vector<IPRoute> routes, std::string& err) {
+bool IPRouteTable::set(const std::vector<IPRoute>& routes, std::string& err) {
   std::lock_guard<std::mutex> g(mu_);
   // An equal prefix given twice: the last one stands.
   std::vector<IPRoute> uniq;

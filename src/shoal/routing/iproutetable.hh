@@ -55,7 +55,7 @@ class IPRouteTable {
   };
   explicit IPRouteTable(Kind kind) : kind_(kind) {}
   // Replaces every route. False with err (table unchanged) on failure.
-  bool set(std::vector<IPRoute> routes, std::string& err);
+  bool set(const std::vector<IPRoute>& routes, std::string& err);
   bool add(const IPRoute& r, std::string& err);  // replaces an equal prefix
   bool remove(uint32_t addr, uint8_t len, std::string& err);
   std::shared_ptr<const Snapshot> snapshot() const { return std::atomic_load(&snap_); }

@@ -23,11 +23,13 @@ uint16_t* map_tbl24() {
   size_t len = kTbl24Bytes + kHuge;
   void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw std::bad_alloc();
+  auto* base = static_cast<uint8_t*>(m);
   uintptr_t a = reinterpret_cast<uintptr_t>(m), b = (a + kHuge - 1) & ~(kHuge - 1);
-  if (b > a) munmap(m, b - a);
-  if (b + kTbl24Bytes < a + len) munmap(reinterpret_cast<void*>(b + kTbl24Bytes), a + len - b - kTbl24Bytes);
-  madvise(reinterpret_cast<void*>(b), kTbl24Bytes, MADV_HUGEPAGE);
-  return reinterpret_cast<uint16_t*>(b);
+  uint8_t* t = base + (b - a);  // the 2 MiB-aligned start
+  if (t > base) munmap(base, size_t(t - base));
+  if (t + kTbl24Bytes < base + len) munmap(t + kTbl24Bytes, size_t(base + len - t - kTbl24Bytes));
+  madvise(t, kTbl24Bytes, MADV_HUGEPAGE);
+  return reinterpret_cast<uint16_t*>(t);
 }
 }  // namespace
 

@@ -39,6 +39,7 @@ void Lpm6Table::build(const std::vector<Prefix6>& routes) {
   for (auto& [len, m] : by_len) lens_.push_back(len);
   const int32_t n = int32_t(lens_.size());
   std::vector<std::unordered_map<Key, Entry, KeyHash>*> tab;
+  tab.reserve(by_len.size());
   for (auto& [len, m] : by_len) tab.push_back(&m);
   // Markers: on the search path to each prefix's length, every length the
   // search visits and must continue past gets a marker.
