@@ -508,6 +508,256 @@ nlohmann::json cuda_device_record() {
   return {{"kind", "cuda"}, {"detail", name}, {"pcie_h2d_bytes_per_sec", pcie}};
 }
 
+namespace {
+
+struct BenchPoint {
+  uint32_t length, flows;
+  double seconds;
+};
+
+// The graph cases: each case, thread count and batch size, the median of
+// `reps` runs; offload rows with their bytes moved and PCIe-bound limits.
+void bench_graph_cases(const BenchPoint& bp, const std::vector<std::string>& only, const std::vector<int>& threads,
+                       const std::vector<uint32_t>& bursts, int reps, double pcie_bw, const Tables& tables,
+                       nlohmann::json& j) {
+  const uint32_t length = bp.length, flows = bp.flows;
+  const double seconds = bp.seconds;
+  std::vector<nlohmann::json> offload_rows;
+  for (const Case& c : kCases) {
+    if (!only.empty() && std::find(only.begin(), only.end(), c.name) == only.end()) continue;
+    std::string notes;
+    for (int t : threads) {
+      fmt::print("{:<18} {:>7}", c.name, t);
+      std::fflush(stdout);
+      for (uint32_t b : bursts) {
+        std::vector<double> runs;
+        runs.reserve(size_t(reps));
+        nlohmann::json extra = nlohmann::json::object();
+        for (int r = 0; r < reps; ++r)
+          runs.push_back(run_point(c, t, b, length, flows, seconds, tables, &notes, &extra));
+        std::sort(runs.begin(), runs.end());
+        double med = runs[runs.size() / 2];
+        fmt::print(" {:>9.2f}", med / 1e6);
+        std::fflush(stdout);
+        nlohmann::json row = {{"case", c.name},
+                              {"what", c.what},
+                              {"threads", t},
+                              {"batch", b},
+                              {"mpps", med / 1e6},
+                              {"runs_mpps", [&] {
+                                 std::vector<double> v;
+                                 v.reserve(runs.size());
+                                 for (double x : runs) v.push_back(x / 1e6);
+                                 return v;
+                               }()}};
+        for (auto& [k2, v2] : extra.items()) row[k2] = v2;
+        if (extra.contains("h2d_bytes_per_packet") && pcie_bw > 0)
+          row["pcie_limit_mpps"] = pcie_bw / std::max(1.0, extra["h2d_bytes_per_packet"].get<double>()) / 1e6;
+        offload_rows.push_back(row);
+        j["results"].push_back(row);
+      }
+      fmt::print("\n");
+    }
+    for (auto& row : offload_rows)
+      if (row.contains("h2d_bytes_per_packet"))
+        fmt::print(
+            "{:<18} batch {:>5}: {:.1f} B/pkt to the device, {:.1f} back; latency p50/p99/p99.9 {} us; "
+            "PCIe-bound limit {} Mpps\n",
+            "", row["batch"].get<uint32_t>(), row["h2d_bytes_per_packet"].get<double>(),
+            row["d2h_bytes_per_packet"].get<double>(), row.value("latency_us_p50_p99_p999", std::string("-")),
+            row.contains("pcie_limit_mpps") ? fmt::format("{:.0f}", row["pcie_limit_mpps"].get<double>())
+                                            : std::string("- (no GPU)"));
+    offload_rows.clear();
+    if (!notes.empty() && std::string_view(c.name) == "ipfilter") {  // the DAG's shape
+      fmt::print("{:<18} {}\n", "", notes);
+      j["notes"][c.name] = notes;
+    }
+  }
+}
+
+// The bare structures: build time, memory, lookups per second over a
+// million random addresses in routed prefixes.
+void bench_lpm(const Tables& tables, double seconds, nlohmann::json& j) {
+  // The bare structures: build time, memory, lookups per second over the
+  // flows' destinations (cache-resident, as in the router cases) and over
+  // a million random addresses in routed prefixes.
+  using clk = std::chrono::steady_clock;
+  std::mt19937 rng(7);
+  std::vector<uint32_t> a4;
+  std::vector<std::pair<uint64_t, uint64_t>> a6;
+  for (uint32_t i = 0; i < (1u << 20); ++i) {
+    const auto& p = tables.pfx4[rng() % tables.pfx4.size()];
+    a4.push_back(p.addr | (rng() & ~k::prefix_mask(p.len)));
+    const auto& q = tables.pfx6[rng() % tables.pfx6.size()];
+    uint64_t mh, ml;
+    k::lpm6_mask(~0ull, ~0ull, q.len, mh, ml);
+    uint64_t r1 = (uint64_t(rng()) << 32) | rng(), r2 = (uint64_t(rng()) << 32) | rng();
+    a6.push_back({q.hi | (r1 & ~mh), q.lo | (r2 & ~ml)});
+  }
+  std::vector<IPRoute> r4;
+  for (auto& p : tables.pfx4) r4.push_back({p.addr, p.len, 0x0aff0001u + p.nexthop % 64, int(p.nexthop % 3)});
+  auto t0 = clk::now();
+  IPRouteTable dir(IPRouteTable::Kind::Dir24_8), rad(IPRouteTable::Kind::Radix);
+  std::string e;
+  dir.set(r4, e);
+  double build_dir = std::chrono::duration<double>(clk::now() - t0).count();
+  t0 = clk::now();
+  rad.set(r4, e);
+  double build_rad = std::chrono::duration<double>(clk::now() - t0).count();
+  t0 = clk::now();
+  k::Lpm6Table l6;
+  l6.build(tables.pfx6);
+  double build6 = std::chrono::duration<double>(clk::now() - t0).count();
+  auto sd = dir.snapshot(), sr = rad.snapshot();
+  auto v4 = sd->lpm.view();
+  auto v6 = l6.view();
+  double dir_lps = lookups_per_sec(a4.size(), seconds, [&](size_t i) { return k::lpm4_lookup(v4, a4[i]); });
+  double rad_lps = lookups_per_sec(a4.size(), seconds, [&](size_t i) { return sr->radix.lookup(a4[i]); });
+  double l6_lps =
+      lookups_per_sec(a6.size(), seconds, [&](size_t i) { return k::lpm6_lookup(v6, a6[i].first, a6[i].second); });
+  // The same in batches of 32, as LookupIP6Route does them (lock-step rounds).
+  std::vector<uint64_t> h6(a6.size()), l6v(a6.size());
+  for (size_t i = 0; i < a6.size(); ++i) h6[i] = a6[i].first, l6v[i] = a6[i].second;
+  int32_t nh6[32];
+  double l6b_lps = 32 * lookups_per_sec(a6.size() / 32, seconds, [&](size_t i) {
+                     k::lpm6_lookup_batch(v6, 32, h6.data() + 32 * i, l6v.data() + 32 * i, nh6);
+                     return nh6[i % 32];
+                   });
+  fmt::print("\nbare lookups, 1 thread, 2^20 random addresses in routed prefixes:\n");
+  fmt::print("  DIR-24-8   {:>8} prefixes: {:>7.2f} M lookups/s, build {:.2f} s, {:.0f} MiB\n", tables.n4,
+             dir_lps / 1e6, build_dir, double(sd->lpm.memory_bytes()) / (1 << 20));
+  fmt::print("  radix trie {:>8} prefixes: {:>7.2f} M lookups/s, build {:.2f} s, {} nodes\n", tables.n4, rad_lps / 1e6,
+             build_rad, sr->radix.nodes.size());
+  fmt::print(
+      "  IPv6 BSPL  {:>8} prefixes: {:>7.2f} M lookups/s ({:.2f} M/s in batches of 32), build {:.2f} s, {} markers, "
+      "{:.1f} MiB\n",
+      tables.n6, l6_lps / 1e6, l6b_lps / 1e6, build6, l6.markers(), double(l6.memory_bytes()) / (1 << 20));
+  j["lpm"] = {{"dir24_8", {{"prefixes", tables.n4}, {"mlookups_per_s", dir_lps / 1e6}, {"build_s", build_dir}}},
+              {"radix", {{"prefixes", tables.n4}, {"mlookups_per_s", rad_lps / 1e6}, {"build_s", build_rad}}},
+              {"ipv6_bspl",
+               {{"prefixes", tables.n6},
+                {"mlookups_per_s", l6_lps / 1e6},
+                {"build_s", build6},
+                {"markers", l6.markers()},
+                {"batch32_mlookups_per_s", l6b_lps / 1e6}}}};
+}
+
+// Bare lookups on the device vs one CPU core, same run, same addresses;
+// false when the device disagrees with the CPU or fails.
+bool bench_lpm_device(const DeviceChoice& dev, const Tables& tables, const std::vector<uint32_t>& chunks,
+                      double seconds, double pcie_bw, nlohmann::json& j) {
+  // Bare lookups on the device vs one CPU core, same run, same addresses.
+  dev::DeviceOptions o;
+  o.kind = dev.kind;
+  std::string detail, e2;
+  auto d = dev::open_device(o, detail, e2);
+  if (!d) {
+    fmt::print("\nlpm-device: no device ({})\n", e2);
+  } else {
+    std::mt19937 rng(11);
+    size_t n = size_t(1) << 20;
+    std::vector<uint8_t> a4(n * 4), a6(n * 16);
+    for (size_t i = 0; i < n; ++i) {
+      const auto& p = tables.pfx4[rng() % tables.pfx4.size()];
+      k::store_be32(&a4[4 * i], p.addr | (rng() & ~k::prefix_mask(p.len)));
+      const auto& q = tables.pfx6[rng() % tables.pfx6.size()];
+      uint64_t mh, ml;
+      k::lpm6_mask(~0ull, ~0ull, q.len, mh, ml);
+      uint64_t r1 = (uint64_t(rng()) << 32) | rng(), r2 = (uint64_t(rng()) << 32) | rng();
+      k::store_be64(&a6[16 * i], q.hi | (r1 & ~mh));
+      k::store_be64(&a6[16 * i + 8], q.lo | (r2 & ~ml));
+    }
+    // Tables as the offloaded lookups upload them. The next hops have no
+    // gateways: a rewritten address would be looked up again, hitting
+    // the same few entries and flattering every loop that repeats.
+    std::vector<IPRoute> r4;
+    for (auto& p : tables.pfx4) r4.push_back({p.addr, p.len, 0, int(p.nexthop % 3)});
+    IPRouteTable dir(IPRouteTable::Kind::Dir24_8);
+    std::string e;
+    dir.set(r4, e);
+    auto sd = dir.snapshot();
+    k::Lpm6Table l6;
+    l6.build(tables.pfx6);
+    std::vector<k::NextHop4> nh4;
+    for (auto& h : sd->nexthops) nh4.push_back({h.gw, h.port});
+    std::vector<k::NextHop6> nh6(192);
+    for (size_t i = 0; i < nh6.size(); ++i) {
+      nh6[i] = {};
+      nh6[i].port = int32_t(i % 3);
+    }
+    const k::Lpm4View v4 = sd->lpm.view();
+    const k::Lpm6View v6 = l6.view();
+    auto up = [&](const void* src, size_t bytes) { return offload::upload_shared(d, src, bytes, e2); };
+    auto t24 = up(v4.tbl24, size_t(2) << 24), t8 = up(v4.tbl8, sd->lpm.groups() * 512),
+         n4 = up(nh4.data(), nh4.size() * sizeof(k::NextHop4));
+    auto lens = up(v6.lens, v6.nlens), base = up(v6.base, v6.nlens * 4), mask = up(v6.mask, v6.nlens * 4),
+         slots = up(v6.slots, l6.memory_bytes()), n6 = up(nh6.data(), nh6.size() * sizeof(k::NextHop6));
+    k::Route4Step::Params p4{};
+    p4.t = {static_cast<const uint16_t*>(t24.get()), static_cast<const uint16_t*>(t8.get())};
+    p4.nh = static_cast<const k::NextHop4*>(n4.get());
+    p4.noutputs = 3, p4.r_noroute = 0, p4.r_discard = 1;
+    k::Route6Step::Params p6{};
+    p6.t = v6;
+    p6.t.lens = static_cast<const uint8_t*>(lens.get());
+    p6.t.base = static_cast<const uint32_t*>(base.get());
+    p6.t.mask = static_cast<const uint32_t*>(mask.get());
+    p6.t.slots = static_cast<const k::Lpm6Slot*>(slots.get());
+    p6.nh = static_cast<const k::NextHop6*>(n6.get());
+    p6.noutputs = 3, p6.r_noroute = 0, p6.r_discard = 1;
+    // the CPU runs over the host tables
+    k::Route4Step::Params c4 = p4;
+    c4.t = v4, c4.nh = nh4.data();
+    k::Route6Step::Params c6 = p6;
+    c6.t = v6, c6.nh = nh6.data();
+    fmt::print("\nbare lookups on the device ({}) vs one CPU core, same run, 2^20 addresses in routed prefixes:\n",
+               detail);
+    fmt::print("  {:<5} {:>8} {:>13} {:>13} {:>13} {:>9} {:>13}\n", "", "chunk", "kernel Ml/s", "+copies Ml/s",
+               "1 core Ml/s", "dev/core", "PCIe limit");
+    j["lpm_device"] = {{"device", detail}, {"rows", nlohmann::json::array()}};
+    bool ok = t24 && t8 && n4 && lens && base && mask && slots && n6;
+    for (uint32_t chunk : chunks) {
+      if (!ok) break;
+      for (int v = 0; v < 2; ++v) {
+        size_t ab = v == 0 ? 4 : 16;
+        DevLookups r;
+        // the device kernels get device tables; the CPU loop host ones
+        if (v == 0) {
+          r = device_lookups<k::Route4Step>(*d, p4, c4, a4, ab, chunk, seconds,
+                                            [](k::AggView& a, uint8_t* x) { a.dst_ip = x; });
+        } else {
+          r = device_lookups<k::Route6Step>(*d, p6, c6, a6, ab, chunk, seconds,
+                                            [](k::AggView& a, uint8_t* x) { a.dst_ip6 = x; });
+        }
+        double limit = pcie_bw > 0 ? pcie_bw / double(ab) : 0;
+        fmt::print("  {:<5} {:>8} {:>13.1f} {:>13.1f} {:>13.1f} {:>8.1f}x {:>13}{}\n", v == 0 ? "IPv4" : "IPv6", chunk,
+                   r.kernel / 1e6, r.copies / 1e6, r.cpu / 1e6, r.copies / std::max(1.0, r.cpu),
+                   limit > 0 ? fmt::format("{:.0f} Ml/s", limit / 1e6) : std::string("- (no GPU)"),
+                   r.error.empty() ? (r.mismatches ? fmt::format("  {} MISMATCHES", r.mismatches) : "")
+                                   : "  error: " + r.error);
+        nlohmann::json row = {{"family", v == 0 ? "ipv4" : "ipv6"},
+                              {"chunk", chunk},
+                              {"kernel_mlookups_per_s", r.kernel / 1e6},
+                              {"copies_mlookups_per_s", r.copies / 1e6},
+                              {"cpu_core_mlookups_per_s", r.cpu / 1e6},
+                              {"h2d_bytes_per_lookup", ab},
+                              {"d2h_bytes_per_lookup", 4 + ab},
+                              {"mismatches", r.mismatches},
+                              {"error", r.error}};
+        if (limit > 0) row["pcie_limit_mlookups_per_s"] = limit / 1e6;
+        j["lpm_device"]["rows"].push_back(row);
+        if (r.mismatches || !r.error.empty()) ok = false;
+      }
+    }
+    if (!ok) {
+      fmt::print(stderr, "shoal bench: lpm-device: the device disagrees with the CPU or failed\n");
+      return 1;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 int cmd_bench(int argc, char** argv) {
   CLI::App app{"shoal bench: throughput of the core data path"};
   std::string out = "bench/results/latest-cpu.json";
@@ -559,7 +809,6 @@ int cmd_bench(int argc, char** argv) {
   // Host-to-device bandwidth of pinned memory, for the PCIe-bound limits of
   // the offload cases (only meaningful on a GPU).
   double pcie_bw = 0;
-  std::vector<nlohmann::json> offload_rows;
   if (dev.kind == "cuda") {
     pcie_bw = pcie_h2d_bandwidth();
     if (pcie_bw > 0) {
@@ -568,229 +817,9 @@ int cmd_bench(int argc, char** argv) {
     }
   }
 
-  for (const Case& c : kCases) {
-    if (!only.empty() && std::find(only.begin(), only.end(), c.name) == only.end()) continue;
-    std::string notes;
-    for (int t : threads) {
-      fmt::print("{:<18} {:>7}", c.name, t);
-      std::fflush(stdout);
-      for (uint32_t b : bursts) {
-        std::vector<double> runs;
-        runs.reserve(size_t(reps));
-        nlohmann::json extra = nlohmann::json::object();
-        for (int r = 0; r < reps; ++r)
-          runs.push_back(run_point(c, t, b, length, flows, seconds, tables, &notes, &extra));
-        std::sort(runs.begin(), runs.end());
-        double med = runs[runs.size() / 2];
-        fmt::print(" {:>9.2f}", med / 1e6);
-        std::fflush(stdout);
-        nlohmann::json row = {{"case", c.name},
-                              {"what", c.what},
-                              {"threads", t},
-                              {"batch", b},
-                              {"mpps", med / 1e6},
-                              {"runs_mpps", [&] {
-                                 std::vector<double> v;
-                                 v.reserve(runs.size());
-                                 for (double x : runs) v.push_back(x / 1e6);
-                                 return v;
-                               }()}};
-        for (auto& [k2, v2] : extra.items()) row[k2] = v2;
-        if (extra.contains("h2d_bytes_per_packet") && pcie_bw > 0)
-          row["pcie_limit_mpps"] = pcie_bw / std::max(1.0, extra["h2d_bytes_per_packet"].get<double>()) / 1e6;
-        offload_rows.push_back(row);
-        j["results"].push_back(row);
-      }
-      fmt::print("\n");
-    }
-    for (auto& row : offload_rows)
-      if (row.contains("h2d_bytes_per_packet"))
-        fmt::print(
-            "{:<18} batch {:>5}: {:.1f} B/pkt to the device, {:.1f} back; latency p50/p99/p99.9 {} us; "
-            "PCIe-bound limit {} Mpps\n",
-            "", row["batch"].get<uint32_t>(), row["h2d_bytes_per_packet"].get<double>(),
-            row["d2h_bytes_per_packet"].get<double>(), row.value("latency_us_p50_p99_p999", std::string("-")),
-            row.contains("pcie_limit_mpps") ? fmt::format("{:.0f}", row["pcie_limit_mpps"].get<double>())
-                                            : std::string("- (no GPU)"));
-    offload_rows.clear();
-    if (!notes.empty() && std::string_view(c.name) == "ipfilter") {  // the DAG's shape
-      fmt::print("{:<18} {}\n", "", notes);
-      j["notes"][c.name] = notes;
-    }
-  }
-  if (wants("lpm") && routing) {
-    // The bare structures: build time, memory, lookups per second over the
-    // flows' destinations (cache-resident, as in the router cases) and over
-    // a million random addresses in routed prefixes.
-    using clk = std::chrono::steady_clock;
-    std::mt19937 rng(7);
-    std::vector<uint32_t> a4;
-    std::vector<std::pair<uint64_t, uint64_t>> a6;
-    for (uint32_t i = 0; i < (1u << 20); ++i) {
-      const auto& p = tables.pfx4[rng() % tables.pfx4.size()];
-      a4.push_back(p.addr | (rng() & ~k::prefix_mask(p.len)));
-      const auto& q = tables.pfx6[rng() % tables.pfx6.size()];
-      uint64_t mh, ml;
-      k::lpm6_mask(~0ull, ~0ull, q.len, mh, ml);
-      uint64_t r1 = (uint64_t(rng()) << 32) | rng(), r2 = (uint64_t(rng()) << 32) | rng();
-      a6.push_back({q.hi | (r1 & ~mh), q.lo | (r2 & ~ml)});
-    }
-    std::vector<IPRoute> r4;
-    for (auto& p : tables.pfx4) r4.push_back({p.addr, p.len, 0x0aff0001u + p.nexthop % 64, int(p.nexthop % 3)});
-    auto t0 = clk::now();
-    IPRouteTable dir(IPRouteTable::Kind::Dir24_8), rad(IPRouteTable::Kind::Radix);
-    std::string e;
-    dir.set(r4, e);
-    double build_dir = std::chrono::duration<double>(clk::now() - t0).count();
-    t0 = clk::now();
-    rad.set(r4, e);
-    double build_rad = std::chrono::duration<double>(clk::now() - t0).count();
-    t0 = clk::now();
-    k::Lpm6Table l6;
-    l6.build(tables.pfx6);
-    double build6 = std::chrono::duration<double>(clk::now() - t0).count();
-    auto sd = dir.snapshot(), sr = rad.snapshot();
-    auto v4 = sd->lpm.view();
-    auto v6 = l6.view();
-    double dir_lps = lookups_per_sec(a4.size(), seconds, [&](size_t i) { return k::lpm4_lookup(v4, a4[i]); });
-    double rad_lps = lookups_per_sec(a4.size(), seconds, [&](size_t i) { return sr->radix.lookup(a4[i]); });
-    double l6_lps =
-        lookups_per_sec(a6.size(), seconds, [&](size_t i) { return k::lpm6_lookup(v6, a6[i].first, a6[i].second); });
-    // The same in batches of 32, as LookupIP6Route does them (lock-step rounds).
-    std::vector<uint64_t> h6(a6.size()), l6v(a6.size());
-    for (size_t i = 0; i < a6.size(); ++i) h6[i] = a6[i].first, l6v[i] = a6[i].second;
-    int32_t nh6[32];
-    double l6b_lps = 32 * lookups_per_sec(a6.size() / 32, seconds, [&](size_t i) {
-                       k::lpm6_lookup_batch(v6, 32, h6.data() + 32 * i, l6v.data() + 32 * i, nh6);
-                       return nh6[i % 32];
-                     });
-    fmt::print("\nbare lookups, 1 thread, 2^20 random addresses in routed prefixes:\n");
-    fmt::print("  DIR-24-8   {:>8} prefixes: {:>7.2f} M lookups/s, build {:.2f} s, {:.0f} MiB\n", tables.n4,
-               dir_lps / 1e6, build_dir, double(sd->lpm.memory_bytes()) / (1 << 20));
-    fmt::print("  radix trie {:>8} prefixes: {:>7.2f} M lookups/s, build {:.2f} s, {} nodes\n", tables.n4,
-               rad_lps / 1e6, build_rad, sr->radix.nodes.size());
-    fmt::print(
-        "  IPv6 BSPL  {:>8} prefixes: {:>7.2f} M lookups/s ({:.2f} M/s in batches of 32), build {:.2f} s, {} markers, "
-        "{:.1f} MiB\n",
-        tables.n6, l6_lps / 1e6, l6b_lps / 1e6, build6, l6.markers(), double(l6.memory_bytes()) / (1 << 20));
-    j["lpm"] = {{"dir24_8", {{"prefixes", tables.n4}, {"mlookups_per_s", dir_lps / 1e6}, {"build_s", build_dir}}},
-                {"radix", {{"prefixes", tables.n4}, {"mlookups_per_s", rad_lps / 1e6}, {"build_s", build_rad}}},
-                {"ipv6_bspl",
-                 {{"prefixes", tables.n6},
-                  {"mlookups_per_s", l6_lps / 1e6},
-                  {"build_s", build6},
-                  {"markers", l6.markers()},
-                  {"batch32_mlookups_per_s", l6b_lps / 1e6}}}};
-  }
-  if (wants("lpm-device") && routing) {
-    // Bare lookups on the device vs one CPU core, same run, same addresses.
-    dev::DeviceOptions o;
-    o.kind = dev.kind;
-    std::string detail, e2;
-    auto d = dev::open_device(o, detail, e2);
-    if (!d) {
-      fmt::print("\nlpm-device: no device ({})\n", e2);
-    } else {
-      std::mt19937 rng(11);
-      size_t n = size_t(1) << 20;
-      std::vector<uint8_t> a4(n * 4), a6(n * 16);
-      for (size_t i = 0; i < n; ++i) {
-        const auto& p = tables.pfx4[rng() % tables.pfx4.size()];
-        k::store_be32(&a4[4 * i], p.addr | (rng() & ~k::prefix_mask(p.len)));
-        const auto& q = tables.pfx6[rng() % tables.pfx6.size()];
-        uint64_t mh, ml;
-        k::lpm6_mask(~0ull, ~0ull, q.len, mh, ml);
-        uint64_t r1 = (uint64_t(rng()) << 32) | rng(), r2 = (uint64_t(rng()) << 32) | rng();
-        k::store_be64(&a6[16 * i], q.hi | (r1 & ~mh));
-        k::store_be64(&a6[16 * i + 8], q.lo | (r2 & ~ml));
-      }
-      // Tables as the offloaded lookups upload them. The next hops have no
-      // gateways: a rewritten address would be looked up again, hitting
-      // the same few entries and flattering every loop that repeats.
-      std::vector<IPRoute> r4;
-      for (auto& p : tables.pfx4) r4.push_back({p.addr, p.len, 0, int(p.nexthop % 3)});
-      IPRouteTable dir(IPRouteTable::Kind::Dir24_8);
-      std::string e;
-      dir.set(r4, e);
-      auto sd = dir.snapshot();
-      k::Lpm6Table l6;
-      l6.build(tables.pfx6);
-      std::vector<k::NextHop4> nh4;
-      for (auto& h : sd->nexthops) nh4.push_back({h.gw, h.port});
-      std::vector<k::NextHop6> nh6(192);
-      for (size_t i = 0; i < nh6.size(); ++i) {
-        nh6[i] = {};
-        nh6[i].port = int32_t(i % 3);
-      }
-      const k::Lpm4View v4 = sd->lpm.view();
-      const k::Lpm6View v6 = l6.view();
-      auto up = [&](const void* src, size_t bytes) { return offload::upload_shared(d, src, bytes, e2); };
-      auto t24 = up(v4.tbl24, size_t(2) << 24), t8 = up(v4.tbl8, sd->lpm.groups() * 512),
-           n4 = up(nh4.data(), nh4.size() * sizeof(k::NextHop4));
-      auto lens = up(v6.lens, v6.nlens), base = up(v6.base, v6.nlens * 4), mask = up(v6.mask, v6.nlens * 4),
-           slots = up(v6.slots, l6.memory_bytes()), n6 = up(nh6.data(), nh6.size() * sizeof(k::NextHop6));
-      k::Route4Step::Params p4{};
-      p4.t = {static_cast<const uint16_t*>(t24.get()), static_cast<const uint16_t*>(t8.get())};
-      p4.nh = static_cast<const k::NextHop4*>(n4.get());
-      p4.noutputs = 3, p4.r_noroute = 0, p4.r_discard = 1;
-      k::Route6Step::Params p6{};
-      p6.t = v6;
-      p6.t.lens = static_cast<const uint8_t*>(lens.get());
-      p6.t.base = static_cast<const uint32_t*>(base.get());
-      p6.t.mask = static_cast<const uint32_t*>(mask.get());
-      p6.t.slots = static_cast<const k::Lpm6Slot*>(slots.get());
-      p6.nh = static_cast<const k::NextHop6*>(n6.get());
-      p6.noutputs = 3, p6.r_noroute = 0, p6.r_discard = 1;
-      // the CPU runs over the host tables
-      k::Route4Step::Params c4 = p4;
-      c4.t = v4, c4.nh = nh4.data();
-      k::Route6Step::Params c6 = p6;
-      c6.t = v6, c6.nh = nh6.data();
-      fmt::print("\nbare lookups on the device ({}) vs one CPU core, same run, 2^20 addresses in routed prefixes:\n",
-                 detail);
-      fmt::print("  {:<5} {:>8} {:>13} {:>13} {:>13} {:>9} {:>13}\n", "", "chunk", "kernel Ml/s", "+copies Ml/s",
-                 "1 core Ml/s", "dev/core", "PCIe limit");
-      j["lpm_device"] = {{"device", detail}, {"rows", nlohmann::json::array()}};
-      bool ok = t24 && t8 && n4 && lens && base && mask && slots && n6;
-      for (uint32_t chunk : chunks) {
-        if (!ok) break;
-        for (int v = 0; v < 2; ++v) {
-          size_t ab = v == 0 ? 4 : 16;
-          DevLookups r;
-          // the device kernels get device tables; the CPU loop host ones
-          if (v == 0) {
-            r = device_lookups<k::Route4Step>(*d, p4, c4, a4, ab, chunk, seconds,
-                                              [](k::AggView& a, uint8_t* x) { a.dst_ip = x; });
-          } else {
-            r = device_lookups<k::Route6Step>(*d, p6, c6, a6, ab, chunk, seconds,
-                                              [](k::AggView& a, uint8_t* x) { a.dst_ip6 = x; });
-          }
-          double limit = pcie_bw > 0 ? pcie_bw / double(ab) : 0;
-          fmt::print("  {:<5} {:>8} {:>13.1f} {:>13.1f} {:>13.1f} {:>8.1f}x {:>13}{}\n", v == 0 ? "IPv4" : "IPv6",
-                     chunk, r.kernel / 1e6, r.copies / 1e6, r.cpu / 1e6, r.copies / std::max(1.0, r.cpu),
-                     limit > 0 ? fmt::format("{:.0f} Ml/s", limit / 1e6) : std::string("- (no GPU)"),
-                     r.error.empty() ? (r.mismatches ? fmt::format("  {} MISMATCHES", r.mismatches) : "")
-                                     : "  error: " + r.error);
-          nlohmann::json row = {{"family", v == 0 ? "ipv4" : "ipv6"},
-                                {"chunk", chunk},
-                                {"kernel_mlookups_per_s", r.kernel / 1e6},
-                                {"copies_mlookups_per_s", r.copies / 1e6},
-                                {"cpu_core_mlookups_per_s", r.cpu / 1e6},
-                                {"h2d_bytes_per_lookup", ab},
-                                {"d2h_bytes_per_lookup", 4 + ab},
-                                {"mismatches", r.mismatches},
-                                {"error", r.error}};
-          if (limit > 0) row["pcie_limit_mlookups_per_s"] = limit / 1e6;
-          j["lpm_device"]["rows"].push_back(row);
-          if (r.mismatches || !r.error.empty()) ok = false;
-        }
-      }
-      if (!ok) {
-        fmt::print(stderr, "shoal bench: lpm-device: the device disagrees with the CPU or failed\n");
-        return 1;
-      }
-    }
-  }
+  bench_graph_cases({length, flows, seconds}, only, threads, bursts, reps, pcie_bw, tables, j);
+  if (wants("lpm") && routing) bench_lpm(tables, seconds, j);
+  if (wants("lpm-device") && routing && !bench_lpm_device(dev, tables, chunks, seconds, pcie_bw, j)) return 1;
   if (routing || filtering) std::filesystem::remove_all(dir);
   if (!out.empty()) {
     std::ofstream f(out);

@@ -9,24 +9,11 @@
 #include <vector>
 
 #include "shoal/ids/ac_build.hh"
+#include "shoal/ids/packet.hh"
 #include "shoal/ids/regex.hh"
 #include "shoal/ids/rules.hh"
 
 namespace shoal::ids {
-
-// What the rules look at in a packet.
-struct PacketInfo {
-  Addr src, dst;
-  uint8_t proto = 0;
-  bool has_ports = false;
-  uint16_t sport = 0, dport = 0;
-  const uint8_t* payload = nullptr;  // after the TCP/UDP/ICMP header (IP payload otherwise)
-  uint32_t plen = 0;
-};
-
-// Parses an IPv4 or IPv6 packet starting at ip; false when it is not one
-// (too short, bad version, truncated headers).
-bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& out);
 
 // Whether rule r's header and dsize accept the packet, and whether its
 // contents and pcres match the payload (Snort semantics, with backtracking

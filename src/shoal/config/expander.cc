@@ -1,0 +1,316 @@
+// Expansion of compounds and variables (see expander.hh).
+#include "shoal/config/expander.hh"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "shoal/config/config.hh"
+
+namespace shoal::config {
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> d(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) d[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t prev = d[0];
+    d[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cur = d[j];
+      d[j] = std::min({d[j] + 1, d[j - 1] + 1, prev + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1)});
+      prev = cur;
+    }
+  }
+  return d[b.size()];
+}
+
+class Expander {
+ public:
+  Expander(Diagnostics& diag) : diag_(diag) {}
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+
+  struct Ends {
+    int in = -1, out = -1;  // node receiving input / producing output
+  };
+
+  // Expands `body` with element names prefixed by `prefix`. `io` gives the
+  // pseudo nodes for "input" and "output" inside a compound.
+  void expand(const Body& body, Scope& scope, const std::string& prefix, const Ends* io, int depth) {
+    if (depth > 50) {
+      diag_.error({}, "compound elements nested more than 50 deep (recursive elementclass?)");
+      return;
+    }
+    for (auto& c : body.classes) {
+      if (scope.classes.count(c->name)) {
+        diag_.error(c->loc, fmt::format("redefinition of element class '{}'", c->name));
+        continue;
+      }
+      scope.classes[c->name] = c.get();
+    }
+    std::map<std::string, Ends> local;
+    std::map<std::string, Loc> first_loc;
+    std::vector<Ends> decl_ends(body.decls.size());
+    int made = 0;
+    auto make = [&](const ADecl& d, const std::string& given_name) -> Ends {
+      std::string cls = d.cls;
+      std::string name = given_name;
+      ++made;
+      if (name.empty()) name = fmt::format("{}@{}", d.compound ? std::string("Compound") : cls, made);
+      std::string full = prefix + name;
+      std::string cfg = substitute(d.config, flatten_vars(scope));
+      if (d.compound) return instantiate(*d.compound, full, cfg, d, scope, depth);
+      const AClass* ac = scope.find_class(cls);
+      std::set<const AClass*> seen;
+      while (ac && !ac->synonym.empty() && seen.insert(ac).second) {
+        if (const AClass* next = scope.find_class(ac->synonym)) {
+          ac = next;
+        } else {
+          cls = ac->synonym;
+          ac = nullptr;
+        }
+      }
+      if (ac) return instantiate(*ac, full, cfg, d, scope, depth);
+      const ElementInfo* info = Registry::instance().find(cls);
+      if (!info) {
+        unknown_class(d.cls_loc, cls);
+        return {};
+      }
+      Node n;
+      n.name = full;
+      n.info = info;
+      n.config = cfg;
+      n.loc = d.name.empty() ? d.cls_loc : d.name_loc;
+      n.config_loc = d.config_loc.valid() ? d.config_loc : d.cls_loc;
+      nodes.push_back(std::move(n));
+      int id = int(nodes.size() - 1);
+      return {id, id};
+    };
+    // Declarations first (names can be used before their declaration).
+    for (size_t i = 0; i < body.decls.size(); ++i) {
+      const ADecl& d = body.decls[i];
+      if (!d.name.empty()) {
+        if (d.name == "input" || d.name == "output") {
+          diag_.error(d.name_loc, fmt::format("'{}' is reserved for compound element ports", d.name));
+          continue;
+        }
+        auto it = first_loc.find(d.name);
+        if (it != first_loc.end()) {
+          diag_.error(d.name_loc, fmt::format("redeclaration of element '{}'", d.name));
+          diag_.note(it->second, fmt::format("'{}' was first declared here", d.name));
+          continue;
+        }
+        first_loc[d.name] = d.name_loc;
+      }
+      decl_ends[i] = make(d, d.name);
+      if (!d.name.empty()) local[d.name] = decl_ends[i];
+    }
+    std::map<int, Ends> by_occ;  // bare class names made into anonymous elements
+    auto resolve = [&](const AEnd& e, bool as_source) -> int {
+      Ends ends;
+      if (auto it = by_occ.find(e.occ); it != by_occ.end()) {
+        ends = it->second;
+        if (ends.in < 0) return -1;  // already reported
+      } else if (e.decl >= 0) {
+        ends = decl_ends[size_t(e.decl)];
+      } else if (io && e.name == "input") {
+        if (!as_source) {
+          diag_.error(e.loc, "'input' can only be used as a connection source");
+          return -1;
+        }
+        return io->in;
+      } else if (io && e.name == "output") {
+        if (as_source) {
+          diag_.error(e.loc, "'output' can only be used as a connection destination");
+          return -1;
+        }
+        return io->out;
+      } else if (auto it = local.find(e.name); it != local.end()) {
+        ends = it->second;
+      } else if ((e.name == "input" || e.name == "output") && !io) {
+        diag_.error(e.loc, fmt::format("'{}' used outside a compound element", e.name));
+        return -1;
+      } else if (scope.find_class(e.name) || Registry::instance().find(e.name)) {
+        ADecl d;
+        d.cls = e.name;
+        d.cls_loc = d.name_loc = e.loc;
+        ends = make(d, "");
+        by_occ[e.occ] = ends;
+      } else {
+        if (!e.name.empty() && std::isupper(static_cast<unsigned char>(e.name[0])))
+          unknown_class(e.loc, e.name);
+        else
+          diag_.error(e.loc, fmt::format("undeclared element '{}'", e.name));
+        by_occ[e.occ] = Ends{};
+        return -1;
+      }
+      return as_source ? ends.out : ends.in;
+    };
+    for (auto& c : body.conns) {
+      int f = resolve(c.from, true);
+      int t = resolve(c.to, false);
+      if (f < 0 || t < 0) continue;
+      edges.push_back({f, c.from.port, t, c.to.port, c.loc});
+    }
+    for (auto& r : body.bare_refs) {
+      if (!local.count(r) && !(io && (r == "input" || r == "output"))) {
+        AEnd e;
+        e.name = r;
+        resolve(e, true);
+      }
+    }
+  }
+
+ private:
+  static std::map<std::string, std::string> flatten_vars(const Scope& s) {
+    std::map<std::string, std::string> out;
+    for (const Scope* p = &s; p; p = p->parent)
+      for (auto& [k, v] : p->vars) out.emplace(k, v);
+    return out;
+  }
+
+  void unknown_class(const Loc& loc, const std::string& cls) {
+    std::string best;
+    size_t bd = 3;
+    for (auto* i : Registry::instance().all()) {
+      size_t d = edit_distance(cls, std::string(i->name));
+      if (d < bd) bd = d, best = std::string(i->name);
+    }
+    if (best.empty())
+      diag_.error(loc, fmt::format("unknown element class '{}'", cls));
+    else
+      diag_.error(loc, fmt::format("unknown element class '{}' (did you mean '{}'?)", cls, best));
+  }
+
+  Ends instantiate(const AClass& cls0, const std::string& full, const std::string& cfg, const ADecl& d, Scope& scope,
+                   int depth) {
+    std::vector<ArgItem> args = split_args(cfg, d.config_loc.valid() ? d.config_loc : d.cls_loc, false);
+    // Choose the first overload whose formals fit: the same count, or with
+    // "__REST__ $x" last, at least the others.
+    auto fits = [&](const AClass& c) {
+      bool rest = !c.formals.empty() && c.formals.back().keyword == "__REST__";
+      return rest ? args.size() + 1 >= c.formals.size() : args.size() == c.formals.size();
+    };
+    const AClass* cls = &cls0;
+    while (cls && !fits(*cls)) cls = cls->next.get();
+    if (!cls) {
+      diag_.error(d.cls_loc, fmt::format("compound element '{}' takes {} argument{}, {} given",
+                                         cls0.name.empty() ? "{...}" : cls0.name, cls0.formals.size(),
+                                         cls0.formals.size() == 1 ? "" : "s", args.size()));
+      return {};
+    }
+    Scope inner{&cls->body, &scope, {}, {}};
+    // Positional formals first, then keyword formals by keyword. An argument
+    // is a keyword argument only when its first word is one of this class's
+    // keyword formals ("Foo(A B C)" is positional).
+    std::vector<bool> used(args.size(), false);
+    auto keyword_arg = [&](const ArgItem& a) {
+      std::string kw;
+      if (!looks_like_keyword(a.text, &kw)) return false;
+      for (auto& f : cls->formals)
+        if (f.keyword == kw) return true;
+      return false;
+    };
+    size_t pi = 0;
+    for (auto& f : cls->formals) {
+      if (!f.keyword.empty()) continue;
+      while (pi < args.size() && keyword_arg(args[pi])) ++pi;
+      if (pi < args.size()) {
+        inner.vars[f.name] = args[pi].text;
+        used[pi++] = true;
+      }
+    }
+    for (auto& f : cls->formals) {
+      if (f.keyword.empty() || f.keyword == "__REST__") continue;
+      for (size_t i = 0; i < args.size(); ++i) {
+        std::string kw, rest;
+        if (!used[i] && looks_like_keyword(args[i].text, &kw, &rest) && kw == f.keyword) {
+          inner.vars[f.name] = rest;
+          used[i] = true;
+        }
+      }
+    }
+    if (!cls->formals.empty() && cls->formals.back().keyword == "__REST__") {
+      std::string rest;
+      for (size_t i = 0; i < args.size(); ++i)
+        if (!used[i]) rest += (rest.empty() ? "" : ", ") + args[i].text, used[i] = true;
+      inner.vars[cls->formals.back().name] = rest;
+    }
+    for (size_t i = 0; i < args.size(); ++i)
+      if (!used[i]) {
+        diag_.error(args[i].loc, fmt::format("argument does not match a formal parameter of '{}'", cls->name));
+        return {};
+      }
+    Node in, out;
+    in.name = full + "/input";
+    in.pseudo_in = true;
+    in.loc = d.name.empty() ? d.cls_loc : d.name_loc;
+    in.compound_desc = fmt::format("'{}' :: {}", full, cls->name.empty() ? "{...}" : cls->name);
+    out = in;
+    out.name = full + "/output";
+    out.pseudo_in = false;
+    nodes.push_back(in);
+    nodes.push_back(out);
+    Ends io{int(nodes.size() - 2), int(nodes.size() - 1)};
+    expand(cls->body, inner, full + "/", &io, depth + 1);
+    return io;
+  }
+
+  Diagnostics& diag_;
+};
+
+// Removes pseudo nodes by joining the connections through them.
+void splice(std::vector<Node>& nodes, std::vector<Edge>& edges, Diagnostics& diag) {
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (nodes[n].info) continue;
+    std::vector<Edge> ins, outs, keep;
+    for (auto& e : edges) {
+      if (e.to == int(n))
+        ins.push_back(e);
+      else if (e.from == int(n))
+        outs.push_back(e);
+      else
+        keep.push_back(e);
+    }
+    // For the input pseudo node, "ins" are outer connections; for the output
+    // node, "ins" are inner ones. Either way ports pair by number.
+    for (auto& a : ins) {
+      bool matched = false;
+      for (auto& b : outs) {
+        if (a.to_port != b.from_port) continue;
+        matched = true;
+        Edge j{a.from, a.from_port, b.to, b.to_port, nodes[n].pseudo_in ? a.loc : b.loc};
+        if (j.from == j.to && !nodes[size_t(j.from)].info) continue;
+        keep.push_back(j);
+      }
+      if (!matched && nodes[n].pseudo_in)
+        diag.error(a.loc, fmt::format("{} has no input {}", nodes[n].compound_desc, a.to_port));
+    }
+    for (auto& b : outs) {
+      bool matched = false;
+      for (auto& a : ins) matched |= a.to_port == b.from_port;
+      if (!matched && !nodes[n].pseudo_in)
+        diag.error(b.loc, fmt::format("{} has no output {}", nodes[n].compound_desc, b.from_port));
+    }
+    edges.swap(keep);
+  }
+}
+
+}  // namespace
+
+void expand(const Body& body, Scope& top, std::vector<Node>& nodes, std::vector<Edge>& edges, Diagnostics& diag) {
+  Expander ex(diag);
+  ex.expand(body, top, "", nullptr, 0);
+  if (diag.has_errors()) return;
+  splice(ex.nodes, ex.edges, diag);
+  nodes = std::move(ex.nodes);
+  edges = std::move(ex.edges);
+}
+
+}  // namespace shoal::config

@@ -1,0 +1,311 @@
+// The compiled rule set: fast patterns into the built-in DFA or Hyperscan,
+// pcres sorted by what answers them.
+#include "shoal/ids/hs_types.hh"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace shoal::ids {
+
+bool have_hyperscan() {
+#ifdef SHOAL_HAVE_HYPERSCAN
+  return true;
+#else
+  return false;
+#endif
+}
+
+Database::Database() = default;
+Database::~Database() = default;
+
+namespace {
+
+// Whether a pcre item needs only the yes/no answer: not relative, and the
+// items after it up to the next non-negated one (which would take its end
+// as their reference) are not relative either.
+bool existence_only(const Rule& r, size_t k) {
+  if (r.items[k].pcre.relative) return false;
+  for (size_t j = k + 1; j < r.items.size(); ++j) {
+    const Item& it = r.items[j];
+    bool rel = it.is_pcre ? it.pcre.relative : it.content.relative();
+    if (rel) return false;
+    if (!(it.is_pcre ? it.pcre.neg : it.content.neg)) break;
+  }
+  return true;
+}
+
+#ifdef SHOAL_HAVE_HYPERSCAN
+// PCRE's DOLLAR_ENDONLY for an engine without it: each '$' outside a class
+// (and, with x, outside a comment) becomes \z: only the very end, not also
+// before a final newline.
+std::string dollar_end_only(const std::string& p, bool extended) {
+  std::string out;
+  bool cls = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      out += c;
+      out += p[++i];
+    } else if (cls) {
+      if (c == '[' && i + 1 < p.size() && p[i + 1] == ':') {  // [:alpha:]
+        size_t e = p.find(":]", i + 2);
+        if (e != std::string::npos) {
+          out += p.substr(i, e + 2 - i);
+          i = e + 1;
+          continue;
+        }
+      }
+      if (c == ']') cls = false;
+      out += c;
+    } else if (c == '[') {
+      cls = true;
+      out += c;
+      if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
+      if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];  // a leading ']' is a member
+    } else if (extended && c == '#') {                         // a comment, to the end of the line
+      size_t e = p.find('\n', i);
+      if (e == std::string::npos) e = p.size() - 1;
+      out += p.substr(i, e + 1 - i);
+      i = e;
+    } else if (c == '$') {
+      out += "\\z";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A pcre as a Hyperscan expression asking only whether a match exists;
+// false where its flags have no Hyperscan form (PCRE2 or the DFA answers).
+bool hs_expression(const Pcre& p, std::string& expr, unsigned& flags) {
+  flags = HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY;
+  bool x = false, anchored = false, end_only = false;
+  for (char f : p.flags) {
+    switch (f) {
+      case 'i': flags |= HS_FLAG_CASELESS; break;
+      case 's': flags |= HS_FLAG_DOTALL; break;
+      case 'm': flags |= HS_FLAG_MULTILINE; break;
+      case 'x': x = true; break;
+      case 'A': anchored = true; break;
+      case 'E': end_only = true; break;
+      case 'G':
+      case 'B':
+      case 'O': break;        // no bearing on whether a match exists
+      default: return false;  // R, anything newer
+    }
+  }
+  // (E means nothing with m, as in PCRE)
+  std::string pat = end_only && !(flags & HS_FLAG_MULTILINE) ? dollar_end_only(p.pattern, x) : p.pattern;
+  // anchored: the newline ends a trailing comment; with x it is only space
+  if (anchored) pat = "\\A(?:" + pat + (x ? "\n)" : ")");
+  expr = x ? "(?x)" + pat : pat;
+  return true;
+}
+#endif
+
+}  // namespace
+
+bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
+  kind_ = kind;
+  rules_ = std::move(rules);
+  patterns_.clear();
+  pattern_rules_.clear();
+  always_.clear();
+  std::map<std::string, uint32_t> ids;
+  for (uint32_t i = 0; i < rules_.size(); ++i) {
+    const Content* best = nullptr;
+    for (const Item& it : rules_[i].items) {
+      if (it.is_pcre || it.content.neg) continue;
+      const Content& c = it.content;
+      if (c.fast_pattern) {
+        best = &c;
+        break;
+      }
+      if (!best || c.bytes.size() > best->bytes.size()) best = &c;
+    }
+    if (!best) {
+      always_.push_back(i);
+      continue;
+    }
+    std::string key;
+    for (char ch : best->bytes) key.push_back(char(fold(uint8_t(ch))));
+    auto [pos, fresh] = ids.emplace(key, uint32_t(patterns_.size()));
+    if (fresh) {
+      patterns_.push_back(key);
+      pattern_rules_.emplace_back();
+    }
+    pattern_rules_[pos->second].push_back(i);
+  }
+  if (!ac_.build(patterns_, err)) return false;
+
+  // Each distinct pcre (pattern and flags) compiled to a DFA once; the
+  // yes/no ones get a slot (answered once per packet).
+  dfas_.assign(rules_.size(), {});
+  item_slot_.assign(rules_.size(), {});
+  regex_count_ = regex_compiled_ = 0;
+  regex_refusals_.clear();
+  pcre_stats_ = PcreStats();
+  std::map<std::string, std::shared_ptr<const RegexDfa>> compiled;
+  std::map<std::string, int32_t> slot_of;
+  std::vector<const Pcre*> slot_pcre;
+  slot_dfa_.clear();
+  for (uint32_t i = 0; i < rules_.size(); ++i) {
+    item_slot_[i].assign(rules_[i].items.size(), -1);
+    for (size_t k = 0; k < rules_[i].items.size(); ++k) {
+      const Item& it = rules_[i].items[k];
+      if (!it.is_pcre) continue;
+      ++regex_count_;
+      std::string key = it.pcre.flags + "/" + it.pcre.pattern;
+      auto found = compiled.find(key);
+      if (found == compiled.end()) {
+        auto d = std::make_shared<RegexDfa>();
+        std::string why;
+        if (d->compile(it.pcre.pattern, it.pcre.flags, why)) {
+          found = compiled.emplace(key, std::move(d)).first;
+        } else {
+          found = compiled.emplace(key, nullptr).first;
+          regex_refusals_.push_back(
+              fmt::format("sid {}: /{}/{}: {}", rules_[i].sid, it.pcre.pattern, it.pcre.flags, why));
+        }
+      } else if (!found->second) {
+        regex_refusals_.push_back(
+            fmt::format("sid {}: /{}/{}: as above", rules_[i].sid, it.pcre.pattern, it.pcre.flags));
+      }
+      if (found->second) ++regex_compiled_;
+      dfas_[i].push_back(found->second);
+      if (!existence_only(rules_[i], k)) continue;
+      ++pcre_stats_.existence;
+      auto [slot, fresh] = slot_of.emplace(key, int32_t(slot_dfa_.size()));
+      if (fresh) {
+        slot_dfa_.push_back(found->second.get());
+        slot_pcre.push_back(&it.pcre);
+      }
+      item_slot_[i][k] = slot->second;
+    }
+  }
+  slot_rules_.assign(slot_dfa_.size(), {});
+  hs_.reset();
+  if (kind == EngineKind::Hyperscan) {
+#ifdef SHOAL_HAVE_HYPERSCAN
+    hs_ = std::make_unique<Hs>();
+    if (!build_hyperscan(err)) return false;
+    // Each slot: Hyperscan where it takes the expression.
+    hs_->re.assign(slot_dfa_.size(), nullptr);
+    std::vector<bool> empty_ok(slot_dfa_.size(), true);
+    for (size_t sl = 0; sl < slot_pcre.size(); ++sl) {
+      std::string expr;
+      unsigned fl = 0;
+      if (!hs_expression(*slot_pcre[sl], expr, fl)) continue;
+      hs_compile_error_t* ce = nullptr;
+      if (hs_compile(expr.c_str(), fl, HS_MODE_BLOCK, nullptr, &hs_->re[sl], &ce) != HS_SUCCESS) {
+        // (embedded start anchors, "can never match", resource limits)
+        if (ce) hs_free_compile_error(ce);
+        hs_->re[sl] = nullptr;
+        continue;
+      }
+      hs_expr_info_t* info = nullptr;
+      ce = nullptr;
+      if (hs_expression_info(expr.c_str(), fl, &info, &ce) == HS_SUCCESS && info) {
+        empty_ok[sl] = info->min_width == 0;
+        free(info);
+      } else if (ce) {
+        hs_free_compile_error(ce);
+      }
+    }
+    // Rules without fast pattern: prefiltered by their first positive
+    // yes/no pcre that Hyperscan took and that cannot match empty.
+    std::vector<uint32_t> still;
+    for (uint32_t r : always_) {
+      int32_t by = -1;
+      for (size_t k = 0; k < rules_[r].items.size() && by < 0; ++k) {
+        int32_t sl = item_slot_[r][k];
+        if (sl >= 0 && !rules_[r].items[k].pcre.neg && hs_->re[size_t(sl)] && !empty_ok[size_t(sl)]) by = sl;
+      }
+      if (by < 0) {
+        still.push_back(r);
+      } else {
+        slot_rules_[size_t(by)].push_back(r);
+      }
+    }
+    std::vector<std::string> exprs;
+    std::vector<unsigned> flags, idv;
+    for (uint32_t sl = 0; sl < slot_rules_.size(); ++sl) {
+      if (slot_rules_[sl].empty()) continue;
+      std::string e;
+      unsigned fl = 0;
+      hs_expression(*slot_pcre[sl], e, fl);
+      exprs.push_back(std::move(e));
+      flags.push_back(fl);
+      idv.push_back(sl);
+    }
+    if (!exprs.empty()) {
+      std::vector<const char*> ptrs;
+      ptrs.reserve(exprs.size());
+      for (auto& e : exprs) ptrs.push_back(e.c_str());
+      hs_compile_error_t* ce = nullptr;
+      if (hs_compile_multi(ptrs.data(), flags.data(), idv.data(), unsigned(ptrs.size()), HS_MODE_BLOCK, nullptr,
+                           &hs_->prefilter, &ce) == HS_SUCCESS) {
+        always_ = std::move(still);
+        for (auto& v : slot_rules_) pcre_stats_.prefiltered += v.size();
+      } else {
+        // each compiled alone, so this is a resource limit: verify them on every packet
+        if (ce) hs_free_compile_error(ce);
+        hs_->prefilter = nullptr;
+        for (auto& v : slot_rules_) v.clear();
+      }
+    }
+#else
+    err = "this build has no Hyperscan (ENGINE builtin works everywhere)";
+    return false;
+#endif
+  }
+  // A slot nothing but PCRE2 can answer is no slot.
+  for (uint32_t i = 0; i < rules_.size(); ++i)
+    for (auto& sl : item_slot_[i]) {
+      if (sl < 0) continue;
+      bool hs = false;
+#ifdef SHOAL_HAVE_HYPERSCAN
+      hs = hs_ && hs_->re[size_t(sl)];
+#endif
+      if (hs) {
+        ++pcre_stats_.hyperscan;
+      } else if (slot_dfa_[size_t(sl)]) {
+        ++pcre_stats_.dfa;
+      } else {
+        sl = -1;
+      }
+    }
+  return true;
+}
+
+bool Database::build_hyperscan(std::string& err) {
+#ifdef SHOAL_HAVE_HYPERSCAN
+  if (patterns_.empty()) return true;
+  std::vector<const char*> exprs;
+  std::vector<size_t> lens;
+  std::vector<unsigned> flags, idv;
+  for (uint32_t i = 0; i < patterns_.size(); ++i) {
+    exprs.push_back(patterns_[i].data());
+    lens.push_back(patterns_[i].size());
+    flags.push_back(HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH);
+    idv.push_back(i);
+  }
+  hs_compile_error_t* ce = nullptr;
+  if (hs_compile_lit_multi(exprs.data(), flags.data(), idv.data(), lens.data(), unsigned(exprs.size()), HS_MODE_BLOCK,
+                           nullptr, &hs_->db, &ce) != HS_SUCCESS) {
+    err = fmt::format("Hyperscan: {}", ce ? ce->message : "compile failed");
+    if (ce) hs_free_compile_error(ce);
+    return false;
+  }
+  return true;
+#else
+  err = "this build has no Hyperscan";
+  return false;
+#endif
+}
+
+}  // namespace shoal::ids

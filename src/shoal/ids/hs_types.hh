@@ -1,0 +1,35 @@
+// The Hyperscan objects behind Database and Engine (one definition for
+// database.cc and engine.cc); empty without Hyperscan.
+#pragma once
+#include "shoal/ids/engine.hh"
+
+#ifdef SHOAL_HAVE_HYPERSCAN
+#include <hs/hs.h>
+#endif
+
+namespace shoal::ids {
+
+struct Database::Hs {
+#ifdef SHOAL_HAVE_HYPERSCAN
+  hs_database_t* db = nullptr;         // the fast patterns
+  std::vector<hs_database_t*> re;      // per expression slot, null where Hyperscan refused it
+  hs_database_t* prefilter = nullptr;  // the prefiltering pcres of rules without fast pattern (ids: slots)
+  ~Hs() {
+    if (db) hs_free_database(db);
+    for (auto* d : re)
+      if (d) hs_free_database(d);
+    if (prefilter) hs_free_database(prefilter);
+  }
+#endif
+};
+
+struct Engine::Scratch {
+#ifdef SHOAL_HAVE_HYPERSCAN
+  hs_scratch_t* s = nullptr;
+  ~Scratch() {
+    if (s) hs_free_scratch(s);
+  }
+#endif
+};
+
+}  // namespace shoal::ids

@@ -1,0 +1,77 @@
+#include "shoal/ids/packet.hh"
+
+#include <cstring>
+
+#include "shoal/kernels/bytes.hh"
+
+namespace shoal::ids {
+
+bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
+  p = PacketInfo();
+  if (len < 1) return false;
+  uint32_t l4 = 0, end = len;
+  bool first_fragment = true;
+  uint8_t v = ip[0] >> 4;
+  if (v == 4) {
+    uint32_t hl = uint32_t(ip[0] & 0xf) * 4;
+    if (hl < 20 || len < hl) return false;
+    uint32_t total = uint32_t(ip[2]) << 8 | ip[3];
+    if (total < hl) return false;
+    end = std::min(total, len);  // padding off; a truncated capture keeps what it has
+    p.src.v6 = p.dst.v6 = false;
+    std::memcpy(p.src.b, ip + 12, 4);
+    std::memcpy(p.dst.b, ip + 16, 4);
+    p.proto = ip[9];
+    first_fragment = ((uint32_t(ip[6]) << 8 | ip[7]) & 0x1fff) == 0;
+    l4 = hl;
+  } else if (v == 6) {
+    if (len < 40) return false;
+    end = std::min<uint32_t>(40u + (uint32_t(ip[4]) << 8 | ip[5]), len);
+    p.src.v6 = p.dst.v6 = true;
+    std::memcpy(p.src.b, ip + 8, 16);
+    std::memcpy(p.dst.b, ip + 24, 16);
+    uint8_t nh = ip[6];
+    l4 = 40;
+    // extension headers: hop-by-hop, routing, destination options, fragment
+    for (int guard = 0; guard < 8 && (nh == 0 || nh == 43 || nh == 60 || nh == 44); ++guard) {
+      if (l4 + 8 > end) return false;
+      if (nh == 44) {
+        first_fragment = ((uint32_t(ip[l4 + 2]) << 8 | ip[l4 + 3]) & 0xfff8) == 0;
+        nh = ip[l4];
+        l4 += 8;
+      } else {
+        uint8_t next = ip[l4];
+        l4 += (uint32_t(ip[l4 + 1]) + 1) * 8;
+        nh = next;
+      }
+    }
+    if (l4 > end) return false;
+    p.proto = nh;
+  } else {
+    return false;
+  }
+  uint32_t pay = l4;
+  if (first_fragment) {
+    if (p.proto == 6 && l4 + 20 <= end) {
+      p.has_ports = true;
+      p.sport = uint16_t(ip[l4] << 8 | ip[l4 + 1]);
+      p.dport = uint16_t(ip[l4 + 2] << 8 | ip[l4 + 3]);
+      pay = l4 + uint32_t(ip[l4 + 12] >> 4) * 4;
+    } else if (p.proto == 17 && l4 + 8 <= end) {
+      p.has_ports = true;
+      p.sport = uint16_t(ip[l4] << 8 | ip[l4 + 1]);
+      p.dport = uint16_t(ip[l4 + 2] << 8 | ip[l4 + 3]);
+      pay = l4 + 8;
+    } else if ((p.proto == 1 || p.proto == 58) && l4 + 8 <= end) {
+      pay = l4 + 8;
+    } else if (p.proto == 6 || p.proto == 17 || p.proto == 1 || p.proto == 58) {
+      pay = end;  // a truncated transport header: nothing to inspect
+    }
+  }
+  pay = std::min(pay, end);
+  p.payload = ip + pay;
+  p.plen = end - pay;
+  return true;
+}
+
+}  // namespace shoal::ids

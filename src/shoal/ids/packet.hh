@@ -1,0 +1,24 @@
+// The IPv4 or IPv6 packet as the rules see it: addresses, protocol, ports
+// and payload.
+#pragma once
+#include <cstdint>
+
+#include "shoal/ids/rules.hh"
+
+namespace shoal::ids {
+
+// What the rules look at in a packet.
+struct PacketInfo {
+  Addr src, dst;
+  uint8_t proto = 0;
+  bool has_ports = false;
+  uint16_t sport = 0, dport = 0;
+  const uint8_t* payload = nullptr;  // after the TCP/UDP/ICMP header (IP payload otherwise)
+  uint32_t plen = 0;
+};
+
+// Parses an IPv4 or IPv6 packet starting at ip; false when it is not one
+// (too short, bad version, truncated headers).
+bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& out);
+
+}  // namespace shoal::ids
