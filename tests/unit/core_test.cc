@@ -139,6 +139,35 @@ TEST(Args, ValueParsers) {
   EXPECT_FALSE(parse_uint("18446744073709551616", u));
 }
 
+TEST(Args, AddressListsAndPrefixes) {
+  EXPECT_EQ(split_words("  a b\tc  "), (std::vector<std::string_view>{"a", "b", "c"}));
+  EXPECT_TRUE(split_words("   ").empty());
+  uint32_t addr, mask;
+  ASSERT_TRUE(parse_ipv4_prefix("10.1.2.3/8", addr, mask));
+  EXPECT_EQ(addr, 0x0a010203u);
+  EXPECT_EQ(mask, 0xff000000u);
+  ASSERT_TRUE(parse_ipv4_prefix("10.1.2.3/255.255.0.0", addr, mask));
+  EXPECT_EQ(mask, 0xffff0000u);
+  ASSERT_TRUE(parse_ipv4_prefix("0.0.0.0/0", addr, mask));
+  EXPECT_EQ(mask, 0u);
+  EXPECT_FALSE(parse_ipv4_prefix("10.1.2.3", addr, mask)) << "a bare address only where allowed";
+  ASSERT_TRUE(parse_ipv4_prefix("10.1.2.3", addr, mask, true));
+  EXPECT_EQ(mask, 0xffffffffu);
+  EXPECT_FALSE(parse_ipv4_prefix("10.1.2.3/33", addr, mask));
+  EXPECT_FALSE(parse_ipv4_prefix("10.1.2/8", addr, mask));
+  std::vector<uint32_t> v4;
+  std::string bad;
+  EXPECT_TRUE(parse_ipv4_list(" 1.2.3.4  5.6.7.8 ", v4, bad));
+  EXPECT_EQ(v4, (std::vector<uint32_t>{0x01020304u, 0x05060708u}));
+  EXPECT_FALSE(parse_ipv4_list("1.2.3.4 nope", v4, bad));
+  EXPECT_EQ(bad, "nope");
+  std::vector<IPv6Addr> v6;
+  EXPECT_TRUE(parse_ipv6_list("fe80::1 ::", v6, bad));
+  EXPECT_EQ(v6.size(), 2u);
+  EXPECT_FALSE(parse_ipv6_list("fe80::1 1.2.3.4.5", v6, bad));
+  EXPECT_EQ(bad, "1.2.3.4.5");
+}
+
 TEST(Args, PositionalKeywordsAndErrors) {
   Loc start{-1, 1, 1};
   auto items = split_args("5, \"a, b\", LIMIT 10, STOP true", start);

@@ -12,7 +12,7 @@ using shoal::test::read_pcap;
 using shoal::test::run;
 using shoal::test::tmpdir;
 
-TEST(Elements, EveryClassIsDocumented) {
+TEST(ElementDocs, EveryClassIsDocumented) {
   for (auto* i : Registry::instance().all()) {
     EXPECT_FALSE(i->summary.empty()) << i->name;
     EXPECT_FALSE(i->description.empty()) << i->name;
@@ -22,7 +22,7 @@ TEST(Elements, EveryClassIsDocumented) {
   }
 }
 
-TEST(Elements, CounterAndDiscard) {
+TEST(Counter, AndDiscard) {
   auto r = run("FastUDPFlows(LENGTH 100, LIMIT 1000, FLOWS 10) -> c :: Counter -> d :: Discard;");
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("c.count"), 1000u);
@@ -32,7 +32,7 @@ TEST(Elements, CounterAndDiscard) {
   finish(*r);
 }
 
-TEST(Elements, ClassifierFirstMatchAndNoMatchDrops) {
+TEST(Classifier, FirstMatchAndNoMatchDrops) {
   auto r = run(R"(
     FastUDPFlows(LIMIT 200, FLOWS 20, PROTO mix) -> c :: Classifier(12/0800 23/06, 12/0800 23/11, 12/0800 23/01);
     c[0] -> tcp :: Counter -> Discard; c[1] -> udp :: Counter -> Discard; c[2] -> icmp :: Counter -> Discard;
@@ -47,7 +47,7 @@ TEST(Elements, ClassifierFirstMatchAndNoMatchDrops) {
   finish(*r);
 }
 
-TEST(Elements, ClassifierMasksWildcardsNegationAndShortPackets) {
+TEST(Classifier, MasksWildcardsNegationAndShortPackets) {
   auto r = run(R"(
     InfiniteSource(DATA \<aa bb cc dd>, LIMIT 3) -> a :: Classifier(0/a0%f0 1/b?, -) -> x :: Counter -> Discard; a[1] -> Discard;
     InfiniteSource(DATA \<aa bb>, LIMIT 2) -> b :: Classifier(!0/aa, 1/bbcc, -) -> Discard;
@@ -62,7 +62,7 @@ TEST(Elements, ClassifierMasksWildcardsNegationAndShortPackets) {
   EXPECT_NE(bad->errors.find("even number of hex digits"), std::string::npos) << bad->errors;
 }
 
-TEST(Elements, TeeCopiesEveryPacketToEveryOutput) {
+TEST(Tee, CopiesEveryPacketToEveryOutput) {
   auto r = run(R"(
     FastUDPFlows(LIMIT 100) -> t :: Tee(3);
     t[0] -> a :: Counter -> Discard; t[1] -> b :: Counter -> Discard; t[2] -> c :: Counter -> Discard;
@@ -75,7 +75,7 @@ TEST(Elements, TeeCopiesEveryPacketToEveryOutput) {
   finish(*r);
 }
 
-TEST(Elements, TeeCopyFailuresAreCounted) {
+TEST(Tee, CopyFailuresAreCounted) {
   // A 64-buffer pool and a Queue that keeps everything: copies run out.
   auto r =
       run("FastUDPFlows(LIMIT 40, BURST 40) -> t :: Tee; t[0] -> Queue(1000) -> Unqueue(ACTIVE false) -> Discard; t[1] "
@@ -86,7 +86,7 @@ TEST(Elements, TeeCopyFailuresAreCounted) {
   finish(*r);
 }
 
-TEST(Elements, QueueCapacityDropsAndUnqueueDrains) {
+TEST(Queue, CapacityDropsAndUnqueueDrains) {
   auto r = run(R"(
     FastUDPFlows(LIMIT 50, BURST 50) -> q :: Queue(10) -> u :: Unqueue(BURST 4) -> c :: Counter -> Discard;
   )");
@@ -98,14 +98,14 @@ TEST(Elements, QueueCapacityDropsAndUnqueueDrains) {
   finish(*r);
 }
 
-TEST(Elements, PacketsLeftInQueuesAreHeld) {
+TEST(Queue, PacketsLeftInQueuesAreHeld) {
   auto r = run("FastUDPFlows(LIMIT 30) -> q :: Queue -> Unqueue(ACTIVE false) -> Discard;");
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->rt->accounting().held, 30u);
   finish(*r);
 }
 
-TEST(Elements, PaintSwitchCheckPaintAndSwitch) {
+TEST(PaintSwitch, CheckPaintAndSwitch) {
   auto r = run(R"(
     FastUDPFlows(LIMIT 10) -> Paint(1) -> ps :: PaintSwitch;
     ps[0] -> zero :: Counter -> Discard;
@@ -121,7 +121,7 @@ TEST(Elements, PaintSwitchCheckPaintAndSwitch) {
   finish(*r);
 }
 
-TEST(Elements, RoundRobinAndHashSwitch) {
+TEST(RoundRobinSwitch, AndHashSwitch) {
   auto r = run(R"(
     FastUDPFlows(LIMIT 9, BURST 9) -> rr :: RoundRobinSwitch;
     rr[0] -> a :: Counter -> Discard; rr[1] -> b :: Counter -> Discard; rr[2] -> c :: Counter -> Discard;
@@ -138,7 +138,7 @@ TEST(Elements, RoundRobinAndHashSwitch) {
   finish(*r);
 }
 
-TEST(Elements, StripUnstripEtherEncapRoundTrip) {
+TEST(Strip, UnstripEtherEncapRoundTrip) {
   std::string out = tmpdir() + "/strip.pcap";
   auto r =
       run("FastUDPFlows(LIMIT 5, LENGTH 80) -> Strip(14) -> Unstrip(14) -> Strip(14) -> "
@@ -157,7 +157,7 @@ TEST(Elements, StripUnstripEtherEncapRoundTrip) {
   EXPECT_EQ(k::load_be16(frames[0].bytes.data() + 12), 0x0800);
 }
 
-TEST(Elements, FromDumpToDumpIsByteIdenticalWithNanoTimestamps) {
+TEST(FromDump, ToDumpIsByteIdenticalWithNanoTimestamps) {
   std::string in = tmpdir() + "/gen.pcap", out = tmpdir() + "/copy.pcap";
   auto g =
       run("FastUDPFlows(LIMIT 64, FLOWS 8, IMIX true) -> SetTimestamp(1700000000.123456789) -> ToDump(" + in + ");");
@@ -176,7 +176,7 @@ TEST(Elements, FromDumpToDumpIsByteIdenticalWithNanoTimestamps) {
   }
 }
 
-TEST(Elements, FromDumpReportsMissingAndTruncatedFiles) {
+TEST(FromDump, ReportsMissingAndTruncatedFiles) {
   auto r = run("FromDump(/nonexistent/x.pcap) -> Discard;");
   EXPECT_FALSE(r->ok);
   EXPECT_NE(r->errors.find("/nonexistent/x.pcap: No such file or directory"), std::string::npos) << r->errors;
@@ -196,7 +196,7 @@ TEST(Elements, FromDumpReportsMissingAndTruncatedFiles) {
   finish(*t);
 }
 
-TEST(Elements, InfiniteSourceDataLengthAndStop) {
+TEST(InfiniteSource, DataLengthAndStop) {
   std::string out = tmpdir() + "/inf.pcap";
   auto r = run("InfiniteSource(DATA \\<de ad be ef>, LENGTH 6, LIMIT 4, BURST 3, STOP true) -> ToDump(" + out +
                ");"
@@ -208,7 +208,7 @@ TEST(Elements, InfiniteSourceDataLengthAndStop) {
   EXPECT_EQ(f[0].bytes, (std::vector<uint8_t>{0xde, 0xad, 0xbe, 0xef, 0, 0}));
 }
 
-TEST(Elements, RatedSourceKeepsItsRate) {
+TEST(RatedSource, KeepsItsRate) {
   auto r = run("RatedSource(RATE 200, LIMIT 20, STOP true) -> c :: Counter -> Discard;");
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("c.count"), 20u);
@@ -217,7 +217,7 @@ TEST(Elements, RatedSourceKeepsItsRate) {
   finish(*r);
 }
 
-TEST(Elements, ScriptAndDriverManager) {
+TEST(Script, AndDriverManager) {
   std::string out = tmpdir() + "/script.txt";
   auto r = run(R"(
     src :: FastUDPFlows(LIMIT 100, STOP true) -> c :: Counter -> s :: Switch(0) -> Discard; s[1] -> d1 :: Discard;
@@ -235,7 +235,7 @@ TEST(Elements, ScriptAndDriverManager) {
   EXPECT_NE(bad2->errors.find("undefined label 'nowhere'"), std::string::npos) << bad2->errors;
 }
 
-TEST(Elements, ScriptTypePacketChoosesPorts) {
+TEST(Script, TypePacketChoosesPorts) {
   auto r = run(R"(
     FastUDPFlows(LIMIT 10) -> s :: Script(TYPE PACKET, init n 0, set n $(add $n 1),
                                           goto odd $(eq $(mod $n 2) 1), return 0, label odd, return 1);
@@ -258,7 +258,7 @@ TEST(Elements, ScriptTypePacketChoosesPorts) {
   EXPECT_FALSE(ports->ok) << "only packet scripts have ports";
 }
 
-TEST(Elements, ScriptLoopsAndWritesAcrossWorkers) {
+TEST(Script, LoopsAndWritesAcrossWorkers) {
   auto r = run(R"(
     FastUDPFlows(LIMIT 64, FLOWS 16, ACTIVE false) -> c :: Counter -> Discard;
     Script(set i 0, label top, set i $(add $i 1), goto top $(lt $i 5), write FastUDPFlows@1.active true);
@@ -269,7 +269,7 @@ TEST(Elements, ScriptLoopsAndWritesAcrossWorkers) {
   finish(*r);
 }
 
-TEST(Elements, IPSummaryDumpRoundTrip) {
+TEST(ToIPSummaryDump, RoundTripsThroughFromIPSummaryDump) {
   std::string txt = tmpdir() + "/sum.txt", txt2 = tmpdir() + "/sum2.txt";
   const char* fields = "timestamp ip_src sport ip_dst dport ip_proto ip_len ip_ttl ip_id tcp_seq tcp_flags payload_len";
   auto r = run(std::string("FastUDPFlows(LIMIT 30, FLOWS 10, PROTO mix, LENGTH 90) -> ToIPSummaryDump(") + txt +
@@ -288,7 +288,7 @@ TEST(Elements, IPSummaryDumpRoundTrip) {
   EXPECT_NE(sa.find(" T 76 64 "), std::string::npos) << sa.substr(0, 300);
 }
 
-TEST(Elements, FromIPSummaryDumpReportsBadLines) {
+TEST(FromIPSummaryDump, ReportsBadLines) {
   std::string txt = tmpdir() + "/bad.txt";
   std::ofstream(txt) << "!data ip_src ip_dst ip_proto\n1.2.3.4 5.6.7.8 T\n1.2.3 5.6.7.8 U\n9.9.9.9 8.8.8.8\n";
   auto r = run("FromIPSummaryDump(" + txt + ", STOP true) -> c :: Counter -> Discard;");

@@ -341,7 +341,7 @@ TEST(IPFilterExpr, HundredHostRulesMakeAShallowDag) {
   EXPECT_EQ(c.prog.match(view(p)), 100);
 }
 
-TEST(IPFilterElement, RulesFileOutputsDropsAndAccounting) {
+TEST(IPFilter, RulesFileOutputsDropsAndAccounting) {
   std::string rules = test::tmpdir() + "/ipfilter.rules";
   std::ofstream(rules) << "# firewall\n"
                           "allow tcp && dst port 40000   // the first TCP flow\n"
@@ -370,7 +370,7 @@ TEST(IPFilterElement, RulesFileOutputsDropsAndAccounting) {
   test::finish(*r);
 }
 
-TEST(IPFilterElement, ErrorsCarryTheFileLineAndColumn) {
+TEST(IPFilter, ErrorsCarryTheFileLineAndColumn) {
   std::string rules = test::tmpdir() + "/bad.rules";
   std::ofstream(rules) << "allow tcp\n\n  allow udp port nope\n";
   auto r = test::run(fmt::format("Idle -> IPFilter(file {}) -> Discard;", rules));

@@ -86,7 +86,7 @@ TEST(Lpm4, LargeTablesAndLimits) {
   EXPECT_NE(err.find("too many next hops"), std::string::npos);
 }
 
-TEST(IPLookup, DirectAgreesWithLinearAndFollowsClickSemantics) {
+TEST(DirectIPLookup, AgreesWithLinearAndFollowsClickSemantics) {
   // Every packet goes to 10.1.0.1: the /32 must win over the /24, the /16
   // and the default route, in both lookups.
   std::string in = test::tmpdir() + "/lpm-in.pcap";
@@ -109,7 +109,7 @@ TEST(IPLookup, DirectAgreesWithLinearAndFollowsClickSemantics) {
   EXPECT_NE(bad2->errors.find("prefix length 33 is over 32"), std::string::npos) << bad2->errors;
 }
 
-TEST(IPLookup, RandomTablesDirectEqualsLinear) {
+TEST(DirectIPLookup, EqualsLinearOnRandomTables) {
   std::mt19937 rng(99);
   std::string in = test::tmpdir() + "/lpm-rand.pcap";
   {
@@ -156,7 +156,7 @@ TEST(IPLookup, RandomTablesDirectEqualsLinear) {
   EXPECT_GT(total, 1000u) << "most packets found a route";
 }
 
-TEST(IPLookup, RoutesChangeWhileRunning) {
+TEST(DirectIPLookup, RoutesChangeWhileRunning) {
   auto r = test::run(R"(
     src :: RatedSource(DATA \<00 00 00 00 00 02  00 00 00 00 00 01  08 00
                                45 00 00 14 00 00 00 00 40 00 00 00  0a 00 00 01  0a 02 03 04>,
@@ -176,7 +176,7 @@ TEST(IPLookup, RoutesChangeWhileRunning) {
   test::finish(*r);
 }
 
-TEST(IPv4, CheckIPHeaderReasonsAndDecIPTTL) {
+TEST(CheckIPHeader, ReasonsAndDecIPTTL) {
   // tests/golden/ipv4-check/in.pcap: scapy-made frames, one per defect.
   std::string in = std::string(SHOAL_SOURCE_DIR) + "/tests/golden/ipv4-check/in.pcap";
   auto r = test::run("FromDump(" + in +

@@ -81,7 +81,7 @@ TEST(Lpm6, MatchesLinearScanOnRandomTables) {
   }
 }
 
-TEST(IPLookup, RadixAndDirectEqualLinearOnRandomTables) {
+TEST(RadixIPLookup, AndDirectEqualLinearOnRandomTables) {
   std::mt19937 rng(5);
   std::vector<Bytes> frames;
   for (int i = 0; i < 3000; ++i)
@@ -116,7 +116,7 @@ TEST(IPLookup, RadixAndDirectEqualLinearOnRandomTables) {
   EXPECT_GT(total, 1000u);
 }
 
-TEST(IPv6, LookupIP6RouteRoutesAndChangesWhileRunning) {
+TEST(LookupIP6Route, RoutesAndChangesWhileRunning) {
   // IPv6 packets to 2001:db8:1::5 and 2001:db8:2::5.
   std::vector<Bytes> frames;
   for (int i = 0; i < 200; ++i) {
@@ -182,7 +182,7 @@ Bytes reassemble(const std::vector<test::Frame>& frags, Bytes& first_header) {
 }
 }  // namespace
 
-TEST(IPv4, IPFragmenterSplitsReassemblesAndHonoursDF) {
+TEST(IPFragmenter, SplitsReassemblesAndHonoursDF) {
   // Options: record route (copy bit clear: first fragment only) and a
   // copied option (type 0x88, stream ID), padded to 12 bytes.
   Bytes opts = {7, 7, 4, 0, 0, 0, 0, 0x88, 4, 0x12, 0x34, 0};
@@ -245,7 +245,7 @@ TEST(IPv4, IPFragmenterSplitsReassemblesAndHonoursDF) {
   test::finish(*r2);
 }
 
-TEST(IPv4, ICMPErrorFormatAndRefusals) {
+TEST(ICMPError, FormatAndRefusals) {
   Bytes ttl1 = ipv4(0x0a000005, 0x0a010002, 600, {}, 1);
   Bytes to_bcast = ipv4(0x0a000005, 0xffffffff, 20, {}, 1);
   Bytes from_mcast_src = ipv4(0xe0000001, 0x0a010002, 20, {}, 1);
@@ -286,7 +286,7 @@ TEST(IPv4, ICMPErrorFormatAndRefusals) {
   EXPECT_NE(bad->errors.find("'nosuchcode' is not a code"), std::string::npos) << bad->errors;
 }
 
-TEST(ARP, QuerierResolvesThroughResponderAndQueues) {
+TEST(ARPQuerier, ResolvesThroughResponderAndQueues) {
   auto r = test::run(fmt::format(R"(
     InfiniteSource(DATA \<45 00 00 1c 00 00 00 00 40 11 00 00 0a 00 00 01 0a 00 00 02 00 00 00 00 00 00 00 00>, LIMIT 5)
       -> MarkIPHeader -> GetIPAddress(16) -> [0]q :: ARPQuerier(10.0.0.1, 02:00:00:00:00:01);
@@ -321,7 +321,7 @@ TEST(ARP, QuerierResolvesThroughResponderAndQueues) {
   test::finish(*r2);
 }
 
-TEST(ND, SolicitorResolvesThroughAdvertiser) {
+TEST(IP6NDSolicitor, ResolvesThroughAdvertiser) {
   auto r = test::run(fmt::format(R"(
     InfiniteSource(DATA \<60 00 00 00 00 00 3b 40  fd 00 00 00 00 00 00 00 00 00 00 00 00 00 00 01
                                 fd 00 00 00 00 00 00 00 00 00 00 00 00 00 00 02>, LIMIT 4)
@@ -340,7 +340,7 @@ TEST(ND, SolicitorResolvesThroughAdvertiser) {
   for (auto& f : out) EXPECT_EQ(Bytes(f.bytes.begin(), f.bytes.begin() + 6), (Bytes{2, 0, 0, 0, 0, 2}));
 }
 
-TEST(IPv4, PingResponderAndRecordRoute) {
+TEST(ICMPPingResponder, AndRecordRoute) {
   Bytes echo = ipv4(0x0a000005, 0x0a000001, 16, {}, 64, false, 0, false, 1);
   echo[20] = 8;
   echo[21] = 0;

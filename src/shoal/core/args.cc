@@ -335,6 +335,56 @@ void Args::note_keyword(const char* kw) {
   if (t_probe) t_probe->keywords.insert(kw);
 }
 
+std::vector<std::string_view> split_words(std::string_view s) {
+  std::vector<std::string_view> w;
+  for (size_t i = 0; i < s.size();) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    size_t e = i;
+    while (e < s.size() && !std::isspace(static_cast<unsigned char>(s[e]))) ++e;
+    if (e > i) w.push_back(s.substr(i, e - i));
+    i = e;
+  }
+  return w;
+}
+
+bool parse_ipv4_prefix(std::string_view s, uint32_t& addr, uint32_t& mask, bool bare) {
+  size_t sl = s.find('/');
+  IPv4Addr x;
+  if (!parse_ipv4(s.substr(0, sl), x)) return false;
+  addr = x.host();
+  if (sl == std::string_view::npos) {
+    mask = 0xffffffffu;
+    return bare;
+  }
+  uint64_t n;
+  IPv4Addr m;
+  if (parse_uint(s.substr(sl + 1), n) && n <= 32) {
+    mask = n ? ~uint32_t(0) << (32 - n) : 0;
+    return true;
+  }
+  if (!parse_ipv4(s.substr(sl + 1), m)) return false;
+  mask = m.host();
+  return true;
+}
+
+bool parse_ipv4_list(std::string_view s, std::vector<uint32_t>& out, std::string& bad) {
+  for (std::string_view w : split_words(s)) {
+    IPv4Addr x;
+    if (!parse_ipv4(w, x)) return bad = std::string(w), false;
+    out.push_back(x.host());
+  }
+  return true;
+}
+
+bool parse_ipv6_list(std::string_view s, std::vector<IPv6Addr>& out, std::string& bad) {
+  for (std::string_view w : split_words(s)) {
+    IPv6Addr x;
+    if (!parse_ipv6(w, x)) return bad = std::string(w), false;
+    out.push_back(x);
+  }
+  return true;
+}
+
 bool Args::has(const char* kw) const {
   if (t_probe) t_probe->keywords.insert(kw);
   for (auto& a : items_)

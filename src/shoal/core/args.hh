@@ -46,6 +46,15 @@ bool parse_bandwidth(std::string_view s, Bandwidth& out);
 bool parse_ipv4(std::string_view s, IPv4Addr& out);
 bool parse_ipv6(std::string_view s, IPv6Addr& out);
 bool parse_ether(std::string_view s, EtherAddr& out);
+// The space-separated words of s (Click's address lists in one argument).
+std::vector<std::string_view> split_words(std::string_view s);
+// "ADDR/LEN" or "ADDR/MASK" (and "ADDR" alone: a /32 when `bare` is allowed);
+// addr and mask in host order, addr not masked.
+bool parse_ipv4_prefix(std::string_view s, uint32_t& addr, uint32_t& mask, bool bare = false);
+// Space-separated IPv4 (IPv6) addresses appended to out (host order); false
+// with `bad` set to the first word that is not one.
+bool parse_ipv4_list(std::string_view s, std::vector<uint32_t>& out, std::string& bad);
+bool parse_ipv6_list(std::string_view s, std::vector<IPv6Addr>& out, std::string& bad);
 bool parse_data(std::string_view s, DataString& out);
 bool parse_string(std::string_view s, std::string& out);  // unquotes
 // "SECONDS[.FRACTION]" exactly, to nanoseconds (no floating point).

@@ -19,35 +19,15 @@ bool is_arp_ipv4(const uint8_t* d, uint32_t len) {
 // "ADDR[/MASK]..." words into (addr, mask) pairs; false on a bad word.
 bool parse_addr_words(std::string_view s, std::vector<std::pair<uint32_t, uint32_t>>& out, EtherAddr& eth,
                       std::string& err) {
-  std::vector<std::string_view> w;
-  for (size_t i = 0; i < s.size();) {
-    while (i < s.size() && s[i] == ' ') ++i;
-    size_t e = s.find(' ', i);
-    if (e == std::string_view::npos) e = s.size();
-    if (e > i) w.push_back(s.substr(i, e - i));
-    i = e;
-  }
+  std::vector<std::string_view> w = split_words(s);
   if (w.size() < 2 || !parse_ether(w.back(), eth)) {
     err = fmt::format("'{}' is not 'ADDR[/MASK]... ETH'", s);
     return false;
   }
   for (size_t i = 0; i + 1 < w.size(); ++i) {
-    std::string_view a = w[i];
-    size_t sl = a.find('/');
-    IPv4Addr x;
-    uint32_t mask = 0xffffffffu;
-    if (!parse_ipv4(a.substr(0, sl), x)) return err = fmt::format("bad address '{}'", a), false;
-    if (sl != std::string_view::npos) {
-      uint64_t n;
-      IPv4Addr m;
-      if (parse_uint(a.substr(sl + 1), n) && n <= 32)
-        mask = n ? ~uint32_t(0) << (32 - n) : 0;
-      else if (parse_ipv4(a.substr(sl + 1), m))
-        mask = m.host();
-      else
-        return err = fmt::format("bad mask in '{}'", a), false;
-    }
-    out.push_back({x.host() & mask, mask});
+    uint32_t addr, mask;
+    if (!parse_ipv4_prefix(w[i], addr, mask, true)) return err = fmt::format("bad address '{}'", w[i]), false;
+    out.push_back({addr & mask, mask});
   }
   return true;
 }

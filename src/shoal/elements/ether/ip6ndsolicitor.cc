@@ -74,14 +74,7 @@ class IP6NDAdvertiser : public PacketElement<IP6NDAdvertiser> {
  public:
   void configure(Args& a) override {
     for (ArgItem* it : a.rest_positional()) {
-      std::vector<std::string_view> w;
-      std::string_view s = it->text;
-      for (size_t i = 0; i < s.size();) {
-        size_t e = s.find(' ', i);
-        if (e == std::string_view::npos) e = s.size();
-        if (e > i) w.push_back(s.substr(i, e - i));
-        i = e + 1;
-      }
+      std::vector<std::string_view> w = split_words(it->text);
       EtherAddr eth;
       if (w.size() < 2 || !parse_ether(w.back(), eth)) a.fail(*it, "expected 'ADDR6[/LEN]... ETH'");
       for (size_t i = 0; i + 1 < w.size(); ++i) {

@@ -16,36 +16,17 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
     a.read("INTERFACES", ifaces);
     a.complete();
     // INTERFACES ADDR/LEN...: their networks' broadcast and zero addresses are bad sources.
-    for (size_t i = 0; i < ifaces.size();) {
-      size_t e = ifaces.find(' ', i);
-      if (e == std::string::npos) e = ifaces.size();
-      std::string one = ifaces.substr(i, e - i);
-      i = e + 1;
-      if (one.empty()) continue;
-      size_t sl = one.find('/');
-      IPv4Addr x;
-      uint64_t len = 32;
-      if (sl == std::string::npos || !parse_ipv4(one.substr(0, sl), x) || !parse_uint(one.substr(sl + 1), len) ||
-          len > 32)
-        a.fail(fmt::format("INTERFACES: '{}' is not ADDR/LEN", one));
-      uint32_t mask = len ? ~uint32_t(0) << (32 - len) : 0;
-      if (len < 31) {
-        badsrc_.push_back((x.host() & mask) | ~mask);
-        badsrc_.push_back(x.host() & mask);
+    for (std::string_view one : split_words(ifaces)) {
+      uint32_t addr, mask;
+      if (!parse_ipv4_prefix(one, addr, mask)) a.fail(fmt::format("INTERFACES: '{}' is not ADDR/LEN", one));
+      if (mask != 0xffffffffu && mask != 0xfffffffeu) {  // a /31 or /32 has no broadcast or zero address
+        badsrc_.push_back((addr & mask) | ~mask);
+        badsrc_.push_back(addr & mask);
       }
     }
-    for (auto& w : split_args(badsrc, {}, false)) {
-      for (size_t i = 0; i < w.text.size();) {  // space-separated addresses
-        size_t e = w.text.find(' ', i);
-        if (e == std::string::npos) e = w.text.size();
-        std::string one = w.text.substr(i, e - i);
-        i = e + 1;
-        if (one.empty()) continue;
-        IPv4Addr x;
-        if (!parse_ipv4(one, x)) a.fail(fmt::format("BADSRC: bad address '{}'", one));
-        badsrc_.push_back(x.host());
-      }
-    }
+    std::string bad;
+    for (auto& w : split_args(badsrc, {}, false))
+      if (!parse_ipv4_list(w.text, badsrc_, bad)) a.fail(fmt::format("BADSRC: bad address '{}'", bad));
   }
   void initialize() override {
     // Click's reasons, in its order.

@@ -79,20 +79,9 @@ class ICMPError : public Element {
     if (!ok) a.fail(fmt::format("'{}' is not a code of ICMP type '{}'", code, type));
     if (t != 3 && t != 11 && t != 12 && t != 5 && t != 4) a.fail(fmt::format("ICMP type {} is not an error", t));
     code_ = uint8_t(c);
-    for (auto& w : split_args(badaddrs, {}, false)) {
-      std::string_view s = w.text;
-      size_t i = 0;
-      while (i < s.size()) {
-        size_t e = s.find(' ', i);
-        if (e == std::string_view::npos) e = s.size();
-        std::string_view one = s.substr(i, e - i);
-        i = e + 1;
-        if (one.empty()) continue;
-        IPv4Addr x;
-        if (!parse_ipv4(one, x)) a.fail(fmt::format("BADADDRS: bad address '{}'", one));
-        bad_.push_back(x.host());
-      }
-    }
+    std::string bad;
+    for (auto& w : split_args(badaddrs, {}, false))
+      if (!parse_ipv4_list(w.text, bad_, bad)) a.fail(fmt::format("BADADDRS: bad address '{}'", bad));
     if (mtu_ < 68 || mtu_ > 65535) a.fail("MTU must be 68 to 65535");
   }
   void initialize() override {

@@ -16,20 +16,9 @@ class IPGWOptions : public PacketElement<IPGWOptions> {
   void configure(Args& a) override {
     IPv4Addr me;
     a.read_mp("MYADDR", me);
-    for (ArgItem* it : a.rest_positional()) {
-      std::string_view s = it->text;
-      size_t i = 0;
-      while (i < s.size()) {
-        size_t e = s.find(' ', i);
-        if (e == std::string_view::npos) e = s.size();
-        std::string_view one = s.substr(i, e - i);
-        i = e + 1;
-        if (one.empty()) continue;
-        IPv4Addr x;
-        if (!parse_ipv4(one, x)) a.fail(*it, fmt::format("bad address '{}'", one));
-        mine_.push_back(x.host());
-      }
-    }
+    std::string bad;
+    for (ArgItem* it : a.rest_positional())
+      if (!parse_ipv4_list(it->text, mine_, bad)) a.fail(*it, fmt::format("bad address '{}'", bad));
     a.complete();
     me_ = me.host();
     mine_.push_back(me_);

@@ -11,19 +11,9 @@ class CheckIP6Header : public PacketElement<CheckIP6Header> {
  public:
   void configure(Args& a) override {
     a.read("OFFSET", off_);
-    for (ArgItem* it : a.rest_positional()) {  // BADADDRS, as Click
-      std::string_view s = it->text;
-      for (size_t i = 0; i < s.size();) {
-        size_t e = s.find(' ', i);
-        if (e == std::string_view::npos) e = s.size();
-        std::string_view one = s.substr(i, e - i);
-        i = e + 1;
-        if (one.empty()) continue;
-        IPv6Addr x;
-        if (!parse_ipv6(one, x)) a.fail(*it, fmt::format("bad IPv6 address '{}'", one));
-        bad_.push_back(x);
-      }
-    }
+    std::string bad;
+    for (ArgItem* it : a.rest_positional())  // BADADDRS, as Click
+      if (!parse_ipv6_list(it->text, bad_, bad)) a.fail(*it, fmt::format("bad IPv6 address '{}'", bad));
     a.complete();
   }
   void initialize() override {
