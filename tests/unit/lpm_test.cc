@@ -9,6 +9,8 @@
 #include "helpers.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
+#include "shoal/routing/ip6routetable.hh"
+#include "shoal/routing/iproutetable.hh"
 #include "shoal/routing/lpm4_build.hh"
 
 using namespace shoal;
@@ -198,4 +200,39 @@ TEST(CheckIPHeader, ReasonsAndDecIPTTL) {
   ASSERT_TRUE(r2->ok) << r2->errors;
   EXPECT_EQ(r2->n("bad.count"), 10u);
   test::finish(*r2);
+}
+
+// The route table both families' lookups share: an equal prefix given twice
+// keeps the last, add replaces, remove of a missing prefix fails and leaves
+// the table as it was, every change is a new version.
+TEST(RouteTable, SetAddRemoveForBothFamilies) {
+  auto check = [](auto& table, auto parse, const char* a, const char* a2, const char* b, const char* missing) {
+    using Route = typename std::decay_t<decltype(table)>::Route;
+    auto route = [&](const char* text) {
+      Route r;
+      std::string err;
+      EXPECT_TRUE(parse(text, r, err)) << err;
+      return r;
+    };
+    std::string err;
+    uint64_t v0 = table.version();
+    ASSERT_TRUE(table.set({route(a), route(a2), route(b)}, err)) << err;
+    auto s = table.snapshot();
+    ASSERT_EQ(s->routes.size(), 2u);
+    EXPECT_EQ(s->routes[0].port, route(a2).port) << "the last of two equal prefixes stands";
+    EXPECT_EQ(table.version(), v0 + 1);
+    ASSERT_TRUE(table.add(route(a), err));
+    EXPECT_EQ(table.snapshot()->routes.size(), 2u);
+    EXPECT_EQ(table.snapshot()->routes[0].port, route(a).port) << "add replaces the prefix";
+    EXPECT_FALSE(table.remove(route(missing), err));
+    EXPECT_EQ(err, "no such route");
+    EXPECT_EQ(table.version(), v0 + 2) << "a failed remove changes nothing";
+    ASSERT_TRUE(table.remove(route(b), err));
+    EXPECT_EQ(table.snapshot()->routes.size(), 1u);
+    EXPECT_EQ(table.unparse(), route(a).unparse() + "\n");
+  };
+  IPRouteTable t4(IPRouteTable::Kind::Dir24_8);
+  check(t4, parse_route, "10.0.0.0/8 1", "10.0.0.0/8 2", "192.168.1.0/24 10.0.0.1 0", "172.16.0.0/12 0");
+  IP6RouteTable t6;
+  check(t6, parse_route6, "fd00::/16 1", "fd00::/16 2", "2001:db8::/32 fe80::1 0", "fd01::/16 0");
 }

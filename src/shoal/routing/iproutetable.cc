@@ -75,9 +75,9 @@ bool parse_route(std::string_view text, IPRoute& r, std::string& err) {
   return true;
 }
 
-bool IPRouteTable::publish(std::vector<IPRoute> routes, std::string& err) {
-  auto s = std::make_shared<Snapshot>();
-  if (kind_ != Kind::Linear) {
+bool IPv4Routes::build(Kind kind, const std::vector<IPRoute>& routes, Snapshot& snap, std::string& err) {
+  Snapshot* s = &snap;
+  if (kind != Kind::Linear) {
     std::vector<k::Prefix4> pfx;
     pfx.reserve(routes.size());
     std::unordered_map<uint64_t, uint32_t> ids;  // (gateway, port) -> next hop
@@ -85,14 +85,14 @@ bool IPRouteTable::publish(std::vector<IPRoute> routes, std::string& err) {
       uint64_t key = (uint64_t(r.gw) << 32) | uint32_t(r.port);
       auto [it, fresh] = ids.try_emplace(key, uint32_t(s->nexthops.size()));
       if (fresh) {
-        if (kind_ == Kind::Dir24_8 && s->nexthops.size() >= k::Lpm4Table::kMaxNexthops) {
+        if (kind == Kind::Dir24_8 && s->nexthops.size() >= k::Lpm4Table::kMaxNexthops) {
           err = "too many next hops for DIR-24-8 (at most 32766 distinct gateway and output pairs)";
           return false;
         }
         s->nexthops.push_back({r.gw, r.port});
       }
       pfx.push_back({r.addr, r.len, uint16_t(it->second)});
-      if (kind_ == Kind::Radix) {
+      if (kind == Kind::Radix) {
         auto& nodes = s->radix.nodes;
         if (nodes.empty()) nodes.emplace_back();
         int32_t n = 0;
@@ -107,61 +107,10 @@ bool IPRouteTable::publish(std::vector<IPRoute> routes, std::string& err) {
         nodes[size_t(n)].nexthop = int32_t(it->second);
       }
     }
-    if (kind_ == Kind::Radix && s->radix.nodes.empty()) s->radix.nodes.emplace_back();
-    if (kind_ == Kind::Dir24_8 && !s->lpm.build(pfx, err)) return false;
+    if (kind == Kind::Radix && s->radix.nodes.empty()) s->radix.nodes.emplace_back();
+    if (kind == Kind::Dir24_8 && !s->lpm.build(pfx, err)) return false;
   }
-  s->routes = std::move(routes);
-  std::atomic_store(&snap_, std::shared_ptr<const Snapshot>(std::move(s)));
-  version_.fetch_add(1, std::memory_order_acq_rel);
   return true;
-}
-
-bool IPRouteTable::set(const std::vector<IPRoute>& routes, std::string& err) {
-  std::lock_guard<std::mutex> g(mu_);
-  // An equal prefix given twice: the last one stands.
-  std::vector<IPRoute> uniq;
-  std::unordered_map<uint64_t, size_t> at;
-  at.reserve(routes.size());
-  for (auto& r : routes) {
-    auto [it, fresh] = at.try_emplace((uint64_t(r.addr) << 8) | r.len, uniq.size());
-    if (fresh)
-      uniq.push_back(r);
-    else
-      uniq[it->second] = r;
-  }
-  return publish(std::move(uniq), err);
-}
-
-bool IPRouteTable::add(const IPRoute& r, std::string& err) {
-  std::lock_guard<std::mutex> g(mu_);
-  std::vector<IPRoute> routes = snapshot()->routes;
-  auto it =
-      std::find_if(routes.begin(), routes.end(), [&](const IPRoute& u) { return u.addr == r.addr && u.len == r.len; });
-  if (it != routes.end())
-    *it = r;
-  else
-    routes.push_back(r);
-  return publish(std::move(routes), err);
-}
-
-bool IPRouteTable::remove(uint32_t addr, uint8_t len, std::string& err) {
-  std::lock_guard<std::mutex> g(mu_);
-  std::vector<IPRoute> routes = snapshot()->routes;
-  addr &= k::prefix_mask(len);
-  auto it =
-      std::find_if(routes.begin(), routes.end(), [&](const IPRoute& u) { return u.addr == addr && u.len == len; });
-  if (it == routes.end()) {
-    err = "no such route";
-    return false;
-  }
-  routes.erase(it);
-  return publish(std::move(routes), err);
-}
-
-std::string IPRouteTable::unparse() const {
-  std::string s;
-  for (auto& r : snapshot()->routes) s += r.unparse() + "\n";
-  return s;
 }
 
 }  // namespace shoal

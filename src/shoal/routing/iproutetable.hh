@@ -11,6 +11,7 @@
 
 #include "shoal/kernels/ipfwd.hh"
 #include "shoal/routing/lpm4_build.hh"
+#include "shoal/routing/routetable.hh"
 
 namespace shoal {
 
@@ -25,8 +26,10 @@ struct IPRoute {
 // Parses "ADDR/LEN [GATEWAY] OUTPUT" (ADDR/MASK accepted too).
 bool parse_route(std::string_view text, IPRoute& r, std::string& err);
 
-class IPRouteTable {
- public:
+// The IPv4 family of RouteTable: DIR-24-8 tables, a binary radix trie, or
+// nothing (the linear scan reads the route list).
+struct IPv4Routes {
+  using Route = IPRoute;
   using NextHop = k::NextHop4;  // gw (host order, 0 = none) and port
   // A binary radix trie (one bit per level): Click's RadixIPLookup
   // structure, slower than DIR-24-8 but small and cheap to build.
@@ -47,27 +50,32 @@ class IPRouteTable {
     }
   };
   enum class Kind : uint8_t { Linear, Dir24_8, Radix };
+  using Options = Kind;
   struct Snapshot {
     std::vector<IPRoute> routes;
     k::Lpm4Table lpm;               // built for Kind::Dir24_8
     Radix radix;                    // built for Kind::Radix
     std::vector<NextHop> nexthops;  // what lpm and radix lookups index
   };
-  explicit IPRouteTable(Kind kind) : kind_(kind) {}
-  // Replaces every route. False with err (table unchanged) on failure.
-  bool set(const std::vector<IPRoute>& routes, std::string& err);
-  bool add(const IPRoute& r, std::string& err);  // replaces an equal prefix
-  bool remove(uint32_t addr, uint8_t len, std::string& err);
-  std::shared_ptr<const Snapshot> snapshot() const { return std::atomic_load(&snap_); }
-  uint64_t version() const { return version_.load(std::memory_order_acquire); }
-  std::string unparse() const;
+  using Key = uint64_t;
+  static Key key(const IPRoute& r) { return (uint64_t(r.addr & k::prefix_mask(r.len)) << 8) | r.len; }
+  static bool build(Kind kind, const std::vector<IPRoute>& routes, Snapshot& s, std::string& err);
+  static bool parse(std::string_view text, IPRoute& r, std::string& err) { return parse_route(text, r, err); }
+};
 
- private:
-  bool publish(std::vector<IPRoute> routes, std::string& err);
-  Kind kind_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const Snapshot> snap_ = std::make_shared<Snapshot>();
-  std::atomic<uint64_t> version_{0};
+class IPRouteTable : public RouteTable<IPv4Routes> {
+ public:
+  using Kind = IPv4Routes::Kind;
+  using Radix = IPv4Routes::Radix;
+  using NextHop = IPv4Routes::NextHop;
+  explicit IPRouteTable(Kind kind) : RouteTable(kind) {}
+  using RouteTable::remove;
+  bool remove(uint32_t addr, uint8_t len, std::string& err) {
+    IPRoute r;
+    r.addr = addr;
+    r.len = len;
+    return remove(r, err);
+  }
 };
 
 }  // namespace shoal
