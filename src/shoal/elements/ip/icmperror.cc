@@ -6,15 +6,12 @@
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/ip/headers.hh"
+#include "shoal/elements/ip/icmperrorbase.hh"
 
 namespace shoal {
 
 namespace {
 
-struct IcmpName {
-  const char* name;
-  int value;
-};
 constexpr IcmpName kTypes[] = {{"unreachable", 3},        {"sourcequench", 4},      {"redirect", 5},
                                {"timeexceeded", 11},      {"parameterproblem", 12}, {"time-exceeded", 11},
                                {"parameter-problem", 12}, {"source-quench", 4},     {"dest-unreachable", 3}};
@@ -39,20 +36,11 @@ constexpr IcmpName kTimeEx[] = {{"transit", 0}, {"reassembly", 1}};
 constexpr IcmpName kParam[] = {{"erroratptr", 0}, {"missingopt", 1}, {"length", 2}};
 constexpr IcmpName kRedirect[] = {{"net", 0}, {"host", 1}, {"tos-net", 2}, {"tos-host", 3}};
 
-template <size_t N>
-bool lookup_name(const IcmpName (&t)[N], std::string_view s, int& v) {
-  for (auto& e : t)
-    if (s == e.name) return v = e.value, true;
-  uint64_t x;
-  if (parse_uint(s, x) && x < 256) return v = int(x), true;
-  return false;
-}
-
 bool unicast_source(uint32_t a) { return a != 0 && a != 0xffffffffu && (a >> 24) != 127 && (a >> 28) < 0xe; }
 
 }  // namespace
 
-class ICMPError : public Element {
+class ICMPError : public ICMPErrorBase<ICMPError> {
  public:
   void configure(Args& a) override {
     IPv4Addr src;
@@ -62,20 +50,20 @@ class ICMPError : public Element {
     a.complete();
     std::memcpy(src_, src.b.data(), 4);
     int t;
-    if (!lookup_name(kTypes, type, t)) a.fail(fmt::format("unknown ICMP error type '{}'", type));
+    if (!lookup_icmp_name(kTypes, type, t)) a.fail(fmt::format("unknown ICMP error type '{}'", type));
     type_ = uint8_t(t);
     int c = -1;
     bool ok = false;
     if (t == 3)
-      ok = lookup_name(kUnreach, code, c);
+      ok = lookup_icmp_name(kUnreach, code, c);
     else if (t == 11)
-      ok = lookup_name(kTimeEx, code, c);
+      ok = lookup_icmp_name(kTimeEx, code, c);
     else if (t == 12)
-      ok = lookup_name(kParam, code, c);
+      ok = lookup_icmp_name(kParam, code, c);
     else if (t == 5)
-      ok = lookup_name(kRedirect, code, c);
+      ok = lookup_icmp_name(kRedirect, code, c);
     else
-      ok = lookup_name(kTimeEx, code, c) && c == 0;
+      ok = lookup_icmp_name(kTimeEx, code, c) && c == 0;
     if (!ok) a.fail(fmt::format("'{}' is not a code of ICMP type '{}'", code, type));
     if (t != 3 && t != 11 && t != 12 && t != 5 && t != 4) a.fail(fmt::format("ICMP type {} is not an error", t));
     code_ = uint8_t(c);
@@ -84,50 +72,13 @@ class ICMPError : public Element {
       if (!parse_ipv4_list(w.text, bad_, bad)) a.fail(fmt::format("BADADDRS: bad address '{}'", bad));
     if (mtu_ < 68 || mtu_ > 65535) a.fail("MTU must be 68 to 65535");
   }
-  void initialize() override {
-    r_sent_ = add_drop_reason("answered-with-icmp");
-    r_skip_ = add_drop_reason("no-icmp-allowed");
-    r_bad_ = add_drop_reason("no-ip-header");
-    r_pool_ = add_drop_reason("pool-exhausted");
-  }
-  void push(int, PacketBatch* b) override {
-    PacketBatch* out = nullptr;
-    PacketBatch* rej = nullptr;
-    b->for_each([&](uint32_t i, Packet* p) {
-      b->kill(i);
-      int why = -1;
-      Packet* q = make_error(p, why);
-      if (!q) {
-        if (why == r_skip_ && noutputs() > 1) {
-          if (!rej) rej = new_batch();
-          rej->append(p);
-          if (rej->full()) output_push(1, rej), rej = nullptr;
-          return;
-        }
-        drop(p, uint16_t(why));
-        return;
-      }
-      drop(p, r_sent_);  // the original is answered, not forwarded
-      if (!out) out = new_batch(), out->anno = b->anno;
-      out->append(q);
-      if (out->full()) output_push(0, out), out = nullptr;
-    });
-    recycle(b);
-    if (out) output_push(0, out);
-    if (rej) output_push(1, rej);
-  }
-  void add_handlers() override { add_stat_handler("errors", errors_); }
-
- private:
-  bool bad_addr(uint32_t a) const { return std::find(bad_.begin(), bad_.end(), a) != bad_.end(); }
   // RFC 1812 4.3.2.7: never answer ICMP errors, broadcasts, multicasts,
   // non-first fragments, or packets from non-unicast sources.
-  Packet* make_error(Packet* p, int& why) {
+  Packet* make_error(Packet* p, uint16_t& why) {
     uint32_t hl;
     if (!ip_header(p, &hl)) return why = r_bad_, nullptr;
     const uint8_t* ip = p->network_header();
     uint32_t src = k::load_be32(ip + 12), dst = k::load_be32(ip + 16);
-    why = r_skip_;
     if (!unicast_source(src) || bad_addr(src)) return nullptr;
     if (dst == 0xffffffffu || (dst >> 28) == 0xe || bad_addr(dst)) return nullptr;
     if (p->anno().packet_type == Anno::kBroadcast || p->anno().packet_type == Anno::kMulticast) return nullptr;
@@ -143,12 +94,8 @@ class ICMPError : public Element {
     uint32_t tot = std::min<uint32_t>(k::load_be16(ip + 2), uint32_t(avail));
     uint32_t quote = std::min<uint32_t>(tot, 576 - 28);
     uint32_t len = 28 + quote;
-    Packet* q = worker().pool().alloc(len);
-    if (!q) {
-      why = r_pool_;
-      return nullptr;
-    }
-    created();
+    Packet* q = new_error(p, len, why);
+    if (!q) return nullptr;
     uint8_t* n = q->data();
     std::memset(n, 0, 28);
     n[0] = 0x45;
@@ -171,19 +118,17 @@ class ICMPError : public Element {
     k::store_be16(ic + 2, k::ip_checksum(ic, 8 + quote));
     q->set_network_header(0);
     q->set_transport_header(20);
-    q->anno().timestamp_ns = p->anno().timestamp_ns;
     std::memcpy(q->anno().dst_ip, ip + 12, 4);
     if (fix_anno_) q->anno().flags |= Anno::kFixIPSrc;
-    errors_.add();
     return q;
   }
 
+ private:
+  bool bad_addr(uint32_t a) const { return std::find(bad_.begin(), bad_.end(), a) != bad_.end(); }
   uint8_t src_[4] = {}, type_ = 0, code_ = 0;
   uint32_t mtu_ = 576;
   bool fix_anno_ = true;
   std::vector<uint32_t> bad_;
-  uint16_t r_sent_ = 0, r_skip_ = 0, r_bad_ = 0, r_pool_ = 0;
-  Stat errors_;
 };
 SHOAL_ELEMENT(ICMPError, .name = "ICMPError", .ports = "1/1-2", .processing = "h/h",
               .summary = "answers IPv4 packets with ICMP errors",

@@ -5,10 +5,11 @@
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/ip/headers.hh"
+#include "shoal/elements/ip/icmperrorbase.hh"
 
 namespace shoal {
 
-class ICMP6Error : public Element {
+class ICMP6Error : public ICMPErrorBase<ICMP6Error> {
  public:
   void configure(Args& a) override {
     IPv6Addr src;
@@ -16,58 +17,24 @@ class ICMP6Error : public Element {
     a.read_mp("SRC", src).read_mp("TYPE", type).read_p("CODE", code).read("MTU", mtu_);
     a.complete();
     std::memcpy(src_, src.b.data(), 16);
-    struct N {
-      const char* n;
-      int v;
-    };
-    static const N types[] = {
+    static constexpr IcmpName types[] = {
         {"unreachable", 1}, {"packettoobig", 2}, {"toobig", 2}, {"timeexceeded", 3}, {"parameterproblem", 4}};
-    static const N unreach[] = {{"noroute", 0}, {"admin", 1}, {"beyondscope", 2}, {"addr", 3},
-                                {"address", 3}, {"port", 4},  {"policy", 5},      {"reject", 6}};
-    static const N timeex[] = {{"transit", 0}, {"hlim", 0}, {"reassembly", 1}};
-    static const N param[] = {{"header", 0}, {"nextheader", 1}, {"option", 2}};
-    auto find = [](auto& table, std::string_view s, int& v) {
-      for (auto& e : table)
-        if (s == e.n) return v = e.v, true;
-      uint64_t x;
-      if (parse_uint(s, x) && x < 256) return v = int(x), true;
-      return false;
-    };
+    static constexpr IcmpName unreach[] = {{"noroute", 0}, {"admin", 1}, {"beyondscope", 2}, {"addr", 3},
+                                           {"address", 3}, {"port", 4},  {"policy", 5},      {"reject", 6}};
+    static constexpr IcmpName timeex[] = {{"transit", 0}, {"hlim", 0}, {"reassembly", 1}};
+    static constexpr IcmpName param[] = {{"header", 0}, {"nextheader", 1}, {"option", 2}};
     int t, c = 0;
-    if (!find(types, type, t) || t < 1 || t > 4) a.fail(fmt::format("unknown ICMPv6 error type '{}'", type));
-    bool ok = t == 1   ? find(unreach, code, c)
-              : t == 3 ? find(timeex, code, c)
-              : t == 4 ? find(param, code, c)
+    if (!lookup_icmp_name(types, type, t) || t < 1 || t > 4)
+      a.fail(fmt::format("unknown ICMPv6 error type '{}'", type));
+    bool ok = t == 1   ? lookup_icmp_name(unreach, code, c)
+              : t == 3 ? lookup_icmp_name(timeex, code, c)
+              : t == 4 ? lookup_icmp_name(param, code, c)
                        : code == "0";
     if (!ok) a.fail(fmt::format("'{}' is not a code of ICMPv6 type '{}'", code, type));
     type_ = uint8_t(t);
     code_ = uint8_t(c);
     if (mtu_ < 1280) a.fail("MTU must be at least 1280 (RFC 8200)");
   }
-  void initialize() override {
-    r_sent_ = add_drop_reason("answered-with-icmp");
-    r_skip_ = add_drop_reason("no-icmp-allowed");
-    r_bad_ = add_drop_reason("no-ip-header");
-    r_pool_ = add_drop_reason("pool-exhausted");
-  }
-  void push(int, PacketBatch* b) override {
-    PacketBatch* out = nullptr;
-    b->for_each([&](uint32_t i, Packet* p) {
-      b->kill(i);
-      uint16_t why = r_skip_;
-      Packet* q = make_error(p, why);
-      if (!q) return drop(p, why);
-      drop(p, r_sent_);
-      if (!out) out = new_batch(), out->anno = b->anno;
-      out->append(q);
-      if (out->full()) output_push(0, out), out = nullptr;
-    });
-    recycle(b);
-    if (out) output_push(0, out);
-  }
-  void add_handlers() override { add_stat_handler("errors", errors_); }
-
- private:
   // RFC 4443 2.4(e): no error for errors, multicast destinations (but packet
   // too big), link multicasts, or unspecified or multicast sources.
   Packet* make_error(Packet* p, uint16_t& why) {
@@ -81,9 +48,8 @@ class ICMP6Error : public Element {
     if (ip[6] == 58 && avail > 40 && ip[40] < 128) return nullptr;  // an ICMPv6 error itself
     uint32_t quote = uint32_t(std::min<uint64_t>(avail, 1280 - 48));
     uint32_t len = 48 + quote;
-    Packet* q = worker().pool().alloc(len);
-    if (!q) return why = r_pool_, nullptr;
-    created();
+    Packet* q = new_error(p, len, why);
+    if (!q) return nullptr;
     uint8_t* n = q->data();
     std::memset(n, 0, 48);
     n[0] = 0x60;
@@ -102,16 +68,13 @@ class ICMP6Error : public Element {
     k::store_be16(ic + 2, k::csum_fold(k::csum_partial(ic, 8 + quote, sum)));
     q->set_network_header(0);
     q->set_transport_header(40);
-    q->anno().timestamp_ns = p->anno().timestamp_ns;
     std::memcpy(q->anno().dst_ip6, ip + 8, 16);
-    errors_.add();
     return q;
   }
 
+ private:
   uint8_t src_[16] = {}, type_ = 0, code_ = 0;
   uint32_t mtu_ = 1280;
-  uint16_t r_sent_ = 0, r_skip_ = 0, r_bad_ = 0, r_pool_ = 0;
-  Stat errors_;
 };
 SHOAL_ELEMENT(ICMP6Error, .name = "ICMP6Error", .ports = "1/1", .processing = "h/h",
               .summary = "answers IPv6 packets with ICMPv6 errors",
