@@ -1,10 +1,10 @@
-// SDNClassifier: multi-field classification of Ethernet frames against a
-// ClassBench rule set (source and destination prefixes, port ranges,
-// protocol and TCP flags under masks, Ethernet type, VLAN), first match
-// wins, each rule's action an output. The rules and their cut trees
-// (kernels/classify_build.hh) are shared by every worker and replaced whole
-// on reload; the lookup is the same function on the CPU, the host backend
-// and the GPU.
+// SDNClassifier (and GPUSDNClassifier, its Snap form): multi-field
+// classification of Ethernet frames against a ClassBench rule set (source and
+// destination prefixes, port ranges, protocol and TCP flags under masks,
+// Ethernet type, VLAN), first match wins, each rule's action an output. The
+// rules and their cut trees (classbench/classify_build.hh) are shared by every
+// worker and replaced whole on reload; the lookup is the same function on the
+// CPU, the host backend and the GPU.
 #include <fmt/format.h>
 
 #include <atomic>

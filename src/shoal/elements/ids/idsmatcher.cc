@@ -1,5 +1,5 @@
 // IDSMatcher: Snort/Suricata rules over IP packets, alerts to fast.log and
-// EVE JSON, alerted packets to output 1.
+// EVE JSON, alerted packets to output 1; GPUIDSMatcher in Snap's form.
 #include <fmt/format.h>
 
 #include <ctime>

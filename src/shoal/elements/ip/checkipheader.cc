@@ -1,4 +1,5 @@
-// CheckIPHeader: checks IPv4 headers on the device (Snap form).
+// CheckIPHeader: checks IPv4 headers as Click does; offloadable,
+// GPUCheckIPHeader in Snap's form. The tests are k::ipv4_check (ipfwd.hh).
 #include <fmt/format.h>
 #include <cstring>
 

@@ -1,4 +1,5 @@
-// DecIPTTL: decrements the IPv4 TTL on the device (Snap form).
+// DecIPTTL: decrements the IPv4 TTL (RFC 1624 checksum update); offloadable,
+// GPUDecIPTTL in Snap's form. The decision is k::DecTTLStep::decide.
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/ip/headers.hh"

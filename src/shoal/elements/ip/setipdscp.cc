@@ -1,6 +1,6 @@
 // SetIPDSCP: sets the Differentiated Services Code Point of IPv4 packets,
-// as Click's. Offloadable: its per-packet work is k::SetIPDSCPStep::apply,
-// which process() and the device both call.
+// as Click's; GPUSetIPDSCP in Snap's form. Offloadable: its per-packet work
+// is k::SetIPDSCPStep::apply, which process() and the device both call.
 #include <fmt/format.h>
 
 #include "shoal/elements/ip/headers.hh"
