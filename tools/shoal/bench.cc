@@ -774,9 +774,12 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("--threads", threads, "worker thread counts");
   app.add_option("--case", only,
                  "cases to run (forward, classifier, classifier-split, router, router-radix, router6, "
-                 "ipfilter, ipfilter-linear, lpm, lpm-device, and the offload cases router-snap, router-snap-noslice, "
+                 "ipfilter, ipfilter-linear, lpm, lpm-device, config-load, and the offload cases router-snap, "
+                 "router-snap-noslice, "
                  "router-nba)");
   std::vector<uint32_t> chunks{1024, 16384, 262144};
+  std::vector<size_t> load_sizes{1000, 10000, 100000, 1000000};
+  app.add_option("--load-routes", load_sizes, "config-load: route counts");
   app.add_option("--lookup-chunk", chunks, "lpm-device: addresses per launch");
   size_t routes4 = 170000, routes6 = 20000;
   app.add_option("--routes4", routes4, "IPv4 prefixes for the router cases");
@@ -820,6 +823,7 @@ int cmd_bench(int argc, char** argv) {
   bench_graph_cases({length, flows, seconds}, only, threads, bursts, reps, pcie_bw, tables, j);
   if (wants("lpm") && routing) bench_lpm(tables, seconds, j);
   if (wants("lpm-device") && routing && !bench_lpm_device(dev, tables, chunks, seconds, pcie_bw, j)) return 1;
+  if (wants("config-load")) bench_config_load(load_sizes, j);
   if (routing || filtering) std::filesystem::remove_all(dir);
   if (!out.empty()) {
     std::ofstream f(out);

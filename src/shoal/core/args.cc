@@ -282,13 +282,19 @@ std::vector<ArgItem> split_args(std::string_view cfg, Loc start, bool keywords) 
   std::vector<ArgItem> out;
   int depth = 0;
   size_t arg_start = 0;
+  // Locations advance from the previous argument's, never from the start:
+  // a configuration of a million routes splits in linear time.
+  size_t at_pos = 0;
+  Loc at = start;
   auto emit = [&](size_t end) {
     std::string_view raw = cfg.substr(arg_start, end - arg_start);
     // skip leading whitespace/comments for the location
     size_t lead = 0;
     while (lead < raw.size() && std::isspace(static_cast<unsigned char>(raw[lead]))) ++lead;
     std::string_view t = trim(raw);
-    Loc l = SourceManager::advance(start, cfg.substr(0, arg_start + lead));
+    at = SourceManager::advance(at, cfg.substr(at_pos, arg_start + lead - at_pos));
+    at_pos = arg_start + lead;
+    Loc l = at;
     l.len = uint32_t(std::max<size_t>(1, std::min<size_t>(t.size(), t.find('\n'))));
     ArgItem a;
     a.text = std::string(t);

@@ -9,6 +9,10 @@ typedef struct pcap_dumper pcap_dumper_t;
 
 namespace shoal::io {
 
+// Reads a capture. A classic pcap file (either byte order, micro- or
+// nanosecond timestamps) is mapped into memory and its records are read in
+// place, with no copy and no call per packet into a library; pcapng and
+// anything else goes through libpcap.
 class PcapReader {
  public:
   PcapReader() = default;
@@ -16,15 +20,48 @@ class PcapReader {
   PcapReader(const PcapReader&) = delete;
   PcapReader& operator=(const PcapReader&) = delete;
   bool open(const std::string& path, std::string& err);
-  // 1: a packet; 0: end of file; -1: error (err says why, e.g. truncated file).
-  int next(const uint8_t*& data, uint32_t& caplen, uint32_t& wirelen, uint64_t& ts_ns, std::string& err);
+  // 1: a packet (data valid until the next call); 0: end of file; -1: error
+  // (err says why, e.g. a truncated file).
+  int next(const uint8_t*& data, uint32_t& caplen, uint32_t& wirelen, uint64_t& ts_ns, std::string& err) {
+    if (map_) return next_mapped(data, caplen, wirelen, ts_ns, err);
+    return next_pcap(data, caplen, wirelen, ts_ns, err);
+  }
   int linktype() const { return linktype_; }
   uint64_t file_size() const { return size_; }
   uint64_t position() const;
+  bool mapped() const { return map_ != nullptr; }
   void close();
 
+  // The largest record length accepted (libpcap's limit).
+  static constexpr uint32_t kMaxRecord = 262144;
+
  private:
+  int next_pcap(const uint8_t*& data, uint32_t& caplen, uint32_t& wirelen, uint64_t& ts_ns, std::string& err);
+  int next_mapped(const uint8_t*& data, uint32_t& caplen, uint32_t& wirelen, uint64_t& ts_ns, std::string& err) {
+    if (pos_ == size_) return 0;
+    if (size_ - pos_ < 16) return truncated(16, size_ - pos_, "header", err);
+    const uint8_t* h = map_ + pos_;
+    uint32_t sec = rd32(h), frac = rd32(h + 4), cap = rd32(h + 8), len = rd32(h + 12);
+    if (cap > kMaxRecord) return bad_length(cap, err);
+    if (size_ - pos_ - 16 < cap) return truncated(cap, size_ - pos_ - 16, "captured", err);
+    data = h + 16;
+    caplen = cap;
+    wirelen = len;
+    ts_ns = uint64_t(sec) * 1000000000ull + (nano_ ? frac : uint64_t(frac) * 1000);
+    pos_ += 16 + uint64_t(cap);
+    return 1;
+  }
+  uint32_t rd32(const uint8_t* p) const {
+    uint32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return swap_ ? __builtin_bswap32(v) : v;
+  }
+  int truncated(uint64_t want, uint64_t got, const char* what, std::string& err);
+  int bad_length(uint32_t cap, std::string& err);
   pcap_t* p_ = nullptr;
+  const uint8_t* map_ = nullptr;
+  uint64_t pos_ = 0;
+  bool swap_ = false, nano_ = false;
   int linktype_ = 0;
   uint64_t size_ = 0;
 };

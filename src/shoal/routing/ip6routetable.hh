@@ -4,6 +4,8 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +37,14 @@ struct IPv6Routes {
     std::vector<NextHop> nexthops;
   };
   using Key = std::pair<std::array<uint8_t, 16>, uint8_t>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t a, b;
+      std::memcpy(&a, k.first.data(), 8);
+      std::memcpy(&b, k.first.data() + 8, 8);
+      return std::hash<uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b ^ (uint64_t(k.second) << 56));
+    }
+  };
   static Key key(const IP6Route& r);
   static bool build(const Options&, const std::vector<IP6Route>& routes, Snapshot& s, std::string& err);
   static bool parse(std::string_view text, IP6Route& r, std::string& err) { return parse_route6(text, r, err); }

@@ -58,6 +58,7 @@ struct IPv4Routes {
     std::vector<NextHop> nexthops;  // what lpm and radix lookups index
   };
   using Key = uint64_t;
+  using KeyHash = std::hash<uint64_t>;
   static Key key(const IPRoute& r) { return (uint64_t(r.addr & k::prefix_mask(r.len)) << 8) | r.len; }
   static bool build(Kind kind, const std::vector<IPRoute>& routes, Snapshot& s, std::string& err);
   static bool parse(std::string_view text, IPRoute& r, std::string& err) { return parse_route(text, r, err); }

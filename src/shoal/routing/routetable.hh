@@ -5,17 +5,17 @@
 // publishes it atomically; lookups pick it up at their next batch, and a
 // build that fails (a structure's capacity) leaves the table unchanged.
 //
-// F provides: Route (with port and unparse()), Key and key(route) (the
-// prefix: an equal key replaces), Options, Snapshot (with
+// F provides: Route (with port and unparse()), Key, KeyHash and key(route)
+// (the prefix: an equal key replaces), Options, Snapshot (with
 // `std::vector<Route> routes`), and
 //   static bool build(const Options&, const std::vector<Route>&, Snapshot&, std::string& err).
 #pragma once
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace shoal {
@@ -32,7 +32,8 @@ class RouteTable {
   bool set(const std::vector<Route>& routes, std::string& err) {
     std::lock_guard<std::mutex> g(mu_);
     std::vector<Route> uniq;
-    std::map<typename F::Key, size_t> at;
+    std::unordered_map<typename F::Key, size_t, typename F::KeyHash> at;
+    at.reserve(routes.size());
     for (const Route& r : routes) {
       auto [it, fresh] = at.try_emplace(F::key(r), uniq.size());
       if (fresh)

@@ -1,0 +1,171 @@
+// The capture reader against libpcap itself: classic pcap files in both byte
+// orders and both timestamp precisions are read from the mapping with the
+// same records, lengths and timestamps libpcap gives; truncated files and
+// absurd record lengths are errors after the records that are whole; pcapng
+// goes through libpcap.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <pcap/pcap.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "helpers.hh"
+#include "shoal/io/pcap.hh"
+
+namespace shoal {
+namespace {
+
+struct Rec {
+  uint32_t sec, frac, wire;
+  std::vector<uint8_t> bytes;
+};
+
+void put32(std::string& s, uint32_t v, bool swap) {
+  if (swap) v = __builtin_bswap32(v);
+  s.append(reinterpret_cast<const char*>(&v), 4);
+}
+
+// A classic pcap file, written by hand.
+std::string pcap_file(const std::vector<Rec>& recs, bool swap, bool nano, uint32_t linktype = 1) {
+  std::string s;
+  put32(s, nano ? 0xa1b23c4du : 0xa1b2c3d4u, swap);
+  uint16_t vmaj = 2, vmin = 4;
+  if (swap) vmaj = __builtin_bswap16(vmaj), vmin = __builtin_bswap16(vmin);
+  s.append(reinterpret_cast<const char*>(&vmaj), 2);
+  s.append(reinterpret_cast<const char*>(&vmin), 2);
+  put32(s, 0, swap);
+  put32(s, 0, swap);
+  put32(s, 65535, swap);
+  put32(s, linktype, swap);
+  for (const Rec& r : recs) {
+    put32(s, r.sec, swap);
+    put32(s, r.frac, swap);
+    put32(s, uint32_t(r.bytes.size()), swap);
+    put32(s, r.wire, swap);
+    s.append(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
+  }
+  return s;
+}
+
+std::string write_file(const std::string& name, const std::string& bytes) {
+  std::string path = test::tmpdir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+struct Got {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<uint64_t> ts;
+  std::vector<uint32_t> wire;
+  std::string err;
+};
+
+Got read_shoal(const std::string& path, bool* mapped = nullptr) {
+  Got g;
+  io::PcapReader rd;
+  if (!rd.open(path, g.err)) return g;
+  if (mapped) *mapped = rd.mapped();
+  const uint8_t* d;
+  uint32_t cap, wire;
+  uint64_t ts;
+  int r;
+  while ((r = rd.next(d, cap, wire, ts, g.err)) == 1) {
+    g.bytes.emplace_back(d, d + cap);
+    g.ts.push_back(ts);
+    g.wire.push_back(wire);
+  }
+  if (r == 0) g.err.clear();
+  return g;
+}
+
+Got read_libpcap(const std::string& path) {
+  Got g;
+  char eb[PCAP_ERRBUF_SIZE];
+  pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, eb);
+  if (!p) return g.err = eb, g;
+  pcap_pkthdr* h;
+  const u_char* d;
+  int r;
+  while ((r = pcap_next_ex(p, &h, &d)) == 1) {
+    g.bytes.emplace_back(d, d + h->caplen);
+    g.ts.push_back(uint64_t(h->ts.tv_sec) * 1000000000ull + uint64_t(h->ts.tv_usec));
+    g.wire.push_back(h->len);
+  }
+  if (r != PCAP_ERROR_BREAK) g.err = pcap_geterr(p);
+  pcap_close(p);
+  return g;
+}
+
+std::vector<Rec> random_records(std::mt19937& rng, int n, bool nano) {
+  std::vector<Rec> recs;
+  for (int i = 0; i < n; ++i) {
+    Rec r{1700000000u + uint32_t(i), uint32_t(rng() % (nano ? 1000000000u : 1000000u)), 0, {}};
+    r.bytes.resize(rng() % 1600);
+    for (auto& b : r.bytes) b = uint8_t(rng());
+    r.wire = uint32_t(r.bytes.size()) + (i % 3 == 0 ? 100 : 0);  // some snapped
+    recs.push_back(std::move(r));
+  }
+  return recs;
+}
+
+TEST(PcapReader, MappedRecordsEqualLibpcapsInBothByteOrdersAndPrecisions) {
+  std::mt19937 rng(5);
+  for (bool swap : {false, true})
+    for (bool nano : {false, true}) {
+      auto recs = random_records(rng, 300, nano);
+      std::string path = write_file(fmt::format("map-{}-{}.pcap", swap, nano), pcap_file(recs, swap, nano));
+      bool mapped = false;
+      Got a = read_shoal(path, &mapped), b = read_libpcap(path);
+      EXPECT_TRUE(mapped) << "a classic pcap file is read from the mapping";
+      EXPECT_EQ(a.err, "");
+      ASSERT_EQ(b.err, "");
+      ASSERT_EQ(a.bytes.size(), recs.size());
+      EXPECT_EQ(a.bytes, b.bytes) << "swap " << swap << " nano " << nano;
+      EXPECT_EQ(a.ts, b.ts);
+      EXPECT_EQ(a.wire, b.wire);
+    }
+}
+
+TEST(PcapReader, TruncatedFilesAndAbsurdLengthsAreErrorsAfterTheWholeRecords) {
+  std::mt19937 rng(6);
+  auto recs = random_records(rng, 20, true);
+  std::string whole = pcap_file(recs, false, true);
+  size_t last = 16 + recs.back().bytes.size();
+  // cut inside the last record's data, and inside its header
+  for (size_t cut : {size_t(1), last - 8}) {
+    std::string path = write_file("cut.pcap", whole.substr(0, whole.size() - cut));
+    Got a = read_shoal(path);
+    EXPECT_EQ(a.bytes.size(), recs.size() - 1);
+    EXPECT_NE(a.err.find("truncated"), std::string::npos) << a.err;
+  }
+  // a record claiming 1 GB
+  std::string bad = whole;
+  uint32_t huge = 1u << 30;
+  std::memcpy(&bad[24 + 8], &huge, 4);
+  Got a = read_shoal(write_file("huge.pcap", bad));
+  EXPECT_TRUE(a.bytes.empty());
+  EXPECT_NE(a.err.find("invalid packet capture length"), std::string::npos) << a.err;
+  // just a header: no packets, no error
+  Got e = read_shoal(write_file("empty.pcap", whole.substr(0, 24)));
+  EXPECT_TRUE(e.bytes.empty());
+  EXPECT_EQ(e.err, "");
+}
+
+TEST(PcapReader, PcapngGoesThroughLibpcap) {
+  std::string path = std::string(SHOAL_SOURCE_DIR) + "/tests/golden/pcapng-in/in.pcapng";
+  ASSERT_TRUE(std::ifstream(path).good()) << path;
+  bool mapped = true;
+  Got a = read_shoal(path, &mapped), b = read_libpcap(path);
+  EXPECT_FALSE(mapped);
+  EXPECT_EQ(a.err, "");
+  EXPECT_FALSE(a.bytes.empty());
+  EXPECT_EQ(a.bytes, b.bytes);
+  EXPECT_EQ(a.ts, b.ts);
+}
+
+}  // namespace
+}  // namespace shoal
