@@ -7,7 +7,7 @@
 # 77 (skipped).
 #
 # Usage: bench/peers/run.sh [BUILD_DIR]   (default build)
-#   PACKETS (default 1000000), REPS (5), CORE (1), CASES (all: see below),
+#   PACKETS (default 4000000), REPS (5), CORE (1), CASES (all: see below),
 #   OUT (bench/results/peers-<host>-<date>.json)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,7 +22,7 @@ if [ ! -x "$fc_dir/bin/click" ]; then
   bash "$anchor" "$fc_dir" >/dev/null
 fi
 click=$fc_dir/bin/click
-packets=${PACKETS:-1000000}
+packets=${PACKETS:-4000000}
 reps=${REPS:-5}
 core=${CORE:-1}
 [ "$(nproc)" -gt "$core" ] || core=0
@@ -32,7 +32,7 @@ trap 'rm -rf "$work"' EXIT
 
 # Inputs: a capture of 64-byte UDP frames over 1024 flows (page-cached by a
 # first read), 16,385 routes, 100 filter rules.
-"$shoal" gen --out "$work/in.pcap" --count "$packets" --size 64 --flows 1024 >/dev/null
+"$shoal" gen --out "$work/in.pcap" --count "$packets" --size 64 --flows 1024 >/dev/null 2>&1
 cat "$work/in.pcap" >/dev/null
 python3 - "$work" <<'PY'
 import random, sys
@@ -92,8 +92,21 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 cpu=$(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//')
 printf '%-18s %12s %12s %10s\n' case "fastclick s" "shoal s" "shoal is"
 rows=()
+# The packets each side's Counter saw, to check both did the same work.
+count_fastclick() { "$click" -h c.count "$1" 2>/dev/null | tail -n 1; }
+count_shoal() {
+  "$shoal" run --quiet --stats json "$1" 2>/dev/null |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["elements"]["c"]["count"])'
+}
 for c in $cases; do
   conf "$c" >"$work/$c.click"
+  if [ "$c" != config-load ]; then
+    nf=$(count_fastclick "$work/$c.click") ns=$(count_shoal "$work/$c.click")
+    if [ "$nf" != "$ns" ] || [ -z "$nf" ]; then
+      echo "peers: $c: FastClick counted '$nf' packets, Shoal '$ns'; the comparison would be unfair" >&2
+      exit 1
+    fi
+  fi
   fc=() sh=()
   for ((r = 0; r < reps; r++)); do
     if [ "$c" = config-load ]; then  # parse, expand and configure only

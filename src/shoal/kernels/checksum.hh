@@ -23,6 +23,21 @@ SHOAL_HD uint16_t csum_fold(uint32_t sum) {
 // Checksum of a buffer, as stored in a header field (big-endian value).
 SHOAL_HD uint16_t ip_checksum(const uint8_t* p, uint32_t len) { return csum_fold(csum_partial(p, len)); }
 
+// Whether an IPv4 header of hl bytes (a multiple of 4) carries a valid
+// checksum: its one's complement sum is 0xffff. The sum runs over 32-bit
+// words in host order (RFC 1071 2(B): byte order does not change this
+// test), so the common 20-byte header is five additions.
+SHOAL_HD bool ipv4_header_checksum_ok(const uint8_t* ip, uint32_t hl) {
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i + 4 <= hl; i += 4)
+    sum += uint32_t(ip[i]) | uint32_t(ip[i + 1]) << 8 | uint32_t(ip[i + 2]) << 16 | uint32_t(ip[i + 3]) << 24;
+  sum = (sum & 0xffffffffu) + (sum >> 32);
+  sum = (sum & 0xffffffffu) + (sum >> 32);
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  return sum == 0xffff;
+}
+
 // RFC 1624 eqn. 3: new checksum after a 16-bit field changes from `from` to `to`.
 SHOAL_HD uint16_t csum_update16(uint16_t check, uint16_t from, uint16_t to) {
   uint32_t sum = uint32_t(uint16_t(~check)) + uint16_t(~from) + to;

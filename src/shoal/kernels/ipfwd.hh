@@ -54,7 +54,7 @@ SHOAL_HD int ipv4_check(const uint8_t* ip, uint32_t avail, bool checksum, const 
   if (hl < 20 || hl > avail) return 2;
   uint32_t len = load_be16(ip + 2);
   if (len < hl || len > avail) return 3;
-  if (checksum && ip_checksum(ip, hl) != 0) return 4;
+  if (checksum && !ipv4_header_checksum_ok(ip, hl)) return 4;
   uint32_t src = load_be32(ip + 12);
   // Broadcast and multicast sources are never valid (RFC 1812 5.3.7).
   if (src == 0xffffffffu || (src >> 28) == 0xe) return 5;

@@ -75,42 +75,65 @@ bool parse_route(std::string_view text, IPRoute& r, std::string& err) {
   return true;
 }
 
-bool IPv4Routes::build(Kind kind, const std::vector<IPRoute>& routes, Snapshot& snap, std::string& err) {
-  Snapshot* s = &snap;
-  if (kind != Kind::Linear) {
-    std::vector<k::Prefix4> pfx;
-    pfx.reserve(routes.size());
-    std::unordered_map<uint64_t, uint32_t> ids;  // (gateway, port) -> next hop
-    for (auto& r : routes) {
-      uint64_t key = (uint64_t(r.gw) << 32) | uint32_t(r.port);
-      auto [it, fresh] = ids.try_emplace(key, uint32_t(s->nexthops.size()));
-      if (fresh) {
-        if (kind == Kind::Dir24_8 && s->nexthops.size() >= k::Lpm4Table::kMaxNexthops) {
-          err = "too many next hops for DIR-24-8 (at most 32766 distinct gateway and output pairs)";
-          return false;
-        }
-        s->nexthops.push_back({r.gw, r.port});
+void IPv4Routes::Radix::build(std::vector<std::pair<k::Prefix4, int32_t>> pfx) {
+  // Shorter prefixes first: within a level a longer prefix overwrites the
+  // slots it covers, and a node is made only after every shorter prefix is
+  // in, so it starts as a copy of the slot it hangs from (leaf pushing).
+  std::stable_sort(pfx.begin(), pfx.end(), [](const auto& a, const auto& b) { return a.first.len < b.first.len; });
+  nodes.assign(1, Node{});
+  nodes[0].fill(-1);
+  for (const auto& [p, nh] : pfx) {
+    uint32_t addr = p.addr & k::prefix_mask(p.len);
+    uint32_t level = p.len ? (p.len - 1) / 8 : 0;  // the node level the prefix ends in
+    size_t n = 0;
+    for (uint32_t l = 0; l < level; ++l) {
+      uint32_t b = (addr >> (24 - 8 * l)) & 0xff;
+      int32_t v = nodes[n][b];
+      if (v < -1) {
+        n = size_t(-2 - v);
+        continue;
       }
-      pfx.push_back({r.addr, r.len, uint16_t(it->second)});
-      if (kind == Kind::Radix) {
-        auto& nodes = s->radix.nodes;
-        if (nodes.empty()) nodes.emplace_back();
-        int32_t n = 0;
-        for (int d = 0; d < r.len; ++d) {
-          int b = (r.addr >> (31 - d)) & 1;
-          if (nodes[size_t(n)].child[b] < 0) {
-            nodes[size_t(n)].child[b] = int32_t(nodes.size());
-            nodes.emplace_back();
-          }
-          n = nodes[size_t(n)].child[b];
-        }
-        nodes[size_t(n)].nexthop = int32_t(it->second);
-      }
+      nodes.emplace_back();
+      nodes.back().fill(v);  // the covering route, pushed down
+      int32_t child = int32_t(nodes.size() - 1);
+      nodes[n][b] = -2 - child;
+      n = size_t(child);
     }
-    if (kind == Kind::Radix && s->radix.nodes.empty()) s->radix.nodes.emplace_back();
-    if (kind == Kind::Dir24_8 && !s->lpm.build(pfx, err)) return false;
+    uint32_t bits = p.len - 8 * level;  // 0..8 bits of this level's byte
+    uint32_t first = (addr >> (24 - 8 * level)) & 0xff & (bits ? 0xffu << (8 - bits) : 0);
+    uint32_t count = 1u << (8 - bits);
+    // (no slot of this level has a node yet: nodes below it come only from
+    // longer prefixes, which are inserted later)
+    for (uint32_t b = first; b < first + count; ++b) nodes[n][b] = nh;
   }
-  return true;
+}
+
+bool IPv4Routes::build(Kind kind, const std::vector<IPRoute>& routes, Snapshot& s, std::string& err) {
+  if (kind == Kind::Linear) return true;             // the scan reads the route list
+  std::vector<k::Prefix4> pfx;                       // DIR-24-8 (16-bit next hops)
+  std::vector<std::pair<k::Prefix4, int32_t>> rpfx;  // the radix trie (any number)
+  (kind == Kind::Radix ? rpfx.reserve(routes.size()) : pfx.reserve(routes.size()));
+  std::unordered_map<uint64_t, uint32_t> ids;  // (gateway, port) -> next hop
+  for (auto& r : routes) {
+    uint64_t key = (uint64_t(r.gw) << 32) | uint32_t(r.port);
+    auto [it, fresh] = ids.try_emplace(key, uint32_t(s.nexthops.size()));
+    if (fresh) {
+      if (kind == Kind::Dir24_8 && s.nexthops.size() >= k::Lpm4Table::kMaxNexthops) {
+        err = "too many next hops for DIR-24-8 (at most 32766 distinct gateway and output pairs)";
+        return false;
+      }
+      s.nexthops.push_back({r.gw, r.port});
+    }
+    if (kind == Kind::Radix)
+      rpfx.push_back({{r.addr, r.len, 0}, int32_t(it->second)});
+    else
+      pfx.push_back({r.addr, r.len, uint16_t(it->second)});
+  }
+  if (kind == Kind::Radix) {
+    s.radix.build(std::move(rpfx));
+    return true;
+  }
+  return s.lpm.build(pfx, err);
 }
 
 }  // namespace shoal

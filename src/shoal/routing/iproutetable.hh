@@ -3,6 +3,7 @@
 // remove through handlers. Each change builds a new snapshot (DIR-24-8 tables
 // and the route list) and publishes it; lookups pick it up at their next batch.
 #pragma once
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -31,23 +32,27 @@ bool parse_route(std::string_view text, IPRoute& r, std::string& err);
 struct IPv4Routes {
   using Route = IPRoute;
   using NextHop = k::NextHop4;  // gw (host order, 0 = none) and port
-  // A binary radix trie (one bit per level): Click's RadixIPLookup
-  // structure, slower than DIR-24-8 but small and cheap to build.
+  // RadixIPLookup's structure: a multibit trie of 256-way nodes (strides
+  // 8/8/8/8) with leaf pushing, so a lookup is at most four dependent reads
+  // and no best-match bookkeeping. Each slot holds a next hop (>= 0), no
+  // route (-1), or a child node (-2 - index). Unlike DIR-24-8 it takes any
+  // number of next hops; its memory follows the prefixes longer than /8,
+  // /16 and /24 (1 KiB per node).
   struct Radix {
-    struct Node {
-      int32_t child[2] = {-1, -1};
-      int32_t nexthop = -1;
-    };
-    std::vector<Node> nodes;  // nodes[0] is the root (the /0 prefix)
+    using Node = std::array<int32_t, 256>;
+    std::vector<Node> nodes;  // nodes[0] is the root (the first byte)
     int32_t lookup(uint32_t addr) const {
-      int32_t best = nodes[0].nexthop, n = 0;
-      for (int bit = 31; bit >= 0; --bit) {
-        n = nodes[size_t(n)].child[(addr >> bit) & 1];
-        if (n < 0) break;
-        if (nodes[size_t(n)].nexthop >= 0) best = nodes[size_t(n)].nexthop;
-      }
-      return best;
+      int32_t v = nodes[0][addr >> 24];
+      if (v >= -1) return v;
+      v = nodes[size_t(-2 - v)][(addr >> 16) & 0xff];
+      if (v >= -1) return v;
+      v = nodes[size_t(-2 - v)][(addr >> 8) & 0xff];
+      if (v >= -1) return v;
+      return nodes[size_t(-2 - v)][addr & 0xff];
     }
+    // Builds the trie from prefixes (host order, masked) and their next hops.
+    void build(std::vector<std::pair<k::Prefix4, int32_t>> pfx);
+    size_t memory_bytes() const { return nodes.size() * sizeof(Node); }
   };
   enum class Kind : uint8_t { Linear, Dir24_8, Radix };
   using Options = Kind;

@@ -1,4 +1,4 @@
-// RadixIPLookup: longest-prefix match in a binary radix trie.
+// RadixIPLookup: longest-prefix match in a multibit trie (strides 8/8/8/8).
 #include "shoal/elements/ip/iplookup.hh"
 
 namespace shoal {
@@ -10,9 +10,11 @@ class RadixIPLookup : public IPLookupBase<RadixIPLookup> {
 };
 SHOAL_ELEMENT(
     RadixIPLookup,
-    SHOAL_LOOKUP_DOC("RadixIPLookup", "IPv4 route lookup in a binary radix trie",
-                     "Longest-prefix match walking a binary trie one address bit per level (up to 32 steps): Click's "
-                     "RadixIPLookup, for tables DIR-24-8 cannot hold (more than 32766 distinct next hops) and for "
-                     "comparison. Same arguments, outputs and handlers as DirectIPLookup."));
+    SHOAL_LOOKUP_DOC("RadixIPLookup", "IPv4 route lookup in a multibit trie",
+                     "Longest-prefix match in a trie of 256-way nodes (one address byte per level, prefixes "
+                     "expanded within their level and pushed down to longer ones): at most four memory reads. "
+                     "Click's RadixIPLookup, for tables DIR-24-8 cannot hold (any number of distinct next hops; "
+                     "1 KiB per node, a node per distinct /8, /16 and /24 that longer prefixes fall in). Same "
+                     "arguments, outputs and handlers as DirectIPLookup."));
 
 }  // namespace shoal
