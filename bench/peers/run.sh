@@ -26,7 +26,7 @@ packets=${PACKETS:-4000000}
 reps=${REPS:-5}
 core=${CORE:-1}
 [ "$(nproc)" -gt "$core" ] || core=0
-cases=${CASES:-"infinite fastudpflows fromdump fromdump-direct fromdump-radix ipfilter ipclassifier config-load"}
+cases=${CASES:-"infinite fastudpflows fromdump fromdump-direct fromdump-radix replay-direct replay-radix ipfilter ipclassifier config-load"}
 work=$(mktemp -d /tmp/shoal-peers.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -68,6 +68,11 @@ DSTETH 02:00:00:00:00:02, DSTIP 10.0.0.2, FLOWS 1024, FLOWSIZE 1, STOP true) -> 
       local el=DirectIPLookup
       [ "$1" = fromdump-radix ] && el=RadixIPLookup
       echo "$dump -> rt :: $el($routes); rt[0] -> DecIPTTL -> c :: Counter -> Discard; rt[1] -> Discard;" ;;
+    replay-direct | replay-radix)  # FastClick's published form: the trace preloaded, replayed 3 times
+      local el=DirectIPLookup
+      [ "$1" = replay-radix ] && el=RadixIPLookup
+      echo "FromDump($work/in.pcap, STOP false) -> ReplayUnqueue(STOP 3) -> Strip(14) -> CheckIPHeader \
+-> rt :: $el($routes); rt[0] -> DecIPTTL -> c :: Counter -> Discard; rt[1] -> Discard;" ;;
     ipfilter) echo "$dump -> IPFilter($filter) -> c :: Counter -> Discard;" ;;
     ipclassifier)
       echo "$dump -> ipc :: IPClassifier($patterns); c :: Counter -> Discard;"

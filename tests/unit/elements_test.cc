@@ -359,3 +359,53 @@ TEST(Workers, FromDumpSpreadsByFlowAndStopsWhenAllCopiesFinish) {
   EXPECT_EQ(r->n("c.count"), 1000u);
   finish(*r);
 }
+
+namespace shoal {
+namespace {
+
+// ReplayUnqueue: the trace preloaded, then replayed STOP times, byte for
+// byte and in order (stripped headers included), with every copy accounted.
+TEST(ReplayUnqueue, ReplaysTheTraceStopTimesByteForByte) {
+  std::string in = test::tmpdir() + "/replay-in.pcap", out = test::tmpdir() + "/replay-out.pcap";
+  auto g = test::run("FastUDPFlows(LIMIT 300, LENGTH 90, FLOWS 7, STOP true) -> ToDump(" + in + ");");
+  ASSERT_TRUE(g->ok) << g->errors;
+  test::finish(*g);
+  auto r = test::run(
+      "FromDump(" + in +
+      ", STOP false) -> Strip(14) -> r :: ReplayUnqueue(STOP 3, BURST 50) -> Unstrip(14) -> c :: Counter -> ToDump(" +
+      out + ");");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 900u);
+  EXPECT_EQ(r->n("r.loops"), 3u);
+  EXPECT_EQ(r->n("r.loaded"), 0u) << "released at the end";
+  test::finish(*r);
+  auto a = test::read_pcap(in), b = test::read_pcap(out);
+  ASSERT_EQ(a.size(), 300u);
+  ASSERT_EQ(b.size(), 900u);
+  for (size_t i = 0; i < b.size(); ++i) {
+    ASSERT_EQ(b[i].bytes, a[i % 300].bytes) << "packet " << i;
+    ASSERT_EQ(b[i].ts, a[i % 300].ts) << "packet " << i;
+  }
+}
+
+TEST(ReplayUnqueue, LimitAndOriginalsDroppedWithReasons) {
+  std::string in = test::tmpdir() + "/replay-lim.pcap";
+  auto g = test::run("FastUDPFlows(LIMIT 100, LENGTH 64, STOP true) -> ToDump(" + in + ");");
+  ASSERT_TRUE(g->ok) << g->errors;
+  test::finish(*g);
+  auto r = test::run(
+      "FromDump(" + in +
+      ", STOP false) -> r :: ReplayUnqueue(STOP 2, LIMIT 40, FREEONTERMINATE false) -> c :: Counter -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 80u);
+  std::map<std::string, uint64_t> why;
+  for (auto& d : r->rt->router(0).find("r")->drop_reasons()) why[d.name] = d.count.get();
+  EXPECT_EQ(why["replay-ended"], 40u) << "the originals, not sent";
+  EXPECT_GT(why["over-limit"], 0u) << "what the input gave past LIMIT";
+  test::finish(*r);  // received + created = sent + dropped + held
+  auto z = test::run("Idle -> ReplayUnqueue(STOP -2) -> Discard;");
+  EXPECT_FALSE(z->ok);
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,209 @@
+// ReplayUnqueue: FastClick's element that preloads a trace into memory and
+// replays it a number of times, pull to push, so a benchmark measures the
+// graph and not the reading of a file.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "shoal/elements/common.hh"
+
+namespace shoal {
+
+class ReplayUnqueue : public Element {
+ public:
+  void configure(Args& a) override {
+    bool quick_clone = false, verbose = false, use_signal = true;
+    a.read("STOP", stop_).read("STOP_TIME", stop_time_).read("QUICK_CLONE", quick_clone).read("BURST", burst_);
+    a.read("VERBOSE", verbose).read("FREEONTERMINATE", free_on_terminate_).read("LIMIT", limit_);
+    a.read("ACTIVE", active_).read("USE_SIGNAL", use_signal).read("TIMING", timing_);
+    a.complete();
+    if (burst_ == 0) a.fail("BURST must be at least 1");
+    if (stop_ < -1) a.fail("STOP is a number of loops, or -1 for no end");
+  }
+  void initialize() override {
+    add_task();
+    set_task_active(active_);
+    r_done_ = add_drop_reason("replay-ended");
+    r_limit_ = add_drop_reason("over-limit");
+  }
+  size_t packets_held() const override { return held_; }
+  bool run_task() override {
+    if (!loaded_) return load();
+    if (stop_ == 0 || recs_.empty()) return finish();
+    if (stop_time_ > 0 && worker().now_ns() - start_ns_ >= uint64_t(stop_time_) * 1000000000ull) return finish();
+    bool last = stop_ == 1;  // this loop's packets are the originals (FREEONTERMINATE)
+    PacketBatch* b = nullptr;
+    uint64_t now = timing_ > 0 ? worker().now_ns() : 0;
+    while (next_ < recs_.size() && (!b || (b->live() < burst_ && !b->full()))) {
+      const Rec& r = recs_[next_];
+      if (timing_ > 0 &&
+          (r.anno.timestamp_ns - recs_[0].anno.timestamp_ns) * 100 / uint64_t(timing_) > now - loop_start_ns_)
+        break;  // not yet: the trace's own pace, scaled by TIMING percent
+      Packet* p = worker().pool().alloc(r.pre + r.len);
+      if (!p) break;  // pool empty: on the next run
+      std::memcpy(p->data(), r.bytes, r.pre + r.len);
+      if (r.mac != INT32_MIN) p->set_mac_header(uint32_t(int64_t(r.pre) + r.mac));
+      if (r.net != INT32_MIN) p->set_network_header(uint32_t(int64_t(r.pre) + r.net));
+      if (r.trans != INT32_MIN) p->set_transport_header(uint32_t(int64_t(r.pre) + r.trans));
+      p->pull(r.pre);
+      p->anno() = r.anno;
+      if (last && free_on_terminate_)
+        --held_;  // an original leaves
+      else
+        created();
+      if (!b) b = new_batch();
+      b->append(p);
+      ++next_;
+    }
+    if (b) {
+      count_.add(b->live());
+      output_push(0, b);
+    }
+    if (next_ == recs_.size()) {  // a loop done
+      next_ = 0;
+      loop_start_ns_ = worker().now_ns();
+      loops_.add();
+      if (stop_ > 0) --stop_;
+      if (stop_ == 0) return finish();
+    }
+    return true;
+  }
+  void add_handlers() override {
+    add_stat_handler("count", count_);
+    add_stat_handler("loops", loops_);
+    add_read_handler(
+        "loaded", [this] { return std::to_string(recs_.size()); }, Agg::Sum, true);
+    add_read_handler("active", [this] { return active_ ? "true" : "false"; });
+    add_write_handler("active", [this](const std::string& v) {
+      bool on;
+      if (!parse_bool(trim(v), on)) throw std::runtime_error("expected true or false");
+      active_ = on;
+      set_task_active(on);
+    });
+  }
+  void wake_task() override {
+    if (active_ && !finished_) set_task_active(true);
+  }
+
+ private:
+  struct Rec {
+    const uint8_t* bytes;     // in a chunk: the bytes before data (stripped headers), then the data
+    uint32_t pre, len;        // bytes before data that a header lies in; data bytes
+    int32_t mac, net, trans;  // header offsets from data (INT32_MIN: none)
+    Anno anno;
+  };
+  // Preloading: every packet the input gives until it is exhausted (or
+  // LIMIT), stored compactly; the buffers go back to the pool at once.
+  bool load() {
+    PacketBatch* b = input_pull(0, burst_);
+    if (!b) {
+      Notifier* n = upstream_notifier(this);
+      if (n && n->active) return false;  // more may come
+      loaded_ = true;
+      start_ns_ = loop_start_ns_ = worker().now_ns();
+      if (recs_.empty()) return finish();
+      return true;
+    }
+    b->for_each([&](uint32_t, Packet* p) {
+      if (limit_ >= 0 && int64_t(recs_.size()) >= limit_) return drop(p, r_limit_);
+      Rec r;
+      int64_t first = 0;
+      auto off = [&](bool has, int64_t o) -> int32_t {
+        if (!has) return INT32_MIN;
+        first = std::min(first, o);
+        return int32_t(o);
+      };
+      r.mac = off(p->has_mac_header(), p->mac_header_offset());
+      r.net = off(p->has_network_header(), p->network_header_offset());
+      r.trans = off(p->has_transport_header(), p->transport_header_offset());
+      r.pre = uint32_t(std::min<int64_t>(-first, p->headroom()));
+      r.len = p->length();
+      r.anno = p->anno();
+      r.bytes = store(p->data() - r.pre, r.pre + r.len);
+      recs_.push_back(r);
+      ++held_;
+      worker().pool().free(p);
+    });
+    recycle(b);
+    if (limit_ >= 0 && int64_t(recs_.size()) >= limit_) {
+      loaded_ = true;
+      start_ns_ = loop_start_ns_ = worker().now_ns();
+    }
+    return true;
+  }
+  // A copy of n bytes in the chunks (4 MiB each: growing never moves what
+  // is stored).
+  const uint8_t* store(const uint8_t* src, size_t n) {
+    if (chunks_.empty() || chunk_used_ + n > kChunk) {
+      chunks_.push_back(std::make_unique<uint8_t[]>(std::max(kChunk, n)));
+      chunk_used_ = 0;
+    }
+    uint8_t* dst = chunks_.back().get() + chunk_used_;
+    std::memcpy(dst, src, n);
+    chunk_used_ += n;
+    return dst;
+  }
+  // The last loop is done (or STOP/STOP_TIME says so): the originals still
+  // stored are dropped ('replay-ended'), and the router is asked to stop.
+  bool finish() {
+    if (!finished_) {
+      finished_ = true;
+      if (held_) count_dropped(r_done_, held_);
+      held_ = 0;
+      recs_ = {};
+      chunks_.clear();
+      request_stop();
+    }
+    set_task_active(false);
+    return false;
+  }
+
+  int64_t stop_ = -1, stop_time_ = 0, limit_ = -1, timing_ = 0;
+  uint32_t burst_ = 64;
+  bool active_ = true, free_on_terminate_ = true, loaded_ = false, finished_ = false;
+  static constexpr size_t kChunk = size_t(4) << 20;
+  std::vector<std::unique_ptr<uint8_t[]>> chunks_;
+  size_t chunk_used_ = 0;
+  std::deque<Rec> recs_;
+  size_t next_ = 0, held_ = 0;
+  uint64_t start_ns_ = 0, loop_start_ns_ = 0;
+  uint16_t r_done_ = 0, r_limit_ = 0;
+  Stat count_, loops_;
+};
+SHOAL_ELEMENT(ReplayUnqueue, .name = "ReplayUnqueue", .ports = "1/1", .processing = "l/h",
+              .summary = "preloads packets, then replays them a number of times",
+              .description =
+                  "FastClick's ReplayUnqueue: pulls every packet its input gives until the input is exhausted "
+                  "(or LIMIT packets), keeps their bytes, header offsets and annotations in memory (the "
+                  "buffers go back to the pool), then pushes them out BURST at a time, from first to last, "
+                  "STOP times (-1: until the router stops), and asks the router to stop. Each replayed packet "
+                  "is a new packet (counted as created); with FREEONTERMINATE (default) the last loop's "
+                  "packets stand for the originals, otherwise the originals are dropped at the end "
+                  "('replay-ended'); packets past LIMIT are dropped ('over-limit'). TIMING p replays at p percent of "
+                  "the trace's own pace (0: as fast as "
+                  "possible). Put it after a source that ends (FromDump with STOP false): a source that stops "
+                  "the router would end the run before the replay.",
+              .args = {{"STOP", "integer", "loops to replay (default -1: no end)"},
+                       {"STOP_TIME", "seconds", "also end after this many seconds (0: no limit)"},
+                       {"BURST", "unsigned", "packets per push (default 64)"},
+                       {"LIMIT", "integer", "packets to preload at most (-1: all)"},
+                       {"TIMING", "percent", "replay at this share of the trace's pace (0: no pacing)"},
+                       {"FREEONTERMINATE", "boolean", "the last loop sends the originals (default true)"},
+                       {"ACTIVE", "boolean", "replay when true (default true)"},
+                       {"QUICK_CLONE", "boolean", "accepted for FastClick configurations (Shoal copies)"},
+                       {"USE_SIGNAL", "boolean", "accepted for FastClick configurations"},
+                       {"VERBOSE", "boolean", "accepted for FastClick configurations"}},
+              .handlers = {{"count", "r", "packets replayed"},
+                           {"loops", "r", "loops completed"},
+                           {"loaded", "r", "packets preloaded"},
+                           {"active", "rw", "replaying or paused"}},
+              .example =
+                  "FromDump(trace.pcap, STOP false) -> ReplayUnqueue(STOP 10) -> Strip(14) -> CheckIPHeader "
+                  "-> c :: Counter -> Discard;");
+
+}  // namespace shoal
