@@ -141,6 +141,23 @@ TEST(Args, ValueParsers) {
   EXPECT_FALSE(parse_uint("18446744073709551616", u));
 }
 
+// copy_frame against memcpy at every length up to 300 and every alignment,
+// with guard bytes around the destination.
+TEST(Packet, CopyFrameEqualsMemcpy) {
+  std::mt19937 rng(4);
+  std::vector<uint8_t> src(400), a(420), b(420);
+  for (auto& x : src) x = uint8_t(rng());
+  for (size_t n = 0; n <= 300; ++n)
+    for (size_t so = 0; so < 8; ++so)
+      for (size_t d = 0; d < 4; ++d) {
+        std::fill(a.begin(), a.end(), 0xa5);
+        std::fill(b.begin(), b.end(), 0xa5);
+        copy_frame(a.data() + 8 + d, src.data() + so, n);
+        std::memcpy(b.data() + 8 + d, src.data() + so, n);
+        ASSERT_EQ(a, b) << "length " << n << " source offset " << so << " destination offset " << d;
+      }
+}
+
 TEST(Args, AddressListsAndPrefixes) {
   EXPECT_EQ(split_words("  a b\tc  "), (std::vector<std::string_view>{"a", "b", "c"}));
   EXPECT_TRUE(split_words("   ").empty());

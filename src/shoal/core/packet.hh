@@ -101,6 +101,23 @@ class alignas(64) Packet {
   Anno anno_;
 };
 
+// Copies n bytes between non-overlapping buffers: inline 16-byte moves for
+// the short frames packet traffic is made of (a libc memcpy pays a call and
+// a rep-movsb start-up on each), memcpy for long ones.
+inline void copy_frame(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n >= 16 && n <= 256) {
+    for (size_t i = 0; i + 16 < n; i += 16) std::memcpy(dst + i, src + i, 16);
+    std::memcpy(dst + n - 16, src + n - 16, 16);  // the last 16, overlapping the loop's
+  } else if (n >= 8 && n < 16) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n < 8) {
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  } else {
+    std::memcpy(dst, src, n);
+  }
+}
+
 struct PoolConfig {
   uint32_t count = 8192;      // regular buffers
   uint32_t buf_size = 2048;   // bytes per regular buffer (headroom included)
@@ -124,7 +141,7 @@ class PacketPool {
   Packet* alloc(uint32_t len) { return alloc(len, cfg_.headroom); }
   Packet* make(const uint8_t* bytes, uint32_t len) {
     Packet* p = alloc(len);
-    if (p && len) std::memcpy(p->data(), bytes, len);
+    if (p) copy_frame(p->data(), bytes, len);
     return p;
   }
   // A full copy: data, headroom position, header offsets and annotations.

@@ -46,7 +46,7 @@ class ReplayUnqueue : public Element {
         break;  // not yet: the trace's own pace, scaled by TIMING percent
       Packet* p = worker().pool().alloc(r.pre + r.len);
       if (!p) break;  // pool empty: on the next run
-      std::memcpy(p->data(), r.bytes, r.pre + r.len);
+      copy_frame(p->data(), r.bytes, r.pre + r.len);
       if (r.mac != INT32_MIN) p->set_mac_header(uint32_t(int64_t(r.pre) + r.mac));
       if (r.net != INT32_MIN) p->set_network_header(uint32_t(int64_t(r.pre) + r.net));
       if (r.trans != INT32_MIN) p->set_transport_header(uint32_t(int64_t(r.pre) + r.trans));
@@ -144,7 +144,7 @@ class ReplayUnqueue : public Element {
       chunk_used_ = 0;
     }
     uint8_t* dst = chunks_.back().get() + chunk_used_;
-    std::memcpy(dst, src, n);
+    copy_frame(dst, src, n);
     chunk_used_ += n;
     return dst;
   }
