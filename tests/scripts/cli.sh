@@ -35,10 +35,14 @@ bad "$SHOAL" run "$tmp/c.click" NOTADEFINE; has "is not NAME=value"
 # --duration ends an endless run; interval stats print while running.
 echo 'InfiniteSource(LENGTH 64, BURST 32) -> c :: Counter -> Discard;' >"$tmp/inf.click"
 ok timeout 20 "$SHOAL" run "$tmp/inf.click" --duration 0.5 --stats json --stats-interval 0.2; has '"interim":true'; has "balanced"
-# check validates without running (no output file created).
+# check validates without running: it reports an output it could not
+# create (and creates nothing).
 echo 'FastUDPFlows(LIMIT 1) -> ToDump(/nonexistent-dir/out.pcap);' >"$tmp/w.click"
-ok "$SHOAL" check "$tmp/w.click"; has "ok ("
+bad "$SHOAL" check "$tmp/w.click"; has "w.click:1:33: error: ToDump@2: FILENAME: cannot write '/nonexistent-dir/out.pcap'"
 bad "$SHOAL" run -q "$tmp/w.click"; has "/nonexistent-dir/out.pcap"
+echo "FastUDPFlows(LIMIT 1) -> ToDump($tmp/created.pcap);" >"$tmp/w2.click"
+ok "$SHOAL" check "$tmp/w2.click"; has "ok ("
+[ ! -e "$tmp/created.pcap" ] && pass=$((pass+1)) || { echo "FAIL: check created its output"; fail=$((fail+1)); }
 ok "$SHOAL" run -q --device host "$tmp/inf.click" --duration 0.1
 # On a terminal (script(1) gives it one) a live status line shows packets,
 # rate, drops, time and the pcap progress; off a terminal there is none.

@@ -83,8 +83,13 @@ inline std::unique_ptr<Run> run_with(const std::string& text, Options opt, const
   return r;
 }
 
-inline void finish(Run& r) {
+// Checks the accounting identity, and that the run reported no error (a
+// failed write or read) unless the test expects one.
+inline void finish(Run& r, bool expect_errors = false) {
   Accounting a = r.rt->accounting();
+  std::string errs;
+  for (auto& e : r.rt->errors()) errs += e + "\n";
+  EXPECT_EQ(r.rt->failed(), expect_errors) << errs;
   EXPECT_TRUE(a.balanced()) << "received " << a.received << " created " << a.created << " sent " << a.sent
                             << " dropped " << a.dropped << " held " << a.held;
   r.rt->cleanup();

@@ -6,7 +6,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -165,6 +169,52 @@ TEST(PcapReader, PcapngGoesThroughLibpcap) {
   EXPECT_FALSE(a.bytes.empty());
   EXPECT_EQ(a.bytes, b.bytes);
   EXPECT_EQ(a.ts, b.ts);
+}
+
+// The writer against a real full disk (/dev/full) and a real file-size
+// limit (RLIMIT_FSIZE, in a child process): the error names the file and
+// the reason, the records lost are counted, and the file is cut at its last
+// whole record, so libpcap reads every record written and nothing else.
+TEST(PcapWriter, WriteErrorsAreCountedAndLeaveAWholeFile) {
+  io::PcapWriter full;
+  std::string err;
+  EXPECT_FALSE(full.open("/dev/full", 1, 65535, true, err));
+  EXPECT_EQ(err, "/dev/full: write failed: No space left on device");
+
+  std::string path = test::tmpdir() + "/limited.pcap";
+  uint8_t frame[300] = {};
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    rlimit rl{100000, 100000};
+    setrlimit(RLIMIT_FSIZE, &rl);
+    io::PcapWriter w;
+    std::string e;
+    if (!w.open(path, 1, 65535, true, e)) _exit(10);
+    uint64_t lost = 0;
+    for (int batch = 0; batch < 10; ++batch) {
+      for (int i = 0; i < 100; ++i) {
+        frame[0] = uint8_t(batch * 100 + i);
+        w.write(frame, sizeof frame, sizeof frame, 1);
+      }
+      lost += w.flush();
+    }
+    bool closed = w.close();
+    // 100000 bytes: the 24-byte header and 316-byte records hold 316 whole
+    // records; all others are lost, and the error says why.
+    bool ok = !closed && lost == 1000 - 316 && w.records_lost() == lost && w.records_written() == 1 + 316 &&
+              w.error() == path + ": write failed: File too large";
+    _exit(ok ? 0 : 11);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  Got a = read_libpcap(path);
+  EXPECT_EQ(a.err, "");
+  ASSERT_EQ(a.bytes.size(), 316u);
+  for (size_t i = 0; i < a.bytes.size(); ++i) EXPECT_EQ(uint8_t(a.bytes[i][0]), uint8_t(i));
 }
 
 }  // namespace

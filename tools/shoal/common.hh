@@ -16,6 +16,9 @@ bool parse_defines(const std::vector<std::string>& words, config::Defines& defs,
 // reason, and the accounting identity.
 nlohmann::json stats_json(Runtime& rt);
 std::string accounting_line(const Accounting& a, Runtime& rt);
+// Writes text to path ("-": standard output), checking every write and the
+// close; false with err (the file and the OS reason) otherwise.
+bool write_file(const std::string& path, const std::string& text, std::string& err);
 int cmd_bench(int argc, char** argv);
 int cmd_bench_ids(int argc, char** argv);
 // For benchmark records: a shell command's output, the CPU's name, and the

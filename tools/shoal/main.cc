@@ -7,7 +7,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <thread>
 
 #include "common.hh"
@@ -15,6 +14,7 @@
 #include "shoal/classbench/classbench.hh"
 #include "shoal/core/version.hh"
 #include "shoal/device/device.hh"
+#include "shoal/io/outfile.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/io/traffic.hh"
 #include "shoal/offload/services.hh"
@@ -22,9 +22,14 @@
 namespace shoal::tool {
 
 namespace {
-std::atomic<Runtime*> g_runtime{nullptr};
-void on_signal(int) {
-  if (Runtime* r = g_runtime.load()) r->stop_now();
+// The signals a run handles; blocked in every thread and taken by one
+// thread with sigtimedwait, so handling them may lock, print and read
+// statistics (nothing of that is async-signal-safe in a handler).
+sigset_t run_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&set, s);
+  return set;
 }
 }  // namespace
 
@@ -87,6 +92,18 @@ nlohmann::json stats_json(Runtime& rt) {
   j["threads"] = rt.nworkers();
   j["elapsed_s"] = double(rt.elapsed_ns()) / 1e9;
   return j;
+}
+
+bool write_file(const std::string& path, const std::string& text, std::string& err) {
+  io::OutFile f;
+  if (!f.open(path, false, err)) return false;
+  f.put(text);
+  f.end_record();
+  if (!f.close()) {
+    err = f.error();
+    return false;
+  }
+  return true;
 }
 
 std::string accounting_line(const Accounting& a, Runtime& rt) {
@@ -192,6 +209,10 @@ struct RunArgs {
 };
 
 int cmd_run(const RunArgs& ra) {
+  // Blocked before any thread starts (workers, device threads), so only the
+  // signal thread below takes them.
+  sigset_t sigs = run_signals();
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   Program prog;
   if (!load(ra.file, ra.words, prog)) return 1;
   DeviceChoice dev;
@@ -224,11 +245,32 @@ int cmd_run(const RunArgs& ra) {
     rt.cleanup();
     return 1;
   }
-  g_runtime = &rt;
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
   std::atomic<bool> done{false};
   std::thread status, periodic;
+  // SIGINT, SIGTERM and SIGHUP stop the run cleanly (outputs flushed and
+  // closed, statistics written); a second one exits at once. SIGUSR1 and
+  // SIGUSR2 print the statistics so far and go on, as dd and Suricata do.
+  std::thread signals([&] {
+    sigset_t set = run_signals();
+    int stops = 0;
+    while (!done.load()) {
+      timespec ts{0, 50 * 1000 * 1000};
+      int sig = sigtimedwait(&set, nullptr, &ts);
+      if (sig <= 0) continue;
+      const char* name = sigabbrev_np(sig);
+      if (sig == SIGUSR1 || sig == SIGUSR2) {
+        fmt::print(stderr, "shoal: SIG{}: {:.3f}s, {}\n", name, double(rt.elapsed_ns()) / 1e9,
+                   accounting_line(rt.accounting(), rt));
+        continue;
+      }
+      if (++stops > 1) {
+        fmt::print(stderr, "shoal: SIG{} again: exiting now\n", name);
+        std::_Exit(128 + sig);
+      }
+      if (!ra.quiet) fmt::print(stderr, "shoal: SIG{}: stopping\n", name);
+      rt.stop_now();
+    }
+  });
   if (!ra.quiet && isatty(2)) status = std::thread([&] { status_loop(rt, done); });
   if (ra.stats_interval > 0 && ra.stats == "json")
     periodic = std::thread([&] {
@@ -249,14 +291,16 @@ int cmd_run(const RunArgs& ra) {
   done = true;
   if (status.joinable()) status.join();
   if (periodic.joinable()) periodic.join();
-  g_runtime = nullptr;
+  signals.join();
   Accounting a = rt.accounting();
+  bool failed = rt.failed();
   if (!ra.stats_out.empty()) {
     auto j = stats_json(rt);
     j["device"] = dev.kind;
-    std::ofstream f(ra.stats_out);
-    f << j.dump(2) << "\n";
-    if (!f) fmt::print(stderr, "shoal: cannot write {}\n", ra.stats_out);
+    if (!write_file(ra.stats_out, j.dump(2) + "\n", err)) {
+      fmt::print(stderr, "shoal: error: --stats-out: {}\n", err);
+      failed = true;
+    }
   }
   if (ra.stats == "json") {
     auto j = stats_json(rt);
@@ -270,6 +314,11 @@ int cmd_run(const RunArgs& ra) {
   }
   if (!ra.quiet) fmt::print(stderr, "shoal: {:.3f}s, {}\n", double(rt.elapsed_ns()) / 1e9, accounting_line(a, rt));
   rt.cleanup();
+  if (failed) {
+    size_t n = rt.errors().size();
+    fmt::print(stderr, "shoal: the run failed: {} error{} (above)\n", n + (n == 0), n > 1 ? "s" : "");
+    return 1;
+  }
   return a.balanced() ? 0 : 3;
 }
 
@@ -388,12 +437,12 @@ int cmd_gen_classbench(const GenArgs& g) {
   spec.ports = g.ports;
   auto rules = classify::generate(spec);
   {
-    std::ofstream o(g.rules_out);
-    o << fmt::format("# shoal gen --classbench {} --rules {} --seed {} --ports {}\n", g.classbench, g.rules, g.seed,
-                     g.ports);
-    for (const auto& r : rules) o << classify::unparse_rule(r) << "\n";
-    if (!o) {
-      fmt::print(stderr, "shoal gen: cannot write {}\n", g.rules_out);
+    std::string text = fmt::format("# shoal gen --classbench {} --rules {} --seed {} --ports {}\n", g.classbench,
+                                   g.rules, g.seed, g.ports);
+    for (const auto& r : rules) text += classify::unparse_rule(r) + "\n";
+    std::string err;
+    if (!write_file(g.rules_out, text, err)) {
+      fmt::print(stderr, "shoal gen: {}\n", err);
       return 1;
     }
   }
@@ -417,7 +466,10 @@ int cmd_gen_classbench(const GenArgs& g) {
     uint32_t len = classify::build_frame(keys[i], size, buf.data());
     w.write(buf.data(), len, len, t0 + uint64_t(double(i) * gap));
   }
-  w.close();
+  if (!w.close()) {
+    fmt::print(stderr, "shoal gen: {} ({} of {} packets written)\n", w.error(), w.records_written() - 1, keys.size());
+    return 1;
+  }
   fmt::print(stderr, "shoal gen: wrote {} {} rules to {} and {} packets hitting them to {}\n", rules.size(),
              g.classbench, g.rules_out, keys.size(), g.out);
   return 0;
@@ -462,7 +514,10 @@ int cmd_gen(const GenArgs& g) {
     gen.build(i, buf.data());
     w.write(buf.data(), gen.length_of(i), gen.length_of(i), t0 + uint64_t(double(i) * gap));
   }
-  w.close();
+  if (!w.close()) {
+    fmt::print(stderr, "shoal gen: {} ({} of {} packets written)\n", w.error(), w.records_written() - 1, g.count);
+    return 1;
+  }
   fmt::print(stderr, "shoal gen: wrote {} packets of {} flows to {}\n", g.count, g.flows, g.out);
   return 0;
 }
@@ -484,6 +539,9 @@ int cmd_version() {
 namespace shoal::tool {
 namespace {
 int run_main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) makes writes fail with EFBIG, reported
+  // like any other write error, instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc >= 2 && std::string(argv[1]) == "bench") return cmd_bench(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-ids") return cmd_bench_ids(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-classify") return cmd_bench_classify(argc - 1, argv + 1);
@@ -580,10 +638,9 @@ int run_main(int argc, char** argv) {
     if (mk_out.empty()) {
       fmt::print("{}", conf);
     } else {
-      std::ofstream o(mk_out);
-      o << conf;
-      if (!o) {
-        fmt::print(stderr, "shoal mkrouter: cannot write {}\n", mk_out);
+      std::string err;
+      if (!write_file(mk_out, conf, err)) {
+        fmt::print(stderr, "shoal mkrouter: {}\n", err);
         return 1;
       }
     }

@@ -21,7 +21,9 @@ bool load_string(const std::string& name, const std::string& text, const Defines
 bool parse_and_expand(int32_t file, const Defines& defines, Program& out, Diagnostics& diag);
 
 // Replaces $NAME and ${NAME} found in vars; leaves unknown variables and
-// single-quoted text untouched.
-std::string substitute(const std::string& text, const std::map<std::string, std::string>& vars);
+// single-quoted text untouched. `undefined` (if given) gets the offset in
+// text and the name of each unknown variable.
+std::string substitute(const std::string& text, const std::map<std::string, std::string>& vars,
+                       std::vector<std::pair<size_t, std::string>>* undefined = nullptr);
 
 }  // namespace shoal::config

@@ -64,7 +64,8 @@ class Expander {
       ++made;
       if (name.empty()) name = fmt::format("{}@{}", d.compound ? std::string("Compound") : cls, made);
       std::string full = prefix + name;
-      std::string cfg = substitute(d.config, flatten_vars(scope));
+      std::vector<std::pair<size_t, std::string>> undefined;
+      std::string cfg = substitute(d.config, flatten_vars(scope), &undefined);
       if (d.compound) return instantiate(*d.compound, full, cfg, d, scope, depth);
       const AClass* ac = scope.find_class(cls);
       std::set<const AClass*> seen;
@@ -82,6 +83,14 @@ class Expander {
         unknown_class(d.cls_loc, cls);
         return {};
       }
+      if (!info->own_variables && d.config_loc.valid())
+        for (auto& [off, var] : undefined) {
+          Loc at = SourceManager::advance(d.config_loc, std::string_view(d.config).substr(0, off));
+          at.len = uint32_t(var.size() + 1);
+          diag_.error(at, fmt::format("undefined variable '${}' (define it with define(${} VALUE), or NAME=value "
+                                      "on the command line)",
+                                      var, var));
+        }
       Node n;
       n.name = full;
       n.info = info;

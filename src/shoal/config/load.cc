@@ -1,5 +1,6 @@
 // The public entry points (config.hh): load, parse and expand, substitute.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cctype>
 #include <cerrno>
@@ -13,7 +14,8 @@
 
 namespace shoal::config {
 
-std::string substitute(const std::string& text, const std::map<std::string, std::string>& vars) {
+std::string substitute(const std::string& text, const std::map<std::string, std::string>& vars,
+                       std::vector<std::pair<size_t, std::string>>* undefined) {
   if (text.find('$') == std::string::npos) return text;
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -59,6 +61,7 @@ std::string substitute(const std::string& text, const std::map<std::string, std:
         i = brace ? e : e - 1;
         continue;
       }
+      if (undefined && !name.empty() && it == vars.end()) undefined->emplace_back(i, name);
     }
     out.push_back(c);
   }
@@ -111,6 +114,11 @@ bool load_file(const std::string& path, const Defines& defines, Program& out, Di
   std::ifstream f(path, std::ios::binary);
   if (!f) {
     diag.error({}, fmt::format("{}: cannot open configuration: {}", path, std::strerror(errno)));
+    return false;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    diag.error({}, fmt::format("{}: cannot open configuration: Is a directory", path));
     return false;
   }
   std::stringstream ss;

@@ -1,12 +1,17 @@
 #include "shoal/core/args.hh"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 namespace shoal {
 
@@ -275,6 +280,33 @@ bool looks_like_keyword(std::string_view s, std::string* kw, std::string* rest) 
   if (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i]))) return false;
   if (kw) *kw = std::string(s.substr(0, i));
   if (rest) *rest = std::string(trim(s.substr(i)));
+  return true;
+}
+
+bool check_input_path(const std::string& path, std::string& why) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return why = std::strerror(errno), false;
+  struct stat st;
+  bool dir = ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+  ::close(fd);
+  if (dir) return why = "is a directory", false;
+  return true;
+}
+
+bool check_output_path(const std::string& path, std::string& why) {
+  if (path == "-") return true;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return why = "is a directory", false;
+    if (::access(path.c_str(), W_OK) != 0) return why = std::strerror(errno), false;
+    return true;
+  }
+  if (errno != ENOENT) return why = std::strerror(errno), false;
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0) return why = "folder '" + dir + "': " + std::strerror(errno), false;
+  if (!S_ISDIR(st.st_mode)) return why = "'" + dir + "' is not a folder", false;
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return why = "folder '" + dir + "': " + std::strerror(errno), false;
   return true;
 }
 

@@ -35,6 +35,18 @@ struct EtherAddr {
 struct DataString {  // raw bytes: quoted strings with C escapes and \<hex> blocks
   std::string bytes;
 };
+// File names checked when the configuration is (so `shoal check` reports
+// them, at the argument): a file to read must open for reading and not be
+// a folder; a file to write ("-": standard output) must be writable, or
+// creatable in a folder that exists and is writable. Nothing is created.
+struct InputPath {
+  std::string path;
+};
+struct OutputPath {
+  std::string path;
+};
+bool check_input_path(const std::string& path, std::string& why);
+bool check_output_path(const std::string& path, std::string& why);
 
 // Value parsers; each returns false on a malformed value.
 bool parse_bool(std::string_view s, bool& out);
@@ -178,6 +190,13 @@ void Args::convert(const ArgItem& a, const char* kw, T& out) {
     ok = parse_ether(v, out), what = "Ethernet address";
   } else if constexpr (std::is_same_v<T, DataString>) {
     ok = parse_data(v, out), what = "data string";
+  } else if constexpr (std::is_same_v<T, InputPath> || std::is_same_v<T, OutputPath>) {
+    constexpr bool in = std::is_same_v<T, InputPath>;
+    ok = parse_string(v, out.path), what = "file name";
+    std::string why;
+    if (ok && out.path.empty()) fail(a, std::string(kw) + " is empty");
+    if (ok && !(in ? check_input_path(out.path, why) : check_output_path(out.path, why)))
+      fail(a, std::string(kw) + ": cannot " + (in ? "read" : "write") + " '" + out.path + "': " + why);
   } else {
     static_assert(sizeof(T) == 0, "unsupported argument type");
   }

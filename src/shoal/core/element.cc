@@ -121,6 +121,24 @@ void Element::sent(Packet* p) {
   worker_->pool().free(p);
 }
 
+void Element::push_too_deep(PacketBatch* b) {
+  drop_all(b, add_drop_reason("push-loop"));
+  run_error(
+      fmt::format("packets went through {} push connections in one call chain, so they go round a cycle; "
+                  "dropped as 'push-loop' (put a Queue in the cycle, or let an element on it end the loop)",
+                  Worker::kMaxDepth));
+}
+
+PacketBatch* Element::pull_too_deep() {
+  run_error(
+      fmt::format("a pull went through {} connections in one call chain, so it goes round a cycle; it "
+                  "returns nothing",
+                  Worker::kMaxDepth));
+  return nullptr;
+}
+
+void Element::run_error(const std::string& msg) { worker_->runtime().report_error(name() + ": " + msg); }
+
 void Element::received(uint64_t n) { worker_->received.add(n); }
 void Element::created(uint64_t n) { worker_->created.add(n); }
 

@@ -13,6 +13,7 @@
 #include "shoal/core/args.hh"
 #include "shoal/core/batch.hh"
 #include "shoal/core/stat.hh"
+#include "shoal/core/worker.hh"
 
 namespace shoal {
 
@@ -41,6 +42,9 @@ struct ElementInfo {
   std::vector<ArgDoc> args;
   std::vector<HandlerDoc> handlers;
   std::string_view example;
+  // The element reads $NAME in its own arguments (Script's variables), so
+  // an undefined configuration variable there is not an error.
+  bool own_variables = false;
   Element* (*make)();
 };
 
@@ -140,14 +144,25 @@ class Element {
   virtual void on_stop() {}
 
   // ---- helpers for element code ----------------------------------------
+  // Both bound how deep pushes (pulls) nest on a worker: a batch that has
+  // gone through Worker::kMaxDepth connections in one call chain is caught
+  // in a cycle; it is dropped ('push-loop') and the run fails, instead of
+  // spinning or overflowing the stack.
   void output_push(int port, PacketBatch* b) {
     const PortRef& o = outputs_[size_t(port)];
     out_count_[size_t(port)].add(b->live());
+    if (worker_->depth >= Worker::kMaxDepth) return push_too_deep(b);
+    ++worker_->depth;
     o.e->push(o.port, b);
+    --worker_->depth;
   }
   PacketBatch* input_pull(int port, uint32_t max) {
     const PortRef& i = inputs_[size_t(port)];
-    return i.e->pull(i.port, max);
+    if (worker_->depth >= Worker::kMaxDepth) return pull_too_deep();
+    ++worker_->depth;
+    PacketBatch* b = i.e->pull(i.port, max);
+    --worker_->depth;
+    return b;
   }
   uint16_t add_drop_reason(std::string_view reason);
   void drop(Packet* p, uint16_t reason);
@@ -158,8 +173,11 @@ class Element {
   // as created and dropped, so the accounting still balances.
   void count_lost(uint16_t reason, uint64_t n = 1);  // drops every live packet and recycles b
   void sent(Packet* p);                              // a sink delivered p: counted, freed
-  void received(uint64_t n = 1);                     // packets entering the graph at a source
-  void created(uint64_t n = 1);                      // packets made inside the graph (copies)
+  // A run-time error (Runtime::report_error, prefixed with the element's
+  // name): the run goes on and ends with a failure status.
+  void run_error(const std::string& msg);
+  void received(uint64_t n = 1);  // packets entering the graph at a source
+  void created(uint64_t n = 1);   // packets made inside the graph (copies)
   PacketBatch* new_batch();
   void recycle(PacketBatch* b);  // b must hold no live packet
   static constexpr int drop_code(uint16_t reason) { return -1 - int(reason); }
@@ -187,6 +205,8 @@ class Element {
  private:
   friend class Router;
   void add_default_handlers();
+  void push_too_deep(PacketBatch* b);
+  PacketBatch* pull_too_deep();
   const ElementInfo* info_ = nullptr;
   std::string name_, config_;
   Loc loc_;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "shoal/core/runtime.hh"
 #include "shoal/core/worker.hh"
 
@@ -206,7 +208,40 @@ bool Router::configure(Diagnostics& diag) {
       diag.error(pe.loc, fmt::format("{}: {}", e->name(), err.what()));
     }
   }
+  if (diag.error_count() == before) check_push_cycles(diag);
   return diag.error_count() == before;
+}
+
+// A push cycle that no packet can leave: every element on it has one push
+// output and no way to drop (no drop reason), so each packet that enters
+// goes round forever. Cycles through a Queue (a pull connection) are fine,
+// and so are cycles with an element that can end the loop (an IP router's
+// ICMPError feeding its route lookup; DecIPTTL ends that one); the worker's
+// depth bound catches those at run time if they do loop.
+void Router::check_push_cycles(Diagnostics& diag) {
+  auto sealed = [](const Element* e) {
+    return e->noutputs() == 1 && e->output(0).e && e->output_proc(0) == Proc::Push && e->drop_reasons().empty();
+  };
+  std::vector<int> state(elements_.size(), 0);  // 0 new, 1 on the current walk, 2 done
+  for (size_t i = 0; i < elements_.size(); ++i) {
+    std::vector<Element*> walk;
+    Element* e = elements_[i].get();
+    while (e && state[size_t(e->index())] == 0 && sealed(e)) {
+      state[size_t(e->index())] = 1;
+      walk.push_back(e);
+      e = e->output(0).e;
+    }
+    if (e && state[size_t(e->index())] == 1) {
+      auto at = std::find(walk.begin(), walk.end(), e);
+      std::string path;
+      for (auto it = at; it != walk.end(); ++it) path += (*it)->name() + " -> ";
+      path += e->name();
+      diag.error(e->loc_, fmt::format("push cycle with no Queue: {}; no element on it can drop or divert a packet, so "
+                                      "every packet that enters would go round forever (put a Queue in the cycle)",
+                                      path));
+    }
+    for (Element* w : walk) state[size_t(w->index())] = 2;
+  }
 }
 
 bool Router::initialize(Diagnostics& diag) {

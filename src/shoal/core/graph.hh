@@ -53,6 +53,7 @@ class Router {
   size_t packets_held() const;
 
  private:
+  void check_push_cycles(Diagnostics& diag);
   const Program& prog_;
   Worker& worker_;
   std::vector<std::unique_ptr<Element>> elements_;

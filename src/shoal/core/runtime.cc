@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <condition_variable>
 
 #include "shoal/core/version.hh"
@@ -120,6 +121,21 @@ Accounting Runtime::accounting() const {
     a.held += routers_[i]->packets_held();
   }
   return a;
+}
+
+void Runtime::report_error(const std::string& msg) {
+  {
+    std::lock_guard<std::mutex> g(err_mu_);
+    if (std::find(errors_.begin(), errors_.end(), msg) != errors_.end()) return;
+    errors_.push_back(msg);
+  }
+  failed_.store(true, std::memory_order_release);
+  fmt::print(stderr, "shoal: error: {}\n", msg);
+}
+
+std::vector<std::string> Runtime::errors() const {
+  std::lock_guard<std::mutex> g(err_mu_);
+  return errors_;
 }
 
 namespace {

@@ -62,6 +62,13 @@ class Runtime {
 
   Accounting accounting() const;
 
+  // A run-time error (a write that failed, a capture that could not be
+  // read): printed once per distinct message, however many workers report
+  // it; the run then ends with a failure status.
+  void report_error(const std::string& msg);
+  std::vector<std::string> errors() const;
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+
   // State an upper layer keeps per runtime (the offload layer's settings
   // and device: offload/services.hh): one T, made at the first call.
   template <class T>
@@ -93,6 +100,9 @@ class Runtime {
   std::mutex ext_mu_;
   std::map<std::type_index, std::shared_ptr<void>> ext_;
   std::map<int, int> stop_requests_;
+  mutable std::mutex err_mu_;
+  std::vector<std::string> errors_;
+  std::atomic<bool> failed_{false};
   uint64_t start_ns_ = 0, end_ns_ = 0;
 };
 

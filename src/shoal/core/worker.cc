@@ -60,8 +60,10 @@ void Worker::unschedule(Timer& t) {
   ++t.generation;
 }
 
-void Worker::run_timers() {
-  while (!timers_.empty()) {
+bool Worker::run_timers() {
+  // At most this many firings per loop iteration: a timer that reschedules
+  // itself for now cannot keep the worker from its stop check and mailbox.
+  for (int fired = 0; !timers_.empty(); ++fired) {
     const TimerEntry& top = timers_.top();
     Timer* t = top.t;
     if (!t->scheduled || top.gen != t->generation) {
@@ -69,11 +71,13 @@ void Worker::run_timers() {
       continue;
     }
     if (top.when > now_) break;
+    if (fired == 4096) return true;
     timers_.pop();
     t->scheduled = false;
     --live_timers_;
     t->owner->run_timer(*t);
   }
+  return false;
 }
 
 void Worker::post(std::function<void()> f) {
@@ -103,7 +107,7 @@ void Worker::run() {
   while (!rt_->stopping()) {
     refresh_now();
     bool work = drain_mailbox();
-    run_timers();
+    work |= run_timers();
     bool any_active = false;
     for (size_t i = 0; i < tasks_.size(); ++i) {
       if (!tasks_[i].active) continue;

@@ -70,6 +70,10 @@ class Worker {
   bool quiescent() const { return quiescent_.load(std::memory_order_acquire); }
   bool mail_pending() const { return mbox_pending_.load(std::memory_order_acquire); }
 
+  // How deep pushes and pulls nest right now (Element::output_push).
+  static constexpr uint32_t kMaxDepth = 1000;
+  uint32_t depth = 0;
+
   // Accounting (every packet: received + created = sent + dropped + held).
   Stat received, created, sent, dropped;
 
@@ -83,7 +87,7 @@ class Worker {
     Timer* t;
     bool operator>(const TimerEntry& o) const { return when > o.when; }
   };
-  void run_timers();
+  bool run_timers();  // true when due timers remain (a bound was hit)
   bool drain_mailbox();
 
   int id_, n_;

@@ -114,45 +114,31 @@ void PcapReader::close() {
   pos_ = 0;
 }
 
-PcapWriter::~PcapWriter() { close(); }
-
 bool PcapWriter::open(const std::string& path, int linktype, uint32_t snaplen, bool nano, std::string& err) {
   nano_ = nano;
   snaplen_ = snaplen;
-  p_ = pcap_open_dead_with_tstamp_precision(linktype, int(snaplen),
-                                            nano ? PCAP_TSTAMP_PRECISION_NANO : PCAP_TSTAMP_PRECISION_MICRO);
-  if (!p_) {
-    err = "pcap_open_dead failed";
-    return false;
-  }
-  d_ = pcap_dump_open(p_, path.c_str());
-  if (!d_) {
-    err = path + ": " + pcap_geterr(p_);
-    pcap_close(p_);
-    p_ = nullptr;
+  if (!f_.open(path, false, err)) return false;
+  // The file header (LINKTYPE_RAW is 101 in files, DLT_RAW 12 or 14 in memory).
+  uint32_t h[6] = {
+      nano ? 0xa1b23c4du : 0xa1b2c3d4u, 2u | (4u << 16), 0, 0, snaplen, uint32_t(linktype == DLT_RAW ? 101 : linktype)};
+  f_.put(h, sizeof h);
+  f_.end_record();
+  if (f_.flush()) {
+    err = f_.error();
+    f_.close();
     return false;
   }
   return true;
 }
 
 void PcapWriter::write(const uint8_t* data, uint32_t caplen, uint32_t wirelen, uint64_t ts_ns) {
-  pcap_pkthdr h{};
-  h.ts.tv_sec = time_t(ts_ns / 1000000000ull);
-  h.ts.tv_usec = suseconds_t(nano_ ? ts_ns % 1000000000ull : (ts_ns % 1000000000ull) / 1000);
-  h.caplen = caplen < snaplen_ ? caplen : snaplen_;
-  h.len = wirelen < caplen ? caplen : wirelen;
-  pcap_dump(reinterpret_cast<u_char*>(d_), &h, data);
-}
-
-void PcapWriter::flush() {
-  if (d_) pcap_dump_flush(d_);
-}
-
-void PcapWriter::close() {
-  if (d_) pcap_dump_close(d_);
-  if (p_) pcap_close(p_);
-  d_ = nullptr;
-  p_ = nullptr;
+  uint32_t cap = caplen < snaplen_ ? caplen : snaplen_;
+  uint32_t h[4] = {uint32_t(ts_ns / 1000000000ull),
+                   uint32_t(nano_ ? ts_ns % 1000000000ull : (ts_ns % 1000000000ull) / 1000), cap,
+                   wirelen < caplen ? caplen : wirelen};
+  f_.put(h, sizeof h);
+  f_.put(data, cap);
+  f_.end_record();
 }
 
 int linktype_from_name(const std::string& n) {

@@ -1,11 +1,12 @@
-// libpcap wrappers: read pcap and pcapng with nanosecond timestamps; write
-// pcap with nanosecond (default) or microsecond timestamps.
+// Captures: read pcap (mapped) and pcapng (libpcap) with nanosecond
+// timestamps; write pcap with nanosecond (default) or microsecond ones.
 #pragma once
 #include <cstdint>
 #include <string>
 
+#include "shoal/io/outfile.hh"
+
 typedef struct pcap pcap_t;
-typedef struct pcap_dumper pcap_dumper_t;
 
 namespace shoal::io {
 
@@ -66,22 +67,26 @@ class PcapReader {
   uint64_t size_ = 0;
 };
 
+// Writes a classic pcap file (nanosecond or microsecond timestamps) through
+// an OutFile: every write is checked, a failed one leaves the file cut at
+// its last whole record and says how many records were lost.
 class PcapWriter {
  public:
-  PcapWriter() = default;
-  ~PcapWriter();
-  PcapWriter(const PcapWriter&) = delete;
-  PcapWriter& operator=(const PcapWriter&) = delete;
   bool open(const std::string& path, int linktype, uint32_t snaplen, bool nano, std::string& err);
+  // Buffers one record (written by flush(), or once 1 MiB is buffered).
   void write(const uint8_t* data, uint32_t caplen, uint32_t wirelen, uint64_t ts_ns);
-  void flush();
-  void close();
-  bool is_open() const { return d_ != nullptr; }
+  uint64_t flush() { return f_.flush(); }  // records lost by this flush
+  bool close() { return f_.close(); }      // false: error() says why
+  bool is_open() const { return f_.is_open(); }
   uint32_t snaplen() const { return snaplen_; }
+  bool failed() const { return f_.failed(); }
+  const std::string& error() const { return f_.error(); }
+  uint64_t records_lost() const { return f_.records_lost(); }
+  uint64_t records_written() const { return f_.records_written(); }
+  OutFile& file() { return f_; }
 
  private:
-  pcap_t* p_ = nullptr;
-  pcap_dumper_t* d_ = nullptr;
+  OutFile f_;
   uint32_t snaplen_ = 0;
   bool nano_ = true;
 };

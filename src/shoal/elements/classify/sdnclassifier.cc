@@ -43,7 +43,8 @@ struct SdnTable {
 class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassifier>> {
  public:
   void configure(Args& a) override {
-    a.read("RULES", file_).read("OFFSET", offset_).read("NOMATCH", nomatch_).read("BINTH", opt_.binth);
+    InputPath rules;
+    a.read("RULES", rules).read("OFFSET", offset_).read("NOMATCH", nomatch_).read("BINTH", opt_.binth);
     a.read("SPFAC", opt_.spfac);
     for (ArgItem* it : a.rest_positional()) {
       k::ClsRule r;
@@ -52,6 +53,7 @@ class SDNClassifier : public offload::OffloadableElement<PacketElement<SDNClassi
       inline_.push_back(r);
     }
     a.complete();
+    file_ = rules.path;
     if (file_.empty() && inline_.empty()) a.fail("give the rules: RULES file, or rules as arguments");
     if (!file_.empty() && !inline_.empty()) a.fail("rules come from RULES or from the arguments, not both");
     if (offset_ < 0) a.fail("OFFSET must be >= 0");

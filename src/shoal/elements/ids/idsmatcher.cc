@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <ctime>
-#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "shoal/elements/common.hh"
 #include "shoal/ids/engine.hh"
+#include "shoal/io/outfile.hh"
 #include "shoal/io/shared_file.hh"
 #include "shoal/kernels/steps/ids_scan.hh"
 #include "shoal/offload/element.hh"
@@ -81,9 +81,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (bit >= 0) alert_bit_ = 1u << bit;
     }
     std::string engine = ids::have_hyperscan() ? "hyperscan" : "builtin";
-    a.read_mp("RULES", rules_file_).read("VARS", vars_file_).read("ENGINE", engine).read("FASTLOG", fastlog_file_);
-    a.read("EVE", eve_file_).read("STRICT", strict_).read("QUIET", quiet_);
+    InputPath rules, vars;
+    OutputPath fastlog, eve;
+    a.read_mp("RULES", rules).read("VARS", vars).read("ENGINE", engine).read("FASTLOG", fastlog);
+    a.read("EVE", eve).read("STRICT", strict_).read("QUIET", quiet_);
     a.complete();
+    rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path, eve_file_ = eve.path;
     if (engine == "builtin")
       kind_ = ids::EngineKind::Builtin;
     else if (engine == "hyperscan")
@@ -119,12 +122,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     if (!shared_->db) throw ConfigError(loc_, fmt::format("{}: the rules did not load", name()));
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
-    auto open = [&](io::SharedFile<std::ofstream>& f, const std::string& path) {
+    auto open = [&](io::SharedFile<io::OutFile>& f, const std::string& path) {
       if (path.empty()) return;
+      std::string why;
       if (!f.open(
-              registry(), path, [&](std::ofstream& o) { o.open(path, std::ios::app); },
-              [](std::ofstream& o) { return bool(o); }))
-        throw std::runtime_error(fmt::format("{}: cannot open '{}' for writing", name(), path));
+              registry(), path, [&](io::OutFile& o) { o.open(path, true, why); },
+              [](io::OutFile& o) { return o.is_open(); }))
+        throw std::runtime_error(fmt::format("{}: cannot open for writing: {}", name(), why.empty() ? path : why));
     };
     open(fast_, fastlog_file_);
     open(eve_, eve_file_);
@@ -152,8 +156,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (alerted) output_push(1, alerted);
   }
   void on_stop() override {
-    fast_.with([](std::ofstream& o) { o.flush(); });
-    eve_.with([](std::ofstream& o) { o.flush(); });
+    for (auto* f : {&fast_, &eve_}) {
+      std::string err;
+      f->with([&](io::OutFile& o) {
+        if (o.is_open() && !o.close()) err = o.error();
+      });
+      if (!err.empty()) run_error(err);
+    }
   }
   void cleanup() override {
     OffloadableElement::cleanup();
@@ -196,6 +205,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("alerted_packets", alerted_packets_);
     add_stat_handler("verified", verified_);
     add_stat_handler("device_overflows", overflows_);
+    add_stat_handler("log_lost", log_lost_);
     mirror_.add_handler(*this);
   }
 
@@ -293,11 +303,29 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (uint32_t r : hits_) log(engine_.rules()[r], info, ts);
     return true;
   }
+  // The batch's log lines, written and checked: alerts that could not be
+  // logged are counted (handler log_lost) and the run fails.
   void write_logs() {
-    if (!fast_buf_.empty()) fast_.with([&](std::ofstream& o) { o << fast_buf_; });
-    if (!eve_buf_.empty()) eve_.with([&](std::ofstream& o) { o << eve_buf_; });
-    fast_buf_.clear();
-    eve_buf_.clear();
+    auto put = [&](io::SharedFile<io::OutFile>& f, std::string& buf, uint64_t lines) {
+      if (buf.empty()) return;
+      uint64_t lost = 0;
+      std::string err;
+      f.with([&](io::OutFile& o) {
+        uint64_t before = o.records_lost();
+        o.put(buf);
+        o.end_record();
+        o.flush();
+        lost = o.records_lost() - before;
+        if (lost) err = o.error();
+      });
+      buf.clear();
+      if (!lost) return;
+      log_lost_.add(lines);
+      run_error(err);
+    };
+    put(fast_, fast_buf_, fast_lines_);
+    put(eve_, eve_buf_, eve_lines_);
+    fast_lines_ = eve_lines_ = 0;
   }
   void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts) {
     int prio = r.priority ? r.priority : 3;
@@ -310,6 +338,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           fmt::format("{}  [**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{{}}} {} -> {}\n",
                       time_text(ts, false), r.gid, r.sid, r.rev, r.msg, r.classtype.empty() ? "(null)" : r.classtype,
                       prio, proto, ep(p.src, p.sport), ep(p.dst, p.dport));
+      ++fast_lines_;
     }
     if (!eve_file_.empty()) {
       nlohmann::json j = {{"timestamp", time_text(ts, true)},
@@ -322,10 +351,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                     {"rev", r.rev},        {"signature", r.msg}, {"category", r.classtype},
                     {"severity", prio}};
       eve_buf_ += j.dump() + "\n";
+      ++eve_lines_;
     }
   }
-  static io::SharedRegistry<std::ofstream>& registry() {
-    static io::SharedRegistry<std::ofstream> r;
+  static io::SharedRegistry<io::OutFile>& registry() {
+    static io::SharedRegistry<io::OutFile> r;
     return r;
   }
 
@@ -337,11 +367,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   ids::Engine engine_;
   std::vector<uint32_t> hits_;
   std::string fast_buf_, eve_buf_;
-  io::SharedFile<std::ofstream> fast_, eve_;
+  uint64_t fast_lines_ = 0, eve_lines_ = 0;
+  io::SharedFile<io::OutFile> fast_, eve_;
   uint32_t range_ = 0, block_ = 0, alert_bit_ = 0;
   int32_t ip_at_ = -1;  // where an earlier step of the chain checked the IP header
   offload::TableMirror mirror_;
-  Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_;
+  Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, log_lost_;
 };
 #define SHOAL_IDS_ARGS                                                                                              \
   {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},           \
@@ -360,6 +391,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "PCRE2), and how many rules without fast pattern a pcre prefilters"},                                      \
       {"inspected", "r", "packets matched against the rules"},                                                    \
       {"uninspected", "r", "packets that were not IP (sent on uninspected)"}, {"alerts", "r", "alerts raised"},   \
+      {"log_lost", "r", "alert lines that could not be written (the run fails)"},                                 \
       {"alerted_packets", "r", "packets with at least one alert"}, {"verified", "r", "candidate rules verified"}, \
       {"device_overflows", "r",                                                                                   \
        "packets with more distinct fast patterns than a device list holds (15), rescanned "                       \

@@ -11,10 +11,11 @@ namespace shoal {
 class FromDump : public SourceElement {
  public:
   void configure(Args& a) override {
-    a.read_mp("FILENAME", file_).read("TIMING", timing_).read("FORCE_IP", force_ip_);
+    InputPath in;
+    a.read_mp("FILENAME", in).read("TIMING", timing_).read("FORCE_IP", force_ip_);
     read_source_args(a, 32);
     a.complete();
-    if (file_.empty()) a.fail("FILENAME is empty");
+    file_ = in.path;
   }
   void initialize() override {
     std::string err;
@@ -38,7 +39,9 @@ class FromDump : public SourceElement {
           break;
         }
         if (r < 0) {
-          fmt::print(stderr, "{}: {}: {} (stopping at packet {})\n", name(), file_, err, read_.get());
+          // Worker copies read the same file: one message (Runtime dedups),
+          // and the run ends with a failure status.
+          run_error(fmt::format("{}: {} (read {} packets before it)", file_, err, read_.get()));
           error_ = err;
           done = true;
           break;

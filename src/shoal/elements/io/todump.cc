@@ -11,17 +11,19 @@ class ToDump : public Element {
  public:
   void configure(Args& a) override {
     std::string encap = "ETHER";
-    a.read_mp("FILENAME", file_)
+    OutputPath out;
+    a.read_mp("FILENAME", out)
         .read_p("SNAPLEN", snaplen_)
         .read_p("ENCAP", encap)
         .read("NANO", nano_)
         .read("BURST", burst_)
         .read("USE_ENCAP_FROM", use_from_);
     a.complete();
-    if (file_.empty()) a.fail("FILENAME is empty");
+    file_ = out.path;
     linktype_ = io::linktype_from_name(encap);
     if (linktype_ < 0) a.fail(fmt::format("unknown ENCAP '{}' (ETHER, IP, IPV4, IPV6, SLL)", encap));
     if (snaplen_ == 0) snaplen_ = 262144;
+    write_error_ = add_drop_reason("write-error");
   }
   void initialize() override {
     std::string err;
@@ -35,13 +37,27 @@ class ToDump : public Element {
     }
   }
   void push(int, PacketBatch* b) override {
+    // Written and flushed per batch, so each packet's fate is known here: a
+    // failed write leaves the file cut at its last whole record, and the
+    // packets it lost are drops ('write-error'), not sends.
+    uint64_t lost = 0;
+    std::string err;
     out_.with([&](io::PcapWriter& w) {
-      b->for_each([&](uint32_t, Packet* p) {
-        w.write(p->data(), p->length(), p->length(), p->timestamp_ns());
-        sent(p);
-      });
+      uint64_t before = w.records_lost();
+      b->for_each([&](uint32_t, Packet* p) { w.write(p->data(), p->length(), p->length(), p->timestamp_ns()); });
+      w.flush();
+      lost = w.records_lost() - before;
+      if (lost) err = w.error();
     });
-    count_.add(b->live());
+    uint64_t keep = b->live() - lost, i = 0;
+    b->for_each([&](uint32_t, Packet* p) {
+      if (i++ < keep)
+        sent(p);
+      else
+        drop(p, write_error_);
+    });
+    count_.add(keep);
+    if (lost) run_error(err);
     recycle(b);
   }
   bool run_task() override {
@@ -51,7 +67,11 @@ class ToDump : public Element {
     return true;
   }
   void on_stop() override {
-    out_.with([](io::PcapWriter& w) { w.flush(); });
+    std::string err;
+    out_.with([&](io::PcapWriter& w) {
+      if (w.is_open() && !w.close()) err = w.error();
+    });
+    if (!err.empty()) run_error(err);
   }
   void cleanup() override { out_.close(); }
   void add_handlers() override {
@@ -68,6 +88,7 @@ class ToDump : public Element {
   uint32_t snaplen_ = 262144, burst_ = 32;
   bool nano_ = true;
   int linktype_ = 1;
+  uint16_t write_error_ = 0;
   io::SharedFile<io::PcapWriter> out_;
   Stat count_;
   PullTask pt_;
@@ -75,7 +96,10 @@ class ToDump : public Element {
 SHOAL_ELEMENT(ToDump, .name = "ToDump", .ports = "1/0", .processing = "a/", .summary = "writes packets to a pcap file",
               .description =
                   "Writes every packet to FILENAME in pcap format with nanosecond timestamps (NANO "
-                  "false: microseconds), link type ENCAP. Packets written count as sent. The copies on "
+                  "false: microseconds), link type ENCAP. Packets written count as sent. Every write "
+                  "is checked: on a failure (a full disk) the file is cut back to its last whole "
+                  "packet, so it stays readable, the run reports the file and the reason and ends "
+                  "with a failure status, and the packets not written are dropped as 'write-error'. The copies on "
                   "several workers share one file (per-flow order is kept, flows interleave). On a pull "
                   "input it runs a task that pulls.",
               .args = {{"FILENAME", "string", "output file, mandatory"},

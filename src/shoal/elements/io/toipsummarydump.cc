@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "shoal/elements/common.hh"
+#include "shoal/io/outfile.hh"
 #include "shoal/io/shared_file.hh"
 #include "shoal/kernels/checksum.hh"
 #include "shoal/kernels/flowhash.hh"
@@ -69,50 +70,75 @@ class ToIPSummaryDump : public Element {
  public:
   void configure(Args& a) override {
     std::string contents = "timestamp ip_src sport ip_dst dport ip_proto";
-    a.read_mp("FILENAME", file_)
+    OutputPath out;
+    a.read_mp("FILENAME", out)
         .read_p("CONTENTS", contents)
         .read("DATA", contents)
         .read("BANNER", banner_)
         .read("HEADER", header_);
     a.complete();
+    file_ = out.path;
     fields_ = split_ws(contents);
     for (auto& f : fields_)
       if (!known_field(f)) a.fail(fmt::format("unknown CONTENTS field '{}'", f));
+    write_error_ = add_drop_reason("write-error");
   }
   void initialize() override {
-    auto make = [&](std::ofstream& o) {
-      o.open(file_, std::ios::trunc);
-      if (!o) return;
-      if (header_) {
-        o << "!IPSummaryDump 1.3\n";
-        if (!banner_.empty()) o << "!creator " << banner_ << "\n";
-        o << "!data";
-        for (auto& f : fields_) o << ' ' << f;
-        o << '\n';
-      }
+    std::string err;
+    auto make = [&](io::OutFile& o) {
+      if (!o.open(file_, false, err) || !header_) return;
+      o.put("!IPSummaryDump 1.3\n");
+      if (!banner_.empty()) o.put("!creator " + banner_ + "\n");
+      std::string data = "!data";
+      for (auto& f : fields_) data += ' ' + f;
+      o.put(data + "\n");
+      o.end_record();
+      if (o.flush()) err = o.error(), o.close();
     };
-    if (!out_.open(registry(), file_, make, [](std::ofstream& o) { return bool(o); }))
-      throw std::runtime_error(file_ + ": cannot open for writing");
+    if (!out_.open(registry(), file_, make, [](io::OutFile& o) { return o.is_open(); }))
+      throw std::runtime_error(err.empty() ? file_ + ": cannot open for writing" : err);
   }
   void push(int, PacketBatch* b) override {
-    std::string text;
-    b->for_each([&](uint32_t, Packet* p) {
-      line(p, text);
-      sent(p);
+    // One line per packet, written per batch: a line that could not be
+    // written is a packet dropped as 'write-error' (the file keeps whole lines).
+    uint64_t lost = 0;
+    std::string err;
+    out_.with([&](io::OutFile& o) {
+      uint64_t before = o.records_lost();
+      b->for_each([&](uint32_t, Packet* p) {
+        text_.clear();
+        line(p, text_);
+        o.put(text_);
+        o.end_record();
+      });
+      o.flush();
+      lost = o.records_lost() - before;
+      if (lost) err = o.error();
     });
-    out_.with([&](std::ofstream& o) { o << text; });
-    count_.add(b->live());
+    uint64_t keep = b->live() - lost, i = 0;
+    b->for_each([&](uint32_t, Packet* p) {
+      if (i++ < keep)
+        sent(p);
+      else
+        drop(p, write_error_);
+    });
+    count_.add(keep);
+    if (lost) run_error(err);
     recycle(b);
   }
   void on_stop() override {
-    out_.with([](std::ofstream& o) { o.flush(); });
+    std::string err;
+    out_.with([&](io::OutFile& o) {
+      if (o.is_open() && !o.close()) err = o.error();
+    });
+    if (!err.empty()) run_error(err);
   }
   void cleanup() override { out_.close(); }
   void add_handlers() override { add_stat_handler("count", count_); }
 
  private:
-  static io::SharedRegistry<std::ofstream>& registry() {
-    static io::SharedRegistry<std::ofstream> r;
+  static io::SharedRegistry<io::OutFile>& registry() {
+    static io::SharedRegistry<io::OutFile> r;
     return r;
   }
   void line(Packet* p, std::string& out) {
@@ -188,7 +214,9 @@ class ToIPSummaryDump : public Element {
   std::string file_, banner_;
   bool header_ = true;
   std::vector<std::string> fields_;
-  io::SharedFile<std::ofstream> out_;
+  io::SharedFile<io::OutFile> out_;
+  std::string text_;
+  uint16_t write_error_ = 0;
   Stat count_;
 };
 SHOAL_ELEMENT(
@@ -212,13 +240,15 @@ class FromIPSummaryDump : public SourceElement {
  public:
   void configure(Args& a) override {
     std::string contents;
-    a.read_mp("FILENAME", file_)
+    InputPath in;
+    a.read_mp("FILENAME", in)
         .read("CONTENTS", contents)
         .read("DATA", contents)
         .read("ZERO", zero_)
         .read("CHECKSUM", checksum_);
     read_source_args(a, 32);
     a.complete();
+    file_ = in.path;
     if (!contents.empty()) {
       from_header_ = false;
       fields_ = split_ws(contents);

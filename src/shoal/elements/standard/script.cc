@@ -362,6 +362,15 @@ class ScriptBase : public Element {
   // Runs statements until one waits or the script ends.
   void step() {
     Runtime& rt = worker().runtime();
+    int jumps = 0;
+    auto jump = [&](size_t to) {
+      // Click's limit: a script that jumps this often without waiting would
+      // never give the worker back.
+      if (++jumps < kMaxJumps) return pc_ = to, true;
+      run_error(fmt::format("too many jumps ({} without a wait), giving up", kMaxJumps));
+      pc_ = prog_.size();
+      return false;
+    };
     for (int guard = 0; guard < 100000 && pc_ < prog_.size(); ++guard) {
       if (waiting_ == Wait::StopEvent) {
         if (!rt.take_stop_event()) {
@@ -407,9 +416,9 @@ class ScriptBase : public Element {
       } else if (s.op == "goto") {
         auto w = words(s.rest);
         if (w.size() >= 2 && !truth(unquote(expand(join(w, 1))))) continue;
-        pc_ = labels_[w[0]];
+        jump(labels_[w[0]]);
       } else if (s.op == "loop") {
-        pc_ = 0;
+        jump(0);
       } else if (s.op == "end" || s.op == "exit" || s.op == "return") {
         pc_ = prog_.size();
       } else if (s.op == "stop") {
@@ -424,6 +433,7 @@ class ScriptBase : public Element {
     if (pc_ < prog_.size()) worker().schedule(timer_, worker().now_ns());  // guard hit: continue later
   }
 
+  static constexpr int kMaxJumps = 1000;
   std::vector<Stmt> prog_;
   std::map<std::string, size_t> labels_;
   std::map<std::string, std::string> vars_;
@@ -452,7 +462,7 @@ SHOAL_ELEMENT(Script, .name = "Script", .ports = "-/-", .processing = "h/h",
               .args = {{"TYPE", "ACTIVE|PASSIVE|DRIVER|PACKET", "when it runs"},
                        {"STATEMENT...", "statement", "the script"}},
               .handlers = {{"run", "w", "start from the top"}, {"step", "w", "continue after pause"}},
-              .example = "Script(wait 1s, print $(c.count) packets, write c.reset, loop);");
+              .example = "Script(wait 1s, print $(c.count) packets, write c.reset, loop);", .own_variables = true);
 
 class DriverManager : public ScriptBase {
  public:
@@ -469,6 +479,6 @@ SHOAL_ELEMENT(DriverManager, .name = "DriverManager", .ports = "0/0", .processin
                   "ARGS, loop, stop. After the last instruction the router stops. With a DriverManager present, stop "
                   "requests go to it instead of stopping the router. Empty: wait_stop, then stop.",
               .args = {{"INSTRUCTION...", "instruction", "the instructions"}}, .handlers = {},
-              .example = "DriverManager(wait_stop, read c.count, stop);");
+              .example = "DriverManager(wait_stop, read c.count, stop);", .own_variables = true);
 
 }  // namespace shoal
