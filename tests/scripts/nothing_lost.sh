@@ -58,7 +58,12 @@ bad "$SHOAL" run "$tmp/plain.click" --stats-out /dev/full; has "--stats-out: /de
 bad limited "$SHOAL" gen -o "$tmp/g.pcap" -n 20000 -s 200; has "$tmp/g.pcap: write failed: File too large"; has "of 20000 packets written"
 n=$(sed -n 's/.*(\([0-9]*\) of 20000 packets written.*/\1/p' "$tmp/out")
 check [ "$(count_pcap "$tmp/g.pcap")" = "$n" ]
-bad "$SHOAL" mkrouter -i eth0,10.0.0.1/24 -o /dev/full; has "/dev/full: write failed: No space left on device"
+bad "$SHOAL" mkrouter -i eth0,10.0.0.1/24,mac=02:00:00:00:00:01 -o /dev/full; has "/dev/full: write failed: No space left on device"
+
+# mkrouter writes nothing `shoal check` would reject: IPv6 links need 1280.
+bad "$SHOAL" mkrouter -i eth0,10.0.0.1/24,fd00::1/64,mtu=576,mac=02:00:00:00:00:01; has "MTU 576 is below 1280"
+ok "$SHOAL" mkrouter -i eth0,10.0.0.1/24,mtu=576,mac=02:00:00:00:00:01 -o "$tmp/r576.click"
+ok "$SHOAL" check "$tmp/r576.click"
 
 # --- Read errors: what could be read goes through, then the run fails -------
 head -c 1000000 "$tmp/in.pcap" >"$tmp/cut.pcap"

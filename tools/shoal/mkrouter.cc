@@ -84,6 +84,13 @@ bool parse_iface_spec(const std::string& spec, RouterIface& f, std::string& err)
     std::string m = read_sys(f.name, "mtu");
     f.mtu = parse_uint(m, v) && v >= 68 ? uint32_t(v) : 1500;
   }
+  if (!f.addr6.empty() && f.mtu < 1280) {
+    err = fmt::format(
+        "--iface '{}': MTU {} is below 1280, the least an IPv6 link may have (RFC 8200 section 5); give "
+        "mtu=1280 or more, or no IPv6 address on this interface",
+        spec, f.mtu);
+    return false;
+  }
   return true;
 }
 
