@@ -2,6 +2,7 @@
 # The shoal command as a user meets it.
 set -u
 SHOAL=$1
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok()   { if "$@" >"$tmp/out" 2>&1; then pass=$((pass+1)); else echo "FAIL (expected success): $*"; cat "$tmp/out"; fail=$((fail+1)); fi; }
@@ -35,6 +36,17 @@ bad "$SHOAL" run "$tmp/c.click" NOTADEFINE; has "is not NAME=value"
 # --duration ends an endless run; interval stats print while running.
 echo 'InfiniteSource(LENGTH 64, BURST 32) -> c :: Counter -> Discard;' >"$tmp/inf.click"
 ok timeout 20 "$SHOAL" run "$tmp/inf.click" --duration 0.5 --stats json --stats-interval 0.2; has '"interim":true'; has "balanced"
+# Statistics a user can read: periodic text too; deliberate discards apart
+# from losses; offload handlers and the device line only where a device
+# works; values of several lines kept on one line.
+lacks() { if grep -qF -- "$1" "$tmp/out"; then echo "FAIL: output has '$1'"; cat "$tmp/out"; fail=$((fail+1)); else pass=$((pass+1)); fi; }
+ok timeout 20 "$SHOAL" run "$tmp/inf.click" --duration 0.5 --stats-interval 0.2; has "# statistics at"; has "c.count: "; has "accounting: received"
+ok "$SHOAL" run "$ROOT/examples/ipv4-fastpath.click" IN="$ROOT/examples/data/mixed.pcap" OUT="$tmp/fp-" --stats text
+has "+ discarded "; has "+ lost 0 +"; lacks "offload_"; lacks "shoal: device"
+[ "$(grep -c . "$tmp/out")" = "$(grep -c ': ' "$tmp/out")" ] && pass=$((pass+1)) || { echo "FAIL: a statistics line without 'name: value'"; cat "$tmp/out"; fail=$((fail+1)); }
+ok "$SHOAL" run "$ROOT/examples/gpu-router-nba.click" IN="$ROOT/examples/data/mixed.pcap" OUT="$tmp/nba-" --device host --stats text
+has "c.offload_aggregates: "; has "shoal: device host"; lacks "rt.offload_"
+
 # check validates without running: it reports an output it could not
 # create (and creates nothing).
 echo 'FastUDPFlows(LIMIT 1) -> ToDump(/nonexistent-dir/out.pcap);' >"$tmp/w.click"

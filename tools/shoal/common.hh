@@ -15,7 +15,8 @@ bool parse_defines(const std::vector<std::string>& words, config::Defines& defs,
 // All read handlers (except structural ones) of every element, drops by
 // reason, and the accounting identity.
 nlohmann::json stats_json(Runtime& rt);
-std::string accounting_line(const Accounting& a, Runtime& rt);
+// running: counters read while packets move (the gap is "in flight").
+std::string accounting_line(const Accounting& a, Runtime& rt, bool running = false);
 // Writes text to path ("-": standard output), checking every write and the
 // close; false with err (the file and the OS reason) otherwise.
 bool write_file(const std::string& path, const std::string& text, std::string& err);

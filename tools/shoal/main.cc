@@ -47,19 +47,64 @@ bool parse_defines(const std::vector<std::string>& words, config::Defines& defs,
   return true;
 }
 
+namespace {
+// Drops by element and reason, summed over workers, split into deliberate
+// discards and losses (Element::is_loss_reason).
+struct DropTally {
+  uint64_t discarded = 0, lost = 0;
+  std::string discarded_text, lost_text;  // "N elem:reason, ..."
+  nlohmann::json by_element = nlohmann::json::object();
+};
+
+DropTally tally_drops(Runtime& rt) {
+  DropTally t;
+  Router& r0 = rt.router(0);
+  for (size_t i = 0; i < r0.size(); ++i) {
+    Element* e = r0.element(i);
+    nlohmann::json d = nlohmann::json::object();
+    for (size_t k = 0; k < e->drop_reasons().size(); ++k) {
+      uint64_t n = 0;
+      for (int w = 0; w < rt.nworkers(); ++w) n += rt.router(w).element(i)->drop_reasons()[k].count.get();
+      if (!n) continue;
+      const auto& reason = e->drop_reasons()[k];
+      d[reason.name] = n;
+      std::string& text = reason.loss ? t.lost_text : t.discarded_text;
+      (reason.loss ? t.lost : t.discarded) += n;
+      text += fmt::format("{}{} {}:{}", text.empty() ? "" : ", ", n, e->name(), reason.name);
+    }
+    if (!d.empty()) t.by_element[e->name()] = d;
+  }
+  return t;
+}
+
+// Whether e sent work through the offload framework in this run.
+bool offloads(Runtime& rt, Element* e) {
+  std::string v, err;
+  uint64_t n = 0;
+  return rt.read_handler(e->name() + ".offload_aggregates", v, err) && parse_uint(v, n) && n > 0;
+}
+
+// The handlers a statistics dump shows: not the structural ones, and an
+// element's offload_* handlers only when it offloads in this run.
+bool shown_handler(Runtime& rt, Element* e, const Handler& hd) {
+  if (!hd.read || hd.name == "ports" || hd.name == "handlers" || hd.name == "name" || hd.name == "class" ||
+      hd.name == "config")
+    return false;
+  if (hd.name.rfind("offload_", 0) == 0) return offloads(rt, e);
+  return true;
+}
+}  // namespace
+
 nlohmann::json stats_json(Runtime& rt) {
   nlohmann::json j;
   nlohmann::json elems = nlohmann::json::object();
-  nlohmann::json drops = nlohmann::json::object();
   Router& r0 = rt.router(0);
   for (size_t i = 0; i < r0.size(); ++i) {
     Element* e = r0.element(i);
     nlohmann::json h = nlohmann::json::object();
     h["class"] = std::string(e->class_name());
     for (auto& hd : e->handlers()) {
-      if (!hd.read || hd.name == "ports" || hd.name == "handlers" || hd.name == "name" || hd.name == "class" ||
-          hd.name == "config")
-        continue;
+      if (!shown_handler(rt, e, hd)) continue;
       std::string v, err;
       if (!rt.read_handler(e->name() + "." + hd.name, v, err)) continue;
       if (hd.numeric) {
@@ -76,21 +121,16 @@ nlohmann::json stats_json(Runtime& rt) {
       h[hd.name] = v;
     }
     elems[e->name()] = h;
-    nlohmann::json d = nlohmann::json::object();
-    for (size_t k = 0; k < e->drop_reasons().size(); ++k) {
-      uint64_t n = 0;
-      for (int w = 0; w < rt.nworkers(); ++w) n += rt.router(w).element(i)->drop_reasons()[k].count.get();
-      if (n) d[e->drop_reasons()[k].name] = n;
-    }
-    if (!d.empty()) drops[e->name()] = d;
   }
   Accounting a = rt.accounting();
+  DropTally t = tally_drops(rt);
   j["elements"] = elems;
-  j["drops"] = drops;
-  j["accounting"] = {{"received", a.received}, {"created", a.created}, {"sent", a.sent},
-                     {"dropped", a.dropped},   {"held", a.held},       {"balanced", a.balanced()}};
+  j["drops"] = t.by_element;
+  j["accounting"] = {{"received", a.received},   {"created", a.created}, {"sent", a.sent}, {"dropped", a.dropped},
+                     {"discarded", t.discarded}, {"lost", t.lost},       {"held", a.held}, {"balanced", a.balanced()}};
   j["threads"] = rt.nworkers();
   j["elapsed_s"] = double(rt.elapsed_ns()) / 1e9;
+  if (!rt.errors().empty()) j["errors"] = rt.errors();
   return j;
 }
 
@@ -106,20 +146,23 @@ bool write_file(const std::string& path, const std::string& text, std::string& e
   return true;
 }
 
-std::string accounting_line(const Accounting& a, Runtime& rt) {
-  std::string drops;
-  Router& r0 = rt.router(0);
-  for (size_t i = 0; i < r0.size(); ++i) {
-    Element* e = r0.element(i);
-    for (size_t k = 0; k < e->drop_reasons().size(); ++k) {
-      uint64_t n = 0;
-      for (int w = 0; w < rt.nworkers(); ++w) n += rt.router(w).element(i)->drop_reasons()[k].count.get();
-      if (n) drops += fmt::format("{}{} {}:{}", drops.empty() ? "" : ", ", n, e->name(), e->drop_reasons()[k].name);
-    }
-  }
-  return fmt::format("received {} + created {} = sent {} + dropped {}{} + held {}: {}", a.received, a.created, a.sent,
-                     a.dropped, drops.empty() ? "" : " (" + drops + ")", a.held,
-                     a.balanced() ? "balanced" : "UNBALANCED");
+// "received R + created C = sent S + discarded D (...) + lost L (...) +
+// held H: balanced": deliberate discards and losses apart, by reason.
+std::string accounting_line(const Accounting& a, Runtime& rt, bool running) {
+  DropTally t = tally_drops(rt);
+  auto part = [](const char* what, uint64_t n, const std::string& why) {
+    return fmt::format("{} {}{}", what, n, why.empty() ? "" : " (" + why + ")");
+  };
+  uint64_t other = a.dropped - std::min(a.dropped, t.discarded + t.lost);  // drops without a reason: none expected
+  // While running, counters are read one after another as packets move:
+  // the difference is packets in flight, not an imbalance.
+  uint64_t in = a.received + a.created, out = a.sent + a.dropped + a.held;
+  std::string verdict = a.balanced() ? "balanced"
+                        : running    ? (in > out ? fmt::format("{} in flight", in - out) : std::string("in flight"))
+                                     : std::string("UNBALANCED");
+  return fmt::format("received {} + created {} = sent {} + {} + {}{} + held {}: {}", a.received, a.created, a.sent,
+                     part("discarded", t.discarded, t.discarded_text), part("lost", t.lost, t.lost_text),
+                     other ? fmt::format(" + dropped {}", other) : "", a.held, verdict);
 }
 
 namespace {
@@ -149,6 +192,29 @@ int cmd_check(const std::string& file, const std::vector<std::string>& words) {
   }
   fmt::print("{}: ok ({} elements, {} connections)\n", file, prog.elements.size(), prog.conns.size());
   return 0;
+}
+
+// Statistics as --stats prints them: JSON (one line when interim), or text
+// lines "element.handler: value" (a value of several lines as one quoted
+// JSON string) ending with the accounting.
+std::string stats_text(Runtime& rt, const std::string& format, bool interim, const std::string& device) {
+  auto j = stats_json(rt);
+  j["device"] = device;
+  if (format == "json") {
+    if (!interim) return j.dump(2) + "\n";
+    j["interim"] = true;
+    return j.dump() + "\n";
+  }
+  std::string o;
+  if (interim) o += fmt::format("# statistics at {:.3f}s\n", j["elapsed_s"].get<double>());
+  for (auto& [name, hs] : j["elements"].items())
+    for (auto& [h, v] : hs.items()) {
+      if (h == "class") continue;
+      bool plain = v.is_string() && v.get<std::string>().find('\n') == std::string::npos;
+      o += fmt::format("{}.{}: {}\n", name, h, plain ? v.get<std::string>() : v.dump());
+    }
+  o += "accounting: " + accounting_line(rt.accounting(), rt, interim) + "\n";
+  return o;
 }
 
 std::string human(double v) {
@@ -221,7 +287,6 @@ int cmd_run(const RunArgs& ra) {
     fmt::print(stderr, "shoal: {}\n", err);
     return 1;
   }
-  if (!ra.quiet) fmt::print(stderr, "shoal: device {}: {}\n", dev.kind, dev.detail);
   RunOptions opt;
   opt.threads = ra.threads;
   opt.duration_s = ra.duration;
@@ -260,7 +325,7 @@ int cmd_run(const RunArgs& ra) {
       const char* name = sigabbrev_np(sig);
       if (sig == SIGUSR1 || sig == SIGUSR2) {
         fmt::print(stderr, "shoal: SIG{}: {:.3f}s, {}\n", name, double(rt.elapsed_ns()) / 1e9,
-                   accounting_line(rt.accounting(), rt));
+                   accounting_line(rt.accounting(), rt, true));
         continue;
       }
       if (++stops > 1) {
@@ -272,7 +337,15 @@ int cmd_run(const RunArgs& ra) {
     }
   });
   if (!ra.quiet && isatty(2)) status = std::thread([&] { status_loop(rt, done); });
-  if (ra.stats_interval > 0 && ra.stats == "json")
+  std::atomic<bool> stdout_failed{false};
+  // Statistics to standard output, every write checked.
+  auto print_stats = [&](bool interim) {
+    std::string text = stats_text(rt, ra.stats.empty() ? "text" : ra.stats, interim, dev.kind), why;
+    std::fflush(stdout);  // after what elements printed (Script's print)
+    if (!write_file("-", text, why) && !stdout_failed.exchange(true))
+      fmt::print(stderr, "shoal: error: statistics: {}\n", why);
+  };
+  if (ra.stats_interval > 0)
     periodic = std::thread([&] {
       auto next = std::chrono::steady_clock::now();
       while (!done.load()) {
@@ -281,10 +354,7 @@ int cmd_run(const RunArgs& ra) {
         while (!done.load() && std::chrono::steady_clock::now() < next)
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
         if (done.load()) break;
-        auto j = stats_json(rt);
-        j["interim"] = true;
-        fmt::print("{}\n", j.dump());
-        std::fflush(stdout);
+        print_stats(true);
       }
     });
   rt.run();
@@ -302,17 +372,15 @@ int cmd_run(const RunArgs& ra) {
       failed = true;
     }
   }
-  if (ra.stats == "json") {
-    auto j = stats_json(rt);
-    j["device"] = dev.kind;
-    fmt::print("{}\n", j.dump(2));
-  } else if (ra.stats == "text") {
-    auto j = stats_json(rt);
-    for (auto& [name, hs] : j["elements"].items())
-      for (auto& [h, v] : hs.items())
-        if (h != "class") fmt::print("{}.{}: {}\n", name, h, v.is_string() ? v.get<std::string>() : v.dump());
+  if (!ra.stats.empty()) print_stats(false);
+  failed |= stdout_failed.load();
+  if (!ra.quiet) {
+    // The device line only when a device was asked for or used.
+    bool used = false;
+    for (size_t i = 0; i < rt.router(0).size() && !used; ++i) used = offloads(rt, rt.router(0).element(i));
+    if (used || ra.device != "auto") fmt::print(stderr, "shoal: device {}: {}\n", dev.kind, dev.detail);
+    fmt::print(stderr, "shoal: {:.3f}s, {}\n", double(rt.elapsed_ns()) / 1e9, accounting_line(a, rt));
   }
-  if (!ra.quiet) fmt::print(stderr, "shoal: {:.3f}s, {}\n", double(rt.elapsed_ns()) / 1e9, accounting_line(a, rt));
   rt.cleanup();
   if (failed) {
     size_t n = rt.errors().size();
@@ -557,7 +625,8 @@ int run_main(int argc, char** argv) {
   run->add_option("-d,--duration", ra.duration, "stop after this many seconds");
   run->add_option("--stats", ra.stats, "print handlers at exit: json or text")->check(CLI::IsMember({"json", "text"}));
   run->add_option("--stats-out", ra.stats_out, "also write the exit statistics as JSON to this file");
-  run->add_option("--stats-interval", ra.stats_interval, "with --stats json, also print every S seconds");
+  run->add_option("--stats-interval", ra.stats_interval,
+                  "also print the statistics every S seconds (text, or as --stats says)");
   run->add_option("--device", ra.device, "auto, host or cuda")->check(CLI::IsMember({"auto", "host", "cuda"}));
   run->add_option("--batch", ra.batch, "batch capacity (packets)")->check(CLI::Range(1, 65536));
   run->add_option("--pool", ra.pool, "packet buffers per worker")->check(CLI::Range(64, 1 << 24));

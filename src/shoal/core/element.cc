@@ -89,7 +89,17 @@ uint16_t Element::add_drop_reason(std::string_view reason) {
     if (drops_[i].name == reason) return uint16_t(i);
   drops_.emplace_back();
   drops_.back().name = std::string(reason);
+  drops_.back().loss = is_loss_reason(reason);
   return uint16_t(drops_.size() - 1);
+}
+
+bool Element::is_loss_reason(std::string_view r) {
+  static constexpr std::string_view kLoss[] = {"pool-exhausted",     "no-headroom",  "queue-full", "tx-ring-full",
+                                               "write-error",        "push-loop",    "too-large",  "no-such-output",
+                                               "push-not-supported", "not-on-device"};
+  for (auto l : kLoss)
+    if (r == l) return true;
+  return false;
 }
 
 void Element::drop(Packet* p, uint16_t reason) {

@@ -89,7 +89,13 @@ class Element {
   struct DropReason {
     std::string name;
     Stat count;
+    bool loss = false;  // see is_loss_reason
   };
+  // A drop reason that means Shoal could not carry the packet (a full pool,
+  // queue or ring, a failed write, a cycle, a missing device) rather than a
+  // decision of the configuration or the protocol (Discard, a filter, a
+  // checksum, an expired TTL). Statistics report the two apart.
+  static bool is_loss_reason(std::string_view reason);
 
   Element() = default;
   virtual ~Element() = default;
