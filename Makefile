@@ -28,7 +28,8 @@ demo: build
 # suite.
 test: build lint asan tsan fuzz
 	@echo "== release build tests"
-	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS); status=$$?; \
+	  scripts/skipped.py $(ASAN_BUILD) "ASan+UBSan build"; scripts/skipped.py $(BUILD) "release build"; exit $$status
 
 unit: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -64,6 +64,8 @@ if command -v script >/dev/null; then
   ok script -qec "$SHOAL run $tmp/slow.click" /dev/null; has "pps"; has "FromDump@1:"
   ok "$SHOAL" run "$tmp/slow.click"
   if grep -q "pps" "$tmp/out"; then echo "FAIL: status line off a terminal"; fail=$((fail+1)); else pass=$((pass+1)); fi
+else
+  echo "skipped: the status line checks (script(1), from bsdutils, is not installed)"
 fi
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

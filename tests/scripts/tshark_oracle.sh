@@ -8,39 +8,49 @@ command -v tshark >/dev/null || { echo "skipped: tshark not installed"; exit 77;
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0; pass=0
 check() { if [ "$1" = "$2" ]; then pass=$((pass+1)); else echo "FAIL $3: '$1' != '$2'"; fail=$((fail+1)); fi; }
+# Runs a command; a non-zero exit is a failure of this test.
+run() { if ! "$@" 2>"$tmp/err"; then echo "FAIL (exit $?): $*"; cat "$tmp/err"; fail=$((fail+1)); fi; }
+# tshark's packet count of a file (with a display filter), or "missing".
+count() { local f=$1; shift; [ -s "$f" ] || { echo "missing $f"; return; }; tshark -r "$f" "$@" 2>/dev/null | wc -l; }
 
-"$SHOAL" gen --out "$tmp/in.pcap" --count 3000 --flows 50 --proto mix --imix 2>/dev/null
-"$SHOAL" gen --out "$tmp/in6.pcap" --count 500 --flows 9 --proto mix --ipv6 2>/dev/null
+run "$SHOAL" gen --out "$tmp/in.pcap" --count 3000 --flows 50 --proto mix --imix
+run "$SHOAL" gen --out "$tmp/in6.pcap" --count 500 --flows 9 --proto mix --ipv6
+check "$(count "$tmp/in.pcap")" 3000 "generated packets"
+check "$(count "$tmp/in6.pcap")" 500 "generated IPv6 packets"
 for f in in in6; do
-  check "$(tshark -r "$tmp/$f.pcap" -Y '_ws.malformed || _ws.expert.severity >= error' 2>/dev/null | wc -l)" 0 "$f malformed frames"
-  check "$(tshark -r "$tmp/$f.pcap" -o tcp.check_checksum:TRUE -o udp.check_checksum:TRUE -Y 'tcp.checksum.status == 2 || udp.checksum.status == 2 || icmp.checksum.status == 2 || icmpv6.checksum.status == 2 || ip.checksum.status == 2' -o ip.check_checksum:TRUE 2>/dev/null | wc -l)" 0 "$f bad checksums"
+  check "$(count "$tmp/$f.pcap" -Y '_ws.malformed || _ws.expert.severity >= error')" 0 "$f malformed frames"
+  check "$(count "$tmp/$f.pcap" -o tcp.check_checksum:TRUE -o udp.check_checksum:TRUE -Y 'tcp.checksum.status == 2 || udp.checksum.status == 2 || icmp.checksum.status == 2 || icmpv6.checksum.status == 2 || ip.checksum.status == 2' -o ip.check_checksum:TRUE)" 0 "$f bad checksums"
 done
 cat >"$tmp/split.click" <<'C'
 FromDump($IN, STOP true) -> c :: Classifier(12/0800 23/06, 12/0800 23/11, -);
 c[0] -> ToDump(${OUT}tcp.pcap); c[1] -> ToDump(${OUT}udp.pcap); c[2] -> ToDump(${OUT}other.pcap);
 C
-"$SHOAL" run -q "$tmp/split.click" IN="$tmp/in.pcap" OUT="$tmp/"
-check "$(tshark -r "$tmp/tcp.pcap" 2>/dev/null | wc -l)" "$(tshark -r "$tmp/in.pcap" -Y 'ip.proto == 6' 2>/dev/null | wc -l)" "tcp split"
-check "$(tshark -r "$tmp/udp.pcap" 2>/dev/null | wc -l)" "$(tshark -r "$tmp/in.pcap" -Y 'ip.proto == 17' 2>/dev/null | wc -l)" "udp split"
-check "$(tshark -r "$tmp/other.pcap" -Y 'ip.proto == 6 || ip.proto == 17' 2>/dev/null | wc -l)" 0 "other split"
+run "$SHOAL" run -q "$tmp/split.click" IN="$tmp/in.pcap" OUT="$tmp/"
+check "$(count "$tmp/tcp.pcap")" "$(count "$tmp/in.pcap" -Y 'ip.proto == 6')" "tcp split"
+check "$(count "$tmp/udp.pcap")" "$(count "$tmp/in.pcap" -Y 'ip.proto == 17')" "udp split"
+check "$(count "$tmp/other.pcap" -Y 'ip.proto == 6 || ip.proto == 17')" 0 "other split"
+check $(( $(count "$tmp/tcp.pcap") + $(count "$tmp/udp.pcap") + $(count "$tmp/other.pcap") )) 3000 "split total"
 
 echo "FromDump(\$IN, STOP true) -> ToIPSummaryDump(\$OUT, CONTENTS ip_src ip_dst ip_len ip_ttl, HEADER false);" >"$tmp/sum.click"
-"$SHOAL" run -q "$tmp/sum.click" IN="$tmp/in.pcap" OUT="$tmp/sum.txt"
+run "$SHOAL" run -q "$tmp/sum.click" IN="$tmp/in.pcap" OUT="$tmp/sum.txt"
 tshark -r "$tmp/in.pcap" -T fields -e ip.src -e ip.dst -e ip.len -e ip.ttl -E separator=' ' 2>/dev/null >"$tmp/ts.txt"
-if cmp -s "$tmp/sum.txt" "$tmp/ts.txt"; then pass=$((pass+1)); else echo "FAIL summary vs tshark"; diff "$tmp/sum.txt" "$tmp/ts.txt" | head; fail=$((fail+1)); fi
+check "$(wc -l <"$tmp/ts.txt")" 3000 "tshark summary lines"
+if [ -s "$tmp/sum.txt" ] && cmp -s "$tmp/sum.txt" "$tmp/ts.txt"; then pass=$((pass+1)); else echo "FAIL summary vs tshark"; diff "$tmp/sum.txt" "$tmp/ts.txt" | head; fail=$((fail+1)); fi
 
 # pcapng in, nanosecond timestamps kept.
-editcap -F pcapng "$tmp/in.pcap" "$tmp/in.pcapng"
+run editcap -F pcapng "$tmp/in.pcap" "$tmp/in.pcapng"
 echo "FromDump(\$IN, STOP true) -> ToDump(\$OUT);" >"$tmp/copy.click"
-"$SHOAL" run -q "$tmp/copy.click" IN="$tmp/in.pcapng" OUT="$tmp/fromng.pcap"
+run "$SHOAL" run -q "$tmp/copy.click" IN="$tmp/in.pcapng" OUT="$tmp/fromng.pcap"
+check "$(count "$tmp/fromng.pcap")" 3000 "pcapng packets"
 check "$(tshark -r "$tmp/fromng.pcap" -T fields -e frame.time_epoch 2>/dev/null | md5sum)" \
       "$(tshark -r "$tmp/in.pcap" -T fields -e frame.time_epoch 2>/dev/null | md5sum)" "pcapng timestamps"
 check "$(tshark -r "$tmp/fromng.pcap" -T fields -e frame.len 2>/dev/null | md5sum)" \
       "$(tshark -r "$tmp/in.pcap" -T fields -e frame.len 2>/dev/null | md5sum)" "pcapng lengths"
 # CheckIPHeader -> DecIPTTL: every packet out has a valid checksum (updated
 # incrementally) and a TTL one below its input's.
-"$SHOAL" run -q tests/golden/ipv4-check/config.click IN=tests/golden/ipv4-check/in.pcap OUT="$tmp/ttl.pcap"
-check "$(tshark -r "$tmp/ttl.pcap" -o ip.check_checksum:TRUE -Y 'ip.checksum.status != 1' 2>/dev/null | wc -l)" 0 "DecIPTTL checksums"
+run "$SHOAL" run -q tests/golden/ipv4-check/config.click IN=tests/golden/ipv4-check/in.pcap OUT="$tmp/ttl.pcap"
+check "$(count "$tmp/ttl.pcap")" 3 "DecIPTTL packets"
+check "$(count "$tmp/ttl.pcap" -o ip.check_checksum:TRUE -Y 'ip.checksum.status != 1')" 0 "DecIPTTL checksums"
 check "$(tshark -r "$tmp/ttl.pcap" -T fields -e ip.ttl 2>/dev/null | tr '\n' ' ')" "63 63 8 " "DecIPTTL ttl"
 echo "tshark oracle: $pass passed, $fail failed"
 [ "$fail" = 0 ]

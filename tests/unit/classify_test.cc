@@ -336,7 +336,7 @@ TEST(SDNClassifier, SendsEachFrameWhereTheOracleSaysAndAccountsForTheRest) {
     ASSERT_TRUE(off->ok) << off->errors;
     EXPECT_GT(off->n("c.offload_packets"), 0u);
     EXPECT_EQ(off->n("c.no_match"), nomatch);
-    test::finish(*off);
+    test::finish(*off, false, faults > 0);
     for (int port = 0; port <= 4; ++port) {
       auto a = test::read_pcap(fmt::format("{}/cpu-{}.pcap", w.dir, port));
       auto b = test::read_pcap(fmt::format("{}/{}-{}.pcap", w.dir, tag, port));

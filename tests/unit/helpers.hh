@@ -83,10 +83,23 @@ inline std::unique_ptr<Run> run_with(const std::string& text, Options opt, const
   return r;
 }
 
-// Checks the accounting identity, and that the run reported no error (a
-// failed write or read) unless the test expects one.
-inline void finish(Run& r, bool expect_errors = false) {
+// Checks the accounting identity, that the run reported no error (a failed
+// write or read) unless the test expects one, and that no offloaded work
+// fell back to the CPU for a device fault (a test of the device would then
+// compare the CPU with itself) unless the test is about fallback.
+inline void finish(Run& r, bool expect_errors = false, bool allow_fallback = false) {
   Accounting a = r.rt->accounting();
+  if (!allow_fallback)
+    for (size_t i = 0; i < r.rt->router(0).size(); ++i) {
+      Element* e = r.rt->router(0).element(i);
+      for (const char* h : {"offload_cpu_fault", "cpu_fault"}) {
+        std::string v, err;
+        if (!e->find_handler(h) || !r.rt->read_handler(e->name() + "." + h, v, err)) continue;
+        std::string why;
+        r.rt->read_handler(e->name() + (h[0] == 'o' ? ".offload_last_error" : ".last_error"), why, err);
+        EXPECT_EQ(v, "0") << e->name() << "." << h << ": work meant for the device ran on the CPU: " << why;
+      }
+    }
   std::string errs;
   for (auto& e : r.rt->errors()) errs += e + "\n";
   EXPECT_EQ(r.rt->failed(), expect_errors) << errs;

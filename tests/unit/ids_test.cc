@@ -691,7 +691,7 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
       EXPECT_EQ(off->n("ids.alerts"), alerts);
       EXPECT_EQ(off->n("ids.inspected"), cpu->n("ids.inspected"));
       EXPECT_EQ(off->n("ids.uninspected"), cpu->n("ids.uninspected"));
-      test::finish(*off);
+      test::finish(*off, false, faults > 0);
       EXPECT_EQ(slurp(dir + "/" + tag + ".log"), want) << tag;
       for (int port = 0; port < 2; ++port) {
         auto a = test::read_pcap(fmt::format("{}/cpu-{}.pcap", dir, port));

@@ -502,7 +502,7 @@ TEST(OffloadRouter, FaultsFallBackToTheCpuLosingAndReorderingNothing) {
   EXPECT_GT(snap->n("h.cpu_fault"), 0u);
   EXPECT_GT(snap->n("h.device_aggregates"), 0u);
   EXPECT_NE(snap->h("h.last_error").find("injected fault"), std::string::npos);
-  test::finish(*snap);
+  test::finish(*snap, false, true);
   test::Options o = opts(20, 0.1);
   o.offload.batches = 2;
   auto nba = test::run_with(cpu_v4(c, tmp("fnba"), "OffloadBalancer(1) ->"), o);
@@ -510,7 +510,7 @@ TEST(OffloadRouter, FaultsFallBackToTheCpuLosingAndReorderingNothing) {
   expect_same_outputs(tmp("fcpu"), tmp("fnba"));
   expect_same_drops(*cpu, *nba);
   EXPECT_GT(nba->n("c.offload_cpu_fault"), 0u);
-  test::finish(*nba);
+  test::finish(*nba, false, true);
   test::finish(*cpu);
 }
 
@@ -528,12 +528,12 @@ TEST(OffloadRouter, NoDeviceRunsEverythingOnTheCpuCounted) {
   expect_same_outputs(tmp("ncpu"), tmp("nsnap"));
   EXPECT_EQ(snap->n("h.cpu_fault"), snap->n("h.aggregates"));
   EXPECT_EQ(snap->n("h.fault_packets"), 1000u);
-  test::finish(*snap);
+  test::finish(*snap, false, true);
   auto nba = test::run_with(cpu_v4(c, tmp("nnba"), "OffloadBalancer(1) ->"), o);
   ASSERT_TRUE(nba->ok) << nba->errors;
   expect_same_outputs(tmp("ncpu"), tmp("nnba"));
   EXPECT_GT(nba->n("c.offload_fault_packets"), 0u);
-  test::finish(*nba);
+  test::finish(*nba, false, true);
   test::finish(*cpu);
 }
 
@@ -911,7 +911,7 @@ TEST(Datablocks, UDPIPEncapOnTheDeviceEqualsTheCpuElement) {
       if (faults > 0) {
         EXPECT_GT(off->n("e1.offload_cpu_fault"), 0u);
       }
-      test::finish(*off);
+      test::finish(*off, false, faults > 0);
     }
   test::finish(*cpu);
 }
@@ -947,7 +947,7 @@ TEST(OffloadRouter, OutOfDeviceMemoryRunsAggregatesOnTheCpu) {
   expect_same_drops(*cpu, *r);
   EXPECT_GT(r->n("c.offload_cpu_fault"), 0u);
   EXPECT_NE(r->h("c.offload_last_error").find("memory"), std::string::npos) << r->h("c.offload_last_error");
-  test::finish(*r);
+  test::finish(*r, false, true);
   // Without the table (CheckIPHeader and DecIPTTL only, about 80 bytes a
   // packet): aggregates of one 32-packet batch fit in 32 KiB, aggregates
   // of 32 batches (a long timeout lets them fill) do not.
@@ -972,7 +972,7 @@ TEST(OffloadRouter, OutOfDeviceMemoryRunsAggregatesOnTheCpu) {
       EXPECT_GT(r2->n("c.offload_cpu_fault"), 0u);
       EXPECT_EQ(r2->n("c.offload_device_aggregates"), 0u);
     }
-    test::finish(*r2);
+    test::finish(*r2, false, batches > 1);
   }
   test::finish(*cpu2);
   test::finish(*cpu);

@@ -83,7 +83,7 @@ void check_app(const App& app, const test::Options& gpu_opt, const std::string& 
     if (v && *app.host_steps) {
       EXPECT_GT(r->n(app.host_steps), 0u) << file << ": no suspect was found clean";
     }
-    test::finish(*r);
+    test::finish(*r, false, v && gpu_opt.offload.device.fault_rate > 0);
   }
   EXPECT_EQ(sent[0], sent[1]) << app.cpu;
   EXPECT_EQ(alerts[0], alerts[1]) << app.cpu;
