@@ -46,6 +46,20 @@ check "$(tshark -r "$tmp/fromng.pcap" -T fields -e frame.time_epoch 2>/dev/null 
       "$(tshark -r "$tmp/in.pcap" -T fields -e frame.time_epoch 2>/dev/null | md5sum)" "pcapng timestamps"
 check "$(tshark -r "$tmp/fromng.pcap" -T fields -e frame.len 2>/dev/null | md5sum)" \
       "$(tshark -r "$tmp/in.pcap" -T fields -e frame.len 2>/dev/null | md5sum)" "pcapng lengths"
+# A pcapng with an Ethernet and a raw IP interface (mergecap keeps both):
+# every packet read with its own link type and timestamp, as tshark does.
+run "$SHOAL" gen --out "$tmp/e2.pcap" --count 200 --start 1700000000.0000005 --proto udp
+echo "FromDump(\$IN, STOP true) -> Strip(14) -> ToDump(\$OUT, ENCAP IP);" >"$tmp/strip.click"
+run "$SHOAL" run -q "$tmp/strip.click" IN="$tmp/e2.pcap" OUT="$tmp/raw.pcap"
+run mergecap -F pcapng -w "$tmp/mixed.pcapng" "$tmp/in.pcap" "$tmp/raw.pcap"
+echo "FromDump(\$IN, STOP true) -> ToIPSummaryDump(\$OUT, CONTENTS timestamp ip_src ip_dst ip_len, HEADER false);" >"$tmp/ng.click"
+run "$SHOAL" run -q "$tmp/ng.click" IN="$tmp/mixed.pcapng" OUT="$tmp/ng.txt"
+tshark -r "$tmp/mixed.pcapng" -T fields -e frame.time_epoch -e ip.src -e ip.dst -e ip.len -E separator=' ' 2>/dev/null >"$tmp/ngts.txt"
+check "$(wc -l <"$tmp/ngts.txt")" 3200 "tshark reads both interfaces"
+check "$(python3 -c "
+from decimal import Decimal
+a = [l.split() for l in open('$tmp/ng.txt')]; b = [l.split() for l in open('$tmp/ngts.txt')]
+print(len(a), sum(Decimal(x[0]) != Decimal(y[0]) or x[1:] != y[1:] for x, y in zip(a, b)))")" "3200 0" "mixed-link pcapng vs tshark"
 # CheckIPHeader -> DecIPTTL: every packet out has a valid checksum (updated
 # incrementally) and a TTL one below its input's.
 run "$SHOAL" run -q tests/golden/ipv4-check/config.click IN=tests/golden/ipv4-check/in.pcap OUT="$tmp/ttl.pcap"

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -35,6 +36,37 @@ bool PcapReader::open(const std::string& path, std::string& err) {
       swap_ = true;
     else
       known = false;
+    if (magic == 0x0A0D0D0Au) {
+      // pcapng: mapped like pcap; blocks parsed in place.
+      void* m =
+          ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | (size_ <= (uint64_t(1) << 30) ? MAP_POPULATE : 0), fd, 0);
+      ::close(fd);
+      if (m == MAP_FAILED) {
+        err = path + ": " + std::strerror(errno);
+        return false;
+      }
+      ::madvise(m, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
+      map_ = static_cast<const uint8_t*>(m);
+      ng_ = true;
+      if (!ng_section(0, err)) {
+        err = path + ": " + err;
+        close();
+        return false;
+      }
+      // The file's link type: the first interface's (blocks before the
+      // first packet define the interfaces).
+      for (uint64_t at = pos_; at + 12 <= size_;) {
+        uint32_t type = rd32(map_ + at), len = rd32(map_ + at + 4);
+        if (len < 12 || len > size_ - at) break;
+        if (type == 1 && len >= 20) {
+          linktype_ = dlt_of(rd16(map_ + at + 8));
+          break;
+        }
+        if (type == 2 || type == 3 || type == 6) break;
+        at += len;
+      }
+      return true;
+    }
     if (known) {
       // Up to 1 GiB populated up front: the page tables are made in one
       // pass, not by a fault per page while packets are read (larger files
@@ -48,8 +80,7 @@ bool PcapReader::open(const std::string& path, std::string& err) {
         nano_ = mg == 0xa1b23c4du;
         // The file's LINKTYPE (the low 28 bits; the rest: FCS information) as
         // the DLT value libpcap would report; they differ for a few types.
-        int lt = int(rd32(fh + 20) & 0x0fffffff);
-        linktype_ = lt == 101 ? DLT_RAW : lt == 100 ? DLT_ATM_RFC1483 : lt;
+        linktype_ = dlt_of(rd32(fh + 20) & 0x0fffffff);
         pos_ = 24;
         ::close(fd);
         return true;
@@ -65,6 +96,128 @@ bool PcapReader::open(const std::string& path, std::string& err) {
   }
   linktype_ = pcap_datalink(p_);
   return true;
+}
+
+int PcapReader::dlt_of(uint32_t lt) { return lt == 101 ? DLT_RAW : lt == 100 ? DLT_ATM_RFC1483 : int(lt); }
+
+// A section header block: its byte order, and a fresh set of interfaces.
+bool PcapReader::ng_section(uint64_t at, std::string& err) {
+  if (size_ - at < 28) return err = "truncated pcapng section header", false;
+  uint32_t bom;
+  std::memcpy(&bom, map_ + at + 8, 4);
+  if (bom == 0x1A2B3C4Du)
+    swap_ = false;
+  else if (bom == 0x4D3C2B1Au)
+    swap_ = true;
+  else
+    return err = "bad pcapng byte-order magic", false;
+  uint32_t len = rd32(map_ + at + 4);
+  if (len < 28 || len % 4 || len > size_ - at) return err = "bad pcapng section header length", false;
+  ifaces_.clear();
+  pos_ = at + len;
+  return true;
+}
+
+// An interface description block's body (after type and length): link
+// type, snap length, and the options that change timestamps.
+bool PcapReader::ng_interface(const uint8_t* b, uint32_t len, std::string& err) {
+  if (len < 8) return err = "truncated pcapng interface block", false;
+  NgIface f;
+  f.linktype = dlt_of(rd16(b));
+  f.snaplen = rd32(b + 4);
+  for (uint32_t o = 8; o + 4 <= len;) {
+    uint16_t code = rd16(b + o), olen = rd16(b + o + 2);
+    if (code == 0 || o + 4 + olen > len) break;
+    if (code == 9 && olen >= 1) {  // if_tsresol
+      f.pow2 = b[o + 4] & 0x80;
+      f.res = b[o + 4] & 0x7f;
+      if ((f.pow2 && f.res > 63) || (!f.pow2 && f.res > 19))
+        return err = "unsupported pcapng timestamp resolution", false;
+    } else if (code == 14 && olen >= 8) {  // if_tsoffset
+      uint64_t v;
+      std::memcpy(&v, b + o + 4, 8);
+      f.offset_s = int64_t(swap_ ? __builtin_bswap64(v) : v);
+    }
+    o += 4 + ((olen + 3u) & ~3u);
+  }
+  ifaces_.push_back(f);
+  return true;
+}
+
+int PcapReader::next_ng(const uint8_t*& data, uint32_t& caplen, uint32_t& wirelen, uint64_t& ts_ns, std::string& err) {
+  while (pos_ < size_) {
+    if (size_ - pos_ < 12) return truncated(12, size_ - pos_, "block header", err);
+    const uint8_t* h = map_ + pos_;
+    uint32_t type = rd32(h);
+    if (type == 0x0A0D0D0Au) {
+      if (!ng_section(pos_, err)) return pos_ = size_, -1;
+      continue;
+    }
+    uint32_t len = rd32(h + 4);
+    if (len < 12 || len % 4) {
+      err = "bad pcapng block length " + std::to_string(len);
+      pos_ = size_;
+      return -1;
+    }
+    if (len > size_ - pos_) return truncated(len, size_ - pos_, "block", err);
+    const uint8_t* b = h + 8;
+    uint32_t blen = len - 12;
+    pos_ += len;
+    uint32_t ifid = 0, cap = 0, wire = 0;
+    uint64_t units = 0;
+    const uint8_t* d = nullptr;
+    if (type == 1) {
+      if (!ng_interface(b, blen, err)) return pos_ = size_, -1;
+      continue;
+    } else if (type == 6 && blen >= 20) {  // enhanced packet
+      ifid = rd32(b);
+      units = (uint64_t(rd32(b + 4)) << 32) | rd32(b + 8);
+      cap = rd32(b + 12);
+      wire = rd32(b + 16);
+      d = b + 20;
+      if (cap > blen - 20) return bad_length(cap, err);
+    } else if (type == 3 && blen >= 4) {  // simple packet: interface 0, no time
+      wire = rd32(b);
+      cap = std::min<uint32_t>(wire, blen - 4);
+      if (!ifaces_.empty() && ifaces_[0].snaplen) cap = std::min(cap, ifaces_[0].snaplen);
+      d = b + 4;
+    } else if (type == 2 && blen >= 20) {  // obsolete packet block
+      ifid = rd16(b);
+      units = (uint64_t(rd32(b + 4)) << 32) | rd32(b + 8);
+      cap = rd32(b + 12);
+      wire = rd32(b + 16);
+      d = b + 20;
+      if (cap > blen - 20) return bad_length(cap, err);
+    } else {
+      continue;  // statistics, name resolution, comments...
+    }
+    if (ifid >= ifaces_.size()) {
+      err = "pcapng packet for interface " + std::to_string(ifid) + ", which no interface block defined";
+      pos_ = size_;
+      return -1;
+    }
+    if (cap > kMaxRecord) return bad_length(cap, err);
+    const NgIface& f = ifaces_[ifid];
+    auto pow10 = [](unsigned n) {
+      uint64_t v = 1;
+      while (n--) v *= 10;
+      return v;
+    };
+    unsigned __int128 ns;
+    if (f.pow2)
+      ns = ((unsigned __int128)units * 1000000000u) >> f.res;
+    else if (f.res <= 9)
+      ns = (unsigned __int128)units * pow10(9 - f.res);
+    else
+      ns = units / pow10(f.res - 9);
+    ts_ns = uint64_t(ns) + uint64_t(f.offset_s * 1000000000);
+    pkt_linktype_ = f.linktype;
+    data = d;
+    caplen = cap;
+    wirelen = wire;
+    return 1;
+  }
+  return 0;
 }
 
 int PcapReader::truncated(uint64_t want, uint64_t got, const char* what, std::string& err) {
@@ -112,6 +265,8 @@ void PcapReader::close() {
   if (map_) ::munmap(const_cast<uint8_t*>(map_), size_);
   map_ = nullptr;
   pos_ = 0;
+  ng_ = false;
+  ifaces_.clear();
 }
 
 bool PcapWriter::open(const std::string& path, int linktype, uint32_t snaplen, bool nano, std::string& err) {

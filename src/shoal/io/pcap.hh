@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "shoal/io/outfile.hh"
 
@@ -10,10 +11,12 @@ typedef struct pcap pcap_t;
 
 namespace shoal::io {
 
-// Reads a capture. A classic pcap file (either byte order, micro- or
-// nanosecond timestamps) is mapped into memory and its records are read in
-// place, with no copy and no call per packet into a library; pcapng and
-// anything else goes through libpcap.
+// Reads a capture, mapped into memory, records read in place with no copy
+// and no call per packet into a library: classic pcap (either byte order,
+// micro- or nanosecond timestamps) and pcapng (either byte order, several
+// sections and interfaces, each interface with its own link type and
+// timestamp resolution: packet_linktype() says which a packet has). Other
+// formats libpcap knows go through libpcap.
 class PcapReader {
  public:
   PcapReader() = default;
@@ -24,10 +27,16 @@ class PcapReader {
   // 1: a packet (data valid until the next call); 0: end of file; -1: error
   // (err says why, e.g. a truncated file).
   int next(const uint8_t*& data, uint32_t& caplen, uint32_t& wirelen, uint64_t& ts_ns, std::string& err) {
-    if (map_) return next_mapped(data, caplen, wirelen, ts_ns, err);
+    if (map_) return ng_ ? next_ng(data, caplen, wirelen, ts_ns, err) : next_mapped(data, caplen, wirelen, ts_ns, err);
     return next_pcap(data, caplen, wirelen, ts_ns, err);
   }
+  // The file's link type (pcapng: the first interface's), as a DLT value.
   int linktype() const { return linktype_; }
+  // The link type of the packet next() returned last.
+  int packet_linktype() const { return ng_ ? pkt_linktype_ : linktype_; }
+  bool pcapng() const { return ng_; }
+  // DLT value of a LINKTYPE_ value in a file (they differ for a few).
+  static int dlt_of(uint32_t linktype);
   uint64_t file_size() const { return size_; }
   uint64_t position() const;
   bool mapped() const { return map_ != nullptr; }
@@ -38,6 +47,24 @@ class PcapReader {
 
  private:
   int next_pcap(const uint8_t*& data, uint32_t& caplen, uint32_t& wirelen, uint64_t& ts_ns, std::string& err);
+  int next_ng(const uint8_t*& data, uint32_t& caplen, uint32_t& wirelen, uint64_t& ts_ns, std::string& err);
+  bool ng_section(uint64_t at, std::string& err);  // a section header block at `at`
+  bool ng_interface(const uint8_t* body, uint32_t len, std::string& err);
+  struct NgIface {
+    int linktype = 0;
+    uint32_t snaplen = 0;
+    bool pow2 = false;     // if_tsresol: 2^-res (else 10^-res) seconds per unit
+    uint8_t res = 6;       // default: microseconds
+    int64_t offset_s = 0;  // if_tsoffset
+  };
+  std::vector<NgIface> ifaces_;
+  bool ng_ = false;
+  int pkt_linktype_ = 0;
+  uint16_t rd16(const uint8_t* p) const {
+    uint16_t v;
+    __builtin_memcpy(&v, p, 2);
+    return swap_ ? __builtin_bswap16(v) : v;
+  }
   int next_mapped(const uint8_t*& data, uint32_t& caplen, uint32_t& wirelen, uint64_t& ts_ns, std::string& err) {
     if (pos_ == size_) return 0;
     if (size_ - pos_ < 16) return truncated(16, size_ - pos_, "header", err);

@@ -20,11 +20,14 @@ class FromDump : public SourceElement {
   void initialize() override {
     std::string err;
     if (!rd_.open(file_, err)) throw std::runtime_error(err);
+    // A pcap file has one link type; a pcapng file one per interface, so
+    // its packets of a type we cannot carry are dropped one by one.
     int lt = rd_.linktype();
-    if (lt != DLT_EN10MB && lt != DLT_RAW && lt != DLT_IPV4 && lt != DLT_IPV6)
+    if (!rd_.pcapng() && !supported(lt))
       throw std::runtime_error(
           fmt::format("{}: unsupported link type {} (Ethernet or raw IP expected)", file_, io::linktype_name(lt)));
     r_big_ = add_drop_reason("too-large");
+    r_link_ = add_drop_reason("unsupported-link-type");
     SourceElement::initialize();
   }
   bool rate_limited() const override { return timing_; }
@@ -58,6 +61,12 @@ class FromDump : public SourceElement {
         if (!start_) start_ = now;
         if (pts_ - first_ts_ > now - start_) break;
       }
+      if (!supported(rd_.packet_linktype())) {
+        pending_ = false;
+        received();
+        count_dropped(r_link_);
+        continue;
+      }
       if (pcap_ > PacketPool::kMaxFrame) {
         // A frame that no buffer holds: received and dropped with a reason.
         pending_ = false;
@@ -71,7 +80,7 @@ class FromDump : public SourceElement {
       p->set_timestamp_ns(pts_);
       // As Click's FromDump: the MAC header of Ethernet frames, the IP
       // header of raw IP packets.
-      if (rd_.linktype() == DLT_EN10MB)
+      if (rd_.packet_linktype() == DLT_EN10MB)
         p->set_mac_header(0);
       else
         p->set_network_header(0);
@@ -106,31 +115,35 @@ class FromDump : public SourceElement {
   uint32_t pcap_ = 0, pwire_ = 0;
   uint64_t pts_ = 0, first_ts_ = 0, start_ = 0;
   Stat read_, pos_;
-  uint16_t r_big_ = 0;
+  uint16_t r_big_ = 0, r_link_ = 0;
+  static bool supported(int lt) { return lt == DLT_EN10MB || lt == DLT_RAW || lt == DLT_IPV4 || lt == DLT_IPV6; }
 };
-SHOAL_ELEMENT(FromDump, .name = "FromDump", .ports = "0/1", .processing = "a/a",
-              .summary = "reads packets from a pcap or pcapng file",
-              .description =
-                  "Reads FILENAME with libpcap (pcap or pcapng; Ethernet or raw IP), keeping nanosecond "
-                  "timestamps. Ethernet frames get the MAC header annotation, raw IP packets the network "
-                  "header annotation. With several workers each reads the file and keeps the flows that hash to "
-                  "it, so a flow stays on one worker and in order. A truncated or corrupt file is "
-                  "reported once and read up to the damage. Frames larger than any buffer are dropped "
-                  "(reason 'too-large'). With STOP true the router stops at the end of the file.",
-              .args = {{"FILENAME", "string", "the file, mandatory"},
-                       {"STOP", "boolean", "stop the router at end of file (default false)"},
-                       {"TIMING", "boolean", "replay at the recorded pace (default false)"},
-                       {"LIMIT", "integer", "packets to emit at most"},
-                       {"BURST", "unsigned", "packets per batch (default 32)"},
-                       {"ACTIVE", "boolean", "read when true"},
-                       {"FORCE_IP", "boolean", "accepted for Click compatibility"}},
-              .handlers = {{"count", "r", "packets emitted"},
-                           {"filesize", "r", "bytes in the file"},
-                           {"filepos", "r", "bytes read so far"},
-                           {"packets_read", "r", "records read"},
-                           {"encap", "r", "link type"},
-                           {"active", "rw", "reading or paused"},
-                           {"error", "r", "the read error, if any"}},
-              .example = "FromDump(in.pcap, STOP true) -> c :: Counter -> ToDump(out.pcap);");
+SHOAL_ELEMENT(
+    FromDump, .name = "FromDump", .ports = "0/1", .processing = "a/a",
+    .summary = "reads packets from a pcap or pcapng file",
+    .description =
+        "Reads FILENAME (pcap or pcapng, mapped into memory; Ethernet or raw IP), keeping "
+        "nanosecond timestamps. Ethernet frames get the MAC header annotation, raw IP packets the "
+        "network header annotation. In a pcapng file each interface has its own link type and "
+        "timestamp resolution; packets of an interface whose link type is neither are dropped "
+        "('unsupported-link-type'). With several workers each reads the file and keeps the flows that hash to "
+        "it, so a flow stays on one worker and in order. A truncated or corrupt file is "
+        "reported once and read up to the damage. Frames larger than any buffer are dropped "
+        "(reason 'too-large'). With STOP true the router stops at the end of the file.",
+    .args = {{"FILENAME", "string", "the file, mandatory"},
+             {"STOP", "boolean", "stop the router at end of file (default false)"},
+             {"TIMING", "boolean", "replay at the recorded pace (default false)"},
+             {"LIMIT", "integer", "packets to emit at most"},
+             {"BURST", "unsigned", "packets per batch (default 32)"},
+             {"ACTIVE", "boolean", "read when true"},
+             {"FORCE_IP", "boolean", "accepted for Click compatibility"}},
+    .handlers = {{"count", "r", "packets emitted"},
+                 {"filesize", "r", "bytes in the file"},
+                 {"filepos", "r", "bytes read so far"},
+                 {"packets_read", "r", "records read"},
+                 {"encap", "r", "link type"},
+                 {"active", "rw", "reading or paused"},
+                 {"error", "r", "the read error, if any"}},
+    .example = "FromDump(in.pcap, STOP true) -> c :: Counter -> ToDump(out.pcap);");
 
 }  // namespace shoal
