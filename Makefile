@@ -6,6 +6,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 30
 FUZZ_RULES_SECONDS ?= 20
 FUZZ_CB_SECONDS ?= 15
+FUZZ_PACKETS_SECONDS ?= 45
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
@@ -59,7 +60,7 @@ fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON \
 	  -DSHOAL_CUDA=OFF -DSHOAL_TESTS=OFF -DSHOAL_WERROR=OFF >$(FUZZ_BUILD).configure.log 2>&1 \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets
 	@echo "== fuzzing the configuration parser for $(FUZZ_SECONDS)s"
 	@mkdir -p $(FUZZ_BUILD)/corpus
 	@$(FUZZ_BUILD)/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
@@ -79,6 +80,13 @@ fuzz: deps
 	  tests/fuzz/seeds-classbench >$(FUZZ_BUILD)/fuzz-classbench.log 2>&1 \
 	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-classbench.log; echo "fuzzing found a failure"; exit 1)
 	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-classbench.log
+	@echo "== fuzzing packets through configurations for $(FUZZ_PACKETS_SECONDS)s"
+	@mkdir -p $(FUZZ_BUILD)/corpus-packets
+	@$(FUZZ_BUILD)/fuzz_packets -max_total_time=$(FUZZ_PACKETS_SECONDS) -max_len=8192 -timeout=20 -rss_limit_mb=4096 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/packets- $(FUZZ_BUILD)/corpus-packets \
+	  tests/fuzz/seeds-packets >$(FUZZ_BUILD)/fuzz-packets.log 2>&1 \
+	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-packets.log; echo "fuzzing found a failure"; exit 1)
+	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-packets.log
 
 bench: build
 	@$(BUILD)/shoal bench --out bench/results/latest-cpu.json
