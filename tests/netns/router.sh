@@ -102,6 +102,27 @@ print(len(d), hashlib.sha256(d).hexdigest())' >"$tmp/tx" || return 1
   wait $rpid; echo "sent: $(cat "$tmp/tx")"; echo "got:  $(cat "$tmp/rx")"; cmp -s "$tmp/tx" "$tmp/rx"; }
 check "TCP transfer of 20 MiB arrives intact (byte count and SHA-256)" xfer
 
+# A second forwarder on the same interface is warned about (it would send
+# every packet again).
+dup() { ip netns exec "$R" "$SHOAL" run -q "$tmp/router.click" --duration 0.3 2>&1 | tee /dev/stderr |
+        grep -q "other raw packet socket.* already read.* every frame of v1r"; }
+check "a second Shoal on the same interfaces is warned about" dup
+
+# Measured, not asserted (a benchmark, in the test's output): round-trip
+# time and TCP throughput through Shoal, then through the kernel's own
+# forwarding on the same veth set-up.
+measure() {  # measure LABEL: ping RTT and iperf3 throughput h1 -> h2
+  local rtt gbps
+  rtt=$(in1 ping -c 40 -i 0.01 -q 10.0.2.2 2>/dev/null | awk -F/ '/rtt|round-trip/ {print $5}')
+  in2 iperf3 -s -1 -p 5203 >/dev/null 2>&1 & local sp=$!
+  sleep 0.3
+  gbps=$(in1 iperf3 -c 10.0.2.2 -p 5203 -t 2 -J 2>/dev/null | /usr/bin/python3 -c \
+    'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e9))' 2>/dev/null)
+  wait $sp 2>/dev/null
+  echo "measured: $1: ping RTT avg ${rtt:-?} ms, TCP ${gbps:-?} Gbit/s"
+}
+measure "through Shoal"
+
 kill -TERM "$pid"; wait "$pid"; rc=$?; pid=
 acct() { /usr/bin/python3 - "$tmp/stats.json" <<'PY'
 import json, sys
@@ -115,5 +136,9 @@ PY
 }
 check "shoal exited cleanly ($rc), accounting balanced, fragments and TTL expiries counted" acct
 [ "$rc" = 0 ] || { echo "shoal exit $rc"; cat "$tmp/shoal.out"; fail=$((fail+1)); }
+# The same hosts through the kernel's forwarding, for comparison.
+inr ip addr add 10.0.1.1/24 dev v1r; inr ip addr add 10.0.2.1/24 dev v2r
+inr sysctl -qw net.ipv4.ip_forward=1
+measure "through the kernel"
 echo "netns router: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -160,9 +160,21 @@ std::string accounting_line(const Accounting& a, Runtime& rt, bool running) {
   std::string verdict = a.balanced() ? "balanced"
                         : running    ? (in > out ? fmt::format("{} in flight", in - out) : std::string("in flight"))
                                      : std::string("UNBALANCED");
-  return fmt::format("received {} + created {} = sent {} + {} + {}{} + held {}: {}", a.received, a.created, a.sent,
+  // Frames a capture ring lost never reached Shoal: outside the identity,
+  // said after it.
+  std::string kernel;
+  for (size_t i = 0; i < rt.router(0).size(); ++i) {
+    Element* e = rt.router(0).element(i);
+    std::string v, err;
+    uint64_t n = 0;
+    if (e->find_handler("kernel_drops") && rt.read_handler(e->name() + ".kernel_drops", v, err) && parse_uint(v, n) &&
+        n)
+      kernel += fmt::format("{}{} {}", kernel.empty() ? "" : ", ", n, e->name());
+  }
+  return fmt::format("received {} + created {} = sent {} + {} + {}{} + held {}: {}{}", a.received, a.created, a.sent,
                      part("discarded", t.discarded, t.discarded_text), part("lost", t.lost, t.lost_text),
-                     other ? fmt::format(" + dropped {}", other) : "", a.held, verdict);
+                     other ? fmt::format(" + dropped {}", other) : "", a.held, verdict,
+                     kernel.empty() ? "" : "; lost by the kernel before capture: " + kernel);
 }
 
 namespace {

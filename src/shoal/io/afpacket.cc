@@ -14,6 +14,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 namespace shoal::io {
@@ -26,16 +30,16 @@ namespace {
   throw std::runtime_error(fmt::format("{}: {}: {}", who, what, std::strerror(err)));
 }
 
-int open_packet_socket(const std::string& who, const std::string& dev, int proto, int& ifindex) {
+int open_packet_socket(const std::string& who, const std::string& dev, int proto, int& ifindex,
+                       int version = TPACKET_V3) {
   ifindex = int(if_nametoindex(dev.c_str()));
   if (ifindex == 0) throw std::runtime_error(fmt::format("{}: no interface named '{}'", who, dev));
   int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, proto);
   if (fd < 0) sys_fail(who, "cannot open a packet socket", errno);
-  int v = TPACKET_V3;
-  if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &v, sizeof v) < 0) {
+  if (setsockopt(fd, SOL_PACKET, PACKET_VERSION, &version, sizeof version) < 0) {
     int e = errno;
     ::close(fd);
-    sys_fail(who, "PACKET_VERSION TPACKET_V3", e);
+    sys_fail(who, fmt::format("PACKET_VERSION TPACKET_V{}", version + 1), e);
   }
   return fd;
 }
@@ -65,28 +69,70 @@ constexpr uint32_t kTxDataOff = TPACKET_ALIGN(sizeof(tpacket3_hdr));
 
 }  // namespace
 
+std::vector<std::string> other_packet_readers(const std::string& dev) {
+  std::vector<std::string> out;
+  unsigned ifindex = if_nametoindex(dev.c_str());
+  std::ifstream f("/proc/net/packet");
+  if (!ifindex || !f) return out;
+  // This process's sockets (other workers' rings on the same interface).
+  std::set<unsigned long> mine;
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    std::string link = std::filesystem::read_symlink(e.path(), ec).string();
+    if (link.rfind("socket:[", 0) == 0) mine.insert(std::strtoul(link.c_str() + 8, nullptr, 10));
+  }
+  std::string line;
+  std::getline(f, line);  // the header
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string sk, proto;
+    unsigned refcnt, type, iface, running, rmem, user;
+    unsigned long inode;
+    if (!(in >> sk >> refcnt >> type >> proto >> iface >> running >> rmem >> user >> inode)) continue;
+    if (type == SOCK_RAW && proto == "0003" && (iface == ifindex || iface == 0) && !mine.count(inode))
+      out.push_back(fmt::format("inode {} (uid {})", inode, user));
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- receive
 void AfPacketRx::open(const std::string& who, const RxOptions& o) {
   int ifindex;
-  fd_ = open_packet_socket(who, o.dev, htons(ETH_P_ALL), ifindex);
+  v2_ = o.per_frame;
+  fd_ = open_packet_socket(who, o.dev, htons(ETH_P_ALL), ifindex, v2_ ? TPACKET_V2 : TPACKET_V3);
   blocks_ = o.blocks;
   block_size_ = o.block_size;
   // The kernel's GSO segment size and checksum state come in a virtio-net
   // header before each frame (must be asked for before the ring exists).
   int on = 1;
   vnet_ = setsockopt(fd_, SOL_PACKET, PACKET_VNET_HDR, &on, sizeof on) == 0;
+  // V3: variable-length frames packed in blocks. V2: fixed slots, each
+  // holding a whole GSO/GRO super-packet (64 KiB), one slot per block of
+  // whole pages; the same memory as V3 (at least 256 slots).
   tpacket_req3 req{};
-  req.tp_block_size = block_size_;
-  req.tp_block_nr = blocks_;
-  req.tp_frame_size = 2048;
-  req.tp_frame_nr = block_size_ / 2048 * blocks_;
-  req.tp_retire_blk_tov = 1;  // ms: a partly filled block reaches us within 1 ms
-  req.tp_feature_req_word = TP_FT_REQ_FILL_RXHASH;
-  if (setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0) {
+  if (v2_) {
+    slot_ = (TPACKET_ALIGN(TPACKET2_HDRLEN) + 256 + 65536 + 4095) & ~4095u;
+    frames_ = std::max<uint32_t>(256, uint32_t(uint64_t(blocks_) * block_size_ / slot_));
+    req.tp_block_size = slot_;
+    req.tp_block_nr = frames_;
+    req.tp_frame_size = slot_;
+    req.tp_frame_nr = frames_;
+    blocks_ = frames_, block_size_ = slot_;
+    frame_ = 0;
+  } else {
+    req.tp_block_size = block_size_;
+    req.tp_block_nr = blocks_;
+    req.tp_frame_size = 2048;
+    req.tp_frame_nr = block_size_ / 2048 * blocks_;
+    req.tp_retire_blk_tov = std::max<uint32_t>(1, o.block_timeout_ms);
+    req.tp_feature_req_word = TP_FT_REQ_FILL_RXHASH;
+  }
+  socklen_t req_len = v2_ ? sizeof(tpacket_req) : sizeof req;
+  if (setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, req_len) < 0) {
     // Kernels without virtio-net headers on rings: go on without GSO sizes.
     int off = 0;
     if (!vnet_ || setsockopt(fd_, SOL_PACKET, PACKET_VNET_HDR, &off, sizeof off) < 0 ||
-        setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0)
+        setsockopt(fd_, SOL_PACKET, PACKET_RX_RING, &req, req_len) < 0)
       sys_fail(who, "PACKET_RX_RING", errno);
     vnet_ = false;
   }
@@ -125,8 +171,34 @@ void AfPacketRx::close() {
   left_ = 0;
 }
 
+// V2: one frame per slot, handed over by its own status word.
+bool AfPacketRx::next_v2(RxFrame& f) {
+  auto* h = reinterpret_cast<tpacket2_hdr*>(ring_ + size_t(frame_) * slot_);
+  uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+  if (!(status & TP_STATUS_USER)) return false;
+  auto* sll = reinterpret_cast<sockaddr_ll*>(reinterpret_cast<uint8_t*>(h) + TPACKET_ALIGN(sizeof(tpacket2_hdr)));
+  pkt_ = reinterpret_cast<uint8_t*>(h);
+  f.data = pkt_ + h->tp_mac;
+  f.len = h->tp_snaplen;
+  f.timestamp_ns = uint64_t(h->tp_sec) * 1000000000ull + h->tp_nsec;
+  f.pkttype = sll->sll_pkttype;
+  f.vlan = (status & TP_STATUS_VLAN_VALID) != 0;
+  f.vlan_tpid = (status & TP_STATUS_VLAN_TPID_VALID) ? h->tp_vlan_tpid : 0x8100;
+  f.vlan_tci = h->tp_vlan_tci;
+  f.csum_not_ready = (status & TP_STATUS_CSUMNOTREADY) != 0;
+  f.rxhash = 0;  // not in a V2 header
+  f.gso_size = 0;
+  if (vnet_) {
+    VnetHdr vh;
+    std::memcpy(&vh, f.data - sizeof vh, sizeof vh);
+    if (vh.gso_type != 0) f.gso_size = le16toh(vh.gso_size);
+  }
+  return true;
+}
+
 bool AfPacketRx::next(RxFrame& f) {
   if (!ring_) return false;
+  if (v2_) return next_v2(f);
   auto* bd = reinterpret_cast<tpacket_block_desc*>(ring_ + size_t(block_) * block_size_);
   if (!pkt_) {
     if (!(__atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER)) return false;
@@ -160,6 +232,12 @@ bool AfPacketRx::next(RxFrame& f) {
 }
 
 void AfPacketRx::consumed() {
+  if (v2_) {
+    __atomic_store_n(&reinterpret_cast<tpacket2_hdr*>(pkt_)->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+    pkt_ = nullptr;
+    frame_ = (frame_ + 1) % frames_;
+    return;
+  }
   auto* h = reinterpret_cast<tpacket3_hdr*>(pkt_);
   pkt_ += h->tp_next_offset;
   if (--left_ == 0) {  // block done: back to the kernel

@@ -1,6 +1,10 @@
-// AF_PACKET TPACKET_V3 memory-mapped rings on a Linux interface: the
-// drivers behind FromDevice and ToDevice. Receive walks whole ring blocks
-// (no system call per packet); with several workers each opens its own
+// AF_PACKET memory-mapped rings on a Linux interface: the drivers behind
+// FromDevice and ToDevice. Receive has two rings, neither with a system
+// call per packet: TPACKET_V2 hands over each frame as soon as the kernel
+// wrote it (the latency of a packet is the worker's polling, microseconds),
+// TPACKET_V3 whole blocks, when full or after BLOCK_TIMEOUT ms (at least
+// 1: the latency floor at low rates, in exchange for fewer cache misses at
+// high ones); with several workers each opens its own
 // socket in one PACKET_FANOUT_HASH group, so the kernel spreads flows over
 // them. Send fills a TX ring and kicks it once per batch. Errors (no such
 // interface, no privileges) throw std::runtime_error with what to do.
@@ -8,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace shoal::io {
 
@@ -27,9 +32,17 @@ struct RxFrame {
 struct RxOptions {
   std::string dev;
   bool promisc = true, outbound = false;
-  bool fanout = false;  // join the process's PACKET_FANOUT_HASH group for dev
-  uint32_t blocks = 64, block_size = 1u << 18;
+  bool fanout = false;                          // join the process's PACKET_FANOUT_HASH group for dev
+  uint32_t blocks = 64, block_size = 1u << 18;  // the ring's memory, either kind
+  bool per_frame = true;                        // TPACKET_V2 (else V3 blocks)
+  uint32_t block_timeout_ms = 1;                // V3: a partly filled block's longest wait
 };
+
+// Raw packet sockets of other processes that see every frame of dev
+// (/proc/net/packet: type SOCK_RAW, protocol ETH_P_ALL, bound to dev or to
+// every interface), as "inode N": a second Shoal there would forward each
+// packet again. Empty when there are none or /proc cannot tell.
+std::vector<std::string> other_packet_readers(const std::string& dev);
 
 class AfPacketRx {
  public:
@@ -56,7 +69,9 @@ class AfPacketRx {
   uint8_t* pkt_ = nullptr;
   uint64_t kdrops_ = 0;
   uint32_t mtu_ = 1500;
-  bool vnet_ = false;
+  bool vnet_ = false, v2_ = false;
+  uint32_t frames_ = 0, frame_ = 0, slot_ = 0;  // V2: frames, the next one, bytes per slot
+  bool next_v2(RxFrame& f);
 };
 
 class AfPacketTx {

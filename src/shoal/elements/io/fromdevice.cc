@@ -19,8 +19,11 @@ class FromDevice : public SourceElement {
   void configure(Args& a) override {
     a.read_mp("DEVNAME", opt_.dev).read("PROMISC", opt_.promisc).read("SNAPLEN", snaplen_);
     a.read("BLOCKS", opt_.blocks).read("BLOCK_SIZE", opt_.block_size).read("FANOUT", fanout_);
-    a.read("OUTBOUND", opt_.outbound);
+    Duration tov{1000000};
+    a.read("OUTBOUND", opt_.outbound).read("LOW_LATENCY", opt_.per_frame).read("BLOCK_TIMEOUT", tov);
     read_source_args(a, 32);
+    opt_.block_timeout_ms = uint32_t((tov.ns + 999999) / 1000000);
+    if (opt_.block_timeout_ms < 1 || opt_.block_timeout_ms > 60000) a.fail("BLOCK_TIMEOUT must be 1ms to 60s");
     a.complete();
     if (opt_.block_size < 4096 || (opt_.block_size & (opt_.block_size - 1)))
       a.fail("BLOCK_SIZE must be a power of two >= 4096");
@@ -28,6 +31,16 @@ class FromDevice : public SourceElement {
   }
   void initialize() override {
     opt_.fanout = fanout_ && worker().nworkers() > 1;
+    if (worker().id() == 0) {
+      // Another reader of every frame: two forwarders would each send every packet.
+      auto others = io::other_packet_readers(opt_.dev);
+      if (!others.empty())
+        fmt::print(stderr,
+                   "shoal: warning: {}: {} other raw packet socket{} already read{} every frame of {} ({}); if "
+                   "one is another forwarder (a second Shoal), each packet will be forwarded twice\n",
+                   name(), others.size(), others.size() > 1 ? "s" : "", others.size() > 1 ? "" : "s", opt_.dev,
+                   fmt::join(others, ", "));
+    }
     rx_.open(fmt::format("FromDevice({})", opt_.dev), opt_);
     r_big_ = add_drop_reason("too-large");
     SourceElement::initialize();
@@ -137,9 +150,13 @@ class FromDevice : public SourceElement {
 SHOAL_ELEMENT(FromDevice, .name = "FromDevice", .ports = "0/1", .processing = "a/a",
               .summary = "reads packets from a Linux interface",
               .description =
-                  "Receives every frame of interface DEVNAME through an AF_PACKET TPACKET_V3 memory-mapped ring "
-                  "(BLOCKS blocks of BLOCK_SIZE bytes, a block handed over when full or after 1 ms), in "
-                  "promiscuous mode unless PROMISC false. Frames the host itself sends are skipped unless "
+                  "Receives every frame of interface DEVNAME through an AF_PACKET memory-mapped ring of BLOCKS x "
+                  "BLOCK_SIZE bytes, in promiscuous mode unless PROMISC false. LOW_LATENCY true (default): a "
+                  "TPACKET_V2 ring that hands over each frame as soon as the kernel wrote it (64 KiB slots, so "
+                  "GRO super-packets fit; at least 256); false: a TPACKET_V3 ring that hands over whole blocks, "
+                  "when full or after BLOCK_TIMEOUT (default 1ms, the latency floor at low rates). A warning "
+                  "names other raw packet sockets already reading the interface (a second forwarder would "
+                  "duplicate every packet). Frames the host itself sends are skipped unless "
                   "OUTBOUND true. Stripped VLAN tags are put back. Each packet gets its timestamp, the packet "
                   "type annotation (host, broadcast, multicast, other host) and the kernel's flow hash. With "
                   "several workers, each has its own socket in one PACKET_FANOUT_HASH group. A missing interface "
@@ -152,6 +169,8 @@ SHOAL_ELEMENT(FromDevice, .name = "FromDevice", .ports = "0/1", .processing = "a
                        {"BLOCK_SIZE", "unsigned", "bytes per block, a power of two (default 262144)"},
                        {"FANOUT", "boolean", "spread flows over workers with PACKET_FANOUT (default true)"},
                        {"OUTBOUND", "boolean", "also deliver frames the host sends (default false)"},
+                       {"LOW_LATENCY", "boolean", "per-frame TPACKET_V2 ring (default true); false: V3 blocks"},
+                       {"BLOCK_TIMEOUT", "time", "V3: longest wait of a partly filled block (default 1ms)"},
                        {"BURST", "unsigned", "packets per task run (default 32)"},
                        {"LIMIT", "integer", "stop after this many packets (-1: none)"},
                        {"ACTIVE", "boolean", "start reading (default true)"},
