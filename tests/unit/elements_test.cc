@@ -234,6 +234,15 @@ TEST(Script, AndDriverManager) {
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("c.count"), 0u) << "DriverManager reset it after the stop request";
   finish(*r);
+  // FastClick's timing idiom: pause waits for the source's stop request
+  // (not for the poll timer), then every packet has been counted.
+  auto t = run(R"(
+    FastUDPFlows(LIMIT 1000000, STOP true) -> c :: Counter -> s :: Switch(0) -> Discard; s[1] -> Discard;
+    DriverManager(set t0 $(now), pause, set t1 $(now), write s.switch $(if $(eq $(c.count) 1000000) 1 0), stop);
+  )");
+  ASSERT_TRUE(t->ok) << t->errors;
+  EXPECT_EQ(t->h("s.switch"), "1") << "the driver went on before the last packet";
+  finish(*t);
   auto bad = run("Script(frobnicate 3);");
   EXPECT_FALSE(bad->ok);
   EXPECT_NE(bad->errors.find("unknown statement 'frobnicate'"), std::string::npos) << bad->errors;

@@ -100,7 +100,9 @@ class ScriptBase : public Element {
     return true;
   }
   void run_timer(Timer&) override {
-    waiting_ = Wait::None;
+    // A wait's timer ends the wait; a stop-event wait's poll timer only
+    // looks again (step() checks for the event).
+    if (waiting_ == Wait::Timer) waiting_ = Wait::None;
     step();
   }
 
@@ -136,10 +138,7 @@ class ScriptBase : public Element {
       while (sp < t.size() && !std::isspace(static_cast<unsigned char>(t[sp]))) ++sp;
       Stmt s{std::string(t.substr(0, sp)), std::string(trim(t.substr(sp))), it.loc};
       if (driver_syntax) translate_driver(s, a, it);
-      static const std::set<std::string> known = {"set",  "init",   "print", "printn", "read",           "write",
-                                                  "wait", "pause",  "label", "goto",   "loop",           "end",
-                                                  "exit", "return", "stop",  "export", "wait_stop_event"};
-      if (!known.count(s.op)) a.fail(it, fmt::format("unknown statement '{}'", s.op));
+      if (!kScriptOps.count(s.op) && s.op != "wait_stop_event") a.fail(it, fmt::format("unknown statement '{}'", s.op));
       if (type_ == Type::Packet && (s.op == "wait" || s.op == "pause" || s.op == "stop"))
         a.fail(it, fmt::format("'{}' cannot run inside a TYPE PACKET script", s.op));
       if ((s.op == "wait") && s.rest.find('$') == std::string::npos) {
@@ -165,6 +164,9 @@ class ScriptBase : public Element {
   Type type_ = Type::Active;
 
  private:
+  static inline const std::set<std::string> kScriptOps = {"set",  "init",   "print", "printn", "read", "write",
+                                                          "wait", "pause",  "label", "goto",   "loop", "end",
+                                                          "exit", "return", "stop",  "export"};
   enum class Wait { None, Timer, Pause, StopEvent };
   static constexpr int kExit = -1000;
   uint16_t no_port() {
@@ -225,21 +227,25 @@ class ScriptBase : public Element {
     }
   }
 
+  // DriverManager is a Script of type DRIVER (as in Click): every Script
+  // statement, plus its own names (wait_stop, wait_pause, wait_time,
+  // write_skip), so FastClick's timing idiom `set t0 $(now), pause, set t1
+  // $(now), print ...` runs unchanged.
   static void translate_driver(Stmt& s, Args& a, const ArgItem& it) {
     if (s.op == "wait_stop" || s.op == "wait_pause") {
       uint64_t n = 1;
       if (!s.rest.empty() && !parse_uint(s.rest, n)) a.fail(it, fmt::format("{} expects a count", s.op));
       s.op = "wait_stop_event";
       s.rest = std::to_string(n);
-    } else if (s.op == "wait_time" || s.op == "wait") {
+    } else if (s.op == "wait_time") {
       s.op = "wait";
     } else if (s.op == "write_skip") {
       s.op = "write";
-    } else if (s.op != "stop" && s.op != "read" && s.op != "write" && s.op != "print" && s.op != "loop" &&
-               s.op != "save" && s.op != "append") {
+    } else if (s.op == "save" || s.op == "append") {
+      a.fail(it, fmt::format("DriverManager '{}' is not supported", s.op));
+    } else if (!kScriptOps.count(s.op)) {
       a.fail(it, fmt::format("unknown DriverManager instruction '{}'", s.op));
     }
-    if (s.op == "save" || s.op == "append") a.fail(it, fmt::format("DriverManager '{}' is not supported", s.op));
   }
 
   static std::string join(const std::vector<std::string>& w, size_t from) {
@@ -251,6 +257,7 @@ class ScriptBase : public Element {
   void restart() {
     pc_ = 0;
     waiting_ = Wait::None;
+    paused_for_stop_ = false;
     worker().unschedule(timer_);
     step();
   }
@@ -379,7 +386,8 @@ class ScriptBase : public Element {
         }
         if (--stop_events_needed_ > 0) continue;
         waiting_ = Wait::None;
-        ++pc_;
+        if (!paused_for_stop_) ++pc_;  // past wait_stop_event (pause already moved on)
+        paused_for_stop_ = false;
         continue;
       }
       const Stmt& s = prog_[pc_];
@@ -409,6 +417,7 @@ class ScriptBase : public Element {
         if (type_ == Type::Driver) {
           stop_events_needed_ = 1;
           waiting_ = Wait::StopEvent;
+          paused_for_stop_ = true;
           continue;
         }
         waiting_ = Wait::Pause;
@@ -440,6 +449,7 @@ class ScriptBase : public Element {
   size_t pc_ = 0;
   Wait waiting_ = Wait::None;
   uint64_t stop_events_needed_ = 0;
+  bool paused_for_stop_ = false;
   Timer timer_;
   uint16_t r_exit_ = 0, r_no_port_ = UINT16_MAX;
 };
@@ -474,9 +484,11 @@ class DriverManager : public ScriptBase {
 SHOAL_ELEMENT(DriverManager, .name = "DriverManager", .ports = "0/0", .processing = "a/a",
               .summary = "decides when the router stops (Click's DriverManager)",
               .description =
-                  "Runs its instructions in order: wait_stop [N] / wait_pause [N] (wait for N stop requests, e.g. "
-                  "from FromDump STOP true), wait_time TIME / wait TIME, read HANDLER, write HANDLER ARGS, print "
-                  "ARGS, loop, stop. After the last instruction the router stops. With a DriverManager present, stop "
+                  "A Script of type DRIVER, as in Click: every Script statement (set, print, goto, pause...), where "
+                  "pause and wait_stop [N] / wait_pause [N] wait for N stop requests (e.g. from FromDump STOP "
+                  "true), and wait_time TIME is wait TIME. FastClick's timing idiom runs unchanged: set t0 "
+                  "$(now), pause, set t1 $(now), print $(sub $t1 $t0). After the last instruction the router stops. "
+                  "With a DriverManager present, stop "
                   "requests go to it instead of stopping the router. Empty: wait_stop, then stop.",
               .args = {{"INSTRUCTION...", "instruction", "the instructions"}}, .handlers = {},
               .example = "DriverManager(wait_stop, read c.count, stop);", .own_variables = true);
