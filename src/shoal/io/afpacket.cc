@@ -251,8 +251,8 @@ void AfPacketRx::consumed() {
 uint64_t AfPacketRx::kernel_drops() {
   tpacket_stats_v3 st{};
   socklen_t l = sizeof st;
-  if (fd_ >= 0 && getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &l) == 0) kdrops_ += st.tp_drops;
-  return kdrops_;
+  if (fd_ >= 0 && getsockopt(fd_, SOL_PACKET, PACKET_STATISTICS, &st, &l) == 0) kdrops_.fetch_add(st.tp_drops);
+  return kdrops_.load();
 }
 
 // ---------------------------------------------------------------- send

@@ -9,6 +9,7 @@
 // them. Send fills a TX ring and kicks it once per batch. Errors (no such
 // interface, no privileges) throw std::runtime_error with what to do.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -67,7 +68,7 @@ class AfPacketRx {
   size_t ring_len_ = 0;
   uint32_t blocks_ = 0, block_size_ = 0, block_ = 0, left_ = 0;
   uint8_t* pkt_ = nullptr;
-  uint64_t kdrops_ = 0;
+  std::atomic<uint64_t> kdrops_{0};  // read from statistics threads
   uint32_t mtu_ = 1500;
   bool vnet_ = false, v2_ = false;
   uint32_t frames_ = 0, frame_ = 0, slot_ = 0;  // V2: frames, the next one, bytes per slot
