@@ -35,15 +35,7 @@ PacketPool::~PacketPool() {
   std::free(arena_);
 }
 
-void PacketPool::init_packet(Packet* p, uint32_t len, uint32_t headroom) {
-  p->off_ = headroom;
-  p->len_ = len;
-  p->mac_ = p->net_ = p->trans_ = Packet::kNoHeader;
-  p->anno_ = Anno{};
-  ++outstanding_;
-}
-
-Packet* PacketPool::alloc(uint32_t len, uint32_t headroom) {
+Packet* PacketPool::alloc_slow(uint32_t len, uint32_t headroom) {
   if (uint64_t(len) + headroom <= cfg_.buf_size) {
     if (free_.empty()) {
       ++failures_;
@@ -93,14 +85,6 @@ Packet* PacketPool::clone(const Packet* src) {
   p->trans_ = src->trans_;
   p->anno_ = src->anno_;
   return p;
-}
-
-void PacketPool::free(Packet* p) {
-  --outstanding_;
-  if (p->jumbo_)
-    jumbo_free_.push_back(p);
-  else
-    free_.push_back(p);
 }
 
 }  // namespace shoal

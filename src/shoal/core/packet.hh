@@ -137,7 +137,17 @@ class PacketPool {
   PacketPool& operator=(const PacketPool&) = delete;
 
   // A packet of `len` bytes (contents uninitialised) with `headroom` in front.
-  Packet* alloc(uint32_t len, uint32_t headroom);
+  // The common case (a regular buffer, one free) inline: sources call it
+  // per packet.
+  Packet* alloc(uint32_t len, uint32_t headroom) {
+    if (uint64_t(len) + headroom <= cfg_.buf_size && !free_.empty()) [[likely]] {
+      Packet* p = free_.back();
+      free_.pop_back();
+      init_packet(p, len, headroom);
+      return p;
+    }
+    return alloc_slow(len, headroom);
+  }
   Packet* alloc(uint32_t len) { return alloc(len, cfg_.headroom); }
   Packet* make(const uint8_t* bytes, uint32_t len) {
     Packet* p = alloc(len);
@@ -146,7 +156,10 @@ class PacketPool {
   }
   // A full copy: data, headroom position, header offsets and annotations.
   Packet* clone(const Packet* src);
-  void free(Packet* p);
+  void free(Packet* p) {
+    --outstanding_;
+    (p->jumbo_ ? jumbo_free_ : free_).push_back(p);
+  }
 
   size_t outstanding() const { return outstanding_; }
   size_t capacity() const { return cfg_.count; }
@@ -154,7 +167,14 @@ class PacketPool {
   const PoolConfig& config() const { return cfg_; }
 
  private:
-  void init_packet(Packet* p, uint32_t len, uint32_t headroom);
+  void init_packet(Packet* p, uint32_t len, uint32_t headroom) {
+    p->off_ = headroom;
+    p->len_ = len;
+    p->mac_ = p->net_ = p->trans_ = Packet::kNoHeader;
+    p->anno_ = Anno{};
+    ++outstanding_;
+  }
+  Packet* alloc_slow(uint32_t len, uint32_t headroom);
   PoolConfig cfg_;
   uint8_t* arena_ = nullptr;
   Packet* headers_ = nullptr;

@@ -69,6 +69,7 @@ class PcapReader {
     if (pos_ == size_) return 0;
     if (size_ - pos_ < 16) return truncated(16, size_ - pos_, "header", err);
     const uint8_t* h = map_ + pos_;
+    __builtin_prefetch(h + 1024);  // the records after the next ones (across page boundaries too)
     uint32_t sec = rd32(h), frac = rd32(h + 4), cap = rd32(h + 8), len = rd32(h + 12);
     if (cap > kMaxRecord) return bad_length(cap, err);
     if (size_ - pos_ - 16 < cap) return truncated(cap, size_ - pos_ - 16, "captured", err);

@@ -32,10 +32,10 @@ class FromDump : public SourceElement {
   }
   bool rate_limited() const override { return timing_; }
   uint32_t produce(PacketBatch* b, uint32_t max, bool& done) override {
-    uint32_t n = 0;
+    uint32_t n = 0, nread = 0;
+    std::string err;
     while (n < max) {
       if (!pending_) {
-        std::string err;
         int r = rd_.next(pd_, pcap_, pwire_, pts_, err);
         if (r == 0) {
           done = true;
@@ -44,12 +44,12 @@ class FromDump : public SourceElement {
         if (r < 0) {
           // Worker copies read the same file: one message (Runtime dedups),
           // and the run ends with a failure status.
-          run_error(fmt::format("{}: {} (read {} packets before it)", file_, err, read_.get()));
+          run_error(fmt::format("{}: {} (read {} packets before it)", file_, err, read_.get() + nread));
           error_ = err;
           done = true;
           break;
         }
-        read_.add();
+        ++nread;
         if (!first_ts_) first_ts_ = pts_;
         // Several workers read the file; each keeps its own flows (software RSS).
         int nw = worker().nworkers();
@@ -87,6 +87,7 @@ class FromDump : public SourceElement {
       b->append(p);
       ++n;
     }
+    read_.add(nread);
     return n;
   }
   void add_handlers() override {
