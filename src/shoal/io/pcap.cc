@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 namespace shoal::io {
 
@@ -97,6 +98,33 @@ bool PcapReader::open(const std::string& path, std::string& err) {
   linktype_ = pcap_datalink(p_);
   return true;
 }
+
+namespace {
+thread_local MapFaultGuard* t_guard = nullptr;
+std::once_flag g_handler_once;
+}  // namespace
+
+void map_fault_handler(int sig, siginfo_t* info, void*) {
+  auto* addr = static_cast<const uint8_t*>(info->si_addr);
+  for (MapFaultGuard* g = t_guard; g; g = g->prev_)
+    if (addr >= g->begin_ && addr < g->end_) siglongjmp(g->jump, 1);
+  // Not a guarded mapping: what SIGBUS would have done.
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+MapFaultGuard::MapFaultGuard(const uint8_t* begin, uint64_t len) : prev_(t_guard), begin_(begin), end_(begin + len) {
+  std::call_once(g_handler_once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = map_fault_handler;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, nullptr);
+  });
+  t_guard = this;
+}
+
+MapFaultGuard::~MapFaultGuard() { t_guard = prev_; }
 
 int PcapReader::dlt_of(uint32_t lt) { return lt == 101 ? DLT_RAW : lt == 100 ? DLT_ATM_RFC1483 : int(lt); }
 

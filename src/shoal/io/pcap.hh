@@ -1,6 +1,8 @@
 // Captures: read pcap (mapped) and pcapng (libpcap) with nanosecond
 // timestamps; write pcap with nanosecond (default) or microsecond ones.
 #pragma once
+#include <csetjmp>
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +42,9 @@ class PcapReader {
   uint64_t file_size() const { return size_; }
   uint64_t position() const;
   bool mapped() const { return map_ != nullptr; }
+  // The mapping (null when not mapped), for MapFaultGuard.
+  const uint8_t* map_begin() const { return map_; }
+  uint64_t map_size() const { return map_ ? size_ : 0; }
   void close();
 
   // The largest record length accepted (libpcap's limit).
@@ -117,6 +122,27 @@ class PcapWriter {
   OutFile f_;
   uint32_t snaplen_ = 0;
   bool nano_ = true;
+};
+
+// A file cut shorter after it was mapped (a capture rotated or truncated
+// while being read) makes reading past its new end raise SIGBUS. While a
+// guard lives on a thread, a SIGBUS at an address in [begin, begin + len)
+// jumps back to where the caller did `sigsetjmp(guard.jump, 0)` (which then
+// returns 1) instead of killing the process; any other SIGBUS keeps its
+// default action. Locals the caller changes after sigsetjmp are not
+// reliable after the jump.
+class MapFaultGuard {
+ public:
+  MapFaultGuard(const uint8_t* begin, uint64_t len);
+  ~MapFaultGuard();
+  MapFaultGuard(const MapFaultGuard&) = delete;
+  MapFaultGuard& operator=(const MapFaultGuard&) = delete;
+  sigjmp_buf jump;
+
+ private:
+  MapFaultGuard* prev_;
+  const uint8_t *begin_, *end_;
+  friend void map_fault_handler(int, siginfo_t*, void*);
 };
 
 // DLT names for messages and the ENCAP arguments.

@@ -32,6 +32,21 @@ class FromDump : public SourceElement {
   }
   bool rate_limited() const override { return timing_; }
   uint32_t produce(PacketBatch* b, uint32_t max, bool& done) override {
+    // The file cut shorter while mapped: stop there, as at a truncated
+    // record, instead of dying of SIGBUS. After the jump b holds what was
+    // made (a buffer being filled at the fault stays out of the pool).
+    io::MapFaultGuard guard(rd_.map_begin(), rd_.map_size());
+    if (sigsetjmp(guard.jump, 0)) {
+      run_error(
+          fmt::format("{}: the file became shorter while it was being read; what was read before went on", file_));
+      error_ = "file truncated while being read";
+      pending_ = false;
+      done = true;
+      return b->live();
+    }
+    return read_records(b, max, done);
+  }
+  uint32_t read_records(PacketBatch* b, uint32_t max, bool& done) {
     uint32_t n = 0, nread = 0;
     std::string err;
     while (n < max) {
