@@ -37,6 +37,22 @@ TEST(Config, DeclarationsChainsAnonymousAndPorts) {
   EXPECT_EQ(r->prog.elements[1].config, "12/0800, -");
 }
 
+// As in Click, ';' between statements is optional: a statement ends where
+// the next token cannot continue it.
+TEST(Config, SemicolonsAreOptional) {
+  auto r = load(R"(
+    src :: InfiniteSource(LIMIT 1) -> c :: Counter -> Discard
+    Idle -> d :: Discard  i :: Idle i -> [0] d
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_TRUE(connected(r->prog, "src", 0, "c", 0));
+  EXPECT_TRUE(connected(r->prog, "i", 0, "d", 0));
+  // Still an error: a token that can neither continue nor start a statement.
+  auto bad = load("a :: Idle -> Discard )");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("expected ';' or '->'"), std::string::npos) << bad->errors;
+}
+
 TEST(Config, UseBeforeDeclarationAndMultipleNames) {
   auto r = load("a -> b; a, b2 :: Counter; b :: Discard; InfiniteSource -> a; b2 -> Discard; Idle -> b2;");
   ASSERT_TRUE(r->ok) << r->errors;

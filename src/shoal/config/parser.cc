@@ -321,8 +321,9 @@ class Parser {
       return true;
     }
     if (t == T::Eof || t == T::RBrace || t == T::Bar2) return true;
-    // Click allows a new statement without ';' only at a line break; be strict
-    // but helpful.
+    // As Click: ';' between statements is optional; a statement ends where
+    // the next token cannot continue it and can start another.
+    if (t == T::Ident) return true;
     diag_.error(lx_.peek().loc, fmt::format("expected ';' or '->', found {}", describe(lx_.peek())));
     return false;
   }
