@@ -1,5 +1,6 @@
 // Shared by the shoal subcommands.
 #pragma once
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -9,6 +10,34 @@
 #include "shoal/core/runtime.hh"
 
 namespace shoal::tool {
+
+// What `shoal run` (and `shoal click`) runs, and how.
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> words;  // NAME=value
+  std::string text, text_name;     // a configuration given as text (text_name non-empty), not a file
+  int threads = 1;
+  double duration = 0;
+  std::string stats;
+  std::string stats_out;
+  double stats_interval = 0;
+  std::string device = "auto";
+  uint32_t batch = 256, pool = 8192;
+  bool quiet = false;
+  bool init_only = false;  // configure and initialize, then exit (Click's -q)
+  bool click_messages = false;  // run-time errors as Click prints them
+  uint32_t device_delay_us = 0, host_threads = 0;
+  double device_faults = 0;
+  uint32_t offload_batches = 32, offload_timeout_us = 200, offload_inflight = 8;
+  // Called after the run (or after initialization with init_only), before
+  // cleanup; a non-zero result is the exit status.
+  std::function<int(Runtime&)> at_exit;
+  // Called once initialized, before the run; false ends it with status 1.
+  std::function<bool(Runtime&)> at_init;
+};
+int cmd_run(const RunArgs& ra);
+int cmd_click(int argc, char** argv);
+int cmd_click_buildtool(int argc, char** argv);
 
 // Splits NAME=value words off the positional arguments.
 bool parse_defines(const std::vector<std::string>& words, config::Defines& defs, std::string& err);

@@ -270,21 +270,7 @@ void status_loop(Runtime& rt, std::atomic<bool>& done) {
   fmt::print(stderr, "\r\033[K");
 }
 
-struct RunArgs {
-  std::string file;
-  std::vector<std::string> words;
-  int threads = 1;
-  double duration = 0;
-  std::string stats;
-  std::string stats_out;
-  double stats_interval = 0;
-  std::string device = "auto";
-  uint32_t batch = 256, pool = 8192;
-  bool quiet = false;
-  uint32_t device_delay_us = 0, host_threads = 0;
-  double device_faults = 0;
-  uint32_t offload_batches = 32, offload_timeout_us = 200, offload_inflight = 8;
-};
+}  // namespace
 
 int cmd_run(const RunArgs& ra) {
   // Blocked before any thread starts (workers, device threads), so only the
@@ -292,7 +278,15 @@ int cmd_run(const RunArgs& ra) {
   sigset_t sigs = run_signals();
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   Program prog;
-  if (!load(ra.file, ra.words, prog)) return 1;
+  if (ra.text_name.empty()) {
+    if (!load(ra.file, ra.words, prog)) return 1;
+  } else {
+    config::Defines defs;
+    std::string why;
+    Diagnostics d;
+    if (!parse_defines(ra.words, defs, why)) return fmt::print(stderr, "shoal: {}\n", why), 1;
+    if (!config::load_string(ra.text_name, ra.text, defs, prog, d)) return fmt::print(stderr, "{}", d.text()), 1;
+  }
   DeviceChoice dev;
   std::string err;
   if (!select_device(ra.device, dev, err)) {
@@ -301,6 +295,7 @@ int cmd_run(const RunArgs& ra) {
   }
   RunOptions opt;
   opt.threads = ra.threads;
+  opt.click_messages = ra.click_messages;
   opt.duration_s = ra.duration;
   opt.batch_capacity = ra.batch;
   opt.pool.count = ra.pool;
@@ -321,6 +316,15 @@ int cmd_run(const RunArgs& ra) {
     fmt::print(stderr, "{}", diag.text());
     rt.cleanup();
     return 1;
+  }
+  if (ra.at_init && !ra.at_init(rt)) {
+    rt.cleanup();
+    return 1;
+  }
+  if (ra.init_only) {  // Click's -q: initialized, then straight to the exit handlers
+    int rc = ra.at_exit ? ra.at_exit(rt) : 0;
+    rt.cleanup();
+    return rc;
   }
   std::atomic<bool> done{false};
   std::thread status, periodic;
@@ -386,6 +390,7 @@ int cmd_run(const RunArgs& ra) {
   }
   if (!ra.stats.empty()) print_stats(false);
   failed |= stdout_failed.load();
+  int exit_rc = ra.at_exit ? ra.at_exit(rt) : 0;
   if (!ra.quiet) {
     // The device line only when a device was asked for or used.
     bool used = false;
@@ -399,8 +404,11 @@ int cmd_run(const RunArgs& ra) {
     fmt::print(stderr, "shoal: the run failed: {} error{} (above)\n", n + (n == 0), n > 1 ? "s" : "");
     return 1;
   }
+  if (exit_rc) return exit_rc;
   return a.balanced() ? 0 : 3;
 }
+
+namespace {
 
 std::string ascii_lower(std::string_view s) {
   std::string o(s);
@@ -622,6 +630,13 @@ int run_main(int argc, char** argv) {
   // A file-size limit (ulimit -f) makes writes fail with EFBIG, reported
   // like any other write error, instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
+  // Click's command lines: `shoal click ...`, or shoal called as `click`
+  // or `click-buildtool` (the links CMake makes in build/click-bin).
+  std::string self = argv[0];
+  self = self.substr(self.rfind('/') + 1);
+  if (self == "click") return cmd_click(argc, argv);
+  if (self == "click-buildtool") return cmd_click_buildtool(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "click") return cmd_click(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench") return cmd_bench(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-ids") return cmd_bench_ids(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-classify") return cmd_bench_classify(argc - 1, argv + 1);
@@ -698,6 +713,7 @@ int run_main(int argc, char** argv) {
 
   app.add_subcommand("version", "version, CUDA backend and device");
   app.add_subcommand("bench", "benchmarks (see shoal bench --help)");
+  app.add_subcommand("click", "run a configuration with Click's command line (shoal click --help)");
 
   CLI11_PARSE(app, argc, argv);
   if (*run) return cmd_run(ra);

@@ -147,7 +147,9 @@ PacketBatch* Element::pull_too_deep() {
   return nullptr;
 }
 
-void Element::run_error(const std::string& msg) { worker_->runtime().report_error(name() + ": " + msg); }
+void Element::run_error(const std::string& msg, bool fail) {
+  worker_->runtime().report_error(fmt::format("{} :: {}: {}", name(), class_name(), msg), fail);
+}
 
 void Element::received(uint64_t n) { worker_->received.add(n); }
 void Element::created(uint64_t n) { worker_->created.add(n); }

@@ -179,9 +179,10 @@ class Element {
   // as created and dropped, so the accounting still balances.
   void count_lost(uint16_t reason, uint64_t n = 1);  // drops every live packet and recycles b
   void sent(Packet* p);                              // a sink delivered p: counted, freed
-  // A run-time error (Runtime::report_error, prefixed with the element's
-  // name): the run goes on and ends with a failure status.
-  void run_error(const std::string& msg);
+  // A run-time error (Runtime::report_error, prefixed with the element as
+  // Click names it, "NAME :: CLASS: "): the run goes on and, unless fail is
+  // false, ends with a failure status.
+  void run_error(const std::string& msg, bool fail = true);
   void received(uint64_t n = 1);  // packets entering the graph at a source
   void created(uint64_t n = 1);   // packets made inside the graph (copies)
   PacketBatch* new_batch();

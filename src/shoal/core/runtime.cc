@@ -123,14 +123,17 @@ Accounting Runtime::accounting() const {
   return a;
 }
 
-void Runtime::report_error(const std::string& msg) {
+void Runtime::report_error(const std::string& msg, bool fail) {
   {
     std::lock_guard<std::mutex> g(err_mu_);
     if (std::find(errors_.begin(), errors_.end(), msg) != errors_.end()) return;
-    errors_.push_back(msg);
+    if (fail) errors_.push_back(msg);
   }
-  failed_.store(true, std::memory_order_release);
-  fmt::print(stderr, "shoal: error: {}\n", msg);
+  if (fail) failed_.store(true, std::memory_order_release);
+  if (opt_.click_messages)
+    fmt::print(stderr, "{}\n", msg);
+  else
+    fmt::print(stderr, "shoal: {}: {}\n", fail ? "error" : "warning", msg);
 }
 
 std::vector<std::string> Runtime::errors() const {

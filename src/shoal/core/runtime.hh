@@ -21,6 +21,8 @@ struct RunOptions {
   PoolConfig pool;
   uint32_t batch_capacity = 256;
   bool pin = true;
+  // Run-time errors printed as Click prints them (no "shoal: error: ").
+  bool click_messages = false;
 };
 
 struct Accounting {
@@ -65,7 +67,9 @@ class Runtime {
   // A run-time error (a write that failed, a capture that could not be
   // read): printed once per distinct message, however many workers report
   // it; the run then ends with a failure status.
-  void report_error(const std::string& msg);
+  // fail false: said, but not a failure of the run (a Script giving up on
+  // a loop, as Click reports it without changing the exit status).
+  void report_error(const std::string& msg, bool fail = true);
   std::vector<std::string> errors() const;
   bool failed() const { return failed_.load(std::memory_order_acquire); }
 

@@ -374,7 +374,7 @@ class ScriptBase : public Element {
       // Click's limit: a script that jumps this often without waiting would
       // never give the worker back.
       if (++jumps < kMaxJumps) return pc_ = to, true;
-      run_error(fmt::format("too many jumps ({} without a wait), giving up", kMaxJumps));
+      run_error("too many jumps, giving up", false);  // Click's words; Click's exit status too
       pc_ = prog_.size();
       return false;
     };

@@ -1,0 +1,291 @@
+// `shoal click`: Click's command line, with Click's meaning and output
+// formats, so Click users' scripts and Click's own test runner work
+// unchanged; `shoal` called as `click` or `click-buildtool` (the links in
+// build/click-bin) behaves the same.
+#include <fmt/format.h>
+#include <fnmatch.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+#include "common.hh"
+#include "shoal/core/element.hh"
+#include "shoal/core/version.hh"
+
+namespace shoal::tool {
+
+namespace {
+
+const char* kClickHelp =
+    "'shoal click' runs a Click configuration with Click's command line.\n"
+    "\n"
+    "Usage: shoal click [OPTION]... [ROUTERFILE] [PARAM=VALUE]...\n"
+    "\n"
+    "  -f, --file FILE           read the configuration from FILE ('-': standard input)\n"
+    "  -e, --expression EXPR     use EXPR as the configuration\n"
+    "  -h, --handler ELT.H       print the value of read handler H at exit (ELT: a name,\n"
+    "                            a class, or a pattern with * ? [)\n"
+    "  -x, --exit-handler ELT.H  exit with the value of read handler H\n"
+    "  -o, --output FILE         write the flattened configuration to FILE ('-': stdout)\n"
+    "  -q, --quit                initialize, then quit without running\n"
+    "  -t, --time                print user, system and wall time at exit\n"
+    "  -j, --threads N           worker threads\n"
+    "      --simtime[=T]         accepted; Shoal's timers run in real time\n"
+    "  -w, --no-warnings         accepted\n"
+    "  -v, --version             print the version\n"
+    "      --help                this text\n"
+    "Not supported: -p/--port, -u/--unix-socket (ControlSocket), -R (hot swap).\n";
+
+struct ClickArgs {
+  std::string file, expr, output;
+  bool have_expr = false, quit = false, report_time = false;
+  std::vector<std::string> handlers, defines;
+  std::string exit_handler;
+  int threads = 1;
+};
+
+// Elements `pattern` names, as Click's -h expands it: an element name, else
+// a glob over names, else a class name; false (with a message) for none.
+bool expand_elements(Runtime& rt, const std::string& pattern, const std::string& handler, std::vector<Element*>& out,
+                     bool& several) {
+  Router& r = rt.router(0);
+  several = false;
+  if (Element* e = r.find(pattern)) return out.push_back(e), true;
+  bool glob = pattern.find_first_of("*?[") != std::string::npos;
+  bool any = false;
+  for (size_t i = 0; i < r.size(); ++i) {
+    Element* e = r.element(i);
+    if (glob ? fnmatch(pattern.c_str(), e->name().c_str(), 0) == 0 : e->class_name() == pattern) {
+      any = true;
+      const Handler* h = e->find_handler(handler);
+      if (h && h->read) out.push_back(e);
+    }
+  }
+  if (!any) fmt::print(stderr, "click: {} '{}'\n", glob ? "no element matching" : "no element", pattern);
+  several = true;
+  return any;
+}
+
+// Click's format: the value (with a final newline); with several handlers,
+// each as "NAME:\nVALUE\n\n".
+bool print_handler(Runtime& rt, const std::string& path, bool print_name) {
+  std::string v, err;
+  if (!rt.read_handler(path, v, err)) {
+    fmt::print(stderr, "click: no '{}' handler\n", path);
+    return false;
+  }
+  if (print_name) fmt::print("{}:\n", path);
+  if (!v.empty() && v.back() != '\n') v += '\n';
+  fmt::print("{}{}", v, print_name ? "\n" : "");
+  return true;
+}
+
+bool print_handlers(Runtime& rt, const std::vector<std::string>& handlers) {
+  bool ok = true, names = handlers.size() > 1;
+  for (auto& h : handlers) {
+    size_t dot = h.rfind('.');
+    if (dot == std::string::npos) {
+      ok &= print_handler(rt, h, names);
+      continue;
+    }
+    std::vector<Element*> els;
+    bool several = false;
+    if (!expand_elements(rt, h.substr(0, dot), h.substr(dot + 1), els, several)) {
+      ok = false;
+      continue;
+    }
+    for (Element* e : els) ok &= print_handler(rt, e->name() + h.substr(dot), names || several);
+  }
+  std::fflush(stdout);
+  return ok;
+}
+
+// Click's -o: every element as "NAME :: CLASS(CONFIG);", a blank line, then
+// every connection as "A [P] -> [Q] B;" (ports shown when not 0).
+std::string flat_config(const Program& p) {
+  std::string o;
+  for (auto& e : p.elements)
+    o += e.config.empty() ? fmt::format("{} :: {};\n", e.name, e.info->name)
+                          : fmt::format("{} :: {}({});\n", e.name, e.info->name, e.config);
+  if (!p.conns.empty()) o += "\n";
+  for (auto& c : p.conns)
+    o += fmt::format("{}{} -> {}{};\n", p.elements[size_t(c.from)].name,
+                     c.from_port ? fmt::format(" [{}]", c.from_port) : "",
+                     c.to_port ? fmt::format("[{}] ", c.to_port) : "", p.elements[size_t(c.to)].name);
+  return o;
+}
+
+int parse_click_args(int argc, char** argv, ClickArgs& ca) {
+  auto need = [&](int& i, const std::string& opt, std::string rest, std::string& out) {
+    if (!rest.empty()) return out = rest, true;
+    if (i + 1 >= argc) {
+      fmt::print(stderr, "click: option '{}' requires an argument\n", opt);
+      return false;
+    }
+    out = argv[++i];
+    return true;
+  };
+  bool only_positional = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (!only_positional && a == "--") {
+      only_positional = true;
+      continue;
+    }
+    if (!only_positional && a.size() > 2 && a.rfind("--", 0) == 0) {
+      size_t eq = a.find('=');
+      std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      std::string val = eq == std::string::npos ? "" : a.substr(eq + 1);
+      std::string v;
+      if (name == "help") return fmt::print("{}", kClickHelp), 0;
+      if (name == "version") return fmt::print("click (shoal) {}\n", kVersion), 0;
+      if (name == "file") {
+        if (!need(i, a, val, ca.file)) return 1;
+      } else if (name == "expression") {
+        if (!need(i, a, val, ca.expr)) return 1;
+        ca.have_expr = true;
+      } else if (name == "handler") {
+        if (!need(i, a, val, v)) return 1;
+        ca.handlers.push_back(v);
+      } else if (name == "exit-handler") {
+        if (!need(i, a, val, ca.exit_handler)) return 1;
+      } else if (name == "output") {
+        if (!need(i, a, val, ca.output)) return 1;
+      } else if (name == "threads") {
+        if (!need(i, a, val, v)) return 1;
+        ca.threads = std::max(1, std::atoi(v.c_str()));
+      } else if (name == "quit") {
+        ca.quit = true;
+      } else if (name == "time") {
+        ca.report_time = true;
+      } else if (name == "simtime" || name == "simulation-time" || name == "warnings" || name == "no-warnings") {
+        // accepted (see --help)
+      } else {
+        fmt::print(stderr, "click: option '--{}' is not supported by shoal click (see --help)\n", name);
+        return 1;
+      }
+      continue;
+    }
+    if (!only_positional && a.size() > 1 && a[0] == '-') {
+      for (size_t j = 1; j < a.size(); ++j) {
+        char c = a[j];
+        std::string rest = a.substr(j + 1), v;
+        switch (c) {
+          case 'q': ca.quit = true; continue;
+          case 't': ca.report_time = true; continue;
+          case 'w': continue;
+          case 'v': return fmt::print("click (shoal) {}\n", kVersion), 0;
+          case 'f': if (!need(i, "-f", rest, ca.file)) return 1; break;
+          case 'e':
+            if (!need(i, "-e", rest, ca.expr)) return 1;
+            ca.have_expr = true;
+            break;
+          case 'h':
+            if (!need(i, "-h", rest, v)) return 1;
+            ca.handlers.push_back(v);
+            break;
+          case 'x': if (!need(i, "-x", rest, ca.exit_handler)) return 1; break;
+          case 'o': if (!need(i, "-o", rest, ca.output)) return 1; break;
+          case 'j':
+            if (!need(i, "-j", rest, v)) return 1;
+            ca.threads = std::max(1, std::atoi(v.c_str()));
+            break;
+          default:
+            fmt::print(stderr, "click: option '-{}' is not supported by shoal click (see --help)\n", c);
+            return 1;
+        }
+        break;  // the option took the rest of this word (or the next)
+      }
+      continue;
+    }
+    size_t eq = a.find('=');
+    if (eq != std::string::npos && eq > 0 && a.find('/') > eq) {
+      ca.defines.push_back(a);
+    } else if (ca.file.empty() && !ca.have_expr) {
+      ca.file = a;
+    } else {
+      fmt::print(stderr, "click: too many configuration files ('{}')\n", a);
+      return 1;
+    }
+  }
+  return -1;  // go on
+}
+
+}  // namespace
+
+int cmd_click(int argc, char** argv) {
+  ClickArgs ca;
+  if (int rc = parse_click_args(argc, argv, ca); rc >= 0) return rc;
+  RunArgs ra;
+  ra.quiet = true;
+  ra.click_messages = true;
+  ra.threads = ca.threads;
+  ra.words = ca.defines;
+  ra.init_only = ca.quit;
+  if (ca.have_expr) {
+    ra.text = ca.expr, ra.text_name = "config";
+  } else if (ca.file.empty() || ca.file == "-") {
+    ra.text.assign(std::istreambuf_iterator<char>(std::cin), {});
+    ra.text_name = "<stdin>";
+  } else {
+    ra.file = ca.file;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  rusage r0{};
+  getrusage(RUSAGE_SELF, &r0);
+  ra.at_init = [&](Runtime& rt) {
+    if (ca.output.empty()) return true;
+    std::string err;
+    if (write_file(ca.output, flat_config(rt.program()), err)) return true;
+    fmt::print(stderr, "click: {}\n", err);
+    return false;
+  };
+  ra.at_exit = [&](Runtime& rt) {
+    int rc = 0;
+    if (ca.report_time) {
+      rusage r1{};
+      getrusage(RUSAGE_SELF, &r1);
+      auto tv = [](const timeval& a, const timeval& b) { return double(a.tv_sec - b.tv_sec) + (a.tv_usec - b.tv_usec) / 1e6; };
+      double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      fmt::print("{:.3f}u {:.3f}s {}:{:05.2f}\n", tv(r1.ru_utime, r0.ru_utime), tv(r1.ru_stime, r0.ru_stime),
+                 int(wall / 60), wall - 60 * int(wall / 60));
+    }
+    if (!ca.handlers.empty() && !print_handlers(rt, ca.handlers)) rc = 1;
+    if (!ca.exit_handler.empty()) {
+      std::string v, err;
+      int64_t n = 0;
+      bool b = false;
+      if (!rt.read_handler(ca.exit_handler, v, err)) {
+        fmt::print(stderr, "click: {}\n", err);
+        return 1;
+      }
+      std::string_view t = trim(v);
+      if (parse_int(t, n)) return int(n);
+      if (parse_bool(t, b)) return b ? 0 : 1;
+      fmt::print(stderr, "click: exit handler value should be integer\n");
+      return 1;
+    }
+    return rc;
+  };
+  return cmd_run(ra);
+}
+
+// `click-buildtool provides NAME...`: whether this Click has the features
+// (element classes, and the user-level driver with threads).
+int cmd_click_buildtool(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "provides") {
+    fmt::print(stderr, "click-buildtool: shoal answers only 'provides NAME...'\n");
+    return 1;
+  }
+  static const std::set<std::string> features = {"userlevel", "umultithread", "int64", "ip6", "pcap"};
+  for (int i = 2; i < argc; ++i)
+    if (!features.count(argv[i]) && !Registry::instance().find(argv[i])) return 1;
+  return 0;
+}
+
+}  // namespace shoal::tool
