@@ -121,7 +121,7 @@ std::string flat_config(const Program& p) {
 }
 
 int parse_click_args(int argc, char** argv, ClickArgs& ca) {
-  auto need = [&](int& i, const std::string& opt, std::string rest, std::string& out) {
+  auto need = [&](int& i, const std::string& opt, const std::string& rest, std::string& out) {
     if (!rest.empty()) return out = rest, true;
     if (i + 1 >= argc) {
       fmt::print(stderr, "click: option '{}' requires an argument\n", opt);
@@ -180,7 +180,9 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
           case 't': ca.report_time = true; continue;
           case 'w': continue;
           case 'v': return fmt::print("click (shoal) {}\n", kVersion), 0;
-          case 'f': if (!need(i, "-f", rest, ca.file)) return 1; break;
+          case 'f':
+            if (!need(i, "-f", rest, ca.file)) return 1;
+            break;
           case 'e':
             if (!need(i, "-e", rest, ca.expr)) return 1;
             ca.have_expr = true;
@@ -189,8 +191,12 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
             if (!need(i, "-h", rest, v)) return 1;
             ca.handlers.push_back(v);
             break;
-          case 'x': if (!need(i, "-x", rest, ca.exit_handler)) return 1; break;
-          case 'o': if (!need(i, "-o", rest, ca.output)) return 1; break;
+          case 'x':
+            if (!need(i, "-x", rest, ca.exit_handler)) return 1;
+            break;
+          case 'o':
+            if (!need(i, "-o", rest, ca.output)) return 1;
+            break;
           case 'j':
             if (!need(i, "-j", rest, v)) return 1;
             ca.threads = std::max(1, std::atoi(v.c_str()));
@@ -250,7 +256,9 @@ int cmd_click(int argc, char** argv) {
     if (ca.report_time) {
       rusage r1{};
       getrusage(RUSAGE_SELF, &r1);
-      auto tv = [](const timeval& a, const timeval& b) { return double(a.tv_sec - b.tv_sec) + (a.tv_usec - b.tv_usec) / 1e6; };
+      auto tv = [](const timeval& a, const timeval& b) {
+        return double(a.tv_sec - b.tv_sec) + (a.tv_usec - b.tv_usec) / 1e6;
+      };
       double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       fmt::print("{:.3f}u {:.3f}s {}:{:05.2f}\n", tv(r1.ru_utime, r0.ru_utime), tv(r1.ru_stime, r0.ru_stime),
                  int(wall / 60), wall - 60 * int(wall / 60));

@@ -24,7 +24,7 @@ struct RunArgs {
   std::string device = "auto";
   uint32_t batch = 256, pool = 8192;
   bool quiet = false;
-  bool init_only = false;  // configure and initialize, then exit (Click's -q)
+  bool init_only = false;       // configure and initialize, then exit (Click's -q)
   bool click_messages = false;  // run-time errors as Click prints them
   uint32_t device_delay_us = 0, host_threads = 0;
   double device_faults = 0;
