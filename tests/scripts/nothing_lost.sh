@@ -96,6 +96,12 @@ done
 # --- Hangs: cycles and loops end, with an error ------------------------------
 echo "FromDump($tmp/in.pcap, STOP true) -> a :: Null -> b :: Null -> a;" >"$tmp/cyc.click"
 bad "$SHOAL" check "$tmp/cyc.click"; has "cyc.click:1:"; has "push cycle with no Queue: a -> b -> a"
+# A cycle an element on it can end (the TTL runs out) is a configuration's
+# right, as Click's IP router's ICMPError -> route table cycle is.
+echo "FromDump($tmp/in.pcap, STOP true) -> MarkIPHeader(14) -> a :: DecIPTTL -> b :: Null -> a;" >"$tmp/ttl.click"
+ok "$SHOAL" check "$tmp/ttl.click"
+ok "$SHOAL" run "$tmp/ttl.click" --stats-out "$tmp/s.json"
+check json "$tmp/s.json" "j['drops']['a']['ttl-expired'] == 20000 and j['accounting']['balanced']"
 echo "FromDump($tmp/in.pcap, STOP true) -> a :: Null -> b :: Classifier(12/0800, -) -> a; b[1] -> Discard;" >"$tmp/cyc2.click"
 bad timeout 20 "$SHOAL" run "$tmp/cyc2.click" --stats-out "$tmp/s.json"; has "go round a cycle"
 check json "$tmp/s.json" "sum(d.get('push-loop', 0) for d in j['drops'].values()) == 20000 and j['accounting']['balanced']"

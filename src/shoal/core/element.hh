@@ -45,6 +45,10 @@ struct ElementInfo {
   // The element reads $NAME in its own arguments (Script's variables), so
   // an undefined configuration variable there is not an error.
   bool own_variables = false;
+  // Every packet pushed in leaves on output 0, unchanged in what decides a
+  // path (Null, Counter, Paint...): a push cycle of only such elements can
+  // never end (Router::check_push_cycles).
+  bool forwards_all = false;
   Element* (*make)();
 };
 

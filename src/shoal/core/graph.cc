@@ -212,15 +212,15 @@ bool Router::configure(Diagnostics& diag) {
   return diag.error_count() == before;
 }
 
-// A push cycle that no packet can leave: every element on it has one push
-// output and no way to drop (no drop reason), so each packet that enters
-// goes round forever. Cycles through a Queue (a pull connection) are fine,
-// and so are cycles with an element that can end the loop (an IP router's
-// ICMPError feeding its route lookup; DecIPTTL ends that one); the worker's
-// depth bound catches those at run time if they do loop.
+// A push cycle that no packet can leave: every element on it forwards every
+// packet on its one push output (ElementInfo::forwards_all: Null, Counter,
+// Paint...), so each packet that enters goes round forever. (Drop reasons
+// cannot decide it here: many elements register theirs at initialize.) Cycles through a Queue (a pull connection) are
+// fine, and so are cycles with an element that can end the loop (an IP router's ICMPError feeding its route lookup;
+// DecIPTTL ends that one); the worker's depth bound catches those at run time if they do loop.
 void Router::check_push_cycles(Diagnostics& diag) {
   auto sealed = [](const Element* e) {
-    return e->noutputs() == 1 && e->output(0).e && e->output_proc(0) == Proc::Push && e->drop_reasons().empty();
+    return e->info().forwards_all && e->noutputs() == 1 && e->output(0).e && e->output_proc(0) == Proc::Push;
   };
   std::vector<int> state(elements_.size(), 0);  // 0 new, 1 on the current walk, 2 done
   for (size_t i = 0; i < elements_.size(); ++i) {
@@ -236,7 +236,7 @@ void Router::check_push_cycles(Diagnostics& diag) {
       std::string path;
       for (auto it = at; it != walk.end(); ++it) path += (*it)->name() + " -> ";
       path += e->name();
-      diag.error(e->loc_, fmt::format("push cycle with no Queue: {}; no element on it can drop or divert a packet, so "
+      diag.error(e->loc_, fmt::format("push cycle with no Queue: {}; every element on it forwards every packet, so "
                                       "every packet that enters would go round forever (put a Queue in the cycle)",
                                       path));
     }

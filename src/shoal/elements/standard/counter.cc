@@ -64,6 +64,6 @@ SHOAL_ELEMENT(Counter, .name = "Counter", .ports = "1/1", .processing = "a/a", .
                            {"bit_rate", "r", "bits per second"},
                            {"reset", "w", "zero the counters"},
                            {"reset_counts", "w", "same as reset"}},
-              .example = "src -> c :: Counter -> Discard;  // read c.count");
+              .example = "src -> c :: Counter -> Discard;  // read c.count", .forwards_all = true);
 
 }  // namespace shoal

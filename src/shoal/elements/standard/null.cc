@@ -11,7 +11,7 @@ class Null : public PacketElement<Null> {
 };
 SHOAL_ELEMENT(Null, .name = "Null", .ports = "1/1", .processing = "a/a", .summary = "passes packets unchanged",
               .description = "Does nothing: a placeholder in a chain.", .args = {}, .handlers = {},
-              .example = "src -> Null -> Discard;");
+              .example = "src -> Null -> Discard;", .forwards_all = true);
 
 // ---------------------------------------------------------------- Idle
 class Idle : public Element {

@@ -30,7 +30,8 @@ SHOAL_ELEMENT(Paint, .name = "Paint", .ports = "1/1", .processing = "a/a", .summ
               .description = "Sets each packet's PAINT annotation to COLOR.",
               .args = {{"COLOR", "byte", "the color (0-255), mandatory"},
                        {"ANNO", "annotation", "PAINT (the only one)"}},
-              .handlers = {{"color", "rw", "the color"}}, .example = "src -> Paint(2) -> PaintSwitch -> ...");
+              .handlers = {{"color", "rw", "the color"}}, .example = "src -> Paint(2) -> PaintSwitch -> ...",
+              .forwards_all = true);
 
 // ---------------------------------------------------------------- CheckPaint
 class CheckPaint : public PacketElement<CheckPaint> {

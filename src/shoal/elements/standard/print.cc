@@ -60,6 +60,6 @@ SHOAL_ELEMENT(Print, .name = "Print", .ports = "1/1", .processing = "a/a",
                        {"CONTENTS", "HEX|ASCII|NONE", "how bytes show"},
                        {"PAINT", "boolean", "show the paint annotation"},
                        {"ACTIVE", "boolean", "print when true"}},
-              .handlers = {}, .example = "src -> Print(in, 64) -> Discard;");
+              .handlers = {}, .example = "src -> Print(in, 64) -> Discard;", .forwards_all = true);
 
 }  // namespace shoal

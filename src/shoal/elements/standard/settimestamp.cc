@@ -28,6 +28,6 @@ SHOAL_ELEMENT(SetTimestamp, .name = "SetTimestamp", .ports = "1/1", .processing 
                   "Sets each packet's timestamp to the current wall-clock time, or to TIMESTAMP "
                   "(seconds since the epoch, fractional) when given.",
               .args = {{"TIMESTAMP", "real", "fixed timestamp in seconds"}}, .handlers = {},
-              .example = "InfiniteSource(LIMIT 5) -> SetTimestamp -> ToDump(out.pcap);");
+              .example = "InfiniteSource(LIMIT 5) -> SetTimestamp -> ToDump(out.pcap);", .forwards_all = true);
 
 }  // namespace shoal
