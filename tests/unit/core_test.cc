@@ -124,6 +124,14 @@ TEST(Args, ValueParsers) {
   EXPECT_TRUE(parse_ether("00:1b:21:3a:4c:5d", e));
   EXPECT_EQ(e.b[5], 0x5d);
   EXPECT_FALSE(parse_ether("00:1b:21:3a:4c", e));
+  // Click's forms: one or two digits a group, ':' or '-' (not mixed).
+  EXPECT_TRUE(parse_ether("2:1:1:1:1:a", e));
+  EXPECT_EQ(format_ether(e.b.data()), "02:01:01:01:01:0a");
+  EXPECT_TRUE(parse_ether("00-1B-21-3a-4c-5d", e));
+  EXPECT_EQ(e.b[1], 0x1b);
+  for (const char* bad : {"00:1b:21:3a:4c:5d:6e", "001:1b:21:3a:4c:5d", "00:1b-21:3a:4c:5d", "00::1b:21:3a:4c",
+                          "00:1b:21:3a:4c:", ":00:1b:21:3a:4c", "00:1b:21:3a:4c:5g", ""})
+    EXPECT_FALSE(parse_ether(bad, e)) << bad;
   IPv4Addr a;
   EXPECT_TRUE(parse_ipv4("10.0.0.255", a));
   EXPECT_EQ(a.host(), 0x0a0000ffu);

@@ -268,6 +268,20 @@ TEST(Script, AndDriverManager) {
   ASSERT_TRUE(t->ok) << t->errors;
   EXPECT_EQ(t->h("s.switch"), "1") << "the driver went on before the last packet";
   finish(*t);
+  // Click's print: a word that starts with a letter is a handler to read;
+  // >FILE and >>FILE redirect.
+  std::string pf = tmpdir() + "/print.txt";
+  auto pr =
+      run("FastUDPFlows(LIMIT 7, STOP true) -> c :: Counter -> Discard;\n"
+          "DriverManager(wait_stop, print >" +
+          pf + " c.count, print >>" + pf + " \"n $(c.count)\", stop);");
+  ASSERT_TRUE(pr->ok) << pr->errors;
+  finish(*pr);
+  {
+    std::ifstream f(pf);
+    std::string all((std::istreambuf_iterator<char>(f)), {});
+    EXPECT_EQ(all, "7\nn 7\n");
+  }
   auto bad = run("Script(frobnicate 3);");
   EXPECT_FALSE(bad->ok);
   EXPECT_NE(bad->errors.find("unknown statement 'frobnicate'"), std::string::npos) << bad->errors;

@@ -134,18 +134,33 @@ bool parse_ipv6(std::string_view s, IPv6Addr& out) {
   return true;
 }
 
+// Click's EtherAddressArg: six groups of one or two hex digits, separated
+// by ':' or '-' (the same one throughout): 00:1b:21:0a:0b:0c, 2:1:1:1:1:1.
 bool parse_ether(std::string_view s, EtherAddr& out) {
-  if (s.size() != 17) return false;
-  for (int i = 0; i < 6; ++i) {
-    if (i && s[size_t(i) * 3 - 1] != ':' && s[size_t(i) * 3 - 1] != '-') return false;
-    uint64_t v;
-    std::string_view h = s.substr(size_t(i) * 3, 2);
-    if (!std::isxdigit(static_cast<unsigned char>(h[0])) || !std::isxdigit(static_cast<unsigned char>(h[1])))
-      return false;
-    auto r = std::from_chars(h.data(), h.data() + 2, v, 16);
-    if (r.ec != std::errc()) return false;
-    out.b[size_t(i)] = uint8_t(v);
+  uint8_t data[6] = {};
+  int d = 0, p = 0;
+  char sep = 0;
+  for (char c : s) {
+    int digit;
+    if (c >= '0' && c <= '9')
+      digit = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      digit = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      digit = c - 'A' + 10;
+    else {
+      if (!sep && (c == '-' || c == ':')) sep = c;
+      if (c != sep || p == 0 || d >= 5) return false;
+      p = 0;
+      ++d;
+      continue;
+    }
+    if (p == 2) return false;
+    data[d] = uint8_t((p ? data[d] << 4 : 0) + digit);
+    ++p;
   }
+  if (p == 0 || d != 5) return false;
+  for (int i = 0; i < 6; ++i) out.b[size_t(i)] = data[i];
   return true;
 }
 

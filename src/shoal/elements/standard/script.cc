@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -209,10 +211,36 @@ class ScriptBase : public Element {
       auto w = words(s.rest);
       if (!w.empty()) vars_[w[0]] = unquote(expand(join(w, 1)));
     } else if (s.op == "print" || s.op == "printn") {
+      // Click's print: [>FILE | >>FILE] TEXT. TEXT that starts with a
+      // letter, '@' or '_' names a read handler, whose value is printed;
+      // otherwise TEXT is printed, expanded and unquoted.
+      std::string text(trim(s.rest)), file;
+      bool append = false;
+      if (!text.empty() && text[0] == '>') {
+        append = text.size() > 1 && text[1] == '>';
+        text = std::string(trim(std::string_view(text).substr(append ? 2 : 1)));
+        size_t sp = text.find_first_of(" \t");
+        file = text.substr(0, sp);
+        text = sp == std::string::npos ? "" : std::string(trim(std::string_view(text).substr(sp)));
+      }
       std::string line;
-      for (auto& w : words(expand(s.rest))) line += (line.empty() ? "" : " ") + unquote(w);
-      std::fputs((line + (s.op == "print" ? "\n" : "")).c_str(), stdout);
-      std::fflush(stdout);
+      unsigned char c0 = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
+      if (std::isalpha(c0) || c0 == '@' || c0 == '_') {
+        auto w = words(expand(text));
+        line = w.empty() ? "" : read(w[0]);
+      } else {
+        for (auto& w : words(expand(text))) line += (line.empty() ? "" : " ") + unquote(w);
+      }
+      if (s.op == "print" && (line.empty() || line.back() != '\n')) line += '\n';
+      if (file.empty() || file == "-") {
+        std::fputs(line.c_str(), stdout);
+        std::fflush(stdout);
+      } else if (FILE* f = std::fopen(file.c_str(), append ? "ab" : "wb")) {
+        bool ok = std::fputs(line.c_str(), f) >= 0;
+        if (std::fclose(f) != 0 || !ok) run_error(fmt::format("print >{}: {}", file, std::strerror(errno)));
+      } else {
+        run_error(fmt::format("print >{}: {}", file, std::strerror(errno)));
+      }
     } else if (s.op == "read") {
       std::string h = trim(expand(s.rest)).data();
       std::string v = read(h);
