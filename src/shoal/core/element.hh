@@ -74,7 +74,7 @@ struct Registrar {
   explicit Registrar(const ElementInfo* i) { Registry::instance().add(i); }
 };
 
-enum class Agg : uint8_t { Sum, First, Max };
+enum class Agg : uint8_t { Sum, First, Max, Concat };  // Concat: every worker's text, in worker order
 
 struct Handler {
   std::string name;

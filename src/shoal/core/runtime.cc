@@ -180,6 +180,11 @@ bool Runtime::read_handler(const std::string& path, std::string& out, std::strin
     out = h0->read();
     return true;
   }
+  if (h0->agg == Agg::Concat) {
+    out.clear();
+    for (auto& r : routers_) out += r->find(ename)->find_handler(hname)->read();
+    return true;
+  }
   double acc = 0;
   bool integral = true;
   for (auto& r : routers_) {

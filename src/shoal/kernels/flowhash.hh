@@ -77,9 +77,28 @@ SHOAL_HD bool extract_flow_key(const uint8_t* f, uint32_t len, FlowKey& key) {
   return false;
 }
 
+// Symmetric: both directions of a connection hash alike (the endpoints are
+// put in order first), so a connection's packets stay on one worker and the
+// flow layer sees both directions there (the kernel's PACKET_FANOUT_HASH is
+// symmetric too).
 SHOAL_HD uint32_t flow_hash(const uint8_t* frame, uint32_t len) {
   FlowKey k;
   extract_flow_key(frame, len, k);
+  bool swap = false;
+  for (int i = 0; i < 4; ++i)
+    if (k.words[i] != k.words[4 + i]) {
+      swap = k.words[4 + i] < k.words[i];
+      break;
+    }
+  if (swap || (k.words[0] == k.words[4] && k.words[1] == k.words[5] && k.words[2] == k.words[6] &&
+               k.words[3] == k.words[7] && (k.words[8] & 0xffff) < (k.words[8] >> 16))) {
+    for (int i = 0; i < 4; ++i) {
+      uint32_t t = k.words[i];
+      k.words[i] = k.words[4 + i];
+      k.words[4 + i] = t;
+    }
+    k.words[8] = (k.words[8] << 16) | (k.words[8] >> 16);
+  }
   return hash_words(k.words, 10);
 }
 

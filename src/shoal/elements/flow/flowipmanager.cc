@@ -1,0 +1,259 @@
+// FlowIPManager: one flow-table lookup per packet for every stateful element
+// downstream (FastClick's FlowIPManager, with conntrack's TCP states and
+// timeouts).
+#include "shoal/elements/flow/flowipmanager.hh"
+
+#include <fmt/format.h>
+
+#include <deque>
+#include <set>
+
+#include "shoal/core/runtime.hh"
+#include "shoal/elements/common.hh"
+#include "shoal/kernels/flowhash.hh"
+
+namespace shoal {
+
+const uint8_t* flow_ip_header(Packet* p, uint32_t& len) {
+  if (p->has_network_header()) {
+    int64_t off = p->network_header_offset();
+    if (off < 0 || off >= int64_t(p->length())) return nullptr;
+    len = p->length() - uint32_t(off);
+    return p->data() + off;
+  }
+  const uint8_t* d = p->data();
+  uint32_t n = p->length();
+  if (n >= 14) {
+    uint32_t off = 12;
+    uint16_t type = k::load_be16(d + off);
+    while ((type == k::kEthVLAN || type == k::kEthQinQ) && off + 6 <= n) {
+      off += 4;
+      type = k::load_be16(d + off);
+    }
+    if (type == k::kEthIPv4 || type == k::kEthIPv6) {
+      len = n - off - 2;
+      return d + off + 2;
+    }
+  }
+  if (n >= 20 && ((d[0] >> 4) == 4 || (d[0] >> 4) == 6)) {
+    len = n;
+    return d;
+  }
+  return nullptr;
+}
+
+namespace {
+
+constexpr uint64_t kSec = 1'000'000'000ull;
+
+}  // namespace
+
+void FlowIPManager::configure(Args& a) {
+  uint64_t capacity = cfg_.capacity, memory = 0;
+  a.read_p("CAPACITY", capacity).read("MEMORY", memory).read("MIDSTREAM", cfg_.midstream);
+  for (int c = 0; c < k::kFlowClasses; ++c) {
+    Duration d{cfg_.timeouts.ns[c]};
+    a.read(flow::Timeouts::kArgNames[c], d);
+    if (d.ns == 0) a.fail(fmt::format("{} must be positive", flow::Timeouts::kArgNames[c]));
+    cfg_.timeouts.ns[c] = d.ns;
+  }
+  a.complete();
+  if (capacity == 0 || capacity > (1u << 30)) a.fail("CAPACITY must be between 1 and 2^30 flows");
+  cfg_.capacity = uint32_t(capacity);
+  cfg_.memory = memory;
+}
+
+void FlowIPManager::initialize() {
+  // Stateful elements downstream reserved their state in their configure().
+  table_.init(cfg_);
+  timer_.owner = this;
+}
+
+FlowIPManager* FlowIPManager::upstream(Element* e, int port) {
+  std::set<Element*> seen;
+  std::deque<Element::PortRef> todo;
+  todo.push_back(e->input(port));
+  while (!todo.empty()) {
+    Element* u = todo.front().e;
+    todo.pop_front();
+    if (!u || !seen.insert(u).second) continue;
+    if (auto* m = dynamic_cast<FlowIPManager*>(u)) return m;
+    for (int i = 0; i < u->ninputs(); ++i) todo.push_back(u->input(i));
+  }
+  return nullptr;
+}
+
+FlowIPManager& FlowIPManager::require(Element* e, Args& a) {
+  FlowIPManager* m = e->ninputs() ? upstream(e, 0) : nullptr;
+  if (!m)
+    a.fail(fmt::format("{} needs a FlowIPManager upstream (the flow layer it keeps its state in)", e->class_name()));
+  return *m;
+}
+
+void FlowIPManager::tick(uint64_t now) {
+  if (now > clock_) clock_ = now;
+  table_.expire(clock_);
+}
+
+void FlowIPManager::track(PacketBatch* b) {
+  uint64_t wall = 0;
+  bool first = true;
+  b->for_each([&](uint32_t i, Packet* p) {
+    uint64_t ts = p->timestamp_ns();
+    if (!ts) ts = wall ? wall : (wall = realtime_ns());
+    if (first) {
+      // expiry runs once a batch, at its first packet's time
+      first = false;
+      if (clock_ == 0) {
+        uint64_t rt = realtime_ns();
+        live_clock_ = ts + 60 * kSec > rt && ts < rt + 60 * kSec;
+      }
+      tick(ts);
+    } else if (ts > clock_) {
+      clock_ = ts;
+    }
+    uint32_t len = 0;
+    const uint8_t* ip = flow_ip_header(p, len);
+    k::ParsedKey pk;  // not IP: kind NotIP, counted as no flow
+    if (ip) k::parse_conn_key(ip, len, pk);
+    uint8_t dir = 0;
+    uint32_t id = table_.track(pk, len, clock_, dir);
+    p->anno().flow = id;
+    p->anno().flow_dir = dir;
+    b->result(i) = int16_t(id || noutputs() == 1 ? 0 : 1);
+  });
+  last_mono_ = worker().now_ns();
+  if (live_clock_ && !timer_.scheduled) worker().schedule(timer_, last_mono_ + kSec);
+}
+
+void FlowIPManager::push(int, PacketBatch* b) {
+  track(b);
+  if (noutputs() == 1) return output_push(0, b);
+  dispatch(b);
+}
+
+PacketBatch* FlowIPManager::pull(int, uint32_t max) {
+  PacketBatch* b = input_pull(0, max);
+  if (!b) return nullptr;
+  track(b);
+  if (noutputs() == 1) return b;
+  b = dispatch(b, 0);
+  if (b->empty()) {
+    recycle(b);
+    return nullptr;
+  }
+  return b;
+}
+
+// Live traffic only: while no packet comes, flow time follows the wall
+// clock, so idle flows still expire. (Reading a trace, flow time is the
+// trace's and stands still between packets, as in Zeek.)
+void FlowIPManager::run_timer(Timer&) {
+  uint64_t now = worker().now_ns();
+  if (now >= last_mono_ + kSec) {
+    tick(clock_ + (now - last_mono_));
+    last_mono_ = now;
+  }
+  if (table_.size()) worker().schedule(timer_, now + kSec);
+}
+
+// At a stop, before the elements downstream close their files: every flow
+// still open ends (reason 'end'), so stateful elements see each one go.
+bool FlowIPManager::drain() {
+  if (!flushed_) {
+    flushed_ = true;
+    table_.flush();
+  }
+  return false;
+}
+
+void FlowIPManager::add_handlers() {
+  auto num = [this](const char* name, auto get) {
+    add_read_handler(
+        name, [this, get] { return std::to_string(get(table_)); }, Agg::Sum, true);
+  };
+  num("count", [](const flow::FlowTable& t) { return uint64_t(t.size()); });
+  num("capacity", [](const flow::FlowTable& t) { return uint64_t(t.capacity()); });
+  num("memory", [](const flow::FlowTable& t) { return uint64_t(t.memory_bytes()); });
+  num("lookups", [](const flow::FlowTable& t) { return t.counters().lookups; });
+  num("inserts", [](const flow::FlowTable& t) { return t.counters().inserts; });
+  num("expired", [](const flow::FlowTable& t) { return t.counters().expired; });
+  num("evicted", [](const flow::FlowTable& t) { return t.counters().evicted; });
+  num("reopened", [](const flow::FlowTable& t) { return t.counters().reopened; });
+  num("no_flow", [](const flow::FlowTable& t) { return t.counters().no_flow; });
+  num("fragment_orphans", [](const flow::FlowTable& t) { return t.counters().frag_orphans; });
+  num("icmp_errors", [](const flow::FlowTable& t) { return t.counters().icmp_errors; });
+  add_read_handler(
+      "flows",
+      [this] {
+        std::string out;
+        table_.for_each([&](uint32_t, const flow::Flow& f) {
+          std::string state =
+              f.key.proto == 6 ? flow::tcp_state_name(f.tcp.state) : (f.pkts[1] ? "REPLIED" : "UNREPLIED");
+          uint64_t expires = f.last_ns + table_.timeout_ns(f);
+          out += fmt::format("{} {} packets {}/{} bytes {}/{} age {:.3f} idle {:.3f} expires {:.3f}\n",
+                             flow::flow_tuple(f), state, f.pkts[0], f.pkts[1], f.bytes[0], f.bytes[1],
+                             double(clock_ - f.first_ns) / 1e9, double(clock_ - f.last_ns) / 1e9,
+                             double(expires > clock_ ? expires - clock_ : 0) / 1e9);
+        });
+        return out;
+      },
+      Agg::Concat);
+}
+
+SHOAL_ELEMENT(
+    FlowIPManager, .name = "FlowIPManager", .ports = "1/1-2", .processing = "a/a",
+    .summary = "the flow layer: one flow lookup per packet for the stateful elements downstream",
+    .description =
+        "Finds each IPv4/IPv6 packet's connection in a bounded flow table and sets the packet's flow annotations (its "
+        "flow, and its direction: from the originator or the responder). Both directions of a connection share one "
+        "flow; ICMP errors belong to the connection they quote; a later IP fragment belongs to the flow its first "
+        "fragment opened (seen within 30 s); ICMP queries are keyed by their identifier.\n\n"
+        "The IP header is the network header annotation (after CheckIPHeader), else an Ethernet frame's (VLAN tags "
+        "skipped), else the packet's start. Packets that get no flow (not IP, cut short, a fragment whose first "
+        "fragment was not seen, an ICMP error about an untracked connection) leave on output 1 if there is one, else "
+        "on output 0 with no flow.\n\n"
+        "TCP connections follow conntrack's states (SYN_SENT, SYN_RECV, ESTABLISHED, FIN_WAIT, CLOSE_WAIT, LAST_ACK, "
+        "TIME_WAIT, CLOSE); a SYN on a connection in TIME_WAIT or CLOSE starts a new flow ('reopened'). Each state, "
+        "UDP "
+        "(unreplied, replied), ICMP and other protocols have an idle timeout (conntrack's defaults). Expiry is exact "
+        "and costs O(1) per packet (one list per timeout, in last-seen order); flow time is the packets' timestamps "
+        "(a trace's own time; live, the wall clock also moves it while no packet comes). A full table evicts the flow "
+        "nearest its expiry, so a flood of half-open connections evicts its own before an established one.\n\n"
+        "Each worker has its own table of CAPACITY flows (FromDump and FromDevice keep a connection on one worker). "
+        "Stateful elements downstream (FlowLog...) find the nearest FlowIPManager upstream and reserve per-flow state "
+        "in it; at a stop every open flow ends, so they see each one go.",
+    .args = {{"CAPACITY", "integer", "flows per worker (default 65536)"},
+             {"MEMORY", "bytes", "cap on the table's memory per worker; lowers CAPACITY to fit (default: no cap)"},
+             {"MIDSTREAM", "boolean",
+              "pick up TCP connections whose handshake was not seen, as ESTABLISHED (default true, as conntrack's "
+              "tcp_loose)"},
+             {"TCP_SYN_SENT_TIMEOUT", "duration", "default 120 s"},
+             {"TCP_SYN_RECV_TIMEOUT", "duration", "default 60 s"},
+             {"TCP_ESTABLISHED_TIMEOUT", "duration", "default 432000 s (5 days)"},
+             {"TCP_FIN_WAIT_TIMEOUT", "duration", "default 120 s"},
+             {"TCP_CLOSE_WAIT_TIMEOUT", "duration", "default 60 s"},
+             {"TCP_LAST_ACK_TIMEOUT", "duration", "default 30 s"},
+             {"TCP_TIME_WAIT_TIMEOUT", "duration", "default 120 s"},
+             {"TCP_CLOSE_TIMEOUT", "duration", "default 10 s"},
+             {"UDP_TIMEOUT", "duration", "UDP flow with no reply (default 30 s)"},
+             {"UDP_STREAM_TIMEOUT", "duration", "UDP flow with replies (default 120 s)"},
+             {"ICMP_TIMEOUT", "duration", "default 30 s"},
+             {"GENERIC_TIMEOUT", "duration", "other protocols, and TCP without state (default 600 s)"}},
+    .handlers = {{"count", "r", "flows in the table"},
+                 {"capacity", "r", "flows the table holds"},
+                 {"memory", "r", "bytes the table took"},
+                 {"lookups", "r", "packets looked up"},
+                 {"inserts", "r", "flows started"},
+                 {"expired", "r", "flows that timed out"},
+                 {"evicted", "r", "flows evicted from a full table"},
+                 {"reopened", "r", "TCP connections ended by a new SYN on their tuple"},
+                 {"no_flow", "r", "packets that got no flow"},
+                 {"fragment_orphans", "r", "later fragments whose first fragment was not seen"},
+                 {"icmp_errors", "r", "ICMP errors looked up by the connection they quote"},
+                 {"flows", "r",
+                  "one line per flow: tuple as the originator sent it, state, packets and bytes per direction, age, "
+                  "idle and time left, in seconds"}},
+    .example = "FromDump(in.pcap, STOP true) -> FlowIPManager(CAPACITY 1000000) -> FlowLog(conn.log) -> Discard;");
+
+}  // namespace shoal

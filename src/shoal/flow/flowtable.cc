@@ -1,0 +1,358 @@
+#include "shoal/flow/flowtable.hh"
+
+#include <fmt/format.h>
+
+#include <arpa/inet.h>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace shoal::flow {
+
+namespace {
+constexpr uint64_t kSec = 1'000'000'000ull;
+
+template <class T>
+T* zeroed(size_t n) {
+  // calloc: large blocks come from mmap as zero pages, touched only when used
+  void* p = std::calloc(n ? n : 1, sizeof(T));
+  if (!p) throw std::invalid_argument(fmt::format("cannot allocate {} bytes for the flow table", n * sizeof(T)));
+  return static_cast<T*>(p);
+}
+}  // namespace
+
+const char* release_name(Release r) {
+  switch (r) {
+    case Release::Expired: return "expired";
+    case Release::Evicted: return "evicted";
+    case Release::Reopened: return "reopened";
+    case Release::End: return "end";
+  }
+  return "?";
+}
+
+const char* const Timeouts::kArgNames[k::kFlowClasses] = {
+    "TCP_SYN_SENT_TIMEOUT",  "TCP_SYN_RECV_TIMEOUT",   "TCP_ESTABLISHED_TIMEOUT",
+    "TCP_FIN_WAIT_TIMEOUT",  "TCP_CLOSE_WAIT_TIMEOUT", "TCP_LAST_ACK_TIMEOUT",
+    "TCP_TIME_WAIT_TIMEOUT", "TCP_CLOSE_TIMEOUT",      "UDP_TIMEOUT",
+    "UDP_STREAM_TIMEOUT",    "ICMP_TIMEOUT",           "GENERIC_TIMEOUT"};
+
+// nf_conntrack's defaults (Documentation/networking/nf_conntrack-sysctl.rst)
+Timeouts::Timeouts() {
+  const uint64_t s[k::kFlowClasses] = {120, 60, 432000, 120, 60, 30, 120, 10, 30, 120, 30, 600};
+  for (int i = 0; i < k::kFlowClasses; ++i) ns[i] = s[i] * kSec;
+}
+
+uint32_t FlowTable::reserve(uint32_t bytes, uint32_t align) {
+  if (initialized()) throw std::logic_error("flow state reserved after the flow table was built");
+  if (align == 0 || (align & (align - 1))) align = 8;
+  uint32_t off = (state_bytes_ + align - 1) & ~(align - 1);
+  state_bytes_ = off + bytes;
+  return off;
+}
+
+size_t FlowTable::bytes_per_flow(uint32_t state_bytes) {
+  // the entry, its state, and two index slots (the index is at most half full)
+  return sizeof(Flow) + state_bytes + 2 * sizeof(uint64_t);
+}
+
+size_t FlowTable::memory_bytes() const {
+  return size_t(cap_) * (sizeof(Flow) + state_bytes_) + slots_.size() * sizeof(uint64_t) +
+         frags_.size() * sizeof(FragSlot);
+}
+
+void FlowTable::init(const Config& c) {
+  cfg_ = c;
+  state_bytes_ = (state_bytes_ + 7) & ~7u;
+  uint64_t cap = c.capacity;
+  if (c.memory) {
+    uint64_t fit = c.memory / bytes_per_flow(state_bytes_);
+    if (fit == 0)
+      throw std::invalid_argument(
+          fmt::format("MEMORY {} bytes holds no flow (each takes {} bytes)", c.memory, bytes_per_flow(state_bytes_)));
+    if (fit < cap) cap = fit;
+  }
+  if (cap == 0) throw std::invalid_argument("CAPACITY must be at least 1");
+  if (cap > (1u << 30)) throw std::invalid_argument("CAPACITY is at most 2^30 flows");
+  cap_ = uint32_t(cap);
+  flows_ = {zeroed<Flow>(cap_), [](Flow* p) { std::free(p); }};
+  state_ = {zeroed<uint8_t>(size_t(cap_) * state_bytes_), [](uint8_t* p) { std::free(p); }};
+  size_t n = 16;
+  while (n < size_t(cap_) * 2) n <<= 1;
+  slots_.assign(n, 0);
+  mask_ = n - 1;
+  uint32_t fs = 1;
+  while (fs < c.frag_slots) fs <<= 1;
+  frags_.assign(fs, FragSlot{});
+  free_ = 0;
+  fresh_ = 0;
+  live_ = 0;
+}
+
+uint32_t FlowTable::lookup(const k::ConnKey& key, uint32_t hash, size_t& slot) const {
+  size_t i = hash & mask_;
+  for (;;) {
+    uint64_t s = slots_[i];
+    if (s == 0) {
+      slot = i;
+      return 0;
+    }
+    if (uint32_t(s >> 32) == hash) {
+      uint32_t id = uint32_t(s);
+      if (flows_[id - 1].key == key) {
+        slot = i;
+        return id;
+      }
+    }
+    i = (i + 1) & mask_;
+  }
+}
+
+uint32_t FlowTable::find(const k::ConnKey& key) const {
+  if (!cap_) return 0;
+  size_t slot;
+  return lookup(key, k::conn_hash(key), slot);
+}
+
+void FlowTable::unlink(uint32_t id) {
+  Flow& f = flows_[id - 1];
+  if (f.prev)
+    flows_[f.prev - 1].next = f.next;
+  else
+    head_[f.cls] = f.next;
+  if (f.next)
+    flows_[f.next - 1].prev = f.prev;
+  else
+    tail_[f.cls] = f.prev;
+  f.prev = f.next = 0;
+}
+
+void FlowTable::link_tail(uint32_t id, uint8_t cls) {
+  Flow& f = flows_[id - 1];
+  f.cls = cls;
+  f.next = 0;
+  f.prev = tail_[cls];
+  if (tail_[cls])
+    flows_[tail_[cls] - 1].next = id;
+  else
+    head_[cls] = id;
+  tail_[cls] = id;
+}
+
+// Linear probing's deletion without tombstones: later entries of the same
+// probe run move back into the hole.
+void FlowTable::erase_slot(size_t hole) {
+  size_t i = hole;
+  for (;;) {
+    i = (i + 1) & mask_;
+    uint64_t s = slots_[i];
+    if (s == 0) break;
+    size_t home = uint32_t(s >> 32) & mask_;
+    // s may move to the hole when its home is not in (hole, i]
+    bool stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+    if (!stays) {
+      slots_[hole] = s;
+      hole = i;
+    }
+  }
+  slots_[hole] = 0;
+}
+
+void FlowTable::release(uint32_t id, Release why) {
+  Flow& f = flows_[id - 1];
+  for (auto& fn : release_) fn(id, f, why);
+  size_t slot;
+  if (lookup(f.key, f.hash, slot) == id) erase_slot(slot);
+  unlink(id);
+  f.flags = 0;
+  ++f.gen;
+  f.next = free_;
+  free_ = id;
+  --live_;
+  switch (why) {
+    case Release::Expired: ++c_.expired; break;
+    case Release::Evicted: ++c_.evicted; break;
+    case Release::Reopened: ++c_.reopened; break;
+    case Release::End: break;
+  }
+}
+
+// The flow nearest its expiry: among list heads (each list's oldest), the
+// smallest last-seen time plus the list's timeout.
+uint32_t FlowTable::victim() const {
+  uint32_t best = 0;
+  uint64_t when = UINT64_MAX;
+  for (int c = 0; c < k::kFlowClasses; ++c) {
+    uint32_t id = head_[c];
+    if (!id) continue;
+    uint64_t d = flows_[id - 1].last_ns + cfg_.timeouts.ns[c];
+    if (d < when) when = d, best = id;
+  }
+  return best;
+}
+
+uint32_t FlowTable::insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now) {
+  if (live_ == cap_) release(victim(), Release::Evicted);
+  uint32_t id;
+  if (free_) {
+    id = free_;
+    free_ = flows_[id - 1].next;
+  } else {
+    id = ++fresh_;
+  }
+  Flow& f = flows_[id - 1];
+  uint32_t gen = f.gen;
+  f = Flow{};
+  f.gen = gen;
+  f.key = pk.key;
+  f.hash = hash;
+  f.first_ns = f.last_ns = now;
+  f.orig_dir = pk.dir;
+  f.flags = Flow::kLive;
+  link_tail(id, k::kClsGeneric);  // track() moves it to its class
+  if (state_bytes_) std::memset(state(id), 0, state_bytes_);
+  size_t slot;
+  lookup(pk.key, hash, slot);  // the empty slot that ends the key's probe run
+  slots_[slot] = (uint64_t(hash) << 32) | id;
+  ++live_;
+  ++c_.inserts;
+  return id;
+}
+
+FlowTable::FragSlot& FlowTable::frag_slot(const k::ConnKey& key, uint32_t frag_id) {
+  k::ConnKey fk{};
+  for (int i = 0; i < 4; ++i) fk.a[i] = key.a[i], fk.b[i] = key.b[i];
+  fk.proto = key.proto;
+  fk.family = key.family;
+  return frags_[k::conn_hash(fk, frag_id) & (frags_.size() - 1)];
+}
+
+// A later fragment: the flow its first fragment opened, when that was seen.
+uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
+  FragSlot& s = frag_slot(pk.key, pk.frag_id);
+  bool same = s.flow && s.frag_id == pk.frag_id && s.proto == pk.key.proto && s.family == pk.key.family &&
+              now <= s.until_ns && std::memcmp(s.a, pk.key.a, 16) == 0 && std::memcmp(s.b, pk.key.b, 16) == 0;
+  if (!same || flows_[s.flow - 1].gen != s.gen || !(flows_[s.flow - 1].flags & Flow::kLive)) return 0;
+  return s.flow;
+}
+
+uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir) {
+  ++c_.lookups;
+  uint32_t id;
+  if (pk.kind == k::KeyKind::Frag) {
+    id = frag_lookup(pk, now);
+    if (!id) {
+      ++c_.frag_orphans;
+      ++c_.no_flow;
+      return 0;
+    }
+    Flow& f = flows_[id - 1];
+    dir = pk.dir == f.orig_dir ? 0 : 1;  // both endpoints' order is the flow's (ports are not compared)
+  } else if (pk.kind == k::KeyKind::Conn || pk.kind == k::KeyKind::FirstFrag) {
+    uint32_t hash = k::conn_hash(pk.key);
+    size_t slot;
+    id = lookup(pk.key, hash, slot);
+    if (pk.icmp_error) {
+      ++c_.icmp_errors;
+      if (!id) {  // an error about a connection not tracked: no flow of its own
+        ++c_.no_flow;
+        return 0;
+      }
+    }
+    if (!id) id = insert(pk, hash, now);
+    Flow& f = flows_[id - 1];
+    dir = pk.dir == f.orig_dir ? 0 : 1;
+    if (f.key.proto == 6 && !pk.icmp_error && pk.l4_off) {
+      bool fresh_flow = f.pkts[0] + f.pkts[1] == 0;
+      if (k::tcp_track(f.tcp, pk.tcp_flags, dir, cfg_.midstream)) {
+        // a SYN on an ended connection's tuple opens a new one: the old flow goes first
+        release(id, Release::Reopened);
+        id = insert(pk, hash, now);
+        dir = 0;
+        k::tcp_track(flows_[id - 1].tcp, pk.tcp_flags, 0, cfg_.midstream);
+        fresh_flow = true;
+      }
+      Flow& g = flows_[id - 1];
+      if (fresh_flow && !(pk.tcp_flags & k::kTcpSyn)) g.flags |= Flow::kMidstream;
+      g.tcp_flags[dir] |= pk.tcp_flags;
+    }
+    if (pk.kind == k::KeyKind::FirstFrag) {
+      FragSlot& s = frag_slot(pk.key, pk.frag_id);
+      std::memcpy(s.a, pk.key.a, 16);
+      std::memcpy(s.b, pk.key.b, 16);
+      s.frag_id = pk.frag_id;
+      s.proto = pk.key.proto;
+      s.family = pk.key.family;
+      s.flow = id;
+      s.gen = flows_[id - 1].gen;
+      s.until_ns = now + 30 * kSec;  // the IP reassembly timeout
+    }
+  } else {
+    ++c_.no_flow;
+    return 0;
+  }
+  Flow& f = flows_[id - 1];
+  if (now > f.last_ns) f.last_ns = now;
+  ++f.pkts[dir];
+  f.bytes[dir] += ip_len;
+  uint8_t cls = k::flow_class(f.key.proto, f.tcp, f.pkts[1] != 0);
+  unlink(id);
+  link_tail(id, cls);
+  return id;
+}
+
+void FlowTable::expire(uint64_t now) {
+  for (int c = 0; c < k::kFlowClasses; ++c) {
+    uint64_t t = cfg_.timeouts.ns[c];
+    while (head_[c]) {
+      uint32_t id = head_[c];
+      if (flows_[id - 1].last_ns + t > now) break;
+      release(id, Release::Expired);
+    }
+  }
+}
+
+void FlowTable::flush() {
+  for (int c = 0; c < k::kFlowClasses; ++c)
+    while (head_[c]) release(head_[c], Release::End);
+}
+
+const char* tcp_state_name(uint8_t s) {
+  static const char* const n[] = {"NONE",       "SYN_SENT", "SYN_RECV",  "ESTABLISHED", "FIN_WAIT",
+                                  "CLOSE_WAIT", "LAST_ACK", "TIME_WAIT", "CLOSE"};
+  return s < 9 ? n[s] : "?";
+}
+
+namespace {
+std::string endpoint(const uint32_t* a, uint8_t family) {
+  char buf[INET6_ADDRSTRLEN];
+  if (family == 4) {
+    uint32_t be = htonl(a[0]);
+    inet_ntop(AF_INET, &be, buf, sizeof buf);
+  } else {
+    uint32_t be[4];
+    for (int i = 0; i < 4; ++i) be[i] = htonl(a[i]);
+    inet_ntop(AF_INET6, be, buf, sizeof buf);
+  }
+  return buf;
+}
+}  // namespace
+
+std::string flow_tuple(const Flow& f) {
+  const k::ConnKey& k = f.key;
+  bool ab = f.orig_dir == 0;
+  const uint32_t* src = ab ? k.a : k.b;
+  const uint32_t* dst = ab ? k.b : k.a;
+  uint16_t sp = ab ? k.pa : k.pb, dp = ab ? k.pb : k.pa;
+  const char* proto = k.proto == 6    ? "tcp"
+                      : k.proto == 17 ? "udp"
+                      : k.proto == 1  ? "icmp"
+                      : k.proto == 58 ? "icmp6"
+                                      : nullptr;
+  std::string p = proto ? proto : fmt::format("proto{}", k.proto);
+  std::string s = endpoint(src, k.family), d = endpoint(dst, k.family);
+  if (k.family == 6) s = "[" + s + "]", d = "[" + d + "]";
+  return fmt::format("{} {}:{} > {}:{}", p, s, sp, d, dp);
+}
+
+}  // namespace shoal::flow

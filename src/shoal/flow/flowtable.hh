@@ -1,0 +1,156 @@
+// FlowTable: the flow layer's connection table, one per worker (flows stay on
+// one worker: FromDump and FromDevice spread them with a symmetric hash).
+//
+// One lookup per packet gives a flow handle. Both directions of a connection
+// share the flow and the packet's direction is known (0: the originator's,
+// the first packet's). Every stateful element on the path reserves bytes of
+// per-flow state before the table is built and reads them by handle.
+//
+// Bounded: CAPACITY flows, allocated once; nothing grows with traffic.
+// Expiry is exact and costs O(1) per packet: flows sit on one list per timeout
+// class (a TCP state, UDP, ICMP, other), in the order they were last seen, so
+// the head of each list is the next to expire there; expire(now) looks only
+// at list heads. A full table evicts the flow nearest its expiry (among flows
+// with the same timeout, the oldest idle), so a flood of half-open
+// connections (SYN_SENT, two minutes) evicts itself before an established
+// connection (five days) goes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shoal/kernels/flowkey.hh"
+#include "shoal/kernels/flowstate.hh"
+
+namespace shoal::flow {
+
+// Why a flow left the table.
+enum class Release : uint8_t { Expired, Evicted, Reopened, End };
+const char* release_name(Release r);
+
+// One entry: 120 bytes, plain data (the table is zero-filled memory).
+struct Flow {
+  k::ConnKey key;  // canonical
+  uint64_t first_ns, last_ns;
+  uint64_t pkts[2], bytes[2];  // per direction: 0 originator, 1 responder (IP bytes)
+  uint32_t hash;
+  uint32_t prev, next;  // the class list (0: none; ids are 1-based)
+  uint32_t gen;         // bumps each time the entry is reused
+  k::TcpTrack tcp;
+  uint8_t orig_dir;      // canonical direction of the originator
+  uint8_t cls;           // timeout class (k::FlowClass)
+  uint8_t flags;         // kLive, kMidstream
+  uint8_t tcp_flags[2];  // every TCP flag seen per direction
+  static constexpr uint8_t kLive = 1, kMidstream = 2;
+};
+static_assert(sizeof(Flow) <= 128, "a flow entry fits two cache lines");
+
+struct Timeouts {
+  uint64_t ns[k::kFlowClasses];
+  Timeouts();                                           // Linux conntrack's defaults
+  static const char* const kArgNames[k::kFlowClasses];  // TCP_ESTABLISHED_TIMEOUT...
+};
+
+struct Config {
+  uint32_t capacity = 65536;
+  uint64_t memory = 0;  // bytes; 0: no cap beyond capacity
+  Timeouts timeouts;
+  bool midstream = true;  // pick up TCP connections without their handshake
+  uint32_t frag_slots = 4096;
+};
+
+struct Counters {
+  uint64_t lookups = 0, inserts = 0, expired = 0, evicted = 0, reopened = 0;
+  uint64_t no_flow = 0;       // packets that got no flow (not IP, truncated, fragment of an unknown datagram)
+  uint64_t frag_orphans = 0;  // later fragments whose first fragment was not seen (or has expired)
+  uint64_t icmp_errors = 0;   // ICMP errors mapped to the connection they quote
+};
+
+class FlowTable {
+ public:
+  using ReleaseFn = std::function<void(uint32_t id, const Flow& f, Release why)>;
+  FlowTable() = default;
+  FlowTable(const FlowTable&) = delete;
+  FlowTable& operator=(const FlowTable&) = delete;
+
+  // Before init(): reserve `bytes` of per-flow state (zeroed when a flow
+  // starts); returns its offset in the flow's state block.
+  uint32_t reserve(uint32_t bytes, uint32_t align = 8);
+  // Called (in registration order) for each flow as it leaves the table,
+  // before its state is reused.
+  void on_release(ReleaseFn f) { release_.push_back(std::move(f)); }
+  // Allocates the table; throws std::invalid_argument when the memory cap
+  // leaves room for no flow. The effective capacity is capacity().
+  void init(const Config& c);
+  bool initialized() const { return cap_ != 0; }
+
+  // One packet, whose parsed key is `pk` and IP length `ip_len`, at time
+  // `now` (ns; packet time). Returns the flow id (1-based; 0: no flow) and
+  // sets `dir` (0 from the originator).
+  uint32_t track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir);
+  // Lookup only (no insert, no update): the id of `key`, or 0.
+  uint32_t find(const k::ConnKey& key) const;
+  // Expires every flow whose timeout has passed at `now`.
+  void expire(uint64_t now);
+  // Releases every flow (reason End), oldest first within each class.
+  void flush();
+
+  Flow& flow(uint32_t id) { return flows_[id - 1]; }
+  const Flow& flow(uint32_t id) const { return flows_[id - 1]; }
+  uint8_t* state(uint32_t id) { return state_.get() + size_t(id - 1) * state_bytes_; }
+  uint64_t timeout_ns(const Flow& f) const { return cfg_.timeouts.ns[f.cls]; }
+
+  uint32_t capacity() const { return cap_; }
+  uint32_t size() const { return live_; }
+  uint32_t state_bytes() const { return state_bytes_; }
+  size_t memory_bytes() const;  // what init() allocated
+  static size_t bytes_per_flow(uint32_t state_bytes);
+  const Counters& counters() const { return c_; }
+  const Config& config() const { return cfg_; }
+  // Every live flow, oldest first within each class (for `flows` handlers).
+  template <class F>
+  void for_each(F&& f) const {
+    for (int c = 0; c < k::kFlowClasses; ++c)
+      for (uint32_t id = head_[c]; id; id = flows_[id - 1].next) f(id, flows_[id - 1]);
+  }
+
+ private:
+  struct FragSlot {
+    uint32_t a[4], b[4];
+    uint32_t frag_id;
+    uint32_t flow, gen;
+    uint8_t proto, family;
+    uint64_t until_ns;
+  };
+  uint32_t lookup(const k::ConnKey& key, uint32_t hash, size_t& slot) const;
+  uint32_t insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now);
+  void release(uint32_t id, Release why);
+  void unlink(uint32_t id);
+  void link_tail(uint32_t id, uint8_t cls);
+  void erase_slot(size_t slot);
+  uint32_t victim() const;
+  FragSlot& frag_slot(const k::ConnKey& key, uint32_t frag_id);
+  uint32_t frag_lookup(const k::ParsedKey& pk, uint64_t now);
+
+  Config cfg_;
+  uint32_t cap_ = 0, live_ = 0, state_bytes_ = 0;
+  std::unique_ptr<Flow[], void (*)(Flow*)> flows_{nullptr, nullptr};
+  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> state_{nullptr, nullptr};
+  std::vector<uint64_t> slots_;  // hash << 32 | id; 0: empty
+  size_t mask_ = 0;
+  uint32_t free_ = 0;   // free list through Flow::next
+  uint32_t fresh_ = 0;  // entries never used yet start here (ids fresh_+1..cap_)
+  uint32_t head_[k::kFlowClasses] = {}, tail_[k::kFlowClasses] = {};
+  std::vector<FragSlot> frags_;
+  std::vector<ReleaseFn> release_;
+  Counters c_;
+};
+
+// "tcp 10.0.0.1:1234 > 10.0.0.2:80": the key as the originator sent it.
+std::string flow_tuple(const Flow& f);
+const char* tcp_state_name(uint8_t state);  // conntrack's names: SYN_SENT .. CLOSE, NONE
+
+}  // namespace shoal::flow

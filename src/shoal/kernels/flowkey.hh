@@ -1,0 +1,227 @@
+// Connection keys for the flow layer, from an IP header: the 5-tuple of IPv4
+// and IPv6 packets in a canonical order, so both directions of a connection
+// give one key and the packet's direction is known. ICMP errors give the key
+// of the connection they quote; fragments other than the first give a
+// fragment key (addresses, protocol, IP ID) that the flow table maps to the
+// flow its first fragment opened. Host+device: the CPU flow table, the host
+// backend and CUDA parse packets with this one function.
+#pragma once
+#include "shoal/kernels/flowhash.hh"
+
+namespace shoal::k {
+
+// Canonical connection key. The lower endpoint (address, then port) is `a`.
+struct ConnKey {
+  uint32_t a[4] = {}, b[4] = {};  // IPv4 addresses in a[0]/b[0]
+  uint16_t pa = 0, pb = 0;        // ports; ICMP echo: the identifier on both
+  uint8_t proto = 0;
+  uint8_t family = 0;  // 4 or 6
+  uint16_t pad = 0;
+  SHOAL_HD bool operator==(const ConnKey& o) const {
+    for (int i = 0; i < 4; ++i)
+      if (a[i] != o.a[i] || b[i] != o.b[i]) return false;
+    return pa == o.pa && pb == o.pb && proto == o.proto && family == o.family;
+  }
+};
+static_assert(sizeof(ConnKey) == 40, "ConnKey is ten words");
+
+enum class KeyKind : uint8_t {
+  Conn,       // a connection key
+  FirstFrag,  // the first fragment of a datagram: a connection key, and frag_id names the datagram
+  Frag,       // a later fragment: only frag (addresses, protocol) and frag_id are set
+  NotIP,      // not IPv4/IPv6, or too short to hold the header its version says
+  Truncated,  // the transport header (or an ICMP error's quote) is cut short
+};
+
+struct ParsedKey {
+  ConnKey key;  // canonical; for Frag: addresses and protocol, ports 0
+  uint32_t frag_id = 0;
+  uint16_t l4_off = 0;       // transport header offset from the IP header (0: unknown)
+  uint16_t payload_len = 0;  // transport payload bytes in this packet (TCP/UDP)
+  uint8_t dir = 0;           // 0: the packet goes a -> b; 1: b -> a
+  uint8_t tcp_flags = 0;     // TCP only
+  uint8_t icmp_error = 0;    // 1: the key is the quoted connection's
+  KeyKind kind = KeyKind::NotIP;
+};
+
+SHOAL_HD bool endpoint_less(const uint32_t* x, uint16_t px, const uint32_t* y, uint16_t py) {
+  for (int i = 0; i < 4; ++i)
+    if (x[i] != y[i]) return x[i] < y[i];
+  return px < py;
+}
+
+// Puts (src, sport) and (dst, dport) into canonical order; dir says which
+// way the packet went.
+SHOAL_HD void canonicalize(ParsedKey& r, const uint32_t* src, uint16_t sp, const uint32_t* dst, uint16_t dp) {
+  bool swap = endpoint_less(dst, dp, src, sp);
+  const uint32_t* lo = swap ? dst : src;
+  const uint32_t* hi = swap ? src : dst;
+  for (int i = 0; i < 4; ++i) {
+    r.key.a[i] = lo[i];
+    r.key.b[i] = hi[i];
+  }
+  r.key.pa = swap ? dp : sp;
+  r.key.pb = swap ? sp : dp;
+  r.dir = swap ? 1 : 0;
+}
+
+SHOAL_HD bool icmp4_is_error(uint8_t type) { return type == 3 || type == 4 || type == 5 || type == 11 || type == 12; }
+SHOAL_HD bool icmp4_is_query(uint8_t type) {
+  return type == 0 || type == 8 || type == 13 || type == 14 || type == 15 || type == 16 || type == 17 || type == 18;
+}
+SHOAL_HD bool icmp6_is_error(uint8_t type) { return type >= 1 && type <= 4; }
+
+// Ports (or the ICMP query identifier) from a transport header; false when
+// it is cut short. `rlen` is what remains from the transport header.
+SHOAL_HD bool transport_ports(uint8_t proto, const uint8_t* t, uint32_t rlen, uint16_t& sp, uint16_t& dp) {
+  sp = dp = 0;
+  if (proto == 6 || proto == 17 || proto == 132 || proto == 136 || proto == 33) {
+    if (rlen < 4) return false;
+    sp = load_be16(t);
+    dp = load_be16(t + 2);
+    return true;
+  }
+  if (proto == 1 || proto == 58) {
+    if (rlen < 8) return false;
+    uint8_t type = t[0];
+    bool query = proto == 1 ? icmp4_is_query(type) : (type == 128 || type == 129);
+    if (query) sp = dp = load_be16(t + 4);
+    return true;
+  }
+  return true;  // other protocols: addresses only
+}
+
+// Walks IPv6 extension headers from the fixed header; returns the upper-layer
+// protocol and its offset, and any fragment header's fields.
+SHOAL_HD bool ip6_upper(const uint8_t* ip, uint32_t len, uint8_t& proto, uint32_t& off, bool& frag, bool& first,
+                        uint32_t& frag_id) {
+  proto = ip[6];
+  off = 40;
+  frag = false;
+  first = true;
+  for (int n = 0; n < 8; ++n) {
+    if (proto == 0 || proto == 43 || proto == 60) {  // hop-by-hop, routing, destination options
+      if (off + 8 > len) return false;
+      uint8_t next = ip[off];
+      off += (uint32_t(ip[off + 1]) + 1) * 8;
+      proto = next;
+    } else if (proto == 44) {  // fragment
+      if (off + 8 > len) return false;
+      uint16_t fo = load_be16(ip + off + 2);
+      frag = true;
+      first = (fo & 0xfff8) == 0;
+      frag_id = load_be32(ip + off + 4);
+      proto = ip[off];
+      off += 8;
+      if (!first) return true;
+    } else if (proto == 51) {  // AH
+      if (off + 8 > len) return false;
+      uint8_t next = ip[off];
+      off += (uint32_t(ip[off + 1]) + 2) * 4;
+      proto = next;
+    } else {
+      return true;
+    }
+  }
+  return true;
+}
+
+SHOAL_HD uint16_t transport_payload(uint8_t proto, const uint8_t* t, uint32_t rlen, uint8_t& tcp_flags) {
+  if (proto == 6) {
+    if (rlen < 20) return 0;
+    tcp_flags = t[13];
+    uint32_t doff = uint32_t(t[12] >> 4) * 4;
+    return doff <= rlen ? uint16_t(rlen - doff) : 0;
+  }
+  if (proto == 17) return rlen >= 8 ? uint16_t(rlen - 8) : 0;
+  return 0;
+}
+
+// One level of parsing; `quoted` is set inside an ICMP error's payload, where
+// the quoted datagram may be cut after the first 8 transport bytes.
+SHOAL_HD KeyKind parse_ip(const uint8_t* ip, uint32_t len, ParsedKey& r, bool quoted) {
+  if (len < 1) return KeyKind::NotIP;
+  uint8_t ver = ip[0] >> 4;
+  uint32_t src[4] = {0, 0, 0, 0}, dst[4] = {0, 0, 0, 0};
+  uint8_t proto;
+  uint32_t off, total;
+  bool frag = false, first = true;
+  uint32_t frag_id = 0;
+  if (ver == 4) {
+    if (len < 20) return KeyKind::NotIP;
+    off = uint32_t(ip[0] & 0xf) * 4;
+    if (off < 20 || off > len) return KeyKind::NotIP;
+    total = load_be16(ip + 2);
+    if (quoted || total > len) total = len;  // a quote is cut; a short frame was counted upstream
+    if (total < off) total = off;
+    proto = ip[9];
+    src[0] = load_be32(ip + 12);
+    dst[0] = load_be32(ip + 16);
+    uint16_t fo = load_be16(ip + 6);
+    frag = (fo & 0x3fff) != 0;
+    first = (fo & 0x1fff) == 0;
+    frag_id = load_be16(ip + 4);
+    r.key.family = 4;
+  } else if (ver == 6) {
+    if (len < 40) return KeyKind::NotIP;
+    total = 40u + load_be16(ip + 4);
+    if (quoted || total > len) total = len;
+    for (int i = 0; i < 4; ++i) {
+      src[i] = load_be32(ip + 8 + 4 * i);
+      dst[i] = load_be32(ip + 24 + 4 * i);
+    }
+    if (!ip6_upper(ip, total, proto, off, frag, first, frag_id)) return KeyKind::Truncated;
+    r.key.family = 6;
+  } else {
+    return KeyKind::NotIP;
+  }
+  r.key.proto = proto;
+  r.frag_id = frag_id;
+  if (frag && !first) {
+    canonicalize(r, src, 0, dst, 0);
+    if (!quoted && total > off) r.payload_len = uint16_t(total - off);  // the fragment's share of the payload
+    return KeyKind::Frag;
+  }
+  if (off > total) return KeyKind::Truncated;
+  const uint8_t* t = ip + off;
+  uint32_t rlen = total - off;
+  uint16_t sp, dp;
+  if (!transport_ports(proto, t, rlen, sp, dp)) return KeyKind::Truncated;
+  // An ICMP error: the key of the connection it quotes, seen from the
+  // quoted packet's sender (the error travels the other way).
+  bool is_err = !quoted && !frag &&
+                ((proto == 1 && ver == 4 && icmp4_is_error(t[0])) || (proto == 58 && ver == 6 && icmp6_is_error(t[0])));
+  if (is_err) {
+    ParsedKey inner;
+    KeyKind k = parse_ip(t + 8, rlen - 8, inner, true);
+    if (k != KeyKind::Conn) return KeyKind::Truncated;
+    r.key = inner.key;
+    r.dir = uint8_t(inner.dir ^ 1);
+    r.icmp_error = 1;
+    r.l4_off = uint16_t(off);
+    return KeyKind::Conn;
+  }
+  canonicalize(r, src, sp, dst, dp);
+  r.l4_off = uint16_t(off);
+  if (!quoted) r.payload_len = transport_payload(proto, t, rlen, r.tcp_flags);
+  return frag ? KeyKind::FirstFrag : KeyKind::Conn;
+}
+
+// The key of the packet whose IP header starts at `ip`.
+SHOAL_HD KeyKind parse_conn_key(const uint8_t* ip, uint32_t len, ParsedKey& r) {
+  r = ParsedKey{};
+  r.kind = parse_ip(ip, len, r, false);
+  return r.kind;
+}
+
+SHOAL_HD uint32_t conn_hash(const ConnKey& k, uint32_t seed = 0x2545F491U) {
+  uint32_t h = seed;
+  for (int i = 0; i < 4; ++i) {
+    h = mix32(h ^ k.a[i]) + 0x9e3779b9U;
+    h = mix32(h ^ k.b[i]) + 0x9e3779b9U;
+  }
+  h = mix32(h ^ ((uint32_t(k.pa) << 16) | k.pb));
+  return mix32(h ^ ((uint32_t(k.family) << 8) | k.proto));
+}
+
+}  // namespace shoal::k

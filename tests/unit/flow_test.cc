@@ -1,0 +1,367 @@
+// The flow layer: connection keys, the flow table (lookups, TCP states,
+// exact expiry on a simulated clock, eviction, fragments) against a brute
+// force model, and FlowIPManager/FlowLog in a graph.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "helpers.hh"
+#include "shoal/flow/flowtable.hh"
+#include "shoal/kernels/flowhash.hh"
+#include "shoal/kernels/flowkey.hh"
+
+namespace shoal {
+namespace {
+
+constexpr uint64_t kSec = 1'000'000'000ull;
+
+// An IPv4 packet (no Ethernet) with a TCP, UDP or ICMP header.
+std::vector<uint8_t> ip4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t sp, uint16_t dp, uint8_t flags = 0,
+                         uint16_t payload = 0, uint16_t frag = 0, uint16_t id = 1) {
+  uint32_t l4 = proto == 6 ? 20 : 8;
+  if (frag & 0x1fff) l4 = 0;
+  std::vector<uint8_t> p(20 + l4 + payload, 0);
+  p[0] = 0x45;
+  k::store_be16(p.data() + 2, uint16_t(p.size()));
+  k::store_be16(p.data() + 4, id);
+  k::store_be16(p.data() + 6, frag);
+  p[8] = 64;
+  p[9] = proto;
+  k::store_be32(p.data() + 12, src);
+  k::store_be32(p.data() + 16, dst);
+  if (l4) {
+    uint8_t* t = p.data() + 20;
+    if (proto == 1) {
+      t[0] = uint8_t(sp);        // type
+      k::store_be16(t + 4, dp);  // identifier
+    } else {
+      k::store_be16(t, sp);
+      k::store_be16(t + 2, dp);
+    }
+    if (proto == 6) {
+      t[12] = 5 << 4;
+      t[13] = flags;
+    }
+  }
+  return p;
+}
+
+k::ParsedKey parse(const std::vector<uint8_t>& p) {
+  k::ParsedKey r;
+  k::parse_conn_key(p.data(), uint32_t(p.size()), r);
+  return r;
+}
+
+TEST(FlowKey, BothDirectionsShareAKeyAndKnowTheirDirection) {
+  auto a = parse(ip4(0x0a000001, 0x0a000002, 6, 40000, 80, k::kTcpSyn));
+  auto b = parse(ip4(0x0a000002, 0x0a000001, 6, 80, 40000, k::kTcpSyn | k::kTcpAck));
+  ASSERT_EQ(a.kind, k::KeyKind::Conn);
+  EXPECT_TRUE(a.key == b.key);
+  EXPECT_NE(a.dir, b.dir);
+  EXPECT_EQ(a.tcp_flags, k::kTcpSyn);
+  auto c = parse(ip4(0x0a000001, 0x0a000002, 6, 40001, 80));
+  EXPECT_FALSE(a.key == c.key);
+  EXPECT_EQ(k::conn_hash(a.key), k::conn_hash(b.key));
+  // same addresses, ports decide the order
+  auto d = parse(ip4(0x0a000001, 0x0a000001, 17, 9, 5));
+  auto e = parse(ip4(0x0a000001, 0x0a000001, 17, 5, 9));
+  EXPECT_TRUE(d.key == e.key);
+  EXPECT_NE(d.dir, e.dir);
+}
+
+TEST(FlowKey, IcmpErrorsQuoteTheirConnection) {
+  auto udp = ip4(0x0a000001, 0x0a000002, 17, 5000, 53, 0, 20);
+  // the router 10.0.0.9 answers 10.0.0.1 about the datagram it sent
+  std::vector<uint8_t> err = ip4(0x0a000009, 0x0a000001, 1, 3, 0);
+  err.insert(err.end(), udp.begin(), udp.begin() + 28);
+  k::store_be16(err.data() + 2, uint16_t(err.size()));
+  auto q = parse(err), u = parse(udp);
+  ASSERT_EQ(q.kind, k::KeyKind::Conn);
+  EXPECT_EQ(q.icmp_error, 1);
+  EXPECT_TRUE(q.key == u.key);
+  EXPECT_NE(q.dir, u.dir);  // it travels back towards the sender
+  // a quote cut inside its IP header is no key
+  err.resize(28 + 12);
+  k::store_be16(err.data() + 2, uint16_t(err.size()));
+  EXPECT_EQ(parse(err).kind, k::KeyKind::Truncated);
+}
+
+TEST(FlowKey, EchoIsKeyedByIdentifierAndCutHeadersAreTruncated) {
+  auto req = parse(ip4(0x0a000001, 0x0a000002, 1, 8, 77));
+  auto rep = parse(ip4(0x0a000002, 0x0a000001, 1, 0, 77));
+  EXPECT_TRUE(req.key == rep.key);
+  EXPECT_EQ(req.key.pa, 77);
+  auto other = parse(ip4(0x0a000001, 0x0a000002, 1, 8, 78));
+  EXPECT_FALSE(req.key == other.key);
+  auto tcp = ip4(0x0a000001, 0x0a000002, 6, 1, 2);
+  EXPECT_EQ(k::parse_conn_key(tcp.data(), 22, req), k::KeyKind::Truncated);
+  EXPECT_EQ(k::parse_conn_key(tcp.data(), 12, req), k::KeyKind::NotIP);
+}
+
+TEST(FlowKey, Ipv6ExtensionHeadersAndFragments) {
+  std::vector<uint8_t> p(40 + 8 + 8 + 20, 0);
+  p[0] = 0x60;
+  k::store_be16(p.data() + 4, uint16_t(p.size() - 40));
+  p[6] = 0;  // hop-by-hop
+  p[8 + 15] = 1;
+  p[24 + 15] = 2;
+  p[40] = 44;  // then a fragment header
+  p[48] = 6;   // then TCP
+  k::store_be32(p.data() + 52, 0xabcdef);
+  k::store_be16(p.data() + 56, 1234);
+  k::store_be16(p.data() + 58, 443);
+  p[56 + 12] = 5 << 4;
+  auto first = parse(p);
+  EXPECT_EQ(first.kind, k::KeyKind::FirstFrag);
+  EXPECT_EQ(first.key.proto, 6);
+  EXPECT_EQ(first.key.pa, 1234);  // ::1 < ::2: the source is the canonical a endpoint
+  EXPECT_EQ(first.frag_id, 0xabcdefu);
+  k::store_be16(p.data() + 50, 0x0100);  // offset 32: a later fragment
+  auto later = parse(p);
+  EXPECT_EQ(later.kind, k::KeyKind::Frag);
+  EXPECT_EQ(later.frag_id, 0xabcdefu);
+}
+
+TEST(FlowKey, DispatchHashIsSymmetric) {
+  auto frame = [](uint32_t s, uint32_t d, uint16_t sp, uint16_t dp) {
+    std::vector<uint8_t> f(14, 0);
+    k::store_be16(f.data() + 12, 0x0800);
+    auto ip = ip4(s, d, 6, sp, dp);
+    f.insert(f.end(), ip.begin(), ip.end());
+    return f;
+  };
+  auto a = frame(0x0a000001, 0x0a000002, 40000, 80), b = frame(0x0a000002, 0x0a000001, 80, 40000);
+  EXPECT_EQ(k::flow_hash(a.data(), uint32_t(a.size())), k::flow_hash(b.data(), uint32_t(b.size())));
+  auto c = frame(0x0a000001, 0x0a000001, 1, 2), d = frame(0x0a000001, 0x0a000001, 2, 1);
+  EXPECT_EQ(k::flow_hash(c.data(), uint32_t(c.size())), k::flow_hash(d.data(), uint32_t(d.size())));
+  auto e = frame(0x0a000001, 0x0a000002, 40001, 80);
+  EXPECT_NE(k::flow_hash(a.data(), uint32_t(a.size())), k::flow_hash(e.data(), uint32_t(e.size())));
+}
+
+struct Table {
+  flow::FlowTable t;
+  std::vector<std::pair<uint32_t, flow::Release>> gone;
+  explicit Table(uint32_t cap, flow::Config c = {}) {
+    t.on_release([this](uint32_t id, const flow::Flow&, flow::Release r) { gone.push_back({id, r}); });
+    c.capacity = cap;
+    t.init(c);
+  }
+  uint32_t pkt(const std::vector<uint8_t>& p, uint64_t now, uint8_t* dir = nullptr) {
+    uint8_t d = 0;
+    uint32_t id = t.track(parse(p), uint32_t(p.size()), now, d);
+    if (dir) *dir = d;
+    return id;
+  }
+};
+
+TEST(FlowTable, TcpFollowsConntrackStates) {
+  Table tb(16);
+  uint32_t c = 0x0a000001, s = 0x0a000002;
+  uint8_t dir;
+  uint32_t id = tb.pkt(ip4(c, s, 6, 1000, 80, k::kTcpSyn), 1, &dir);
+  EXPECT_EQ(dir, 0);
+  auto st = [&] { return tb.t.flow(id).tcp.state; };
+  EXPECT_EQ(st(), k::kTcpSynSent);
+  EXPECT_EQ(tb.pkt(ip4(s, c, 6, 80, 1000, k::kTcpSyn | k::kTcpAck), 2, &dir), id);
+  EXPECT_EQ(dir, 1);
+  EXPECT_EQ(st(), k::kTcpSynRecv);
+  tb.pkt(ip4(c, s, 6, 1000, 80, k::kTcpAck), 3);
+  EXPECT_EQ(st(), k::kTcpEstablished);
+  tb.pkt(ip4(c, s, 6, 1000, 80, k::kTcpFin | k::kTcpAck), 4);
+  EXPECT_EQ(st(), k::kTcpFinWait);
+  tb.pkt(ip4(s, c, 6, 80, 1000, k::kTcpAck), 5);
+  EXPECT_EQ(st(), k::kTcpCloseWait);
+  tb.pkt(ip4(s, c, 6, 80, 1000, k::kTcpFin | k::kTcpAck), 6);
+  EXPECT_EQ(st(), k::kTcpLastAck);
+  tb.pkt(ip4(c, s, 6, 1000, 80, k::kTcpAck), 7);
+  EXPECT_EQ(st(), k::kTcpTimeWait);
+  EXPECT_EQ(tb.t.flow(id).pkts[0], 4u);
+  EXPECT_EQ(tb.t.flow(id).pkts[1], 3u);
+  // a new SYN on the tuple: the old connection ends, a new one starts
+  uint32_t id2 = tb.pkt(ip4(c, s, 6, 1000, 80, k::kTcpSyn), 8);
+  ASSERT_EQ(tb.gone.size(), 1u);
+  EXPECT_EQ(tb.gone[0].second, flow::Release::Reopened);
+  EXPECT_EQ(tb.t.flow(id2).tcp.state, k::kTcpSynSent);
+  EXPECT_EQ(tb.t.flow(id2).pkts[0], 1u);
+  EXPECT_EQ(tb.t.counters().reopened, 1u);
+  // RST closes
+  tb.pkt(ip4(s, c, 6, 80, 1000, k::kTcpRst | k::kTcpAck), 9);
+  EXPECT_EQ(tb.t.flow(id2).tcp.state, k::kTcpClose);
+}
+
+TEST(FlowTable, MidstreamPickupIsAnOption) {
+  Table loose(4);
+  uint32_t id = loose.pkt(ip4(1, 2, 6, 1, 2, k::kTcpAck), 1);
+  EXPECT_EQ(loose.t.flow(id).tcp.state, k::kTcpEstablished);
+  EXPECT_TRUE(loose.t.flow(id).flags & flow::Flow::kMidstream);
+  flow::Config strict;
+  strict.midstream = false;
+  Table tb(4, strict);
+  id = tb.pkt(ip4(1, 2, 6, 1, 2, k::kTcpAck), 1);
+  EXPECT_EQ(tb.t.flow(id).tcp.state, k::kTcpNone);
+  EXPECT_EQ(tb.t.flow(id).cls, k::kClsGeneric);
+}
+
+TEST(FlowTable, ExpiryIsExactOnASimulatedClock) {
+  flow::Config c;
+  Table tb(64, c);
+  uint64_t t0 = 1000 * kSec;
+  uint32_t udp = tb.pkt(ip4(1, 2, 17, 1, 2), t0);
+  uint32_t icmp = tb.pkt(ip4(1, 2, 1, 8, 5), t0 + kSec);
+  uint32_t syn = tb.pkt(ip4(1, 3, 6, 1, 2, k::kTcpSyn), t0);
+  tb.t.expire(t0 + 30 * kSec - 1);
+  EXPECT_TRUE(tb.gone.empty());
+  tb.t.expire(t0 + 30 * kSec);  // UDP unreplied: 30 s
+  ASSERT_EQ(tb.gone.size(), 1u);
+  EXPECT_EQ(tb.gone[0].first, udp);
+  EXPECT_EQ(tb.gone[0].second, flow::Release::Expired);
+  tb.t.expire(t0 + 31 * kSec);  // ICMP: 30 s after its last packet
+  ASSERT_EQ(tb.gone.size(), 2u);
+  EXPECT_EQ(tb.gone[1].first, icmp);
+  // a packet moves the deadline; a reply moves UDP to the stream timeout
+  uint32_t u2 = tb.pkt(ip4(5, 6, 17, 1, 2), t0 + 40 * kSec);
+  tb.pkt(ip4(6, 5, 17, 2, 1), t0 + 50 * kSec);
+  tb.t.expire(t0 + 100 * kSec);
+  EXPECT_EQ(tb.t.find(parse(ip4(5, 6, 17, 1, 2)).key), u2);
+  tb.t.expire(t0 + 170 * kSec);
+  EXPECT_EQ(tb.t.find(parse(ip4(5, 6, 17, 1, 2)).key), 0u);
+  tb.t.expire(t0 + 120 * kSec);  // SYN_SENT: 120 s (already past)
+  EXPECT_EQ(tb.t.find(parse(ip4(1, 3, 6, 1, 2)).key), 0u);
+  (void)syn;
+  EXPECT_EQ(tb.t.size(), 0u);
+  EXPECT_EQ(tb.t.counters().expired, 4u);
+}
+
+TEST(FlowTable, AFullTableEvictsTheFlowNearestItsExpiry) {
+  Table tb(8);
+  uint64_t t = kSec;
+  // one established connection, seen first
+  tb.pkt(ip4(9, 10, 6, 1, 2, k::kTcpSyn), t);
+  tb.pkt(ip4(10, 9, 6, 2, 1, k::kTcpSyn | k::kTcpAck), t);
+  uint32_t est = tb.pkt(ip4(9, 10, 6, 1, 2, k::kTcpAck), t);
+  ASSERT_EQ(tb.t.flow(est).tcp.state, k::kTcpEstablished);
+  // a SYN flood of random tuples, far more than the table holds
+  std::mt19937 rng(7);
+  for (int i = 0; i < 10000; ++i) {
+    t += 1000;
+    tb.pkt(ip4(rng(), rng(), 6, uint16_t(rng()), 80, k::kTcpSyn), t);
+    ASSERT_LE(tb.t.size(), 8u);
+  }
+  EXPECT_EQ(tb.t.size(), 8u);
+  EXPECT_EQ(tb.t.counters().evicted, 10000u - 7u);
+  // the established connection is still there, with its state
+  EXPECT_EQ(tb.t.find(parse(ip4(9, 10, 6, 1, 2)).key), est);
+  EXPECT_EQ(tb.t.flow(est).tcp.state, k::kTcpEstablished);
+  for (auto& g : tb.gone) EXPECT_NE(g.first, est);
+}
+
+TEST(FlowTable, MemoryCapLowersCapacity) {
+  flow::FlowTable t;
+  uint32_t off = t.reserve(40);
+  EXPECT_EQ(off, 0u);
+  EXPECT_EQ(t.reserve(4, 4), 40u);
+  flow::Config c;
+  c.capacity = 1000000;
+  c.memory = 1000 * flow::FlowTable::bytes_per_flow(48);
+  t.init(c);
+  EXPECT_EQ(t.capacity(), 1000u);
+  EXPECT_LE(t.memory_bytes(), c.memory + 4096 * 64 + 16 * 1024);
+  flow::FlowTable tiny;
+  c.memory = 10;
+  EXPECT_THROW(tiny.init(c), std::invalid_argument);
+}
+
+TEST(FlowTable, FragmentsFollowTheirFirstFragment) {
+  Table tb(16);
+  uint32_t id = tb.pkt(ip4(1, 2, 17, 7000, 7001, 0, 100, 0x2000, 42), kSec);
+  EXPECT_NE(id, 0u);
+  uint8_t dir = 9;
+  EXPECT_EQ(tb.pkt(ip4(1, 2, 17, 0, 0, 0, 100, 0x2000 | 14, 42), kSec, &dir), id);
+  EXPECT_EQ(dir, 0);
+  EXPECT_EQ(tb.pkt(ip4(1, 2, 17, 0, 0, 0, 100, 28, 42), kSec), id);
+  EXPECT_EQ(tb.t.flow(id).pkts[0], 3u);
+  // another datagram's later fragment, first fragment never seen
+  EXPECT_EQ(tb.pkt(ip4(1, 2, 17, 0, 0, 0, 100, 28, 43), kSec), 0u);
+  EXPECT_EQ(tb.t.counters().frag_orphans, 1u);
+  // after the flow is gone, its datagram's fragments no longer map to it
+  tb.t.flush();
+  EXPECT_EQ(tb.pkt(ip4(1, 2, 17, 0, 0, 0, 100, 28, 42), kSec), 0u);
+}
+
+// Random inserts, packets and expiries against a brute-force model: the
+// table holds exactly the model's flows, with the same packet counts.
+TEST(FlowTable, AgreesWithABruteForceModel) {
+  flow::Config c;
+  for (auto& ns : c.timeouts.ns) ns = 5 * kSec;
+  Table tb(512, c);
+  struct M {
+    uint64_t last = 0, pkts = 0;
+  };
+  std::map<std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>, M> model;
+  std::mt19937 rng(11);
+  uint64_t now = kSec;
+  for (int i = 0; i < 200000; ++i) {
+    now += rng() % 40000000;  // up to 40 ms: at most 250 packets (so flows) in a timeout
+    uint32_t a = 1 + rng() % 40, b = 100 + rng() % 10;
+    uint16_t pa = uint16_t(rng() % 8), pb = 53;
+    bool rev = rng() & 1;
+    auto key = std::make_tuple(a, b, pa, pb);
+    tb.t.expire(now);
+    for (auto it = model.begin(); it != model.end();)
+      it = it->second.last + 5 * kSec <= now ? model.erase(it) : std::next(it);
+    uint32_t id = rev ? tb.pkt(ip4(b, a, 17, pb, pa), now) : tb.pkt(ip4(a, b, 17, pa, pb), now);
+    ASSERT_NE(id, 0u);
+    auto& m = model[key];
+    m.last = now;
+    ++m.pkts;
+    ASSERT_EQ(tb.t.flow(id).pkts[0] + tb.t.flow(id).pkts[1], m.pkts) << "packet " << i;
+    if (i % 1000 == 0) {
+      ASSERT_EQ(tb.t.size(), model.size());
+      for (auto& [k, v] : model) {
+        auto [ka, kb, kpa, kpb] = k;
+        ASSERT_NE(tb.t.find(parse(ip4(ka, kb, 17, kpa, kpb)).key), 0u);
+      }
+    }
+  }
+  EXPECT_EQ(tb.t.counters().evicted, 0u);
+}
+
+TEST(FlowElements, ManagerAndLogInAGraph) {
+  auto dir = std::filesystem::temp_directory_path() / ("shoal-flow-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string log = (dir / "conn.log").string();
+  // 3 UDP flows of 2 packets from a generator (no replies), then the stop
+  auto r = test::run(
+      "FastUDPFlows(LENGTH 80, FLOWS 3, LIMIT 6, BURST 2, STOP true) -> m :: FlowIPManager(CAPACITY 16)"
+      " -> FlowLog(" +
+      log + ", FORMAT json) -> c :: Counter -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 6u);
+  EXPECT_EQ(r->n("m.inserts"), 3u);
+  EXPECT_EQ(r->n("m.lookups"), 6u);
+  EXPECT_EQ(r->n("m.count"), 0u);  // every flow ended at the stop
+  test::finish(*r);
+  std::ifstream in(log);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    EXPECT_NE(line.find("\"proto\":\"udp\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"orig_pkts\":2"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"conn_state\":\"S0\""), std::string::npos) << line;
+  }
+  EXPECT_EQ(n, 3);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FlowElements, StatefulElementNeedsAManager) {
+  auto r = test::run("FastUDPFlows(LIMIT 1, STOP true) -> FlowLog(/dev/null) -> Discard;");
+  EXPECT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("needs a FlowIPManager upstream"), std::string::npos) << r->errors;
+}
+
+}  // namespace
+}  // namespace shoal
