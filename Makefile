@@ -7,6 +7,7 @@ FUZZ_SECONDS ?= 30
 FUZZ_RULES_SECONDS ?= 20
 FUZZ_CB_SECONDS ?= 15
 FUZZ_PACKETS_SECONDS ?= 45
+FUZZ_REASSEMBLY_SECONDS ?= 20
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
@@ -60,7 +61,7 @@ fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON \
 	  -DSHOAL_CUDA=OFF -DSHOAL_TESTS=OFF -DSHOAL_WERROR=OFF >$(FUZZ_BUILD).configure.log 2>&1 \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly
 	@echo "== fuzzing the configuration parser for $(FUZZ_SECONDS)s"
 	@mkdir -p $(FUZZ_BUILD)/corpus
 	@$(FUZZ_BUILD)/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
@@ -87,6 +88,13 @@ fuzz: deps
 	  tests/fuzz/seeds-packets >$(FUZZ_BUILD)/fuzz-packets.log 2>&1 \
 	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-packets.log; echo "fuzzing found a failure"; exit 1)
 	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-packets.log
+	@echo "== fuzzing TCP reassembly against its model for $(FUZZ_REASSEMBLY_SECONDS)s"
+	@mkdir -p $(FUZZ_BUILD)/corpus-reassembly
+	@$(FUZZ_BUILD)/fuzz_reassembly -max_total_time=$(FUZZ_REASSEMBLY_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/reassembly- $(FUZZ_BUILD)/corpus-reassembly \
+	  >$(FUZZ_BUILD)/fuzz-reassembly.log 2>&1 \
+	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-reassembly.log; echo "fuzzing found a failure"; exit 1)
+	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-reassembly.log
 
 bench: build
 	@$(BUILD)/shoal bench --out bench/results/latest-cpu.json

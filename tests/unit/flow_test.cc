@@ -10,6 +10,7 @@
 
 #include "helpers.hh"
 #include "shoal/flow/flowtable.hh"
+#include "shoal/flow/reassembly.hh"
 #include "shoal/kernels/flowhash.hh"
 #include "shoal/kernels/flowkey.hh"
 
@@ -327,6 +328,112 @@ TEST(FlowTable, AgreesWithABruteForceModel) {
     }
   }
   EXPECT_EQ(tb.t.counters().evicted, 0u);
+}
+
+struct Collect : flow::StreamSink {
+  std::string out[2];
+  std::vector<std::pair<uint64_t, uint64_t>> gaps;
+  int ends = 0;
+  void stream_data(uint32_t, uint8_t dir, uint64_t off, const uint8_t* d, uint32_t n) override {
+    EXPECT_EQ(off, out[dir].size());
+    out[dir].append(reinterpret_cast<const char*>(d), n);
+  }
+  void stream_gap(uint32_t, uint8_t dir, uint64_t off, uint64_t len) override {
+    gaps.push_back({off, len});
+    out[dir].append(len, '.');
+  }
+  void stream_end(uint32_t, uint8_t) override { ++ends; }
+};
+
+void seg(flow::Reassembler& r, flow::Stream& s, uint8_t dir, uint32_t seq, uint8_t flags, const std::string& d) {
+  r.segment(s, 1, dir, seq, flags, reinterpret_cast<const uint8_t*>(d.data()), uint32_t(d.size()));
+}
+
+TEST(Reassembly, InOrderOutOfOrderAndWrapAround) {
+  flow::Reassembler r;
+  Collect c;
+  r.set_sink(&c);
+  flow::Stream s;
+  uint32_t isn = 0xfffffff0u;  // the sequence numbers wrap inside the stream
+  seg(r, s, 0, isn, k::kTcpSyn, "");
+  seg(r, s, 0, isn + 1, k::kTcpAck, "0123456789");
+  seg(r, s, 0, isn + 21, k::kTcpAck, "KLMNOPQRST");  // ahead of a hole, past the wrap
+  EXPECT_EQ(c.out[0], "0123456789");
+  EXPECT_EQ(r.counters().buffered, 10u);
+  seg(r, s, 0, isn + 11, k::kTcpAck, "ABCDEFGHIJ");  // fills it
+  EXPECT_EQ(c.out[0], "0123456789ABCDEFGHIJKLMNOPQRST");
+  EXPECT_EQ(r.counters().buffered, 0u);
+  EXPECT_EQ(r.counters().out_of_order, 1u);
+  seg(r, s, 0, isn + 6, k::kTcpAck, "xxxxx");  // old data: dropped, counted
+  EXPECT_EQ(r.counters().retransmitted, 1u);
+  seg(r, s, 0, isn + 31, k::kTcpFin | k::kTcpAck, "!");
+  EXPECT_EQ(c.ends, 1);
+  seg(r, s, 0, isn + 32, k::kTcpAck, "late");
+  EXPECT_EQ(r.counters().after_fin, 1u);
+  EXPECT_EQ(c.out[0], "0123456789ABCDEFGHIJKLMNOPQRST!");
+}
+
+TEST(Reassembly, OverlapPolicies) {
+  for (auto policy : {flow::Overlap::First, flow::Overlap::Last}) {
+    flow::StreamConfig cfg;
+    cfg.policy = policy;
+    flow::Reassembler r(cfg);
+    Collect c;
+    r.set_sink(&c);
+    flow::Stream s;
+    seg(r, s, 1, 100, k::kTcpSyn | k::kTcpAck, "");
+    seg(r, s, 1, 106, k::kTcpAck, "bbbbbb");  // [5, 11)
+    seg(r, s, 1, 103, k::kTcpAck, "cccccc");  // [2, 8): overlaps with other bytes
+    seg(r, s, 1, 101, k::kTcpAck, "aa");      // [0, 2)
+    EXPECT_EQ(c.out[1], policy == flow::Overlap::First ? "aacccbbbbbb" : "aaccccccbbb");
+    EXPECT_EQ(r.counters().overlaps, 1u);
+    EXPECT_EQ(r.counters().overlap_differ, 1u);
+  }
+}
+
+TEST(Reassembly, CapsGiveUpTheOldestHoleAndTheStreamGoesOn) {
+  flow::StreamConfig cfg;
+  cfg.dir_cap = 8;
+  flow::Reassembler r(cfg);
+  Collect c;
+  r.set_sink(&c);
+  flow::Stream s;
+  seg(r, s, 0, 0, k::kTcpSyn, "");
+  seg(r, s, 0, 1, k::kTcpAck, "ab");
+  seg(r, s, 0, 5, k::kTcpAck, "efgh");  // hole [2, 4)
+  seg(r, s, 0, 9, k::kTcpAck, "ijkl");  // 8 held: at the cap
+  EXPECT_EQ(c.out[0], "ab");
+  seg(r, s, 0, 14, k::kTcpAck, "nop");  // no room: the hole goes, the rest is delivered
+  EXPECT_EQ(c.out[0], "ab..efghijkl");
+  ASSERT_EQ(c.gaps.size(), 1u);
+  EXPECT_EQ(c.gaps[0], std::make_pair(uint64_t(2), uint64_t(2)));
+  EXPECT_EQ(r.counters().buffer_full, 1u);
+  seg(r, s, 0, 13, k::kTcpAck, "m");
+  EXPECT_EQ(c.out[0], "ab..efghijklmnop");
+  EXPECT_LE(r.counters().buffered_peak, 8u);
+}
+
+TEST(Reassembly, RstEndsBothDirectionsAndMidstreamIsAnOption) {
+  flow::Reassembler r;
+  Collect c;
+  r.set_sink(&c);
+  flow::Stream s;
+  seg(r, s, 0, 500, k::kTcpAck, "mid");  // no SYN: picked up here
+  seg(r, s, 1, 900, k::kTcpAck, "stream");
+  seg(r, s, 0, 510, k::kTcpAck, "later");  // a hole before it
+  seg(r, s, 1, 906, k::kTcpRst, "");
+  EXPECT_EQ(c.out[0], "mid.......later");  // the RST ends it: the hole is a gap
+  EXPECT_EQ(c.out[1], "stream");
+  EXPECT_EQ(c.ends, 2);
+  seg(r, s, 0, 515, k::kTcpAck, "after");
+  EXPECT_EQ(r.counters().after_rst, 1u);
+  flow::StreamConfig strict;
+  strict.midstream = false;
+  flow::Reassembler r2(strict);
+  flow::Stream s2;
+  r2.segment(s2, 1, 0, 1, k::kTcpAck, reinterpret_cast<const uint8_t*>("x"), 1);
+  EXPECT_EQ(r2.counters().no_handshake, 1u);
+  EXPECT_EQ(r2.counters().delivered, 0u);
 }
 
 TEST(FlowElements, ManagerAndLogInAGraph) {

@@ -1,0 +1,102 @@
+// TCP stream reassembly, per direction of a connection: the bytes each side
+// sent, delivered in order, once, to a sink (stream offsets count from the
+// first byte after the SYN).
+//
+// - In-order data is delivered at once, without a copy. Out-of-order data is
+//   buffered (copied) up to a per-direction cap and a cap over all streams of
+//   the Reassembler; past a cap, the oldest hole is given up: reported as a
+//   gap (offset, length) and the stream goes on from the buffered data.
+// - Overlaps among buffered data are resolved by a policy: "first" keeps the
+//   bytes that came first, "last" the bytes that came last (Suricata's
+//   stream.reassembly policies of the same names). Data already delivered
+//   cannot change: a retransmission of it is dropped, and counted.
+// - Sequence numbers wrap: offsets are 64-bit, unwrapped against the next
+//   expected byte.
+// - SYN gives the initial sequence number (data on a SYN is stream data);
+//   without one, the first data segment picks the stream up (midstream) or,
+//   if that is off, the direction is not reassembled. Data past a FIN, or
+//   after a RST, is dropped and counted.
+// - finish() ends a stream: holes left become gaps and the rest is delivered.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace shoal::flow {
+
+enum class Overlap : uint8_t { First, Last };
+
+struct StreamConfig {
+  Overlap policy = Overlap::First;
+  uint32_t dir_cap = 1u << 20;     // out-of-order bytes buffered per direction
+  uint64_t total_cap = 64u << 20;  // out-of-order bytes buffered over all streams
+  bool midstream = true;
+};
+
+// What the reassembler saw, as Suricata's stream events count it.
+struct StreamCounters {
+  uint64_t segments = 0;        // segments with payload
+  uint64_t delivered = 0;       // bytes delivered in order
+  uint64_t out_of_order = 0;    // segments that arrived ahead of a hole
+  uint64_t retransmitted = 0;   // segments (or parts) already delivered
+  uint64_t overlaps = 0;        // buffered data overlapped by a later segment
+  uint64_t overlap_differ = 0;  // ... with different bytes
+  uint64_t gaps = 0, gap_bytes = 0;
+  uint64_t buffer_full = 0;   // holes given up because a cap was reached
+  uint64_t after_fin = 0;     // segments with data past the FIN
+  uint64_t after_rst = 0;     // segments with data after a RST
+  uint64_t no_handshake = 0;  // data dropped: no SYN and midstream off
+  uint64_t syn_data = 0;      // SYNs that carried data
+  uint64_t buffered = 0;      // out-of-order bytes held now
+  uint64_t buffered_peak = 0;
+};
+
+// Where the stream goes.
+class StreamSink {
+ public:
+  virtual ~StreamSink() = default;
+  virtual void stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) = 0;
+  virtual void stream_gap(uint32_t flow, uint8_t dir, uint64_t offset, uint64_t len) = 0;
+  // The direction ended (FIN reached, RST, or the flow ended).
+  virtual void stream_end(uint32_t flow, uint8_t dir) {}
+};
+
+struct DirStream {
+  bool init = false, fin = false, rst = false, ended = false;
+  uint32_t base = 0;                             // sequence number of stream offset 0
+  uint64_t next = 0;                             // next offset to deliver
+  uint64_t fin_off = 0;                          // offset of the FIN (valid when fin)
+  uint64_t held = 0;                             // bytes in ooo
+  std::map<uint64_t, std::vector<uint8_t>> ooo;  // non-overlapping, keyed by offset
+};
+
+struct Stream {
+  DirStream d[2];
+};
+
+class Reassembler {
+ public:
+  explicit Reassembler(const StreamConfig& c = {}) : cfg_(c) {}
+  void set_sink(StreamSink* s) { sink_ = s; }
+  const StreamConfig& config() const { return cfg_; }
+  const StreamCounters& counters() const { return c_; }
+
+  // One TCP segment of `flow` in direction `dir`.
+  void segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, uint8_t flags, const uint8_t* data, uint32_t len);
+  // The connection ended: each direction's holes become gaps, and what was
+  // buffered is delivered.
+  void finish(Stream& s, uint32_t flow);
+
+ private:
+  void insert(DirStream& d, uint64_t off, const uint8_t* data, uint32_t len);
+  void drain(DirStream& d, uint32_t flow, uint8_t dir);
+  void skip_hole(DirStream& d, uint32_t flow, uint8_t dir);
+  void deliver(DirStream& d, uint32_t flow, uint8_t dir, const uint8_t* data, uint32_t len);
+  void end(DirStream& d, uint32_t flow, uint8_t dir);
+  void drop_held(DirStream& d, uint64_t n);
+  StreamConfig cfg_;
+  StreamSink* sink_ = nullptr;
+  StreamCounters c_;
+};
+
+}  // namespace shoal::flow
