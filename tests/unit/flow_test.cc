@@ -3,6 +3,11 @@
 // force model, and FlowIPManager/FlowLog in a graph.
 #include <gtest/gtest.h>
 
+#if defined(SHOAL_HAVE_PCRE2)
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#endif
+
 #include <map>
 #include <random>
 #include <set>
@@ -10,6 +15,7 @@
 
 #include "helpers.hh"
 #include "shoal/flow/flowtable.hh"
+#include "shoal/flow/l7.hh"
 #include "shoal/flow/reassembly.hh"
 #include "shoal/kernels/flowhash.hh"
 #include "shoal/kernels/flowkey.hh"
@@ -142,10 +148,16 @@ TEST(FlowKey, DispatchHashIsSymmetric) {
   EXPECT_NE(k::flow_hash(a.data(), uint32_t(a.size())), k::flow_hash(e.data(), uint32_t(e.size())));
 }
 
+flow::Config exact() {
+  flow::Config c;
+  c.granularity_ns = 0;
+  return c;
+}
+
 struct Table {
   flow::FlowTable t;
   std::vector<std::pair<uint32_t, flow::Release>> gone;
-  explicit Table(uint32_t cap, flow::Config c = {}) {
+  explicit Table(uint32_t cap, flow::Config c = exact()) {
     t.on_release([this](uint32_t id, const flow::Flow&, flow::Release r) { gone.push_back({id, r}); });
     c.capacity = cap;
     t.init(c);
@@ -207,8 +219,7 @@ TEST(FlowTable, MidstreamPickupIsAnOption) {
 }
 
 TEST(FlowTable, ExpiryIsExactOnASimulatedClock) {
-  flow::Config c;
-  Table tb(64, c);
+  Table tb(64);
   uint64_t t0 = 1000 * kSec;
   uint32_t udp = tb.pkt(ip4(1, 2, 17, 1, 2), t0);
   uint32_t icmp = tb.pkt(ip4(1, 2, 1, 8, 5), t0 + kSec);
@@ -234,6 +245,52 @@ TEST(FlowTable, ExpiryIsExactOnASimulatedClock) {
   (void)syn;
   EXPECT_EQ(tb.t.size(), 0u);
   EXPECT_EQ(tb.t.counters().expired, 4u);
+}
+
+TEST(FlowTable, GranularityBoundsHowLateExpiryComes) {
+  flow::Config c;
+  c.granularity_ns = kSec;
+  Table tb(16, c);
+  uint64_t t0 = 100 * kSec;
+  tb.pkt(ip4(1, 2, 17, 1, 2), t0);             // A: queued at t0
+  tb.pkt(ip4(3, 4, 17, 1, 2), t0 + kSec / 2);  // B: queued at t0 + 0.5
+  tb.pkt(ip4(1, 2, 17, 1, 2), t0 + kSec - 1);  // A again: within the granularity, it stays put
+  tb.t.expire(t0 + 30 * kSec + kSec / 2);      // B is due; A, ahead of it on the list, is not
+  EXPECT_TRUE(tb.gone.empty());                // so B waits for A: late, but by less than 1 s
+  tb.t.expire(t0 + 31 * kSec - 1);
+  ASSERT_EQ(tb.gone.size(), 2u);
+  // a packet a granularity later does move the flow
+  tb.pkt(ip4(5, 6, 17, 1, 2), t0 + 40 * kSec);
+  tb.pkt(ip4(7, 8, 17, 1, 2), t0 + 41 * kSec);
+  tb.pkt(ip4(5, 6, 17, 1, 2), t0 + 42 * kSec);
+  tb.t.expire(t0 + 71 * kSec);  // 7-8 expires; 5-6 was seen at 42 and moved behind it
+  ASSERT_EQ(tb.gone.size(), 3u);
+  EXPECT_NE(tb.t.find(parse(ip4(5, 6, 17, 1, 2)).key), 0u);
+}
+
+TEST(FlowTable, BatchTrackingMatchesOneByOne) {
+  Table one(4096), many(4096);
+  std::mt19937 rng(5);
+  std::vector<k::ParsedKey> keys;
+  std::vector<uint32_t> lens;
+  std::vector<uint64_t> nows;
+  for (int i = 0; i < 20000; ++i) {
+    uint32_t a = rng() % 50, b = rng() % 50;
+    auto p = ip4(a, b, i % 3 ? 17 : 6, uint16_t(rng() % 4), 80, uint8_t(rng() & 0x17));
+    keys.push_back(parse(p));
+    lens.push_back(uint32_t(p.size()));
+    nows.push_back(uint64_t(i) * 1000);
+  }
+  std::vector<uint32_t> ids(keys.size()), ids1(keys.size());
+  std::vector<uint8_t> dirs(keys.size()), dirs1(keys.size());
+  for (size_t i = 0; i < keys.size(); i += 32) {
+    uint32_t n = uint32_t(std::min<size_t>(32, keys.size() - i));
+    many.t.track_batch(&keys[i], &lens[i], &nows[i], n, &ids[i], &dirs[i]);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) ids1[i] = one.t.track(keys[i], lens[i], nows[i], dirs1[i]);
+  EXPECT_EQ(ids, ids1);
+  EXPECT_EQ(dirs, dirs1);
+  EXPECT_EQ(many.t.counters().inserts, one.t.counters().inserts);
 }
 
 TEST(FlowTable, AFullTableEvictsTheFlowNearestItsExpiry) {
@@ -295,7 +352,7 @@ TEST(FlowTable, FragmentsFollowTheirFirstFragment) {
 // Random inserts, packets and expiries against a brute-force model: the
 // table holds exactly the model's flows, with the same packet counts.
 TEST(FlowTable, AgreesWithABruteForceModel) {
-  flow::Config c;
+  flow::Config c = exact();
   for (auto& ns : c.timeouts.ns) ns = 5 * kSec;
   Table tb(512, c);
   struct M {
@@ -468,6 +525,103 @@ TEST(FlowElements, StatefulElementNeedsAManager) {
   auto r = test::run("FastUDPFlows(LIMIT 1, STOP true) -> FlowLog(/dev/null) -> Discard;");
   EXPECT_FALSE(r->ok);
   EXPECT_NE(r->errors.find("needs a FlowIPManager upstream"), std::string::npos) << r->errors;
+}
+
+}  // namespace
+}  // namespace shoal
+
+namespace shoal {
+namespace {
+
+#if defined(SHOAL_HAVE_PCRE2)
+// Every l7-filter pattern, streamed over chunks as L7Classifier feeds it,
+// against PCRE2 (caseless, dotall, '$' at the very end) run on each prefix
+// of the NUL-stripped data: the same answer after every chunk.
+TEST(L7, StreamingDfasAgreeWithPcre2OnEveryPrefix) {
+  std::string dir = std::string(SHOAL_SOURCE_DIR) + "/../shared/data/l7/protocols";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no l7-filter patterns at " << dir;
+  flow::L7Set set;
+  std::string err;
+  std::vector<std::string> skipped;
+  ASSERT_TRUE(set.load(dir, {}, err, &skipped)) << err;
+  ASSERT_GT(set.size(), 100u);
+  std::vector<std::string> inputs = {
+      "GET / HTTP/1.1\r\nHost: a\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+      "SSH-2.0-OpenSSH_9.2p1\r\n",
+      "220 mail.example.com ESMTP Postfix\r\n",
+      std::string("\x13"
+                  "BitTorrent protocol") +
+          std::string(8, '\0') + "abcdefghij0123456789",
+      std::string("\x16\x03\x01\x00\x05\x01\x00\x00\x01\x00\x16\x03\x03\x00\x02\x02\x00", 17),
+      "* OK IMAP4rev1 ready\r\n",
+      "+OK POP3 ready\r\n"};
+  std::mt19937 rng(9);
+  for (int i = 0; i < 40; ++i) {
+    std::string s(rng() % 300, '\0');
+    for (auto& c : s) c = char(rng() % 4 ? rng() % 128 : rng());
+    inputs.push_back(s);
+  }
+  int checks = 0;
+  for (size_t pi = 0; pi < set.size(); ++pi) {
+    const auto& pat = set.at(pi);
+    int code_err = 0;
+    PCRE2_SIZE off = 0;
+    pcre2_code* re = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pat.regex.data()), pat.regex.size(),
+                                   PCRE2_CASELESS | PCRE2_DOTALL | PCRE2_DOLLAR_ENDONLY, &code_err, &off, nullptr);
+    if (!re) continue;  // POSIX syntax PCRE2 reads otherwise: nothing to compare with
+    pcre2_match_data* md = pcre2_match_data_create_from_pattern(re, nullptr);
+    for (auto& in : inputs) {
+      std::vector<uint32_t> st(set.state_words());
+      set.start(st.data());
+      std::string prefix;
+      for (size_t at = 0; at < in.size();) {
+        size_t n = std::min<size_t>(in.size() - at, 1 + rng() % 40);
+        std::string chunk = in.substr(at, n);
+        at += n;
+        set.feed(st.data(), reinterpret_cast<const uint8_t*>(chunk.data()), uint32_t(chunk.size()));
+        for (char c : chunk)
+          if (c) prefix += c;
+        k::RegexView v = pat.dfa.view();
+        bool dfa = st[pi] == v.accept || v.accept_end[st[pi]];
+        bool pcre = pcre2_match(re, reinterpret_cast<PCRE2_SPTR>(prefix.data()), prefix.size(), 0, 0, md, nullptr) >= 0;
+        ASSERT_EQ(dfa, pcre) << pat.name << " /" << pat.regex << "/ on a prefix of " << prefix.size() << " bytes";
+        ++checks;
+      }
+    }
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+  }
+  EXPECT_GT(checks, 10000);
+}
+#endif
+
+TEST(L7, PatternFilesAndPriorities) {
+  std::string name, regex, err;
+  ASSERT_TRUE(
+      flow::parse_l7_pattern("# comment\n\nssh\n# more\n^ssh-[12]\\.[0-9]\nuserspace pattern=x\n", name, regex, err));
+  EXPECT_EQ(name, "ssh");
+  EXPECT_EQ(regex, "^ssh-[12]\\.[0-9]");
+  EXPECT_FALSE(flow::parse_l7_pattern("# only comments\n", name, regex, err));
+  std::string dir = std::string(SHOAL_SOURCE_DIR) + "/../shared/data/l7/protocols";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no l7-filter patterns at " << dir;
+  flow::L7Set named;
+  ASSERT_TRUE(named.load(dir, {"ssh", "http"}, err)) << err;
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(named.at(0).name, "ssh");  // the order given is the priority
+  flow::L7Set bad;
+  EXPECT_FALSE(bad.load(dir, {"no-such-protocol"}, err));
+  EXPECT_NE(err.find("no-such-protocol"), std::string::npos);
+  flow::L7Set all;
+  ASSERT_TRUE(all.load(dir, {}, err)) << err;
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_NE(all.at(i).name, "unknown");  // l7-filter's dummies are left out
+    EXPECT_NE(all.at(i).name, "unset");
+  }
+  // streaming: a banner cut in two still matches, once the second half comes
+  std::vector<uint32_t> st(named.state_words());
+  named.start(st.data());
+  EXPECT_EQ(named.feed(st.data(), reinterpret_cast<const uint8_t*>("SS"), 2), -1);
+  EXPECT_EQ(named.feed(st.data(), reinterpret_cast<const uint8_t*>("H-2.0-x"), 7), 0);
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <arpa/inet.h>
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -12,13 +15,6 @@ namespace shoal::flow {
 namespace {
 constexpr uint64_t kSec = 1'000'000'000ull;
 
-template <class T>
-T* zeroed(size_t n) {
-  // calloc: large blocks come from mmap as zero pages, touched only when used
-  void* p = std::calloc(n ? n : 1, sizeof(T));
-  if (!p) throw std::invalid_argument(fmt::format("cannot allocate {} bytes for the flow table", n * sizeof(T)));
-  return static_cast<T*>(p);
-}
 }  // namespace
 
 const char* release_name(Release r) {
@@ -43,6 +39,26 @@ Timeouts::Timeouts() {
   for (int i = 0; i < k::kFlowClasses; ++i) ns[i] = s[i] * kSec;
 }
 
+FlowTable::Mapping::~Mapping() {
+  if (p) munmap(p, n);
+}
+
+void FlowTable::Mapping::map(size_t bytes) {
+  if (p) munmap(p, n);
+  p = nullptr;
+  n = bytes ? bytes : 1;
+  void* m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::invalid_argument(fmt::format("cannot map {} bytes for the flow table", n));
+  p = m;
+  // Large tables are looked up at random: huge pages spare a TLB miss per
+  // lookup (advice only; the kernel may decline). The memory is then
+  // touched here, at initialization, as DPDK takes its memory up front: the
+  // page faults and zeroing (a quarter of a second per GB) are not paid by
+  // the first packets, and the table's memory is committed from the start.
+  if (n >= (size_t(2) << 20)) madvise(p, n, MADV_HUGEPAGE);
+  madvise(p, n, MADV_POPULATE_WRITE);
+}
+
 uint32_t FlowTable::reserve(uint32_t bytes, uint32_t align) {
   if (initialized()) throw std::logic_error("flow state reserved after the flow table was built");
   if (align == 0 || (align & (align - 1))) align = 8;
@@ -57,7 +73,7 @@ size_t FlowTable::bytes_per_flow(uint32_t state_bytes) {
 }
 
 size_t FlowTable::memory_bytes() const {
-  return size_t(cap_) * (sizeof(Flow) + state_bytes_) + slots_.size() * sizeof(uint64_t) +
+  return size_t(cap_) * (sizeof(Flow) + state_bytes_) + (mask_ + 1) * sizeof(uint64_t) +
          frags_.size() * sizeof(FragSlot);
 }
 
@@ -75,11 +91,14 @@ void FlowTable::init(const Config& c) {
   if (cap == 0) throw std::invalid_argument("CAPACITY must be at least 1");
   if (cap > (1u << 30)) throw std::invalid_argument("CAPACITY is at most 2^30 flows");
   cap_ = uint32_t(cap);
-  flows_ = {zeroed<Flow>(cap_), [](Flow* p) { std::free(p); }};
-  state_ = {zeroed<uint8_t>(size_t(cap_) * state_bytes_), [](uint8_t* p) { std::free(p); }};
+  flow_mem_.map(size_t(cap_) * sizeof(Flow));
+  state_mem_.map(size_t(cap_) * state_bytes_);
+  flows_ = flow_mem_.get<Flow>();
+  state_ = state_mem_.get<uint8_t>();
   size_t n = 16;
   while (n < size_t(cap_) * 2) n <<= 1;
-  slots_.assign(n, 0);
+  slot_mem_.map(n * sizeof(uint64_t));
+  slots_ = slot_mem_.get<uint64_t>();
   mask_ = n - 1;
   uint32_t fs = 1;
   while (fs < c.frag_slots) fs <<= 1;
@@ -87,25 +106,6 @@ void FlowTable::init(const Config& c) {
   free_ = 0;
   fresh_ = 0;
   live_ = 0;
-}
-
-uint32_t FlowTable::lookup(const k::ConnKey& key, uint32_t hash, size_t& slot) const {
-  size_t i = hash & mask_;
-  for (;;) {
-    uint64_t s = slots_[i];
-    if (s == 0) {
-      slot = i;
-      return 0;
-    }
-    if (uint32_t(s >> 32) == hash) {
-      uint32_t id = uint32_t(s);
-      if (flows_[id - 1].key == key) {
-        slot = i;
-        return id;
-      }
-    }
-    i = (i + 1) & mask_;
-  }
 }
 
 uint32_t FlowTable::find(const k::ConnKey& key) const {
@@ -208,8 +208,7 @@ uint32_t FlowTable::insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now) 
   f.hash = hash;
   f.first_ns = f.last_ns = now;
   f.orig_dir = pk.dir;
-  f.flags = Flow::kLive;
-  link_tail(id, k::kClsGeneric);  // track() moves it to its class
+  f.flags = Flow::kLive;  // track() links it to its class's list
   if (state_bytes_) std::memset(state(id), 0, state_bytes_);
   size_t slot;
   lookup(pk.key, hash, slot);  // the empty slot that ends the key's probe run
@@ -236,8 +235,9 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
   return s.flow;
 }
 
-uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir) {
+uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len, uint64_t now, uint8_t& dir) {
   ++c_.lookups;
+  bool fresh = false;
   uint32_t id;
   if (pk.kind == k::KeyKind::Frag) {
     id = frag_lookup(pk, now);
@@ -249,7 +249,6 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
     Flow& f = flows_[id - 1];
     dir = pk.dir == f.orig_dir ? 0 : 1;  // both endpoints' order is the flow's (ports are not compared)
   } else if (pk.kind == k::KeyKind::Conn || pk.kind == k::KeyKind::FirstFrag) {
-    uint32_t hash = k::conn_hash(pk.key);
     size_t slot;
     id = lookup(pk.key, hash, slot);
     if (pk.icmp_error) {
@@ -259,7 +258,10 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
         return 0;
       }
     }
-    if (!id) id = insert(pk, hash, now);
+    if (!id) {
+      id = insert(pk, hash, now);
+      fresh = true;
+    }
     Flow& f = flows_[id - 1];
     dir = pk.dir == f.orig_dir ? 0 : 1;
     if (f.key.proto == 6 && !pk.icmp_error && pk.l4_off) {
@@ -268,6 +270,7 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
         // a SYN on an ended connection's tuple opens a new one: the old flow goes first
         release(id, Release::Reopened);
         id = insert(pk, hash, now);
+        fresh = true;
         dir = 0;
         k::tcp_track(flows_[id - 1].tcp, pk.tcp_flags, 0, cfg_.midstream);
         fresh_flow = true;
@@ -296,9 +299,34 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
   ++f.pkts[dir];
   f.bytes[dir] += ip_len;
   uint8_t cls = k::flow_class(f.key.proto, f.tcp, f.pkts[1] != 0);
-  unlink(id);
-  link_tail(id, cls);
+  if (fresh) {
+    link_tail(id, cls);
+    f.queued_ns = now;
+  } else if (cls != f.cls || now - f.queued_ns >= cfg_.granularity_ns) {
+    unlink(id);
+    link_tail(id, cls);
+    f.queued_ns = now;
+  }
   return id;
+}
+
+void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n,
+                            uint32_t* ids, uint8_t* dirs) {
+  if (hashes_.size() < n) hashes_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t h = hashable(pk[i]) ? k::conn_hash(pk[i].key) : 0;
+    hashes_[i] = h;
+    __builtin_prefetch(&slots_[h & mask_]);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    uint64_t s = slots_[hashes_[i] & mask_];
+    if (s && uint32_t(s >> 32) == hashes_[i]) {
+      const Flow* f = &flows_[uint32_t(s) - 1];
+      __builtin_prefetch(f);
+      __builtin_prefetch(reinterpret_cast<const char*>(f) + 64);
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) ids[i] = track_hashed(pk[i], hashes_[i], ip_len[i], now[i], dirs[i]);
 }
 
 void FlowTable::expire(uint64_t now) {
@@ -315,6 +343,19 @@ void FlowTable::expire(uint64_t now) {
 void FlowTable::flush() {
   for (int c = 0; c < k::kFlowClasses; ++c)
     while (head_[c]) release(head_[c], Release::End);
+}
+
+uint16_t FlowTable::app_id(const std::string& name) {
+  auto it = std::find(apps_.begin(), apps_.end(), name);
+  if (it != apps_.end()) return uint16_t(it - apps_.begin() + 1);
+  if (apps_.size() >= 65535) throw std::invalid_argument("too many application protocol names");
+  apps_.push_back(name);
+  return uint16_t(apps_.size());
+}
+
+const std::string& FlowTable::app_name(uint16_t id) const {
+  static const std::string none = "-";
+  return id && id <= apps_.size() ? apps_[id - 1] : none;
 }
 
 const char* tcp_state_name(uint8_t s) {

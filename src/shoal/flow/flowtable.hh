@@ -31,22 +31,27 @@ namespace shoal::flow {
 enum class Release : uint8_t { Expired, Evicted, Reopened, End };
 const char* release_name(Release r);
 
-// One entry: 120 bytes, plain data (the table is zero-filled memory).
-struct Flow {
+// One entry: two cache lines, plain data (the table is zero-filled memory).
+// The first line is what a lookup and the expiry lists touch.
+struct alignas(64) Flow {
   k::ConnKey key;  // canonical
-  uint64_t first_ns, last_ns;
+  uint64_t last_ns;
+  uint64_t queued_ns;   // when it last moved to its list's tail
+  uint32_t prev, next;  // the class list (0: none; ids are 1-based)
+  // second line
+  uint64_t first_ns;
   uint64_t pkts[2], bytes[2];  // per direction: 0 originator, 1 responder (IP bytes)
   uint32_t hash;
-  uint32_t prev, next;  // the class list (0: none; ids are 1-based)
-  uint32_t gen;         // bumps each time the entry is reused
+  uint32_t gen;  // bumps each time the entry is reused
   k::TcpTrack tcp;
   uint8_t orig_dir;      // canonical direction of the originator
   uint8_t cls;           // timeout class (k::FlowClass)
   uint8_t flags;         // kLive, kMidstream
   uint8_t tcp_flags[2];  // every TCP flag seen per direction
+  uint16_t app;          // application protocol (FlowTable::app_name), 0: not known
   static constexpr uint8_t kLive = 1, kMidstream = 2;
 };
-static_assert(sizeof(Flow) <= 128, "a flow entry fits two cache lines");
+static_assert(sizeof(Flow) == 128, "a flow entry is two cache lines");
 
 struct Timeouts {
   uint64_t ns[k::kFlowClasses];
@@ -59,6 +64,11 @@ struct Config {
   uint64_t memory = 0;  // bytes; 0: no cap beyond capacity
   Timeouts timeouts;
   bool midstream = true;  // pick up TCP connections without their handshake
+  // A flow moves to its expiry list's tail at most once per granularity
+  // (or when its class changes), so a busy flow costs no list work on most
+  // packets; a flow may then expire up to this much after its timeout.
+  // 0: every packet moves it, and expiry is exact.
+  uint64_t granularity_ns = 1'000'000'000;
   uint32_t frag_slots = 4096;
 };
 
@@ -90,7 +100,14 @@ class FlowTable {
   // One packet, whose parsed key is `pk` and IP length `ip_len`, at time
   // `now` (ns; packet time). Returns the flow id (1-based; 0: no flow) and
   // sets `dir` (0 from the originator).
-  uint32_t track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir);
+  uint32_t track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir) {
+    return track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir);
+  }
+  // A batch of packets, the way a vector processor does it: every key's
+  // hash and index slot first (prefetched), then the entries the slots
+  // name (prefetched), then each packet. Same results as track() on each.
+  void track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n, uint32_t* ids,
+                   uint8_t* dirs);
   // Lookup only (no insert, no update): the id of `key`, or 0.
   uint32_t find(const k::ConnKey& key) const;
   // Expires every flow whose timeout has passed at `now`.
@@ -100,7 +117,7 @@ class FlowTable {
 
   Flow& flow(uint32_t id) { return flows_[id - 1]; }
   const Flow& flow(uint32_t id) const { return flows_[id - 1]; }
-  uint8_t* state(uint32_t id) { return state_.get() + size_t(id - 1) * state_bytes_; }
+  uint8_t* state(uint32_t id) { return state_ + size_t(id - 1) * state_bytes_; }
   uint64_t timeout_ns(const Flow& f) const { return cfg_.timeouts.ns[f.cls]; }
 
   uint32_t capacity() const { return cap_; }
@@ -109,6 +126,10 @@ class FlowTable {
   size_t memory_bytes() const;  // what init() allocated
   static size_t bytes_per_flow(uint32_t state_bytes);
   const Counters& counters() const { return c_; }
+  // Application protocol names for Flow::app (L7 classification registers
+  // them at configure time): the id of a name, made on first use (1-based).
+  uint16_t app_id(const std::string& name);
+  const std::string& app_name(uint16_t id) const;
   const Config& config() const { return cfg_; }
   // Every live flow, oldest first within each class (for `flows` handlers).
   template <class F>
@@ -125,7 +146,23 @@ class FlowTable {
     uint8_t proto, family;
     uint64_t until_ns;
   };
-  uint32_t lookup(const k::ConnKey& key, uint32_t hash, size_t& slot) const;
+  static bool hashable(const k::ParsedKey& pk) {
+    return pk.kind == k::KeyKind::Conn || pk.kind == k::KeyKind::FirstFrag;
+  }
+  uint32_t track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len, uint64_t now, uint8_t& dir);
+  uint32_t lookup(const k::ConnKey& key, uint32_t hash, size_t& slot) const {
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      uint64_t s = slots_[i];
+      if (s == 0) {
+        slot = i;
+        return 0;
+      }
+      if (uint32_t(s >> 32) == hash && flows_[uint32_t(s) - 1].key == key) {
+        slot = i;
+        return uint32_t(s);
+      }
+    }
+  }
   uint32_t insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now);
   void release(uint32_t id, Release why);
   void unlink(uint32_t id);
@@ -137,15 +174,32 @@ class FlowTable {
 
   Config cfg_;
   uint32_t cap_ = 0, live_ = 0, state_bytes_ = 0;
-  std::unique_ptr<Flow[], void (*)(Flow*)> flows_{nullptr, nullptr};
-  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> state_{nullptr, nullptr};
-  std::vector<uint64_t> slots_;  // hash << 32 | id; 0: empty
+  // Anonymous mappings: zero pages, touched only when used.
+  struct Mapping {
+    void* p = nullptr;
+    size_t n = 0;
+    Mapping() = default;
+    Mapping(const Mapping&) = delete;
+    Mapping& operator=(const Mapping&) = delete;
+    ~Mapping();
+    void map(size_t bytes);
+    template <class T>
+    T* get() const {
+      return static_cast<T*>(p);
+    }
+  };
+  Mapping flow_mem_, state_mem_, slot_mem_;
+  Flow* flows_ = nullptr;
+  uint8_t* state_ = nullptr;
+  uint64_t* slots_ = nullptr;     // the index: hash << 32 | id; 0: empty
+  std::vector<uint32_t> hashes_;  // track_batch scratch
   size_t mask_ = 0;
   uint32_t free_ = 0;   // free list through Flow::next
   uint32_t fresh_ = 0;  // entries never used yet start here (ids fresh_+1..cap_)
   uint32_t head_[k::kFlowClasses] = {}, tail_[k::kFlowClasses] = {};
   std::vector<FragSlot> frags_;
   std::vector<ReleaseFn> release_;
+  std::vector<std::string> apps_;
   Counters c_;
 };
 

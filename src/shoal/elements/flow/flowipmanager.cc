@@ -50,7 +50,9 @@ constexpr uint64_t kSec = 1'000'000'000ull;
 
 void FlowIPManager::configure(Args& a) {
   uint64_t capacity = cfg_.capacity, memory = 0;
-  a.read_p("CAPACITY", capacity).read("MEMORY", memory).read("MIDSTREAM", cfg_.midstream);
+  Duration gran{cfg_.granularity_ns};
+  a.read_p("CAPACITY", capacity).read("MEMORY", memory).read("MIDSTREAM", cfg_.midstream).read("GRANULARITY", gran);
+  cfg_.granularity_ns = gran.ns;
   for (int c = 0; c < k::kFlowClasses; ++c) {
     Duration d{cfg_.timeouts.ns[c]};
     a.read(flow::Timeouts::kArgNames[c], d);
@@ -96,14 +98,22 @@ void FlowIPManager::tick(uint64_t now) {
 }
 
 void FlowIPManager::track(PacketBatch* b) {
+  uint32_t cap = b->capacity();
+  if (keys_.size() < cap) {
+    keys_.resize(cap);
+    lens_.resize(cap);
+    nows_.resize(cap);
+    ids_.resize(cap);
+    dirs_.resize(cap);
+    slots_.resize(cap);
+  }
   uint64_t wall = 0;
-  bool first = true;
+  uint32_t n = 0;
   b->for_each([&](uint32_t i, Packet* p) {
     uint64_t ts = p->timestamp_ns();
     if (!ts) ts = wall ? wall : (wall = realtime_ns());
-    if (first) {
+    if (n == 0) {
       // expiry runs once a batch, at its first packet's time
-      first = false;
       if (clock_ == 0) {
         uint64_t rt = realtime_ns();
         live_clock_ = ts + 60 * kSec > rt && ts < rt + 60 * kSec;
@@ -114,14 +124,22 @@ void FlowIPManager::track(PacketBatch* b) {
     }
     uint32_t len = 0;
     const uint8_t* ip = flow_ip_header(p, len);
-    k::ParsedKey pk;  // not IP: kind NotIP, counted as no flow
-    if (ip) k::parse_conn_key(ip, len, pk);
-    uint8_t dir = 0;
-    uint32_t id = table_.track(pk, len, clock_, dir);
-    p->anno().flow = id;
-    p->anno().flow_dir = dir;
-    b->result(i) = int16_t(id || noutputs() == 1 ? 0 : 1);
+    if (ip)
+      k::parse_conn_key(ip, len, keys_[n]);
+    else
+      keys_[n].kind = k::KeyKind::NotIP;  // counted as no flow
+    lens_[n] = len;
+    nows_[n] = clock_;
+    slots_[n] = i;
+    ++n;
   });
+  table_.track_batch(keys_.data(), lens_.data(), nows_.data(), n, ids_.data(), dirs_.data());
+  for (uint32_t j = 0; j < n; ++j) {
+    Packet* p = b->at(slots_[j]);
+    p->anno().flow = ids_[j];
+    p->anno().flow_dir = dirs_[j];
+    b->result(slots_[j]) = int16_t(ids_[j] || noutputs() == 1 ? 0 : 1);
+  }
   last_mono_ = worker().now_ns();
   if (live_clock_ && !timer_.scheduled) worker().schedule(timer_, last_mono_ + kSec);
 }
@@ -191,9 +209,9 @@ void FlowIPManager::add_handlers() {
           std::string state =
               f.key.proto == 6 ? flow::tcp_state_name(f.tcp.state) : (f.pkts[1] ? "REPLIED" : "UNREPLIED");
           uint64_t expires = f.last_ns + table_.timeout_ns(f);
-          out += fmt::format("{} {} packets {}/{} bytes {}/{} age {:.3f} idle {:.3f} expires {:.3f}\n",
-                             flow::flow_tuple(f), state, f.pkts[0], f.pkts[1], f.bytes[0], f.bytes[1],
-                             double(clock_ - f.first_ns) / 1e9, double(clock_ - f.last_ns) / 1e9,
+          out += fmt::format("{} {} {} packets {}/{} bytes {}/{} age {:.3f} idle {:.3f} expires {:.3f}\n",
+                             flow::flow_tuple(f), state, table_.app_name(f.app), f.pkts[0], f.pkts[1], f.bytes[0],
+                             f.bytes[1], double(clock_ - f.first_ns) / 1e9, double(clock_ - f.last_ns) / 1e9,
                              double(expires > clock_ ? expires - clock_ : 0) / 1e9);
         });
         return out;
@@ -217,7 +235,8 @@ SHOAL_ELEMENT(
         "TIME_WAIT, CLOSE); a SYN on a connection in TIME_WAIT or CLOSE starts a new flow ('reopened'). Each state, "
         "UDP "
         "(unreplied, replied), ICMP and other protocols have an idle timeout (conntrack's defaults). Expiry is exact "
-        "and costs O(1) per packet (one list per timeout, in last-seen order); flow time is the packets' timestamps "
+        "and costs O(1) per packet (one list per timeout, in last-seen order, a flow moving on it at most once per "
+        "GRANULARITY); flow time is the packets' timestamps "
         "(a trace's own time; live, the wall clock also moves it while no packet comes). A full table evicts the flow "
         "nearest its expiry, so a flood of half-open connections evicts its own before an established one.\n\n"
         "Each worker has its own table of CAPACITY flows (FromDump and FromDevice keep a connection on one worker). "
@@ -228,6 +247,9 @@ SHOAL_ELEMENT(
              {"MIDSTREAM", "boolean",
               "pick up TCP connections whose handshake was not seen, as ESTABLISHED (default true, as conntrack's "
               "tcp_loose)"},
+             {"GRANULARITY", "duration",
+              "a flow moves on its expiry list at most this often, and may expire up to this late (default 1 s; 0: "
+              "exact, with list work on every packet)"},
              {"TCP_SYN_SENT_TIMEOUT", "duration", "default 120 s"},
              {"TCP_SYN_RECV_TIMEOUT", "duration", "default 60 s"},
              {"TCP_ESTABLISHED_TIMEOUT", "duration", "default 432000 s (5 days)"},
@@ -252,8 +274,8 @@ SHOAL_ELEMENT(
                  {"fragment_orphans", "r", "later fragments whose first fragment was not seen"},
                  {"icmp_errors", "r", "ICMP errors looked up by the connection they quote"},
                  {"flows", "r",
-                  "one line per flow: tuple as the originator sent it, state, packets and bytes per direction, age, "
-                  "idle and time left, in seconds"}},
+                  "one line per flow: tuple as the originator sent it, state, application protocol ('-': not known), "
+                  "packets and bytes per direction, age, idle and time left, in seconds"}},
     .example = "FromDump(in.pcap, STOP true) -> FlowIPManager(CAPACITY 1000000) -> FlowLog(conn.log) -> Discard;");
 
 }  // namespace shoal

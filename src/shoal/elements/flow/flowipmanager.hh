@@ -2,6 +2,8 @@
 // it with FlowIPManager::upstream(), reserve per-flow state at configure time
 // and read a packet's flow from its annotations (Anno::flow, Anno::flow_dir).
 #pragma once
+#include <vector>
+
 #include "shoal/core/element.hh"
 #include "shoal/flow/flowtable.hh"
 
@@ -40,6 +42,11 @@ class FlowIPManager : public Element {
   bool live_clock_ = false;  // packet timestamps follow the wall clock (live capture)
   bool flushed_ = false;
   Timer timer_;
+  // per-batch scratch for FlowTable::track_batch
+  std::vector<k::ParsedKey> keys_;
+  std::vector<uint32_t> lens_, ids_, slots_;
+  std::vector<uint64_t> nows_;
+  std::vector<uint8_t> dirs_;
 };
 
 }  // namespace shoal

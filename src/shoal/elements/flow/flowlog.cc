@@ -67,9 +67,11 @@ class FlowLog : public Element {
       if (!o.open(file_, false, err) || json_) return;
       o.put(fmt::format(
           "#separator \\x09\n#set_separator\t,\n#empty_field\t(empty)\n#unset_field\t-\n#path\tconn\n#open\t{}\n"
-          "#fields\tts\tuid\tid.orig_h\tid.orig_p\tid.resp_h\tid.resp_p\tproto\tduration\torig_bytes\tresp_bytes\t"
+          "#fields\tts\tuid\tid.orig_h\tid.orig_p\tid.resp_h\tid.resp_p\tproto\tservice\tduration\torig_bytes\tresp_"
+          "bytes\t"
           "conn_state\thistory\torig_pkts\torig_ip_bytes\tresp_pkts\tresp_ip_bytes\n"
-          "#types\ttime\tstring\taddr\tport\taddr\tport\tenum\tinterval\tcount\tcount\tstring\tstring\tcount\tcount\t"
+          "#types\ttime\tstring\taddr\tport\taddr\tport\tenum\tstring\tinterval\tcount\tcount\tstring\tstring\tcount\tc"
+          "ount\t"
           "count\tcount\n",
           stamp()));
       o.end_record();
@@ -202,6 +204,7 @@ class FlowLog : public Element {
                         : key.proto == 17                     ? "udp"
                         : (key.proto == 1 || key.proto == 58) ? "icmp"
                                                               : "unknown_transport";
+    const std::string& service = mgr_->table().app_name(f.app);  // "-" when not known
     std::string hist(s->hist, s->hist_len);
     if (hist.empty()) hist = json_ ? "" : "-";
     uint64_t h = (uint64_t(k::conn_hash(key)) << 32) ^ f.first_ns ^ (uint64_t(worker().id()) << 56);
@@ -210,14 +213,15 @@ class FlowLog : public Element {
     if (json_) {
       rec = fmt::format(
           "{{\"ts\":{},\"uid\":\"{}\",\"id.orig_h\":\"{}\",\"id.orig_p\":{},\"id.resp_h\":\"{}\",\"id.resp_p\":{},"
-          "\"proto\":\"{}\",\"duration\":{:.6f},\"orig_bytes\":{},\"resp_bytes\":{},\"conn_state\":\"{}\","
+          "\"proto\":\"{}\",{}\"duration\":{:.6f},\"orig_bytes\":{},\"resp_bytes\":{},\"conn_state\":\"{}\","
           "\"history\":{},\"orig_pkts\":{},\"orig_ip_bytes\":{},\"resp_pkts\":{},\"resp_ip_bytes\":{}}}\n",
-          zeek_time(f.first_ns), uid_for(h), oh, op, rh, rp, proto, dur, s->payload[0], s->payload[1], conn_state(f, s),
-          json_str(hist), f.pkts[0], f.bytes[0], f.pkts[1], f.bytes[1]);
+          zeek_time(f.first_ns), uid_for(h), oh, op, rh, rp, proto,
+          f.app ? fmt::format("\"service\":{},", json_str(service)) : std::string(), dur, s->payload[0], s->payload[1],
+          conn_state(f, s), json_str(hist), f.pkts[0], f.bytes[0], f.pkts[1], f.bytes[1]);
     } else {
-      rec = fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.6f}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", zeek_time(f.first_ns),
-                        uid_for(h), oh, op, rh, rp, proto, dur, s->payload[0], s->payload[1], conn_state(f, s), hist,
-                        f.pkts[0], f.bytes[0], f.pkts[1], f.bytes[1]);
+      rec = fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:.6f}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n",
+                        zeek_time(f.first_ns), uid_for(h), oh, op, rh, rp, proto, service, dur, s->payload[0],
+                        s->payload[1], conn_state(f, s), hist, f.pkts[0], f.bytes[0], f.pkts[1], f.bytes[1]);
     }
     uint64_t lost = 0;
     std::string err;
@@ -250,8 +254,10 @@ SHOAL_ELEMENT(
         "the payload bytes each side sent and Zeek's history letters (S SYN, H SYN-ACK, A ACK, D data, F FIN, R RST; "
         "upper case from the originator, lower case from the responder, in the order first seen). When a flow ends "
         "(timed out, evicted, reopened, or at the stop) it writes a record with Zeek conn.log's fields: ts uid "
-        "id.orig_h id.orig_p id.resp_h id.resp_p proto duration orig_bytes resp_bytes conn_state history orig_pkts "
-        "orig_ip_bytes resp_pkts resp_ip_bytes. conn_state follows Zeek (S0 S1 SF REJ S2 S3 RSTO RSTR RSTOS0 RSTRH SH "
+        "id.orig_h id.orig_p id.resp_h id.resp_p proto service duration orig_bytes resp_bytes conn_state history "
+        "orig_pkts "
+        "orig_ip_bytes resp_pkts resp_ip_bytes (service: the label an L7Classifier gave the flow). conn_state follows "
+        "Zeek (S0 S1 SF REJ S2 S3 RSTO RSTR RSTOS0 RSTRH SH "
         "SHR OTH; UDP S0 or SF). orig_bytes and resp_bytes sum payload lengths, so a retransmission counts again "
         "(Zeek measures them by sequence numbers). FORMAT zeek writes Zeek's tab-separated log with its '#' header "
         "lines; json writes one JSON object per line, as Zeek's JSON logs. Records come in the order flows end. Copies "

@@ -1,0 +1,382 @@
+// shoal bench-flow: the flow layer on one core.
+//   table      FlowTable at 1K, 1M and 10M flows: inserts and lookups per
+//              second (a packet each: key in, flow handle, counters and the
+//              TCP/expiry lists updated; one at a time, and 32 at a time as
+//              FlowIPManager does it), beside a bare open-addressing table
+//              of the same keys (linear probing, key and value inline: the
+//              rte_hash class of reference) in the same run
+//   reassembly TCPReassembler's library on 1000 connections, in order and
+//              with 10% of the segments swapped with a neighbour, Gbit/s of
+//              stream delivered
+//   router     the IPv4 router path with and without FlowIPManager in front
+//              of the route lookup, packets per second: 1K flows (the table
+//              in cache: the layer's own work), 1M flows in runs of 8 packets,
+//              and 1M flows round robin (every packet a cache miss)
+//   synflood   a table of 100K flows flooded with 10M random-tuple SYNs while
+//              1000 established connections keep sending: the table's memory,
+//              the process's resident memory, how many established
+//              connections survive, and their packets' cost during the flood
+//              against without it
+#include <fmt/format.h>
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "common.hh"
+#include "shoal/flow/flowtable.hh"
+#include "shoal/flow/reassembly.hh"
+
+namespace shoal::tool {
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+double since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+
+// The i-th flow's key, as the parser makes it (UDP, IPv4).
+k::ParsedKey key_of(uint64_t i, uint32_t salt = 0) {
+  k::ParsedKey p;
+  p.kind = k::KeyKind::Conn;
+  p.key.family = 4;
+  p.key.proto = 17;
+  uint32_t h = k::mix32(uint32_t(i) ^ salt), g = k::mix32(uint32_t(i >> 32) ^ h ^ 0x5bd1e995u ^ salt);
+  p.key.a[0] = 0x0a000000u | (h & 0xffffff);
+  p.key.b[0] = 0xc0000000u | (g & 0xffffff);
+  p.key.pa = uint16_t(i);
+  p.key.pb = 53;
+  p.l4_off = 20;
+  return p;
+}
+
+// The reference: linear probing, the key and a value inline, no expiry.
+class BareTable {
+ public:
+  explicit BareTable(size_t n) {
+    size_t s = 16;
+    while (s < n * 2) s <<= 1;
+    slots_.assign(s, Slot{});
+    mask_ = s - 1;
+  }
+  uint32_t find_or_insert(const k::ConnKey& key, uint32_t v) {
+    uint32_t h = k::conn_hash(key);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s.used = 1;
+        s.key = key;
+        s.val = v;
+        return v;
+      }
+      if (s.key == key) return s.val;
+    }
+  }
+
+ private:
+  struct Slot {
+    k::ConnKey key;
+    uint32_t val = 0, used = 0;
+  };
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
+
+uint64_t rss_bytes() {
+  std::ifstream f("/proc/self/statm");
+  uint64_t size = 0, res = 0;
+  f >> size >> res;
+  return res * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+struct NullSink : flow::StreamSink {
+  uint64_t bytes = 0;
+  void stream_data(uint32_t, uint8_t, uint64_t, const uint8_t*, uint32_t n) override { bytes += n; }
+  void stream_gap(uint32_t, uint8_t, uint64_t, uint64_t) override {}
+};
+
+}  // namespace
+
+int cmd_bench_flow(int argc, char** argv) {
+  CLI::App app{"shoal bench-flow: the flow table, TCP reassembly, the flow layer's cost and a SYN flood, one core"};
+  std::string out = "bench/results/flow-latest.json";
+  std::vector<uint64_t> sizes{1000, 1000000, 10000000};
+  uint64_t flood = 10000000;
+  bool router = true;
+  app.add_option("--out", out, "JSON output file");
+  app.add_option("--flows", sizes, "table sizes");
+  app.add_option("--flood", flood, "SYNs in the flood");
+  app.add_option("--router", router, "also time the router path with and without the flow layer (default true)");
+  CLI11_PARSE(app, argc, argv);
+
+  nlohmann::json j = bench_record("flow");
+  j["device"] = cuda_device_record();
+  fmt::print("shoal bench-flow on {}, one core\n", cpu_model());
+  fmt::print("{:<12} {:>10} {:>14} {:>14} {:>10}\n", "case", "flows", "Mops/s", "bare Mops/s", "ratio");
+  uint64_t sink = 0;
+  for (uint64_t n : sizes) {
+    flow::FlowTable t;
+    flow::Config c;
+    c.capacity = uint32_t(n);
+    t.init(c);
+    BareTable bare(n);
+    std::vector<uint32_t> order(n);
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), std::mt19937(1));
+    uint64_t now = 1'000'000'000;
+    uint8_t dir;
+    auto t0 = clk::now();
+    for (uint64_t i = 0; i < n; ++i) sink += t.track(key_of(i), 64, now, dir);
+    double ins = double(n) / since(t0);
+    t0 = clk::now();
+    for (uint64_t i = 0; i < n; ++i) sink += bare.find_or_insert(key_of(i).key, uint32_t(i));
+    double bins = double(n) / since(t0);
+    if (t.size() != n) {
+      fmt::print(stderr, "bench-flow: the table holds {} flows, not {}\n", t.size(), n);
+      return 1;
+    }
+    // lookups: every flow once per round, in random order, rounds until 0.5 s
+    uint64_t done = 0, bdone = 0;
+    t0 = clk::now();
+    do {
+      for (uint32_t i : order) sink += t.track(key_of(i), 64, now, dir);
+      done += n;
+    } while (since(t0) < 0.5);
+    double look = double(done) / since(t0);
+    t0 = clk::now();
+    do {
+      for (uint32_t i : order) sink += bare.find_or_insert(key_of(i).key, 0);
+      bdone += n;
+    } while (since(t0) < 0.5);
+    double blook = double(bdone) / since(t0);
+    // the same lookups 32 at a time, as FlowIPManager makes them (prefetched)
+    std::vector<k::ParsedKey> keys(32);
+    std::vector<uint32_t> lens(32, 64), ids(32);
+    std::vector<uint64_t> nows(32, now);
+    std::vector<uint8_t> dirs(32);
+    uint64_t vdone = 0;
+    t0 = clk::now();
+    do {
+      for (size_t i = 0; i + 32 <= n; i += 32) {
+        for (int q = 0; q < 32; ++q) keys[size_t(q)] = key_of(order[i + size_t(q)]);
+        t.track_batch(keys.data(), lens.data(), nows.data(), 32, ids.data(), dirs.data());
+        sink += ids[0];
+      }
+      vdone += n / 32 * 32;
+    } while (since(t0) < 0.5);
+    double vlook = double(vdone) / since(t0);
+    fmt::print("{:<12} {:>10} {:>14.2f} {:>14.2f} {:>9.2f}x\n", "insert", n, ins / 1e6, bins / 1e6, ins / bins);
+    fmt::print("{:<12} {:>10} {:>14.2f} {:>14.2f} {:>9.2f}x\n", "lookup", n, look / 1e6, blook / 1e6, look / blook);
+    fmt::print("{:<12} {:>10} {:>14.2f} {:>14.2f} {:>9.2f}x\n", "lookup x32", n, vlook / 1e6, blook / 1e6,
+               vlook / blook);
+    j["results"].push_back({{"case", "table"},
+                            {"flows", n},
+                            {"insert_per_sec", ins},
+                            {"bare_insert_per_sec", bins},
+                            {"lookup_per_sec", look},
+                            {"bare_lookup_per_sec", blook},
+                            {"batch32_lookup_per_sec", vlook},
+                            {"table_bytes", t.memory_bytes()}});
+  }
+
+  // Reassembly: 1000 connections of 1 MB, 1460-byte segments, round robin.
+  for (double swap : {0.0, 0.1}) {
+    const uint32_t conns = 1000, per = 1u << 20, mss = 1460;
+    std::vector<uint8_t> payload(mss);
+    for (auto& b : payload) b = uint8_t(rand());
+    std::vector<std::vector<uint32_t>> segs(conns);  // each connection's segment offsets, in sending order
+    std::mt19937 rng(3);
+    for (auto& s : segs) {
+      for (uint32_t off = 0; off < per; off += mss) s.push_back(off);
+      for (size_t i = 0; i + 1 < s.size(); ++i)
+        if (std::uniform_real_distribution<>(0, 1)(rng) < swap) std::swap(s[i], s[i + 1]), ++i;
+    }
+    flow::Reassembler r;
+    NullSink ns;
+    r.set_sink(&ns);
+    std::vector<flow::Stream> st(conns);
+    for (uint32_t cn = 0; cn < conns; ++cn) r.segment(st[cn], cn + 1, 0, 0, k::kTcpSyn, nullptr, 0);
+    auto t0 = clk::now();
+    size_t nseg = segs[0].size();
+    for (size_t i = 0; i < nseg; ++i)
+      for (uint32_t cn = 0; cn < conns; ++cn) {
+        uint32_t off = segs[cn][i];
+        uint32_t len = std::min(mss, per - off);
+        r.segment(st[cn], cn + 1, 0, 1 + off, k::kTcpAck, payload.data(), len);
+      }
+    double el = since(t0);
+    for (uint32_t cn = 0; cn < conns; ++cn) r.finish(st[cn], cn + 1);
+    if (ns.bytes != uint64_t(conns) * per) {
+      fmt::print(stderr, "bench-flow: reassembly delivered {} bytes, not {}\n", ns.bytes, uint64_t(conns) * per);
+      return 1;
+    }
+    double gbps = double(ns.bytes) * 8 / el / 1e9;
+    fmt::print("{:<12} {:>10} {:>14.2f} {:>14} {:>10}   Gbit/s, {:.0f}% swapped, peak buffered {} KiB\n", "reassembly",
+               conns, gbps, "-", "-", swap * 100, r.counters().buffered_peak / 1024);
+    j["results"].push_back({{"case", "reassembly"},
+                            {"connections", conns},
+                            {"swapped", swap},
+                            {"gbit_per_sec", gbps},
+                            {"out_of_order", r.counters().out_of_order},
+                            {"buffered_peak", r.counters().buffered_peak}});
+  }
+
+  // The flow layer's cost on the router path.
+  if (router) {
+    std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-flow-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    std::string routes = dir + "/routes.txt";
+    {
+      std::ofstream f(routes);
+      for (int i = 0; i < 256; ++i) f << fmt::format("{}.0.0.0/8 {}\n", i, i % 3);
+    }
+    auto cfg = [&](bool flows, uint64_t nflows, int burst) {
+      return fmt::format(
+          "FastUDPFlows(LENGTH 64, FLOWS {}, FLOWSIZE {}, BURST 32, DSTRANDOM true, LIMIT 20000000, STOP true) -> "
+          "Strip(14) -> CheckIPHeader -> {} rt :: DirectIPLookup(FILE {}); rt[0] -> c :: Counter -> Discard; rt[1] -> "
+          "c1 :: Counter -> Discard; rt[2] -> c2 :: Counter -> Discard;",
+          nflows, burst, flows ? "FlowIPManager(CAPACITY 2000000) ->" : "", routes);
+    };
+    struct Point {
+      uint64_t flows;
+      int burst;
+    };
+    for (Point pt : {Point{1000, 8}, Point{1000000, 8}, Point{1000000, 1}}) {
+      double pps[2] = {0, 0};
+      for (int rep = 0; rep < 3; ++rep)
+        for (int f = 0; f < 2; ++f) {
+          uint64_t packets = 0;
+          std::string err;
+          double p = graph_pps(cfg(f == 1, pt.flows, pt.burst), false, packets, err);
+          if (p < 0) {
+            fmt::print(stderr, "bench-flow: router: {}\n", err);
+            return 1;
+          }
+          pps[f] = std::max(pps[f], p);
+        }
+      double cost = 1 - pps[1] / pps[0];
+      double ns = 1e9 / pps[1] - 1e9 / pps[0];
+      fmt::print(
+          "{:<12} {:>10} {:>14.2f} {:>14.2f} {:>9.2f}x   Mpps with / without the flow layer, runs of {}: "
+          "{:.1f}% cost, {:.1f} ns a packet\n",
+          "router", pt.flows, pps[1] / 1e6, pps[0] / 1e6, pps[1] / pps[0], pt.burst, cost * 100, ns);
+      j["results"].push_back({{"case", "router"},
+                              {"flows", pt.flows},
+                              {"packets_per_flow_run", pt.burst},
+                              {"pps_with_flows", pps[1]},
+                              {"pps_without", pps[0]},
+                              {"cost", cost},
+                              {"ns_per_packet", ns}});
+    }
+    std::filesystem::remove_all(dir);
+  }
+
+  // SYN flood against a capped table.
+  {
+    const uint32_t cap = 100000, est = 1000;
+    flow::FlowTable t;
+    flow::Config c;
+    c.capacity = cap;
+    t.init(c);
+    uint64_t rss0 = rss_bytes();
+    uint64_t now = 1'000'000'000;
+    uint8_t dir;
+    auto tcp_key = [](uint64_t i, uint32_t salt, bool reply) {
+      k::ParsedKey p = key_of(i, salt);
+      p.key.proto = 6;
+      p.dir = reply ? 1 : 0;
+      return p;
+    };
+    std::vector<uint32_t> ids(est);
+    for (uint32_t i = 0; i < est; ++i) {
+      k::ParsedKey p = tcp_key(i, 77, false);
+      p.tcp_flags = k::kTcpSyn;
+      t.track(p, 60, now, dir);
+      p.dir = 1;
+      p.tcp_flags = k::kTcpSyn | k::kTcpAck;
+      t.track(p, 60, now, dir);
+      p.dir = 0;
+      p.tcp_flags = k::kTcpAck;
+      ids[i] = t.track(p, 60, now, dir);
+    }
+    // the established connections' packets alone, then one every 10 flood SYNs
+    auto est_round = [&](uint32_t n) {
+      for (uint32_t i = 0; i < n; ++i) {
+        k::ParsedKey p = tcp_key(i % est, 77, i & 1);
+        p.tcp_flags = k::kTcpAck;
+        sink += t.track(p, 1500, now, dir);
+      }
+    };
+    // timed one packet at a time, as during the flood
+    double quiet = 0;
+    for (uint32_t i = 0; i < 200000; ++i) {
+      auto e0 = clk::now();
+      est_round(1);
+      quiet += since(e0);
+    }
+    quiet /= 200000;
+    uint64_t est_pkts = 0;
+    double est_time = 0;
+    auto t0 = clk::now();
+    for (uint64_t i = 0; i < flood; ++i) {
+      now += 100;  // 10 M SYN/s
+      k::ParsedKey p = key_of(i, 0xf100d);
+      p.key.proto = 6;
+      p.tcp_flags = k::kTcpSyn;
+      sink += t.track(p, 40, now, dir);
+      if (i % 10 == 0) {
+        auto e0 = clk::now();
+        est_round(1);
+        est_time += since(e0);
+        ++est_pkts;
+      }
+      if (t.size() > cap) {
+        fmt::print(stderr, "bench-flow: the table grew past its capacity\n");
+        return 1;
+      }
+    }
+    double flood_s = since(t0);
+    uint32_t alive = 0;
+    for (uint32_t i = 0; i < est; ++i) {
+      k::ParsedKey p = tcp_key(i, 77, false);
+      uint32_t id = t.find(p.key);
+      alive += id == ids[i] && t.flow(id).tcp.state == k::kTcpEstablished;
+    }
+    uint64_t rss1 = rss_bytes();
+    double during = est_time / double(est_pkts);
+    fmt::print(
+        "{:<12} {:>10} {:>14.2f} {:>14} {:>10}   M SYN/s; {} of {} established kept, evicted {}, table {} MiB, "
+        "RSS +{} MiB; an established packet {:.0f} ns quiet, {:.0f} ns in the flood\n",
+        "synflood", cap, double(flood) / flood_s / 1e6, "-", "-", alive, est, t.counters().evicted,
+        t.memory_bytes() >> 20, (rss1 - std::min(rss0, rss1)) >> 20, quiet * 1e9, during * 1e9);
+    j["results"].push_back({{"case", "synflood"},
+                            {"capacity", cap},
+                            {"syns", flood},
+                            {"syn_per_sec", double(flood) / flood_s},
+                            {"established", est},
+                            {"established_kept", alive},
+                            {"evicted", t.counters().evicted},
+                            {"table_bytes", t.memory_bytes()},
+                            {"rss_growth_bytes", rss1 - std::min(rss0, rss1)},
+                            {"established_ns_quiet", quiet * 1e9},
+                            {"established_ns_flood", during * 1e9}});
+    if (alive != est) {
+      fmt::print(stderr, "bench-flow: the flood evicted established connections\n");
+      return 1;
+    }
+  }
+  if (sink == 42) fmt::print(" ");
+  if (!out.empty()) {
+    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
+    std::ofstream o(out);
+    o << j.dump(2) << "\n";
+    fmt::print("wrote {}\n", out);
+  }
+  return 0;
+}
+
+}  // namespace shoal::tool
