@@ -43,13 +43,22 @@ class TCPStreamDump : public Element, private flow::StreamSink {
   void configure(Args& a) override {
     a.read_mp("DIR", dir_).read("MAX_OPEN", max_open_);
     a.complete();
+    // DIR, or the folder it is to be made in, must be writable (it is made at initialize)
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir_, ec)) a.fail(fmt::format("DIR '{}' is not a directory", dir_));
-    if (::access(dir_.c_str(), W_OK) != 0) a.fail(fmt::format("DIR '{}': {}", dir_, std::strerror(errno)));
+    std::filesystem::path d(dir_);
+    bool exists = std::filesystem::exists(d, ec);
+    if (exists && !std::filesystem::is_directory(d, ec)) a.fail(fmt::format("DIR '{}' is not a directory", dir_));
+    std::string where = exists ? dir_ : (d.has_parent_path() ? d.parent_path().string() : ".");
+    if (::access(where.c_str(), W_OK) != 0) a.fail(fmt::format("DIR '{}': {}: {}", dir_, where, std::strerror(errno)));
     if (max_open_ < 1) max_open_ = 1;
     names_ = shared_state<Names>(this);
     mgr_ = &FlowIPManager::require(this, a);
     TCPReassembler::require(this, a).add_sink(this);
+  }
+  void initialize() override {
+    std::error_code ec;
+    std::filesystem::create_directory(dir_, ec);
+    if (ec) throw std::runtime_error(fmt::format("DIR '{}': {}", dir_, ec.message()));
   }
   void push(int, PacketBatch* b) override { output_push(0, b); }
   PacketBatch* pull(int, uint32_t max) override { return input_pull(0, max); }
@@ -165,7 +174,7 @@ SHOAL_ELEMENT(
         "its stream offset, so a gap is a hole (zeros) in the file. At most MAX_OPEN files are open at once (the least "
         "recently written is closed and reopened when needed). A failed write is a run error, and the bytes are "
         "counted in lost_bytes.",
-    .args = {{"DIR", "directory", "where the files go (it must exist), mandatory"},
+    .args = {{"DIR", "directory", "where the files go (made if missing, in a folder that exists), mandatory"},
              {"MAX_OPEN", "integer", "files open at once (default 256)"}},
     .handlers = {{"files", "r", "files written"},
                  {"bytes", "r", "bytes written"},

@@ -1,0 +1,1 @@
+FromDump($IN, STOP true) -> FlowIPManager -> TCPReassembler -> FlowLog($OUT, FORMAT json) -> Discard;
