@@ -33,10 +33,10 @@ cmake --build build-gpu -j "$(nproc)" || exit 1
 stamp "GPU tests"
 ctest --test-dir build-gpu -L gpu --output-on-failure
 stamp "offload tests on the CUDA backend (the same tests CI runs on the host backend)"
-SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*' 2>&1 | grep -vE 'device failure|offloading stops'
+SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*' 2>&1 | grep -vE 'device failure|offloading stops'
 stamp "full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure 2>&1 | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Passed"
-BENCHES=${BENCHES:-snap classify ids offload lpm core}
+BENCHES=${BENCHES:-snap classify ids offload lpm core flow}
 want() { [[ " $BENCHES " == *" $1 "* ]]; }
 if want snap; then
   stamp "bench-snap"
@@ -62,5 +62,9 @@ fi
 if want core; then
   stamp "bench core"
   ./build-gpu/shoal bench --out "$OUT/bench-core.json" --reps 3 --threads 1 4 --case forward router router-snap
+fi
+if want flow; then
+  stamp "bench-flow (the device flow table against the CPU table)"
+  ./build-gpu/shoal bench-flow --device cuda --router false --out "$OUT/bench-flow.json"
 fi
 stamp done

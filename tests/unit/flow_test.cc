@@ -626,3 +626,115 @@ TEST(L7, PatternFilesAndPriorities) {
 
 }  // namespace
 }  // namespace shoal
+
+#include "shoal/flow/devtable.hh"
+#include "shoal/io/traffic.hh"
+#include "shoal/kernels/steps/flow_track.hh"
+
+namespace shoal {
+namespace {
+
+// The device flow table (host backend here; CUDA under bench/gpu) against
+// the CPU table on the same frames: the same flows, originators and
+// per-direction counters, and every packet's direction the same. The
+// device must have done the work (its operations counted).
+TEST(DeviceFlowTable, MatchesTheCpuTable) {
+  std::vector<uint8_t> frames;
+  std::vector<uint32_t> off, len;
+  for (int v6 = 0; v6 < 2; ++v6) {
+    io::TrafficSpec s;
+    s.flows = 700;
+    s.ipv6 = v6;
+    s.proto = io::Proto::MIX;
+    io::TrafficGen g(s);
+    for (uint64_t i = 0; i < 6000; ++i) {
+      off.push_back(uint32_t(frames.size()));
+      uint32_t l = g.length_of(i);
+      frames.resize(frames.size() + l);
+      g.build(i, frames.data() + off.back());
+      len.push_back(i % 101 == 0 ? l % 30 : l);  // some cut short
+    }
+  }
+  // replies: each frame again with the addresses and ports swapped
+  size_t n0 = off.size();
+  for (size_t i = 0; i < n0; i += 3) {
+    std::vector<uint8_t> f(frames.begin() + off[i], frames.begin() + off[i] + len[i]);
+    uint32_t ipl = 0;
+    const uint8_t* ip = k::frame_ip(f.data(), uint32_t(f.size()), ipl);
+    if (!ip || ipl < 40) continue;
+    uint8_t* w = f.data() + (ip - f.data());
+    bool v4 = (w[0] >> 4) == 4;
+    uint32_t a = v4 ? 12 : 8, n = v4 ? 4 : 16, l4 = v4 ? uint32_t(w[0] & 15) * 4 : 40;
+    for (uint32_t b = 0; b < n; ++b) std::swap(w[a + b], w[a + n + b]);
+    if (l4 + 4 <= ipl && (w[v4 ? 9 : 6] == 6 || w[v4 ? 9 : 6] == 17))
+      for (int b = 0; b < 2; ++b) std::swap(w[l4 + b], w[l4 + 2 + b]);
+    off.push_back(uint32_t(frames.size()));
+    len.push_back(uint32_t(f.size()));
+    frames.insert(frames.end(), f.begin(), f.end());
+  }
+  // CPU reference, packet by packet
+  flow::FlowTable cpu;
+  flow::Config c;
+  c.capacity = 1 << 16;
+  cpu.init(c);
+  std::vector<uint8_t> cdirs(off.size());
+  for (size_t i = 0; i < off.size(); ++i) {
+    uint32_t ipl = 0;
+    const uint8_t* ip = k::frame_ip(frames.data() + off[i], len[i], ipl);
+    k::ParsedKey pk;
+    if (ip) k::parse_conn_key(ip, ipl, pk);
+    if (pk.icmp_error || pk.kind == k::KeyKind::Frag) pk.kind = k::KeyKind::NotIP;  // the device leaves these out
+    cpu.track(pk, ipl, 1, cdirs[i]);
+  }
+  dev::DeviceOptions o;
+  o.kind = std::getenv("SHOAL_TEST_DEVICE") ? std::getenv("SHOAL_TEST_DEVICE") : "host";  // cuda: bench/gpu/run.sh
+  std::string detail, err;
+  auto d = dev::open_device(o, detail, err);
+  ASSERT_TRUE(d) << err;
+  if (o.kind == "cuda") {
+    ASSERT_STREQ(d->kind(), "cuda") << detail;
+  }
+  flow::DeviceFlowTable gpu;
+  ASSERT_TRUE(gpu.init(d, 1 << 16, err)) << err;
+  std::vector<uint32_t> ids;
+  std::vector<uint8_t> dirs;
+  uint64_t ops0 = d->operations();
+  for (size_t i = 0; i < off.size(); i += 2048) {  // batches; offsets made relative to the batch's frames
+    uint32_t n = uint32_t(std::min<size_t>(2048, off.size() - i));
+    std::vector<uint8_t> bf;
+    std::vector<uint32_t> bo, bl;
+    for (uint32_t j = 0; j < n; ++j) {
+      bo.push_back(uint32_t(bf.size()));
+      bl.push_back(len[i + j]);
+      bf.insert(bf.end(), frames.begin() + off[i + j], frames.begin() + off[i + j] + len[i + j]);
+    }
+    ASSERT_TRUE(gpu.track(bf.data(), bf.size(), bo.data(), bl.data(), n, ids, dirs, err)) << err;
+    for (uint32_t j = 0; j < n; ++j)
+      if (ids[j]) {
+        ASSERT_EQ(dirs[j], cdirs[i + j]) << "packet " << i + j;
+      }
+  }
+  EXPECT_GT(d->operations(), ops0);
+  EXPECT_GT(gpu.launches(), 0u);
+  std::vector<flow::DeviceFlowTable::Entry> got;
+  ASSERT_TRUE(gpu.contents(got, err)) << err;
+  EXPECT_EQ(got.size(), size_t(cpu.size()));
+  EXPECT_GT(got.size(), 1000u);
+  size_t replied = 0;
+  for (auto& e : got) replied += e.pkts[1] != 0;
+  EXPECT_GT(replied, 300u);  // directions are exercised
+  for (auto& e : got) {
+    uint32_t id = cpu.find(e.key);
+    ASSERT_NE(id, 0u);
+    const flow::Flow& f = cpu.flow(id);
+    EXPECT_EQ(e.orig_dir, f.orig_dir);
+    EXPECT_EQ(e.pkts[0], f.pkts[0]);
+    EXPECT_EQ(e.pkts[1], f.pkts[1]);
+    EXPECT_EQ(e.bytes[0], f.bytes[0]);
+    EXPECT_EQ(e.bytes[1], f.bytes[1]);
+  }
+  EXPECT_EQ(gpu.full_packets(), 0u);
+}
+
+}  // namespace
+}  // namespace shoal

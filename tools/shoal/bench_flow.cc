@@ -29,8 +29,11 @@
 #include <random>
 
 #include "common.hh"
+#include "shoal/flow/devtable.hh"
 #include "shoal/flow/flowtable.hh"
 #include "shoal/flow/reassembly.hh"
+#include "shoal/io/traffic.hh"
+#include "shoal/kernels/steps/flow_track.hh"
 
 namespace shoal::tool {
 
@@ -107,7 +110,9 @@ int cmd_bench_flow(int argc, char** argv) {
   std::vector<uint64_t> sizes{1000, 1000000, 10000000};
   uint64_t flood = 10000000;
   bool router = true;
+  std::string device = "auto";
   app.add_option("--out", out, "JSON output file");
+  app.add_option("--device", device, "the device table's backend: auto, host, cuda, none");
   app.add_option("--flows", sizes, "table sizes");
   app.add_option("--flood", flood, "SYNs in the flood");
   app.add_option("--router", router, "also time the router path with and without the flow layer (default true)");
@@ -273,6 +278,72 @@ int cmd_bench_flow(int argc, char** argv) {
                               {"ns_per_packet", ns}});
     }
     std::filesystem::remove_all(dir);
+  }
+
+  // The device table: 1M flows, aggregates of 64K frames (copies included),
+  // against the CPU table on one core on the same frames.
+  if (device != "none") {
+    dev::DeviceOptions o;
+    o.kind = device;
+    std::string detail, err;
+    auto d = dev::open_device(o, detail, err);
+    if (!d) {
+      fmt::print(stderr, "bench-flow: device: {}\n", err);
+      return 1;
+    }
+    const uint32_t flows = 1000000, batch = 65536;
+    io::TrafficSpec spec;
+    spec.flows = flows;
+    io::TrafficGen g(spec);
+    uint32_t flen = g.length_of(0);
+    std::vector<uint8_t> frames(size_t(batch) * flen);
+    std::vector<uint32_t> offs(batch), lens(batch, flen);
+    flow::DeviceFlowTable dt;
+    if (!dt.init(d, 2 * flows, err)) {
+      fmt::print(stderr, "bench-flow: device: {}\n", err);
+      return 1;
+    }
+    flow::FlowTable ct;
+    flow::Config cc;
+    cc.capacity = 2 * flows;
+    ct.init(cc);
+    std::vector<uint32_t> ids;
+    std::vector<uint8_t> dirs;
+    double dev_s = 0, cpu_s = 0;
+    uint64_t done = 0;
+    uint8_t dir;
+    for (uint64_t base = 0; done < 4ull * flows; base += batch, done += batch) {
+      for (uint32_t i = 0; i < batch; ++i) {
+        offs[i] = i * flen;
+        g.build((base + i) % flows, frames.data() + offs[i]);
+      }
+      auto t0 = clk::now();
+      if (!dt.track(frames.data(), frames.size(), offs.data(), lens.data(), batch, ids, dirs, err)) {
+        fmt::print(stderr, "bench-flow: device: {}\n", err);
+        return 1;
+      }
+      dev_s += since(t0);
+      t0 = clk::now();
+      for (uint32_t i = 0; i < batch; ++i) {
+        uint32_t ipl = 0;
+        const uint8_t* ip = k::frame_ip(frames.data() + offs[i], flen, ipl);
+        k::ParsedKey pk;
+        k::parse_conn_key(ip, ipl, pk);
+        sink += ct.track(pk, ipl, 1, dir);
+      }
+      cpu_s += since(t0);
+    }
+    double dps = double(done) / dev_s, cps = double(done) / cpu_s;
+    fmt::print(
+        "{:<12} {:>10} {:>14.2f} {:>14.2f} {:>9.2f}x   M packets/s on the {} device table (copies included) / "
+        "the CPU table, one core\n",
+        "device", flows, dps / 1e6, cps / 1e6, dps / cps, d->kind());
+    j["results"].push_back({{"case", "device_table"},
+                            {"device", d->kind()},
+                            {"flows", flows},
+                            {"aggregate", batch},
+                            {"device_pps", dps},
+                            {"cpu_pps", cps}});
   }
 
   // SYN flood against a capped table.

@@ -187,18 +187,12 @@ SHOAL_HD KeyKind parse_ip(const uint8_t* ip, uint32_t len, ParsedKey& r, bool qu
   uint32_t rlen = total - off;
   uint16_t sp, dp;
   if (!transport_ports(proto, t, rlen, sp, dp)) return KeyKind::Truncated;
-  // An ICMP error: the key of the connection it quotes, seen from the
-  // quoted packet's sender (the error travels the other way).
   bool is_err = !quoted && !frag &&
                 ((proto == 1 && ver == 4 && icmp4_is_error(t[0])) || (proto == 58 && ver == 6 && icmp6_is_error(t[0])));
-  if (is_err) {
-    ParsedKey inner;
-    KeyKind k = parse_ip(t + 8, rlen - 8, inner, true);
-    if (k != KeyKind::Conn) return KeyKind::Truncated;
-    r.key = inner.key;
-    r.dir = uint8_t(inner.dir ^ 1);
+  if (is_err) {  // parse_conn_key reads the quote (no recursion: device code)
     r.icmp_error = 1;
     r.l4_off = uint16_t(off);
+    r.payload_len = uint16_t(rlen);
     return KeyKind::Conn;
   }
   canonicalize(r, src, sp, dst, dp);
@@ -211,6 +205,20 @@ SHOAL_HD KeyKind parse_ip(const uint8_t* ip, uint32_t len, ParsedKey& r, bool qu
 SHOAL_HD KeyKind parse_conn_key(const uint8_t* ip, uint32_t len, ParsedKey& r) {
   r = ParsedKey{};
   r.kind = parse_ip(ip, len, r, false);
+  if (r.icmp_error) {
+    // An ICMP error: the key of the connection it quotes, seen from the
+    // quoted packet's sender (the error travels the other way).
+    ParsedKey inner;
+    uint32_t rlen = r.payload_len;
+    KeyKind k = parse_ip(ip + r.l4_off + 8, rlen - 8, inner, true);
+    r.payload_len = 0;
+    if (k != KeyKind::Conn) {
+      r.icmp_error = 0;
+      return r.kind = KeyKind::Truncated;
+    }
+    r.key = inner.key;
+    r.dir = uint8_t(inner.dir ^ 1);
+  }
   return r.kind;
 }
 
