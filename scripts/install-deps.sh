@@ -8,7 +8,7 @@ PKGS=(g++ cmake ninja-build pkg-config make
       libhyperscan-dev libpcre2-dev
       clang libclang-rt-14-dev clang-format clang-tidy
       tshark python3-scapy python3-matplotlib libndpi-bin
-      iproute2 iputils-ping traceroute iperf3)
+      iproute2 iputils-ping traceroute iperf3 ethtool)
 
 missing=()
 for p in "${PKGS[@]}"; do
