@@ -36,7 +36,7 @@ stamp "offload tests on the CUDA backend (the same tests CI runs on the host bac
 SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*' 2>&1 | grep -vE 'device failure|offloading stops'
 stamp "full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure 2>&1 | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Passed"
-BENCHES=${BENCHES:-snap classify ids offload lpm core flow}
+BENCHES=${BENCHES:-snap classify ids offload lpm core flow schedule}
 want() { [[ " $BENCHES " == *" $1 "* ]]; }
 if want snap; then
   stamp "bench-snap"
@@ -66,5 +66,9 @@ fi
 if want flow; then
   stamp "bench-flow (the device flow table against the CPU table)"
   ./build-gpu/shoal bench-flow --device cuda --router false --out "$OUT/bench-flow.json"
+fi
+if want schedule; then
+  stamp "GASPP packet scheduling: IDSMatcher offloaded over IMIX, with and without --offload-schedule"
+  bench/gpu/schedule.sh ./build-gpu/shoal "$OUT/bench-schedule.json" cuda
 fi
 stamp done

@@ -491,6 +491,33 @@ TEST(OffloadRouter, OrderSurvivesDelaysThatFinishAggregatesOutOfOrder) {
   test::finish(*cpu);
 }
 
+// GASPP's packet scheduling: kernels take each aggregate's packets sorted by
+// protocol and length, and the results are those of the CPU router, in the
+// same order, on the device, with out-of-order completions and with faults
+// (the CPU fallback takes the same order).
+TEST(OffloadRouter, PacketSchedulingChangesNoResult) {
+  RouterCase c = make_ipv4_case(21, 5000);
+  auto cpu = test::run(cpu_v4(c, tmp("scpu")));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  for (double faults : {0.0, 0.2}) {
+    test::Options o = opts(100, faults);
+    o.offload.schedule = true;
+    auto nba = test::run_with(cpu_v4(c, tmp("snba"), "OffloadBalancer(1) ->"), o);
+    ASSERT_TRUE(nba->ok) << nba->errors;
+    expect_same_outputs(tmp("scpu"), tmp("snba"));
+    expect_same_drops(*cpu, *nba);
+    EXPECT_GT(nba->n("c.offload_reordered"), 0u) << "the aggregates were not reordered: the test shows nothing";
+    test::finish(*nba, false, faults > 0);
+    auto snap = test::run_with(snap_v4(c, tmp("ssnap"), 256), o);
+    ASSERT_TRUE(snap->ok) << snap->errors;
+    expect_same_outputs(tmp("scpu"), tmp("ssnap"));
+    expect_same_drops(*cpu, *snap);
+    EXPECT_GT(snap->n("h.reordered"), 0u);
+    test::finish(*snap, false, faults > 0);
+  }
+  test::finish(*cpu);
+}
+
 TEST(OffloadRouter, FaultsFallBackToTheCpuLosingAndReorderingNothing) {
   RouterCase c = make_ipv4_case(13, 4000);
   auto cpu = test::run(cpu_v4(c, tmp("fcpu")));

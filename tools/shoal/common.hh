@@ -29,6 +29,7 @@ struct RunArgs {
   uint32_t device_delay_us = 0, host_threads = 0;
   double device_faults = 0;
   uint32_t offload_batches = 32, offload_timeout_us = 200, offload_inflight = 8;
+  bool offload_schedule = false;
   // Called after the run (or after initialization with init_only), before
   // cleanup; a non-zero result is the exit status.
   std::function<int(Runtime&)> at_exit;

@@ -307,6 +307,7 @@ int cmd_run(const RunArgs& ra) {
   oo.batches = ra.offload_batches;
   oo.timeout_us = ra.offload_timeout_us;
   oo.inflight = ra.offload_inflight;
+  oo.schedule = ra.offload_schedule;
   Runtime rt(prog, opt);
   offload::set_options(rt, oo);
   for (auto& e : prog.elements)
@@ -667,6 +668,8 @@ int run_main(int argc, char** argv) {
   run->add_option("--offload-batches", ra.offload_batches, "batches per aggregate for offloadable elements")
       ->check(CLI::Range(1, 1024));
   run->add_option("--offload-timeout-us", ra.offload_timeout_us, "longest wait for a partial aggregate");
+  run->add_flag("--offload-schedule", ra.offload_schedule,
+                "sort each aggregate's packets by protocol and length before the kernels (GASPP's packet scheduling)");
   run->add_option("--offload-inflight", ra.offload_inflight, "aggregates on the device per element")
       ->check(CLI::Range(1, 1024));
 

@@ -31,16 +31,21 @@ bool cuda_compiled();
 namespace dev {
 
 // A step kernel as the backends see it: its name, and its run(params, i)
-// for i in [begin, end) on the host. step_kernel<K>() gives the one for
-// kernels/steps/ struct K; the CUDA backend finds its launcher by name.
+// for i in [begin, end) on the host (thread t runs packet order[t] when an
+// order is given: GASPP's packet scheduling). step_kernel<K>() gives the
+// one for kernels/steps/ struct K; the CUDA backend finds its launcher by
+// name.
 struct StepKernel {
   const char* name;
-  void (*host_run)(const void* params, uint32_t begin, uint32_t end);
+  void (*host_run)(const void* params, const uint32_t* order, uint32_t begin, uint32_t end);
 };
 template <class K>
-void host_run_step(const void* params, uint32_t begin, uint32_t end) {
+void host_run_step(const void* params, const uint32_t* order, uint32_t begin, uint32_t end) {
   const auto& p = *static_cast<const typename K::Params*>(params);
-  for (uint32_t i = begin; i < end; ++i) K::run(p, i);
+  if (order)
+    for (uint32_t t = begin; t < end; ++t) K::run(p, order[t]);
+  else
+    for (uint32_t i = begin; i < end; ++i) K::run(p, i);
 }
 template <class K>
 const StepKernel& step_kernel() {
@@ -87,8 +92,10 @@ class Device {
   virtual void h2d(Stream* s, void* dst, const void* src, size_t bytes) = 0;
   virtual void d2h(Stream* s, void* dst, const void* src, size_t bytes) = 0;
   virtual void memset(Stream* s, void* dst, int value, size_t bytes) = 0;
-  // Runs kernel k's run(params, i) for i in [0, n). params is copied.
-  virtual void launch(Stream* s, const StepKernel& k, const void* params, size_t params_size, uint32_t n) = 0;
+  // Runs kernel k's run(params, i) for i in [0, n). params is copied. With
+  // `order` (device memory, n entries), thread t runs packet order[t].
+  virtual void launch(Stream* s, const StepKernel& k, const void* params, size_t params_size, uint32_t n,
+                      const uint32_t* order = nullptr) = 0;
   // Marks the end of what was queued so far; poll() reports on it.
   virtual void record(Stream* s) = 0;
   // Never blocks: Done when everything up to the last record() finished.

@@ -30,6 +30,7 @@ struct Op {
   int value = 0;
   const StepKernel* kernel = nullptr;
   uint32_t n = 0;
+  const uint32_t* order = nullptr;
   std::vector<unsigned char> params;
 };
 
@@ -112,10 +113,12 @@ class HostDevice final : public Device {
   void memset(Stream* s, void* dst, int value, size_t bytes) override {
     enqueue(s, Op{OpType::Memset, false, dst, nullptr, bytes, value});
   }
-  void launch(Stream* s, const StepKernel& k, const void* params, size_t size, uint32_t n) override {
+  void launch(Stream* s, const StepKernel& k, const void* params, size_t size, uint32_t n,
+              const uint32_t* order) override {
     Op o{OpType::Launch};
     o.kernel = &k;
     o.n = n;
+    o.order = order;
     o.params.assign(static_cast<const unsigned char*>(params), static_cast<const unsigned char*>(params) + size);
     enqueue(s, std::move(o));
   }
@@ -223,7 +226,7 @@ class HostDevice final : public Device {
       case OpType::Memset:
         if (o.bytes) std::memset(o.dst, o.value, o.bytes);
         break;
-      case OpType::Launch: o.kernel->host_run(o.params.data(), 0, o.n); break;
+      case OpType::Launch: o.kernel->host_run(o.params.data(), o.order, 0, o.n); break;
     }
   }
 

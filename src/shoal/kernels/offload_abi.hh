@@ -30,6 +30,11 @@ struct AggView {
   uint32_t* rs_len = nullptr;
   const uint32_t* rs_hroom = nullptr;
   const uint32_t* rs_troom = nullptr;
+  // GASPP's packet scheduling: when set, the aggregate's packets sorted by
+  // protocol and length (n entries); thread t of a launch works on packet
+  // order[t], so a warp's threads run the same code over similar lengths.
+  // Results stay indexed by packet, in the aggregate's order.
+  const uint32_t* order = nullptr;
 };
 
 // How one step of a chain treats its packets.

@@ -188,6 +188,7 @@ k::AggView Aggregate::view(uint8_t* base) const {
   v.plen = has_len ? reinterpret_cast<const uint32_t*>(base + o_plen) : nullptr;
   v.dst_ip = has_dst ? base + o_dst : nullptr;
   v.dst_ip6 = has_dst6 ? base + o_dst6 : nullptr;
+  v.order = has_order ? reinterpret_cast<const uint32_t*>(base + o_order) : nullptr;
   if (chain->plan().resizable() >= 0) {
     v.rs_range = uint32_t(chain->plan().resizable());
     v.rs_head = reinterpret_cast<int32_t*>(base + o_rshead);
@@ -259,11 +260,60 @@ bool Chain::ensure(Aggregate& a, size_t bytes) {
 }
 
 // Layout of an aggregate (offsets in both buffers):
-//   roff rlen plen hroom troom | in blocks       to the device only
+//   roff rlen plen hroom troom order | in blocks to the device only
 //   verdict pred | out blocks                     zeroed there, copied back
 //   dst dst6 rshead rslen                         both ways
 //   written area                                  both ways
 //   read-only area                                to the device only
+// GASPP's packet scheduling: a stable counting sort of the aggregate's
+// packets by transport protocol (TCP, UDP, ICMP, other) and then length in
+// 128-byte steps, so neighbouring threads (a warp) take packets that run the
+// same code over similar lengths.
+void Chain::schedule(Aggregate& a) {
+  PacketBatch* b = a.batch;
+  const uint32_t n = a.n;
+  constexpr uint32_t kBuckets = 4 * 16;
+  sched_key_.resize(n);
+  sched_count_.assign(kBuckets + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!b->is_live(i)) {
+      sched_key_[i] = kBuckets - 1;
+      ++sched_count_[kBuckets];
+      continue;
+    }
+    Packet* p = b->at(i);
+    const uint8_t* ip = nullptr;
+    if (p->has_network_header() && p->network_header_offset() >= 0)
+      ip = p->data() + p->network_header_offset();
+    else if (p->length() >= 14 && (p->data()[12] == 0x08 && p->data()[13] == 0x00))
+      ip = p->data() + 14;
+    else if (p->length() >= 14 && (p->data()[12] == 0x86 && p->data()[13] == 0xdd))
+      ip = p->data() + 14;
+    uint32_t proto = 3;
+    const uint8_t* end = p->data() + p->length();
+    if (ip && ip < end) {
+      uint8_t v = ip[0] >> 4, pr = 0;
+      if (v == 4 && ip + 10 <= end)
+        pr = ip[9];
+      else if (v == 6 && ip + 7 <= end)
+        pr = ip[6];
+      proto = pr == 6 ? 0 : pr == 17 ? 1 : (pr == 1 || pr == 58) ? 2 : 3;
+    }
+    uint32_t key = proto * 16 + std::min<uint32_t>(p->length() / 128, 15);
+    sched_key_[i] = key;
+    ++sched_count_[key + 1];
+  }
+  for (uint32_t k = 1; k <= kBuckets; ++k) sched_count_[k] += sched_count_[k - 1];
+  auto* order = reinterpret_cast<uint32_t*>(a.host + a.o_order);
+  bool moved = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t at = sched_count_[sched_key_[i]]++;
+    order[at] = i;
+    moved |= at != i;
+  }
+  if (moved) stats_.reordered.add();
+}
+
 bool Chain::pack(Aggregate& a, bool pre) {
   PacketBatch* b = a.batch;
   const auto& R = plan_.ranges();
@@ -279,7 +329,9 @@ bool Chain::pack(Aggregate& a, bool pre) {
   a.o_plen = a.o_rlen + size_t(4) * nr * n;
   a.o_hroom = a.o_plen + (an.length ? size_t(4) * n : 0);
   a.o_troom = a.o_hroom + rsw;
-  size_t o = a.o_troom + rsw;
+  a.has_order = schedule_;
+  a.o_order = a.o_troom + rsw;
+  size_t o = a.o_order + (schedule_ ? size_t(4) * n : 0);
   a.o_bin.resize(blocks.size());
   a.o_bout.resize(blocks.size());
   for (size_t j = 0; j < blocks.size(); ++j) a.o_bin[j] = o = align16(o), o += size_t(blocks[j].in_size) * n;
@@ -293,6 +345,7 @@ bool Chain::pack(Aggregate& a, bool pre) {
   a.o_rslen = a.o_rshead + rsw;
   a.o_rw = align64(a.o_rslen + rsw);
   if (!ensure(a, a.o_rw)) return false;
+  if (schedule_) schedule(a);
   auto* roff = reinterpret_cast<uint32_t*>(a.host + a.o_roff);
   auto* rlen = reinterpret_cast<uint32_t*>(a.host + a.o_rlen);
   auto* hroom = reinterpret_cast<uint32_t*>(a.host + a.o_hroom);
@@ -604,6 +657,7 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, co
   e.add_stat_handler(prefix + "d2h_bytes", s.d2h_bytes);
   e.add_stat_handler(prefix + "roi_bytes", s.roi_bytes);
   e.add_stat_handler(prefix + "host_steps", s.host_steps);
+  e.add_stat_handler(prefix + "reordered", s.reordered);
   e.add_read_handler(
       prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
   e.add_read_handler(prefix + "chain", [chain] {

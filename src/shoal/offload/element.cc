@@ -56,6 +56,7 @@ bool NbaOffload::build_chain() {
                "'offload_cpu_fault')\n",
                self_->name(), err);
   chain_ = std::make_unique<Chain>(*self_, std::move(d), std::move(steps), sv.options.inflight, stats_);
+  chain_->set_schedule(sv.options.schedule);
   return true;
 }
 

@@ -21,6 +21,8 @@ struct Options {
   uint32_t batches = 32;
   uint32_t timeout_us = 200;
   uint32_t inflight = 8;
+  // GASPP's packet scheduling of every aggregate (Chain::set_schedule).
+  bool schedule = false;
 };
 
 class Services {

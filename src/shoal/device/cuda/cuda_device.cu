@@ -76,7 +76,8 @@ class CudaDevice final : public dev::Device {
     auto* c = static_cast<CudaStream*>(s);
     if (ok(c, "memset") && bytes) check(c, "cudaMemsetAsync", cudaMemsetAsync(dst, value, bytes, c->s));
   }
-  void launch(dev::Stream* s, const dev::StepKernel& k, const void* params, size_t, uint32_t n) override {
+  void launch(dev::Stream* s, const dev::StepKernel& k, const void* params, size_t, uint32_t n,
+              const uint32_t* order) override {
     auto* c = static_cast<CudaStream*>(s);
     if (!ok(c, k.name) || !n) return;
     StepLauncher l = find_step(k.name);
@@ -86,7 +87,7 @@ class CudaDevice final : public dev::Device {
           std::string("step kernel ") + k.name + " is not compiled for CUDA (its header is not in kernels/steps/)";
       return;
     }
-    check(c, k.name, l(params, n, c->s));
+    check(c, k.name, l(params, n, order, c->s));
   }
   void record(dev::Stream* s) override {
     auto* c = static_cast<CudaStream*>(s);

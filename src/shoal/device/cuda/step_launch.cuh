@@ -11,7 +11,8 @@
 
 namespace shoal::cuda {
 
-using StepLauncher = cudaError_t (*)(const void* params, uint32_t n, cudaStream_t s);
+// order: nullptr, or n packet indices in device memory (thread t runs packet order[t]).
+using StepLauncher = cudaError_t (*)(const void* params, uint32_t n, const uint32_t* order, cudaStream_t s);
 
 // Adds K's launcher under its name (static initialisation); true.
 bool register_step(const char* name, StepLauncher l);
@@ -22,15 +23,16 @@ StepLauncher find_step(const char* name);
 int compiled_steps();
 
 template <class K>
-__global__ void step_kernel(const typename K::Params p, uint32_t n) {
-  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) K::run(p, i);
+__global__ void step_kernel(const typename K::Params p, uint32_t n, const uint32_t* order) {
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n) K::run(p, order ? order[t] : t);
 }
 
 template <class K>
-cudaError_t launch_step(const void* params, uint32_t n, cudaStream_t s) {
+cudaError_t launch_step(const void* params, uint32_t n, const uint32_t* order, cudaStream_t s) {
   constexpr uint32_t kThreads = 256;
-  step_kernel<K><<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(*static_cast<const typename K::Params*>(params), n);
+  step_kernel<K>
+      <<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(*static_cast<const typename K::Params*>(params), n, order);
   return cudaGetLastError();
 }
 

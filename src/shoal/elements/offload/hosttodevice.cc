@@ -11,7 +11,7 @@ namespace shoal {
 class HostToDevice : public Element {
  public:
   void configure(Args& a) override {
-    a.read("INFLIGHT", inflight_).read("SLICE", slice_);
+    a.read("INFLIGHT", inflight_).read("SLICE", slice_).read("SCHEDULE", schedule_);
     a.complete();
     if (inflight_ == 0 || inflight_ > 1024) a.fail("INFLIGHT: 1 to 1024 aggregates");
   }
@@ -39,6 +39,7 @@ class HostToDevice : public Element {
       fmt::print(stderr, "shoal: {}: no device ({}); aggregates run on the CPU (counted in 'cpu_fault')\n", name(),
                  err);
     chain_ = std::make_unique<offload::Chain>(*this, std::move(d), std::move(steps), inflight_, stats_, !slice_);
+    chain_->set_schedule(schedule_ || offload::services(worker().runtime()).options.schedule);
     if (!chain_->error().empty()) throw std::runtime_error(chain_->error());
   }
   void push(int, PacketBatch* b) override {
@@ -53,7 +54,7 @@ class HostToDevice : public Element {
 
  private:
   uint32_t inflight_ = 8;
-  bool slice_ = true;
+  bool slice_ = true, schedule_ = false;
   offload::ChainStats stats_;
   std::unique_ptr<offload::Chain> chain_;  // outlives cleanup(): CompletionQueue drains into it
 };
@@ -69,7 +70,11 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
               .args = {{"INFLIGHT", "unsigned", "aggregates on the device at once (default 8)"},
                        {"SLICE", "boolean",
                         "copy only the ROI union (default true); false copies whole packets "
-                        "both ways, the baseline slicing saves against"}},
+                        "both ways, the baseline slicing saves against"},
+                       {"SCHEDULE", "boolean",
+                        "sort each aggregate's packets by protocol and length for the kernels' threads, GASPP's "
+                        "packet scheduling (default false, or run --offload-schedule); results keep the "
+                        "aggregate's order"}},
               .handlers = {{"aggregates", "r", "aggregates completed"},
                            {"packets", "r", "packets in them"},
                            {"device_aggregates", "r", "aggregates that ran on the device"},
@@ -77,6 +82,7 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
                            {"cpu_fault", "r", "aggregates run on the CPU after a device failure or with no device"},
                            {"fault_packets", "r", "packets in those"},
                            {"h2d_bytes", "r", "bytes copied to the device"},
+                           {"reordered", "r", "aggregates SCHEDULE put in another order"},
                            {"d2h_bytes", "r", "bytes copied back"},
                            {"roi_bytes", "r", "packet bytes packed (the ROI union)"},
                            {"host_steps", "r",
