@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     r.finish(st, 1);
     for (uint8_t d = 0; d < 2; ++d)
       if (s.out[d] != model(segs, d, last)) std::abort();
-    if (r.counters().buffered != 0) std::abort();
+    if (r.counters().buffered.get() != 0) std::abort();
   }
   // 2: every flag, tiny caps
   {
@@ -116,10 +116,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (auto& g : segs) {
       r.segment(st, 1, g.dir, isn[g.dir] + g.off, g.flags, reinterpret_cast<const uint8_t*>(g.data.data()),
                 uint32_t(g.data.size()));
-      if (r.counters().buffered > c.total_cap || st.d[0].held > c.dir_cap || st.d[1].held > c.dir_cap) std::abort();
+      if (r.counters().buffered.get() > c.total_cap || st.d[0].held > c.dir_cap || st.d[1].held > c.dir_cap)
+        std::abort();
     }
     r.finish(st, 1);
-    if (r.counters().buffered != 0) std::abort();
+    if (r.counters().buffered.get() != 0) std::abort();
   }
   return 0;
 }

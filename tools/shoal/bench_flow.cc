@@ -221,13 +221,13 @@ int cmd_bench_flow(int argc, char** argv) {
     }
     double gbps = double(ns.bytes) * 8 / el / 1e9;
     fmt::print("{:<12} {:>10} {:>14.2f} {:>14} {:>10}   Gbit/s, {:.0f}% swapped, peak buffered {} KiB\n", "reassembly",
-               conns, gbps, "-", "-", swap * 100, r.counters().buffered_peak / 1024);
+               conns, gbps, "-", "-", swap * 100, r.counters().buffered_peak.get() / 1024);
     j["results"].push_back({{"case", "reassembly"},
                             {"connections", conns},
                             {"swapped", swap},
                             {"gbit_per_sec", gbps},
-                            {"out_of_order", r.counters().out_of_order},
-                            {"buffered_peak", r.counters().buffered_peak}});
+                            {"out_of_order", r.counters().out_of_order.get()},
+                            {"buffered_peak", r.counters().buffered_peak.get()}});
   }
 
   // The flow layer's cost on the router path.
@@ -422,7 +422,7 @@ int cmd_bench_flow(int argc, char** argv) {
     fmt::print(
         "{:<12} {:>10} {:>14.2f} {:>14} {:>10}   M SYN/s; {} of {} established kept, evicted {}, table {} MiB, "
         "RSS +{} MiB; an established packet {:.0f} ns quiet, {:.0f} ns in the flood\n",
-        "synflood", cap, double(flood) / flood_s / 1e6, "-", "-", alive, est, t.counters().evicted,
+        "synflood", cap, double(flood) / flood_s / 1e6, "-", "-", alive, est, t.counters().evicted.get(),
         t.memory_bytes() >> 20, (rss1 - std::min(rss0, rss1)) >> 20, quiet * 1e9, during * 1e9);
     j["results"].push_back({{"case", "synflood"},
                             {"capacity", cap},
@@ -430,7 +430,7 @@ int cmd_bench_flow(int argc, char** argv) {
                             {"syn_per_sec", double(flood) / flood_s},
                             {"established", est},
                             {"established_kept", alive},
-                            {"evicted", t.counters().evicted},
+                            {"evicted", t.counters().evicted.get()},
                             {"table_bytes", t.memory_bytes()},
                             {"rss_growth_bytes", rss1 - std::min(rss0, rss1)},
                             {"established_ns_quiet", quiet * 1e9},

@@ -169,10 +169,11 @@ void FlowTable::release(uint32_t id, Release why) {
   f.next = free_;
   free_ = id;
   --live_;
+  c_.live.set(live_);
   switch (why) {
-    case Release::Expired: ++c_.expired; break;
-    case Release::Evicted: ++c_.evicted; break;
-    case Release::Reopened: ++c_.reopened; break;
+    case Release::Expired: c_.expired.add(); break;
+    case Release::Evicted: c_.evicted.add(); break;
+    case Release::Reopened: c_.reopened.add(); break;
     case Release::End: break;
   }
 }
@@ -214,7 +215,8 @@ uint32_t FlowTable::insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now) 
   lookup(pk.key, hash, slot);  // the empty slot that ends the key's probe run
   slots_[slot] = (uint64_t(hash) << 32) | id;
   ++live_;
-  ++c_.inserts;
+  c_.live.set(live_);
+  c_.inserts.add();
   return id;
 }
 
@@ -236,14 +238,14 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
 }
 
 uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len, uint64_t now, uint8_t& dir) {
-  ++c_.lookups;
+  c_.lookups.add();
   bool fresh = false;
   uint32_t id;
   if (pk.kind == k::KeyKind::Frag) {
     id = frag_lookup(pk, now);
     if (!id) {
-      ++c_.frag_orphans;
-      ++c_.no_flow;
+      c_.frag_orphans.add();
+      c_.no_flow.add();
       return 0;
     }
     Flow& f = flows_[id - 1];
@@ -252,9 +254,9 @@ uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t
     size_t slot;
     id = lookup(pk.key, hash, slot);
     if (pk.icmp_error) {
-      ++c_.icmp_errors;
+      c_.icmp_errors.add();
       if (!id) {  // an error about a connection not tracked: no flow of its own
-        ++c_.no_flow;
+        c_.no_flow.add();
         return 0;
       }
     }
@@ -291,7 +293,7 @@ uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t
       s.until_ns = now + 30 * kSec;  // the IP reassembly timeout
     }
   } else {
-    ++c_.no_flow;
+    c_.no_flow.add();
     return 0;
   }
   Flow& f = flows_[id - 1];

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "shoal/core/stat.hh"
 #include "shoal/kernels/flowkey.hh"
 #include "shoal/kernels/flowstate.hh"
 
@@ -72,11 +73,13 @@ struct Config {
   uint32_t frag_slots = 4096;
 };
 
+// Written by the table's worker, read by any thread (handlers).
 struct Counters {
-  uint64_t lookups = 0, inserts = 0, expired = 0, evicted = 0, reopened = 0;
-  uint64_t no_flow = 0;       // packets that got no flow (not IP, truncated, fragment of an unknown datagram)
-  uint64_t frag_orphans = 0;  // later fragments whose first fragment was not seen (or has expired)
-  uint64_t icmp_errors = 0;   // ICMP errors mapped to the connection they quote
+  Stat lookups, inserts, expired, evicted, reopened;
+  Stat no_flow;       // packets that got no flow (not IP, truncated, fragment of an unknown datagram)
+  Stat frag_orphans;  // later fragments whose first fragment was not seen (or has expired)
+  Stat icmp_errors;   // ICMP errors mapped to the connection they quote
+  Stat live;          // flows in the table
 };
 
 class FlowTable {

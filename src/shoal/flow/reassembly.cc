@@ -12,7 +12,7 @@ void Reassembler::deliver(DirStream& d, uint32_t flow, uint8_t dir, const uint8_
   if (!len) return;
   if (sink_) sink_->stream_data(flow, dir, d.next, data, len);
   d.next += len;
-  c_.delivered += len;
+  c_.delivered.add(len);
 }
 
 void Reassembler::end(DirStream& d, uint32_t flow, uint8_t dir) {
@@ -23,7 +23,7 @@ void Reassembler::end(DirStream& d, uint32_t flow, uint8_t dir) {
 
 void Reassembler::drop_held(DirStream& d, uint64_t n) {
   d.held -= n;
-  c_.buffered -= n;
+  c_.buffered.set(c_.buffered.get() - n);
 }
 
 // Delivers the buffered data that now follows on.
@@ -46,8 +46,8 @@ void Reassembler::skip_hole(DirStream& d, uint32_t flow, uint8_t dir) {
   uint64_t at = d.ooo.begin()->first;
   if (at > d.next) {
     if (sink_) sink_->stream_gap(flow, dir, d.next, at - d.next);
-    ++c_.gaps;
-    c_.gap_bytes += at - d.next;
+    c_.gaps.add();
+    c_.gap_bytes.add(at - d.next);
     d.next = at;
   }
   drain(d, flow, dir);
@@ -66,13 +66,13 @@ void Reassembler::insert(DirStream& d, uint64_t off, const uint8_t* data, uint32
     if (to <= from) return;
     d.ooo.emplace(from, std::vector<uint8_t>(data + (from - off), data + (to - off)));
     d.held += to - from;
-    c_.buffered += to - from;
+    c_.buffered.add(to - from);
   };
   auto count_overlap = [&](uint64_t start, const std::vector<uint8_t>& bytes) {
     uint64_t lo = std::max(off, start), hi = std::min(end, start + bytes.size());
     if (lo >= hi) return;
-    ++c_.overlaps;
-    if (std::memcmp(bytes.data() + (lo - start), data + (lo - off), hi - lo) != 0) ++c_.overlap_differ;
+    c_.overlaps.add();
+    if (std::memcmp(bytes.data() + (lo - start), data + (lo - off), hi - lo) != 0) c_.overlap_differ.add();
   };
   if (cfg_.policy == Overlap::First) {
     uint64_t cur = off;
@@ -95,18 +95,18 @@ void Reassembler::insert(DirStream& d, uint64_t off, const uint8_t* data, uint32
       if (start < off) {  // the part before the new data stays
         d.ooo.emplace(start, std::vector<uint8_t>(bytes.begin(), bytes.begin() + long(off - start)));
         d.held += off - start;
-        c_.buffered += off - start;
+        c_.buffered.add(off - start);
       }
       if (stop > end) {  // and the part after it
         d.ooo.emplace(end, std::vector<uint8_t>(bytes.begin() + long(end - start), bytes.end()));
         d.held += stop - end;
-        c_.buffered += stop - end;
+        c_.buffered.add(stop - end);
         break;
       }
     }
     add(off, end);
   }
-  c_.buffered_peak = std::max(c_.buffered_peak, c_.buffered);
+  c_.buffered_peak.set(std::max(c_.buffered_peak.get(), c_.buffered.get()));
 }
 
 void Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, uint8_t flags, const uint8_t* data,
@@ -114,13 +114,13 @@ void Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
   DirStream& d = s.d[dir];
   bool syn = flags & k::kTcpSyn, fin = flags & k::kTcpFin, rst = flags & k::kTcpRst;
   if (d.rst || (rst && d.ended)) {
-    if (len) ++c_.after_rst;
+    if (len) c_.after_rst.add();
     return;
   }
   if (rst) {
     // the connection is aborted: both directions end with what they have
     s.d[0].rst = s.d[1].rst = true;
-    if (len) ++c_.after_rst;
+    if (len) c_.after_rst.add();
     finish(s, flow);
     return;
   }
@@ -129,13 +129,13 @@ void Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
       d.init = true;
       d.base = seq + 1;
     }
-    if (len) ++c_.syn_data;
+    if (len) c_.syn_data.add();
     seq += 1;  // a SYN's data starts after its own sequence number
   }
   if (!d.init) {
     if (!len && !fin) return;
     if (!cfg_.midstream) {
-      if (len) ++c_.no_handshake;
+      if (len) c_.no_handshake.add();
       return;
     }
     d.init = true;  // picked up midstream: this segment starts the stream
@@ -153,7 +153,7 @@ void Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
       auto last = std::prev(d.ooo.end());
       uint64_t start = last->first, size = last->second.size();
       if (start + size <= d.fin_off) break;
-      ++c_.after_fin;
+      c_.after_fin.add();
       if (start >= d.fin_off) {
         drop_held(d, size);
         d.ooo.erase(last);
@@ -164,25 +164,25 @@ void Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
     }
   }
   if (len) {
-    ++c_.segments;
+    c_.segments.add();
     if (d.fin && stop > int64_t(d.fin_off)) {
-      ++c_.after_fin;
+      c_.after_fin.add();
       stop = int64_t(d.fin_off);
     }
     int64_t from = std::max<int64_t>(off, int64_t(d.next));
-    if (from < stop && from > off) ++c_.retransmitted;  // partly old
+    if (from < stop && from > off) c_.retransmitted.add();  // partly old
     if (from >= stop) {
-      if (stop > off) ++c_.retransmitted;  // all of it delivered already
+      if (stop > off) c_.retransmitted.add();  // all of it delivered already
     } else {
       const uint8_t* p = data + (from - off);
       uint32_t n = uint32_t(stop - from);
       if (uint64_t(from) == d.next && d.ooo.empty()) {
         deliver(d, flow, dir, p, n);
       } else {
-        if (uint64_t(from) > d.next) ++c_.out_of_order;
+        if (uint64_t(from) > d.next) c_.out_of_order.add();
         // room: give up the oldest holes of this direction until it fits
-        while ((d.held + n > cfg_.dir_cap || c_.buffered + n > cfg_.total_cap) && !d.ooo.empty()) {
-          ++c_.buffer_full;
+        while ((d.held + n > cfg_.dir_cap || c_.buffered.get() + n > cfg_.total_cap) && !d.ooo.empty()) {
+          c_.buffer_full.add();
           skip_hole(d, flow, dir);
           if (int64_t(d.next) > from) {  // the hole that went held this segment's start
             if (int64_t(d.next) >= stop) {
@@ -196,10 +196,10 @@ void Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
         }
         if (n && uint64_t(from) == d.next && d.ooo.empty()) {
           deliver(d, flow, dir, p, n);
-        } else if (n && d.held + n <= cfg_.dir_cap && c_.buffered + n <= cfg_.total_cap) {
+        } else if (n && d.held + n <= cfg_.dir_cap && c_.buffered.get() + n <= cfg_.total_cap) {
           insert(d, uint64_t(from), p, n);
         } else if (n) {
-          ++c_.buffer_full;  // cannot be held at all: it will be part of a gap
+          c_.buffer_full.add();  // cannot be held at all: it will be part of a gap
         }
       }
     }

@@ -22,6 +22,8 @@
 #include <map>
 #include <vector>
 
+#include "shoal/core/stat.hh"
+
 namespace shoal::flow {
 
 enum class Overlap : uint8_t { First, Last };
@@ -34,21 +36,22 @@ struct StreamConfig {
 };
 
 // What the reassembler saw, as Suricata's stream events count it.
+// Written by the reassembler's worker, read by any thread (handlers).
 struct StreamCounters {
-  uint64_t segments = 0;        // segments with payload
-  uint64_t delivered = 0;       // bytes delivered in order
-  uint64_t out_of_order = 0;    // segments that arrived ahead of a hole
-  uint64_t retransmitted = 0;   // segments (or parts) already delivered
-  uint64_t overlaps = 0;        // buffered data overlapped by a later segment
-  uint64_t overlap_differ = 0;  // ... with different bytes
-  uint64_t gaps = 0, gap_bytes = 0;
-  uint64_t buffer_full = 0;   // holes given up because a cap was reached
-  uint64_t after_fin = 0;     // segments with data past the FIN
-  uint64_t after_rst = 0;     // segments with data after a RST
-  uint64_t no_handshake = 0;  // data dropped: no SYN and midstream off
-  uint64_t syn_data = 0;      // SYNs that carried data
-  uint64_t buffered = 0;      // out-of-order bytes held now
-  uint64_t buffered_peak = 0;
+  Stat segments;        // segments with payload
+  Stat delivered;       // bytes delivered in order
+  Stat out_of_order;    // segments that arrived ahead of a hole
+  Stat retransmitted;   // segments (or parts) already delivered
+  Stat overlaps;        // buffered data overlapped by a later segment
+  Stat overlap_differ;  // ... with different bytes
+  Stat gaps, gap_bytes;
+  Stat buffer_full;   // holes given up because a cap was reached
+  Stat after_fin;     // segments with data past the FIN
+  Stat after_rst;     // segments with data after a RST
+  Stat no_handshake;  // data dropped: no SYN and midstream off
+  Stat syn_data;      // SYNs that carried data
+  Stat buffered;      // out-of-order bytes held now
+  Stat buffered_peak;
 };
 
 // Where the stream goes.
@@ -77,6 +80,7 @@ struct Stream {
 class Reassembler {
  public:
   explicit Reassembler(const StreamConfig& c = {}) : cfg_(c) {}
+  void configure(const StreamConfig& c) { cfg_ = c; }  // before the first segment
   void set_sink(StreamSink* s) { sink_ = s; }
   const StreamConfig& config() const { return cfg_; }
   const StreamCounters& counters() const { return c_; }

@@ -190,17 +190,17 @@ void FlowIPManager::add_handlers() {
     add_read_handler(
         name, [this, get] { return std::to_string(get(table_)); }, Agg::Sum, true);
   };
-  num("count", [](const flow::FlowTable& t) { return uint64_t(t.size()); });
+  num("count", [](const flow::FlowTable& t) { return t.counters().live.get(); });
   num("capacity", [](const flow::FlowTable& t) { return uint64_t(t.capacity()); });
   num("memory", [](const flow::FlowTable& t) { return uint64_t(t.memory_bytes()); });
-  num("lookups", [](const flow::FlowTable& t) { return t.counters().lookups; });
-  num("inserts", [](const flow::FlowTable& t) { return t.counters().inserts; });
-  num("expired", [](const flow::FlowTable& t) { return t.counters().expired; });
-  num("evicted", [](const flow::FlowTable& t) { return t.counters().evicted; });
-  num("reopened", [](const flow::FlowTable& t) { return t.counters().reopened; });
-  num("no_flow", [](const flow::FlowTable& t) { return t.counters().no_flow; });
-  num("fragment_orphans", [](const flow::FlowTable& t) { return t.counters().frag_orphans; });
-  num("icmp_errors", [](const flow::FlowTable& t) { return t.counters().icmp_errors; });
+  num("lookups", [](const flow::FlowTable& t) { return t.counters().lookups.get(); });
+  num("inserts", [](const flow::FlowTable& t) { return t.counters().inserts.get(); });
+  num("expired", [](const flow::FlowTable& t) { return t.counters().expired.get(); });
+  num("evicted", [](const flow::FlowTable& t) { return t.counters().evicted.get(); });
+  num("reopened", [](const flow::FlowTable& t) { return t.counters().reopened.get(); });
+  num("no_flow", [](const flow::FlowTable& t) { return t.counters().no_flow.get(); });
+  num("fragment_orphans", [](const flow::FlowTable& t) { return t.counters().frag_orphans.get(); });
+  num("icmp_errors", [](const flow::FlowTable& t) { return t.counters().icmp_errors.get(); });
   add_read_handler(
       "flows",
       [this] {

@@ -24,7 +24,7 @@ void TCPReassembler::configure(Args& a) {
   c.policy = policy == "first" ? flow::Overlap::First : flow::Overlap::Last;
   c.dir_cap = uint32_t(dir_cap);
   c.total_cap = total;
-  r_ = flow::Reassembler(c);
+  r_.configure(c);
   r_.set_sink(this);
   mgr_ = &FlowIPManager::require(this, a);
   off_ = mgr_->table().reserve(sizeof(flow::Stream*), alignof(flow::Stream*));
@@ -123,9 +123,9 @@ void TCPReassembler::add_handlers() {
   add_stat_handler("streams", streams_);
   add_stat_handler("bad_header", bad_header_);
   add_stat_handler("fragmented", fragmented_);
-  auto num = [this](const char* name, uint64_t flow::StreamCounters::*m) {
+  auto num = [this](const char* name, Stat flow::StreamCounters::*m) {
     add_read_handler(
-        name, [this, m] { return std::to_string(r_.counters().*m); }, Agg::Sum, true);
+        name, [this, m] { return std::to_string((r_.counters().*m).get()); }, Agg::Sum, true);
   };
   num("segments", &flow::StreamCounters::segments);
   num("delivered", &flow::StreamCounters::delivered);
