@@ -521,6 +521,24 @@ TEST(FlowElements, ManagerAndLogInAGraph) {
   std::filesystem::remove_all(dir);
 }
 
+// Reading the flow list while the workers run: each worker's table is
+// listed on its own thread (the other worker's read goes through its
+// mailbox), so the list is whole and the read races with nothing (TSan).
+TEST(FlowElements, FlowListReadWhileRunningOnTwoWorkers) {
+  std::string out = (std::filesystem::temp_directory_path() / ("shoal-flows-" + std::to_string(getpid()))).string();
+  auto r = test::run("FastUDPFlows(RATE 4000, LIMIT 2000, FLOWS 6, STOP true) -> m :: FlowIPManager -> Discard;"
+                     "Script(wait 0.2s, print >" + out + " m.flows)", 2);
+  ASSERT_TRUE(r->ok) << r->errors;
+  std::ifstream in(out);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    if (line.rfind("udp ", 0) == 0) ++n;
+  EXPECT_EQ(n, 6);
+  std::filesystem::remove(out);
+  test::finish(*r);
+}
+
 TEST(FlowElements, StatefulElementNeedsAManager) {
   auto r = test::run("FastUDPFlows(LIMIT 1, STOP true) -> FlowLog(/dev/null) -> Discard;");
   EXPECT_FALSE(r->ok);

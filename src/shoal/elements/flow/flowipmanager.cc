@@ -5,8 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <deque>
+#include <future>
+#include <memory>
 #include <set>
+#include <thread>
 
 #include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
@@ -141,6 +145,8 @@ void FlowIPManager::track(PacketBatch* b) {
     b->result(slots_[j]) = int16_t(ids_[j] || noutputs() == 1 ? 0 : 1);
   }
   last_mono_ = worker().now_ns();
+  if (owner_.load(std::memory_order_relaxed) != std::this_thread::get_id())
+    owner_.store(std::this_thread::get_id(), std::memory_order_release);
   if (live_clock_ && !timer_.scheduled) worker().schedule(timer_, last_mono_ + kSec);
 }
 
@@ -202,21 +208,34 @@ void FlowIPManager::add_handlers() {
   num("fragment_orphans", [](const flow::FlowTable& t) { return t.counters().frag_orphans.get(); });
   num("icmp_errors", [](const flow::FlowTable& t) { return t.counters().icmp_errors.get(); });
   add_read_handler(
-      "flows",
-      [this] {
-        std::string out;
-        table_.for_each([&](uint32_t, const flow::Flow& f) {
-          std::string state =
-              f.key.proto == 6 ? flow::tcp_state_name(f.tcp.state) : (f.pkts[1] ? "REPLIED" : "UNREPLIED");
-          uint64_t expires = f.last_ns + table_.timeout_ns(f);
-          out += fmt::format("{} {} {} packets {}/{} bytes {}/{} age {:.3f} idle {:.3f} expires {:.3f}\n",
-                             flow::flow_tuple(f), state, table_.app_name(f.app), f.pkts[0], f.pkts[1], f.bytes[0],
-                             f.bytes[1], double(clock_ - f.first_ns) / 1e9, double(clock_ - f.last_ns) / 1e9,
-                             double(expires > clock_ ? expires - clock_ : 0) / 1e9);
-        });
-        return out;
-      },
-      Agg::Concat);
+      "flows", [this] { return on_worker([this] { return list_flows(); }); }, Agg::Concat);
+}
+
+std::string FlowIPManager::list_flows() const {
+  std::string out;
+  table_.for_each([&](uint32_t, const flow::Flow& f) {
+    std::string state = f.key.proto == 6 ? flow::tcp_state_name(f.tcp.state) : (f.pkts[1] ? "REPLIED" : "UNREPLIED");
+    uint64_t expires = f.last_ns + table_.timeout_ns(f);
+    out += fmt::format("{} {} {} packets {}/{} bytes {}/{} age {:.3f} idle {:.3f} expires {:.3f}\n",
+                       flow::flow_tuple(f), state, table_.app_name(f.app), f.pkts[0], f.pkts[1], f.bytes[0], f.bytes[1],
+                       double(clock_ - f.first_ns) / 1e9, double(clock_ - f.last_ns) / 1e9,
+                       double(expires > clock_ ? expires - clock_ : 0) / 1e9);
+  });
+  return out;
+}
+
+// The table belongs to the worker that tracks packets into it: while it
+// runs, another thread's read is handed to it (through its mailbox) and
+// waited for; otherwise (the worker's own thread, or no packet seen yet, or
+// the run over) it is read here.
+std::string FlowIPManager::on_worker(std::function<std::string()> f) {
+  std::thread::id owner = owner_.load(std::memory_order_acquire);
+  if (owner == std::thread::id() || owner == std::this_thread::get_id() || worker().runtime().stopping()) return f();
+  auto done = std::make_shared<std::promise<std::string>>();
+  auto result = done->get_future();
+  worker().post([done, f] { done->set_value(f()); });
+  if (result.wait_for(std::chrono::seconds(2)) != std::future_status::ready) return "(the worker did not answer)\n";
+  return result.get();
 }
 
 SHOAL_ELEMENT(

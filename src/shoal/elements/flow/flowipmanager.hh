@@ -2,6 +2,10 @@
 // it with FlowIPManager::upstream(), reserve per-flow state at configure time
 // and read a packet's flow from its annotations (Anno::flow, Anno::flow_dir).
 #pragma once
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "shoal/core/element.hh"
@@ -34,6 +38,9 @@ class FlowIPManager : public Element {
 
  private:
   void track(PacketBatch* b);
+  std::string list_flows() const;
+  std::string on_worker(std::function<std::string()> f);
+  std::atomic<std::thread::id> owner_{};  // the thread that tracks packets
   void tick(uint64_t now);
   flow::Config cfg_;
   flow::FlowTable table_;
