@@ -193,7 +193,11 @@ uint32_t FlowTable::victim() const {
 }
 
 uint32_t FlowTable::insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now) {
-  if (live_ == cap_) release(victim(), Release::Evicted);
+  if (live_ == cap_) {
+    uint32_t v = victim();
+    if (!v) return 0;  // cannot happen: every live flow is on a list
+    release(v, Release::Evicted);
+  }
   uint32_t id;
   if (free_) {
     id = free_;
@@ -262,6 +266,10 @@ uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t
     }
     if (!id) {
       id = insert(pk, hash, now);
+      if (!id) {
+        c_.no_flow.add();
+        return 0;
+      }
       fresh = true;
     }
     Flow& f = flows_[id - 1];
@@ -272,6 +280,10 @@ uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t
         // a SYN on an ended connection's tuple opens a new one: the old flow goes first
         release(id, Release::Reopened);
         id = insert(pk, hash, now);
+        if (!id) {
+          c_.no_flow.add();
+          return 0;
+        }
         fresh = true;
         dir = 0;
         k::tcp_track(flows_[id - 1].tcp, pk.tcp_flags, 0, cfg_.midstream);

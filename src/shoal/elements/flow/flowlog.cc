@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <ctime>
+#include <map>
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
@@ -94,7 +95,7 @@ class FlowLog : public Element {
     std::string err;
     out_.with([&](io::OutFile& o) {
       if (!o.is_open()) return;
-      if (!json_ && --open_copies() == 0) {
+      if (last_copy() && !json_) {
         o.put(fmt::format("#close\t{}\n", stamp()));
         o.end_record();
       }
@@ -115,12 +116,14 @@ class FlowLog : public Element {
     static io::SharedRegistry<io::OutFile> r;
     return r;
   }
-  // Copies of this element that have not stopped (the last writes #close).
-  int& open_copies() {
-    static std::map<std::string, int> n;  // under the shared file's lock
-    auto [it, fresh] = n.try_emplace(file_, worker().nworkers());
-    (void)fresh;
-    return it->second;
+  // Whether this is the last copy of the element on this file to stop (it
+  // writes #close). Called under the shared file's lock.
+  bool last_copy() {
+    static std::map<std::string, int> stopped;
+    int& n = stopped[file_];
+    if (++n < worker().nworkers()) return false;
+    stopped.erase(file_);
+    return true;
   }
   static std::string stamp() {
     time_t t = time(nullptr);
