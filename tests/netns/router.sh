@@ -4,30 +4,8 @@
 # configuration `shoal mkrouter` writes. The kernel of the router namespace
 # has no addresses and does not forward: every answer comes from Shoal.
 # Exit 77 (skipped) where namespaces cannot be made.
-set -u
-SHOAL=$(realpath "$1")
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root to make network namespaces"
-for t in ip ping traceroute iperf3; do command -v $t >/dev/null || skip "$t is not installed (scripts/install-deps.sh installs it)"; done
+NEEDS="ping traceroute iperf3" . "$(dirname "$0")/lib.sh"
 [ -d /proc/sys/net/ipv6 ] || skip "this kernel has no IPv6"
-S=shoal$$
-R=${S}r H1=${S}h1 H2=${S}h2
-ip netns add "$R" 2>/dev/null || skip "cannot make network namespaces here"
-ip netns add "$H1"; ip netns add "$H2"
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  ip netns del "$R" 2>/dev/null; ip netns del "$H1" 2>/dev/null; ip netns del "$H2" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-inr() { ip netns exec "$R" "$@"; }
-in1() { ip netns exec "$H1" "$@"; }
-in2() { ip netns exec "$H2" "$@"; }
-
-ip link add v1h netns "$H1" type veth peer name v1r netns "$R" || skip "cannot make veth pairs"
-ip link add v2h netns "$H2" type veth peer name v2r netns "$R"
 for i in v1r v2r; do
   inr sysctl -qw net.ipv6.conf.$i.disable_ipv6=1
 done

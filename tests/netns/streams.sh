@@ -9,28 +9,7 @@
 #   - FlowLog's record of the connection says SF, with both directions' payload bytes;
 #   - the accounting balances.
 # Exit 77 (skipped) where namespaces cannot be made.
-set -u
-SHOAL=$(realpath "$1")
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root to make network namespaces"
-command -v tshark >/dev/null || skip "tshark is not installed"
-S=shoals$$
-R=${S}r H1=${S}h1 H2=${S}h2
-ip netns add "$R" 2>/dev/null || skip "cannot make network namespaces here"
-ip netns add "$H1"; ip netns add "$H2"
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  ip netns del "$R" 2>/dev/null; ip netns del "$H1" 2>/dev/null; ip netns del "$H2" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-inr() { ip netns exec "$R" "$@"; }
-in1() { ip netns exec "$H1" "$@"; }
-in2() { ip netns exec "$H2" "$@"; }
-ip link add v1h netns "$H1" type veth peer name v1r netns "$R" || skip "cannot make veth pairs"
-ip link add v2h netns "$H2" type veth peer name v2r netns "$R"
+NEEDS="tshark" . "$(dirname "$0")/lib.sh"
 for i in v1r v2r; do inr sysctl -qw net.ipv6.conf.$i.disable_ipv6=1; inr ip link set $i up; done
 in1 sysctl -qw net.ipv6.conf.v1h.disable_ipv6=1; in2 sysctl -qw net.ipv6.conf.v2h.disable_ipv6=1
 in1 ip link set v1h address 02:00:00:00:01:01; in2 ip link set v2h address 02:00:00:00:02:02

@@ -5,11 +5,28 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "shoal/core/element.hh"
 #include "shoal/core/worker.hh"
 
 namespace shoal {
+
+// The nearest element of class T upstream of e's input `port`, following
+// every input of the elements in between (breadth first), or nullptr.
+// Stateful elements find the flow layer's elements this way.
+template <class T>
+T* find_upstream(Element* e, int port = 0) {
+  std::vector<Element*> todo{e->input(port).e}, seen;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    Element* u = todo[i];
+    if (!u || std::find(seen.begin(), seen.end(), u) != seen.end()) continue;
+    seen.push_back(u);
+    if (auto* t = dynamic_cast<T*>(u)) return t;
+    for (int j = 0; j < u->ninputs(); ++j) todo.push_back(u->input(j).e);
+  }
+  return nullptr;
+}
 
 // The notifier of the nearest upstream element that has one, following pull
 // inputs through single-input elements (Click's NotifierSignal search).

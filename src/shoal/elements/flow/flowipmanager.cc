@@ -6,10 +6,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <deque>
 #include <future>
 #include <memory>
-#include <set>
 #include <thread>
 
 #include "shoal/core/runtime.hh"
@@ -75,19 +73,7 @@ void FlowIPManager::initialize() {
   timer_.owner = this;
 }
 
-FlowIPManager* FlowIPManager::upstream(Element* e, int port) {
-  std::set<Element*> seen;
-  std::deque<Element::PortRef> todo;
-  todo.push_back(e->input(port));
-  while (!todo.empty()) {
-    Element* u = todo.front().e;
-    todo.pop_front();
-    if (!u || !seen.insert(u).second) continue;
-    if (auto* m = dynamic_cast<FlowIPManager*>(u)) return m;
-    for (int i = 0; i < u->ninputs(); ++i) todo.push_back(u->input(i));
-  }
-  return nullptr;
-}
+FlowIPManager* FlowIPManager::upstream(Element* e, int port) { return find_upstream<FlowIPManager>(e, port); }
 
 FlowIPManager& FlowIPManager::require(Element* e, Args& a) {
   FlowIPManager* m = e->ninputs() ? upstream(e, 0) : nullptr;

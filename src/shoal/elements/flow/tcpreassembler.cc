@@ -43,17 +43,9 @@ void TCPReassembler::initialize() {
 }
 
 TCPReassembler& TCPReassembler::require(Element* e, Args& a) {
-  std::set<Element*> seen;
-  std::vector<Element*> todo;
-  if (e->ninputs()) todo.push_back(e->input(0).e);
-  while (!todo.empty()) {
-    Element* u = todo.back();
-    todo.pop_back();
-    if (!u || !seen.insert(u).second) continue;
-    if (auto* t = dynamic_cast<TCPReassembler*>(u)) return *t;
-    for (int i = 0; i < u->ninputs(); ++i) todo.push_back(u->input(i).e);
-  }
-  a.fail(fmt::format("{} needs a TCPReassembler upstream (the streams it reads)", e->class_name()));
+  TCPReassembler* t = e->ninputs() ? find_upstream<TCPReassembler>(e) : nullptr;
+  if (!t) a.fail(fmt::format("{} needs a TCPReassembler upstream (the streams it reads)", e->class_name()));
+  return *t;
 }
 
 flow::Stream*& TCPReassembler::slot(uint32_t id) {

@@ -1,0 +1,27 @@
+# Sourced by the netns tests: SHOAL from $1, skip(), three namespaces (the
+# Shoal side R and hosts H1, H2) joined by veth pairs v1h-v1r and v2h-v2r,
+# a temporary folder, and a cleanup that stops Shoal ($pid) and removes it
+# all. Helpers inr/in1/in2 run a command in a namespace. NEEDS lists the
+# commands the test needs (skipped without them).
+set -u
+SHOAL=$(realpath "$1")
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root to make network namespaces"
+for t in ip ${NEEDS:-}; do command -v "$t" >/dev/null || skip "$t is not installed (scripts/install-deps.sh installs it)"; done
+S=shoal$$
+R=${S}r H1=${S}h1 H2=${S}h2
+ip netns add "$R" 2>/dev/null || skip "cannot make network namespaces here"
+ip netns add "$H1"; ip netns add "$H2"
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  ip netns del "$R" 2>/dev/null; ip netns del "$H1" 2>/dev/null; ip netns del "$H2" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+inr() { ip netns exec "$R" "$@"; }
+in1() { ip netns exec "$H1" "$@"; }
+in2() { ip netns exec "$H2" "$@"; }
+ip link add v1h netns "$H1" type veth peer name v1r netns "$R" || skip "cannot make veth pairs"
+ip link add v2h netns "$H2" type veth peer name v2r netns "$R"
