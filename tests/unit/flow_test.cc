@@ -526,8 +526,11 @@ TEST(FlowElements, ManagerAndLogInAGraph) {
 // mailbox), so the list is whole and the read races with nothing (TSan).
 TEST(FlowElements, FlowListReadWhileRunningOnTwoWorkers) {
   std::string out = (std::filesystem::temp_directory_path() / ("shoal-flows-" + std::to_string(getpid()))).string();
-  auto r = test::run("FastUDPFlows(RATE 4000, LIMIT 2000, FLOWS 6, STOP true) -> m :: FlowIPManager -> Discard;"
-                     "Script(wait 0.2s, print >" + out + " m.flows)", 2);
+  auto r = test::run(
+      "FastUDPFlows(RATE 4000, LIMIT 2000, FLOWS 6, STOP true) -> m :: FlowIPManager -> Discard;"
+      "Script(wait 0.2s, print >" +
+          out + " m.flows)",
+      2);
   ASSERT_TRUE(r->ok) << r->errors;
   std::ifstream in(out);
   std::string line;

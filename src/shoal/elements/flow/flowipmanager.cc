@@ -214,7 +214,7 @@ std::string FlowIPManager::list_flows() const {
 // runs, another thread's read is handed to it (through its mailbox) and
 // waited for; otherwise (the worker's own thread, or no packet seen yet, or
 // the run over) it is read here.
-std::string FlowIPManager::on_worker(std::function<std::string()> f) {
+std::string FlowIPManager::on_worker(const std::function<std::string()>& f) {
   std::thread::id owner = owner_.load(std::memory_order_acquire);
   if (owner == std::thread::id() || owner == std::this_thread::get_id() || worker().runtime().stopping()) return f();
   auto done = std::make_shared<std::promise<std::string>>();

@@ -39,7 +39,7 @@ class FlowIPManager : public Element {
  private:
   void track(PacketBatch* b);
   std::string list_flows() const;
-  std::string on_worker(std::function<std::string()> f);
+  std::string on_worker(const std::function<std::string()>& f);
   std::atomic<std::thread::id> owner_{};  // the thread that tracks packets
   void tick(uint64_t now);
   flow::Config cfg_;
