@@ -9,6 +9,7 @@
 define($IN examples/data/ids-traffic.pcap, $LOG /tmp/shoal-gpu-ids-)
 
 FromDump($IN, STOP true)
+  -> FlowIPManager
   -> OffloadBalancer(FRACTION 1)
   -> ids :: IDSMatcher(RULES examples/data/ids/local.rules, VARS examples/data/ids/vars.yaml, ENGINE builtin,
                        FASTLOG ${LOG}fast.log, EVE ${LOG}eve.json);

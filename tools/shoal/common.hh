@@ -39,6 +39,7 @@ struct RunArgs {
 int cmd_run(const RunArgs& ra);
 int cmd_click(int argc, char** argv);
 int cmd_click_buildtool(int argc, char** argv);
+int cmd_ids(int argc, char** argv);
 
 // Splits NAME=value words off the positional arguments.
 bool parse_defines(const std::vector<std::string>& words, config::Defines& defs, std::string& err);

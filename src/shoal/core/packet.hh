@@ -23,7 +23,8 @@ struct alignas(64) Anno {
   uint16_t user16 = 0;       // free for elements (documented per element)
   uint32_t flow = 0;         // flow layer: the packet's flow id in its worker's table (0: none)
   uint8_t flow_dir = 0;      // flow layer: 0 from the connection's originator, 1 from its responder
-  uint8_t user[11] = {};     // free for elements (documented per element)
+  uint8_t flow_facts = 0;    // flow layer: what held once this packet was tracked (flow::kFact*)
+  uint8_t user[10] = {};     // free for elements (documented per element)
   uint8_t param_off = 0;     // ICMP parameter problem pointer (Click's ICMP_PARAMPROB_ANNO)
   uint8_t packet_type = 0;   // link-level type, as Linux's PACKET_HOST.. (Click's PACKET_TYPE_ANNO)
   static constexpr uint8_t kFlowHashValid = 1;

@@ -47,7 +47,7 @@ int Worker::add_task(Element* e) {
 }
 
 void Worker::schedule(Timer& t, uint64_t when_ns) {
-  if (!t.scheduled) ++live_timers_;
+  if (!t.scheduled && !t.background) ++live_timers_;
   t.scheduled = true;
   t.expiry_ns = when_ns;
   ++t.generation;
@@ -55,7 +55,7 @@ void Worker::schedule(Timer& t, uint64_t when_ns) {
 }
 
 void Worker::unschedule(Timer& t) {
-  if (t.scheduled) --live_timers_;
+  if (t.scheduled && !t.background) --live_timers_;
   t.scheduled = false;
   ++t.generation;
 }
@@ -74,7 +74,7 @@ bool Worker::run_timers() {
     if (fired == 4096) return true;
     timers_.pop();
     t->scheduled = false;
-    --live_timers_;
+    if (!t->background) --live_timers_;
     t->owner->run_timer(*t);
   }
   return false;

@@ -25,6 +25,10 @@ struct Timer {
   uint64_t expiry_ns = 0;   // monotonic
   uint64_t generation = 0;  // bumps on (re)schedule and unschedule
   bool scheduled = false;
+  // A background timer does not keep a run going: a worker whose sources
+  // are done and whose other timers have fired stops with it pending
+  // (housekeeping such as flow expiry on the wall clock).
+  bool background = false;
 };
 
 // Click's notifier: `active` says whether the upstream may have packets;

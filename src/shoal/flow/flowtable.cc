@@ -291,6 +291,7 @@ uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t
       }
       Flow& g = flows_[id - 1];
       if (fresh_flow && !(pk.tcp_flags & k::kTcpSyn)) g.flags |= Flow::kMidstream;
+      if (g.tcp.state == k::kTcpEstablished) g.flags |= Flow::kEstablished;
       g.tcp_flags[dir] |= pk.tcp_flags;
     }
     if (pk.kind == k::KeyKind::FirstFrag) {
@@ -325,7 +326,7 @@ uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t
 }
 
 void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n,
-                            uint32_t* ids, uint8_t* dirs) {
+                            uint32_t* ids, uint8_t* dirs, uint8_t* facts) {
   if (hashes_.size() < n) hashes_.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t h = hashable(pk[i]) ? k::conn_hash(pk[i].key) : 0;
@@ -340,7 +341,10 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
       __builtin_prefetch(reinterpret_cast<const char*>(f) + 64);
     }
   }
-  for (uint32_t i = 0; i < n; ++i) ids[i] = track_hashed(pk[i], hashes_[i], ip_len[i], now[i], dirs[i]);
+  for (uint32_t i = 0; i < n; ++i) {
+    ids[i] = track_hashed(pk[i], hashes_[i], ip_len[i], now[i], dirs[i]);
+    if (facts) facts[i] = ids[i] && established(flows_[ids[i] - 1]) ? kFactEstablished : 0;
+  }
 }
 
 void FlowTable::expire(uint64_t now) {

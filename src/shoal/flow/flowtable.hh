@@ -47,12 +47,18 @@ struct alignas(64) Flow {
   k::TcpTrack tcp;
   uint8_t orig_dir;      // canonical direction of the originator
   uint8_t cls;           // timeout class (k::FlowClass)
-  uint8_t flags;         // kLive, kMidstream
+  uint8_t flags;         // kLive, kMidstream, kEstablished
   uint8_t tcp_flags[2];  // every TCP flag seen per direction
   uint16_t app;          // application protocol (FlowTable::app_name), 0: not known
-  static constexpr uint8_t kLive = 1, kMidstream = 2;
+  // kEstablished: the TCP connection reached ESTABLISHED (it stays set
+  // through the close, as Suricata's "established" does)
+  static constexpr uint8_t kLive = 1, kMidstream = 2, kEstablished = 4;
 };
 static_assert(sizeof(Flow) == 128, "a flow entry is two cache lines");
+
+// Per-packet facts (Anno::flow_facts): the flow's condition right after the
+// packet, which later packets of the same batch may change.
+constexpr uint8_t kFactEstablished = 1;  // TCP: the handshake completed; others: both directions seen
 
 struct Timeouts {
   uint64_t ns[k::kFlowClasses];
@@ -109,8 +115,12 @@ class FlowTable {
   // A batch of packets, the way a vector processor does it: every key's
   // hash and index slot first (prefetched), then the entries the slots
   // name (prefetched), then each packet. Same results as track() on each.
+  // `facts` (optional) gets each packet's kFact* bits.
   void track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n, uint32_t* ids,
-                   uint8_t* dirs);
+                   uint8_t* dirs, uint8_t* facts = nullptr);
+  static bool established(const Flow& f) {
+    return f.key.proto == 6 ? (f.flags & Flow::kEstablished) != 0 : f.pkts[0] && f.pkts[1];
+  }
   // Lookup only (no insert, no update): the id of `key`, or 0.
   uint32_t find(const k::ConnKey& key) const;
   // Expires every flow whose timeout has passed at `now`.

@@ -112,6 +112,17 @@ bool hs_expression(const Pcre& p, std::string& expr, unsigned& flags) {
 bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
   kind_ = kind;
   rules_ = std::move(rules);
+  // Suricata's evaluation order: by action, then flowbit setters before
+  // rules that read what they set; stable otherwise.
+  auto fb_rank = [](const Rule& r) {
+    bool set = false, read = false;
+    for (const Flowbit& fb : r.flowbits) (fb.check() ? read : set) = true;
+    return set && !read ? 0 : set ? 1 : read ? 2 : 3;
+  };
+  std::stable_sort(rules_.begin(), rules_.end(), [&](const Rule& a, const Rule& b) {
+    int x = action_rank(a.action), y = action_rank(b.action);
+    return x != y ? x < y : fb_rank(a) < fb_rank(b);
+  });
   patterns_.clear();
   pattern_rules_.clear();
   always_.clear();

@@ -19,6 +19,8 @@ namespace shoal::ids {
 // contents and pcres match the payload (Snort semantics, with backtracking
 // over earlier contents' occurrences).
 bool header_matches(const Rule& r, const PacketInfo& p);
+// A matched rule's flowbits set/unset/toggle on the packet's flow.
+void apply_flowbits(const Rule& r, const PacketInfo& p);
 bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen);
 
 enum class EngineKind { Builtin, Hyperscan };
@@ -112,7 +114,10 @@ class Engine {
   // Uses a shared one.
   bool use(std::shared_ptr<const Database> db, std::string& err);
   const std::shared_ptr<const Database>& database() const { return db_; }
-  // Indices (into rules()) of the rules that match, ascending.
+  // Indices (into rules()) of the rules that match, ascending: rules are in
+  // Suricata's order (action: pass, drop, reject, alert; then flowbit
+  // setters before readers), and a match's flowbits act before the next
+  // rule is tried.
   void match(const PacketInfo& p, std::vector<uint32_t>& hits);
   // The same, with the prefilter's work already done elsewhere (a device
   // scan): `patterns` are the fast patterns found in the payload.

@@ -15,6 +15,11 @@ struct PacketInfo {
   uint16_t sport = 0, dport = 0;
   const uint8_t* payload = nullptr;  // after the TCP/UDP/ICMP header (IP payload otherwise)
   uint32_t plen = 0;
+  // The packet's flow, when a flow layer tracks it (FlowIPManager).
+  bool has_flow = false;
+  bool established = false;      // TCP: the handshake completed; others: both directions seen
+  uint8_t dir = 0;               // 0: to the server (from the originator), 1: to the client
+  uint64_t* flowbits = nullptr;  // the flow's bits (kMaxFlowbits), or null
 };
 
 // Parses an IPv4 or IPv6 packet starting at ip; false when it is not one

@@ -190,14 +190,25 @@ bool parse_content_bytes(std::string_view v, std::string& out, std::string& err)
   return true;
 }
 
-// dsize: N, >N, <N, N<>M (exclusive, as Suricata), N-M (inclusive).
+// dsize: N, !N, >N, >=N, <N, <=N, N<>M (exclusive, as Suricata), N-M
+// (inclusive).
 bool parse_dsize(std::string_view v, Rule& r, std::string& err) {
   v = trim(v);
   uint32_t a, b;
   bool ok = false;
+  if (!v.empty() && v[0] == '!') {
+    r.dsize_neg = true;
+    v = trim(v.substr(1));
+  }
   if (size_t x = v.find("<>"); x != std::string_view::npos) {
     ok = parse_u32(v.substr(0, x), a) && parse_u32(v.substr(x + 2), b) && a + 1 < b + 0u && b > 0;
     if (ok) r.dsize_lo = a + 1, r.dsize_hi = b - 1;
+  } else if (v.rfind(">=", 0) == 0) {
+    ok = parse_u32(v.substr(2), a);
+    if (ok) r.dsize_lo = a;
+  } else if (v.rfind("<=", 0) == 0) {
+    ok = parse_u32(v.substr(2), a);
+    if (ok) r.dsize_lo = 0, r.dsize_hi = a;
   } else if (!v.empty() && v[0] == '>') {
     ok = parse_u32(v.substr(1), a) && a < UINT32_MAX;
     if (ok) r.dsize_lo = a + 1;
@@ -213,6 +224,87 @@ bool parse_dsize(std::string_view v, Rule& r, std::string& err) {
   }
   if (!ok) return err = fmt::format("bad dsize '{}'", v), false;
   r.has_dsize = true;
+  return true;
+}
+
+// flow: comma-separated words, Suricata's meaning.
+bool parse_flow(std::string_view v, Rule& r, std::string& err) {
+  size_t i = 0;
+  while (i <= v.size()) {
+    size_t c = v.find(',', i);
+    if (c == std::string_view::npos) c = v.size();
+    std::string w(trim(v.substr(i, c - i)));
+    std::transform(w.begin(), w.end(), w.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+    if (w == "established")
+      r.flow |= kFlowEstablished;
+    else if (w == "not_established")
+      r.flow |= kFlowNotEstablished;
+    else if (w == "to_server" || w == "from_client")
+      r.flow |= kFlowToServer;
+    else if (w == "to_client" || w == "from_server")
+      r.flow |= kFlowToClient;
+    else if (w == "no_stream")
+      r.flow |= kFlowNoStream;
+    else if (w == "stateless")
+      r.flow |= kFlowStateless;
+    else if (w == "only_stream")
+      return err = "flow:only_stream needs stream inspection, which this engine does not do yet", false;
+    else
+      return err = fmt::format(
+                 "flow: '{}' is not supported (established, not_established, to_server, "
+                 "to_client, from_client, from_server, no_stream, stateless)",
+                 w),
+             false;
+    i = c + 1;
+  }
+  if ((r.flow & kFlowToServer) && (r.flow & kFlowToClient))
+    return err = "flow: to_server and to_client together never match", false;
+  if ((r.flow & kFlowEstablished) && (r.flow & kFlowNotEstablished))
+    return err = "flow: established and not_established together never match", false;
+  return true;
+}
+
+// flowbits: set|unset|toggle,NAME; isset|isnotset,NAME (a|b: any, a&b:
+// all); noalert.
+bool parse_flowbits(std::string_view v, Rule& r, std::string& err) {
+  v = trim(v);
+  size_t c = v.find(',');
+  std::string cmd(trim(v.substr(0, c)));
+  if (cmd == "noalert") {
+    if (c != std::string_view::npos) return err = "flowbits:noalert takes no name", false;
+    r.noalert = true;
+    return true;
+  }
+  Flowbit fb;
+  if (cmd == "set")
+    fb.cmd = Flowbit::Set;
+  else if (cmd == "unset")
+    fb.cmd = Flowbit::Unset;
+  else if (cmd == "toggle")
+    fb.cmd = Flowbit::Toggle;
+  else if (cmd == "isset")
+    fb.cmd = Flowbit::IsSet;
+  else if (cmd == "isnotset")
+    fb.cmd = Flowbit::IsNotSet;
+  else
+    return err = fmt::format("flowbits: '{}' is not set, unset, toggle, isset, isnotset or noalert", cmd), false;
+  if (c == std::string_view::npos) return err = fmt::format("flowbits:{} needs a name", cmd), false;
+  std::string_view names = trim(v.substr(c + 1));
+  bool ors = names.find('|') != std::string_view::npos, ands = names.find('&') != std::string_view::npos;
+  if (ors && ands) return err = "flowbits: '|' and '&' cannot be mixed", false;
+  fb.any = ors;
+  char sep = ors ? '|' : '&';
+  for (size_t i = 0; i <= names.size();) {
+    size_t e = names.find(sep, i);
+    if (e == std::string_view::npos) e = names.size();
+    std::string_view n = trim(names.substr(i, e - i));
+    if (n.empty() || n.find_first_of(" \t,;") != std::string_view::npos)
+      return err = fmt::format("flowbits: bad name '{}'", n), false;
+    fb.names.emplace_back(n);
+    i = e + 1;
+  }
+  if (fb.names.size() > 1 && !fb.check()) return err = fmt::format("flowbits:{} takes one name", cmd), false;
+  r.flowbits.push_back(std::move(fb));
   return true;
 }
 
@@ -277,8 +369,8 @@ bool is_http_modifier(const std::string& k) {
 bool parse_pcre(std::string_view v, Pcre& p, std::string& err) {
   v = trim(v);
   if (!v.empty() && v[0] == '!') p.neg = true, v = trim(v.substr(1));
-  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return err = "pcre must be a quoted string", false;
-  v = v.substr(1, v.size() - 2);
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"')
+    v = v.substr(1, v.size() - 2);  // unquoted: /x/ as Snort takes it
   size_t last = v.rfind('/');
   if (v.empty() || v[0] != '/' || last == 0 || last == std::string_view::npos)
     return err = "pcre must look like \"/pattern/flags\"", false;
@@ -441,7 +533,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   if (std::find(std::begin(kActions), std::end(kActions), f[0]) == std::end(kActions))
     return err = fmt::format("unknown action '{}'", f[0]), false;
   r.action = f[0];
-  if (f[1] == "ip")
+  std::transform(f[1].begin(), f[1].end(), f[1].begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (f[1] == "ip" || f[1] == "pkthdr")
     r.proto = Proto::IP;
   else if (f[1] == "tcp")
     r.proto = Proto::TCP;
@@ -492,7 +585,11 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_i32(v, r.priority) || r.priority < 1) return err = fmt::format("bad priority '{}'", v), false;
     } else if (k == "reference" || k == "metadata" || k == "rawbytes" || k == "target") {
     } else if (k == "flow") {
-      // accepted, not enforced: directions and established need flow tracking
+      if (!parse_flow(v, r, err)) return false;
+    } else if (k == "flowbits") {
+      if (!parse_flowbits(v, r, err)) return false;
+    } else if (k == "noalert") {
+      r.noalert = true;
     } else if (k == "content") {
       Item it;
       std::string_view cv = trim(v);
@@ -567,7 +664,7 @@ bool RuleSet::load_text(const std::string& text, const std::string& name, const 
     std::string why;
     r.file = name;
     r.line = start;
-    if (parse_rule(rule, vars, r, why)) {
+    if (parse_rule(rule, vars, r, why) && number_flowbits(r, why)) {
       rules_.push_back(std::move(r));
     } else {
       RuleProblem p{name, start, r.sid, why};
@@ -583,6 +680,33 @@ bool RuleSet::load_text(const std::string& text, const std::string& name, const 
   }
   return true;
 }
+
+bool RuleSet::number_flowbits(Rule& r, std::string& why) {
+  for (Flowbit& fb : r.flowbits) {
+    fb.bits.clear();
+    for (const std::string& n : fb.names) {
+      auto it = flowbit_ids_.find(n);
+      if (it == flowbit_ids_.end()) {
+        if (flowbit_ids_.size() >= kMaxFlowbits)
+          return why = fmt::format("flowbit '{}': the rule set already uses {} flowbit names, the most a flow keeps", n,
+                                   kMaxFlowbits),
+                 false;
+        it = flowbit_ids_.emplace(n, uint16_t(flowbit_ids_.size())).first;
+      }
+      fb.bits.push_back(it->second);
+    }
+  }
+  return true;
+}
+
+int action_rank(const std::string& a) {
+  if (a == "pass") return 0;
+  if (a == "drop" || a == "sdrop") return 1;
+  if (a.rfind("reject", 0) == 0) return 2;
+  return 3;
+}
+
+bool is_drop_action(const std::string& a) { return action_rank(a) == 1 || action_rank(a) == 2; }
 
 bool RuleSet::load_file(const std::string& path, const Vars& vars, bool strict, std::string& err) {
   std::ifstream f(path);

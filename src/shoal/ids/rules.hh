@@ -7,11 +7,11 @@
 // options the engine honours: msg, sid, gid, rev, content (|hex| bytes,
 // escapes, ! negation), nocase, offset, depth, distance, within,
 // fast_pattern, rawbytes, pcre (flags i s m x A E G R B), dsize, flow
-// (accepted, not enforced: there is no flow tracking yet), classtype,
-// priority, reference, metadata. Any other option, an HTTP buffer modifier
-// or an application-layer protocol makes the rule unusable: it is reported
-// with file, line and sid and skipped (counted), or with `strict` the load
-// fails.
+// (Suricata's: established, not_established, to_server, to_client,
+// no_stream, stateless), flowbits, noalert, classtype, priority, reference,
+// metadata. Any other option, an HTTP buffer modifier or an
+// application-layer protocol makes the rule unusable: it is reported with
+// file, line and sid and skipped (counted), or with `strict` the load fails.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -69,6 +69,35 @@ struct Item {
 
 enum class Proto : uint8_t { IP, TCP, UDP, ICMP };
 
+// The flow option's words (Rule::flow).
+enum FlowOpt : uint8_t {
+  kFlowEstablished = 1,
+  kFlowNotEstablished = 2,
+  kFlowToServer = 4,  // also from_client
+  kFlowToClient = 8,  // also from_server
+  kFlowNoStream = 16,
+  kFlowStateless = 32,
+};
+
+// One flowbits option. Names become bit numbers when the rule set is
+// loaded (RuleSet numbers them in order of first use).
+struct Flowbit {
+  enum Cmd : uint8_t { Set, Unset, Toggle, IsSet, IsNotSet };
+  Cmd cmd = Set;
+  bool any = false;  // isset/isnotset a|b: any of them; a&b (or one name): all
+  std::vector<std::string> names;
+  std::vector<uint16_t> bits;
+  bool check() const { return cmd == IsSet || cmd == IsNotSet; }
+};
+
+// How many distinct flowbit names a rule set may use: each flow keeps one
+// bit per name, so per-flow memory stays fixed.
+constexpr uint32_t kMaxFlowbits = 512;
+
+// Suricata's action order: pass, drop, reject, alert (log, sdrop as drop).
+int action_rank(const std::string& action);
+bool is_drop_action(const std::string& action);  // drop, sdrop, reject*
+
 struct Rule {
   std::string action = "alert";
   Proto proto = Proto::IP;
@@ -79,8 +108,12 @@ struct Rule {
   uint32_t sid = 0, gid = 1, rev = 0;
   int32_t priority = 0;  // 0: not given
   std::vector<Item> items;
-  bool has_dsize = false;
+  bool has_dsize = false, dsize_neg = false;     // neg: outside the bounds
   uint32_t dsize_lo = 0, dsize_hi = UINT32_MAX;  // inclusive bounds
+  uint8_t flow = 0;                              // FlowOpt bits
+  std::vector<Flowbit> flowbits;
+  bool noalert = false;  // matches (flowbits act) but raises no alert
+  bool uses_flow() const { return (flow & ~kFlowStateless) || !flowbits.empty(); }
   std::string file;
   int line = 0;
   std::string text;  // the rule as written (one line)
@@ -116,8 +149,24 @@ class RuleSet {
   bool load_text(const std::string& text, const std::string& name, const Vars& vars, bool strict, std::string& err);
   const std::vector<Rule>& rules() const { return rules_; }
   const std::vector<RuleProblem>& problems() const { return problems_; }
+  // Moves the rules `pred` refuses to problems() with `why`.
+  template <class Pred>
+  void refuse_if(Pred pred, const std::string& why) {
+    std::vector<Rule> keep;
+    for (Rule& r : rules_) {
+      if (pred(r))
+        problems_.push_back({r.file, r.line, r.sid, why});
+      else
+        keep.push_back(std::move(r));
+    }
+    rules_ = std::move(keep);
+  }
+  // Flowbit names numbered so far (kMaxFlowbits at most).
+  size_t flowbit_count() const { return flowbit_ids_.size(); }
 
  private:
+  bool number_flowbits(Rule& r, std::string& why);
+  std::map<std::string, uint16_t> flowbit_ids_;
   std::vector<Rule> rules_;
   std::vector<RuleProblem> problems_;
 };

@@ -333,6 +333,40 @@ int linktype_from_name(const std::string& n) {
   return -1;
 }
 
+int link_ip_offset(int dlt, const uint8_t* d, uint32_t len) {
+  auto be16 = [&](uint32_t at) { return uint16_t(d[at] << 8 | d[at + 1]); };
+  auto ip_type = [](uint16_t t) { return t == 0x0800 || t == 0x86dd; };
+  auto ppp_ip = [](uint16_t proto) { return proto == 0x0021 || proto == 0x0057; };
+  switch (dlt) {
+    case DLT_EN10MB: return 0;
+    case DLT_RAW:
+    case DLT_IPV4:
+    case DLT_IPV6: return 0;
+    case DLT_LINUX_SLL:  // 16 bytes, the protocol last
+      return len >= 16 && ip_type(be16(14)) ? 16 : -1;
+    case DLT_LINUX_SLL2:  // 20 bytes, the protocol first
+      return len >= 20 && ip_type(be16(0)) ? 20 : -1;
+    case DLT_NULL:
+    case DLT_LOOP: {  // a 4-byte address family: host order (NULL) or network order (LOOP)
+      if (len < 4) return -1;
+      uint32_t le = uint32_t(d[0]) | uint32_t(d[1]) << 8 | uint32_t(d[2]) << 16 | uint32_t(d[3]) << 24;
+      uint32_t be = uint32_t(d[0]) << 24 | uint32_t(d[1]) << 16 | uint32_t(d[2]) << 8 | uint32_t(d[3]);
+      uint32_t fam = dlt == DLT_LOOP ? be : (le < 256 ? le : be);  // files from either byte order
+      // AF_INET 2; AF_INET6: 10 Linux, 24 NetBSD/OpenBSD, 28 FreeBSD, 30 macOS
+      return fam == 2 || fam == 10 || fam == 24 || fam == 28 || fam == 30 ? 4 : -1;
+    }
+    case DLT_PPP:
+    case DLT_PPP_SERIAL: {  // optional ff 03 (address, control), then the protocol
+      uint32_t at = len >= 2 && d[0] == 0xff && d[1] == 0x03 ? 2 : 0;
+      if (len < at + 2) return -1;
+      return ppp_ip(be16(at)) ? int(at + 2) : -1;
+    }
+    case DLT_C_HDLC:  // address, control, then an Ethernet type
+      return len >= 4 && ip_type(be16(2)) ? 4 : -1;
+  }
+  return -2;
+}
+
 std::string linktype_name(int dlt) {
   const char* n = pcap_datalink_val_to_name(dlt);
   return n ? n : std::to_string(dlt);

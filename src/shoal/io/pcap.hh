@@ -148,5 +148,11 @@ class MapFaultGuard {
 // DLT names for messages and the ENCAP arguments.
 int linktype_from_name(const std::string& name);  // -1 if unknown
 std::string linktype_name(int dlt);
+// Where the IP header of a frame of link type `dlt` starts: Ethernet (0),
+// raw IP, Linux cooked (SLL, SLL2), BSD loopback (NULL, LOOP), PPP, PPP in
+// HDLC framing and Cisco HDLC. -1 when the frame carries something other
+// than IPv4 or IPv6 (ARP...) or is too short; -2 when the link type is not
+// one of these. Ethernet frames answer 0 (their MAC header starts there).
+int link_ip_offset(int dlt, const uint8_t* d, uint32_t len);
 
 }  // namespace shoal::io

@@ -29,6 +29,33 @@ SHOAL_HD uint32_t hash_words(const uint32_t* w, int n, uint32_t seed = 0x9e3779b
   return h;
 }
 
+// The IP part of a flow key: an IPv4 (type 0x0800) or IPv6 (0x86dd) packet
+// at ip; false (key untouched) when it is neither or truncated.
+SHOAL_HD bool extract_ip_key(const uint8_t* ip, uint32_t len, uint16_t type, FlowKey& key) {
+  if (type == kEthIPv4 && 20 <= len) {
+    uint32_t ihl = uint32_t(ip[0] & 0xf) * 4;
+    uint8_t proto = ip[9];
+    key.words[0] = load_be32(ip + 12);
+    key.words[4] = load_be32(ip + 16);
+    key.words[9] = (4u << 8) | proto;
+    bool frag = (load_be16(ip + 6) & 0x3fff) != 0;
+    if (!frag && ihl >= 20 && (proto == 6 || proto == 17 || proto == 132) && ihl + 4 <= len)
+      key.words[8] = load_be32(ip + ihl);
+    return true;
+  }
+  if (type == kEthIPv6 && 40 <= len) {
+    uint8_t proto = ip[6];
+    for (int i = 0; i < 4; ++i) {
+      key.words[i] = load_be32(ip + 8 + 4 * i);
+      key.words[4 + i] = load_be32(ip + 24 + 4 * i);
+    }
+    key.words[9] = (6u << 8) | proto;
+    if ((proto == 6 || proto == 17 || proto == 132) && 44 <= len) key.words[8] = load_be32(ip + 40);
+    return true;
+  }
+  return false;
+}
+
 // Fills `key` from the frame. Returns false (key still filled with what could
 // be read: the Ethernet addresses and type) for non-IP or truncated frames.
 // Fragments other than the first, and first fragments too, hash on addresses
@@ -45,30 +72,7 @@ SHOAL_HD bool extract_flow_key(const uint8_t* f, uint32_t len, FlowKey& key) {
     off += 4;
     type = load_be16(f + off);
   }
-  off += 2;
-  if (type == kEthIPv4 && off + 20 <= len) {
-    const uint8_t* ip = f + off;
-    uint32_t ihl = uint32_t(ip[0] & 0xf) * 4;
-    uint8_t proto = ip[9];
-    key.words[0] = load_be32(ip + 12);
-    key.words[4] = load_be32(ip + 16);
-    key.words[9] = (4u << 8) | proto;
-    bool frag = (load_be16(ip + 6) & 0x3fff) != 0;
-    if (!frag && ihl >= 20 && (proto == 6 || proto == 17 || proto == 132) && off + ihl + 4 <= len)
-      key.words[8] = load_be32(ip + ihl);
-    return true;
-  }
-  if (type == kEthIPv6 && off + 40 <= len) {
-    const uint8_t* ip = f + off;
-    uint8_t proto = ip[6];
-    for (int i = 0; i < 4; ++i) {
-      key.words[i] = load_be32(ip + 8 + 4 * i);
-      key.words[4 + i] = load_be32(ip + 24 + 4 * i);
-    }
-    key.words[9] = (6u << 8) | proto;
-    if ((proto == 6 || proto == 17 || proto == 132) && off + 44 <= len) key.words[8] = load_be32(ip + 40);
-    return true;
-  }
+  if (extract_ip_key(f + off + 2, len - off - 2, type, key)) return true;
   key.words[0] = load_be32(f);
   key.words[1] = load_be16(f + 4);
   key.words[4] = load_be32(f + 6);
@@ -81,9 +85,7 @@ SHOAL_HD bool extract_flow_key(const uint8_t* f, uint32_t len, FlowKey& key) {
 // put in order first), so a connection's packets stay on one worker and the
 // flow layer sees both directions there (the kernel's PACKET_FANOUT_HASH is
 // symmetric too).
-SHOAL_HD uint32_t flow_hash(const uint8_t* frame, uint32_t len) {
-  FlowKey k;
-  extract_flow_key(frame, len, k);
+SHOAL_HD uint32_t symmetric_key_hash(FlowKey k) {
   bool swap = false;
   for (int i = 0; i < 4; ++i)
     if (k.words[i] != k.words[4 + i]) {
@@ -100,6 +102,21 @@ SHOAL_HD uint32_t flow_hash(const uint8_t* frame, uint32_t len) {
     k.words[8] = (k.words[8] << 16) | (k.words[8] >> 16);
   }
   return hash_words(k.words, 10);
+}
+
+SHOAL_HD uint32_t flow_hash(const uint8_t* frame, uint32_t len) {
+  FlowKey k;
+  extract_flow_key(frame, len, k);
+  return symmetric_key_hash(k);
+}
+
+// The same for a packet that starts at its IP header (raw IP and the link
+// types whose header is not kept), hashing as its Ethernet frame would.
+SHOAL_HD uint32_t flow_hash_ip(const uint8_t* ip, uint32_t len) {
+  FlowKey k;
+  for (int i = 0; i < 10; ++i) k.words[i] = 0;
+  if (len >= 1) extract_ip_key(ip, len, (ip[0] >> 4) == 6 ? kEthIPv6 : kEthIPv4, k);
+  return symmetric_key_hash(k);
 }
 
 }  // namespace shoal::k

@@ -71,6 +71,7 @@ void FlowIPManager::initialize() {
   // Stateful elements downstream reserved their state in their configure().
   table_.init(cfg_);
   timer_.owner = this;
+  timer_.background = true;  // flow time on the wall clock must not keep a finished run going
 }
 
 FlowIPManager* FlowIPManager::upstream(Element* e, int port) { return find_upstream<FlowIPManager>(e, port); }
@@ -95,6 +96,7 @@ void FlowIPManager::track(PacketBatch* b) {
     nows_.resize(cap);
     ids_.resize(cap);
     dirs_.resize(cap);
+    facts_.resize(cap);
     slots_.resize(cap);
   }
   uint64_t wall = 0;
@@ -123,11 +125,12 @@ void FlowIPManager::track(PacketBatch* b) {
     slots_[n] = i;
     ++n;
   });
-  table_.track_batch(keys_.data(), lens_.data(), nows_.data(), n, ids_.data(), dirs_.data());
+  table_.track_batch(keys_.data(), lens_.data(), nows_.data(), n, ids_.data(), dirs_.data(), facts_.data());
   for (uint32_t j = 0; j < n; ++j) {
     Packet* p = b->at(slots_[j]);
     p->anno().flow = ids_[j];
     p->anno().flow_dir = dirs_[j];
+    p->anno().flow_facts = facts_[j];
     b->result(slots_[j]) = int16_t(ids_[j] || noutputs() == 1 ? 0 : 1);
   }
   last_mono_ = worker().now_ns();

@@ -53,7 +53,7 @@ class FlowIPManager : public Element {
   std::vector<k::ParsedKey> keys_;
   std::vector<uint32_t> lens_, ids_, slots_;
   std::vector<uint64_t> nows_;
-  std::vector<uint8_t> dirs_;
+  std::vector<uint8_t> dirs_, facts_;
 };
 
 }  // namespace shoal

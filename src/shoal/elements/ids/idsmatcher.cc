@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shoal/elements/common.hh"
+#include "shoal/elements/flow/flowipmanager.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/outfile.hh"
 #include "shoal/io/shared_file.hh"
@@ -51,18 +52,15 @@ bool locate(Packet* p, ids::PacketInfo& info, uint32_t& ip_off, int32_t ip_at = 
   if (ip_at >= 0) {  // an earlier device step checked the IP header there
     if (uint64_t(ip_at) >= p->length()) return false;
     ip_off = uint32_t(ip_at);
-  } else if (p->has_network_header() && p->network_header_offset() >= 0 &&
-             uint64_t(p->network_header_offset()) < p->length()) {
-    ip_off = uint32_t(p->network_header_offset());
-  } else if (p->length() >= 14) {  // an Ethernet frame
-    uint16_t t = uint16_t(p->data()[12] << 8 | p->data()[13]);
-    if (t != 0x0800 && t != 0x86dd) return false;
-    ip_off = 14;
-  } else {
-    return false;
+    len = p->length() - ip_off;
+    return ids::parse_packet(p->data() + ip_off, len, info);
   }
-  len = p->length() - ip_off;
-  return ids::parse_packet(p->data() + ip_off, len, info);
+  // the network header annotation, else an Ethernet frame's (802.1Q and
+  // QinQ tags skipped), else raw IP
+  const uint8_t* ip = flow_ip_header(p, len);
+  if (!ip) return false;
+  ip_off = uint32_t(ip - p->data());
+  return ids::parse_packet(ip, len, info);
 }
 
 // The rule set and its compiled database, shared by every worker's copy.
@@ -84,8 +82,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     InputPath rules, vars;
     OutputPath fastlog, eve;
     a.read_mp("RULES", rules).read("VARS", vars).read("ENGINE", engine).read("FASTLOG", fastlog);
-    a.read("EVE", eve).read("STRICT", strict_).read("QUIET", quiet_);
+    a.read("EVE", eve).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     a.complete();
+    // The flow layer, when there is one upstream: the flow options and
+    // flowbits, and whole-flow pass and drop verdicts, live there.
+    if (ninputs()) mgr_ = FlowIPManager::upstream(this, 0);
+    if (mgr_) state_off_ = mgr_->table().reserve(sizeof(FlowState), alignof(FlowState));
     rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path, eve_file_ = eve.path;
     if (engine == "builtin")
       kind_ = ids::EngineKind::Builtin;
@@ -107,8 +109,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       ids::Vars vars;
       auto db = std::make_shared<ids::Database>();
       if ((!vars_file_.empty() && !vars.load_file(vars_file_, err)) ||
-          !shared_->set.load_file(rules_file_, vars, strict_, err) || !db->build(shared_->set.rules(), kind_, err))
+          !shared_->set.load_file(rules_file_, vars, strict_, err))
         throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
+      if (!mgr_) {
+        const char* why = "flow and flowbits need flow tracking: put a FlowIPManager before the IDSMatcher";
+        if (strict_)
+          for (const ids::Rule& r : shared_->set.rules())
+            if (r.uses_flow())
+              throw ConfigError(loc_, fmt::format("{}: {}:{}: sid {}: {}", name(), r.file, r.line, r.sid, why));
+        shared_->set.refuse_if([](const ids::Rule& r) { return r.uses_flow(); }, why);
+      }
+      if (!db->build(shared_->set.rules(), kind_, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
       shared_->db = std::move(db);
       if (!quiet_) {
         const ids::RuleSet& set = shared_->set;
@@ -132,9 +143,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     };
     open(fast_, fastlog_file_);
     open(eve_, eve_file_);
+    r_drop_ = add_drop_reason("ips-drop");
   }
   void cpu_push(int, PacketBatch* b) override {
-    PacketBatch* alerted = nullptr;
+    PacketBatch* out1 = nullptr;
     b->for_each([&](uint32_t i, Packet* p) {
       ids::PacketInfo info;
       uint32_t ip_off;
@@ -142,18 +154,31 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         uninspected_.add();
         return;
       }
-      engine_.match(info, hits_);
-      if (!record(p, info) || noutputs() < 2) return;
-      if (!alerted) alerted = new_batch();
-      alerted->append(p);
+      FlowState* fs = flow_of(p, info);
+      Verdict v = Verdict::None;
+      if (fs && fs->verdict) {  // the flow was passed or dropped: not inspected again
+        v = Verdict(fs->verdict);
+        (v == Verdict::Pass ? flow_passed_ : flow_dropped_).add();
+      } else {
+        engine_.match(info, hits_);
+        v = record(p, info, fs);
+      }
+      // IPS: dropped packets leave on output 1 (or are dropped, counted);
+      // IDS: alerted packets leave on output 1 when it is connected.
+      bool drop_it = v == Verdict::Drop, alerted = v == Verdict::Alert || (!ips_ && drop_it);
+      if (!ips_) drop_it = false;
+      if (!drop_it && !(alerted && noutputs() > 1)) return;
       b->kill(i);
+      if (noutputs() < 2) return drop(p, r_drop_);
+      if (!out1) out1 = new_batch();
+      out1->append(p);
     });
     write_logs();
     if (b->live())
       output_push(0, b);
     else
       recycle(b);
-    if (alerted) output_push(1, alerted);
+    if (out1) output_push(1, out1);
   }
   void on_stop() override {
     for (auto* f : {&fast_, &eve_}) {
@@ -206,6 +231,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("verified", verified_);
     add_stat_handler("device_overflows", overflows_);
     add_stat_handler("log_lost", log_lost_);
+    add_stat_handler("passed", passed_);
+    add_stat_handler("dropped", dropped_);
+    add_stat_handler("flow_passed", flow_passed_);
+    add_stat_handler("flow_dropped", flow_dropped_);
     mirror_.add_handler(*this);
   }
 
@@ -272,13 +301,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         uninspected_.add();
         continue;
       }
+      FlowState* fs = flow_of(p, info);  // before matching: the flow options read it
       if (out[i].count > k::kIdsFound) {
         overflows_.add();
         engine_.match(info, hits_);
       } else {
         engine_.match_found(info, out[i].ids, out[i].count, hits_);
       }
-      bool alerted = record(p, info);
+      Verdict v = record(p, info, fs);
+      bool alerted = v == Verdict::Alert || v == Verdict::Drop;
       if (gpu_form_) {  // the ALERT bit now means verified: set or cleared
         if (alerted)
           p->anno().predicates |= alert_bit_;
@@ -292,16 +323,60 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
 
  private:
-  // Counts and logs the alerts of hits_ for p; whether there were any.
-  bool record(Packet* p, const ids::PacketInfo& info) {
+  enum class Verdict : uint8_t { None, Pass, Drop, Alert };
+  // What the IDS keeps per flow, in the flow layer's state block.
+  struct FlowState {
+    uint8_t verdict;  // Verdict::Pass or Drop once the flow has one (no more inspection)
+    uint64_t bits[ids::kMaxFlowbits / 64];
+  };
+  // p's flow state, with the flow's facts filled into info; null without a
+  // flow layer or a flow.
+  FlowState* flow_of(Packet* p, ids::PacketInfo& info) {
+    uint32_t id = p->anno().flow;
+    if (!mgr_ || !id) return nullptr;
+    flow::FlowTable& t = mgr_->table();
+    info.has_flow = true;
+    info.dir = p->anno().flow_dir;
+    info.established = p->anno().flow_facts & flow::kFactEstablished;  // as of this packet, not the batch's end
+    auto* fs = reinterpret_cast<FlowState*>(t.state(id) + state_off_);
+    info.flowbits = fs->bits;
+    return fs;
+  }
+  // Applies the verdict of hits_ for p (rules in action order: a pass rule
+  // first means no alert, and the flow is passed), and counts and logs the
+  // alerts.
+  Verdict record(Packet* p, const ids::PacketInfo& info, FlowState* fs) {
     inspected_.add();
     verified_.add(engine_.verified());
-    if (hits_.empty()) return false;
-    alerted_packets_.add();
-    alerts_.add(hits_.size());
-    uint64_t ts = p->timestamp_ns() ? p->timestamp_ns() : worker().now_ns();
-    for (uint32_t r : hits_) log(engine_.rules()[r], info, ts);
-    return true;
+    if (fs && fs->verdict) return Verdict(fs->verdict);
+    if (hits_.empty()) return Verdict::None;
+    const auto& rules = engine_.rules();
+    if (rules[hits_[0]].action == "pass") {
+      passed_.add();
+      if (fs) fs->verdict = uint8_t(Verdict::Pass);
+      return Verdict::Pass;
+    }
+    uint64_t ts = p->timestamp_ns();  // the packet's time, as Suricata logs it (0 is 1970-01-01)
+    bool dropped = false;
+    uint32_t logged = 0;
+    for (uint32_t r : hits_) {
+      const ids::Rule& rule = rules[r];
+      bool d = ids::is_drop_action(rule.action);
+      dropped |= d;
+      if (rule.noalert) continue;
+      log(rule, info, ts, ips_ && d);
+      ++logged;
+    }
+    if (logged) {
+      alerted_packets_.add();
+      alerts_.add(logged);
+    }
+    if (dropped && ips_) {
+      dropped_.add();
+      if (fs) fs->verdict = uint8_t(Verdict::Drop);
+      return Verdict::Drop;
+    }
+    return logged ? Verdict::Alert : Verdict::None;
   }
   // The batch's log lines, written and checked: alerts that could not be
   // logged are counted (handler log_lost) and the run fails.
@@ -327,17 +402,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     put(eve_, eve_buf_, eve_lines_);
     fast_lines_ = eve_lines_ = 0;
   }
-  void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts) {
+  void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked) {
     int prio = r.priority ? r.priority : 3;
     std::string proto = proto_name(p.proto);
     if (!fastlog_file_.empty()) {
       auto ep = [&](const ids::Addr& a, uint16_t port) {
         return p.has_ports ? fmt::format("{}:{}", addr_text(a), port) : addr_text(a);
       };
-      fast_buf_ +=
-          fmt::format("{}  [**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{{}}} {} -> {}\n",
-                      time_text(ts, false), r.gid, r.sid, r.rev, r.msg, r.classtype.empty() ? "(null)" : r.classtype,
-                      prio, proto, ep(p.src, p.sport), ep(p.dst, p.dport));
+      fast_buf_ += fmt::format("{}  {}[**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{{}}} {} -> {}\n",
+                               time_text(ts, false), blocked ? "[Drop] " : "", r.gid, r.sid, r.rev, r.msg,
+                               r.classtype.empty() ? "(null)" : r.classtype, prio, proto, ep(p.src, p.sport),
+                               ep(p.dst, p.dport));
       ++fast_lines_;
     }
     if (!eve_file_.empty()) {
@@ -347,8 +422,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                           {"dest_ip", addr_text(p.dst)},
                           {"proto", proto}};
       if (p.has_ports) j["src_port"] = p.sport, j["dest_port"] = p.dport;
-      j["alert"] = {{"action", "allowed"}, {"gid", r.gid},       {"signature_id", r.sid},
-                    {"rev", r.rev},        {"signature", r.msg}, {"category", r.classtype},
+      j["alert"] = {{"action", blocked ? "blocked" : "allowed"},
+                    {"gid", r.gid},
+                    {"signature_id", r.sid},
+                    {"rev", r.rev},
+                    {"signature", r.msg},
+                    {"category", r.classtype},
                     {"severity", prio}};
       eve_buf_ += j.dump() + "\n";
       ++eve_lines_;
@@ -360,7 +439,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
 
   std::string rules_file_, vars_file_, fastlog_file_, eve_file_;
-  bool strict_ = false, quiet_ = false;
+  bool strict_ = false, quiet_ = false, ips_ = false;
+  FlowIPManager* mgr_ = nullptr;
+  uint32_t state_off_ = 0;
+  uint16_t r_drop_ = 0;
   Loc loc_;
   ids::EngineKind kind_ = ids::EngineKind::Builtin;
   std::shared_ptr<IdsShared> shared_;
@@ -373,31 +455,38 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   int32_t ip_at_ = -1;  // where an earlier step of the chain checked the IP header
   offload::TableMirror mirror_;
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, log_lost_;
+  Stat passed_, dropped_, flow_passed_, flow_dropped_;
 };
 #define SHOAL_IDS_ARGS                                                                                              \
   {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},           \
       {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                           \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON alert records (appended)"}, \
-      {"STRICT", "boolean", "fail on the first unusable rule (default false)"}, {                                   \
+      {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                     \
+      {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"}, {     \
     "QUIET", "boolean", "no load summary on stderr (default false)"                                                 \
   }
-#define SHOAL_IDS_HANDLERS                                                                                        \
-  {"rules", "r", "rules loaded"}, {"skipped", "r", "rules skipped"},                                              \
-      {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"},                            \
-      {"patterns", "r", "distinct fast patterns"}, {"engine", "r", "the prefilter and its size"},                 \
-      {"regex", "r",                                                                                              \
-       "how many pcres compile to DFAs (the subset a device can run), and why the others do "                     \
-       "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, "                        \
-       "PCRE2), and how many rules without fast pattern a pcre prefilters"},                                      \
-      {"inspected", "r", "packets matched against the rules"},                                                    \
-      {"uninspected", "r", "packets that were not IP (sent on uninspected)"}, {"alerts", "r", "alerts raised"},   \
-      {"log_lost", "r", "alert lines that could not be written (the run fails)"},                                 \
-      {"alerted_packets", "r", "packets with at least one alert"}, {"verified", "r", "candidate rules verified"}, \
-      {"device_overflows", "r",                                                                                   \
-       "packets with more distinct fast patterns than a device list holds (15), rescanned "                       \
-       "on the CPU"},                                                                                             \
-  {                                                                                                               \
-    "offload_uploads", "r", "copies of the automaton made on a device"                                            \
+#define SHOAL_IDS_HANDLERS                                                                                      \
+  {"rules", "r", "rules loaded"}, {"skipped", "r", "rules skipped"},                                            \
+      {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"},                          \
+      {"patterns", "r", "distinct fast patterns"}, {"engine", "r", "the prefilter and its size"},               \
+      {"regex", "r",                                                                                            \
+       "how many pcres compile to DFAs (the subset a device can run), and why the others do "                   \
+       "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, "                      \
+       "PCRE2), and how many rules without fast pattern a pcre prefilters"},                                    \
+      {"inspected", "r", "packets matched against the rules"},                                                  \
+      {"uninspected", "r", "packets that were not IP (sent on uninspected)"}, {"alerts", "r", "alerts raised"}, \
+      {"log_lost", "r", "alert lines that could not be written (the run fails)"},                               \
+      {"alerted_packets", "r", "packets with at least one alert"},                                              \
+      {"passed", "r", "packets a pass rule matched (their flows are passed)"},                                  \
+      {"dropped", "r", "packets a drop or reject rule dropped (IPS)"},                                          \
+      {"flow_passed", "r", "later packets of passed flows, not inspected"},                                     \
+      {"flow_dropped", "r", "later packets of dropped flows, dropped uninspected (IPS)"},                       \
+      {"verified", "r", "candidate rules verified"},                                                            \
+      {"device_overflows", "r",                                                                                 \
+       "packets with more distinct fast patterns than a device list holds (15), rescanned "                     \
+       "on the CPU"},                                                                                           \
+  {                                                                                                             \
+    "offload_uploads", "r", "copies of the automaton made on a device"                                          \
   }
 
 SHOAL_OFFLOADABLE_ELEMENT(
@@ -426,10 +515,15 @@ SHOAL_OFFLOADABLE_ELEMENT(
         "contents (offset, depth, distance, within, nocase, negation) and pcres (PCRE2) in order, with "
         "Snort's backtracking. Rules with options the engine cannot honour (HTTP buffers, byte_test, "
         "flowbits...) are skipped and listed (handler 'problems'; STRICT fails the load instead). "
-        "Alerts go to FASTLOG (Suricata's fast.log lines) and EVE (event_type alert records). Packets "
-        "that match any rule leave on output 1 if it exists (log and forward: connect it on; an inline "
-        "IPS: Discard), the rest on output 0. flow is accepted but not yet enforced (there is no "
-        "flow tracking: a flow option matches every packet); packets that are not IP pass uninspected (counted). "
+        "Alerts go to FASTLOG (Suricata's fast.log lines) and EVE (event_type alert records). Rules run in "
+        "Suricata's action order (pass, drop, reject, alert): a pass rule that matches stops inspection of the "
+        "packet and its flow, with no alert. With IPS true, drop and reject rules drop the packet and every later "
+        "packet of its flow (alert action 'blocked'; output 1, or a counted drop 'ips-drop' without it); without "
+        "IPS they only alert ('allowed'), and packets that alert leave on output 1 if it exists (log and "
+        "forward: connect it on), the rest on output 0. With a FlowIPManager upstream, flow (established, "
+        "not_established, to_server, to_client) and flowbits follow Suricata (TCP is established once the "
+        "handshake completes; other protocols once both directions were seen); without one, rules that use them "
+        "are refused. Frames may carry 802.1Q/QinQ tags; packets that are not IP pass uninspected (counted). "
         "Offloadable (NBA's form): after an "
         "OffloadBalancer, batches for the device have their payloads scanned there by the Aho-Corasick DFA "
         "(16-byte loads), the distinct fast patterns of each packet come back as a short list, and the "

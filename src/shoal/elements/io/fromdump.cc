@@ -24,10 +24,12 @@ class FromDump : public SourceElement {
     // its packets of a type we cannot carry are dropped one by one.
     int lt = rd_.linktype();
     if (!rd_.pcapng() && !supported(lt))
-      throw std::runtime_error(
-          fmt::format("{}: unsupported link type {} (Ethernet or raw IP expected)", file_, io::linktype_name(lt)));
+      throw std::runtime_error(fmt::format(
+          "{}: unsupported link type {} (Ethernet, raw IP, Linux SLL/SLL2, NULL/LOOP, PPP or C-HDLC expected)", file_,
+          io::linktype_name(lt)));
     r_big_ = add_drop_reason("too-large");
     r_link_ = add_drop_reason("unsupported-link-type");
+    r_notip_ = add_drop_reason("not-ip");
     SourceElement::initialize();
   }
   bool rate_limited() const override { return timing_; }
@@ -68,7 +70,13 @@ class FromDump : public SourceElement {
         if (!first_ts_) first_ts_ = pts_;
         // Several workers read the file; each keeps its own flows (software RSS).
         int nw = worker().nworkers();
-        if (nw > 1 && int(k::flow_hash(pd_, pcap_) % uint32_t(nw)) != worker().id()) continue;
+        if (nw > 1) {
+          int at = io::link_ip_offset(rd_.packet_linktype(), pd_, pcap_);
+          uint32_t h = at == 0 && rd_.packet_linktype() == DLT_EN10MB ? k::flow_hash(pd_, pcap_)
+                       : at >= 0                                      ? k::flow_hash_ip(pd_ + at, pcap_ - uint32_t(at))
+                                                                      : 0;
+          if (int(h % uint32_t(nw)) != worker().id()) continue;
+        }
         pending_ = true;
       }
       if (timing_) {
@@ -76,10 +84,14 @@ class FromDump : public SourceElement {
         if (!start_) start_ = now;
         if (pts_ - first_ts_ > now - start_) break;
       }
-      if (!supported(rd_.packet_linktype())) {
+      int lt = rd_.packet_linktype();
+      int ip_at = io::link_ip_offset(lt, pd_, pcap_);
+      if (ip_at < 0) {
+        // a link type we do not carry, or (on a link other than Ethernet,
+        // whose header we do not keep) a frame that is not IP
         pending_ = false;
         received();
-        count_dropped(r_link_);
+        count_dropped(ip_at == -2 ? r_link_ : r_notip_);
         continue;
       }
       if (pcap_ > PacketPool::kMaxFrame) {
@@ -89,13 +101,15 @@ class FromDump : public SourceElement {
         count_dropped(r_big_);
         continue;
       }
-      Packet* p = worker().pool().make(pd_, pcap_);
+      // Ethernet and raw IP keep their frames; other links start at the IP header.
+      uint32_t cut = lt == DLT_EN10MB ? 0 : uint32_t(ip_at);
+      Packet* p = worker().pool().make(pd_ + cut, pcap_ - cut);
       if (!p) break;  // pool empty: retry on the next run (back-pressure)
       pending_ = false;
       p->set_timestamp_ns(pts_);
       // As Click's FromDump: the MAC header of Ethernet frames, the IP
       // header of raw IP packets.
-      if (rd_.packet_linktype() == DLT_EN10MB)
+      if (lt == DLT_EN10MB)
         p->set_mac_header(0);
       else
         p->set_network_header(0);
@@ -131,17 +145,22 @@ class FromDump : public SourceElement {
   uint32_t pcap_ = 0, pwire_ = 0;
   uint64_t pts_ = 0, first_ts_ = 0, start_ = 0;
   Stat read_, pos_;
-  uint16_t r_big_ = 0, r_link_ = 0;
-  static bool supported(int lt) { return lt == DLT_EN10MB || lt == DLT_RAW || lt == DLT_IPV4 || lt == DLT_IPV6; }
+  uint16_t r_big_ = 0, r_link_ = 0, r_notip_ = 0;
+  static bool supported(int lt) {
+    uint8_t probe[1] = {0};
+    return io::link_ip_offset(lt, probe, 0) != -2;
+  }
 };
 SHOAL_ELEMENT(
     FromDump, .name = "FromDump", .ports = "0/1", .processing = "a/a",
     .summary = "reads packets from a pcap or pcapng file",
     .description =
-        "Reads FILENAME (pcap or pcapng, mapped into memory; Ethernet or raw IP), keeping "
-        "nanosecond timestamps. Ethernet frames get the MAC header annotation, raw IP packets the "
-        "network header annotation. In a pcapng file each interface has its own link type and "
-        "timestamp resolution; packets of an interface whose link type is neither are dropped "
+        "Reads FILENAME (pcap or pcapng, mapped into memory), keeping nanosecond timestamps. Ethernet "
+        "frames get the MAC header annotation, raw IP packets the network header annotation. Linux cooked "
+        "captures (SLL, SLL2), BSD loopback (NULL, LOOP), PPP and Cisco HDLC lose their link header: their "
+        "packets start at the IP header (network header annotation), and their frames that carry something "
+        "other than IP are dropped ('not-ip'). In a pcapng file each interface has its own link type and "
+        "timestamp resolution; packets of an interface with another link type are dropped "
         "('unsupported-link-type'). With several workers each reads the file and keeps the flows that hash to "
         "it, so a flow stays on one worker and in order. A truncated or corrupt file is "
         "reported once and read up to the damage. Frames larger than any buffer are dropped "

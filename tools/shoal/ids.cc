@@ -1,0 +1,126 @@
+// `shoal ids`: an IDS/IPS run in Suricata's terms. It builds the graph
+// (read, flows, detection, logs) as a Click configuration and runs it; the
+// configuration is what --dump-config prints, for those who want to compose.
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <set>
+
+#include "common.hh"
+
+namespace shoal::tool {
+
+namespace {
+
+// A string as a Click configuration argument: double-quoted, escaped.
+std::string cquote(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+struct IdsArgs {
+  std::string pcap, iface, rules, config, logdir = ".";
+  std::vector<std::string> sets;
+  bool ips = false, dump = false, quiet = false;
+  std::string checksums = "auto", runmode;
+  int threads = 1;
+};
+
+// Suricata's --set settings that change what this graph does, and the
+// values they take; the others are reported as not honoured.
+bool apply_set(const std::string& kv, std::map<std::string, std::string>& honoured, std::string& err) {
+  size_t eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) return err = fmt::format("--set '{}': NAME=VALUE expected", kv), false;
+  std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+  static const std::set<std::string> kBool = {"stream.midstream"};
+  if (kBool.count(k)) {
+    if (v != "true" && v != "false" && v != "yes" && v != "no")
+      return err = fmt::format("--set {}: true or false, not '{}'", k, v), false;
+    honoured[k] = (v == "true" || v == "yes") ? "true" : "false";
+    return true;
+  }
+  fmt::print(stderr, "shoal ids: --set {}: not honoured (this setting has no equivalent here yet)\n", k);
+  return true;
+}
+
+std::string build_config(const IdsArgs& a, const std::map<std::string, std::string>& set) {
+  auto get = [&](const char* k, const char* def) {
+    auto it = set.find(k);
+    return it == set.end() ? std::string(def) : it->second;
+  };
+  std::string src = !a.pcap.empty() ? fmt::format("FromDump({})", cquote(a.pcap))
+                                    : fmt::format("FromDevice({}, SNIFFER true, PROMISC true)", cquote(a.iface));
+  std::string ids = fmt::format("IDSMatcher(RULES {}, EVE {}, FASTLOG {}, IPS {}", cquote(a.rules),
+                                cquote(a.logdir + "/eve.json"), cquote(a.logdir + "/fast.log"), a.ips);
+  if (!a.config.empty()) ids += fmt::format(", VARS {}", cquote(a.config));
+  ids += ")";
+  // Suricata tracks every flow and, by default, picks up no TCP
+  // connection midstream.
+  std::string conf = fmt::format(
+      "// shoal ids: read, track flows, detect, log{}\n"
+      "src :: {}\n"
+      "  -> flows :: FlowIPManager(MIDSTREAM {})\n"
+      "  -> ids :: {};\n"
+      "ids[0] -> Discard;\n",
+      a.ips ? " (IPS: dropped packets leave on ids[1])" : "", src, get("stream.midstream", "false"), ids);
+  conf += "ids[1] -> dropped :: Discard;\n";
+  return conf;
+}
+
+}  // namespace
+
+int cmd_ids(int argc, char** argv) {
+  CLI::App app{"shoal ids: Suricata-style IDS/IPS over a capture or an interface"};
+  IdsArgs a;
+  auto* r = app.add_option("-r", a.pcap, "read packets from this pcap or pcapng file");
+  auto* i = app.add_option("-i", a.iface, "capture on this interface");
+  r->excludes(i);
+  app.add_option("-S", a.rules, "the rules file")->required();
+  app.add_option("-c", a.config, "variables: a suricata.yaml (vars:) or Snort var lines");
+  app.add_option("-l", a.logdir, "log directory: eve.json and fast.log (default .)");
+  app.add_option("--set", a.sets, "NAME=VALUE Suricata setting (stream.midstream is honoured)");
+  app.add_flag("--ips,--simulate-ips", a.ips, "IPS mode: drop and reject rules drop packets");
+  app.add_option("-k", a.checksums, "checksum checks (accepted: checksums are not validated)")
+      ->check(CLI::IsMember({"auto", "all", "none"}));
+  app.add_option("--runmode", a.runmode, "accepted (the run mode is -t)");
+  app.add_option("-t,--threads", a.threads, "worker threads")->check(CLI::Range(1, 256));
+  app.add_flag("--dump-config", a.dump, "print the Click configuration instead of running it");
+  app.add_flag("-q,--quiet", a.quiet, "no status line, no summary");
+  CLI11_PARSE(app, argc, argv);
+  if (a.pcap.empty() && a.iface.empty()) {
+    fmt::print(stderr, "shoal ids: -r FILE or -i IFACE is needed\n");
+    return 2;
+  }
+  std::map<std::string, std::string> set;
+  for (auto& kv : a.sets) {
+    std::string err;
+    if (!apply_set(kv, set, err)) {
+      fmt::print(stderr, "shoal ids: {}\n", err);
+      return 2;
+    }
+  }
+  std::string conf = build_config(a, set);
+  if (a.dump) {
+    fmt::print("{}", conf);
+    return 0;
+  }
+  struct stat st;
+  if (::stat(a.logdir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fmt::print(stderr, "shoal ids: -l {}: not a directory\n", a.logdir);
+    return 2;
+  }
+  RunArgs ra;
+  ra.text = conf;
+  ra.text_name = "shoal-ids";
+  ra.threads = a.threads;
+  ra.quiet = a.quiet;
+  return cmd_run(ra);
+}
+
+}  // namespace shoal::tool
