@@ -83,6 +83,7 @@ Packet* PacketPool::clone(const Packet* src) {
   p->mac_ = src->mac_;
   p->net_ = src->net_;
   p->trans_ = src->trans_;
+  p->src_index_ = src->src_index_;
   p->anno_ = src->anno_;
   return p;
 }

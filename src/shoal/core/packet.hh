@@ -94,6 +94,10 @@ class alignas(64) Packet {
 
   PacketPool* pool() const { return pool_; }
   uint32_t buffer_capacity() const { return cap_; }
+  // The packet's number at its source, from 1 (FromDump: its record in the
+  // file, Suricata's pcap_cnt); 0 when the source does not number packets.
+  uint64_t source_index() const { return src_index_; }
+  void set_source_index(uint64_t i) { src_index_ = i; }
 
  private:
   friend class PacketPool;
@@ -102,6 +106,7 @@ class alignas(64) Packet {
   uint32_t mac_ = kNoHeader, net_ = kNoHeader, trans_ = kNoHeader;
   PacketPool* pool_ = nullptr;
   bool jumbo_ = false;
+  uint64_t src_index_ = 0;
   Anno anno_;
 };
 
@@ -175,6 +180,7 @@ class PacketPool {
     p->off_ = headroom;
     p->len_ = len;
     p->mac_ = p->net_ = p->trans_ = Packet::kNoHeader;
+    p->src_index_ = 0;
     p->anno_ = Anno{};
     ++outstanding_;
   }

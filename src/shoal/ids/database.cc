@@ -126,8 +126,13 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
   patterns_.clear();
   pattern_rules_.clear();
   always_.clear();
+  tx_rules_.clear();
   std::map<std::string, uint32_t> ids;
   for (uint32_t i = 0; i < rules_.size(); ++i) {
+    if (rules_[i].uses_tx()) {
+      tx_rules_.push_back(i);
+      continue;
+    }
     const Content* best = nullptr;
     for (const Item& it : rules_[i].items) {
       if (it.is_pcre || it.content.neg) continue;

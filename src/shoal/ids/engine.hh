@@ -22,6 +22,13 @@ bool header_matches(const Rule& r, const PacketInfo& p);
 // A matched rule's flowbits set/unset/toggle on the packet's flow.
 void apply_flowbits(const Rule& r, const PacketInfo& p);
 bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen);
+// Whether a transaction rule r matches: its header against the packet that
+// completed the transaction's data, urilen, and each run of its items in
+// its buffer (packet items in p's payload). Buffers r needs that tx does
+// not have yet: no match (the caller tries again as the transaction
+// progresses).
+bool tx_needs(const Rule& r, const TxBuffers& tx);  // every buffer r reads is ready
+bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p);
 
 enum class EngineKind { Builtin, Hyperscan };
 bool have_hyperscan();
@@ -43,6 +50,9 @@ class Database {
   const std::vector<uint32_t>& pattern_rules(uint32_t pattern) const { return pattern_rules_[pattern]; }
   // Rules without a usable fast pattern: verified on every packet.
   const std::vector<uint32_t>& always() const { return always_; }
+  // Rules that read application-layer buffers: matched on transactions
+  // (tx_matches), never on packets.
+  const std::vector<uint32_t>& tx_rules() const { return tx_rules_; }
   // The Aho-Corasick DFA over the fast patterns (built for both kinds: the
   // device scans with it whatever the CPU uses).
   const AcTable& automaton() const { return ac_; }
@@ -87,7 +97,7 @@ class Database {
   std::vector<Rule> rules_;
   std::vector<std::string> patterns_;
   std::vector<std::vector<uint32_t>> pattern_rules_;
-  std::vector<uint32_t> always_;
+  std::vector<uint32_t> always_, tx_rules_;
   AcTable ac_;
   std::vector<std::vector<std::shared_ptr<const RegexDfa>>> dfas_;
   size_t regex_count_ = 0, regex_compiled_ = 0;

@@ -53,10 +53,12 @@ bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
   uint32_t pay = l4;
   if (first_fragment) {
     if (p.proto == 6 && l4 + 20 <= end) {
+      p.l4 = ip + l4;
       p.has_ports = true;
       p.sport = uint16_t(ip[l4] << 8 | ip[l4 + 1]);
       p.dport = uint16_t(ip[l4 + 2] << 8 | ip[l4 + 3]);
       pay = l4 + uint32_t(ip[l4 + 12] >> 4) * 4;
+      if (pay < l4 + 20) pay = end, p.l4 = nullptr;  // a bad data offset: no segment to read
     } else if (p.proto == 17 && l4 + 8 <= end) {
       p.has_ports = true;
       p.sport = uint16_t(ip[l4] << 8 | ip[l4 + 1]);

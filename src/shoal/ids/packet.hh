@@ -2,6 +2,7 @@
 // and payload.
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 #include "shoal/ids/rules.hh"
 
@@ -13,6 +14,7 @@ struct PacketInfo {
   uint8_t proto = 0;
   bool has_ports = false;
   uint16_t sport = 0, dport = 0;
+  const uint8_t* l4 = nullptr;       // the transport header (first fragment), or null
   const uint8_t* payload = nullptr;  // after the TCP/UDP/ICMP header (IP payload otherwise)
   uint32_t plen = 0;
   // The packet's flow, when a flow layer tracks it (FlowIPManager).
@@ -20,6 +22,18 @@ struct PacketInfo {
   bool established = false;      // TCP: the handshake completed; others: both directions seen
   uint8_t dir = 0;               // 0: to the server (from the originator), 1: to the client
   uint64_t* flowbits = nullptr;  // the flow's bits (kMaxFlowbits), or null
+  uint16_t app = kAppNone;       // the flow's application protocol, when detected
+};
+
+// An application-layer transaction's buffers, as the rules read them.
+struct TxBuffers {
+  std::string_view b[size_t(Buf::Count)];
+  uint32_t ready = 0;  // bit per Buf: available
+  void set(Buf x, std::string_view v) {
+    b[size_t(x)] = v;
+    ready |= 1u << size_t(x);
+  }
+  bool has(Buf x) const { return ready >> size_t(x) & 1; }
 };
 
 // Parses an IPv4 or IPv6 packet starting at ip; false when it is not one

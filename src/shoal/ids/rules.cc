@@ -358,6 +358,100 @@ std::string unquote(std::string_view v) {
   return s;
 }
 
+struct BufName {
+  const char* name;
+  Buf buf;
+};
+// Suricata's sticky buffers (and Snort's file_data): content and pcre after
+// them look there, until another one or pkt_data.
+constexpr BufName kSticky[] = {
+    {"http.uri", Buf::HttpUri},
+    {"http.uri.raw", Buf::HttpUriRaw},
+    {"http.method", Buf::HttpMethod},
+    {"http.host", Buf::HttpHost},
+    {"http.host.raw", Buf::HttpHostRaw},
+    {"http.user_agent", Buf::HttpUserAgent},
+    {"http.header", Buf::HttpHeader},
+    {"http.header.raw", Buf::HttpHeaderRaw},
+    {"http.cookie", Buf::HttpCookie},
+    {"http.request_body", Buf::HttpRequestBody},
+    {"http.client_body", Buf::HttpRequestBody},
+    {"http.request_line", Buf::HttpRequestLine},
+    {"http.protocol", Buf::HttpProtocol},
+    {"http.referer", Buf::HttpReferer},
+    {"http.content_type", Buf::HttpContentType},
+    {"http.stat_code", Buf::HttpStatCode},
+    {"http.stat_msg", Buf::HttpStatMsg},
+    {"http.response_line", Buf::HttpResponseLine},
+    {"http.response_body", Buf::HttpResponseBody},
+    {"http.server_body", Buf::HttpResponseBody},
+    {"http.server", Buf::HttpServer},
+    {"file.data", Buf::HttpResponseBody},
+    {"file_data", Buf::HttpResponseBody},
+    {"pkt_data", Buf::Packet},
+};
+// Snort's content modifiers: they move the content before them.
+constexpr BufName kModifiers[] = {
+    {"http_uri", Buf::HttpUri},
+    {"http_raw_uri", Buf::HttpUriRaw},
+    {"http_method", Buf::HttpMethod},
+    {"http_host", Buf::HttpHost},
+    {"http_raw_host", Buf::HttpHostRaw},
+    {"http_user_agent", Buf::HttpUserAgent},
+    {"http_header", Buf::HttpHeader},
+    {"http_raw_header", Buf::HttpHeaderRaw},
+    {"http_cookie", Buf::HttpCookie},
+    {"http_raw_cookie", Buf::HttpCookie},
+    {"http_client_body", Buf::HttpRequestBody},
+    {"http_server_body", Buf::HttpResponseBody},
+    {"http_stat_code", Buf::HttpStatCode},
+    {"http_stat_msg", Buf::HttpStatMsg},
+};
+
+bool find_buf(const BufName* t, size_t n, const std::string& k, Buf& out) {
+  for (size_t i = 0; i < n; ++i)
+    if (k == t[i].name) return out = t[i].buf, true;
+  return false;
+}
+
+Buf pcre_buf(char f) {
+  switch (f) {
+    case 'U': return Buf::HttpUri;
+    case 'I': return Buf::HttpUriRaw;
+    case 'P': return Buf::HttpRequestBody;
+    case 'H': return Buf::HttpHeader;
+    case 'D': return Buf::HttpHeaderRaw;
+    case 'M': return Buf::HttpMethod;
+    case 'C':
+    case 'K': return Buf::HttpCookie;
+    case 'S': return Buf::HttpStatCode;
+    case 'Y': return Buf::HttpStatMsg;
+    case 'V': return Buf::HttpUserAgent;
+    case 'W': return Buf::HttpHost;
+    case 'Q': return Buf::HttpResponseBody;
+  }
+  return Buf::Packet;
+}
+
+// urilen: N, <N, >N, N<>M (exclusive), optionally ",raw" or ",norm".
+bool parse_urilen(std::string_view v, Rule& r, std::string& err) {
+  v = trim(v);
+  if (size_t c = v.find(','); c != std::string_view::npos) {
+    std::string_view kind = trim(v.substr(c + 1));
+    if (kind == "raw")
+      r.urilen_raw = true;
+    else if (kind != "norm")
+      return err = fmt::format("urilen: '{}' is not raw or norm", kind), false;
+    v = trim(v.substr(0, c));
+  }
+  Rule tmp;
+  if (!parse_dsize(v, tmp, err) || tmp.dsize_neg) return err = fmt::format("bad urilen '{}'", v), false;
+  r.has_urilen = true;
+  r.urilen_lo = tmp.dsize_lo;
+  r.urilen_hi = tmp.dsize_hi;
+  return true;
+}
+
 bool is_http_modifier(const std::string& k) {
   return k.rfind("http_", 0) == 0 || k.rfind("http.", 0) == 0 || k == "uricontent" || k == "file_data" ||
          k == "pkt_data" || k == "base64_decode" || k == "base64_data" || k.rfind("tls", 0) == 0 ||
@@ -390,6 +484,22 @@ bool parse_pcre(std::string_view v, Pcre& p, std::string& err) {
       case 'R': p.relative = true; break;
       case 'B': break;  // raw bytes: the only buffer there is
       case 'O': break;  // override the match limits: ours stay
+      case 'U':
+      case 'I':
+      case 'P':
+      case 'H':
+      case 'D':
+      case 'M':
+      case 'C':
+      case 'K':
+      case 'S':
+      case 'Y':
+      case 'V':
+      case 'W':
+      case 'Q':
+        if (p.buffer_flag) return err = "a pcre names two HTTP buffers", false;
+        p.buffer_flag = f;
+        break;
       default:
         return err = fmt::format(
                    "pcre flag '{}' is not supported (HTTP buffers and others need a parser "
@@ -534,7 +644,10 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     return err = fmt::format("unknown action '{}'", f[0]), false;
   r.action = f[0];
   std::transform(f[1].begin(), f[1].end(), f[1].begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (f[1] == "ip" || f[1] == "pkthdr")
+  if (f[1] == "http" || f[1] == "http1") {
+    r.app = kAppHttp;
+    r.proto = Proto::TCP;
+  } else if (f[1] == "ip" || f[1] == "pkthdr")
     r.proto = Proto::IP;
   else if (f[1] == "tcp")
     r.proto = Proto::TCP;
@@ -562,6 +675,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   for (auto& [k, v] : opts)
     if (k == "sid" && !parse_u32(v, r.sid)) return err = fmt::format("bad sid '{}'", v), false;
   Content* last = nullptr;
+  Item* last_item = nullptr;
+  Buf sticky = Buf::Packet;
   auto need_last = [&](const std::string& k) {
     if (!last) err = fmt::format("'{}' needs a content before it", k);
     return last != nullptr;
@@ -590,13 +705,25 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_flowbits(v, r, err)) return false;
     } else if (k == "noalert") {
       r.noalert = true;
-    } else if (k == "content") {
+    } else if (Buf b; find_buf(kSticky, std::size(kSticky), k, b)) {
+      if (!v.empty()) return err = fmt::format("'{}' takes no value", k), false;
+      sticky = b;
+      last = nullptr;  // modifiers after a sticky buffer have no content to modify
+      last_item = nullptr;
+    } else if (find_buf(kModifiers, std::size(kModifiers), k, b)) {
+      if (!need_last(k)) return false;
+      last_item->buf = b;
+    } else if (k == "urilen") {
+      if (!parse_urilen(v, r, err)) return false;
+    } else if (k == "content" || k == "uricontent") {
       Item it;
       std::string_view cv = trim(v);
       if (!cv.empty() && cv[0] == '!') it.content.neg = true, cv = trim(cv.substr(1));
       if (!parse_content_bytes(cv, it.content.bytes, err)) return false;
+      it.buf = k == "uricontent" ? Buf::HttpUri : sticky;
       r.items.push_back(std::move(it));
       last = &r.items.back().content;
+      last_item = &r.items.back();
     } else if (k == "nocase") {
       if (!need_last(k)) return false;
       last->nocase = true;
@@ -623,8 +750,10 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       Item it;
       it.is_pcre = true;
       if (!parse_pcre(v, it.pcre, err)) return false;
+      it.buf = it.pcre.buffer_flag ? pcre_buf(it.pcre.buffer_flag) : sticky;
       r.items.push_back(std::move(it));
       last = nullptr;
+      last_item = nullptr;
     } else if (k == "dsize") {
       if (!parse_dsize(v, r, err)) return false;
     } else if (is_http_modifier(k)) {
@@ -636,6 +765,15 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   for (const Item& it : r.items)
     if (!it.is_pcre && it.content.relative() && (it.content.has_offset || it.content.has_depth))
       return err = "a content mixes offset/depth with distance/within", false;
+  for (size_t i = 1; i < r.items.size(); ++i) {  // a relative item follows one in its own buffer
+    const Item& it = r.items[i];
+    bool rel = it.is_pcre ? it.pcre.relative : it.content.relative();
+    if (rel && it.buf != r.items[i - 1].buf)
+      return err = fmt::format("a relative {} in {} follows an item in {}", it.is_pcre ? "pcre" : "content",
+                               buf_name(it.buf), buf_name(r.items[i - 1].buf)),
+             false;
+  }
+  if (r.uses_tx()) r.app = kAppHttp;  // the buffers are HTTP's
   if (!r.sid) return err = "the rule has no sid", false;
   r.text = std::string(s);
   return true;
@@ -697,6 +835,27 @@ bool RuleSet::number_flowbits(Rule& r, std::string& why) {
     }
   }
   return true;
+}
+
+const char* buf_name(Buf b) {
+  for (const BufName& n : kSticky)
+    if (n.buf == b) return n.name;
+  return "the packet";
+}
+
+bool response_only(Buf b) {
+  return b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine ||
+         b == Buf::HttpResponseBody || b == Buf::HttpServer;
+}
+
+bool either_side(Buf b) {
+  return b == Buf::HttpHeader || b == Buf::HttpHeaderRaw || b == Buf::HttpCookie || b == Buf::HttpContentType;
+}
+
+bool Rule::response_side() const {
+  for (const Item& it : items)
+    if (response_only(it.buf)) return true;
+  return (flow & kFlowToClient) != 0;
 }
 
 int action_rank(const std::string& a) {

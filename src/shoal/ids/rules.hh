@@ -46,6 +46,41 @@ struct PortSet {
   bool match(uint16_t p) const;
 };
 
+// Where a content or pcre looks: the packet's payload, or one of an
+// application-layer transaction's buffers (Suricata's sticky buffers and
+// Snort's http_* modifiers).
+enum class Buf : uint8_t {
+  Packet,
+  HttpUri,
+  HttpUriRaw,
+  HttpMethod,
+  HttpHost,
+  HttpHostRaw,
+  HttpUserAgent,
+  HttpHeader,
+  HttpHeaderRaw,
+  HttpCookie,
+  HttpRequestBody,
+  HttpRequestLine,
+  HttpProtocol,
+  HttpReferer,
+  HttpContentType,
+  HttpStatCode,
+  HttpStatMsg,
+  HttpResponseLine,
+  HttpResponseBody,
+  HttpServer,
+  Count
+};
+const char* buf_name(Buf b);
+// Buffers only a response has (the others, except headers, cookies and
+// content type which either side has, are the request's).
+bool response_only(Buf b);
+bool either_side(Buf b);
+
+// Application protocols a rule header may name.
+enum App : uint16_t { kAppNone = 0, kAppHttp = 1 };
+
 // One content or pcre, in rule order (relative ones follow the previous).
 struct Content {
   std::string bytes;  // the pattern, escapes and |hex| resolved
@@ -58,11 +93,13 @@ struct Content {
 struct Pcre {
   std::string pattern, flags;  // as written between the slashes, and after
   bool neg = false, relative = false;
+  char buffer_flag = 0;  // U I P H D M C K S Y V W Q: the HTTP buffer it looks at
   std::shared_ptr<void> code;  // compiled (pcre2_code), shared by copies
 };
 
 struct Item {
   bool is_pcre = false;
+  Buf buf = Buf::Packet;
   Content content;
   Pcre pcre;
 };
@@ -113,6 +150,18 @@ struct Rule {
   uint8_t flow = 0;                              // FlowOpt bits
   std::vector<Flowbit> flowbits;
   bool noalert = false;  // matches (flowbits act) but raises no alert
+  uint16_t app = kAppNone;  // the header's application protocol (alert http ...)
+  bool has_urilen = false, urilen_raw = false;
+  uint32_t urilen_lo = 0, urilen_hi = UINT32_MAX;
+  // Whether the rule reads a transaction's buffers (it is then matched on
+  // transactions, not packets), and which side's.
+  bool uses_tx() const {
+    if (has_urilen) return true;
+    for (const Item& it : items)
+      if (it.buf != Buf::Packet) return true;
+    return false;
+  }
+  bool response_side() const;
   bool uses_flow() const { return (flow & ~kFlowStateless) || !flowbits.empty(); }
   std::string file;
   int line = 0;

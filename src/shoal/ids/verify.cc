@@ -38,6 +38,7 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
     case Proto::IP: break;
   }
   if (ports && !p.has_ports) return false;
+  if (r.app && p.app != r.app) return false;
   if (r.has_dsize && ((p.plen < r.dsize_lo || p.plen > r.dsize_hi) != r.dsize_neg)) return false;
   if (r.flow & ~kFlowStateless) {
     // Suricata's flow option: no flow, no match (except not_established)
@@ -65,6 +66,53 @@ bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen) {
   int budget = kBacktrackBudget;
   auto pcre2 = [](size_t) { return -1; };
   return items_from(r, 0, payload, plen, 0, budget, pcre2);
+}
+
+}  // namespace shoal::ids
+
+namespace shoal::ids {
+
+namespace {
+// The buffer a tx rule's item reads: file.data on a rule for the client's
+// side is the request body.
+Buf side_buf(const Rule& r, Buf b) {
+  if (b == Buf::HttpResponseBody && (r.flow & kFlowToServer)) return Buf::HttpRequestBody;
+  return b;
+}
+}  // namespace
+
+bool tx_needs(const Rule& r, const TxBuffers& tx) {
+  if (r.has_urilen && !tx.has(r.urilen_raw ? Buf::HttpUriRaw : Buf::HttpUri)) return false;
+  for (const Item& it : r.items)
+    if (it.buf != Buf::Packet && !tx.has(side_buf(r, it.buf))) return false;
+  return true;
+}
+
+bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
+  if (!tx_needs(r, tx) || !header_matches(r, p)) return false;
+  if (r.has_urilen) {
+    size_t n = tx.b[size_t(r.urilen_raw ? Buf::HttpUriRaw : Buf::HttpUri)].size();
+    if (n < r.urilen_lo || n > r.urilen_hi) return false;
+  }
+  auto pcre2 = [](size_t) { return -1; };
+  for (size_t k = 0; k < r.items.size(); ++k) {
+    if (k > 0 && r.items[k].buf == r.items[k - 1].buf) continue;  // inside a run
+    const uint8_t* s;
+    uint32_t n;
+    if (r.items[k].buf == Buf::Packet) {
+      s = p.payload;
+      n = p.plen;
+    } else {
+      std::string_view v = tx.b[size_t(side_buf(r, r.items[k].buf))];
+      s = reinterpret_cast<const uint8_t*>(v.data());
+      n = uint32_t(v.size());
+    }
+    static const uint8_t kEmpty = 0;
+    if (!s) s = &kEmpty;
+    int budget = kBacktrackBudget;
+    if (!items_from(r, k, s, n, 0, budget, pcre2)) return false;
+  }
+  return true;
 }
 
 }  // namespace shoal::ids

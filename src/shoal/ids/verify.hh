@@ -37,7 +37,8 @@ inline int64_t find_content(const Content& c, const uint8_t* s, int64_t from, in
 // not relative and nothing after it uses its end), -1 to ask PCRE2.
 template <class Exists>
 bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t prev_end, int& budget, Exists& exists) {
-  if (k == r.items.size()) return true;
+  // the end of the rule, or of the run of items in one buffer
+  if (k == r.items.size() || (k > 0 && r.items[k].buf != r.items[k - 1].buf)) return true;
   if (--budget < 0) return false;  // pathological backtracking: no match (as Snort's limits)
   const Item& it = r.items[k];
   if (it.is_pcre) {

@@ -8,6 +8,7 @@
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
+#include "shoal/elements/ids/idsapplayer.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/outfile.hh"
 #include "shoal/io/shared_file.hh"
@@ -87,7 +88,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // The flow layer, when there is one upstream: the flow options and
     // flowbits, and whole-flow pass and drop verdicts, live there.
     if (ninputs()) mgr_ = FlowIPManager::upstream(this, 0);
-    if (mgr_) state_off_ = mgr_->table().reserve(sizeof(FlowState), alignof(FlowState));
+    if (mgr_) {
+      state_off_ = mgr_->table().reserve(sizeof(FlowState), alignof(FlowState));
+      app_.reserve(*mgr_);
+    }
     rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path, eve_file_ = eve.path;
     if (engine == "builtin")
       kind_ = ids::EngineKind::Builtin;
@@ -112,12 +116,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           !shared_->set.load_file(rules_file_, vars, strict_, err))
         throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
       if (!mgr_) {
-        const char* why = "flow and flowbits need flow tracking: put a FlowIPManager before the IDSMatcher";
+        const char* why =
+            "flow, flowbits and application protocols need flow tracking: put a FlowIPManager before the IDSMatcher";
+        auto needs = [](const ids::Rule& r) { return r.uses_flow() || r.app != ids::kAppNone; };
         if (strict_)
           for (const ids::Rule& r : shared_->set.rules())
-            if (r.uses_flow())
+            if (needs(r))
               throw ConfigError(loc_, fmt::format("{}: {}:{}: sid {}: {}", name(), r.file, r.line, r.sid, why));
-        shared_->set.refuse_if([](const ids::Rule& r) { return r.uses_flow(); }, why);
+        shared_->set.refuse_if(needs, why);
       }
       if (!db->build(shared_->set.rules(), kind_, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
       shared_->db = std::move(db);
@@ -133,6 +139,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     if (!shared_->db) throw ConfigError(loc_, fmt::format("{}: the rules did not load", name()));
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
+    // The application layer runs when rules ask for it.
+    for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && r.app != ids::kAppNone;
+    if (app_on_) app_.init(shared_->db);
     auto open = [&](io::SharedFile<io::OutFile>& f, const std::string& path) {
       if (path.empty()) return;
       std::string why;
@@ -160,6 +169,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         v = Verdict(fs->verdict);
         (v == Verdict::Pass ? flow_passed_ : flow_dropped_).add();
       } else {
+        if (fs && app_on_) app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
         engine_.match(info, hits_);
         v = record(p, info, fs);
       }
@@ -302,6 +312,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         continue;
       }
       FlowState* fs = flow_of(p, info);  // before matching: the flow options read it
+      if (fs && !fs->verdict && app_on_) app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
       if (out[i].count > k::kIdsFound) {
         overflows_.add();
         engine_.match(info, hits_);
@@ -348,10 +359,22 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   Verdict record(Packet* p, const ids::PacketInfo& info, FlowState* fs) {
     inspected_.add();
     verified_.add(engine_.verified());
-    if (fs && fs->verdict) return Verdict(fs->verdict);
-    if (hits_.empty()) return Verdict::None;
+    if (fs && fs->verdict) {
+      tx_hits_.clear();
+      return Verdict(fs->verdict);
+    }
+    // packet and transaction matches together, in the rules' (action) order
+    all_.clear();
+    for (uint32_t r : hits_) all_.push_back({r, nullptr});
+    for (const auto& h : tx_hits_) all_.push_back({h.rule, &h.http});
+    std::sort(all_.begin(), all_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    struct Clear {
+      std::vector<IdsAppLayer::TxHit>& v;
+      ~Clear() { v.clear(); }
+    } clear{tx_hits_};
+    if (all_.empty()) return Verdict::None;
     const auto& rules = engine_.rules();
-    if (rules[hits_[0]].action == "pass") {
+    if (rules[all_[0].first].action == "pass") {
       passed_.add();
       if (fs) fs->verdict = uint8_t(Verdict::Pass);
       return Verdict::Pass;
@@ -359,12 +382,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint64_t ts = p->timestamp_ns();  // the packet's time, as Suricata logs it (0 is 1970-01-01)
     bool dropped = false;
     uint32_t logged = 0;
-    for (uint32_t r : hits_) {
+    for (const auto& [r, http] : all_) {
       const ids::Rule& rule = rules[r];
       bool d = ids::is_drop_action(rule.action);
       dropped |= d;
       if (rule.noalert) continue;
-      log(rule, info, ts, ips_ && d);
+      log(rule, info, ts, ips_ && d, http, p->source_index());
       ++logged;
     }
     if (logged) {
@@ -402,7 +425,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     put(eve_, eve_buf_, eve_lines_);
     fast_lines_ = eve_lines_ = 0;
   }
-  void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked) {
+  void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked, const nlohmann::json* http,
+           uint64_t pcap_cnt) {
     int prio = r.priority ? r.priority : 3;
     std::string proto = proto_name(p.proto);
     if (!fastlog_file_.empty()) {
@@ -422,6 +446,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                           {"dest_ip", addr_text(p.dst)},
                           {"proto", proto}};
       if (p.has_ports) j["src_port"] = p.sport, j["dest_port"] = p.dport;
+      if (pcap_cnt) j["pcap_cnt"] = pcap_cnt;
       j["alert"] = {{"action", blocked ? "blocked" : "allowed"},
                     {"gid", r.gid},
                     {"signature_id", r.sid},
@@ -429,6 +454,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                     {"signature", r.msg},
                     {"category", r.classtype},
                     {"severity", prio}};
+      if (p.app == ids::kAppHttp) j["app_proto"] = "http";
+      if (http) j["http"] = *http;
       eve_buf_ += j.dump() + "\n";
       ++eve_lines_;
     }
@@ -448,6 +475,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   std::shared_ptr<IdsShared> shared_;
   ids::Engine engine_;
   std::vector<uint32_t> hits_;
+  IdsAppLayer app_;
+  bool app_on_ = false;
+  std::vector<IdsAppLayer::TxHit> tx_hits_;
+  std::vector<std::pair<uint32_t, const nlohmann::json*>> all_;
   std::string fast_buf_, eve_buf_;
   uint64_t fast_lines_ = 0, eve_lines_ = 0;
   io::SharedFile<io::OutFile> fast_, eve_;

@@ -67,6 +67,7 @@ class FromDump : public SourceElement {
           break;
         }
         ++nread;
+        ++recno_;
         if (!first_ts_) first_ts_ = pts_;
         // Several workers read the file; each keeps its own flows (software RSS).
         int nw = worker().nworkers();
@@ -107,6 +108,7 @@ class FromDump : public SourceElement {
       if (!p) break;  // pool empty: retry on the next run (back-pressure)
       pending_ = false;
       p->set_timestamp_ns(pts_);
+      p->set_source_index(recno_);
       // As Click's FromDump: the MAC header of Ethernet frames, the IP
       // header of raw IP packets.
       if (lt == DLT_EN10MB)
@@ -144,6 +146,7 @@ class FromDump : public SourceElement {
   const uint8_t* pd_ = nullptr;
   uint32_t pcap_ = 0, pwire_ = 0;
   uint64_t pts_ = 0, first_ts_ = 0, start_ = 0;
+  uint64_t recno_ = 0;  // records read (every worker reads them all)
   Stat read_, pos_;
   uint16_t r_big_ = 0, r_link_ = 0, r_notip_ = 0;
   static bool supported(int lt) {

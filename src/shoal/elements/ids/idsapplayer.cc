@@ -1,0 +1,160 @@
+#include "shoal/elements/ids/idsapplayer.hh"
+
+#include <algorithm>
+
+#include "shoal/kernels/bytes.hh"
+
+namespace shoal {
+
+struct IdsAppLayer::Conn {
+  flow::Stream stream;
+  uint8_t detect[2] = {0, 0};  // per direction: 0 undecided, 1 HTTP, 2 something else
+  std::string probe[2];        // first bytes held while undecided
+  uint16_t app = ids::kAppNone;
+  std::unique_ptr<flow::HttpConn> http;
+};
+
+IdsAppLayer::IdsAppLayer() = default;
+IdsAppLayer::~IdsAppLayer() = default;
+
+void IdsAppLayer::reserve(FlowIPManager& mgr) {
+  mgr_ = &mgr;
+  off_ = mgr.table().reserve(sizeof(Conn*), alignof(Conn*));
+}
+
+IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) {
+  return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_);
+}
+
+void IdsAppLayer::init(std::shared_ptr<const ids::Database> db) {
+  db_ = std::move(db);
+  flow::StreamConfig sc;
+  sc.midstream = mgr_->table().config().midstream;
+  reasm_.configure(sc);
+  reasm_.set_sink(this);
+  // A flow that leaves the table ends its streams and parser first.
+  mgr_->table().on_release([this](uint32_t id, const flow::Flow&, flow::Release) {
+    Conn*& c = slot(id);
+    if (!c) return;
+    cur_ = nullptr;  // no packet: events at the end raise no alert
+    reasm_.finish(c->stream, id);
+    if (c->http) c->http->close(0);
+    delete c;
+    c = nullptr;
+  });
+}
+
+uint16_t IdsAppLayer::app(uint32_t id) {
+  Conn* c = slot(id);
+  return c ? c->app : uint16_t(ids::kAppNone);
+}
+
+void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits) {
+  if (!info.l4 || info.proto != 6) return;
+  Conn*& c = slot(id);
+  if (!c) c = new Conn;
+  cur_ = &info;
+  cur_ts_ = ts;
+  cur_hits_ = &hits;
+  reasm_.segment(c->stream, id, info.dir, k::load_be32(info.l4 + 4), info.l4[13], info.payload, info.plen);
+  cur_ = nullptr;
+  info.app = c->app;
+}
+
+void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) {
+  Conn* c = slot(flow);
+  if (!c || offset >= kDepth) return;
+  if (offset + len > kDepth) {
+    len = uint32_t(kDepth - offset);
+    c_.depth_reached.add();
+  }
+  if (c->detect[dir] == 0) {
+    // protocol detection on the first bytes, whatever the ports
+    std::string& pb = c->probe[dir];
+    size_t held = pb.size();  // bytes of earlier segments kept while undecided
+    pb.append(reinterpret_cast<const char*>(data), std::min<size_t>(len, 16 - std::min<size_t>(held, 16)));
+    int d = flow::http_detect(dir, reinterpret_cast<const uint8_t*>(pb.data()), uint32_t(pb.size()));
+    if (d < 0 && pb.size() < 16) return;  // more bytes needed
+    c->detect[dir] = d > 0 ? 1 : 2;
+    if (d > 0 && !c->http) {
+      c->app = ids::kAppHttp;
+      c->http = std::make_unique<flow::HttpConn>(http_cfg_, c_.http, [this, c](flow::HttpTx& tx, uint8_t) {
+        on_tx(*c, tx);
+      });
+    }
+    if (c->http && c->detect[dir] == 1 && held)
+      c->http->data(dir, reinterpret_cast<const uint8_t*>(pb.data()), uint32_t(held), cur_ts_);
+    pb.clear();
+    pb.shrink_to_fit();
+  }
+  if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
+}
+
+void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
+  Conn* c = slot(flow);
+  if (c && c->http) c->http->gap(dir);
+  if (c && c->detect[dir] == 0) c->detect[dir] = 2;
+}
+
+void IdsAppLayer::on_tx(Conn&, flow::HttpTx& tx) {
+  if (!cur_ || !db_) return;
+  cur_->app = ids::kAppHttp;  // this packet's data made the transaction progress
+  using ids::Buf;
+  ids::TxBuffers b;
+  if (tx.progress & (flow::HttpTx::kRequestLine | flow::HttpTx::kRequestHeaders)) {
+    b.set(Buf::HttpMethod, tx.method);
+    b.set(Buf::HttpUri, tx.uri);
+    b.set(Buf::HttpUriRaw, tx.uri_raw);
+    b.set(Buf::HttpProtocol, tx.protocol);
+    b.set(Buf::HttpRequestLine, tx.request_line);
+  }
+  if (tx.progress & flow::HttpTx::kRequestHeaders) {
+    b.set(Buf::HttpHost, tx.host);
+    b.set(Buf::HttpHostRaw, tx.host_raw);
+    b.set(Buf::HttpUserAgent, tx.user_agent);
+    b.set(Buf::HttpReferer, tx.referer);
+  }
+  if (tx.progress & flow::HttpTx::kRequestDone) b.set(Buf::HttpRequestBody, tx.request_body);
+  bool resp = tx.progress & flow::HttpTx::kResponseHeaders;
+  if (resp) {
+    b.set(Buf::HttpStatCode, tx.stat_code);
+    b.set(Buf::HttpStatMsg, tx.stat_msg);
+    b.set(Buf::HttpResponseLine, tx.response_line);
+    b.set(Buf::HttpServer, tx.server);
+  }
+  if (tx.progress & flow::HttpTx::kResponseDone) b.set(Buf::HttpResponseBody, tx.response_body);
+  // buffers either side has: the request's for rules on the request, the
+  // response's for rules on the response
+  ids::TxBuffers req = b, res = b;
+  if (tx.progress & flow::HttpTx::kRequestHeaders) {
+    req.set(Buf::HttpHeader, tx.request_headers);
+    req.set(Buf::HttpHeaderRaw, tx.request_headers_raw);
+    req.set(Buf::HttpCookie, tx.cookie);
+    req.set(Buf::HttpContentType, tx.content_type);
+  }
+  if (resp) {
+    res.set(Buf::HttpHeader, tx.response_headers);
+    res.set(Buf::HttpHeaderRaw, tx.response_headers_raw);
+    res.set(Buf::HttpCookie, tx.response_cookie);
+    res.set(Buf::HttpContentType, tx.content_type);
+  }
+  const auto& rules = db_->rules();
+  for (uint32_t r : db_->tx_rules()) {
+    if (std::find(tx.alerted.begin(), tx.alerted.end(), r) != tx.alerted.end()) continue;
+    const ids::Rule& rule = rules[r];
+    if (rule.app != ids::kAppHttp) continue;
+    const ids::TxBuffers& use = rule.response_side() ? res : req;
+    if (!ids::tx_matches(rule, use, *cur_)) continue;
+    tx.alerted.push_back(r);
+    ids::apply_flowbits(rule, *cur_);
+    nlohmann::json h = {{"hostname", tx.host}, {"url", tx.uri_raw}, {"http_method", tx.method},
+                        {"protocol", tx.protocol}};
+    if (!tx.user_agent.empty()) h["http_user_agent"] = tx.user_agent;
+    if (!tx.content_type.empty()) h["http_content_type"] = tx.content_type;
+    if (resp && !tx.stat_code.empty()) h["status"] = std::atoi(tx.stat_code.c_str());
+    if (tx.progress & flow::HttpTx::kResponseDone) h["length"] = tx.response_length;
+    cur_hits_->push_back({r, std::move(h)});
+  }
+}
+
+}  // namespace shoal

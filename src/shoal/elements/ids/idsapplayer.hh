@@ -1,0 +1,68 @@
+// IDSMatcher's application layer, per worker: each TCP connection's streams
+// reassembled in order (flow::Reassembler), the protocol detected from its
+// first bytes, HTTP parsed by libhtp (flow::HttpConn), and the rules that
+// read transaction buffers matched as each transaction progresses, on the
+// packet whose data completed it. A rule alerts at most once per
+// transaction.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "shoal/elements/flow/flowipmanager.hh"
+#include "shoal/flow/http.hh"
+#include "shoal/flow/reassembly.hh"
+#include "shoal/ids/engine.hh"
+
+namespace shoal {
+
+class IdsAppLayer : private flow::StreamSink {
+ public:
+  struct TxHit {
+    uint32_t rule;
+    nlohmann::json http;  // the transaction's metadata, as Suricata adds it to alerts
+  };
+  struct Counters {
+    flow::HttpCounters http;
+    Stat depth_reached;  // directions past the reassembly depth (not parsed further)
+  };
+  IdsAppLayer();
+  ~IdsAppLayer() override;
+  // At configure: per-flow state in the flow layer.
+  void reserve(FlowIPManager& mgr);
+  // At initialize: the rules, and the flow layer's releases.
+  void init(std::shared_ptr<const ids::Database> db);
+  // One TCP packet of flow `id`: its segment goes through reassembly and the
+  // parsers; rules of transactions that progressed are matched against
+  // `info` (its flow fields filled) and appended to `hits`. info.app gets the
+  // flow's application protocol.
+  void packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits);
+  // The flow's application protocol (ids::App), 0 when unknown.
+  uint16_t app(uint32_t id);
+  const Counters& counters() const { return c_; }
+  const flow::StreamCounters& stream_counters() const { return reasm_.counters(); }
+  static constexpr uint64_t kDepth = 1u << 20;  // bytes per direction parsed (Suricata's stream.reassembly.depth)
+
+  struct Conn;
+
+ private:
+  void stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) override;
+  void stream_gap(uint32_t flow, uint8_t dir, uint64_t offset, uint64_t len) override;
+  Conn*& slot(uint32_t id);
+  void on_tx(Conn& c, flow::HttpTx& tx);
+
+  FlowIPManager* mgr_ = nullptr;
+  uint32_t off_ = 0;
+  std::shared_ptr<const ids::Database> db_;
+  flow::Reassembler reasm_;
+  flow::HttpConfig http_cfg_;
+  Counters c_;
+  // the packet being processed, for the events its data raises
+  ids::PacketInfo* cur_ = nullptr;
+  uint64_t cur_ts_ = 0;
+  std::vector<TxHit>* cur_hits_ = nullptr;
+};
+
+}  // namespace shoal

@@ -1,0 +1,260 @@
+#include "shoal/flow/http.hh"
+
+#include <htp/htp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <vector>
+
+namespace shoal::flow {
+
+namespace {
+
+std::string str(const bstr* b) {
+  return b ? std::string(reinterpret_cast<const char*>(bstr_ptr(b)), bstr_len(b)) : std::string();
+}
+
+htp_time_t tv(uint64_t ns) {
+  htp_time_t t;
+  t.tv_sec = time_t(ns / 1000000000ull);
+  t.tv_usec = suseconds_t((ns / 1000) % 1000000);
+  return t;
+}
+
+// "Name: value\r\n" for every header of a table, in order.
+std::string headers_text(const htp_table_t* t) {
+  std::string s;
+  if (!t) return s;
+  for (size_t i = 0, n = htp_table_size(t); i < n; ++i) {
+    auto* h = static_cast<htp_header_t*>(htp_table_get_index(t, i, nullptr));
+    if (!h) continue;
+    s += str(h->name) + ": " + str(h->value) + "\r\n";
+  }
+  return s;
+}
+
+std::string header(const htp_table_t* t, const char* name) {
+  if (!t) return {};
+  auto* h = static_cast<htp_header_t*>(htp_table_get_c(t, name));
+  return h ? str(h->value) : std::string();
+}
+
+}  // namespace
+
+struct HttpConn::Impl {
+  const HttpConfig& cfg;
+  HttpCounters& c;
+  Event on_event;
+  htp_connp_t* connp = nullptr;
+  std::list<HttpTx> txs;            // live transactions
+  std::vector<htp_tx_t*> finished;  // libhtp's, freed after the data call
+  bool broken[2] = {false, false};
+  uint64_t next_index = 0;
+
+  Impl(const HttpConfig& cf, HttpCounters& cn, Event e) : cfg(cf), c(cn), on_event(std::move(e)) {}
+
+  static Impl* of(htp_tx_t* tx) { return static_cast<Impl*>(htp_connp_get_user_data(tx->connp)); }
+  HttpTx& tx_of(htp_tx_t* tx) {
+    if (auto* t = static_cast<HttpTx*>(htp_tx_get_user_data(tx))) return *t;
+    txs.emplace_back();
+    HttpTx& t = txs.back();
+    t.index = next_index++;
+    c.transactions.add();
+    htp_tx_set_user_data(tx, &t);
+    return t;
+  }
+  void fire(HttpTx& t, uint8_t what) {
+    t.progress |= what;
+    on_event(t, what);
+  }
+  // The shared configuration: callbacks and limits are the same for every
+  // connection (libhtp allows one configuration for many parsers).
+  static htp_cfg_t* config() {
+    static htp_cfg_t* cfg = [] {
+      htp_cfg_t* c = htp_config_create();
+      htp_config_set_server_personality(c, HTP_SERVER_IDS);
+      htp_config_set_response_decompression(c, 1);
+      htp_config_set_field_limits(c, 9000, 18000);
+      htp_config_set_compression_bomb_limit(c, 1u << 20);
+      htp_config_register_request_line(c, on_request_line);
+      htp_config_register_request_headers(c, on_request_headers);
+      htp_config_register_request_header_data(c, on_request_header_data);
+      htp_config_register_request_body_data(c, on_request_body);
+      htp_config_register_request_complete(c, on_request_complete);
+      htp_config_register_response_headers(c, on_response_headers);
+      htp_config_register_response_header_data(c, on_response_header_data);
+      htp_config_register_response_body_data(c, on_response_body);
+      htp_config_register_response_complete(c, on_response_complete);
+      return c;
+    }();
+    return cfg;
+  }
+  // The request line's fields (the URI, normalized by libhtp, is ready here).
+  static void line_fields(HttpTx& t, htp_tx_t* tx) {
+    t.method = str(tx->request_method);
+    t.uri_raw = str(tx->request_uri);
+    t.protocol = str(tx->request_protocol);
+    t.request_line = str(tx->request_line);
+    if (const htp_uri_t* u = tx->parsed_uri) {
+      t.uri = str(u->path);
+      if (u->query) t.uri += "?" + str(u->query);
+      if (u->fragment) t.uri += "#" + str(u->fragment);
+    }
+    if (t.uri.empty()) t.uri = t.uri_raw;
+  }
+  static int on_request_line(htp_tx_t* tx) {
+    Impl* im = of(tx);
+    HttpTx& t = im->tx_of(tx);
+    line_fields(t, tx);
+    im->fire(t, HttpTx::kRequestLine);
+    return HTP_OK;
+  }
+  static int on_request_headers(htp_tx_t* tx) {
+    Impl* im = of(tx);
+    HttpTx& t = im->tx_of(tx);
+    line_fields(t, tx);  // normalization may have gone on (the Host header)
+    t.host = str(tx->request_hostname);
+    t.host_raw = header(tx->request_headers, "host");
+    if (t.host_raw.empty() && tx->parsed_uri_raw) t.host_raw = str(tx->parsed_uri_raw->hostname);
+    t.user_agent = header(tx->request_headers, "user-agent");
+    t.cookie = header(tx->request_headers, "cookie");
+    t.referer = header(tx->request_headers, "referer");
+    t.content_type = header(tx->request_headers, "content-type");
+    t.request_headers = headers_text(tx->request_headers);
+    im->fire(t, HttpTx::kRequestHeaders);
+    return HTP_OK;
+  }
+  static int on_request_header_data(htp_tx_data_t* d) {
+    Impl* im = of(d->tx);
+    HttpTx& t = im->tx_of(d->tx);
+    if (d->data && t.request_headers_raw.size() < 64 * 1024)
+      t.request_headers_raw.append(reinterpret_cast<const char*>(d->data), d->len);
+    return HTP_OK;
+  }
+  static void body(Impl* im, std::string& b, uint32_t limit, const htp_tx_data_t* d) {
+    if (!d->data || !d->len) return;
+    if (b.size() >= limit) return;
+    size_t room = limit - b.size();
+    if (d->len > room) im->c.body_truncated.add();
+    b.append(reinterpret_cast<const char*>(d->data), std::min(room, d->len));
+  }
+  static int on_request_body(htp_tx_data_t* d) {
+    Impl* im = of(d->tx);
+    body(im, im->tx_of(d->tx).request_body, im->cfg.request_body_limit, d);
+    return HTP_OK;
+  }
+  static int on_request_complete(htp_tx_t* tx) {
+    Impl* im = of(tx);
+    im->fire(im->tx_of(tx), HttpTx::kRequestDone);
+    return HTP_OK;
+  }
+  static int on_response_headers(htp_tx_t* tx) {
+    Impl* im = of(tx);
+    HttpTx& t = im->tx_of(tx);
+    t.stat_code = str(tx->response_status);
+    t.stat_msg = str(tx->response_message);
+    t.response_line = str(tx->response_line);
+    t.server = header(tx->response_headers, "server");
+    t.response_cookie = header(tx->response_headers, "set-cookie");
+    std::string ct = header(tx->response_headers, "content-type");
+    if (!ct.empty()) t.content_type = ct;
+    t.response_headers = headers_text(tx->response_headers);
+    im->fire(t, HttpTx::kResponseHeaders);
+    return HTP_OK;
+  }
+  static int on_response_header_data(htp_tx_data_t* d) {
+    Impl* im = of(d->tx);
+    HttpTx& t = im->tx_of(d->tx);
+    if (d->data && t.response_headers_raw.size() < 64 * 1024)
+      t.response_headers_raw.append(reinterpret_cast<const char*>(d->data), d->len);
+    return HTP_OK;
+  }
+  static int on_response_body(htp_tx_data_t* d) {
+    Impl* im = of(d->tx);
+    HttpTx& t = im->tx_of(d->tx);
+    t.response_length += d->len;
+    body(im, t.response_body, im->cfg.response_body_limit, d);
+    return HTP_OK;
+  }
+  static int on_response_complete(htp_tx_t* tx) {
+    Impl* im = of(tx);
+    HttpTx& t = im->tx_of(tx);
+    im->fire(t, HttpTx::kResponseDone);
+    im->finished.push_back(tx);
+    return HTP_OK;
+  }
+  // Frees what completed during the last data call.
+  void reap() {
+    for (htp_tx_t* tx : finished) {
+      auto* t = static_cast<HttpTx*>(htp_tx_get_user_data(tx));
+      htp_tx_set_user_data(tx, nullptr);
+      htp_tx_destroy(tx);
+      if (t) txs.remove_if([t](const HttpTx& x) { return &x == t; });
+    }
+    finished.clear();
+  }
+};
+
+HttpConn::HttpConn(const HttpConfig& cfg, HttpCounters& counters, Event on_event)
+    : impl_(std::make_unique<Impl>(cfg, counters, std::move(on_event))) {
+  impl_->connp = htp_connp_create(Impl::config());
+  htp_connp_set_user_data(impl_->connp, impl_.get());
+  htp_time_t t = tv(0);
+  htp_connp_open(impl_->connp, nullptr, 0, nullptr, 0, &t);
+  counters.connections.add();
+}
+
+HttpConn::~HttpConn() {
+  if (!impl_->connp) return;
+  // the transactions libhtp still holds go with the parser
+  htp_connp_destroy_all(impl_->connp);
+}
+
+void HttpConn::data(uint8_t dir, const uint8_t* d, uint32_t n, uint64_t ts) {
+  if (impl_->broken[dir] || !n) return;
+  htp_time_t t = tv(ts);
+  int r = dir == 0 ? htp_connp_req_data(impl_->connp, &t, d, n) : htp_connp_res_data(impl_->connp, &t, d, n);
+  if (r == HTP_STREAM_ERROR) {
+    impl_->broken[dir] = true;
+    impl_->c.parse_errors.add();
+  }
+  impl_->reap();
+}
+
+void HttpConn::gap(uint8_t dir) {
+  if (impl_->broken[dir]) return;
+  impl_->broken[dir] = true;
+  impl_->c.gaps.add();
+}
+
+void HttpConn::close(uint64_t ts) {
+  htp_time_t t = tv(ts);
+  htp_connp_close(impl_->connp, &t);
+  impl_->reap();
+}
+
+int http_detect(uint8_t dir, const uint8_t* d, uint32_t n) {
+  if (dir == 1) {
+    static const char kHttp[] = "HTTP/";
+    uint32_t m = std::min<uint32_t>(n, 5);
+    if (std::memcmp(d, kHttp, m) != 0) return 0;
+    return n >= 5 ? 1 : -1;
+  }
+  static const char* const kMethods[] = {"GET",   "POST",    "HEAD",    "PUT",      "DELETE", "OPTIONS",
+                                         "TRACE", "CONNECT", "PATCH",   "PROPFIND", "MKCOL",  "COPY",
+                                         "MOVE",  "LOCK",    "UNLOCK",  "SEARCH",   "PROPPATCH"};
+  bool more = false;
+  for (const char* m : kMethods) {
+    uint32_t len = uint32_t(std::strlen(m));
+    uint32_t k = std::min(n, len + 1);
+    std::string want = std::string(m) + " ";
+    if (std::memcmp(d, want.data(), k) != 0) continue;
+    if (n >= len + 1) return 1;
+    more = true;
+  }
+  return more ? -1 : 0;
+}
+
+}  // namespace shoal::flow

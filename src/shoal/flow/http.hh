@@ -1,0 +1,84 @@
+// HTTP/1.x over a connection's reassembled streams, parsed by libhtp
+// (Suricata's own HTTP parser): transactions with the fields detection
+// engines read (Suricata's http.* buffers), announced as they progress.
+//
+// Protocol detection looks at the first bytes of each direction, not at
+// ports: a request method and a space from the client, or "HTTP/" from the
+// server. Memory is bounded: bodies are kept up to a limit each (Suricata's
+// request-body-limit and response-body-limit), header sizes by libhtp's
+// field limit, and a transaction is freed once both its sides are done and
+// its events were delivered.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shoal/core/stat.hh"
+
+namespace shoal::flow {
+
+struct HttpConfig {
+  uint32_t request_body_limit = 100 * 1024;
+  uint32_t response_body_limit = 100 * 1024;
+};
+
+// One request/response exchange, Suricata's buffers filled in as the
+// parser gets them (empty until then).
+struct HttpTx {
+  uint64_t index = 0;  // within the connection, from 0
+  // request
+  std::string method, uri, uri_raw, protocol, request_line, host, host_raw, user_agent, cookie, referer;
+  std::string request_headers, request_headers_raw;  // "Name: value\r\n" each (raw: as sent)
+  std::string request_body;
+  // response
+  std::string stat_code, stat_msg, response_line, server, response_cookie;
+  std::string response_headers, response_headers_raw;
+  std::string response_body;  // decompressed, as file.data sees it
+  std::string content_type;   // of the response (request's until then)
+  uint64_t response_length = 0;
+  // progress
+  static constexpr uint8_t kRequestHeaders = 1, kRequestDone = 2, kResponseHeaders = 4, kResponseDone = 8,
+                           kRequestLine = 16;
+  uint8_t progress = 0;
+  // the detection engine's: rules that already alerted on this transaction
+  std::vector<uint32_t> alerted;
+};
+
+// What the parser saw, over all connections of a worker.
+struct HttpCounters {
+  Stat connections;    // connections detected as HTTP
+  Stat transactions;   // transactions started
+  Stat parse_errors;   // directions the parser gave up on
+  Stat gaps;           // directions given up because of a stream gap
+  Stat body_truncated; // bodies cut at their limit
+};
+
+class HttpConn {
+ public:
+  // progress: one of HttpTx's k* bits reached by tx.
+  using Event = std::function<void(HttpTx& tx, uint8_t progress)>;
+  HttpConn(const HttpConfig& cfg, HttpCounters& counters, Event on_event);
+  ~HttpConn();
+  HttpConn(const HttpConn&) = delete;
+  HttpConn& operator=(const HttpConn&) = delete;
+
+  // Stream data in order: dir 0 from the client, 1 from the server. ts: ns.
+  void data(uint8_t dir, const uint8_t* d, uint32_t n, uint64_t ts);
+  // A hole in a direction's stream: that direction is not parsed further.
+  void gap(uint8_t dir);
+  // The connection ended: whatever is pending completes.
+  void close(uint64_t ts);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Whether the first bytes of a direction look like HTTP: 1 yes, 0 no, -1
+// not enough bytes yet.
+int http_detect(uint8_t dir, const uint8_t* d, uint32_t n);
+
+}  // namespace shoal::flow
