@@ -438,8 +438,9 @@ TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
     ASSERT_TRUE(r->ok) << r->errors;
     EXPECT_EQ(r->n("ids.rules"), 2u);
     EXPECT_EQ(r->n("ids.skipped"), 1u);
-    EXPECT_NE(r->h("ids.problems").find("ids.rules:4: sid 1000003: flow, flowbits and application protocols need flow "
-                                        "tracking"),
+    EXPECT_NE(r->h("ids.problems")
+                  .find("ids.rules:4: sid 1000003: flow, flowbits and application protocols need flow "
+                        "tracking"),
               std::string::npos)
         << r->h("ids.problems");
     EXPECT_EQ(r->n("ids.alerts"), 2u);

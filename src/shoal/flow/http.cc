@@ -220,13 +220,13 @@ void HttpConn::data(uint8_t dir, const uint8_t* d, uint32_t n, uint64_t ts) {
     impl_->broken[dir] = true;
     impl_->c.parse_errors.add();
   }
-  impl_->reap();
 }
 
+void HttpConn::release_done() { impl_->reap(); }
+
 void HttpConn::gap(uint8_t dir) {
-  if (impl_->broken[dir]) return;
-  impl_->broken[dir] = true;
   impl_->c.gaps.add();
+  impl_->broken[dir] = true;
 }
 
 void HttpConn::close(uint64_t ts) {
@@ -242,9 +242,9 @@ int http_detect(uint8_t dir, const uint8_t* d, uint32_t n) {
     if (std::memcmp(d, kHttp, m) != 0) return 0;
     return n >= 5 ? 1 : -1;
   }
-  static const char* const kMethods[] = {"GET",   "POST",    "HEAD",    "PUT",      "DELETE", "OPTIONS",
-                                         "TRACE", "CONNECT", "PATCH",   "PROPFIND", "MKCOL",  "COPY",
-                                         "MOVE",  "LOCK",    "UNLOCK",  "SEARCH",   "PROPPATCH"};
+  static const char* const kMethods[] = {"GET",   "POST",    "HEAD",   "PUT",      "DELETE",   "OPTIONS",
+                                         "TRACE", "CONNECT", "PATCH",  "PROPFIND", "MKCOL",    "COPY",
+                                         "MOVE",  "LOCK",    "UNLOCK", "SEARCH",   "PROPPATCH"};
   bool more = false;
   for (const char* m : kMethods) {
     uint32_t len = uint32_t(std::strlen(m));

@@ -48,11 +48,11 @@ struct HttpTx {
 
 // What the parser saw, over all connections of a worker.
 struct HttpCounters {
-  Stat connections;    // connections detected as HTTP
-  Stat transactions;   // transactions started
-  Stat parse_errors;   // directions the parser gave up on
-  Stat gaps;           // directions given up because of a stream gap
-  Stat body_truncated; // bodies cut at their limit
+  Stat connections;     // connections detected as HTTP
+  Stat transactions;    // transactions started
+  Stat parse_errors;    // directions the parser gave up on
+  Stat gaps;            // directions given up because of a stream gap
+  Stat body_truncated;  // bodies cut at their limit
 };
 
 class HttpConn {
@@ -65,7 +65,10 @@ class HttpConn {
   HttpConn& operator=(const HttpConn&) = delete;
 
   // Stream data in order: dir 0 from the client, 1 from the server. ts: ns.
+  // Transactions stay valid until release_done().
   void data(uint8_t dir, const uint8_t* d, uint32_t n, uint64_t ts);
+  // Frees the transactions that completed (their events were delivered).
+  void release_done();
   // A hole in a direction's stream: that direction is not parsed further.
   void gap(uint8_t dir);
   // The connection ended: whatever is pending completes.

@@ -844,8 +844,8 @@ const char* buf_name(Buf b) {
 }
 
 bool response_only(Buf b) {
-  return b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine ||
-         b == Buf::HttpResponseBody || b == Buf::HttpServer;
+  return b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine || b == Buf::HttpResponseBody ||
+         b == Buf::HttpServer;
 }
 
 bool either_side(Buf b) {

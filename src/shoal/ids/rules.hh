@@ -93,7 +93,7 @@ struct Content {
 struct Pcre {
   std::string pattern, flags;  // as written between the slashes, and after
   bool neg = false, relative = false;
-  char buffer_flag = 0;  // U I P H D M C K S Y V W Q: the HTTP buffer it looks at
+  char buffer_flag = 0;        // U I P H D M C K S Y V W Q: the HTTP buffer it looks at
   std::shared_ptr<void> code;  // compiled (pcre2_code), shared by copies
 };
 
@@ -149,7 +149,7 @@ struct Rule {
   uint32_t dsize_lo = 0, dsize_hi = UINT32_MAX;  // inclusive bounds
   uint8_t flow = 0;                              // FlowOpt bits
   std::vector<Flowbit> flowbits;
-  bool noalert = false;  // matches (flowbits act) but raises no alert
+  bool noalert = false;     // matches (flowbits act) but raises no alert
   uint16_t app = kAppNone;  // the header's application protocol (alert http ...)
   bool has_urilen = false, urilen_raw = false;
   uint32_t urilen_lo = 0, urilen_hi = UINT32_MAX;

@@ -22,9 +22,7 @@ void IdsAppLayer::reserve(FlowIPManager& mgr) {
   off_ = mgr.table().reserve(sizeof(Conn*), alignof(Conn*));
 }
 
-IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) {
-  return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_);
-}
+IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }
 
 void IdsAppLayer::init(std::shared_ptr<const ids::Database> db) {
   db_ = std::move(db);
@@ -39,7 +37,7 @@ void IdsAppLayer::init(std::shared_ptr<const ids::Database> db) {
     cur_ = nullptr;  // no packet: events at the end raise no alert
     reasm_.finish(c->stream, id);
     if (c->http) c->http->close(0);
-    delete c;
+    delete c;  // (no hit of this flow is pending: releases happen between packets)
     c = nullptr;
   });
 }
@@ -53,12 +51,26 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   if (!info.l4 || info.proto != 6) return;
   Conn*& c = slot(id);
   if (!c) c = new Conn;
+  if (c->http) c->http->release_done();  // the last packet's alerts are logged: its transactions can go
   cur_ = &info;
   cur_ts_ = ts;
   cur_hits_ = &hits;
+  size_t first = hits.size();
   reasm_.segment(c->stream, id, info.dir, k::load_be32(info.l4 + 4), info.l4[13], info.payload, info.plen);
   cur_ = nullptr;
   info.app = c->app;
+  // The alerts' metadata, from the transactions as this packet left them
+  for (size_t i = first; i < hits.size(); ++i) {
+    const flow::HttpTx& tx = *hits[i].tx;
+    nlohmann::json h = {
+        {"hostname", tx.host}, {"url", tx.uri_raw}, {"http_method", tx.method}, {"protocol", tx.protocol}};
+    if (!tx.user_agent.empty()) h["http_user_agent"] = tx.user_agent;
+    if (!tx.content_type.empty()) h["http_content_type"] = tx.content_type;
+    if ((tx.progress & flow::HttpTx::kResponseHeaders) && !tx.stat_code.empty())
+      h["status"] = std::atoi(tx.stat_code.c_str());
+    if (tx.progress & flow::HttpTx::kResponseDone) h["length"] = tx.response_length;
+    hits[i].http = std::move(h);
+  }
 }
 
 void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) {
@@ -78,9 +90,8 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     c->detect[dir] = d > 0 ? 1 : 2;
     if (d > 0 && !c->http) {
       c->app = ids::kAppHttp;
-      c->http = std::make_unique<flow::HttpConn>(http_cfg_, c_.http, [this, c](flow::HttpTx& tx, uint8_t) {
-        on_tx(*c, tx);
-      });
+      c->http =
+          std::make_unique<flow::HttpConn>(http_cfg_, c_.http, [this, c](flow::HttpTx& tx, uint8_t) { on_tx(*c, tx); });
     }
     if (c->http && c->detect[dir] == 1 && held)
       c->http->data(dir, reinterpret_cast<const uint8_t*>(pb.data()), uint32_t(held), cur_ts_);
@@ -147,13 +158,7 @@ void IdsAppLayer::on_tx(Conn&, flow::HttpTx& tx) {
     if (!ids::tx_matches(rule, use, *cur_)) continue;
     tx.alerted.push_back(r);
     ids::apply_flowbits(rule, *cur_);
-    nlohmann::json h = {{"hostname", tx.host}, {"url", tx.uri_raw}, {"http_method", tx.method},
-                        {"protocol", tx.protocol}};
-    if (!tx.user_agent.empty()) h["http_user_agent"] = tx.user_agent;
-    if (!tx.content_type.empty()) h["http_content_type"] = tx.content_type;
-    if (resp && !tx.stat_code.empty()) h["status"] = std::atoi(tx.stat_code.c_str());
-    if (tx.progress & flow::HttpTx::kResponseDone) h["length"] = tx.response_length;
-    cur_hits_->push_back({r, std::move(h)});
+    cur_hits_->push_back({r, &tx, {}});
   }
 }
 

@@ -22,7 +22,8 @@ class IdsAppLayer : private flow::StreamSink {
  public:
   struct TxHit {
     uint32_t rule;
-    nlohmann::json http;  // the transaction's metadata, as Suricata adds it to alerts
+    const flow::HttpTx* tx;  // valid until the connection's next packet
+    nlohmann::json http;     // the transaction's metadata, as Suricata adds it to alerts
   };
   struct Counters {
     flow::HttpCounters http;

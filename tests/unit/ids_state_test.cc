@@ -1,0 +1,325 @@
+// The IDS with the flow layer: flow options, flowbits, Suricata's actions,
+// HTTP transactions through libhtp, and the link types FromDump decodes.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <pcap/pcap.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "helpers.hh"
+#include "shoal/flow/http.hh"
+#include "shoal/ids/engine.hh"
+#include "shoal/io/pcap.hh"
+
+using namespace shoal;
+using namespace shoal::ids;
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// An IPv4 packet (TCP with seq/ack/flags, or UDP) from a:sp to b:dp.
+Bytes ip4(uint32_t a, uint32_t b, uint8_t proto, uint16_t sp, uint16_t dp, const std::string& data, uint32_t seq = 0,
+          uint32_t ack = 0, uint8_t flags = 0x18) {
+  uint32_t l4 = proto == 6 ? 20 : 8;
+  Bytes ip(20 + l4, 0);
+  ip[0] = 0x45, ip[8] = 64, ip[9] = proto;
+  uint32_t tot = 20 + l4 + uint32_t(data.size());
+  ip[2] = uint8_t(tot >> 8), ip[3] = uint8_t(tot);
+  for (int i = 0; i < 4; ++i) ip[12 + i] = uint8_t(a >> (24 - 8 * i)), ip[16 + i] = uint8_t(b >> (24 - 8 * i));
+  ip[20] = uint8_t(sp >> 8), ip[21] = uint8_t(sp), ip[22] = uint8_t(dp >> 8), ip[23] = uint8_t(dp);
+  if (proto == 6) {
+    for (int i = 0; i < 4; ++i) ip[24 + i] = uint8_t(seq >> (24 - 8 * i)), ip[28 + i] = uint8_t(ack >> (24 - 8 * i));
+    ip[32] = 0x50, ip[33] = flags;
+  } else {
+    ip[24] = uint8_t((8 + data.size()) >> 8), ip[25] = uint8_t(8 + data.size());
+  }
+  ip.insert(ip.end(), data.begin(), data.end());
+  return ip;
+}
+
+Bytes concat(const Bytes& a, const Bytes& b) {
+  Bytes f(a.size() + b.size());
+  std::copy(a.begin(), a.end(), f.begin());
+  std::copy(b.begin(), b.end(), f.begin() + std::ptrdiff_t(a.size()));
+  return f;
+}
+
+Bytes ether(const Bytes& ip) { return concat({2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0}, ip); }
+
+void write_pcap(const std::string& path, const std::vector<Bytes>& frames, int linktype = 1) {
+  io::PcapWriter w;
+  std::string err;
+  ASSERT_TRUE(w.open(path, linktype, 65535, true, err)) << err;
+  for (size_t i = 0; i < frames.size(); ++i)
+    w.write(frames[i].data(), uint32_t(frames[i].size()), uint32_t(frames[i].size()), 1700000000000000000ull + i);
+  ASSERT_TRUE(w.close()) << w.error();
+}
+
+constexpr uint32_t kClient = 0x0a000001, kServer = 0x0a000002;  // 10.0.0.1, 10.0.0.2
+
+// A TCP conversation: handshake, then each (dir, data) in order, seq/ack kept.
+struct Conv {
+  uint16_t port;
+  uint32_t cseq = 1000, sseq = 5000;
+  std::vector<Bytes> out;
+  explicit Conv(uint16_t client_port = 40000) : port(client_port) {
+    out.push_back(ether(ip4(kClient, kServer, 6, port, 80, "", cseq - 1, 0, 0x02)));
+    out.push_back(ether(ip4(kServer, kClient, 6, 80, port, "", sseq - 1, cseq, 0x12)));
+    out.push_back(ether(ip4(kClient, kServer, 6, port, 80, "", cseq, sseq, 0x10)));
+  }
+  void send(int dir, const std::string& d) {
+    if (dir == 0) {
+      out.push_back(ether(ip4(kClient, kServer, 6, port, 80, d, cseq, sseq, 0x18)));
+      cseq += uint32_t(d.size());
+    } else {
+      out.push_back(ether(ip4(kServer, kClient, 6, 80, port, d, sseq, cseq, 0x18)));
+      sseq += uint32_t(d.size());
+    }
+  }
+};
+
+struct IdsRun {
+  std::unique_ptr<test::Run> r;
+  std::vector<nlohmann::json> eve;
+  std::vector<uint32_t> sids() const {
+    std::vector<uint32_t> s;
+    for (auto& j : eve) s.push_back(j["alert"]["signature_id"]);
+    return s;
+  }
+};
+
+IdsRun run_ids(const std::string& name, const std::vector<Bytes>& frames, const std::string& rules, bool ips = false,
+               bool midstream = false) {
+  std::string dir = test::tmpdir(), pcap = dir + "/" + name + ".pcap", rf = dir + "/" + name + ".rules",
+              eve = dir + "/" + name + "-eve.json";
+  write_pcap(pcap, frames);
+  std::ofstream(rf) << rules;
+  std::remove(eve.c_str());
+  IdsRun out;
+  out.r =
+      test::run(fmt::format("FromDump({}, STOP true) -> FlowIPManager(MIDSTREAM {}) -> ids :: IDSMatcher(RULES {}, "
+                            "EVE {}, IPS {}, QUIET true); ids[0] -> pass :: Counter -> Discard; ids[1] -> "
+                            "out1 :: Counter -> Discard;",
+                            pcap, midstream, rf, eve, ips));
+  EXPECT_TRUE(out.r->ok) << out.r->errors;
+  if (!out.r->ok) return out;
+  test::finish(*out.r);
+  std::ifstream f(eve);
+  for (std::string line; std::getline(f, line);) out.eve.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+}  // namespace
+
+TEST(IdsFlow, EstablishedAndDirectionFollowTheHandshake) {
+  Conv c;
+  // data before the SYN-ACK: not established (the SYN is answered after it)
+  std::vector<Bytes> frames = {c.out[0], ether(ip4(kClient, kServer, 6, 40000, 80, "early", 1000, 0, 0x08)), c.out[1],
+                               c.out[2]};
+  c.out = frames;
+  c.send(0, "hello server");
+  c.send(1, "hello client");
+  // UDP: established once the reply came
+  c.out.push_back(ether(ip4(kClient, kServer, 17, 5353, 53, "question")));
+  c.out.push_back(ether(ip4(kServer, kClient, 17, 53, 5353, "answer")));
+  c.out.push_back(ether(ip4(kClient, kServer, 17, 5353, 53, "question again")));
+  auto r = run_ids("flowdir", c.out,
+                   "alert tcp any any -> any any (content:\"hello\"; flow:established,to_server; sid:1;)\n"
+                   "alert tcp any any -> any any (content:\"hello\"; flow:to_client; sid:2;)\n"
+                   "alert tcp any any -> any any (content:\"early\"; flow:not_established; sid:3;)\n"
+                   "alert tcp any any -> any any (content:\"early\"; flow:established; sid:4;)\n"
+                   "alert udp any any -> any any (content:\"question\"; flow:established; sid:5;)\n"
+                   "alert udp any any -> any any (content:\"question\"; flow:not_established,to_server; sid:6;)\n"
+                   "alert udp any any -> any any (content:\"answer\"; flow:from_server; sid:7;)\n");
+  ASSERT_TRUE(r.r->ok);
+  auto sids = r.sids();
+  std::sort(sids.begin(), sids.end());
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 3, 5, 6, 7}));
+}
+
+TEST(IdsFlow, FlowbitsCarryStateBetweenPacketsOfAFlow) {
+  Conv c;
+  c.send(0, "LOGIN user");
+  c.send(1, "OK welcome");
+  c.send(0, "RETR secret");
+  Conv other(40001);  // a second connection never logs in
+  other.send(0, "RETR secret");
+  std::vector<Bytes> frames = c.out;
+  frames.insert(frames.end(), other.out.begin(), other.out.end());
+  auto r =
+      run_ids("flowbits", frames,
+              "alert tcp any any -> any any (content:\"LOGIN\"; flowbits:set,logged_in; flowbits:noalert; sid:1;)\n"
+              "alert tcp any any -> any any (content:\"RETR\"; flowbits:isset,logged_in; sid:2;)\n"
+              "alert tcp any any -> any any (content:\"RETR\"; flowbits:isnotset,logged_in; sid:3;)\n"
+              "alert tcp any any -> any any (content:\"OK\"; flowbits:isset,logged_in|other; sid:4;)\n"
+              "alert tcp any any -> any any (content:\"OK\"; flowbits:isset,logged_in&other; sid:5;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.sids(), (std::vector<uint32_t>{4, 2, 3})) << "noalert raises nothing; the other flow has no bit";
+}
+
+TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
+  Conv c;
+  c.send(0, "trusted hello");
+  c.send(0, "attack one");
+  c.send(0, "attack two");
+  std::string rules =
+      "alert tcp any any -> any any (content:\"attack\"; sid:1;)\n"
+      "pass tcp any any -> any any (content:\"trusted\"; sid:2;)\n";
+  auto passed = run_ids("pass", c.out, rules);
+  ASSERT_TRUE(passed.r->ok);
+  EXPECT_TRUE(passed.eve.empty()) << "a pass rule passes the whole flow, and logs nothing";
+  EXPECT_EQ(passed.r->n("ids.passed"), 1u);
+  EXPECT_EQ(passed.r->n("ids.flow_passed"), 2u);
+
+  Conv d;
+  d.send(0, "hello");
+  d.send(0, "attack one");
+  d.send(0, "more data");
+  std::string drop = "drop tcp any any -> any any (content:\"attack\"; sid:3;)\n";
+  auto ids = run_ids("drop-ids", d.out, drop, false);
+  ASSERT_TRUE(ids.r->ok);
+  ASSERT_EQ(ids.eve.size(), 1u);
+  EXPECT_EQ(ids.eve[0]["alert"]["action"], "allowed") << "IDS mode never drops";
+  EXPECT_EQ(ids.r->n("ids.dropped"), 0u);
+  auto ips = run_ids("drop-ips", d.out, drop, true);
+  ASSERT_TRUE(ips.r->ok);
+  ASSERT_EQ(ips.eve.size(), 1u);
+  EXPECT_EQ(ips.eve[0]["alert"]["action"], "blocked");
+  EXPECT_EQ(ips.r->n("ids.dropped"), 1u);
+  EXPECT_EQ(ips.r->n("ids.flow_dropped"), 1u) << "the flow's later packet is dropped uninspected";
+  EXPECT_EQ(ips.r->n("out1.count"), 2u);
+  EXPECT_EQ(ips.r->n("pass.count"), d.out.size() - 2);
+}
+
+TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {
+  Conv c;
+  // the request line split over two segments: only reassembly sees "/admin/login.php"
+  c.send(0, "GET /adm");
+  c.send(0,
+         "in/login.php?user=root HTTP/1.1\r\nHost: Example.COM\r\nUser-Agent: EvilBot/1.0\r\n"
+         "Cookie: session=abc\r\n\r\n");
+  c.send(1,
+         "HTTP/1.1 404 Not Found\r\nServer: nginx\r\nContent-Length: 15\r\nContent-Type: text/plain\r\n\r\n"
+         "no such page!!!");
+  auto r = run_ids("http", c.out,
+                   "alert http any any -> any any (http.uri; content:\"/admin/login.php\"; sid:1;)\n"
+                   "alert http any any -> any any (http.host; content:\"example.com\"; sid:2;)\n"
+                   "alert http any any -> any any (http.host; content:\"Example\"; sid:3;)\n"  // normalized: lower case
+                   "alert http any any -> any any (http.user_agent; content:\"EvilBot\"; startswith_no; sid:4;)\n"
+                   "alert tcp any any -> any any (content:\"session=\"; http_cookie; sid:5;)\n"
+                   "alert tcp any any -> any any (uricontent:\"user=root\"; sid:6;)\n"
+                   "alert http any any -> any any (flow:to_client; http.stat_code; content:\"404\"; sid:7;)\n"
+                   "alert http any any -> any any (flow:to_client; file.data; content:\"no such page\"; sid:8;)\n"
+                   "alert http any any -> any any (pcre:\"/login\\.php\\?user=/U\"; sid:9;)\n"
+                   "alert http any any -> any any (urilen:>20; sid:10;)\n"
+                   "alert http any any -> any any (urilen:<5; sid:11;)\n"
+                   "alert http any any -> any any (http.uri; content:\"EvilBot\"; sid:12;)\n"
+                   "alert http any any -> any any (http.method; content:\"GET\"; http.uri; content:\"admin\"; "
+                   "sid:13;)\n"
+                   "alert http any any -> any any (http.server; content:\"nginx\"; sid:14;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 1u) << r.r->h("ids.problems");  // sid 4: an unknown option
+  auto sids = r.sids();
+  std::sort(sids.begin(), sids.end());
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 5, 6, 7, 8, 9, 10, 13, 14}));
+  for (auto& j : r.eve) {
+    EXPECT_EQ(j["app_proto"], "http");
+    EXPECT_EQ(j["http"]["hostname"], "example.com");
+    EXPECT_EQ(j["http"]["url"], "/admin/login.php?user=root");
+    EXPECT_GT(j["pcap_cnt"].get<int>(), 3) << "after the handshake";
+  }
+}
+
+TEST(IdsHttp, ParserSurvivesHostileInput) {
+  // absurd lengths, a missing request line, binary noise: no crash, the
+  // counters move, memory stays within the body limits
+  flow::HttpConfig cfg;
+  cfg.request_body_limit = 64;
+  flow::HttpCounters c;
+  size_t events = 0, body = 0;
+  {
+    flow::HttpConn conn(cfg, c, [&](flow::HttpTx& tx, uint8_t) {
+      ++events;
+      body = std::max(body, tx.request_body.size());
+    });
+    std::string req = "POST /x HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n" + std::string(1000, 'A');
+    conn.data(0, reinterpret_cast<const uint8_t*>(req.data()), uint32_t(req.size()), 0);
+    std::string big = "POST /y HTTP/1.1\r\nContent-Length: 500\r\n\r\n" + std::string(500, 'B');
+    conn.data(0, reinterpret_cast<const uint8_t*>(big.data()), uint32_t(big.size()), 0);
+    std::string noise(4096, '\xff');
+    conn.data(1, reinterpret_cast<const uint8_t*>(noise.data()), uint32_t(noise.size()), 0);
+    conn.gap(0);
+    conn.data(0, reinterpret_cast<const uint8_t*>(big.data()), uint32_t(big.size()), 0);
+    conn.close(0);
+  }
+  EXPECT_GT(events, 0u);
+  EXPECT_LE(body, 64u);
+  EXPECT_EQ(c.gaps.get(), 1u);
+  EXPECT_EQ(flow::http_detect(0, reinterpret_cast<const uint8_t*>("GE"), 2), -1);
+  EXPECT_EQ(flow::http_detect(0, reinterpret_cast<const uint8_t*>("GET /"), 5), 1);
+  EXPECT_EQ(flow::http_detect(0, reinterpret_cast<const uint8_t*>("SSH-2.0"), 7), 0);
+  EXPECT_EQ(flow::http_detect(1, reinterpret_cast<const uint8_t*>("HTTP/1.0 200"), 12), 1);
+}
+
+TEST(IdsRules, SuricataSyntaxForms) {
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(
+      set.load_text("alert TCP any any -> any any (dsize:>=5; sid:1;)\n"
+                    "alert tcp any any -> any any (dsize:<=5; sid:2;)\n"
+                    "alert tcp any any -> any any (dsize:!5; sid:3;)\n"
+                    "alert tcp any any -> any any (pcre:/ab+c/i; sid:4;)\n"
+                    "alert IP any any -> any any (content:\"x\"; sid:5;)\n",
+                    "forms", Vars(), true, err))
+      << err;
+  ASSERT_EQ(set.rules().size(), 5u);
+  PacketInfo p;
+  p.proto = 6;
+  p.has_ports = true;
+  for (uint32_t n : {4u, 5u, 6u}) {
+    std::string s(n, 'x');
+    p.payload = reinterpret_cast<const uint8_t*>(s.data());
+    p.plen = n;
+    EXPECT_EQ(header_matches(set.rules()[0], p), n >= 5) << n;
+    EXPECT_EQ(header_matches(set.rules()[1], p), n <= 5) << n;
+    EXPECT_EQ(header_matches(set.rules()[2], p), n != 5) << n;
+  }
+  std::string s = "xxABBBCxx";
+  EXPECT_TRUE(payload_matches(set.rules()[3], reinterpret_cast<const uint8_t*>(s.data()), uint32_t(s.size())));
+}
+
+TEST(FromDumpLinks, CookedLoopbackAndPppCapturesReachTheRules) {
+  Bytes ip = ip4(kClient, kServer, 17, 1000, 2000, "needle");
+  Bytes arp_sll = {0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x06, 1, 2, 3, 4};
+  struct Case {
+    int lt;
+    Bytes head;
+  } cases[] = {
+      {DLT_LINUX_SLL, {0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00}},
+      {DLT_LINUX_SLL2, {0x08, 0x00, 0, 0, 0, 0, 0, 1, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0}},
+      {DLT_NULL, {2, 0, 0, 0}},
+      {DLT_PPP, {0xff, 0x03, 0x00, 0x21}},
+      {DLT_C_HDLC, {0x0f, 0x00, 0x08, 0x00}},
+  };
+  std::string dir = test::tmpdir(), rules = dir + "/links.rules";
+  std::ofstream(rules) << "alert udp any any -> any any (content:\"needle\"; sid:1;)\n";
+  for (const Case& c : cases) {
+    Bytes f = concat(c.head, ip);
+    std::vector<Bytes> frames = {f, f};
+    if (c.lt == DLT_LINUX_SLL) frames.push_back(arp_sll);
+    std::string pcap = dir + fmt::format("/link-{}.pcap", c.lt);
+    write_pcap(pcap, frames, c.lt);
+    auto r = test::run(fmt::format(
+        "src :: FromDump({}, STOP true) -> ids :: IDSMatcher(RULES {}, QUIET true) -> Discard; ids[1] -> Discard;",
+        pcap, rules));
+    ASSERT_TRUE(r->ok) << r->errors;
+    EXPECT_EQ(r->n("ids.alerts"), 2u) << io::linktype_name(c.lt);
+    uint64_t not_ip = 0;
+    for (auto& d : r->rt->router(0).find("src")->drop_reasons())
+      if (d.name == "not-ip") not_ip = d.count.get();
+    EXPECT_EQ(not_ip, c.lt == DLT_LINUX_SLL ? 1u : 0u) << "the ARP frame is dropped with its reason";
+    test::finish(*r);
+  }
+}
