@@ -323,3 +323,62 @@ TEST(FromDumpLinks, CookedLoopbackAndPppCapturesReachTheRules) {
     test::finish(*r);
   }
 }
+
+TEST(IdsRules, ByteChecksMoveTheCursorAsSnortDoes) {
+  auto m = [](const std::string& opts, const std::string& payload) {
+    RuleSet set;
+    std::string err;
+    EXPECT_TRUE(set.load_text("alert tcp any any -> any any (" + opts + " sid:1;)\n", "b", Vars(), true, err)) << err;
+    if (set.rules().empty()) return false;
+    return payload_matches(set.rules()[0], reinterpret_cast<const uint8_t*>(payload.data()), uint32_t(payload.size()));
+  };
+  std::string bin("\x00\x05hello\x00\x02xy", 11);
+  // a 2-byte length, then a jump over it
+  EXPECT_TRUE(m("byte_test:2,=,5,0;", bin));
+  EXPECT_FALSE(m("byte_test:2,>,5,0;", bin));
+  EXPECT_TRUE(m("byte_test:2,!=,4,0;", bin));
+  EXPECT_TRUE(m("byte_test:2,&,4,0;", bin));
+  EXPECT_TRUE(m("byte_test:2,=,1280,0,little;", bin));
+  EXPECT_TRUE(m("byte_jump:2,0; content:\"|00 02|\"; within:2;", bin)) << "the jump lands after 'hello'";
+  EXPECT_FALSE(m("byte_jump:2,0; content:\"hello\"; within:5;", bin));
+  EXPECT_TRUE(m("byte_jump:2,0; byte_test:2,=,2,0,relative; isdataat:4,relative; isdataat:!5,relative;", bin));
+  EXPECT_FALSE(m("byte_jump:2,7,multiplier 100;", bin)) << "a jump past the end fails";
+  EXPECT_TRUE(m("content:\"len=\"; byte_test:3,>,99,0,relative,string,dec;", "GET len=120 x"));
+  EXPECT_FALSE(m("content:\"len=\"; byte_test:3,>,99,0,relative,string,dec;", "GET len=12x x"));
+  EXPECT_TRUE(m("content:\"len=\"; byte_test:2,=,255,0,relative,string,hex;", "len=ff"));
+  EXPECT_TRUE(m("byte_test:1,=,3,0,bitmask 0x30;", std::string("\x3f", 1)));
+  EXPECT_TRUE(m("isdataat:10;", bin));
+  EXPECT_FALSE(m("isdataat:11;", bin));
+}
+
+TEST(IdsRules, HeaderFieldsAndTcpFlags) {
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(
+      set.load_text("alert icmp any any -> any any (itype:8; icode:0; icmp_id:77; sid:1;)\n"
+                    "alert icmp any any -> any any (itype:>10; sid:2;)\n"
+                    "alert tcp any any -> any any (flags:S,CE; sid:3;)\n"
+                    "alert tcp any any -> any any (flags:+A; sid:4;)\n"
+                    "alert tcp any any -> any any (flags:!R; ttl:<10; sid:5;)\n"
+                    "alert ip any any -> any any (ip_proto:!tcp; sid:6;)\n",
+                    "h", Vars(), true, err))
+      << err;
+  auto hits = [&](const Bytes& ip) {
+    PacketInfo p;
+    EXPECT_TRUE(parse_packet(ip.data(), uint32_t(ip.size()), p));
+    std::vector<uint32_t> out;
+    for (uint32_t i = 0; i < set.rules().size(); ++i)
+      if (header_matches(set.rules()[i], p)) out.push_back(set.rules()[i].sid);
+    return out;
+  };
+  Bytes echo = ip4(kClient, kServer, 1, 0, 0, "ping");
+  echo[20] = 8, echo[21] = 0, echo[24] = 0, echo[25] = 77;  // type 8 code 0, id 77
+  EXPECT_EQ(hits(echo), (std::vector<uint32_t>{1, 6}));
+  echo[20] = 13;
+  EXPECT_EQ(hits(echo), (std::vector<uint32_t>{2, 6}));
+  Bytes syn = ip4(kClient, kServer, 6, 1, 2, "", 1, 0, 0x02 | 0xc0);  // SYN with ECN bits (masked)
+  EXPECT_EQ(hits(syn), (std::vector<uint32_t>{3}));
+  Bytes ack = ip4(kClient, kServer, 6, 1, 2, "", 1, 1, 0x18);
+  ack[8] = 5;  // TTL 5
+  EXPECT_EQ(hits(ack), (std::vector<uint32_t>{4, 5}));
+}

@@ -295,9 +295,13 @@ TEST(RuleErrors, EachBadRuleSaysWhereAndWhy) {
       {"alert tcp any any -> any any (flow:to_server,to_client; sid:1;)", "never match"},
       {"alert tcp any any -> any any (flow:only_stream; sid:1;)", "stream inspection"},
       {"alert tcp any any -> any any (flowbits:maybe,x; sid:1;)", "flowbits: 'maybe'"},
-      {"alert tcp any any -> any any (flowbits:set,a|b; sid:1;)", "takes one name"},
+      {"alert tcp any any -> any any (flowbits:set,a|b; sid:1;)", "not '|'"},
+      {"alert tcp any any -> any any (flags:SX; sid:1;)", "unknown flag 'X'"},
+      {"alert tcp any any -> any any (itype:>x; sid:1;)", "bad itype"},
       {"alert tcp any any -> any any (urilen:5,odd; sid:1;)", "urilen: 'odd'"},
-      {"alert tcp any any -> any any (byte_test:4,>,1,0; sid:1;)", "option 'byte_test' is not supported"},
+      {"alert tcp any any -> any any (byte_test:4,>,1,0,dce; sid:1;)", "DCE/RPC parser"},
+      {"alert tcp any any -> any any (byte_test:4,~,1,0; sid:1;)", "bad operator"},
+      {"alert tcp any any -> any any (asn1:oversize_length 100; sid:1;)", "option 'asn1' is not supported"},
       {"alert tcp any any -> any any (content:\"a\"; offset:x; sid:1;)", "not a number"},
       {"alert tcp any any -> any any (pcre:\"/a(/\"; sid:1;)", "does not compile"},
       {"alert tcp any any -> any any (pcre:\"/a/Z\"; sid:1;)", "flag 'Z'"},
@@ -565,6 +569,7 @@ TEST(IDSMatcher, SnortCommunityRulesLoad) {
       for (int j = 0, rules_in = 1 + int(prng() % 3); j < rules_in; ++j) {
         const Rule& r = open_rules[prng() % open_rules.size()];
         for (const Item& it : r.items) {
+          if (it.byte.kind != ByteOp::None) continue;  // byte checks have no bytes of their own
           std::string bytes = it.is_pcre ? it.pcre.pattern : it.content.bytes;
           if (it.is_pcre || prng() % 4 == 0) {  // scrambled
             std::string mixed;

@@ -30,8 +30,8 @@ bool existence_only(const Rule& r, size_t k) {
   if (r.items[k].pcre.relative) return false;
   for (size_t j = k + 1; j < r.items.size(); ++j) {
     const Item& it = r.items[j];
-    bool rel = it.is_pcre ? it.pcre.relative : it.content.relative();
-    if (rel) return false;
+    if (it.byte.kind != ByteOp::None) return false;  // byte checks read the cursor: PCRE2 gives it
+    if (it.relative()) return false;
     if (!(it.is_pcre ? it.pcre.neg : it.content.neg)) break;
   }
   return true;
@@ -135,7 +135,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     }
     const Content* best = nullptr;
     for (const Item& it : rules_[i].items) {
-      if (it.is_pcre || it.content.neg) continue;
+      if (!it.is_content() || it.content.neg) continue;
       const Content& c = it.content;
       if (c.fast_pattern) {
         best = &c;

@@ -22,12 +22,15 @@ bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
     std::memcpy(p.src.b, ip + 12, 4);
     std::memcpy(p.dst.b, ip + 16, 4);
     p.proto = ip[9];
+    p.ttl = ip[8];
+    p.ip_id = uint16_t(ip[4] << 8 | ip[5]);
     first_fragment = ((uint32_t(ip[6]) << 8 | ip[7]) & 0x1fff) == 0;
     l4 = hl;
   } else if (v == 6) {
     if (len < 40) return false;
     end = std::min<uint32_t>(40u + (uint32_t(ip[4]) << 8 | ip[5]), len);
     p.src.v6 = p.dst.v6 = true;
+    p.ttl = ip[7];
     std::memcpy(p.src.b, ip + 8, 16);
     std::memcpy(p.dst.b, ip + 24, 16);
     uint8_t nh = ip[6];
@@ -60,11 +63,13 @@ bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
       pay = l4 + uint32_t(ip[l4 + 12] >> 4) * 4;
       if (pay < l4 + 20) pay = end, p.l4 = nullptr;  // a bad data offset: no segment to read
     } else if (p.proto == 17 && l4 + 8 <= end) {
+      p.l4 = ip + l4;
       p.has_ports = true;
       p.sport = uint16_t(ip[l4] << 8 | ip[l4 + 1]);
       p.dport = uint16_t(ip[l4 + 2] << 8 | ip[l4 + 3]);
       pay = l4 + 8;
     } else if ((p.proto == 1 || p.proto == 58) && l4 + 8 <= end) {
+      p.l4 = ip + l4;
       pay = l4 + 8;
     } else if (p.proto == 6 || p.proto == 17 || p.proto == 1 || p.proto == 58) {
       pay = end;  // a truncated transport header: nothing to inspect

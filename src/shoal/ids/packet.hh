@@ -14,7 +14,9 @@ struct PacketInfo {
   uint8_t proto = 0;
   bool has_ports = false;
   uint16_t sport = 0, dport = 0;
-  const uint8_t* l4 = nullptr;       // the transport header (first fragment), or null
+  const uint8_t* l4 = nullptr;  // the transport header (first fragment, complete), or null
+  uint8_t ttl = 0;              // IPv4 TTL, IPv6 hop limit
+  uint16_t ip_id = 0;
   const uint8_t* payload = nullptr;  // after the TCP/UDP/ICMP header (IP payload otherwise)
   uint32_t plen = 0;
   // The packet's flow, when a flow layer tracks it (FlowIPManager).

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -227,6 +229,175 @@ bool parse_dsize(std::string_view v, Rule& r, std::string& err) {
   return true;
 }
 
+std::vector<std::string> split_args(std::string_view v) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i <= v.size();) {
+    size_t c = v.find(',', i);
+    if (c == std::string_view::npos) c = v.size();
+    out.emplace_back(trim(v.substr(i, c - i)));
+    i = c + 1;
+  }
+  return out;
+}
+
+bool parse_u64_any(const std::string& s, uint64_t& out) {
+  if (s.empty()) return false;
+  const char* b = s.c_str();
+  char* e = nullptr;
+  errno = 0;
+  unsigned long long x = std::strtoull(b, &e, 0);  // decimal, 0x hex, 0 octal
+  if (errno || *e || s[0] == '-') return false;
+  out = x;
+  return true;
+}
+
+// The options byte_test and byte_jump share (after their positional ones).
+bool byte_flags(const std::vector<std::string>& a, size_t from, ByteOp& b, std::string& err) {
+  for (size_t i = from; i < a.size(); ++i) {
+    const std::string& w = a[i];
+    if (w == "relative") {
+      b.relative = true;
+    } else if (w == "big") {
+      b.little = false;
+    } else if (w == "little") {
+      b.little = true;
+    } else if (w == "string") {
+      b.string = true;
+    } else if (w == "hex" || w == "dec" || w == "oct") {
+      b.base = w == "hex" ? 16 : w == "dec" ? 10 : 8;
+    } else if (w.rfind("bitmask", 0) == 0) {
+      if (!parse_u64_any(std::string(trim(std::string_view(w).substr(7))), b.bitmask) || !b.bitmask)
+        return err = fmt::format("bad bitmask '{}'", w), false;
+    } else if (b.kind == ByteOp::ByteJump && w == "align") {
+      b.align = true;
+    } else if (b.kind == ByteOp::ByteJump && w == "from_beginning") {
+      b.from_beginning = true;
+    } else if (b.kind == ByteOp::ByteJump && w == "from_end") {
+      b.from_end = true;
+    } else if (b.kind == ByteOp::ByteJump && w.rfind("multiplier", 0) == 0) {
+      if (!parse_u64_any(std::string(trim(std::string_view(w).substr(10))), b.multiplier) || !b.multiplier)
+        return err = fmt::format("bad multiplier '{}'", w), false;
+    } else if (b.kind == ByteOp::ByteJump && w.rfind("post_offset", 0) == 0) {
+      if (!parse_i32(trim(std::string_view(w).substr(11)), b.post_offset))
+        return err = fmt::format("bad post_offset '{}'", w), false;
+    } else if (w == "dce") {
+      return err = "byte options with 'dce' need a DCE/RPC parser this engine does not have", false;
+    } else {
+      return err = fmt::format("unknown option '{}'", w), false;
+    }
+  }
+  if (b.string ? (b.nbytes < 1 || b.nbytes > 10) : (b.nbytes < 1 || b.nbytes > 8))
+    return err = fmt::format("{} bytes cannot be read{}", b.nbytes, b.string ? " as a string (1-10)" : " (1-8)"), false;
+  return true;
+}
+
+// isdataat:[!]N[,relative][,rawbytes]
+bool parse_isdataat(std::string_view v, Item& it, std::string& err) {
+  auto a = split_args(v);
+  ByteOp& b = it.byte;
+  b.kind = ByteOp::IsDataAt;
+  std::string n = a[0];
+  if (!n.empty() && n[0] == '!') b.neg = true, n = std::string(trim(std::string_view(n).substr(1)));
+  if (!parse_i32(n, b.offset) || b.offset < 0)
+    return err = fmt::format("isdataat: '{}' is not a number (byte_extract variables are not supported)", n), false;
+  for (size_t i = 1; i < a.size(); ++i) {
+    if (a[i] == "relative")
+      b.relative = true;
+    else if (a[i] != "rawbytes")
+      return err = fmt::format("isdataat: unknown option '{}'", a[i]), false;
+  }
+  return true;
+}
+
+// byte_test:N,[!]op,value,offset[,relative][,big|little][,string,hex|dec|oct][,bitmask M]
+bool parse_byte_test(std::string_view v, Item& it, std::string& err) {
+  auto a = split_args(v);
+  ByteOp& b = it.byte;
+  b.kind = ByteOp::ByteTest;
+  if (a.size() < 4) return err = "byte_test: bytes, operator, value and offset are needed", false;
+  int32_t n;
+  if (!parse_i32(a[0], n) || n < 1 || n > 10) return err = fmt::format("byte_test: bad byte count '{}'", a[0]), false;
+  b.nbytes = uint8_t(n);
+  std::string op = a[1];
+  if (!op.empty() && op[0] == '!') b.neg = true, op = op.substr(1);
+  if (op.empty() && b.neg) op = "=";  // "!" alone: not equal
+  static const char* const kOps[] = {"<", ">", "=", "<=", ">=", "&", "^"};
+  if (std::find_if(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; }) == std::end(kOps))
+    return err = fmt::format("byte_test: bad operator '{}'", a[1]), false;
+  std::memcpy(b.op, op.data(), op.size());
+  if (!parse_u64_any(a[2], b.value))
+    return err = fmt::format("byte_test: '{}' is not a number (byte_extract variables are not supported)", a[2]), false;
+  if (!parse_i32(a[3], b.offset))
+    return err = fmt::format("byte_test: offset '{}' is not a number (byte_extract variables are not supported)", a[3]),
+           false;
+  if (!byte_flags(a, 4, b, err)) return err = "byte_test: " + err, false;
+  return true;
+}
+
+// byte_jump:N,offset[,relative][,multiplier M][,big|little][,string,hex|dec|oct][,align][,from_beginning]
+//   [,from_end][,post_offset P][,bitmask M]
+bool parse_byte_jump(std::string_view v, Item& it, std::string& err) {
+  auto a = split_args(v);
+  ByteOp& b = it.byte;
+  b.kind = ByteOp::ByteJump;
+  if (a.size() < 2) return err = "byte_jump: bytes and offset are needed", false;
+  int32_t n;
+  if (!parse_i32(a[0], n) || n < 1 || n > 10) return err = fmt::format("byte_jump: bad byte count '{}'", a[0]), false;
+  b.nbytes = uint8_t(n);
+  if (!parse_i32(a[1], b.offset))
+    return err = fmt::format("byte_jump: offset '{}' is not a number (byte_extract variables are not supported)", a[1]),
+           false;
+  if (!byte_flags(a, 2, b, err)) return err = "byte_jump: " + err, false;
+  if (b.from_beginning && b.from_end) return err = "byte_jump: from_beginning and from_end together", false;
+  return true;
+}
+
+// A numeric header test: N, !N, <N, >N, <=N, >=N, N<>M, N-M (dsize's forms).
+bool parse_field(std::string_view v, FieldCond::Field f, const char* name, Rule& r, std::string& err) {
+  Rule tmp;
+  if (!parse_dsize(v, tmp, err)) return err = fmt::format("bad {} '{}'", name, trim(v)), false;
+  FieldCond c;
+  c.field = f;
+  c.neg = tmp.dsize_neg;
+  c.lo = tmp.dsize_lo;
+  c.hi = tmp.dsize_hi == UINT32_MAX ? UINT64_MAX : tmp.dsize_hi;
+  r.fields.push_back(c);
+  return true;
+}
+
+// flags:[!+*]FSRPAUCE0[,mask]
+bool parse_flags(std::string_view v, Rule& r, std::string& err) {
+  auto bits = [](std::string_view s, uint8_t& out, char* mod, std::string& e) {
+    out = 0;
+    for (char c : s) {
+      if (mod && (c == '!' || c == '+' || c == '*') && !*mod) {
+        *mod = c;
+        continue;
+      }
+      switch (c) {
+        case 'F': out |= 0x01; break;
+        case 'S': out |= 0x02; break;
+        case 'R': out |= 0x04; break;
+        case 'P': out |= 0x08; break;
+        case 'A': out |= 0x10; break;
+        case 'U': out |= 0x20; break;
+        case 'E':
+        case '2': out |= 0x40; break;
+        case 'C':
+        case '1': out |= 0x80; break;
+        case '0': break;
+        default: return e = fmt::format("flags: unknown flag '{}'", c), false;
+      }
+    }
+    return true;
+  };
+  std::string_view f = trim(v), m;
+  if (size_t c = f.find(','); c != std::string_view::npos) m = trim(f.substr(c + 1)), f = trim(f.substr(0, c));
+  if (f.empty()) return err = "flags: no flags given", false;
+  r.has_flags = true;
+  return bits(f, r.flags.want, &r.flags.mod, err) && bits(m, r.flags.mask, nullptr, err);
+}
+
 // flow: comma-separated words, Suricata's meaning.
 bool parse_flow(std::string_view v, Rule& r, std::string& err) {
   size_t i = 0;
@@ -303,7 +474,7 @@ bool parse_flowbits(std::string_view v, Rule& r, std::string& err) {
     fb.names.emplace_back(n);
     i = e + 1;
   }
-  if (fb.names.size() > 1 && !fb.check()) return err = fmt::format("flowbits:{} takes one name", cmd), false;
+  if (fb.any && !fb.check()) return err = fmt::format("flowbits:{} takes names joined by '&', not '|'", cmd), false;
   r.flowbits.push_back(std::move(fb));
   return true;
 }
@@ -713,6 +884,36 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     } else if (find_buf(kModifiers, std::size(kModifiers), k, b)) {
       if (!need_last(k)) return false;
       last_item->buf = b;
+    } else if (k == "isdataat" || k == "byte_test" || k == "byte_jump") {
+      Item it;
+      it.buf = sticky;
+      if (!(k == "isdataat"    ? parse_isdataat(v, it, err)
+            : k == "byte_test" ? parse_byte_test(v, it, err)
+                               : parse_byte_jump(v, it, err)))
+        return false;
+      // a relative check reads the buffer of the item before it (Snort's http_* modifiers)
+      if (it.byte.relative && !r.items.empty()) it.buf = r.items.back().buf;
+      r.items.push_back(std::move(it));
+      last = nullptr;
+      last_item = nullptr;
+    } else if (k == "itype" || k == "icode" || k == "icmp_id" || k == "icmp_seq" || k == "ttl" || k == "id" ||
+               k == "seq" || k == "ack") {
+      static const std::pair<const char*, FieldCond::Field> kFields[] = {
+          {"itype", FieldCond::IcmpType},   {"icode", FieldCond::IcmpCode}, {"icmp_id", FieldCond::IcmpId},
+          {"icmp_seq", FieldCond::IcmpSeq}, {"ttl", FieldCond::Ttl},        {"id", FieldCond::IpId},
+          {"seq", FieldCond::TcpSeq},       {"ack", FieldCond::TcpAck}};
+      for (auto& [n, f] : kFields)
+        if (k == n && !parse_field(v, f, n, r, err)) return false;
+    } else if (k == "ip_proto") {
+      std::string pv(trim(v));
+      static const std::pair<const char*, int> kNames[] = {{"icmp", 1},       {"igmp", 2},  {"ipip", 4},  {"tcp", 6},
+                                                           {"udp", 17},       {"gre", 47},  {"esp", 50},  {"ah", 51},
+                                                           {"ipv6-icmp", 58}, {"pim", 103}, {"sctp", 132}};
+      for (auto& [n, num] : kNames)
+        if (pv == n || pv == std::string("!") + n) pv = (pv[0] == '!' ? "!" : "") + std::to_string(num);
+      if (!parse_field(pv, FieldCond::IpProto, "ip_proto", r, err)) return false;
+    } else if (k == "flags" || k == "tcp.flags") {
+      if (!parse_flags(v, r, err)) return false;
     } else if (k == "urilen") {
       if (!parse_urilen(v, r, err)) return false;
     } else if (k == "content" || k == "uricontent") {
@@ -750,7 +951,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       Item it;
       it.is_pcre = true;
       if (!parse_pcre(v, it.pcre, err)) return false;
-      it.buf = it.pcre.buffer_flag ? pcre_buf(it.pcre.buffer_flag) : sticky;
+      it.buf = it.pcre.buffer_flag                    ? pcre_buf(it.pcre.buffer_flag)
+               : it.pcre.relative && !r.items.empty() ? r.items.back().buf  // the buffer it is relative to
+                                                      : sticky;
       r.items.push_back(std::move(it));
       last = nullptr;
       last_item = nullptr;
@@ -763,13 +966,17 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     }
   }
   for (const Item& it : r.items)
-    if (!it.is_pcre && it.content.relative() && (it.content.has_offset || it.content.has_depth))
+    if (it.is_content() && it.content.relative() && (it.content.has_offset || it.content.has_depth))
       return err = "a content mixes offset/depth with distance/within", false;
   for (size_t i = 1; i < r.items.size(); ++i) {  // a relative item follows one in its own buffer
     const Item& it = r.items[i];
-    bool rel = it.is_pcre ? it.pcre.relative : it.content.relative();
-    if (rel && it.buf != r.items[i - 1].buf)
-      return err = fmt::format("a relative {} in {} follows an item in {}", it.is_pcre ? "pcre" : "content",
+    if (it.relative() && it.buf != r.items[i - 1].buf)
+      return err = fmt::format("a relative {} in {} follows an item in {}",
+                               it.is_pcre                         ? "pcre"
+                               : it.byte.kind == ByteOp::IsDataAt ? "isdataat"
+                               : it.byte.kind == ByteOp::ByteTest ? "byte_test"
+                               : it.byte.kind == ByteOp::ByteJump ? "byte_jump"
+                                                                  : "content",
                                buf_name(it.buf), buf_name(r.items[i - 1].buf)),
              false;
   }
@@ -850,6 +1057,12 @@ bool response_only(Buf b) {
 
 bool either_side(Buf b) {
   return b == Buf::HttpHeader || b == Buf::HttpHeaderRaw || b == Buf::HttpCookie || b == Buf::HttpContentType;
+}
+
+bool Item::relative() const {
+  if (is_pcre) return pcre.relative;
+  if (byte.kind != ByteOp::None) return byte.relative;
+  return content.relative();
 }
 
 bool Rule::response_side() const {

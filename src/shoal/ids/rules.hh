@@ -97,9 +97,32 @@ struct Pcre {
   std::shared_ptr<void> code;  // compiled (pcre2_code), shared by copies
 };
 
+// isdataat, byte_test and byte_jump: checks on the payload that take part in
+// the relative positions like contents do (byte_jump moves the cursor).
+struct ByteOp {
+  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump };
+  Kind kind = None;
+  bool relative = false, neg = false;
+  int32_t offset = 0;
+  uint8_t nbytes = 0;
+  bool little = false, string = false;
+  uint8_t base = 10;
+  uint64_t bitmask = 0;
+  // byte_test: the comparison ("<", ">", "=", "<=", ">=", "&", "^") and value
+  char op[3] = {0, 0, 0};
+  uint64_t value = 0;
+  // byte_jump
+  uint64_t multiplier = 1;
+  int32_t post_offset = 0;
+  bool align = false, from_beginning = false, from_end = false;
+};
+
 struct Item {
   bool is_pcre = false;
+  ByteOp byte;  // kind != None: this item is a byte check, not a content
   Buf buf = Buf::Packet;
+  bool is_content() const { return !is_pcre && byte.kind == ByteOp::None; }
+  bool relative() const;
   Content content;
   Pcre pcre;
 };
@@ -135,6 +158,23 @@ constexpr uint32_t kMaxFlowbits = 512;
 int action_rank(const std::string& action);
 bool is_drop_action(const std::string& action);  // drop, sdrop, reject*
 
+// A header field test (itype, icode, icmp_id, icmp_seq, ttl, ip_proto, id,
+// seq, ack): lo <= value <= hi, or outside with neg.
+struct FieldCond {
+  enum Field : uint8_t { IcmpType, IcmpCode, IcmpId, IcmpSeq, Ttl, IpProto, IpId, TcpSeq, TcpAck };
+  Field field;
+  bool neg = false;
+  uint64_t lo = 0, hi = UINT64_MAX;
+};
+
+// flags: the TCP flags that must be set (Snort/Suricata letters FSRPAUCE),
+// with a modifier: exactly these (default), '+' these and maybe others,
+// '*' any of these, '!' none of these; mask: flags ignored.
+struct FlagsCond {
+  uint8_t want = 0, mask = 0;
+  char mod = 0;
+};
+
 struct Rule {
   std::string action = "alert";
   Proto proto = Proto::IP;
@@ -151,6 +191,9 @@ struct Rule {
   std::vector<Flowbit> flowbits;
   bool noalert = false;     // matches (flowbits act) but raises no alert
   uint16_t app = kAppNone;  // the header's application protocol (alert http ...)
+  std::vector<FieldCond> fields;
+  bool has_flags = false;
+  FlagsCond flags;
   bool has_urilen = false, urilen_raw = false;
   uint32_t urilen_lo = 0, urilen_hi = UINT32_MAX;
   // Whether the rule reads a transaction's buffers (it is then matched on

@@ -14,10 +14,11 @@ void apply_flowbits(const Rule& r, const PacketInfo& p) {
   if (!p.flowbits) return;
   for (const Flowbit& fb : r.flowbits) {
     if (fb.check()) continue;
-    uint16_t b = fb.bits[0];
-    uint64_t m = uint64_t(1) << (b & 63);
-    uint64_t& w = p.flowbits[b >> 6];
-    w = fb.cmd == Flowbit::Set ? (w | m) : fb.cmd == Flowbit::Unset ? (w & ~m) : (w ^ m);
+    for (uint16_t b : fb.bits) {  // set a&b sets both
+      uint64_t m = uint64_t(1) << (b & 63);
+      uint64_t& w = p.flowbits[b >> 6];
+      w = fb.cmd == Flowbit::Set ? (w | m) : fb.cmd == Flowbit::Unset ? (w & ~m) : (w ^ m);
+    }
   }
 }
 
@@ -39,6 +40,50 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
   }
   if (ports && !p.has_ports) return false;
   if (r.app && p.app != r.app) return false;
+  for (const FieldCond& c : r.fields) {
+    uint64_t v;
+    bool icmp = (p.proto == 1 || p.proto == 58) && p.l4;
+    switch (c.field) {
+      case FieldCond::IcmpType:
+      case FieldCond::IcmpCode:
+        if (!icmp) return false;
+        v = p.l4[c.field == FieldCond::IcmpType ? 0 : 1];
+        break;
+      case FieldCond::IcmpId:
+      case FieldCond::IcmpSeq: {
+        if (!icmp) return false;
+        uint8_t t = p.l4[0];  // echo and echo reply (v4: 8, 0; v6: 128, 129)
+        if (!(p.proto == 1 ? (t == 8 || t == 0) : (t == 128 || t == 129))) return false;
+        const uint8_t* q = p.l4 + (c.field == FieldCond::IcmpId ? 4 : 6);
+        v = uint64_t(q[0] << 8 | q[1]);
+        break;
+      }
+      case FieldCond::Ttl: v = p.ttl; break;
+      case FieldCond::IpProto: v = p.proto; break;
+      case FieldCond::IpId:
+        if (p.src.v6) return false;
+        v = p.ip_id;
+        break;
+      case FieldCond::TcpSeq:
+      case FieldCond::TcpAck: {
+        if (p.proto != 6 || !p.l4) return false;
+        const uint8_t* q = p.l4 + (c.field == FieldCond::TcpSeq ? 4 : 8);
+        v = uint64_t(q[0]) << 24 | uint64_t(q[1]) << 16 | uint64_t(q[2]) << 8 | q[3];
+        break;
+      }
+      default: return false;
+    }
+    if ((v < c.lo || v > c.hi) != c.neg) return false;
+  }
+  if (r.has_flags) {
+    if (p.proto != 6 || !p.l4) return false;
+    uint8_t f = p.l4[13] & uint8_t(~r.flags.mask), w = r.flags.want & uint8_t(~r.flags.mask);
+    bool ok = r.flags.mod == '+'   ? (f & w) == w
+              : r.flags.mod == '*' ? (f & w) != 0
+              : r.flags.mod == '!' ? (f & w) == 0
+                                   : f == w;
+    if (!ok) return false;
+  }
   if (r.has_dsize && ((p.plen < r.dsize_lo || p.plen > r.dsize_hi) != r.dsize_neg)) return false;
   if (r.flow & ~kFlowStateless) {
     // Suricata's flow option: no flow, no match (except not_established)

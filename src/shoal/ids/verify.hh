@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "shoal/ids/engine.hh"
 
@@ -32,6 +33,81 @@ inline int64_t find_content(const Content& c, const uint8_t* s, int64_t from, in
   return -1;
 }
 
+// A number of b.nbytes bytes at pos (binary: big or little endian; string:
+// digits in b.base), masked; false when the bytes are not all there, or a
+// string has no digit.
+inline bool read_number(const ByteOp& b, const uint8_t* s, int64_t n, int64_t pos, uint64_t& v) {
+  if (pos < 0 || pos + b.nbytes > n) return false;
+  v = 0;
+  if (b.string) {
+    int digits = 0;
+    for (int i = 0; i < b.nbytes; ++i) {
+      uint8_t c = s[pos + i];
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : 99;
+      if (d >= b.base) break;
+      v = v * b.base + uint64_t(d);
+      ++digits;
+    }
+    if (!digits) return false;
+  } else {
+    for (int i = 0; i < b.nbytes; ++i) v = b.little ? v | uint64_t(s[pos + i]) << (8 * i) : v << 8 | s[pos + i];
+  }
+  if (b.bitmask) v = (v & b.bitmask) >> __builtin_ctzll(b.bitmask);
+  return true;
+}
+
+// isdataat, byte_test, byte_jump at the cursor prev_end; cur gets the
+// cursor after it (byte_jump moves it).
+inline bool byte_check(const ByteOp& b, const uint8_t* s, int64_t n, int64_t prev_end, int64_t& cur) {
+  cur = prev_end;
+  int64_t base = b.relative ? prev_end : 0;
+  switch (b.kind) {
+    case ByteOp::IsDataAt: {  // as Suricata: N more bytes after the cursor, or a byte at offset N
+      bool has = b.relative ? base + b.offset <= n : b.offset < n;
+      return has != b.neg;
+    }
+    case ByteOp::ByteTest: {
+      uint64_t v;
+      if (!read_number(b, s, n, base + b.offset, v)) return false;
+      bool ok = false;
+      std::string_view op(b.op);
+      if (op == "<")
+        ok = v < b.value;
+      else if (op == ">")
+        ok = v > b.value;
+      else if (op == "=")
+        ok = v == b.value;
+      else if (op == "<=")
+        ok = v <= b.value;
+      else if (op == ">=")
+        ok = v >= b.value;
+      else if (op == "&")
+        ok = (v & b.value) != 0;
+      else if (op == "^")
+        ok = (v ^ b.value) != 0;
+      return ok != b.neg;
+    }
+    case ByteOp::ByteJump: {
+      int64_t pos = base + b.offset;
+      uint64_t v;
+      if (!read_number(b, s, n, pos, v)) return false;
+      if (v > uint64_t(n) || (b.multiplier > 1 && v > uint64_t(n) / b.multiplier)) return false;  // past the end
+      int64_t jump = int64_t(v * b.multiplier);
+      if (b.align) jump = (jump + 3) & ~int64_t(3);
+      int64_t np = b.from_beginning ? jump : b.from_end ? n + jump : pos + b.nbytes + jump;
+      np += b.post_offset;
+      if (np < 0 || np > n) return false;
+      cur = np;
+      return true;
+    }
+    case ByteOp::None: break;
+  }
+  return false;
+}
+
 // exists(k): for pcre item k, 1 or 0 when something other than PCRE2
 // already knows whether it matches somewhere in the payload (the item is
 // not relative and nothing after it uses its end), -1 to ask PCRE2.
@@ -41,6 +117,10 @@ bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t p
   if (k == r.items.size() || (k > 0 && r.items[k].buf != r.items[k - 1].buf)) return true;
   if (--budget < 0) return false;  // pathological backtracking: no match (as Snort's limits)
   const Item& it = r.items[k];
+  if (it.byte.kind != ByteOp::None) {
+    int64_t cur;
+    return byte_check(it.byte, s, int64_t(n), prev_end, cur) && items_from(r, k + 1, s, n, cur, budget, exists);
+  }
   if (it.is_pcre) {
     int known = exists(k);
     size_t end = size_t(std::max<int64_t>(0, prev_end));  // unused when known: nothing reads it
