@@ -382,3 +382,18 @@ TEST(IdsRules, HeaderFieldsAndTcpFlags) {
   ack[8] = 5;  // TTL 5
   EXPECT_EQ(hits(ack), (std::vector<uint32_t>{4, 5}));
 }
+
+TEST(IdsRules, ADuplicateSidIsReportedAndTheLaterRuleWins) {
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(
+      set.load_text("alert tcp any any -> any any (content:\"old\"; sid:9; rev:1;)\n"
+                    "alert tcp any any -> any any (content:\"other\"; sid:10;)\n"
+                    "alert tcp any any -> any any (content:\"new\"; sid:9; rev:2;)\n",
+                    "dup.rules", Vars(), false, err))
+      << err;
+  ASSERT_EQ(set.rules().size(), 2u);
+  EXPECT_EQ(set.rules()[0].items[0].content.bytes, "new");
+  ASSERT_EQ(set.problems().size(), 1u);
+  EXPECT_EQ(set.problems()[0].str(), "dup.rules:1: sid 9: duplicate sid: replaced by the rule at dup.rules:3");
+}

@@ -456,9 +456,10 @@ TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
     std::string l1, l2, l3;
     std::getline(f, l1), std::getline(f, l2);
     EXPECT_FALSE(std::getline(f, l3));
-    EXPECT_EQ(l1,
-              "11/14/2023-22:13:20.000000  [**] [1:1000001:2] GET passwd [**] [Classification: attempted-recon] "
-              "[Priority: 3] {TCP} 8.8.8.8:4000 -> 10.0.0.1:80");
+    EXPECT_EQ(
+        l1,
+        "11/14/2023-22:13:20.000000  [**] [1:1000001:2] GET passwd [**] [Classification: Attempted Information Leak] "
+        "[Priority: 2] {TCP} 8.8.8.8:4000 -> 10.0.0.1:80");
     EXPECT_EQ(l2,
               "11/14/2023-22:13:20.000003  [**] [1:1000002:1] dns evil [**] [Classification: (null)] "
               "[Priority: 1] {UDP} 1.1.1.1:999 -> 9.9.9.9:53");
@@ -478,7 +479,8 @@ TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
     EXPECT_EQ(j["timestamp"], "2023-11-14T22:13:20.000000+0000");
     EXPECT_EQ(j["alert"]["signature_id"], 1000001);
     EXPECT_EQ(j["alert"]["signature"], "GET passwd");
-    EXPECT_EQ(j["alert"]["category"], "attempted-recon");
+    EXPECT_EQ(j["alert"]["category"], "Attempted Information Leak") << "classification.config's description";
+    EXPECT_EQ(j["alert"]["severity"], 2);
     EXPECT_EQ(j["dest_port"], 80);
     eves.push_back(all);
   }

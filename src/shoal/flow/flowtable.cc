@@ -343,7 +343,13 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
   }
   for (uint32_t i = 0; i < n; ++i) {
     ids[i] = track_hashed(pk[i], hashes_[i], ip_len[i], now[i], dirs[i]);
-    if (facts) facts[i] = ids[i] && established(flows_[ids[i] - 1]) ? kFactEstablished : 0;
+    if (facts) {
+      facts[i] = 0;
+      if (ids[i]) {
+        const Flow& f = flows_[ids[i] - 1];
+        facts[i] = uint8_t((established(f) ? kFactEstablished : 0) | (f.pkts[dirs[i]] == 1 ? kFactFirstInDir : 0));
+      }
+    }
   }
 }
 

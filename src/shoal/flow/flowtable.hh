@@ -59,6 +59,7 @@ static_assert(sizeof(Flow) == 128, "a flow entry is two cache lines");
 // Per-packet facts (Anno::flow_facts): the flow's condition right after the
 // packet, which later packets of the same batch may change.
 constexpr uint8_t kFactEstablished = 1;  // TCP: the handshake completed; others: both directions seen
+constexpr uint8_t kFactFirstInDir = 2;   // the flow's first packet in this packet's direction
 
 struct Timeouts {
   uint64_t ns[k::kFlowClasses];

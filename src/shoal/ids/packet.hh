@@ -23,6 +23,7 @@ struct PacketInfo {
   bool has_flow = false;
   bool established = false;      // TCP: the handshake completed; others: both directions seen
   uint8_t dir = 0;               // 0: to the server (from the originator), 1: to the client
+  bool first_in_dir = true;      // the flow's first packet this way (IP-only rules look at no other)
   uint64_t* flowbits = nullptr;  // the flow's bits (kMaxFlowbits), or null
   uint16_t app = kAppNone;       // the flow's application protocol, when detected
 };

@@ -981,6 +981,10 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
              false;
   }
   if (r.uses_tx()) r.app = kAppHttp;  // the buffers are HTTP's
+  bool checks_flowbits = false;
+  for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
+  r.ip_only = r.items.empty() && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.flow && !checks_flowbits &&
+              !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
   if (!r.sid) return err = "the rule has no sid", false;
   r.text = std::string(s);
   return true;
@@ -1010,7 +1014,17 @@ bool RuleSet::load_text(const std::string& text, const std::string& name, const 
     r.file = name;
     r.line = start;
     if (parse_rule(rule, vars, r, why) && number_flowbits(r, why)) {
-      rules_.push_back(std::move(r));
+      // a duplicate gid:sid: the later rule wins (as Suricata), the earlier is reported
+      uint64_t key = uint64_t(r.gid) << 32 | r.sid;
+      auto [it, fresh] = sid_index_.emplace(key, rules_.size());
+      if (!fresh) {
+        Rule& old = rules_[it->second];
+        problems_.push_back(
+            {old.file, old.line, old.sid, fmt::format("duplicate sid: replaced by the rule at {}:{}", r.file, r.line)});
+        old = std::move(r);
+      } else {
+        rules_.push_back(std::move(r));
+      }
     } else {
       RuleProblem p{name, start, r.sid, why};
       if (strict) return err = p.str(), false;
@@ -1069,6 +1083,87 @@ bool Rule::response_side() const {
   for (const Item& it : items)
     if (response_only(it.buf)) return true;
   return (flow & kFlowToClient) != 0;
+}
+
+Classifications::Classifications() {
+  // The standard table (Snort's classification.config and Suricata's
+  // additions).
+  static const char* const kStandard =
+      "config classification: not-suspicious,Not Suspicious Traffic,3\n"
+      "config classification: unknown,Unknown Traffic,3\n"
+      "config classification: bad-unknown,Potentially Bad Traffic,2\n"
+      "config classification: attempted-recon,Attempted Information Leak,2\n"
+      "config classification: successful-recon-limited,Information Leak,2\n"
+      "config classification: successful-recon-largescale,Large Scale Information Leak,2\n"
+      "config classification: attempted-dos,Attempted Denial of Service,2\n"
+      "config classification: successful-dos,Denial of Service,2\n"
+      "config classification: attempted-user,Attempted User Privilege Gain,1\n"
+      "config classification: unsuccessful-user,Unsuccessful User Privilege Gain,1\n"
+      "config classification: successful-user,Successful User Privilege Gain,1\n"
+      "config classification: attempted-admin,Attempted Administrator Privilege Gain,1\n"
+      "config classification: successful-admin,Successful Administrator Privilege Gain,1\n"
+      "config classification: rpc-portmap-decode,Decode of an RPC Query,2\n"
+      "config classification: shellcode-detect,Executable code was detected,1\n"
+      "config classification: string-detect,A suspicious string was detected,3\n"
+      "config classification: suspicious-filename-detect,A suspicious filename was detected,2\n"
+      "config classification: suspicious-login,An attempted login using a suspicious username was detected,2\n"
+      "config classification: system-call-detect,A system call was detected,2\n"
+      "config classification: tcp-connection,A TCP connection was detected,4\n"
+      "config classification: trojan-activity,A Network Trojan was detected,1\n"
+      "config classification: unusual-client-port-connection,A client was using an unusual port,2\n"
+      "config classification: network-scan,Detection of a Network Scan,3\n"
+      "config classification: denial-of-service,Detection of a Denial of Service Attack,2\n"
+      "config classification: non-standard-protocol,Detection of a non-standard protocol or event,2\n"
+      "config classification: protocol-command-decode,Generic Protocol Command Decode,3\n"
+      "config classification: web-application-activity,access to a potentially vulnerable web application,2\n"
+      "config classification: web-application-attack,Web Application Attack,1\n"
+      "config classification: misc-activity,Misc activity,3\n"
+      "config classification: misc-attack,Misc Attack,2\n"
+      "config classification: icmp-event,Generic ICMP event,3\n"
+      "config classification: inappropriate-content,Inappropriate Content was Detected,1\n"
+      "config classification: policy-violation,Potential Corporate Privacy Violation,1\n"
+      "config classification: default-login-attempt,Attempt to login by a default username and password,2\n"
+      "config classification: targeted-activity,Targeted Malicious Activity was Detected,1\n"
+      "config classification: exploit-kit,Exploit Kit Activity Detected,1\n"
+      "config classification: external-ip-check,Device Retrieving External IP Address Detected,2\n"
+      "config classification: domain-c2,Domain Observed Used for C2 Detected,1\n"
+      "config classification: pup-activity,Possibly Unwanted Program Detected,2\n"
+      "config classification: credential-theft,Successful Credential Theft Detected,1\n"
+      "config classification: social-engineering,Possible Social Engineering Attempted,2\n"
+      "config classification: coin-mining,Crypto Currency Mining Activity Detected,2\n"
+      "config classification: command-and-control,Malware Command and Control Activity Detected,1\n";
+  std::string err;
+  load_text(kStandard, "(built in)", err);
+}
+
+bool Classifications::load_text(const std::string& text, const std::string& name, std::string& err) {
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::string_view l = trim(line);
+    if (l.empty() || l[0] == '#') continue;
+    static constexpr std::string_view kKey = "config classification:";
+    if (l.rfind(kKey, 0) != 0) continue;  // other config lines are not ours
+    auto a = split_args(l.substr(kKey.size()));
+    int32_t prio = 0;
+    if (a.size() != 3 || a[0].empty() || !parse_i32(a[2], prio) || prio < 1)
+      return err = fmt::format("{}:{}: 'config classification: name,description,priority' expected", name, n), false;
+    classes_[a[0]] = {a[1], prio};
+  }
+  return true;
+}
+
+bool Classifications::load_file(const std::string& path, std::string& err) {
+  std::ifstream f(path);
+  if (!f) return err = fmt::format("cannot read classification file '{}'", path), false;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return load_text(ss.str(), path, err);
+}
+
+const Classifications::Class* Classifications::find(const std::string& classtype) const {
+  auto it = classes_.find(classtype);
+  return it == classes_.end() ? nullptr : &it->second;
 }
 
 int action_rank(const std::string& a) {

@@ -191,6 +191,10 @@ struct Rule {
   std::vector<Flowbit> flowbits;
   bool noalert = false;     // matches (flowbits act) but raises no alert
   uint16_t app = kAppNone;  // the header's application protocol (alert http ...)
+  // Suricata's IP-only rules (addresses and protocol only: no payload,
+  // header, flow or port test) are matched once per flow direction, on its
+  // first packet.
+  bool ip_only = false;
   std::vector<FieldCond> fields;
   bool has_flags = false;
   FlagsCond flags;
@@ -233,6 +237,25 @@ class Vars {
   std::map<std::string, std::string> vars_;
 };
 
+// classification.config: classtype -> (description, priority), as Suricata
+// reads it ("config classification: name,description,priority"). Starts
+// with the standard table Snort and Suricata ship; a file adds to it or
+// overrides entries.
+class Classifications {
+ public:
+  struct Class {
+    std::string description;
+    int priority = 3;
+  };
+  Classifications();
+  bool load_file(const std::string& path, std::string& err);
+  bool load_text(const std::string& text, const std::string& name, std::string& err);
+  const Class* find(const std::string& classtype) const;
+
+ private:
+  std::map<std::string, Class> classes_;
+};
+
 class RuleSet {
  public:
   // Loads rules; unusable ones go to problems() (or, strict, the load fails
@@ -252,6 +275,8 @@ class RuleSet {
         keep.push_back(std::move(r));
     }
     rules_ = std::move(keep);
+    sid_index_.clear();
+    for (size_t i = 0; i < rules_.size(); ++i) sid_index_[uint64_t(rules_[i].gid) << 32 | rules_[i].sid] = i;
   }
   // Flowbit names numbered so far (kMaxFlowbits at most).
   size_t flowbit_count() const { return flowbit_ids_.size(); }
@@ -259,6 +284,7 @@ class RuleSet {
  private:
   bool number_flowbits(Rule& r, std::string& why);
   std::map<std::string, uint16_t> flowbit_ids_;
+  std::map<uint64_t, size_t> sid_index_;  // gid << 32 | sid -> index in rules_
   std::vector<Rule> rules_;
   std::vector<RuleProblem> problems_;
 };

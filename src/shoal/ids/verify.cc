@@ -40,6 +40,7 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
   }
   if (ports && !p.has_ports) return false;
   if (r.app && p.app != r.app) return false;
+  if (r.ip_only && !p.first_in_dir) return false;
   for (const FieldCond& c : r.fields) {
     uint64_t v;
     bool icmp = (p.proto == 1 || p.proto == 58) && p.l4;

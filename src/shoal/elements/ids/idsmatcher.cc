@@ -20,18 +20,31 @@ namespace shoal {
 
 namespace {
 
+// Addresses as Suricata writes them: IPv6 in full (eight groups of four hex digits).
 std::string addr_text(const ids::Addr& a) {
-  return a.v6 ? format_ipv6(a.b) : fmt::format("{}.{}.{}.{}", a.b[0], a.b[1], a.b[2], a.b[3]);
+  if (!a.v6) return fmt::format("{}.{}.{}.{}", a.b[0], a.b[1], a.b[2], a.b[3]);
+  std::string s;
+  for (int i = 0; i < 16; i += 2) s += fmt::format("{}{:02x}{:02x}", i ? ":" : "", a.b[i], a.b[i + 1]);
+  return s;
 }
 
+// Protocol names as Suricata's EVE writes them; others by number.
 std::string proto_name(uint8_t p) {
   switch (p) {
+    case 1: return "ICMP";
+    case 2: return "IGMP";
+    case 4: return "IP-in-IP";
     case 6: return "TCP";
     case 17: return "UDP";
-    case 1: return "ICMP";
-    case 58: return "IPV6-ICMP";
+    case 41: return "IPv6";
+    case 47: return "GRE";
+    case 50: return "ESP";
+    case 51: return "AH";
+    case 58: return "IPv6-ICMP";
+    case 103: return "PIM";
+    case 132: return "SCTP";
   }
-  return fmt::format("PROTO:{:03}", p);
+  return std::to_string(p);
 }
 
 // "11/22/2026-11:35:27.123456" (fast.log) or "2026-11-22T11:35:27.123456+0000" (EVE), UTC.
@@ -67,6 +80,7 @@ bool locate(Packet* p, ids::PacketInfo& info, uint32_t& ip_off, int32_t ip_at = 
 // The rule set and its compiled database, shared by every worker's copy.
 struct IdsShared {
   ids::RuleSet set;
+  ids::Classifications classes;
   std::shared_ptr<const ids::Database> db;
 };
 
@@ -80,9 +94,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (bit >= 0) alert_bit_ = 1u << bit;
     }
     std::string engine = ids::have_hyperscan() ? "hyperscan" : "builtin";
-    InputPath rules, vars;
+    InputPath rules, vars, classification;
     OutputPath fastlog, eve;
     a.read_mp("RULES", rules).read("VARS", vars).read("ENGINE", engine).read("FASTLOG", fastlog);
+    a.read("CLASSIFICATION", classification);
     a.read("EVE", eve).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     a.complete();
     // The flow layer, when there is one upstream: the flow options and
@@ -92,7 +107,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       state_off_ = mgr_->table().reserve(sizeof(FlowState), alignof(FlowState));
       app_.reserve(*mgr_);
     }
+    class_file_ = classification.path;
     rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path, eve_file_ = eve.path;
+    class_file_ = classification.path;
     if (engine == "builtin")
       kind_ = ids::EngineKind::Builtin;
     else if (engine == "hyperscan")
@@ -113,6 +130,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       ids::Vars vars;
       auto db = std::make_shared<ids::Database>();
       if ((!vars_file_.empty() && !vars.load_file(vars_file_, err)) ||
+          (!class_file_.empty() && !shared_->classes.load_file(class_file_, err)) ||
           !shared_->set.load_file(rules_file_, vars, strict_, err))
         throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
       if (!mgr_) {
@@ -349,6 +367,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     info.has_flow = true;
     info.dir = p->anno().flow_dir;
     info.established = p->anno().flow_facts & flow::kFactEstablished;  // as of this packet, not the batch's end
+    info.first_in_dir = p->anno().flow_facts & flow::kFactFirstInDir;
     auto* fs = reinterpret_cast<FlowState*>(t.state(id) + state_off_);
     info.flowbits = fs->bits;
     return fs;
@@ -380,6 +399,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       return Verdict::Pass;
     }
     uint64_t ts = p->timestamp_ns();  // the packet's time, as Suricata logs it (0 is 1970-01-01)
+    // a flow's id in EVE: unique over the run (worker, entry reuse, entry)
+    uint64_t flow_id = 0;
+    if (uint32_t id = p->anno().flow; mgr_ && id)
+      flow_id = uint64_t(worker().id()) << 52 | uint64_t(mgr_->table().flow(id).gen & 0xfffff) << 32 | id;
     bool dropped = false;
     uint32_t logged = 0;
     for (const auto& [r, http] : all_) {
@@ -387,7 +410,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       bool d = ids::is_drop_action(rule.action);
       dropped |= d;
       if (rule.noalert) continue;
-      log(rule, info, ts, ips_ && d, http, p->source_index());
+      log(rule, info, ts, ips_ && d, http, p->source_index(), flow_id);
       ++logged;
     }
     if (logged) {
@@ -426,33 +449,36 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     fast_lines_ = eve_lines_ = 0;
   }
   void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked, const nlohmann::json* http,
-           uint64_t pcap_cnt) {
-    int prio = r.priority ? r.priority : 3;
+           uint64_t pcap_cnt, uint64_t flow_id) {
+    // category and severity from classification.config, as Suricata
+    const ids::Classifications::Class* cls = r.classtype.empty() ? nullptr : shared_->classes.find(r.classtype);
+    std::string category = cls ? cls->description : r.classtype;
+    int prio = r.priority ? r.priority : cls ? cls->priority : 3;
     std::string proto = proto_name(p.proto);
     if (!fastlog_file_.empty()) {
       auto ep = [&](const ids::Addr& a, uint16_t port) {
         return p.has_ports ? fmt::format("{}:{}", addr_text(a), port) : addr_text(a);
       };
-      fast_buf_ += fmt::format("{}  {}[**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{{}}} {} -> {}\n",
-                               time_text(ts, false), blocked ? "[Drop] " : "", r.gid, r.sid, r.rev, r.msg,
-                               r.classtype.empty() ? "(null)" : r.classtype, prio, proto, ep(p.src, p.sport),
-                               ep(p.dst, p.dport));
+      fast_buf_ +=
+          fmt::format("{}  {}[**] [{}:{}:{}] {} [**] [Classification: {}] [Priority: {}] {{{}}} {} -> {}\n",
+                      time_text(ts, false), blocked ? "[Drop] " : "", r.gid, r.sid, r.rev, r.msg,
+                      category.empty() ? "(null)" : category, prio, proto, ep(p.src, p.sport), ep(p.dst, p.dport));
       ++fast_lines_;
     }
     if (!eve_file_.empty()) {
-      nlohmann::json j = {{"timestamp", time_text(ts, true)},
-                          {"event_type", "alert"},
-                          {"src_ip", addr_text(p.src)},
-                          {"dest_ip", addr_text(p.dst)},
-                          {"proto", proto}};
-      if (p.has_ports) j["src_port"] = p.sport, j["dest_port"] = p.dport;
+      nlohmann::json j = {{"timestamp", time_text(ts, true)}};
+      if (flow_id) j["flow_id"] = flow_id;
       if (pcap_cnt) j["pcap_cnt"] = pcap_cnt;
+      j.update(
+          {{"event_type", "alert"}, {"src_ip", addr_text(p.src)}, {"dest_ip", addr_text(p.dst)}, {"proto", proto}});
+      if (p.has_ports) j["src_port"] = p.sport, j["dest_port"] = p.dport;
+      if (p.has_flow) j["direction"] = p.dir == 0 ? "to_server" : "to_client";
       j["alert"] = {{"action", blocked ? "blocked" : "allowed"},
                     {"gid", r.gid},
                     {"signature_id", r.sid},
                     {"rev", r.rev},
                     {"signature", r.msg},
-                    {"category", r.classtype},
+                    {"category", category},
                     {"severity", prio}};
       if (p.app == ids::kAppHttp) j["app_proto"] = "http";
       if (http) j["http"] = *http;
@@ -465,7 +491,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     return r;
   }
 
-  std::string rules_file_, vars_file_, fastlog_file_, eve_file_;
+  std::string rules_file_, vars_file_, class_file_, fastlog_file_, eve_file_;
   bool strict_ = false, quiet_ = false, ips_ = false;
   FlowIPManager* mgr_ = nullptr;
   uint32_t state_off_ = 0;
@@ -493,7 +519,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                           \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON alert records (appended)"}, \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                     \
-      {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"}, {     \
+      {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"},       \
+      {"CLASSIFICATION", "file",                                                                                    \
+       "classification.config (classtype descriptions and priorities; the standard table is built in)"},            \
+  {                                                                                                                 \
     "QUIET", "boolean", "no load summary on stderr (default false)"                                                 \
   }
 #define SHOAL_IDS_HANDLERS                                                                                      \
