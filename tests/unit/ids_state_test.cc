@@ -5,6 +5,7 @@
 
 #include <pcap/pcap.h>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "helpers.hh"
@@ -396,4 +397,47 @@ TEST(IdsRules, ADuplicateSidIsReportedAndTheLaterRuleWins) {
   EXPECT_EQ(set.rules()[0].items[0].content.bytes, "new");
   ASSERT_EQ(set.problems().size(), 1u);
   EXPECT_EQ(set.problems()[0].str(), "dup.rules:1: sid 9: duplicate sid: replaced by the rule at dup.rules:3");
+}
+
+TEST(IdsRules, ThresholdAndDetectionFilterCountPerKeyAndWindow) {
+  // one source sends 10 matching packets a second apart, another source 2
+  std::vector<Bytes> frames;
+  for (int i = 0; i < 10; ++i) frames.push_back(ether(ip4(kClient, kServer, 17, 1000, 53, "hit")));
+  for (int i = 0; i < 2; ++i) frames.push_back(ether(ip4(kClient + 7, kServer, 17, 1000, 53, "hit")));
+  std::string dir = test::tmpdir(), pcap = dir + "/threshold.pcap", rules = dir + "/threshold.rules";
+  {
+    io::PcapWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(pcap, 1, 65535, true, err)) << err;
+    for (size_t i = 0; i < frames.size(); ++i)  // 1 s apart
+      w.write(frames[i].data(), uint32_t(frames[i].size()), uint32_t(frames[i].size()),
+              1700000000000000000ull + i * 1000000000ull);
+    ASSERT_TRUE(w.close());
+  }
+  std::ofstream(rules)
+      << "alert udp any any -> any any (content:\"hit\"; threshold:type limit,track by_src,count 2,seconds 60; "
+         "sid:1;)\n"
+         "alert udp any any -> any any (content:\"hit\"; threshold:type threshold,track by_src,count 3,seconds 60; "
+         "sid:2;)\n"
+         "alert udp any any -> any any (content:\"hit\"; threshold:type both,track by_rule,count 4,seconds 60; "
+         "sid:3;)\n"
+         "alert udp any any -> any any (content:\"hit\"; detection_filter:track by_src,count 8,seconds 60; sid:4;)\n"
+         "alert udp any any -> any any (content:\"hit\"; threshold:type limit,track by_src,count 1,seconds 4; "
+         "sid:5;)\n";
+  std::string eve = dir + "/threshold-eve.json";
+  std::remove(eve.c_str());
+  auto r = test::run(fmt::format(
+      "FromDump({}, STOP true) -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, QUIET true) -> Discard; ids[1] "
+      "-> Discard;",
+      pcap, rules, eve));
+  ASSERT_TRUE(r->ok) << r->errors;
+  test::finish(*r);
+  std::map<uint32_t, int> per_sid;
+  std::ifstream f(eve);
+  for (std::string line; std::getline(f, line);) ++per_sid[nlohmann::json::parse(line)["alert"]["signature_id"]];
+  EXPECT_EQ(per_sid[1], 2 + 2) << "limit: the first 2 per source";
+  EXPECT_EQ(per_sid[2], 3) << "threshold: every 3rd per source (3, 6, 9 of the first)";
+  EXPECT_EQ(per_sid[3], 1) << "both: once, at the 4th of the rule";
+  EXPECT_EQ(per_sid[4], 2) << "detection_filter: the 9th and 10th of the first source";
+  EXPECT_EQ(per_sid[5], 3 + 1) << "limit 1 per 4 s window: seconds 0, 4, 8 of the first source";
 }

@@ -398,6 +398,55 @@ bool parse_flags(std::string_view v, Rule& r, std::string& err) {
   return bits(f, r.flags.want, &r.flags.mod, err) && bits(m, r.flags.mask, nullptr, err);
 }
 
+// threshold: type limit|threshold|both, track by_src|by_dst|by_both|by_rule|by_flow, count N, seconds T
+// detection_filter: track ..., count N, seconds T
+bool parse_threshold(std::string_view v, bool detection_filter, Rule& r, std::string& err) {
+  const char* kw = detection_filter ? "detection_filter" : "threshold";
+  if (r.threshold.type != Threshold::None)
+    return err = fmt::format("{}: a rule takes one threshold or detection_filter", kw), false;
+  Threshold t;
+  t.type = detection_filter ? Threshold::DetectionFilter : Threshold::None;
+  bool have_track = false, have_count = false, have_seconds = false;
+  for (const std::string& a : split_args(v)) {
+    size_t sp = a.find_first_of(" \t");
+    std::string key = a.substr(0, sp),
+                val = sp == std::string::npos ? "" : std::string(trim(std::string_view(a).substr(sp)));
+    int32_t n = 0;
+    if (key == "type" && !detection_filter) {
+      if (val == "limit")
+        t.type = Threshold::Limit;
+      else if (val == "threshold")
+        t.type = Threshold::EveryNth;
+      else if (val == "both")
+        t.type = Threshold::Both;
+      else
+        return err = fmt::format("threshold: type '{}' is not limit, threshold or both", val), false;
+    } else if (key == "track") {
+      static const std::pair<const char*, Threshold::Track> kTracks[] = {{"by_src", Threshold::BySrc},
+                                                                         {"by_dst", Threshold::ByDst},
+                                                                         {"by_both", Threshold::ByBoth},
+                                                                         {"by_rule", Threshold::ByRule},
+                                                                         {"by_flow", Threshold::ByFlow}};
+      auto it = std::find_if(std::begin(kTracks), std::end(kTracks), [&](auto& p) { return val == p.first; });
+      if (it == std::end(kTracks)) return err = fmt::format("{}: track '{}' is not supported", kw, val), false;
+      t.track = it->second;
+      have_track = true;
+    } else if (key == "count" && parse_i32(val, n) && n >= 1) {
+      t.count = uint32_t(n);
+      have_count = true;
+    } else if (key == "seconds" && parse_i32(val, n) && n >= 1) {
+      t.seconds = uint32_t(n);
+      have_seconds = true;
+    } else {
+      return err = fmt::format("{}: bad '{}'", kw, a), false;
+    }
+  }
+  if (t.type == Threshold::None || !have_track || !have_count || !have_seconds)
+    return err = fmt::format("{}: {}track, count and seconds are needed", kw, detection_filter ? "" : "type, "), false;
+  r.threshold = t;
+  return true;
+}
+
 // flow: comma-separated words, Suricata's meaning.
 bool parse_flow(std::string_view v, Rule& r, std::string& err) {
   size_t i = 0;
@@ -869,6 +918,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       r.classtype = v;
     } else if (k == "priority") {
       if (!parse_i32(v, r.priority) || r.priority < 1) return err = fmt::format("bad priority '{}'", v), false;
+    } else if (k == "threshold" || k == "detection_filter") {
+      if (!parse_threshold(v, k == "detection_filter", r, err)) return false;
     } else if (k == "reference" || k == "metadata" || k == "rawbytes" || k == "target") {
     } else if (k == "flow") {
       if (!parse_flow(v, r, err)) return false;

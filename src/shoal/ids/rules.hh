@@ -175,6 +175,17 @@ struct FlagsCond {
   char mod = 0;
 };
 
+// threshold and detection_filter: how often a match becomes an alert, per
+// tracked key (source, destination, both, the rule, or the flow) within a
+// time window.
+struct Threshold {
+  enum Type : uint8_t { None, Limit, EveryNth, Both, DetectionFilter };  // EveryNth: type threshold
+  enum Track : uint8_t { BySrc, ByDst, ByBoth, ByRule, ByFlow };
+  Type type = None;
+  Track track = BySrc;
+  uint32_t count = 0, seconds = 0;
+};
+
 struct Rule {
   std::string action = "alert";
   Proto proto = Proto::IP;
@@ -191,6 +202,7 @@ struct Rule {
   std::vector<Flowbit> flowbits;
   bool noalert = false;     // matches (flowbits act) but raises no alert
   uint16_t app = kAppNone;  // the header's application protocol (alert http ...)
+  Threshold threshold;
   // Suricata's IP-only rules (addresses and protocol only: no payload,
   // header, flow or port test) are matched once per flow direction, on its
   // first packet.

@@ -10,6 +10,7 @@
 #include "shoal/elements/flow/flowipmanager.hh"
 #include "shoal/elements/ids/idsapplayer.hh"
 #include "shoal/ids/engine.hh"
+#include "shoal/ids/threshold.hh"
 #include "shoal/io/outfile.hh"
 #include "shoal/io/shared_file.hh"
 #include "shoal/kernels/steps/ids_scan.hh"
@@ -263,6 +264,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("dropped", dropped_);
     add_stat_handler("flow_passed", flow_passed_);
     add_stat_handler("flow_dropped", flow_dropped_);
+    add_stat_handler("threshold_untracked", threshold_.untracked);
     mirror_.add_handler(*this);
   }
 
@@ -387,6 +389,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (uint32_t r : hits_) all_.push_back({r, nullptr});
     for (const auto& h : tx_hits_) all_.push_back({h.rule, &h.http});
     std::sort(all_.begin(), all_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    // threshold and detection_filter: matches that do not become alerts
+    // take no action either
+    uint64_t now = p->timestamp_ns();
+    std::erase_if(all_, [&](const auto& h) {
+      const ids::Rule& rule = engine_.rules()[h.first];
+      return rule.threshold.type != ids::Threshold::None &&
+             !threshold_.allow(rule, h.first, info, uint64_t(p->anno().flow), now);
+    });
     struct Clear {
       std::vector<IdsAppLayer::TxHit>& v;
       ~Clear() { v.clear(); }
@@ -502,6 +512,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   ids::Engine engine_;
   std::vector<uint32_t> hits_;
   IdsAppLayer app_;
+  ids::ThresholdState threshold_;
   bool app_on_ = false;
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const nlohmann::json*>> all_;
@@ -525,28 +536,29 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   {                                                                                                                 \
     "QUIET", "boolean", "no load summary on stderr (default false)"                                                 \
   }
-#define SHOAL_IDS_HANDLERS                                                                                      \
-  {"rules", "r", "rules loaded"}, {"skipped", "r", "rules skipped"},                                            \
-      {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"},                          \
-      {"patterns", "r", "distinct fast patterns"}, {"engine", "r", "the prefilter and its size"},               \
-      {"regex", "r",                                                                                            \
-       "how many pcres compile to DFAs (the subset a device can run), and why the others do "                   \
-       "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, "                      \
-       "PCRE2), and how many rules without fast pattern a pcre prefilters"},                                    \
-      {"inspected", "r", "packets matched against the rules"},                                                  \
-      {"uninspected", "r", "packets that were not IP (sent on uninspected)"}, {"alerts", "r", "alerts raised"}, \
-      {"log_lost", "r", "alert lines that could not be written (the run fails)"},                               \
-      {"alerted_packets", "r", "packets with at least one alert"},                                              \
-      {"passed", "r", "packets a pass rule matched (their flows are passed)"},                                  \
-      {"dropped", "r", "packets a drop or reject rule dropped (IPS)"},                                          \
-      {"flow_passed", "r", "later packets of passed flows, not inspected"},                                     \
-      {"flow_dropped", "r", "later packets of dropped flows, dropped uninspected (IPS)"},                       \
-      {"verified", "r", "candidate rules verified"},                                                            \
-      {"device_overflows", "r",                                                                                 \
-       "packets with more distinct fast patterns than a device list holds (15), rescanned "                     \
-       "on the CPU"},                                                                                           \
-  {                                                                                                             \
-    "offload_uploads", "r", "copies of the automaton made on a device"                                          \
+#define SHOAL_IDS_HANDLERS                                                                                           \
+  {"rules", "r", "rules loaded"}, {"skipped", "r", "rules skipped"},                                                 \
+      {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"},                               \
+      {"patterns", "r", "distinct fast patterns"}, {"engine", "r", "the prefilter and its size"},                    \
+      {"regex", "r",                                                                                                 \
+       "how many pcres compile to DFAs (the subset a device can run), and why the others do "                        \
+       "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, "                           \
+       "PCRE2), and how many rules without fast pattern a pcre prefilters"},                                         \
+      {"inspected", "r", "packets matched against the rules"},                                                       \
+      {"uninspected", "r", "packets that were not IP (sent on uninspected)"}, {"alerts", "r", "alerts raised"},      \
+      {"log_lost", "r", "alert lines that could not be written (the run fails)"},                                    \
+      {"alerted_packets", "r", "packets with at least one alert"},                                                   \
+      {"passed", "r", "packets a pass rule matched (their flows are passed)"},                                       \
+      {"dropped", "r", "packets a drop or reject rule dropped (IPS)"},                                               \
+      {"flow_passed", "r", "later packets of passed flows, not inspected"},                                          \
+      {"flow_dropped", "r", "later packets of dropped flows, dropped uninspected (IPS)"},                            \
+      {"threshold_untracked", "r", "threshold matches not tracked (the table of 65,536 keys was full): they alert"}, \
+      {"verified", "r", "candidate rules verified"},                                                                 \
+      {"device_overflows", "r",                                                                                      \
+       "packets with more distinct fast patterns than a device list holds (15), rescanned "                          \
+       "on the CPU"},                                                                                                \
+  {                                                                                                                  \
+    "offload_uploads", "r", "copies of the automaton made on a device"                                               \
   }
 
 SHOAL_OFFLOADABLE_ELEMENT(
