@@ -9,6 +9,7 @@ define($IN examples/data/ids-traffic.pcap, $OUT /tmp/shoal-dpi-)
 
 FromDump($IN, STOP true)
   -> CheckIPHeader(14)
+  -> FlowIPManager  // the flows the rules' flow options ask about
   -> ids :: IDSMatcher(RULES examples/data/ids/local.rules, VARS examples/data/ids/vars.yaml, QUIET true,
                        FASTLOG ${OUT}fast.log, EVE ${OUT}eve.json)
   -> rt :: DirectIPLookup(10.0.0.64/26 10.0.0.126 1, 10.0.0.0/24 0, 0.0.0.0/0 10.0.0.254 1);

@@ -10,6 +10,7 @@ define($IN examples/data/ids-traffic.pcap, $OUT /tmp/shoal-gpu-dpi-)
 
 FromDump($IN, STOP true)
   -> Batcher(1024, 100us)
+  -> FlowIPManager  // the flows the rules' flow options ask about
   -> h :: HostToDevice(INFLIGHT 8)
   -> GPUCheckIPHeader(14)
   -> ids :: GPUIDSMatcher(RULES examples/data/ids/local.rules, VARS examples/data/ids/vars.yaml, QUIET true,

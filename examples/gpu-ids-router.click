@@ -13,6 +13,7 @@ define($IN examples/data/ids-traffic.pcap, $OUT /tmp/shoal-gpu-ids-router-)
 
 FromDump($IN, STOP true)
   -> Batcher(1024, 100us)
+  -> FlowIPManager  // the flows the rules' flow options ask about
   -> h :: HostToDevice(INFLIGHT 8)
   -> GPUCheckIPHeader(14)
   -> acl :: GPUSDNClassifier(RULES examples/data/sdn/ids-router.rules)

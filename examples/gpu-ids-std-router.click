@@ -46,6 +46,7 @@ c1[3] -> Discard;
 // ---- IPv4: header check, IDS, lookup on the device
 ip4 :: Strip(14)
   -> Batcher(1024, 100us)
+  -> FlowIPManager  // the flows the rules' flow options ask about
   -> h :: HostToDevice(INFLIGHT 8)
   -> GPUCheckIPHeader(INTERFACES 10.1.0.1/16 10.2.0.1/16)
   -> ids :: GPUIDSMatcher(RULES examples/data/ids/local.rules, VARS examples/data/ids/vars.yaml, QUIET true,

@@ -11,6 +11,7 @@ FromDump($IN, STOP true)
   -> acl :: SDNClassifier(RULES examples/data/sdn/ids-router.rules);
 acl[1] -> denied :: Counter -> Discard;
 acl[0]
+  -> FlowIPManager  // the flows the rules' flow options ask about
   -> ids :: IDSMatcher(RULES examples/data/ids/local.rules, VARS examples/data/ids/vars.yaml, QUIET true,
                        FASTLOG ${OUT}fast.log, EVE ${OUT}eve.json);
 ids[1] -> alerted :: Counter -> Discard;

@@ -42,6 +42,7 @@ c1[3] -> Discard;
 
 // ---- IPv4: header check, IDS, lookup
 ip4 :: Strip(14) -> CheckIPHeader(INTERFACES 10.1.0.1/16 10.2.0.1/16)
+  -> FlowIPManager  // the flows the rules' flow options ask about
   -> ids :: IDSMatcher(RULES examples/data/ids/local.rules, VARS examples/data/ids/vars.yaml, QUIET true,
                        FASTLOG ${OUT}fast.log, EVE ${OUT}eve.json);
 ids[1] -> alerted :: Counter -> Discard;

@@ -8,6 +8,7 @@ FromDump($IN, STOP true)
   -> CheckIPHeader(14)
   -> rt :: DirectIPLookup(10.0.0.0/8 0, 0.0.0.0/0 198.51.100.1 0)
   -> DecIPTTL
+  -> FlowIPManager  // the flows the rules' flow options ask about
   -> ips :: IDSMatcher(RULES examples/data/ids/local.rules, VARS examples/data/ids/vars.yaml, ENGINE $ENGINE,
                        FASTLOG ${LOG}fast.log, EVE ${LOG}eve.json);
 ips[0] -> forwarded :: Counter -> ToDump($OUT);
