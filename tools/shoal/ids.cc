@@ -4,9 +4,15 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "common.hh"
 
@@ -23,6 +29,40 @@ std::string cquote(const std::string& s) {
   }
   return q + "\"";
 }
+
+// Suricata's default variables (suricata.yaml's vars), which a -c file
+// adds to or overrides.
+const char* kDefaultVars = R"(vars:
+  address-groups:
+    HOME_NET: "[192.168.0.0/16,10.0.0.0/8,172.16.0.0/12]"
+    EXTERNAL_NET: "!$HOME_NET"
+    HTTP_SERVERS: "$HOME_NET"
+    SMTP_SERVERS: "$HOME_NET"
+    SQL_SERVERS: "$HOME_NET"
+    DNS_SERVERS: "$HOME_NET"
+    TELNET_SERVERS: "$HOME_NET"
+    AIM_SERVERS: "$EXTERNAL_NET"
+    DC_SERVERS: "$HOME_NET"
+    DNP3_SERVER: "$HOME_NET"
+    DNP3_CLIENT: "$HOME_NET"
+    MODBUS_CLIENT: "$HOME_NET"
+    MODBUS_SERVER: "$HOME_NET"
+    ENIP_CLIENT: "$HOME_NET"
+    ENIP_SERVER: "$HOME_NET"
+  port-groups:
+    HTTP_PORTS: "80"
+    SHELLCODE_PORTS: "!80"
+    ORACLE_PORTS: 1521
+    SSH_PORTS: 22
+    DNP3_PORTS: 20000
+    MODBUS_PORTS: 502
+    FILE_DATA_PORTS: "[$HTTP_PORTS,110,143]"
+    FTP_PORTS: 21
+    GENEVE_PORTS: 6081
+    VXLAN_PORTS: 4789
+    TEREDO_PORTS: 3544
+    SIP_PORTS: "[5060,5061]"
+)";
 
 struct IdsArgs {
   std::string pcap, iface, rules, config, logdir = ".";
@@ -49,7 +89,7 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
   return true;
 }
 
-std::string build_config(const IdsArgs& a, const std::map<std::string, std::string>& set) {
+std::string build_config(const IdsArgs& a, const std::map<std::string, std::string>& set, const std::string& vars) {
   auto get = [&](const char* k, const char* def) {
     auto it = set.find(k);
     return it == set.end() ? std::string(def) : it->second;
@@ -58,7 +98,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
                                     : fmt::format("FromDevice({}, SNIFFER true, PROMISC true)", cquote(a.iface));
   std::string ids = fmt::format("IDSMatcher(RULES {}, EVE {}, FASTLOG {}, IPS {}", cquote(a.rules),
                                 cquote(a.logdir + "/eve.json"), cquote(a.logdir + "/fast.log"), a.ips);
-  if (!a.config.empty()) ids += fmt::format(", VARS {}", cquote(a.config));
+  if (!vars.empty()) ids += fmt::format(", VARS {}", cquote(vars));
   ids += ")";
   // Suricata tracks every flow and, by default, picks up no TCP
   // connection midstream.
@@ -105,7 +145,35 @@ int cmd_ids(int argc, char** argv) {
       return 2;
     }
   }
-  std::string conf = build_config(a, set);
+  // The variables: Suricata's defaults, then the -c file's (later lines win).
+  std::string vars_text = kDefaultVars;
+  if (!a.config.empty()) {
+    std::ifstream f(a.config);
+    if (!f) {
+      fmt::print(stderr, "shoal ids: -c {}: cannot read it\n", a.config);
+      return 2;
+    }
+    std::stringstream ss;
+    ss << f.rdbuf();
+    vars_text += "\n" + ss.str();
+  }
+  char tmpl[] = "/tmp/shoal-ids-vars-XXXXXX";
+  int fd = ::mkstemp(tmpl);
+  if (fd < 0) {
+    fmt::print(stderr, "shoal ids: cannot make a temporary file for the variables: {}\n", std::strerror(errno));
+    return 1;
+  }
+  ::close(fd);
+  std::string vars = tmpl, err;
+  struct Unlink {
+    std::string p;
+    ~Unlink() { ::unlink(p.c_str()); }
+  } unlink_vars{vars};
+  if (!write_file(vars, vars_text, err)) {
+    fmt::print(stderr, "shoal ids: {}\n", err);
+    return 1;
+  }
+  std::string conf = build_config(a, set, a.dump ? (a.config.empty() ? "" : a.config) : vars);
   if (a.dump) {
     fmt::print("{}", conf);
     return 0;
