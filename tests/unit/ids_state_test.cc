@@ -219,7 +219,12 @@ TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {
                    "alert http any any -> any any (http.uri; content:\"EvilBot\"; sid:12;)\n"
                    "alert http any any -> any any (http.method; content:\"GET\"; http.uri; content:\"admin\"; "
                    "sid:13;)\n"
-                   "alert http any any -> any any (http.server; content:\"nginx\"; sid:14;)\n");
+                   "alert http any any -> any any (http.server; content:\"nginx\"; sid:14;)\n"
+                   // every buffer's items must hold, not only the first buffer's
+                   "alert http any any -> any any (http.method; content:\"GET\"; http.host; content:\"nomatch\"; "
+                   "sid:15;)\n"
+                   "alert http any any -> any any (http.method; content:\"GET\"; http.host; content:!\".com\"; "
+                   "endswith; sid:16;)\n");
   ASSERT_TRUE(r.r->ok);
   EXPECT_EQ(r.r->n("ids.skipped"), 1u) << r.r->h("ids.problems");  // sid 4: an unknown option
   auto sids = r.sids();
@@ -348,6 +353,11 @@ TEST(IdsRules, ByteChecksMoveTheCursorAsSnortDoes) {
   EXPECT_FALSE(m("content:\"len=\"; byte_test:3,>,99,0,relative,string,dec;", "GET len=12x x"));
   EXPECT_TRUE(m("content:\"len=\"; byte_test:2,=,255,0,relative,string,hex;", "len=ff"));
   EXPECT_TRUE(m("byte_test:1,=,3,0,bitmask 0x30;", std::string("\x3f", 1)));
+  EXPECT_TRUE(m("content:\"GET \"; startswith;", "GET /x"));
+  EXPECT_FALSE(m("content:\"GET \"; startswith;", " GET /x"));
+  EXPECT_TRUE(m("content:\".exe\"; endswith;", "a.exe.exe"));
+  EXPECT_FALSE(m("content:\".exe\"; endswith;", "a.exe "));
+  EXPECT_TRUE(m("content:\"a\"; content:\"z\"; distance:0; endswith;", "abcz"));
   EXPECT_TRUE(m("isdataat:10;", bin));
   EXPECT_FALSE(m("isdataat:11;", bin));
 }

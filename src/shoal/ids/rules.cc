@@ -864,6 +864,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     return err = fmt::format("unknown action '{}'", f[0]), false;
   r.action = f[0];
   std::transform(f[1].begin(), f[1].end(), f[1].begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (f[1] == "tcp-pkt") f[1] = "tcp";  // TCP rules matched on packets: all Shoal's packet rules are
   if (f[1] == "http" || f[1] == "http1") {
     r.app = kAppHttp;
     r.proto = Proto::TCP;
@@ -976,6 +977,26 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       r.items.push_back(std::move(it));
       last = &r.items.back().content;
       last_item = &r.items.back();
+    } else if (k == "startswith") {
+      if (!need_last(k)) return false;
+      if (last->has_offset || last->has_depth || last->relative())
+        return err = "startswith cannot be combined with offset, depth, distance or within", false;
+      last->has_offset = last->has_depth = true;
+      last->offset = 0;
+      last->depth = int32_t(last->bytes.size());
+    } else if (k == "endswith") {
+      if (!need_last(k)) return false;
+      last->endswith = true;
+    } else if (k == "prefilter") {
+      // a hint for Suricata's prefilter choice: matching is the same without it
+    } else if (k == "app-layer-protocol") {
+      std::string_view a = trim(v);
+      r.app_cond_neg = !a.empty() && a[0] == '!';
+      if (r.app_cond_neg) a = trim(a.substr(1));
+      if (a != "http" && a != "http1")
+        return err = fmt::format("app-layer-protocol '{}': this engine detects http only", a), false;
+      r.has_app_cond = true;
+      r.app_cond = kAppHttp;
     } else if (k == "nocase") {
       if (!need_last(k)) return false;
       last->nocase = true;
@@ -1035,7 +1056,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
   r.ip_only = r.items.empty() && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.flow && !checks_flowbits &&
-              !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
+              !r.has_app_cond && !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
   if (!r.sid) return err = "the rule has no sid", false;
   r.text = std::string(s);
   return true;

@@ -85,6 +85,7 @@ enum App : uint16_t { kAppNone = 0, kAppHttp = 1 };
 struct Content {
   std::string bytes;  // the pattern, escapes and |hex| resolved
   bool neg = false, nocase = false, fast_pattern = false;
+  bool endswith = false;  // the match ends where the buffer does
   bool has_offset = false, has_depth = false, has_distance = false, has_within = false;
   int32_t offset = 0, depth = 0, distance = 0, within = 0;
   bool relative() const { return has_distance || has_within; }
@@ -200,8 +201,10 @@ struct Rule {
   uint32_t dsize_lo = 0, dsize_hi = UINT32_MAX;  // inclusive bounds
   uint8_t flow = 0;                              // FlowOpt bits
   std::vector<Flowbit> flowbits;
-  bool noalert = false;     // matches (flowbits act) but raises no alert
-  uint16_t app = kAppNone;  // the header's application protocol (alert http ...)
+  bool noalert = false;                             // matches (flowbits act) but raises no alert
+  uint16_t app = kAppNone;                          // the header's application protocol (alert http ...)
+  bool has_app_cond = false, app_cond_neg = false;  // app-layer-protocol:[!]NAME
+  uint16_t app_cond = kAppNone;
   Threshold threshold;
   // Suricata's IP-only rules (addresses and protocol only: no payload,
   // header, flow or port test) are matched once per flow direction, on its
@@ -221,7 +224,7 @@ struct Rule {
     return false;
   }
   bool response_side() const;
-  bool uses_flow() const { return (flow & ~kFlowStateless) || !flowbits.empty(); }
+  bool uses_flow() const { return (flow & ~kFlowStateless) || !flowbits.empty() || has_app_cond; }
   std::string file;
   int line = 0;
   std::string text;  // the rule as written (one line)

@@ -40,6 +40,7 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
   }
   if (ports && !p.has_ports) return false;
   if (r.app && p.app != r.app) return false;
+  if (r.has_app_cond && (p.app == r.app_cond) == r.app_cond_neg) return false;
   if (r.ip_only && !p.first_in_dir) return false;
   for (const FieldCond& c : r.fields) {
     uint64_t v;
@@ -156,7 +157,7 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
     static const uint8_t kEmpty = 0;
     if (!s) s = &kEmpty;
     int budget = kBacktrackBudget;
-    if (!items_from(r, k, s, n, 0, budget, pcre2)) return false;
+    if (!items_from(r, k, s, n, 0, budget, pcre2, k)) return false;
   }
   return true;
 }

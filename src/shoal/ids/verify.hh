@@ -112,14 +112,15 @@ inline bool byte_check(const ByteOp& b, const uint8_t* s, int64_t n, int64_t pre
 // already knows whether it matches somewhere in the payload (the item is
 // not relative and nothing after it uses its end), -1 to ask PCRE2.
 template <class Exists>
-bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t prev_end, int& budget, Exists& exists) {
-  // the end of the rule, or of the run of items in one buffer
-  if (k == r.items.size() || (k > 0 && r.items[k].buf != r.items[k - 1].buf)) return true;
+bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t prev_end, int& budget, Exists& exists,
+                size_t start = 0) {
+  // the end of the rule, or of the run of items in one buffer that began at `start`
+  if (k == r.items.size() || (k > start && r.items[k].buf != r.items[k - 1].buf)) return true;
   if (--budget < 0) return false;  // pathological backtracking: no match (as Snort's limits)
   const Item& it = r.items[k];
   if (it.byte.kind != ByteOp::None) {
     int64_t cur;
-    return byte_check(it.byte, s, int64_t(n), prev_end, cur) && items_from(r, k + 1, s, n, cur, budget, exists);
+    return byte_check(it.byte, s, int64_t(n), prev_end, cur) && items_from(r, k + 1, s, n, cur, budget, exists, start);
   }
   if (it.is_pcre) {
     int known = exists(k);
@@ -131,8 +132,8 @@ bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t p
       size_t start = it.pcre.relative ? size_t(std::max<int64_t>(0, prev_end)) : 0;
       m = start <= n && pcre_match(it.pcre, s, n, start, end);
     }
-    if (it.pcre.neg) return !m && items_from(r, k + 1, s, n, prev_end, budget, exists);
-    return m && items_from(r, k + 1, s, n, int64_t(end), budget, exists);
+    if (it.pcre.neg) return !m && items_from(r, k + 1, s, n, prev_end, budget, exists, start);
+    return m && items_from(r, k + 1, s, n, int64_t(end), budget, exists, start);
   }
   const Content& c = it.content;
   int64_t lo, hi;
@@ -145,9 +146,10 @@ bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t p
   }
   lo = std::max<int64_t>(lo, 0);
   hi = std::min<int64_t>(hi, n);
-  if (c.neg) return find_content(c, s, lo, hi) < 0 && items_from(r, k + 1, s, n, prev_end, budget, exists);
+  if (c.endswith) lo = std::max<int64_t>(lo, int64_t(n) - int64_t(c.bytes.size()));  // only a match ending at n
+  if (c.neg) return find_content(c, s, lo, hi) < 0 && items_from(r, k + 1, s, n, prev_end, budget, exists, start);
   for (int64_t pos = find_content(c, s, lo, hi); pos >= 0; pos = find_content(c, s, pos + 1, hi)) {
-    if (items_from(r, k + 1, s, n, pos + int64_t(c.bytes.size()), budget, exists)) return true;
+    if (items_from(r, k + 1, s, n, pos + int64_t(c.bytes.size()), budget, exists, start)) return true;
     if (budget < 0) return false;
   }
   return false;
