@@ -11,6 +11,7 @@
 #include "shoal/elements/ids/idsapplayer.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/ids/threshold.hh"
+#include "shoal/kernels/bytes.hh"
 #include "shoal/io/outfile.hh"
 #include "shoal/io/shared_file.hh"
 #include "shoal/kernels/steps/ids_scan.hh"
@@ -160,6 +161,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
     // The application layer runs when rules ask for it.
     for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && r.app != ids::kAppNone;
+    // EVE flow records as flows end (before the app layer lets go of its state)
+    if (mgr_ && !eve_file_.empty())
+      mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) { flow_record(id, f, why); });
     if (app_on_) app_.init(shared_->db);
     auto open = [&](io::SharedFile<io::OutFile>& f, const std::string& path) {
       if (path.empty()) return;
@@ -187,6 +191,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (fs && fs->verdict) {  // the flow was passed or dropped: not inspected again
         v = Verdict(fs->verdict);
         (v == Verdict::Pass ? flow_passed_ : flow_dropped_).add();
+        if (v == Verdict::Drop && ips_) drop_record(p, info, nullptr, flow_id_of(p));
       } else {
         if (fs && app_on_) app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
         engine_.match(info, hits_);
@@ -210,6 +215,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (out1) output_push(1, out1);
   }
   void on_stop() override {
+    write_logs();  // flow records of the flows that ended at the stop
     for (auto* f : {&fast_, &eve_}) {
       std::string err;
       f->with([&](io::OutFile& o) {
@@ -355,9 +361,97 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
 
  private:
   enum class Verdict : uint8_t { None, Pass, Drop, Alert };
+  // A flow's id in EVE: unique over the run (worker, entry reuse, entry).
+  uint64_t flow_id_of(uint32_t id) {
+    return uint64_t(worker().id()) << 52 | uint64_t(mgr_->table().flow(id).gen & 0xfffff) << 32 | id;
+  }
+  uint64_t flow_id_of(Packet* p) { return mgr_ && p->anno().flow ? flow_id_of(p->anno().flow) : 0; }
+  // An EVE drop record (IPS): the rule that dropped the packet, or its
+  // flow's earlier drop.
+  void drop_record(Packet* p, const ids::PacketInfo& info, const ids::Rule* r, uint64_t flow_id) {
+    if (eve_file_.empty()) return;
+    nlohmann::json j = {{"timestamp", time_text(p->timestamp_ns(), true)}};
+    if (flow_id) j["flow_id"] = flow_id;
+    if (p->source_index()) j["pcap_cnt"] = p->source_index();
+    j.update({{"event_type", "drop"},
+              {"src_ip", addr_text(info.src)},
+              {"dest_ip", addr_text(info.dst)},
+              {"proto", proto_name(info.proto)}});
+    if (info.has_ports) j["src_port"] = info.sport, j["dest_port"] = info.dport;
+    nlohmann::json d = {{"len", p->length()}, {"ttl", info.ttl}, {"reason", r ? "rules" : "flow drop"}};
+    if (info.proto == 6 && info.l4) {
+      uint8_t fl = info.l4[13];
+      d["tcpseq"] = k::load_be32(info.l4 + 4);
+      d["tcpack"] = k::load_be32(info.l4 + 8);
+      d["syn"] = bool(fl & 2), d["ack"] = bool(fl & 0x10), d["psh"] = bool(fl & 8), d["rst"] = bool(fl & 4);
+      d["urg"] = bool(fl & 0x20), d["fin"] = bool(fl & 1);
+    }
+    j["drop"] = d;
+    if (r) {
+      const ids::Classifications::Class* cls = r->classtype.empty() ? nullptr : shared_->classes.find(r->classtype);
+      j["alert"] = {{"action", "blocked"},
+                    {"gid", r->gid},
+                    {"signature_id", r->sid},
+                    {"rev", r->rev},
+                    {"signature", r->msg},
+                    {"category", cls ? cls->description : r->classtype},
+                    {"severity", r->priority ? r->priority : cls ? cls->priority : 3}};
+    }
+    eve_buf_ += j.dump() + "\n";
+    ++eve_lines_;
+  }
+  // An EVE flow record as a flow leaves the table (Suricata's fields).
+  void flow_record(uint32_t id, const flow::Flow& f, flow::Release why) {
+    const k::ConnKey& key = f.key;
+    bool ab = f.orig_dir == 0;
+    auto addr = [&](const uint32_t* a) {
+      ids::Addr x;
+      x.v6 = key.family == 6;
+      for (int i = 0; i < 4; ++i) k::store_be32(x.b + 4 * i, a[i]);
+      return addr_text(x);
+    };
+    const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
+    nlohmann::json j = {{"timestamp", time_text(f.first_ns, true)},
+                        {"flow_id", flow_id_of(id)},
+                        {"event_type", "flow"},
+                        {"src_ip", addr(ab ? key.a : key.b)},
+                        {"dest_ip", addr(ab ? key.b : key.a)},
+                        {"proto", proto_name(key.proto)}};
+    if (key.proto == 6 || key.proto == 17 || key.proto == 132)
+      j["src_port"] = ab ? key.pa : key.pb, j["dest_port"] = ab ? key.pb : key.pa;
+    if (app_on_ && app_.app(id) == ids::kAppHttp) j["app_proto"] = "http";
+    static const char* const kReason[] = {"timeout", "forced", "tcp_reuse", "shutdown"};
+    nlohmann::json fl = {{"pkts_toserver", f.pkts[0]},
+                         {"pkts_toclient", f.pkts[1]},
+                         {"bytes_toserver", f.bytes[0]},
+                         {"bytes_toclient", f.bytes[1]},
+                         {"start", time_text(f.first_ns, true)},
+                         {"end", time_text(f.last_ns, true)},
+                         {"age", (f.last_ns - f.first_ns) / 1000000000ull},
+                         {"state", key.proto == 6 ? (f.tcp.state >= k::kTcpFinWait ? "closed"
+                                                     : flow::FlowTable::established(f) ? "established"
+                                                                                         : "new")
+                                                  : (f.pkts[0] && f.pkts[1] ? "established" : "new")},
+                         {"reason", kReason[int(why)]},
+                         {"alerted", fs->alerted != 0}};
+    if (fs->verdict == uint8_t(Verdict::Pass)) fl["action"] = "pass";
+    if (fs->verdict == uint8_t(Verdict::Drop) && ips_) fl["action"] = "drop";
+    j["flow"] = fl;
+    if (key.proto == 6) {
+      auto hex = [](uint8_t x) { return fmt::format("{:02x}", x); };
+      uint8_t all = f.tcp_flags[0] | f.tcp_flags[1];
+      j["tcp"] = {{"tcp_flags", hex(all)}, {"tcp_flags_ts", hex(f.tcp_flags[0])}, {"tcp_flags_tc", hex(f.tcp_flags[1])}};
+      for (auto [bit, name] : {std::pair<uint8_t, const char*>{2, "syn"}, {1, "fin"}, {4, "rst"}, {8, "psh"},
+                               {0x10, "ack"}, {0x20, "urg"}})
+        if (all & bit) j["tcp"][name] = true;
+    }
+    eve_buf_ += j.dump() + "\n";
+    ++eve_lines_;
+  }
   // What the IDS keeps per flow, in the flow layer's state block.
   struct FlowState {
     uint8_t verdict;  // Verdict::Pass or Drop once the flow has one (no more inspection)
+    uint8_t alerted;  // an alert was raised on the flow
     uint64_t bits[ids::kMaxFlowbits / 64];
   };
   // p's flow state, with the flow's facts filled into info; null without a
@@ -410,9 +504,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     uint64_t ts = p->timestamp_ns();  // the packet's time, as Suricata logs it (0 is 1970-01-01)
     // a flow's id in EVE: unique over the run (worker, entry reuse, entry)
-    uint64_t flow_id = 0;
-    if (uint32_t id = p->anno().flow; mgr_ && id)
-      flow_id = uint64_t(worker().id()) << 52 | uint64_t(mgr_->table().flow(id).gen & 0xfffff) << 32 | id;
+    uint64_t flow_id = flow_id_of(p);
     bool dropped = false;
     uint32_t logged = 0;
     for (const auto& [r, http] : all_) {
@@ -426,10 +518,16 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (logged) {
       alerted_packets_.add();
       alerts_.add(logged);
+      if (fs) fs->alerted = 1;
     }
     if (dropped && ips_) {
       dropped_.add();
       if (fs) fs->verdict = uint8_t(Verdict::Drop);
+      for (const auto& [r, http] : all_)
+        if (ids::is_drop_action(rules[r].action)) {
+          drop_record(p, info, &rules[r], flow_id);
+          break;
+        }
       return Verdict::Drop;
     }
     return logged ? Verdict::Alert : Verdict::None;
