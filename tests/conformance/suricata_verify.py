@@ -298,6 +298,30 @@ def run_test(name, suite, shoal, work):
     return name, "fail", failures[0][0]
 
 
+def summary_markdown(names, results):
+    """The tables of docs/suricata-conformance.md: counts, n/a reasons, failures."""
+    import collections
+
+    c = collections.Counter(v[0] for v in results.values())
+    na = collections.Counter()
+    for n in names:
+        st, why = results[n]
+        if st != "n/a":
+            continue
+        w = re.sub(r"rule refused: [^:]*:\d+: (sid \d+: )?", "rule refused: ", why)
+        w = re.sub(r"\(\{.*", "", w).strip()
+        w = re.sub(r"protocol '([^']*)'.*", r"protocol '\1'", w)
+        w = re.sub(r"option '([^']*)'.*", r"option '\1'", w)
+        w = re.sub(r"'([^']*)' needs an application-layer buffer.*", r"buffer '\1'", w)
+        na[w] += 1
+    out = ["| | tests |", "|---|---|"] + [f"| {k} | {c[k]} |" for k in ("pass", "fail", "n/a")]
+    out += ["", "### Not applicable, by reason", "", "| reason | tests |", "|---|---|"]
+    out += [f"| {k.replace('|', '/')} | {v} |" for k, v in na.most_common(30)]
+    out += ["", "### Failing", "", "| test | first failed check |", "|---|---|"]
+    out += [f"| {n} | {results[n][1][:150].replace('|', '/')} |" for n in names if results[n][0] == "fail"]
+    return "\n".join(out) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shoal", required=True, help="the shoal binary")
@@ -306,6 +330,7 @@ def main():
     ap.add_argument("--baseline", help="tests that must pass, one per line")
     ap.add_argument("--update-baseline", action="store_true", help="write the passing tests to --baseline")
     ap.add_argument("--report", help="write per-test results here (TSV)")
+    ap.add_argument("--markdown", help="write the summary tables (docs/suricata-conformance.md's) here")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("tests", nargs="*", help="test names (default: all of TESTS.txt)")
     a = ap.parse_args()
@@ -326,6 +351,9 @@ def main():
         with open(a.report, "w") as fh:
             for n in names:
                 fh.write(f"{n}\t{results[n][0]}\t{results[n][1]}\n")
+    if a.markdown:
+        with open(a.markdown, "w") as fh:
+            fh.write(summary_markdown(names, results))
     rc = 0
     if a.baseline and not a.update_baseline and os.path.exists(a.baseline):
         want = [l.strip() for l in open(a.baseline) if l.strip() and not l.startswith("#")]
