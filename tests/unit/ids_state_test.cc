@@ -83,7 +83,8 @@ struct Conv {
 
 struct IdsRun {
   std::unique_ptr<test::Run> r;
-  std::vector<nlohmann::json> eve;
+  std::vector<nlohmann::json> eve;           // alert records
+  std::vector<nlohmann::json> flows, drops;  // flow and drop records
   std::vector<uint32_t> sids() const {
     std::vector<uint32_t> s;
     for (auto& j : eve) s.push_back(j["alert"]["signature_id"]);
@@ -108,7 +109,11 @@ IdsRun run_ids(const std::string& name, const std::vector<Bytes>& frames, const 
   if (!out.r->ok) return out;
   test::finish(*out.r);
   std::ifstream f(eve);
-  for (std::string line; std::getline(f, line);) out.eve.push_back(nlohmann::json::parse(line));
+  for (std::string line; std::getline(f, line);) {
+    auto j = nlohmann::json::parse(line);
+    std::string type = j["event_type"];
+    (type == "alert" ? out.eve : type == "flow" ? out.flows : out.drops).push_back(j);
+  }
   return out;
 }
 
@@ -192,6 +197,21 @@ TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   EXPECT_EQ(ips.r->n("ids.flow_dropped"), 1u) << "the flow's later packet is dropped uninspected";
   EXPECT_EQ(ips.r->n("out1.count"), 2u);
   EXPECT_EQ(ips.r->n("pass.count"), d.out.size() - 2);
+  // EVE: a drop record per dropped packet, and the flow's record with its action
+  ASSERT_EQ(ips.drops.size(), 2u);
+  EXPECT_EQ(ips.drops[0]["drop"]["reason"], "rules");
+  EXPECT_EQ(ips.drops[0]["alert"]["signature_id"], 3);
+  EXPECT_EQ(ips.drops[1]["drop"]["reason"], "flow drop");
+  ASSERT_EQ(ips.flows.size(), 1u);
+  EXPECT_EQ(ips.flows[0]["flow"]["action"], "drop");
+  EXPECT_EQ(ips.flows[0]["flow"]["alerted"], true);
+  EXPECT_EQ(ips.flows[0]["flow"]["pkts_toserver"], 5) << "the handshake's two and three data segments";
+  EXPECT_EQ(ips.flows[0]["flow"]["reason"], "shutdown");
+  EXPECT_EQ(ips.flows[0]["flow_id"], ips.eve[0]["flow_id"]);
+  EXPECT_EQ(ips.flows[0]["src_port"], 40000) << "the originator is the source";
+  ASSERT_EQ(passed.flows.size(), 1u);
+  EXPECT_EQ(passed.flows[0]["flow"]["action"], "pass");
+  EXPECT_EQ(passed.flows[0]["flow"]["alerted"], false);
 }
 
 TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {
@@ -444,7 +464,10 @@ TEST(IdsRules, ThresholdAndDetectionFilterCountPerKeyAndWindow) {
   test::finish(*r);
   std::map<uint32_t, int> per_sid;
   std::ifstream f(eve);
-  for (std::string line; std::getline(f, line);) ++per_sid[nlohmann::json::parse(line)["alert"]["signature_id"]];
+  for (std::string line; std::getline(f, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event_type"] == "alert") ++per_sid[j["alert"]["signature_id"]];
+  }
   EXPECT_EQ(per_sid[1], 2 + 2) << "limit: the first 2 per source";
   EXPECT_EQ(per_sid[2], 3) << "threshold: every 3rd per source (3, 6, 9 of the first)";
   EXPECT_EQ(per_sid[3], 1) << "both: once, at the 4th of the rule";

@@ -11,9 +11,9 @@
 #include "shoal/elements/ids/idsapplayer.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/ids/threshold.hh"
-#include "shoal/kernels/bytes.hh"
 #include "shoal/io/outfile.hh"
 #include "shoal/io/shared_file.hh"
+#include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/steps/ids_scan.hh"
 #include "shoal/offload/element.hh"
 #include "shoal/offload/mirror.hh"
@@ -163,7 +163,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && r.app != ids::kAppNone;
     // EVE flow records as flows end (before the app layer lets go of its state)
     if (mgr_ && !eve_file_.empty())
-      mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) { flow_record(id, f, why); });
+      mgr_->table().on_release(
+          [this](uint32_t id, const flow::Flow& f, flow::Release why) { flow_record(id, f, why); });
     if (app_on_) app_.init(shared_->db);
     auto open = [&](io::SharedFile<io::OutFile>& f, const std::string& path) {
       if (path.empty()) return;
@@ -395,7 +396,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                     {"rev", r->rev},
                     {"signature", r->msg},
                     {"category", cls ? cls->description : r->classtype},
-                    {"severity", r->priority ? r->priority : cls ? cls->priority : 3}};
+                    {"severity", r->priority ? r->priority
+                                 : cls       ? cls->priority
+                                             : 3}};
     }
     eve_buf_ += j.dump() + "\n";
     ++eve_lines_;
@@ -428,9 +431,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                          {"start", time_text(f.first_ns, true)},
                          {"end", time_text(f.last_ns, true)},
                          {"age", (f.last_ns - f.first_ns) / 1000000000ull},
-                         {"state", key.proto == 6 ? (f.tcp.state >= k::kTcpFinWait ? "closed"
+                         {"state", key.proto == 6 ? (f.tcp.state >= k::kTcpFinWait     ? "closed"
                                                      : flow::FlowTable::established(f) ? "established"
-                                                                                         : "new")
+                                                                                       : "new")
                                                   : (f.pkts[0] && f.pkts[1] ? "established" : "new")},
                          {"reason", kReason[int(why)]},
                          {"alerted", fs->alerted != 0}};
@@ -440,9 +443,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (key.proto == 6) {
       auto hex = [](uint8_t x) { return fmt::format("{:02x}", x); };
       uint8_t all = f.tcp_flags[0] | f.tcp_flags[1];
-      j["tcp"] = {{"tcp_flags", hex(all)}, {"tcp_flags_ts", hex(f.tcp_flags[0])}, {"tcp_flags_tc", hex(f.tcp_flags[1])}};
-      for (auto [bit, name] : {std::pair<uint8_t, const char*>{2, "syn"}, {1, "fin"}, {4, "rst"}, {8, "psh"},
-                               {0x10, "ack"}, {0x20, "urg"}})
+      j["tcp"] = {
+          {"tcp_flags", hex(all)}, {"tcp_flags_ts", hex(f.tcp_flags[0])}, {"tcp_flags_tc", hex(f.tcp_flags[1])}};
+      for (auto [bit, name] : {std::pair<uint8_t, const char*>{2, "syn"},
+                               {1, "fin"},
+                               {4, "rst"},
+                               {8, "psh"},
+                               {0x10, "ack"},
+                               {0x20, "urg"}})
         if (all & bit) j["tcp"][name] = true;
     }
     eve_buf_ += j.dump() + "\n";
