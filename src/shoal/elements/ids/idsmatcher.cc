@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <ctime>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -217,10 +218,16 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
   void on_stop() override {
     write_logs();  // flow records of the flows that ended at the stop
+    // Every copy writes what it holds; the last one to stop on a file closes
+    // it, so an error at the close is reported too.
     for (auto* f : {&fast_, &eve_}) {
       std::string err;
       f->with([&](io::OutFile& o) {
-        if (o.is_open() && !o.close()) err = o.error();
+        if (!o.is_open()) return;
+        bool was = o.failed();  // (errors of earlier writes were reported with them)
+        o.flush();
+        if (!was && o.failed()) err = o.error();
+        if (last_copy(o.path()) && !o.close() && err.empty() && !was) err = o.error();
       });
       if (!err.empty()) run_error(err);
     }
@@ -605,6 +612,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   static io::SharedRegistry<io::OutFile>& registry() {
     static io::SharedRegistry<io::OutFile> r;
     return r;
+  }
+  // Whether this is the last copy of the element on this file to stop.
+  // Called under the shared file's lock.
+  bool last_copy(const std::string& file) {
+    static std::map<std::string, int> stopped;
+    int& n = stopped[file];
+    if (++n < worker().nworkers()) return false;
+    stopped.erase(file);
+    return true;
   }
 
   std::string rules_file_, vars_file_, class_file_, fastlog_file_, eve_file_;
