@@ -250,6 +250,8 @@ TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {
   auto sids = r.sids();
   std::sort(sids.begin(), sids.end());
   EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 5, 6, 7, 8, 9, 10, 13, 14}));
+  EXPECT_EQ(r.r->n("ids.http_connections"), 1u);
+  EXPECT_EQ(r.r->n("ids.http_transactions"), 1u);
   for (auto& j : r.eve) {
     EXPECT_EQ(j["app_proto"], "http");
     EXPECT_EQ(j["http"]["hostname"], "example.com");
@@ -283,6 +285,18 @@ TEST(IdsHttp, ParserSurvivesHostileInput) {
   EXPECT_GT(events, 0u);
   EXPECT_LE(body, 64u);
   EXPECT_EQ(c.gaps.get(), 1u);
+  // requests that never get responses: live transactions stay bounded
+  flow::HttpConfig few;
+  few.max_tx = 8;
+  flow::HttpCounters c2;
+  {
+    flow::HttpConn conn(few, c2, [](flow::HttpTx&, uint8_t) {});
+    std::string reqs;
+    for (int i = 0; i < 100; ++i) reqs += "GET /" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    conn.data(0, reinterpret_cast<const uint8_t*>(reqs.data()), uint32_t(reqs.size()), 0);
+  }
+  EXPECT_EQ(c2.transactions.get(), 8u);
+  EXPECT_EQ(c2.tx_limit.get(), 1u);
   EXPECT_EQ(flow::http_detect(0, reinterpret_cast<const uint8_t*>("GE"), 2), -1);
   EXPECT_EQ(flow::http_detect(0, reinterpret_cast<const uint8_t*>("GET /"), 5), 1);
   EXPECT_EQ(flow::http_detect(0, reinterpret_cast<const uint8_t*>("SSH-2.0"), 7), 0);

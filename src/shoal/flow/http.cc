@@ -106,6 +106,10 @@ struct HttpConn::Impl {
   }
   static int on_request_line(htp_tx_t* tx) {
     Impl* im = of(tx);
+    if (!htp_tx_get_user_data(tx) && im->txs.size() >= im->cfg.max_tx) {
+      im->c.tx_limit.add();
+      return HTP_ERROR;  // libhtp stops: the direction is given up (a parse error)
+    }
     HttpTx& t = im->tx_of(tx);
     line_fields(t, tx);
     im->fire(t, HttpTx::kRequestLine);

@@ -22,6 +22,7 @@ namespace shoal::flow {
 struct HttpConfig {
   uint32_t request_body_limit = 100 * 1024;
   uint32_t response_body_limit = 100 * 1024;
+  uint32_t max_tx = 512;  // live transactions per connection (requests without responses); past it, parsing stops
 };
 
 // One request/response exchange, Suricata's buffers filled in as the
@@ -53,6 +54,7 @@ struct HttpCounters {
   Stat parse_errors;    // directions the parser gave up on
   Stat gaps;            // directions given up because of a stream gap
   Stat body_truncated;  // bodies cut at their limit
+  Stat tx_limit;        // connections whose parsing stopped at max_tx live transactions
 };
 
 class HttpConn {

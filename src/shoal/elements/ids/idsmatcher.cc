@@ -279,6 +279,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("flow_passed", flow_passed_);
     add_stat_handler("flow_dropped", flow_dropped_);
     add_stat_handler("threshold_untracked", threshold_.untracked);
+    const IdsAppLayer::Counters& ac = app_.counters();
+    add_stat_handler("http_connections", ac.http.connections);
+    add_stat_handler("http_transactions", ac.http.transactions);
+    add_stat_handler("http_parse_errors", ac.http.parse_errors);
+    add_stat_handler("http_gaps", ac.http.gaps);
+    add_stat_handler("http_tx_limit", ac.http.tx_limit);
+    add_stat_handler("stream_depth_reached", ac.depth_reached);
     mirror_.add_handler(*this);
   }
 
@@ -675,6 +682,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"flow_passed", "r", "later packets of passed flows, not inspected"},                                          \
       {"flow_dropped", "r", "later packets of dropped flows, dropped uninspected (IPS)"},                            \
       {"threshold_untracked", "r", "threshold matches not tracked (the table of 65,536 keys was full): they alert"}, \
+      {"http_connections", "r", "TCP connections detected as HTTP"},                                                 \
+      {"http_transactions", "r", "HTTP transactions parsed"},                                                        \
+      {"http_parse_errors", "r", "HTTP directions libhtp gave up on"},                                               \
+      {"http_gaps", "r", "HTTP directions given up at a stream gap"},                                                \
+      {"http_tx_limit", "r", "HTTP connections stopped at 512 live transactions"},                                   \
+      {"stream_depth_reached", "r", "stream directions past the 1 MiB inspected (not parsed further)"},              \
       {"verified", "r", "candidate rules verified"},                                                                 \
       {"device_overflows", "r",                                                                                      \
        "packets with more distinct fast patterns than a device list holds (15), rescanned "                          \
