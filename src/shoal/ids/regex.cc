@@ -1,4 +1,5 @@
 #include "shoal/ids/regex.hh"
+#include "shoal/ids/rules.hh"
 
 #include <fmt/format.h>
 
@@ -596,18 +597,11 @@ bool RegexDfa::compile(const std::string& pattern, const std::string& flags, std
       case 'G':
       case 'R':
       case 'B':
-      case 'O':
-      case 'U':
-      case 'P':
-      case 'H':
-      case 'D':
-      case 'M':
-      case 'C':
-      case 'K':
-      case 'S':
-      case 'Y':
-      case 'I': break;  // ungreedy, relative, buffers: whether a match exists does not change
-      default: err = fmt::format("the flag '{}'", c); return false;
+      case 'O': break;  // ungreedy, relative, raw, limits: whether a match exists does not change
+      default:
+        if (pcre_buffer_flag(c)) break;  // which buffer it reads: neither
+        err = fmt::format("the flag '{}'", c);
+        return false;
     }
   }
   Nfa nfa;

@@ -634,6 +634,12 @@ bool find_buf(const BufName* t, size_t n, const std::string& k, Buf& out) {
   return false;
 }
 
+}  // namespace
+
+bool pcre_buffer_flag(char f) { return f && std::strchr("UIPHDMCKSYVWQ", f) != nullptr; }
+
+namespace {
+
 Buf pcre_buf(char f) {
   switch (f) {
     case 'U': return Buf::HttpUri;
@@ -704,23 +710,12 @@ bool parse_pcre(std::string_view v, Pcre& p, std::string& err) {
       case 'R': p.relative = true; break;
       case 'B': break;  // raw bytes: the only buffer there is
       case 'O': break;  // override the match limits: ours stay
-      case 'U':
-      case 'I':
-      case 'P':
-      case 'H':
-      case 'D':
-      case 'M':
-      case 'C':
-      case 'K':
-      case 'S':
-      case 'Y':
-      case 'V':
-      case 'W':
-      case 'Q':
-        if (p.buffer_flag) return err = "a pcre names two HTTP buffers", false;
-        p.buffer_flag = f;
-        break;
       default:
+        if (pcre_buffer_flag(f)) {
+          if (p.buffer_flag) return err = "a pcre names two HTTP buffers", false;
+          p.buffer_flag = f;
+          break;
+        }
         return err = fmt::format(
                    "pcre flag '{}' is not supported (HTTP buffers and others need a parser "
                    "this engine does not have)",

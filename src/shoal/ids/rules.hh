@@ -91,6 +91,9 @@ struct Content {
   bool relative() const { return has_distance || has_within; }
 };
 
+// pcre flags that name an HTTP buffer (U I P H D M C K S Y V W Q).
+bool pcre_buffer_flag(char f);
+
 struct Pcre {
   std::string pattern, flags;  // as written between the slashes, and after
   bool neg = false, relative = false;
