@@ -110,7 +110,6 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       state_off_ = mgr_->table().reserve(sizeof(FlowState), alignof(FlowState));
       app_.reserve(*mgr_);
     }
-    class_file_ = classification.path;
     rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path, eve_file_ = eve.path;
     class_file_ = classification.path;
     if (engine == "builtin")
