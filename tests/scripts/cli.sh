@@ -67,5 +67,16 @@ if command -v script >/dev/null; then
 else
   echo "skipped: the status line checks (script(1), from bsdutils, is not installed)"
 fi
+# shoal ids: Suricata's command line over a capture (the generated flows
+# are TCP to port 80 from 10.0.0.0/8 addresses: $HOME_NET by default).
+echo 'alert tcp any any -> any any (msg:"any tcp"; flow:to_server; sid:1; rev:1;)' >"$tmp/ids.rules"
+mkdir -p "$tmp/ids-log"
+ok "$SHOAL" ids -q -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/ids-log" --set stream.midstream=true
+grep -q '"event_type":"alert"' "$tmp/ids-log/eve.json" && grep -q '"event_type":"flow"' "$tmp/ids-log/eve.json" \
+  && pass=$((pass+1)) || { echo "FAIL: shoal ids wrote no alert or flow record"; fail=$((fail+1)); }
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --dump-config; has "FlowIPManager(MIDSTREAM false)"; has "IDSMatcher(RULES"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/nonexistent-dir"; has "not a directory"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.midstream=perhaps; has "true or false"
+bad "$SHOAL" ids -r "$tmp/g.pcap"; has "-S"
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
