@@ -224,32 +224,38 @@ TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {
   c.send(1,
          "HTTP/1.1 404 Not Found\r\nServer: nginx\r\nContent-Length: 15\r\nContent-Type: text/plain\r\n\r\n"
          "no such page!!!");
-  auto r = run_ids("http", c.out,
-                   "alert http any any -> any any (http.uri; content:\"/admin/login.php\"; sid:1;)\n"
-                   "alert http any any -> any any (http.host; content:\"example.com\"; sid:2;)\n"
-                   "alert http any any -> any any (http.host; content:\"Example\"; sid:3;)\n"  // normalized: lower case
-                   "alert http any any -> any any (http.user_agent; content:\"EvilBot\"; startswith_no; sid:4;)\n"
-                   "alert tcp any any -> any any (content:\"session=\"; http_cookie; sid:5;)\n"
-                   "alert tcp any any -> any any (uricontent:\"user=root\"; sid:6;)\n"
-                   "alert http any any -> any any (flow:to_client; http.stat_code; content:\"404\"; sid:7;)\n"
-                   "alert http any any -> any any (flow:to_client; file.data; content:\"no such page\"; sid:8;)\n"
-                   "alert http any any -> any any (pcre:\"/login\\.php\\?user=/U\"; sid:9;)\n"
-                   "alert http any any -> any any (urilen:>20; sid:10;)\n"
-                   "alert http any any -> any any (urilen:<5; sid:11;)\n"
-                   "alert http any any -> any any (http.uri; content:\"EvilBot\"; sid:12;)\n"
-                   "alert http any any -> any any (http.method; content:\"GET\"; http.uri; content:\"admin\"; "
-                   "sid:13;)\n"
-                   "alert http any any -> any any (http.server; content:\"nginx\"; sid:14;)\n"
-                   // every buffer's items must hold, not only the first buffer's
-                   "alert http any any -> any any (http.method; content:\"GET\"; http.host; content:\"nomatch\"; "
-                   "sid:15;)\n"
-                   "alert http any any -> any any (http.method; content:\"GET\"; http.host; content:!\".com\"; "
-                   "endswith; sid:16;)\n");
+  auto r =
+      run_ids("http", c.out,
+              "alert http any any -> any any (http.uri; content:\"/admin/login.php\"; sid:1;)\n"
+              "alert http any any -> any any (http.host; content:\"example.com\"; sid:2;)\n"
+              "alert http any any -> any any (http.host; content:\"Example\"; sid:3;)\n"  // normalized: lower case
+              "alert http any any -> any any (http.user_agent; content:\"EvilBot\"; startswith_no; sid:4;)\n"
+              "alert tcp any any -> any any (content:\"session=\"; http_cookie; sid:5;)\n"
+              "alert tcp any any -> any any (uricontent:\"user=root\"; sid:6;)\n"
+              "alert http any any -> any any (flow:to_client; http.stat_code; content:\"404\"; sid:7;)\n"
+              "alert http any any -> any any (flow:to_client; file.data; content:\"no such page\"; sid:8;)\n"
+              "alert http any any -> any any (pcre:\"/login\\.php\\?user=/U\"; sid:9;)\n"
+              "alert http any any -> any any (urilen:>20; sid:10;)\n"
+              "alert http any any -> any any (urilen:<5; sid:11;)\n"
+              "alert http any any -> any any (http.uri; content:\"EvilBot\"; sid:12;)\n"
+              "alert http any any -> any any (http.method; content:\"GET\"; http.uri; content:\"admin\"; "
+              "sid:13;)\n"
+              "alert http any any -> any any (http.server; content:\"nginx\"; sid:14;)\n"
+              // every buffer's items must hold, not only the first buffer's
+              "alert http any any -> any any (http.method; content:\"GET\"; http.host; content:\"nomatch\"; "
+              "sid:15;)\n"
+              "alert http any any -> any any (http.method; content:\"GET\"; http.host; content:!\".com\"; "
+              "endswith; sid:16;)\n"
+              "alert http any any -> any any (http.host; bsize:11; sid:17;)\n"
+              "alert http any any -> any any (http.host; bsize:>11; sid:18;)\n"
+              "alert http any any -> any any (http.start; content:\"GET /adm\"; startswith; content:\"Cookie: \"; "
+              "sid:19;)\n"
+              "alert http any any -> any any (flow:to_client; http.content_len; content:\"15\"; bsize:2; sid:20;)\n");
   ASSERT_TRUE(r.r->ok);
   EXPECT_EQ(r.r->n("ids.skipped"), 1u) << r.r->h("ids.problems");  // sid 4: an unknown option
   auto sids = r.sids();
   std::sort(sids.begin(), sids.end());
-  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 5, 6, 7, 8, 9, 10, 13, 14}));
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 5, 6, 7, 8, 9, 10, 13, 14, 17, 19, 20}));
   EXPECT_EQ(r.r->n("ids.http_connections"), 1u);
   EXPECT_EQ(r.r->n("ids.http_transactions"), 1u);
   for (auto& j : r.eve) {

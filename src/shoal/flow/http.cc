@@ -125,8 +125,14 @@ struct HttpConn::Impl {
     t.user_agent = header(tx->request_headers, "user-agent");
     t.cookie = header(tx->request_headers, "cookie");
     t.referer = header(tx->request_headers, "referer");
+    t.accept = header(tx->request_headers, "accept");
+    t.accept_enc = header(tx->request_headers, "accept-encoding");
+    t.accept_lang = header(tx->request_headers, "accept-language");
+    t.request_connection = header(tx->request_headers, "connection");
+    t.request_content_len = header(tx->request_headers, "content-length");
     t.content_type = header(tx->request_headers, "content-type");
     t.request_headers = headers_text(tx->request_headers);
+    t.request_start = t.request_line + "\r\n" + t.request_headers_raw;
     im->fire(t, HttpTx::kRequestHeaders);
     return HTP_OK;
   }
@@ -162,9 +168,13 @@ struct HttpConn::Impl {
     t.response_line = str(tx->response_line);
     t.server = header(tx->response_headers, "server");
     t.response_cookie = header(tx->response_headers, "set-cookie");
+    t.location = header(tx->response_headers, "location");
+    t.response_connection = header(tx->response_headers, "connection");
+    t.response_content_len = header(tx->response_headers, "content-length");
     std::string ct = header(tx->response_headers, "content-type");
     if (!ct.empty()) t.content_type = ct;
     t.response_headers = headers_text(tx->response_headers);
+    t.response_start = t.response_line + "\r\n" + t.response_headers_raw;
     im->fire(t, HttpTx::kResponseHeaders);
     return HTP_OK;
   }

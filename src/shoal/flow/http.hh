@@ -31,10 +31,13 @@ struct HttpTx {
   uint64_t index = 0;  // within the connection, from 0
   // request
   std::string method, uri, uri_raw, protocol, request_line, host, host_raw, user_agent, cookie, referer;
+  std::string accept, accept_enc, accept_lang, request_connection, request_content_len;
+  std::string request_start, response_start;         // the first line and the headers, as sent (http.start)
   std::string request_headers, request_headers_raw;  // "Name: value\r\n" each (raw: as sent)
   std::string request_body;
   // response
   std::string stat_code, stat_msg, response_line, server, response_cookie;
+  std::string location, response_connection, response_content_len;
   std::string response_headers, response_headers_raw;
   std::string response_body;  // decompressed, as file.data sees it
   std::string content_type;   // of the response (request's until then)

@@ -606,6 +606,13 @@ constexpr BufName kSticky[] = {
     {"http.response_body", Buf::HttpResponseBody},
     {"http.server_body", Buf::HttpResponseBody},
     {"http.server", Buf::HttpServer},
+    {"http.connection", Buf::HttpConnection},
+    {"http.accept", Buf::HttpAccept},
+    {"http.accept_enc", Buf::HttpAcceptEnc},
+    {"http.accept_lang", Buf::HttpAcceptLang},
+    {"http.content_len", Buf::HttpContentLen},
+    {"http.location", Buf::HttpLocation},
+    {"http.start", Buf::HttpStart},
     {"file.data", Buf::HttpResponseBody},
     {"file_data", Buf::HttpResponseBody},
     {"pkt_data", Buf::Packet},
@@ -931,6 +938,20 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     } else if (find_buf(kModifiers, std::size(kModifiers), k, b)) {
       if (!need_last(k)) return false;
       last_item->buf = b;
+    } else if (k == "bsize") {
+      // the size of the sticky buffer it follows: N, <N, >N, <=N, >=N, !N, N<>M
+      if (sticky == Buf::Packet) return err = "bsize needs a sticky buffer before it", false;
+      Rule tmp;
+      if (!parse_dsize(v, tmp, err)) return err = fmt::format("bad bsize '{}'", trim(v)), false;
+      Item it;
+      it.buf = sticky;
+      it.byte.kind = ByteOp::Bsize;
+      it.byte.neg = tmp.dsize_neg;
+      it.byte.value = tmp.dsize_lo;
+      it.byte.hi = tmp.dsize_hi;
+      r.items.push_back(std::move(it));
+      last = nullptr;
+      last_item = nullptr;
     } else if (k == "isdataat" || k == "byte_test" || k == "byte_jump") {
       Item it;
       it.buf = sticky;

@@ -70,6 +70,13 @@ enum class Buf : uint8_t {
   HttpResponseLine,
   HttpResponseBody,
   HttpServer,
+  HttpConnection,
+  HttpAccept,
+  HttpAcceptEnc,
+  HttpAcceptLang,
+  HttpContentLen,
+  HttpLocation,
+  HttpStart,  // the request (or response) line and headers, as sent
   Count
 };
 const char* buf_name(Buf b);
@@ -104,7 +111,7 @@ struct Pcre {
 // isdataat, byte_test and byte_jump: checks on the payload that take part in
 // the relative positions like contents do (byte_jump moves the cursor).
 struct ByteOp {
-  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump };
+  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump, Bsize };  // Bsize: the buffer's length within [lo, hi]
   Kind kind = None;
   bool relative = false, neg = false;
   int32_t offset = 0;
@@ -115,6 +122,8 @@ struct ByteOp {
   // byte_test: the comparison ("<", ">", "=", "<=", ">=", "&", "^") and value
   char op[3] = {0, 0, 0};
   uint64_t value = 0;
+  // bsize (value..hi; neg: outside)
+  uint64_t hi = 0;
   // byte_jump
   uint64_t multiplier = 1;
   int32_t post_offset = 0;

@@ -124,6 +124,9 @@ void IdsAppLayer::on_tx(Conn&, flow::HttpTx& tx) {
     b.set(Buf::HttpHostRaw, tx.host_raw);
     b.set(Buf::HttpUserAgent, tx.user_agent);
     b.set(Buf::HttpReferer, tx.referer);
+    b.set(Buf::HttpAccept, tx.accept);
+    b.set(Buf::HttpAcceptEnc, tx.accept_enc);
+    b.set(Buf::HttpAcceptLang, tx.accept_lang);
   }
   if (tx.progress & flow::HttpTx::kRequestDone) b.set(Buf::HttpRequestBody, tx.request_body);
   bool resp = tx.progress & flow::HttpTx::kResponseHeaders;
@@ -132,6 +135,7 @@ void IdsAppLayer::on_tx(Conn&, flow::HttpTx& tx) {
     b.set(Buf::HttpStatMsg, tx.stat_msg);
     b.set(Buf::HttpResponseLine, tx.response_line);
     b.set(Buf::HttpServer, tx.server);
+    b.set(Buf::HttpLocation, tx.location);
   }
   if (tx.progress & flow::HttpTx::kResponseDone) b.set(Buf::HttpResponseBody, tx.response_body);
   // buffers either side has: the request's for rules on the request, the
@@ -142,12 +146,18 @@ void IdsAppLayer::on_tx(Conn&, flow::HttpTx& tx) {
     req.set(Buf::HttpHeaderRaw, tx.request_headers_raw);
     req.set(Buf::HttpCookie, tx.cookie);
     req.set(Buf::HttpContentType, tx.content_type);
+    req.set(Buf::HttpConnection, tx.request_connection);
+    req.set(Buf::HttpContentLen, tx.request_content_len);
+    req.set(Buf::HttpStart, tx.request_start);
   }
   if (resp) {
     res.set(Buf::HttpHeader, tx.response_headers);
     res.set(Buf::HttpHeaderRaw, tx.response_headers_raw);
     res.set(Buf::HttpCookie, tx.response_cookie);
     res.set(Buf::HttpContentType, tx.content_type);
+    res.set(Buf::HttpConnection, tx.response_connection);
+    res.set(Buf::HttpContentLen, tx.response_content_len);
+    res.set(Buf::HttpStart, tx.response_start);
   }
   const auto& rules = db_->rules();
   for (uint32_t r : db_->tx_rules()) {
