@@ -10,6 +10,7 @@ shell checks). Suricata 8 is the reference version.
 Each test ends as
   pass  every check holds;
   fail  a check does not hold, or shoal ids failed;
+  crash shoal ids died of a signal or a sanitizer report: the run fails;
   n/a   it cannot apply: a requirement Shoal does not meet (a version,
         a feature, a command of its own, an argument with no equivalent), a
         rule Shoal refused (the reason is the first refusal), or a failed
@@ -258,6 +259,9 @@ def run_test(name, suite, shoal, work):
         return name, "fail", "shoal ids ran over 120 s"
     with open(os.path.join(outdir, "shoal.log"), "w") as fh:
         fh.write(" ".join(shlex.quote(c) for c in cmd) + "\n" + r.stdout + r.stderr)
+    # a crash or a sanitizer report fails the whole run, whatever the baseline says
+    if r.returncode < 0 or re.search(r"ERROR: (Address|Leak|Thread)Sanitizer|runtime error:", r.stderr):
+        return name, "crash", f"shoal ids crashed (status {r.returncode}); see {outdir}/shoal.log"
     want_rc = y.get("exit-code", 0)
     if r.returncode != want_rc:
         tail = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
@@ -345,8 +349,9 @@ def main():
         for name, status, why in ex.map(lambda n: run_test(n, a.suite, a.shoal, work), names):
             results[name] = (status, why)
             print(f"{status:4}  {name}{'  ' + why if why else ''}", flush=True)
-    counts = {s: sum(1 for v in results.values() if v[0] == s) for s in ("pass", "fail", "n/a")}
-    print(f"suricata-verify: {counts['pass']} pass, {counts['fail']} fail, {counts['n/a']} n/a, of {len(results)}")
+    counts = {s: sum(1 for v in results.values() if v[0] == s) for s in ("pass", "fail", "n/a", "crash")}
+    print(f"suricata-verify: {counts['pass']} pass, {counts['fail']} fail, {counts['n/a']} n/a, of {len(results)}"
+          + (f"; {counts['crash']} CRASHED" if counts["crash"] else ""))
     if a.report:
         with open(a.report, "w") as fh:
             for n in names:
@@ -354,7 +359,7 @@ def main():
     if a.markdown:
         with open(a.markdown, "w") as fh:
             fh.write(summary_markdown(names, results))
-    rc = 0
+    rc = 1 if counts["crash"] else 0
     if a.baseline and not a.update_baseline and os.path.exists(a.baseline):
         want = [l.strip() for l in open(a.baseline) if l.strip() and not l.startswith("#")]
         lost = [n for n in want if n in results and results[n][0] != "pass"]
