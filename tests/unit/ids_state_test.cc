@@ -83,8 +83,9 @@ struct Conv {
 
 struct IdsRun {
   std::unique_ptr<test::Run> r;
-  std::vector<nlohmann::json> eve;           // alert records
-  std::vector<nlohmann::json> flows, drops;  // flow and drop records
+  std::vector<nlohmann::json> eve;                           // alert records
+  std::vector<nlohmann::json> flows, drops;                  // flow and drop records
+  std::map<std::string, std::vector<nlohmann::json>> other;  // the other records, by event_type
   std::vector<uint32_t> sids() const {
     std::vector<uint32_t> s;
     for (auto& j : eve) s.push_back(j["alert"]["signature_id"]);
@@ -93,7 +94,7 @@ struct IdsRun {
 };
 
 IdsRun run_ids(const std::string& name, const std::vector<Bytes>& frames, const std::string& rules, bool ips = false,
-               bool midstream = false) {
+               bool midstream = false, const std::string& extra = "") {
   std::string dir = test::tmpdir(), pcap = dir + "/" + name + ".pcap", rf = dir + "/" + name + ".rules",
               eve = dir + "/" + name + "-eve.json";
   write_pcap(pcap, frames);
@@ -102,9 +103,9 @@ IdsRun run_ids(const std::string& name, const std::vector<Bytes>& frames, const 
   IdsRun out;
   out.r =
       test::run(fmt::format("FromDump({}, STOP true) -> FlowIPManager(MIDSTREAM {}) -> ids :: IDSMatcher(RULES {}, "
-                            "EVE {}, IPS {}, QUIET true); ids[0] -> pass :: Counter -> Discard; ids[1] -> "
+                            "EVE {}, IPS {}, QUIET true{}); ids[0] -> pass :: Counter -> Discard; ids[1] -> "
                             "out1 :: Counter -> Discard;",
-                            pcap, midstream, rf, eve, ips));
+                            pcap, midstream, rf, eve, ips, extra));
   EXPECT_TRUE(out.r->ok) << out.r->errors;
   if (!out.r->ok) return out;
   test::finish(*out.r);
@@ -112,7 +113,11 @@ IdsRun run_ids(const std::string& name, const std::vector<Bytes>& frames, const 
   for (std::string line; std::getline(f, line);) {
     auto j = nlohmann::json::parse(line);
     std::string type = j["event_type"];
-    (type == "alert" ? out.eve : type == "flow" ? out.flows : out.drops).push_back(j);
+    (type == "alert"  ? out.eve
+     : type == "flow" ? out.flows
+     : type == "drop" ? out.drops
+                      : out.other[type])
+        .push_back(j);
   }
   return out;
 }
@@ -264,6 +269,79 @@ TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {
     EXPECT_EQ(j["http"]["url"], "/admin/login.php?user=root");
     EXPECT_GT(j["pcap_cnt"].get<int>(), 3) << "after the handshake";
   }
+}
+
+TEST(IdsHttp, TransactionsAndFilesAreLoggedAsSuricataLogsThem) {
+  Conv c;
+  // 0: a chunked download named by Content-Disposition
+  c.send(0, "GET /dl/get.php?id=7 HTTP/1.1\r\nHost: files.example:8080\r\nReferer: http://a.example/\r\n\r\n");
+  c.send(1,
+         "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream; x=y\r\nContent-Disposition: attachment; "
+         "filename=\"eicar.txt\"\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+  // 1: an upload (PUT): a file to the server, named by the path
+  c.send(0, "PUT /upload/report.pdf HTTP/1.1\r\nHost: files.example\r\nContent-Length: 4\r\n\r\nabcd");
+  c.send(1, "HTTP/1.1 201 Created\r\nLocation: /upload/report.pdf\r\nContent-Length: 0\r\n\r\n");
+  // 2: a transaction a config rule keeps out of the logs
+  c.send(0, "GET /quiet HTTP/1.1\r\nHost: files.example\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  // 3: a download the capture cuts short
+  c.send(0, "GET /partial.bin HTTP/1.1\r\nHost: files.example\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
+  const std::string rules =
+      "alert http any any -> any any (msg:\"dl\"; http.uri; content:\"/dl/\"; sid:1;)\n"
+      "config http any any -> any any (http.uri; content:\"/quiet\"; config:logging disable, type tx, scope tx; "
+      "sid:2;)\n";
+  auto r = run_ids("httplog", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  ASSERT_EQ(r.sids(), (std::vector<uint32_t>{1})) << "a config rule raises no alert";
+  EXPECT_EQ(r.eve[0]["tx_id"], 0);
+  auto& http = r.other["http"];
+  ASSERT_EQ(http.size(), 3u) << "transactions 0, 1 and 3; 2 is not logged";
+  EXPECT_EQ(http[0]["tx_id"], 0);
+  EXPECT_EQ(http[0]["src_ip"], "10.0.0.1") << "http records go from the client";
+  EXPECT_EQ(http[0]["dest_port"], 80);
+  EXPECT_EQ(http[0]["http"]["hostname"], "files.example");
+  EXPECT_EQ(http[0]["http"]["http_port"], 8080);
+  EXPECT_EQ(http[0]["http"]["url"], "/dl/get.php?id=7");
+  EXPECT_EQ(http[0]["http"]["http_content_type"], "application/octet-stream") << "parameters cut, as Suricata";
+  EXPECT_EQ(http[0]["http"]["http_refer"], "http://a.example/");
+  EXPECT_EQ(http[0]["http"]["status"], 200);
+  EXPECT_EQ(http[1]["http"]["http_method"], "PUT");
+  EXPECT_EQ(http[1]["http"]["redirect"], "/upload/report.pdf");
+  EXPECT_EQ(http[2]["tx_id"], 3);
+  EXPECT_EQ(http[2]["http"]["url"], "/partial.bin") << "logged at the flow's end, incomplete";
+  auto& files = r.other["fileinfo"];
+  ASSERT_EQ(files.size(), 3u);
+  std::map<std::string, nlohmann::json> by_name;
+  for (auto& f : files) by_name[f["fileinfo"]["filename"]] = f;
+  ASSERT_EQ(by_name.count("eicar.txt"), 1u);
+  EXPECT_EQ(by_name["eicar.txt"]["fileinfo"]["size"], 11) << "the chunks' data, not their framing";
+  EXPECT_EQ(by_name["eicar.txt"]["fileinfo"]["state"], "CLOSED");
+  EXPECT_EQ(by_name["eicar.txt"]["src_ip"], "10.0.0.2") << "a response's file comes from the server";
+  EXPECT_EQ(by_name["eicar.txt"]["app_proto"], "http");
+  EXPECT_EQ(by_name["eicar.txt"]["http"]["http_method"], "GET");
+  ASSERT_EQ(by_name.count("/upload/report.pdf"), 1u);
+  EXPECT_EQ(by_name["/upload/report.pdf"]["fileinfo"]["size"], 4);
+  EXPECT_EQ(by_name["/upload/report.pdf"]["src_ip"], "10.0.0.1");
+  EXPECT_EQ(by_name["/upload/report.pdf"]["fileinfo"]["tx_id"], 1);
+  ASSERT_EQ(by_name.count("/partial.bin"), 1u);
+  EXPECT_EQ(by_name["/partial.bin"]["fileinfo"]["state"], "TRUNCATED");
+  EXPECT_EQ(by_name["/partial.bin"]["fileinfo"]["size"], 10);
+  // EVE_TYPES chooses the records
+  auto only = run_ids("httplog-alerts", c.out, rules, false, false, ", EVE_TYPES alert");
+  ASSERT_TRUE(only.r->ok);
+  EXPECT_EQ(only.sids(), (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(only.other.empty() && only.flows.empty());
+  auto bad = test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, EVE_TYPES \"alert smtp\") -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("EVE_TYPES: unknown type 'smtp'"), std::string::npos) << bad->errors;
+}
+
+TEST(IdsHttp, ContentDispositionFilename) {
+  EXPECT_EQ(flow::content_disposition_filename("attachment; filename=\"a b.txt\""), "a b.txt");
+  EXPECT_EQ(flow::content_disposition_filename("attachment;filename=x.exe ; size=3"), "x.exe");
+  EXPECT_EQ(flow::content_disposition_filename("inline"), "");
+  EXPECT_EQ(flow::content_disposition_filename("attachment; name=\"f\"; filename=\"\""), "");
 }
 
 TEST(IdsHttp, ParserSurvivesHostileInput) {
@@ -452,6 +530,7 @@ TEST(IdsRules, ADuplicateSidIsReportedAndTheLaterRuleWins) {
 TEST(IdsRules, ThresholdAndDetectionFilterCountPerKeyAndWindow) {
   // one source sends 10 matching packets a second apart, another source 2
   std::vector<Bytes> frames;
+  frames.reserve(12);
   for (int i = 0; i < 10; ++i) frames.push_back(ether(ip4(kClient, kServer, 17, 1000, 53, "hit")));
   for (int i = 0; i < 2; ++i) frames.push_back(ether(ip4(kClient + 7, kServer, 17, 1000, 53, "hit")));
   std::string dir = test::tmpdir(), pcap = dir + "/threshold.pcap", rules = dir + "/threshold.rules";

@@ -72,6 +72,9 @@ struct IdsArgs {
   int threads = 1;
 };
 
+constexpr const char* kDecompressLayers =
+    "app-layer.protocols.http.libhtp.default-config.response-body-decompress-layer-limit";
+
 // Suricata's --set settings that change what this graph does, and the
 // values they take; the others are reported as not honoured.
 bool apply_set(const std::string& kv, std::map<std::string, std::string>& honoured, std::string& err) {
@@ -83,6 +86,14 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     if (v != "true" && v != "false" && v != "yes" && v != "no")
       return err = fmt::format("--set {}: true or false, not '{}'", k, v), false;
     honoured[k] = (v == "true" || v == "yes") ? "true" : "false";
+    return true;
+  }
+  static const std::set<std::string> kInt = {kDecompressLayers};
+  if (kInt.count(k)) {
+    char* end = nullptr;
+    long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end || n < 0 || n > 64) return err = fmt::format("--set {}: 0-64, not '{}'", k, v), false;
+    honoured[k] = std::to_string(n);
     return true;
   }
   fmt::print(stderr, "shoal ids: --set {}: not honoured (this setting has no equivalent here yet)\n", k);
@@ -99,6 +110,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   std::string ids = fmt::format("IDSMatcher(RULES {}, EVE {}, FASTLOG {}, IPS {}", cquote(a.rules),
                                 cquote(a.logdir + "/eve.json"), cquote(a.logdir + "/fast.log"), a.ips);
   if (!vars.empty()) ids += fmt::format(", VARS {}", cquote(vars));
+  if (set.count(kDecompressLayers)) ids += fmt::format(", HTTP_DECOMPRESS_LAYERS {}", set.at(kDecompressLayers));
   ids += ")";
   // Suricata tracks every flow and, by default, picks up no TCP
   // connection midstream.
@@ -124,7 +136,8 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("-S", a.rules, "the rules file")->required();
   app.add_option("-c", a.config, "variables: a suricata.yaml (vars:) or Snort var lines");
   app.add_option("-l", a.logdir, "log directory: eve.json and fast.log (default .)");
-  app.add_option("--set", a.sets, "NAME=VALUE Suricata setting (stream.midstream is honoured)");
+  app.add_option("--set", a.sets,
+                 "NAME=VALUE Suricata setting (stream.midstream and the HTTP decompression layer limit are honoured)");
   app.add_flag("--ips,--simulate-ips", a.ips, "IPS mode: drop and reject rules drop packets");
   app.add_option("-k", a.checksums, "checksum checks (accepted: checksums are not validated)")
       ->check(CLI::IsMember({"auto", "all", "none"}));

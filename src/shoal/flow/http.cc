@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <list>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -69,27 +70,47 @@ struct HttpConn::Impl {
     t.progress |= what;
     on_event(t, what);
   }
-  // The shared configuration: callbacks and limits are the same for every
-  // connection (libhtp allows one configuration for many parsers).
-  static htp_cfg_t* config() {
-    static htp_cfg_t* cfg = [] {
-      htp_cfg_t* c = htp_config_create();
-      htp_config_set_server_personality(c, HTP_SERVER_IDS);
-      htp_config_set_response_decompression(c, 1);
-      htp_config_set_field_limits(c, 9000, 18000);
-      htp_config_set_compression_bomb_limit(c, 1u << 20);
-      htp_config_register_request_line(c, on_request_line);
-      htp_config_register_request_headers(c, on_request_headers);
-      htp_config_register_request_header_data(c, on_request_header_data);
-      htp_config_register_request_body_data(c, on_request_body);
-      htp_config_register_request_complete(c, on_request_complete);
-      htp_config_register_response_headers(c, on_response_headers);
-      htp_config_register_response_header_data(c, on_response_header_data);
-      htp_config_register_response_body_data(c, on_response_body);
-      htp_config_register_response_complete(c, on_response_complete);
-      return c;
-    }();
-    return cfg;
+  // The configuration: callbacks and limits are the same for every
+  // connection (libhtp allows one configuration for many parsers); one per
+  // decompression layer limit.
+  static htp_cfg_t* config(const HttpConfig& hc) {
+    static std::mutex mu;
+    static std::map<int, htp_cfg_t*> made;
+    std::lock_guard lock(mu);
+    htp_cfg_t*& c = made[hc.decompress_layers];
+    if (c) return c;
+    c = htp_config_create();
+    htp_config_set_server_personality(c, HTP_SERVER_IDS);
+    htp_config_set_response_decompression(c, 1);
+    htp_config_set_response_decompression_layer_limit(c, hc.decompress_layers);
+    htp_config_set_field_limits(c, 9000, 18000);
+    htp_config_set_compression_bomb_limit(c, 1u << 20);
+    htp_config_register_request_line(c, on_request_line);
+    htp_config_register_request_headers(c, on_request_headers);
+    htp_config_register_request_header_data(c, on_request_header_data);
+    htp_config_register_request_body_data(c, on_request_body);
+    htp_config_register_request_complete(c, on_request_complete);
+    htp_config_register_response_headers(c, on_response_headers);
+    htp_config_register_response_header_data(c, on_response_header_data);
+    htp_config_register_response_body_data(c, on_response_body);
+    htp_config_register_response_complete(c, on_response_complete);
+    return c;
+  }
+  // A body's bytes go to its file, opened at the first of them: the
+  // response's always, the request's for PUT (Suricata's files).
+  static void file_bytes(HttpTx& t, htp_tx_t* tx, uint8_t dir, size_t n) {
+    HttpFile& f = t.files[dir];
+    if (f.state == HttpFile::None) {
+      if (dir == 0 && tx->request_method_number != HTP_M_PUT) return;
+      if (dir == 1) f.name = content_disposition_filename(header(tx->response_headers, "content-disposition"));
+      if (f.name.empty() && tx->parsed_uri) f.name = str(tx->parsed_uri->path);
+      f.state = HttpFile::Open;
+    }
+    if (f.state == HttpFile::Open) f.size += n;
+  }
+  static void file_close(HttpTx& t, uint8_t dir) {
+    HttpFile& f = t.files[dir];
+    if (f.state == HttpFile::Open) f.state = f.gaps ? HttpFile::Truncated : HttpFile::Closed;
   }
   // The request line's fields (the URI, normalized by libhtp, is ready here).
   static void line_fields(HttpTx& t, htp_tx_t* tx) {
@@ -120,6 +141,7 @@ struct HttpConn::Impl {
     HttpTx& t = im->tx_of(tx);
     line_fields(t, tx);  // normalization may have gone on (the Host header)
     t.host = str(tx->request_hostname);
+    t.port = tx->request_port_number;
     t.host_raw = header(tx->request_headers, "host");
     if (t.host_raw.empty() && tx->parsed_uri_raw) t.host_raw = str(tx->parsed_uri_raw->hostname);
     t.user_agent = header(tx->request_headers, "user-agent");
@@ -152,12 +174,16 @@ struct HttpConn::Impl {
   }
   static int on_request_body(htp_tx_data_t* d) {
     Impl* im = of(d->tx);
-    body(im, im->tx_of(d->tx).request_body, im->cfg.request_body_limit, d);
+    HttpTx& t = im->tx_of(d->tx);
+    if (d->data && d->len) file_bytes(t, d->tx, 0, d->len);
+    body(im, t.request_body, im->cfg.request_body_limit, d);
     return HTP_OK;
   }
   static int on_request_complete(htp_tx_t* tx) {
     Impl* im = of(tx);
-    im->fire(im->tx_of(tx), HttpTx::kRequestDone);
+    HttpTx& t = im->tx_of(tx);
+    file_close(t, 0);
+    im->fire(t, HttpTx::kRequestDone);
     return HTP_OK;
   }
   static int on_response_headers(htp_tx_t* tx) {
@@ -173,6 +199,7 @@ struct HttpConn::Impl {
     t.response_content_len = header(tx->response_headers, "content-length");
     std::string ct = header(tx->response_headers, "content-type");
     if (!ct.empty()) t.content_type = ct;
+    t.response_content_type = ct;
     t.response_headers = headers_text(tx->response_headers);
     t.response_start = t.response_line + "\r\n" + t.response_headers_raw;
     im->fire(t, HttpTx::kResponseHeaders);
@@ -188,13 +215,20 @@ struct HttpConn::Impl {
   static int on_response_body(htp_tx_data_t* d) {
     Impl* im = of(d->tx);
     HttpTx& t = im->tx_of(d->tx);
-    t.response_length += d->len;
+    if (d->data && d->len) file_bytes(t, d->tx, 1, d->len);
     body(im, t.response_body, im->cfg.response_body_limit, d);
     return HTP_OK;
   }
   static int on_response_complete(htp_tx_t* tx) {
     Impl* im = of(tx);
     HttpTx& t = im->tx_of(tx);
+    t.response_length = uint64_t(tx->response_message_len);
+    // a body shorter than its Content-Length (the connection closed early)
+    // leaves its file cut short
+    if (tx->response_transfer_coding == HTP_CODING_IDENTITY && tx->response_content_length >= 0 &&
+        tx->response_message_len < tx->response_content_length && t.files[1].state == HttpFile::Open)
+      t.files[1].state = HttpFile::Truncated;
+    file_close(t, 1);
     im->fire(t, HttpTx::kResponseDone);
     im->finished.push_back(tx);
     return HTP_OK;
@@ -213,7 +247,7 @@ struct HttpConn::Impl {
 
 HttpConn::HttpConn(const HttpConfig& cfg, HttpCounters& counters, Event on_event)
     : impl_(std::make_unique<Impl>(cfg, counters, std::move(on_event))) {
-  impl_->connp = htp_connp_create(Impl::config());
+  impl_->connp = htp_connp_create(Impl::config(cfg));
   htp_connp_set_user_data(impl_->connp, impl_.get());
   htp_time_t t = tv(0);
   htp_connp_open(impl_->connp, nullptr, 0, nullptr, 0, &t);
@@ -241,12 +275,40 @@ void HttpConn::release_done() { impl_->reap(); }
 void HttpConn::gap(uint8_t dir) {
   impl_->c.gaps.add();
   impl_->broken[dir] = true;
+  for (HttpTx& t : impl_->txs)
+    if (t.files[dir].state == HttpFile::Open) t.files[dir].gaps = true;
 }
 
 void HttpConn::close(uint64_t ts) {
   htp_time_t t = tv(ts);
   htp_connp_close(impl_->connp, &t);
   impl_->reap();
+  // what never completed ends here: its files are cut short
+  for (HttpTx& x : impl_->txs) {
+    if (x.progress & (HttpTx::kResponseDone | HttpTx::kEnded)) continue;
+    for (HttpFile& f : x.files)
+      if (f.state == HttpFile::Open) f.state = HttpFile::Truncated;
+    impl_->fire(x, HttpTx::kEnded);
+  }
+}
+
+std::string content_disposition_filename(const std::string& v) {
+  // "attachment; filename=\"a.txt\"": parameters after ';', the first
+  // named filename (Suricata's reading: filename*= is not decoded)
+  size_t at = 0;
+  while (at < v.size()) {
+    size_t end = v.find(';', at);
+    if (end == std::string::npos) end = v.size();
+    size_t b = v.find_first_not_of(" \t", at);
+    if (b < end && v.compare(b, 9, "filename=") == 0) {
+      std::string name = v.substr(b + 9, end - b - 9);
+      while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
+      if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+      return name;
+    }
+    at = end + 1;
+  }
+  return {};
 }
 
 int http_detect(uint8_t dir, const uint8_t* d, uint32_t n) {

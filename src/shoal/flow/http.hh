@@ -22,7 +22,21 @@ namespace shoal::flow {
 struct HttpConfig {
   uint32_t request_body_limit = 100 * 1024;
   uint32_t response_body_limit = 100 * 1024;
-  uint32_t max_tx = 512;  // live transactions per connection (requests without responses); past it, parsing stops
+  uint32_t max_tx = 512;      // live transactions per connection (requests without responses); past it, parsing stops
+  int decompress_layers = 2;  // nested Content-Encodings undone (Suricata's response-body-decompress-layer-limit)
+};
+
+// A file carried by a transaction, as Suricata tracks it: a response body,
+// or a PUT request's body. Its name comes from Content-Disposition's
+// filename, else the URI's path. The bytes are counted, not kept (detection
+// reads the bodies).
+struct HttpFile {
+  enum State : uint8_t { None, Open, Closed, Truncated };
+  std::string name;
+  uint64_t size = 0;  // bytes of the (decompressed) body
+  State state = None;
+  bool gaps = false;    // a hole in the stream cut it short
+  bool logged = false;  // the user's: a record was made of it
 };
 
 // One request/response exchange, Suricata's buffers filled in as the
@@ -41,13 +55,21 @@ struct HttpTx {
   std::string response_headers, response_headers_raw;
   std::string response_body;  // decompressed, as file.data sees it
   std::string content_type;   // of the response (request's until then)
-  uint64_t response_length = 0;
+  std::string response_content_type;
+  uint64_t response_length = 0;  // the response's message body as sent (before decoding)
+  int port = -1;                 // the request's port (URI or Host header), -1 when none was given
+  HttpFile files[2];             // by direction: 0 the request's, 1 the response's
   // progress
   static constexpr uint8_t kRequestHeaders = 1, kRequestDone = 2, kResponseHeaders = 4, kResponseDone = 8,
                            kRequestLine = 16;
+  // not progress: the connection ended before the transaction completed
+  // (fired once, its open files truncated)
+  static constexpr uint8_t kEnded = 32;
   uint8_t progress = 0;
-  // the detection engine's: rules that already alerted on this transaction
+  // the detection engine's: rules that already alerted on this transaction,
+  // and whether a config rule turned its logging off
   std::vector<uint32_t> alerted;
+  bool no_log = false;
 };
 
 // What the parser saw, over all connections of a worker.
@@ -76,7 +98,8 @@ class HttpConn {
   void release_done();
   // A hole in a direction's stream: that direction is not parsed further.
   void gap(uint8_t dir);
-  // The connection ended: whatever is pending completes.
+  // The connection ended: whatever is pending completes, and transactions
+  // still incomplete get kEnded.
   void close(uint64_t ts);
 
   struct Impl;
@@ -84,6 +107,10 @@ class HttpConn {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+// The filename parameter of a Content-Disposition value, unquoted; empty
+// when there is none.
+std::string content_disposition_filename(const std::string& value);
 
 // Whether the first bytes of a direction look like HTTP: 1 yes, 0 no, -1
 // not enough bytes yet.

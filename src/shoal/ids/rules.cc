@@ -860,8 +860,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   }
   if (f.size() != 7)
     return err = fmt::format("the header has {} fields, not 7 (action proto src sport dir dst dport)", f.size()), false;
-  static const char* kActions[] = {"alert", "log",       "pass",      "drop",      "reject",
-                                   "sdrop", "rejectsrc", "rejectdst", "rejectboth"};
+  static const char* kActions[] = {"alert", "log",       "pass",      "drop",       "reject",
+                                   "sdrop", "rejectsrc", "rejectdst", "rejectboth", "config"};
   if (std::find(std::begin(kActions), std::end(kActions), f[0]) == std::end(kActions))
     return err = fmt::format("unknown action '{}'", f[0]), false;
   r.action = f[0];
@@ -930,6 +930,14 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_flowbits(v, r, err)) return false;
     } else if (k == "noalert") {
       r.noalert = true;
+    } else if (k == "config") {
+      // Suricata's conditional logging; the form it has for transactions
+      std::string c;
+      for (char ch : v)
+        if (!std::isspace(uint8_t(ch))) c += ch;
+      if (c != "loggingdisable,typetx,scopetx")
+        return err = fmt::format("config: '{}': only 'logging disable, type tx, scope tx' is supported", v), false;
+      r.no_tx_log = true;
     } else if (Buf b; find_buf(kSticky, std::size(kSticky), k, b)) {
       if (!v.empty()) return err = fmt::format("'{}' takes no value", k), false;
       sticky = b;
@@ -1074,6 +1082,14 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   r.ip_only = r.items.empty() && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.flow && !checks_flowbits &&
               !r.has_app_cond && !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
   if (!r.sid) return err = "the rule has no sid", false;
+  if (r.action == "config") {
+    if (!r.no_tx_log || !r.uses_tx())
+      return err = "a config rule takes 'config: logging disable, type tx, scope tx' and an application-layer buffer",
+             false;
+    r.noalert = true;
+  } else if (r.no_tx_log) {
+    return err = "config: is for config rules", false;
+  }
   r.text = std::string(s);
   return true;
 }

@@ -214,6 +214,7 @@ struct Rule {
   uint8_t flow = 0;                              // FlowOpt bits
   std::vector<Flowbit> flowbits;
   bool noalert = false;                             // matches (flowbits act) but raises no alert
+  bool no_tx_log = false;                           // config rule: the transaction it matches is not logged
   uint16_t app = kAppNone;                          // the header's application protocol (alert http ...)
   bool has_app_cond = false, app_cond_neg = false;  // app-layer-protocol:[!]NAME
   uint16_t app_cond = kAppNone;

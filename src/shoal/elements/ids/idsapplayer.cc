@@ -7,6 +7,7 @@
 namespace shoal {
 
 struct IdsAppLayer::Conn {
+  uint32_t id = 0;  // the flow
   flow::Stream stream;
   uint8_t detect[2] = {0, 0};  // per direction: 0 undecided, 1 HTTP, 2 something else
   std::string probe[2];        // first bytes held while undecided
@@ -24,22 +25,40 @@ void IdsAppLayer::reserve(FlowIPManager& mgr) {
 
 IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }
 
-void IdsAppLayer::init(std::shared_ptr<const ids::Database> db) {
+void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files) {
   db_ = std::move(db);
+  log_http_ = log_http, log_files_ = log_files;
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
   reasm_.configure(sc);
   reasm_.set_sink(this);
-  // A flow that leaves the table ends its streams and parser first.
-  mgr_->table().on_release([this](uint32_t id, const flow::Flow&, flow::Release) {
-    Conn*& c = slot(id);
-    if (!c) return;
-    cur_ = nullptr;  // no packet: events at the end raise no alert
-    reasm_.finish(c->stream, id);
-    if (c->http) c->http->close(0);
-    delete c;  // (no hit of this flow is pending: releases happen between packets)
-    c = nullptr;
-  });
+}
+
+void IdsAppLayer::release(uint32_t id) {
+  Conn*& c = slot(id);
+  if (!c) return;
+  cur_ = nullptr;  // no packet: events at the end raise no alert
+  reasm_.finish(c->stream, id);
+  if (c->http) c->http->close(0);
+  delete c;  // (no hit of this flow is pending: releases happen between packets)
+  c = nullptr;
+}
+
+nlohmann::json IdsAppLayer::http_json(const flow::HttpTx& tx) {
+  nlohmann::json h = {{"hostname", tx.host}};
+  if (tx.port >= 0) h["http_port"] = tx.port;
+  h["url"] = tx.uri_raw;
+  if (!tx.user_agent.empty()) h["http_user_agent"] = tx.user_agent;
+  if (!tx.response_content_type.empty())
+    h["http_content_type"] = tx.response_content_type.substr(0, tx.response_content_type.find(';'));
+  if (!tx.referer.empty()) h["http_refer"] = tx.referer;
+  h["http_method"] = tx.method;
+  h["protocol"] = tx.protocol;
+  if ((tx.progress & flow::HttpTx::kResponseHeaders) && !tx.stat_code.empty())
+    h["status"] = std::atoi(tx.stat_code.c_str());
+  if (!tx.location.empty()) h["redirect"] = tx.location;
+  h["length"] = tx.response_length;
+  return h;
 }
 
 uint16_t IdsAppLayer::app(uint32_t id) {
@@ -50,7 +69,10 @@ uint16_t IdsAppLayer::app(uint32_t id) {
 void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits) {
   if (!info.l4 || info.proto != 6) return;
   Conn*& c = slot(id);
-  if (!c) c = new Conn;
+  if (!c) {
+    c = new Conn;
+    c->id = id;
+  }
   if (c->http) c->http->release_done();  // the last packet's alerts are logged: its transactions can go
   cur_ = &info;
   cur_ts_ = ts;
@@ -61,15 +83,8 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   info.app = c->app;
   // The alerts' metadata, from the transactions as this packet left them
   for (size_t i = first; i < hits.size(); ++i) {
-    const flow::HttpTx& tx = *hits[i].tx;
-    nlohmann::json h = {
-        {"hostname", tx.host}, {"url", tx.uri_raw}, {"http_method", tx.method}, {"protocol", tx.protocol}};
-    if (!tx.user_agent.empty()) h["http_user_agent"] = tx.user_agent;
-    if (!tx.content_type.empty()) h["http_content_type"] = tx.content_type;
-    if ((tx.progress & flow::HttpTx::kResponseHeaders) && !tx.stat_code.empty())
-      h["status"] = std::atoi(tx.stat_code.c_str());
-    if (tx.progress & flow::HttpTx::kResponseDone) h["length"] = tx.response_length;
-    hits[i].http = std::move(h);
+    hits[i].http = http_json(*hits[i].tx);
+    hits[i].tx_id = hits[i].tx->index;
   }
 }
 
@@ -90,8 +105,8 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     c->detect[dir] = d > 0 ? 1 : 2;
     if (d > 0 && !c->http) {
       c->app = ids::kAppHttp;
-      c->http =
-          std::make_unique<flow::HttpConn>(http_cfg_, c_.http, [this, c](flow::HttpTx& tx, uint8_t) { on_tx(*c, tx); });
+      c->http = std::make_unique<flow::HttpConn>(http_cfg_, c_.http,
+                                                 [this, c](flow::HttpTx& tx, uint8_t what) { on_tx(*c, tx, what); });
     }
     if (c->http && c->detect[dir] == 1 && held)
       c->http->data(dir, reinterpret_cast<const uint8_t*>(pb.data()), uint32_t(held), cur_ts_);
@@ -107,8 +122,30 @@ void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
   if (c && c->detect[dir] == 0) c->detect[dir] = 2;
 }
 
-void IdsAppLayer::on_tx(Conn&, flow::HttpTx& tx) {
-  if (!cur_ || !db_) return;
+void IdsAppLayer::log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir) {
+  flow::HttpFile& f = tx.files[dir];
+  if (!log_files_ || f.logged || f.state == flow::HttpFile::None || f.state == flow::HttpFile::Open) return;
+  f.logged = true;
+  nlohmann::json fi = {
+      {"filename", f.name}, {"gaps", f.gaps}, {"state", f.state == flow::HttpFile::Closed ? "CLOSED" : "TRUNCATED"},
+      {"stored", false},    {"size", f.size}, {"tx_id", tx.index}};
+  logs_.push_back({c.id, TxLog::File, dir, tx.index, http_json(tx), std::move(fi)});
+}
+
+void IdsAppLayer::on_tx(Conn& c, flow::HttpTx& tx, uint8_t what) {
+  if (what != flow::HttpTx::kEnded && cur_ && db_) match_tx(tx);
+  // records of what ended (unless a config rule said not to): a file with
+  // its body, a transaction when both sides are done or the connection ends
+  if (tx.no_log) return;
+  if (what == flow::HttpTx::kRequestDone) log_file(c, tx, 0);
+  if (what == flow::HttpTx::kResponseDone || what == flow::HttpTx::kEnded) {
+    if (what == flow::HttpTx::kEnded) log_file(c, tx, 0);
+    log_file(c, tx, 1);
+    if (log_http_) logs_.push_back({c.id, TxLog::Http, 0, tx.index, http_json(tx), {}});
+  }
+}
+
+void IdsAppLayer::match_tx(flow::HttpTx& tx) {
   cur_->app = ids::kAppHttp;  // this packet's data made the transaction progress
   using ids::Buf;
   ids::TxBuffers b;
@@ -167,8 +204,9 @@ void IdsAppLayer::on_tx(Conn&, flow::HttpTx& tx) {
     const ids::TxBuffers& use = rule.response_side() ? res : req;
     if (!ids::tx_matches(rule, use, *cur_)) continue;
     tx.alerted.push_back(r);
+    tx.no_log |= rule.no_tx_log;
     ids::apply_flowbits(rule, *cur_);
-    cur_hits_->push_back({r, &tx, {}});
+    cur_hits_->push_back({r, &tx, {}, tx.index});
   }
 }
 

@@ -3,7 +3,8 @@
 // first bytes, HTTP parsed by libhtp (flow::HttpConn), and the rules that
 // read transaction buffers matched as each transaction progresses, on the
 // packet whose data completed it. A rule alerts at most once per
-// transaction.
+// transaction. Transactions and files, as they end, become log records
+// (Suricata's http and fileinfo events) when logging is on.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -24,6 +25,17 @@ class IdsAppLayer : private flow::StreamSink {
     uint32_t rule;
     const flow::HttpTx* tx;  // valid until the connection's next packet
     nlohmann::json http;     // the transaction's metadata, as Suricata adds it to alerts
+    uint64_t tx_id = 0;
+  };
+  // A transaction or a file that ended: an http or a fileinfo record.
+  struct TxLog {
+    enum Kind : uint8_t { Http, File };
+    uint32_t flow;
+    Kind kind;
+    uint8_t dir;  // the file's direction: 0 to the server, 1 to the client
+    uint64_t tx_id;
+    nlohmann::json http;      // the transaction's metadata
+    nlohmann::json fileinfo;  // File: Suricata's fileinfo object
   };
   struct Counters {
     flow::HttpCounters http;
@@ -33,8 +45,18 @@ class IdsAppLayer : private flow::StreamSink {
   ~IdsAppLayer() override;
   // At configure: per-flow state in the flow layer.
   void reserve(FlowIPManager& mgr);
-  // At initialize: the rules, and the flow layer's releases.
-  void init(std::shared_ptr<const ids::Database> db);
+  // At initialize: the rules (may be null: logging only), and which
+  // records are made.
+  void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files);
+  // Flow `id` leaves the table: its streams and parser end (transactions
+  // still open are logged as they are).
+  void release(uint32_t id);
+  // The records made since the last call (the caller writes and clears them).
+  std::vector<TxLog>& logs() { return logs_; }
+  // Suricata's http object of a transaction (alerts, http and fileinfo records).
+  static nlohmann::json http_json(const flow::HttpTx& tx);
+  // Content-Encoding layers undone (before init).
+  void set_decompress_layers(int n) { http_cfg_.decompress_layers = n; }
   // One TCP packet of flow `id`: its segment goes through reassembly and the
   // parsers; rules of transactions that progressed are matched against
   // `info` (its flow fields filled) and appended to `hits`. info.app gets the
@@ -52,7 +74,9 @@ class IdsAppLayer : private flow::StreamSink {
   void stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) override;
   void stream_gap(uint32_t flow, uint8_t dir, uint64_t offset, uint64_t len) override;
   Conn*& slot(uint32_t id);
-  void on_tx(Conn& c, flow::HttpTx& tx);
+  void on_tx(Conn& c, flow::HttpTx& tx, uint8_t what);
+  void log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir);
+  void match_tx(flow::HttpTx& tx);
 
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
@@ -64,6 +88,8 @@ class IdsAppLayer : private flow::StreamSink {
   ids::PacketInfo* cur_ = nullptr;
   uint64_t cur_ts_ = 0;
   std::vector<TxHit>* cur_hits_ = nullptr;
+  bool log_http_ = false, log_files_ = false;
+  std::vector<TxLog> logs_;
 };
 
 }  // namespace shoal

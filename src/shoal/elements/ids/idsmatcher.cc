@@ -80,6 +80,13 @@ bool locate(Packet* p, ids::PacketInfo& info, uint32_t& ip_off, int32_t ip_at = 
   return ids::parse_packet(ip, len, info);
 }
 
+// One EVE line. Fields taken from traffic (URIs, headers, file names) may
+// hold bytes that are not UTF-8: they are written as U+FFFD, never abort the
+// record.
+std::string eve_text(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 // The rule set and its compiled database, shared by every worker's copy.
 struct IdsShared {
   ids::RuleSet set;
@@ -101,8 +108,23 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     OutputPath fastlog, eve;
     a.read_mp("RULES", rules).read("VARS", vars).read("ENGINE", engine).read("FASTLOG", fastlog);
     a.read("CLASSIFICATION", classification);
-    a.read("EVE", eve).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
+    std::string types = "alert drop flow http files";
+    a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
+    int layers = 2;
+    a.read("HTTP_DECOMPRESS_LAYERS", layers);
     a.complete();
+    if (layers < 0 || layers > 64) a.fail("HTTP_DECOMPRESS_LAYERS: 0-64");
+    app_.set_decompress_layers(layers);
+    eve_types_ = 0;
+    for (std::string_view t : split_words(types)) {
+      static const std::pair<const char*, uint8_t> kTypes[] = {{"alert", kEveAlert}, {"drop", kEveDrop},
+                                                               {"flow", kEveFlow},   {"http", kEveHttp},
+                                                               {"files", kEveFiles}, {"fileinfo", kEveFiles}};
+      auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
+      if (it == std::end(kTypes))
+        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files)", t));
+      eve_types_ |= it->second;
+    }
     // The flow layer, when there is one upstream: the flow options and
     // flowbits, and whole-flow pass and drop verdicts, live there.
     if (ninputs()) mgr_ = FlowIPManager::upstream(this, 0);
@@ -159,13 +181,22 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     if (!shared_->db) throw ConfigError(loc_, fmt::format("{}: the rules did not load", name()));
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
-    // The application layer runs when rules ask for it.
+    // The application layer runs when rules ask for it, or its records are
+    // logged.
+    bool log_http = eve(kEveHttp), log_files = eve(kEveFiles);
     for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && r.app != ids::kAppNone;
-    // EVE flow records as flows end (before the app layer lets go of its state)
-    if (mgr_ && !eve_file_.empty())
-      mgr_->table().on_release(
-          [this](uint32_t id, const flow::Flow& f, flow::Release why) { flow_record(id, f, why); });
-    if (app_on_) app_.init(shared_->db);
+    app_on_ |= mgr_ && (log_http || log_files);
+    if (app_on_) app_.init(shared_->db, log_http, log_files);
+    // A flow that ends: its transactions' records, then its flow record
+    if (mgr_ && (app_on_ || eve(kEveFlow)))
+      mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
+        uint16_t app = app_on_ ? app_.app(id) : uint16_t(ids::kAppNone);
+        if (app_on_) {
+          app_.release(id);
+          tx_logs(nullptr, f.last_ns);
+        }
+        if (eve(kEveFlow)) flow_record(id, f, why, app);
+      });
     auto open = [&](io::SharedFile<io::OutFile>& f, const std::string& path) {
       if (path.empty()) return;
       std::string why;
@@ -194,7 +225,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         (v == Verdict::Pass ? flow_passed_ : flow_dropped_).add();
         if (v == Verdict::Drop && ips_) drop_record(p, info, nullptr, flow_id_of(p));
       } else {
-        if (fs && app_on_) app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
+        if (fs && app_on_) {
+          app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
+          tx_logs(p, p->timestamp_ns());
+        }
         engine_.match(info, hits_);
         v = record(p, info, fs);
       }
@@ -352,7 +386,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         continue;
       }
       FlowState* fs = flow_of(p, info);  // before matching: the flow options read it
-      if (fs && !fs->verdict && app_on_) app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
+      if (fs && !fs->verdict && app_on_) {
+        app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
+        tx_logs(p, p->timestamp_ns());
+      }
       if (out[i].count > k::kIdsFound) {
         overflows_.add();
         engine_.match(info, hits_);
@@ -383,13 +420,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // An EVE drop record (IPS): the rule that dropped the packet, or its
   // flow's earlier drop.
   void drop_record(Packet* p, const ids::PacketInfo& info, const ids::Rule* r, uint64_t flow_id) {
-    if (eve_file_.empty()) return;
+    if (!eve(kEveDrop)) return;
     nlohmann::json j = {{"timestamp", time_text(p->timestamp_ns(), true)}};
     if (flow_id) j["flow_id"] = flow_id;
     if (p->source_index()) j["pcap_cnt"] = p->source_index();
     j.update({{"event_type", "drop"},
               {"src_ip", addr_text(info.src)},
               {"dest_ip", addr_text(info.dst)},
+              {"ip_v", info.src.v6 ? 6 : 4},
               {"proto", proto_name(info.proto)}});
     if (info.has_ports) j["src_port"] = info.sport, j["dest_port"] = info.dport;
     nlohmann::json d = {{"len", p->length()}, {"ttl", info.ttl}, {"reason", r ? "rules" : "flow drop"}};
@@ -413,29 +451,53 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                                  : cls       ? cls->priority
                                              : 3}};
     }
-    eve_buf_ += j.dump() + "\n";
+    eve_buf_ += eve_text(j);
     ++eve_lines_;
   }
-  // An EVE flow record as a flow leaves the table (Suricata's fields).
-  void flow_record(uint32_t id, const flow::Flow& f, flow::Release why) {
+  // The EVE header of a flow's record: its addresses from the client's
+  // side (from_client) or the server's.
+  nlohmann::json flow_head(uint32_t id, const flow::Flow& f, bool from_client, uint64_t ts, const char* type) {
     const k::ConnKey& key = f.key;
-    bool ab = f.orig_dir == 0;
+    bool ab = (f.orig_dir == 0) == from_client;
     auto addr = [&](const uint32_t* a) {
       ids::Addr x;
       x.v6 = key.family == 6;
       for (int i = 0; i < 4; ++i) k::store_be32(x.b + 4 * i, a[i]);
       return addr_text(x);
     };
-    const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
-    nlohmann::json j = {{"timestamp", time_text(f.first_ns, true)},
-                        {"flow_id", flow_id_of(id)},
-                        {"event_type", "flow"},
-                        {"src_ip", addr(ab ? key.a : key.b)},
-                        {"dest_ip", addr(ab ? key.b : key.a)},
-                        {"proto", proto_name(key.proto)}};
+    nlohmann::json j = {
+        {"timestamp", time_text(ts, true)},   {"flow_id", flow_id_of(id)},           {"event_type", type},
+        {"src_ip", addr(ab ? key.a : key.b)}, {"dest_ip", addr(ab ? key.b : key.a)}, {"ip_v", key.family == 6 ? 6 : 4},
+        {"proto", proto_name(key.proto)}};
     if (key.proto == 6 || key.proto == 17 || key.proto == 132)
       j["src_port"] = ab ? key.pa : key.pb, j["dest_port"] = ab ? key.pb : key.pa;
-    if (app_on_ && app_.app(id) == ids::kAppHttp) j["app_proto"] = "http";
+    return j;
+  }
+  // The application layer's records (http, fileinfo) made by packet p (null
+  // at a flow's end).
+  void tx_logs(Packet* p, uint64_t ts) {
+    auto& logs = app_.logs();
+    if (eve_file_.empty()) logs.clear();
+    for (IdsAppLayer::TxLog& l : logs) {
+      bool http = l.kind == IdsAppLayer::TxLog::Http;
+      nlohmann::json j =
+          flow_head(l.flow, mgr_->table().flow(l.flow), http || l.dir == 0, ts, http ? "http" : "fileinfo");
+      if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
+      j["tx_id"] = l.tx_id;
+      if (!http) j["app_proto"] = "http";
+      j["http"] = std::move(l.http);
+      if (!http) j["fileinfo"] = std::move(l.fileinfo);
+      eve_buf_ += eve_text(j);
+      ++eve_lines_;
+    }
+    logs.clear();
+  }
+  // An EVE flow record as a flow leaves the table (Suricata's fields).
+  void flow_record(uint32_t id, const flow::Flow& f, flow::Release why, uint16_t app) {
+    const k::ConnKey& key = f.key;
+    nlohmann::json j = flow_head(id, f, true, f.first_ns, "flow");
+    const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
+    if (app == ids::kAppHttp) j["app_proto"] = "http";
     static const char* const kReason[] = {"timeout", "forced", "tcp_reuse", "shutdown"};
     nlohmann::json fl = {{"pkts_toserver", f.pkts[0]},
                          {"pkts_toclient", f.pkts[1]},
@@ -466,7 +528,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                                {0x20, "urg"}})
         if (all & bit) j["tcp"][name] = true;
     }
-    eve_buf_ += j.dump() + "\n";
+    eve_buf_ += eve_text(j);
     ++eve_lines_;
   }
   // What the IDS keeps per flow, in the flow layer's state block.
@@ -502,7 +564,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // packet and transaction matches together, in the rules' (action) order
     all_.clear();
     for (uint32_t r : hits_) all_.push_back({r, nullptr});
-    for (const auto& h : tx_hits_) all_.push_back({h.rule, &h.http});
+    for (const auto& h : tx_hits_) all_.push_back({h.rule, &h});
     std::sort(all_.begin(), all_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     // threshold and detection_filter: matches that do not become alerts
     // take no action either
@@ -528,12 +590,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint64_t flow_id = flow_id_of(p);
     bool dropped = false;
     uint32_t logged = 0;
-    for (const auto& [r, http] : all_) {
+    for (const auto& [r, tx] : all_) {
       const ids::Rule& rule = rules[r];
       bool d = ids::is_drop_action(rule.action);
       dropped |= d;
       if (rule.noalert) continue;
-      log(rule, info, ts, ips_ && d, http, p->source_index(), flow_id);
+      log(rule, info, ts, ips_ && d, tx, p->source_index(), flow_id);
       ++logged;
     }
     if (logged) {
@@ -544,7 +606,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (dropped && ips_) {
       dropped_.add();
       if (fs) fs->verdict = uint8_t(Verdict::Drop);
-      for (const auto& [r, http] : all_)
+      for (const auto& [r, tx] : all_)
         if (ids::is_drop_action(rules[r].action)) {
           drop_record(p, info, &rules[r], flow_id);
           break;
@@ -577,7 +639,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     put(eve_, eve_buf_, eve_lines_);
     fast_lines_ = eve_lines_ = 0;
   }
-  void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked, const nlohmann::json* http,
+  void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked, const IdsAppLayer::TxHit* tx,
            uint64_t pcap_cnt, uint64_t flow_id) {
     // category and severity from classification.config, as Suricata
     const ids::Classifications::Class* cls = r.classtype.empty() ? nullptr : shared_->classes.find(r.classtype);
@@ -594,12 +656,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                       category.empty() ? "(null)" : category, prio, proto, ep(p.src, p.sport), ep(p.dst, p.dport));
       ++fast_lines_;
     }
-    if (!eve_file_.empty()) {
+    if (eve(kEveAlert)) {
       nlohmann::json j = {{"timestamp", time_text(ts, true)}};
       if (flow_id) j["flow_id"] = flow_id;
       if (pcap_cnt) j["pcap_cnt"] = pcap_cnt;
-      j.update(
-          {{"event_type", "alert"}, {"src_ip", addr_text(p.src)}, {"dest_ip", addr_text(p.dst)}, {"proto", proto}});
+      j.update({{"event_type", "alert"},
+                {"src_ip", addr_text(p.src)},
+                {"dest_ip", addr_text(p.dst)},
+                {"ip_v", p.src.v6 ? 6 : 4},
+                {"proto", proto}});
       if (p.has_ports) j["src_port"] = p.sport, j["dest_port"] = p.dport;
       if (p.has_flow) j["direction"] = p.dir == 0 ? "to_server" : "to_client";
       j["alert"] = {{"action", blocked ? "blocked" : "allowed"},
@@ -610,8 +675,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                     {"category", category},
                     {"severity", prio}};
       if (p.app == ids::kAppHttp) j["app_proto"] = "http";
-      if (http) j["http"] = *http;
-      eve_buf_ += j.dump() + "\n";
+      if (tx) j["tx_id"] = tx->tx_id, j["http"] = tx->http;
+      eve_buf_ += eve_text(j);
       ++eve_lines_;
     }
   }
@@ -629,7 +694,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     return true;
   }
 
+  static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16;
+  bool eve(uint8_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
+
   std::string rules_file_, vars_file_, class_file_, fastlog_file_, eve_file_;
+  uint8_t eve_types_ = 0;
   bool strict_ = false, quiet_ = false, ips_ = false;
   FlowIPManager* mgr_ = nullptr;
   uint32_t state_off_ = 0;
@@ -643,7 +712,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   ids::ThresholdState threshold_;
   bool app_on_ = false;
   std::vector<IdsAppLayer::TxHit> tx_hits_;
-  std::vector<std::pair<uint32_t, const nlohmann::json*>> all_;
+  std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
   std::string fast_buf_, eve_buf_;
   uint64_t fast_lines_ = 0, eve_lines_ = 0;
   io::SharedFile<io::OutFile> fast_, eve_;
@@ -653,16 +722,19 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, log_lost_;
   Stat passed_, dropped_, flow_passed_, flow_dropped_;
 };
-#define SHOAL_IDS_ARGS                                                                                              \
-  {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},           \
-      {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                           \
-      {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON alert records (appended)"}, \
-      {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                     \
-      {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"},       \
-      {"CLASSIFICATION", "file",                                                                                    \
-       "classification.config (classtype descriptions and priorities; the standard table is built in)"},            \
-  {                                                                                                                 \
-    "QUIET", "boolean", "no load summary on stderr (default false)"                                                 \
+#define SHOAL_IDS_ARGS                                                                                                 \
+  {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},              \
+      {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                              \
+      {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
+      {"EVE_TYPES", "list", "the EVE event types written, of alert, drop, flow, http and files (default all)"},        \
+      {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
+       "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
+      {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \
+      {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"},          \
+      {"CLASSIFICATION", "file",                                                                                       \
+       "classification.config (classtype descriptions and priorities; the standard table is built in)"},               \
+  {                                                                                                                    \
+    "QUIET", "boolean", "no load summary on stderr (default false)"                                                    \
   }
 #define SHOAL_IDS_HANDLERS                                                                                           \
   {"rules", "r", "rules loaded"}, {"skipped", "r", "rules skipped"},                                                 \
