@@ -79,6 +79,12 @@ struct Conv {
       sseq += uint32_t(d.size());
     }
   }
+  void fin(int dir) {
+    if (dir == 0)
+      out.push_back(ether(ip4(kClient, kServer, 6, port, 80, "", cseq++, sseq, 0x11)));
+    else
+      out.push_back(ether(ip4(kServer, kClient, 6, 80, port, "", sseq++, cseq, 0x11)));
+  }
 };
 
 struct IdsRun {
@@ -335,6 +341,30 @@ TEST(IdsHttp, TransactionsAndFilesAreLoggedAsSuricataLogsThem) {
   auto bad = test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, EVE_TYPES \"alert smtp\") -> Discard;");
   EXPECT_FALSE(bad->ok);
   EXPECT_NE(bad->errors.find("EVE_TYPES: unknown type 'smtp'"), std::string::npos) << bad->errors;
+}
+
+TEST(IdsHttp, ABodyTheServerEndsByClosingIsInspectedAtItsFin) {
+  // a response without length (ends at the close), one with a lower-case
+  // status line, and a chunked body whose final chunk never comes
+  auto conv = [](const std::string& response) {
+    Conv c;
+    c.send(0, "GET /f HTTP/1.1\r\nHost: h\r\n\r\n");
+    c.send(1, response);
+    c.fin(1);
+    c.fin(0);
+    return c.out;
+  };
+  const std::string rules = "alert http any any -> any any (file.data; content:\"secret\"; sid:1;)\n";
+  // (the packet that completes the body: the FIN, 6, or the data, 5)
+  for (const auto& [resp, at] : std::vector<std::pair<std::string, int>>{
+           {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nthe secret body", 6},
+           {"http/1.1 200 ok\r\nContent-Length: 15\r\n\r\nthe secret body", 5},
+           {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nf\r\nthe secret body\r\n", 6}}) {
+    auto r = run_ids("close", conv(resp), rules);
+    ASSERT_TRUE(r.r->ok);
+    ASSERT_EQ(r.sids(), (std::vector<uint32_t>{1})) << resp;
+    EXPECT_EQ(r.eve[0]["pcap_cnt"], at) << resp;
+  }
 }
 
 TEST(IdsHttp, ContentDispositionFilename) {

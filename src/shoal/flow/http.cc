@@ -2,7 +2,9 @@
 
 #include <htp/htp.h>
 
+#include <strings.h>
 #include <algorithm>
+
 #include <cstring>
 #include <list>
 #include <map>
@@ -52,6 +54,7 @@ struct HttpConn::Impl {
   std::list<HttpTx> txs;            // live transactions
   std::vector<htp_tx_t*> finished;  // libhtp's, freed after the data call
   bool broken[2] = {false, false};
+  bool closed = false;  // htp_connp_close was called
   uint64_t next_index = 0;
 
   Impl(const HttpConfig& cf, HttpCounters& cn, Event e) : cfg(cf), c(cn), on_event(std::move(e)) {}
@@ -279,9 +282,29 @@ void HttpConn::gap(uint8_t dir) {
     if (t.files[dir].state == HttpFile::Open) t.files[dir].gaps = true;
 }
 
+void HttpConn::end(uint8_t dir, uint64_t ts) {
+  if (impl_->closed) return;
+  htp_time_t t = tv(ts);
+  // as Suricata: the request side's end closes it, the response side's
+  // closes the connection
+  if (dir == 0) {
+    htp_connp_req_close(impl_->connp, &t);
+  } else {
+    htp_connp_close(impl_->connp, &t);
+    impl_->closed = true;
+  }
+  // messages of that direction left incomplete: their bodies are final
+  uint8_t started = dir == 0 ? HttpTx::kRequestHeaders : HttpTx::kResponseHeaders;
+  uint8_t done = dir == 0 ? HttpTx::kRequestDone : HttpTx::kResponseDone;
+  uint8_t end = dir == 0 ? HttpTx::kRequestBodyEnd : HttpTx::kResponseBodyEnd;
+  for (HttpTx& x : impl_->txs)
+    if ((x.progress & started) && !(x.progress & (done | end | HttpTx::kEnded))) impl_->fire(x, end);
+}
+
 void HttpConn::close(uint64_t ts) {
   htp_time_t t = tv(ts);
-  htp_connp_close(impl_->connp, &t);
+  if (!impl_->closed) htp_connp_close(impl_->connp, &t);
+  impl_->closed = true;
   impl_->reap();
   // what never completed ends here: its files are cut short
   for (HttpTx& x : impl_->txs) {
@@ -315,7 +338,7 @@ int http_detect(uint8_t dir, const uint8_t* d, uint32_t n) {
   if (dir == 1) {
     static const char kHttp[] = "HTTP/";
     uint32_t m = std::min<uint32_t>(n, 5);
-    if (std::memcmp(d, kHttp, m) != 0) return 0;
+    if (strncasecmp(reinterpret_cast<const char*>(d), kHttp, m) != 0) return 0;
     return n >= 5 ? 1 : -1;
   }
   static const char* const kMethods[] = {"GET",   "POST",    "HEAD",   "PUT",      "DELETE",   "OPTIONS",
@@ -326,7 +349,7 @@ int http_detect(uint8_t dir, const uint8_t* d, uint32_t n) {
     uint32_t len = uint32_t(std::strlen(m));
     uint32_t k = std::min(n, len + 1);
     std::string want = std::string(m) + " ";
-    if (std::memcmp(d, want.data(), k) != 0) continue;
+    if (strncasecmp(reinterpret_cast<const char*>(d), want.data(), k) != 0) continue;
     if (n >= len + 1) return 1;
     more = true;
   }

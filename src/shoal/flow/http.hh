@@ -65,6 +65,9 @@ struct HttpTx {
   // not progress: the connection ended before the transaction completed
   // (fired once, its open files truncated)
   static constexpr uint8_t kEnded = 32;
+  // a direction's stream ended before its message completed: its body, as
+  // far as it goes, is final (detection inspects it, as Suricata at EOF)
+  static constexpr uint8_t kRequestBodyEnd = 64, kResponseBodyEnd = 128;
   uint8_t progress = 0;
   // the detection engine's: rules that already alerted on this transaction,
   // and whether a config rule turned its logging off
@@ -98,6 +101,9 @@ class HttpConn {
   void release_done();
   // A hole in a direction's stream: that direction is not parsed further.
   void gap(uint8_t dir);
+  // A direction ended (its FIN): a response delimited by the connection's
+  // close completes now (Suricata's EOF handling).
+  void end(uint8_t dir, uint64_t ts);
   // The connection ended: whatever is pending completes, and transactions
   // still incomplete get kEnded.
   void close(uint64_t ts);

@@ -102,6 +102,9 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     pb.append(reinterpret_cast<const char*>(data), std::min<size_t>(len, 16 - std::min<size_t>(held, 16)));
     int d = flow::http_detect(dir, reinterpret_cast<const uint8_t*>(pb.data()), uint32_t(pb.size()));
     if (d < 0 && pb.size() < 16) return;  // more bytes needed
+    // a connection already HTTP from the other side: this side goes to the
+    // parser too, whatever its first bytes (as Suricata: one protocol per flow)
+    if (d <= 0 && c->http) d = 1;
     c->detect[dir] = d > 0 ? 1 : 2;
     if (d > 0 && !c->http) {
       c->app = ids::kAppHttp;
@@ -130,6 +133,11 @@ void IdsAppLayer::log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir) {
       {"filename", f.name}, {"gaps", f.gaps}, {"state", f.state == flow::HttpFile::Closed ? "CLOSED" : "TRUNCATED"},
       {"stored", false},    {"size", f.size}, {"tx_id", tx.index}};
   logs_.push_back({c.id, TxLog::File, dir, tx.index, http_json(tx), std::move(fi)});
+}
+
+void IdsAppLayer::stream_end(uint32_t flow, uint8_t dir) {
+  Conn* c = slot(flow);
+  if (c && c->http && cur_) c->http->end(dir, cur_ts_);  // (at the flow's release, close() follows)
 }
 
 void IdsAppLayer::on_tx(Conn& c, flow::HttpTx& tx, uint8_t what) {
@@ -165,7 +173,8 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     b.set(Buf::HttpAcceptEnc, tx.accept_enc);
     b.set(Buf::HttpAcceptLang, tx.accept_lang);
   }
-  if (tx.progress & flow::HttpTx::kRequestDone) b.set(Buf::HttpRequestBody, tx.request_body);
+  if (tx.progress & (flow::HttpTx::kRequestDone | flow::HttpTx::kRequestBodyEnd))
+    b.set(Buf::HttpRequestBody, tx.request_body);
   bool resp = tx.progress & flow::HttpTx::kResponseHeaders;
   if (resp) {
     b.set(Buf::HttpStatCode, tx.stat_code);
@@ -174,7 +183,8 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     b.set(Buf::HttpServer, tx.server);
     b.set(Buf::HttpLocation, tx.location);
   }
-  if (tx.progress & flow::HttpTx::kResponseDone) b.set(Buf::HttpResponseBody, tx.response_body);
+  if (tx.progress & (flow::HttpTx::kResponseDone | flow::HttpTx::kResponseBodyEnd))
+    b.set(Buf::HttpResponseBody, tx.response_body);
   // buffers either side has: the request's for rules on the request, the
   // response's for rules on the response
   ids::TxBuffers req = b, res = b;

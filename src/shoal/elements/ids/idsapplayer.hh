@@ -73,6 +73,7 @@ class IdsAppLayer : private flow::StreamSink {
  private:
   void stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) override;
   void stream_gap(uint32_t flow, uint8_t dir, uint64_t offset, uint64_t len) override;
+  void stream_end(uint32_t flow, uint8_t dir) override;
   Conn*& slot(uint32_t id);
   void on_tx(Conn& c, flow::HttpTx& tx, uint8_t what);
   void log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir);
