@@ -38,7 +38,7 @@ except ImportError:  # the project's install-deps.sh installs python3-yaml
 
 REFERENCE = (8, 0, 7)  # Suricata 8: the behaviour the tests are read against
 # Event types `shoal ids` writes.
-PRODUCED = {"alert", "flow", "drop", "http", "fileinfo"}
+PRODUCED = {"alert", "flow", "drop", "http", "fileinfo", "dns"}
 # Suricata features Shoal has (test.yaml `features:`).
 FEATURES = set()
 

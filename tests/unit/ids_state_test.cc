@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "helpers.hh"
 #include "shoal/flow/http.hh"
@@ -62,28 +63,28 @@ constexpr uint32_t kClient = 0x0a000001, kServer = 0x0a000002;  // 10.0.0.1, 10.
 
 // A TCP conversation: handshake, then each (dir, data) in order, seq/ack kept.
 struct Conv {
-  uint16_t port;
+  uint16_t port, server;
   uint32_t cseq = 1000, sseq = 5000;
   std::vector<Bytes> out;
-  explicit Conv(uint16_t client_port = 40000) : port(client_port) {
-    out.push_back(ether(ip4(kClient, kServer, 6, port, 80, "", cseq - 1, 0, 0x02)));
-    out.push_back(ether(ip4(kServer, kClient, 6, 80, port, "", sseq - 1, cseq, 0x12)));
-    out.push_back(ether(ip4(kClient, kServer, 6, port, 80, "", cseq, sseq, 0x10)));
+  explicit Conv(uint16_t client_port = 40000, uint16_t server_port = 80) : port(client_port), server(server_port) {
+    out.push_back(ether(ip4(kClient, kServer, 6, port, server, "", cseq - 1, 0, 0x02)));
+    out.push_back(ether(ip4(kServer, kClient, 6, server, port, "", sseq - 1, cseq, 0x12)));
+    out.push_back(ether(ip4(kClient, kServer, 6, port, server, "", cseq, sseq, 0x10)));
   }
   void send(int dir, const std::string& d) {
     if (dir == 0) {
-      out.push_back(ether(ip4(kClient, kServer, 6, port, 80, d, cseq, sseq, 0x18)));
+      out.push_back(ether(ip4(kClient, kServer, 6, port, server, d, cseq, sseq, 0x18)));
       cseq += uint32_t(d.size());
     } else {
-      out.push_back(ether(ip4(kServer, kClient, 6, 80, port, d, sseq, cseq, 0x18)));
+      out.push_back(ether(ip4(kServer, kClient, 6, server, port, d, sseq, cseq, 0x18)));
       sseq += uint32_t(d.size());
     }
   }
   void fin(int dir) {
     if (dir == 0)
-      out.push_back(ether(ip4(kClient, kServer, 6, port, 80, "", cseq++, sseq, 0x11)));
+      out.push_back(ether(ip4(kClient, kServer, 6, port, server, "", cseq++, sseq, 0x11)));
     else
-      out.push_back(ether(ip4(kServer, kClient, 6, 80, port, "", sseq++, cseq, 0x11)));
+      out.push_back(ether(ip4(kServer, kClient, 6, server, port, "", sseq++, cseq, 0x11)));
   }
 };
 
@@ -365,6 +366,83 @@ TEST(IdsHttp, ABodyTheServerEndsByClosingIsInspectedAtItsFin) {
     ASSERT_EQ(r.sids(), (std::vector<uint32_t>{1})) << resp;
     EXPECT_EQ(r.eve[0]["pcap_cnt"], at) << resp;
   }
+}
+
+namespace {
+// A DNS message: one question, and for a response one A answer.
+std::string dns_msg(uint16_t id, bool response, const std::string& qname, uint16_t qtype) {
+  std::string m;
+  auto u16 = [&](uint16_t v) { m += char(v >> 8), m += char(v & 0xff); };
+  for (uint16_t v :
+       {id, uint16_t(response ? 0x8180 : 0x0100), uint16_t(1), uint16_t(response ? 1 : 0), uint16_t(0), uint16_t(0)})
+    u16(v);
+  size_t at = 0;
+  while (at < qname.size()) {
+    size_t dot = std::min(qname.find('.', at), qname.size());
+    m += char(dot - at);
+    m += qname.substr(at, dot - at);
+    at = dot + 1;
+  }
+  m += '\0';
+  u16(qtype), u16(1);
+  if (response) {
+    for (uint16_t v : {uint16_t(0xc00c), uint16_t(1), uint16_t(1), uint16_t(0), uint16_t(60), uint16_t(4)}) u16(v);
+    m += std::string("\xc6\x33\x64\x07", 4);  // 198.51.100.7
+  }
+  return m;
+}
+}  // namespace
+
+TEST(IdsDns, RulesReadQueriesAndAnswersOverUdpAndTcp) {
+  std::vector<Bytes> f;
+  // UDP: a query for an A record and its answer
+  f.push_back(ether(ip4(kClient, kServer, 17, 40001, 53, dns_msg(0x42, false, "evil.example.net", 1))));
+  f.push_back(ether(ip4(kServer, kClient, 17, 53, 40001, dns_msg(0x42, true, "evil.example.net", 1))));
+  // TCP: a query for an MX record, split over two segments
+  Conv c(40002, 53);
+  std::string q = dns_msg(0x43, false, "mail.example.org", 15);
+  std::string framed = std::string(1, char(q.size() >> 8)) + char(q.size() & 0xff) + q;
+  c.send(0, framed.substr(0, 9));
+  c.send(0, framed.substr(9));
+  f.insert(f.end(), c.out.begin(), c.out.end());
+  auto r = run_ids("dns", f,
+                   "alert dns any any -> any any (msg:\"q\"; dns.query; content:\"evil\"; sid:1;)\n"
+                   "alert dns any any -> any any (dns.queries.rrname; content:\"example.net\"; endswith; sid:2;)\n"
+                   "alert dns any any -> any any (dns.answers.rrname; content:\"evil\"; sid:3;)\n"
+                   "alert dns any any -> any any (dns.rrtype:MX; sid:4;)\n"
+                   "alert dns any any -> any any (dns_query; content:\"mail.\"; startswith; sid:5;)\n"
+                   "alert udp any any -> any any (dns.query; content:\"example.org\"; sid:6;)\n"
+                   "alert dns any any -> any any (dns.opcode:!0; sid:7;)\n"
+                   "alert dns any any -> any any (dns.response.rrname; content:\"evil\"; sid:8;)\n"
+                   "alert http any any -> any any (dns.query; content:\"x\"; sid:9;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 1u) << "sid 9: DNS buffers in an http rule";
+  std::multiset<uint32_t> sids;
+  for (auto& j : r.eve) sids.insert(j["alert"]["signature_id"].get<uint32_t>());
+  // 1: the UDP request only; 2: both UDP messages; 3, 8: the response; 4, 5:
+  // the TCP query once reassembled; 6: no UDP rule reads DNS on TCP
+  EXPECT_EQ(sids, (std::multiset<uint32_t>{1, 2, 2, 3, 4, 5, 8}));
+  EXPECT_EQ(r.r->n("ids.dns_messages"), 3u);
+  for (auto& j : r.eve) {
+    EXPECT_EQ(j["app_proto"], "dns");
+    EXPECT_EQ(j["dns"]["version"], 3);
+    if (j["alert"]["signature_id"] == 3) {
+      EXPECT_EQ(j["dns"]["type"], "response");
+      EXPECT_EQ(j["dns"]["flags"], "8180");
+      EXPECT_EQ(j["dns"]["answers"][0]["rdata"], "198.51.100.7");
+      EXPECT_EQ(j["dns"]["grouped"]["A"][0], "198.51.100.7");
+      EXPECT_EQ(j["direction"], "to_client");
+      EXPECT_EQ(j["tx_id"], 1) << "the response is the flow's second transaction";
+    }
+  }
+  auto& dns = r.other["dns"];
+  ASSERT_EQ(dns.size(), 3u);
+  EXPECT_EQ(dns[0]["dns"]["queries"][0]["rrname"], "evil.example.net");
+  EXPECT_EQ(dns[0]["dns"]["id"], 0x42);
+  EXPECT_EQ(dns[1]["src_ip"], "10.0.0.2") << "a DNS record goes the way its message went";
+  EXPECT_EQ(dns[2]["proto"], "TCP");
+  EXPECT_EQ(dns[2]["dns"]["queries"][0]["rrtype"], "MX");
+  for (auto& fl : r.flows) EXPECT_EQ(fl["app_proto"], "dns");
 }
 
 TEST(IdsHttp, ContentDispositionFilename) {

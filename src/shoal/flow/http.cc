@@ -77,10 +77,16 @@ struct HttpConn::Impl {
   // connection (libhtp allows one configuration for many parsers); one per
   // decompression layer limit.
   static htp_cfg_t* config(const HttpConfig& hc) {
-    static std::mutex mu;
-    static std::map<int, htp_cfg_t*> made;
-    std::lock_guard lock(mu);
-    htp_cfg_t*& c = made[hc.decompress_layers];
+    struct Made {
+      std::mutex mu;
+      std::map<int, htp_cfg_t*> cfg;
+      ~Made() {
+        for (auto& kv : cfg) htp_config_destroy(kv.second);
+      }
+    };
+    static Made made;  // (no connection outlives the program's statics)
+    std::lock_guard lock(made.mu);
+    htp_cfg_t*& c = made.cfg[hc.decompress_layers];
     if (c) return c;
     c = htp_config_create();
     htp_config_set_server_personality(c, HTP_SERVER_IDS);

@@ -2,7 +2,9 @@
 // and payload.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "shoal/ids/rules.hh"
 
@@ -31,10 +33,17 @@ struct PacketInfo {
 // An application-layer transaction's buffers, as the rules read them.
 struct TxBuffers {
   std::string_view b[size_t(Buf::Count)];
-  uint32_t ready = 0;  // bit per Buf: available
+  const std::vector<std::string>* many[size_t(Buf::Count)] = {};  // multi-buffers: any value may match
+  uint64_t ready = 0;                                             // bit per Buf: available
+  // the transaction's numbers (FieldCond::Dns*, from kTxFirst): any value may match
+  std::vector<uint64_t> nums[FieldCond::kTxFields];
   void set(Buf x, std::string_view v) {
     b[size_t(x)] = v;
-    ready |= 1u << size_t(x);
+    ready |= uint64_t(1) << size_t(x);
+  }
+  void set_many(Buf x, const std::vector<std::string>& v) {
+    many[size_t(x)] = &v;
+    ready |= uint64_t(1) << size_t(x);
   }
   bool has(Buf x) const { return ready >> size_t(x) & 1; }
 };

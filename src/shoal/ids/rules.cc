@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "shoal/core/args.hh"
+#include "shoal/ids/dns_names.hh"
 
 #ifdef SHOAL_HAVE_PCRE2
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -615,6 +616,13 @@ constexpr BufName kSticky[] = {
     {"http.start", Buf::HttpStart},
     {"file.data", Buf::HttpResponseBody},
     {"file_data", Buf::HttpResponseBody},
+    {"dns.query", Buf::DnsQuery},
+    {"dns_query", Buf::DnsQuery},
+    {"dns.queries.rrname", Buf::DnsQueriesRrname},
+    {"dns.query.name", Buf::DnsQueriesRrname},
+    {"dns.answers.rrname", Buf::DnsAnswersRrname},
+    {"dns.answer.name", Buf::DnsAnswersRrname},
+    {"dns.response.rrname", Buf::DnsResponseRrname},
     {"pkt_data", Buf::Packet},
 };
 // Snort's content modifiers: they move the content before them.
@@ -870,6 +878,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   if (f[1] == "http" || f[1] == "http1") {
     r.app = kAppHttp;
     r.proto = Proto::TCP;
+  } else if (f[1] == "dns") {
+    r.app = kAppDns;  // over UDP and TCP
+    r.proto = Proto::IP;
   } else if (f[1] == "ip" || f[1] == "pkthdr")
     r.proto = Proto::IP;
   else if (f[1] == "tcp")
@@ -980,6 +991,18 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
           {"seq", FieldCond::TcpSeq},       {"ack", FieldCond::TcpAck}};
       for (auto& [n, f] : kFields)
         if (k == n && !parse_field(v, f, n, r, err)) return false;
+    } else if (k == "dns.opcode" || k == "dns.rcode" || k == "dns.rrtype") {
+      std::string pv(trim(v));
+      if (k == "dns.rrtype") {  // a type's name for its number
+        bool neg = !pv.empty() && pv[0] == '!';
+        if (int t = dns_rrtype_value(neg ? pv.substr(1) : pv); t >= 0) pv = (neg ? "!" : "") + std::to_string(t);
+      }
+      FieldCond::Field f = k == "dns.opcode"  ? FieldCond::DnsOpcode
+                           : k == "dns.rcode" ? FieldCond::DnsRcode
+                                              : FieldCond::DnsRrtype;
+      if (!parse_field(pv, f, k.c_str(), r, err)) return false;
+      r.tx_fields.push_back(r.fields.back());
+      r.fields.pop_back();
     } else if (k == "ip_proto") {
       std::string pv(trim(v));
       static const std::pair<const char*, int> kNames[] = {{"icmp", 1},       {"igmp", 2},  {"ipip", 4},  {"tcp", 6},
@@ -1017,10 +1040,10 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       std::string_view a = trim(v);
       r.app_cond_neg = !a.empty() && a[0] == '!';
       if (r.app_cond_neg) a = trim(a.substr(1));
-      if (a != "http" && a != "http1")
-        return err = fmt::format("app-layer-protocol '{}': this engine detects http only", a), false;
+      if (a != "http" && a != "http1" && a != "dns")
+        return err = fmt::format("app-layer-protocol '{}': this engine detects http and dns only", a), false;
       r.has_app_cond = true;
-      r.app_cond = kAppHttp;
+      r.app_cond = a == "dns" ? kAppDns : kAppHttp;
     } else if (k == "nocase") {
       if (!need_last(k)) return false;
       last->nocase = true;
@@ -1076,7 +1099,17 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
                                buf_name(it.buf), buf_name(r.items[i - 1].buf)),
              false;
   }
-  if (r.uses_tx()) r.app = kAppHttp;  // the buffers are HTTP's
+  // the buffers say whose transactions the rule reads
+  if (r.uses_tx()) {
+    bool dns = !r.tx_fields.empty(), http = r.has_urilen;
+    for (const Item& it : r.items)
+      if (it.buf != Buf::Packet) (dns_buf(it.buf) ? dns : http) = true;
+    if (dns && http) return err = "HTTP and DNS buffers in one rule", false;
+    uint16_t app = dns ? kAppDns : kAppHttp;
+    if (r.app && r.app != app)
+      return err = fmt::format("a {} rule reads {} buffers", app_name(r.app), app_name(app)), false;
+    r.app = app;
+  }
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
   r.ip_only = r.items.empty() && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.flow && !checks_flowbits &&
@@ -1169,9 +1202,15 @@ const char* buf_name(Buf b) {
 }
 
 bool response_only(Buf b) {
-  return b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine || b == Buf::HttpResponseBody ||
-         b == Buf::HttpServer;
+  return b == Buf::DnsResponseRrname || b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine ||
+         b == Buf::HttpResponseBody || b == Buf::HttpServer;
 }
+
+bool dns_buf(Buf b) {
+  return b == Buf::DnsQuery || b == Buf::DnsQueriesRrname || b == Buf::DnsAnswersRrname || b == Buf::DnsResponseRrname;
+}
+
+const char* app_name(uint16_t app) { return app == kAppHttp ? "http" : app == kAppDns ? "dns" : nullptr; }
 
 bool either_side(Buf b) {
   return b == Buf::HttpHeader || b == Buf::HttpHeaderRaw || b == Buf::HttpCookie || b == Buf::HttpContentType;

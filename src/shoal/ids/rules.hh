@@ -77,6 +77,11 @@ enum class Buf : uint8_t {
   HttpContentLen,
   HttpLocation,
   HttpStart,  // the request (or response) line and headers, as sent
+  // DNS (multi-buffers: a run matches when one of the values does)
+  DnsQuery,           // a request's query names (dns.query)
+  DnsQueriesRrname,   // the query names of either side
+  DnsAnswersRrname,   // the answer names
+  DnsResponseRrname,  // every name of a response (queries, answers, authorities, additionals)
   Count
 };
 const char* buf_name(Buf b);
@@ -84,9 +89,11 @@ const char* buf_name(Buf b);
 // content type which either side has, are the request's).
 bool response_only(Buf b);
 bool either_side(Buf b);
+bool dns_buf(Buf b);
 
 // Application protocols a rule header may name.
-enum App : uint16_t { kAppNone = 0, kAppHttp = 1 };
+enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2 };
+const char* app_name(uint16_t app);  // "http", "dns"; null for none
 
 // One content or pcre, in rule order (relative ones follow the previous).
 struct Content {
@@ -174,7 +181,22 @@ bool is_drop_action(const std::string& action);  // drop, sdrop, reject*
 // A header field test (itype, icode, icmp_id, icmp_seq, ttl, ip_proto, id,
 // seq, ack): lo <= value <= hi, or outside with neg.
 struct FieldCond {
-  enum Field : uint8_t { IcmpType, IcmpCode, IcmpId, IcmpSeq, Ttl, IpProto, IpId, TcpSeq, TcpAck };
+  enum Field : uint8_t {
+    IcmpType,
+    IcmpCode,
+    IcmpId,
+    IcmpSeq,
+    Ttl,
+    IpProto,
+    IpId,
+    TcpSeq,
+    TcpAck,
+    // a transaction's (Rule::tx_fields)
+    DnsOpcode,
+    DnsRcode,
+    DnsRrtype
+  };
+  static constexpr int kTxFirst = DnsOpcode, kTxFields = 3;
   Field field;
   bool neg = false;
   uint64_t lo = 0, hi = UINT64_MAX;
@@ -224,6 +246,7 @@ struct Rule {
   // first packet.
   bool ip_only = false;
   std::vector<FieldCond> fields;
+  std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)
   bool has_flags = false;
   FlagsCond flags;
   bool has_urilen = false, urilen_raw = false;
@@ -231,7 +254,7 @@ struct Rule {
   // Whether the rule reads a transaction's buffers (it is then matched on
   // transactions, not packets), and which side's.
   bool uses_tx() const {
-    if (has_urilen) return true;
+    if (has_urilen || !tx_fields.empty()) return true;
     for (const Item& it : items)
       if (it.buf != Buf::Packet) return true;
     return false;

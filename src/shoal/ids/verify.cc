@@ -36,7 +36,7 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
     case Proto::ICMP:
       if (p.proto != 1 && p.proto != 58) return false;
       break;
-    case Proto::IP: break;
+    case Proto::IP: ports = r.app == kAppDns && p.has_ports; break;  // dns: over TCP or UDP
   }
   if (ports && !p.has_ports) return false;
   if (r.app && p.app != r.app) return false;
@@ -141,23 +141,33 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
     size_t n = tx.b[size_t(r.urilen_raw ? Buf::HttpUriRaw : Buf::HttpUri)].size();
     if (n < r.urilen_lo || n > r.urilen_hi) return false;
   }
+  // the transaction's numbers: one of a field's values in range
+  for (const FieldCond& c : r.tx_fields) {
+    bool any = false;
+    for (uint64_t v : tx.nums[c.field - FieldCond::kTxFirst]) any |= (v < c.lo || v > c.hi) == c.neg;
+    if (!any) return false;
+  }
   auto pcre2 = [](size_t) { return -1; };
+  static const uint8_t kEmpty = 0;
+  auto run = [&](size_t k, std::string_view v) {
+    const uint8_t* s = v.data() ? reinterpret_cast<const uint8_t*>(v.data()) : &kEmpty;
+    int budget = kBacktrackBudget;
+    return items_from(r, k, s, uint32_t(v.size()), 0, budget, pcre2, k);
+  };
   for (size_t k = 0; k < r.items.size(); ++k) {
     if (k > 0 && r.items[k].buf == r.items[k - 1].buf) continue;  // inside a run
-    const uint8_t* s;
-    uint32_t n;
-    if (r.items[k].buf == Buf::Packet) {
-      s = p.payload;
-      n = p.plen;
-    } else {
-      std::string_view v = tx.b[size_t(side_buf(r, r.items[k].buf))];
-      s = reinterpret_cast<const uint8_t*>(v.data());
-      n = uint32_t(v.size());
+    Buf b = r.items[k].buf;
+    if (b == Buf::Packet) {
+      if (!run(k, {reinterpret_cast<const char*>(p.payload), p.plen})) return false;
+      continue;
     }
-    static const uint8_t kEmpty = 0;
-    if (!s) s = &kEmpty;
-    int budget = kBacktrackBudget;
-    if (!items_from(r, k, s, n, 0, budget, pcre2, k)) return false;
+    b = side_buf(r, b);
+    if (const std::vector<std::string>* many = tx.many[size_t(b)]) {
+      // a multi-buffer: the run holds in one of its values
+      if (std::none_of(many->begin(), many->end(), [&](const std::string& v) { return run(k, v); })) return false;
+      continue;
+    }
+    if (!run(k, tx.b[size_t(b)])) return false;
   }
   return true;
 }

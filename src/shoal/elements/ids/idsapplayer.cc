@@ -2,12 +2,18 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "shoal/ids/dns_names.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
 
 struct IdsAppLayer::Conn {
-  uint32_t id = 0;  // the flow
+  uint32_t id = 0;      // the flow
+  bool port53 = false;  // DNS's port on either side (DNS is detected by port, then probed)
+  uint64_t dns_tx = 0;  // DNS messages so far (each is a transaction)
+  flow::DnsTcpFramer dns_tcp[2];
   flow::Stream stream;
   uint8_t detect[2] = {0, 0};  // per direction: 0 undecided, 1 HTTP, 2 something else
   std::string probe[2];        // first bytes held while undecided
@@ -25,9 +31,9 @@ void IdsAppLayer::reserve(FlowIPManager& mgr) {
 
 IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }
 
-void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files) {
+void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns) {
   db_ = std::move(db);
-  log_http_ = log_http, log_files_ = log_files;
+  log_http_ = log_http, log_files_ = log_files, log_dns_ = log_dns;
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
   reasm_.configure(sc);
@@ -67,11 +73,24 @@ uint16_t IdsAppLayer::app(uint32_t id) {
 }
 
 void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits) {
-  if (!info.l4 || info.proto != 6) return;
+  if (!info.l4 || (info.proto != 6 && info.proto != 17)) return;
   Conn*& c = slot(id);
   if (!c) {
     c = new Conn;
     c->id = id;
+    c->port53 = info.has_ports && (info.sport == 53 || info.dport == 53);
+  }
+  if (info.proto == 17) {  // a datagram is a message
+    if (c->app == ids::kAppNone && c->port53 && flow::dns_probe(info.payload, info.plen)) c->app = ids::kAppDns;
+    if (c->app == ids::kAppDns) {
+      cur_ = &info;
+      cur_ts_ = ts;
+      cur_hits_ = &hits;
+      dns_message(*c, info.dir, info.payload, info.plen);
+      cur_ = nullptr;
+    }
+    info.app = c->app;
+    return;
   }
   if (c->http) c->http->release_done();  // the last packet's alerts are logged: its transactions can go
   cur_ = &info;
@@ -82,10 +101,11 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   cur_ = nullptr;
   info.app = c->app;
   // The alerts' metadata, from the transactions as this packet left them
-  for (size_t i = first; i < hits.size(); ++i) {
-    hits[i].http = http_json(*hits[i].tx);
-    hits[i].tx_id = hits[i].tx->index;
-  }
+  for (size_t i = first; i < hits.size(); ++i)
+    if (hits[i].tx) {
+      hits[i].meta = http_json(*hits[i].tx);
+      hits[i].tx_id = hits[i].tx->index;
+    }
 }
 
 void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) {
@@ -95,32 +115,48 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     len = uint32_t(kDepth - offset);
     c_.depth_reached.add();
   }
+  auto dns = [&](const uint8_t* d, uint32_t n) {
+    c->dns_tcp[dir].data(d, n, [&](const uint8_t* m, uint32_t k) { dns_message(*c, dir, m, k); });
+  };
   if (c->detect[dir] == 0) {
-    // protocol detection on the first bytes, whatever the ports
+    // protocol detection on the first bytes: HTTP whatever the ports, DNS
+    // on port 53 when its header is plausible
     std::string& pb = c->probe[dir];
     size_t held = pb.size();  // bytes of earlier segments kept while undecided
     pb.append(reinterpret_cast<const char*>(data), std::min<size_t>(len, 16 - std::min<size_t>(held, 16)));
-    int d = flow::http_detect(dir, reinterpret_cast<const uint8_t*>(pb.data()), uint32_t(pb.size()));
-    if (d < 0 && pb.size() < 16) return;  // more bytes needed
-    // a connection already HTTP from the other side: this side goes to the
-    // parser too, whatever its first bytes (as Suricata: one protocol per flow)
+    const auto* pd = reinterpret_cast<const uint8_t*>(pb.data());
+    int d = flow::http_detect(dir, pd, uint32_t(pb.size()));
+    if (d < 0 && pb.size() < 16) return;  // more bytes needed (all of them are in pb)
+    // a connection already HTTP or DNS from the other side: this side goes to
+    // the same parser, whatever its first bytes (as Suricata: one protocol
+    // per flow)
     if (d <= 0 && c->http) d = 1;
-    c->detect[dir] = d > 0 ? 1 : 2;
+    if (d <= 0 && c->app == ids::kAppNone && c->port53) {
+      if (pb.size() < 14) return;  // a length and a header
+      if (flow::dns_tcp_probe(pd, uint32_t(pb.size()))) c->app = ids::kAppDns;
+    }
+    if (c->app == ids::kAppDns) {
+      c->detect[dir] = 3;
+      if (held) dns(pd, uint32_t(held));
+    } else {
+      c->detect[dir] = d > 0 ? 1 : 2;
+    }
     if (d > 0 && !c->http) {
       c->app = ids::kAppHttp;
       c->http = std::make_unique<flow::HttpConn>(http_cfg_, c_.http,
                                                  [this, c](flow::HttpTx& tx, uint8_t what) { on_tx(*c, tx, what); });
     }
-    if (c->http && c->detect[dir] == 1 && held)
-      c->http->data(dir, reinterpret_cast<const uint8_t*>(pb.data()), uint32_t(held), cur_ts_);
+    if (c->http && c->detect[dir] == 1 && held) c->http->data(dir, pd, uint32_t(held), cur_ts_);
     pb.clear();
     pb.shrink_to_fit();
   }
+  if (c->detect[dir] == 3) return dns(data, len);
   if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
 }
 
 void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
   Conn* c = slot(flow);
+  if (c && c->app == ids::kAppDns) c->dns_tcp[dir].gap();
   if (c && c->http) c->http->gap(dir);
   if (c && c->detect[dir] == 0) c->detect[dir] = 2;
 }
@@ -216,8 +252,104 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     tx.alerted.push_back(r);
     tx.no_log |= rule.no_tx_log;
     ids::apply_flowbits(rule, *cur_);
-    cur_hits_->push_back({r, &tx, {}, tx.index});
+    cur_hits_->push_back({r, &tx, {}, tx.index, ids::kAppHttp});
   }
+}
+
+}  // namespace shoal
+
+namespace shoal {
+
+nlohmann::json IdsAppLayer::dns_json(const flow::DnsMessage& m, uint64_t tx_id) {
+  nlohmann::json j = {{"version", 3},
+                      {"type", m.qr() ? "response" : "request"},
+                      {"tx_id", tx_id},
+                      {"id", m.id},
+                      {"flags", fmt::format("{:x}", m.flags)}};
+  for (auto [bit, name] : {std::pair<uint16_t, const char*>{0x8000, "qr"},
+                           {0x0400, "aa"},
+                           {0x0200, "tc"},
+                           {0x0100, "rd"},
+                           {0x0080, "ra"},
+                           {0x0040, "z"}})
+    if (m.flags & bit) j[name] = true;
+  j["opcode"] = m.opcode();
+  j["rcode"] = ids::dns_rcode_name(m.rcode());
+  if (!m.queries.empty()) {
+    nlohmann::json q = nlohmann::json::array();
+    for (const flow::DnsQuestion& x : m.queries)
+      q.push_back({{"rrname", x.name}, {"rrtype", ids::dns_rrtype_name(x.type)}});
+    j["queries"] = std::move(q);
+  }
+  auto records = [](const std::vector<flow::DnsRecord>& rs) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const flow::DnsRecord& r : rs) {
+      nlohmann::json x = {{"rrname", r.name}, {"rrtype", ids::dns_rrtype_name(r.type)}, {"ttl", r.ttl}};
+      if (!r.rdata.empty()) x["rdata"] = r.rdata;
+      if (r.has_soa)
+        x["soa"] = {{"mname", r.soa.mname},     {"rname", r.soa.rname}, {"serial", r.soa.serial},
+                    {"refresh", r.soa.refresh}, {"retry", r.soa.retry}, {"expire", r.soa.expire},
+                    {"minimum", r.soa.minimum}};
+      a.push_back(std::move(x));
+    }
+    return a;
+  };
+  if (!m.answers.empty()) {
+    j["answers"] = records(m.answers);
+    nlohmann::json g = nlohmann::json::object();  // Suricata's "grouped": rdata by type
+    for (const flow::DnsRecord& r : m.answers)
+      if (!r.rdata.empty()) g[ids::dns_rrtype_name(r.type)].push_back(r.rdata);
+    if (!g.empty()) j["grouped"] = std::move(g);
+  }
+  if (!m.authorities.empty()) j["authorities"] = records(m.authorities);
+  if (!m.additionals.empty()) j["additionals"] = records(m.additionals);
+  return j;
+}
+
+void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n) {
+  flow::DnsMessage m;
+  if (!flow::dns_parse(d, n, m)) {
+    c_.dns_malformed.add();
+    return;
+  }
+  c_.dns_messages.add();
+  if (m.malformed) c_.dns_malformed.add();
+  uint64_t tx_id = c.dns_tx++;
+  nlohmann::json j = dns_json(m, tx_id);
+  if (cur_ && db_ && !db_->tx_rules().empty()) {
+    cur_->app = ids::kAppDns;
+    // the buffers: names of each section, as multi-buffers
+    std::vector<std::string> queries, answers, all;
+    for (const auto& q : m.queries) queries.push_back(q.name);
+    for (const auto& a : m.answers) answers.push_back(a.name);
+    ids::TxBuffers b;
+    b.set_many(ids::Buf::DnsQueriesRrname, queries);
+    b.set_many(ids::Buf::DnsAnswersRrname, answers);
+    if (!m.qr()) b.set_many(ids::Buf::DnsQuery, queries);
+    if (m.qr()) {
+      all = queries;
+      all.insert(all.end(), answers.begin(), answers.end());
+      // every name of the response: the records' and those in their rdata
+      for (const auto* sec : {&m.answers, &m.authorities, &m.additionals})
+        for (const auto& r : *sec) {
+          if (sec != &m.answers) all.push_back(r.name);
+          all.insert(all.end(), r.rdata_names.begin(), r.rdata_names.end());
+        }
+      b.set_many(ids::Buf::DnsResponseRrname, all);
+    }
+    b.nums[ids::FieldCond::DnsOpcode - ids::FieldCond::kTxFirst] = {m.opcode()};
+    b.nums[ids::FieldCond::DnsRcode - ids::FieldCond::kTxFirst] = {m.rcode()};
+    auto& types = b.nums[ids::FieldCond::DnsRrtype - ids::FieldCond::kTxFirst];
+    for (const auto& q : m.queries) types.push_back(q.type);
+    const auto& rules = db_->rules();
+    for (uint32_t r : db_->tx_rules()) {
+      const ids::Rule& rule = rules[r];
+      if (rule.app != ids::kAppDns || !ids::tx_matches(rule, b, *cur_)) continue;
+      ids::apply_flowbits(rule, *cur_);
+      cur_hits_->push_back({r, nullptr, j, tx_id, ids::kAppDns});
+    }
+  }
+  if (log_dns_) logs_.push_back({c.id, TxLog::Dns, dir, tx_id, std::move(j), {}});
 }
 
 }  // namespace shoal

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "shoal/elements/flow/flowipmanager.hh"
+#include "shoal/flow/dns.hh"
 #include "shoal/flow/http.hh"
 #include "shoal/flow/reassembly.hh"
 #include "shoal/ids/engine.hh"
@@ -23,22 +24,25 @@ class IdsAppLayer : private flow::StreamSink {
  public:
   struct TxHit {
     uint32_t rule;
-    const flow::HttpTx* tx;  // valid until the connection's next packet
-    nlohmann::json http;     // the transaction's metadata, as Suricata adds it to alerts
+    const flow::HttpTx* tx;  // HTTP's: valid until the connection's next packet (null for DNS)
+    nlohmann::json meta;     // the transaction's metadata, as Suricata adds it to alerts
     uint64_t tx_id = 0;
+    uint16_t app = ids::kAppHttp;  // whose metadata (the alert's "http" or "dns" object)
   };
-  // A transaction or a file that ended: an http or a fileinfo record.
+  // A transaction, a file or a DNS message: an http, fileinfo or dns record.
   struct TxLog {
-    enum Kind : uint8_t { Http, File };
+    enum Kind : uint8_t { Http, File, Dns };
     uint32_t flow;
     Kind kind;
-    uint8_t dir;  // the file's direction: 0 to the server, 1 to the client
+    uint8_t dir;  // the file's or message's direction: 0 to the server, 1 to the client
     uint64_t tx_id;
-    nlohmann::json http;      // the transaction's metadata
+    nlohmann::json meta;      // the transaction's http object, or the message's dns object
     nlohmann::json fileinfo;  // File: Suricata's fileinfo object
   };
   struct Counters {
     flow::HttpCounters http;
+    Stat dns_messages;   // DNS messages parsed (UDP and TCP)
+    Stat dns_malformed;  // ... whose sections could not all be read
     Stat depth_reached;  // directions past the reassembly depth (not parsed further)
   };
   IdsAppLayer();
@@ -47,7 +51,7 @@ class IdsAppLayer : private flow::StreamSink {
   void reserve(FlowIPManager& mgr);
   // At initialize: the rules (may be null: logging only), and which
   // records are made.
-  void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files);
+  void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns);
   // Flow `id` leaves the table: its streams and parser end (transactions
   // still open are logged as they are).
   void release(uint32_t id);
@@ -55,10 +59,12 @@ class IdsAppLayer : private flow::StreamSink {
   std::vector<TxLog>& logs() { return logs_; }
   // Suricata's http object of a transaction (alerts, http and fileinfo records).
   static nlohmann::json http_json(const flow::HttpTx& tx);
+  // Suricata's dns object (version 3) of a message (alerts and dns records).
+  static nlohmann::json dns_json(const flow::DnsMessage& m, uint64_t tx_id);
   // Content-Encoding layers undone (before init).
   void set_decompress_layers(int n) { http_cfg_.decompress_layers = n; }
-  // One TCP packet of flow `id`: its segment goes through reassembly and the
-  // parsers; rules of transactions that progressed are matched against
+  // One TCP or UDP packet of flow `id`: a TCP segment goes through
+  // reassembly and the parsers, a DNS datagram is parsed; rules of transactions that progressed are matched against
   // `info` (its flow fields filled) and appended to `hits`. info.app gets the
   // flow's application protocol.
   void packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits);
@@ -78,6 +84,7 @@ class IdsAppLayer : private flow::StreamSink {
   void on_tx(Conn& c, flow::HttpTx& tx, uint8_t what);
   void log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir);
   void match_tx(flow::HttpTx& tx);
+  void dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n);
 
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
@@ -89,7 +96,7 @@ class IdsAppLayer : private flow::StreamSink {
   ids::PacketInfo* cur_ = nullptr;
   uint64_t cur_ts_ = 0;
   std::vector<TxHit>* cur_hits_ = nullptr;
-  bool log_http_ = false, log_files_ = false;
+  bool log_http_ = false, log_files_ = false, log_dns_ = false;
   std::vector<TxLog> logs_;
 };
 

@@ -108,7 +108,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     OutputPath fastlog, eve;
     a.read_mp("RULES", rules).read("VARS", vars).read("ENGINE", engine).read("FASTLOG", fastlog);
     a.read("CLASSIFICATION", classification);
-    std::string types = "alert drop flow http files";
+    std::string types = "alert drop flow http files dns";
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
@@ -117,12 +117,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     app_.set_decompress_layers(layers);
     eve_types_ = 0;
     for (std::string_view t : split_words(types)) {
-      static const std::pair<const char*, uint8_t> kTypes[] = {{"alert", kEveAlert}, {"drop", kEveDrop},
-                                                               {"flow", kEveFlow},   {"http", kEveHttp},
-                                                               {"files", kEveFiles}, {"fileinfo", kEveFiles}};
+      static const std::pair<const char*, uint8_t> kTypes[] = {
+          {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow}, {"http", kEveHttp},
+          {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns}};
       auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
       if (it == std::end(kTypes))
-        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files)", t));
+        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns)", t));
       eve_types_ |= it->second;
     }
     // The flow layer, when there is one upstream: the flow options and
@@ -183,10 +183,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
     // The application layer runs when rules ask for it, or its records are
     // logged.
-    bool log_http = eve(kEveHttp), log_files = eve(kEveFiles);
+    bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns);
     for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && r.app != ids::kAppNone;
-    app_on_ |= mgr_ && (log_http || log_files);
-    if (app_on_) app_.init(shared_->db, log_http, log_files);
+    app_on_ |= mgr_ && (log_http || log_files || log_dns);
+    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns);
     // A flow that ends: its transactions' records, then its flow record
     if (mgr_ && (app_on_ || eve(kEveFlow)))
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
@@ -319,6 +319,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("http_gaps", ac.http.gaps);
     add_stat_handler("http_tx_limit", ac.http.tx_limit);
     add_stat_handler("stream_depth_reached", ac.depth_reached);
+    add_stat_handler("dns_messages", ac.dns_messages);
+    add_stat_handler("dns_malformed", ac.dns_malformed);
     mirror_.add_handler(*this);
   }
 
@@ -479,14 +481,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     auto& logs = app_.logs();
     if (eve_file_.empty()) logs.clear();
     for (IdsAppLayer::TxLog& l : logs) {
-      bool http = l.kind == IdsAppLayer::TxLog::Http;
-      nlohmann::json j =
-          flow_head(l.flow, mgr_->table().flow(l.flow), http || l.dir == 0, ts, http ? "http" : "fileinfo");
+      using K = IdsAppLayer::TxLog;
+      // http records go from the client; files and DNS messages the way they went
+      const char* type = l.kind == K::Http ? "http" : l.kind == K::File ? "fileinfo" : "dns";
+      nlohmann::json j = flow_head(l.flow, mgr_->table().flow(l.flow), l.kind == K::Http || l.dir == 0, ts, type);
       if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
-      j["tx_id"] = l.tx_id;
-      if (!http) j["app_proto"] = "http";
-      j["http"] = std::move(l.http);
-      if (!http) j["fileinfo"] = std::move(l.fileinfo);
+      if (l.kind != K::Dns) j["tx_id"] = l.tx_id;
+      if (l.kind == K::File) j["app_proto"] = "http";
+      j[l.kind == K::Dns ? "dns" : "http"] = std::move(l.meta);
+      if (l.kind == K::File) j["fileinfo"] = std::move(l.fileinfo);
       eve_buf_ += eve_text(j);
       ++eve_lines_;
     }
@@ -497,12 +500,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     const k::ConnKey& key = f.key;
     nlohmann::json j = flow_head(id, f, true, f.first_ns, "flow");
     const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
-    if (app == ids::kAppHttp) j["app_proto"] = "http";
+    if (const char* a = ids::app_name(app)) j["app_proto"] = a;
     static const char* const kReason[] = {"timeout", "forced", "tcp_reuse", "shutdown"};
     nlohmann::json fl = {{"pkts_toserver", f.pkts[0]},
                          {"pkts_toclient", f.pkts[1]},
-                         {"bytes_toserver", f.bytes[0]},
-                         {"bytes_toclient", f.bytes[1]},
+                         {"bytes_toserver", fs->frame_bytes[0]},
+                         {"bytes_toclient", fs->frame_bytes[1]},
                          {"start", time_text(f.first_ns, true)},
                          {"end", time_text(f.last_ns, true)},
                          {"age", (f.last_ns - f.first_ns) / 1000000000ull},
@@ -536,6 +539,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint8_t verdict;  // Verdict::Pass or Drop once the flow has one (no more inspection)
     uint8_t alerted;  // an alert was raised on the flow
     uint64_t bits[ids::kMaxFlowbits / 64];
+    uint64_t frame_bytes[2];  // per direction, with the link header (Suricata's flow bytes; the table counts IP bytes)
   };
   // p's flow state, with the flow's facts filled into info; null without a
   // flow layer or a flow.
@@ -549,6 +553,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     info.first_in_dir = p->anno().flow_facts & flow::kFactFirstInDir;
     auto* fs = reinterpret_cast<FlowState*>(t.state(id) + state_off_);
     info.flowbits = fs->bits;
+    fs->frame_bytes[info.dir & 1] += p->length();
     return fs;
   }
   // Applies the verdict of hits_ for p (rules in action order: a pass rule
@@ -674,8 +679,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                     {"signature", r.msg},
                     {"category", category},
                     {"severity", prio}};
-      if (p.app == ids::kAppHttp) j["app_proto"] = "http";
-      if (tx) j["tx_id"] = tx->tx_id, j["http"] = tx->http;
+      if (const char* a = ids::app_name(p.app)) j["app_proto"] = a;
+      if (tx) j["tx_id"] = tx->tx_id, j[ids::app_name(tx->app)] = tx->meta;
       eve_buf_ += eve_text(j);
       ++eve_lines_;
     }
@@ -694,7 +699,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     return true;
   }
 
-  static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16;
+  static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32;
   bool eve(uint8_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
 
   std::string rules_file_, vars_file_, class_file_, fastlog_file_, eve_file_;
@@ -726,7 +731,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},              \
       {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                              \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
-      {"EVE_TYPES", "list", "the EVE event types written, of alert, drop, flow, http and files (default all)"},        \
+      {"EVE_TYPES", "list", "the EVE event types written, of alert, drop, flow, http, files and dns (default all)"},   \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \
@@ -759,6 +764,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"http_gaps", "r", "HTTP directions given up at a stream gap"},                                                \
       {"http_tx_limit", "r", "HTTP connections stopped at 512 live transactions"},                                   \
       {"stream_depth_reached", "r", "stream directions past the 1 MiB inspected (not parsed further)"},              \
+      {"dns_messages", "r", "DNS messages parsed (UDP, and TCP by port 53)"},                                        \
+      {"dns_malformed", "r", "DNS messages with sections that could not be read"},                                   \
       {"verified", "r", "candidate rules verified"},                                                                 \
       {"device_overflows", "r",                                                                                      \
        "packets with more distinct fast patterns than a device list holds (15), rescanned "                          \
