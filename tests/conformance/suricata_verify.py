@@ -38,9 +38,9 @@ except ImportError:  # the project's install-deps.sh installs python3-yaml
 
 REFERENCE = (8, 0, 7)  # Suricata 8: the behaviour the tests are read against
 # Event types `shoal ids` writes.
-PRODUCED = {"alert", "flow", "drop", "http", "fileinfo", "dns"}
+PRODUCED = {"alert", "flow", "drop", "http", "fileinfo", "dns", "tls"}
 # Suricata features Shoal has (test.yaml `features:`).
-FEATURES = set()
+FEATURES = {"HAVE_JA3", "HAVE_JA4"}
 
 
 def version(v):

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <openssl/evp.h>
+#include <openssl/x509.h>
 #include <pcap/pcap.h>
 #include <fstream>
 #include <map>
@@ -443,6 +445,164 @@ TEST(IdsDns, RulesReadQueriesAndAnswersOverUdpAndTcp) {
   EXPECT_EQ(dns[2]["proto"], "TCP");
   EXPECT_EQ(dns[2]["dns"]["queries"][0]["rrtype"], "MX");
   for (auto& fl : r.flows) EXPECT_EQ(fl["app_proto"], "dns");
+}
+
+namespace {
+// A self-signed certificate (EC P-256) with this subject and serial, DER.
+std::string make_cert(const std::string& cn, long serial) {
+  EVP_PKEY* key = EVP_EC_gen("P-256");
+  X509* x = X509_new();
+  ASN1_INTEGER_set(X509_get_serialNumber(x), serial);
+  X509_gmtime_adj(X509_getm_notBefore(x), 0);
+  X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+  X509_set_pubkey(x, key);
+  X509_NAME* nm = X509_get_subject_name(x);
+  X509_NAME_add_entry_by_txt(nm, "C", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("FR"), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(nm, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("Shoal"), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(nm, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  X509_set_issuer_name(x, nm);
+  X509_sign(x, key, EVP_sha256());
+  unsigned char* der = nullptr;
+  int n = i2d_X509(x, &der);
+  std::string out(reinterpret_cast<char*>(der), size_t(n));
+  OPENSSL_free(der);
+  X509_free(x);
+  EVP_PKEY_free(key);
+  return out;
+}
+std::string hexdigest(const EVP_MD* md, const std::string& s) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(s.data(), s.size(), out, &len, md, nullptr);
+  std::string h;
+  for (unsigned int i = 0; i < len; ++i) h += fmt::format("{:02x}", out[i]);
+  return h;
+}
+struct TlsBuilder {
+  std::string b;
+  void u8(unsigned v) { b += char(v & 0xff); }
+  void u16(unsigned v) { u8(v >> 8), u8(v); }
+  void u24(unsigned v) { u8(v >> 16), u16(v & 0xffff); }
+};
+// A handshake message in a record.
+std::string record(uint8_t type, const std::string& body) {
+  TlsBuilder r;
+  r.u8(type), r.u16(0x0303), r.u16(unsigned(body.size()));
+  return r.b + body;
+}
+std::string handshake(uint8_t type, const std::string& body) {
+  TlsBuilder h;
+  h.u8(type), h.u24(unsigned(body.size()));
+  return record(22, h.b + body);
+}
+std::string ext(unsigned type, const std::string& data) {
+  TlsBuilder e;
+  e.u16(type), e.u16(unsigned(data.size()));
+  return e.b + data;
+}
+}  // namespace
+
+TEST(IdsTls, HandshakeBuffersFingerprintsAndRecords) {
+  // ClientHello: TLS 1.2 legacy version, a GREASE cipher, SNI, groups, point
+  // formats, signature algorithms, ALPN h2, supported_versions with 1.3
+  TlsBuilder ch;
+  ch.u16(0x0303);
+  ch.b += std::string(32, '\x11');
+  ch.u8(0);
+  ch.u16(6), ch.u16(0x0a0a), ch.u16(0x1301), ch.u16(0xc02b);
+  ch.u8(1), ch.u8(0);
+  TlsBuilder sni, groups, pf, sig, alpn, sv;
+  sni.u16(3 + 15), sni.u8(0), sni.u16(15), sni.b += "www.example.com";
+  groups.u16(4), groups.u16(29), groups.u16(23);
+  pf.u8(1), pf.u8(0);
+  sig.u16(4), sig.u16(0x0403), sig.u16(0x0804);
+  alpn.u16(3), alpn.u8(2), alpn.b += "h2";
+  sv.u8(4), sv.u16(0x0304), sv.u16(0x0303);
+  std::string exts =
+      ext(0, sni.b) + ext(10, groups.b) + ext(11, pf.b) + ext(13, sig.b) + ext(16, alpn.b) + ext(43, sv.b);
+  ch.u16(unsigned(exts.size()));
+  ch.b += exts;
+  // ServerHello (TLS 1.2, no supported_versions), Certificate, then both
+  // sides change cipher spec
+  TlsBuilder sh;
+  sh.u16(0x0303);
+  sh.b += std::string(32, '\x22');
+  sh.u8(0), sh.u16(0xc02b), sh.u8(0);
+  std::string sexts = ext(0xff01, std::string(1, '\0'));
+  sh.u16(unsigned(sexts.size()));
+  sh.b += sexts;
+  std::string cert = make_cert("shoal.example", 0xe0);
+  TlsBuilder cm;
+  cm.u24(unsigned(cert.size() + 3)), cm.u24(unsigned(cert.size()));
+  cm.b += cert;
+  Conv c(40100, 443);
+  std::string hello = handshake(1, ch.b);
+  c.send(0, hello.substr(0, 20));  // the ClientHello over two segments
+  c.send(0, hello.substr(20));
+  c.send(1, handshake(2, sh.b) + handshake(11, cm.b));
+  c.send(0, record(20, std::string(1, '\1')));
+  c.send(1, record(20, std::string(1, '\1')) + record(23, "encrypted"));
+  const std::string ja3 = "771,4865-49195,0-10-11-13-16-43,29-23,0";  // (GREASE left out)
+  const std::string ja4 = "t13d0206h2_" + hexdigest(EVP_sha256(), "1301,c02b").substr(0, 12) + "_" +
+                          hexdigest(EVP_sha256(), "000a,000b,000d,002b_0403,0804").substr(0, 12);
+  auto r = run_ids("tls", c.out,
+                   "alert tls any any -> any any (tls.sni; content:\"example.com\"; endswith; sid:1;)\n"
+                   "alert tls any any -> any any (ja3.hash; content:\"" +
+                       hexdigest(EVP_md5(), ja3) +
+                       "\"; sid:2;)\n"
+                       "alert tls any any -> any any (tls.cert_subject; content:\"CN=shoal.example\"; sid:3;)\n"
+                       "alert tls any any -> any any (tls.cert_serial; content:\"00:E0\"; bsize:5; sid:4;)\n"
+                       "alert tls any any -> any any (ja4.hash; content:\"" +
+                       ja4 +
+                       "\"; sid:5;)\n"
+                       "alert tls any any -> any any (ja3s.string; content:\"771,49195,65281\"; sid:6;)\n"
+                       "alert tcp any any -> any any (app-layer-protocol:!tls; sid:7;)\n"
+                       "alert tls any any -> any any (tls.sni; content:\"other\"; sid:8;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 0u) << r.r->h("ids.problems");
+  auto sids = r.sids();
+  std::sort(sids.begin(), sids.end());
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6})) << "no app-layer-protocol:!tls: the flow is TLS";
+  for (auto& j : r.eve) {
+    EXPECT_EQ(j["app_proto"], "tls");
+    uint32_t sid = j["alert"]["signature_id"];
+    // client-side rules alert on the ClientHello's last segment, the others on the server's flight
+    EXPECT_EQ(j["pcap_cnt"], sid <= 2 || sid == 5 ? 5 : 6) << sid;
+  }
+  auto& tls = r.other["tls"];
+  ASSERT_EQ(tls.size(), 1u);
+  const auto& t = tls[0]["tls"];
+  EXPECT_EQ(t["sni"], "www.example.com");
+  EXPECT_EQ(t["version"], "TLS 1.2");
+  EXPECT_EQ(t["subject"], "C=FR, O=Shoal, CN=shoal.example");
+  EXPECT_EQ(t["issuerdn"], "C=FR, O=Shoal, CN=shoal.example");
+  EXPECT_EQ(t["serial"], "00:E0");
+  EXPECT_EQ(t["fingerprint"].get<std::string>().size(), 59u);  // 20 bytes, colon-separated
+  EXPECT_EQ(t["ja3"]["string"], ja3);
+  EXPECT_EQ(t["ja4"], ja4);
+  EXPECT_EQ(t["ja3s"]["string"], "771,49195,65281");
+  EXPECT_EQ(tls[0]["pcap_cnt"], 8) << "logged when both sides encrypt";
+  EXPECT_EQ(r.r->n("ids.tls_connections"), 1u);
+  EXPECT_EQ(r.r->n("ids.tls_anomalies"), 0u);
+}
+
+TEST(IdsTls, HostileRecordsAreAnomaliesNotCrashes) {
+  std::vector<std::string> bad = {
+      std::string("\x16\x03\x01\xff\xff", 5) + std::string(200, 'A'),           // a record over the bound
+      std::string("\x16\x03\x01\x00\x08\x01\xff\xff\xff\x03\x03\x00\x00", 13),  // a message of 16 MiB
+      std::string("\x16\x03\x01\x00\x06\x01\x00\x00\x02\x03\x03", 11) +
+          std::string("\x63\x03\x01\x00\x01\x00", 6),  // a truncated hello, then a record of type 99
+  };
+  for (const std::string& b : bad) {
+    Conv c(40200, 443);
+    c.send(0, b);
+    c.send(1, std::string("\x16\x03\x03\x00\x04\x02\x00\x00\x00", 9));
+    auto r = run_ids("tlsbad", c.out, "alert tls any any -> any any (tls.sni; content:\"x\"; sid:1;)\n");
+    ASSERT_TRUE(r.r->ok);
+    EXPECT_EQ(r.r->n("ids.tls_connections"), 1u);
+    EXPECT_GE(r.r->n("ids.tls_anomalies"), 1u) << b.size();
+    EXPECT_TRUE(r.eve.empty());
+  }
 }
 
 TEST(IdsHttp, ContentDispositionFilename) {

@@ -28,9 +28,11 @@ struct PacketInfo {
   bool first_in_dir = true;      // the flow's first packet this way (IP-only rules look at no other)
   uint64_t* flowbits = nullptr;  // the flow's bits (kMaxFlowbits), or null
   uint16_t app = kAppNone;       // the flow's application protocol, when detected
+  bool app_known = false;        // detection ended this way (app none then: no protocol this engine knows)
 };
 
 // An application-layer transaction's buffers, as the rules read them.
+static_assert(size_t(Buf::Count) <= 64, "TxBuffers::ready has a bit per buffer");
 struct TxBuffers {
   std::string_view b[size_t(Buf::Count)];
   const std::vector<std::string>* many[size_t(Buf::Count)] = {};  // multi-buffers: any value may match

@@ -623,6 +623,24 @@ constexpr BufName kSticky[] = {
     {"dns.answers.rrname", Buf::DnsAnswersRrname},
     {"dns.answer.name", Buf::DnsAnswersRrname},
     {"dns.response.rrname", Buf::DnsResponseRrname},
+    {"tls.sni", Buf::TlsSni},
+    {"tls_sni", Buf::TlsSni},
+    {"tls.cert_subject", Buf::TlsCertSubject},
+    {"tls_cert_subject", Buf::TlsCertSubject},
+    {"tls.cert_issuer", Buf::TlsCertIssuer},
+    {"tls_cert_issuer", Buf::TlsCertIssuer},
+    {"tls.cert_serial", Buf::TlsCertSerial},
+    {"tls_cert_serial", Buf::TlsCertSerial},
+    {"tls.cert_fingerprint", Buf::TlsCertFingerprint},
+    {"tls_cert_fingerprint", Buf::TlsCertFingerprint},
+    {"tls.certs", Buf::TlsCerts},
+    {"ja3.hash", Buf::Ja3Hash},
+    {"ja3_hash", Buf::Ja3Hash},
+    {"ja3.string", Buf::Ja3String},
+    {"ja3_string", Buf::Ja3String},
+    {"ja3s.hash", Buf::Ja3sHash},
+    {"ja3s.string", Buf::Ja3sString},
+    {"ja4.hash", Buf::Ja4Hash},
     {"pkt_data", Buf::Packet},
 };
 // Snort's content modifiers: they move the content before them.
@@ -881,6 +899,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   } else if (f[1] == "dns") {
     r.app = kAppDns;  // over UDP and TCP
     r.proto = Proto::IP;
+  } else if (f[1] == "tls") {
+    r.app = kAppTls;
+    r.proto = Proto::TCP;
   } else if (f[1] == "ip" || f[1] == "pkthdr")
     r.proto = Proto::IP;
   else if (f[1] == "tcp")
@@ -1038,12 +1059,12 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       // a hint for Suricata's prefilter choice: matching is the same without it
     } else if (k == "app-layer-protocol") {
       std::string_view a = trim(v);
-      r.app_cond_neg = !a.empty() && a[0] == '!';
-      if (r.app_cond_neg) a = trim(a.substr(1));
-      if (a != "http" && a != "http1" && a != "dns")
-        return err = fmt::format("app-layer-protocol '{}': this engine detects http and dns only", a), false;
+      bool neg = !a.empty() && a[0] == '!';
+      if (neg) a = trim(a.substr(1));
+      if (a != "http" && a != "http1" && a != "dns" && a != "tls")
+        return err = fmt::format("app-layer-protocol '{}': this engine detects http, dns and tls only", a), false;
       r.has_app_cond = true;
-      r.app_cond = a == "dns" ? kAppDns : kAppHttp;
+      r.app_conds.push_back({uint16_t(a == "dns" ? kAppDns : a == "tls" ? kAppTls : kAppHttp), neg});
     } else if (k == "nocase") {
       if (!need_last(k)) return false;
       last->nocase = true;
@@ -1101,11 +1122,11 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   }
   // the buffers say whose transactions the rule reads
   if (r.uses_tx()) {
-    bool dns = !r.tx_fields.empty(), http = r.has_urilen;
+    bool dns = !r.tx_fields.empty(), http = r.has_urilen, tls = false;
     for (const Item& it : r.items)
-      if (it.buf != Buf::Packet) (dns_buf(it.buf) ? dns : http) = true;
-    if (dns && http) return err = "HTTP and DNS buffers in one rule", false;
-    uint16_t app = dns ? kAppDns : kAppHttp;
+      if (it.buf != Buf::Packet) (dns_buf(it.buf) ? dns : tls_buf(it.buf) ? tls : http) = true;
+    if (int(dns) + int(http) + int(tls) > 1) return err = "buffers of two application protocols in one rule", false;
+    uint16_t app = dns ? kAppDns : tls ? kAppTls : kAppHttp;
     if (r.app && r.app != app)
       return err = fmt::format("a {} rule reads {} buffers", app_name(r.app), app_name(app)), false;
     r.app = app;
@@ -1202,7 +1223,8 @@ const char* buf_name(Buf b) {
 }
 
 bool response_only(Buf b) {
-  return b == Buf::DnsResponseRrname || b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine ||
+  return b == Buf::DnsResponseRrname || (b >= Buf::TlsCertSubject && b <= Buf::TlsCerts) || b == Buf::Ja3sHash ||
+         b == Buf::Ja3sString || b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine ||
          b == Buf::HttpResponseBody || b == Buf::HttpServer;
 }
 
@@ -1210,7 +1232,11 @@ bool dns_buf(Buf b) {
   return b == Buf::DnsQuery || b == Buf::DnsQueriesRrname || b == Buf::DnsAnswersRrname || b == Buf::DnsResponseRrname;
 }
 
-const char* app_name(uint16_t app) { return app == kAppHttp ? "http" : app == kAppDns ? "dns" : nullptr; }
+const char* app_name(uint16_t app) {
+  return app == kAppHttp ? "http" : app == kAppDns ? "dns" : app == kAppTls ? "tls" : nullptr;
+}
+
+bool tls_buf(Buf b) { return b >= Buf::TlsSni && b <= Buf::Ja4Hash; }
 
 bool either_side(Buf b) {
   return b == Buf::HttpHeader || b == Buf::HttpHeaderRaw || b == Buf::HttpCookie || b == Buf::HttpContentType;

@@ -82,6 +82,18 @@ enum class Buf : uint8_t {
   DnsQueriesRrname,   // the query names of either side
   DnsAnswersRrname,   // the answer names
   DnsResponseRrname,  // every name of a response (queries, answers, authorities, additionals)
+  // TLS (the handshake's)
+  TlsSni,
+  TlsCertSubject,
+  TlsCertIssuer,
+  TlsCertSerial,
+  TlsCertFingerprint,
+  TlsCerts,  // every certificate of the server's chain, DER (a multi-buffer)
+  Ja3Hash,
+  Ja3String,
+  Ja3sHash,
+  Ja3sString,
+  Ja4Hash,
   Count
 };
 const char* buf_name(Buf b);
@@ -90,10 +102,11 @@ const char* buf_name(Buf b);
 bool response_only(Buf b);
 bool either_side(Buf b);
 bool dns_buf(Buf b);
+bool tls_buf(Buf b);
 
 // Application protocols a rule header may name.
-enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2 };
-const char* app_name(uint16_t app);  // "http", "dns"; null for none
+enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3 };
+const char* app_name(uint16_t app);  // "http", "dns", "tls"; null for none
 
 // One content or pcre, in rule order (relative ones follow the previous).
 struct Content {
@@ -235,11 +248,16 @@ struct Rule {
   uint32_t dsize_lo = 0, dsize_hi = UINT32_MAX;  // inclusive bounds
   uint8_t flow = 0;                              // FlowOpt bits
   std::vector<Flowbit> flowbits;
-  bool noalert = false;                             // matches (flowbits act) but raises no alert
-  bool no_tx_log = false;                           // config rule: the transaction it matches is not logged
-  uint16_t app = kAppNone;                          // the header's application protocol (alert http ...)
-  bool has_app_cond = false, app_cond_neg = false;  // app-layer-protocol:[!]NAME
-  uint16_t app_cond = kAppNone;
+  bool noalert = false;     // matches (flowbits act) but raises no alert
+  bool no_tx_log = false;   // config rule: the transaction it matches is not logged
+  uint16_t app = kAppNone;  // the header's application protocol (alert http ...)
+  // app-layer-protocol:[!]NAME, each of them
+  struct AppCond {
+    uint16_t app;
+    bool neg;
+  };
+  std::vector<AppCond> app_conds;
+  bool has_app_cond = false;
   Threshold threshold;
   // Suricata's IP-only rules (addresses and protocol only: no payload,
   // header, flow or port test) are matched once per flow direction, on its

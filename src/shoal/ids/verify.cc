@@ -40,7 +40,10 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
   }
   if (ports && !p.has_ports) return false;
   if (r.app && p.app != r.app) return false;
-  if (r.has_app_cond && (p.app == r.app_cond) == r.app_cond_neg) return false;
+  // app-layer-protocol: no match, negated or not, while detection goes on (Suricata)
+  if (r.has_app_cond && !p.app_known) return false;
+  for (const Rule::AppCond& c : r.app_conds)
+    if ((p.app == c.app) == c.neg) return false;
   if (r.ip_only && !p.first_in_dir) return false;
   for (const FieldCond& c : r.fields) {
     uint64_t v;

@@ -14,6 +14,9 @@ struct IdsAppLayer::Conn {
   bool port53 = false;  // DNS's port on either side (DNS is detected by port, then probed)
   uint64_t dns_tx = 0;  // DNS messages so far (each is a transaction)
   flow::DnsTcpFramer dns_tcp[2];
+  std::unique_ptr<flow::TlsConn> tls;
+  std::vector<uint32_t> tls_alerted;  // rules that alerted on the handshake (one transaction per flow)
+  bool tls_logged = false;
   flow::Stream stream;
   uint8_t detect[2] = {0, 0};  // per direction: 0 undecided, 1 HTTP, 2 something else
   std::string probe[2];        // first bytes held while undecided
@@ -31,9 +34,10 @@ void IdsAppLayer::reserve(FlowIPManager& mgr) {
 
 IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }
 
-void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns) {
+void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns,
+                       bool log_tls) {
   db_ = std::move(db);
-  log_http_ = log_http, log_files_ = log_files, log_dns_ = log_dns;
+  log_http_ = log_http, log_files_ = log_files, log_dns_ = log_dns, log_tls_ = log_tls;
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
   reasm_.configure(sc);
@@ -46,6 +50,10 @@ void IdsAppLayer::release(uint32_t id) {
   cur_ = nullptr;  // no packet: events at the end raise no alert
   reasm_.finish(c->stream, id);
   if (c->http) c->http->close(0);
+  if (c->tls && c->tls->info().client_hello && !c->tls_logged && log_tls_) {  // a handshake that never finished
+    c->tls_logged = true;
+    logs_.push_back({c->id, TxLog::Tls, 0, 0, tls_json(c->tls->info()), {}});
+  }
   delete c;  // (no hit of this flow is pending: releases happen between packets)
   c = nullptr;
 }
@@ -90,6 +98,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
       cur_ = nullptr;
     }
     info.app = c->app;
+    info.app_known = true;  // a datagram decides
     return;
   }
   if (c->http) c->http->release_done();  // the last packet's alerts are logged: its transactions can go
@@ -100,6 +109,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   reasm_.segment(c->stream, id, info.dir, k::load_be32(info.l4 + 4), info.l4[13], info.payload, info.plen);
   cur_ = nullptr;
   info.app = c->app;
+  info.app_known = c->app != ids::kAppNone || c->detect[info.dir & 1] != 0;
   // The alerts' metadata, from the transactions as this packet left them
   for (size_t i = first; i < hits.size(); ++i)
     if (hits[i].tx) {
@@ -131,6 +141,15 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     // the same parser, whatever its first bytes (as Suricata: one protocol
     // per flow)
     if (d <= 0 && c->http) d = 1;
+    if (d <= 0 && c->app == ids::kAppNone) {
+      int t = flow::tls_detect(pd, uint32_t(pb.size()));
+      if (t < 0) return;  // (fewer than 5 bytes, all in pb)
+      if (t > 0) {
+        c->app = ids::kAppTls;
+        c->tls = std::make_unique<flow::TlsConn>(
+            c_.tls, [this, c](flow::TlsInfo& info, uint8_t what) { on_tls(*c, info, what); });
+      }
+    }
     if (d <= 0 && c->app == ids::kAppNone && c->port53) {
       if (pb.size() < 14) return;  // a length and a header
       if (flow::dns_tcp_probe(pd, uint32_t(pb.size()))) c->app = ids::kAppDns;
@@ -138,6 +157,9 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     if (c->app == ids::kAppDns) {
       c->detect[dir] = 3;
       if (held) dns(pd, uint32_t(held));
+    } else if (c->app == ids::kAppTls) {
+      c->detect[dir] = 4;
+      if (held) c->tls->data(dir, pd, uint32_t(held));
     } else {
       c->detect[dir] = d > 0 ? 1 : 2;
     }
@@ -151,12 +173,14 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     pb.shrink_to_fit();
   }
   if (c->detect[dir] == 3) return dns(data, len);
+  if (c->detect[dir] == 4) return c->tls->data(dir, data, len);
   if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
 }
 
 void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
   Conn* c = slot(flow);
   if (c && c->app == ids::kAppDns) c->dns_tcp[dir].gap();
+  if (c && c->tls) c->tls->gap(dir);
   if (c && c->http) c->http->gap(dir);
   if (c && c->detect[dir] == 0) c->detect[dir] = 2;
 }
@@ -350,6 +374,84 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
     }
   }
   if (log_dns_) logs_.push_back({c.id, TxLog::Dns, dir, tx_id, std::move(j), {}});
+}
+
+}  // namespace shoal
+
+namespace shoal {
+
+nlohmann::json IdsAppLayer::tls_json(const flow::TlsInfo& t) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!t.certs.empty()) {
+    const flow::TlsCert& c = t.certs[0];
+    j["subject"] = c.subject;
+    j["issuerdn"] = c.issuer;
+    j["serial"] = c.serial;
+    j["fingerprint"] = c.fingerprint;
+  }
+  if (!t.sni.empty()) j["sni"] = t.sni;
+  j["version"] = t.version_text();
+  if (!t.certs.empty()) {
+    j["notbefore"] = t.certs[0].not_before;
+    j["notafter"] = t.certs[0].not_after;
+  }
+  if (t.client_hello) {
+    j["ja3"] = {{"hash", t.ja3_hash}, {"string", t.ja3}};
+    j["ja4"] = t.ja4;
+  }
+  if (t.server_hello) j["ja3s"] = {{"hash", t.ja3s_hash}, {"string", t.ja3s}};
+  return j;
+}
+
+void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
+  cur_->app = ids::kAppTls;
+  if (db_ && !db_->tx_rules().empty()) {
+    // the buffers the handshake has so far
+    ids::TxBuffers b;
+    std::vector<std::string> ders;
+    if (t.client_hello) {
+      b.set(ids::Buf::TlsSni, t.sni);
+      b.set(ids::Buf::Ja3Hash, t.ja3_hash);
+      b.set(ids::Buf::Ja3String, t.ja3);
+      b.set(ids::Buf::Ja4Hash, t.ja4);
+    }
+    if (t.server_hello) {
+      b.set(ids::Buf::Ja3sHash, t.ja3s_hash);
+      b.set(ids::Buf::Ja3sString, t.ja3s);
+    }
+    // the certificate buffers: the server's chain, and (a second try)
+    // the client's, as Suricata reads both
+    ids::TxBuffers client = b;
+    auto certs = [&](ids::TxBuffers& x, const std::vector<flow::TlsCert>& chain, std::vector<std::string>& der) {
+      if (chain.empty()) return;
+      x.set(ids::Buf::TlsCertSubject, chain[0].subject);
+      x.set(ids::Buf::TlsCertIssuer, chain[0].issuer);
+      x.set(ids::Buf::TlsCertSerial, chain[0].serial);
+      x.set(ids::Buf::TlsCertFingerprint, chain[0].fingerprint);
+      for (const flow::TlsCert& y : chain) der.push_back(y.der);
+      x.set_many(ids::Buf::TlsCerts, der);
+    };
+    std::vector<std::string> client_ders;
+    certs(b, t.certs, ders);
+    certs(client, t.client_certs, client_ders);
+    nlohmann::json meta;
+    const auto& rules = db_->rules();
+    for (uint32_t r : db_->tx_rules()) {
+      const ids::Rule& rule = rules[r];
+      if (rule.app != ids::kAppTls) continue;
+      if (std::find(c.tls_alerted.begin(), c.tls_alerted.end(), r) != c.tls_alerted.end()) continue;
+      if (!ids::tx_matches(rule, b, *cur_) && (t.client_certs.empty() || !ids::tx_matches(rule, client, *cur_)))
+        continue;
+      c.tls_alerted.push_back(r);
+      ids::apply_flowbits(rule, *cur_);
+      if (meta.is_null()) meta = tls_json(t);
+      cur_hits_->push_back({r, nullptr, meta, 0, ids::kAppTls});
+    }
+  }
+  if (what == flow::TlsConn::kHandshakeDone && log_tls_ && !c.tls_logged) {
+    c.tls_logged = true;
+    logs_.push_back({c.id, TxLog::Tls, 0, 0, tls_json(t), {}});
+  }
 }
 
 }  // namespace shoal

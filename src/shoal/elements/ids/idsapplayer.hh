@@ -16,6 +16,7 @@
 #include "shoal/flow/dns.hh"
 #include "shoal/flow/http.hh"
 #include "shoal/flow/reassembly.hh"
+#include "shoal/flow/tls.hh"
 #include "shoal/ids/engine.hh"
 
 namespace shoal {
@@ -31,7 +32,7 @@ class IdsAppLayer : private flow::StreamSink {
   };
   // A transaction, a file or a DNS message: an http, fileinfo or dns record.
   struct TxLog {
-    enum Kind : uint8_t { Http, File, Dns };
+    enum Kind : uint8_t { Http, File, Dns, Tls };
     uint32_t flow;
     Kind kind;
     uint8_t dir;  // the file's or message's direction: 0 to the server, 1 to the client
@@ -41,6 +42,7 @@ class IdsAppLayer : private flow::StreamSink {
   };
   struct Counters {
     flow::HttpCounters http;
+    flow::TlsCounters tls;
     Stat dns_messages;   // DNS messages parsed (UDP and TCP)
     Stat dns_malformed;  // ... whose sections could not all be read
     Stat depth_reached;  // directions past the reassembly depth (not parsed further)
@@ -51,7 +53,7 @@ class IdsAppLayer : private flow::StreamSink {
   void reserve(FlowIPManager& mgr);
   // At initialize: the rules (may be null: logging only), and which
   // records are made.
-  void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns);
+  void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns, bool log_tls);
   // Flow `id` leaves the table: its streams and parser end (transactions
   // still open are logged as they are).
   void release(uint32_t id);
@@ -61,6 +63,8 @@ class IdsAppLayer : private flow::StreamSink {
   static nlohmann::json http_json(const flow::HttpTx& tx);
   // Suricata's dns object (version 3) of a message (alerts and dns records).
   static nlohmann::json dns_json(const flow::DnsMessage& m, uint64_t tx_id);
+  // Suricata's tls object of a handshake.
+  static nlohmann::json tls_json(const flow::TlsInfo& t);
   // Content-Encoding layers undone (before init).
   void set_decompress_layers(int n) { http_cfg_.decompress_layers = n; }
   // One TCP or UDP packet of flow `id`: a TCP segment goes through
@@ -85,6 +89,7 @@ class IdsAppLayer : private flow::StreamSink {
   void log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir);
   void match_tx(flow::HttpTx& tx);
   void dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n);
+  void on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what);
 
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
@@ -96,7 +101,7 @@ class IdsAppLayer : private flow::StreamSink {
   ids::PacketInfo* cur_ = nullptr;
   uint64_t cur_ts_ = 0;
   std::vector<TxHit>* cur_hits_ = nullptr;
-  bool log_http_ = false, log_files_ = false, log_dns_ = false;
+  bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false;
   std::vector<TxLog> logs_;
 };
 

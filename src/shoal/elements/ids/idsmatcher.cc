@@ -108,7 +108,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     OutputPath fastlog, eve;
     a.read_mp("RULES", rules).read("VARS", vars).read("ENGINE", engine).read("FASTLOG", fastlog);
     a.read("CLASSIFICATION", classification);
-    std::string types = "alert drop flow http files dns";
+    std::string types = "alert drop flow http files dns tls";
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
@@ -119,10 +119,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (std::string_view t : split_words(types)) {
       static const std::pair<const char*, uint8_t> kTypes[] = {
           {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow}, {"http", kEveHttp},
-          {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns}};
+          {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls}};
       auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
       if (it == std::end(kTypes))
-        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns)", t));
+        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls)", t));
       eve_types_ |= it->second;
     }
     // The flow layer, when there is one upstream: the flow options and
@@ -183,10 +183,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
     // The application layer runs when rules ask for it, or its records are
     // logged.
-    bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns);
-    for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && r.app != ids::kAppNone;
-    app_on_ |= mgr_ && (log_http || log_files || log_dns);
-    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns);
+    bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns), log_tls = eve(kEveTls);
+    for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond);
+    app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls);
+    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls);
     // A flow that ends: its transactions' records, then its flow record
     if (mgr_ && (app_on_ || eve(kEveFlow)))
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
@@ -224,6 +224,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         v = Verdict(fs->verdict);
         (v == Verdict::Pass ? flow_passed_ : flow_dropped_).add();
         if (v == Verdict::Drop && ips_) drop_record(p, info, nullptr, flow_id_of(p));
+        if (v == Verdict::Pass && app_on_) {  // a passed flow is still parsed and logged (Suricata)
+          app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
+          tx_logs(p, p->timestamp_ns());
+          tx_hits_.clear();
+        }
       } else {
         if (fs && app_on_) {
           app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
@@ -320,6 +325,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("http_tx_limit", ac.http.tx_limit);
     add_stat_handler("stream_depth_reached", ac.depth_reached);
     add_stat_handler("dns_messages", ac.dns_messages);
+    add_stat_handler("tls_connections", ac.tls.connections);
+    add_stat_handler("tls_anomalies", ac.tls.anomalies);
     add_stat_handler("dns_malformed", ac.dns_malformed);
     mirror_.add_handler(*this);
   }
@@ -388,7 +395,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         continue;
       }
       FlowState* fs = flow_of(p, info);  // before matching: the flow options read it
-      if (fs && !fs->verdict && app_on_) {
+      if (fs && fs->verdict != uint8_t(Verdict::Drop) && app_on_) {
         app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
         tx_logs(p, p->timestamp_ns());
       }
@@ -483,12 +490,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (IdsAppLayer::TxLog& l : logs) {
       using K = IdsAppLayer::TxLog;
       // http records go from the client; files and DNS messages the way they went
-      const char* type = l.kind == K::Http ? "http" : l.kind == K::File ? "fileinfo" : "dns";
+      static const char* const kType[] = {"http", "fileinfo", "dns", "tls"};
+      const char* type = kType[l.kind];
       nlohmann::json j = flow_head(l.flow, mgr_->table().flow(l.flow), l.kind == K::Http || l.dir == 0, ts, type);
       if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
       if (l.kind != K::Dns) j["tx_id"] = l.tx_id;
       if (l.kind == K::File) j["app_proto"] = "http";
-      j[l.kind == K::Dns ? "dns" : "http"] = std::move(l.meta);
+      j[l.kind == K::Dns ? "dns" : l.kind == K::Tls ? "tls" : "http"] = std::move(l.meta);
       if (l.kind == K::File) j["fileinfo"] = std::move(l.fileinfo);
       eve_buf_ += eve_text(j);
       ++eve_lines_;
@@ -699,7 +707,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     return true;
   }
 
-  static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32;
+  static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32,
+                           kEveTls = 64;
   bool eve(uint8_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
 
   std::string rules_file_, vars_file_, class_file_, fastlog_file_, eve_file_;
@@ -731,7 +740,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},              \
       {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                              \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
-      {"EVE_TYPES", "list", "the EVE event types written, of alert, drop, flow, http, files and dns (default all)"},   \
+      {"EVE_TYPES", "list",                                                                                            \
+       "the EVE event types written, of alert, drop, flow, http, files, dns and tls (default all)"},                   \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \
@@ -766,6 +776,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"stream_depth_reached", "r", "stream directions past the 1 MiB inspected (not parsed further)"},              \
       {"dns_messages", "r", "DNS messages parsed (UDP, and TCP by port 53)"},                                        \
       {"dns_malformed", "r", "DNS messages with sections that could not be read"},                                   \
+      {"tls_connections", "r", "TCP connections detected as TLS"},                                                   \
+      {"tls_anomalies", "r", "TLS directions given up (a record that cannot be TLS, a message over its bound)"},     \
       {"verified", "r", "candidate rules verified"},                                                                 \
       {"device_overflows", "r",                                                                                      \
        "packets with more distinct fast patterns than a device list holds (15), rescanned "                          \

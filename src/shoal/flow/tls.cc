@@ -1,0 +1,362 @@
+#include "shoal/flow/tls.hh"
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+
+namespace shoal::flow {
+
+namespace {
+
+constexpr uint32_t kMaxRecord = 18 * 1024;    // 2^14 plus expansion (RFC 8446 5.2), with slack
+constexpr uint32_t kMaxMessage = 256 * 1024;  // a handshake message (certificate chains)
+constexpr size_t kMaxCerts = 16;
+
+uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
+uint32_t be24(const uint8_t* p) { return uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2]; }
+
+// A bounds-checked reader over a message.
+struct Reader {
+  const uint8_t* p;
+  uint32_t n, at = 0;
+  bool ok = true;
+  bool need(uint32_t k) { return ok = ok && at + k <= n; }
+  uint8_t u8() { return need(1) ? p[at++] : 0; }
+  uint16_t u16() {
+    if (!need(2)) return 0;
+    at += 2;
+    return be16(p + at - 2);
+  }
+  uint32_t u24() {
+    if (!need(3)) return 0;
+    at += 3;
+    return be24(p + at - 3);
+  }
+  Reader sub(uint32_t k) {  // the next k bytes, skipped here
+    Reader r{p, 0};
+    if (!need(k)) return r;
+    r = Reader{p + at, k};
+    at += k;
+    return r;
+  }
+  std::string str(uint32_t k) {
+    if (!need(k)) return {};
+    at += k;
+    return std::string(reinterpret_cast<const char*>(p + at - k), k);
+  }
+  bool end() const { return at >= n; }
+};
+
+std::string hex_digest(const EVP_MD* md, const std::string& s, size_t chars = 0) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(s.data(), s.size(), out, &len, md, nullptr);
+  std::string h;
+  for (unsigned int i = 0; i < len; ++i) h += fmt::format("{:02x}", out[i]);
+  return chars ? h.substr(0, chars) : h;
+}
+
+template <class T>
+std::string join(const std::vector<T>& v, const char* sep, bool skip_grease) {
+  std::string s;
+  for (T x : v) {
+    if (skip_grease && tls_grease(uint16_t(x))) continue;
+    if (!s.empty()) s += sep;
+    s += std::to_string(x);
+  }
+  return s;
+}
+
+std::string name_text(const X509_NAME* nm) {
+  // "C=US, O=Example, CN=example.com": every entry in order, as Suricata
+  std::string s;
+  for (int i = 0, n = X509_NAME_entry_count(nm); i < n; ++i) {
+    const X509_NAME_ENTRY* e = X509_NAME_get_entry(nm, i);
+    int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(e));
+    const char* sn = nid != NID_undef ? OBJ_nid2sn(nid) : nullptr;
+    char oid[80];
+    if (!sn) {
+      OBJ_obj2txt(oid, sizeof oid, X509_NAME_ENTRY_get_object(e), 1);
+      sn = oid;
+    }
+    const ASN1_STRING* v = X509_NAME_ENTRY_get_data(e);
+    if (!s.empty()) s += ", ";
+    s += sn;
+    s += '=';
+    s.append(reinterpret_cast<const char*>(ASN1_STRING_get0_data(v)), size_t(ASN1_STRING_length(v)));
+  }
+  return s;
+}
+
+std::string time_text(const ASN1_TIME* t) {
+  struct tm tm {};
+  if (!t || ASN1_TIME_to_tm(t, &tm) != 1) return {};
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return buf;
+}
+
+bool parse_cert(const uint8_t* d, uint32_t n, TlsCert& c) {
+  const unsigned char* p = d;
+  X509* x = d2i_X509(nullptr, &p, long(n));
+  c.der.assign(reinterpret_cast<const char*>(d), n);
+  unsigned char sha1[20];
+  EVP_Digest(d, n, sha1, nullptr, EVP_sha1(), nullptr);
+  for (int i = 0; i < 20; ++i) c.fingerprint += fmt::format("{}{:02x}", i ? ":" : "", sha1[i]);
+  if (!x) return false;
+  c.subject = name_text(X509_get_subject_name(x));
+  c.issuer = name_text(X509_get_issuer_name(x));
+  // the serial's bytes as DER has them (a leading 00 when the top bit is set)
+  const ASN1_INTEGER* sn = X509_get0_serialNumber(x);
+  std::string bytes(reinterpret_cast<const char*>(ASN1_STRING_get0_data(sn)), size_t(ASN1_STRING_length(sn)));
+  if (!bytes.empty() && (uint8_t(bytes[0]) & 0x80)) bytes.insert(bytes.begin(), '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) c.serial += fmt::format("{}{:02X}", i ? ":" : "", uint8_t(bytes[i]));
+  c.not_before = time_text(X509_get0_notBefore(x));
+  c.not_after = time_text(X509_get0_notAfter(x));
+  if (auto* names = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(x, NID_subject_alt_name, nullptr, nullptr))) {
+    for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+      const GENERAL_NAME* g = sk_GENERAL_NAME_value(names, i);
+      if (g->type != GEN_DNS) continue;
+      const ASN1_STRING* s = g->d.dNSName;
+      c.san.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)), size_t(ASN1_STRING_length(s)));
+    }
+    GENERAL_NAMES_free(names);
+  }
+  X509_free(x);
+  return true;
+}
+
+// JA4's version code of a protocol version.
+const char* ja4_version(uint16_t v) {
+  switch (v) {
+    case 0x0304: return "13";
+    case 0x0303: return "12";
+    case 0x0302: return "11";
+    case 0x0301: return "10";
+    case 0x0300: return "s3";
+    case 0x0002: return "s2";
+    default: return "00";
+  }
+}
+
+std::string ja4(const TlsInfo& t) {
+  uint16_t ver = t.client_version;
+  for (uint16_t v : t.versions)
+    if (!tls_grease(v) && v > ver) ver = v;
+  auto count = [](size_t n) { return fmt::format("{:02d}", std::min<size_t>(n, 99)); };
+  std::vector<uint16_t> ciphers, exts;
+  for (uint16_t c : t.ciphers)
+    if (!tls_grease(c)) ciphers.push_back(c);
+  size_t next = 0;
+  for (uint16_t e : t.extensions) {
+    if (tls_grease(e)) continue;
+    ++next;
+    if (e != 0x0000 && e != 0x0010) exts.push_back(e);
+  }
+  std::string alpn = "00";
+  if (!t.alpn.empty() && !t.alpn[0].empty()) {
+    const std::string& a = t.alpn[0];
+    unsigned char f = uint8_t(a.front()), l = uint8_t(a.back());
+    if (std::isalnum(f) && std::isalnum(l))
+      alpn = {char(f), char(l)};
+    else
+      alpn = fmt::format("{:x}{:x}", f >> 4, l & 0xf);
+  }
+  std::string a =
+      fmt::format("t{}{}{}{}{}", ja4_version(ver), t.sni.empty() ? 'i' : 'd', count(ciphers.size()), count(next), alpn);
+  auto hexlist = [](std::vector<uint16_t> v, bool sort) {
+    if (sort) std::sort(v.begin(), v.end());
+    std::string s;
+    for (uint16_t x : v) s += fmt::format("{}{:04x}", s.empty() ? "" : ",", x);
+    return s;
+  };
+  std::string b = ciphers.empty() ? "000000000000" : hex_digest(EVP_sha256(), hexlist(ciphers, true), 12);
+  std::string ext = hexlist(exts, true);
+  std::vector<uint16_t> sigs;
+  for (uint16_t s : t.sig_algs)
+    if (!tls_grease(s)) sigs.push_back(s);
+  if (!sigs.empty()) ext += "_" + hexlist(sigs, false);
+  std::string c = exts.empty() ? "000000000000" : hex_digest(EVP_sha256(), ext, 12);
+  return a + "_" + b + "_" + c;
+}
+
+}  // namespace
+
+bool tls_grease(uint16_t v) { return (v & 0x0f0f) == 0x0a0a && (v >> 8) == (v & 0xff); }
+
+std::string TlsInfo::version_text() const {
+  uint16_t v = server_hello ? selected_version : client_hello ? client_version : 0;
+  switch (v) {
+    case 0x0002: return "SSLv2";
+    case 0x0300: return "SSLv3";
+    case 0x0301: return "TLS 1.0";
+    case 0x0302: return "TLS 1.1";
+    case 0x0303: return "TLS 1.2";
+    case 0x0304: return "TLS 1.3";
+    default: return "UNDETERMINED";
+  }
+}
+
+int tls_detect(const uint8_t* d, uint32_t n) {
+  if (n >= 1 && d[0] != 0x16) return 0;
+  if (n >= 2 && d[1] != 0x03) return 0;
+  if (n >= 3 && d[2] > 0x04) return 0;
+  return n >= 5 ? 1 : -1;
+}
+
+void TlsConn::anomaly(uint8_t dir) {
+  ++info_.anomalies;
+  c_.anomalies.add();
+  dir_[dir].broken = true;
+  dir_[dir].rec.clear();
+  dir_[dir].hs.clear();
+}
+
+void TlsConn::data(uint8_t dir, const uint8_t* d, uint32_t n) {
+  Dir& s = dir_[dir];
+  while (n && !s.broken) {
+    // a record's header, then its body
+    uint32_t want = s.rec.size() < 5 ? 5 : 5 + be16(s.rec.data() + 3);
+    uint32_t take = std::min<uint32_t>(n, want - uint32_t(s.rec.size()));
+    s.rec.insert(s.rec.end(), d, d + take);
+    d += take, n -= take;
+    if (s.rec.size() == 5) {
+      uint8_t type = s.rec[0];
+      uint16_t len = be16(s.rec.data() + 3);
+      if (type < 20 || type > 24 || s.rec[1] != 3 || len > kMaxRecord) return anomaly(dir);
+      if (len == 0) s.rec.clear();
+      continue;
+    }
+    if (s.rec.size() < 5 || s.rec.size() < 5u + be16(s.rec.data() + 3)) continue;
+    record(dir, s.rec[0], s.rec.data() + 5, uint32_t(s.rec.size() - 5));
+    s.rec.clear();
+  }
+}
+
+void TlsConn::record(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n) {
+  Dir& s = dir_[dir];
+  if (type == 20) {  // ChangeCipherSpec: this direction encrypts from here
+    info_.encrypted[dir] = true;
+  } else if (type == 23) {
+    info_.encrypted[dir] = true;
+  } else if (type == 22 && !info_.encrypted[dir]) {
+    s.hs.insert(s.hs.end(), d, d + n);
+    size_t at = 0;
+    while (s.hs.size() - at >= 4) {
+      uint32_t len = be24(s.hs.data() + at + 1);
+      if (len > kMaxMessage) return anomaly(dir);
+      if (s.hs.size() - at < 4 + len) break;
+      handshake(dir, s.hs[at], s.hs.data() + at + 4, len);
+      at += 4 + len;
+      if (s.broken) return;
+    }
+    s.hs.erase(s.hs.begin(), s.hs.begin() + std::ptrdiff_t(at));
+  }
+  // the handshake is done once both directions encrypt (or TLS 1.3's
+  // server did, its certificate being encrypted)
+  bool done = info_.encrypted[0] && info_.encrypted[1];
+  if (done && !done_) {
+    done_ = true;
+    fire(kHandshakeDone);
+  }
+}
+
+void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n) {
+  Reader r{d, n};
+  if (type == 1 && dir == 0 && !info_.client_hello) {  // ClientHello
+    TlsInfo& t = info_;
+    t.client_version = r.u16();
+    t.client_random = r.str(32);
+    r.sub(r.u8());
+    Reader cs = r.sub(r.u16());
+    while (cs.ok && !cs.end()) t.ciphers.push_back(cs.u16());
+    r.sub(r.u8());
+    if (!r.ok) return anomaly(dir);
+    if (!r.end()) {
+      Reader ex = r.sub(r.u16());
+      while (ex.ok && !ex.end()) {
+        uint16_t et = ex.u16();
+        Reader e = ex.sub(ex.u16());
+        if (!ex.ok) break;
+        t.extensions.push_back(et);
+        if (et == 0) {  // server_name: the first host_name
+          Reader l = e.sub(e.u16());
+          while (l.ok && !l.end()) {
+            uint8_t nt = l.u8();
+            std::string host = l.str(l.u16());
+            if (l.ok && nt == 0 && t.sni.empty()) t.sni = host;
+          }
+        } else if (et == 10) {
+          Reader l = e.sub(e.u16());
+          while (l.ok && !l.end()) t.groups.push_back(l.u16());
+        } else if (et == 11) {
+          Reader l = e.sub(e.u8());
+          while (l.ok && !l.end()) t.point_formats.push_back(l.u8());
+        } else if (et == 13) {
+          Reader l = e.sub(e.u16());
+          while (l.ok && !l.end()) t.sig_algs.push_back(l.u16());
+        } else if (et == 16) {
+          Reader l = e.sub(e.u16());
+          while (l.ok && !l.end()) {
+            std::string p = l.str(l.u8());
+            if (l.ok) t.alpn.push_back(p);
+          }
+        } else if (et == 43) {
+          Reader l = e.sub(e.u8());
+          while (l.ok && !l.end()) t.versions.push_back(l.u16());
+        }
+      }
+    }
+    t.client_hello = true;
+    t.ja3 = fmt::format("{},{},{},{},{}", t.client_version, join(t.ciphers, "-", true), join(t.extensions, "-", true),
+                        join(t.groups, "-", true), join(t.point_formats, "-", false));
+    t.ja3_hash = hex_digest(EVP_md5(), t.ja3);
+    t.ja4 = ja4(t);
+    fire(kClientHello);
+  } else if (type == 2 && dir == 1 && !info_.server_hello) {  // ServerHello
+    TlsInfo& t = info_;
+    t.server_version = t.selected_version = r.u16();
+    t.server_random = r.str(32);
+    r.sub(r.u8());
+    t.cipher = r.u16();
+    r.u8();
+    if (!r.ok) return anomaly(dir);
+    if (!r.end()) {
+      Reader ex = r.sub(r.u16());
+      while (ex.ok && !ex.end()) {
+        uint16_t et = ex.u16();
+        Reader e = ex.sub(ex.u16());
+        if (!ex.ok) break;
+        t.server_extensions.push_back(et);
+        if (et == 43 && e.n == 2) t.selected_version = e.u16();
+      }
+    }
+    t.server_hello = true;
+    t.ja3s = fmt::format("{},{},{}", t.server_version, t.cipher, join(t.server_extensions, "-", true));
+    t.ja3s_hash = hex_digest(EVP_md5(), t.ja3s);
+    // TLS 1.3: what follows from the server is encrypted
+    if (t.selected_version == 0x0304) info_.encrypted[1] = true;
+    fire(kServerHello);
+  } else if (type == 11) {  // Certificate (TLS 1.3's are encrypted: not seen)
+    std::vector<TlsCert>& out = dir == 1 ? info_.certs : info_.client_certs;
+    if (!out.empty()) return;
+    Reader l = r.sub(r.u24());
+    while (l.ok && !l.end() && out.size() < kMaxCerts) {
+      uint32_t len = l.u24();
+      if (!l.need(len)) break;
+      TlsCert c;
+      parse_cert(l.p + l.at, len, c);
+      l.at += len;
+      out.push_back(std::move(c));
+    }
+    if (!l.ok) ++info_.anomalies;
+    fire(kCertificate);
+  }
+}
+
+}  // namespace shoal::flow
