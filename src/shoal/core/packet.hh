@@ -28,7 +28,8 @@ struct alignas(64) Anno {
   uint8_t param_off = 0;     // ICMP parameter problem pointer (Click's ICMP_PARAMPROB_ANNO)
   uint8_t packet_type = 0;   // link-level type, as Linux's PACKET_HOST.. (Click's PACKET_TYPE_ANNO)
   static constexpr uint8_t kFlowHashValid = 1;
-  static constexpr uint8_t kFixIPSrc = 2;  // set by ICMPError: FixIPSrc rewrites the source
+  static constexpr uint8_t kFixIPSrc = 2;      // set by ICMPError: FixIPSrc rewrites the source
+  static constexpr uint8_t kDefragmented = 4;  // rebuilt from fragments (IPReassembler)
   // packet_type values (linux/if_packet.h)
   static constexpr uint8_t kHost = 0, kBroadcast = 1, kMulticast = 2, kOtherHost = 3, kOutgoing = 4;
 };

@@ -433,6 +433,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     nlohmann::json j = {{"timestamp", time_text(p->timestamp_ns(), true)}};
     if (flow_id) j["flow_id"] = flow_id;
     if (p->source_index()) j["pcap_cnt"] = p->source_index();
+    j["pkt_src"] = pkt_src(p);
     j.update({{"event_type", "drop"},
               {"src_ip", addr_text(info.src)},
               {"dest_ip", addr_text(info.dst)},
@@ -608,7 +609,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       bool d = ids::is_drop_action(rule.action);
       dropped |= d;
       if (rule.noalert) continue;
-      log(rule, info, ts, ips_ && d, tx, p->source_index(), flow_id);
+      log(rule, info, ts, ips_ && d, tx, p, flow_id);
       ++logged;
     }
     if (logged) {
@@ -652,8 +653,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     put(eve_, eve_buf_, eve_lines_);
     fast_lines_ = eve_lines_ = 0;
   }
+  // Suricata's pkt_src: where the packet came from
+  static const char* pkt_src(const Packet* p) {
+    return (p->anno().flags & Anno::kDefragmented) ? "defrag" : "wire/pcap";
+  }
   void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked, const IdsAppLayer::TxHit* tx,
-           uint64_t pcap_cnt, uint64_t flow_id) {
+           const Packet* pkt, uint64_t flow_id) {
+    uint64_t pcap_cnt = pkt->source_index();
     // category and severity from classification.config, as Suricata
     const ids::Classifications::Class* cls = r.classtype.empty() ? nullptr : shared_->classes.find(r.classtype);
     std::string category = cls ? cls->description : r.classtype;
@@ -673,6 +679,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       nlohmann::json j = {{"timestamp", time_text(ts, true)}};
       if (flow_id) j["flow_id"] = flow_id;
       if (pcap_cnt) j["pcap_cnt"] = pcap_cnt;
+      j["pkt_src"] = pkt_src(pkt);
       j.update({{"event_type", "alert"},
                 {"src_ip", addr_text(p.src)},
                 {"dest_ip", addr_text(p.dst)},
