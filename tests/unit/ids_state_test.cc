@@ -841,3 +841,72 @@ TEST(IdsRules, ThresholdAndDetectionFilterCountPerKeyAndWindow) {
   EXPECT_EQ(per_sid[4], 2) << "detection_filter: the 9th and 10th of the first source";
   EXPECT_EQ(per_sid[5], 3 + 1) << "limit 1 per 4 s window: seconds 0, 4, 8 of the first source";
 }
+
+TEST(IdsRules, ThresholdConfigSuppressesOverridesAndRateFilters) {
+  // the same traffic: 10 packets from one source, 2 from another, a second apart
+  std::vector<Bytes> frames;
+  frames.reserve(12);
+  for (int i = 0; i < 10; ++i) frames.push_back(ether(ip4(kClient, kServer, 17, 1000, 53, "hit")));
+  for (int i = 0; i < 2; ++i) frames.push_back(ether(ip4(kClient + 7, kServer, 17, 1000, 53, "hit")));
+  std::string dir = test::tmpdir(), pcap = dir + "/tconf.pcap";
+  {
+    io::PcapWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(pcap, 1, 65535, true, err)) << err;
+    for (size_t i = 0; i < frames.size(); ++i)
+      w.write(frames[i].data(), uint32_t(frames[i].size()), uint32_t(frames[i].size()),
+              1700000000000000000ull + i * 1000000000ull);
+    ASSERT_TRUE(w.close());
+  }
+  auto run = [&](const std::string& name, const std::string& rules, const std::string& conf, bool ips,
+                 std::map<uint32_t, int>& per_sid) {
+    std::string rf = dir + "/" + name + ".rules", cf = dir + "/" + name + ".config", eve = dir + "/" + name + ".json";
+    std::ofstream(rf) << rules;
+    std::ofstream(cf) << conf;
+    std::remove(eve.c_str());
+    auto r = test::run(fmt::format(
+        "FromDump({}, STOP true) -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, THRESHOLD {}, IPS {}, "
+        "QUIET true) -> Discard; ids[1] -> Discard;",
+        pcap, rf, eve, cf, ips));
+    EXPECT_TRUE(r->ok) << r->errors;
+    if (!r->ok) return r;
+    test::finish(*r);
+    std::ifstream f(eve);
+    for (std::string line; std::getline(f, line);) {
+      auto j = nlohmann::json::parse(line);
+      if (j["event_type"] == "alert") ++per_sid[j["alert"]["signature_id"]];
+    }
+    return r;
+  };
+  std::map<uint32_t, int> ids;
+  auto r = run("tconf-ids",
+               "alert udp any any -> any any (content:\"hit\"; sid:1;)\n"
+               "alert udp any any -> any any (content:\"hit\"; sid:2;)\n"
+               "alert udp any any -> any any (content:\"hit\"; sid:4;)\n",
+               "# Suricata's forms\n"
+               "suppress gen_id 1, sig_id 1, track by_src, ip 10.0.0.1\n"
+               "event_filter gen_id 1, sig_id 2, type limit, track by_src, count 1, seconds 60\n"
+               "rate_filter gen_id 1, sig_id 4, track by_rule, count 3, seconds 60, new_action pass, timeout 100\n"
+               "suppress gen_id 1, sig_id 99\n"
+               "threshold gen_id 1, sig_id 2, type sometimes\n",
+               false, ids);
+  ASSERT_TRUE(r->ok);
+  std::string problems = r->h("ids.problems");
+  EXPECT_NE(problems.find(".config:5: suppress: no loaded rule 1:99"), std::string::npos) << problems;
+  EXPECT_NE(problems.find(".config:6: threshold: bad or missing fields"), std::string::npos) << problems;
+  EXPECT_EQ(ids[1], 2) << "suppressed for 10.0.0.1: only the other source's";
+  EXPECT_EQ(ids[2], 1 + 1) << "event_filter limit 1 per source";
+  EXPECT_EQ(ids[4], 3) << "rate_filter pass: past 3 matches, the packets pass";
+  // passed: the first source's 4th to 10th packets, where nothing else alerts
+  // (the other source's packets also alert for sid 1: they are not passed)
+  EXPECT_EQ(r->n("ids.passed"), 7u);
+  // IPS: an alert rule whose rate_filter turns it into drop past 2 matches
+  std::map<uint32_t, int> ips;
+  auto r2 = run("tconf-ips", "alert udp any any -> any any (content:\"hit\"; sid:3;)\n",
+                "rate_filter gen_id 1, sig_id 3, track by_rule, count 2, seconds 60, new_action drop, timeout 5\n",
+                true, ips);
+  ASSERT_TRUE(r2->ok);
+  EXPECT_EQ(ips[3], 2 + 2) << "two alerts, then the two drops (logged as blocked)";
+  EXPECT_EQ(r2->n("ids.dropped"), 2u) << "the 3rd match drops its flow; the other source's first match too";
+  EXPECT_EQ(r2->n("ids.flow_dropped"), 7u + 1u);
+}

@@ -88,6 +88,10 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     honoured[k] = (v == "true" || v == "yes") ? "true" : "false";
     return true;
   }
+  if (k == "threshold-file") {
+    honoured[k] = v;
+    return true;
+  }
   static const std::set<std::string> kInt = {kDecompressLayers};
   if (kInt.count(k)) {
     char* end = nullptr;
@@ -110,6 +114,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   std::string ids = fmt::format("IDSMatcher(RULES {}, EVE {}, FASTLOG {}, IPS {}", cquote(a.rules),
                                 cquote(a.logdir + "/eve.json"), cquote(a.logdir + "/fast.log"), a.ips);
   if (!vars.empty()) ids += fmt::format(", VARS {}", cquote(vars));
+  if (set.count("threshold-file")) ids += fmt::format(", THRESHOLD {}", cquote(set.at("threshold-file")));
   if (set.count(kDecompressLayers)) ids += fmt::format(", HTTP_DECOMPRESS_LAYERS {}", set.at(kDecompressLayers));
   ids += ")";
   // Suricata tracks every flow and, by default, picks up no TCP
@@ -137,8 +142,10 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("-S", a.rules, "the rules file")->required();
   app.add_option("-c", a.config, "variables: a suricata.yaml (vars:) or Snort var lines");
   app.add_option("-l", a.logdir, "log directory: eve.json and fast.log (default .)");
-  app.add_option("--set", a.sets,
-                 "NAME=VALUE Suricata setting (stream.midstream and the HTTP decompression layer limit are honoured)");
+  app.add_option(
+      "--set", a.sets,
+      "NAME=VALUE Suricata setting (stream.midstream, threshold-file and the HTTP decompression layer limit are "
+      "honoured)");
   app.add_flag("--ips,--simulate-ips", a.ips, "IPS mode: drop and reject rules drop packets");
   app.add_option("-k", a.checksums, "checksum checks (accepted: checksums are not validated)")
       ->check(CLI::IsMember({"auto", "all", "none"}));

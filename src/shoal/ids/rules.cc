@@ -1396,3 +1396,119 @@ bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t&
 }
 
 }  // namespace shoal::ids
+
+namespace shoal::ids {
+
+bool RuleSet::load_threshold_config(const std::string& path, const Vars& vars, std::string& err) {
+  std::ifstream f(path);
+  if (!f) return err = fmt::format("cannot read threshold file '{}'", path), false;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  apply_threshold_text(ss.str(), path, vars);
+  return true;
+}
+
+bool RuleSet::apply_threshold_text(const std::string& text, const std::string& name, const Vars& vars) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  size_t before = problems_.size();
+  while (std::getline(in, line)) {
+    ++n;
+    std::string_view l = trim(line);
+    if (l.empty() || l[0] == '#') continue;
+    auto problem = [&](const std::string& what) { problems_.push_back({name, n, 0, what}); };
+    size_t sp = l.find_first_of(" \t");
+    std::string kind(l.substr(0, sp));
+    if (kind != "threshold" && kind != "event_filter" && kind != "suppress" && kind != "rate_filter") {
+      problem(fmt::format("'{}' is not threshold, event_filter, suppress or rate_filter", kind));
+      continue;
+    }
+    // "key value" pairs separated by commas (an ip list may hold commas in brackets)
+    std::map<std::string, std::string> kv;
+    std::string_view rest = sp == std::string_view::npos ? std::string_view() : l.substr(sp);
+    int depth = 0;
+    std::string cur;
+    auto flush = [&] {
+      std::string_view t = trim(cur);
+      size_t s2 = t.find_first_of(" \t");
+      if (!t.empty())
+        kv[std::string(t.substr(0, s2))] = s2 == std::string_view::npos ? "" : std::string(trim(t.substr(s2)));
+      cur.clear();
+    };
+    for (char c : rest) {
+      depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+      if (c == ',' && depth == 0)
+        flush();
+      else
+        cur += c;
+    }
+    flush();
+    uint32_t gid = 0, sid = 0;
+    if (!parse_u32(kv["gen_id"], gid) || !parse_u32(kv["sig_id"], sid)) {
+      problem("gen_id and sig_id are needed");
+      continue;
+    }
+    Threshold t;
+    bool ok = true;
+    auto track = [&](const std::string& v, Threshold::Track& out) {
+      static const std::pair<const char*, Threshold::Track> kTracks[] = {{"by_src", Threshold::BySrc},
+                                                                         {"by_dst", Threshold::ByDst},
+                                                                         {"by_both", Threshold::ByBoth},
+                                                                         {"by_rule", Threshold::ByRule},
+                                                                         {"by_flow", Threshold::ByFlow}};
+      for (auto& [k, tr] : kTracks)
+        if (v == k) return out = tr, true;
+      return false;
+    };
+    int32_t count = 0, seconds = 0, timeout = 0;
+    Suppress sup;
+    RateFilter rf;
+    if (kind == "threshold" || kind == "event_filter") {
+      std::string type = kv["type"];
+      t.type = type == "limit"       ? Threshold::Limit
+               : type == "threshold" ? Threshold::EveryNth
+               : type == "both"      ? Threshold::Both
+                                     : Threshold::None;
+      ok = t.type != Threshold::None && track(kv["track"], t.track) && parse_i32(kv["count"], count) && count >= 1 &&
+           parse_i32(kv["seconds"], seconds) && seconds >= 1;
+      t.count = uint32_t(count), t.seconds = uint32_t(seconds);
+    } else if (kind == "suppress") {
+      if (kv.count("track")) {
+        const std::string& tr = kv["track"];
+        sup.track = tr == "by_src"      ? Suppress::BySrc
+                    : tr == "by_dst"    ? Suppress::ByDst
+                    : tr == "by_either" ? Suppress::ByEither
+                                        : Suppress::All;
+        std::string e;
+        ok = sup.track != Suppress::All && parse_addr(kv["ip"], vars, sup.addrs, e);
+      }
+    } else {  // rate_filter
+      rf.new_action = kv["new_action"];
+      ok =
+          track(kv["track"], rf.track) && parse_i32(kv["count"], count) && count >= 1 &&
+          parse_i32(kv["seconds"], seconds) && seconds >= 1 && parse_i32(kv["timeout"], timeout) && timeout >= 1 &&
+          (rf.new_action == "alert" || rf.new_action == "drop" || rf.new_action == "pass" || rf.new_action == "reject");
+      rf.count = uint32_t(count), rf.seconds = uint32_t(seconds), rf.timeout = uint32_t(timeout);
+    }
+    if (!ok) {
+      problem(fmt::format("{}: bad or missing fields", kind));
+      continue;
+    }
+    size_t hit = 0;
+    for (Rule& r : rules_) {
+      if ((gid && r.gid != gid) || (sid && r.sid != sid)) continue;
+      ++hit;
+      if (kind == "suppress")
+        r.suppress.push_back(sup);
+      else if (kind == "rate_filter")
+        r.has_rate = true, r.rate = rf;
+      else if (sid || r.threshold.type == Threshold::None)  // a global entry leaves a rule's own alone
+        r.threshold = t;
+    }
+    if (!hit) problem(fmt::format("{}: no loaded rule {}:{}", kind, gid, sid));
+  }
+  return problems_.size() == before;
+}
+
+}  // namespace shoal::ids

@@ -234,6 +234,21 @@ struct Threshold {
   uint32_t count = 0, seconds = 0;
 };
 
+// threshold.config's suppress: matches of the rule raise no alert (all of
+// them, or those from / to / either way of these addresses).
+struct Suppress {
+  enum Track : uint8_t { All, BySrc, ByDst, ByEither };
+  Track track = All;
+  AddrSet addrs;
+};
+// threshold.config's rate_filter: past `count` matches in `seconds` per
+// tracked key, the rule's action becomes new_action for `timeout` seconds.
+struct RateFilter {
+  Threshold::Track track = Threshold::ByRule;
+  uint32_t count = 0, seconds = 0, timeout = 0;
+  std::string new_action;
+};
+
 struct Rule {
   std::string action = "alert";
   Proto proto = Proto::IP;
@@ -259,6 +274,9 @@ struct Rule {
   std::vector<AppCond> app_conds;
   bool has_app_cond = false;
   Threshold threshold;
+  std::vector<Suppress> suppress;  // from threshold.config
+  bool has_rate = false;
+  RateFilter rate;
   // Suricata's IP-only rules (addresses and protocol only: no payload,
   // header, flow or port test) are matched once per flow direction, on its
   // first packet.
@@ -347,6 +365,12 @@ class RuleSet {
     sid_index_.clear();
     for (size_t i = 0; i < rules_.size(); ++i) sid_index_[uint64_t(rules_[i].gid) << 32 | rules_[i].sid] = i;
   }
+  // Applies a threshold.config file (Suricata's: threshold, event_filter,
+  // suppress and rate_filter lines, gen_id/sig_id 0 meaning every rule).
+  // Lines that name no loaded rule or cannot be read go to problems();
+  // false with err when the file cannot be read.
+  bool load_threshold_config(const std::string& path, const Vars& vars, std::string& err);
+  bool apply_threshold_text(const std::string& text, const std::string& name, const Vars& vars);
   // Flowbit names numbered so far (kMaxFlowbits at most).
   size_t flowbit_count() const { return flowbit_ids_.size(); }
 

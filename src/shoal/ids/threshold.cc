@@ -1,5 +1,6 @@
 #include "shoal/ids/threshold.hh"
 
+#include <algorithm>
 #include <cstring>
 
 namespace shoal::ids {
@@ -24,14 +25,14 @@ void ThresholdState::sweep(uint64_t now_ns) {
   uint64_t longest = uint64_t(max_seconds_) * 1000000000ull;
   for (auto it = map_.begin(); it != map_.end();)
     it = now_ns - it->second.start_ns > longest ? map_.erase(it) : std::next(it);
+  for (auto it = rate_.begin(); it != rate_.end();)
+    it = now_ns - it->second.start_ns > longest && it->second.until_ns <= now_ns ? rate_.erase(it) : std::next(it);
 }
 
-bool ThresholdState::allow(const Rule& rule, uint32_t r, const PacketInfo& p, uint64_t flow, uint64_t now_ns) {
-  const Threshold& t = rule.threshold;
-  if (t.type == Threshold::None) return true;
+ThresholdState::Key ThresholdState::key(Threshold::Track track, uint32_t r, const PacketInfo& p, uint64_t flow) const {
   Key k{};
   k.rule = r;
-  switch (t.track) {
+  switch (track) {
     case Threshold::BySrc: std::memcpy(k.a, p.src.b, 16); break;
     case Threshold::ByDst: std::memcpy(k.a, p.dst.b, 16); break;
     case Threshold::ByBoth:
@@ -41,17 +42,28 @@ bool ThresholdState::allow(const Rule& rule, uint32_t r, const PacketInfo& p, ui
     case Threshold::ByRule: break;
     case Threshold::ByFlow: k.flow = flow; break;
   }
-  if (t.seconds > max_seconds_) max_seconds_ = t.seconds;
-  auto it = map_.find(k);
-  if (it == map_.end()) {
-    if (map_.size() >= cap_) sweep(now_ns);
-    if (map_.size() >= cap_) {
-      untracked.add();
-      return true;
-    }
-    it = map_.emplace(k, Entry{now_ns, 0}).first;
+  return k;
+}
+
+ThresholdState::Entry* ThresholdState::entry(std::unordered_map<Key, Entry, KeyHash>& m, const Key& k,
+                                             uint64_t now_ns) {
+  auto it = m.find(k);
+  if (it != m.end()) return &it->second;
+  if (map_.size() + rate_.size() >= cap_) sweep(now_ns);
+  if (map_.size() + rate_.size() >= cap_) {
+    untracked.add();
+    return nullptr;
   }
-  Entry& e = it->second;
+  return &m.emplace(k, Entry{now_ns, 0, 0}).first->second;
+}
+
+bool ThresholdState::allow(const Rule& rule, uint32_t r, const PacketInfo& p, uint64_t flow, uint64_t now_ns) {
+  const Threshold& t = rule.threshold;
+  if (t.type == Threshold::None) return true;
+  if (t.seconds > max_seconds_) max_seconds_ = t.seconds;
+  Entry* ep = entry(map_, key(t.track, r, p, flow), now_ns);
+  if (!ep) return true;
+  Entry& e = *ep;
   if (now_ns - e.start_ns >= uint64_t(t.seconds) * 1000000000ull) e = Entry{now_ns, 0};  // a new window
   ++e.count;
   switch (t.type) {
@@ -65,6 +77,38 @@ bool ThresholdState::allow(const Rule& rule, uint32_t r, const PacketInfo& p, ui
     case Threshold::None: break;
   }
   return true;
+}
+
+const std::string& ThresholdState::action(const Rule& rule, uint32_t r, const PacketInfo& p, uint64_t flow,
+                                          uint64_t now_ns) {
+  if (!rule.has_rate) return rule.action;
+  const RateFilter& f = rule.rate;
+  max_seconds_ = std::max(max_seconds_, std::max(f.seconds, f.timeout));
+  Entry* e = entry(rate_, key(f.track, r, p, flow), now_ns);
+  if (!e) return rule.action;
+  if (e->until_ns > now_ns) return f.new_action;  // the filter holds
+  if (now_ns - e->start_ns >= uint64_t(f.seconds) * 1000000000ull) *e = Entry{now_ns, 0, 0};
+  if (++e->count <= f.count) return rule.action;
+  e->until_ns = now_ns + uint64_t(f.timeout) * 1000000000ull;  // past the rate: the new action, for the timeout
+  return f.new_action;
+}
+
+bool ThresholdState::suppressed(const Rule& rule, const PacketInfo& p) {
+  for (const Suppress& s : rule.suppress) {
+    switch (s.track) {
+      case Suppress::All: return true;
+      case Suppress::BySrc:
+        if (s.addrs.match(p.src)) return true;
+        break;
+      case Suppress::ByDst:
+        if (s.addrs.match(p.dst)) return true;
+        break;
+      case Suppress::ByEither:
+        if (s.addrs.match(p.src) || s.addrs.match(p.dst)) return true;
+        break;
+    }
+  }
+  return false;
 }
 
 }  // namespace shoal::ids

@@ -18,6 +18,11 @@ class ThresholdState {
   // Whether this match of rule `rule` (index r) alerts. flow: the packet's
   // flow id (0: none) for track by_flow.
   bool allow(const Rule& rule, uint32_t r, const PacketInfo& p, uint64_t flow, uint64_t now_ns);
+  // The action of this match of rule `rule` after its rate_filter: the
+  // rule's own, or the filter's new action while it holds.
+  const std::string& action(const Rule& rule, uint32_t r, const PacketInfo& p, uint64_t flow, uint64_t now_ns);
+  // Whether a suppress entry of the rule covers this packet.
+  static bool suppressed(const Rule& rule, const PacketInfo& p);
   size_t size() const { return map_.size(); }
   Stat untracked;  // matches not tracked because the table was full (they alert)
 
@@ -34,10 +39,13 @@ class ThresholdState {
   struct Entry {
     uint64_t start_ns = 0;
     uint32_t count = 0;
+    uint64_t until_ns = 0;  // rate_filter: the new action holds until then
   };
+  Key key(Threshold::Track track, uint32_t r, const PacketInfo& p, uint64_t flow) const;
+  Entry* entry(std::unordered_map<Key, Entry, KeyHash>& m, const Key& k, uint64_t now_ns);
   void sweep(uint64_t now_ns);
   size_t cap_;
-  std::unordered_map<Key, Entry, KeyHash> map_;
+  std::unordered_map<Key, Entry, KeyHash> map_, rate_;
   uint32_t max_seconds_ = 0;
 };
 

@@ -108,6 +108,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     OutputPath fastlog, eve;
     a.read_mp("RULES", rules).read("VARS", vars).read("ENGINE", engine).read("FASTLOG", fastlog);
     a.read("CLASSIFICATION", classification);
+    InputPath threshold;
+    a.read("THRESHOLD", threshold);
     std::string types = "alert drop flow http files dns tls";
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
@@ -134,6 +136,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path, eve_file_ = eve.path;
     class_file_ = classification.path;
+    threshold_file_ = threshold.path;
     if (engine == "builtin")
       kind_ = ids::EngineKind::Builtin;
     else if (engine == "hyperscan")
@@ -155,7 +158,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       auto db = std::make_shared<ids::Database>();
       if ((!vars_file_.empty() && !vars.load_file(vars_file_, err)) ||
           (!class_file_.empty() && !shared_->classes.load_file(class_file_, err)) ||
-          !shared_->set.load_file(rules_file_, vars, strict_, err))
+          !shared_->set.load_file(rules_file_, vars, strict_, err) ||
+          (!threshold_file_.empty() && !shared_->set.load_threshold_config(threshold_file_, vars, err)))
         throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
       if (!mgr_) {
         const char* why =
@@ -585,8 +589,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint64_t now = p->timestamp_ns();
     std::erase_if(all_, [&](const auto& h) {
       const ids::Rule& rule = engine_.rules()[h.first];
-      return rule.threshold.type != ids::Threshold::None &&
-             !threshold_.allow(rule, h.first, info, uint64_t(p->anno().flow), now);
+      return (rule.threshold.type != ids::Threshold::None &&
+              !threshold_.allow(rule, h.first, info, uint64_t(p->anno().flow), now)) ||
+             (!rule.suppress.empty() && ids::ThresholdState::suppressed(rule, info));  // threshold.config suppress
     });
     struct Clear {
       std::vector<IdsAppLayer::TxHit>& v;
@@ -594,9 +599,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     } clear{tx_hits_};
     if (all_.empty()) return Verdict::None;
     const auto& rules = engine_.rules();
-    if (rules[all_[0].first].action == "pass") {
+    // each match's action: the rule's, or its rate_filter's while that holds
+    actions_.clear();
+    for (const auto& [r, tx] : all_)
+      actions_.push_back(&threshold_.action(rules[r], r, info, uint64_t(p->anno().flow), now));
+    if (*actions_[0] == "pass") {
       passed_.add();
-      if (fs) fs->verdict = uint8_t(Verdict::Pass);
+      // a pass rule passes the flow; a rate_filter's pass, this packet
+      if (fs && rules[all_[0].first].action == "pass") fs->verdict = uint8_t(Verdict::Pass);
       return Verdict::Pass;
     }
     uint64_t ts = p->timestamp_ns();  // the packet's time, as Suricata logs it (0 is 1970-01-01)
@@ -604,10 +614,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint64_t flow_id = flow_id_of(p);
     bool dropped = false;
     uint32_t logged = 0;
-    for (const auto& [r, tx] : all_) {
+    const ids::Rule* dropper = nullptr;
+    for (size_t i = 0; i < all_.size(); ++i) {
+      const auto& [r, tx] = all_[i];
       const ids::Rule& rule = rules[r];
-      bool d = ids::is_drop_action(rule.action);
+      if (*actions_[i] == "pass") continue;  // (a rate_filter's pass after the first match)
+      bool d = ids::is_drop_action(*actions_[i]);
       dropped |= d;
+      if (d && !dropper) dropper = &rule;
       if (rule.noalert) continue;
       log(rule, info, ts, ips_ && d, tx, p, flow_id);
       ++logged;
@@ -620,11 +634,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (dropped && ips_) {
       dropped_.add();
       if (fs) fs->verdict = uint8_t(Verdict::Drop);
-      for (const auto& [r, tx] : all_)
-        if (ids::is_drop_action(rules[r].action)) {
-          drop_record(p, info, &rules[r], flow_id);
-          break;
-        }
+      drop_record(p, info, dropper, flow_id);
       return Verdict::Drop;
     }
     return logged ? Verdict::Alert : Verdict::None;
@@ -718,7 +728,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                            kEveTls = 64;
   bool eve(uint8_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
 
-  std::string rules_file_, vars_file_, class_file_, fastlog_file_, eve_file_;
+  std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_, eve_file_;
   uint8_t eve_types_ = 0;
   bool strict_ = false, quiet_ = false, ips_ = false;
   FlowIPManager* mgr_ = nullptr;
@@ -734,6 +744,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   bool app_on_ = false;
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
+  std::vector<const std::string*> actions_;  // all_'s actions after rate filters
   std::string fast_buf_, eve_buf_;
   uint64_t fast_lines_ = 0, eve_lines_ = 0;
   io::SharedFile<io::OutFile> fast_, eve_;
