@@ -766,7 +766,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"},          \
       {"CLASSIFICATION", "file",                                                                                       \
        "classification.config (classtype descriptions and priorities; the standard table is built in)"},               \
-  {                                                                                                                    \
+      {"THRESHOLD", "file", "threshold.config: threshold, event_filter, suppress and rate_filter lines"}, {            \
     "QUIET", "boolean", "no load summary on stderr (default false)"                                                    \
   }
 #define SHOAL_IDS_HANDLERS                                                                                           \
