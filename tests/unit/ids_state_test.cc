@@ -557,17 +557,23 @@ TEST(IdsTls, HandshakeBuffersFingerprintsAndRecords) {
                        "\"; sid:5;)\n"
                        "alert tls any any -> any any (ja3s.string; content:\"771,49195,65281\"; sid:6;)\n"
                        "alert tcp any any -> any any (app-layer-protocol:!tls; sid:7;)\n"
-                       "alert tls any any -> any any (tls.sni; content:\"other\"; sid:8;)\n");
+                       "alert tls any any -> any any (tls.sni; content:\"other\"; sid:8;)\n"
+                       "alert tls any any -> any any (tls.version:1.2; sid:9;)\n"
+                       "alert tls any any -> any any (ssl_state:client_hello; sid:10;)\n"
+                       "alert tls any any -> any any (ssl_state:server_keyx|server_hello; sid:11;)\n"
+                       "alert tls any any -> any any (ssl_version:!tls1.3,tls1.0; sid:12;)\n"
+                       "alert tls any any -> any any (tls.version:1.3; sid:13;)\n");
   ASSERT_TRUE(r.r->ok);
   EXPECT_EQ(r.r->n("ids.skipped"), 0u) << r.r->h("ids.problems");
   auto sids = r.sids();
   std::sort(sids.begin(), sids.end());
-  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6})) << "no app-layer-protocol:!tls: the flow is TLS";
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 9, 10, 11, 12}))
+      << "no app-layer-protocol:!tls: the flow is TLS; not TLS 1.3";
   for (auto& j : r.eve) {
     EXPECT_EQ(j["app_proto"], "tls");
     uint32_t sid = j["alert"]["signature_id"];
     // client-side rules alert on the ClientHello's last segment, the others on the server's flight
-    EXPECT_EQ(j["pcap_cnt"], sid <= 2 || sid == 5 ? 5 : 6) << sid;
+    EXPECT_EQ(j["pcap_cnt"], sid <= 2 || sid == 5 || sid == 10 || sid == 12 ? 5 : 6) << sid;
   }
   auto& tls = r.other["tls"];
   ASSERT_EQ(tls.size(), 1u);
@@ -909,4 +915,22 @@ TEST(IdsRules, ThresholdConfigSuppressesOverridesAndRateFilters) {
   EXPECT_EQ(ips[3], 2 + 2) << "two alerts, then the two drops (logged as blocked)";
   EXPECT_EQ(r2->n("ids.dropped"), 2u) << "the 3rd match drops its flow; the other source's first match too";
   EXPECT_EQ(r2->n("ids.flow_dropped"), 7u + 1u);
+}
+
+TEST(IdsRules, FragbitsAndFastPatternSlices) {
+  Bytes df = ether(ip4(kClient, kServer, 17, 1000, 53, "hello world"));
+  df[14 + 6] |= 0x40;  // don't fragment
+  auto r = run_ids("fragbits", {df},
+                   "alert ip any any -> any any (fragbits:D; sid:1;)\n"
+                   "alert ip any any -> any any (fragbits:M; sid:2;)\n"
+                   "alert ip any any -> any any (fragbits:!MR; sid:3;)\n"
+                   "alert ip any any -> any any (fragbits:+D; content:\"hello\"; fast_pattern:0,3; sid:4;)\n"
+                   "alert ip any any -> any any (fragbits:*MR; sid:5;)\n"
+                   "alert udp any any -> any any (content:\"hello\"; fast_pattern:3,5; sid:6;)\n"
+                   "alert ip any any -> any any (fragbits:X; sid:7;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 2u) << r.r->h("ids.problems");  // 6: past the content; 7: no such bit
+  auto sids = r.sids();
+  std::sort(sids.begin(), sids.end());
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 3, 4}));
 }

@@ -342,6 +342,10 @@ void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n)
     // TLS 1.3: what follows from the server is encrypted
     if (t.selected_version == 0x0304) info_.encrypted[1] = true;
     fire(kServerHello);
+  } else if (type == 12 && dir == 1) {
+    fire(kServerKeyx);
+  } else if (type == 16 && dir == 0) {
+    fire(kClientKeyx);
   } else if (type == 11) {  // Certificate (TLS 1.3's are encrypted: not seen)
     std::vector<TlsCert>& out = dir == 1 ? info_.certs : info_.client_certs;
     if (!out.empty()) return;

@@ -62,8 +62,10 @@ struct TlsCounters {
 
 class TlsConn {
  public:
-  // What progressed: kClientHello, kServerHello, kCertificate, kHandshakeDone.
-  static constexpr uint8_t kClientHello = 1, kServerHello = 2, kCertificate = 4, kHandshakeDone = 8;
+  // What progressed: kClientHello, kServerHello, kCertificate, kServerKeyx,
+  // kClientKeyx, kHandshakeDone.
+  static constexpr uint8_t kClientHello = 1, kServerHello = 2, kCertificate = 4, kHandshakeDone = 8, kServerKeyx = 16,
+                           kClientKeyx = 32;
   using Event = std::function<void(TlsInfo& info, uint8_t what)>;
   TlsConn(TlsCounters& c, Event on_event) : c_(c), on_event_(std::move(on_event)) { c_.connections.add(); }
   // Stream data in order: dir 0 from the client, 1 from the server.

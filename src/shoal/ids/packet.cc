@@ -24,6 +24,7 @@ bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
     p.proto = ip[9];
     p.ttl = ip[8];
     p.ip_id = uint16_t(ip[4] << 8 | ip[5]);
+    p.ip_flags = uint8_t(ip[6] >> 5 & 7);
     first_fragment = ((uint32_t(ip[6]) << 8 | ip[7]) & 0x1fff) == 0;
     l4 = hl;
   } else if (v == 6) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 #include "shoal/core/args.hh"
@@ -1024,6 +1025,49 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_field(pv, f, k.c_str(), r, err)) return false;
       r.tx_fields.push_back(r.fields.back());
       r.fields.pop_back();
+    } else if (k == "tls.version") {
+      std::string pv(trim(v));
+      static const std::pair<const char*, int> kV[] = {
+          {"1.0", 0x0301}, {"1.1", 0x0302}, {"1.2", 0x0303}, {"1.3", 0x0304}, {"3.0", 0x0300}};
+      FieldCond c;
+      c.field = FieldCond::TlsVersion;
+      long n = -1;
+      for (auto& [name, num] : kV)
+        if (pv == name) n = num;
+      if (n < 0 && pv.rfind("0x", 0) == 0) n = std::strtol(pv.c_str() + 2, nullptr, 16);
+      if (n <= 0 || n > 0xffff) return err = fmt::format("tls.version '{}': 1.0, 1.1, 1.2, 1.3 or 0xNNNN", pv), false;
+      c.lo = c.hi = uint64_t(n);
+      r.tx_fields.push_back(c);
+    } else if (k == "ssl_state" || k == "ssl_version") {
+      // ssl_state:[!]client_hello|server_hello|client_keyx|server_keyx|unknown
+      // ssl_version:[!]sslv2,sslv3,tls1.0,tls1.1,tls1.2,tls1.3
+      bool state = k == "ssl_state";
+      static const std::pair<const char*, uint64_t> kStates[] = {{"client_hello", FieldCond::kClientHello},
+                                                                 {"server_hello", FieldCond::kServerHello},
+                                                                 {"client_keyx", FieldCond::kClientKeyx},
+                                                                 {"server_keyx", FieldCond::kServerKeyx},
+                                                                 {"unknown", FieldCond::kUnknown}};
+      static const std::pair<const char*, uint64_t> kVersions[] = {{"sslv2", 1},  {"sslv3", 2},   {"tls1.0", 4},
+                                                                   {"tls1.1", 8}, {"tls1.2", 16}, {"tls1.3", 32}};
+      FieldCond c;
+      c.field = state ? FieldCond::SslState : FieldCond::SslVersion;
+      c.lo = c.hi = 0;  // the items asked for, and those negated (any item that holds matches)
+      std::string list(trim(v));
+      for (char& ch : list)
+        if (ch == '|') ch = ',';
+      for (const std::string& raw : split_args(list)) {
+        std::string_view item = trim(raw);
+        bool neg = !item.empty() && item[0] == '!';
+        if (neg) item = trim(item.substr(1));
+        uint64_t bit = 0;
+        using Names = std::span<const std::pair<const char*, uint64_t>>;
+        for (auto& [name, b] : state ? Names(kStates) : Names(kVersions))
+          if (item == name) bit = b;
+        if (!bit) return err = fmt::format("{}: '{}' is not known", k, item), false;
+        (neg ? c.hi : c.lo) |= bit;
+      }
+      if (!c.lo && !c.hi) return err = fmt::format("{}: nothing given", k), false;
+      r.tx_fields.push_back(c);
     } else if (k == "ip_proto") {
       std::string pv(trim(v));
       static const std::pair<const char*, int> kNames[] = {{"icmp", 1},       {"igmp", 2},  {"ipip", 4},  {"tcp", 6},
@@ -1032,6 +1076,25 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       for (auto& [n, num] : kNames)
         if (pv == n || pv == std::string("!") + n) pv = (pv[0] == '!' ? "!" : "") + std::to_string(num);
       if (!parse_field(pv, FieldCond::IpProto, "ip_proto", r, err)) return false;
+    } else if (k == "fragbits") {
+      std::string_view f = trim(v);
+      char mod = 0;
+      uint8_t want = 0;
+      for (char c : f) {
+        if ((c == '+' || c == '*' || c == '!') && !mod)
+          mod = c;
+        else if (c == 'M')
+          want |= 1;
+        else if (c == 'D')
+          want |= 2;
+        else if (c == 'R')
+          want |= 4;
+        else
+          return err = fmt::format("fragbits: '{}' is not M, D, R or a modifier (+ * !)", c), false;
+      }
+      if (!want) return err = "fragbits: no bits given", false;
+      r.has_fragbits = true;
+      r.fragbits.want = want, r.fragbits.mod = mod;
     } else if (k == "flags" || k == "tcp.flags") {
       if (!parse_flags(v, r, err)) return false;
     } else if (k == "urilen") {
@@ -1070,7 +1133,15 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       last->nocase = true;
     } else if (k == "fast_pattern") {
       if (!need_last(k)) return false;
-      if (!v.empty() && v != "only") return err = fmt::format("fast_pattern:{} (a slice) is not supported", v), false;
+      // fast_pattern:only, or a slice (offset,length) of the content: the
+      // prefilter takes the whole content, which every match contains
+      if (!v.empty() && v != "only") {
+        auto sl = split_args(v);
+        int32_t o = 0, n = 0;
+        if (sl.size() != 2 || !parse_i32(sl[0], o) || !parse_i32(sl[1], n) || o < 0 || n < 1 ||
+            size_t(o) + size_t(n) > last->bytes.size())
+          return err = fmt::format("fast_pattern:{}: 'only' or offset,length within the content", v), false;
+      }
       last->fast_pattern = true;
     } else if (k == "offset" || k == "depth" || k == "distance" || k == "within") {
       if (!need_last(k)) return false;
@@ -1122,7 +1193,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   }
   // the buffers say whose transactions the rule reads
   if (r.uses_tx()) {
-    bool dns = !r.tx_fields.empty(), http = r.has_urilen, tls = false;
+    bool dns = false, http = r.has_urilen, tls = false;
+    for (const FieldCond& c : r.tx_fields) (c.field >= FieldCond::TlsVersion ? tls : dns) = true;
     for (const Item& it : r.items)
       if (it.buf != Buf::Packet) (dns_buf(it.buf) ? dns : tls_buf(it.buf) ? tls : http) = true;
     if (int(dns) + int(http) + int(tls) > 1) return err = "buffers of two application protocols in one rule", false;
@@ -1133,8 +1205,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   }
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
-  r.ip_only = r.items.empty() && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.flow && !checks_flowbits &&
-              !r.has_app_cond && !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
+  r.ip_only = r.items.empty() && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.flow &&
+              !checks_flowbits && !r.has_app_cond && !r.app && !r.has_urilen && r.sport.any && r.dport.any &&
+              !r.sport.neg && !r.dport.neg;
   if (!r.sid) return err = "the rule has no sid", false;
   if (r.action == "config") {
     if (!r.no_tx_log || !r.uses_tx())

@@ -207,9 +207,15 @@ struct FieldCond {
     // a transaction's (Rule::tx_fields)
     DnsOpcode,
     DnsRcode,
-    DnsRrtype
+    DnsRrtype,
+    TlsVersion,  // the negotiated version (0x0303...)
+    SslState,    // bit masks of handshake states: lo the states asked, hi those negated (one item holding matches)
+    SslVersion   // bit masks of versions, as SslState
   };
-  static constexpr int kTxFirst = DnsOpcode, kTxFields = 3;
+  static constexpr int kTxFirst = DnsOpcode, kTxFields = 6;
+  // ssl_state bits, ssl_version bits
+  static constexpr uint64_t kClientHello = 1, kServerHello = 2, kClientKeyx = 4, kServerKeyx = 8, kUnknown = 16;
+  bool mask() const { return field == SslState || field == SslVersion; }
   Field field;
   bool neg = false;
   uint64_t lo = 0, hi = UINT64_MAX;
@@ -285,6 +291,8 @@ struct Rule {
   std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)
   bool has_flags = false;
   FlagsCond flags;
+  bool has_fragbits = false;  // fragbits: IPv4 flags (R 4, D 2, M 1), modifier as flags'
+  FlagsCond fragbits;
   bool has_urilen = false, urilen_raw = false;
   uint32_t urilen_lo = 0, urilen_hi = UINT32_MAX;
   // Whether the rule reads a transaction's buffers (it is then matched on

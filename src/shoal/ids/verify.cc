@@ -89,6 +89,15 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
                                    : f == w;
     if (!ok) return false;
   }
+  if (r.has_fragbits) {
+    if (p.src.v6) return false;
+    uint8_t f = p.ip_flags, w = r.fragbits.want;
+    bool ok = r.fragbits.mod == '+'   ? (f & w) == w
+              : r.fragbits.mod == '*' ? (f & w) != 0
+              : r.fragbits.mod == '!' ? (f & w) == 0
+                                      : f == w;
+    if (!ok) return false;
+  }
   if (r.has_dsize && ((p.plen < r.dsize_lo || p.plen > r.dsize_hi) != r.dsize_neg)) return false;
   if (r.flow & ~kFlowStateless) {
     // Suricata's flow option: no flow, no match (except not_established)
@@ -147,7 +156,9 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
   // the transaction's numbers: one of a field's values in range
   for (const FieldCond& c : r.tx_fields) {
     bool any = false;
-    for (uint64_t v : tx.nums[c.field - FieldCond::kTxFirst]) any |= (v < c.lo || v > c.hi) == c.neg;
+    for (uint64_t v : tx.nums[c.field - FieldCond::kTxFirst])
+      any |= c.mask() ? (v & c.lo) != 0 || (c.hi && (v & c.hi) == 0)  // an item asked for, or not a negated one
+                      : (v < c.lo || v > c.hi) == c.neg;
     if (!any) return false;
   }
   auto pcre2 = [](size_t) { return -1; };

@@ -432,6 +432,29 @@ void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
       x.set_many(ids::Buf::TlsCerts, der);
     };
     std::vector<std::string> client_ders;
+    // the numbers: the negotiated version, the handshake state this event is,
+    // the version of this direction's messages
+    using F = ids::FieldCond;
+    uint16_t ver = t.server_hello ? t.selected_version : 0;  // negotiated: known from the ServerHello
+    uint16_t dir_ver = (cur_->dir == 0 || !t.server_hello) ? t.client_version : t.selected_version;
+    uint64_t state = what == flow::TlsConn::kClientHello   ? F::kClientHello
+                     : what == flow::TlsConn::kServerHello ? F::kServerHello
+                     : what == flow::TlsConn::kClientKeyx  ? F::kClientKeyx
+                     : what == flow::TlsConn::kServerKeyx  ? F::kServerKeyx
+                                                           : F::kUnknown;
+    uint64_t vbit = dir_ver == 0x0002   ? 1
+                    : dir_ver == 0x0300 ? 2
+                    : dir_ver == 0x0301 ? 4
+                    : dir_ver == 0x0302 ? 8
+                    : dir_ver == 0x0303 ? 16
+                    : dir_ver == 0x0304 ? 32
+                                        : 0;
+    if (ver) b.nums[F::TlsVersion - F::kTxFirst] = {ver};
+    b.nums[F::SslState - F::kTxFirst] = {state};
+    if (vbit) b.nums[F::SslVersion - F::kTxFirst] = {vbit};
+    client.nums[F::TlsVersion - F::kTxFirst] = b.nums[F::TlsVersion - F::kTxFirst];
+    client.nums[F::SslState - F::kTxFirst] = b.nums[F::SslState - F::kTxFirst];
+    client.nums[F::SslVersion - F::kTxFirst] = b.nums[F::SslVersion - F::kTxFirst];
     certs(b, t.certs, ders);
     certs(client, t.client_certs, client_ders);
     nlohmann::json meta;
