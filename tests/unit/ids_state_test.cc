@@ -934,3 +934,63 @@ TEST(IdsRules, FragbitsAndFastPatternSlices) {
   std::sort(sids.begin(), sids.end());
   EXPECT_EQ(sids, (std::vector<uint32_t>{1, 3, 4}));
 }
+
+TEST(TunnelDecap, InnerPacketsAreDetectedAndLoggedWithTheirTunnel) {
+  // an IPv4 header around a payload (no transport header)
+  auto ip_raw = [](uint32_t a, uint32_t b, uint8_t proto, const Bytes& payload) {
+    Bytes ip(20, 0);
+    ip[0] = 0x45, ip[8] = 64, ip[9] = proto;
+    uint32_t tot = 20 + uint32_t(payload.size());
+    ip[2] = uint8_t(tot >> 8), ip[3] = uint8_t(tot);
+    for (int i = 0; i < 4; ++i) ip[12 + i] = uint8_t(a >> (24 - 8 * i)), ip[16 + i] = uint8_t(b >> (24 - 8 * i));
+    ip.insert(ip.end(), payload.begin(), payload.end());
+    return ip;
+  };
+  const uint32_t o1 = 0xc0000201, o2 = 0xc0000202;  // 192.0.2.1 -> 192.0.2.2, the tunnel's ends
+  Bytes inner = ip4(kClient, kServer, 17, 1000, 2000, "secret");
+  Bytes inner_eth = ether(inner);
+  Bytes gre = {0x00, 0x00, 0x65, 0x58};  // GRE, transparent Ethernet bridging
+  gre.insert(gre.end(), inner_eth.begin(), inner_eth.end());
+  std::string vx = std::string("\x08\0\0\0\0\0\x01\0", 8) + std::string(inner_eth.begin(), inner_eth.end());
+  std::vector<Bytes> frames = {
+      ether(ip_raw(o1, o2, 4, inner)),               // IP-in-IP
+      ether(ip_raw(o1, o2, 47, gre)),                // GRE with Ethernet inside
+      ether(ip4(o1, o2, 17, 50000, 4789, vx)),       // VXLAN
+      ether(ip4(o1, o2, 17, 1000, 2000, "secret")),  // no tunnel: inspected once
+  };
+  std::string dir = test::tmpdir(), pcap = dir + "/tun.pcap", rf = dir + "/tun.rules", eve = dir + "/tun.json";
+  write_pcap(pcap, frames);
+  std::ofstream(rf) << "alert udp any any -> any any (content:\"secret\"; sid:1;)\n"
+                       "alert ip any any -> 192.0.2.2 any (ip_proto:4; sid:2;)\n";
+  std::remove(eve.c_str());
+  auto r = test::run(fmt::format(
+      "FromDump({}, STOP true) -> tun :: TunnelDecap -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, "
+      "QUIET true) -> Discard; ids[1] -> Discard;",
+      pcap, rf, eve));
+  ASSERT_TRUE(r->ok) << r->errors;
+  test::finish(*r);
+  EXPECT_EQ(r->n("tun.inner"), 3u);
+  std::vector<nlohmann::json> alerts;
+  std::ifstream f(eve);
+  for (std::string line; std::getline(f, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event_type"] == "alert") alerts.push_back(j);
+  }
+  ASSERT_EQ(alerts.size(), 5u) << "three inner packets and the plain one for sid 1; the IP-in-IP packet for sid 2";
+  std::multiset<std::string> srcs;
+  for (auto& j : alerts) {
+    srcs.insert(j["pkt_src"].get<std::string>());
+    if (j["alert"]["signature_id"] == 2) {
+      EXPECT_EQ(j["proto"], "IP-in-IP");
+      EXPECT_EQ(j["pkt_src"], "wire/pcap");
+    } else if (j["pkt_src"] != "wire/pcap") {
+      EXPECT_EQ(j["src_ip"], "10.0.0.1") << "the inner addresses";
+      EXPECT_EQ(j["tunnel"]["src_ip"], "192.0.2.1");
+      EXPECT_EQ(j["tunnel"]["dest_ip"], "192.0.2.2");
+    } else {
+      EXPECT_FALSE(j.contains("tunnel"));
+    }
+  }
+  EXPECT_EQ(srcs,
+            (std::multiset<std::string>{"ipv4 tunnel", "gre tunnel", "vxlan encapsulation", "wire/pcap", "wire/pcap"}));
+}

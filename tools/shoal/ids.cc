@@ -120,9 +120,10 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   // Suricata tracks every flow and, by default, picks up no TCP
   // connection midstream.
   std::string conf = fmt::format(
-      "// shoal ids: read, reassemble fragments, track flows, detect, log{}\n"
+      "// shoal ids: read, reassemble fragments, decode tunnels, track flows, detect, log{}\n"
       "src :: {}\n"
       "  -> defrag :: IPReassembler\n"
+      "  -> tunnels :: TunnelDecap\n"
       "  -> flows :: FlowIPManager(MIDSTREAM {})\n"
       "  -> ids :: {};\n"
       "ids[0] -> Discard;\n",

@@ -30,6 +30,8 @@ struct alignas(64) Anno {
   static constexpr uint8_t kFlowHashValid = 1;
   static constexpr uint8_t kFixIPSrc = 2;      // set by ICMPError: FixIPSrc rewrites the source
   static constexpr uint8_t kDefragmented = 4;  // rebuilt from fragments (IPReassembler)
+  static constexpr uint8_t kTunnelInner = 8;   // the inner packet of a tunnel (TunnelDecap)
+  static constexpr uint8_t kTunnelOuter = 16;  // a tunnel packet whose inner packet follows (TunnelDecap)
   // packet_type values (linux/if_packet.h)
   static constexpr uint8_t kHost = 0, kBroadcast = 1, kMulticast = 2, kOtherHost = 3, kOutgoing = 4;
 };

@@ -70,14 +70,18 @@ bool locate(Packet* p, ids::PacketInfo& info, uint32_t& ip_off, int32_t ip_at = 
     if (uint64_t(ip_at) >= p->length()) return false;
     ip_off = uint32_t(ip_at);
     len = p->length() - ip_off;
-    return ids::parse_packet(p->data() + ip_off, len, info);
+    if (!ids::parse_packet(p->data() + ip_off, len, info)) return false;
+    if (p->anno().flags & Anno::kTunnelOuter) info.plen = 0;  // (as below)
+    return true;
   }
   // the network header annotation, else an Ethernet frame's (802.1Q and
   // QinQ tags skipped), else raw IP
   const uint8_t* ip = flow_ip_header(p, len);
   if (!ip) return false;
   ip_off = uint32_t(ip - p->data());
-  return ids::parse_packet(ip, len, info);
+  if (!ids::parse_packet(ip, len, info)) return false;
+  if (p->anno().flags & Anno::kTunnelOuter) info.plen = 0;  // a tunnel's root: its inner packet is inspected
+  return true;
 }
 
 // One EVE line. Fields taken from traffic (URIs, headers, file names) may
@@ -438,6 +442,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (flow_id) j["flow_id"] = flow_id;
     if (p->source_index()) j["pcap_cnt"] = p->source_index();
     j["pkt_src"] = pkt_src(p);
+    tunnel_json(p, j);
     j.update({{"event_type", "drop"},
               {"src_ip", addr_text(info.src)},
               {"dest_ip", addr_text(info.dst)},
@@ -665,7 +670,26 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
   // Suricata's pkt_src: where the packet came from
   static const char* pkt_src(const Packet* p) {
+    if (p->anno().flags & Anno::kTunnelInner) {
+      static const char* const kKinds[] = {"wire/pcap",           "ipv4 tunnel",   "ipv6 tunnel",         "gre tunnel",
+                                           "vxlan encapsulation", "teredo tunnel", "geneve encapsulation"};
+      uint8_t k = p->anno().user[0];
+      return k < std::size(kKinds) ? kKinds[k] : "wire/pcap";
+    }
     return (p->anno().flags & Anno::kDefragmented) ? "defrag" : "wire/pcap";
+  }
+  // Suricata's tunnel object of an inner packet (TunnelDecap): the outer
+  // packet's addresses and protocol.
+  static void tunnel_json(const Packet* p, nlohmann::json& j) {
+    if (!(p->anno().flags & Anno::kTunnelInner) || p->anno().user16 >= p->length()) return;
+    ids::PacketInfo o;
+    if (!ids::parse_packet(p->data() + p->anno().user16, p->length() - p->anno().user16, o)) return;
+    j["tunnel"] = {{"src_ip", addr_text(o.src)},
+                   {"dest_ip", addr_text(o.dst)},
+                   {"proto", proto_name(o.proto)},
+                   {"depth", 0},
+                   {"pkt_src", "wire/pcap"}};
+    if (o.has_ports) j["tunnel"]["src_port"] = o.sport, j["tunnel"]["dest_port"] = o.dport;
   }
   void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked, const IdsAppLayer::TxHit* tx,
            const Packet* pkt, uint64_t flow_id) {
@@ -690,6 +714,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (flow_id) j["flow_id"] = flow_id;
       if (pcap_cnt) j["pcap_cnt"] = pcap_cnt;
       j["pkt_src"] = pkt_src(pkt);
+      tunnel_json(pkt, j);
       j.update({{"event_type", "alert"},
                 {"src_ip", addr_text(p.src)},
                 {"dest_ip", addr_text(p.dst)},
