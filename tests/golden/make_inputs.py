@@ -154,3 +154,23 @@ write("nd", [
       / ICMPv6ND_NA(tgt="fd00::1", R=0, S=1, O=1) / ICMPv6NDOptDstLLAddr(lladdr=MAC_A),
     E / IPv6(src="fd09::1", dst="fd00::1") / UDP(sport=1, dport=4) / payload(10),
 ])
+
+# IPReassembler then TunnelDecap: an IPv4 datagram in three fragments out of
+# order, an IPv6 one in two, overlapping IPv4 fragments (bsd: the later one,
+# starting earlier, wins: the A bytes), a fragment whose datagram never completes, then
+# an IP-in-IP and a GRE packet followed by their inner packets.
+from scapy.all import fragment6, IPv6ExtHdrFragment, GRE  # noqa: E402
+v4 = fragment(IP(src="10.0.0.1", dst="10.9.0.1", id=7) / UDP(sport=1, dport=2) / payload(300), fragsize=120)
+v6 = fragment6(IPv6(src="fd00::1", dst="fd09::1") / IPv6ExtHdrFragment(id=9) / UDP(sport=1, dport=2)
+               / payload(200), 160)
+ov = [IP(src="10.0.0.2", dst="10.9.0.1", id=8, flags="MF", frag=0, proto=17) / Raw(b"A" * 16),
+      IP(src="10.0.0.2", dst="10.9.0.1", id=8, frag=2, proto=17) / Raw(b"B" * 8),
+      IP(src="10.0.0.2", dst="10.9.0.1", id=8, flags="MF", frag=1, proto=17) / Raw(b"C" * 8)]
+write("ipreassembler", [E / v4[2], E / v4[0], E / v4[1]]
+      + [Ether(src=MAC_A, dst=MAC_R, type=0x86dd) / f for f in reversed(v6)]
+      + [E / ov[2], E / ov[1], E / ov[0]]
+      + [E / IP(src="10.0.0.3", dst="10.9.0.1", id=10, flags="MF", proto=17) / Raw(b"x" * 64)]
+      + [E / IP(src="192.0.2.1", dst="192.0.2.2") / IP(src="10.0.0.4", dst="10.9.0.1") / UDP(sport=3, dport=4)
+         / payload(20),
+         E / IP(src="192.0.2.1", dst="192.0.2.2") / GRE() / IP(src="10.0.0.5", dst="10.9.0.1")
+         / UDP(sport=5, dport=6) / payload(20)])
