@@ -994,3 +994,31 @@ TEST(TunnelDecap, InnerPacketsAreDetectedAndLoggedWithTheirTunnel) {
   EXPECT_EQ(srcs,
             (std::multiset<std::string>{"ipv4 tunnel", "gre tunnel", "vxlan encapsulation", "wire/pcap", "wire/pcap"}));
 }
+
+TEST(IdsRules, ByteExtractAndByteMathFeedLaterItems) {
+  // a length-prefixed record: 2-byte length 5, "hello", then " world"
+  std::vector<Bytes> frames = {ether(ip4(kClient, kServer, 17, 1000, 53, std::string("\x00\x05hello world", 13))),
+                               ether(ip4(kClient, kServer, 17, 1000, 53, std::string("\x00\x03hello world", 13))),
+                               ether(ip4(kClient, kServer, 17, 1000, 53, std::string("\x05\x07", 2)))};
+  auto r =
+      run_ids("byteextract", frames,
+              // the record's length bounds the content (first packet only)
+              "alert udp any any -> any any (byte_extract:2,0,len; content:\"hello\"; distance:0; within:len; sid:1;)\n"
+              // the cursor moved past the extracted bytes: "hello" starts right there
+              "alert udp any any -> any any (byte_extract:2,0,len,relative; content:\"he\"; within:2; "
+              "isdataat:len,relative; sid:2;)\n"
+              // byte_math: first byte + 2, compared to the second byte (the third packet)
+              "alert udp any any -> any any (byte_math:bytes 1, offset 0, oper +, rvalue 2, result x; "
+              "byte_test:1,=,x,1; sid:3;)\n"
+              // a variable as an offset
+              "alert udp any any -> any any (byte_extract:1,1,off; content:\"world\"; offset:off; sid:4;)\n"
+              "alert udp any any -> any any (byte_test:1,=,nosuch,1; sid:5;)\n"
+              "alert udp any any -> any any (byte_math:bytes 1, offset 0, oper /, rvalue 0, result y; sid:6;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 2u) << r.r->h("ids.problems");  // 5: no such variable; 6: division by zero
+  std::multiset<std::pair<uint32_t, int>> got;
+  for (auto& j : r.eve) got.insert({j["alert"]["signature_id"].get<uint32_t>(), j["pcap_cnt"].get<int>()});
+  // sid 2: 5 bytes follow "he" in the first packet (3 in the second: isdataat:3 holds too);
+  // sid 4: offset 5 ("world" at 8) in the first, offset 3 in the second
+  EXPECT_EQ(got, (std::multiset<std::pair<uint32_t, int>>{{1, 1}, {2, 1}, {2, 2}, {3, 3}, {4, 1}, {4, 2}}));
+}

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <span>
 #include <sstream>
 
@@ -253,6 +254,20 @@ bool parse_u64_any(const std::string& s, uint64_t& out) {
   return true;
 }
 
+// byte_extract / byte_math variable names of the rule being parsed.
+using VarNames = std::map<std::string, int8_t, std::less<>>;
+
+// A number, or the name of a variable set earlier in the rule.
+bool num_or_var(std::string_view s, int32_t& n, int8_t& var, const VarNames& names) {
+  s = trim(s);
+  if (parse_i32(s, n)) return true;
+  auto it = names.find(s);
+  if (it == names.end()) return false;
+  var = it->second;
+  n = 0;
+  return true;
+}
+
 // The options byte_test and byte_jump share (after their positional ones).
 bool byte_flags(const std::vector<std::string>& a, size_t from, ByteOp& b, std::string& err) {
   for (size_t i = from; i < a.size(); ++i) {
@@ -294,14 +309,14 @@ bool byte_flags(const std::vector<std::string>& a, size_t from, ByteOp& b, std::
 }
 
 // isdataat:[!]N[,relative][,rawbytes]
-bool parse_isdataat(std::string_view v, Item& it, std::string& err) {
+bool parse_isdataat(std::string_view v, Item& it, const VarNames& names, std::string& err) {
   auto a = split_args(v);
   ByteOp& b = it.byte;
   b.kind = ByteOp::IsDataAt;
   std::string n = a[0];
   if (!n.empty() && n[0] == '!') b.neg = true, n = std::string(trim(std::string_view(n).substr(1)));
-  if (!parse_i32(n, b.offset) || b.offset < 0)
-    return err = fmt::format("isdataat: '{}' is not a number (byte_extract variables are not supported)", n), false;
+  if (!num_or_var(n, b.offset, b.var_offset, names) || b.offset < 0)
+    return err = fmt::format("isdataat: '{}' is not a number or a variable set before", n), false;
   for (size_t i = 1; i < a.size(); ++i) {
     if (a[i] == "relative")
       b.relative = true;
@@ -312,7 +327,7 @@ bool parse_isdataat(std::string_view v, Item& it, std::string& err) {
 }
 
 // byte_test:N,[!]op,value,offset[,relative][,big|little][,string,hex|dec|oct][,bitmask M]
-bool parse_byte_test(std::string_view v, Item& it, std::string& err) {
+bool parse_byte_test(std::string_view v, Item& it, const VarNames& names, std::string& err) {
   auto a = split_args(v);
   ByteOp& b = it.byte;
   b.kind = ByteOp::ByteTest;
@@ -327,18 +342,21 @@ bool parse_byte_test(std::string_view v, Item& it, std::string& err) {
   if (std::find_if(std::begin(kOps), std::end(kOps), [&](const char* o) { return op == o; }) == std::end(kOps))
     return err = fmt::format("byte_test: bad operator '{}'", a[1]), false;
   std::memcpy(b.op, op.data(), op.size());
-  if (!parse_u64_any(a[2], b.value))
-    return err = fmt::format("byte_test: '{}' is not a number (byte_extract variables are not supported)", a[2]), false;
-  if (!parse_i32(a[3], b.offset))
-    return err = fmt::format("byte_test: offset '{}' is not a number (byte_extract variables are not supported)", a[3]),
-           false;
+  if (!parse_u64_any(a[2], b.value)) {
+    auto it2 = names.find(trim(std::string_view(a[2])));
+    if (it2 == names.end())
+      return err = fmt::format("byte_test: '{}' is not a number or a variable set before", a[2]), false;
+    b.var_value = it2->second;
+  }
+  if (!num_or_var(a[3], b.offset, b.var_offset, names))
+    return err = fmt::format("byte_test: offset '{}' is not a number or a variable set before", a[3]), false;
   if (!byte_flags(a, 4, b, err)) return err = "byte_test: " + err, false;
   return true;
 }
 
 // byte_jump:N,offset[,relative][,multiplier M][,big|little][,string,hex|dec|oct][,align][,from_beginning]
 //   [,from_end][,post_offset P][,bitmask M]
-bool parse_byte_jump(std::string_view v, Item& it, std::string& err) {
+bool parse_byte_jump(std::string_view v, Item& it, const VarNames& names, std::string& err) {
   auto a = split_args(v);
   ByteOp& b = it.byte;
   b.kind = ByteOp::ByteJump;
@@ -346,11 +364,104 @@ bool parse_byte_jump(std::string_view v, Item& it, std::string& err) {
   int32_t n;
   if (!parse_i32(a[0], n) || n < 1 || n > 10) return err = fmt::format("byte_jump: bad byte count '{}'", a[0]), false;
   b.nbytes = uint8_t(n);
-  if (!parse_i32(a[1], b.offset))
-    return err = fmt::format("byte_jump: offset '{}' is not a number (byte_extract variables are not supported)", a[1]),
-           false;
+  if (!num_or_var(a[1], b.offset, b.var_offset, names))
+    return err = fmt::format("byte_jump: offset '{}' is not a number or a variable set before", a[1]), false;
   if (!byte_flags(a, 2, b, err)) return err = "byte_jump: " + err, false;
   if (b.from_beginning && b.from_end) return err = "byte_jump: from_beginning and from_end together", false;
+  return true;
+}
+
+// byte_extract:N,offset,name[,relative][,multiplier M][,big|little][,string,hex|dec|oct][,align N]
+//   [,bitmask M]: the number (times the multiplier, aligned up) goes to variable `name`.
+bool parse_byte_extract(std::string_view v, Item& it, VarNames& names, std::string& err) {
+  auto a = split_args(v);
+  ByteOp& b = it.byte;
+  b.kind = ByteOp::ByteExtract;
+  if (a.size() < 3) return err = "byte_extract: bytes, offset and a name are needed", false;
+  int32_t n;
+  if (!parse_i32(a[0], n) || n < 1 || n > 10)
+    return err = fmt::format("byte_extract: bad byte count '{}'", a[0]), false;
+  b.nbytes = uint8_t(n);
+  if (!parse_i32(a[1], b.offset)) return err = fmt::format("byte_extract: bad offset '{}'", a[1]), false;
+  std::vector<std::string> rest;
+  for (size_t i = 3; i < a.size(); ++i) {
+    std::string w(trim(std::string_view(a[i])));
+    if (w.rfind("multiplier", 0) == 0) {
+      if (!parse_u64_any(std::string(trim(std::string_view(w).substr(10))), b.multiplier) || !b.multiplier)
+        return err = fmt::format("byte_extract: bad multiplier '{}'", w), false;
+    } else if (w.rfind("align", 0) == 0) {
+      int32_t al = 0;
+      if (!parse_i32(trim(std::string_view(w).substr(5)), al) || (al != 2 && al != 4))
+        return err = fmt::format("byte_extract: align 2 or 4, not '{}'", w), false;
+      b.align_to = uint8_t(al);
+    } else {
+      rest.push_back(w);
+    }
+  }
+  if (!byte_flags(rest, 0, b, err)) return err = "byte_extract: " + err, false;
+  std::string name(trim(std::string_view(a[2])));
+  if (name.empty() || std::isdigit(uint8_t(name[0])))
+    return err = fmt::format("byte_extract: bad name '{}'", name), false;
+  if (!names.count(name)) {
+    if (names.size() >= size_t(kMaxRuleVars)) return err = "byte_extract: more than 8 variables", false;
+    names.emplace(name, int8_t(names.size()));
+  }
+  b.var = names[name];
+  return true;
+}
+
+// byte_math:bytes N, offset O, oper +|-|*|/|<<|>>, rvalue V|name, result name[, relative][, endian big|little]
+//   [, string hex|dec|oct][, bitmask M]
+bool parse_byte_math(std::string_view v, Item& it, VarNames& names, std::string& err) {
+  ByteOp& b = it.byte;
+  b.kind = ByteOp::ByteMath;
+  std::string result, rvalue;
+  bool have_bytes = false, have_offset = false;
+  std::vector<std::string> flags;
+  for (const std::string& raw : split_args(v)) {
+    std::string_view w = trim(std::string_view(raw));
+    size_t sp = w.find_first_of(" \t");
+    std::string key(w.substr(0, sp)), val(sp == std::string_view::npos ? "" : trim(w.substr(sp)));
+    int32_t n = 0;
+    if (key == "bytes" && parse_i32(val, n) && n >= 1 && n <= 10) {
+      b.nbytes = uint8_t(n), have_bytes = true;
+    } else if (key == "offset" && parse_i32(val, b.offset)) {
+      have_offset = true;
+    } else if (key == "oper") {
+      static const std::pair<const char*, char> kOps[] = {{"+", '+'}, {"-", '-'},  {"*", '*'},
+                                                          {"/", '/'}, {"<<", '<'}, {">>", '>'}};
+      for (auto& [o, c] : kOps)
+        if (val == o) b.math = c;
+      if (!b.math) return err = fmt::format("byte_math: oper '{}' is not + - * / << >>", val), false;
+    } else if (key == "rvalue") {
+      rvalue = val;
+    } else if (key == "result") {
+      result = val;
+    } else if (key == "endian") {
+      flags.push_back(val);
+    } else if (key == "string") {
+      flags.push_back("string"), flags.push_back(val);
+    } else if (key == "relative" || key == "bitmask" || key == "dce") {
+      flags.push_back(std::string(w));
+    } else {
+      return err = fmt::format("byte_math: bad '{}'", w), false;
+    }
+  }
+  if (!have_bytes || !have_offset || !b.math || rvalue.empty() || result.empty())
+    return err = "byte_math: bytes, offset, oper, rvalue and result are needed", false;
+  if (!byte_flags(flags, 0, b, err)) return err = "byte_math: " + err, false;
+  if (!parse_u64_any(rvalue, b.value)) {
+    auto r = names.find(rvalue);
+    if (r == names.end())
+      return err = fmt::format("byte_math: rvalue '{}' is not a number or a variable", rvalue), false;
+    b.var_value = r->second;
+  }
+  if (b.math == '/' && b.var_value < 0 && b.value == 0) return err = "byte_math: division by zero", false;
+  if (!names.count(result)) {
+    if (names.size() >= size_t(kMaxRuleVars)) return err = "byte_math: more than 8 variables", false;
+    names.emplace(result, int8_t(names.size()));
+  }
+  b.var = names[result];
   return true;
 }
 
@@ -931,6 +1042,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   for (auto& [k, v] : opts)
     if (k == "sid" && !parse_u32(v, r.sid)) return err = fmt::format("bad sid '{}'", v), false;
   Content* last = nullptr;
+  VarNames var_names;  // byte_extract and byte_math results, in order
   Item* last_item = nullptr;
   Buf sticky = Buf::Packet;
   auto need_last = [&](const std::string& k) {
@@ -993,12 +1105,14 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       r.items.push_back(std::move(it));
       last = nullptr;
       last_item = nullptr;
-    } else if (k == "isdataat" || k == "byte_test" || k == "byte_jump") {
+    } else if (k == "isdataat" || k == "byte_test" || k == "byte_jump" || k == "byte_extract" || k == "byte_math") {
       Item it;
       it.buf = sticky;
-      if (!(k == "isdataat"    ? parse_isdataat(v, it, err)
-            : k == "byte_test" ? parse_byte_test(v, it, err)
-                               : parse_byte_jump(v, it, err)))
+      if (!(k == "isdataat"       ? parse_isdataat(v, it, var_names, err)
+            : k == "byte_test"    ? parse_byte_test(v, it, var_names, err)
+            : k == "byte_jump"    ? parse_byte_jump(v, it, var_names, err)
+            : k == "byte_extract" ? parse_byte_extract(v, it, var_names, err)
+                                  : parse_byte_math(v, it, var_names, err)))
         return false;
       // a relative check reads the buffer of the item before it (Snort's http_* modifiers)
       if (it.byte.relative && !r.items.empty()) it.buf = r.items.back().buf;
@@ -1146,7 +1260,16 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     } else if (k == "offset" || k == "depth" || k == "distance" || k == "within") {
       if (!need_last(k)) return false;
       int32_t x;
-      if (!num(k, v, x)) return false;
+      int8_t var = -1;
+      if (auto vn = var_names.find(trim(v)); vn != var_names.end()) {
+        var = vn->second, x = k == "depth" || k == "within" ? int32_t(last->bytes.size()) : 0;
+        (k == "offset"     ? last->var_offset
+         : k == "depth"    ? last->var_depth
+         : k == "distance" ? last->var_distance
+                           : last->var_within) = var;
+      } else if (!num(k, v, x)) {
+        return false;
+      }
       if (k == "offset")
         last->offset = x, last->has_offset = true;
       else if (k == "depth")

@@ -115,6 +115,7 @@ struct Content {
   bool endswith = false;  // the match ends where the buffer does
   bool has_offset = false, has_depth = false, has_distance = false, has_within = false;
   int32_t offset = 0, depth = 0, distance = 0, within = 0;
+  int8_t var_offset = -1, var_depth = -1, var_distance = -1, var_within = -1;  // byte_extract variables read
   bool relative() const { return has_distance || has_within; }
 };
 
@@ -131,7 +132,9 @@ struct Pcre {
 // isdataat, byte_test and byte_jump: checks on the payload that take part in
 // the relative positions like contents do (byte_jump moves the cursor).
 struct ByteOp {
-  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump, Bsize };  // Bsize: the buffer's length within [lo, hi]
+  // Bsize: the buffer's length within [lo, hi]; ByteExtract: a number read
+  // into variable `var` (the cursor moves past it); ByteMath: var = number op rvalue
+  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump, Bsize, ByteExtract, ByteMath };
   Kind kind = None;
   bool relative = false, neg = false;
   int32_t offset = 0;
@@ -148,7 +151,13 @@ struct ByteOp {
   uint64_t multiplier = 1;
   int32_t post_offset = 0;
   bool align = false, from_beginning = false, from_end = false;
+  // byte_extract / byte_math variables (kMaxRuleVars per rule): the one set,
+  // and those read for the offset and the value (-1: a literal)
+  int8_t var = -1, var_offset = -1, var_value = -1;
+  char math = 0;         // byte_math: + - * / < (<<) > (>>)
+  uint8_t align_to = 0;  // byte_extract: round the number up to a multiple of 2 or 4
 };
+constexpr int kMaxRuleVars = 8;
 
 struct Item {
   bool is_pcre = false;

@@ -59,39 +59,76 @@ inline bool read_number(const ByteOp& b, const uint8_t* s, int64_t n, int64_t po
   return true;
 }
 
-// isdataat, byte_test, byte_jump at the cursor prev_end; cur gets the
-// cursor after it (byte_jump moves it).
+// The values of a rule's byte_extract and byte_math variables along the
+// match being tried: set by those items, read by the items after them (a
+// backtrack re-runs the setting item before any reader sees the value).
+inline thread_local uint64_t tl_rule_vars[kMaxRuleVars];
+inline int64_t var_or(int8_t var, int64_t literal) { return var >= 0 ? int64_t(tl_rule_vars[var]) : literal; }
+
+// isdataat, byte_test, byte_jump, byte_extract, byte_math at the cursor
+// prev_end; cur gets the cursor after it (byte_jump and byte_extract move it).
 inline bool byte_check(const ByteOp& b, const uint8_t* s, int64_t n, int64_t prev_end, int64_t& cur) {
   cur = prev_end;
   int64_t base = b.relative ? prev_end : 0;
+  const int64_t offset = var_or(b.var_offset, b.offset);
   switch (b.kind) {
     case ByteOp::IsDataAt: {  // as Suricata: N more bytes after the cursor, or a byte at offset N
-      bool has = b.relative ? base + b.offset <= n : b.offset < n;
+      bool has = b.relative ? base + offset <= n : offset < n;
       return has != b.neg;
+    }
+    case ByteOp::ByteExtract: {
+      uint64_t v;
+      if (!read_number(b, s, n, base + offset, v)) return false;
+      if (v > (uint64_t(1) << 40)) return false;  // (absurd: no offset can use it)
+      v *= b.multiplier;
+      if (b.align_to) v = (v + b.align_to - 1) / b.align_to * b.align_to;
+      tl_rule_vars[b.var] = v;
+      cur = base + offset + b.nbytes;
+      return true;
+    }
+    case ByteOp::ByteMath: {
+      uint64_t v;
+      if (!read_number(b, s, n, base + offset, v)) return false;
+      uint64_t r = uint64_t(var_or(b.var_value, int64_t(b.value)));
+      switch (b.math) {
+        case '+': v += r; break;
+        case '-': v -= r; break;
+        case '*': v *= r; break;
+        case '/':
+          if (!r) return false;
+          v /= r;
+          break;
+        case '<': v = r >= 64 ? 0 : v << r; break;
+        case '>': v = r >= 64 ? 0 : v >> r; break;
+        default: return false;
+      }
+      tl_rule_vars[b.var] = v;
+      return true;
     }
     case ByteOp::ByteTest: {
       uint64_t v;
-      if (!read_number(b, s, n, base + b.offset, v)) return false;
+      if (!read_number(b, s, n, base + offset, v)) return false;
+      const uint64_t value = uint64_t(var_or(b.var_value, int64_t(b.value)));
       bool ok = false;
       std::string_view op(b.op);
       if (op == "<")
-        ok = v < b.value;
+        ok = v < value;
       else if (op == ">")
-        ok = v > b.value;
+        ok = v > value;
       else if (op == "=")
-        ok = v == b.value;
+        ok = v == value;
       else if (op == "<=")
-        ok = v <= b.value;
+        ok = v <= value;
       else if (op == ">=")
-        ok = v >= b.value;
+        ok = v >= value;
       else if (op == "&")
-        ok = (v & b.value) != 0;
+        ok = (v & value) != 0;
       else if (op == "^")
-        ok = (v ^ b.value) != 0;
+        ok = (v ^ value) != 0;
       return ok != b.neg;
     }
     case ByteOp::ByteJump: {
-      int64_t pos = base + b.offset;
+      int64_t pos = base + offset;
       uint64_t v;
       if (!read_number(b, s, n, pos, v)) return false;
       if (v > uint64_t(n) || (b.multiplier > 1 && v > uint64_t(n) / b.multiplier)) return false;  // past the end
@@ -139,11 +176,11 @@ bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t p
   const Content& c = it.content;
   int64_t lo, hi;
   if (c.relative()) {
-    lo = prev_end + c.distance;
-    hi = c.has_within ? lo + c.within : int64_t(n);
+    lo = prev_end + var_or(c.var_distance, c.distance);
+    hi = c.has_within ? lo + var_or(c.var_within, c.within) : int64_t(n);
   } else {
-    lo = c.has_offset ? c.offset : 0;
-    hi = c.has_depth ? lo + c.depth : int64_t(n);
+    lo = c.has_offset ? var_or(c.var_offset, c.offset) : 0;
+    hi = c.has_depth ? lo + var_or(c.var_depth, c.depth) : int64_t(n);
   }
   lo = std::max<int64_t>(lo, 0);
   hi = std::min<int64_t>(hi, n);
