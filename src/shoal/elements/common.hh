@@ -66,6 +66,51 @@ std::shared_ptr<T> shared_state(Element* e, bool* first = nullptr) {
 // file cannot be read.
 std::vector<std::pair<size_t, std::string>> read_config_lines(Args& a, const char* what, const std::string& file);
 
+// An element's output rebuilt in order when packets are replaced or added
+// (reassembly, decapsulation): live packets of `in` before slot i are moved
+// out first (take_before), then new ones added; a batch that fills is pushed
+// at once. finish() moves the rest of `in`, recycles it, pushes what is left.
+class OrderedOutput {
+ public:
+  OrderedOutput(Element& e, PacketBatch* in, int port = 0) : e_(e), in_(in), port_(port) {}
+  void take_before(uint32_t slot) {
+    for (; next_ < slot; ++next_)
+      if (in_->is_live(next_)) {
+        add(in_->at(next_));
+        in_->kill(next_);
+      }
+  }
+  // Slot `slot` is dealt with by the caller (killed, or kept for take_before).
+  void skip(uint32_t slot) { next_ = slot + 1; }
+  void add(Packet* p) {
+    if (!out_) {
+      out_ = e_.new_batch();
+      out_->anno = in_->anno;
+    } else if (out_->full()) {
+      e_.output_push(port_, out_);
+      out_ = e_.new_batch();
+      out_->anno = in_->anno;
+    }
+    out_->append(p);
+  }
+  void finish() {
+    take_before(in_->slots());
+    e_.recycle(in_);
+    if (!out_) return;
+    if (out_->empty())
+      e_.recycle(out_);
+    else
+      e_.output_push(port_, out_);
+  }
+
+ private:
+  Element& e_;
+  PacketBatch* in_;
+  PacketBatch* out_ = nullptr;
+  int port_;
+  uint32_t next_ = 0;
+};
+
 // Frees every live packet of b to the worker's pool (packets already
 // counted elsewhere: an offload aggregate's at exit) and recycles b.
 inline void free_packets(Element& e, PacketBatch* b) {

@@ -52,6 +52,20 @@ struct Reader {
   bool end() const { return at >= n; }
 };
 
+// Calls f(type, data) for each extension of a hello's extension block (the
+// rest of r), stopping at one cut short.
+template <class F>
+void each_extension(Reader& r, F f) {
+  if (r.end()) return;
+  Reader ex = r.sub(r.u16());
+  while (ex.ok && !ex.end()) {
+    uint16_t et = ex.u16();
+    Reader e = ex.sub(ex.u16());
+    if (!ex.ok) break;
+    f(et, e);
+  }
+}
+
 std::string hex_digest(const EVP_MD* md, const std::string& s, size_t chars = 0) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -277,41 +291,35 @@ void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n)
     while (cs.ok && !cs.end()) t.ciphers.push_back(cs.u16());
     r.sub(r.u8());
     if (!r.ok) return anomaly(dir);
-    if (!r.end()) {
-      Reader ex = r.sub(r.u16());
-      while (ex.ok && !ex.end()) {
-        uint16_t et = ex.u16();
-        Reader e = ex.sub(ex.u16());
-        if (!ex.ok) break;
-        t.extensions.push_back(et);
-        if (et == 0) {  // server_name: the first host_name
-          Reader l = e.sub(e.u16());
-          while (l.ok && !l.end()) {
-            uint8_t nt = l.u8();
-            std::string host = l.str(l.u16());
-            if (l.ok && nt == 0 && t.sni.empty()) t.sni = host;
-          }
-        } else if (et == 10) {
-          Reader l = e.sub(e.u16());
-          while (l.ok && !l.end()) t.groups.push_back(l.u16());
-        } else if (et == 11) {
-          Reader l = e.sub(e.u8());
-          while (l.ok && !l.end()) t.point_formats.push_back(l.u8());
-        } else if (et == 13) {
-          Reader l = e.sub(e.u16());
-          while (l.ok && !l.end()) t.sig_algs.push_back(l.u16());
-        } else if (et == 16) {
-          Reader l = e.sub(e.u16());
-          while (l.ok && !l.end()) {
-            std::string p = l.str(l.u8());
-            if (l.ok) t.alpn.push_back(p);
-          }
-        } else if (et == 43) {
-          Reader l = e.sub(e.u8());
-          while (l.ok && !l.end()) t.versions.push_back(l.u16());
+    each_extension(r, [&](uint16_t et, Reader& e) {
+      t.extensions.push_back(et);
+      if (et == 0) {  // server_name: the first host_name
+        Reader l = e.sub(e.u16());
+        while (l.ok && !l.end()) {
+          uint8_t nt = l.u8();
+          std::string host = l.str(l.u16());
+          if (l.ok && nt == 0 && t.sni.empty()) t.sni = host;
         }
+      } else if (et == 10) {
+        Reader l = e.sub(e.u16());
+        while (l.ok && !l.end()) t.groups.push_back(l.u16());
+      } else if (et == 11) {
+        Reader l = e.sub(e.u8());
+        while (l.ok && !l.end()) t.point_formats.push_back(l.u8());
+      } else if (et == 13) {
+        Reader l = e.sub(e.u16());
+        while (l.ok && !l.end()) t.sig_algs.push_back(l.u16());
+      } else if (et == 16) {
+        Reader l = e.sub(e.u16());
+        while (l.ok && !l.end()) {
+          std::string p = l.str(l.u8());
+          if (l.ok) t.alpn.push_back(p);
+        }
+      } else if (et == 43) {
+        Reader l = e.sub(e.u8());
+        while (l.ok && !l.end()) t.versions.push_back(l.u16());
       }
-    }
+    });
     t.client_hello = true;
     t.ja3 = fmt::format("{},{},{},{},{}", t.client_version, join(t.ciphers, "-", true), join(t.extensions, "-", true),
                         join(t.groups, "-", true), join(t.point_formats, "-", false));
@@ -326,16 +334,10 @@ void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n)
     t.cipher = r.u16();
     r.u8();
     if (!r.ok) return anomaly(dir);
-    if (!r.end()) {
-      Reader ex = r.sub(r.u16());
-      while (ex.ok && !ex.end()) {
-        uint16_t et = ex.u16();
-        Reader e = ex.sub(ex.u16());
-        if (!ex.ok) break;
-        t.server_extensions.push_back(et);
-        if (et == 43 && e.n == 2) t.selected_version = e.u16();
-      }
-    }
+    each_extension(r, [&](uint16_t et, Reader& e) {
+      t.server_extensions.push_back(et);
+      if (et == 43 && e.n == 2) t.selected_version = e.u16();
+    });
     t.server_hello = true;
     t.ja3s = fmt::format("{},{},{}", t.server_version, t.cipher, join(t.server_extensions, "-", true));
     t.ja3s_hash = hex_digest(EVP_md5(), t.ja3s);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
@@ -36,26 +37,7 @@ class IPReassembler : public Element {
     r_pool_ = add_drop_reason("pool-exhausted");
   }
   void push(int, PacketBatch* b) override {
-    PacketBatch* out = nullptr;  // made only when a fragment is in the batch
-    auto emit = [&](Packet* q) {
-      if (out->full()) {
-        output_push(0, out);
-        out = new_batch();
-        out->anno = b->anno;
-      }
-      out->append(q);
-    };
-    auto flush_to = [&](uint32_t upto) {
-      // the packets before `upto` that passed unchanged go on first (order kept)
-      if (!out) out = new_batch(), out->anno = b->anno;
-      for (uint32_t j = moved_; j < upto; ++j)
-        if (b->is_live(j)) {
-          emit(b->at(j));
-          b->kill(j);
-        }
-      moved_ = upto;
-    };
-    moved_ = 0;
+    std::optional<OrderedOutput> out;  // made at the batch's first fragment
     b->for_each([&](uint32_t i, Packet* p) {
       now_ = std::max(now_, p->timestamp_ns());
       uint32_t len = 0;
@@ -63,9 +45,10 @@ class IPReassembler : public Element {
       if (!ip) return;
       flow::Defragmenter::Result r = defrag_.add(ip, len, now_, buf_);
       if (r == flow::Defragmenter::NotFragment) return;
-      flush_to(i);
+      if (!out) out.emplace(*this, b);
+      out->take_before(i);
+      out->skip(i);
       b->kill(i);
-      moved_ = i + 1;
       if (r == flow::Defragmenter::Invalid) return drop(p, r_invalid_);
       if (r == flow::Defragmenter::Held) return drop(p, r_held_);
       // whole: a new packet with the last fragment's link header and annotations
@@ -80,16 +63,11 @@ class IPReassembler : public Element {
       if (p->has_mac_header()) q->set_mac_header(0);
       q->set_network_header(link);
       drop(p, r_held_);
-      emit(q);
+      out->add(q);
     });
     defrag_.expire(now_);
     if (!out) return output_push(0, b);  // no fragment: the batch as it came
-    flush_to(b->slots());
-    recycle(b);
-    if (out->empty())
-      recycle(out);
-    else
-      output_push(0, out);
+    out->finish();
   }
   void add_handlers() override {
     const flow::DefragCounters& c = defrag_.counters();
@@ -109,7 +87,6 @@ class IPReassembler : public Element {
   flow::Defragmenter defrag_;
   std::vector<uint8_t> buf_;
   uint64_t now_ = 0;
-  uint32_t moved_ = 0;
   uint16_t r_held_ = 0, r_invalid_ = 0, r_pool_ = 0;
 };
 SHOAL_ELEMENT(

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
@@ -27,16 +28,7 @@ class TunnelDecap : public Element {
   }
   void initialize() override { r_pool_ = add_drop_reason("pool-exhausted"); }
   void push(int, PacketBatch* b) override {
-    PacketBatch* out = nullptr;
-    uint32_t moved = 0;
-    auto emit = [&](Packet* q) {
-      if (out->full()) {
-        output_push(0, out);
-        out = new_batch();
-        out->anno = b->anno;
-      }
-      out->append(q);
-    };
+    std::optional<OrderedOutput> out;  // made at the batch's first tunnel packet
     b->for_each([&](uint32_t i, Packet* p) {
       uint32_t len = 0;
       const uint8_t* ip = flow_ip_header(p, len);
@@ -45,14 +37,9 @@ class TunnelDecap : public Element {
       uint32_t inner = inner_ip(ip, len, kind);
       if (!inner) return;
       // the packets before this one, then this one, then its inner packet
-      if (!out) out = new_batch(), out->anno = b->anno;
-      for (uint32_t j = moved; j <= i; ++j)
-        if (b->is_live(j)) {
-          emit(b->at(j));
-          b->kill(j);
-        }
-      moved = i + 1;
       p->anno().flags |= Anno::kTunnelOuter;
+      if (!out) out.emplace(*this, b);
+      out->take_before(i + 1);
       Packet* q = worker().pool().alloc(p->length());
       if (!q) return count_lost(r_pool_);
       created();
@@ -65,16 +52,10 @@ class TunnelDecap : public Element {
       if (p->has_mac_header()) q->set_mac_header(0);
       q->set_network_header(outer_off + inner);
       inner_.add();
-      emit(q);
+      out->add(q);
     });
     if (!out) return output_push(0, b);
-    for (uint32_t j = moved; j < b->slots(); ++j)
-      if (b->is_live(j)) {
-        emit(b->at(j));
-        b->kill(j);
-      }
-    recycle(b);
-    output_push(0, out);
+    out->finish();
   }
   void add_handlers() override { add_stat_handler("inner", inner_); }
 
