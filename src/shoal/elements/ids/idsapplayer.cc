@@ -25,7 +25,11 @@ struct IdsAppLayer::Conn {
 };
 
 IdsAppLayer::IdsAppLayer() = default;
-IdsAppLayer::~IdsAppLayer() = default;
+IdsAppLayer::~IdsAppLayer() {
+  // connections whose flows the table never released (packets completed
+  // after the flow layer's shutdown, e.g. an offload drained at the stop)
+  for (Conn* c : live_) delete c;
+}
 
 void IdsAppLayer::reserve(FlowIPManager& mgr) {
   mgr_ = &mgr;
@@ -54,6 +58,7 @@ void IdsAppLayer::release(uint32_t id) {
     c->tls_logged = true;
     logs_.push_back({c->id, TxLog::Tls, 0, 0, tls_json(c->tls->info()), {}});
   }
+  live_.erase(c);
   delete c;  // (no hit of this flow is pending: releases happen between packets)
   c = nullptr;
 }
@@ -85,6 +90,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   Conn*& c = slot(id);
   if (!c) {
     c = new Conn;
+    live_.insert(c);
     c->id = id;
     c->port53 = info.has_ports && (info.sport == 53 || info.dport == 53);
   }
@@ -404,8 +410,9 @@ nlohmann::json IdsAppLayer::tls_json(const flow::TlsInfo& t) {
 }
 
 void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
-  cur_->app = ids::kAppTls;
-  if (db_ && !db_->tx_rules().empty()) {
+  // (no packet when the flow's end delivers what reassembly still held: no alert then)
+  if (cur_) cur_->app = ids::kAppTls;
+  if (cur_ && db_ && !db_->tx_rules().empty()) {
     // the buffers the handshake has so far
     ids::TxBuffers b;
     std::vector<std::string> ders;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "shoal/elements/flow/flowipmanager.hh"
@@ -103,6 +104,7 @@ class IdsAppLayer : private flow::StreamSink {
   std::vector<TxHit>* cur_hits_ = nullptr;
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false;
   std::vector<TxLog> logs_;
+  std::unordered_set<Conn*> live_;  // every connection held, freed at the end if its flow never was
 };
 
 }  // namespace shoal
