@@ -1022,3 +1022,52 @@ TEST(IdsRules, ByteExtractAndByteMathFeedLaterItems) {
   // sid 4: offset 5 ("world" at 8) in the first, offset 3 in the second
   EXPECT_EQ(got, (std::multiset<std::pair<uint32_t, int>>{{1, 1}, {2, 1}, {2, 2}, {3, 3}, {4, 1}, {4, 2}}));
 }
+
+TEST(IdsRules, HeaderBuffersReadThePacketsHeadersWithTheirOptions) {
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(set.load_text(
+      // TTL 64 at ipv4.hdr[8]; the TCP data offset and flags at tcp.hdr[12..13]
+      "alert ip any any -> any any (ipv4.hdr; content:\"|40|\"; offset:8; depth:1; sid:1;)\n"
+      "alert tcp any any -> any any (content:\"GET\"; tcp.hdr; content:\"|50 18|\"; offset:12; depth:2; "
+      "sid:2;)\n"
+      "alert udp any any -> any any (udp.hdr; content:\"|00 35|\"; offset:2; depth:2; sid:3;)\n"
+      "alert ip any any -> any any (ipv6.hdr; content:\"|60|\"; depth:1; sid:4;)\n"
+      // relative at a sticky buffer's start; byte_math's result read in another buffer
+      "alert tcp any any -> any any (ipv4.hdr; byte_math:bytes 1, offset 9, oper +, rvalue 74, "
+      "result v; tcp.hdr; byte_test:1, =, v, 13, relative; sid:5;)\n"
+      "alert icmpv4 any any -> any any (icmpv4.hdr; bsize:8; sid:6;)\n"
+      "alert icmpv6 any any -> any any (sid:7;)\n",
+      "h", Vars(), true, err))
+      << err;
+  for (EngineKind kind : {EngineKind::Builtin, EngineKind::Hyperscan}) {
+    if (kind == EngineKind::Hyperscan && !have_hyperscan()) continue;
+    Engine eng;
+    ASSERT_TRUE(eng.build(set.rules(), kind, err)) << err;
+    auto sids = [&](const Bytes& ip) {
+      PacketInfo p;
+      EXPECT_TRUE(parse_packet(ip.data(), uint32_t(ip.size()), p));
+      std::vector<uint32_t> hits, out;
+      eng.match(p, hits);
+      for (uint32_t r : hits) out.push_back(eng.rules()[r].sid);
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    // TCP flags 0x18 (PSH ACK); proto 6 + 74 = 80 = 0x50
+    EXPECT_EQ(sids(ip4(kClient, kServer, 6, 1000, 80, "GET /")), (std::vector<uint32_t>{1, 2}));
+    Bytes syn = ip4(kClient, kServer, 6, 1000, 80, "GET /", 0, 0, 0x50);
+    EXPECT_EQ(sids(syn), (std::vector<uint32_t>{1, 5}));
+    syn[8] = 63;  // TTL
+    EXPECT_EQ(sids(syn), (std::vector<uint32_t>{5}));
+    EXPECT_EQ(sids(ip4(kClient, kServer, 17, 1000, 53, "q")), (std::vector<uint32_t>{1, 3}));
+    Bytes echo = ip4(kClient, kServer, 1, 0, 0, "ping");
+    echo[20] = 8;
+    EXPECT_EQ(sids(echo), (std::vector<uint32_t>{1, 6}));
+    echo[20] = 13;  // timestamp: a 20-byte header, and this one is truncated at 12
+    EXPECT_EQ(sids(echo), (std::vector<uint32_t>{1}));
+    // an IPv6 ICMPv6 packet: ipv6.hdr, not ipv4.hdr; icmpv6 rules only
+    Bytes v6(48, 0);
+    v6[0] = 0x60, v6[5] = 8, v6[6] = 58, v6[7] = 64, v6[40] = 128;
+    EXPECT_EQ(sids(v6), (std::vector<uint32_t>{4, 7}));
+  }
+}

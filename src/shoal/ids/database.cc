@@ -27,7 +27,7 @@ namespace {
 // items after it up to the next non-negated one (which would take its end
 // as their reference) are not relative either.
 bool existence_only(const Rule& r, size_t k) {
-  if (r.items[k].pcre.relative) return false;
+  if (r.items[k].pcre.relative || r.items[k].buf != Buf::Packet) return false;
   for (size_t j = k + 1; j < r.items.size(); ++j) {
     const Item& it = r.items[j];
     if (it.byte.kind != ByteOp::None) return false;  // byte checks read the cursor: PCRE2 gives it
@@ -135,7 +135,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     }
     const Content* best = nullptr;
     for (const Item& it : rules_[i].items) {
-      if (!it.is_content() || it.content.neg) continue;
+      if (!it.is_content() || it.content.neg || it.buf != Buf::Packet) continue;
       const Content& c = it.content;
       if (c.fast_pattern) {
         best = &c;

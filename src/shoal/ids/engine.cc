@@ -141,7 +141,7 @@ void Engine::verify(const PacketInfo& p, std::vector<uint32_t>& hits) {
       return sl < 0 ? -1 : exists(uint32_t(sl), p.payload, p.plen);
     };
     int budget = kBacktrackBudget;
-    if (items_from(rules[r], 0, p.payload, p.plen, 0, budget, known)) {
+    if (packet_items_match(rules[r], p, budget, known)) {
       hits.push_back(r);
       apply_flowbits(rules[r], p);
     }

@@ -27,6 +27,8 @@ bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
     p.ip_flags = uint8_t(ip[6] >> 5 & 7);
     first_fragment = ((uint32_t(ip[6]) << 8 | ip[7]) & 0x1fff) == 0;
     l4 = hl;
+    p.l3 = ip;
+    p.l3len = uint16_t(hl);
   } else if (v == 6) {
     if (len < 40) return false;
     end = std::min<uint32_t>(40u + (uint32_t(ip[4]) << 8 | ip[5]), len);
@@ -36,6 +38,8 @@ bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
     std::memcpy(p.dst.b, ip + 24, 16);
     uint8_t nh = ip[6];
     l4 = 40;
+    p.l3 = ip;
+    p.l3len = 40;
     // extension headers: hop-by-hop, routing, destination options, fragment
     for (int guard = 0; guard < 8 && (nh == 0 || nh == 43 || nh == 60 || nh == 44); ++guard) {
       if (l4 + 8 > end) return false;
@@ -63,22 +67,57 @@ bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
       p.dport = uint16_t(ip[l4 + 2] << 8 | ip[l4 + 3]);
       pay = l4 + uint32_t(ip[l4 + 12] >> 4) * 4;
       if (pay < l4 + 20) pay = end, p.l4 = nullptr;  // a bad data offset: no segment to read
-    } else if (p.proto == 17 && l4 + 8 <= end) {
+      p.l4len = uint16_t(std::min(pay, end) - l4);
+    } else if ((p.proto == 17 && l4 + 8 <= end) || (p.proto == 132 && l4 + 12 <= end)) {
       p.l4 = ip + l4;
       p.has_ports = true;
       p.sport = uint16_t(ip[l4] << 8 | ip[l4 + 1]);
       p.dport = uint16_t(ip[l4 + 2] << 8 | ip[l4 + 3]);
-      pay = l4 + 8;
+      p.l4len = p.proto == 17 ? 8 : 12;  // SCTP: the common header
+      pay = l4 + p.l4len;
     } else if ((p.proto == 1 || p.proto == 58) && l4 + 8 <= end) {
       p.l4 = ip + l4;
       pay = l4 + 8;
-    } else if (p.proto == 6 || p.proto == 17 || p.proto == 1 || p.proto == 58) {
+      uint32_t hlen = 8;  // Suricata's ICMPv4 header lengths: the fixed fields of each type
+      if (p.proto == 1) {
+        uint8_t t = ip[l4];
+        hlen = t == 13 || t == 14   ? 20                                         // timestamp
+               : t == 17 || t == 18 ? 12                                         // address mask
+               : t == 9             ? 8 + uint32_t(ip[l4 + 4]) * ip[l4 + 5] * 4  // router advertisement
+                                    : 8;
+      }
+      p.l4len = uint16_t(std::min(hlen, end - l4));
+    } else if (p.proto == 6 || p.proto == 17 || p.proto == 1 || p.proto == 58 || p.proto == 132) {
       pay = end;  // a truncated transport header: nothing to inspect
     }
   }
   pay = std::min(pay, end);
   p.payload = ip + pay;
   p.plen = end - pay;
+  return true;
+}
+
+bool header_buffer(const PacketInfo& p, Buf b, std::string_view& out) {
+  const uint8_t* h = nullptr;
+  size_t n = 0;
+  switch (b) {
+    case Buf::Ipv4Hdr:
+    case Buf::Ipv6Hdr:
+      if (!p.l3 || p.src.v6 != (b == Buf::Ipv6Hdr)) return false;
+      h = p.l3, n = p.l3len;
+      break;
+    case Buf::TcpHdr:
+    case Buf::UdpHdr:
+    case Buf::Icmpv4Hdr:
+    case Buf::Icmpv6Hdr: {
+      uint8_t want = b == Buf::TcpHdr ? 6 : b == Buf::UdpHdr ? 17 : b == Buf::Icmpv4Hdr ? 1 : 58;
+      if (!p.l4 || p.proto != want) return false;
+      h = p.l4, n = p.l4len;
+      break;
+    }
+    default: return false;
+  }
+  out = std::string_view(reinterpret_cast<const char*>(h), n);
   return true;
 }
 

@@ -16,7 +16,10 @@ struct PacketInfo {
   uint8_t proto = 0;
   bool has_ports = false;
   uint16_t sport = 0, dport = 0;
+  const uint8_t* l3 = nullptr;  // the IP header (IPv6: the fixed 40 bytes), l3len long
+  uint16_t l3len = 0;
   const uint8_t* l4 = nullptr;  // the transport header (first fragment, complete), or null
+  uint16_t l4len = 0;           // its length, options included (ICMP: by type, as Suricata)
   uint8_t ttl = 0;              // IPv4 TTL, IPv6 hop limit
   uint16_t ip_id = 0;
   uint8_t ip_flags = 0;              // IPv4: reserved 4, don't fragment 2, more fragments 1
@@ -50,6 +53,10 @@ struct TxBuffers {
   }
   bool has(Buf x) const { return ready >> size_t(x) & 1; }
 };
+
+// A header buffer's bytes (ipv4.hdr, tcp.hdr, ...); false when the packet
+// has no such header.
+bool header_buffer(const PacketInfo& p, Buf b, std::string_view& out);
 
 // Parses an IPv4 or IPv6 packet starting at ip; false when it is not one
 // (too short, bad version, truncated headers).

@@ -753,6 +753,12 @@ constexpr BufName kSticky[] = {
     {"ja3s.hash", Buf::Ja3sHash},
     {"ja3s.string", Buf::Ja3sString},
     {"ja4.hash", Buf::Ja4Hash},
+    {"ipv4.hdr", Buf::Ipv4Hdr},
+    {"ipv6.hdr", Buf::Ipv6Hdr},
+    {"tcp.hdr", Buf::TcpHdr},
+    {"udp.hdr", Buf::UdpHdr},
+    {"icmpv4.hdr", Buf::Icmpv4Hdr},
+    {"icmpv6.hdr", Buf::Icmpv6Hdr},
     {"pkt_data", Buf::Packet},
 };
 // Snort's content modifiers: they move the content before them.
@@ -1022,9 +1028,20 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     r.proto = Proto::UDP;
   else if (f[1] == "icmp")
     r.proto = Proto::ICMP;
+  else if (f[1] == "icmpv4")
+    r.proto = Proto::ICMP4;
+  else if (f[1] == "icmpv6")
+    r.proto = Proto::ICMP6;
+  else if (f[1] == "ipv4" || f[1] == "ip4")
+    r.proto = Proto::IP4;
+  else if (f[1] == "ipv6" || f[1] == "ip6")
+    r.proto = Proto::IP6;
+  else if (f[1] == "sctp")
+    r.proto = Proto::SCTP;
   else
     return err = fmt::format(
-               "protocol '{}' is not supported (ip, tcp, udp, icmp; application protocols need parsers this engine "
+               "protocol '{}' is not supported (ip, ipv4, ipv6, tcp, udp, sctp, icmp, icmpv4, icmpv6; application "
+               "protocols need parsers this engine "
                "does not have)",
                f[1]),
            false;
@@ -1045,6 +1062,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   VarNames var_names;  // byte_extract and byte_math results, in order
   Item* last_item = nullptr;
   Buf sticky = Buf::Packet;
+  size_t sticky_at = SIZE_MAX;        // the item count when a sticky buffer was named last
+  std::vector<size_t> sticky_starts;  // items named right after a sticky buffer
   auto need_last = [&](const std::string& k) {
     if (!last) err = fmt::format("'{}' needs a content before it", k);
     return last != nullptr;
@@ -1086,6 +1105,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     } else if (Buf b; find_buf(kSticky, std::size(kSticky), k, b)) {
       if (!v.empty()) return err = fmt::format("'{}' takes no value", k), false;
       sticky = b;
+      sticky_at = r.items.size();
+      sticky_starts.push_back(sticky_at);
       last = nullptr;  // modifiers after a sticky buffer have no content to modify
       last_item = nullptr;
     } else if (find_buf(kModifiers, std::size(kModifiers), k, b)) {
@@ -1114,8 +1135,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
             : k == "byte_extract" ? parse_byte_extract(v, it, var_names, err)
                                   : parse_byte_math(v, it, var_names, err)))
         return false;
-      // a relative check reads the buffer of the item before it (Snort's http_* modifiers)
-      if (it.byte.relative && !r.items.empty()) it.buf = r.items.back().buf;
+      // a relative check reads the buffer of the item before it (Snort's
+      // http_* modifiers), unless a sticky buffer was named after that item
+      if (it.byte.relative && !r.items.empty() && sticky_at != r.items.size()) it.buf = r.items.back().buf;
       r.items.push_back(std::move(it));
       last = nullptr;
       last_item = nullptr;
@@ -1285,9 +1307,10 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       Item it;
       it.is_pcre = true;
       if (!parse_pcre(v, it.pcre, err)) return false;
-      it.buf = it.pcre.buffer_flag                    ? pcre_buf(it.pcre.buffer_flag)
-               : it.pcre.relative && !r.items.empty() ? r.items.back().buf  // the buffer it is relative to
-                                                      : sticky;
+      it.buf = it.pcre.buffer_flag ? pcre_buf(it.pcre.buffer_flag)
+               : it.pcre.relative && !r.items.empty() && sticky_at != r.items.size()
+                   ? r.items.back().buf  // the buffer it is relative to
+                   : sticky;
       r.items.push_back(std::move(it));
       last = nullptr;
       last_item = nullptr;
@@ -1304,7 +1327,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       return err = "a content mixes offset/depth with distance/within", false;
   for (size_t i = 1; i < r.items.size(); ++i) {  // a relative item follows one in its own buffer
     const Item& it = r.items[i];
-    if (it.relative() && it.buf != r.items[i - 1].buf)
+    // (the first item of a sticky buffer is relative to its start, as Suricata)
+    bool starts = std::find(sticky_starts.begin(), sticky_starts.end(), i) != sticky_starts.end();
+    if (it.relative() && it.buf != r.items[i - 1].buf && !starts)
       return err = fmt::format("a relative {} in {} follows an item in {}",
                                it.is_pcre                         ? "pcre"
                                : it.byte.kind == ByteOp::IsDataAt ? "isdataat"
@@ -1319,13 +1344,14 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     bool dns = false, http = r.has_urilen, tls = false;
     for (const FieldCond& c : r.tx_fields) (c.field >= FieldCond::TlsVersion ? tls : dns) = true;
     for (const Item& it : r.items)
-      if (it.buf != Buf::Packet) (dns_buf(it.buf) ? dns : tls_buf(it.buf) ? tls : http) = true;
+      if (!packet_buf(it.buf)) (dns_buf(it.buf) ? dns : tls_buf(it.buf) ? tls : http) = true;
     if (int(dns) + int(http) + int(tls) > 1) return err = "buffers of two application protocols in one rule", false;
     uint16_t app = dns ? kAppDns : tls ? kAppTls : kAppHttp;
     if (r.app && r.app != app)
       return err = fmt::format("a {} rule reads {} buffers", app_name(r.app), app_name(app)), false;
     r.app = app;
   }
+  for (const Item& it : r.items) r.header_bufs |= it.buf != Buf::Packet && packet_buf(it.buf);
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
   r.ip_only = r.items.empty() && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.flow &&

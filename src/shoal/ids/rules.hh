@@ -94,6 +94,13 @@ enum class Buf : uint8_t {
   Ja3sHash,
   Ja3sString,
   Ja4Hash,
+  // the packet's headers, options included (ipv4.hdr, ...): read per packet
+  Ipv4Hdr,
+  Ipv6Hdr,
+  TcpHdr,
+  UdpHdr,
+  Icmpv4Hdr,
+  Icmpv6Hdr,
   Count
 };
 const char* buf_name(Buf b);
@@ -103,6 +110,8 @@ bool response_only(Buf b);
 bool either_side(Buf b);
 bool dns_buf(Buf b);
 bool tls_buf(Buf b);
+// The packet's payload or one of its headers (not an application buffer).
+inline bool packet_buf(Buf b) { return b == Buf::Packet || (b >= Buf::Ipv4Hdr && b <= Buf::Icmpv6Hdr); }
 
 // Application protocols a rule header may name.
 enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3 };
@@ -169,7 +178,7 @@ struct Item {
   Pcre pcre;
 };
 
-enum class Proto : uint8_t { IP, TCP, UDP, ICMP };
+enum class Proto : uint8_t { IP, TCP, UDP, ICMP, ICMP4, ICMP6, IP4, IP6, SCTP };
 
 // The flow option's words (Rule::flow).
 enum FlowOpt : uint8_t {
@@ -296,6 +305,7 @@ struct Rule {
   // header, flow or port test) are matched once per flow direction, on its
   // first packet.
   bool ip_only = false;
+  bool header_bufs = false;  // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
   std::vector<FieldCond> fields;
   std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)
   bool has_flags = false;
@@ -309,7 +319,7 @@ struct Rule {
   bool uses_tx() const {
     if (has_urilen || !tx_fields.empty()) return true;
     for (const Item& it : items)
-      if (it.buf != Buf::Packet) return true;
+      if (!packet_buf(it.buf)) return true;
     return false;
   }
   bool response_side() const;

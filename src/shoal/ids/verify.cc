@@ -36,6 +36,22 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
     case Proto::ICMP:
       if (p.proto != 1 && p.proto != 58) return false;
       break;
+    case Proto::ICMP4:
+      if (p.proto != 1) return false;
+      break;
+    case Proto::ICMP6:
+      if (p.proto != 58) return false;
+      break;
+    case Proto::IP4:
+      if (p.src.v6) return false;
+      break;
+    case Proto::IP6:
+      if (!p.src.v6) return false;
+      break;
+    case Proto::SCTP:
+      if (p.proto != 132) return false;
+      ports = true;
+      break;
     case Proto::IP: ports = r.app == kAppDns && p.has_ports; break;  // dns: over TCP or UDP
   }
   if (ports && !p.has_ports) return false;
@@ -124,6 +140,7 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
 bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen) {
   int budget = kBacktrackBudget;
   auto pcre2 = [](size_t) { return -1; };
+  if (r.header_bufs) return false;  // (no headers to read)
   return items_from(r, 0, payload, plen, 0, budget, pcre2);
 }
 
@@ -143,7 +160,7 @@ Buf side_buf(const Rule& r, Buf b) {
 bool tx_needs(const Rule& r, const TxBuffers& tx) {
   if (r.has_urilen && !tx.has(r.urilen_raw ? Buf::HttpUriRaw : Buf::HttpUri)) return false;
   for (const Item& it : r.items)
-    if (it.buf != Buf::Packet && !tx.has(side_buf(r, it.buf))) return false;
+    if (!packet_buf(it.buf) && !tx.has(side_buf(r, it.buf))) return false;
   return true;
 }
 
@@ -173,6 +190,11 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
     Buf b = r.items[k].buf;
     if (b == Buf::Packet) {
       if (!run(k, {reinterpret_cast<const char*>(p.payload), p.plen})) return false;
+      continue;
+    }
+    if (packet_buf(b)) {
+      std::string_view h;
+      if (!header_buffer(p, b, h) || !run(k, h)) return false;
       continue;
     }
     b = side_buf(r, b);

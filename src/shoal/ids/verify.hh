@@ -193,4 +193,24 @@ bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t p
   return false;
 }
 
+// A packet rule's items, run by run: the payload's (with exists answering
+// its pcres) and the headers' (ipv4.hdr, tcp.hdr, ...).
+template <class Exists>
+bool packet_items_match(const Rule& r, const PacketInfo& p, int& budget, Exists& exists) {
+  if (!r.header_bufs) return items_from(r, 0, p.payload, p.plen, 0, budget, exists);
+  auto unknown = [](size_t) { return -1; };
+  for (size_t k = 0; k < r.items.size(); ++k) {
+    if (k > 0 && r.items[k].buf == r.items[k - 1].buf) continue;  // inside a run
+    if (r.items[k].buf == Buf::Packet) {
+      if (!items_from(r, k, p.payload, p.plen, 0, budget, exists, k)) return false;
+      continue;
+    }
+    std::string_view h;
+    if (!header_buffer(p, r.items[k].buf, h) ||
+        !items_from(r, k, reinterpret_cast<const uint8_t*>(h.data()), uint32_t(h.size()), 0, budget, unknown, k))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace shoal::ids

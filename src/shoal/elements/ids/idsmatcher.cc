@@ -448,7 +448,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
               {"dest_ip", addr_text(info.dst)},
               {"ip_v", info.src.v6 ? 6 : 4},
               {"proto", proto_name(info.proto)}});
-    if (info.has_ports) j["src_port"] = info.sport, j["dest_port"] = info.dport;
+    ports_json(info, j);
     nlohmann::json d = {{"len", p->length()}, {"ttl", info.ttl}, {"reason", r ? "rules" : "flow drop"}};
     if (info.proto == 6 && info.l4) {
       uint8_t fl = info.l4[13];
@@ -668,6 +668,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     put(eve_, eve_buf_, eve_lines_);
     fast_lines_ = eve_lines_ = 0;
   }
+  // The transport's end points: ports, or ICMP's type and code (Suricata).
+  static void ports_json(const ids::PacketInfo& p, nlohmann::json& j) {
+    if (p.has_ports) {
+      j["src_port"] = p.sport, j["dest_port"] = p.dport;
+    } else if ((p.proto == 1 || p.proto == 58) && p.l4) {
+      j["icmp_type"] = p.l4[0], j["icmp_code"] = p.l4[1];
+    }
+  }
   // Suricata's pkt_src: where the packet came from
   static const char* pkt_src(const Packet* p) {
     if (p->anno().flags & Anno::kTunnelInner) {
@@ -720,7 +728,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                 {"dest_ip", addr_text(p.dst)},
                 {"ip_v", p.src.v6 ? 6 : 4},
                 {"proto", proto}});
-      if (p.has_ports) j["src_port"] = p.sport, j["dest_port"] = p.dport;
+      ports_json(p, j);
       if (p.has_flow) j["direction"] = p.dir == 0 ? "to_server" : "to_client";
       j["alert"] = {{"action", blocked ? "blocked" : "allowed"},
                     {"gid", r.gid},
