@@ -38,7 +38,7 @@ except ImportError:  # the project's install-deps.sh installs python3-yaml
 
 REFERENCE = (8, 0, 7)  # Suricata 8: the behaviour the tests are read against
 # Event types `shoal ids` writes.
-PRODUCED = {"alert", "flow", "drop", "http", "fileinfo", "dns", "tls"}
+PRODUCED = {"alert", "flow", "drop", "http", "fileinfo", "dns", "tls", "stats"}
 # Suricata features Shoal has (test.yaml `features:`).
 FEATURES = {"HAVE_JA3", "HAVE_JA4"}
 
@@ -169,6 +169,28 @@ def check_filter(f, outdir):
     return None if n > 0 else f"{short(match)}: no match"
 
 
+def check_stats(expect, outdir):
+    """A stats check (run.py's StatsCheck): each counter of the last stats record as expected."""
+    last = None
+    path = os.path.join(outdir, "eve.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if r.get("event_type") == "stats":
+                    last = r
+    if last is None:
+        return "no stats record"
+    for key, want in expect.items():
+        got = find_value("stats." + key, last)
+        if got != want:
+            return f"stats.{key}: expected {want}, got {got}"
+    return None
+
+
 def short(match):
     """A check's match fields, long values cut, for the report."""
     return json.dumps({k: (v[:40] + "..." if isinstance(v, str) and len(v) > 43 else v) for k, v in match.items()},
@@ -290,6 +312,10 @@ def run_test(name, suite, shoal, work):
             why = check_shell(body, outdir, env)
             if why:
                 failures.append((why, None))
+        elif kind == "stats":
+            why = check_stats(body, outdir)
+            if why:
+                failures.append((why, "stats"))
         else:
             failures.append((f"a {kind} check", kind))
     if not failures:

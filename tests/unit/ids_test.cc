@@ -87,7 +87,7 @@ TEST(AhoCorasick, FindsWhatANaiveSearchFinds) {
         for (auto& g : got) distinct.insert(g.first);
         alignas(16) uint8_t buf[640];
         uint32_t shift = uint32_t(t % 16);
-        std::memcpy(buf + shift, text.data(), text.size());
+        std::copy(text.begin(), text.end(), buf + shift);
         std::set<std::pair<uint32_t, uint32_t>> got16;
         k::ac_scan16(ac.view(), buf + shift, uint32_t(text.size()), [&](uint32_t id, uint32_t end) {
           got16.insert({id, end});
@@ -465,9 +465,18 @@ TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
               "[Priority: 1] {UDP} 1.1.1.1:999 -> 9.9.9.9:53");
     std::ifstream e(eve);
     std::string line, all;
-    int n = 0;
+    int n = 0, stats = 0;
     while (std::getline(e, line)) {
       auto j = nlohmann::json::parse(line);
+      if (j["event_type"] == "stats") {  // the run's counters, once, at the end (Suricata's)
+        ++stats;
+        EXPECT_EQ(j["stats"]["decoder"]["pkts"], 6) << line;
+        EXPECT_EQ(j["stats"]["decoder"]["invalid"], 1) << line;
+        EXPECT_EQ(j["stats"]["decoder"]["tcp"], 3) << line;
+        EXPECT_EQ(j["stats"]["detect"]["alert"], 2) << line;
+        EXPECT_FALSE(std::getline(e, line)) << "the stats record is the last";
+        break;
+      }
       EXPECT_EQ(j["event_type"], "alert");
       EXPECT_TRUE(j["alert"].contains("signature_id"));
       EXPECT_TRUE(j.contains("src_port"));
@@ -475,6 +484,7 @@ TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
       all += line + "\n";
     }
     EXPECT_EQ(n, 2);
+    EXPECT_EQ(stats, 1);
     auto j = nlohmann::json::parse(all.substr(0, all.find('\n')));
     EXPECT_EQ(j["timestamp"], "2023-11-14T22:13:20.000000+0000");
     EXPECT_EQ(j["alert"]["signature_id"], 1000001);

@@ -100,7 +100,9 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
       cur_ = &info;
       cur_ts_ = ts;
       cur_hits_ = &hits;
+      size_t before = c_.dns_messages.get();
       dns_message(*c, info.dir, info.payload, info.plen);
+      c_.dns_udp_messages.add(c_.dns_messages.get() - before);
       cur_ = nullptr;
     }
     info.app = c->app;

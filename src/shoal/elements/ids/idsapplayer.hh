@@ -44,9 +44,10 @@ class IdsAppLayer : private flow::StreamSink {
   struct Counters {
     flow::HttpCounters http;
     flow::TlsCounters tls;
-    Stat dns_messages;   // DNS messages parsed (UDP and TCP)
-    Stat dns_malformed;  // ... whose sections could not all be read
-    Stat depth_reached;  // directions past the reassembly depth (not parsed further)
+    Stat dns_messages;      // DNS messages parsed (UDP and TCP)
+    Stat dns_udp_messages;  // ... of them over UDP
+    Stat dns_malformed;     // ... whose sections could not all be read
+    Stat depth_reached;     // directions past the reassembly depth (not parsed further)
   };
   IdsAppLayer();
   ~IdsAppLayer() override;

@@ -2,6 +2,7 @@
 // EVE JSON, alerted packets to output 1; GPUIDSMatcher in Snap's form.
 #include <fmt/format.h>
 
+#include <array>
 #include <ctime>
 #include <map>
 #include <mutex>
@@ -96,7 +97,24 @@ struct IdsShared {
   ids::RuleSet set;
   ids::Classifications classes;
   std::shared_ptr<const ids::Database> db;
+  // Suricata's stats counters ("decoder.pkts", ...), summed over the copies
+  // as they stop; the last one writes the stats record.
+  std::mutex stats_mu;
+  std::map<std::string, uint64_t> stats;
 };
+
+// Suricata's stats object from dotted counter names.
+nlohmann::json stats_json(const std::map<std::string, uint64_t>& counters) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, v] : counters) {
+    nlohmann::json* at = &j;
+    size_t from = 0;
+    for (size_t dot = name.find('.'); dot != std::string::npos; from = dot + 1, dot = name.find('.', from))
+      at = &(*at)[name.substr(from, dot - from)];
+    (*at)[name.substr(from)] = v;
+  }
+  return j;
+}
 
 class IDSMatcher : public offload::OffloadableElement<Element> {
  public:
@@ -114,7 +132,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("CLASSIFICATION", classification);
     InputPath threshold;
     a.read("THRESHOLD", threshold);
-    std::string types = "alert drop flow http files dns tls";
+    std::string types = "alert drop flow http files dns tls stats";
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
@@ -124,11 +142,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     eve_types_ = 0;
     for (std::string_view t : split_words(types)) {
       static const std::pair<const char*, uint8_t> kTypes[] = {
-          {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow}, {"http", kEveHttp},
-          {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls}};
+          {"alert", kEveAlert},    {"drop", kEveDrop}, {"flow", kEveFlow}, {"http", kEveHttp},  {"files", kEveFiles},
+          {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},   {"stats", kEveStats}};
       auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
       if (it == std::end(kTypes))
-        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls)", t));
+        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, stats)", t));
       eve_types_ |= it->second;
     }
     // The flow layer, when there is one upstream: the flow options and
@@ -199,6 +217,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (mgr_ && (app_on_ || eve(kEveFlow)))
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
         uint16_t app = app_on_ ? app_.app(id) : uint16_t(ids::kAppNone);
+        count_flow(f, app);
         if (app_on_) {
           app_.release(id);
           tx_logs(nullptr, f.last_ns);
@@ -222,7 +241,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     b->for_each([&](uint32_t i, Packet* p) {
       ids::PacketInfo info;
       uint32_t ip_off;
-      if (!locate(p, info, ip_off)) {
+      bool ok = locate(p, info, ip_off);
+      decoded(p, info, ok);
+      if (!ok) {
         uninspected_.add();
         return;
       }
@@ -264,6 +285,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
   void on_stop() override {
     write_logs();  // flow records of the flows that ended at the stop
+    add_stats();
     // Every copy writes what it holds; the last one to stop on a file closes
     // it, so an error at the close is reported too.
     for (auto* f : {&fast_, &eve_}) {
@@ -271,9 +293,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       f->with([&](io::OutFile& o) {
         if (!o.is_open()) return;
         bool was = o.failed();  // (errors of earlier writes were reported with them)
+        bool last = last_copy(o.path());
+        if (last && f == &eve_ && eve(kEveStats)) {  // the run's stats record, as Suricata's at its end
+          o.put(stats_record());
+          o.end_record();
+        }
         o.flush();
         if (!was && o.failed()) err = o.error();
-        if (last_copy(o.path()) && !o.close() && err.empty() && !was) err = o.error();
+        if (last && !o.close() && err.empty() && !was) err = o.error();
       });
       if (!err.empty()) run_error(err);
     }
@@ -398,7 +425,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       Packet* p = a.batch->at(i);
       ids::PacketInfo info;
       uint32_t ip_off;
-      if (!locate(p, info, ip_off)) {
+      bool ok = locate(p, info, ip_off);
+      decoded(p, info, ok);
+      if (!ok) {
         uninspected_.add();
         continue;
       }
@@ -668,6 +697,66 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     put(eve_, eve_buf_, eve_lines_);
     fast_lines_ = eve_lines_ = 0;
   }
+  // Suricata's decoder counters, for each packet that reaches the IDS (an
+  // inner packet of a tunnel is one, as Suricata's; fragments taken into a
+  // datagram upstream are not).
+  void decoded(const Packet* p, const ids::PacketInfo& info, bool ok) {
+    ++pkt_stats_[kPkts];
+    pkt_stats_[kBytes] += p->length();
+    if (!ok) return void(++pkt_stats_[kInvalid]);
+    ++pkt_stats_[info.src.v6 ? kIpv6 : kIpv4];
+    switch (info.proto) {
+      case 6: ++pkt_stats_[kTcp]; break;
+      case 17: ++pkt_stats_[kUdp]; break;
+      case 132: ++pkt_stats_[kSctp]; break;
+      case 1: ++pkt_stats_[kIcmpv4]; break;
+      case 58: ++pkt_stats_[kIcmpv6]; break;
+    }
+  }
+  // Suricata's flow and app_layer.flow counters, as each flow ends.
+  void count_flow(const flow::Flow& f, uint16_t app) {
+    uint8_t proto = f.key.proto;
+    const char* p = proto == 6 ? "tcp" : proto == 17 ? "udp" : proto == 1 ? "icmpv4" : proto == 58 ? "icmpv6" : nullptr;
+    if (p) ++flow_stats_[fmt::format("flow.{}", p)];
+    if (const char* a = ids::app_name(app)) {
+      std::string name = app == ids::kAppDns ? fmt::format("dns_{}", proto == 6 ? "tcp" : "udp") : std::string(a);
+      ++flow_stats_["app_layer.flow." + name];
+    }
+  }
+  // This copy's counters into the run's.
+  void add_stats() {
+    static constexpr const char* kNames[] = {"decoder.pkts",   "decoder.bytes", "decoder.invalid", "decoder.ipv4",
+                                             "decoder.ipv6",   "decoder.tcp",   "decoder.udp",     "decoder.sctp",
+                                             "decoder.icmpv4", "decoder.icmpv6"};
+    static_assert(std::size(kNames) == kPktStats);
+    std::lock_guard<std::mutex> g(shared_->stats_mu);
+    auto& s = shared_->stats;
+    for (size_t i = 0; i < kPktStats; ++i) s[kNames[i]] += pkt_stats_[i];
+    for (const auto& [k, v] : flow_stats_) s[k] += v;
+    s["detect.alert"] += alerts_.get();
+    if (app_on_) {
+      s["app_layer.tx.http"] += app_.counters().http.transactions.get();
+      s["app_layer.tx.dns_udp"] += app_.counters().dns_udp_messages.get();
+      s["app_layer.tx.dns_tcp"] += app_.counters().dns_messages.get() - app_.counters().dns_udp_messages.get();
+    }
+    if (ips_) {  // packets dropped by a rule, or for their flow's earlier drop
+      uint64_t blocked = dropped_.get() + flow_dropped_.get();
+      s["ips.blocked"] += blocked;
+      s["ips.accepted"] += pkt_stats_[kPkts] - blocked;
+      s["ips.drop_reason.rules"] += dropped_.get();
+      s["ips.drop_reason.flow_drop"] += flow_dropped_.get();
+    }
+    pkt_stats_.fill(0);
+    flow_stats_.clear();
+  }
+  std::string stats_record() {
+    std::lock_guard<std::mutex> g(shared_->stats_mu);
+    nlohmann::json j = {{"timestamp", time_text(realtime_ns(), true)}, {"event_type", "stats"}};
+    nlohmann::json st = stats_json(shared_->stats);
+    st["uptime"] = (monotonic_ns() - started_ns_) / 1000000000ull;
+    j["stats"] = std::move(st);
+    return eve_text(j);
+  }
   // The transport's end points: ports, or ICMP's type and code (Suricata).
   static void ports_json(const ids::PacketInfo& p, nlohmann::json& j) {
     if (p.has_ports) {
@@ -758,7 +847,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
 
   static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32,
-                           kEveTls = 64;
+                           kEveTls = 64, kEveStats = 128;
   bool eve(uint8_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
 
   std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_, eve_file_;
@@ -786,13 +875,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   offload::TableMirror mirror_;
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, log_lost_;
   Stat passed_, dropped_, flow_passed_, flow_dropped_;
+  enum PktStat { kPkts, kBytes, kInvalid, kIpv4, kIpv6, kTcp, kUdp, kSctp, kIcmpv4, kIcmpv6, kPktStats };
+  std::array<uint64_t, kPktStats> pkt_stats_{};
+  std::map<std::string, uint64_t> flow_stats_;
+  uint64_t started_ns_ = monotonic_ns();
 };
 #define SHOAL_IDS_ARGS                                                                                                 \
   {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},              \
       {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                              \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
       {"EVE_TYPES", "list",                                                                                            \
-       "the EVE event types written, of alert, drop, flow, http, files, dns and tls (default all)"},                   \
+       "the EVE event types written, of alert, drop, flow, http, files, dns, tls and stats (default all)"},            \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \
