@@ -226,6 +226,19 @@ TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   ASSERT_EQ(passed.flows.size(), 1u);
   EXPECT_EQ(passed.flows[0]["flow"]["action"], "pass");
   EXPECT_EQ(passed.flows[0]["flow"]["alerted"], false);
+
+  // alert then pass: the pass rule's `alert` logs it, once; the flow is passed all the same
+  std::string loud =
+      "alert tcp any any -> any any (content:\"attack\"; sid:1;)\n"
+      "pass tcp any any -> any any (content:\"trusted\"; alert; sid:2;)\n";
+  auto told = run_ids("pass-alert", c.out, loud);
+  ASSERT_TRUE(told.r->ok);
+  ASSERT_EQ(told.eve.size(), 1u);
+  EXPECT_EQ(told.eve[0]["alert"]["signature_id"], 2);
+  EXPECT_EQ(told.r->n("ids.flow_passed"), 2u);
+  ASSERT_EQ(told.flows.size(), 1u);
+  EXPECT_EQ(told.flows[0]["flow"]["action"], "pass");
+  EXPECT_EQ(told.flows[0]["flow"]["alerted"], true);
 }
 
 TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {

@@ -1094,6 +1094,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_flowbits(v, r, err)) return false;
     } else if (k == "noalert") {
       r.noalert = true;
+    } else if (k == "alert") {
+      if (!v.empty()) return err = "'alert' takes no value", false;
+      r.force_alert = true;
     } else if (k == "config") {
       // Suricata's conditional logging; the form it has for transactions
       std::string c;

@@ -287,9 +287,10 @@ struct Rule {
   uint32_t dsize_lo = 0, dsize_hi = UINT32_MAX;  // inclusive bounds
   uint8_t flow = 0;                              // FlowOpt bits
   std::vector<Flowbit> flowbits;
-  bool noalert = false;     // matches (flowbits act) but raises no alert
-  bool no_tx_log = false;   // config rule: the transaction it matches is not logged
-  uint16_t app = kAppNone;  // the header's application protocol (alert http ...)
+  bool noalert = false;      // matches (flowbits act) but raises no alert
+  bool force_alert = false;  // alert: a pass rule alerts too (Suricata's alert-then-pass)
+  bool no_tx_log = false;    // config rule: the transaction it matches is not logged
+  uint16_t app = kAppNone;   // the header's application protocol (alert http ...)
   // app-layer-protocol:[!]NAME, each of them
   struct AppCond {
     uint16_t app;

@@ -637,15 +637,22 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     actions_.clear();
     for (const auto& [r, tx] : all_)
       actions_.push_back(&threshold_.action(rules[r], r, info, uint64_t(p->anno().flow), now));
-    if (*actions_[0] == "pass") {
-      passed_.add();
-      // a pass rule passes the flow; a rate_filter's pass, this packet
-      if (fs && rules[all_[0].first].action == "pass") fs->verdict = uint8_t(Verdict::Pass);
-      return Verdict::Pass;
-    }
     uint64_t ts = p->timestamp_ns();  // the packet's time, as Suricata logs it (0 is 1970-01-01)
     // a flow's id in EVE: unique over the run (worker, entry reuse, entry)
     uint64_t flow_id = flow_id_of(p);
+    if (*actions_[0] == "pass") {
+      passed_.add();
+      const ids::Rule& pr = rules[all_[0].first];
+      // a pass rule passes the flow; a rate_filter's pass, this packet
+      if (fs && pr.action == "pass") fs->verdict = uint8_t(Verdict::Pass);
+      if (pr.force_alert && !pr.noalert) {  // alert then pass
+        log(pr, info, ts, false, all_[0].second, p, flow_id);
+        alerted_packets_.add();
+        alerts_.add();
+        if (fs) fs->alerted = 1;
+      }
+      return Verdict::Pass;
+    }
     bool dropped = false;
     uint32_t logged = 0;
     const ids::Rule* dropper = nullptr;
