@@ -13,6 +13,7 @@
 
 #include "helpers.hh"
 #include "shoal/flow/http.hh"
+#include "shoal/ids/decode_events.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/pcap.hh"
 
@@ -1083,4 +1084,142 @@ TEST(IdsRules, HeaderBuffersReadThePacketsHeadersWithTheirOptions) {
     v6[0] = 0x60, v6[5] = 8, v6[6] = 58, v6[7] = 64, v6[40] = 128;
     EXPECT_EQ(sids(v6), (std::vector<uint32_t>{4, 7}));
   }
+}
+
+TEST(IdsDecodeEvents, EachEventFromTheBytesThatRaiseIt) {
+  auto events = [](const Bytes& ip) { return decode_events(ip.data(), uint32_t(ip.size())); };
+  auto has = [&](const Bytes& ip, DecodeEvent e) { return (events(ip) & event_bit(e)) != 0; };
+  Bytes ok = ip4(kClient, kServer, 6, 1, 80, "data");
+  EXPECT_EQ(events(ok), 0u);
+  EXPECT_EQ(events(ip4(kClient, kServer, 17, 1, 53, "q")), 0u);
+  // IPv4: lengths
+  Bytes cut = ok;
+  cut.resize(cut.size() - 2);
+  EXPECT_TRUE(has(cut, kIpv4TruncPkt));
+  Bytes hl = ok;
+  hl[0] = 0x44;
+  EXPECT_TRUE(has(hl, kIpv4HlenTooSmall));
+  // IPv4 options: an option of length 1; a record route twice; one Suricata does not know
+  auto with_opts = [&](Bytes opts) {
+    Bytes p = ok;
+    p.insert(p.begin() + 20, opts.begin(), opts.end());
+    p[0] = uint8_t(0x40 | (20 + opts.size()) / 4);
+    uint32_t tot = uint32_t(p.size());
+    p[2] = uint8_t(tot >> 8), p[3] = uint8_t(tot);
+    return p;
+  };
+  EXPECT_TRUE(has(with_opts({7, 1, 0, 0, 0, 0, 0, 0}), kIpv4OptInvalidLen));
+  EXPECT_TRUE(has(with_opts({7, 7, 4, 0, 0, 0, 0, 7, 7, 4, 0, 0, 0, 0, 0, 0}), kIpv4OptDuplicate));
+  EXPECT_TRUE(has(with_opts({99, 2, 1, 1, 1, 1, 1, 1}), kIpv4OptInvalid));
+  EXPECT_TRUE(has(with_opts({1, 1, 1, 0}), kIpv4OptPadRequired));
+  EXPECT_EQ(events(with_opts({7, 7, 4, 0, 0, 0, 0, 0})), 0u) << "a well-formed record route";
+  // TCP: the data offset, then the options
+  Bytes off = ok;
+  off[32] = 0x40;  // 16 bytes: less than the fixed header
+  EXPECT_TRUE(has(off, kTcpInvalidOptlen));
+  off[32] = 0xf0;  // 60 bytes: more than the segment has
+  EXPECT_TRUE(has(off, kTcpHlenTooSmall));
+  auto tcp_opts = [&](Bytes opts) {
+    Bytes p = ok;
+    p.insert(p.begin() + 40, opts.begin(), opts.end());
+    p[32] = uint8_t((20 + opts.size()) / 4 << 4);
+    uint32_t tot = uint32_t(p.size());
+    p[2] = uint8_t(tot >> 8), p[3] = uint8_t(tot);
+    return p;
+  };
+  EXPECT_TRUE(has(tcp_opts({2, 3, 5, 0}), kTcpOptInvalidLen)) << "MSS is 4 bytes";
+  EXPECT_TRUE(has(tcp_opts({3, 3, 7, 3, 3, 7, 0, 0}), kTcpOptDuplicate)) << "window scale twice";
+  EXPECT_EQ(events(tcp_opts({2, 4, 5, 0xb4, 1, 3, 3, 7})), 0u) << "MSS, NOP, window scale";
+  // UDP: its length field against the datagram
+  Bytes u = ip4(kClient, kServer, 17, 1, 53, "abcd");
+  u[25] = 4;
+  EXPECT_TRUE(has(u, kUdpLenInvalid));
+  u[25] = 40;
+  EXPECT_TRUE(has(u, kUdpPktTooSmall));
+  u[25] = 9;
+  EXPECT_TRUE(has(u, kUdpHlenInvalid));
+  // IPv6: fragment headers (atomic, twice, a length not a multiple of 8, past 65,535 bytes), destination options
+  auto v6 = [](std::vector<std::pair<uint8_t, Bytes>> ext, uint8_t last, size_t data) {
+    Bytes p(40, 0);
+    p[0] = 0x60, p[7] = 64;
+    p[6] = ext.empty() ? last : ext[0].first;
+    for (size_t i = 0; i < ext.size(); ++i) {
+      Bytes h = ext[i].second;
+      h[0] = i + 1 < ext.size() ? ext[i + 1].first : last;
+      p.insert(p.end(), h.begin(), h.end());
+    }
+    p.resize(p.size() + data, 'x');
+    uint32_t plen = uint32_t(p.size() - 40);
+    p[4] = uint8_t(plen >> 8), p[5] = uint8_t(plen);
+    return p;
+  };
+  Bytes atomic = {0, 0, 0, 0, 0, 0, 0, 1};
+  Bytes first = {0, 0, 0, 1, 0, 0, 0, 2};  // offset 0, more fragments
+  EXPECT_TRUE(has(v6({{44, atomic}}, 59, 0), kIpv6ExthdrUselessFh));
+  EXPECT_TRUE(has(v6({{44, atomic}, {44, atomic}}, 59, 0), kIpv6ExthdrDuplFh));
+  EXPECT_FALSE(has(v6({{44, first}, {44, atomic}}, 59, 16), kIpv6ExthdrDuplFh)) << "a fragment's rest is read later";
+  EXPECT_TRUE(has(v6({{44, first}}, 17, 13), kIpv6FragInvalidLength));
+  EXPECT_FALSE(has(v6({{44, first}}, 17, 16), kIpv6FragInvalidLength));
+  Bytes far = {0, 0, 0xff, 0xf9, 0, 0, 0, 3};  // offset 65528, more fragments
+  EXPECT_TRUE(has(v6({{44, far}}, 17, 16), kIpv6FragPktTooLarge));
+  Bytes dst = {0, 0, 0x3e, 1, 0xaa, 0, 0, 0};  // option 0x3e (unknown), then PadN
+  EXPECT_TRUE(has(v6({{60, dst}}, 59, 0), kIpv6DstoptsUnknownOpt));
+  Bytes dst_cut = {0, 1, 0, 0, 0, 0, 0, 0};  // says 16 bytes, has 8
+  EXPECT_TRUE(has(v6({{60, dst_cut}}, 59, 0), kIpv6TruncExthdr));
+  // names, as the keyword takes them
+  DecodeEvent e;
+  ASSERT_TRUE(find_decode_event("ipv6.frag_overlap", e));
+  EXPECT_EQ(e, kIpv6FragOverlap);
+  ASSERT_TRUE(find_decode_event("decoder.tcp.opt_duplicate", e));
+  EXPECT_EQ(e, kTcpOptDuplicate);
+  EXPECT_FALSE(find_decode_event("ipv4.no_such_event", e));
+  Rule r;
+  std::string err;
+  EXPECT_FALSE(parse_rule("alert pkthdr any any -> any any (decode-event:ipv4.nope; sid:1;)", Vars(), r, err));
+  EXPECT_NE(err.find("decode-event 'ipv4.nope'"), std::string::npos) << err;
+}
+
+TEST(IdsDecodeEvents, FragmentsAreInspectedBeforeTheirDatagramAndOverlapsFlagged) {
+  // a UDP datagram in two IPv4 fragments whose data overlap (bytes 8-15 twice)
+  std::string data = "12345678secret-payload!!";  // the UDP payload: 8 + 24 bytes with its header
+  Bytes whole = ip4(kClient, kServer, 17, 1000, 2000, data);
+  Bytes l4(whole.begin() + 20, whole.end());
+  auto frag = [&](uint32_t off, uint32_t len, bool more) {
+    Bytes p(whole.begin(), whole.begin() + 20);
+    p[4] = 0, p[5] = 7;  // id 7
+    uint16_t f = uint16_t((more ? 0x2000 : 0) | off / 8);
+    p[6] = uint8_t(f >> 8), p[7] = uint8_t(f);
+    p.insert(p.end(), l4.begin() + off, l4.begin() + off + len);
+    uint32_t tot = uint32_t(p.size());
+    p[2] = uint8_t(tot >> 8), p[3] = uint8_t(tot);
+    return ether(p);
+  };
+  std::vector<Bytes> frames = {frag(0, 16, true), frag(8, uint32_t(l4.size()) - 8, false)};
+  std::string dir = test::tmpdir(), pcap = dir + "/frags.pcap", rf = dir + "/frags.rules", eve = dir + "/frags.json";
+  write_pcap(pcap, frames);
+  std::ofstream(rf) << "alert ip any any -> any any (decode-event:ipv4.frag_overlap; sid:1;)\n"
+                       "alert udp any any -> any any (content:\"secret\"; sid:2;)\n"
+                       "alert ip any any -> any any (fragbits:M; sid:3;)\n";
+  auto r = test::run(fmt::format(
+      "FromDump({}, STOP true) -> IPReassembler(FRAGMENTS true) -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE "
+      "{}, QUIET true) -> c :: Counter -> Discard;",
+      pcap, rf, eve));
+  ASSERT_TRUE(r->ok) << r->errors;
+  test::finish(*r);
+  EXPECT_EQ(r->n("c.count"), 3u) << "both fragments, then the datagram";
+  std::vector<std::pair<int, uint64_t>> alerts;  // (sid, pcap_cnt)
+  nlohmann::json stats;
+  std::ifstream f(eve);
+  for (std::string line; std::getline(f, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event_type"] == "alert") alerts.push_back({j["alert"]["signature_id"], j.value("pcap_cnt", uint64_t(0))});
+    if (j["event_type"] == "stats") stats = j["stats"];
+  }
+  std::sort(alerts.begin(), alerts.end());
+  // the overlap on the second fragment; the content in the datagram (a
+  // packet of no capture's: no pcap_cnt); MF on the first
+  EXPECT_EQ(alerts, (std::vector<std::pair<int, uint64_t>>{{1, 2}, {2, 0}, {3, 1}}));
+  EXPECT_EQ(stats["decoder"]["event"]["ipv4"]["frag_overlap"], 1) << stats.dump();
+  EXPECT_EQ(stats["decoder"]["pkts"], 3);
+  EXPECT_EQ(stats["flow"]["udp"], 1) << "one flow: the datagram's, not the fragments'";
 }

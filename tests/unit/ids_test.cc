@@ -391,6 +391,7 @@ Bytes frame(const char* src, const char* dst, uint8_t proto, uint16_t sp, uint16
   std::memcpy(&ip[12], a.b.data(), 4), std::memcpy(&ip[16], b.b.data(), 4);
   ip[20] = uint8_t(sp >> 8), ip[21] = uint8_t(sp), ip[22] = uint8_t(dp >> 8), ip[23] = uint8_t(dp);
   if (proto == 6) ip[32] = 0x50;
+  if (proto == 17) ip[24] = uint8_t((8 + data.size()) >> 8), ip[25] = uint8_t(8 + data.size());  // the UDP length
   f.insert(f.end(), ip.begin(), ip.end());
   f.insert(f.end(), data.begin(), data.end());
   return f;

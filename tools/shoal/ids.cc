@@ -122,7 +122,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   std::string conf = fmt::format(
       "// shoal ids: read, reassemble fragments, decode tunnels, track flows, detect, log{}\n"
       "src :: {}\n"
-      "  -> defrag :: IPReassembler\n"
+      "  -> defrag :: IPReassembler(FRAGMENTS true)\n"
       "  -> tunnels :: TunnelDecap\n"
       "  -> flows :: FlowIPManager(MIDSTREAM {})\n"
       "  -> ids :: {};\n"

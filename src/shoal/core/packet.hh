@@ -32,6 +32,8 @@ struct alignas(64) Anno {
   static constexpr uint8_t kDefragmented = 4;  // rebuilt from fragments (IPReassembler)
   static constexpr uint8_t kTunnelInner = 8;   // the inner packet of a tunnel (TunnelDecap)
   static constexpr uint8_t kTunnelOuter = 16;  // a tunnel packet whose inner packet follows (TunnelDecap)
+  static constexpr uint8_t kFragment = 32;     // a fragment passed on by IPReassembler(FRAGMENTS true)
+  static constexpr uint8_t kFragOverlap = 64;  // ... whose data overlapped data held
   // packet_type values (linux/if_packet.h)
   static constexpr uint8_t kHost = 0, kBroadcast = 1, kMulticast = 2, kOtherHost = 3, kOutgoing = 4;
 };

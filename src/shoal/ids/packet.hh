@@ -20,6 +20,9 @@ struct PacketInfo {
   uint16_t l3len = 0;
   const uint8_t* l4 = nullptr;  // the transport header (first fragment, complete), or null
   uint16_t l4len = 0;           // its length, options included (ICMP: by type, as Suricata)
+  uint64_t events = 0;          // its decoder events (DecodeEvent bits)
+  bool no_l3 = false;           // the decoder gave up on its IP header: no addresses (nor flow)
+  bool invalid = false;         // ... or on its transport: no flow
   uint8_t ttl = 0;              // IPv4 TTL, IPv6 hop limit
   uint16_t ip_id = 0;
   uint8_t ip_flags = 0;              // IPv4: reserved 4, don't fragment 2, more fragments 1

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "shoal/core/args.hh"
+#include "shoal/ids/decode_events.hh"
 #include "shoal/ids/dns_names.hh"
 
 #ifdef SHOAL_HAVE_PCRE2
@@ -1094,6 +1095,12 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_flowbits(v, r, err)) return false;
     } else if (k == "noalert") {
       r.noalert = true;
+    } else if (k == "decode-event") {
+      DecodeEvent e;
+      std::string_view name = trim(v);
+      if (!find_decode_event(name, e))
+        return err = fmt::format("decode-event '{}' is not an event this decoder raises", name), false;
+      r.decode_events |= event_bit(e);
     } else if (k == "alert") {
       if (!v.empty()) return err = "'alert' takes no value", false;
       r.force_alert = true;
@@ -1357,9 +1364,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   for (const Item& it : r.items) r.header_bufs |= it.buf != Buf::Packet && packet_buf(it.buf);
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
-  r.ip_only = r.items.empty() && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.flow &&
-              !checks_flowbits && !r.has_app_cond && !r.app && !r.has_urilen && r.sport.any && r.dport.any &&
-              !r.sport.neg && !r.dport.neg;
+  r.ip_only = r.items.empty() && !r.decode_events && !r.has_dsize && r.fields.empty() && !r.has_flags &&
+              !r.has_fragbits && !r.flow && !checks_flowbits && !r.has_app_cond && !r.app && !r.has_urilen &&
+              r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
   if (!r.sid) return err = "the rule has no sid", false;
   if (r.action == "config") {
     if (!r.no_tx_log || !r.uses_tx())

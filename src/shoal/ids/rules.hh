@@ -306,7 +306,8 @@ struct Rule {
   // header, flow or port test) are matched once per flow direction, on its
   // first packet.
   bool ip_only = false;
-  bool header_bufs = false;  // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
+  bool header_bufs = false;    // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
+  uint64_t decode_events = 0;  // decode-event: the decoder events the packet must have (DecodeEvent bits)
   std::vector<FieldCond> fields;
   std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)
   bool has_flags = false;

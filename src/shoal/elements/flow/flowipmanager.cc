@@ -116,7 +116,7 @@ void FlowIPManager::track(PacketBatch* b) {
     }
     uint32_t len = 0;
     const uint8_t* ip = flow_ip_header(p, len);
-    if (ip)
+    if (ip && !(p->anno().flags & Anno::kFragment))  // (a fragment whose datagram follows: no flow)
       k::parse_conn_key(ip, len, keys_[n]);
     else
       keys_[n].kind = k::KeyKind::NotIP;  // counted as no flow

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
 #include "shoal/elements/ids/idsapplayer.hh"
+#include "shoal/ids/decode_events.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/ids/threshold.hh"
 #include "shoal/io/outfile.hh"
@@ -210,7 +212,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // The application layer runs when rules ask for it, or its records are
     // logged.
     bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns), log_tls = eve(kEveTls);
-    for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond);
+    for (const ids::Rule& r : shared_->db->rules()) {
+      app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond);
+      events_on_ |= r.decode_events != 0;
+    }
     app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls);
     if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls);
     // A flow that ends: its transactions' records, then its flow record
@@ -243,7 +248,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       uint32_t ip_off;
       bool ok = locate(p, info, ip_off);
       decoded(p, info, ok);
-      if (!ok) {
+      if (ok) {
+        rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
+      } else if (!invalid_view(p, info)) {
         uninspected_.add();
         return;
       }
@@ -427,7 +434,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       uint32_t ip_off;
       bool ok = locate(p, info, ip_off);
       decoded(p, info, ok);
-      if (!ok) {
+      if (ok) {
+        rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
+      } else if (!invalid_view(p, info)) {
         uninspected_.add();
         continue;
       }
@@ -472,11 +481,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (p->source_index()) j["pcap_cnt"] = p->source_index();
     j["pkt_src"] = pkt_src(p);
     tunnel_json(p, j);
-    j.update({{"event_type", "drop"},
-              {"src_ip", addr_text(info.src)},
-              {"dest_ip", addr_text(info.dst)},
-              {"ip_v", info.src.v6 ? 6 : 4},
-              {"proto", proto_name(info.proto)}});
+    j["event_type"] = "drop";
+    if (!info.no_l3)
+      j.update({{"src_ip", addr_text(info.src)},
+                {"dest_ip", addr_text(info.dst)},
+                {"ip_v", info.src.v6 ? 6 : 4},
+                {"proto", proto_name(info.proto)}});
     ports_json(info, j);
     nlohmann::json d = {{"len", p->length()}, {"ttl", info.ttl}, {"reason", r ? "rules" : "flow drop"}};
     if (info.proto == 6 && info.l4) {
@@ -592,7 +602,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // flow layer or a flow.
   FlowState* flow_of(Packet* p, ids::PacketInfo& info) {
     uint32_t id = p->anno().flow;
-    if (!mgr_ || !id) return nullptr;
+    if (!mgr_ || !id || info.invalid) return nullptr;
     flow::FlowTable& t = mgr_->table();
     info.has_flow = true;
     info.dir = p->anno().flow_dir;
@@ -704,6 +714,49 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     put(eve_, eve_buf_, eve_lines_);
     fast_lines_ = eve_lines_ = 0;
   }
+  // What the rules see of a packet, as Suricata's decoder leaves it: a
+  // fragment passed on (its datagram follows) has no transport to read; a
+  // packet whose IP header cannot be right (cut short, bad lengths) has no
+  // addresses; one whose transport header cannot be has no ports and no
+  // payload; neither has a flow. Its decoder events are counted.
+  void rules_view(Packet* p, ids::PacketInfo& info, const uint8_t* ip, uint32_t len) {
+    info.events = ids::decode_events(ip, len);
+    if (p->anno().flags & Anno::kFragOverlap)
+      info.events |= ids::event_bit(info.src.v6 ? ids::kIpv6FragOverlap : ids::kIpv4FragOverlap);
+    for (uint64_t e = info.events; e; e &= e - 1) ++event_stats_[size_t(__builtin_ctzll(e))];
+    if (info.events & ids::kL3Invalid) {
+      info.src = info.dst = ids::Addr();
+      info.no_l3 = info.invalid = true;
+    }
+    if ((p->anno().flags & Anno::kFragment) || (info.events & (ids::kL3Invalid | ids::kL4Invalid))) {
+      info.invalid |= (info.events & ids::kL4Invalid) != 0;
+      info.l4 = nullptr, info.l4len = 0;
+      info.has_ports = false, info.sport = info.dport = 0;
+      info.payload = ip, info.plen = 0;
+    }
+  }
+  // A packet the IP parse refused (too short, headers cut): its decoder
+  // events, and addresses and protocol where its IP header is whole.
+  bool invalid_view(Packet* p, ids::PacketInfo& info) {
+    uint32_t len = 0;
+    const uint8_t* ip = flow_ip_header(p, len);
+    if (!ip || !len) return false;
+    bool v4 = ip[0] >> 4 == 4;
+    info = ids::PacketInfo();
+    if (len >= (v4 ? 20u : 40u)) {
+      info.src.v6 = info.dst.v6 = !v4;
+      std::memcpy(info.src.b, ip + (v4 ? 12 : 8), v4 ? 4 : 16);
+      std::memcpy(info.dst.b, ip + (v4 ? 16 : 24), v4 ? 4 : 16);
+      info.proto = ip[v4 ? 9 : 6];
+      info.ttl = ip[v4 ? 8 : 7];
+    }
+    rules_view(p, info, ip, len);
+    if (!info.events) return false;  // (not IP at all)
+    info.invalid = true;
+    info.no_l3 |= len < (v4 ? 20u : 40u);
+    info.payload = ip, info.plen = 0;
+    return true;
+  }
   // Suricata's decoder counters, for each packet that reaches the IDS (an
   // inner packet of a tunnel is one, as Suricata's; fragments taken into a
   // datagram upstream are not).
@@ -740,6 +793,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     auto& s = shared_->stats;
     for (size_t i = 0; i < kPktStats; ++i) s[kNames[i]] += pkt_stats_[i];
     for (const auto& [k, v] : flow_stats_) s[k] += v;
+    for (size_t e = 0; e < event_stats_.size(); ++e)  // (the events seen)
+      if (event_stats_[e])
+        s[fmt::format("decoder.event.{}", ids::decode_event_name(ids::DecodeEvent(e)))] += event_stats_[e];
+    event_stats_.fill(0);
     s["detect.alert"] += alerts_.get();
     if (app_on_) {
       s["app_layer.tx.http"] += app_.counters().http.transactions.get();
@@ -819,11 +876,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (pcap_cnt) j["pcap_cnt"] = pcap_cnt;
       j["pkt_src"] = pkt_src(pkt);
       tunnel_json(pkt, j);
-      j.update({{"event_type", "alert"},
-                {"src_ip", addr_text(p.src)},
-                {"dest_ip", addr_text(p.dst)},
-                {"ip_v", p.src.v6 ? 6 : 4},
-                {"proto", proto}});
+      j["event_type"] = "alert";
+      if (!p.no_l3)  // (a packet whose IP header could not be read has none, as Suricata's)
+        j.update({{"src_ip", addr_text(p.src)},
+                  {"dest_ip", addr_text(p.dst)},
+                  {"ip_v", p.src.v6 ? 6 : 4},
+                  {"proto", proto}});
       ports_json(p, j);
       if (p.has_flow) j["direction"] = p.dir == 0 ? "to_server" : "to_client";
       j["alert"] = {{"action", blocked ? "blocked" : "allowed"},
@@ -871,6 +929,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   IdsAppLayer app_;
   ids::ThresholdState threshold_;
   bool app_on_ = false;
+  bool events_on_ = false;  // some rule reads decoder events
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
   std::vector<const std::string*> actions_;  // all_'s actions after rate filters
@@ -884,6 +943,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   Stat passed_, dropped_, flow_passed_, flow_dropped_;
   enum PktStat { kPkts, kBytes, kInvalid, kIpv4, kIpv6, kTcp, kUdp, kSctp, kIcmpv4, kIcmpv6, kPktStats };
   std::array<uint64_t, kPktStats> pkt_stats_{};
+  std::array<uint64_t, ids::kDecodeEventCount> event_stats_{};
   std::map<std::string, uint64_t> flow_stats_;
   uint64_t started_ns_ = monotonic_ns();
 };

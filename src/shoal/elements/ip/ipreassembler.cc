@@ -22,6 +22,7 @@ class IPReassembler : public Element {
     Duration timeout{cfg.timeout_ns};
     std::string policy = "bsd";
     a.read_p("HIMEM", himem).read("TIMEOUT", timeout).read("POLICY", policy).read("MAX_FRAGMENTS", max_frags);
+    a.read("FRAGMENTS", pass_frags_);
     a.complete();
     if (!flow::parse_defrag_policy(policy, cfg.policy))
       a.fail(fmt::format("POLICY '{}': first, last, bsd or linux", policy));
@@ -43,27 +44,40 @@ class IPReassembler : public Element {
       uint32_t len = 0;
       const uint8_t* ip = flow_ip_header(p, len);
       if (!ip) return;
+      uint64_t overlaps = defrag_.counters().overlaps.get();
       flow::Defragmenter::Result r = defrag_.add(ip, len, now_, buf_);
       if (r == flow::Defragmenter::NotFragment) return;
       if (!out) out.emplace(*this, b);
-      out->take_before(i);
-      out->skip(i);
-      b->kill(i);
-      if (r == flow::Defragmenter::Invalid) return drop(p, r_invalid_);
-      if (r == flow::Defragmenter::Held) return drop(p, r_held_);
+      if (pass_frags_)  // the fragment goes on, marked (and whether its data overlapped)
+        p->anno().flags |=
+            uint8_t(Anno::kFragment | (defrag_.counters().overlaps.get() != overlaps ? Anno::kFragOverlap : 0));
       // whole: a new packet with the last fragment's link header and annotations
-      uint32_t link = uint32_t(ip - p->data());
-      Packet* q = worker().pool().alloc(link + uint32_t(buf_.size()));
-      if (!q) return drop(p, r_pool_);
-      created();
-      std::memcpy(q->data(), p->data(), link);
-      std::memcpy(q->data() + link, buf_.data(), buf_.size());
-      q->anno() = p->anno();
-      q->anno().flags |= Anno::kDefragmented;
-      if (p->has_mac_header()) q->set_mac_header(0);
-      q->set_network_header(link);
-      drop(p, r_held_);
-      out->add(q);
+      Packet* q = nullptr;
+      bool lost = false;
+      if (r == flow::Defragmenter::Done) {
+        uint32_t link = uint32_t(ip - p->data());
+        q = worker().pool().alloc(link + uint32_t(buf_.size()));
+        lost = !q;
+        if (q) {
+          created();
+          std::memcpy(q->data(), p->data(), link);
+          std::memcpy(q->data() + link, buf_.data(), buf_.size());
+          q->anno() = p->anno();
+          q->anno().flags = uint8_t((q->anno().flags & ~(Anno::kFragment | Anno::kFragOverlap)) | Anno::kDefragmented);
+          if (p->has_mac_header()) q->set_mac_header(0);
+          q->set_network_header(link);
+        }
+      }
+      if (pass_frags_) {
+        out->take_before(i + 1);  // the fragment, then the datagram it completed
+        if (lost) count_lost(r_pool_);
+      } else {
+        out->take_before(i);
+        out->skip(i);
+        b->kill(i);
+        drop(p, r == flow::Defragmenter::Invalid ? r_invalid_ : lost ? r_pool_ : r_held_);
+      }
+      if (q) out->add(q);
     });
     defrag_.expire(now_);
     if (!out) return output_push(0, b);  // no fragment: the batch as it came
@@ -87,6 +101,7 @@ class IPReassembler : public Element {
   flow::Defragmenter defrag_;
   std::vector<uint8_t> buf_;
   uint64_t now_ = 0;
+  bool pass_frags_ = false;
   uint16_t r_held_ = 0, r_invalid_ = 0, r_pool_ = 0;
 };
 SHOAL_ELEMENT(
@@ -104,11 +119,15 @@ SHOAL_ELEMENT(
         "it starts at or before). Bounds: HIMEM bytes of fragment data held (past it the oldest datagram is given "
         "up), MAX_FRAGMENTS per datagram, 65,535 bytes per datagram, and TIMEOUT after a datagram's first fragment "
         "(packet time); fragments that cannot be (past 65,535 bytes, a non-last one not a multiple of 8 bytes, cut "
-        "short) are dropped ('bad-fragment'). An atomic IPv6 fragment passes as it is (RFC 6946).",
+        "short) are dropped ('bad-fragment'). An atomic IPv6 fragment passes as it is (RFC 6946). With FRAGMENTS "
+        "true, fragments are not dropped but go on too, each before the datagram it completes, with Anno::flags "
+        "kFragment (and kFragOverlap when its data overlapped data held): an IDS inspects them as Suricata does, "
+        "and the flow layer leaves them out of flows.",
     .args = {{"HIMEM", "unsigned", "fragment data held at most, bytes (default 16 MiB)"},
              {"TIMEOUT", "time", "a datagram is given up this long after its first fragment (default 60s)"},
              {"POLICY", "first|last|bsd|linux", "overlap policy (default bsd)"},
-             {"MAX_FRAGMENTS", "unsigned", "fragments per datagram (default 1024)"}},
+             {"MAX_FRAGMENTS", "unsigned", "fragments per datagram (default 1024)"},
+             {"FRAGMENTS", "boolean", "fragments go on as well as their datagrams (default false: taken in)"}},
     .handlers = {{"fragments", "r", "fragments taken in"},
                  {"reassembled", "r", "datagrams made whole"},
                  {"overlaps", "r", "fragments that overlapped data already held"},

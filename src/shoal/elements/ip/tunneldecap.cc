@@ -32,7 +32,7 @@ class TunnelDecap : public Element {
     b->for_each([&](uint32_t i, Packet* p) {
       uint32_t len = 0;
       const uint8_t* ip = flow_ip_header(p, len);
-      if (!ip || (p->anno().flags & Anno::kTunnelInner)) return;  // one level of tunnel
+      if (!ip || (p->anno().flags & (Anno::kTunnelInner | Anno::kFragment))) return;  // one level; datagrams only
       uint8_t kind = None;
       uint32_t inner = inner_ip(ip, len, kind);
       if (!inner) return;
