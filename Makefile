@@ -11,6 +11,7 @@ FUZZ_REASSEMBLY_SECONDS ?= 20
 FUZZ_HTTP_SECONDS ?= 20
 FUZZ_DNS_SECONDS ?= 15
 FUZZ_TLS_SECONDS ?= 15
+FUZZ_SIP_SECONDS ?= 10
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
@@ -64,7 +65,7 @@ fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON \
 	  -DSHOAL_CUDA=OFF -DSHOAL_TESTS=OFF -DSHOAL_WERROR=OFF >$(FUZZ_BUILD).configure.log 2>&1 \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip
 	@echo "== fuzzing the configuration parser for $(FUZZ_SECONDS)s"
 	@mkdir -p $(FUZZ_BUILD)/corpus
 	@$(FUZZ_BUILD)/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
@@ -119,6 +120,13 @@ fuzz: deps
 	  >$(FUZZ_BUILD)/fuzz-tls.log 2>&1 \
 	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-tls.log; echo "fuzzing found a failure"; exit 1)
 	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-tls.log
+	@echo "== fuzzing the SIP parser (datagrams and TCP framing) for $(FUZZ_SIP_SECONDS)s"
+	@mkdir -p $(FUZZ_BUILD)/corpus-sip
+	@$(FUZZ_BUILD)/fuzz_sip -max_total_time=$(FUZZ_SIP_SECONDS) -max_len=8192 -rss_limit_mb=2048 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/sip- $(FUZZ_BUILD)/corpus-sip tests/fuzz/seeds-sip \
+	  >$(FUZZ_BUILD)/fuzz-sip.log 2>&1 \
+	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-sip.log; echo "fuzzing found a failure"; exit 1)
+	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-sip.log
 
 bench: build
 	@$(BUILD)/shoal bench --out bench/results/latest-cpu.json

@@ -13,6 +13,7 @@
 
 #include "helpers.hh"
 #include "shoal/flow/http.hh"
+#include "shoal/flow/sip.hh"
 #include "shoal/ids/decode_events.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/pcap.hh"
@@ -1222,4 +1223,84 @@ TEST(IdsDecodeEvents, FragmentsAreInspectedBeforeTheirDatagramAndOverlapsFlagged
   EXPECT_EQ(stats["decoder"]["event"]["ipv4"]["frag_overlap"], 1) << stats.dump();
   EXPECT_EQ(stats["decoder"]["pkts"], 3);
   EXPECT_EQ(stats["flow"]["udp"], 1) << "one flow: the datagram's, not the fragments'";
+}
+
+TEST(IdsSip, ParserReadsLinesHeadersAndBodies) {
+  auto u8 = [](const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); };
+  std::string reg =
+      "REGISTER sip:example.com SIP/2.0\r\nVia: SIP/2.0/UDP 10.0.0.1\r\nf: <sip:alice@example.com>\r\n"
+      "To: <sip:alice@example.com>\r\nTo: <sip:bob@example.com>\r\nSubject: a long\r\n  folded line\r\n"
+      "Content-Length: 4\r\n\r\nbodyEXTRA";
+  flow::SipMessage m;
+  ASSERT_EQ(flow::sip_parse(u8(reg), uint32_t(reg.size()), m, false), int64_t(reg.size() - 5));
+  EXPECT_TRUE(m.request);
+  EXPECT_EQ(m.method, "REGISTER");
+  EXPECT_EQ(m.uri, "sip:example.com");
+  EXPECT_EQ(m.first_line, "REGISTER sip:example.com SIP/2.0");
+  EXPECT_EQ(m.values("from"), std::vector<std::string>{"<sip:alice@example.com>"}) << "f is From's compact form";
+  EXPECT_EQ(m.values("to").size(), 2u) << "a repeated header keeps each value";
+  EXPECT_EQ(m.values("subject"), std::vector<std::string>{"a long folded line"});
+  EXPECT_EQ(m.body, "body");
+  // over TCP, a message is whole once its body is: none before
+  for (size_t cut : {size_t(10), reg.size() - 8}) {
+    flow::SipMessage part;
+    EXPECT_EQ(flow::sip_parse(u8(reg), uint32_t(cut), part, false), 0) << cut;
+  }
+  flow::SipMessage st;
+  std::string ok = "SIP/2.0 401 Unauthorized\r\nContent-Length: 0\r\n\r\n";
+  ASSERT_GT(flow::sip_parse(u8(ok), uint32_t(ok.size()), st, true), 0);
+  EXPECT_FALSE(st.request);
+  EXPECT_EQ(st.code, "401");
+  EXPECT_EQ(st.reason, "Unauthorized");
+  // the probe: SIP's request lines and status line, not HTTP's (OPTIONS is a method of both)
+  auto probe = [&](const std::string& s) { return flow::sip_probe(u8(s), uint32_t(s.size())); };
+  EXPECT_EQ(probe("OPTIONS sip:x SIP/2.0\r\n"), 1);
+  EXPECT_EQ(probe("OPTIONS * HTTP/1.1\r\n"), 0);
+  EXPECT_EQ(probe("SIP/2.0 200 OK"), 1);
+  EXPECT_EQ(probe("INV"), -1);
+  EXPECT_EQ(probe("GET / HTTP/1.1"), 0);
+  // hostile: a Content-Length past the bound, a line that is not SIP
+  std::string huge = "INVITE sip:x SIP/2.0\r\nContent-Length: 99999999999\r\n\r\n";
+  EXPECT_EQ(flow::sip_parse(u8(huge), uint32_t(huge.size()), m, false), -1);
+  std::string bad = "HELLO there\r\n\r\n";
+  EXPECT_EQ(flow::sip_parse(u8(bad), uint32_t(bad.size()), m, true), -1);
+}
+
+TEST(IdsSip, RulesMatchMessagesOverUdpAndTcpAndAreLogged) {
+  std::vector<Bytes> frames;
+  auto udp = [&](bool to_server, const std::string& msg) {
+    frames.push_back(to_server ? ether(ip4(kClient, kServer, 17, 5062, 5060, msg))
+                               : ether(ip4(kServer, kClient, 17, 5060, 5062, msg)));
+  };
+  udp(true, "REGISTER sip:example.com SIP/2.0\r\nTo: <sip:alice@example.com>\r\nContent-Length: 0\r\n\r\n");
+  udp(false, "SIP/2.0 401 Unauthorized\r\nTo: <sip:alice@example.com>\r\nContent-Length: 0\r\n\r\n");
+  // over TCP, on a port that is not SIP's, the request split across segments
+  Conv c(40000, 8080);
+  c.send(0, "INVITE sip:bob@example.com SIP/2.0\r\nUser-Agent: softphone\r\nCont");
+  c.send(0, "ent-Length: 3\r\n\r\nv=0");
+  c.send(1, "SIP/2.0 180 Ringing\r\nContent-Length: 0\r\n\r\n");
+  frames.insert(frames.end(), c.out.begin(), c.out.end());
+  std::string rules =
+      "alert sip any any -> any any (flow:to_server; sip.method; content:\"REGISTER\"; sid:1;)\n"
+      "alert sip any any -> any any (flow:to_client; sip.to; content:\"alice\"; sid:2;)\n"
+      "alert sip any any -> any any (sip.stat_code; content:\"180\"; sid:3;)\n"
+      "alert sip any any -> any any (sip.user_agent; content:\"softphone\"; sip.uri; content:\"bob\"; sid:4;)\n"
+      "alert sip any any -> any any (sip.method; content:\"401\"; sid:5;)\n"  // a response has no method
+      "alert udp any any -> any any (app-layer-protocol:sip; content:\"401\"; sid:6;)\n";
+  auto r = run_ids("sip", frames, rules);
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2, 3, 4, 6}));
+  for (const auto& a : r.eve) {
+    if (a["alert"]["signature_id"] != 6) {
+      EXPECT_EQ(a["app_proto"], "sip") << a.dump();
+    }
+  }
+  ASSERT_EQ(r.other["sip"].size(), 4u) << "a record per message";
+  std::set<std::string> lines;
+  for (const auto& s : r.other["sip"])
+    lines.insert(s["sip"].contains("request_line") ? s["sip"]["request_line"] : s["sip"]["response_line"]);
+  EXPECT_EQ(lines, (std::set<std::string>{"REGISTER sip:example.com SIP/2.0", "SIP/2.0 401 Unauthorized",
+                                          "INVITE sip:bob@example.com SIP/2.0", "SIP/2.0 180 Ringing"}));
 }

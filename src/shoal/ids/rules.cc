@@ -754,6 +754,20 @@ constexpr BufName kSticky[] = {
     {"ja3s.hash", Buf::Ja3sHash},
     {"ja3s.string", Buf::Ja3sString},
     {"ja4.hash", Buf::Ja4Hash},
+    {"sip.method", Buf::SipMethod},
+    {"sip.uri", Buf::SipUri},
+    {"sip.request_line", Buf::SipRequestLine},
+    {"sip.stat_code", Buf::SipStatCode},
+    {"sip.stat_msg", Buf::SipStatMsg},
+    {"sip.response_line", Buf::SipResponseLine},
+    {"sip.protocol", Buf::SipProtocol},
+    {"sip.from", Buf::SipFrom},
+    {"sip.to", Buf::SipTo},
+    {"sip.via", Buf::SipVia},
+    {"sip.user_agent", Buf::SipUserAgent},
+    {"sip.ua", Buf::SipUserAgent},
+    {"sip.content_type", Buf::SipContentType},
+    {"sip.content_length", Buf::SipContentLength},
     {"ipv4.hdr", Buf::Ipv4Hdr},
     {"ipv6.hdr", Buf::Ipv6Hdr},
     {"tcp.hdr", Buf::TcpHdr},
@@ -1021,6 +1035,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   } else if (f[1] == "tls") {
     r.app = kAppTls;
     r.proto = Proto::TCP;
+  } else if (f[1] == "sip") {
+    r.app = kAppSip;  // over UDP and TCP
+    r.proto = Proto::IP;
   } else if (f[1] == "ip" || f[1] == "pkthdr")
     r.proto = Proto::IP;
   else if (f[1] == "tcp")
@@ -1270,10 +1287,14 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       std::string_view a = trim(v);
       bool neg = !a.empty() && a[0] == '!';
       if (neg) a = trim(a.substr(1));
-      if (a != "http" && a != "http1" && a != "dns" && a != "tls")
-        return err = fmt::format("app-layer-protocol '{}': this engine detects http, dns and tls only", a), false;
+      if (a != "http" && a != "http1" && a != "dns" && a != "tls" && a != "sip")
+        return err = fmt::format("app-layer-protocol '{}': this engine detects http, dns, tls and sip only", a), false;
       r.has_app_cond = true;
-      r.app_conds.push_back({uint16_t(a == "dns" ? kAppDns : a == "tls" ? kAppTls : kAppHttp), neg});
+      r.app_conds.push_back({uint16_t(a == "dns"   ? kAppDns
+                                      : a == "tls" ? kAppTls
+                                      : a == "sip" ? kAppSip
+                                                   : kAppHttp),
+                             neg});
     } else if (k == "nocase") {
       if (!need_last(k)) return false;
       last->nocase = true;
@@ -1351,12 +1372,13 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   }
   // the buffers say whose transactions the rule reads
   if (r.uses_tx()) {
-    bool dns = false, http = r.has_urilen, tls = false;
+    bool dns = false, http = r.has_urilen, tls = false, sip = false;
     for (const FieldCond& c : r.tx_fields) (c.field >= FieldCond::TlsVersion ? tls : dns) = true;
     for (const Item& it : r.items)
-      if (!packet_buf(it.buf)) (dns_buf(it.buf) ? dns : tls_buf(it.buf) ? tls : http) = true;
-    if (int(dns) + int(http) + int(tls) > 1) return err = "buffers of two application protocols in one rule", false;
-    uint16_t app = dns ? kAppDns : tls ? kAppTls : kAppHttp;
+      if (!packet_buf(it.buf)) (dns_buf(it.buf) ? dns : tls_buf(it.buf) ? tls : sip_buf(it.buf) ? sip : http) = true;
+    if (int(dns) + int(http) + int(tls) + int(sip) > 1)
+      return err = "buffers of two application protocols in one rule", false;
+    uint16_t app = dns ? kAppDns : tls ? kAppTls : sip ? kAppSip : kAppHttp;
     if (r.app && r.app != app)
       return err = fmt::format("a {} rule reads {} buffers", app_name(r.app), app_name(app)), false;
     r.app = app;
@@ -1457,7 +1479,8 @@ const char* buf_name(Buf b) {
 bool response_only(Buf b) {
   return b == Buf::DnsResponseRrname || (b >= Buf::TlsCertSubject && b <= Buf::TlsCerts) || b == Buf::Ja3sHash ||
          b == Buf::Ja3sString || b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine ||
-         b == Buf::HttpResponseBody || b == Buf::HttpServer;
+         b == Buf::HttpResponseBody || b == Buf::HttpServer || b == Buf::SipStatCode || b == Buf::SipStatMsg ||
+         b == Buf::SipResponseLine;
 }
 
 bool dns_buf(Buf b) {
@@ -1465,7 +1488,7 @@ bool dns_buf(Buf b) {
 }
 
 const char* app_name(uint16_t app) {
-  return app == kAppHttp ? "http" : app == kAppDns ? "dns" : app == kAppTls ? "tls" : nullptr;
+  return app == kAppHttp ? "http" : app == kAppDns ? "dns" : app == kAppTls ? "tls" : app == kAppSip ? "sip" : nullptr;
 }
 
 bool tls_buf(Buf b) { return b >= Buf::TlsSni && b <= Buf::Ja4Hash; }

@@ -101,6 +101,20 @@ enum class Buf : uint8_t {
   UdpHdr,
   Icmpv4Hdr,
   Icmpv6Hdr,
+  // SIP (a message's; the header ones are multi-buffers: a header may repeat)
+  SipMethod,
+  SipUri,
+  SipRequestLine,
+  SipStatCode,
+  SipStatMsg,
+  SipResponseLine,
+  SipProtocol,
+  SipFrom,
+  SipTo,
+  SipVia,
+  SipUserAgent,
+  SipContentType,
+  SipContentLength,
   Count
 };
 const char* buf_name(Buf b);
@@ -110,12 +124,13 @@ bool response_only(Buf b);
 bool either_side(Buf b);
 bool dns_buf(Buf b);
 bool tls_buf(Buf b);
+inline bool sip_buf(Buf b) { return b >= Buf::SipMethod && b <= Buf::SipContentLength; }
 // The packet's payload or one of its headers (not an application buffer).
 inline bool packet_buf(Buf b) { return b == Buf::Packet || (b >= Buf::Ipv4Hdr && b <= Buf::Icmpv6Hdr); }
 
 // Application protocols a rule header may name.
-enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3 };
-const char* app_name(uint16_t app);  // "http", "dns", "tls"; null for none
+enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3, kAppSip = 4 };
+const char* app_name(uint16_t app);  // "http", "dns", "tls", "sip"; null for none
 
 // One content or pcre, in rule order (relative ones follow the previous).
 struct Content {

@@ -52,7 +52,7 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
       if (p.proto != 132) return false;
       ports = true;
       break;
-    case Proto::IP: ports = r.app == kAppDns && p.has_ports; break;  // dns: over TCP or UDP
+    case Proto::IP: ports = (r.app == kAppDns || r.app == kAppSip) && p.has_ports; break;  // over TCP or UDP
   }
   if (ports && !p.has_ports) return false;
   if (r.app && p.app != r.app) return false;

@@ -17,8 +17,10 @@ struct IdsAppLayer::Conn {
   std::unique_ptr<flow::TlsConn> tls;
   std::vector<uint32_t> tls_alerted;  // rules that alerted on the handshake (one transaction per flow)
   bool tls_logged = false;
+  uint64_t sip_tx = 0;  // SIP messages so far (each is a transaction)
+  flow::SipTcpFramer sip_tcp[2];
   flow::Stream stream;
-  uint8_t detect[2] = {0, 0};  // per direction: 0 undecided, 1 HTTP, 2 something else
+  uint8_t detect[2] = {0, 0};  // per direction: 0 undecided, 1 HTTP, 2 something else, 3 DNS, 4 TLS, 5 SIP
   std::string probe[2];        // first bytes held while undecided
   uint16_t app = ids::kAppNone;
   std::unique_ptr<flow::HttpConn> http;
@@ -39,9 +41,9 @@ void IdsAppLayer::reserve(FlowIPManager& mgr) {
 IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }
 
 void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns,
-                       bool log_tls) {
+                       bool log_tls, bool log_sip) {
   db_ = std::move(db);
-  log_http_ = log_http, log_files_ = log_files, log_dns_ = log_dns, log_tls_ = log_tls;
+  log_http_ = log_http, log_files_ = log_files, log_dns_ = log_dns, log_tls_ = log_tls, log_sip_ = log_sip;
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
   reasm_.configure(sc);
@@ -96,6 +98,20 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   }
   if (info.proto == 17) {  // a datagram is a message
     if (c->app == ids::kAppNone && c->port53 && flow::dns_probe(info.payload, info.plen)) c->app = ids::kAppDns;
+    if (c->app == ids::kAppNone && flow::sip_probe(info.payload, info.plen) == 1) c->app = ids::kAppSip;
+    if (c->app == ids::kAppSip) {
+      flow::SipMessage m;
+      if (flow::sip_parse(info.payload, info.plen, m, true) > 0) {
+        cur_ = &info;
+        cur_ts_ = ts;
+        cur_hits_ = &hits;
+        sip_message(*c, info.dir, m);
+        c_.sip_udp_messages.add();
+        cur_ = nullptr;
+      } else {
+        c_.sip_errors.add();
+      }
+    }
     if (c->app == ids::kAppDns) {
       cur_ = &info;
       cur_ts_ = ts;
@@ -136,6 +152,12 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
   auto dns = [&](const uint8_t* d, uint32_t n) {
     c->dns_tcp[dir].data(d, n, [&](const uint8_t* m, uint32_t k) { dns_message(*c, dir, m, k); });
   };
+  auto sip_tcp = [&](const uint8_t* d, uint32_t n) {
+    if (!c->sip_tcp[dir].data(d, n, [&](const flow::SipMessage& m) { sip_message(*c, dir, m); })) {
+      c_.sip_errors.add();
+      c->detect[dir] = 2;  // given up
+    }
+  };
   if (c->detect[dir] == 0) {
     // protocol detection on the first bytes: HTTP whatever the ports, DNS
     // on port 53 when its header is plausible
@@ -143,6 +165,18 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     size_t held = pb.size();  // bytes of earlier segments kept while undecided
     pb.append(reinterpret_cast<const char*>(data), std::min<size_t>(len, 16 - std::min<size_t>(held, 16)));
     const auto* pd = reinterpret_cast<const uint8_t*>(pb.data());
+    // SIP first: OPTIONS and others are methods of both; a request names a sip: URI
+    int sip = c->app == ids::kAppNone ? flow::sip_probe(pd, uint32_t(pb.size())) : c->app == ids::kAppSip ? 1 : 0;
+    if (sip < 0 && pb.size() < 16) return;  // more bytes needed (all of them are in pb)
+    if (sip > 0) {
+      c->app = ids::kAppSip;
+      c->detect[dir] = 5;
+      std::string first = std::move(pb);  // (the bytes held, this segment's included)
+      pb.clear();
+      pb.shrink_to_fit();
+      if (held) sip_tcp(reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
+      return sip_tcp(data, len);
+    }
     int d = flow::http_detect(dir, pd, uint32_t(pb.size()));
     if (d < 0 && pb.size() < 16) return;  // more bytes needed (all of them are in pb)
     // a connection already HTTP or DNS from the other side: this side goes to
@@ -181,6 +215,7 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     pb.shrink_to_fit();
   }
   if (c->detect[dir] == 3) return dns(data, len);
+  if (c->detect[dir] == 5) return sip_tcp(data, len);
   if (c->detect[dir] == 4) return c->tls->data(dir, data, len);
   if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
 }
@@ -188,6 +223,7 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
 void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
   Conn* c = slot(flow);
   if (c && c->app == ids::kAppDns) c->dns_tcp[dir].gap();
+  if (c && c->detect[dir] == 5) c->sip_tcp[dir].gap(), c->detect[dir] = 2;
   if (c && c->tls) c->tls->gap(dir);
   if (c && c->http) c->http->gap(dir);
   if (c && c->detect[dir] == 0) c->detect[dir] = 2;
@@ -484,6 +520,56 @@ void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
     c.tls_logged = true;
     logs_.push_back({c.id, TxLog::Tls, 0, 0, tls_json(t), {}});
   }
+}
+
+}  // namespace shoal
+
+namespace shoal {
+
+nlohmann::json IdsAppLayer::sip_json(const flow::SipMessage& m) {
+  if (m.request) return {{"method", m.method}, {"uri", m.uri}, {"version", m.version}, {"request_line", m.first_line}};
+  return {{"version", m.version}, {"code", m.code}, {"reason", m.reason}, {"response_line", m.first_line}};
+}
+
+void IdsAppLayer::sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m) {
+  c_.sip_messages.add();
+  uint64_t tx_id = c.sip_tx++;
+  nlohmann::json j = sip_json(m);
+  if (cur_ && db_ && !db_->tx_rules().empty()) {
+    cur_->app = ids::kAppSip;
+    using ids::Buf;
+    ids::TxBuffers b;
+    if (m.request) {
+      b.set(Buf::SipMethod, m.method);
+      b.set(Buf::SipUri, m.uri);
+      b.set(Buf::SipRequestLine, m.first_line);
+    } else {
+      b.set(Buf::SipStatCode, m.code);
+      b.set(Buf::SipStatMsg, m.reason);
+      b.set(Buf::SipResponseLine, m.first_line);
+    }
+    b.set(Buf::SipProtocol, m.version);
+    // the headers: every value of each (a header may repeat)
+    static constexpr std::pair<Buf, const char*> kHeaders[] = {{Buf::SipFrom, "from"},
+                                                               {Buf::SipTo, "to"},
+                                                               {Buf::SipVia, "via"},
+                                                               {Buf::SipUserAgent, "user-agent"},
+                                                               {Buf::SipContentType, "content-type"},
+                                                               {Buf::SipContentLength, "content-length"}};
+    std::vector<std::string> values[std::size(kHeaders)];
+    for (size_t i = 0; i < std::size(kHeaders); ++i) {
+      values[i] = m.values(kHeaders[i].second);
+      b.set_many(kHeaders[i].first, values[i]);
+    }
+    const auto& rules = db_->rules();
+    for (uint32_t r : db_->tx_rules()) {
+      const ids::Rule& rule = rules[r];
+      if (rule.app != ids::kAppSip || !ids::tx_matches(rule, b, *cur_)) continue;
+      ids::apply_flowbits(rule, *cur_);
+      cur_hits_->push_back({r, nullptr, j, tx_id, ids::kAppSip});
+    }
+  }
+  if (log_sip_) logs_.push_back({c.id, TxLog::Sip, dir, tx_id, std::move(j), {}});
 }
 
 }  // namespace shoal

@@ -17,6 +17,7 @@
 #include "shoal/flow/dns.hh"
 #include "shoal/flow/http.hh"
 #include "shoal/flow/reassembly.hh"
+#include "shoal/flow/sip.hh"
 #include "shoal/flow/tls.hh"
 #include "shoal/ids/engine.hh"
 
@@ -33,7 +34,7 @@ class IdsAppLayer : private flow::StreamSink {
   };
   // A transaction, a file or a DNS message: an http, fileinfo or dns record.
   struct TxLog {
-    enum Kind : uint8_t { Http, File, Dns, Tls };
+    enum Kind : uint8_t { Http, File, Dns, Tls, Sip };
     uint32_t flow;
     Kind kind;
     uint8_t dir;  // the file's or message's direction: 0 to the server, 1 to the client
@@ -48,6 +49,9 @@ class IdsAppLayer : private flow::StreamSink {
     Stat dns_udp_messages;  // ... of them over UDP
     Stat dns_malformed;     // ... whose sections could not all be read
     Stat depth_reached;     // directions past the reassembly depth (not parsed further)
+    Stat sip_messages;      // SIP messages parsed (UDP and TCP)
+    Stat sip_udp_messages;  // ... of them over UDP
+    Stat sip_errors;        // ... messages or directions given up (not SIP after all, past the bounds, a gap)
   };
   IdsAppLayer();
   ~IdsAppLayer() override;
@@ -55,7 +59,8 @@ class IdsAppLayer : private flow::StreamSink {
   void reserve(FlowIPManager& mgr);
   // At initialize: the rules (may be null: logging only), and which
   // records are made.
-  void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns, bool log_tls);
+  void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns, bool log_tls,
+            bool log_sip);
   // Flow `id` leaves the table: its streams and parser end (transactions
   // still open are logged as they are).
   void release(uint32_t id);
@@ -67,6 +72,8 @@ class IdsAppLayer : private flow::StreamSink {
   static nlohmann::json dns_json(const flow::DnsMessage& m, uint64_t tx_id);
   // Suricata's tls object of a handshake.
   static nlohmann::json tls_json(const flow::TlsInfo& t);
+  // Suricata's sip object of a message.
+  static nlohmann::json sip_json(const flow::SipMessage& m);
   // Content-Encoding layers undone (before init).
   void set_decompress_layers(int n) { http_cfg_.decompress_layers = n; }
   // One TCP or UDP packet of flow `id`: a TCP segment goes through
@@ -92,6 +99,7 @@ class IdsAppLayer : private flow::StreamSink {
   void match_tx(flow::HttpTx& tx);
   void dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n);
   void on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what);
+  void sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m);
 
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
@@ -103,7 +111,7 @@ class IdsAppLayer : private flow::StreamSink {
   ids::PacketInfo* cur_ = nullptr;
   uint64_t cur_ts_ = 0;
   std::vector<TxHit>* cur_hits_ = nullptr;
-  bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false;
+  bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false;
   std::vector<TxLog> logs_;
   std::unordered_set<Conn*> live_;  // every connection held, freed at the end if its flow never was
 };

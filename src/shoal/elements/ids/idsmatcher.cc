@@ -134,7 +134,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("CLASSIFICATION", classification);
     InputPath threshold;
     a.read("THRESHOLD", threshold);
-    std::string types = "alert drop flow http files dns tls stats";
+    std::string types = "alert drop flow http files dns tls sip stats";
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
@@ -143,12 +143,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     app_.set_decompress_layers(layers);
     eve_types_ = 0;
     for (std::string_view t : split_words(types)) {
-      static const std::pair<const char*, uint8_t> kTypes[] = {
-          {"alert", kEveAlert},    {"drop", kEveDrop}, {"flow", kEveFlow}, {"http", kEveHttp},  {"files", kEveFiles},
-          {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},   {"stats", kEveStats}};
+      static const std::pair<const char*, uint16_t> kTypes[] = {
+          {"alert", kEveAlert},    {"drop", kEveDrop}, {"flow", kEveFlow}, {"http", kEveHttp},   {"files", kEveFiles},
+          {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},   {"stats", kEveStats}, {"sip", kEveSip}};
       auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
       if (it == std::end(kTypes))
-        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, stats)", t));
+        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, stats)", t));
       eve_types_ |= it->second;
     }
     // The flow layer, when there is one upstream: the flow options and
@@ -216,8 +216,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond);
       events_on_ |= r.decode_events != 0;
     }
-    app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls);
-    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls);
+    bool log_sip = eve(kEveSip);
+    app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip);
+    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip);
     // A flow that ends: its transactions' records, then its flow record
     if (mgr_ && (app_on_ || eve(kEveFlow)))
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
@@ -539,13 +540,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (IdsAppLayer::TxLog& l : logs) {
       using K = IdsAppLayer::TxLog;
       // http records go from the client; files and DNS messages the way they went
-      static const char* const kType[] = {"http", "fileinfo", "dns", "tls"};
+      static const char* const kType[] = {"http", "fileinfo", "dns", "tls", "sip"};
       const char* type = kType[l.kind];
       nlohmann::json j = flow_head(l.flow, mgr_->table().flow(l.flow), l.kind == K::Http || l.dir == 0, ts, type);
       if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
       if (l.kind != K::Dns) j["tx_id"] = l.tx_id;
       if (l.kind == K::File) j["app_proto"] = "http";
-      j[l.kind == K::Dns ? "dns" : l.kind == K::Tls ? "tls" : "http"] = std::move(l.meta);
+      if (l.kind == K::Sip) j["app_proto"] = "sip";
+      j[kType[l.kind == K::File ? K::Http : l.kind]] = std::move(l.meta);
       if (l.kind == K::File) j["fileinfo"] = std::move(l.fileinfo);
       eve_buf_ += eve_text(j);
       ++eve_lines_;
@@ -779,7 +781,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     const char* p = proto == 6 ? "tcp" : proto == 17 ? "udp" : proto == 1 ? "icmpv4" : proto == 58 ? "icmpv6" : nullptr;
     if (p) ++flow_stats_[fmt::format("flow.{}", p)];
     if (const char* a = ids::app_name(app)) {
-      std::string name = app == ids::kAppDns ? fmt::format("dns_{}", proto == 6 ? "tcp" : "udp") : std::string(a);
+      // (protocols over both transports are counted per transport, as Suricata's dns_udp)
+      bool both = app == ids::kAppDns || app == ids::kAppSip;
+      std::string name = both ? fmt::format("{}_{}", a, proto == 6 ? "tcp" : "udp") : std::string(a);
       ++flow_stats_["app_layer.flow." + name];
     }
   }
@@ -802,6 +806,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       s["app_layer.tx.http"] += app_.counters().http.transactions.get();
       s["app_layer.tx.dns_udp"] += app_.counters().dns_udp_messages.get();
       s["app_layer.tx.dns_tcp"] += app_.counters().dns_messages.get() - app_.counters().dns_udp_messages.get();
+      s["app_layer.tx.sip_udp"] += app_.counters().sip_udp_messages.get();
+      s["app_layer.tx.sip_tcp"] += app_.counters().sip_messages.get() - app_.counters().sip_udp_messages.get();
     }
     if (ips_) {  // packets dropped by a rule, or for their flow's earlier drop
       uint64_t blocked = dropped_.get() + flow_dropped_.get();
@@ -913,10 +919,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
 
   static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32,
                            kEveTls = 64, kEveStats = 128;
-  bool eve(uint8_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
+  static constexpr uint16_t kEveSip = 256;
+  bool eve(uint16_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
 
   std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_, eve_file_;
-  uint8_t eve_types_ = 0;
+  uint16_t eve_types_ = 0;
   bool strict_ = false, quiet_ = false, ips_ = false;
   FlowIPManager* mgr_ = nullptr;
   uint32_t state_off_ = 0;
@@ -952,7 +959,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                              \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
       {"EVE_TYPES", "list",                                                                                            \
-       "the EVE event types written, of alert, drop, flow, http, files, dns, tls and stats (default all)"},            \
+       "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip and stats (default all)"},       \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \
