@@ -1304,3 +1304,20 @@ TEST(IdsSip, RulesMatchMessagesOverUdpAndTcpAndAreLogged) {
   EXPECT_EQ(lines, (std::set<std::string>{"REGISTER sip:example.com SIP/2.0", "SIP/2.0 401 Unauthorized",
                                           "INVITE sip:bob@example.com SIP/2.0", "SIP/2.0 180 Ringing"}));
 }
+
+TEST(IdsHttp, EachHeaderIsAValueOfTheHeaderMultiBuffers) {
+  Conv c;
+  c.send(0, "GET /a HTTP/1.1\r\nHost: x\r\nUser-Agent: probe\r\nX-Key: 0123\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 0\r\n\r\n");
+  std::string rules =
+      "alert http any any -> any any (http.request_header; content:\"X-Key|3a 20|\"; startswith; "
+      "pcre:\"/^\\d{4}$/R\"; sid:1;)\n"
+      "alert http any any -> any any (http.request_header; content:\"Server\"; sid:2;)\n"  // a response header
+      "alert http any any -> any any (http.response_header; bsize:9; content:\"Server: s\"; sid:3;)\n"
+      "alert http any any -> any any (http_response_line; content:\"200 OK\"; sid:4;)\n";
+  auto r = run_ids("headers", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 3, 4}));
+}

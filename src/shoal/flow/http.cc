@@ -38,6 +38,15 @@ std::string headers_text(const htp_table_t* t) {
   return s;
 }
 
+std::vector<std::string> header_list(const htp_table_t* t) {
+  std::vector<std::string> v;
+  if (!t) return v;
+  for (size_t i = 0, n = htp_table_size(t); i < n; ++i)
+    if (auto* h = static_cast<htp_header_t*>(htp_table_get_index(t, i, nullptr)))
+      v.push_back(str(h->name) + ": " + str(h->value));
+  return v;
+}
+
 std::string header(const htp_table_t* t, const char* name) {
   if (!t) return {};
   auto* h = static_cast<htp_header_t*>(htp_table_get_c(t, name));
@@ -163,6 +172,7 @@ struct HttpConn::Impl {
     t.request_content_len = header(tx->request_headers, "content-length");
     t.content_type = header(tx->request_headers, "content-type");
     t.request_headers = headers_text(tx->request_headers);
+    t.request_header_list = header_list(tx->request_headers);
     t.request_start = t.request_line + "\r\n" + t.request_headers_raw;
     im->fire(t, HttpTx::kRequestHeaders);
     return HTP_OK;
@@ -210,6 +220,7 @@ struct HttpConn::Impl {
     if (!ct.empty()) t.content_type = ct;
     t.response_content_type = ct;
     t.response_headers = headers_text(tx->response_headers);
+    t.response_header_list = header_list(tx->response_headers);
     t.response_start = t.response_line + "\r\n" + t.response_headers_raw;
     im->fire(t, HttpTx::kResponseHeaders);
     return HTP_OK;

@@ -727,6 +727,10 @@ constexpr BufName kSticky[] = {
     {"http.content_len", Buf::HttpContentLen},
     {"http.location", Buf::HttpLocation},
     {"http.start", Buf::HttpStart},
+    {"http.request_header", Buf::HttpRequestHeader},
+    {"http.response_header", Buf::HttpResponseHeader},
+    {"http_request_line", Buf::HttpRequestLine},
+    {"http_response_line", Buf::HttpResponseLine},
     {"file.data", Buf::HttpResponseBody},
     {"file_data", Buf::HttpResponseBody},
     {"dns.query", Buf::DnsQuery},
@@ -1479,8 +1483,8 @@ const char* buf_name(Buf b) {
 bool response_only(Buf b) {
   return b == Buf::DnsResponseRrname || (b >= Buf::TlsCertSubject && b <= Buf::TlsCerts) || b == Buf::Ja3sHash ||
          b == Buf::Ja3sString || b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine ||
-         b == Buf::HttpResponseBody || b == Buf::HttpServer || b == Buf::SipStatCode || b == Buf::SipStatMsg ||
-         b == Buf::SipResponseLine;
+         b == Buf::HttpResponseBody || b == Buf::HttpServer || b == Buf::HttpResponseHeader || b == Buf::SipStatCode ||
+         b == Buf::SipStatMsg || b == Buf::SipResponseLine;
 }
 
 bool dns_buf(Buf b) {

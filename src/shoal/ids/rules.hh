@@ -76,7 +76,9 @@ enum class Buf : uint8_t {
   HttpAcceptLang,
   HttpContentLen,
   HttpLocation,
-  HttpStart,  // the request (or response) line and headers, as sent
+  HttpStart,           // the request (or response) line and headers, as sent
+  HttpRequestHeader,   // each request header, "Name: value" (a multi-buffer)
+  HttpResponseHeader,  // each response header
   // DNS (multi-buffers: a run matches when one of the values does)
   DnsQuery,           // a request's query names (dns.query)
   DnsQueriesRrname,   // the query names of either side

@@ -300,6 +300,7 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     req.set(Buf::HttpConnection, tx.request_connection);
     req.set(Buf::HttpContentLen, tx.request_content_len);
     req.set(Buf::HttpStart, tx.request_start);
+    req.set_many(Buf::HttpRequestHeader, tx.request_header_list);
   }
   if (resp) {
     res.set(Buf::HttpHeader, tx.response_headers);
@@ -309,6 +310,7 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     res.set(Buf::HttpConnection, tx.response_connection);
     res.set(Buf::HttpContentLen, tx.response_content_len);
     res.set(Buf::HttpStart, tx.response_start);
+    res.set_many(Buf::HttpResponseHeader, tx.response_header_list);
   }
   const auto& rules = db_->rules();
   for (uint32_t r : db_->tx_rules()) {
