@@ -1314,10 +1314,12 @@ TEST(IdsHttp, EachHeaderIsAValueOfTheHeaderMultiBuffers) {
       "pcre:\"/^\\d{4}$/R\"; sid:1;)\n"
       "alert http any any -> any any (http.request_header; content:\"Server\"; sid:2;)\n"  // a response header
       "alert http any any -> any any (http.response_header; bsize:9; content:\"Server: s\"; sid:3;)\n"
-      "alert http any any -> any any (http_response_line; content:\"200 OK\"; sid:4;)\n";
+      "alert http any any -> any any (http_response_line; content:\"200 OK\"; sid:4;)\n"
+      "alert http any any -> any any (flow:to_server; http.header_names; content:\"|0d 0a|User-Agent|0d 0a|X-Key|0d "
+      "0a 0d 0a|\"; sid:5;)\n";
   auto r = run_ids("headers", c.out, rules);
   ASSERT_TRUE(r.r->ok);
   std::vector<uint32_t> got = r.sids();
   std::sort(got.begin(), got.end());
-  EXPECT_EQ(got, (std::vector<uint32_t>{1, 3, 4}));
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 3, 4, 5}));
 }

@@ -289,7 +289,7 @@ TEST(RuleErrors, EachBadRuleSaysWhereAndWhy) {
       {"alert tcp any any -> any any (content:\"|41\"; sid:1;)", "unterminated |hex|"},
       {"alert tcp any any -> any any (nocase; sid:1;)", "needs a content"},
       {"alert tcp any any -> any any (content:\"abc\"; depth:2; sid:1;)", "shorter than its content"},
-      {"alert tcp any any -> any any (content:\"a\"; http.header_names; sid:1;)", "application-layer buffer"},
+      {"alert tcp any any -> any any (content:\"a\"; http.header_names.raw; sid:1;)", "application-layer buffer"},
       {"alert tcp any any -> any any (content:\"a\"; http_uri; content:\"b\"; distance:0; sid:1;)",
        "a relative content in pkt_data follows an item in http.uri"},
       {"alert tcp any any -> any any (flow:to_server,to_client; sid:1;)", "never match"},

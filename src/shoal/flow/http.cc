@@ -47,6 +47,15 @@ std::vector<std::string> header_list(const htp_table_t* t) {
   return v;
 }
 
+// Suricata's http.header_names: each name after a CRLF, then a blank line.
+std::string header_names(const htp_table_t* t) {
+  std::string s = "\r\n";
+  if (t)
+    for (size_t i = 0, n = htp_table_size(t); i < n; ++i)
+      if (auto* h = static_cast<htp_header_t*>(htp_table_get_index(t, i, nullptr))) s += str(h->name) + "\r\n";
+  return s + "\r\n";
+}
+
 std::string header(const htp_table_t* t, const char* name) {
   if (!t) return {};
   auto* h = static_cast<htp_header_t*>(htp_table_get_c(t, name));
@@ -173,6 +182,7 @@ struct HttpConn::Impl {
     t.content_type = header(tx->request_headers, "content-type");
     t.request_headers = headers_text(tx->request_headers);
     t.request_header_list = header_list(tx->request_headers);
+    t.request_header_names = header_names(tx->request_headers);
     t.request_start = t.request_line + "\r\n" + t.request_headers_raw;
     im->fire(t, HttpTx::kRequestHeaders);
     return HTP_OK;
@@ -221,6 +231,7 @@ struct HttpConn::Impl {
     t.response_content_type = ct;
     t.response_headers = headers_text(tx->response_headers);
     t.response_header_list = header_list(tx->response_headers);
+    t.response_header_names = header_names(tx->response_headers);
     t.response_start = t.response_line + "\r\n" + t.response_headers_raw;
     im->fire(t, HttpTx::kResponseHeaders);
     return HTP_OK;

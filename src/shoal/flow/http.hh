@@ -49,6 +49,7 @@ struct HttpTx {
   std::string request_start, response_start;         // the first line and the headers, as sent (http.start)
   std::string request_headers, request_headers_raw;  // "Name: value\r\n" each (raw: as sent)
   std::vector<std::string> request_header_list, response_header_list;  // "Name: value" each
+  std::string request_header_names, response_header_names;             // "\r\nName\r\n...\r\n\r\n" (Suricata's)
   std::string request_body;
   // response
   std::string stat_code, stat_msg, response_line, server, response_cookie;

@@ -39,22 +39,22 @@ struct PacketInfo {
 };
 
 // An application-layer transaction's buffers, as the rules read them.
-static_assert(size_t(Buf::Count) <= 64, "TxBuffers::ready has a bit per buffer");
+static_assert(size_t(Buf::Count) <= 128, "TxBuffers::ready has a bit per buffer");
 struct TxBuffers {
   std::string_view b[size_t(Buf::Count)];
   const std::vector<std::string>* many[size_t(Buf::Count)] = {};  // multi-buffers: any value may match
-  uint64_t ready = 0;                                             // bit per Buf: available
+  uint64_t ready[2] = {0, 0};                                     // bit per Buf: available
   // the transaction's numbers (FieldCond::Dns*, from kTxFirst): any value may match
   std::vector<uint64_t> nums[FieldCond::kTxFields];
   void set(Buf x, std::string_view v) {
     b[size_t(x)] = v;
-    ready |= uint64_t(1) << size_t(x);
+    ready[size_t(x) >> 6] |= uint64_t(1) << (size_t(x) & 63);
   }
   void set_many(Buf x, const std::vector<std::string>& v) {
     many[size_t(x)] = &v;
-    ready |= uint64_t(1) << size_t(x);
+    ready[size_t(x) >> 6] |= uint64_t(1) << (size_t(x) & 63);
   }
-  bool has(Buf x) const { return ready >> size_t(x) & 1; }
+  bool has(Buf x) const { return ready[size_t(x) >> 6] >> (size_t(x) & 63) & 1; }
 };
 
 // A header buffer's bytes (ipv4.hdr, tcp.hdr, ...); false when the packet

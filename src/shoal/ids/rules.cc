@@ -729,6 +729,7 @@ constexpr BufName kSticky[] = {
     {"http.start", Buf::HttpStart},
     {"http.request_header", Buf::HttpRequestHeader},
     {"http.response_header", Buf::HttpResponseHeader},
+    {"http.header_names", Buf::HttpHeaderNames},
     {"http_request_line", Buf::HttpRequestLine},
     {"http_response_line", Buf::HttpResponseLine},
     {"file.data", Buf::HttpResponseBody},
@@ -1498,7 +1499,8 @@ const char* app_name(uint16_t app) {
 bool tls_buf(Buf b) { return b >= Buf::TlsSni && b <= Buf::Ja4Hash; }
 
 bool either_side(Buf b) {
-  return b == Buf::HttpHeader || b == Buf::HttpHeaderRaw || b == Buf::HttpCookie || b == Buf::HttpContentType;
+  return b == Buf::HttpHeader || b == Buf::HttpHeaderRaw || b == Buf::HttpCookie || b == Buf::HttpContentType ||
+         b == Buf::HttpHeaderNames;
 }
 
 bool Item::relative() const {

@@ -79,6 +79,7 @@ enum class Buf : uint8_t {
   HttpStart,           // the request (or response) line and headers, as sent
   HttpRequestHeader,   // each request header, "Name: value" (a multi-buffer)
   HttpResponseHeader,  // each response header
+  HttpHeaderNames,     // the header names (either side's)
   // DNS (multi-buffers: a run matches when one of the values does)
   DnsQuery,           // a request's query names (dns.query)
   DnsQueriesRrname,   // the query names of either side

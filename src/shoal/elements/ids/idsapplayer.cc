@@ -301,6 +301,7 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     req.set(Buf::HttpContentLen, tx.request_content_len);
     req.set(Buf::HttpStart, tx.request_start);
     req.set_many(Buf::HttpRequestHeader, tx.request_header_list);
+    req.set(Buf::HttpHeaderNames, tx.request_header_names);
   }
   if (resp) {
     res.set(Buf::HttpHeader, tx.response_headers);
@@ -311,6 +312,7 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     res.set(Buf::HttpContentLen, tx.response_content_len);
     res.set(Buf::HttpStart, tx.response_start);
     res.set_many(Buf::HttpResponseHeader, tx.response_header_list);
+    res.set(Buf::HttpHeaderNames, tx.response_header_names);
   }
   const auto& rules = db_->rules();
   for (uint32_t r : db_->tx_rules()) {
