@@ -12,6 +12,7 @@ FUZZ_HTTP_SECONDS ?= 20
 FUZZ_DNS_SECONDS ?= 15
 FUZZ_TLS_SECONDS ?= 15
 FUZZ_SIP_SECONDS ?= 10
+FUZZ_SSH_SECONDS ?= 10
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
@@ -65,7 +66,7 @@ fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON \
 	  -DSHOAL_CUDA=OFF -DSHOAL_TESTS=OFF -DSHOAL_WERROR=OFF >$(FUZZ_BUILD).configure.log 2>&1 \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip fuzz_ssh
 	@echo "== fuzzing the configuration parser for $(FUZZ_SECONDS)s"
 	@mkdir -p $(FUZZ_BUILD)/corpus
 	@$(FUZZ_BUILD)/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
@@ -127,6 +128,13 @@ fuzz: deps
 	  >$(FUZZ_BUILD)/fuzz-sip.log 2>&1 \
 	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-sip.log; echo "fuzzing found a failure"; exit 1)
 	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-sip.log
+	@echo "== fuzzing the SSH parser (identification lines, packets, KEXINIT) for $(FUZZ_SSH_SECONDS)s"
+	@mkdir -p $(FUZZ_BUILD)/corpus-ssh
+	@$(FUZZ_BUILD)/fuzz_ssh -max_total_time=$(FUZZ_SSH_SECONDS) -max_len=8192 -rss_limit_mb=2048 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ssh- $(FUZZ_BUILD)/corpus-ssh tests/fuzz/seeds-ssh \
+	  >$(FUZZ_BUILD)/fuzz-ssh.log 2>&1 \
+	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-ssh.log; echo "fuzzing found a failure"; exit 1)
+	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-ssh.log
 
 bench: build
 	@$(BUILD)/shoal bench --out bench/results/latest-cpu.json

@@ -1323,3 +1323,75 @@ TEST(IdsHttp, EachHeaderIsAValueOfTheHeaderMultiBuffers) {
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<uint32_t>{1, 3, 4, 5}));
 }
+
+namespace {
+// An SSH binary packet (RFC 4253 6) around payload, padded to 8 bytes.
+std::string ssh_packet(const std::string& payload) {
+  uint8_t pad = uint8_t(8 - (5 + payload.size()) % 8);
+  if (pad < 4) pad = uint8_t(pad + 8);
+  uint32_t len = uint32_t(1 + payload.size() + pad);
+  std::string p = {char(len >> 24), char(len >> 16), char(len >> 8), char(len), char(pad)};
+  return p + payload + std::string(pad, '\0');
+}
+std::string ssh_kexinit(const std::vector<std::string>& lists) {
+  std::string p = "\x14" + std::string(16, 'c');  // KEXINIT, cookie
+  for (const std::string& l : lists) {
+    uint32_t n = uint32_t(l.size());
+    p += std::string{char(n >> 24), char(n >> 16), char(n >> 8), char(n)} + l;
+  }
+  return ssh_packet(p + std::string(5, '\0'));  // first_kex_packet_follows, reserved
+}
+std::string md5_hex(const std::string& s) {  // the oracle: OpenSSL directly
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_Digest(s.data(), s.size(), out, &n, EVP_md5(), nullptr);
+  return fmt::format("{:02x}", fmt::join(out, out + n, ""));
+}
+}  // namespace
+
+TEST(IdsSsh, BannersAndHasshFingerprintsAreMatchedOncePerSideAndLogged) {
+  std::vector<std::string> client = {"curve25519-sha256", "ssh-ed25519", "aes128-ctr", "aes256-ctr", "hmac-sha2-256",
+                                     "hmac-sha1",         "none",        "zlib",       "",           ""};
+  std::vector<std::string> server = {"curve25519-sha256,ext-info-s",
+                                     "ssh-ed25519",
+                                     "aes256-gcm",
+                                     "chacha20",
+                                     "umac-64",
+                                     "umac-128",
+                                     "none",
+                                     "none,zlib@openssh.com",
+                                     "",
+                                     ""};
+  std::string hassh = md5_hex("curve25519-sha256;aes128-ctr;hmac-sha2-256;none");
+  std::string hassh_server = md5_hex("curve25519-sha256,ext-info-s;chacha20;umac-128;none,zlib@openssh.com");
+  Conv c(40000, 2222);  // not SSH's port: detected from the identification line
+  c.send(1, "SSH-2.0-OpenSSH_9.6 Debian\r\n");
+  c.send(0, "SSH-2.0-OpenSSH_for_Windows_8.1\r\n");
+  std::string ck = ssh_kexinit(client);
+  c.send(0, ck.substr(0, 20));  // a KEXINIT across segments
+  c.send(0, ck.substr(20) + ssh_packet("\x15"));
+  c.send(1, ssh_kexinit(server) + ssh_packet("\x15"));
+  c.send(0, std::string(48, '\x7f'));  // encrypted: not read
+  std::string rules = fmt::format(
+      "alert ssh any any -> any any (ssh.software; content:\"OpenSSH\"; sid:1;)\n"
+      "alert ssh any any -> any any (flow:to_server; ssh.proto; content:\"2.0\"; sid:2;)\n"
+      "alert ssh any any -> any any (ssh.hassh; content:\"{}\"; sid:3;)\n"
+      "alert ssh any any -> any any (ssh.hassh.server; content:\"{}\"; sid:4;)\n"
+      "alert ssh any any -> any any (ssh.hassh.server.string; content:\"umac-128\"; sid:5;)\n"
+      "alert ssh any any -> any any (ssh.hassh.string; content:\"umac-128\"; sid:6;)\n",  // the server's MAC
+      hassh, hassh_server);
+  auto r = run_ids("ssh", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 1, 2, 3, 4, 5})) << "software: once for each side";
+  ASSERT_EQ(r.other["ssh"].size(), 1u);
+  const auto& s = r.other["ssh"][0]["ssh"];
+  EXPECT_EQ(s["client"]["software_version"], "OpenSSH_for_Windows_8.1");
+  EXPECT_EQ(s["server"]["software_version"], "OpenSSH_9.6");
+  EXPECT_EQ(s["server"]["proto_version"], "2.0");
+  EXPECT_EQ(s["client"]["hassh"]["hash"], hassh);
+  EXPECT_EQ(s["server"]["hassh"]["hash"], hassh_server);
+  ASSERT_EQ(r.flows.size(), 1u);
+  EXPECT_EQ(r.flows[0]["app_proto"], "ssh");
+}

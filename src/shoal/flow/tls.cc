@@ -9,6 +9,8 @@
 #include <cctype>
 #include <ctime>
 
+#include "shoal/flow/digest.hh"
+
 namespace shoal::flow {
 
 namespace {
@@ -64,15 +66,6 @@ void each_extension(Reader& r, F f) {
     if (!ex.ok) break;
     f(et, e);
   }
-}
-
-std::string hex_digest(const EVP_MD* md, const std::string& s, size_t chars = 0) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(s.data(), s.size(), out, &len, md, nullptr);
-  std::string h;
-  for (unsigned int i = 0; i < len; ++i) h += fmt::format("{:02x}", out[i]);
-  return chars ? h.substr(0, chars) : h;
 }
 
 template <class T>

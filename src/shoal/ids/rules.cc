@@ -773,6 +773,14 @@ constexpr BufName kSticky[] = {
     {"sip.ua", Buf::SipUserAgent},
     {"sip.content_type", Buf::SipContentType},
     {"sip.content_length", Buf::SipContentLength},
+    {"ssh.proto", Buf::SshProto},
+    {"ssh_proto", Buf::SshProto},
+    {"ssh.software", Buf::SshSoftware},
+    {"ssh_software", Buf::SshSoftware},
+    {"ssh.hassh", Buf::SshHassh},
+    {"ssh.hassh.string", Buf::SshHasshString},
+    {"ssh.hassh.server", Buf::SshHasshServer},
+    {"ssh.hassh.server.string", Buf::SshHasshServerString},
     {"ipv4.hdr", Buf::Ipv4Hdr},
     {"ipv6.hdr", Buf::Ipv6Hdr},
     {"tcp.hdr", Buf::TcpHdr},
@@ -1040,6 +1048,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   } else if (f[1] == "tls") {
     r.app = kAppTls;
     r.proto = Proto::TCP;
+  } else if (f[1] == "ssh") {
+    r.app = kAppSsh;
+    r.proto = Proto::TCP;
   } else if (f[1] == "sip") {
     r.app = kAppSip;  // over UDP and TCP
     r.proto = Proto::IP;
@@ -1292,12 +1303,14 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       std::string_view a = trim(v);
       bool neg = !a.empty() && a[0] == '!';
       if (neg) a = trim(a.substr(1));
-      if (a != "http" && a != "http1" && a != "dns" && a != "tls" && a != "sip")
-        return err = fmt::format("app-layer-protocol '{}': this engine detects http, dns, tls and sip only", a), false;
+      if (a != "http" && a != "http1" && a != "dns" && a != "tls" && a != "sip" && a != "ssh")
+        return err = fmt::format("app-layer-protocol '{}': this engine detects http, dns, tls, sip and ssh only", a),
+               false;
       r.has_app_cond = true;
       r.app_conds.push_back({uint16_t(a == "dns"   ? kAppDns
                                       : a == "tls" ? kAppTls
                                       : a == "sip" ? kAppSip
+                                      : a == "ssh" ? kAppSsh
                                                    : kAppHttp),
                              neg});
     } else if (k == "nocase") {
@@ -1377,13 +1390,14 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   }
   // the buffers say whose transactions the rule reads
   if (r.uses_tx()) {
-    bool dns = false, http = r.has_urilen, tls = false, sip = false;
+    bool dns = false, http = r.has_urilen, tls = false, sip = false, ssh = false;
     for (const FieldCond& c : r.tx_fields) (c.field >= FieldCond::TlsVersion ? tls : dns) = true;
     for (const Item& it : r.items)
-      if (!packet_buf(it.buf)) (dns_buf(it.buf) ? dns : tls_buf(it.buf) ? tls : sip_buf(it.buf) ? sip : http) = true;
-    if (int(dns) + int(http) + int(tls) + int(sip) > 1)
+      if (!packet_buf(it.buf))
+        (dns_buf(it.buf) ? dns : tls_buf(it.buf) ? tls : sip_buf(it.buf) ? sip : ssh_buf(it.buf) ? ssh : http) = true;
+    if (int(dns) + int(http) + int(tls) + int(sip) + int(ssh) > 1)
       return err = "buffers of two application protocols in one rule", false;
-    uint16_t app = dns ? kAppDns : tls ? kAppTls : sip ? kAppSip : kAppHttp;
+    uint16_t app = dns ? kAppDns : tls ? kAppTls : sip ? kAppSip : ssh ? kAppSsh : kAppHttp;
     if (r.app && r.app != app)
       return err = fmt::format("a {} rule reads {} buffers", app_name(r.app), app_name(app)), false;
     r.app = app;
@@ -1493,7 +1507,8 @@ bool dns_buf(Buf b) {
 }
 
 const char* app_name(uint16_t app) {
-  return app == kAppHttp ? "http" : app == kAppDns ? "dns" : app == kAppTls ? "tls" : app == kAppSip ? "sip" : nullptr;
+  static const char* const kNames[] = {nullptr, "http", "dns", "tls", "sip", "ssh"};
+  return app < std::size(kNames) ? kNames[app] : nullptr;
 }
 
 bool tls_buf(Buf b) { return b >= Buf::TlsSni && b <= Buf::Ja4Hash; }

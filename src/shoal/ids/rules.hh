@@ -118,6 +118,13 @@ enum class Buf : uint8_t {
   SipUserAgent,
   SipContentType,
   SipContentLength,
+  // SSH (each side's: the rule's direction, or the packet's)
+  SshProto,
+  SshSoftware,
+  SshHassh,  // the client's KEXINIT fingerprint
+  SshHasshString,
+  SshHasshServer,  // the server's
+  SshHasshServerString,
   Count
 };
 const char* buf_name(Buf b);
@@ -128,12 +135,13 @@ bool either_side(Buf b);
 bool dns_buf(Buf b);
 bool tls_buf(Buf b);
 inline bool sip_buf(Buf b) { return b >= Buf::SipMethod && b <= Buf::SipContentLength; }
+inline bool ssh_buf(Buf b) { return b >= Buf::SshProto && b <= Buf::SshHasshServerString; }
 // The packet's payload or one of its headers (not an application buffer).
 inline bool packet_buf(Buf b) { return b == Buf::Packet || (b >= Buf::Ipv4Hdr && b <= Buf::Icmpv6Hdr); }
 
 // Application protocols a rule header may name.
-enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3, kAppSip = 4 };
-const char* app_name(uint16_t app);  // "http", "dns", "tls", "sip"; null for none
+enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3, kAppSip = 4, kAppSsh = 5 };
+const char* app_name(uint16_t app);  // "http", "dns", "tls", "sip", "ssh"; null for none
 
 // One content or pcre, in rule order (relative ones follow the previous).
 struct Content {

@@ -18,9 +18,12 @@ struct IdsAppLayer::Conn {
   std::vector<uint32_t> tls_alerted;  // rules that alerted on the handshake (one transaction per flow)
   bool tls_logged = false;
   uint64_t sip_tx = 0;  // SIP messages so far (each is a transaction)
+  std::unique_ptr<flow::SshConn> ssh;
+  std::vector<uint32_t> ssh_alerted;  // rules (times two, plus the side) that alerted: once a side, per flow
+  bool ssh_logged = false;
   flow::SipTcpFramer sip_tcp[2];
   flow::Stream stream;
-  uint8_t detect[2] = {0, 0};  // per direction: 0 undecided, 1 HTTP, 2 something else, 3 DNS, 4 TLS, 5 SIP
+  uint8_t detect[2] = {0, 0};  // per direction: 0 undecided, 1 HTTP, 2 something else, 3 DNS, 4 TLS, 5 SIP, 6 SSH
   std::string probe[2];        // first bytes held while undecided
   uint16_t app = ids::kAppNone;
   std::unique_ptr<flow::HttpConn> http;
@@ -41,9 +44,10 @@ void IdsAppLayer::reserve(FlowIPManager& mgr) {
 IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }
 
 void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns,
-                       bool log_tls, bool log_sip) {
+                       bool log_tls, bool log_sip, bool log_ssh) {
   db_ = std::move(db);
   log_http_ = log_http, log_files_ = log_files, log_dns_ = log_dns, log_tls_ = log_tls, log_sip_ = log_sip;
+  log_ssh_ = log_ssh;
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
   reasm_.configure(sc);
@@ -59,6 +63,10 @@ void IdsAppLayer::release(uint32_t id) {
   if (c->tls && c->tls->info().client_hello && !c->tls_logged && log_tls_) {  // a handshake that never finished
     c->tls_logged = true;
     logs_.push_back({c->id, TxLog::Tls, 0, 0, tls_json(c->tls->info()), {}});
+  }
+  if (c->ssh && !c->ssh_logged && log_ssh_) {  // a handshake that never finished
+    c->ssh_logged = true;
+    logs_.push_back({c->id, TxLog::Ssh, 0, 0, ssh_json(*c->ssh), {}});
   }
   live_.erase(c);
   delete c;  // (no hit of this flow is pending: releases happen between packets)
@@ -177,6 +185,21 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
       if (held) sip_tcp(reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
       return sip_tcp(data, len);
     }
+    // SSH: an identification line, either side first
+    int ssh = c->app == ids::kAppNone ? flow::ssh_detect(pd, uint32_t(pb.size())) : c->app == ids::kAppSsh ? 1 : 0;
+    if (ssh < 0) return;  // (fewer than 4 bytes, all in pb)
+    if (ssh > 0) {
+      c->app = ids::kAppSsh;
+      c->detect[dir] = 6;
+      if (!c->ssh)
+        c->ssh = std::make_unique<flow::SshConn>([this, c](uint8_t d, uint8_t what) { on_ssh(*c, d, what); });
+      std::string first = std::move(pb);
+      pb.clear();
+      pb.shrink_to_fit();
+      if (held) c->ssh->data(dir, reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
+      c->ssh->data(dir, data, len);
+      return;
+    }
     int d = flow::http_detect(dir, pd, uint32_t(pb.size()));
     if (d < 0 && pb.size() < 16) return;  // more bytes needed (all of them are in pb)
     // a connection already HTTP or DNS from the other side: this side goes to
@@ -216,6 +239,10 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
   }
   if (c->detect[dir] == 3) return dns(data, len);
   if (c->detect[dir] == 5) return sip_tcp(data, len);
+  if (c->detect[dir] == 6) {
+    c->ssh->data(dir, data, len);
+    return;
+  }
   if (c->detect[dir] == 4) return c->tls->data(dir, data, len);
   if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
 }
@@ -225,6 +252,7 @@ void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
   if (c && c->app == ids::kAppDns) c->dns_tcp[dir].gap();
   if (c && c->detect[dir] == 5) c->sip_tcp[dir].gap(), c->detect[dir] = 2;
   if (c && c->tls) c->tls->gap(dir);
+  if (c && c->ssh) c->ssh->gap(dir);
   if (c && c->http) c->http->gap(dir);
   if (c && c->detect[dir] == 0) c->detect[dir] = 2;
 }
@@ -574,6 +602,58 @@ void IdsAppLayer::sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m) {
     }
   }
   if (log_sip_) logs_.push_back({c.id, TxLog::Sip, dir, tx_id, std::move(j), {}});
+}
+
+}  // namespace shoal
+
+namespace shoal {
+
+nlohmann::json IdsAppLayer::ssh_json(const flow::SshConn& s) {
+  nlohmann::json j = nlohmann::json::object();
+  for (uint8_t dir : {0, 1}) {
+    const flow::SshSide& x = s.side(dir);
+    if (!x.banner) continue;
+    nlohmann::json side = {{"proto_version", x.proto_version}, {"software_version", x.software_version}};
+    if (x.kexinit) side["hassh"] = {{"hash", x.hassh}, {"string", x.hassh_string}};
+    j[dir == 0 ? "client" : "server"] = std::move(side);
+  }
+  return j;
+}
+
+void IdsAppLayer::on_ssh(Conn& c, uint8_t dir, uint8_t what) {
+  if (cur_) cur_->app = ids::kAppSsh;
+  const flow::SshConn& s = *c.ssh;
+  if (cur_ && db_ && !db_->tx_rules().empty() && what != flow::SshConn::kNewkeys) {
+    // the buffers of this side (the one whose data this is)
+    using ids::Buf;
+    ids::TxBuffers b;
+    const flow::SshSide& x = s.side(dir);
+    if (x.banner) {
+      b.set(Buf::SshProto, x.proto_version);
+      b.set(Buf::SshSoftware, x.software_version);
+    }
+    if (x.kexinit) {
+      b.set(dir == 0 ? Buf::SshHassh : Buf::SshHasshServer, x.hassh);
+      b.set(dir == 0 ? Buf::SshHasshString : Buf::SshHasshServerString, x.hassh_string);
+    }
+    nlohmann::json meta;
+    const auto& rules = db_->rules();
+    for (uint32_t r : db_->tx_rules()) {
+      const ids::Rule& rule = rules[r];
+      if (rule.app != ids::kAppSsh) continue;
+      uint32_t key = r * 2 + dir;  // (a rule may alert once for each side, as Suricata's)
+      if (std::find(c.ssh_alerted.begin(), c.ssh_alerted.end(), key) != c.ssh_alerted.end()) continue;
+      if (!ids::tx_matches(rule, b, *cur_)) continue;
+      c.ssh_alerted.push_back(key);
+      ids::apply_flowbits(rule, *cur_);
+      if (meta.is_null()) meta = ssh_json(s);
+      cur_hits_->push_back({r, nullptr, meta, 0, ids::kAppSsh});
+    }
+  }
+  if (s.done() && log_ssh_ && !c.ssh_logged) {
+    c.ssh_logged = true;
+    logs_.push_back({c.id, TxLog::Ssh, 0, 0, ssh_json(s), {}});
+  }
 }
 
 }  // namespace shoal

@@ -134,7 +134,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("CLASSIFICATION", classification);
     InputPath threshold;
     a.read("THRESHOLD", threshold);
-    std::string types = "alert drop flow http files dns tls sip stats";
+    std::string types = "alert drop flow http files dns tls sip ssh stats";
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
@@ -144,11 +144,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     eve_types_ = 0;
     for (std::string_view t : split_words(types)) {
       static const std::pair<const char*, uint16_t> kTypes[] = {
-          {"alert", kEveAlert},    {"drop", kEveDrop}, {"flow", kEveFlow}, {"http", kEveHttp},   {"files", kEveFiles},
-          {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},   {"stats", kEveStats}, {"sip", kEveSip}};
+          {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow}, {"http", kEveHttp},
+          {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},
+          {"stats", kEveStats}, {"sip", kEveSip},        {"ssh", kEveSsh}};
       auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
       if (it == std::end(kTypes))
-        a.fail(fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, stats)", t));
+        a.fail(
+            fmt::format("EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, ssh, stats)", t));
       eve_types_ |= it->second;
     }
     // The flow layer, when there is one upstream: the flow options and
@@ -216,9 +218,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond);
       events_on_ |= r.decode_events != 0;
     }
-    bool log_sip = eve(kEveSip);
-    app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip);
-    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip);
+    bool log_sip = eve(kEveSip), log_ssh = eve(kEveSsh);
+    app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip || log_ssh);
+    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip, log_ssh);
     // A flow that ends: its transactions' records, then its flow record
     if (mgr_ && (app_on_ || eve(kEveFlow)))
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
@@ -540,13 +542,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (IdsAppLayer::TxLog& l : logs) {
       using K = IdsAppLayer::TxLog;
       // http records go from the client; files and DNS messages the way they went
-      static const char* const kType[] = {"http", "fileinfo", "dns", "tls", "sip"};
+      static const char* const kType[] = {"http", "fileinfo", "dns", "tls", "sip", "ssh"};
       const char* type = kType[l.kind];
       nlohmann::json j = flow_head(l.flow, mgr_->table().flow(l.flow), l.kind == K::Http || l.dir == 0, ts, type);
       if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
       if (l.kind != K::Dns) j["tx_id"] = l.tx_id;
       if (l.kind == K::File) j["app_proto"] = "http";
-      if (l.kind == K::Sip) j["app_proto"] = "sip";
+      if (l.kind == K::Sip || l.kind == K::Ssh) j["app_proto"] = kType[l.kind];
       j[kType[l.kind == K::File ? K::Http : l.kind]] = std::move(l.meta);
       if (l.kind == K::File) j["fileinfo"] = std::move(l.fileinfo);
       eve_buf_ += eve_text(j);
@@ -599,6 +601,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint8_t alerted;  // an alert was raised on the flow
     uint64_t bits[ids::kMaxFlowbits / 64];
     uint64_t frame_bytes[2];  // per direction, with the link header (Suricata's flow bytes; the table counts IP bytes)
+    uint64_t pkts[2];         // per direction, as of the packet inspected (the table's are the batch's end)
   };
   // p's flow state, with the flow's facts filled into info; null without a
   // flow layer or a flow.
@@ -613,6 +616,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     auto* fs = reinterpret_cast<FlowState*>(t.state(id) + state_off_);
     info.flowbits = fs->bits;
     fs->frame_bytes[info.dir & 1] += p->length();
+    ++fs->pkts[info.dir & 1];
     return fs;
   }
   // Applies the verdict of hits_ for p (rules in action order: a pass rule
@@ -899,6 +903,16 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                     {"severity", prio}};
       if (const char* a = ids::app_name(p.app)) j["app_proto"] = a;
       if (tx) j["tx_id"] = tx->tx_id, j[ids::app_name(tx->app)] = tx->meta;
+      // the flow as of this packet (Suricata's alert flow object)
+      if (p.has_flow && mgr_ && pkt->anno().flow) {
+        const flow::Flow& f = mgr_->table().flow(pkt->anno().flow);
+        const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(pkt->anno().flow) + state_off_);
+        j["flow"] = {{"pkts_toserver", fs->pkts[0]},
+                     {"pkts_toclient", fs->pkts[1]},
+                     {"bytes_toserver", fs->frame_bytes[0]},
+                     {"bytes_toclient", fs->frame_bytes[1]},
+                     {"start", time_text(f.first_ns, true)}};
+      }
       eve_buf_ += eve_text(j);
       ++eve_lines_;
     }
@@ -919,7 +933,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
 
   static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32,
                            kEveTls = 64, kEveStats = 128;
-  static constexpr uint16_t kEveSip = 256;
+  static constexpr uint16_t kEveSip = 256, kEveSsh = 512;
   bool eve(uint16_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
 
   std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_, eve_file_;
@@ -959,7 +973,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                              \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
       {"EVE_TYPES", "list",                                                                                            \
-       "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip and stats (default all)"},       \
+       "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip, ssh and stats (default all)"},  \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \
