@@ -202,6 +202,14 @@ TEST(FromDump, ReportsMissingAndTruncatedFiles) {
   EXPECT_NE(t->rt->errors()[0].find("truncated dump file"), std::string::npos) << t->rt->errors()[0];
   EXPECT_NE(t->rt->errors()[0].find("read 9 packets before it"), std::string::npos) << t->rt->errors()[0];
   finish(*t, true);
+  // DAMAGE warn: the same, reported, and the run's status is not failed (Suricata's reading)
+  auto w = run("FromDump(" + cut + ", STOP true, DAMAGE warn) -> c :: Counter -> Discard;");
+  ASSERT_TRUE(w->ok) << w->errors;
+  EXPECT_EQ(w->n("c.count"), 9u);
+  EXPECT_NE(w->h("FromDump@1.error").find("truncated dump file"), std::string::npos);
+  EXPECT_TRUE(w->rt->errors().empty());
+  finish(*w);
+  EXPECT_FALSE(run("FromDump(" + cut + ", DAMAGE maybe) -> Discard;")->ok);
 }
 
 // A capture cut shorter after FromDump mapped it (rotated, truncated by

@@ -109,7 +109,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
     auto it = set.find(k);
     return it == set.end() ? std::string(def) : it->second;
   };
-  std::string src = !a.pcap.empty() ? fmt::format("FromDump({})", cquote(a.pcap))
+  std::string src = !a.pcap.empty() ? fmt::format("FromDump({}, DAMAGE warn)", cquote(a.pcap))
                                     : fmt::format("FromDevice({}, SNIFFER true, PROMISC true)", cquote(a.iface));
   std::string ids = fmt::format("IDSMatcher(RULES {}, EVE {}, FASTLOG {}, IPS {}", cquote(a.rules),
                                 cquote(a.logdir + "/eve.json"), cquote(a.logdir + "/fast.log"), a.ips);

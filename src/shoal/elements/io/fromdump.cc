@@ -13,8 +13,12 @@ class FromDump : public SourceElement {
   void configure(Args& a) override {
     InputPath in;
     a.read_mp("FILENAME", in).read("TIMING", timing_).read("FORCE_IP", force_ip_);
+    std::string damage = "error";
+    a.read("DAMAGE", damage);
     read_source_args(a, 32);
     a.complete();
+    if (damage != "error" && damage != "warn") a.fail(fmt::format("DAMAGE '{}': error or warn", damage));
+    damage_fails_ = damage == "error";
     file_ = in.path;
   }
   void initialize() override {
@@ -39,8 +43,8 @@ class FromDump : public SourceElement {
     // made (a buffer being filled at the fault stays out of the pool).
     io::MapFaultGuard guard(rd_.map_begin(), rd_.map_size());
     if (sigsetjmp(guard.jump, 0)) {
-      run_error(
-          fmt::format("{}: the file became shorter while it was being read; what was read before went on", file_));
+      run_error(fmt::format("{}: the file became shorter while it was being read; what was read before went on", file_),
+                damage_fails_);
       error_ = "file truncated while being read";
       pending_ = false;
       done = true;
@@ -61,7 +65,7 @@ class FromDump : public SourceElement {
         if (r < 0) {
           // Worker copies read the same file: one message (Runtime dedups),
           // and the run ends with a failure status.
-          run_error(fmt::format("{}: {} (read {} packets before it)", file_, err, read_.get() + nread));
+          run_error(fmt::format("{}: {} (read {} packets before it)", file_, err, read_.get() + nread), damage_fails_);
           error_ = err;
           done = true;
           break;
@@ -140,6 +144,7 @@ class FromDump : public SourceElement {
 
  private:
   std::string file_, error_;
+  bool damage_fails_ = true;  // DAMAGE error: a corrupt record fails the run
   bool timing_ = false, force_ip_ = false;
   io::PcapReader rd_;
   bool pending_ = false;
@@ -166,7 +171,9 @@ SHOAL_ELEMENT(
         "timestamp resolution; packets of an interface with another link type are dropped "
         "('unsupported-link-type'). With several workers each reads the file and keeps the flows that hash to "
         "it, so a flow stays on one worker and in order. A truncated or corrupt file is "
-        "reported once and read up to the damage. Frames larger than any buffer are dropped "
+        "reported once and read up to the damage; with DAMAGE error (the default) the run then ends with a failure "
+        "status, with DAMAGE warn it does not (as Suricata reads a damaged capture). Frames larger than any buffer are "
+        "dropped "
         "(reason 'too-large'). With STOP true the router stops at the end of the file.",
     .args = {{"FILENAME", "string", "the file, mandatory"},
              {"STOP", "boolean", "stop the router at end of file (default false)"},
@@ -174,7 +181,9 @@ SHOAL_ELEMENT(
              {"LIMIT", "integer", "packets to emit at most"},
              {"BURST", "unsigned", "packets per batch (default 32)"},
              {"ACTIVE", "boolean", "read when true"},
-             {"FORCE_IP", "boolean", "accepted for Click compatibility"}},
+             {"FORCE_IP", "boolean", "accepted for Click compatibility"},
+             {"DAMAGE", "error|warn",
+              "a truncated or corrupt file fails the run, or is only reported (default error)"}},
     .handlers = {{"count", "r", "packets emitted"},
                  {"filesize", "r", "bytes in the file"},
                  {"filepos", "r", "bytes read so far"},
