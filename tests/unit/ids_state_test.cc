@@ -1395,3 +1395,32 @@ TEST(IdsSsh, BannersAndHasshFingerprintsAreMatchedOncePerSideAndLogged) {
   ASSERT_EQ(r.flows.size(), 1u);
   EXPECT_EQ(r.flows[0]["app_proto"], "ssh");
 }
+
+TEST(IdsDns, AppLayerEventsAlertAndBecomeAnomalyRecords) {
+  std::string q = dns_msg(0x51, false, "odd.example", 1);
+  q[2] = char(q[2] | 0x48);  // opcode 9
+  q[3] = char(q[3] | 0x40);  // the Z bit
+  std::string resp = dns_msg(0x51, true, "odd.example", 1);
+  resp[2] = char(resp[2] & 0x7f);  // a "response" without QR: not a response
+  std::vector<Bytes> f = {ether(ip4(kClient, kServer, 17, 40001, 53, q)),
+                          ether(ip4(kServer, kClient, 17, 53, 40001, resp))};
+  auto r = run_ids("dnsev", f,
+                   "alert dns any any -> any any (app-layer-event:dns.z_flag_set; sid:1;)\n"
+                   "alert dns any any -> any any (app-layer-event:dns.invalid_opcode; app-layer-event:dns.z_flag_set; "
+                   "sid:2;)\n"
+                   "alert dns any any -> any any (flow:to_client; app-layer-event:dns.not_a_response; sid:3;)\n"
+                   "alert dns any any -> any any (app-layer-event:dns.not_a_request; sid:4;)\n"
+                   "alert dns any any -> any any (app-layer-event:dns.nonsense; sid:5;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 1u) << "sid 5: not an event";
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2, 3}));
+  std::multiset<std::string> anomalies;
+  for (const auto& a : r.other["anomaly"]) {
+    EXPECT_EQ(a["anomaly"]["app_proto"], "dns");
+    EXPECT_EQ(a["anomaly"]["type"], "applayer");
+    anomalies.insert(a["anomaly"]["event"].get<std::string>());
+  }
+  EXPECT_EQ(anomalies, (std::multiset<std::string>{"invalid_opcode", "z_flag_set", "not_a_response"}));
+}

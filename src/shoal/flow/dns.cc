@@ -128,6 +128,7 @@ bool dns_parse(const uint8_t* d, uint32_t n, DnsMessage& m) {
     DnsQuestion q;
     if (!read_name(d, n, off, q.name, m.name_truncated) || off + 4 > n) {
       m.malformed = true;
+      m.bad_section = 0;
       return true;
     }
     q.type = be16(d + off);
@@ -141,6 +142,7 @@ bool dns_parse(const uint8_t* d, uint32_t n, DnsMessage& m) {
       DnsRecord r;
       if (!read_name(d, n, off, r.name, m.name_truncated) || off + 10 > n) {
         m.malformed = true;
+        m.bad_section = int8_t(s + 1);
         return true;
       }
       r.type = be16(d + off);
@@ -150,6 +152,7 @@ bool dns_parse(const uint8_t* d, uint32_t n, DnsMessage& m) {
       off += 10;
       if (off + len > n) {
         m.malformed = true;
+        m.bad_section = int8_t(s + 1);
         return true;
       }
       read_rdata(d, n, off, len, r, m.name_truncated);

@@ -42,7 +42,8 @@ struct DnsMessage {
   uint16_t id = 0, flags = 0;
   std::vector<DnsQuestion> queries;
   std::vector<DnsRecord> answers, authorities, additionals;
-  bool malformed = false;  // a section could not be read to its end
+  bool malformed = false;   // a section could not be read to its end
+  int8_t bad_section = -1;  // ... which: 0 questions, 1 answers, 2 authorities, 3 additionals
   bool name_truncated = false;
   bool qr() const { return flags & 0x8000; }
   uint8_t opcode() const { return uint8_t(flags >> 11 & 0xf); }

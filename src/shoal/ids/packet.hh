@@ -44,6 +44,7 @@ struct TxBuffers {
   std::string_view b[size_t(Buf::Count)];
   const std::vector<std::string>* many[size_t(Buf::Count)] = {};  // multi-buffers: any value may match
   uint64_t ready[2] = {0, 0};                                     // bit per Buf: available
+  uint64_t events = 0;                                            // the transaction's app-layer events (bits)
   // the transaction's numbers (FieldCond::Dns*, from kTxFirst): any value may match
   std::vector<uint64_t> nums[FieldCond::kTxFields];
   void set(Buf x, std::string_view v) {

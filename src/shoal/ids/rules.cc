@@ -1128,6 +1128,16 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_flowbits(v, r, err)) return false;
     } else if (k == "noalert") {
       r.noalert = true;
+    } else if (k == "app-layer-event") {
+      std::string_view name = trim(v);
+      uint16_t app = 0;
+      uint8_t e = 0;
+      if (!find_app_event(name, app, e))
+        return err = fmt::format("app-layer-event '{}' is not an event this engine raises", name), false;
+      if (r.app && r.app != app)
+        return err = fmt::format("app-layer-event '{}' on a {} rule", name, app_name(r.app)), false;
+      r.app = app;
+      r.app_events |= uint64_t(1) << e;
     } else if (k == "decode-event") {
       DecodeEvent e;
       std::string_view name = trim(v);
@@ -1390,7 +1400,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   }
   // the buffers say whose transactions the rule reads
   if (r.uses_tx()) {
-    bool dns = false, http = r.has_urilen, tls = false, sip = false, ssh = false;
+    bool dns = r.app_events && r.app == kAppDns, http = r.has_urilen, tls = false, sip = false, ssh = false;
     for (const FieldCond& c : r.tx_fields) (c.field >= FieldCond::TlsVersion ? tls : dns) = true;
     for (const Item& it : r.items)
       if (!packet_buf(it.buf))
@@ -1512,6 +1522,24 @@ const char* app_name(uint16_t app) {
 }
 
 bool tls_buf(Buf b) { return b >= Buf::TlsSni && b <= Buf::Ja4Hash; }
+
+namespace {
+constexpr const char* kDnsEvents[] = {"malformed_data", "not_a_request",       "not_a_response",      "z_flag_set",
+                                      "invalid_opcode", "invalid_additionals", "invalid_authorities", "name_too_long"};
+}  // namespace
+
+const char* app_event_name(uint16_t app, uint8_t event) {
+  return app == kAppDns && event < std::size(kDnsEvents) ? kDnsEvents[event] : "unknown";
+}
+
+bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event) {
+  const auto& kDns = kDnsEvents;
+  if (name.substr(0, 4) != "dns.") return false;
+  name.remove_prefix(4);
+  for (uint8_t i = 0; i < std::size(kDns); ++i)
+    if (name == kDns[i]) return app = kAppDns, event = i, true;
+  return false;
+}
 
 bool either_side(Buf b) {
   return b == Buf::HttpHeader || b == Buf::HttpHeaderRaw || b == Buf::HttpCookie || b == Buf::HttpContentType ||

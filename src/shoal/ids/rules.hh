@@ -143,6 +143,22 @@ inline bool packet_buf(Buf b) { return b == Buf::Packet || (b >= Buf::Ipv4Hdr &&
 enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3, kAppSip = 4, kAppSsh = 5 };
 const char* app_name(uint16_t app);  // "http", "dns", "tls", "sip", "ssh"; null for none
 
+// Suricata's application-layer events this engine raises, per protocol (a
+// transaction's events are bits in this order).
+enum DnsEvent : uint8_t {
+  kDnsMalformedData,
+  kDnsNotARequest,
+  kDnsNotAResponse,
+  kDnsZFlagSet,
+  kDnsInvalidOpcode,
+  kDnsInvalidAdditionals,
+  kDnsInvalidAuthorities,
+  kDnsNameTooLong,
+};
+// "dns.z_flag_set" -> (kAppDns, kDnsZFlagSet); false when unknown.
+bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event);
+const char* app_event_name(uint16_t app, uint8_t event);  // "z_flag_set" (without the protocol)
+
 // One content or pcre, in rule order (relative ones follow the previous).
 struct Content {
   std::string bytes;  // the pattern, escapes and |hex| resolved
@@ -334,6 +350,7 @@ struct Rule {
   bool ip_only = false;
   bool header_bufs = false;    // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
   uint64_t decode_events = 0;  // decode-event: the decoder events the packet must have (DecodeEvent bits)
+  uint64_t app_events = 0;     // app-layer-event: the transaction's events it must have (bits of app_event_names)
   std::vector<FieldCond> fields;
   std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)
   bool has_flags = false;
@@ -345,7 +362,7 @@ struct Rule {
   // Whether the rule reads a transaction's buffers (it is then matched on
   // transactions, not packets), and which side's.
   bool uses_tx() const {
-    if (has_urilen || !tx_fields.empty()) return true;
+    if (has_urilen || !tx_fields.empty() || app_events) return true;
     for (const Item& it : items)
       if (!packet_buf(it.buf)) return true;
     return false;

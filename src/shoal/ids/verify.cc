@@ -167,6 +167,7 @@ bool tx_needs(const Rule& r, const TxBuffers& tx) {
 
 bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
   if (!tx_needs(r, tx) || !header_matches(r, p)) return false;
+  if ((tx.events & r.app_events) != r.app_events) return false;
   if (r.has_urilen) {
     size_t n = tx.b[size_t(r.urilen_raw ? Buf::HttpUriRaw : Buf::HttpUri)].size();
     if (n < r.urilen_lo || n > r.urilen_hi) return false;

@@ -44,10 +44,10 @@ void IdsAppLayer::reserve(FlowIPManager& mgr) {
 IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }
 
 void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns,
-                       bool log_tls, bool log_sip, bool log_ssh) {
+                       bool log_tls, bool log_sip, bool log_ssh, bool log_anomaly) {
   db_ = std::move(db);
   log_http_ = log_http, log_files_ = log_files, log_dns_ = log_dns, log_tls_ = log_tls, log_sip_ = log_sip;
-  log_ssh_ = log_ssh;
+  log_ssh_ = log_ssh, log_anomaly_ = log_anomaly;
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
   reasm_.configure(sc);
@@ -416,6 +416,18 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
   if (m.malformed) c_.dns_malformed.add();
   uint64_t tx_id = c.dns_tx++;
   nlohmann::json j = dns_json(m, tx_id);
+  // Suricata's DNS events: a message the wrong way, the Z bit, an opcode
+  // past 6, a section that could not be read, a name past its bound
+  uint64_t events = 0;
+  auto ev = [&](ids::DnsEvent e) { events |= uint64_t(1) << e; };
+  if (dir == 0 && m.qr()) ev(ids::kDnsNotARequest);
+  if (dir == 1 && !m.qr()) ev(ids::kDnsNotAResponse);
+  if (m.flags & 0x0040) ev(ids::kDnsZFlagSet);
+  if (m.opcode() >= 7) ev(ids::kDnsInvalidOpcode);
+  if (m.bad_section == 0 || m.bad_section == 1) ev(ids::kDnsMalformedData);
+  if (m.bad_section == 2) ev(ids::kDnsInvalidAuthorities);
+  if (m.bad_section == 3) ev(ids::kDnsInvalidAdditionals);
+  if (m.name_truncated) ev(ids::kDnsNameTooLong);
   if (cur_ && db_ && !db_->tx_rules().empty()) {
     cur_->app = ids::kAppDns;
     // the buffers: names of each section, as multi-buffers
@@ -437,6 +449,7 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
         }
       b.set_many(ids::Buf::DnsResponseRrname, all);
     }
+    b.events = events;
     b.nums[ids::FieldCond::DnsOpcode - ids::FieldCond::kTxFirst] = {m.opcode()};
     b.nums[ids::FieldCond::DnsRcode - ids::FieldCond::kTxFirst] = {m.rcode()};
     auto& types = b.nums[ids::FieldCond::DnsRrtype - ids::FieldCond::kTxFirst];
@@ -450,6 +463,17 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
     }
   }
   if (log_dns_) logs_.push_back({c.id, TxLog::Dns, dir, tx_id, std::move(j), {}});
+  if (log_anomaly_)  // an EVE anomaly record per event, as Suricata's applayer anomalies
+    for (uint64_t e = events; e; e &= e - 1)
+      logs_.push_back({c.id,
+                       TxLog::Anomaly,
+                       dir,
+                       tx_id,
+                       {{"app_proto", "dns"},
+                        {"type", "applayer"},
+                        {"event", ids::app_event_name(ids::kAppDns, uint8_t(__builtin_ctzll(e)))},
+                        {"layer", "proto_parser"}},
+                       {}});
 }
 
 }  // namespace shoal

@@ -35,7 +35,7 @@ class IdsAppLayer : private flow::StreamSink {
   };
   // A transaction, a file or a DNS message: an http, fileinfo or dns record.
   struct TxLog {
-    enum Kind : uint8_t { Http, File, Dns, Tls, Sip, Ssh };
+    enum Kind : uint8_t { Http, File, Dns, Tls, Sip, Ssh, Anomaly };
     uint32_t flow;
     Kind kind;
     uint8_t dir;  // the file's or message's direction: 0 to the server, 1 to the client
@@ -61,7 +61,7 @@ class IdsAppLayer : private flow::StreamSink {
   // At initialize: the rules (may be null: logging only), and which
   // records are made.
   void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns, bool log_tls,
-            bool log_sip, bool log_ssh);
+            bool log_sip, bool log_ssh, bool log_anomaly);
   // Flow `id` leaves the table: its streams and parser end (transactions
   // still open are logged as they are).
   void release(uint32_t id);
@@ -116,6 +116,7 @@ class IdsAppLayer : private flow::StreamSink {
   uint64_t cur_ts_ = 0;
   std::vector<TxHit>* cur_hits_ = nullptr;
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false, log_ssh_ = false;
+  bool log_anomaly_ = false;
   std::vector<TxLog> logs_;
   std::unordered_set<Conn*> live_;  // every connection held, freed at the end if its flow never was
 };
