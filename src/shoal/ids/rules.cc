@@ -1536,8 +1536,8 @@ bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event) {
   const auto& kDns = kDnsEvents;
   if (name.substr(0, 4) != "dns.") return false;
   name.remove_prefix(4);
-  for (uint8_t i = 0; i < std::size(kDns); ++i)
-    if (name == kDns[i]) return app = kAppDns, event = i, true;
+  for (size_t i = 0; i < std::size(kDns); ++i)
+    if (name == kDns[i]) return app = kAppDns, event = uint8_t(i), true;
   return false;
 }
 
