@@ -13,6 +13,7 @@ FUZZ_DNS_SECONDS ?= 15
 FUZZ_TLS_SECONDS ?= 15
 FUZZ_SIP_SECONDS ?= 10
 FUZZ_SSH_SECONDS ?= 10
+FUZZ_FTP_SECONDS ?= 10
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
@@ -66,7 +67,7 @@ fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON \
 	  -DSHOAL_CUDA=OFF -DSHOAL_TESTS=OFF -DSHOAL_WERROR=OFF >$(FUZZ_BUILD).configure.log 2>&1 \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip fuzz_ssh
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip fuzz_ssh fuzz_ftp
 	@echo "== fuzzing the configuration parser for $(FUZZ_SECONDS)s"
 	@mkdir -p $(FUZZ_BUILD)/corpus
 	@$(FUZZ_BUILD)/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
@@ -135,6 +136,13 @@ fuzz: deps
 	  >$(FUZZ_BUILD)/fuzz-ssh.log 2>&1 \
 	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-ssh.log; echo "fuzzing found a failure"; exit 1)
 	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-ssh.log
+	@echo "== fuzzing the FTP parser (command and reply lines) for $(FUZZ_FTP_SECONDS)s"
+	@mkdir -p $(FUZZ_BUILD)/corpus-ftp
+	@$(FUZZ_BUILD)/fuzz_ftp -max_total_time=$(FUZZ_FTP_SECONDS) -max_len=8192 -rss_limit_mb=2048 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ftp- $(FUZZ_BUILD)/corpus-ftp tests/fuzz/seeds-ftp \
+	  >$(FUZZ_BUILD)/fuzz-ftp.log 2>&1 \
+	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-ftp.log; echo "fuzzing found a failure"; exit 1)
+	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-ftp.log
 
 bench: build
 	@$(BUILD)/shoal bench --out bench/results/latest-cpu.json

@@ -1424,3 +1424,36 @@ TEST(IdsDns, AppLayerEventsAlertAndBecomeAnomalyRecords) {
   }
   EXPECT_EQ(anomalies, (std::multiset<std::string>{"invalid_opcode", "z_flag_set", "not_a_response"}));
 }
+
+TEST(IdsFtp, CommandsAndRepliesAreTransactionsInspectedEachWay) {
+  Conv c(40000, 21);
+  c.send(1, "220 ready\r\n");
+  c.send(0, "USER anonymous\r\n");
+  c.send(1, "331 Please specify the password.\r\n");
+  c.send(0, "PORT 10,0,0,1,234,10\r\n");
+  c.send(1, "200 PORT command successful.\r\n");
+  c.send(0, "EPSV\r\n");
+  c.send(1, "229 Entering Extended Passive Mode (|||58612|)\r\n");
+  c.send(0, "RETR a.txt\r\n");
+  c.send(1, "150-Opening\r\n150 data connection\r\n");
+  c.send(1, "226 Transfer complete.\r\n");
+  c.send(0, "QUIT\r\n");  // a packet to the server after the last reply
+  std::string rules =
+      "alert ftp any any -> any any (ftp.command; content:\"USER\"; ftp.command_data; content:\"anon\"; sid:1;)\n"
+      "alert ftp any any -> any any (flow:to_server; ftp.dynamic_port:58612; sid:2;)\n"  // known at the reply
+      "alert ftp any any -> any any (ftp.mode:active; sid:3;)\n"                         // each way: twice
+      "alert ftp any any -> any any (ftp.completion_code; content:\"226\"; sid:4;)\n"
+      "alert ftp any any -> any any (ftp.reply_received:no; sid:5;)\n"  // (inspected to the client only)
+      // PORT's port is 234 * 256 + 10 = 59914: outside the range, whose ends are excluded (Suricata's a-b)
+      "alert ftp any any -> any any (ftp.dynamic_port:59914-59920; sid:6;)\n";
+  auto r = run_ids("ftp", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2, 3, 3, 4}));
+  ASSERT_EQ(r.other["ftp"].size(), 5u) << "each command with its replies; the greeting is none";
+  const auto& retr = r.other["ftp"][3]["ftp"];
+  EXPECT_EQ(retr["command"], "RETR");
+  EXPECT_EQ(retr["completion_code"], (std::vector<std::string>{"150", "150", "226"}));
+  EXPECT_EQ(r.other["ftp"][2]["ftp"]["mode"], "passive");
+}

@@ -781,6 +781,10 @@ constexpr BufName kSticky[] = {
     {"ssh.hassh.string", Buf::SshHasshString},
     {"ssh.hassh.server", Buf::SshHasshServer},
     {"ssh.hassh.server.string", Buf::SshHasshServerString},
+    {"ftp.command", Buf::FtpCommand},
+    {"ftp.command_data", Buf::FtpCommandData},
+    {"ftp.completion_code", Buf::FtpCompletionCode},
+    {"ftp.reply", Buf::FtpReply},
     {"ipv4.hdr", Buf::Ipv4Hdr},
     {"ipv6.hdr", Buf::Ipv6Hdr},
     {"tcp.hdr", Buf::TcpHdr},
@@ -1051,6 +1055,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   } else if (f[1] == "ssh") {
     r.app = kAppSsh;
     r.proto = Proto::TCP;
+  } else if (f[1] == "ftp") {
+    r.app = kAppFtp;
+    r.proto = Proto::TCP;
   } else if (f[1] == "sip") {
     r.app = kAppSip;  // over UDP and TCP
     r.proto = Proto::IP;
@@ -1214,6 +1221,26 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_field(pv, f, k.c_str(), r, err)) return false;
       r.tx_fields.push_back(r.fields.back());
       r.fields.pop_back();
+    } else if (k == "ftp.mode" || k == "ftp.reply_received") {
+      std::string pv(trim(v));
+      FieldCond c;
+      bool mode = k == "ftp.mode";
+      c.field = mode ? FieldCond::FtpMode : FieldCond::FtpReplyReceived;
+      if (mode ? pv == "active" : (pv == "yes" || pv == "on" || pv == "true"))
+        c.lo = c.hi = 1;
+      else if (mode ? pv == "passive" : (pv == "no" || pv == "off" || pv == "false"))
+        c.lo = c.hi = mode ? 2 : 0;
+      else
+        return err = fmt::format("{}: '{}' is not {}", k, pv, mode ? "active or passive" : "yes or no"), false;
+      r.tx_fields.push_back(c);
+    } else if (k == "ftp.dynamic_port") {
+      // N, =N, !N, <N, >N, <=N, >=N, N-M (Suricata's integer forms)
+      std::string pv(trim(v));
+      if (!pv.empty() && pv[0] == '=') pv.erase(0, 1);
+      if (size_t dash = pv.find('-'); dash != std::string::npos && dash > 0) pv.replace(dash, 1, "<>");
+      if (!parse_field(pv, FieldCond::FtpDynamicPort, k.c_str(), r, err)) return false;
+      r.tx_fields.push_back(r.fields.back());
+      r.fields.pop_back();
     } else if (k == "tls.version") {
       std::string pv(trim(v));
       static const std::pair<const char*, int> kV[] = {
@@ -1313,14 +1340,16 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       std::string_view a = trim(v);
       bool neg = !a.empty() && a[0] == '!';
       if (neg) a = trim(a.substr(1));
-      if (a != "http" && a != "http1" && a != "dns" && a != "tls" && a != "sip" && a != "ssh")
-        return err = fmt::format("app-layer-protocol '{}': this engine detects http, dns, tls, sip and ssh only", a),
+      if (a != "http" && a != "http1" && a != "dns" && a != "tls" && a != "sip" && a != "ssh" && a != "ftp")
+        return err =
+                   fmt::format("app-layer-protocol '{}': this engine detects http, dns, tls, sip, ssh and ftp only", a),
                false;
       r.has_app_cond = true;
       r.app_conds.push_back({uint16_t(a == "dns"   ? kAppDns
                                       : a == "tls" ? kAppTls
                                       : a == "sip" ? kAppSip
                                       : a == "ssh" ? kAppSsh
+                                      : a == "ftp" ? kAppFtp
                                                    : kAppHttp),
                              neg});
     } else if (k == "nocase") {
@@ -1400,14 +1429,21 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   }
   // the buffers say whose transactions the rule reads
   if (r.uses_tx()) {
-    bool dns = r.app_events && r.app == kAppDns, http = r.has_urilen, tls = false, sip = false, ssh = false;
-    for (const FieldCond& c : r.tx_fields) (c.field >= FieldCond::TlsVersion ? tls : dns) = true;
+    // the protocols the rule's buffers, numbers and events belong to: one
+    uint32_t apps = r.has_urilen ? 1u << kAppHttp : 0;
+    if (r.app_events) apps |= 1u << r.app;
+    for (const FieldCond& c : r.tx_fields) apps |= 1u << c.app();
     for (const Item& it : r.items)
       if (!packet_buf(it.buf))
-        (dns_buf(it.buf) ? dns : tls_buf(it.buf) ? tls : sip_buf(it.buf) ? sip : ssh_buf(it.buf) ? ssh : http) = true;
-    if (int(dns) + int(http) + int(tls) + int(sip) + int(ssh) > 1)
-      return err = "buffers of two application protocols in one rule", false;
-    uint16_t app = dns ? kAppDns : tls ? kAppTls : sip ? kAppSip : ssh ? kAppSsh : kAppHttp;
+        apps |= 1u << (dns_buf(it.buf)   ? kAppDns
+                       : tls_buf(it.buf) ? kAppTls
+                       : sip_buf(it.buf) ? kAppSip
+                       : ssh_buf(it.buf) ? kAppSsh
+                       : ftp_buf(it.buf) ? kAppFtp
+                                         : kAppHttp);
+    if (__builtin_popcount(apps) > 1) return err = "buffers of two application protocols in one rule", false;
+    if (!apps) apps = 1u << kAppHttp;
+    uint16_t app = uint16_t(__builtin_ctz(apps));
     if (r.app && r.app != app)
       return err = fmt::format("a {} rule reads {} buffers", app_name(r.app), app_name(app)), false;
     r.app = app;
@@ -1517,7 +1553,7 @@ bool dns_buf(Buf b) {
 }
 
 const char* app_name(uint16_t app) {
-  static const char* const kNames[] = {nullptr, "http", "dns", "tls", "sip", "ssh"};
+  static const char* const kNames[] = {nullptr, "http", "dns", "tls", "sip", "ssh", "ftp"};
   return app < std::size(kNames) ? kNames[app] : nullptr;
 }
 
@@ -1526,19 +1562,27 @@ bool tls_buf(Buf b) { return b >= Buf::TlsSni && b <= Buf::Ja4Hash; }
 namespace {
 constexpr const char* kDnsEvents[] = {"malformed_data", "not_a_request",       "not_a_response",      "z_flag_set",
                                       "invalid_opcode", "invalid_additionals", "invalid_authorities", "name_too_long"};
+constexpr const char* kFtpEvents[] = {"request_command_too_long", "response_command_too_long"};
 }  // namespace
 
 const char* app_event_name(uint16_t app, uint8_t event) {
-  return app == kAppDns && event < std::size(kDnsEvents) ? kDnsEvents[event] : "unknown";
+  if (app == kAppDns && event < std::size(kDnsEvents)) return kDnsEvents[event];
+  if (app == kAppFtp && event < std::size(kFtpEvents)) return kFtpEvents[event];
+  return "unknown";
 }
 
 bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event) {
-  const auto& kDns = kDnsEvents;
-  if (name.substr(0, 4) != "dns.") return false;
-  name.remove_prefix(4);
-  for (size_t i = 0; i < std::size(kDns); ++i)
-    if (name == kDns[i]) return app = kAppDns, event = uint8_t(i), true;
-  return false;
+  auto find = [&](std::string_view prefix, uint16_t a, const auto& table) {
+    if (name.substr(0, prefix.size()) != prefix) return false;
+    for (size_t i = 0; i < std::size(table); ++i)
+      if (name.substr(prefix.size()) == table[i]) return app = a, event = uint8_t(i), true;
+    return false;
+  };
+  return find("dns.", kAppDns, kDnsEvents) || find("ftp.", kAppFtp, kFtpEvents);
+}
+
+uint16_t FieldCond::app() const {
+  return field >= FtpMode ? kAppFtp : field >= TlsVersion ? kAppTls : field >= DnsOpcode ? kAppDns : kAppNone;
 }
 
 bool either_side(Buf b) {

@@ -125,6 +125,11 @@ enum class Buf : uint8_t {
   SshHasshString,
   SshHasshServer,  // the server's
   SshHasshServerString,
+  // FTP (a command's transaction)
+  FtpCommand,
+  FtpCommandData,
+  FtpCompletionCode,  // each reply's code (a multi-buffer)
+  FtpReply,           // each reply's text
   Count
 };
 const char* buf_name(Buf b);
@@ -136,12 +141,13 @@ bool dns_buf(Buf b);
 bool tls_buf(Buf b);
 inline bool sip_buf(Buf b) { return b >= Buf::SipMethod && b <= Buf::SipContentLength; }
 inline bool ssh_buf(Buf b) { return b >= Buf::SshProto && b <= Buf::SshHasshServerString; }
+inline bool ftp_buf(Buf b) { return b >= Buf::FtpCommand && b <= Buf::FtpReply; }
 // The packet's payload or one of its headers (not an application buffer).
 inline bool packet_buf(Buf b) { return b == Buf::Packet || (b >= Buf::Ipv4Hdr && b <= Buf::Icmpv6Hdr); }
 
 // Application protocols a rule header may name.
-enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3, kAppSip = 4, kAppSsh = 5 };
-const char* app_name(uint16_t app);  // "http", "dns", "tls", "sip", "ssh"; null for none
+enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3, kAppSip = 4, kAppSsh = 5, kAppFtp = 6 };
+const char* app_name(uint16_t app);  // "http", "dns", "tls", "sip", "ssh", "ftp"; null for none
 
 // Suricata's application-layer events this engine raises, per protocol (a
 // transaction's events are bits in this order).
@@ -155,6 +161,7 @@ enum DnsEvent : uint8_t {
   kDnsInvalidAuthorities,
   kDnsNameTooLong,
 };
+enum FtpEvent : uint8_t { kFtpRequestCommandTooLong, kFtpResponseCommandTooLong };
 // "dns.z_flag_set" -> (kAppDns, kDnsZFlagSet); false when unknown.
 bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event);
 const char* app_event_name(uint16_t app, uint8_t event);  // "z_flag_set" (without the protocol)
@@ -270,9 +277,14 @@ struct FieldCond {
     DnsRrtype,
     TlsVersion,  // the negotiated version (0x0303...)
     SslState,    // bit masks of handshake states: lo the states asked, hi those negated (one item holding matches)
-    SslVersion   // bit masks of versions, as SslState
+    SslVersion,  // bit masks of versions, as SslState
+    FtpMode,     // 1 active, 2 passive
+    FtpDynamicPort,
+    FtpReplyReceived,  // 0 or 1
   };
-  static constexpr int kTxFirst = DnsOpcode, kTxFields = 6;
+  static constexpr int kTxFirst = DnsOpcode, kTxFields = 9;
+  // Whose transactions a field's condition reads.
+  uint16_t app() const;
   // ssl_state bits, ssl_version bits
   static constexpr uint64_t kClientHello = 1, kServerHello = 2, kClientKeyx = 4, kServerKeyx = 8, kUnknown = 16;
   bool mask() const { return field == SslState || field == SslVersion; }

@@ -12,7 +12,10 @@ namespace shoal {
 struct IdsAppLayer::Conn {
   uint32_t id = 0;      // the flow
   bool port53 = false;  // DNS's port on either side (DNS is detected by port, then probed)
-  uint64_t dns_tx = 0;  // DNS messages so far (each is a transaction)
+  bool port21 = false;  // FTP's (its control connection: the port, then the first bytes)
+  std::unique_ptr<flow::FtpConn> ftp;
+  std::deque<flow::FtpTx> ftp_done;  // replied to, still to be inspected on a packet to the server
+  uint64_t dns_tx = 0;               // DNS messages so far (each is a transaction)
   flow::DnsTcpFramer dns_tcp[2];
   std::unique_ptr<flow::TlsConn> tls;
   std::vector<uint32_t> tls_alerted;  // rules that alerted on the handshake (one transaction per flow)
@@ -44,10 +47,10 @@ void IdsAppLayer::reserve(FlowIPManager& mgr) {
 IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }
 
 void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns,
-                       bool log_tls, bool log_sip, bool log_ssh, bool log_anomaly) {
+                       bool log_tls, bool log_sip, bool log_ssh, bool log_anomaly, bool log_ftp) {
   db_ = std::move(db);
   log_http_ = log_http, log_files_ = log_files, log_dns_ = log_dns, log_tls_ = log_tls, log_sip_ = log_sip;
-  log_ssh_ = log_ssh, log_anomaly_ = log_anomaly;
+  log_ssh_ = log_ssh, log_anomaly_ = log_anomaly, log_ftp_ = log_ftp;
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
   reasm_.configure(sc);
@@ -64,6 +67,8 @@ void IdsAppLayer::release(uint32_t id) {
     c->tls_logged = true;
     logs_.push_back({c->id, TxLog::Tls, 0, 0, tls_json(c->tls->info()), {}});
   }
+  if (c->ftp && log_ftp_)  // commands without their reply
+    for (flow::FtpTx& t : c->ftp->open()) logs_.push_back({c->id, TxLog::Ftp, 0, t.index, ftp_json(t), {}});
   if (c->ssh && !c->ssh_logged && log_ssh_) {  // a handshake that never finished
     c->ssh_logged = true;
     logs_.push_back({c->id, TxLog::Ssh, 0, 0, ssh_json(*c->ssh), {}});
@@ -103,6 +108,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     live_.insert(c);
     c->id = id;
     c->port53 = info.has_ports && (info.sport == 53 || info.dport == 53);
+    c->port21 = info.has_ports && (info.sport == 21 || info.dport == 21);
   }
   if (info.proto == 17) {  // a datagram is a message
     if (c->app == ids::kAppNone && c->port53 && flow::dns_probe(info.payload, info.plen)) c->app = ids::kAppDns;
@@ -139,6 +145,12 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   cur_hits_ = &hits;
   size_t first = hits.size();
   reasm_.segment(c->stream, id, info.dir, k::load_be32(info.l4 + 4), info.l4[13], info.payload, info.plen);
+  // FTP transactions that ended are inspected once more on a packet to the
+  // server (Suricata inspects a transaction each way until it is done)
+  if (info.dir == 0 && !c->ftp_done.empty()) {
+    for (flow::FtpTx& t : c->ftp_done) match_ftp(t, 0);
+    c->ftp_done.clear();
+  }
   cur_ = nullptr;
   info.app = c->app;
   info.app_known = c->app != ids::kAppNone || c->detect[info.dir & 1] != 0;
@@ -184,6 +196,23 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
       pb.shrink_to_fit();
       if (held) sip_tcp(reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
       return sip_tcp(data, len);
+    }
+    // FTP's control connection: its port, then a reply code or a command
+    int ftp = c->app == ids::kAppFtp                 ? 1
+              : c->app == ids::kAppNone && c->port21 ? flow::ftp_probe(dir, pd, uint32_t(pb.size()))
+                                                     : 0;
+    if (ftp < 0 && pb.size() < 16) return;
+    if (ftp > 0) {
+      c->app = ids::kAppFtp;
+      c->detect[dir] = 7;
+      if (!c->ftp)
+        c->ftp = std::make_unique<flow::FtpConn>([this, c](flow::FtpTx& t, uint8_t what) { on_ftp(*c, t, what); });
+      std::string first = std::move(pb);
+      pb.clear();
+      pb.shrink_to_fit();
+      if (held) c->ftp->data(dir, reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
+      c->ftp->data(dir, data, len);
+      return;
     }
     // SSH: an identification line, either side first
     int ssh = c->app == ids::kAppNone ? flow::ssh_detect(pd, uint32_t(pb.size())) : c->app == ids::kAppSsh ? 1 : 0;
@@ -243,6 +272,10 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     c->ssh->data(dir, data, len);
     return;
   }
+  if (c->detect[dir] == 7) {
+    c->ftp->data(dir, data, len);
+    return;
+  }
   if (c->detect[dir] == 4) return c->tls->data(dir, data, len);
   if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
 }
@@ -253,6 +286,7 @@ void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
   if (c && c->detect[dir] == 5) c->sip_tcp[dir].gap(), c->detect[dir] = 2;
   if (c && c->tls) c->tls->gap(dir);
   if (c && c->ssh) c->ssh->gap(dir);
+  if (c && c->ftp) c->ftp->gap(dir);
   if (c && c->http) c->http->gap(dir);
   if (c && c->detect[dir] == 0) c->detect[dir] = 2;
 }
@@ -678,6 +712,96 @@ void IdsAppLayer::on_ssh(Conn& c, uint8_t dir, uint8_t what) {
     c.ssh_logged = true;
     logs_.push_back({c.id, TxLog::Ssh, 0, 0, ssh_json(s), {}});
   }
+}
+
+}  // namespace shoal
+
+namespace shoal {
+
+nlohmann::json IdsAppLayer::ftp_json(const flow::FtpTx& t) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!t.command.empty()) j["command"] = t.command;
+  if (!t.command_data.empty()) j["command_data"] = t.command_data;
+  if (!t.replies.empty()) j["reply"] = t.replies;
+  if (!t.codes.empty()) j["completion_code"] = t.codes;
+  if (t.dynamic_port >= 0) j["dynamic_port"] = t.dynamic_port;
+  if (t.mode) j["mode"] = t.mode == 1 ? "active" : "passive";
+  j["reply_received"] = t.reply_received ? "yes" : "no";
+  return j;
+}
+
+// Which way a rule on FTP transactions is inspected (1 to the server, 2 to
+// the client): the command's buffers to the server, the replies' to the
+// client, mode and port either way (as Suricata registers them).
+static uint8_t ftp_rule_dirs(const ids::Rule& r) {
+  uint8_t d = 3;
+  for (const ids::Item& it : r.items) {
+    if (it.buf == ids::Buf::FtpCommand || it.buf == ids::Buf::FtpCommandData) d &= 1;
+    if (it.buf == ids::Buf::FtpCompletionCode || it.buf == ids::Buf::FtpReply) d &= 2;
+  }
+  for (const ids::FieldCond& f : r.tx_fields)
+    if (f.field == ids::FieldCond::FtpReplyReceived) d &= 2;
+  if (r.app_events >> ids::kFtpRequestCommandTooLong & 1) d &= 1;
+  if (r.app_events >> ids::kFtpResponseCommandTooLong & 1) d &= 2;
+  return d;
+}
+
+void IdsAppLayer::match_ftp(flow::FtpTx& t, uint8_t dir) {
+  if (!cur_ || !db_ || db_->tx_rules().empty()) return;
+  cur_->app = ids::kAppFtp;
+  using ids::Buf;
+  using F = ids::FieldCond;
+  ids::TxBuffers b;
+  if (!t.command.empty()) {
+    b.set(Buf::FtpCommand, t.command);
+    b.set(Buf::FtpCommandData, t.command_data);
+  }
+  if (t.reply_received) {
+    b.set_many(Buf::FtpCompletionCode, t.codes);
+    b.set_many(Buf::FtpReply, t.replies);
+  }
+  if (t.mode) b.nums[F::FtpMode - F::kTxFirst] = {t.mode};
+  if (t.dynamic_port >= 0) b.nums[F::FtpDynamicPort - F::kTxFirst] = {uint64_t(t.dynamic_port)};
+  b.nums[F::FtpReplyReceived - F::kTxFirst] = {t.reply_received ? 1u : 0u};
+  b.events = (t.request_too_long ? uint64_t(1) << ids::kFtpRequestCommandTooLong : 0) |
+             (t.response_too_long ? uint64_t(1) << ids::kFtpResponseCommandTooLong : 0);
+  nlohmann::json meta;
+  const auto& rules = db_->rules();
+  for (uint32_t r : db_->tx_rules()) {
+    const ids::Rule& rule = rules[r];
+    uint32_t key = r * 2 + dir;  // (a rule may alert once each way)
+    if (rule.app != ids::kAppFtp || !(ftp_rule_dirs(rule) >> dir & 1)) continue;
+    if (std::find(t.alerted.begin(), t.alerted.end(), key) != t.alerted.end()) continue;
+    if (!ids::tx_matches(rule, b, *cur_)) continue;
+    t.alerted.push_back(key);
+    ids::apply_flowbits(rule, *cur_);
+    if (meta.is_null()) meta = ftp_json(t);
+    cur_hits_->push_back({r, nullptr, meta, t.index, ids::kAppFtp});
+  }
+}
+
+void IdsAppLayer::on_ftp(Conn& c, flow::FtpTx& t, uint8_t what) {
+  uint64_t events = (t.request_too_long ? uint64_t(1) << ids::kFtpRequestCommandTooLong : 0) |
+                    (t.response_too_long ? uint64_t(1) << ids::kFtpResponseCommandTooLong : 0);
+  if (cur_) cur_->app = ids::kAppFtp;
+  match_ftp(t, what == flow::FtpConn::kRequest ? 0 : 1);
+  if (what == flow::FtpConn::kDone && c.ftp_done.size() < flow::kFtpMaxTx) c.ftp_done.push_back(t);
+  // the events once (at the command, or at the reply for a reply's), as anomaly records
+  uint64_t fresh = what == flow::FtpConn::kRequest ? events & (uint64_t(1) << ids::kFtpRequestCommandTooLong)
+                                                   : events & (uint64_t(1) << ids::kFtpResponseCommandTooLong);
+  if (log_anomaly_ && what != flow::FtpConn::kDone) fresh &= ~(uint64_t(1) << ids::kFtpResponseCommandTooLong);
+  if (log_anomaly_)
+    for (uint64_t e = fresh; e; e &= e - 1)
+      logs_.push_back({c.id,
+                       TxLog::Anomaly,
+                       uint8_t(what == flow::FtpConn::kRequest ? 0 : 1),
+                       t.index,
+                       {{"app_proto", "ftp"},
+                        {"type", "applayer"},
+                        {"event", ids::app_event_name(ids::kAppFtp, uint8_t(__builtin_ctzll(e)))},
+                        {"layer", "proto_parser"}},
+                       {}});
+  if (what == flow::FtpConn::kDone && log_ftp_) logs_.push_back({c.id, TxLog::Ftp, 0, t.index, ftp_json(t), {}});
 }
 
 }  // namespace shoal

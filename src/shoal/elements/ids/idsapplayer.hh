@@ -15,6 +15,7 @@
 
 #include "shoal/elements/flow/flowipmanager.hh"
 #include "shoal/flow/dns.hh"
+#include "shoal/flow/ftp.hh"
 #include "shoal/flow/http.hh"
 #include "shoal/flow/reassembly.hh"
 #include "shoal/flow/sip.hh"
@@ -35,7 +36,7 @@ class IdsAppLayer : private flow::StreamSink {
   };
   // A transaction, a file or a DNS message: an http, fileinfo or dns record.
   struct TxLog {
-    enum Kind : uint8_t { Http, File, Dns, Tls, Sip, Ssh, Anomaly };
+    enum Kind : uint8_t { Http, File, Dns, Tls, Sip, Ssh, Anomaly, Ftp };
     uint32_t flow;
     Kind kind;
     uint8_t dir;  // the file's or message's direction: 0 to the server, 1 to the client
@@ -61,7 +62,7 @@ class IdsAppLayer : private flow::StreamSink {
   // At initialize: the rules (may be null: logging only), and which
   // records are made.
   void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns, bool log_tls,
-            bool log_sip, bool log_ssh, bool log_anomaly);
+            bool log_sip, bool log_ssh, bool log_anomaly, bool log_ftp);
   // Flow `id` leaves the table: its streams and parser end (transactions
   // still open are logged as they are).
   void release(uint32_t id);
@@ -77,6 +78,8 @@ class IdsAppLayer : private flow::StreamSink {
   static nlohmann::json sip_json(const flow::SipMessage& m);
   // Suricata's ssh object of a connection.
   static nlohmann::json ssh_json(const flow::SshConn& s);
+  // Suricata's ftp object of a command's transaction.
+  static nlohmann::json ftp_json(const flow::FtpTx& t);
   // Content-Encoding layers undone (before init).
   void set_decompress_layers(int n) { http_cfg_.decompress_layers = n; }
   // One TCP or UDP packet of flow `id`: a TCP segment goes through
@@ -104,6 +107,8 @@ class IdsAppLayer : private flow::StreamSink {
   void on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what);
   void sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m);
   void on_ssh(Conn& c, uint8_t dir, uint8_t what);
+  void on_ftp(Conn& c, flow::FtpTx& t, uint8_t what);
+  void match_ftp(flow::FtpTx& t, uint8_t dir);
 
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
@@ -116,7 +121,7 @@ class IdsAppLayer : private flow::StreamSink {
   uint64_t cur_ts_ = 0;
   std::vector<TxHit>* cur_hits_ = nullptr;
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false, log_ssh_ = false;
-  bool log_anomaly_ = false;
+  bool log_anomaly_ = false, log_ftp_ = false;
   std::vector<TxLog> logs_;
   std::unordered_set<Conn*> live_;  // every connection held, freed at the end if its flow never was
 };

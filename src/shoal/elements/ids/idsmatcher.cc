@@ -134,7 +134,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("CLASSIFICATION", classification);
     InputPath threshold;
     a.read("THRESHOLD", threshold);
-    std::string types = "alert drop flow http files dns tls sip ssh anomaly stats";
+    std::string types = "alert drop flow http files dns tls sip ssh ftp anomaly stats";
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
@@ -146,11 +146,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       static const std::pair<const char*, uint16_t> kTypes[] = {
           {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow}, {"http", kEveHttp},
           {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},
-          {"stats", kEveStats}, {"sip", kEveSip},        {"ssh", kEveSsh},   {"anomaly", kEveAnomaly}};
+          {"stats", kEveStats}, {"sip", kEveSip},        {"ssh", kEveSsh},   {"anomaly", kEveAnomaly},
+          {"ftp", kEveFtp}};
       auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
       if (it == std::end(kTypes))
         a.fail(fmt::format(
-            "EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, ssh, anomaly, stats)", t));
+            "EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, anomaly, stats)",
+            t));
       eve_types_ |= it->second;
     }
     // The flow layer, when there is one upstream: the flow options and
@@ -218,9 +220,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond);
       events_on_ |= r.decode_events != 0;
     }
-    bool log_sip = eve(kEveSip), log_ssh = eve(kEveSsh), log_anomaly = eve(kEveAnomaly);
-    app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip || log_ssh);
-    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip, log_ssh, log_anomaly);
+    bool log_sip = eve(kEveSip), log_ssh = eve(kEveSsh), log_anomaly = eve(kEveAnomaly), log_ftp = eve(kEveFtp);
+    app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip || log_ssh || log_ftp);
+    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip, log_ssh, log_anomaly, log_ftp);
     // A flow that ends: its transactions' records, then its flow record
     if (mgr_ && (app_on_ || eve(kEveFlow)))
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
@@ -542,14 +544,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (IdsAppLayer::TxLog& l : logs) {
       using K = IdsAppLayer::TxLog;
       // http records go from the client; files and DNS messages the way they went
-      static const char* const kType[] = {"http", "fileinfo", "dns", "tls", "sip", "ssh", "anomaly"};
+      static const char* const kType[] = {"http", "fileinfo", "dns", "tls", "sip", "ssh", "anomaly", "ftp"};
       const char* type = kType[l.kind];
       nlohmann::json j = flow_head(l.flow, mgr_->table().flow(l.flow), l.kind == K::Http || l.dir == 0, ts, type);
       if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
       if (l.kind != K::Dns) j["tx_id"] = l.tx_id;
       if (p) j["pkt_src"] = pkt_src(p);
       if (l.kind == K::File) j["app_proto"] = "http";
-      if (l.kind == K::Sip || l.kind == K::Ssh) j["app_proto"] = kType[l.kind];
+      if (l.kind == K::Sip || l.kind == K::Ssh || l.kind == K::Ftp) j["app_proto"] = kType[l.kind];
       j[kType[l.kind == K::File ? K::Http : l.kind]] = std::move(l.meta);
       if (l.kind == K::File) j["fileinfo"] = std::move(l.fileinfo);
       eve_buf_ += eve_text(j);
@@ -937,7 +939,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
 
   static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32,
                            kEveTls = 64, kEveStats = 128;
-  static constexpr uint16_t kEveSip = 256, kEveSsh = 512, kEveAnomaly = 1024;
+  static constexpr uint16_t kEveSip = 256, kEveSsh = 512, kEveAnomaly = 1024, kEveFtp = 2048;
   bool eve(uint16_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
 
   std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_, eve_file_;
@@ -977,7 +979,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                              \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
       {"EVE_TYPES", "list",                                                                                            \
-       "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip, ssh, anomaly and stats "        \
+       "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, anomaly and stats "   \
        "(default all)"},                                                                                               \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
