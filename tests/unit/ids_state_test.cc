@@ -577,24 +577,30 @@ TEST(IdsTls, HandshakeBuffersFingerprintsAndRecords) {
                        "alert tls any any -> any any (ssl_state:client_hello; sid:10;)\n"
                        "alert tls any any -> any any (ssl_state:server_keyx|server_hello; sid:11;)\n"
                        "alert tls any any -> any any (ssl_version:!tls1.3,tls1.0; sid:12;)\n"
-                       "alert tls any any -> any any (tls.version:1.3; sid:13;)\n");
+                       "alert tls any any -> any any (tls.version:1.3; sid:13;)\n"
+                       "alert tls any any -> any any (flow:to_server; tls.random_time; content:\"|11 11 11 11|\"; "
+                       "sid:14;)\n"
+                       "alert tls any any -> any any (flow:to_client; tls.random; content:\"|22 22|\"; bsize:32; "
+                       "sid:15;)\n"
+                       "alert tls any any -> any any (tls.subject:\"O=Shoal\"; tls.cert_chain_len:1; sid:16;)\n"
+                       "alert tls any any -> any any (tls.issuerdn:!\"Shoal\"; sid:17;)\n");
   ASSERT_TRUE(r.r->ok);
   EXPECT_EQ(r.r->n("ids.skipped"), 0u) << r.r->h("ids.problems");
   auto sids = r.sids();
   std::sort(sids.begin(), sids.end());
-  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 9, 10, 11, 12}))
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 9, 10, 11, 12, 14, 15, 16}))
       << "no app-layer-protocol:!tls: the flow is TLS; not TLS 1.3";
   for (auto& j : r.eve) {
     EXPECT_EQ(j["app_proto"], "tls");
     uint32_t sid = j["alert"]["signature_id"];
     // client-side rules alert on the ClientHello's last segment, the others on the server's flight
-    EXPECT_EQ(j["pcap_cnt"], sid <= 2 || sid == 5 || sid == 10 || sid == 12 ? 5 : 6) << sid;
+    EXPECT_EQ(j["pcap_cnt"], sid <= 2 || sid == 5 || sid == 10 || sid == 12 || sid == 14 ? 5 : 6) << sid;
   }
   auto& tls = r.other["tls"];
   ASSERT_EQ(tls.size(), 1u);
   const auto& t = tls[0]["tls"];
   EXPECT_EQ(t["sni"], "www.example.com");
-  EXPECT_EQ(t["version"], "TLS 1.2");
+  EXPECT_EQ(t["version"], "TLS 1.2");  // (1.0 is "TLSv1", as Suricata names it)
   EXPECT_EQ(t["subject"], "C=FR, O=Shoal, CN=shoal.example");
   EXPECT_EQ(t["issuerdn"], "C=FR, O=Shoal, CN=shoal.example");
   EXPECT_EQ(t["serial"], "00:E0");

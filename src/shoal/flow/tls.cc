@@ -201,7 +201,7 @@ std::string TlsInfo::version_text() const {
   switch (v) {
     case 0x0002: return "SSLv2";
     case 0x0300: return "SSLv3";
-    case 0x0301: return "TLS 1.0";
+    case 0x0301: return "TLSv1";  // (Suricata's name for 1.0)
     case 0x0302: return "TLS 1.1";
     case 0x0303: return "TLS 1.2";
     case 0x0304: return "TLS 1.3";

@@ -752,6 +752,10 @@ constexpr BufName kSticky[] = {
     {"tls.cert_fingerprint", Buf::TlsCertFingerprint},
     {"tls_cert_fingerprint", Buf::TlsCertFingerprint},
     {"tls.certs", Buf::TlsCerts},
+    {"tls.subjectaltname", Buf::TlsSubjectAltName},
+    {"tls.random", Buf::TlsRandom},
+    {"tls.random_time", Buf::TlsRandomTime},
+    {"tls.random_bytes", Buf::TlsRandomBytes},
     {"ja3.hash", Buf::Ja3Hash},
     {"ja3_hash", Buf::Ja3Hash},
     {"ja3.string", Buf::Ja3String},
@@ -1221,6 +1225,24 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_field(pv, f, k.c_str(), r, err)) return false;
       r.tx_fields.push_back(r.fields.back());
       r.fields.pop_back();
+    } else if (k == "tls.subject" || k == "tls.issuerdn") {
+      // Suricata's older form: the value is a substring of the subject (issuer); '!' negates
+      std::string pv(trim(v));
+      bool neg = !pv.empty() && pv[0] == '!';
+      if (neg) pv.erase(0, 1);
+      pv = unquote(pv);
+      if (pv.empty()) return err = fmt::format("{}: an empty value", k), false;
+      Item it;
+      it.buf = k == "tls.subject" ? Buf::TlsCertSubject : Buf::TlsCertIssuer;
+      it.content.bytes = pv;
+      it.content.neg = neg;
+      r.items.push_back(std::move(it));
+      last = nullptr;
+      last_item = nullptr;
+    } else if (k == "tls.cert_chain_len") {
+      if (!parse_field(v, FieldCond::TlsCertChainLen, k.c_str(), r, err)) return false;
+      r.tx_fields.push_back(r.fields.back());
+      r.fields.pop_back();
     } else if (k == "ftp.mode" || k == "ftp.reply_received") {
       std::string pv(trim(v));
       FieldCond c;
@@ -1542,10 +1564,10 @@ const char* buf_name(Buf b) {
 }
 
 bool response_only(Buf b) {
-  return b == Buf::DnsResponseRrname || (b >= Buf::TlsCertSubject && b <= Buf::TlsCerts) || b == Buf::Ja3sHash ||
-         b == Buf::Ja3sString || b == Buf::HttpStatCode || b == Buf::HttpStatMsg || b == Buf::HttpResponseLine ||
-         b == Buf::HttpResponseBody || b == Buf::HttpServer || b == Buf::HttpResponseHeader || b == Buf::SipStatCode ||
-         b == Buf::SipStatMsg || b == Buf::SipResponseLine;
+  return b == Buf::DnsResponseRrname || (b >= Buf::TlsCertSubject && b <= Buf::TlsSubjectAltName) ||
+         b == Buf::Ja3sHash || b == Buf::Ja3sString || b == Buf::HttpStatCode || b == Buf::HttpStatMsg ||
+         b == Buf::HttpResponseLine || b == Buf::HttpResponseBody || b == Buf::HttpServer ||
+         b == Buf::HttpResponseHeader || b == Buf::SipStatCode || b == Buf::SipStatMsg || b == Buf::SipResponseLine;
 }
 
 bool dns_buf(Buf b) {

@@ -91,7 +91,11 @@ enum class Buf : uint8_t {
   TlsCertIssuer,
   TlsCertSerial,
   TlsCertFingerprint,
-  TlsCerts,  // every certificate of the server's chain, DER (a multi-buffer)
+  TlsCerts,           // every certificate of the server's chain, DER (a multi-buffer)
+  TlsSubjectAltName,  // the server certificate's DNS names (a multi-buffer)
+  TlsRandom,          // this side's hello random (32 bytes), its first 4, its last 28
+  TlsRandomTime,
+  TlsRandomBytes,
   Ja3Hash,
   Ja3String,
   Ja3sHash,
@@ -275,14 +279,15 @@ struct FieldCond {
     DnsOpcode,
     DnsRcode,
     DnsRrtype,
-    TlsVersion,  // the negotiated version (0x0303...)
-    SslState,    // bit masks of handshake states: lo the states asked, hi those negated (one item holding matches)
-    SslVersion,  // bit masks of versions, as SslState
-    FtpMode,     // 1 active, 2 passive
+    TlsVersion,       // the negotiated version (0x0303...)
+    SslState,         // bit masks of handshake states: lo the states asked, hi those negated (one item holding matches)
+    SslVersion,       // bit masks of versions, as SslState
+    TlsCertChainLen,  // the server's certificates
+    FtpMode,          // 1 active, 2 passive
     FtpDynamicPort,
     FtpReplyReceived,  // 0 or 1
   };
-  static constexpr int kTxFirst = DnsOpcode, kTxFields = 9;
+  static constexpr int kTxFirst = DnsOpcode, kTxFields = 10;
   // Whose transactions a field's condition reads.
   uint16_t app() const;
   // ssl_state bits, ssl_version bits

@@ -63,7 +63,9 @@ void IdsAppLayer::release(uint32_t id) {
   cur_ = nullptr;  // no packet: events at the end raise no alert
   reasm_.finish(c->stream, id);
   if (c->http) c->http->close(0);
-  if (c->tls && c->tls->info().client_hello && !c->tls_logged && log_tls_) {  // a handshake that never finished
+  const flow::TlsInfo* ti = c->tls ? &c->tls->info() : nullptr;
+  if (ti && (ti->client_hello || ti->server_hello || !ti->certs.empty()) && !c->tls_logged &&
+      log_tls_) {  // a handshake that never finished
     c->tls_logged = true;
     logs_.push_back({c->id, TxLog::Tls, 0, 0, tls_json(c->tls->info()), {}});
   }
@@ -522,6 +524,7 @@ nlohmann::json IdsAppLayer::tls_json(const flow::TlsInfo& t) {
     j["issuerdn"] = c.issuer;
     j["serial"] = c.serial;
     j["fingerprint"] = c.fingerprint;
+    if (!c.san.empty()) j["subjectaltname"] = c.san;
   }
   if (!t.sni.empty()) j["sni"] = t.sni;
   j["version"] = t.version_text();
@@ -565,7 +568,16 @@ void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
       x.set(ids::Buf::TlsCertFingerprint, chain[0].fingerprint);
       for (const flow::TlsCert& y : chain) der.push_back(y.der);
       x.set_many(ids::Buf::TlsCerts, der);
+      x.set_many(ids::Buf::TlsSubjectAltName, chain[0].san);
+      x.nums[ids::FieldCond::TlsCertChainLen - ids::FieldCond::kTxFirst] = {chain.size()};
     };
+    // the random of this packet's side's hello
+    const std::string& random = cur_->dir == 0 ? t.client_random : t.server_random;
+    if (random.size() == 32) {
+      b.set(ids::Buf::TlsRandom, random);
+      b.set(ids::Buf::TlsRandomTime, std::string_view(random).substr(0, 4));
+      b.set(ids::Buf::TlsRandomBytes, std::string_view(random).substr(4));
+    }
     std::vector<std::string> client_ders;
     // the numbers: the negotiated version, the handshake state this event is,
     // the version of this direction's messages
