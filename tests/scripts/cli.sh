@@ -75,6 +75,31 @@ ok "$SHOAL" ids -q -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/ids-log" --set 
 grep -q '"event_type":"alert"' "$tmp/ids-log/eve.json" && grep -q '"event_type":"flow"' "$tmp/ids-log/eve.json" \
   && pass=$((pass+1)) || { echo "FAIL: shoal ids wrote no alert or flow record"; fail=$((fail+1)); }
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --dump-config; has "FlowIPManager(MIDSTREAM false)"; has "IDSMatcher(RULES"
+# a suricata.yaml's action-order and EVE alert options (read with libyaml)
+cat >"$tmp/suricata.yaml" <<'YAML'
+%YAML 1.1
+---
+vars:
+  address-groups:
+    HOME_NET: "[10.0.0.0/8]"
+action-order:
+  - drop
+  - pass
+  - reject
+  - alert
+outputs:
+  - fast:
+      enabled: yes
+  - eve-log:
+      enabled: yes
+      ethernet: yes
+      types:
+        - alert:
+            verdict: yes
+        - flow
+YAML
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
+has 'ACTION_ORDER "drop pass reject alert"'; has "EVE_VERDICT true"; has "EVE_ETHERNET true"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/nonexistent-dir"; has "not a directory"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.midstream=perhaps; has "true or false"
 bad "$SHOAL" ids -r "$tmp/g.pcap"; has "-S"

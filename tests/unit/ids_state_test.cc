@@ -1463,3 +1463,28 @@ TEST(IdsFtp, CommandsAndRepliesAreTransactionsInspectedEachWay) {
   EXPECT_EQ(retr["completion_code"], (std::vector<std::string>{"150", "150", "226"}));
   EXPECT_EQ(r.other["ftp"][2]["ftp"]["mode"], "passive");
 }
+
+TEST(IdsActions, ActionOrderVerdictAndEthernetAsSuricataYamlSetsThem) {
+  Conv c;
+  c.send(0, "trusted attack");
+  std::string rules =
+      "alert tcp any any -> any any (content:\"attack\"; sid:1;)\n"
+      "pass tcp any any -> any any (content:\"trusted\"; sid:2;)\n"
+      "drop tcp any any -> any any (content:\"attack\"; sid:3;)\n";
+  // Suricata's default order: the pass rule wins, nothing is logged
+  auto def = run_ids("order-default", c.out, rules, true, false, ", EVE_VERDICT true");
+  ASSERT_TRUE(def.r->ok);
+  EXPECT_TRUE(def.eve.empty());
+  // drop first: the drop rule logs (verdict drop), the pass rule below it
+  // stops the alert rule under it
+  auto drop = run_ids("order-drop", c.out, rules, true, false,
+                      ", ACTION_ORDER \"drop pass reject alert\", EVE_VERDICT true, EVE_ETHERNET true");
+  ASSERT_TRUE(drop.r->ok);
+  ASSERT_EQ(drop.eve.size(), 1u);
+  EXPECT_EQ(drop.eve[0]["alert"]["signature_id"], 3);
+  EXPECT_EQ(drop.eve[0]["verdict"]["action"], "drop");
+  EXPECT_EQ(drop.eve[0]["ether"]["src_mac"], "02:00:00:00:00:01");
+  EXPECT_EQ(drop.eve[0]["ether"]["dest_mac"], "02:00:00:00:00:02");
+  EXPECT_FALSE(
+      test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, ACTION_ORDER \"drop pass\") -> Discard;")->ok);
+}

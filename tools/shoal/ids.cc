@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common.hh"
+#include "suricata_yaml.hh"
 
 namespace shoal::tool {
 
@@ -104,7 +105,8 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
   return true;
 }
 
-std::string build_config(const IdsArgs& a, const std::map<std::string, std::string>& set, const std::string& vars) {
+std::string build_config(const IdsArgs& a, const std::map<std::string, std::string>& set, const std::string& vars,
+                         const SuricataSettings& st) {
   auto get = [&](const char* k, const char* def) {
     auto it = set.find(k);
     return it == set.end() ? std::string(def) : it->second;
@@ -116,6 +118,13 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (!vars.empty()) ids += fmt::format(", VARS {}", cquote(vars));
   if (set.count("threshold-file")) ids += fmt::format(", THRESHOLD {}", cquote(set.at("threshold-file")));
   if (set.count(kDecompressLayers)) ids += fmt::format(", HTTP_DECOMPRESS_LAYERS {}", set.at(kDecompressLayers));
+  if (!st.action_order.empty()) {
+    std::string order;
+    for (const std::string& x : st.action_order) order += (order.empty() ? "" : " ") + x;
+    ids += fmt::format(", ACTION_ORDER {}", cquote(order));
+  }
+  if (st.eve_verdict) ids += ", EVE_VERDICT true";
+  if (st.eve_ethernet) ids += ", EVE_ETHERNET true";
   ids += ")";
   // Suricata tracks every flow and, by default, picks up no TCP
   // connection midstream.
@@ -195,7 +204,15 @@ int cmd_ids(int argc, char** argv) {
     fmt::print(stderr, "shoal ids: {}\n", err);
     return 1;
   }
-  std::string conf = build_config(a, set, a.dump ? (a.config.empty() ? "" : a.config) : vars);
+  // the settings of a suricata.yaml this graph honours (a file of Snort var
+  // lines is not YAML: it gives variables only)
+  SuricataSettings settings;
+  if (!a.config.empty()) {
+    YamlNode root;
+    std::string yerr;
+    if (load_yaml(a.config, root, yerr)) settings = suricata_settings(root);
+  }
+  std::string conf = build_config(a, set, a.dump ? (a.config.empty() ? "" : a.config) : vars, settings);
   if (a.dump) {
     fmt::print("{}", conf);
     return 0;

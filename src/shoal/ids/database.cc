@@ -120,7 +120,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     return set && !read ? 0 : set ? 1 : read ? 2 : 3;
   };
   std::stable_sort(rules_.begin(), rules_.end(), [&](const Rule& a, const Rule& b) {
-    int x = action_rank(a.action), y = action_rank(b.action);
+    int x = order_[size_t(action_rank(a.action))], y = order_[size_t(action_rank(b.action))];
     return x != y ? x < y : fb_rank(a) < fb_rank(b);
   });
   patterns_.clear();

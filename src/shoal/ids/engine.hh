@@ -3,6 +3,7 @@
 // each candidate rule verified against its header, dsize, and all its
 // contents and pcres with their positional constraints.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,6 +44,9 @@ class Database {
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
   bool build(std::vector<Rule> rules, EngineKind kind, std::string& err);
+  // Suricata's action-order (before build): the place of each action class
+  // (action_rank: pass, drop, reject, alert); the default is that order.
+  void set_action_order(const std::array<uint8_t, 4>& place) { order_ = place; }
   EngineKind kind() const { return kind_; }
   const std::vector<Rule>& rules() const { return rules_; }
   // The fast patterns (deduplicated, case-folded) and, per pattern, its rules.
@@ -98,6 +102,7 @@ class Database {
   std::vector<std::string> patterns_;
   std::vector<std::vector<uint32_t>> pattern_rules_;
   std::vector<uint32_t> always_, tx_rules_;
+  std::array<uint8_t, 4> order_ = {0, 1, 2, 3};
   AcTable ac_;
   std::vector<std::vector<std::shared_ptr<const RegexDfa>>> dfas_;
   size_t regex_count_ = 0, regex_compiled_ = 0;

@@ -138,7 +138,23 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
+    std::string order;
+    a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
     a.complete();
+    if (!order.empty()) {
+      // Suricata's action-order: each of pass, drop, reject, alert once
+      std::vector<std::string> seen;
+      for (std::string_view w : split_words(order)) {
+        std::string act(w);
+        int cls = act == "pass" ? 0 : act == "drop" ? 1 : act == "reject" ? 2 : act == "alert" ? 3 : -1;
+        if (cls < 0) a.fail(fmt::format("ACTION_ORDER: '{}' is not pass, drop, reject or alert", act));
+        if (std::find(seen.begin(), seen.end(), act) != seen.end())
+          a.fail(fmt::format("ACTION_ORDER: '{}' twice", act));
+        if (cls >= 0) action_order_[size_t(cls)] = uint8_t(seen.size());
+        seen.push_back(act);
+      }
+      if (seen.size() != 4) a.fail("ACTION_ORDER: pass, drop, reject and alert, each once");
+    }
     if (layers < 0 || layers > 64) a.fail("HTTP_DECOMPRESS_LAYERS: 0-64");
     app_.set_decompress_layers(layers);
     eve_types_ = 0;
@@ -199,6 +215,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
               throw ConfigError(loc_, fmt::format("{}: {}:{}: sid {}: {}", name(), r.file, r.line, r.sid, why));
         shared_->set.refuse_if(needs, why);
       }
+      db->set_action_order(action_order_);
       if (!db->build(shared_->set.rules(), kind_, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
       shared_->db = std::move(db);
       if (!quiet_) {
@@ -665,6 +682,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       // a pass rule passes the flow; a rate_filter's pass, this packet
       if (fs && pr.action == "pass") fs->verdict = uint8_t(Verdict::Pass);
       if (pr.force_alert && !pr.noalert) {  // alert then pass
+        verdict_ = "pass";
         log(pr, info, ts, false, all_[0].second, p, flow_id);
         alerted_packets_.add();
         alerts_.add();
@@ -675,7 +693,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     bool dropped = false;
     uint32_t logged = 0;
     const ids::Rule* dropper = nullptr;
-    for (size_t i = 0; i < all_.size(); ++i) {
+    // the packet's verdict, for EVE: matches after a pass rule do not count
+    size_t end = all_.size();
+    for (size_t i = 1; i < all_.size(); ++i)
+      if (rules[all_[i].first].action == "pass") {
+        end = i;
+        break;
+      }
+    bool will_drop = false;
+    for (size_t i = 0; i < end; ++i) will_drop |= ids::is_drop_action(*actions_[i]);
+    verdict_ = will_drop && ips_ ? "drop" : "alert";
+    for (size_t i = 0; i < end; ++i) {
       const auto& [r, tx] = all_[i];
       const ids::Rule& rule = rules[r];
       if (*actions_[i] == "pass") continue;  // (a rate_filter's pass after the first match)
@@ -906,6 +934,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                     {"severity", prio}};
       if (const char* a = ids::app_name(p.app)) j["app_proto"] = a;
       if (tx) j["tx_id"] = tx->tx_id, j[ids::app_name(tx->app)] = tx->meta;
+      if (eve_verdict_) j["verdict"] = {{"action", verdict_}};
+      if (eve_ethernet_ && pkt->has_mac_header() && pkt->mac_header_offset() >= 0 &&
+          pkt->mac_header_offset() + 14 <= int64_t(pkt->length())) {
+        const uint8_t* e = pkt->data() + pkt->mac_header_offset();
+        auto mac = [](const uint8_t* m) {
+          return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5]);
+        };
+        j["ether"] = {{"src_mac", mac(e + 6)}, {"dest_mac", mac(e)}};
+      }
       // the flow as of this packet (Suricata's alert flow object)
       if (p.has_flow && mgr_ && pkt->anno().flow) {
         const flow::Flow& f = mgr_->table().flow(pkt->anno().flow);
@@ -956,7 +993,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   IdsAppLayer app_;
   ids::ThresholdState threshold_;
   bool app_on_ = false;
-  bool events_on_ = false;  // some rule reads decoder events
+  std::array<uint8_t, 4> action_order_ = {0, 1, 2, 3};
+  bool eve_verdict_ = false, eve_ethernet_ = false;
+  const char* verdict_ = "alert";  // the packet being logged's verdict (EVE_VERDICT)
+  bool events_on_ = false;         // some rule reads decoder events
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
   std::vector<const std::string*> actions_;  // all_'s actions after rate filters
@@ -981,6 +1021,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"EVE_TYPES", "list",                                                                                            \
        "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, anomaly and stats "   \
        "(default all)"},                                                                                               \
+      {"ACTION_ORDER", "list",                                                                                         \
+       "Suricata's action-order: pass, drop, reject and alert in the order wanted (default that)"},                    \
+      {"EVE_VERDICT", "boolean", "alerts carry the packet's verdict (Suricata's verdict: yes; default false)"},        \
+      {"EVE_ETHERNET", "boolean", "alerts carry the Ethernet addresses (Suricata's ethernet: yes; default false)"},    \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \

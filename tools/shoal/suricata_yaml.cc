@@ -1,0 +1,90 @@
+#include "suricata_yaml.hh"
+
+#include <fmt/format.h>
+#include <yaml.h>
+
+#include <cstdio>
+#include <memory>
+
+namespace shoal::tool {
+
+const YamlNode* YamlNode::get(const std::string& key) const {
+  if (kind != Map) return nullptr;
+  for (const auto& [k, v] : map)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+bool YamlNode::yes() const {
+  return kind == Scalar && (value == "yes" || value == "true" || value == "on" || value == "1");
+}
+
+namespace {
+
+void convert(yaml_document_t* doc, yaml_node_t* n, YamlNode& out, int depth) {
+  if (!n || depth > 64) return;
+  switch (n->type) {
+    case YAML_SCALAR_NODE:
+      out.kind = YamlNode::Scalar;
+      out.value.assign(reinterpret_cast<const char*>(n->data.scalar.value), n->data.scalar.length);
+      break;
+    case YAML_SEQUENCE_NODE:
+      out.kind = YamlNode::Seq;
+      for (yaml_node_item_t* i = n->data.sequence.items.start; i < n->data.sequence.items.top; ++i) {
+        out.seq.emplace_back();
+        convert(doc, yaml_document_get_node(doc, *i), out.seq.back(), depth + 1);
+      }
+      break;
+    case YAML_MAPPING_NODE:
+      out.kind = YamlNode::Map;
+      for (yaml_node_pair_t* p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; ++p) {
+        YamlNode k;
+        convert(doc, yaml_document_get_node(doc, p->key), k, depth + 1);
+        out.map.emplace_back(k.value, YamlNode());
+        convert(doc, yaml_document_get_node(doc, p->value), out.map.back().second, depth + 1);
+      }
+      break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+bool load_yaml(const std::string& path, YamlNode& out, std::string& err) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return err = fmt::format("{}: cannot read it", path), false;
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) return err = "libyaml: cannot make a parser", false;
+  yaml_parser_set_input_file(&parser, f.get());
+  yaml_document_t doc;
+  bool ok = yaml_parser_load(&parser, &doc);
+  if (!ok) {
+    err = fmt::format("{}:{}: {}", path, parser.problem_mark.line + 1, parser.problem ? parser.problem : "bad YAML");
+  } else {
+    out = YamlNode();
+    convert(&doc, yaml_document_get_root_node(&doc), out, 0);
+    yaml_document_delete(&doc);
+  }
+  yaml_parser_delete(&parser);
+  return ok;
+}
+
+SuricataSettings suricata_settings(const YamlNode& root) {
+  SuricataSettings s;
+  if (const YamlNode* order = root.get("action-order"); order && order->kind == YamlNode::Seq)
+    for (const YamlNode& a : order->seq) s.action_order.push_back(a.value);
+  // outputs: a list of one-key maps; eve-log's types: the same; alert's options
+  if (const YamlNode* outputs = root.get("outputs"); outputs && outputs->kind == YamlNode::Seq)
+    for (const YamlNode& o : outputs->seq) {
+      const YamlNode* eve = o.get("eve-log");
+      if (!eve || (eve->get("enabled") && !eve->get("enabled")->yes())) continue;
+      if (const YamlNode* eth = eve->get("ethernet")) s.eve_ethernet = eth->yes();
+      if (const YamlNode* types = eve->get("types"); types && types->kind == YamlNode::Seq)
+        for (const YamlNode& t : types->seq)
+          if (const YamlNode* alert = t.get("alert"))
+            if (const YamlNode* v = alert->get("verdict")) s.eve_verdict = v->yes();
+    }
+  return s;
+}
+
+}  // namespace shoal::tool

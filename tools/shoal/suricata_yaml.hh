@@ -1,0 +1,32 @@
+// A suricata.yaml read with libyaml (Suricata's own YAML library) into a
+// tree, for the settings `shoal ids` honours: action-order and the EVE
+// alert options (verdict, ethernet).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shoal::tool {
+
+struct YamlNode {
+  enum Kind { Scalar, Map, Seq } kind = Scalar;
+  std::string value;
+  std::vector<std::pair<std::string, YamlNode>> map;
+  std::vector<YamlNode> seq;
+  // A map's value for key (null when none, or not a map).
+  const YamlNode* get(const std::string& key) const;
+  // Whether a scalar says yes (yes, true, on, 1).
+  bool yes() const;
+};
+
+// Loads path; false (err says why, with the line) when it cannot be read or parsed.
+bool load_yaml(const std::string& path, YamlNode& out, std::string& err);
+
+// The settings of a suricata.yaml that shoal ids honours.
+struct SuricataSettings {
+  std::vector<std::string> action_order;  // empty: Suricata's default
+  bool eve_verdict = false, eve_ethernet = false;
+};
+SuricataSettings suricata_settings(const YamlNode& root);
+
+}  // namespace shoal::tool
