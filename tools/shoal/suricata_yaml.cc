@@ -10,8 +10,8 @@ namespace shoal::tool {
 
 const YamlNode* YamlNode::get(const std::string& key) const {
   if (kind != Map) return nullptr;
-  for (const auto& [k, v] : map)
-    if (k == key) return &v;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == key) return &seq[i];
   return nullptr;
 }
 
@@ -40,8 +40,9 @@ void convert(yaml_document_t* doc, yaml_node_t* n, YamlNode& out, int depth) {
       for (yaml_node_pair_t* p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; ++p) {
         YamlNode k;
         convert(doc, yaml_document_get_node(doc, p->key), k, depth + 1);
-        out.map.emplace_back(k.value, YamlNode());
-        convert(doc, yaml_document_get_node(doc, p->value), out.map.back().second, depth + 1);
+        out.keys.push_back(k.value);
+        out.seq.emplace_back();
+        convert(doc, yaml_document_get_node(doc, p->value), out.seq.back(), depth + 1);
       }
       break;
     default: break;

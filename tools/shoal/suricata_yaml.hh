@@ -3,7 +3,6 @@
 // alert options (verdict, ethernet).
 #pragma once
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace shoal::tool {
@@ -11,7 +10,7 @@ namespace shoal::tool {
 struct YamlNode {
   enum Kind { Scalar, Map, Seq } kind = Scalar;
   std::string value;
-  std::vector<std::pair<std::string, YamlNode>> map;
+  std::vector<std::string> keys;  // a map's keys, and their values in seq; a sequence's items in seq
   std::vector<YamlNode> seq;
   // A map's value for key (null when none, or not a map).
   const YamlNode* get(const std::string& key) const;
