@@ -705,6 +705,9 @@ TEST(IdsRules, SuricataSyntaxForms) {
     EXPECT_EQ(header_matches(set.rules()[1], p), n <= 5) << n;
     EXPECT_EQ(header_matches(set.rules()[2], p), n != 5) << n;
   }
+  p.plen = 0;  // an empty payload: under 5, yet not "not 5" (Suricata's dsize:!N wants a payload)
+  EXPECT_TRUE(header_matches(set.rules()[1], p));
+  EXPECT_FALSE(header_matches(set.rules()[2], p));
   std::string s = "xxABBBCxx";
   EXPECT_TRUE(payload_matches(set.rules()[3], reinterpret_cast<const uint8_t*>(s.data()), uint32_t(s.size())));
 }

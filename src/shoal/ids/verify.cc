@@ -115,7 +115,9 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
                                       : f == w;
     if (!ok) return false;
   }
-  if (r.has_dsize && ((p.plen < r.dsize_lo || p.plen > r.dsize_hi) != r.dsize_neg)) return false;
+  // (dsize:!N wants a payload: an empty one is not "not N", as Suricata's)
+  if (r.has_dsize && (((p.plen < r.dsize_lo || p.plen > r.dsize_hi) != r.dsize_neg) || (r.dsize_neg && !p.plen)))
+    return false;
   if (r.flow & ~kFlowStateless) {
     // Suricata's flow option: no flow, no match (except not_established)
     if ((r.flow & kFlowEstablished) && !(p.has_flow && p.established)) return false;
