@@ -1491,3 +1491,23 @@ TEST(IdsActions, ActionOrderVerdictAndEthernetAsSuricataYamlSetsThem) {
   EXPECT_FALSE(
       test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, ACTION_ORDER \"drop pass\") -> Discard;")->ok);
 }
+
+TEST(IdsHttp, TransactionalRulesReadBothSidesAndFileSizes) {
+  Conv c;
+  c.send(0, "GET /download HTTP/1.1\r\nHost: x\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nServer: Apache\r\nContent-Length: 5\r\n\r\nhello");
+  std::string rules =
+      "alert http any any => any any (http.uri; content:\"/download\"; http.stat_code; content:\"200\"; sid:1;)\n"
+      "alert http any any => any any (http.uri; content:\"/download\"; http.stat_code; content:\"404\"; sid:2;)\n"
+      "alert http any any => any any (http.uri; content:\"/down\"; file.data: to_client; content:\"hell\"; "
+      "filesize:to_client,<100; sid:3;)\n"
+      "alert http any any -> any any (filesize:>100; sid:4;)\n"
+      "alert http 10.0.0.1 any => 10.0.0.2 any (http.server; content:\"Apache\"; sid:5;)\n"       // the flow's way
+      "alert http any any -> any any (http.uri; content:\"x\"; file.data: to_client; sid:6;)\n";  // '->' takes none
+  auto r = run_ids("bidir", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 1u) << "sid 6: a side is for transactional rules";
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 3, 5}));
+}

@@ -283,7 +283,7 @@ TEST(RuleErrors, EachBadRuleSaysWhereAndWhy) {
       {"alert tcp $NOPE any -> any any (sid:1;)", "undefined variable $NOPE"},
       {"alert tcp 10.0.0.0/33 any -> any any (sid:1;)", "bad prefix length"},
       {"alert tcp any 70000 -> any any (sid:1;)", "not a port"},
-      {"alert tcp any any => any any (sid:1;)", "direction"},
+      {"alert tcp any any <- any any (sid:1;)", "direction"},
       {"alert tcp any any -> any any (content:\"a\"; sid:1)", "not terminated"},
       {"alert tcp any any -> any any (content:\"|4|\"; sid:1;)", "odd number of hex"},
       {"alert tcp any any -> any any (content:\"|41\"; sid:1;)", "unterminated |hex|"},

@@ -1092,8 +1092,10 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
            false;
   if (f[4] == "<>")
     r.bidirectional = true;
+  else if (f[4] == "=>")
+    r.transactional = true;
   else if (f[4] != "->")
-    return err = fmt::format("direction '{}' is not -> or <>", f[4]), false;
+    return err = fmt::format("direction '{}' is not ->, <> or =>", f[4]), false;
   if (!parse_addr(f[2], vars, r.src, err) || !parse_port(f[3], vars, r.sport, err) ||
       !parse_addr(f[5], vars, r.dst, err) || !parse_port(f[6], vars, r.dport, err))
     return false;
@@ -1167,7 +1169,12 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
         return err = fmt::format("config: '{}': only 'logging disable, type tx, scope tx' is supported", v), false;
       r.no_tx_log = true;
     } else if (Buf b; find_buf(kSticky, std::size(kSticky), k, b)) {
-      if (!v.empty()) return err = fmt::format("'{}' takes no value", k), false;
+      // a transactional rule may say which side: file.data: to_server is the request's body
+      std::string_view side = trim(v);
+      if (!side.empty() && !(r.transactional && (side == "to_server" || side == "to_client")))
+        return err = fmt::format("'{}' takes no value{}", k, r.transactional ? " but to_server or to_client" : ""),
+               false;
+      if (side == "to_server" && b == Buf::HttpResponseBody) b = Buf::HttpRequestBody;
       sticky = b;
       sticky_at = r.items.size();
       sticky_starts.push_back(sticky_at);
@@ -1239,6 +1246,21 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       r.items.push_back(std::move(it));
       last = nullptr;
       last_item = nullptr;
+    } else if (k == "filesize") {
+      // filesize:[to_server,|to_client,]N|<N|>N|N<>M: a file once it is whole
+      std::string_view pv = trim(v);
+      FieldCond::Field f = FieldCond::FileSize;
+      for (auto [name, side] : {std::pair<std::string_view, FieldCond::Field>{"to_server", FieldCond::FileSizeToServer},
+                                {"to_client", FieldCond::FileSizeToClient}})
+        if (pv.substr(0, name.size()) == name) {
+          f = side;
+          pv = trim(pv.substr(name.size()));
+          if (pv.empty() || pv[0] != ',') return err = fmt::format("filesize: '{}' needs a size after it", name), false;
+          pv = trim(pv.substr(1));
+        }
+      if (!parse_field(pv, f, "filesize", r, err)) return false;
+      r.tx_fields.push_back(r.fields.back());
+      r.fields.pop_back();
     } else if (k == "tls.cert_chain_len") {
       if (!parse_field(v, FieldCond::TlsCertChainLen, k.c_str(), r, err)) return false;
       r.tx_fields.push_back(r.fields.back());
@@ -1604,7 +1626,11 @@ bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event) {
 }
 
 uint16_t FieldCond::app() const {
-  return field >= FtpMode ? kAppFtp : field >= TlsVersion ? kAppTls : field >= DnsOpcode ? kAppDns : kAppNone;
+  return field >= FileSize     ? kAppHttp
+         : field >= FtpMode    ? kAppFtp
+         : field >= TlsVersion ? kAppTls
+         : field >= DnsOpcode  ? kAppDns
+                               : kAppNone;
 }
 
 bool either_side(Buf b) {

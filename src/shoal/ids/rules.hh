@@ -286,8 +286,11 @@ struct FieldCond {
     FtpMode,          // 1 active, 2 passive
     FtpDynamicPort,
     FtpReplyReceived,  // 0 or 1
+    FileSize,          // an HTTP file's size once it is whole (either side's, or one side's)
+    FileSizeToServer,
+    FileSizeToClient,
   };
-  static constexpr int kTxFirst = DnsOpcode, kTxFields = 10;
+  static constexpr int kTxFirst = DnsOpcode, kTxFields = 13;
   // Whose transactions a field's condition reads.
   uint16_t app() const;
   // ssl_state bits, ssl_version bits
@@ -338,6 +341,9 @@ struct Rule {
   AddrSet src, dst;
   PortSet sport, dport;
   bool bidirectional = false;
+  // `=>`: a transactional rule (Suricata 8): its buffers are of both sides of
+  // one transaction; the addresses are the flow's (client => server)
+  bool transactional = false;
   std::string msg, classtype;
   uint32_t sid = 0, gid = 1, rev = 0;
   int32_t priority = 0;  // 0: not given

@@ -137,6 +137,8 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
   auto one_way = [&](const Addr& s, uint16_t sp, const Addr& d, uint16_t dp) {
     return r.src.match(s) && r.dst.match(d) && (!ports || (r.sport.match(sp) && r.dport.match(dp)));
   };
+  // (a transactional rule's addresses are the flow's: a response packet is read the other way)
+  if (r.transactional && p.has_flow && p.dir == 1) return one_way(p.dst, p.dport, p.src, p.sport);
   return one_way(p.src, p.sport, p.dst, p.dport) || (r.bidirectional && one_way(p.dst, p.dport, p.src, p.sport));
 }
 

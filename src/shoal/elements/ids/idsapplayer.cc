@@ -353,6 +353,14 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
   }
   if (tx.progress & (flow::HttpTx::kResponseDone | flow::HttpTx::kResponseBodyEnd))
     b.set(Buf::HttpResponseBody, tx.response_body);
+  // the files' sizes once whole (either side's, and each side's)
+  using F = ids::FieldCond;
+  for (int d = 0; d < 2; ++d) {
+    const flow::HttpFile& f = tx.files[d];
+    if (f.state != flow::HttpFile::Closed && f.state != flow::HttpFile::Truncated) continue;
+    b.nums[F::FileSize - F::kTxFirst].push_back(f.size);
+    b.nums[(d == 0 ? F::FileSizeToServer : F::FileSizeToClient) - F::kTxFirst] = {f.size};
+  }
   // buffers either side has: the request's for rules on the request, the
   // response's for rules on the response
   ids::TxBuffers req = b, res = b;
