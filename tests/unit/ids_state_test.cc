@@ -1511,3 +1511,33 @@ TEST(IdsHttp, TransactionalRulesReadBothSidesAndFileSizes) {
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<uint32_t>{1, 3, 5}));
 }
+
+TEST(IdsRules, IpoptsNamesTheOptionsPresent) {
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(
+      set.load_text("alert ip any any -> any any (ipopts:rr; sid:1;)\n"
+                    "alert ip any any -> any any (ipopts:eol; sid:2;)\n"
+                    "alert ip any any -> any any (ipopts:any; sid:3;)\n"
+                    "alert ip any any -> any any (ipopts:ts; sid:4;)\n"
+                    "alert ip any any -> any any (ipopts:bogus; sid:5;)\n",
+                    "o", Vars(), false, err))
+      << err;
+  ASSERT_EQ(set.rules().size(), 4u);
+  auto hits = [&](const Bytes& ip) {
+    PacketInfo p;
+    EXPECT_TRUE(parse_packet(ip.data(), uint32_t(ip.size()), p));
+    std::vector<uint32_t> out;
+    for (const Rule& r : set.rules())
+      if (header_matches(r, p)) out.push_back(r.sid);
+    return out;
+  };
+  Bytes plain = ip4(kClient, kServer, 17, 1, 2, "x");
+  EXPECT_TRUE(hits(plain).empty());
+  Bytes rr = plain;  // record route (7 bytes), then end of list
+  const uint8_t opts[] = {7, 7, 4, 0, 0, 0, 0, 0};
+  rr.insert(rr.begin() + 20, std::begin(opts), std::end(opts));
+  rr[0] = 0x47;
+  rr[3] = uint8_t(rr.size());
+  EXPECT_EQ(hits(rr), (std::vector<uint32_t>{1, 2, 3}));
+}

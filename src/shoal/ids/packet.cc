@@ -27,6 +27,29 @@ bool parse_packet(const uint8_t* ip, uint32_t len, PacketInfo& p) {
     p.ip_flags = uint8_t(ip[6] >> 5 & 7);
     first_fragment = ((uint32_t(ip[6]) << 8 | ip[7]) & 0x1fff) == 0;
     l4 = hl;
+    // the options present, up to the end of the list or one that cannot be
+    for (uint32_t o = 20; o < hl;) {
+      uint8_t t = ip[o];
+      if (t == 0) {
+        p.ip_opts |= kIpOptEol;
+        break;
+      }
+      if (t == 1) {
+        p.ip_opts |= kIpOptNop;
+        ++o;
+        continue;
+      }
+      if (o + 2 > hl || ip[o + 1] < 2 || o + ip[o + 1] > hl) break;
+      p.ip_opts |= t == 7     ? kIpOptRr
+                   : t == 68  ? kIpOptTs
+                   : t == 130 ? kIpOptSec
+                   : t == 133 ? kIpOptEsec
+                   : t == 131 ? kIpOptLsrr
+                   : t == 137 ? kIpOptSsrr
+                   : t == 136 ? kIpOptSatid
+                              : kIpOptOther;
+      o += ip[o + 1];
+    }
     p.l3 = ip;
     p.l3len = uint16_t(hl);
   } else if (v == 6) {

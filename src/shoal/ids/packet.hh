@@ -26,6 +26,7 @@ struct PacketInfo {
   uint8_t ttl = 0;              // IPv4 TTL, IPv6 hop limit
   uint16_t ip_id = 0;
   uint8_t ip_flags = 0;              // IPv4: reserved 4, don't fragment 2, more fragments 1
+  uint16_t ip_opts = 0;              // IPv4 options present (ipopts: kIpOpt* bits)
   const uint8_t* payload = nullptr;  // after the TCP/UDP/ICMP header (IP payload otherwise)
   uint32_t plen = 0;
   // The packet's flow, when a flow layer tracks it (FlowIPManager).

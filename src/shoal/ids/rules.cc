@@ -1261,6 +1261,18 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_field(pv, f, "filesize", r, err)) return false;
       r.tx_fields.push_back(r.fields.back());
       r.fields.pop_back();
+    } else if (k == "ipopts") {
+      static const std::pair<const char*, uint16_t> kOpts[] = {
+          {"rr", kIpOptRr},     {"eol", kIpOptEol},     {"nop", kIpOptNop},   {"ts", kIpOptTs},
+          {"sec", kIpOptSec},   {"esec", kIpOptEsec},   {"lsrr", kIpOptLsrr}, {"lsrre", kIpOptLsrr},
+          {"ssrr", kIpOptSsrr}, {"satid", kIpOptSatid}, {"any", kIpOptAny}};
+      std::string_view o = trim(v);
+      uint16_t bit = 0;
+      for (auto& [name, b] : kOpts)
+        if (o == name) bit = b;
+      if (!bit) return err = fmt::format("ipopts: '{}' is not an IPv4 option this keyword names", o), false;
+      if (r.ipopts) return err = "ipopts: one option per rule", false;
+      r.ipopts = bit;
     } else if (k == "tls.cert_chain_len") {
       if (!parse_field(v, FieldCond::TlsCertChainLen, k.c_str(), r, err)) return false;
       r.tx_fields.push_back(r.fields.back());
@@ -1495,7 +1507,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   for (const Item& it : r.items) r.header_bufs |= it.buf != Buf::Packet && packet_buf(it.buf);
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
-  r.ip_only = r.items.empty() && !r.decode_events && !r.has_dsize && r.fields.empty() && !r.has_flags &&
+  r.ip_only = r.items.empty() && !r.decode_events && !r.ipopts && !r.has_dsize && r.fields.empty() && !r.has_flags &&
               !r.has_fragbits && !r.flow && !checks_flowbits && !r.has_app_cond && !r.app && !r.has_urilen &&
               r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
   if (!r.sid) return err = "the rule has no sid", false;

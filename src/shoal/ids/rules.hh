@@ -264,6 +264,21 @@ bool is_drop_action(const std::string& action);  // drop, sdrop, reject*
 
 // A header field test (itype, icode, icmp_id, icmp_seq, ttl, ip_proto, id,
 // seq, ack): lo <= value <= hi, or outside with neg.
+// IPv4 options, as ipopts names them (any: any of them).
+enum IpOpt : uint16_t {
+  kIpOptRr = 1,
+  kIpOptEol = 2,
+  kIpOptNop = 4,
+  kIpOptTs = 8,
+  kIpOptSec = 16,
+  kIpOptEsec = 32,
+  kIpOptLsrr = 64,
+  kIpOptSsrr = 128,
+  kIpOptSatid = 256,
+  kIpOptOther = 512,
+  kIpOptAny = 1023
+};
+
 struct FieldCond {
   enum Field : uint8_t {
     IcmpType,
@@ -378,6 +393,7 @@ struct Rule {
   std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)
   bool has_flags = false;
   FlagsCond flags;
+  uint16_t ipopts = 0;        // ipopts: one of the IPv4 options (kIpOpt* bits) the packet must have
   bool has_fragbits = false;  // fragbits: IPv4 flags (R 4, D 2, M 1), modifier as flags'
   FlagsCond fragbits;
   bool has_urilen = false, urilen_raw = false;

@@ -106,6 +106,7 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
                                    : f == w;
     if (!ok) return false;
   }
+  if (r.ipopts && !(p.ip_opts & r.ipopts)) return false;
   if (r.has_fragbits) {
     if (p.src.v6) return false;
     uint8_t f = p.ip_flags, w = r.fragbits.want;
