@@ -1541,3 +1541,46 @@ TEST(IdsRules, IpoptsNamesTheOptionsPresent) {
   rr[3] = uint8_t(rr.size());
   EXPECT_EQ(hits(rr), (std::vector<uint32_t>{1, 2, 3}));
 }
+
+TEST(IdsRules, TransformsChangeWhatTheirBuffersContentsSee) {
+  Transform t;
+  bool is = false;
+  std::string err;
+  auto chain = [&](std::initializer_list<std::pair<const char*, const char*>> ks) {
+    std::vector<Transform> c;
+    for (auto [k, v] : ks) {
+      EXPECT_TRUE(parse_transform(k, v, t, is, err) && is) << k << ": " << err;
+      c.push_back(t);
+    }
+    return c;
+  };
+  EXPECT_EQ(apply_transforms(chain({{"to_lowercase", ""}}), "AbC"), "abc");
+  EXPECT_EQ(apply_transforms(chain({{"strip_whitespace", ""}}), " a b\t\r\nc "), "abc");
+  EXPECT_EQ(apply_transforms(chain({{"compress_whitespace", ""}}), "a  \t b"), "a b");
+  EXPECT_EQ(apply_transforms(chain({{"url_decode", ""}}), "%2Fetc%2fpasswd+x%zz%4"), "/etc/passwd x%zz%4");
+  EXPECT_EQ(apply_transforms(chain({{"dotprefix", ""}}), "example.com"), ".example.com");
+  EXPECT_EQ(apply_transforms(chain({{"header_lowercase", ""}}), "Host: A\r\nUser-Agent: B\r\n"),
+            "host: A\r\nuser-agent: B\r\n");
+  EXPECT_EQ(apply_transforms(chain({{"xor", "\"0102\""}}), std::string("\x01\x02\x03", 3)), std::string("\0\0\x02", 3));
+  std::string md5 = apply_transforms(chain({{"to_md5", ""}}), "abc");  // RFC 1321's test vector
+  ASSERT_EQ(md5.size(), 16u) << "the digest's bytes";
+  EXPECT_EQ(uint8_t(md5[0]), 0x90);
+  EXPECT_EQ(uint8_t(md5[15]), 0x72);
+  EXPECT_EQ(apply_transforms(chain({{"to_lowercase", ""}, {"dotprefix", ""}}), "A.COM"), ".a.com") << "in order";
+  EXPECT_FALSE(parse_transform("xor", "\"0g\"", t, is, err));
+  // in rules: a sticky buffer's contents see the transformed buffer
+  Conv c;
+  c.send(0, "GET /A%2Fb HTTP/1.1\r\nHost: WWW.Example.COM\r\n\r\n");
+  std::string rules =
+      "alert http any any -> any any (http.uri.raw; url_decode; to_lowercase; content:\"/a/b\"; sid:1;)\n"
+      "alert http any any -> any any (http.host; dotprefix; content:\".example.com\"; endswith; nocase; sid:2;)\n"
+      "alert http any any -> any any (http.uri.raw; content:\"/a/b\"; sid:3;)\n"         // untransformed: no
+      "alert http any any -> any any (http.uri; content:\"A\"; to_lowercase; sid:4;)\n"  // after a content
+      "alert tcp any any -> any any (to_lowercase; content:\"get\"; sid:5;)\n";          // no sticky buffer
+  auto r = run_ids("xform", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 2u);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2}));
+}

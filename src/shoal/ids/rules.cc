@@ -1111,6 +1111,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   Buf sticky = Buf::Packet;
   size_t sticky_at = SIZE_MAX;        // the item count when a sticky buffer was named last
   std::vector<size_t> sticky_starts;  // items named right after a sticky buffer
+  std::vector<Transform> pending_xf;  // the transforms named after the last sticky buffer
+  int8_t xf_index = -1;               // ... as a chain of Rule::xforms, once an item uses it
   auto need_last = [&](const std::string& k) {
     if (!last) err = fmt::format("'{}' needs a content before it", k);
     return last != nullptr;
@@ -1121,6 +1123,20 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     return err.empty();
   };
   for (auto& [k, v] : opts) {
+    size_t items_before = r.items.size();
+    if (Transform t; [&] {
+          bool is = false;
+          parse_transform(k, trim(v), t, is, err);
+          return is;
+        }()) {
+      if (!err.empty()) return false;
+      if (sticky == Buf::Packet || sticky_at == SIZE_MAX)
+        return err = fmt::format("transform '{}' needs a sticky buffer before it", k), false;
+      if (r.items.size() != sticky_at)
+        return err = fmt::format("transform '{}' comes after its buffer's contents", k), false;
+      pending_xf.push_back(std::move(t));
+      continue;
+    }
     if (k == "msg") {
       r.msg = unquote(v);
     } else if (k == "sid") {
@@ -1178,6 +1194,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       sticky = b;
       sticky_at = r.items.size();
       sticky_starts.push_back(sticky_at);
+      pending_xf.clear();
+      xf_index = -1;
       last = nullptr;  // modifiers after a sticky buffer have no content to modify
       last_item = nullptr;
     } else if (find_buf(kModifiers, std::size(kModifiers), k, b)) {
@@ -1465,6 +1483,16 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     } else {
       return err = fmt::format("option '{}' is not supported", k), false;
     }
+    // the items this option made in the sticky buffer read it through its transforms
+    if (!pending_xf.empty())
+      for (size_t i = items_before; i < r.items.size(); ++i)
+        if (r.items[i].buf == sticky) {
+          if (xf_index < 0) {
+            r.xforms.push_back(pending_xf);
+            xf_index = int8_t(r.xforms.size() - 1);
+          }
+          r.items[i].xform = xf_index;
+        }
   }
   for (const Item& it : r.items)
     if (it.is_content() && it.content.relative() && (it.content.has_offset || it.content.has_depth))

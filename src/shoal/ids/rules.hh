@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "shoal/ids/transform.hh"
+
 namespace shoal::ids {
 
 // An IPv4 or IPv6 address as parsed from a packet.
@@ -225,6 +227,7 @@ struct Item {
   bool is_pcre = false;
   ByteOp byte;  // kind != None: this item is a byte check, not a content
   Buf buf = Buf::Packet;
+  int8_t xform = -1;  // the transform chain its buffer is read through (Rule::xforms), or none
   bool is_content() const { return !is_pcre && byte.kind == ByteOp::None; }
   bool relative() const;
   Content content;
@@ -386,7 +389,8 @@ struct Rule {
   // header, flow or port test) are matched once per flow direction, on its
   // first packet.
   bool ip_only = false;
-  bool header_bufs = false;    // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
+  bool header_bufs = false;                    // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
+  std::vector<std::vector<Transform>> xforms;  // transform chains; an item's xform indexes them
   uint64_t decode_events = 0;  // decode-event: the decoder events the packet must have (DecodeEvent bits)
   uint64_t app_events = 0;     // app-layer-event: the transaction's events it must have (bits of app_event_names)
   std::vector<FieldCond> fields;

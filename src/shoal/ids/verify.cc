@@ -187,7 +187,12 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
   }
   auto pcre2 = [](size_t) { return -1; };
   static const uint8_t kEmpty = 0;
+  std::string transformed;
   auto run = [&](size_t k, std::string_view v) {
+    if (r.items[k].xform >= 0) {  // the buffer through the run's transforms
+      transformed = apply_transforms(r.xforms[size_t(r.items[k].xform)], v);
+      v = transformed;
+    }
     const uint8_t* s = v.data() ? reinterpret_cast<const uint8_t*>(v.data()) : &kEmpty;
     int budget = kBacktrackBudget;
     return items_from(r, k, s, uint32_t(v.size()), 0, budget, pcre2, k);

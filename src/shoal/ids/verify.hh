@@ -206,8 +206,10 @@ bool packet_items_match(const Rule& r, const PacketInfo& p, int& budget, Exists&
       continue;
     }
     std::string_view h;
-    if (!header_buffer(p, r.items[k].buf, h) ||
-        !items_from(r, k, reinterpret_cast<const uint8_t*>(h.data()), uint32_t(h.size()), 0, budget, unknown, k))
+    if (!header_buffer(p, r.items[k].buf, h)) return false;
+    std::string transformed;
+    if (r.items[k].xform >= 0) h = transformed = apply_transforms(r.xforms[size_t(r.items[k].xform)], h);
+    if (!items_from(r, k, reinterpret_cast<const uint8_t*>(h.data()), uint32_t(h.size()), 0, budget, unknown, k))
       return false;
   }
   return true;
