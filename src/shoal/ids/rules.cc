@@ -1124,11 +1124,10 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   };
   for (auto& [k, v] : opts) {
     size_t items_before = r.items.size();
-    if (Transform t; [&] {
-          bool is = false;
-          parse_transform(k, trim(v), t, is, err);
-          return is;
-        }()) {
+    Transform t;
+    bool is_transform = false;
+    parse_transform(k, trim(v), t, is_transform, err);
+    if (is_transform) {
       if (!err.empty()) return false;
       if (sticky == Buf::Packet || sticky_at == SIZE_MAX)
         return err = fmt::format("transform '{}' needs a sticky buffer before it", k), false;
