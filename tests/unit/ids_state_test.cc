@@ -1584,3 +1584,21 @@ TEST(IdsRules, TransformsChangeWhatTheirBuffersContentsSee) {
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<uint32_t>{1, 2}));
 }
+
+TEST(IdsHttp, AbsentAndEmptyBodies) {
+  Conv c;
+  c.send(0, "GET /a HTTP/1.1\r\nHost: x\r\nUser-Agent: \r\n\r\n");
+  std::string rules =
+      "alert http any any -> any any (http.request_body; absent; sid:1;)\n"
+      "alert http any any -> any any (http.request_body; absent: or_else; content:!\"abc\"; sid:2;)\n"
+      "alert http any any -> any any (http.request_body; content:!\"abc\"; sid:3;)\n"  // no body: no buffer
+      "alert http any any -> any any (http.user_agent; bsize:0; sid:4;)\n"             // present and empty: a buffer
+      "alert http any any -> any any (http.uri; absent; sid:5;)\n"
+      "alert http any any -> any any (absent; sid:6;)\n";  // needs a buffer before it
+  auto r = run_ids("absent", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 1u);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2, 4}));
+}

@@ -1200,6 +1200,19 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     } else if (find_buf(kModifiers, std::size(kModifiers), k, b)) {
       if (!need_last(k)) return false;
       last_item->buf = b;
+    } else if (k == "absent") {
+      // absent / absent: or_else, right after a sticky buffer of a transaction
+      std::string_view w = trim(v);
+      if (!w.empty() && w != "or_else") return err = fmt::format("absent: '{}' is not or_else", w), false;
+      if (sticky == Buf::Packet || packet_buf(sticky) || r.items.size() != sticky_at)
+        return err = "absent comes right after an application-layer sticky buffer", false;
+      Item it;
+      it.buf = sticky;
+      it.byte.kind = ByteOp::Absent;
+      it.byte.neg = !w.empty();
+      r.items.push_back(std::move(it));
+      last = nullptr;
+      last_item = nullptr;
     } else if (k == "bsize") {
       // the size of the sticky buffer it follows: N, <N, >N, <=N, >=N, !N, N<>M
       if (sticky == Buf::Packet) return err = "bsize needs a sticky buffer before it", false;

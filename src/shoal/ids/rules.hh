@@ -198,7 +198,9 @@ struct Pcre {
 struct ByteOp {
   // Bsize: the buffer's length within [lo, hi]; ByteExtract: a number read
   // into variable `var` (the cursor moves past it); ByteMath: var = number op rvalue
-  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump, Bsize, ByteExtract, ByteMath };
+  // Absent: the buffer's first item, `absent` (neg: `absent: or_else`, the
+  // rest of the run holds otherwise)
+  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump, Bsize, ByteExtract, ByteMath, Absent };
   Kind kind = None;
   bool relative = false, neg = false;
   int32_t offset = 0;

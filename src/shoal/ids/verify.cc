@@ -166,7 +166,7 @@ Buf side_buf(const Rule& r, Buf b) {
 bool tx_needs(const Rule& r, const TxBuffers& tx) {
   if (r.has_urilen && !tx.has(r.urilen_raw ? Buf::HttpUriRaw : Buf::HttpUri)) return false;
   for (const Item& it : r.items)
-    if (!packet_buf(it.buf) && !tx.has(side_buf(r, it.buf))) return false;
+    if (!packet_buf(it.buf) && !tx.has(side_buf(r, it.buf))) return false;  // (absent too: once it is known)
   return true;
 }
 
@@ -210,6 +210,18 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
       continue;
     }
     b = side_buf(r, b);
+    // no body, no value of a multi-buffer: no buffer (Suricata inspects none:
+    // even a negated content fails; a header present but empty is a buffer
+    // of length 0); absent: nothing there; or_else: or the rest of the run holds
+    const std::vector<std::string>* mb = tx.many[size_t(b)];
+    bool body = b == Buf::HttpRequestBody || b == Buf::HttpResponseBody;
+    bool none = mb ? mb->empty() : body && tx.b[size_t(b)].empty();
+    if (r.items[k].byte.kind == ByteOp::Absent) {
+      if (none) continue;
+      if (!r.items[k].byte.neg) return false;
+    } else if (none) {
+      return false;
+    }
     if (const std::vector<std::string>* many = tx.many[size_t(b)]) {
       // a multi-buffer: the run holds in one of its values
       if (std::none_of(many->begin(), many->end(), [&](const std::string& v) { return run(k, v); })) return false;

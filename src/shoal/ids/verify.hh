@@ -141,6 +141,7 @@ inline bool byte_check(const ByteOp& b, const uint8_t* s, int64_t n, int64_t pre
       return true;
     }
     case ByteOp::Bsize: return (uint64_t(n) >= b.value && uint64_t(n) <= b.hi) != b.neg;
+    case ByteOp::Absent: return true;  // (tx_matches decides a run that starts so)
     case ByteOp::None: break;
   }
   return false;
