@@ -1602,3 +1602,22 @@ TEST(IdsHttp, AbsentAndEmptyBodies) {
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<uint32_t>{1, 2, 4}));
 }
+
+TEST(IdsRules, StreamSizeReadsEachSidesSequenceSpace) {
+  Conv c;  // the handshake: each side's SYN counts one
+  c.send(1, std::string(100, 's'));
+  c.send(0, "EICAR");
+  std::string rules =
+      "alert tcp any any -> any any (flow:to_server; stream_size:server,>,100; content:\"EICAR\"; sid:1;)\n"
+      "alert tcp any any -> any any (flow:to_server; stream_size:server,<,100; content:\"EICAR\"; sid:2;)\n"
+      "alert tcp any any -> any any (stream_size:client,=,6; content:\"EICAR\"; sid:3;)\n"
+      "alert tcp any any -> any any (stream_size:both,>=,6; content:\"EICAR\"; sid:4;)\n"
+      "alert tcp any any -> any any (stream_size:either,<,2; content:\"EICAR\"; sid:5;)\n"
+      "alert tcp any any -> any any (stream_size:middle,<,2; sid:6;)\n";
+  auto r = run_ids("streamsize", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 1u);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 3, 4})) << "server 101 (SYN + 100), client 6 (SYN + 5)";
+}

@@ -34,6 +34,8 @@ struct PacketInfo {
   bool established = false;      // TCP: the handshake completed; others: both directions seen
   uint8_t dir = 0;               // 0: to the server (from the originator), 1: to the client
   bool first_in_dir = true;      // the flow's first packet this way (IP-only rules look at no other)
+  bool has_stream = false;       // TCP: stream_size's numbers below are known
+  uint32_t stream_size[2] = {};  // per side (0 client, 1 server): next sequence number minus the initial one
   uint64_t* flowbits = nullptr;  // the flow's bits (kMaxFlowbits), or null
   uint16_t app = kAppNone;       // the flow's application protocol, when detected
   bool app_known = false;        // detection ended this way (app none then: no protocol this engine knows)

@@ -1291,6 +1291,28 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_field(pv, f, "filesize", r, err)) return false;
       r.tx_fields.push_back(r.fields.back());
       r.fields.pop_back();
+    } else if (k == "stream_size") {
+      std::vector<std::string_view> f;
+      std::string_view rest = trim(v);
+      for (size_t c; (c = rest.find(',')) != std::string_view::npos; rest = rest.substr(c + 1))
+        f.push_back(trim(rest.substr(0, c)));
+      f.push_back(trim(rest));
+      static const std::pair<const char*, char> kOps[] = {{"<", '<'},  {">", '>'},  {"=", '='},
+                                                          {"!=", '!'}, {"<=", 'l'}, {">=", 'g'}};
+      uint8_t side = f.size() == 3 ? (f[0] == "client"   ? 1
+                                      : f[0] == "server" ? 2
+                                      : f[0] == "both"   ? 3
+                                      : f[0] == "either" ? 4
+                                                         : 0)
+                                   : 0;
+      char op = 0;
+      for (auto& [name, o] : kOps)
+        if (f.size() == 3 && f[1] == name) op = o;
+      uint32_t n = 0;
+      if (!side || !op || !parse_u32(f[2], n))
+        return err = fmt::format("stream_size '{}': client|server|both|either, <|>|=|!=|<=|>=, a number", trim(v)),
+               false;
+      r.stream_size = {side, op, n};
     } else if (k == "ipopts") {
       static const std::pair<const char*, uint16_t> kOpts[] = {
           {"rr", kIpOptRr},     {"eol", kIpOptEol},     {"nop", kIpOptNop},   {"ts", kIpOptTs},
@@ -1547,9 +1569,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   for (const Item& it : r.items) r.header_bufs |= it.buf != Buf::Packet && packet_buf(it.buf);
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
-  r.ip_only = r.items.empty() && !r.decode_events && !r.ipopts && !r.has_dsize && r.fields.empty() && !r.has_flags &&
-              !r.has_fragbits && !r.flow && !checks_flowbits && !r.has_app_cond && !r.app && !r.has_urilen &&
-              r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
+  r.ip_only = r.items.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side && !r.has_dsize &&
+              r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.flow && !checks_flowbits && !r.has_app_cond &&
+              !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
   if (!r.sid) return err = "the rule has no sid", false;
   if (r.action == "config") {
     if (!r.no_tx_log || !r.uses_tx())

@@ -399,7 +399,13 @@ struct Rule {
   std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)
   bool has_flags = false;
   FlagsCond flags;
-  uint16_t ipopts = 0;        // ipopts: one of the IPv4 options (kIpOpt* bits) the packet must have
+  uint16_t ipopts = 0;  // ipopts: one of the IPv4 options (kIpOpt* bits) the packet must have
+  // stream_size:client|server|both|either,OP,N (Suricata's: sequence space seen per side)
+  struct StreamSize {
+    uint8_t side = 0;  // 1 client, 2 server, 3 both, 4 either
+    char op = '=';     // < > = ! (not equal) l (<=) g (>=)
+    uint32_t value = 0;
+  } stream_size;
   bool has_fragbits = false;  // fragbits: IPv4 flags (R 4, D 2, M 1), modifier as flags'
   FlagsCond fragbits;
   bool has_urilen = false, urilen_raw = false;

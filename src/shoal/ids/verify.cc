@@ -107,6 +107,23 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
     if (!ok) return false;
   }
   if (r.ipopts && !(p.ip_opts & r.ipopts)) return false;
+  if (r.stream_size.side) {
+    if (!p.has_stream) return false;
+    auto holds = [&](uint32_t v) {
+      uint32_t n = r.stream_size.value;
+      switch (r.stream_size.op) {
+        case '<': return v < n;
+        case '>': return v > n;
+        case '=': return v == n;
+        case '!': return v != n;
+        case 'l': return v <= n;
+        default: return v >= n;
+      }
+    };
+    bool c = holds(p.stream_size[0]), s = holds(p.stream_size[1]);
+    uint8_t side = r.stream_size.side;
+    if (!(side == 1 ? c : side == 2 ? s : side == 3 ? c && s : c || s)) return false;
+  }
   if (r.has_fragbits) {
     if (p.src.v6) return false;
     uint8_t f = p.ip_flags, w = r.fragbits.want;

@@ -622,6 +622,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint64_t bits[ids::kMaxFlowbits / 64];
     uint64_t frame_bytes[2];  // per direction, with the link header (Suricata's flow bytes; the table counts IP bytes)
     uint64_t pkts[2];         // per direction, as of the packet inspected (the table's are the batch's end)
+    uint32_t isn[2], next_seq[2];  // TCP, per direction: the first sequence number, and past the last byte seen
+    uint8_t seq_seen;              // bit per direction: isn set
   };
   // p's flow state, with the flow's facts filled into info; null without a
   // flow layer or a flow.
@@ -637,6 +639,20 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     info.flowbits = fs->bits;
     fs->frame_bytes[info.dir & 1] += p->length();
     ++fs->pkts[info.dir & 1];
+    if (info.proto == 6 && info.l4) {  // the sequence space seen each way (stream_size)
+      int d = info.dir & 1;
+      uint8_t fl = info.l4[13];
+      uint32_t seq = k::load_be32(info.l4 + 4);
+      uint32_t end = seq + info.plen + ((fl & 0x02) ? 1 : 0) + ((fl & 0x01) ? 1 : 0);
+      if (!(fs->seq_seen >> d & 1)) {
+        fs->isn[d] = seq, fs->next_seq[d] = end;
+        fs->seq_seen |= uint8_t(1 << d);
+      } else if (int32_t(end - fs->next_seq[d]) > 0) {
+        fs->next_seq[d] = end;
+      }
+      for (int s = 0; s < 2; ++s) info.stream_size[s] = fs->seq_seen >> s & 1 ? fs->next_seq[s] - fs->isn[s] : 0;
+      info.has_stream = true;
+    }
     return fs;
   }
   // Applies the verdict of hits_ for p (rules in action order: a pass rule
