@@ -233,10 +233,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // The application layer runs when rules ask for it, or its records are
     // logged.
     bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns), log_tls = eve(kEveTls);
-    for (const ids::Rule& r : shared_->db->rules()) {
-      app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond);
-      events_on_ |= r.decode_events != 0;
-    }
+    for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond);
     bool log_sip = eve(kEveSip), log_ssh = eve(kEveSsh), log_anomaly = eve(kEveAnomaly), log_ftp = eve(kEveFtp);
     app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip || log_ssh || log_ftp);
     if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip, log_ssh, log_anomaly, log_ftp);
@@ -1012,7 +1009,6 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   std::array<uint8_t, 4> action_order_ = {0, 1, 2, 3};
   bool eve_verdict_ = false, eve_ethernet_ = false;
   const char* verdict_ = "alert";  // the packet being logged's verdict (EVE_VERDICT)
-  bool events_on_ = false;         // some rule reads decoder events
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
   std::vector<const std::string*> actions_;  // all_'s actions after rate filters
