@@ -216,6 +216,20 @@ TEST(FlowTable, MidstreamPickupIsAnOption) {
   id = tb.pkt(ip4(1, 2, 6, 1, 2, k::kTcpAck), 1);
   EXPECT_EQ(tb.t.flow(id).tcp.state, k::kTcpNone);
   EXPECT_EQ(tb.t.flow(id).cls, k::kClsGeneric);
+  // a connection picked up at its SYN-ACK: the SYN-ACK's receiver opened it
+  uint8_t dir = 9;
+  id = loose.pkt(ip4(5, 6, 6, 80, 1000, k::kTcpSyn | k::kTcpAck), 2, &dir);
+  EXPECT_EQ(dir, 1) << "the SYN-ACK goes to the client";
+  EXPECT_EQ(loose.t.flow(id).tcp.state, k::kTcpSynRecv);
+  EXPECT_TRUE(loose.t.flow(id).flags & flow::Flow::kMidstream);
+  EXPECT_EQ(loose.pkt(ip4(6, 5, 6, 1000, 80, k::kTcpAck), 3, &dir), id);
+  EXPECT_EQ(dir, 0);
+  EXPECT_EQ(loose.t.flow(id).tcp.state, k::kTcpEstablished);
+  EXPECT_EQ(loose.t.flow(id).pkts[0], 1u);
+  EXPECT_EQ(loose.t.flow(id).pkts[1], 1u);
+  // with no midstream pickup the first packet's sender stays the originator
+  id = tb.pkt(ip4(5, 6, 6, 80, 1000, k::kTcpSyn | k::kTcpAck), 2, &dir);
+  EXPECT_EQ(dir, 0);
 }
 
 TEST(FlowTable, ExpiryIsExactOnASimulatedClock) {
@@ -674,6 +688,14 @@ TEST(DeviceFlowTable, MatchesTheCpuTable) {
       frames.resize(frames.size() + l);
       g.build(i, frames.data() + off.back());
       len.push_back(i % 101 == 0 ? l % 30 : l);  // some cut short
+      // some TCP packets are SYN-ACKs: a flow they open is its responder's
+      uint32_t ipl = 0;
+      uint8_t* ip = const_cast<uint8_t*>(k::frame_ip(frames.data() + off.back(), len.back(), ipl));
+      if (ip && i % 7 == 0) {
+        bool v4 = (ip[0] >> 4) == 4;
+        uint32_t l4 = v4 ? uint32_t(ip[0] & 15) * 4 : 40;
+        if (ip[v4 ? 9 : 6] == 6 && l4 + 14 <= ipl) ip[l4 + 13] = k::kTcpSyn | k::kTcpAck;
+      }
     }
   }
   // replies: each frame again with the addresses and ports swapped

@@ -212,7 +212,7 @@ uint32_t FlowTable::insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now) 
   f.key = pk.key;
   f.hash = hash;
   f.first_ns = f.last_ns = now;
-  f.orig_dir = pk.dir;
+  f.orig_dir = cfg_.midstream ? k::originator_dir(pk) : pk.dir;
   f.flags = Flow::kLive;  // track() links it to its class's list
   if (state_bytes_) std::memset(state(id), 0, state_bytes_);
   size_t slot;
@@ -290,7 +290,8 @@ uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t
         fresh_flow = true;
       }
       Flow& g = flows_[id - 1];
-      if (fresh_flow && !(pk.tcp_flags & k::kTcpSyn)) g.flags |= Flow::kMidstream;
+      if (fresh_flow && (pk.tcp_flags & (k::kTcpSyn | k::kTcpAck)) != k::kTcpSyn)
+        g.flags |= Flow::kMidstream;  // (a SYN-ACK first too)
       if (g.tcp.state == k::kTcpEstablished) g.flags |= Flow::kEstablished;
       g.tcp_flags[dir] |= pk.tcp_flags;
     }

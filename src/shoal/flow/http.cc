@@ -210,6 +210,9 @@ struct HttpConn::Impl {
   }
   static int on_request_complete(htp_tx_t* tx) {
     Impl* im = of(tx);
+    // a request of which nothing was seen (libhtp's at the request side's
+    // close, when only responses were captured) is no transaction
+    if (!htp_tx_get_user_data(tx)) return HTP_OK;
     HttpTx& t = im->tx_of(tx);
     file_close(t, 0);
     im->fire(t, HttpTx::kRequestDone);
@@ -336,7 +339,8 @@ void HttpConn::close(uint64_t ts) {
   impl_->reap();
   // what never completed ends here: its files are cut short
   for (HttpTx& x : impl_->txs) {
-    if (x.progress & (HttpTx::kResponseDone | HttpTx::kEnded)) continue;
+    // (nor is one of which nothing was seen: libhtp's at a side's close)
+    if (x.progress == 0 || (x.progress & (HttpTx::kResponseDone | HttpTx::kEnded))) continue;
     for (HttpFile& f : x.files)
       if (f.state == HttpFile::Open) f.state = HttpFile::Truncated;
     impl_->fire(x, HttpTx::kEnded);

@@ -44,6 +44,14 @@ struct ParsedKey {
   KeyKind kind = KeyKind::NotIP;
 };
 
+// The direction of a connection's originator, from the first packet seen
+// of it: a TCP SYN-ACK comes from the responder (a connection picked up
+// midstream at its second packet, which Suricata and conntrack read so).
+SHOAL_HD uint8_t originator_dir(const ParsedKey& pk) {
+  bool synack = pk.key.proto == 6 && (pk.tcp_flags & 0x12) == 0x12;  // SYN and ACK
+  return uint8_t(pk.dir ^ (synack ? 1 : 0));
+}
+
 SHOAL_HD bool endpoint_less(const uint32_t* x, uint16_t px, const uint32_t* y, uint16_t py) {
   for (int i = 0; i < 4; ++i)
     if (x[i] != y[i]) return x[i] < y[i];

@@ -15,7 +15,7 @@ struct FlowBatchParams {
   DevFlowView t;
   unsigned long long seq_base;  // sequence number of packet 0
   uint32_t* ids;                // per packet: the flow (1-based; 0: none)
-  uint8_t* cdir;                // per packet: its canonical direction
+  uint8_t* cdir;                // per packet: its canonical direction (bit 0), its originator's (bit 1)
   uint8_t* dirs;                // per packet: 0 from the originator, 1 from the responder
   uint32_t* ip_len;             // per packet: IP bytes
 };
@@ -46,7 +46,7 @@ struct FlowFindStep {
     KeyKind kind = parse_conn_key(ip, len, pk);
     // later fragments and ICMP errors need the CPU table's other paths
     if ((kind != KeyKind::Conn && kind != KeyKind::FirstFrag) || pk.icmp_error) return;
-    p.cdir[i] = pk.dir;
+    p.cdir[i] = uint8_t(pk.dir | originator_dir(pk) << 1);  // the packet's way, and its originator's were it first
     p.ids[i] = dev_flow_find_or_insert(p.t, pk.key, conn_hash(pk.key), p.seq_base + i);
   }
 };
@@ -56,7 +56,7 @@ struct FlowOrigStep {
   using Params = FlowBatchParams;
   static SHOAL_HD void run(const Params& p, uint32_t i) {
     uint32_t id = p.ids[i];
-    if (id && p.t.flows[id - 1].first_seq == p.seq_base + i) p.t.flows[id - 1].orig_dir = p.cdir[i];
+    if (id && p.t.flows[id - 1].first_seq == p.seq_base + i) p.t.flows[id - 1].orig_dir = p.cdir[i] >> 1;
   }
 };
 SHOAL_STEP(FlowOrigStep)
@@ -67,7 +67,7 @@ struct FlowCountStep {
     uint32_t id = p.ids[i];
     if (!id) return;
     DevFlow& f = p.t.flows[id - 1];
-    uint8_t d = p.cdir[i] == f.orig_dir ? 0 : 1;
+    uint8_t d = (p.cdir[i] & 1) == f.orig_dir ? 0 : 1;
     p.dirs[i] = d;
     atomic_add64(&f.pkts[d], 1);
     atomic_add64(&f.bytes[d], p.ip_len[i]);
