@@ -96,10 +96,19 @@ outputs:
       types:
         - alert:
             verdict: yes
+            packet: yes
+        - dns:
+            version: 2
         - flow
 YAML
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
-has 'ACTION_ORDER "drop pass reject alert"'; has "EVE_VERDICT true"; has "EVE_ETHERNET true"
+has 'ACTION_ORDER "drop pass reject alert"'; has "EVE_VERDICT true"; has "EVE_ETHERNET true"; has "EVE_PACKET true"
+has "EVE_DNS_VERSION 2"
+ok env SURICATA_EVE_DNS_VERSION=3 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
+has "EVE_DNS_VERSION 3"
+bad env SURICATA_EVE_DNS_VERSION=7 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules"; has "2 or 3"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set app-layer.protocols.dns.detection-ports.dp="[53, 5353]" --dump-config
+has 'DNS_PORTS "53 5353"'
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/nonexistent-dir"; has "not a directory"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.midstream=perhaps; has "true or false"
 bad "$SHOAL" ids -r "$tmp/g.pcap"; has "-S"

@@ -17,6 +17,7 @@
 #include "shoal/ids/decode_events.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/pcap.hh"
+#include "shoal/kernels/checksum.hh"
 
 using namespace shoal;
 using namespace shoal::ids;
@@ -723,6 +724,7 @@ TEST(FromDumpLinks, CookedLoopbackAndPppCapturesReachTheRules) {
       {DLT_LINUX_SLL2, {0x08, 0x00, 0, 0, 0, 0, 0, 1, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0}},
       {DLT_NULL, {2, 0, 0, 0}},
       {DLT_PPP, {0xff, 0x03, 0x00, 0x21}},
+      {DLT_PPP, {0x21}},  // a compressed protocol field (RFC 1661 6.5)
       {DLT_C_HDLC, {0x0f, 0x00, 0x08, 0x00}},
   };
   std::string dir = test::tmpdir(), rules = dir + "/links.rules";
@@ -731,7 +733,7 @@ TEST(FromDumpLinks, CookedLoopbackAndPppCapturesReachTheRules) {
     Bytes f = concat(c.head, ip);
     std::vector<Bytes> frames = {f, f};
     if (c.lt == DLT_LINUX_SLL) frames.push_back(arp_sll);
-    std::string pcap = dir + fmt::format("/link-{}.pcap", c.lt);
+    std::string pcap = dir + fmt::format("/link-{}-{}.pcap", c.lt, c.head.size());
     write_pcap(pcap, frames, c.lt);
     auto r = test::run(fmt::format(
         "src :: FromDump({}, STOP true) -> ids :: IDSMatcher(RULES {}, QUIET true) -> Discard; ids[1] -> Discard;",
@@ -743,6 +745,66 @@ TEST(FromDumpLinks, CookedLoopbackAndPppCapturesReachTheRules) {
       if (d.name == "not-ip") not_ip = d.count.get();
     EXPECT_EQ(not_ip, c.lt == DLT_LINUX_SLL ? 1u : 0u) << "the ARP frame is dropped with its reason";
     test::finish(*r);
+  }
+}
+
+// Suricata's EVE packet field: the frame as read, with its link header, for
+// a packet and for a datagram rebuilt from fragments (with the first
+// fragment's link header), and the link type by number and name.
+TEST(FromDumpLinks, EvePacketIsTheFrameAsReadWithItsLinkType) {
+  std::string data = "12345678secret-payload!!";
+  Bytes whole = ip4(kClient, kServer, 17, 1000, 2000, data);
+  whole[5] = 9;  // the datagram's id; its rebuilt header carries a checksum
+  uint16_t sum = k::ip_checksum(whole.data(), 20);
+  whole[10] = uint8_t(sum >> 8), whole[11] = uint8_t(sum);
+  Bytes l4(whole.begin() + 20, whole.end());
+  auto frag = [&](uint32_t off, uint32_t len, bool more) {
+    Bytes p(whole.begin(), whole.begin() + 20);
+    p[10] = p[11] = 0;
+    uint16_t f = uint16_t((more ? 0x2000 : 0) | off / 8);
+    p[6] = uint8_t(f >> 8), p[7] = uint8_t(f);
+    p.insert(p.end(), l4.begin() + off, l4.begin() + off + len);
+    p[2] = uint8_t(p.size() >> 8), p[3] = uint8_t(p.size());
+    return p;
+  };
+  auto b64 = [](const Bytes& b) {
+    std::string out(4 * ((b.size() + 2) / 3) + 1, '\0');
+    out.resize(size_t(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), b.data(), int(b.size()))));
+    return out;
+  };
+  struct Case {
+    int lt;
+    Bytes head;
+    const char* name;
+  } cases[] = {
+      {DLT_LINUX_SLL, {0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00}, "LINUX_SLL"},
+      {DLT_PPP, {0x21}, "PPP"},
+      {DLT_IPV4, {}, "IPv4"},
+      {DLT_EN10MB, {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0}, "EN10MB"},
+  };
+  std::string dir = test::tmpdir(), rules = dir + "/pkt.rules";
+  std::ofstream(rules) << "alert udp any any -> any any (content:\"secret\"; sid:1;)\n"
+                          "alert udp any any -> any any (content:\"needle\"; sid:2;)\n";
+  for (const Case& c : cases) {
+    Bytes plain = concat(c.head, ip4(kClient, kServer, 17, 1000, 2000, "needle"));
+    std::vector<Bytes> frames = {plain, concat(c.head, frag(0, 16, true)), concat(c.head, frag(16, 16, false))};
+    std::string pcap = dir + fmt::format("/pkt-{}.pcap", c.lt), eve = dir + fmt::format("/pkt-{}.json", c.lt);
+    write_pcap(pcap, frames, c.lt);
+    auto r = test::run(fmt::format(
+        "FromDump({}, STOP true) -> IPReassembler -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, EVE_PACKET "
+        "true, QUIET true) -> Discard; ids[1] -> Discard;",
+        pcap, rules, eve));
+    ASSERT_TRUE(r->ok) << r->errors;
+    test::finish(*r);
+    std::map<int, nlohmann::json> by_sid;
+    std::ifstream f(eve);
+    for (std::string line; std::getline(f, line);)
+      if (auto j = nlohmann::json::parse(line); j["event_type"] == "alert") by_sid[j["alert"]["signature_id"]] = j;
+    ASSERT_EQ(by_sid.size(), 2u) << c.name;
+    EXPECT_EQ(by_sid[2]["packet"], b64(plain)) << c.name;
+    EXPECT_EQ(by_sid[1]["packet"], b64(concat(c.head, whole))) << c.name << ": the datagram, with its link header";
+    EXPECT_EQ(by_sid[1]["packet_info"]["linktype"], c.lt);
+    EXPECT_EQ(by_sid[1]["packet_info"]["linktype_name"], c.name);
   }
 }
 
@@ -1405,6 +1467,39 @@ TEST(IdsSsh, BannersAndHasshFingerprintsAreMatchedOncePerSideAndLogged) {
   EXPECT_EQ(r.flows[0]["app_proto"], "ssh");
 }
 
+// Suricata's version 2 dns records (SURICATA_EVE_DNS_VERSION=2): a query
+// record per question, an answer record per response, both written the
+// flow's way; and DNS looked for on the ports DNS_PORTS names.
+TEST(IdsDns, Version2RecordsAndDetectionPorts) {
+  std::string q = dns_msg(0x61, false, "a.example", 1);
+  q[3] = char(q[3] | 0x40);  // the Z bit
+  std::vector<Bytes> f = {ether(ip4(kClient, kServer, 17, 40001, 5353, q)),
+                          ether(ip4(kServer, kClient, 17, 5353, 40001, dns_msg(0x61, true, "a.example", 1)))};
+  std::string rules = "alert dns any any -> any any (dns.query; content:\"a.example\"; sid:1;)\n";
+  auto v3 = run_ids("dns53", f, rules);
+  ASSERT_TRUE(v3.r->ok);
+  EXPECT_TRUE(v3.eve.empty()) << "port 5353 is not DNS's by default";
+  EXPECT_TRUE(v3.other["dns"].empty());
+  auto v2 = run_ids("dns5353", f, rules, false, false, ", EVE_DNS_VERSION 2, DNS_PORTS \"53 5353\"");
+  ASSERT_TRUE(v2.r->ok);
+  EXPECT_EQ(v2.sids(), (std::vector<uint32_t>{1}));
+  ASSERT_EQ(v2.other["dns"].size(), 2u);
+  const auto& query = v2.other["dns"][0];
+  EXPECT_EQ(query["dns"]["type"], "query");
+  EXPECT_EQ(query["dns"]["rrname"], "a.example");
+  EXPECT_EQ(query["dns"]["rrtype"], "A");
+  EXPECT_EQ(query["dns"]["id"], 0x61);
+  EXPECT_EQ(query["dns"]["z"], true);
+  const auto& answer = v2.other["dns"][1];
+  EXPECT_EQ(answer["dns"]["type"], "answer");
+  EXPECT_EQ(answer["dns"]["version"], 2);
+  EXPECT_EQ(answer["dns"]["rrname"], "a.example");
+  EXPECT_EQ(answer["dns"]["qr"], true);
+  EXPECT_EQ(answer["src_ip"], "10.0.0.1") << "the flow's way";
+  EXPECT_FALSE(test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, EVE_DNS_VERSION 4) -> Discard;")->ok);
+  EXPECT_FALSE(test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, DNS_PORTS \"53 x\") -> Discard;")->ok);
+}
+
 TEST(IdsDns, AppLayerEventsAlertAndBecomeAnomalyRecords) {
   std::string q = dns_msg(0x51, false, "odd.example", 1);
   q[2] = char(q[2] | 0x48);  // opcode 9
@@ -1490,6 +1585,32 @@ TEST(IdsActions, ActionOrderVerdictAndEthernetAsSuricataYamlSetsThem) {
   EXPECT_EQ(drop.eve[0]["ether"]["dest_mac"], "02:00:00:00:00:02");
   EXPECT_FALSE(
       test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, ACTION_ORDER \"drop pass\") -> Discard;")->ok);
+}
+
+// Only the server's side captured (stream.async-oneside), picked up at the
+// SYN-ACK: the flow is the client's, the response one transaction.
+TEST(IdsHttp, ServerSideOnlyCaptureIsTheClientsFlowWithOneResponse) {
+  Conv c;
+  c.send(0, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+  c.fin(1);
+  std::vector<Bytes> server_only;
+  for (const Bytes& f : c.out)
+    if (f[14 + 15] == 2) server_only.push_back(f);  // from 10.0.0.2
+  ASSERT_EQ(server_only.size(), 3u);
+  auto r = run_ids("oneside", server_only, "alert http any any -> any any (http.stat_code; content:\"200\"; sid:1;)\n",
+                   false, true);
+  ASSERT_TRUE(r.r->ok);
+  ASSERT_EQ(r.other["http"].size(), 1u) << "no empty transaction at the close";
+  const auto& h = r.other["http"][0];
+  EXPECT_EQ(h["src_ip"], "10.0.0.1");
+  EXPECT_EQ(h["dest_port"], 80);
+  EXPECT_EQ(h["http"]["status"], 200);
+  ASSERT_EQ(r.eve.size(), 1u);
+  EXPECT_EQ(r.eve[0]["direction"], "to_client");
+  ASSERT_EQ(r.flows.size(), 1u);
+  EXPECT_EQ(r.flows[0]["src_ip"], "10.0.0.1");
+  EXPECT_EQ(r.flows[0]["flow"]["pkts_toclient"], 3);
 }
 
 TEST(IdsHttp, TransactionalRulesReadBothSidesAndFileSizes) {

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -89,6 +90,21 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     honoured[k] = (v == "true" || v == "yes") ? "true" : "false";
     return true;
   }
+  // DNS's detection ports ("53", "[53, 5353]"): a word list
+  if (k == "app-layer.protocols.dns.detection-ports.dp" || k == "app-layer.protocols.dns.udp.detection-ports.dp" ||
+      k == "app-layer.protocols.dns.tcp.detection-ports.dp") {
+    std::string words, w;
+    for (char ch : v + " ") {
+      if (ch == '[' || ch == ']' || ch == ',' || ch == ' ') {
+        if (!w.empty()) words += (words.empty() ? "" : " ") + w;
+        w.clear();
+      } else {
+        w += ch;
+      }
+    }
+    honoured["dns-ports"] = words;
+    return true;
+  }
   if (k == "threshold-file") {
     honoured[k] = v;
     return true;
@@ -117,6 +133,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
                                 cquote(a.logdir + "/eve.json"), cquote(a.logdir + "/fast.log"), a.ips);
   if (!vars.empty()) ids += fmt::format(", VARS {}", cquote(vars));
   if (set.count("threshold-file")) ids += fmt::format(", THRESHOLD {}", cquote(set.at("threshold-file")));
+  if (set.count("dns-ports")) ids += fmt::format(", DNS_PORTS {}", cquote(set.at("dns-ports")));
   if (set.count(kDecompressLayers)) ids += fmt::format(", HTTP_DECOMPRESS_LAYERS {}", set.at(kDecompressLayers));
   if (!st.action_order.empty()) {
     std::string order;
@@ -125,6 +142,8 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   }
   if (st.eve_verdict) ids += ", EVE_VERDICT true";
   if (st.eve_ethernet) ids += ", EVE_ETHERNET true";
+  if (st.eve_packet) ids += ", EVE_PACKET true";
+  if (st.dns_version) ids += fmt::format(", EVE_DNS_VERSION {}", st.dns_version);
   ids += ")";
   // Suricata tracks every flow and, by default, picks up no TCP
   // connection midstream.
@@ -152,10 +171,9 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("-S", a.rules, "the rules file")->required();
   app.add_option("-c", a.config, "variables: a suricata.yaml (vars:) or Snort var lines");
   app.add_option("-l", a.logdir, "log directory: eve.json and fast.log (default .)");
-  app.add_option(
-      "--set", a.sets,
-      "NAME=VALUE Suricata setting (stream.midstream, threshold-file and the HTTP decompression layer limit are "
-      "honoured)");
+  app.add_option("--set", a.sets,
+                 "NAME=VALUE Suricata setting (stream.midstream, threshold-file, DNS's detection ports and the HTTP "
+                 "decompression layer limit are honoured)");
   app.add_flag("--ips,--simulate-ips", a.ips, "IPS mode: drop and reject rules drop packets");
   app.add_option("-k", a.checksums, "checksum checks (accepted: checksums are not validated)")
       ->check(CLI::IsMember({"auto", "all", "none"}));
@@ -211,6 +229,14 @@ int cmd_ids(int argc, char** argv) {
     YamlNode root;
     std::string yerr;
     if (load_yaml(a.config, root, yerr)) settings = suricata_settings(root);
+  }
+  // Suricata's environment override of the dns records' format
+  if (const char* v = std::getenv("SURICATA_EVE_DNS_VERSION")) {
+    if (std::string(v) != "2" && std::string(v) != "3") {
+      fmt::print(stderr, "shoal ids: SURICATA_EVE_DNS_VERSION: 2 or 3, not '{}'\n", v);
+      return 2;
+    }
+    settings.dns_version = std::atoi(v);
   }
   std::string conf = build_config(a, set, a.dump ? (a.config.empty() ? "" : a.config) : vars, settings);
   if (a.dump) {

@@ -4,6 +4,7 @@
 #include <yaml.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 namespace shoal::tool {
@@ -81,9 +82,14 @@ SuricataSettings suricata_settings(const YamlNode& root) {
       if (!eve || (eve->get("enabled") && !eve->get("enabled")->yes())) continue;
       if (const YamlNode* eth = eve->get("ethernet")) s.eve_ethernet = eth->yes();
       if (const YamlNode* types = eve->get("types"); types && types->kind == YamlNode::Seq)
-        for (const YamlNode& t : types->seq)
-          if (const YamlNode* alert = t.get("alert"))
+        for (const YamlNode& t : types->seq) {
+          if (const YamlNode* dns = t.get("dns"); dns && dns->get("version"))
+            s.dns_version = std::atoi(dns->get("version")->value.c_str());
+          if (const YamlNode* alert = t.get("alert")) {
             if (const YamlNode* v = alert->get("verdict")) s.eve_verdict = v->yes();
+            if (const YamlNode* v = alert->get("packet")) s.eve_packet = v->yes();
+          }
+        }
     }
   return s;
 }

@@ -1,6 +1,6 @@
 // A suricata.yaml read with libyaml (Suricata's own YAML library) into a
 // tree, for the settings `shoal ids` honours: action-order and the EVE
-// alert options (verdict, ethernet).
+// alert options (verdict, packet, ethernet).
 #pragma once
 #include <string>
 #include <vector>
@@ -24,7 +24,8 @@ bool load_yaml(const std::string& path, YamlNode& out, std::string& err);
 // The settings of a suricata.yaml that shoal ids honours.
 struct SuricataSettings {
   std::vector<std::string> action_order;  // empty: Suricata's default
-  bool eve_verdict = false, eve_ethernet = false;
+  bool eve_verdict = false, eve_ethernet = false, eve_packet = false;
+  int dns_version = 0;  // eve-log's dns version (0: not given)
 };
 SuricataSettings suricata_settings(const YamlNode& root);
 

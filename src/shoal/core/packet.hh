@@ -27,6 +27,9 @@ struct alignas(64) Anno {
   uint8_t user[10] = {};     // free for elements (documented per element)
   uint8_t param_off = 0;     // ICMP parameter problem pointer (Click's ICMP_PARAMPROB_ANNO)
   uint8_t packet_type = 0;   // link-level type, as Linux's PACKET_HOST.. (Click's PACKET_TYPE_ANNO)
+  uint8_t link = 0;          // the link type the frame was read with (io::link_code; 0: not recorded)
+  uint8_t link_hdr = 0;      // bytes of a link header kept in the headroom just before the network header
+                             // (links whose header the graph does not carry: SLL, PPP...)
   static constexpr uint8_t kFlowHashValid = 1;
   static constexpr uint8_t kFixIPSrc = 2;      // set by ICMPError: FixIPSrc rewrites the source
   static constexpr uint8_t kDefragmented = 4;  // rebuilt from fragments (IPReassembler)

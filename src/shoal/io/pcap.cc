@@ -358,6 +358,8 @@ int link_ip_offset(int dlt, const uint8_t* d, uint32_t len) {
     case DLT_PPP:
     case DLT_PPP_SERIAL: {  // optional ff 03 (address, control), then the protocol
       uint32_t at = len >= 2 && d[0] == 0xff && d[1] == 0x03 ? 2 : 0;
+      if (len < at + 1) return -1;
+      if (d[at] & 1) return ppp_ip(d[at]) ? int(at + 1) : -1;  // a compressed (1-byte) protocol, RFC 1661 6.5
       if (len < at + 2) return -1;
       return ppp_ip(be16(at)) ? int(at + 2) : -1;
     }
@@ -366,6 +368,20 @@ int link_ip_offset(int dlt, const uint8_t* d, uint32_t len) {
   }
   return -2;
 }
+
+namespace {
+// The link types a packet's annotation can name (io::link_code), by code - 1.
+constexpr int kLinkDlts[] = {DLT_EN10MB, DLT_RAW,  DLT_IPV4, DLT_IPV6,       DLT_LINUX_SLL, DLT_LINUX_SLL2,
+                             DLT_NULL,   DLT_LOOP, DLT_PPP,  DLT_PPP_SERIAL, DLT_C_HDLC};
+}  // namespace
+
+uint8_t link_code(int dlt) {
+  for (size_t i = 0; i < std::size(kLinkDlts); ++i)
+    if (kLinkDlts[i] == dlt) return uint8_t(i + 1);
+  return 0;
+}
+
+int link_dlt(uint8_t code) { return code >= 1 && code <= std::size(kLinkDlts) ? kLinkDlts[code - 1] : -1; }
 
 std::string linktype_name(int dlt) {
   const char* n = pcap_datalink_val_to_name(dlt);

@@ -148,6 +148,10 @@ class MapFaultGuard {
 // DLT names for messages and the ENCAP arguments.
 int linktype_from_name(const std::string& name);  // -1 if unknown
 std::string linktype_name(int dlt);
+// A link type as the one byte a packet's annotation holds (Anno::link):
+// 0 for one it cannot name; link_dlt turns it back (-1 for 0).
+uint8_t link_code(int dlt);
+int link_dlt(uint8_t code);
 // Where the IP header of a frame of link type `dlt` starts: Ethernet (0),
 // raw IP, Linux cooked (SLL, SLL2), BSD loopback (NULL, LOOP), PPP, PPP in
 // HDLC framing and Cisco HDLC. -1 when the frame carries something other

@@ -10,9 +10,9 @@
 namespace shoal {
 
 struct IdsAppLayer::Conn {
-  uint32_t id = 0;      // the flow
-  bool port53 = false;  // DNS's port on either side (DNS is detected by port, then probed)
-  bool port21 = false;  // FTP's (its control connection: the port, then the first bytes)
+  uint32_t id = 0;        // the flow
+  bool dns_port = false;  // a DNS port on either side (DNS is detected by port, then probed)
+  bool port21 = false;    // FTP's (its control connection: the port, then the first bytes)
   std::unique_ptr<flow::FtpConn> ftp;
   std::deque<flow::FtpTx> ftp_done;  // replied to, still to be inspected on a packet to the server
   uint64_t dns_tx = 0;               // DNS messages so far (each is a transaction)
@@ -109,11 +109,12 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     c = new Conn;
     live_.insert(c);
     c->id = id;
-    c->port53 = info.has_ports && (info.sport == 53 || info.dport == 53);
+    c->dns_port = info.has_ports && (std::find(dns_ports_.begin(), dns_ports_.end(), info.sport) != dns_ports_.end() ||
+                                     std::find(dns_ports_.begin(), dns_ports_.end(), info.dport) != dns_ports_.end());
     c->port21 = info.has_ports && (info.sport == 21 || info.dport == 21);
   }
   if (info.proto == 17) {  // a datagram is a message
-    if (c->app == ids::kAppNone && c->port53 && flow::dns_probe(info.payload, info.plen)) c->app = ids::kAppDns;
+    if (c->app == ids::kAppNone && c->dns_port && flow::dns_probe(info.payload, info.plen)) c->app = ids::kAppDns;
     if (c->app == ids::kAppNone && flow::sip_probe(info.payload, info.plen) == 1) c->app = ids::kAppSip;
     if (c->app == ids::kAppSip) {
       flow::SipMessage m;
@@ -246,7 +247,7 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
             c_.tls, [this, c](flow::TlsInfo& info, uint8_t what) { on_tls(*c, info, what); });
       }
     }
-    if (d <= 0 && c->app == ids::kAppNone && c->port53) {
+    if (d <= 0 && c->app == ids::kAppNone && c->dns_port) {
       if (pb.size() < 14) return;  // a length and a header
       if (flow::dns_tcp_probe(pd, uint32_t(pb.size()))) c->app = ids::kAppDns;
     }
@@ -450,6 +451,35 @@ nlohmann::json IdsAppLayer::dns_json(const flow::DnsMessage& m, uint64_t tx_id) 
   return j;
 }
 
+std::vector<nlohmann::json> IdsAppLayer::dns_json_v2(const flow::DnsMessage& m, uint64_t tx_id) {
+  std::vector<nlohmann::json> out;
+  if (!m.qr()) {
+    for (const flow::DnsQuestion& q : m.queries) {
+      nlohmann::json j = {{"type", "query"},
+                          {"id", m.id},
+                          {"rrname", q.name},
+                          {"rrtype", ids::dns_rrtype_name(q.type)},
+                          {"tx_id", tx_id}};
+      if (m.flags & 0x0040) j["z"] = true;
+      j["opcode"] = m.opcode();
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+  // the answer: the version 3 object's header, first question, records
+  nlohmann::json v3 = dns_json(m, tx_id);
+  nlohmann::json j = {{"version", 2}, {"type", "answer"}, {"id", m.id}, {"flags", v3["flags"]}};
+  for (const char* f : {"qr", "aa", "tc", "rd", "ra", "z"})
+    if (v3.contains(f)) j[f] = true;
+  j["opcode"] = m.opcode();
+  if (!m.queries.empty()) j["rrname"] = m.queries[0].name, j["rrtype"] = ids::dns_rrtype_name(m.queries[0].type);
+  j["rcode"] = v3["rcode"];
+  for (const char* f : {"answers", "grouped", "authorities"})
+    if (v3.contains(f)) j[f] = v3[f];
+  out.push_back(std::move(j));
+  return out;
+}
+
 void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n) {
   flow::DnsMessage m;
   if (!flow::dns_parse(d, n, m)) {
@@ -506,7 +536,12 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
       cur_hits_->push_back({r, nullptr, j, tx_id, ids::kAppDns});
     }
   }
-  if (log_dns_) logs_.push_back({c.id, TxLog::Dns, dir, tx_id, std::move(j), {}});
+  if (log_dns_ && dns_version_ == 2) {
+    // (written the flow's way, as Suricata's version 2 records are)
+    for (nlohmann::json& r : dns_json_v2(m, tx_id)) logs_.push_back({c.id, TxLog::Dns, 0, tx_id, std::move(r), {}});
+  } else if (log_dns_) {
+    logs_.push_back({c.id, TxLog::Dns, dir, tx_id, std::move(j), {}});
+  }
   if (log_anomaly_)  // an EVE anomaly record per event, as Suricata's applayer anomalies
     for (uint64_t e = events; e; e &= e - 1)
       logs_.push_back({c.id,

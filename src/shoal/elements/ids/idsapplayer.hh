@@ -72,6 +72,13 @@ class IdsAppLayer : private flow::StreamSink {
   static nlohmann::json http_json(const flow::HttpTx& tx);
   // Suricata's dns object (version 3) of a message (alerts and dns records).
   static nlohmann::json dns_json(const flow::DnsMessage& m, uint64_t tx_id);
+  // Suricata's version 2 dns records of a message: one per question of a
+  // request, one answer record for a response.
+  static std::vector<nlohmann::json> dns_json_v2(const flow::DnsMessage& m, uint64_t tx_id);
+  // The dns records' format: 2 or 3 (Suricata's eve-log dns version).
+  void set_dns_version(int v) { dns_version_ = v; }
+  // The ports DNS is looked for on (either side; default 53).
+  void set_dns_ports(std::vector<uint16_t> ports) { dns_ports_ = std::move(ports); }
   // Suricata's tls object of a handshake.
   static nlohmann::json tls_json(const flow::TlsInfo& t);
   // Suricata's sip object of a message.
@@ -120,6 +127,8 @@ class IdsAppLayer : private flow::StreamSink {
   ids::PacketInfo* cur_ = nullptr;
   uint64_t cur_ts_ = 0;
   std::vector<TxHit>* cur_hits_ = nullptr;
+  int dns_version_ = 3;
+  std::vector<uint16_t> dns_ports_ = {53};
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false, log_ssh_ = false;
   bool log_anomaly_ = false, log_ftp_ = false;
   std::vector<TxLog> logs_;

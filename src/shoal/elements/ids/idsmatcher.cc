@@ -2,7 +2,10 @@
 // EVE JSON, alerted packets to output 1; GPUIDSMatcher in Snap's form.
 #include <fmt/format.h>
 
+#include <openssl/evp.h>
+#include <pcap/dlt.h>
 #include <array>
+#include <charconv>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -16,6 +19,7 @@
 #include "shoal/ids/engine.hh"
 #include "shoal/ids/threshold.hh"
 #include "shoal/io/outfile.hh"
+#include "shoal/io/pcap.hh"
 #include "shoal/io/shared_file.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/steps/ids_scan.hh"
@@ -140,6 +144,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
     std::string order;
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
+    a.read("EVE_PACKET", eve_packet_);
+    int dns_version = 3;
+    a.read("EVE_DNS_VERSION", dns_version);
+    std::string dns_ports = "53";
+    a.read("DNS_PORTS", dns_ports);
     a.complete();
     if (!order.empty()) {
       // Suricata's action-order: each of pass, drop, reject, alert once
@@ -157,6 +166,18 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     if (layers < 0 || layers > 64) a.fail("HTTP_DECOMPRESS_LAYERS: 0-64");
     app_.set_decompress_layers(layers);
+    if (dns_version != 2 && dns_version != 3) a.fail("EVE_DNS_VERSION: 2 or 3");
+    app_.set_dns_version(dns_version);
+    std::vector<uint16_t> ports;
+    for (std::string_view w : split_words(dns_ports)) {
+      unsigned v = 0;
+      auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+      if (ec != std::errc() || end != w.data() + w.size() || v == 0 || v > 65535)
+        a.fail(fmt::format("DNS_PORTS: '{}' is not a port", w));
+      ports.push_back(uint16_t(v));
+    }
+    if (ports.empty()) a.fail("DNS_PORTS: at least one port");
+    app_.set_dns_ports(std::move(ports));
     eve_types_ = 0;
     for (std::string_view t : split_words(types)) {
       static const std::pair<const char*, uint16_t> kTypes[] = {
@@ -893,6 +914,47 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     return (p->anno().flags & Anno::kDefragmented) ? "defrag" : "wire/pcap";
   }
+  // Suricata's packet and packet_info: the frame as read, with its link
+  // header (from the MAC header, or kept in the headroom: Anno::link_hdr);
+  // a reassembled datagram with its first fragment's link header; the
+  // inner packet of a tunnel from its IP header, as raw IP.
+  static void packet_json(const Packet* p, nlohmann::json& j) {
+    const uint8_t* end = p->data() + p->length();
+    const uint8_t* at = p->data();
+    int dlt = io::link_dlt(p->anno().link);
+    if (p->anno().flags & Anno::kTunnelInner) {
+      if (p->has_network_header() && p->network_header_offset() >= 0) at = p->data() + p->network_header_offset();
+      dlt = DLT_RAW;
+    } else if (p->has_mac_header() && p->mac_header_offset() >= -int64_t(p->headroom())) {
+      at = p->data() + p->mac_header_offset();
+      if (dlt < 0) dlt = DLT_EN10MB;
+    } else if (p->has_network_header() && p->network_header_offset() >= -int64_t(p->headroom())) {
+      int64_t from = p->network_header_offset() - p->anno().link_hdr;
+      at = p->data() + (from >= -int64_t(p->headroom()) ? from : p->network_header_offset());
+      if (dlt < 0) dlt = DLT_RAW;
+    } else if (dlt < 0) {
+      dlt = DLT_RAW;
+    }
+    if (at > end) at = end;
+    size_t n = size_t(end - at);
+    std::string b64(4 * ((n + 2) / 3) + 1, '\0');
+    b64.resize(size_t(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()), at, int(n))));
+    j["packet"] = std::move(b64);
+    j["packet_info"] = {{"linktype", dlt}};
+    // Suricata's names (util-datalink.c), which are not all libpcap's
+    static const std::pair<int, const char*> kNames[] = {{DLT_NULL, "NULL"},
+                                                         {DLT_EN10MB, "EN10MB"},
+                                                         {DLT_LINUX_SLL, "LINUX_SLL"},
+                                                         {DLT_LINUX_SLL2, "LINUX_SLL2"},
+                                                         {DLT_PPP, "PPP"},
+                                                         {DLT_RAW, "RAW"},
+                                                         {101, "RAW2"},
+                                                         {DLT_C_HDLC, "C_HDLC"},
+                                                         {DLT_IPV4, "IPv4"},
+                                                         {DLT_IPV6, "IPv6"}};
+    for (const auto& [v, name] : kNames)
+      if (v == dlt) j["packet_info"]["linktype_name"] = name;
+  }
   // Suricata's tunnel object of an inner packet (TunnelDecap): the outer
   // packet's addresses and protocol.
   static void tunnel_json(const Packet* p, nlohmann::json& j) {
@@ -956,6 +1018,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         };
         j["ether"] = {{"src_mac", mac(e + 6)}, {"dest_mac", mac(e)}};
       }
+      if (eve_packet_) packet_json(pkt, j);
       // the flow as of this packet (Suricata's alert flow object)
       if (p.has_flow && mgr_ && pkt->anno().flow) {
         const flow::Flow& f = mgr_->table().flow(pkt->anno().flow);
@@ -1007,7 +1070,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   ids::ThresholdState threshold_;
   bool app_on_ = false;
   std::array<uint8_t, 4> action_order_ = {0, 1, 2, 3};
-  bool eve_verdict_ = false, eve_ethernet_ = false;
+  bool eve_verdict_ = false, eve_ethernet_ = false, eve_packet_ = false;
   const char* verdict_ = "alert";  // the packet being logged's verdict (EVE_VERDICT)
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
@@ -1037,6 +1100,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "Suricata's action-order: pass, drop, reject and alert in the order wanted (default that)"},                    \
       {"EVE_VERDICT", "boolean", "alerts carry the packet's verdict (Suricata's verdict: yes; default false)"},        \
       {"EVE_ETHERNET", "boolean", "alerts carry the Ethernet addresses (Suricata's ethernet: yes; default false)"},    \
+      {"EVE_PACKET", "boolean",                                                                                        \
+       "alerts carry the packet as read, base64, and its link type (Suricata's alert packet: yes; default false)"},    \
+      {"DNS_PORTS", "string", "the ports DNS is looked for on, either side (default 53; Suricata's detection-ports)"}, \
+      {"EVE_DNS_VERSION", "integer",                                                                                   \
+       "the dns records' format, Suricata's eve-log dns version: 3 (default, one record per message) or 2 (one per "   \
+       "question of a request, an answer record per response)"},                                                       \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \

@@ -106,10 +106,14 @@ class FromDump : public SourceElement {
         count_dropped(r_big_);
         continue;
       }
-      // Ethernet and raw IP keep their frames; other links start at the IP header.
+      // Ethernet and raw IP keep their frames; other links start at the IP
+      // header, their link header kept in the headroom (Anno::link_hdr).
       uint32_t cut = lt == DLT_EN10MB ? 0 : uint32_t(ip_at);
-      Packet* p = worker().pool().make(pd_ + cut, pcap_ - cut);
+      Packet* p = worker().pool().make(pd_, pcap_);
       if (!p) break;  // pool empty: retry on the next run (back-pressure)
+      p->pull(cut);
+      p->anno().link = io::link_code(lt);
+      p->anno().link_hdr = uint8_t(cut);
       pending_ = false;
       p->set_timestamp_ns(pts_);
       p->set_source_index(recno_);
@@ -165,9 +169,10 @@ SHOAL_ELEMENT(
     .description =
         "Reads FILENAME (pcap or pcapng, mapped into memory), keeping nanosecond timestamps. Ethernet "
         "frames get the MAC header annotation, raw IP packets the network header annotation. Linux cooked "
-        "captures (SLL, SLL2), BSD loopback (NULL, LOOP), PPP and Cisco HDLC lose their link header: their "
-        "packets start at the IP header (network header annotation), and their frames that carry something "
-        "other than IP are dropped ('not-ip'). In a pcapng file each interface has its own link type and "
+        "captures (SLL, SLL2), BSD loopback (NULL, LOOP), PPP and Cisco HDLC start at the IP header (network "
+        "header annotation), their link header kept in the headroom for logs that write the frame as read "
+        "(IDSMatcher's EVE_PACKET); their frames that carry something other than IP are dropped ('not-ip'). In a "
+        "pcapng file each interface has its own link type and "
         "timestamp resolution; packets of an interface with another link type are dropped "
         "('unsupported-link-type'). With several workers each reads the file and keeps the flows that hash to "
         "it, so a flow stays on one worker and in order. A truncated or corrupt file is "

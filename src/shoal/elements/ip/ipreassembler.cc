@@ -66,6 +66,12 @@ class IPReassembler : public Element {
           q->anno().flags = uint8_t((q->anno().flags & ~(Anno::kFragment | Anno::kFragOverlap)) | Anno::kDefragmented);
           if (p->has_mac_header()) q->set_mac_header(0);
           q->set_network_header(link);
+          // a link header kept in the headroom (Anno::link_hdr) comes too
+          uint32_t lh = p->anno().link_hdr;
+          if (lh && link + p->headroom() >= lh && q->headroom() >= lh)
+            std::memcpy(q->data() - lh, ip - lh, lh);
+          else
+            q->anno().link_hdr = 0;
         }
       }
       if (pass_frags_) {
