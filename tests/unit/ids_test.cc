@@ -13,6 +13,7 @@
 #include "helpers.hh"
 #include "regex_gen.hh"
 #include "shoal/ids/engine.hh"
+#include "shoal/ids/verify.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/ids_scan.hh"
 
@@ -148,6 +149,136 @@ TEST(AhoCorasick, EnginesAgreeWithANaiveSearchOnRuleSets) {
       }
     }
   }
+}
+
+// The engine queues a candidate only when the rule's protocol and port
+// bounds allow the packet (Database::Quick), and checks the rules without
+// fast pattern by protocol: against every rule tried on every packet, in
+// the database's order, none is lost.
+TEST(AhoCorasick, ProtocolAndPortBoundsLoseNoRule) {
+  std::mt19937 rng(11);
+  const char* protos[] = {"tcp", "udp", "icmp", "ip", "icmpv4", "ipv6"};
+  const char* ports[] = {"any", "80", "[80,443]", "1000:2000", "!80", "![1:1023]", "443:", "[53,!54]", "22"};
+  const char* words[] = {"alpha", "beta", "gamma", "delta", "omega"};
+  std::string rules;
+  for (int i = 0; i < 600; ++i) {
+    const char* proto = protos[rng() % std::size(protos)];
+    bool ported = std::string(proto) == "tcp" || std::string(proto) == "udp";
+    std::string sp = ported && rng() % 4 == 0 ? ports[rng() % std::size(ports)] : "any";
+    std::string dp = ported ? ports[rng() % std::size(ports)] : "any";
+    std::string opts = rng() % 5 == 0 ? (std::string(proto).rfind("icmp", 0) == 0 ? "itype:8;" : "dsize:>3;")
+                                      : fmt::format("content:\"{}\";", words[rng() % std::size(words)]);
+    rules += fmt::format("alert {} any {} {} any {} ({} sid:{};)\n", proto, sp, rng() % 6 == 0 ? "<>" : "->", dp, opts,
+                         i + 1);
+  }
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(set.load_text(rules, "ports.rules", Vars(), true, err)) << err;
+  Engine builtin, hs;
+  ASSERT_TRUE(builtin.build(set.rules(), EngineKind::Builtin, err)) << err;
+  bool with_hs = have_hyperscan();
+  if (with_hs) {
+    ASSERT_TRUE(hs.build(set.rules(), EngineKind::Hyperscan, err)) << err;
+  }
+  const auto& db = builtin.database()->rules();
+  const uint16_t some_ports[] = {80, 443, 22, 53, 54, 1500, 3000, 1023, 8080};
+  const uint8_t some_protos[] = {6, 17, 1, 58, 47};
+  std::vector<uint32_t> got, got_hs;
+  size_t hits = 0;
+  for (int t = 0; t < 400; ++t) {
+    std::string text = random_text(rng, rng() % 60, "abcdefg ");
+    text.insert(rng() % (text.size() + 1), words[rng() % std::size(words)]);
+    PacketInfo p;
+    p.proto = some_protos[rng() % std::size(some_protos)];
+    p.has_ports = p.proto == 6 || p.proto == 17;
+    p.src.v6 = p.dst.v6 = rng() % 3 == 0;
+    if (p.has_ports)
+      p.sport = some_ports[rng() % std::size(some_ports)], p.dport = some_ports[rng() % std::size(some_ports)];
+    uint8_t icmp[8] = {uint8_t(rng() % 2 ? 8 : 0), 0, 0, 0, 0, 0, 0, 0};
+    if (p.proto == 1 || p.proto == 58) p.l4 = icmp;
+    p.payload = reinterpret_cast<const uint8_t*>(text.data());
+    p.plen = uint32_t(text.size());
+    std::vector<uint32_t> want;
+    for (uint32_t r = 0; r < db.size(); ++r) {
+      int budget = kBacktrackBudget;
+      auto unknown = [](size_t) { return -1; };
+      if (header_matches(db[r], p) && packet_items_match(db[r], p, budget, unknown)) want.push_back(r);
+    }
+    builtin.match(p, got);
+    ASSERT_EQ(got, want) << "packet " << t << " proto " << int(p.proto) << " ports " << p.sport << "->" << p.dport;
+    if (with_hs) {
+      hs.match(p, got_hs);
+      ASSERT_EQ(got_hs, want) << "packet " << t;
+    }
+    hits += want.size();
+  }
+  EXPECT_GT(hits, 400u) << "the packets match rules: the comparison means something";
+}
+
+// Transaction rules are tried only when their buffer holds their fast
+// pattern (Database::tx_candidates): against every tx rule tried on every
+// transaction, none that matches is left out, and most that cannot are.
+TEST(AhoCorasick, TxPrefilterLosesNoTransactionRule) {
+  std::mt19937 rng(12);
+  const char* bufs[] = {"http.uri", "http.host", "http.user_agent", "http.request_header", "file.data", "http.method"};
+  const char* words[] = {"admin", "Login", "wp-", "x.php", "curl", "GET", "evil.example"};
+  std::string rules;
+  for (int i = 0; i < 300; ++i) {
+    std::string opts;
+    for (int k = 0, n = 1 + int(rng() % 3); k < n; ++k) {
+      opts += fmt::format("{}; ", bufs[rng() % std::size(bufs)]);
+      if (rng() % 8 == 0) opts += "to_lowercase; ";
+      if (rng() % 10 == 0) opts += "absent: or_else; ";
+      opts += fmt::format("content:\"{}\"; {}", words[rng() % std::size(words)],
+                          rng() % 3 == 0   ? "nocase; "
+                          : rng() % 5 == 0 ? "fast_pattern; "
+                                           : "");
+    }
+    if (rng() % 10 == 0) opts = "http.uri; content:!\"zzz\"; ";
+    rules += fmt::format("alert http any any -> any any ({}sid:{};)\n", opts, i + 1);
+  }
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(set.load_text(rules, "tx.rules", Vars(), false, err)) << err;
+  Engine e;
+  ASSERT_TRUE(e.build(set.rules(), EngineKind::Builtin, err)) << err;
+  const Database& db = *e.database();
+  ASSERT_GT(db.tx_rules().size(), 250u);
+  EXPECT_GT(db.tx_prefiltered(), db.tx_rules().size() / 2);
+  PacketInfo p;
+  p.proto = 6, p.has_ports = true, p.sport = 40000, p.dport = 80, p.app = kAppHttp, p.app_known = true;
+  std::vector<uint32_t> cands;
+  size_t matched = 0, tried = 0;
+  for (int t = 0; t < 300; ++t) {
+    auto text = [&] {
+      std::string v = random_text(rng, rng() % 30, "abcxyz/.-");
+      if (rng() % 2) v.insert(rng() % (v.size() + 1), words[rng() % std::size(words)]);
+      if (rng() % 4 == 0)
+        for (char& c : v) c = char(std::toupper(uint8_t(c)));
+      return v;
+    };
+    std::string uri = text(), host = text(), ua = text(), body = text(), method = rng() % 2 ? "GET" : "POST";
+    std::vector<std::string> headers = {text(), text()};
+    TxBuffers b;
+    b.set(Buf::HttpUri, uri);
+    if (rng() % 4) b.set(Buf::HttpHost, host);
+    b.set(Buf::HttpUserAgent, ua);
+    b.set_many(Buf::HttpRequestHeader, headers);
+    b.set(Buf::HttpRequestBody, body);
+    b.set(Buf::HttpResponseBody, body);
+    b.set(Buf::HttpMethod, method);
+    db.tx_candidates(b, cands);
+    ASSERT_TRUE(std::is_sorted(cands.begin(), cands.end()));
+    tried += cands.size();
+    for (uint32_t r : db.tx_rules()) {
+      if (!tx_matches(db.rules()[r], b, p)) continue;
+      ++matched;
+      ASSERT_TRUE(std::binary_search(cands.begin(), cands.end(), r))
+          << "transaction " << t << ": sid " << db.rules()[r].sid << " matches but was not a candidate";
+    }
+  }
+  EXPECT_GT(matched, 100u) << "the transactions match rules: the comparison means something";
+  EXPECT_LT(tried, 300 * db.tx_rules().size() / 2) << "the prefilter leaves most rules untried";
 }
 
 TEST(RuleSemantics, ContentsAndTheirPositions) {

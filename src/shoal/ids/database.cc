@@ -109,6 +109,26 @@ bool hs_expression(const Pcre& p, std::string& expr, unsigned& flags) {
 
 }  // namespace
 
+namespace {
+// Bounds on the ports a port set matches: its range, a list's span, the
+// whole range when negated.
+void port_bounds(const PortSet& ps, uint16_t& lo, uint16_t& hi) {
+  lo = 0, hi = 65535;
+  if (ps.neg || ps.any) return;
+  if (!ps.list) {
+    lo = ps.lo, hi = ps.hi;
+    return;
+  }
+  uint32_t l = 65535, h = 0;
+  for (const PortSet& k : ps.kids) {
+    uint16_t a, b;
+    port_bounds(k, a, b);
+    l = std::min<uint32_t>(l, a), h = std::max<uint32_t>(h, b);
+  }
+  if (l <= h) lo = uint16_t(l), hi = uint16_t(h);
+}
+}  // namespace
+
 bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
   kind_ = kind;
   rules_ = std::move(rules);
@@ -157,6 +177,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     pattern_rules_[pos->second].push_back(i);
   }
   if (!ac_.build(patterns_, err)) return false;
+  if (!build_tx_prefilter(err)) return false;
 
   // Each distinct pcre (pattern and flags) compiled to a DFA once; the
   // yes/no ones get a slot (answered once per packet).
@@ -295,7 +316,115 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
         sl = -1;
       }
     }
+  // Each rule's protocol classes and port bounds (Engine::may_match), and
+  // the always-checked rules by the packet protocols they can match.
+  quick_.assign(rules_.size(), Quick{});
+  for (uint32_t r = 0; r < rules_.size(); ++r) {
+    const Rule& x = rules_[r];
+    Quick& q = quick_[r];
+    switch (x.proto) {
+      case Proto::TCP: q.classes = 1, q.need_ports = true; break;
+      case Proto::UDP: q.classes = 2, q.need_ports = true; break;
+      case Proto::ICMP:
+      case Proto::ICMP4:
+      case Proto::ICMP6: q.classes = 4; break;
+      case Proto::SCTP: q.classes = 8, q.need_ports = true; break;
+      default: q.classes = 15;  // ip, ipv4, ipv6: any protocol
+    }
+    if (q.need_ports && !x.bidirectional) {
+      port_bounds(x.sport, q.slo, q.shi);
+      port_bounds(x.dport, q.dlo, q.dhi);
+    }
+  }
+  groups_.clear(), group_at_.assign(1, 0), group_rules_.clear();
+  for (size_t pt = 0; pt < patterns_.size(); ++pt) {
+    std::vector<std::pair<Quick, std::vector<uint32_t>>> gs;
+    for (uint32_t r : pattern_rules_[pt]) {
+      auto g = std::find_if(gs.begin(), gs.end(), [&](const auto& x) { return x.first == quick_[r]; });
+      if (g == gs.end()) g = gs.insert(gs.end(), {quick_[r], {}});
+      g->second.push_back(r);
+    }
+    for (const auto& g : gs) {
+      groups_.push_back({g.first, uint32_t(group_rules_.size()), uint32_t(group_rules_.size() + g.second.size())});
+      group_rules_.insert(group_rules_.end(), g.second.begin(), g.second.end());
+    }
+    group_at_.push_back(uint32_t(groups_.size()));
+  }
+  for (auto& v : always_by_) v.clear();
+  for (uint32_t r : always_)
+    for (int c = 0; c < 4; ++c)
+      if (quick_[r].classes & (1u << c)) always_by_[size_t(c)].push_back(r);
   return true;
+}
+
+bool Database::build_tx_prefilter(std::string& err) {
+  // Each tx rule's fast pattern: a positive content, read without
+  // transforms, in an application-layer buffer (its fast_pattern, else its
+  // longest); a rule with an `absent` item (whose run may hold without its
+  // contents) or of both sides of a transaction (`=>`) has none.
+  tx_pf_.clear();
+  tx_always_.clear();
+  std::map<Buf, std::pair<std::map<std::string, uint32_t>, std::vector<std::string>>> by_buf;
+  std::map<Buf, std::vector<std::vector<uint32_t>>> rules_of;
+  for (uint32_t r : tx_rules_) {
+    const Rule& x = rules_[r];
+    const Item* best = nullptr;
+    bool usable = !x.transactional;
+    for (const Item& it : x.items) {
+      if (it.byte.kind == ByteOp::Absent) usable = false;
+      if (!it.is_content() || it.content.neg || it.content.bytes.empty() || it.xform >= 0 || packet_buf(it.buf))
+        continue;
+      if (best && best->content.fast_pattern) continue;
+      if (it.content.fast_pattern || !best || it.content.bytes.size() > best->content.bytes.size()) best = &it;
+    }
+    if (!usable || !best) {
+      tx_always_.push_back(r);
+      continue;
+    }
+    Buf b = side_buf(x, best->buf);
+    std::string key;
+    for (char ch : best->content.bytes) key.push_back(char(fold(uint8_t(ch))));
+    auto& [ids, pats] = by_buf[b];
+    auto& lists = rules_of[b];
+    auto [pos, fresh] = ids.emplace(key, uint32_t(pats.size()));
+    if (fresh) pats.push_back(key), lists.emplace_back();
+    lists[pos->second].push_back(r);
+  }
+  for (auto& [b, v] : by_buf) {
+    TxPrefilter f;
+    f.buf = b;
+    if (!f.ac.build(v.second, err)) return false;
+    f.rules = std::move(rules_of[b]);
+    tx_pf_.push_back(std::move(f));
+  }
+  return true;
+}
+
+void Database::tx_candidates(const TxBuffers& tx, std::vector<uint32_t>& out) const {
+  out.clear();
+  std::vector<uint32_t> found;
+  for (const TxPrefilter& f : tx_pf_) {
+    if (!tx.has(f.buf)) continue;
+    found.clear();
+    k::AcView v = f.ac.view();
+    auto scan = [&](std::string_view s) {
+      k::ac_scan(v, reinterpret_cast<const uint8_t*>(s.data()), uint32_t(s.size()), [&](uint32_t id, uint32_t) {
+        found.push_back(id);
+        return true;
+      });
+    };
+    if (const std::vector<std::string>* many = tx.many[size_t(f.buf)]) {
+      for (const std::string& s : *many) scan(s);
+    } else {
+      scan(tx.b[size_t(f.buf)]);
+    }
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    for (uint32_t id : found) out.insert(out.end(), f.rules[id].begin(), f.rules[id].end());
+  }
+  out.insert(out.end(), tx_always_.begin(), tx_always_.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 
 bool Database::build_hyperscan(std::string& err) {

@@ -50,7 +50,10 @@ void Engine::add_candidates(uint32_t pattern) {
   uint32_t& sp = seen_[pattern];
   if (sp == epoch_) return;
   sp = epoch_;
-  for (uint32_t r : db_->pattern_rules(pattern)) add_rule(r);
+  const uint32_t* rules = db_->group_rules();
+  for (const Database::PatternGroup* g = db_->groups_begin(pattern); g != db_->groups_end(pattern); ++g)
+    if (g->q.may_match(cls_, has_ports_, sport_, dport_))
+      for (uint32_t i = g->first; i < g->end; ++i) add_rule(rules[i]);
 }
 
 void Engine::candidates(const uint8_t* s, uint32_t n) {
@@ -130,11 +133,16 @@ void Engine::start() {
 
 void Engine::verify(const PacketInfo& p, std::vector<uint32_t>& hits) {
   hits.clear();
-  cand_.insert(cand_.end(), db_->always().begin(), db_->always().end());
+  // the database's order: the candidates found (few) sorted, merged with
+  // the always-checked rules of the packet's protocol (sorted at build;
+  // disjoint from the candidates)
   std::sort(cand_.begin(), cand_.end());
-  verified_ = cand_.size();
+  const std::vector<uint32_t>& always = db_->always_for(p.proto);
+  merged_.resize(cand_.size() + always.size());
+  std::merge(cand_.begin(), cand_.end(), always.begin(), always.end(), merged_.begin());
+  verified_ = merged_.size();
   const auto& rules = db_->rules();
-  for (uint32_t r : cand_) {
+  for (uint32_t r : merged_) {
     if (!header_matches(rules[r], p)) continue;
     auto known = [&](size_t k) {
       int32_t sl = db_->existence_slot(r, uint32_t(k));
@@ -148,8 +156,15 @@ void Engine::verify(const PacketInfo& p, std::vector<uint32_t>& hits) {
   }
 }
 
+void Engine::packet_filter(const PacketInfo& p) {
+  cls_ = Database::proto_class(p.proto);
+  has_ports_ = p.has_ports;
+  sport_ = p.sport, dport_ = p.dport;
+}
+
 void Engine::match(const PacketInfo& p, std::vector<uint32_t>& hits) {
   start();
+  packet_filter(p);
   candidates(p.payload, p.plen);
   prefilter(p.payload, p.plen);
   verify(p, hits);
@@ -157,6 +172,7 @@ void Engine::match(const PacketInfo& p, std::vector<uint32_t>& hits) {
 
 void Engine::match_found(const PacketInfo& p, const uint32_t* patterns, uint32_t n, std::vector<uint32_t>& hits) {
   start();
+  packet_filter(p);
   for (uint32_t i = 0; i < n; ++i)
     if (patterns[i] < db_->patterns().size()) add_candidates(patterns[i]);
   prefilter(p.payload, p.plen);

@@ -30,6 +30,9 @@ bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen);
 // progresses).
 bool tx_needs(const Rule& r, const TxBuffers& tx);  // every buffer r reads is ready
 bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p);
+// The buffer a tx rule's item reads: file.data on a rule for the client's
+// side is the request body.
+Buf side_buf(const Rule& r, Buf b);
 
 enum class EngineKind { Builtin, Hyperscan };
 bool have_hyperscan();
@@ -54,9 +57,44 @@ class Database {
   const std::vector<uint32_t>& pattern_rules(uint32_t pattern) const { return pattern_rules_[pattern]; }
   // Rules without a usable fast pattern: verified on every packet.
   const std::vector<uint32_t>& always() const { return always_; }
+  // ... those of them a packet of IP protocol `proto` can match (the
+  // rule's protocol read once, at build), in the database's order.
+  const std::vector<uint32_t>& always_for(uint8_t proto) const { return always_by_[proto_class(proto)]; }
+  static int proto_class(uint8_t proto) { return proto == 6 ? 0 : proto == 17 ? 1 : proto == 1 || proto == 58 ? 2 : 3; }
+  // Whether rule r's protocol and port bounds let a packet of protocol
+  // class cls (proto_class) with these ports match it: a test made before
+  // a candidate is queued, so rules for other protocols and ports cost
+  // nothing (header_matches decides the rest).
+  struct Quick {
+    uint8_t classes = 15;  // the protocol classes it can match
+    bool need_ports = false;
+    uint16_t slo = 0, shi = 65535, dlo = 0, dhi = 65535;  // bounds on the ports (the whole range when unbounded)
+    bool operator==(const Quick&) const = default;
+    bool may_match(int cls, bool has_ports, uint16_t sp, uint16_t dp) const {
+      if (!(classes & (1u << cls))) return false;
+      if (!has_ports) return !need_ports;
+      return sp >= slo && sp <= shi && dp >= dlo && dp <= dhi;
+    }
+  };
+  // A fast pattern's rules grouped by their Quick bounds (a test per
+  // group), in flat arrays: pattern p's groups are groups_[group_at_[p] ..
+  // group_at_[p + 1]), a group's rules group_rules_[first .. end).
+  struct PatternGroup {
+    Quick q;
+    uint32_t first, end;
+  };
+  const PatternGroup* groups_begin(uint32_t pattern) const { return groups_.data() + group_at_[pattern]; }
+  const PatternGroup* groups_end(uint32_t pattern) const { return groups_.data() + group_at_[pattern + 1]; }
+  const uint32_t* group_rules() const { return group_rules_.data(); }
   // Rules that read application-layer buffers: matched on transactions
   // (tx_matches), never on packets.
   const std::vector<uint32_t>& tx_rules() const { return tx_rules_; }
+  // The transaction rules that may match tx, in the database's order: those
+  // whose fast pattern (a content each must find in an application-layer
+  // buffer) is in its buffer, found by one Aho-Corasick scan per buffer,
+  // and those without one (Suricata's per-buffer multi-pattern matchers).
+  void tx_candidates(const TxBuffers& tx, std::vector<uint32_t>& out) const;
+  size_t tx_prefiltered() const { return tx_rules_.size() - tx_always_.size(); }
   // The Aho-Corasick DFA over the fast patterns (built for both kinds: the
   // device scans with it whatever the CPU uses).
   const AcTable& automaton() const { return ac_; }
@@ -102,6 +140,18 @@ class Database {
   std::vector<std::string> patterns_;
   std::vector<std::vector<uint32_t>> pattern_rules_;
   std::vector<uint32_t> always_, tx_rules_;
+  struct TxPrefilter {  // a buffer's fast patterns and, per pattern, its tx rules
+    Buf buf;
+    AcTable ac;
+    std::vector<std::vector<uint32_t>> rules;
+  };
+  std::vector<TxPrefilter> tx_pf_;
+  bool build_tx_prefilter(std::string& err);
+  std::vector<uint32_t> tx_always_;                 // tx rules without a fast pattern
+  std::array<std::vector<uint32_t>, 4> always_by_;  // always_ by packet protocol: TCP, UDP, ICMP, other
+  std::vector<Quick> quick_;                        // per rule
+  std::vector<PatternGroup> groups_;
+  std::vector<uint32_t> group_at_, group_rules_;
   std::array<uint8_t, 4> order_ = {0, 1, 2, 3};
   AcTable ac_;
   std::vector<std::vector<std::shared_ptr<const RegexDfa>>> dfas_;
@@ -150,13 +200,17 @@ class Engine {
   void candidates(const uint8_t* s, uint32_t n);
   void add_candidates(uint32_t pattern);
   void add_rule(uint32_t rule);
+  void packet_filter(const PacketInfo& p);  // the packet's protocol class and ports, for may_match
   void prefilter(const uint8_t* s, uint32_t n);
   int exists(uint32_t slot, const uint8_t* s, uint32_t n);
 
   std::shared_ptr<const Database> db_;
   struct Scratch;
   std::unique_ptr<Scratch> hs_scratch_;
-  std::vector<uint32_t> seen_, cand_;
+  std::vector<uint32_t> seen_, cand_, merged_;
+  int cls_ = 3;
+  bool has_ports_ = false;
+  uint16_t sport_ = 0, dport_ = 0;
   std::vector<uint32_t> slot_epoch_;  // slot answered for this packet when == epoch_
   std::vector<uint8_t> slot_answer_;
   uint32_t epoch_ = 0;

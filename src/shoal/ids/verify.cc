@@ -171,14 +171,10 @@ bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen) {
 
 namespace shoal::ids {
 
-namespace {
-// The buffer a tx rule's item reads: file.data on a rule for the client's
-// side is the request body.
 Buf side_buf(const Rule& r, Buf b) {
   if (b == Buf::HttpResponseBody && (r.flow & kFlowToServer)) return Buf::HttpRequestBody;
   return b;
 }
-}  // namespace
 
 bool tx_needs(const Rule& r, const TxBuffers& tx) {
   if (r.has_urilen && !tx.has(r.urilen_raw ? Buf::HttpUriRaw : Buf::HttpUri)) return false;

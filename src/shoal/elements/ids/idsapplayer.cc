@@ -322,6 +322,18 @@ void IdsAppLayer::on_tx(Conn& c, flow::HttpTx& tx, uint8_t what) {
   }
 }
 
+const std::vector<uint32_t>& IdsAppLayer::tx_candidates(const ids::TxBuffers& a, const ids::TxBuffers* b) {
+  db_->tx_candidates(a, cand_);
+  if (b) {
+    db_->tx_candidates(*b, cand_b_);
+    size_t n = cand_.size();
+    cand_.insert(cand_.end(), cand_b_.begin(), cand_b_.end());
+    std::inplace_merge(cand_.begin(), cand_.begin() + std::ptrdiff_t(n), cand_.end());
+    cand_.erase(std::unique(cand_.begin(), cand_.end()), cand_.end());
+  }
+  return cand_;
+}
+
 void IdsAppLayer::match_tx(flow::HttpTx& tx) {
   cur_->app = ids::kAppHttp;  // this packet's data made the transaction progress
   using ids::Buf;
@@ -388,7 +400,7 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     res.set(Buf::HttpHeaderNames, tx.response_header_names);
   }
   const auto& rules = db_->rules();
-  for (uint32_t r : db_->tx_rules()) {
+  for (uint32_t r : tx_candidates(req, &res)) {
     if (std::find(tx.alerted.begin(), tx.alerted.end(), r) != tx.alerted.end()) continue;
     const ids::Rule& rule = rules[r];
     if (rule.app != ids::kAppHttp) continue;
@@ -529,7 +541,7 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
     auto& types = b.nums[ids::FieldCond::DnsRrtype - ids::FieldCond::kTxFirst];
     for (const auto& q : m.queries) types.push_back(q.type);
     const auto& rules = db_->rules();
-    for (uint32_t r : db_->tx_rules()) {
+    for (uint32_t r : tx_candidates(b)) {
       const ids::Rule& rule = rules[r];
       if (rule.app != ids::kAppDns || !ids::tx_matches(rule, b, *cur_)) continue;
       ids::apply_flowbits(rule, *cur_);
@@ -649,7 +661,7 @@ void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
     certs(client, t.client_certs, client_ders);
     nlohmann::json meta;
     const auto& rules = db_->rules();
-    for (uint32_t r : db_->tx_rules()) {
+    for (uint32_t r : tx_candidates(b, t.client_certs.empty() ? nullptr : &client)) {
       const ids::Rule& rule = rules[r];
       if (rule.app != ids::kAppTls) continue;
       if (std::find(c.tls_alerted.begin(), c.tls_alerted.end(), r) != c.tls_alerted.end()) continue;
@@ -707,7 +719,7 @@ void IdsAppLayer::sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m) {
       b.set_many(kHeaders[i].first, values[i]);
     }
     const auto& rules = db_->rules();
-    for (uint32_t r : db_->tx_rules()) {
+    for (uint32_t r : tx_candidates(b)) {
       const ids::Rule& rule = rules[r];
       if (rule.app != ids::kAppSip || !ids::tx_matches(rule, b, *cur_)) continue;
       ids::apply_flowbits(rule, *cur_);
@@ -751,7 +763,7 @@ void IdsAppLayer::on_ssh(Conn& c, uint8_t dir, uint8_t what) {
     }
     nlohmann::json meta;
     const auto& rules = db_->rules();
-    for (uint32_t r : db_->tx_rules()) {
+    for (uint32_t r : tx_candidates(b)) {
       const ids::Rule& rule = rules[r];
       if (rule.app != ids::kAppSsh) continue;
       uint32_t key = r * 2 + dir;  // (a rule may alert once for each side, as Suricata's)
@@ -822,7 +834,7 @@ void IdsAppLayer::match_ftp(flow::FtpTx& t, uint8_t dir) {
              (t.response_too_long ? uint64_t(1) << ids::kFtpResponseCommandTooLong : 0);
   nlohmann::json meta;
   const auto& rules = db_->rules();
-  for (uint32_t r : db_->tx_rules()) {
+  for (uint32_t r : tx_candidates(b)) {
     const ids::Rule& rule = rules[r];
     uint32_t key = r * 2 + dir;  // (a rule may alert once each way)
     if (rule.app != ids::kAppFtp || !(ftp_rule_dirs(rule) >> dir & 1)) continue;

@@ -127,6 +127,10 @@ class IdsAppLayer : private flow::StreamSink {
   ids::PacketInfo* cur_ = nullptr;
   uint64_t cur_ts_ = 0;
   std::vector<TxHit>* cur_hits_ = nullptr;
+  // The tx rules that may match a transaction's buffers (a's, and b's
+  // when given), in the database's order (ids::Database::tx_candidates).
+  const std::vector<uint32_t>& tx_candidates(const ids::TxBuffers& a, const ids::TxBuffers* b = nullptr);
+  std::vector<uint32_t> cand_, cand_b_;
   int dns_version_ = 3;
   std::vector<uint16_t> dns_ports_ = {53};
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false, log_ssh_ = false;

@@ -241,10 +241,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       shared_->db = std::move(db);
       if (!quiet_) {
         const ids::RuleSet& set = shared_->set;
-        fmt::print(stderr, "shoal: {}: {} rules from {} ({} fast patterns, {} checked on every packet); {} skipped{}\n",
+        fmt::print(stderr,
+                   "shoal: {}: {} rules from {} ({} fast patterns, {} checked on every packet; {} on transactions, "
+                   "{} of them prefiltered by their buffer's fast pattern); {} skipped{}\n",
                    name(), set.rules().size(), rules_file_, shared_->db->patterns().size(),
-                   shared_->db->always().size(), set.problems().size(),
-                   set.problems().empty() ? "" : " (handler 'problems'), the first:");
+                   shared_->db->always().size(), shared_->db->tx_rules().size(), shared_->db->tx_prefiltered(),
+                   set.problems().size(), set.problems().empty() ? "" : " (handler 'problems'), the first:");
         for (size_t i = 0; i < set.problems().size() && i < 5; ++i)
           fmt::print(stderr, "  {}\n", set.problems()[i].str());
       }
