@@ -12,7 +12,10 @@
 //                Discard, less the same graph without it; with --rules-file
 //                a FlowIPManager in front in both, so the rules that need
 //                flows load: the packets repeat round after round, so the
-//                application layer parses each flow's first round only)
+//                application layer parses each flow's first round only;
+//                element-hs-packet-rules: the set's packet rules alone, so
+//                no parser runs; applayer: the difference, as packets per
+//                second of parsing and transaction rules)
 //   offload      with a CUDA device: FromDump -> OffloadBalancer(1) ->
 //                IDSMatcher -> Discard, with the PCIe-bound limit beside it
 #include <fmt/format.h>
@@ -225,9 +228,14 @@ int cmd_bench_ids(int argc, char** argv) {
       return 1;
     }
     double load_s = std::chrono::duration<double>(clk::now() - t0).count();
+    std::string packet_rules;  // --rules-file's rules that need no application layer
     if (!rules_copy.empty()) {
       nrules = set.rules().size();
       fmt::print("{}: {} rules loaded, {} refused\n", rules_in, nrules, set.problems().size());
+      packet_rules = dir + "/packet.rules";
+      std::ofstream pr(packet_rules);
+      for (const ids::Rule& r : set.rules())
+        if (!r.uses_tx()) pr << r.text << "\n";
     }
     ids::Engine builtin, hs;
     t0 = clk::now();
@@ -359,6 +367,17 @@ int cmd_bench_ids(int argc, char** argv) {
             double per = 1 / with - 1 / base;  // the element's seconds per packet
             rows.push_back({fmt::format("element-{}", eng == std::string("hyperscan") ? "hs" : "builtin"),
                             per > 0 ? 1 / per : with, -1});
+            if (!packet_rules.empty() && eng == std::string("hyperscan")) {
+              // the application layer's cost apart: the packet rules alone
+              // (no transaction rule, so no parser runs), and the difference
+              double pk = median3(fmt::format("FromDump({}, STOP true){} -> IDSMatcher(RULES {}, ENGINE {}, QUIET "
+                                              "true{}) -> c :: Counter -> Discard;",
+                                              pcap, flows, packet_rules, eng, vars_arg),
+                                  false);
+              double per_pk = pk > 0 ? 1 / pk - 1 / base : 0;
+              if (per_pk > 0) rows.push_back({"element-hs-packet-rules", 1 / per_pk, -1});
+              if (per_pk > 0 && per > per_pk) rows.push_back({"applayer", 1 / (per - per_pk), -1});
+            }
           }
           if (pcie > 0) {
             double off = median3(fmt::format("FromDump({}, STOP true){} -> OffloadBalancer(1) -> i :: IDSMatcher("
