@@ -97,13 +97,17 @@ outputs:
         - alert:
             verdict: yes
             packet: yes
+            xff:
+              enabled: yes
+              mode: overwrite
+              deployment: forward
         - dns:
             version: 2
         - flow
 YAML
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
 has 'ACTION_ORDER "drop pass reject alert"'; has "EVE_VERDICT true"; has "EVE_ETHERNET true"; has "EVE_PACKET true"
-has "EVE_DNS_VERSION 2"
+has "EVE_DNS_VERSION 2"; has 'XFF_MODE "overwrite", XFF_DEPLOYMENT "forward"'
 ok env SURICATA_EVE_DNS_VERSION=3 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
 has "EVE_DNS_VERSION 3"
 bad env SURICATA_EVE_DNS_VERSION=7 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules"; has "2 or 3"

@@ -1613,6 +1613,35 @@ TEST(IdsHttp, ServerSideOnlyCaptureIsTheClientsFlowWithOneResponse) {
   EXPECT_EQ(r.flows[0]["flow"]["pkts_toclient"], 3);
 }
 
+// Suricata's xff: the request's X-Forwarded-For in the alert (extra-data)
+// or as the client's address (overwrite), its last address (reverse) or
+// first (forward); a value that is no address is left out.
+TEST(IdsHttp, XForwardedForInAlerts) {
+  Conv c;
+  c.send(0, "GET /a HTTP/1.1\r\nHost: x\r\nx-forwarded-for: 192.0.2.7, 2001:db8::9\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nuid!");
+  std::string rules =
+      "alert http any any -> any any (http.uri; content:\"/a\"; sid:1;)\n"
+      "alert http any any -> any any (http.response_body; content:\"uid\"; sid:2;)\n";
+  auto fwd = run_ids("xff-fwd", c.out, rules, false, false, ", XFF_MODE extra-data, XFF_DEPLOYMENT forward");
+  ASSERT_TRUE(fwd.r->ok);
+  ASSERT_EQ(fwd.eve.size(), 2u);
+  for (const auto& a : fwd.eve) EXPECT_EQ(a["alert"]["xff"], "192.0.2.7");
+  auto rev = run_ids("xff-rev", c.out, rules, false, false, ", XFF_MODE overwrite");
+  ASSERT_TRUE(rev.r->ok);
+  ASSERT_EQ(rev.eve.size(), 2u);
+  for (const auto& a : rev.eve) {
+    EXPECT_FALSE(a["alert"].contains("xff"));
+    bool to_server = a["direction"] == "to_server";
+    EXPECT_EQ(a[to_server ? "src_ip" : "dest_ip"], "2001:db8::9") << "the client's address, whichever way";
+    EXPECT_EQ(a[to_server ? "dest_ip" : "src_ip"], "10.0.0.2");
+  }
+  auto other = run_ids("xff-hdr", c.out, rules, false, false, ", XFF_MODE extra-data, XFF_HEADER X-Real-IP");
+  ASSERT_TRUE(other.r->ok);
+  for (const auto& a : other.eve) EXPECT_FALSE(a["alert"].contains("xff")) << "no such header";
+  EXPECT_FALSE(test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, XFF_MODE sideways) -> Discard;")->ok);
+}
+
 TEST(IdsHttp, TransactionalRulesReadBothSidesAndFileSizes) {
   Conv c;
   c.send(0, "GET /download HTTP/1.1\r\nHost: x\r\n\r\n");

@@ -144,6 +144,10 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (st.eve_ethernet) ids += ", EVE_ETHERNET true";
   if (st.eve_packet) ids += ", EVE_PACKET true";
   if (st.dns_version) ids += fmt::format(", EVE_DNS_VERSION {}", st.dns_version);
+  if (!st.xff_mode.empty()) ids += fmt::format(", XFF_MODE {}", cquote(st.xff_mode));
+  if (!st.xff_mode.empty() && !st.xff_deployment.empty())
+    ids += fmt::format(", XFF_DEPLOYMENT {}", cquote(st.xff_deployment));
+  if (!st.xff_mode.empty() && !st.xff_header.empty()) ids += fmt::format(", XFF_HEADER {}", cquote(st.xff_header));
   ids += ")";
   // Suricata tracks every flow and, by default, picks up no TCP
   // connection midstream.

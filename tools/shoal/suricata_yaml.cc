@@ -88,6 +88,12 @@ SuricataSettings suricata_settings(const YamlNode& root) {
           if (const YamlNode* alert = t.get("alert")) {
             if (const YamlNode* v = alert->get("verdict")) s.eve_verdict = v->yes();
             if (const YamlNode* v = alert->get("packet")) s.eve_packet = v->yes();
+            if (const YamlNode* x = alert->get("xff"); x && x->get("enabled") && x->get("enabled")->yes()) {
+              const YamlNode* m = x->get("mode");
+              s.xff_mode = m ? m->value : "extra-data";
+              if (const YamlNode* d = x->get("deployment")) s.xff_deployment = d->value;
+              if (const YamlNode* h = x->get("header")) s.xff_header = h->value;
+            }
           }
         }
     }

@@ -1,6 +1,6 @@
 // A suricata.yaml read with libyaml (Suricata's own YAML library) into a
 // tree, for the settings `shoal ids` honours: action-order and the EVE
-// alert options (verdict, packet, ethernet).
+// alert options (verdict, packet, ethernet, xff) and the dns records' version.
 #pragma once
 #include <string>
 #include <vector>
@@ -25,7 +25,8 @@ bool load_yaml(const std::string& path, YamlNode& out, std::string& err);
 struct SuricataSettings {
   std::vector<std::string> action_order;  // empty: Suricata's default
   bool eve_verdict = false, eve_ethernet = false, eve_packet = false;
-  int dns_version = 0;  // eve-log's dns version (0: not given)
+  int dns_version = 0;                               // eve-log's dns version (0: not given)
+  std::string xff_mode, xff_deployment, xff_header;  // alert's xff (mode empty: off)
 };
 SuricataSettings suricata_settings(const YamlNode& root);
 

@@ -1,6 +1,8 @@
 // IDSMatcher: Snort/Suricata rules over IP packets, alerts to fast.log and
 // EVE JSON, alerted packets to output 1; GPUIDSMatcher in Snap's form.
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <strings.h>
 
 #include <openssl/evp.h>
 #include <pcap/dlt.h>
@@ -145,6 +147,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     std::string order;
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
     a.read("EVE_PACKET", eve_packet_);
+    std::string xff_mode, xff_deploy = "reverse";
+    a.read("XFF_MODE", xff_mode).read("XFF_DEPLOYMENT", xff_deploy).read("XFF_HEADER", xff_header_);
     int dns_version = 3;
     a.read("EVE_DNS_VERSION", dns_version);
     std::string dns_ports = "53";
@@ -166,6 +170,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     if (layers < 0 || layers > 64) a.fail("HTTP_DECOMPRESS_LAYERS: 0-64");
     app_.set_decompress_layers(layers);
+    if (!xff_mode.empty() && xff_mode != "extra-data" && xff_mode != "overwrite")
+      a.fail(fmt::format("XFF_MODE: extra-data or overwrite, not '{}'", xff_mode));
+    if (xff_deploy != "reverse" && xff_deploy != "forward")
+      a.fail(fmt::format("XFF_DEPLOYMENT: reverse or forward, not '{}'", xff_deploy));
+    if (xff_header_.empty()) a.fail("XFF_HEADER: a header name");
+    xff_mode_ = xff_mode.empty() ? 0 : xff_mode == "extra-data" ? 1 : 2;
+    xff_last_ = xff_deploy == "reverse";
     if (dns_version != 2 && dns_version != 3) a.fail("EVE_DNS_VERSION: 2 or 3");
     app_.set_dns_version(dns_version);
     std::vector<uint16_t> ports;
@@ -957,6 +968,26 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (const auto& [v, name] : kNames)
       if (v == dlt) j["packet_info"]["linktype_name"] = name;
   }
+  // The client's address an HTTP request's XFF_HEADER names (Suricata's
+  // xff): its last address (reverse deployment) or first (forward), when
+  // that is an IPv4 or IPv6 address; empty otherwise.
+  std::string xff_address(const flow::HttpTx& tx) const {
+    for (const std::string& h : tx.request_header_list) {
+      size_t colon = h.find(':');
+      if (colon != xff_header_.size() || strncasecmp(h.data(), xff_header_.data(), colon) != 0) continue;
+      std::string_view v(h);
+      v.remove_prefix(colon + 1);
+      size_t at = xff_last_ ? v.rfind(',') : std::string_view::npos;
+      v = xff_last_ ? (at == std::string_view::npos ? v : v.substr(at + 1)) : v.substr(0, v.find(','));
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+      std::string ip(v);
+      unsigned char buf[16];
+      if (inet_pton(AF_INET, ip.c_str(), buf) == 1 || inet_pton(AF_INET6, ip.c_str(), buf) == 1) return ip;
+      return {};
+    }
+    return {};
+  }
   // Suricata's tunnel object of an inner packet (TunnelDecap): the outer
   // packet's addresses and protocol.
   static void tunnel_json(const Packet* p, nlohmann::json& j) {
@@ -1021,6 +1052,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         j["ether"] = {{"src_mac", mac(e + 6)}, {"dest_mac", mac(e)}};
       }
       if (eve_packet_) packet_json(pkt, j);
+      if (xff_mode_ && tx && tx->tx) {
+        std::string ip = xff_address(*tx->tx);
+        if (!ip.empty() && xff_mode_ == 1) j["alert"]["xff"] = ip;
+        if (!ip.empty() && xff_mode_ == 2) j[p.has_flow && p.dir == 1 ? "dest_ip" : "src_ip"] = ip;
+      }
       // the flow as of this packet (Suricata's alert flow object)
       if (p.has_flow && mgr_ && pkt->anno().flow) {
         const flow::Flow& f = mgr_->table().flow(pkt->anno().flow);
@@ -1073,6 +1109,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   bool app_on_ = false;
   std::array<uint8_t, 4> action_order_ = {0, 1, 2, 3};
   bool eve_verdict_ = false, eve_ethernet_ = false, eve_packet_ = false;
+  uint8_t xff_mode_ = 0;  // X-Forwarded-For in alerts: 0 no, 1 extra-data, 2 overwrite
+  bool xff_last_ = true;  // reverse deployment: the last address (forward: the first)
+  std::string xff_header_ = "X-Forwarded-For";
   const char* verdict_ = "alert";  // the packet being logged's verdict (EVE_VERDICT)
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
@@ -1102,6 +1141,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "Suricata's action-order: pass, drop, reject and alert in the order wanted (default that)"},                    \
       {"EVE_VERDICT", "boolean", "alerts carry the packet's verdict (Suricata's verdict: yes; default false)"},        \
       {"EVE_ETHERNET", "boolean", "alerts carry the Ethernet addresses (Suricata's ethernet: yes; default false)"},    \
+      {"XFF_MODE", "string",                                                                                           \
+       "the HTTP request's X-Forwarded-For in alerts (Suricata's xff): extra-data (alert.xff) or overwrite (the "      \
+       "client's address replaced); default none"},                                                                    \
+      {"XFF_DEPLOYMENT", "string", "reverse (the header's last address; default) or forward (its first)"},             \
+      {"XFF_HEADER", "string", "the header read (default X-Forwarded-For)"},                                           \
       {"EVE_PACKET", "boolean",                                                                                        \
        "alerts carry the packet as read, base64, and its link type (Suricata's alert packet: yes; default false)"},    \
       {"DNS_PORTS", "string", "the ports DNS is looked for on, either side (default 53; Suricata's detection-ports)"}, \
