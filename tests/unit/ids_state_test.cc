@@ -1642,6 +1642,27 @@ TEST(IdsHttp, XForwardedForInAlerts) {
   EXPECT_FALSE(test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, XFF_MODE sideways) -> Discard;")->ok);
 }
 
+// Suricata's traffic tagging: flowbits named traffic/id/NAME and
+// traffic/label/NAME become the traffic object of alerts and flow records;
+// a noalert rule tags the flow without an alert.
+TEST(IdsActions, TrafficFlowbitsTagAlertsAndFlows) {
+  Conv c;
+  c.send(0, "hello mozilla");
+  c.send(1, "welcome");
+  std::string rules =
+      "alert tcp any any -> any any (content:\"mozilla\"; flowbits:set,traffic/id/browser; sid:1;)\n"
+      "alert tcp any any -> any any (content:\"welcome\"; flowbits:set,traffic/label/greeting; noalert; sid:2;)\n"
+      "alert tcp any any -> any any (content:\"welcome\"; flowbits:set,plain; sid:3;)\n";
+  auto r = run_ids("traffic", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  ASSERT_EQ(r.sids(), (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ(r.eve[0]["traffic"], nlohmann::json::parse(R"({"id":["browser"]})"));
+  EXPECT_EQ(r.eve[1]["traffic"], nlohmann::json::parse(R"({"id":["browser"],"label":["greeting"]})"));
+  ASSERT_EQ(r.flows.size(), 1u);
+  EXPECT_EQ(r.flows[0]["traffic"], nlohmann::json::parse(R"({"id":["browser"],"label":["greeting"]})"))
+      << "other flowbits are not tags";
+}
+
 TEST(IdsHttp, TransactionalRulesReadBothSidesAndFileSizes) {
   Conv c;
   c.send(0, "GET /download HTTP/1.1\r\nHost: x\r\n\r\n");

@@ -496,6 +496,7 @@ class RuleSet {
   bool apply_threshold_text(const std::string& text, const std::string& name, const Vars& vars);
   // Flowbit names numbered so far (kMaxFlowbits at most).
   size_t flowbit_count() const { return flowbit_ids_.size(); }
+  const std::map<std::string, uint16_t>& flowbit_ids() const { return flowbit_ids_; }
 
  private:
   bool number_flowbits(Rule& r, std::string& why);

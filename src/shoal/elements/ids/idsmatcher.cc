@@ -264,6 +264,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     if (!shared_->db) throw ConfigError(loc_, fmt::format("{}: the rules did not load", name()));
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
+    // Suricata's traffic tagging: flowbits named traffic/id/NAME and
+    // traffic/label/NAME, written as the traffic object of alerts and flows
+    for (const auto& [fb, bit] : shared_->set.flowbit_ids())
+      for (const char* kind : {"id", "label"})
+        if (std::string pre = fmt::format("traffic/{}/", kind); fb.size() > pre.size() && fb.rfind(pre, 0) == 0)
+          traffic_bits_.push_back({bit, kind, fb.substr(pre.size())});
     // The application layer runs when rules ask for it, or its records are
     // logged.
     bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns), log_tls = eve(kEveTls);
@@ -630,6 +636,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (fs->verdict == uint8_t(Verdict::Pass)) fl["action"] = "pass";
     if (fs->verdict == uint8_t(Verdict::Drop) && ips_) fl["action"] = "drop";
     j["flow"] = fl;
+    traffic_json(fs->bits, j);
     if (key.proto == 6) {
       auto hex = [](uint8_t x) { return fmt::format("{:02x}", x); };
       uint8_t all = f.tcp_flags[0] | f.tcp_flags[1];
@@ -1069,6 +1076,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         nlohmann::json ends = flow_head(pkt->anno().flow, f, true, 0, "");
         for (const char* k : {"src_ip", "dest_ip", "src_port", "dest_port"})
           if (ends.contains(k)) j["flow"][k] = ends[k];
+        traffic_json(fs->bits, j);
       }
       eve_buf_ += eve_text(j);
       ++eve_lines_;
@@ -1109,6 +1117,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   bool app_on_ = false;
   std::array<uint8_t, 4> action_order_ = {0, 1, 2, 3};
   bool eve_verdict_ = false, eve_ethernet_ = false, eve_packet_ = false;
+  struct TrafficBit {
+    uint16_t bit;
+    const char* kind;  // "id" or "label"
+    std::string value;
+  };
+  std::vector<TrafficBit> traffic_bits_;
+  // The traffic object of a flow's tagging flowbits, into j (none set: none).
+  void traffic_json(const uint64_t* bits, nlohmann::json& j) const {
+    for (const TrafficBit& t : traffic_bits_)
+      if (bits[t.bit >> 6] >> (t.bit & 63) & 1) j["traffic"][t.kind].push_back(t.value);
+  }
   uint8_t xff_mode_ = 0;  // X-Forwarded-For in alerts: 0 no, 1 extra-data, 2 overwrite
   bool xff_last_ = true;  // reverse deployment: the last address (forward: the first)
   std::string xff_header_ = "X-Forwarded-For";
@@ -1230,7 +1249,9 @@ SHOAL_OFFLOADABLE_ELEMENT(
         "forward: connect it on), the rest on output 0. With a FlowIPManager upstream, flow (established, "
         "not_established, to_server, to_client) and flowbits follow Suricata (TCP is established once the "
         "handshake completes; other protocols once both directions were seen); without one, rules that use them "
-        "are refused. Frames may carry 802.1Q/QinQ tags; packets that are not IP pass uninspected (counted). "
+        "are refused. Flowbits named traffic/id/NAME and traffic/label/NAME tag the flow: alerts and flow records "
+        "carry them as Suricata's traffic object. Frames may carry 802.1Q/QinQ tags; packets that are not IP pass "
+        "uninspected (counted). "
         "Offloadable (NBA's form): after an "
         "OffloadBalancer, batches for the device have their payloads scanned there by the Aho-Corasick DFA "
         "(16-byte loads), the distinct fast patterns of each packet come back as a short list, and the "
