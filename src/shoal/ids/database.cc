@@ -402,14 +402,14 @@ bool Database::build_tx_prefilter(std::string& err) {
 
 void Database::tx_candidates(const TxBuffers& tx, std::vector<uint32_t>& out) const {
   out.clear();
-  std::vector<uint32_t> found;
+  std::vector<uint8_t> seen;  // per pattern of the buffer: found already
   for (const TxPrefilter& f : tx_pf_) {
     if (!tx.has(f.buf)) continue;
-    found.clear();
+    seen.assign(f.rules.size(), 0);
     k::AcView v = f.ac.view();
     auto scan = [&](std::string_view s) {
       k::ac_scan(v, reinterpret_cast<const uint8_t*>(s.data()), uint32_t(s.size()), [&](uint32_t id, uint32_t) {
-        found.push_back(id);
+        if (!seen[id]) seen[id] = 1, out.insert(out.end(), f.rules[id].begin(), f.rules[id].end());
         return true;
       });
     };
@@ -418,9 +418,6 @@ void Database::tx_candidates(const TxBuffers& tx, std::vector<uint32_t>& out) co
     } else {
       scan(tx.b[size_t(f.buf)]);
     }
-    std::sort(found.begin(), found.end());
-    found.erase(std::unique(found.begin(), found.end()), found.end());
-    for (uint32_t id : found) out.insert(out.end(), f.rules[id].begin(), f.rules[id].end());
   }
   out.insert(out.end(), tx_always_.begin(), tx_always_.end());
   std::sort(out.begin(), out.end());
