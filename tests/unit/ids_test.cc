@@ -281,6 +281,35 @@ TEST(AhoCorasick, TxPrefilterLosesNoTransactionRule) {
   EXPECT_LT(tried, 300 * db.tx_rules().size() / 2) << "the prefilter leaves most rules untried";
 }
 
+// ENGINE auto: both prefilters timed at load, the faster kept; the two
+// agree on every verdict (EnginesAgreeWithANaiveSearchOnRuleSets), so the
+// choice changes only the speed.
+TEST(AhoCorasick, AutoEnginePicksByMeasurement) {
+  if (!have_hyperscan()) GTEST_SKIP() << "no Hyperscan: auto is the built-in engine";
+  std::string rules;
+  for (int i = 0; i < 200; ++i)
+    rules += fmt::format("alert tcp any any -> any any (content:\"pat{}x\"; sid:{};)\n", i, i + 1);
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(set.load_text(rules, "auto.rules", Vars(), true, err)) << err;
+  Database db;
+  ASSERT_TRUE(db.build(set.rules(), EngineKind::Hyperscan, err)) << err;
+  EngineKind k = db.pick_faster();
+  EXPECT_EQ(k, db.kind());
+  const uint64_t* t = db.scan_ns_per_kib();
+  ASSERT_GT(t[0], 0u);
+  ASSERT_GT(t[1], 0u);
+  EXPECT_EQ(k, t[0] < t[1] ? EngineKind::Builtin : EngineKind::Hyperscan);
+  std::string dir = test::tmpdir(), rf = dir + "/auto.rules";
+  std::ofstream(rf) << rules;
+  auto r = test::run(fmt::format("Idle -> i :: IDSMatcher(RULES {}, QUIET true) -> Discard;", rf));
+  ASSERT_TRUE(r->ok) << r->errors;
+  std::string engine = r->h("i.engine");
+  EXPECT_NE(engine.find("auto: built-in"), std::string::npos) << engine;
+  test::finish(*r);
+  EXPECT_FALSE(test::run(fmt::format("Idle -> IDSMatcher(RULES {}, ENGINE fastest) -> Discard;", rf))->ok);
+}
+
 TEST(RuleSemantics, ContentsAndTheirPositions) {
   EXPECT_TRUE(payload("content:\"abc\";", "xxabcxx"));
   EXPECT_FALSE(payload("content:\"ABC\";", "xxabcxx")) << "case matters without nocase";

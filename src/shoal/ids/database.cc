@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 
@@ -422,6 +423,73 @@ void Database::tx_candidates(const TxBuffers& tx, std::vector<uint32_t>& out) co
   out.insert(out.end(), tx_always_.begin(), tx_always_.end());
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+EngineKind Database::pick_faster() {
+  scan_ns_per_kib_[0] = scan_ns_per_kib_[1] = 0;
+#ifdef SHOAL_HAVE_HYPERSCAN
+  if (kind_ != EngineKind::Hyperscan || !hs_ || !hs_->db || patterns_.empty()) return kind_;
+  // 64 KiB like traffic: text lines (words, paths, headers) and binary runs
+  std::string sample;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  auto next = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17, x; };
+  static const char* const kWords[] = {"GET ",        "HTTP/1.1\r\n", "Host: ", ".com", "/index.html", "User-Agent: ",
+                                       "Mozilla/5.0", "text/html",    "the ",   "and ", "data",        "="};
+  while (sample.size() < 65536) {
+    if (next() % 4 == 0) {
+      for (int i = 0, n = int(next() % 64); i < n; ++i) sample.push_back(char(next()));
+    } else if (next() % 2) {
+      sample += kWords[next() % std::size(kWords)];
+    } else {
+      for (int i = 0, n = 2 + int(next() % 8); i < n; ++i) sample.push_back(char('a' + next() % 26));
+      sample.push_back(' ');
+    }
+  }
+  hs_scratch_t* scratch = nullptr;
+  if (hs_alloc_scratch(hs_->db, &scratch) != HS_SUCCESS) return kind_;
+  std::vector<uint32_t> seen(patterns_.size(), 0);
+  uint32_t epoch = 0;
+  // each as the engine runs it: packet-sized scans, each pattern once
+  auto time = [&](bool hs) {
+    uint64_t best = ~0ull;
+    for (int round = 0; round < 3; ++round) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (size_t at = 0; at < sample.size(); at += 1024) {
+        ++epoch;
+        const auto* d = reinterpret_cast<const uint8_t*>(sample.data()) + at;
+        if (hs) {
+          struct Ctx {
+            std::vector<uint32_t>* seen;
+            uint32_t epoch;
+          } ctx{&seen, epoch};
+          hs_scan(
+              hs_->db, reinterpret_cast<const char*>(d), 1024, 0, scratch,
+              [](unsigned id, unsigned long long, unsigned long long, unsigned, void* c) -> int {
+                auto* k = static_cast<Ctx*>(c);
+                (*k->seen)[id] = k->epoch;
+                return 0;
+              },
+              &ctx);
+        } else {
+          k::ac_scan(ac_.view(), d, 1024, [&](uint32_t id, uint32_t) {
+            if (seen[id] != epoch) seen[id] = epoch;
+            return true;
+          });
+        }
+      }
+      best = std::min<uint64_t>(
+          best,
+          uint64_t(
+              std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()));
+    }
+    return best / 64;  // per KiB
+  };
+  scan_ns_per_kib_[0] = time(false);
+  scan_ns_per_kib_[1] = time(true);
+  hs_free_scratch(scratch);
+  if (scan_ns_per_kib_[0] < scan_ns_per_kib_[1]) kind_ = EngineKind::Builtin;
+#endif
+  return kind_;
 }
 
 bool Database::build_hyperscan(std::string& err) {

@@ -51,6 +51,11 @@ class Database {
   // (action_rank: pass, drop, reject, alert); the default is that order.
   void set_action_order(const std::array<uint8_t, 4>& place) { order_ = place; }
   EngineKind kind() const { return kind_; }
+  // ENGINE auto: built for Hyperscan, the prefilter that scans faster (both
+  // timed over 64 KiB of traffic-like bytes in packet-sized scans) becomes
+  // the kind; the times stay (ns per KiB: built-in, Hyperscan; 0 untimed).
+  EngineKind pick_faster();
+  const uint64_t* scan_ns_per_kib() const { return scan_ns_per_kib_; }
   const std::vector<Rule>& rules() const { return rules_; }
   // The fast patterns (deduplicated, case-folded) and, per pattern, its rules.
   const std::vector<std::string>& patterns() const { return patterns_; }
@@ -136,6 +141,7 @@ class Database {
 
  private:
   EngineKind kind_ = EngineKind::Builtin;
+  uint64_t scan_ns_per_kib_[2] = {0, 0};
   std::vector<Rule> rules_;
   std::vector<std::string> patterns_;
   std::vector<std::vector<uint32_t>> pattern_rules_;

@@ -133,7 +133,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (bit > 31) a.fail("ALERT: a predicate bit is 0-31");
       if (bit >= 0) alert_bit_ = 1u << bit;
     }
-    std::string engine = ids::have_hyperscan() ? "hyperscan" : "builtin";
+    std::string engine = ids::have_hyperscan() ? "auto" : "builtin";
     InputPath rules, vars, classification;
     OutputPath fastlog, eve;
     a.read_mp("RULES", rules).read("VARS", vars).read("ENGINE", engine).read("FASTLOG", fastlog);
@@ -213,12 +213,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path, eve_file_ = eve.path;
     class_file_ = classification.path;
     threshold_file_ = threshold.path;
-    if (engine == "builtin")
+    auto_engine_ = engine == "auto";
+    if (engine == "builtin" || (auto_engine_ && !ids::have_hyperscan()))
       kind_ = ids::EngineKind::Builtin;
-    else if (engine == "hyperscan")
+    else if (engine == "hyperscan" || auto_engine_)
       kind_ = ids::EngineKind::Hyperscan;
     else
-      a.fail(fmt::format("ENGINE '{}': hyperscan or builtin", engine));
+      a.fail(fmt::format("ENGINE '{}': auto, hyperscan or builtin", engine));
     if (kind_ == ids::EngineKind::Hyperscan && !ids::have_hyperscan())
       a.fail("ENGINE hyperscan: this build has no Hyperscan (libhyperscan-dev); use ENGINE builtin");
     loc_ = a.element_loc();
@@ -249,6 +250,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
       db->set_action_order(action_order_);
       if (!db->build(shared_->set.rules(), kind_, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
+      if (auto_engine_) db->pick_faster();
       shared_->db = std::move(db);
       if (!quiet_) {
         const ids::RuleSet& set = shared_->set;
@@ -264,6 +266,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     if (!shared_->db) throw ConfigError(loc_, fmt::format("{}: the rules did not load", name()));
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
+    kind_ = shared_->db->kind();  // (ENGINE auto: the one measured faster)
     // Suricata's traffic tagging: flowbits named traffic/id/NAME and
     // traffic/label/NAME, written as the traffic object of alerts and flows
     for (const auto& [fb, bit] : shared_->set.flowbit_ids())
@@ -392,8 +395,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       const ids::AcTable& ac = engine_.automaton();
       std::string dfa = fmt::format("Aho-Corasick DFA: {} states, {} byte classes, {} KiB", ac.states(), ac.classes(),
                                     ac.memory_bytes() >> 10);
-      return kind_ == ids::EngineKind::Builtin ? fmt::format("builtin ({})", dfa)
-                                               : fmt::format("hyperscan (device: {})", dfa);
+      std::string picked;
+      if (const uint64_t* t = engine_.database()->scan_ns_per_kib(); auto_engine_ && t[0] && t[1])
+        picked = fmt::format("; auto: built-in {} ns/KiB, Hyperscan {} ns/KiB", t[0], t[1]);
+      return kind_ == ids::EngineKind::Builtin ? fmt::format("builtin ({}{})", dfa, picked)
+                                               : fmt::format("hyperscan (device: {}{})", dfa, picked);
     });
     add_read_handler("regex", [this] {
       const ids::Database& db = *engine_.database();
@@ -1109,6 +1115,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   uint16_t r_drop_ = 0;
   Loc loc_;
   ids::EngineKind kind_ = ids::EngineKind::Builtin;
+  bool auto_engine_ = false;  // ENGINE auto: the faster prefilter, measured at load
   std::shared_ptr<IdsShared> shared_;
   ids::Engine engine_;
   std::vector<uint32_t> hits_;
@@ -1151,7 +1158,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
 };
 #define SHOAL_IDS_ARGS                                                                                                 \
   {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},              \
-      {"ENGINE", "hyperscan|builtin", "the prefilter (default hyperscan when built in)"},                              \
+      {"ENGINE", "auto|hyperscan|builtin",                                                                             \
+       "the prefilter; auto (the default when Hyperscan is built in) times both over traffic-like bytes at load "      \
+       "and keeps the faster (handler engine)"},                                                                       \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
       {"EVE_TYPES", "list",                                                                                            \
        "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, anomaly and stats "   \
