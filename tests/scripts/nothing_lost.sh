@@ -123,6 +123,23 @@ for f in spin1 spin2 spin3 spin4; do
   check [ $gone = yes ] || { echo "  $f did not stop within a second of SIGINT"; kill -9 $pid; }
   wait $pid
 done
+# A Script of TYPE SIGNAL takes the signal (every such script runs, in
+# order) instead of the default action; the same stopping signal twice in
+# half a second stops the run all the same.
+cat >"$tmp/sig.click" <<C
+Script(TYPE SIGNAL INT, print >>$tmp/sig.out "one");
+Script(TYPE SIGNAL INT USR1, print >>$tmp/sig.out "two");
+InfiniteSource(LENGTH 60) -> Discard;
+C
+"$SHOAL" run -q "$tmp/sig.click" >"$tmp/out" 2>&1 & pid=$!
+sleep 0.5; kill -INT $pid; sleep 0.7; kill -USR1 $pid; sleep 0.7
+check kill -0 $pid   # still running: the scripts took both signals
+check [ "$(cat "$tmp/sig.out" 2>/dev/null | tr '\n' ' ')" = "one two two " ]
+kill -INT $pid; sleep 0.1; kill -INT $pid
+gone=no
+for _ in $(seq 20); do kill -0 $pid 2>/dev/null || { gone=yes; break; }; sleep 0.05; done
+check [ $gone = yes ] || { echo "  a SIGINT a Script takes, sent twice, did not stop the run"; kill -9 $pid; }
+wait $pid
 
 # --- shoal check reports what a run would fail on ---------------------------
 echo 'FromDump(/nonexistent/in.pcap) -> Discard;' >"$tmp/c1.click"

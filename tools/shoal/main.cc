@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -335,11 +336,24 @@ int cmd_run(const RunArgs& ra) {
   std::thread signals([&] {
     sigset_t set = run_signals();
     int stops = 0;
+    std::array<std::chrono::steady_clock::time_point, 64> posted{};
     while (!done.load()) {
       timespec ts{0, 50 * 1000 * 1000};
       int sig = sigtimedwait(&set, nullptr, &ts);
       if (sig <= 0) continue;
       const char* name = sigabbrev_np(sig);
+      // A signal a Script takes runs the Script instead; a stopping signal
+      // that comes again within half a second stops the run all the same,
+      // so Ctrl-C twice always ends it, whatever the Scripts do.
+      if (rt.signal_taken(sig)) {
+        auto now = std::chrono::steady_clock::now();
+        bool again = now - posted[size_t(sig)] < std::chrono::milliseconds(500);
+        posted[size_t(sig)] = now;
+        if (!again || sig == SIGUSR1 || sig == SIGUSR2) {
+          rt.post_signal(sig);
+          continue;
+        }
+      }
       if (sig == SIGUSR1 || sig == SIGUSR2) {
         fmt::print(stderr, "shoal: SIG{}: {:.3f}s, {}\n", name, double(rt.elapsed_ns()) / 1e9,
                    accounting_line(rt.accounting(), rt, true));

@@ -1,6 +1,7 @@
 #include "shoal/core/element.hh"
 
 #include <fmt/format.h>
+#include <memory>
 
 #include <algorithm>
 #include <stdexcept>
@@ -215,11 +216,19 @@ void Element::add_read_handler(std::string name, std::function<std::string()> f,
   for (auto& h : handlers_)
     if (h.name == name) {
       h.read = std::move(f);
+      h.read_param = nullptr;  // a plain read handler replaces one with parameters
       h.agg = agg;
       h.numeric = numeric;
       return;
     }
   handlers_.push_back(Handler{std::move(name), std::move(f), {}, agg, numeric});
+}
+
+void Element::add_read_param_handler(const std::string& name, std::function<std::string(const std::string&)> f) {
+  auto fn = std::make_shared<std::function<std::string(const std::string&)>>(std::move(f));
+  add_read_handler(name, [fn] { return (*fn)(""); });
+  for (auto& h : handlers_)
+    if (h.name == name) h.read_param = [fn](const std::string& v) { return (*fn)(v); };
 }
 
 void Element::add_stat_handler(std::string name, const Stat& s) {

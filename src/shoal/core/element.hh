@@ -82,6 +82,9 @@ struct Handler {
   std::function<void(const std::string&)> write;  // empty: not writable; throws on bad input
   Agg agg = Agg::First;
   bool numeric = false;
+  // Click's read handlers with parameters ("ar.lookup 1.0.0.1", "s.run ARGS"):
+  // called on worker 0's copy; when set, `read` calls it with no parameter.
+  std::function<std::string(const std::string&)> read_param;
 };
 
 class Element {
@@ -200,6 +203,8 @@ class Element {
 
   void add_read_handler(std::string name, std::function<std::string()> f, Agg agg = Agg::First, bool numeric = false);
   void add_stat_handler(std::string name, const Stat& s);  // numeric, summed over workers
+  // A read handler that takes a parameter (worker 0's copy answers).
+  void add_read_param_handler(const std::string& name, std::function<std::string(const std::string&)> f);
   void add_write_handler(std::string name, std::function<void(const std::string&)> f);
   const std::vector<Handler>& handlers() const { return handlers_; }
   const Handler* find_handler(std::string_view name) const;

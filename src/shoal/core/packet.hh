@@ -24,7 +24,9 @@ struct alignas(64) Anno {
   uint32_t flow = 0;         // flow layer: the packet's flow id in its worker's table (0: none)
   uint8_t flow_dir = 0;      // flow layer: 0 from the connection's originator, 1 from its responder
   uint8_t flow_facts = 0;    // flow layer: what held once this packet was tracked (flow::kFact*)
-  uint8_t user[10] = {};     // free for elements (documented per element)
+  uint16_t vlan_tci = 0;     // VLAN TCI (Click's VLAN_TCI_ANNO): VLANDecap sets it, VLANEncap(ANNO) reads it
+  uint32_t aggregate = 0;    // Click's AGGREGATE annotation (AggregateIPFlows, ToIPSummaryDump 'aggregate')
+  uint8_t user[4] = {};      // free for elements (documented per element)
   uint8_t param_off = 0;     // ICMP parameter problem pointer (Click's ICMP_PARAMPROB_ANNO)
   uint8_t packet_type = 0;   // link-level type, as Linux's PACKET_HOST.. (Click's PACKET_TYPE_ANNO)
   uint8_t link = 0;          // the link type the frame was read with (io::link_code; 0: not recorded)

@@ -165,7 +165,7 @@ const Handler* Runtime::lookup(const std::string& ename, const std::string& hnam
   return h;
 }
 
-bool Runtime::read_handler(const std::string& path, std::string& out, std::string& err) {
+bool Runtime::read_handler(const std::string& path, std::string& out, std::string& err, const std::string& param) {
   std::string ename, hname;
   if (!split_path(path, ename, hname)) {
     if (path == "version") return out = kVersion, true;
@@ -176,6 +176,11 @@ bool Runtime::read_handler(const std::string& path, std::string& out, std::strin
   }
   const Handler* h0 = lookup(ename, hname, false, err);
   if (!h0) return false;
+  if (h0->read_param) return out = h0->read_param(param), true;
+  if (!param.empty()) {
+    err = fmt::format("'{}' does not take parameters", path);
+    return false;
+  }
   if (h0->agg == Agg::First || nworkers() == 1) {
     out = h0->read();
     return true;

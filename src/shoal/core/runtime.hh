@@ -1,6 +1,7 @@
 // Runtime: the workers, their routers and threads; stop requests; handler
 // access aggregated across workers; the accounting identity.
 #pragma once
+#include <array>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -48,7 +49,9 @@ class Runtime {
 
   // "elem.handler" (or a global handler: "stop", "threads", "version").
   // Values are aggregated over workers by the handler's rule.
-  bool read_handler(const std::string& path, std::string& out, std::string& err);
+  // A parameter (Click's "elem.handler PARAM") goes to handlers that take
+  // one; other handlers refuse it.
+  bool read_handler(const std::string& path, std::string& out, std::string& err, const std::string& param = "");
   // Runs the write on every worker (on its own thread while running).
   bool write_handler(const std::string& path, const std::string& value, std::string& err, int calling_worker = -1);
 
@@ -59,6 +62,13 @@ class Runtime {
   void stop_now() { stop_.store(true, std::memory_order_release); }
   bool stopping() const { return stop_.load(std::memory_order_acquire); }
   uint64_t take_stop_event();  // DriverManager: consume a pending event
+  // Signals that Scripts of TYPE SIGNAL take (Click's): the run's signal
+  // thread posts them, bumping the signal's generation, instead of acting
+  // on them itself (a taken SIGINT repeated at once still stops the run).
+  void take_signal(int sig) { taken_signals_.fetch_or(uint64_t(1) << (sig & 63)); }
+  bool signal_taken(int sig) const { return taken_signals_.load() >> (sig & 63) & 1; }
+  void post_signal(int sig) { signal_gen_[sig & 63].fetch_add(1); }
+  uint64_t signal_generation(int sig) const { return signal_gen_[sig & 63].load(); }
   void set_driver_manager() { driver_manager_ = true; }
   void note_quiescent(bool q);
 
@@ -98,6 +108,8 @@ class Runtime {
   std::vector<std::unique_ptr<Router>> routers_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> stop_events_{0};
+  std::atomic<uint64_t> taken_signals_{0};
+  std::array<std::atomic<uint64_t>, 64> signal_gen_{};
   std::atomic<int> quiescent_{0};
   bool driver_manager_ = false;
   std::mutex stop_mu_;

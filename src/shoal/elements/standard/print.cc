@@ -28,7 +28,7 @@ class Print : public PacketElement<Print> {
     if (ts_) s += fmt::format("{}.{:09d}: ", p->timestamp_ns() / 1000000000ull, p->timestamp_ns() % 1000000000ull);
     if (paint_) s += fmt::format("paint {}: ", p->anno().paint);
     s += fmt::format("{:4d}", p->length());
-    if (contents_ != "NONE" && contents_ != "false") {
+    if (contents_ != "NONE" && contents_ != "false" && p->length() && max_) {
       s += " |";
       uint32_t n = std::min(p->length(), max_);
       for (uint32_t i = 0; i < n; ++i) {

@@ -39,6 +39,18 @@ class Unqueue : public Element {
       set_task_active(on);
     });
     add_read_handler("active", [this] { return active_ ? "true" : "false"; });
+    // Click's reset: the count starts again from 0 (and with it LIMIT).
+    add_write_handler("reset", [this](const std::string&) {
+      count_.set(0);
+      if (active_) set_task_active(true);
+    });
+    add_read_handler("limit", [this] { return std::to_string(limit_); });
+    add_write_handler("limit", [this](const std::string& v) {
+      int64_t l;
+      if (!parse_int(trim(v), l)) throw std::runtime_error("expected an integer");
+      limit_ = l;
+      if (active_) set_task_active(true);
+    });
   }
 
  private:
@@ -57,7 +69,10 @@ SHOAL_ELEMENT(Unqueue, .name = "Unqueue", .ports = "1/1", .processing = "l/h",
               .args = {{"BURST", "unsigned", "packets per pull (default 32)"},
                        {"LIMIT", "integer", "stop after this many packets (default unlimited)"},
                        {"ACTIVE", "boolean", "run when true (default true)"}},
-              .handlers = {{"count", "r", "packets moved"}, {"active", "rw", "run or pause"}},
+              .handlers = {{"count", "r", "packets moved"},
+                           {"active", "rw", "run or pause"},
+                           {"reset", "w", "count from 0 again (and so LIMIT)"},
+                           {"limit", "rw", "LIMIT"}},
               .example = "q :: Queue -> Unqueue(BURST 64) -> ToDump(out.pcap);");
 
 }  // namespace shoal

@@ -1,0 +1,135 @@
+// Queue: stores packets between a push and a pull path (Queue, SimpleQueue,
+// NotifierQueue; MixedQueue derives from it).
+#pragma once
+#include <algorithm>
+
+#include "shoal/elements/common.hh"
+
+namespace shoal {
+
+class Queue : public Element {
+ public:
+  void configure(Args& a) override {
+    a.read_p("CAPACITY", cap_);
+    a.complete();
+    if (cap_ == 0) a.fail("CAPACITY must be at least 1");
+  }
+  void initialize() override {
+    ring_.resize(cap_);
+    r_full_ = add_drop_reason("queue-full");
+    notifier_.sleep();
+  }
+  void push(int port, PacketBatch* b) override {
+    bool was_empty = size_ == 0;
+    b->for_each([&](uint32_t, Packet* p) {
+      if (lifo_port(port)) {  // MixedQueue's input 1: to the front; a full queue drops its last packet
+        if (size_ == cap_) {
+          uint32_t last = (head_ + size_ - 1) % cap_;
+          drop(ring_[last], r_full_);
+          --size_;
+        }
+        head_ = head_ == 0 ? cap_ - 1 : head_ - 1;
+        ring_[head_] = p;
+        ++size_;
+        return;
+      }
+      if (size_ == cap_) {
+        drop(p, r_full_);
+        return;
+      }
+      ring_[(head_ + size_) % cap_] = p;
+      ++size_;
+    });
+    recycle(b);
+    if (size_ > high_) high_ = size_;
+    length_.set(size_);
+    if (was_empty && size_) notifier_.wake();
+  }
+  PacketBatch* pull(int, uint32_t max) override {
+    if (size_ == 0) {
+      notifier_.sleep();
+      return nullptr;
+    }
+    PacketBatch* b = new_batch();
+    uint32_t n = std::min<uint32_t>({max, size_, b->capacity()});
+    for (uint32_t i = 0; i < n; ++i) {
+      b->append(ring_[head_]);
+      head_ = head_ + 1 == cap_ ? 0 : head_ + 1;
+    }
+    size_ -= n;
+    length_.set(size_);
+    if (size_ == 0) notifier_.sleep();
+    return b;
+  }
+  Notifier* notifier() override { return &notifier_; }
+  size_t packets_held() const override { return size_; }
+  void cleanup() override {
+    // Packets still queued at exit are reported as held, then released.
+    while (size_) {
+      worker().pool().free(ring_[head_]);
+      head_ = (head_ + 1) % cap_;
+      --size_;
+    }
+  }
+  void add_handlers() override {
+    add_read_handler(
+        "length", [this] { return std::to_string(length_.get()); }, Agg::Sum, true);
+    add_read_handler(
+        "highwater_length", [this] { return std::to_string(high_); }, Agg::Max, true);
+    add_read_handler("capacity", [this] { return std::to_string(cap_); });
+    add_read_handler(
+        "drops", [this] { return std::to_string(drop_reasons()[r_full_].count.get()); }, Agg::Sum, true);
+    add_write_handler("reset_counts", [this](const std::string&) { high_ = size_; });
+    add_write_handler("capacity", [this](const std::string& v) {
+      uint64_t c;
+      if (!parse_uint(trim(v), c) || c == 0 || c > (1u << 30))
+        throw std::runtime_error("expected a capacity of at least 1");
+      set_capacity(uint32_t(c));
+    });
+    // Click's reset: every queued packet is dropped (reason 'queue-reset').
+    add_write_handler("reset", [this](const std::string&) {
+      if (r_reset_ == UINT16_MAX) r_reset_ = add_drop_reason("queue-reset");
+      while (size_) {
+        drop(ring_[head_], r_reset_);
+        head_ = (head_ + 1) % cap_;
+        --size_;
+      }
+      length_.set(0);
+      notifier_.sleep();
+    });
+  }
+
+ protected:
+  virtual bool lifo_port(int) const { return false; }
+
+ private:
+  // A new capacity: the oldest packets are kept; those past it are dropped
+  // ('queue-full').
+  void set_capacity(uint32_t c) {
+    std::vector<Packet*> ring(c);
+    uint32_t n = 0;
+    for (; n < size_; ++n) {
+      Packet* p = ring_[(head_ + n) % cap_];
+      if (n < c)
+        ring[n] = p;
+      else
+        drop(p, r_full_);
+    }
+    size_ = std::min(size_, c);
+    ring_ = std::move(ring);
+    cap_ = c;
+    head_ = 0;
+    high_ = std::min(high_, c);
+    length_.set(size_);
+    if (!size_) notifier_.sleep();
+  }
+
+  uint32_t cap_ = 1000;
+  std::vector<Packet*> ring_;
+  uint32_t head_ = 0, size_ = 0, high_ = 0;
+  Stat length_;
+  uint16_t r_full_ = 0, r_reset_ = UINT16_MAX;
+  Notifier notifier_;
+};
+
+}  // namespace shoal
