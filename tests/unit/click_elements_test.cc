@@ -166,3 +166,97 @@ TEST(Script, ExportedVariablesAreHandlers) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+namespace {
+// Runs FromIPSummaryDump over `in` into ToIPSummaryDump(FIELDS fields) and
+// returns the lines that are not '!' headers.
+std::string summary_round(const std::string& in, const std::string& fields, const std::string& middle = "") {
+  std::string src = tmpdir() + "/sum-in.txt", out = tmpdir() + "/sum-out.txt";
+  std::ofstream(src) << in;
+  auto r = run("FromIPSummaryDump(" + src + ", STOP true, CHECKSUM true) -> " + middle + " ToIPSummaryDump(" + out +
+               ", FIELDS " + fields + ");");
+  if (!r->ok) return "load failed: " + r->errors;
+  finish(*r);
+  std::ifstream f(out);
+  std::string line, body;
+  while (std::getline(f, line))
+    if (line.empty() || line[0] != '!') body += line + "\n";
+  return body;
+}
+}  // namespace
+
+TEST(IPSummaryDump, ClickFieldsSynonymsAndPacketLayout) {
+  // Click's synonyms (src, proto...), TCP options, flags, payload quoting
+  // and both MD5 forms (Click's text digest checked against its own test).
+  EXPECT_EQ(summary_round("!data src dst sport dport proto tcp_flags tcp_opt payload\n"
+                          "1.0.0.1 1.0.0.2 10 20 T SA mss1460;wscale10;sackok \"hi there\\n\"\n",
+                          "ip_src dst proto tcp_flags tcp_opt tcp_off payload payload_len payload_md5_hex ip_len"),
+            "1.0.0.1 1.0.0.2 T SA mss1460;wscale10;sackok 32 \"hi there\\n\" 9 12f6bb1941df66b8f138a446d4e8670c 61\n");
+  EXPECT_EQ(summary_round("!data src dst proto\n1.0.0.1 1.0.0.2 U\n", "payload payload_len payload_md5 udp_len ttl"),
+            "\"\" 0 u3bJz@iaYsq6aMaMSJVq_b 8 100\n");
+  // ICMP names both ways; fragments; a field the packet lacks is '-'.
+  EXPECT_EQ(
+      summary_round("!data src dst icmp_type\n!proto I\n1.0.0.1 1.0.0.2 echo\n", "icmp_type_name icmp_type sport"),
+      "echo 8 -\n");
+  EXPECT_EQ(summary_round("!data src dst proto ip_fragoff\n1.0.0.1 1.0.0.2 T 1480+\n", "ip_frag ip_fragoff sport"),
+            "f 1480+ -\n");
+  // Timestamps moved before zero print signed.
+  EXPECT_EQ(summary_round("!data timestamp\n0.1\n2.5\n", "timestamp", "AdjustTimestamp(-1) ->"),
+            "-0.900000\n1.500000\n");
+}
+
+TEST(IPPrint, PrintsAsClickDoes) {
+  // The lines of Click's own IPPrint-01 test.
+  std::string in = tmpdir() + "/ipp.txt", err = tmpdir() + "/ipp.out";
+  std::ofstream(in) << "!data timestamp src dst sport dport proto ip_len ip_hl tcp_off tcp_flags\n"
+                       "1.00002 1.0.0.1 1.0.0.2 10 20 T 1500 40 20 A\n"
+                       "1.00004 1.0.0.3 1.0.0.4 30 40 T 1000 20 40 SF\n";
+  auto r = run("FromIPSummaryDump(" + in + ", STOP true) -> IPPrint(OUTFILE " + err + ") -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  EXPECT_EQ(slurp(err),
+            "1.000020: 1.0.0.1.10 > 1.0.0.2.20: . 0:1440(1440,60,1500) ack 0 win 0\n"
+            "1.000040: 1.0.0.3.30 > 1.0.0.4.40: SF 0:942(942,60,1000) win 0\n");
+}
+
+TEST(CheckTCPHeader, ChecksumsLengthsAndOutputOne) {
+  std::string in = tmpdir() + "/chk.txt";
+  std::ofstream(in) << "!data src dst sport dport proto payload\n"
+                       "1.0.0.1 1.0.0.2 1 2 T \"abc\"\n1.0.0.1 1.0.0.2 1 2 U \"abc\"\n"
+                       "1.0.0.1 1.0.0.2 - - I -\n";
+  auto r = run("FromIPSummaryDump(" + in +
+               ", STOP true, CHECKSUM true) -> t :: Tee(3);"
+               "t[0] -> ct :: CheckTCPHeader -> Discard; t[1] -> cu :: CheckUDPHeader -> Discard;"
+               "t[2] -> ci :: CheckICMPHeader -> Discard;"
+               "FromIPSummaryDump(" +
+               in + ", STOP true) -> bad :: CheckTCPHeader -> Discard; bad[1] -> b1 :: Counter -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("ct.count"), 1u);
+  EXPECT_EQ(r->n("cu.count"), 1u);
+  EXPECT_EQ(r->n("ci.count"), 1u);
+  EXPECT_EQ(r->n("ct.drops"), 2u);
+  // without CHECKSUM true the TCP checksum is zero: output 1 takes it
+  EXPECT_EQ(r->n("b1.count"), 3u);
+  EXPECT_NE(r->h("bad.drop_details").find("1 packets due to:         bad TCP checksum"), std::string::npos)
+      << r->h("bad.drop_details");
+  finish(*r);
+}
+
+TEST(TimeFilter, IntervalAndEndCall) {
+  // Click's TimeFilter-01: END_CALL extends the interval twice.
+  std::string in = tmpdir() + "/tf.txt", out = tmpdir() + "/tf.out";
+  std::ofstream(in) << "!data timestamp\n0.1\n0.2\n1.0\n1.2\n5.5\n";
+  auto r = run("FromIPSummaryDump(" + in +
+               ", STOP true) -> t :: TimeFilter(0, 1, END_CALL s.run $t) -> c :: Counter -> Discard;"
+               "s :: Script(TYPE PASSIVE, init x 0, goto exit $(gt $x 1), set x $(add $x 1), print >>" +
+               out + " $1, write t.extend_interval 1);");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 4u);
+  EXPECT_EQ(r->n("t.drops"), 1u);
+  finish(*r);
+  EXPECT_EQ(slurp(out), "1.000000\n5.500000\n");
+}
+
+}  // namespace shoal::test

@@ -169,6 +169,7 @@ PacketBatch* Element::dispatch(PacketBatch* b, int keep_port) {
   uint32_t* counts = port_counts_.data();
   std::fill(port_counts_.begin(), port_counts_.end(), 0u);
   int16_t* res = b->results();
+  uint32_t* first = port_first_.data();
   b->for_each([&](uint32_t i, Packet* p) {
     int r = res[i];
     if (r < 0) {
@@ -179,7 +180,7 @@ PacketBatch* Element::dispatch(PacketBatch* b, int keep_port) {
       drop(p, r_no_port_);
       b->kill(i);
     } else {
-      ++counts[r];
+      if (counts[r]++ == 0) first[r] = i;
     }
   });
   int major = keep_port;
@@ -188,7 +189,9 @@ PacketBatch* Element::dispatch(PacketBatch* b, int keep_port) {
     for (int q = 1; q < nout; ++q)
       if (counts[q] > counts[major]) major = q;
   }
+  PacketBatch** out = port_out_.data();
   for (int q = 0; q < nout; ++q) {
+    out[q] = nullptr;
     if (q == major || counts[q] == 0) continue;
     PacketBatch* nb = new_batch();
     nb->anno = b->anno;
@@ -197,17 +200,47 @@ PacketBatch* Element::dispatch(PacketBatch* b, int keep_port) {
       nb->append(p);
       b->kill(i);
     });
-    output_push(q, nb);
+    out[q] = nb;
   }
+  if (keep_port < 0 && !b->empty()) {
+    if (b->slots() >= 2 * b->live()) b->compact();
+    out[major] = b;
+  } else if (keep_port < 0) {
+    recycle(b);
+  }
+  // Each output's batch in the order its first packet arrived, so a packet
+  // that came first is pushed first whichever way it went (Click's order
+  // for a batch that splits one packet per output). The batches are taken
+  // out of the scratch before any push: a push may come back here.
+  struct Out {
+    uint32_t first;
+    int port;
+    PacketBatch* b;
+  };
+  Out local[16];
+  std::vector<Out> heap;
+  Out* list = local;
+  size_t n = 0;
+  for (int q = 0; q < nout; ++q) {
+    if (!out[q]) continue;
+    if (n == 16 && list == local) {
+      heap.assign(local, local + 16);
+      list = nullptr;
+    }
+    Out o{first[q], q, out[q]};
+    out[q] = nullptr;
+    if (list)
+      list[n] = o;
+    else
+      heap.push_back(o);
+    ++n;
+  }
+  if (!list) list = heap.data();
+  std::sort(list, list + n, [](const Out& x, const Out& y) { return x.first < y.first; });
+  for (size_t i = 0; i < n; ++i) output_push(list[i].port, list[i].b);
   if (keep_port >= 0) {
     out_count_[size_t(keep_port)].add(b->live());
     return b;
-  }
-  if (b->empty()) {
-    recycle(b);
-  } else {
-    if (b->slots() >= 2 * b->live()) b->compact();
-    output_push(major, b);
   }
   return nullptr;
 }

@@ -233,7 +233,9 @@ class Element {
   std::vector<PortRef> inputs_, outputs_;
   std::vector<Proc> in_proc_, out_proc_;
   std::deque<Stat> out_count_;
-  std::vector<uint32_t> port_counts_;  // dispatch() scratch, one per output
+  std::vector<uint32_t> port_counts_;   // dispatch() scratch, one per output
+  std::vector<uint32_t> port_first_;    // ... the slot of each output's first packet
+  std::vector<PacketBatch*> port_out_;  // ... each output's batch, pushed in order of port_first_
   std::deque<DropReason> drops_;
   std::vector<Handler> handlers_;
   uint16_t r_no_port_ = UINT16_MAX;

@@ -186,6 +186,8 @@ bool Router::configure(Diagnostics& diag) {
     e->out_proc_ = pe.out_proc;
     e->out_count_.resize(pe.noutputs);
     e->port_counts_.assign(pe.noutputs, 0);
+    e->port_first_.assign(pe.noutputs, 0);
+    e->port_out_.assign(pe.noutputs, nullptr);
     by_name_[pe.name] = e.get();
     elements_.push_back(std::move(e));
   }

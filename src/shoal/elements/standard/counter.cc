@@ -1,13 +1,29 @@
 // Counter: counts packets and bytes.
 #include <fmt/format.h>
 
+#include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
 
 namespace shoal {
 
 class Counter : public Element {
  public:
-  void initialize() override {}
+  void configure(Args& a) override {
+    std::string call, bcall;
+    a.read("COUNT_CALL", call).read("BYTE_COUNT_CALL", bcall);
+    a.complete();
+    auto parse = [&](const std::string& c, const char* kw, Call& out) {
+      if (c.empty()) return;
+      auto w = split_words(c);
+      if (w.size() < 2 || !parse_uint(w[0], out.at) || out.at == 0)
+        a.fail(fmt::format("{} expects 'N HANDLER [VALUE]'", kw));
+      out.handler = std::string(w[1]);
+      size_t v = c.find(w[1]) + w[1].size();
+      out.value = std::string(trim(std::string_view(c).substr(v)));
+    };
+    parse(call, "COUNT_CALL", count_call_);
+    parse(bcall, "BYTE_COUNT_CALL", byte_call_);
+  }
   void push(int, PacketBatch* b) override {
     account(b);
     output_push(0, b);
@@ -42,9 +58,23 @@ class Counter : public Element {
     b->for_each([&](uint32_t, Packet* p) { bytes += p->length(); });
     if (!first_.get()) first_.set(worker().now_ns());
     last_.set(worker().now_ns());
+    uint64_t c0 = count_.get(), b0 = bytes_.get();
     count_.add(b->live());
     bytes_.add(bytes);
+    // Click's COUNT_CALL / BYTE_COUNT_CALL: once, when the count reaches N.
+    if (count_call_.at && c0 < count_call_.at && count_.get() >= count_call_.at) call(count_call_);
+    if (byte_call_.at && b0 < byte_call_.at && bytes_.get() >= byte_call_.at) call(byte_call_);
   }
+  struct Call {
+    uint64_t at = 0;
+    std::string handler, value;
+  };
+  void call(const Call& c) {
+    std::string err;
+    if (!worker().runtime().write_handler(c.handler, c.value, err, worker().id()))
+      run_error(fmt::format("COUNT_CALL {}: {}", c.handler, err));
+  }
+  Call count_call_, byte_call_;
   // Average over the interval from the first to the latest batch seen.
   double rate(uint64_t n) const {
     uint64_t f = first_.get(), l = last_.get();
@@ -55,8 +85,11 @@ class Counter : public Element {
 SHOAL_ELEMENT(Counter, .name = "Counter", .ports = "1/1", .processing = "a/a", .summary = "counts packets and bytes",
               .description =
                   "Passes packets through unchanged, counting packets and bytes per batch. Rates are "
-                  "averages from the first to the latest packet seen. Counts are summed over workers.",
-              .args = {},
+                  "averages from the first to the latest packet seen. Counts are summed over workers. "
+                  "COUNT_CALL N HANDLER [VALUE] calls a write handler once, when the packet count reaches N "
+                  "(BYTE_COUNT_CALL: the byte count), after the batch that reached it.",
+              .args = {{"COUNT_CALL", "N HANDLER [VALUE]", "call a write handler at N packets"},
+                       {"BYTE_COUNT_CALL", "N HANDLER [VALUE]", "call a write handler at N bytes"}},
               .handlers = {{"count", "r", "packets"},
                            {"byte_count", "r", "bytes"},
                            {"rate", "r", "packets per second"},

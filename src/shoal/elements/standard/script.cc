@@ -154,6 +154,8 @@ class ScriptBase : public Element {
   void initialize() override {
     timer_.owner = this;
     r_exit_ = add_drop_reason("script-exit");
+    // Click: PACKET is the default type of a Script with ports.
+    if (!type_given_ && ninputs() + noutputs() > 0) type_ = Type::Packet;
     if (type_ != Type::Packet && ninputs() + noutputs() > 0)
       throw std::runtime_error("only a Script of TYPE PACKET has ports");
     // Control scripts run once, on worker 0; packet scripts on every worker.
@@ -262,6 +264,7 @@ class ScriptBase : public Element {
       if (t.empty()) continue;
       std::string kw, rest;
       if (!driver_syntax && looks_like_keyword(t, &kw, &rest) && kw == "TYPE") {
+        type_given_ = true;
         auto w = words(rest);
         std::string ty = w.empty() ? "" : w[0];
         if (ty == "ACTIVE")
@@ -321,6 +324,7 @@ class ScriptBase : public Element {
   }
 
   Type type_ = Type::Active;
+  bool type_given_ = false;
 
  private:
   static inline const std::set<std::string> kOps = {

@@ -1,0 +1,156 @@
+// FromIPSummaryDump: IPv4 packets made from Click's IP summary text.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "shoal/elements/common.hh"
+#include "shoal/elements/io/ipsummarydump.hh"
+
+namespace shoal {
+
+class FromIPSummaryDump : public SourceElement {
+ public:
+  void configure(Args& a) override {
+    std::string contents, file;
+    bool have_data = a.has("DATA");
+    if (have_data)
+      a.read("DATA", data_);
+    else
+      a.read_mp("FILENAME", file);
+    a.read("CONTENTS", contents)
+        .read("FIELDS", contents)
+        .read("DEFAULT_CONTENTS", contents)
+        .read("ZERO", zero_)
+        .read("CHECKSUM", checksum_)
+        .read("PROTO", proto_word_);
+    read_source_args(a, 32);
+    a.complete();
+    if (!have_data && file != "-") {
+      std::string why;
+      if (!check_input_path(file, why)) a.fail(fmt::format("FILENAME: cannot read '{}': {}", file, why));
+    }
+    file_ = have_data ? "DATA" : file;
+    std::string bad;
+    if (!contents.empty() && !ipsum::parse_fields(contents, fields_, bad))
+      a.fail(fmt::format("unknown CONTENTS field '{}'", bad));
+    explicit_ = !fields_.empty();
+    if (!proto_word_.empty() && !set_proto(proto_word_))
+      a.fail(fmt::format("PROTO: unknown protocol '{}'", proto_word_));
+  }
+  void initialize() override {
+    if (file_ == "DATA") {
+      in_ = std::make_unique<std::istringstream>(data_);
+    } else if (file_ != "-") {
+      auto f = std::make_unique<std::ifstream>(file_);
+      if (!*f) throw std::runtime_error(file_ + ": " + std::strerror(errno));
+      in_ = std::move(f);
+    }
+    SourceElement::initialize();
+  }
+  uint32_t produce(PacketBatch* b, uint32_t max, bool& done) override {
+    std::istream& in = in_ ? *in_ : std::cin;
+    uint32_t n = 0;
+    while (n < max) {
+      if (!have_line_) {
+        if (!std::getline(in, line_)) {
+          done = true;
+          break;
+        }
+        ++lineno_;
+        std::string_view t = trim(line_);
+        if (t.empty()) continue;
+        if (t[0] == '!') {
+          bang(t);
+          continue;
+        }
+        if (t[0] == '#') continue;
+        have_line_ = true;
+      }
+      Packet* p = worker().pool().alloc(60);
+      if (!p) break;
+      have_line_ = false;
+      std::string err;
+      if (!ipsum::build_packet(p, fields_, ipsum::split_values(line_), default_proto_, checksum_, err)) {
+        worker().pool().free(p);
+        warn(err);
+        bad_.add();
+        continue;
+      }
+      b->append(p);
+      ++n;
+    }
+    return n;
+  }
+  void add_handlers() override {
+    SourceElement::add_handlers();
+    add_stat_handler("bad_lines", bad_);
+  }
+
+ private:
+  // '!data FIELDS' (also '!contents'), '!proto P'; other '!' lines (version,
+  // creator, host...) are comments.
+  void bang(std::string_view t) {
+    auto w = split_words(t);
+    if ((w[0] == "!data" || w[0] == "!contents") && !explicit_) {
+      fields_.clear();
+      for (size_t i = 1; i < w.size(); ++i) {
+        int f = ipsum::find_field(w[i]);
+        if (f < 0) warn(fmt::format("unknown field '{}' will be ignored", w[i]));
+        fields_.push_back(f);
+      }
+    } else if (w[0] == "!proto" && w.size() > 1) {
+      if (!set_proto(std::string(w[1]))) warn(fmt::format("unknown protocol '{}'", w[1]));
+    }
+  }
+  bool set_proto(const std::string& p) {
+    uint64_t u;
+    if (p == "T" || p == "tcp" || p == "TCP") return default_proto_ = 6, true;
+    if (p == "U" || p == "udp" || p == "UDP") return default_proto_ = 17, true;
+    if (p == "I" || p == "icmp" || p == "ICMP") return default_proto_ = 1, true;
+    if (parse_uint(p, u) && u < 256) return default_proto_ = int(u), true;
+    return false;
+  }
+  void warn(const std::string& msg) {
+    if (warnings_++ < 10) fmt::print(stderr, "{}:{}: {}: {}\n", file_, lineno_, name(), msg);
+  }
+
+  std::string file_, data_, line_, proto_word_;
+  std::vector<int> fields_;
+  bool explicit_ = false, zero_ = true, checksum_ = false, have_line_ = false;
+  int default_proto_ = -1;
+  std::unique_ptr<std::istream> in_;
+  uint64_t lineno_ = 0, warnings_ = 0;
+  Stat bad_;
+};
+SHOAL_ELEMENT(
+    FromIPSummaryDump, .name = "FromIPSummaryDump", .ports = "0/1", .processing = "a/a",
+    .summary = "makes IPv4 packets from Click's IP summary text",
+    .description =
+        "Click's FromIPSummaryDump: reads lines of fields named by the '!data' line (or CONTENTS; '!proto P' sets "
+        "the protocol of lines that do not say) from FILENAME ('-': standard input) or from the DATA text, and "
+        "emits raw IPv4 packets as Click builds them: TTL 100, headers sized by the protocol and the ip_hl, "
+        "tcp_off and tcp_opt fields, the payload field's bytes, ip_len from its field (else payload_len, else the "
+        "packet), the UDP length filled in, the network header and destination IP annotations set; link or "
+        "direction set the paint annotation. With CHECKSUM true the packet is padded to ip_len and its IP, TCP, "
+        "UDP or ICMP checksum set. Fields are ToIPSummaryDump's. Malformed lines are reported with file:line "
+        "(the first ten) and counted in bad_lines; they make no packet.",
+    .args = {{"FILENAME", "string", "input file ('-': standard input); mandatory without DATA"},
+             {"DATA", "string", "the summary text itself, instead of a file"},
+             {"CONTENTS", "fields", "the fields, instead of the !data line; also FIELDS"},
+             {"DEFAULT_CONTENTS", "fields", "the same as CONTENTS"},
+             {"PROTO", "T|U|I|number", "protocol of lines that do not say (as a '!proto' line)"},
+             {"CHECKSUM", "boolean", "pad to ip_len and compute checksums (default false)"},
+             {"ZERO", "boolean", "zero packet data (always true)"},
+             {"STOP", "boolean", "stop at end of file"},
+             {"LIMIT", "integer", "packets at most"},
+             {"BURST", "unsigned", "packets per batch"},
+             {"ACTIVE", "boolean", "read when true"}},
+    .handlers = {{"count", "r", "packets emitted"}, {"bad_lines", "r", "lines that made no packet"}},
+    .example =
+        "FromIPSummaryDump(in.txt, STOP true) -> EtherEncap(0x0800, 2:0:0:0:0:1, 2:0:0:0:0:2) -> ToDump(out.pcap);");
+
+}  // namespace shoal

@@ -1,0 +1,105 @@
+// Click's IP summary dump text format, shared by ToIPSummaryDump and
+// FromIPSummaryDump: the field names (with Click's synonyms and its "X" ->
+// "ip_X" rule), how each field is written from a packet, and how a line of
+// fields becomes a packet again.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shoal/core/packet.hh"
+
+namespace shoal::ipsum {
+
+enum Field : int {
+  kTimestamp,
+  kNTimestamp,
+  kTsSec,
+  kTsUsec,
+  kTsUsec1,
+  kCount,
+  kLink,
+  kDirection,
+  kAggregate,
+  kWireLen,
+  kIpSrc,
+  kIpDst,
+  kIpTos,
+  kIpDscp,
+  kIpEcn,
+  kIpTtl,
+  kIpFrag,
+  kIpFragoff,
+  kIpId,
+  kIpSum,
+  kIpProto,
+  kIpHl,
+  kIpLen,
+  kIpCaptureLen,
+  kIpOpt,
+  kSport,
+  kDport,
+  kTcpSeq,
+  kTcpAck,
+  kTcpOff,
+  kTcpFlags,
+  kTcpWindow,
+  kTcpUrp,
+  kTcpOpt,
+  kUdpLen,
+  kIcmpType,
+  kIcmpCode,
+  kIcmpTypeName,
+  kIcmpCodeName,
+  kIcmpFlowid,
+  kIcmpSeq,
+  kIcmpNextmtu,
+  kPayloadLen,
+  kPayload,
+  kPayloadMd5,
+  kPayloadMd5Hex,
+  kEthSrc,
+  kEthDst,
+  kEthType,
+  kNumFields
+};
+
+// The field a name means (Click's synonyms, spaces as underscores, and a
+// name without '_' taken as "ip_NAME"), or -1.
+int find_field(std::string_view name);
+const char* field_name(int f);
+// "src dst sport" -> fields; false with `bad` set at an unknown name.
+bool parse_fields(std::string_view text, std::vector<int>& out, std::string& bad);
+
+// Writes field f of packet p (its IPv4 header found from the network header
+// annotation, else an Ethernet IPv4 frame or a raw IPv4 packet), or "-"
+// when the packet lacks it, as Click's ToIPSummaryDump does.
+void write_field(std::string& out, int f, const Packet* p);
+// Why Click's ToIPSummaryDump(BAD_PACKETS true) calls the packet bad
+// ("no IP header", "truncated IP header capture"...), or "" when it is not.
+std::string bad_reason(const Packet* p);
+
+// One line of values in the order of `fields` -> packet p (cleared first):
+// an IPv4 packet built as Click's FromIPSummaryDump builds it (TTL 100,
+// headers sized by the protocol, ip_len from the fields or the data, the
+// UDP length filled in; with `checksum`, the packet padded to ip_len and
+// every checksum set). `default_proto` is the '!proto' line's protocol.
+// False with `err` when no field could be used or the packet does not fit.
+bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<std::string>& values, int default_proto,
+                  bool checksum, std::string& err);
+
+// Splits a line into values: spaces separate them, except inside double
+// quotes (payloads).
+std::vector<std::string> split_values(std::string_view line);
+
+// Click's ICMP type names ("echo", "unreachable"...), or nullptr.
+const char* icmp_type_name(int type);
+bool icmp_type_number(std::string_view name, int& type);
+// Click's names of the codes of unreachable, redirect, time exceeded and
+// parameter problem messages ("port", "needfrag"...), or nullptr.
+const char* icmp_code_name(int type, int code);
+// Click's names of IP protocols ("tcp", "udp", "icmp"...), or nullptr.
+const char* ip_proto_name(int proto);
+
+}  // namespace shoal::ipsum
