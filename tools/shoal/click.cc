@@ -224,9 +224,17 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
 
 }  // namespace
 
-int cmd_click(int argc, char** argv) {
+int cmd_click_flatten(int argc, char** argv) { return cmd_click(argc, argv, true); }
+
+int cmd_click(int argc, char** argv, bool flatten) {
   ClickArgs ca;
   if (int rc = parse_click_args(argc, argv, ca); rc >= 0) return rc;
+  // click-flatten: the configuration, flattened, to standard output (or
+  // -o FILE), without running it.
+  if (flatten) {
+    ca.quit = true;
+    if (ca.output.empty()) ca.output = "-";
+  }
   RunArgs ra;
   ra.quiet = true;
   ra.click_messages = true;

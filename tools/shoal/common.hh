@@ -37,7 +37,8 @@ struct RunArgs {
   std::function<bool(Runtime&)> at_init;
 };
 int cmd_run(const RunArgs& ra);
-int cmd_click(int argc, char** argv);
+int cmd_click(int argc, char** argv, bool flatten = false);
+int cmd_click_flatten(int argc, char** argv);  // click-flatten: -q -o -
 int cmd_click_buildtool(int argc, char** argv);
 int cmd_ids(int argc, char** argv);
 

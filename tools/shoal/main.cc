@@ -88,8 +88,9 @@ bool offloads(Runtime& rt, Element* e) {
 // The handlers a statistics dump shows: not the structural ones, and an
 // element's offload_* handlers only when it offloads in this run.
 bool shown_handler(Runtime& rt, Element* e, const Handler& hd) {
-  if (!hd.read || hd.name == "ports" || hd.name == "handlers" || hd.name == "name" || hd.name == "class" ||
-      hd.name == "config")
+  // Handlers that take parameters (a lookup, a Script's add) are not statistics.
+  if (!hd.read || hd.read_param || hd.name == "ports" || hd.name == "handlers" || hd.name == "name" ||
+      hd.name == "class" || hd.name == "config")
     return false;
   if (hd.name.rfind("offload_", 0) == 0) return offloads(rt, e);
   return true;
@@ -651,6 +652,7 @@ int run_main(int argc, char** argv) {
   self = self.substr(self.rfind('/') + 1);
   if (self == "click") return cmd_click(argc, argv);
   if (self == "click-buildtool") return cmd_click_buildtool(argc, argv);
+  if (self == "click-flatten") return cmd_click_flatten(argc, argv);
   if (argc >= 2 && std::string(argv[1]) == "click") return cmd_click(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench") return cmd_bench(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-ids") return cmd_bench_ids(argc - 1, argv + 1);

@@ -1,5 +1,7 @@
 #include "shoal/core/args.hh"
 
+#include "shoal/core/names.hh"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -118,18 +120,63 @@ bool parse_bandwidth(std::string_view s, Bandwidth& out) {
   return true;
 }
 
+namespace {
+// A name AddressInfo defined, seen from the element being configured:
+// NAME, NAME:ip, NAME:ipnet, NAME:bcast, NAME:eth, NAME:ip6.
+const NamedAddress* named(std::string_view s, std::string_view& suffix) {
+  const NameScope* ns = current_names();
+  if (!ns || !ns->db || s.empty()) return nullptr;
+  size_t colon = s.find(':');
+  std::string_view name = s.substr(0, colon);
+  suffix = colon == std::string_view::npos ? std::string_view() : s.substr(colon + 1);
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return nullptr;
+  return ns->db->address(ns->scope, name);
+}
+uint32_t prefix_mask(int n) { return n <= 0 ? 0 : n >= 32 ? 0xffffffffu : ~uint32_t(0) << (32 - n); }
+bool named_ipv4(std::string_view s, uint32_t& addr, int& prefix) {
+  std::string_view suf;
+  const NamedAddress* a = named(s, suf);
+  if (!a || !a->has_ip) return false;
+  int pl = a->prefix < 0 ? 32 : a->prefix;
+  if (suf.empty() || suf == "ip") return addr = a->ip, prefix = a->prefix, true;
+  if (suf == "ipnet" || suf == "net") return addr = a->ip & prefix_mask(pl), prefix = pl, true;
+  if (suf == "bcast") return addr = (a->ip & prefix_mask(pl)) | ~prefix_mask(pl), prefix = -1, true;
+  return false;
+}
+}  // namespace
+
 bool parse_ipv4(std::string_view s, IPv4Addr& out) {
   std::string tmp(s);
   in_addr a;
-  if (inet_pton(AF_INET, tmp.c_str(), &a) != 1) return false;
+  if (inet_pton(AF_INET, tmp.c_str(), &a) != 1) {
+    uint32_t addr;
+    int prefix;
+    if (!named_ipv4(s, addr, prefix)) return false;
+    for (int i = 0; i < 4; ++i) out.b[size_t(i)] = uint8_t(addr >> (24 - 8 * i));
+    return true;
+  }
   std::memcpy(out.b.data(), &a, 4);
   return true;
+}
+
+bool parse_port(std::string_view s, int proto, uint16_t& out) {
+  uint64_t n;
+  if (parse_uint(s, n)) return n <= 65535 && (out = uint16_t(n), true);
+  std::string_view name = s.substr(0, s.find('/'));
+  if (const NameScope* ns = current_names(); ns && ns->db && ns->db->port(ns->scope, name, proto, out)) return true;
+  return builtin_port(name, out);
 }
 
 bool parse_ipv6(std::string_view s, IPv6Addr& out) {
   std::string tmp(s);
   in6_addr a;
-  if (inet_pton(AF_INET6, tmp.c_str(), &a) != 1) return false;
+  if (inet_pton(AF_INET6, tmp.c_str(), &a) != 1) {
+    std::string_view suf;
+    const NamedAddress* na = named(s, suf);
+    if (!na || !na->has_ip6 || !(suf.empty() || suf == "ip6")) return false;
+    std::copy(na->ip6.begin(), na->ip6.end(), out.b.begin());
+    return true;
+  }
   std::memcpy(out.b.data(), &a, 16);
   return true;
 }
@@ -137,6 +184,11 @@ bool parse_ipv6(std::string_view s, IPv6Addr& out) {
 // Click's EtherAddressArg: six groups of one or two hex digits, separated
 // by ':' or '-' (the same one throughout): 00:1b:21:0a:0b:0c, 2:1:1:1:1:1.
 bool parse_ether(std::string_view s, EtherAddr& out) {
+  if (std::string_view suf; const NamedAddress* na = named(s, suf)) {
+    if (!na->has_eth || !(suf.empty() || suf == "eth")) return false;
+    std::copy(na->eth.begin(), na->eth.end(), out.b.begin());
+    return true;
+  }
   uint8_t data[6] = {};
   int d = 0, p = 0;
   char sep = 0;
@@ -401,6 +453,16 @@ std::vector<std::string_view> split_words(std::string_view s) {
 }
 
 bool parse_ipv4_prefix(std::string_view s, uint32_t& addr, uint32_t& mask, bool bare) {
+  if (int prefix; s.find('/') == std::string_view::npos && named_ipv4(s, addr, prefix)) {
+    // A named address: its prefix when it has one and the name asks for the
+    // network (NAME:ipnet), else the address alone.
+    if (prefix < 0 || (s.find(':') == std::string_view::npos)) {
+      mask = 0xffffffffu;
+      return true;
+    }
+    mask = prefix_mask(prefix);
+    return true;
+  }
   size_t sl = s.find('/');
   IPv4Addr x;
   if (!parse_ipv4(s.substr(0, sl), x)) return false;

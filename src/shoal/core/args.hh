@@ -58,6 +58,9 @@ bool parse_bandwidth(std::string_view s, Bandwidth& out);
 bool parse_ipv4(std::string_view s, IPv4Addr& out);
 bool parse_ipv6(std::string_view s, IPv6Addr& out);
 bool parse_ether(std::string_view s, EtherAddr& out);
+// A TCP (proto 6) or UDP (17) port: a number, a PortInfo name, or a
+// well-known service name ("ssh"); proto 0 takes either.
+bool parse_port(std::string_view s, int proto, uint16_t& out);
 // The space-separated words of s (Click's address lists in one argument).
 std::vector<std::string_view> split_words(std::string_view s);
 // "ADDR/LEN" or "ADDR/MASK" (and "ADDR" alone: a /32 when `bare` is allowed);

@@ -49,6 +49,9 @@ struct ElementInfo {
   // path (Null, Counter, Paint...): a push cycle of only such elements can
   // never end (Router::check_push_cycles).
   bool forwards_all = false;
+  // Configured before every other element (AddressInfo, PortInfo: the
+  // names they define are then seen by the others' arguments).
+  bool configure_first = false;
   Element* (*make)();
 };
 

@@ -197,9 +197,17 @@ bool Router::configure(Diagnostics& diag) {
     f->outputs_[size_t(c.from_port)] = {t, c.to_port};
     t->inputs_[size_t(c.to_port)] = {f, c.from_port};
   }
-  for (size_t i = 0; i < elements_.size(); ++i) {
+  // Elements that define names first (Click's configure phases), then the
+  // rest, each seeing the names of its compound and those outside it.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < elements_.size(); ++i)
+    if (prog_.elements[i].info->configure_first) order.push_back(i);
+  for (size_t i = 0; i < elements_.size(); ++i)
+    if (!prog_.elements[i].info->configure_first) order.push_back(i);
+  for (size_t i : order) {
     Element* e = elements_[i].get();
     const auto& pe = prog_.elements[i];
+    NameScopeGuard names(&names_, name_scope(pe.name));
     try {
       Args args(split_args(pe.config, pe.config_loc), pe.loc, e->name());
       e->framework_configure(args);

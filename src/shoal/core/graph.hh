@@ -8,6 +8,7 @@
 
 #include "shoal/core/diag.hh"
 #include "shoal/core/element.hh"
+#include "shoal/core/names.hh"
 
 namespace shoal {
 
@@ -51,6 +52,8 @@ class Router {
   Element* element(size_t i) const { return elements_[i].get(); }
   Element* find(std::string_view name) const;
   size_t packets_held() const;
+  // Names for addresses and ports (AddressInfo, PortInfo).
+  NameDB& names() { return names_; }
 
  private:
   void check_push_cycles(Diagnostics& diag);
@@ -58,6 +61,7 @@ class Router {
   Worker& worker_;
   std::vector<std::unique_ptr<Element>> elements_;
   std::map<std::string, Element*, std::less<>> by_name_;
+  NameDB names_;
 };
 
 }  // namespace shoal

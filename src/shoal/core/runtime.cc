@@ -176,7 +176,16 @@ bool Runtime::read_handler(const std::string& path, std::string& out, std::strin
   }
   const Handler* h0 = lookup(ename, hname, false, err);
   if (!h0) return false;
-  if (h0->read_param) return out = h0->read_param(param), true;
+  NameScopeGuard names(&routers_[0]->names(), name_scope(ename));
+  if (h0->read_param) {
+    try {
+      out = h0->read_param(param);
+      return true;
+    } catch (const std::exception& e) {
+      err = e.what();
+      return false;
+    }
+  }
   if (!param.empty()) {
     err = fmt::format("'{}' does not take parameters", path);
     return false;
@@ -218,7 +227,13 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
   bool running = start_ns_ && !end_ns_;
   for (int i = 0; i < nworkers(); ++i) {
     Element* e = routers_[size_t(i)]->find(ename);
-    auto fn = e->find_handler(hname)->write;
+    auto write = e->find_handler(hname)->write;
+    // The handler sees the names (AddressInfo, PortInfo) its element sees.
+    const NameDB* names = &routers_[size_t(i)]->names();
+    std::function<void(const std::string&)> fn = [write, names, scope = name_scope(ename)](const std::string& v) {
+      NameScopeGuard g(names, scope);
+      write(v);
+    };
     if (!running || i == calling_worker) {
       try {
         fn(value);

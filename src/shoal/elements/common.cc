@@ -1,5 +1,7 @@
 #include "shoal/elements/common.hh"
 
+#include "shoal/core/runtime.hh"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -36,6 +38,7 @@ PacketBatch* PullTask::pull() {
 void SourceElement::read_source_args(Args& args, uint32_t default_burst) {
   burst_ = default_burst;
   args.read("LIMIT", limit_).read("BURST", burst_).read("ACTIVE", active_).read("STOP", stop_);
+  args.read("END_CALL", end_call_);
   if (burst_ == 0) args.fail("BURST must be at least 1");
 }
 
@@ -53,6 +56,12 @@ void SourceElement::finish() {
   set_task_active(false);
   notifier_.sleep();
   if (stop_) request_stop();
+  if (!end_call_.empty() && end_call_owner_) {
+    std::string_view c = trim(end_call_);
+    size_t sp = c.find_first_of(" \t");
+    std::string path(c.substr(0, sp)), val(sp == std::string_view::npos ? "" : trim(c.substr(sp))), err;
+    if (!worker().runtime().write_handler(path, val, err, worker().id())) run_error("END_CALL " + path + ": " + err);
+  }
 }
 
 PacketBatch* SourceElement::fill(uint32_t max) {

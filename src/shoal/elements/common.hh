@@ -140,6 +140,10 @@ class SourceElement : public Element {
   // This worker's share of a LIMIT over all workers, when the source splits
   // its traffic by flow (FastUDPFlows decides per flow, not by count).
   int64_t limit_ = -1;
+  // Click's END_CALL: a write handler ("elem.handler VALUE") called when
+  // LIMIT is reached, by the copy that emits (end_call_owner_).
+  std::string end_call_;
+  bool end_call_owner_ = true;
   uint32_t burst_ = 32;
   bool active_ = true;
   bool stop_ = false;

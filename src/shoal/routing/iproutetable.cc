@@ -10,14 +10,20 @@
 
 namespace shoal {
 
+// Click's form: ADDR/LEN, the gateway or '-', the output, tab-aligned.
 std::string IPRoute::unparse() const {
   uint8_t a[4] = {uint8_t(addr >> 24), uint8_t(addr >> 16), uint8_t(addr >> 8), uint8_t(addr)};
-  std::string s = fmt::format("{}/{}", format_ipv4(a), len);
+  std::string s = fmt::format("{}/{}\t", format_ipv4(a), len);
+  if (s.size() < 17) s += '\t';
+  size_t l = s.size();
   if (gw) {
     uint8_t g[4] = {uint8_t(gw >> 24), uint8_t(gw >> 16), uint8_t(gw >> 8), uint8_t(gw)};
-    s += " " + format_ipv4(g);
+    s += format_ipv4(g) + '\t';
+  } else {
+    s += "-\t";
   }
-  return s + " " + std::to_string(port);
+  if (s.size() < l + 9) s += '\t';
+  return s + std::to_string(port);
 }
 
 bool parse_route(std::string_view text, IPRoute& r, std::string& err) {
@@ -36,11 +42,22 @@ bool parse_route(std::string_view text, IPRoute& r, std::string& err) {
   std::string_view pfx = w[0];
   size_t slash = pfx.find('/');
   IPv4Addr a;
-  if (!parse_ipv4(pfx.substr(0, slash), a)) {
+  uint32_t named_addr, named_mask;
+  // Click's forms: a name (AddressInfo: NAME, NAME:ipnet...), and a
+  // shortened network before a prefix length ("18.26/16" is 18.26.0.0/16).
+  std::string padded(pfx.substr(0, slash));
+  if (slash != std::string_view::npos && std::count(padded.begin(), padded.end(), '.') < 3 && !padded.empty() &&
+      std::isdigit(static_cast<unsigned char>(padded[0])))
+    while (std::count(padded.begin(), padded.end(), '.') < 3) padded += ".0";
+  bool named = slash == std::string_view::npos && !pfx.empty() && !std::isdigit(static_cast<unsigned char>(pfx[0])) &&
+               parse_ipv4_prefix(pfx, named_addr, named_mask, true);
+  if (named) {
+    for (int k2 = 0; k2 < 4; ++k2) a.b[size_t(k2)] = uint8_t(named_addr >> (24 - 8 * k2));
+  } else if (!parse_ipv4(padded, a)) {
     err = fmt::format("bad address in route '{}'", trim(text));
     return false;
   }
-  uint64_t len = 32;
+  uint64_t len = named ? uint64_t(std::countl_one(named_mask)) : 32;
   if (slash != std::string_view::npos) {
     IPv4Addr m;
     if (parse_uint(pfx.substr(slash + 1), len)) {
@@ -58,7 +75,7 @@ bool parse_route(std::string_view text, IPRoute& r, std::string& err) {
   r.len = uint8_t(len);
   r.addr = a.host() & k::prefix_mask(r.len);
   r.gw = 0;
-  if (w.size() == 3) {
+  if (w.size() == 3 && w[1] != "-") {
     IPv4Addr g;
     if (!parse_ipv4(w[1], g)) {
       err = fmt::format("bad gateway in route '{}'", trim(text));

@@ -4,11 +4,13 @@
 // and the route list) and publishes it; lookups pick it up at their next batch.
 #pragma once
 #include <array>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
+#include "shoal/core/args.hh"
 
 #include "shoal/kernels/ipfwd.hh"
 #include "shoal/routing/lpm4_build.hh"
@@ -67,6 +69,24 @@ struct IPv4Routes {
   static Key key(const IPRoute& r) { return (uint64_t(r.addr & k::prefix_mask(r.len)) << 8) | r.len; }
   static bool build(Kind kind, const std::vector<IPRoute>& routes, Snapshot& s, std::string& err);
   static bool parse(std::string_view text, IPRoute& r, std::string& err) { return parse_route(text, r, err); }
+  // Click's lookup handler: "PORT [GATEWAY]" of the longest matching route
+  // (a scan of the route list, whatever the table kind), "-1" for none;
+  // false when `addr` is not an address.
+  static bool lookup_text(const Snapshot& s, std::string_view addr, std::string& out) {
+    IPv4Addr a;
+    if (!parse_ipv4(trim(addr), a)) return false;
+    uint32_t x = a.host();
+    const IPRoute* best = nullptr;
+    for (const IPRoute& r : s.routes)
+      if ((x & k::prefix_mask(r.len)) == (r.addr & k::prefix_mask(r.len)) && (!best || r.len > best->len)) best = &r;
+    if (!best) return out = "-1", true;
+    out = std::to_string(best->port);
+    if (best->gw) {
+      uint8_t g[4] = {uint8_t(best->gw >> 24), uint8_t(best->gw >> 16), uint8_t(best->gw >> 8), uint8_t(best->gw)};
+      out += " " + format_ipv4(g);
+    }
+    return true;
+  }
 };
 
 class IPRouteTable : public RouteTable<IPv4Routes> {

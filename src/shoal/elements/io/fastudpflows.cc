@@ -142,6 +142,7 @@ SHOAL_ELEMENT(
              {"TTL", "byte", "TTL or hop limit (default 64)"},
              {"BURST", "unsigned", "packets per batch (default 32)"},
              {"STOP", "boolean", "stop at LIMIT"},
+             {"END_CALL", "handler call", "call a write handler ('elem.handler VALUE') when done"},
              {"ACTIVE", "boolean", "emit when true"}},
     .handlers = {{"count", "r", "packets emitted"},
                  {"flows", "r", "number of flows"},

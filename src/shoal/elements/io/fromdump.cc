@@ -182,6 +182,7 @@ SHOAL_ELEMENT(
         "(reason 'too-large'). With STOP true the router stops at the end of the file.",
     .args = {{"FILENAME", "string", "the file, mandatory"},
              {"STOP", "boolean", "stop the router at end of file (default false)"},
+             {"END_CALL", "handler call", "call a write handler ('elem.handler VALUE') when done"},
              {"TIMING", "boolean", "replay at the recorded pace (default false)"},
              {"LIMIT", "integer", "packets to emit at most"},
              {"BURST", "unsigned", "packets per batch (default 32)"},

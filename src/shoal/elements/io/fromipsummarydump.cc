@@ -146,6 +146,7 @@ SHOAL_ELEMENT(
              {"CHECKSUM", "boolean", "pad to ip_len and compute checksums (default false)"},
              {"ZERO", "boolean", "zero packet data (always true)"},
              {"STOP", "boolean", "stop at end of file"},
+             {"END_CALL", "handler call", "call a write handler ('elem.handler VALUE') when done"},
              {"LIMIT", "integer", "packets at most"},
              {"BURST", "unsigned", "packets per batch"},
              {"ACTIVE", "boolean", "read when true"}},

@@ -64,17 +64,35 @@ class RouteLookup : public PacketElement<D> {
     this->add_read_handler("table", [this] { return table_->unparse(); });
     this->add_read_handler("routes", [this] { return std::to_string(table_->snapshot()->routes.size()); });
     // Writes reach every worker's copy; the shared table changes once.
-    this->add_write_handler("add", [this](const std::string& v) {
-      Route r = parse_or_throw(v);
-      if (r.port >= route_ports()) throw std::runtime_error(fmt::format("output {} is not connected", r.port));
-      std::string err;
-      if (this->worker().id() == 0 && !table_->add(r, err)) throw std::runtime_error(err);
+    this->add_write_handler("add", [this](const std::string& v) { add(v); });
+    this->add_write_handler("remove", [this](const std::string& v) { remove(v); });
+    // Click's ctrl: lines of "add ROUTE", "remove ROUTE" or "set ROUTE".
+    this->add_write_handler("ctrl", [this](const std::string& v) {
+      size_t b = 0;
+      while (b < v.size()) {
+        size_t e = v.find('\n', b);
+        if (e == std::string::npos) e = v.size();
+        std::string_view line = trim(std::string_view(v).substr(b, e - b));
+        b = e + 1;
+        if (line.empty()) continue;
+        size_t sp = line.find_first_of(" \t");
+        std::string_view op = line.substr(0, sp), rest = sp == std::string_view::npos ? "" : trim(line.substr(sp));
+        if (op == "add" || op == "set") {
+          add(std::string(rest));
+        } else if (op == "remove") {
+          remove(std::string(rest));
+        } else {
+          throw std::runtime_error(fmt::format("ctrl: '{}' is not add, set or remove", op));
+        }
+      }
     });
-    this->add_write_handler("remove", [this](const std::string& v) {
-      Route r = parse_or_throw(std::string(trim(v)) + " 0");
-      std::string err;
-      if (this->worker().id() == 0 && !table_->remove(r, err)) throw std::runtime_error(err);
-    });
+    if constexpr (requires(std::string & o) { F::lookup_text(*table_->snapshot(), std::string_view(), o); })
+      this->add_read_param_handler("lookup", [this](const std::string& v) {
+        std::string out;
+        if (!F::lookup_text(*table_->snapshot(), v, out))
+          throw std::runtime_error(fmt::format("lookup: '{}' is not an address", std::string(trim(v))));
+        return out;
+      });
     this->add_write_handler("set", [this](const std::string& v) {
       std::vector<Route> routes;
       for (auto& it : split_args(v, {}, false)) routes.push_back(parse_or_throw(it.text));
@@ -104,6 +122,21 @@ class RouteLookup : public PacketElement<D> {
     version_ = table_->version();
     snap_ = table_->snapshot();
     refreshed();
+  }
+  // add (and ctrl's add and set): a route for a prefix already routed
+  // replaces it.
+  void add(const std::string& v) {
+    Route r = parse_or_throw(v);
+    if (r.port >= route_ports()) throw std::runtime_error(fmt::format("output {} is not connected", r.port));
+    std::string err;
+    if (this->worker().id() == 0 && !table_->add(r, err)) throw std::runtime_error(err);
+  }
+  // remove: a route as Click writes it, or just its prefix.
+  void remove(const std::string& v) {
+    Route r;
+    std::string err;
+    if (!F::parse(v, r, err)) r = parse_or_throw(std::string(trim(v)) + " 0");
+    if (this->worker().id() == 0 && !table_->remove(r, err)) throw std::runtime_error(err);
   }
   static Route parse_or_throw(const std::string& text) {
     Route r;

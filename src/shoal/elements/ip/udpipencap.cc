@@ -16,11 +16,15 @@ class UDPIPEncap : public offload::OffloadableElement<PacketElement<UDPIPEncap>>
   void configure(Args& a) override {
     IPv4Addr src, dst;
     uint16_t sport = 0, dport = 0;
+    std::string sp, dp;
     bool checksum = true, df = false;
     uint8_t ttl = 250, tos = 0;
-    a.read_mp("SRC", src).read_mp("SPORT", sport).read_mp("DST", dst).read_mp("DPORT", dport);
+    a.read_mp("SRC", src).read_mp("SPORT", sp).read_mp("DST", dst).read_mp("DPORT", dp);
     a.read_p("CHECKSUM", checksum).read("TTL", ttl).read("TOS", tos).read("DF", df);
     a.complete();
+    // Ports by number, PortInfo name or service name.
+    if (!parse_port(trim(sp), 17, sport)) a.fail(fmt::format("SPORT: '{}' is not a port", sp));
+    if (!parse_port(trim(dp), 17, dport)) a.fail(fmt::format("DPORT: '{}' is not a port", dp));
     std::memcpy(cfg_.src, src.b.data(), 4);
     std::memcpy(cfg_.dst, dst.b.data(), 4);
     cfg_.sport = sport, cfg_.dport = dport, cfg_.ttl = ttl, cfg_.tos = tos;

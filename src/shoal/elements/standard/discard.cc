@@ -34,6 +34,13 @@ class Discard : public Element {
   void add_handlers() override {
     add_stat_handler("count", count_);
     add_write_handler("reset_counts", [this](const std::string&) { count_.set(0); });
+    add_read_handler("active", [this] { return active_ ? "true" : "false"; });
+    add_write_handler("active", [this](const std::string& v) {
+      bool on;
+      if (!parse_bool(trim(v), on)) throw std::runtime_error("expected true or false");
+      active_ = on;
+      if (input_proc(0) == Proc::Pull) set_task_active(on);
+    });
   }
 
  private:
@@ -50,7 +57,9 @@ SHOAL_ELEMENT(Discard, .name = "Discard", .ports = "1/0", .processing = "a/",
                   "On a pull input it runs a task that pulls continuously.",
               .args = {{"BURST", "unsigned", "packets per pull in pull mode (default 32)"},
                        {"ACTIVE", "boolean", "pull when true (default true)"}},
-              .handlers = {{"count", "r", "packets discarded"}, {"reset_counts", "w", "zero the count"}},
+              .handlers = {{"count", "r", "packets discarded"},
+                           {"reset_counts", "w", "zero the count"},
+                           {"active", "rw", "pull when true (pull input only)"}},
               .example = "FastUDPFlows(LIMIT 1000) -> Discard;");
 
 }  // namespace shoal

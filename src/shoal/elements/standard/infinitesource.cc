@@ -27,8 +27,23 @@ class TemplateSource : public SourceElement {
   }
   void initialize() override {
     uint32_t h = k::flow_hash(reinterpret_cast<const uint8_t*>(data_.data()), uint32_t(data_.size()));
-    if (worker().nworkers() > 1 && int(h % uint32_t(worker().nworkers())) != worker().id()) limit_ = 0;
+    if (worker().nworkers() > 1 && int(h % uint32_t(worker().nworkers())) != worker().id())
+      limit_ = 0, end_call_owner_ = false;
     SourceElement::initialize();
+  }
+  void add_handlers() override {
+    SourceElement::add_handlers();
+    add_read_handler("length", [this] { return std::to_string(data_.size()); });
+    add_write_handler("length", [this](const std::string& v) {
+      uint64_t n;
+      if (!parse_uint(trim(v), n) || n > 65535) throw std::runtime_error("expected a length up to 65535");
+      data_.resize(size_t(n), '\0');
+    });
+    add_write_handler("data", [this](const std::string& v) {
+      DataString d;
+      if (!parse_data(trim(v), d)) throw std::runtime_error("expected a data string");
+      data_ = d.bytes;
+    });
   }
   uint32_t make(PacketBatch* b, uint32_t n) {
     uint64_t ts = 0;
@@ -48,6 +63,7 @@ class InfiniteSource : public TemplateSource {
  public:
   void configure(Args& a) override {
     read_template(a);
+    a.read_p("LIMIT", limit_).read_p("BURST", burst_).read_p("ACTIVE", active_);  // Click's positional order
     read_source_args(a, 1);
     a.complete();
   }
@@ -64,11 +80,14 @@ SHOAL_ELEMENT(InfiniteSource, .name = "InfiniteSource", .ports = "0/1", .process
                        {"LIMIT", "integer", "packets to emit; -1 (default) for no limit"},
                        {"BURST", "unsigned", "packets per task run (default 1, as in Click)"},
                        {"ACTIVE", "boolean", "emit when true (default true)"},
-                       {"STOP", "boolean", "stop the router at LIMIT (default false)"}},
+                       {"STOP", "boolean", "stop the router at LIMIT (default false)"},
+                       {"END_CALL", "handler call", "call a write handler ('elem.handler VALUE') at LIMIT"}},
               .handlers = {{"count", "r", "packets emitted"},
                            {"active", "rw", "emitting or paused"},
                            {"reset", "w", "zero the count and resume"},
-                           {"limit", "r", "the limit"}},
+                           {"limit", "r", "the limit"},
+                           {"length", "rw", "the packet length (DATA cut or zero-padded)"},
+                           {"data", "w", "new packet contents"}},
               .example = "InfiniteSource(LENGTH 64, LIMIT 1000, BURST 32, STOP true) -> Counter -> Discard;");
 
 class RatedSource : public TemplateSource {
@@ -107,7 +126,8 @@ SHOAL_ELEMENT(RatedSource, .name = "RatedSource", .ports = "0/1", .processing = 
                        {"LENGTH", "unsigned", "pad or cut DATA to this length (also DATASIZE)"},
                        {"BURST", "unsigned", "packets per task run (default 1, as in Click)"},
                        {"ACTIVE", "boolean", "emit when true"},
-                       {"STOP", "boolean", "stop the router at LIMIT"}},
+                       {"STOP", "boolean", "stop the router at LIMIT"},
+                       {"END_CALL", "handler call", "call a write handler ('elem.handler VALUE') when done"}},
               .handlers = {{"count", "r", "packets emitted"}, {"active", "rw", "emitting or paused"}},
               .example = "RatedSource(RATE 1000, LIMIT 5000, STOP true) -> Queue -> ...");
 

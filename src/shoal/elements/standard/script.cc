@@ -439,11 +439,11 @@ class ScriptBase : public Element {
       file = unquote(expand(text.substr(0, sp)));
       text = sp == std::string::npos ? "" : std::string(trim(std::string_view(text).substr(sp)));
     }
-    // TEXT that starts with a letter, '@' or '_' (after expansion) names a
-    // read handler, whose value is printed; otherwise TEXT is printed with
-    // a layer of quotes removed.
+    // TEXT that starts with a letter, '@' or '_' (as written, before
+    // expansion) names a read handler, whose value is printed; otherwise
+    // TEXT is printed, expanded, with a layer of quotes removed.
     std::string line, x = expand(text);
-    unsigned char c0 = x.empty() ? 0 : static_cast<unsigned char>(x[0]);
+    unsigned char c0 = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
     if (std::isalpha(c0) || c0 == '@' || c0 == '_') {
       auto w = words(x);
       std::string param = join(w, 1);
