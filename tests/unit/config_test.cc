@@ -37,6 +37,33 @@ TEST(Config, DeclarationsChainsAnonymousAndPorts) {
   EXPECT_EQ(r->prog.elements[1].config, "12/0800, -");
 }
 
+// Click's endpoint lists and port lists: one to many, many to one, pairwise.
+TEST(Config, CommaListsAndPortLists) {
+  auto r = load(R"(
+    src :: Idle -> c :: Classifier(12/0800, 12/86dd, -) [0,1,2] -> d :: Idle;
+    a, b :: Idle;
+    a -> Discard;
+    a [1], b -> e :: Idle;
+    g, h :: Idle -> [0]k :: Idle, [1]k;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  for (int p : {0, 1, 2}) EXPECT_TRUE(connected(r->prog, "c", p, "d", 0)) << p;  // many to one
+  EXPECT_TRUE(connected(r->prog, "a", 1, "e", 0));
+  EXPECT_TRUE(connected(r->prog, "b", 0, "e", 0));
+  EXPECT_TRUE(connected(r->prog, "g", 0, "k", 0));  // pairwise
+  EXPECT_TRUE(connected(r->prog, "h", 0, "k", 1));
+  // One to many: both connections are made, so a push output is used twice.
+  auto twice = load("m :: Idle -> [0,1] n :: Idle;");
+  EXPECT_FALSE(twice->ok);
+  EXPECT_NE(twice->errors.find("'m' :: Idle push output 0 is connected more than once"), std::string::npos)
+      << twice->errors;
+  auto bad = load("x, y :: Idle -> [0,1,2] z :: Idle;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("test.click:1:14: error: connection mismatch: 2 outputs connected to 3 inputs"),
+            std::string::npos)
+      << bad->errors;
+}
+
 // As in Click, ';' between statements is optional: a statement ends where
 // the next token cannot continue it.
 TEST(Config, SemicolonsAreOptional) {

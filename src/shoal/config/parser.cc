@@ -176,141 +176,220 @@ class Parser {
     }
   }
 
-  bool port(int& p, bool& given) {
+  // '[' N {',' N} ']': Click's port lists ("c [0,1,2] -> x" connects three
+  // of c's outputs).
+  bool ports(std::vector<int>& ps, bool& given) {
     if (lx_.peek().type != T::LBrack) return true;
     lx_.next();
-    Token n = lx_.next();
-    if (n.type != T::Number) {
-      diag_.error(n.loc, fmt::format("expected a port number, found {}", describe(n)));
-      return false;
+    for (;;) {
+      Token n = lx_.next();
+      if (n.type != T::Number) {
+        diag_.error(n.loc, fmt::format("expected a port number, found {}", describe(n)));
+        return false;
+      }
+      uint64_t v = 0;
+      if (!parse_uint(n.text, v) || v > 65535) {
+        diag_.error(n.loc, fmt::format("port number {} is too large", n.text));
+        return false;
+      }
+      ps.push_back(int(v));
+      if (lx_.peek().type != T::Comma) break;
+      lx_.next();
     }
-    uint64_t v = 0;
-    if (!parse_uint(n.text, v) || v > 65535) {
-      diag_.error(n.loc, fmt::format("port number {} is too large", n.text));
-      return false;
-    }
-    p = int(v);
     given = true;
     return expect(T::RBrack, "']'");
   }
 
-  // [port] element [port]
-  bool endpoint(Body& body, AEnd& in_side, AEnd& out_side, bool& is_ref_only) {
-    in_side.occ = out_side.occ = next_occ_++;
-    if (!port(in_side.port, in_side.port_given)) return false;
-    const Token& t = lx_.peek();
-    if (t.type == T::LBrace) {  // anonymous compound
-      ADecl d;
-      d.compound = std::make_shared<AClass>();
-      d.compound->name = "";
-      d.compound->loc = t.loc;
-      d.cls_loc = t.loc;
-      d.name_loc = t.loc;
-      if (!compound(*d.compound)) return false;
-      if (lx_.peek().type == T::LParen && !config(d)) return false;
-      body.decls.push_back(std::move(d));
-      in_side.decl = out_side.decl = int(body.decls.size() - 1);
-      in_side.loc = out_side.loc = t.loc;
-      is_ref_only = false;
-    } else if (t.type == T::Ident) {
-      Token first = lx_.next();
-      std::vector<Token> names{first};
-      while (lx_.peek().type == T::Comma) {  // "a, b :: Class"
-        lx_.next();
-        Token n = lx_.next();
-        if (n.type != T::Ident) {
-          diag_.error(n.loc, fmt::format("expected an element name, found {}", describe(n)));
-          return false;
-        }
-        names.push_back(n);
-      }
-      if (lx_.peek().type == T::Colon2) {
-        lx_.next();
-        ADecl proto;
-        const Token& c = lx_.peek();
-        if (c.type == T::LBrace) {
-          proto.compound = std::make_shared<AClass>();
-          proto.cls_loc = c.loc;
-          if (!compound(*proto.compound)) return false;
-        } else if (c.type == T::Ident) {
-          Token ct = lx_.next();
-          proto.cls = ct.text;
-          proto.cls_loc = ct.loc;
-        } else {
-          diag_.error(c.loc, fmt::format("expected a class name after '::', found {}", describe(c)));
-          return false;
-        }
-        if (lx_.peek().type == T::LParen && !config(proto)) return false;
-        for (auto& n : names) {
-          ADecl d = proto;
-          d.name = n.text;
-          d.name_loc = n.loc;
-          body.decls.push_back(std::move(d));
-        }
-        in_side.decl = out_side.decl = int(body.decls.size() - 1);
-        if (names.size() > 1) in_side.decl = int(body.decls.size() - names.size());
-        in_side.loc = out_side.loc = names.back().loc;
-        is_ref_only = false;
-      } else if (names.size() > 1) {
-        diag_.error(lx_.peek().loc, fmt::format("expected '::' after element names, found {}", describe(lx_.peek())));
-        return false;
-      } else if (lx_.peek().type == T::LParen) {  // anonymous "Class(config)"
-        ADecl d;
-        d.cls = first.text;
-        d.cls_loc = d.name_loc = first.loc;
-        if (!config(d)) return false;
-        body.decls.push_back(std::move(d));
-        in_side.decl = out_side.decl = int(body.decls.size() - 1);
-        in_side.loc = out_side.loc = first.loc;
-        is_ref_only = false;
-      } else {
-        in_side.name = out_side.name = first.text;
-        in_side.loc = out_side.loc = first.loc;
-      }
-    } else {
-      diag_.error(t.loc, fmt::format("expected an element, found {}", describe(t)));
-      return false;
+  // One element of an endpoint list: its input and output ends, one per
+  // port listed (port 0 when none is).
+  struct Ends {
+    std::vector<AEnd> ins, outs;
+  };
+  static void add_ends(Ends& e, const AEnd& base, const std::vector<int>& in_ports, bool in_given,
+                       const std::vector<int>& out_ports, bool out_given) {
+    for (size_t i = 0; i < std::max<size_t>(1, in_ports.size()); ++i) {
+      AEnd x = base;
+      x.port = in_ports.empty() ? 0 : in_ports[i];
+      x.port_given = in_given;
+      e.ins.push_back(x);
     }
-    return port(out_side.port, out_side.port_given);
+    for (size_t i = 0; i < std::max<size_t>(1, out_ports.size()); ++i) {
+      AEnd x = base;
+      x.port = out_ports.empty() ? 0 : out_ports[i];
+      x.port_given = out_given;
+      e.outs.push_back(x);
+    }
+  }
+
+  // [ports] element [ports] {',' [ports] element [ports]}: Click's endpoint
+  // lists; "a, b :: Class" declares both.
+  bool endpoints(Body& body, Ends& ends, bool& is_ref_only) {
+    for (;;) {
+      std::vector<int> in_ports, out_ports;
+      bool in_given = false, out_given = false;
+      if (!ports(in_ports, in_given)) return false;
+      AEnd base;
+      base.occ = next_occ_++;
+      const Token& t = lx_.peek();
+      if (t.type == T::LBrace) {  // anonymous compound
+        ADecl d;
+        d.compound = std::make_shared<AClass>();
+        d.compound->name = "";
+        d.compound->loc = t.loc;
+        d.cls_loc = t.loc;
+        d.name_loc = t.loc;
+        if (!compound(*d.compound)) return false;
+        if (lx_.peek().type == T::LParen && !config(d)) return false;
+        body.decls.push_back(std::move(d));
+        base.decl = int(body.decls.size() - 1);
+        base.loc = t.loc;
+        is_ref_only = false;
+      } else if (t.type == T::Ident) {
+        Token first = lx_.next();
+        std::vector<Token> names{first};
+        // "a, b :: Class" or "a, b -> ..." (a list of references): names
+        // are collected while ', NAME' follows, and the token after them
+        // says which.
+        while (!in_given && lx_.peek().type == T::Comma) {
+          lx_.next();
+          if (lx_.peek().type != T::Ident) {
+            // ", [port] x" or ", {...}": the names so far are references
+            for (auto& n : names) {
+              AEnd r;
+              r.occ = next_occ_++;
+              r.name = n.text;
+              r.loc = n.loc;
+              add_ends(ends, r, {}, false, {}, false);
+            }
+            names.clear();
+            break;
+          }
+          names.push_back(lx_.next());
+        }
+        if (names.empty()) continue;  // the list goes on with a port or compound
+        if (lx_.peek().type == T::Colon2) {
+          lx_.next();
+          ADecl proto;
+          const Token& c = lx_.peek();
+          if (c.type == T::LBrace) {
+            proto.compound = std::make_shared<AClass>();
+            proto.cls_loc = c.loc;
+            if (!compound(*proto.compound)) return false;
+          } else if (c.type == T::Ident) {
+            Token ct = lx_.next();
+            proto.cls = ct.text;
+            proto.cls_loc = ct.loc;
+          } else {
+            diag_.error(c.loc, fmt::format("expected a class name after '::', found {}", describe(c)));
+            return false;
+          }
+          if (lx_.peek().type == T::LParen && !config(proto)) return false;
+          is_ref_only = false;
+          for (size_t i = 0; i < names.size(); ++i) {
+            ADecl d = proto;
+            d.name = names[i].text;
+            d.name_loc = names[i].loc;
+            body.decls.push_back(std::move(d));
+            if (i + 1 == names.size()) break;
+            // the declared elements before the last are ends of the list too
+            AEnd r;
+            r.occ = next_occ_++;
+            r.decl = int(body.decls.size() - 1);
+            r.loc = names[i].loc;
+            add_ends(ends, r, i == 0 ? in_ports : std::vector<int>{}, i == 0 && in_given, {}, false);
+          }
+          base.decl = int(body.decls.size() - 1);
+          base.loc = names.back().loc;
+          if (names.size() > 1) in_ports.clear(), in_given = false;
+        } else {
+          // references, the last of which may be an anonymous "Class(config)"
+          for (size_t i = 0; i + 1 < names.size(); ++i) {
+            AEnd r;
+            r.occ = next_occ_++;
+            r.name = names[i].text;
+            r.loc = names[i].loc;
+            add_ends(ends, r, i == 0 ? in_ports : std::vector<int>{}, i == 0 && in_given, {}, false);
+          }
+          if (names.size() > 1) in_ports.clear(), in_given = false;
+          const Token& last = names.back();
+          if (lx_.peek().type == T::LParen) {  // anonymous "Class(config)"
+            ADecl d;
+            d.cls = last.text;
+            d.cls_loc = d.name_loc = last.loc;
+            if (!config(d)) return false;
+            body.decls.push_back(std::move(d));
+            base.decl = int(body.decls.size() - 1);
+            is_ref_only = false;
+          } else {
+            base.name = last.text;
+          }
+          base.loc = last.loc;
+        }
+      } else {
+        diag_.error(t.loc, fmt::format("expected an element, found {}", describe(t)));
+        return false;
+      }
+      if (!ports(out_ports, out_given)) return false;
+      add_ends(ends, base, in_ports, in_given, out_ports, out_given);
+      if (lx_.peek().type != T::Comma) return true;
+      lx_.next();
+    }
   }
 
   bool config(ADecl& d) { return lx_.raw_config(d.config, d.config_loc, diag_); }
 
+  // Connects the outputs of one endpoint list to the inputs of the next:
+  // one to many, many to one, or pairwise (Click's rule).
+  bool connect(Body& body, const std::vector<AEnd>& from, const std::vector<AEnd>& to, Loc arrow) {
+    if (from.size() != to.size() && from.size() != 1 && to.size() != 1) {
+      diag_.error(arrow, fmt::format("connection mismatch: {} outputs connected to {} inputs", from.size(), to.size()));
+      return false;
+    }
+    size_t n = std::max(from.size(), to.size());
+    for (size_t i = 0; i < n; ++i) {
+      AConn c;
+      c.from = from[from.size() == 1 ? 0 : i];
+      c.to = to[to.size() == 1 ? 0 : i];
+      c.loc = arrow;
+      body.conns.push_back(c);
+    }
+    return true;
+  }
+
   bool connection(Body& body) {
-    AEnd in_side, out_side;
+    Ends first;
     bool ref_only = true;
-    if (!endpoint(body, in_side, out_side, ref_only)) return false;
-    if (in_side.port_given) {
-      if (lx_.peek().type != T::Arrow) {
-        diag_.error(in_side.loc, "input port given, but no connection leads here");
-        return false;
-      }
+    if (!endpoints(body, first, ref_only)) return false;
+    bool in_given = false, out_given = false;
+    for (auto& e : first.ins) in_given |= e.port_given;
+    for (auto& e : first.outs) out_given |= e.port_given;
+    if (in_given && lx_.peek().type != T::Arrow) {
+      diag_.error(first.ins[0].loc, "input port given, but no connection leads here");
+      return false;
     }
     if (lx_.peek().type != T::Arrow) {
-      if (ref_only) body.bare_refs.push_back(in_side.name);
-      if (out_side.port_given) {
+      if (ref_only)
+        for (auto& e : first.ins) body.bare_refs.push_back(e.name);
+      if (out_given) {
         diag_.error(lx_.peek().loc, fmt::format("expected '->' after output port, found {}", describe(lx_.peek())));
         return false;
       }
       return end_statement();
     }
-    AEnd prev = out_side;
+    std::vector<AEnd> prev = first.outs;
     while (lx_.peek().type == T::Arrow) {
       Loc arrow = lx_.next().loc;
-      AEnd nin, nout;
+      Ends next;
       bool r;
-      if (!endpoint(body, nin, nout, r)) return false;
-      AConn c;
-      c.from = prev;
-      c.to = nin;
-      c.loc = arrow;
-      body.conns.push_back(c);
-      prev = nout;
+      if (!endpoints(body, next, r)) return false;
+      if (!connect(body, prev, next.ins, arrow)) return false;
+      prev = next.outs;
     }
-    if (prev.port_given) {
-      diag_.error(lx_.peek().loc, fmt::format("expected '->' after output port, found {}", describe(lx_.peek())));
-      return false;
-    }
+    for (auto& e : prev)
+      if (e.port_given) {
+        diag_.error(lx_.peek().loc, fmt::format("expected '->' after output port, found {}", describe(lx_.peek())));
+        return false;
+      }
     return end_statement();
   }
 
