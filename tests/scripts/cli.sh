@@ -116,5 +116,17 @@ has 'DNS_PORTS "53 5353"'
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/nonexistent-dir"; has "not a directory"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.midstream=perhaps; has "true or false"
 bad "$SHOAL" ids -r "$tmp/g.pcap"; has "-S"
+# Click's --simtime: a 100-second wait takes no real time, and simulated
+# time says 100 seconds passed; timewarp makes real time run faster.
+CLICK=$(dirname "$SHOAL")/click-bin/click
+if [ -x "$CLICK" ]; then
+  start=$(date +%s%N)
+  ok timeout 10 "$CLICK" --simtime -e 'Script(set a $(now), wait 100s, print $(sub $(now) $a), stop)'; has "100"
+  [ $(( ($(date +%s%N) - start) / 1000000 )) -lt 5000 ] && pass=$((pass+1)) || { echo "FAIL: --simtime waited in real time"; fail=$((fail+1)); }
+  bad "$CLICK" --simtime -j 2 -e 'Script(stop)'; has "simulated time runs one worker"
+  start=$(date +%s%N)
+  ok timeout 10 "$CLICK" -e 'Script(write timewarp 10, set a $(now), wait 5s, print $(sub $(now) $a), stop)'; has "5"
+  [ $(( ($(date +%s%N) - start) / 1000000 )) -lt 3000 ] && pass=$((pass+1)) || { echo "FAIL: timewarp 10 did not speed time up"; fail=$((fail+1)); }
+fi
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

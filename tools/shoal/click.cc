@@ -35,7 +35,7 @@ const char* kClickHelp =
     "  -q, --quit                initialize, then quit without running\n"
     "  -t, --time                print user, system and wall time at exit\n"
     "  -j, --threads N           worker threads\n"
-    "      --simtime[=T]         accepted; Shoal's timers run in real time\n"
+    "      --simtime             simulated time: it moves only when nothing is left to do now\n"
     "  -w, --no-warnings         accepted\n"
     "  -v, --version             print the version\n"
     "      --help                this text\n"
@@ -43,7 +43,7 @@ const char* kClickHelp =
 
 struct ClickArgs {
   std::string file, expr, output;
-  bool have_expr = false, quit = false, report_time = false;
+  bool have_expr = false, quit = false, report_time = false, simtime = false;
   std::vector<std::string> handlers, defines;
   std::string exit_handler;
   int threads = 1;
@@ -163,7 +163,9 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
         ca.quit = true;
       } else if (name == "time") {
         ca.report_time = true;
-      } else if (name == "simtime" || name == "simulation-time" || name == "warnings" || name == "no-warnings") {
+      } else if (name == "simtime" || name == "simulation-time") {
+        ca.simtime = true;
+      } else if (name == "warnings" || name == "no-warnings") {
         // accepted (see --help)
       } else {
         fmt::print(stderr, "click: option '--{}' is not supported by shoal click (see --help)\n", name);
@@ -241,6 +243,7 @@ int cmd_click(int argc, char** argv, bool flatten) {
   ra.threads = ca.threads;
   ra.words = ca.defines;
   ra.init_only = ca.quit;
+  ra.simtime = ca.simtime;
   if (ca.have_expr) {
     ra.text = ca.expr, ra.text_name = "config";
   } else if (ca.file.empty() || ca.file == "-") {

@@ -295,6 +295,11 @@ int cmd_run(const RunArgs& ra) {
     fmt::print(stderr, "shoal: {}\n", err);
     return 1;
   }
+  if (ra.simtime && ra.threads > 1) {
+    fmt::print(stderr, "shoal: simulated time runs one worker (not --threads {})\n", ra.threads);
+    return 1;
+  }
+  if (ra.simtime) set_simulated_time(true);
   RunOptions opt;
   opt.threads = ra.threads;
   opt.click_messages = ra.click_messages;

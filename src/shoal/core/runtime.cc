@@ -220,6 +220,15 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
   std::string ename, hname;
   if (!split_path(path, ename, hname)) {
     if (path == "stop") return stop_now(), true;
+    if (path == "timewarp") {  // Click's: time runs this many times as fast
+      double f;
+      if (!parse_double(trim(value), f) || !(f > 0)) {
+        err = "timewarp expects a positive number";
+        return false;
+      }
+      set_time_warp(f);
+      return true;
+    }
     err = fmt::format("no global write handler '{}'", path);
     return false;
   }

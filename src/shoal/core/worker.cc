@@ -17,16 +17,70 @@ BatchPool& Worker::batches(uint32_t capacity) {
   return *other_batches_.back();
 }
 
-uint64_t monotonic_ns() {
+namespace {
+uint64_t clock_ns(clockid_t id) {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
+// The process's clock (Click's): real, warped (Click's timewarp: time runs
+// `factor` times as fast), or simulated (Click's --simtime: time stands
+// still while there is work and jumps to the next timer when there is none).
+struct Clock {
+  std::atomic<int> mode{0};  // 0 real, 1 warped, 2 simulated
+  std::mutex mu;             // warp parameters
+  double factor = 1;
+  uint64_t real_base = 0, virt_base = 0;
+  std::atomic<uint64_t> sim{0};
+  std::atomic<uint64_t> wall_offset{0};  // realtime - monotonic when the clock left real time
+} g_clock;
+
+uint64_t warped_now() {
+  std::lock_guard<std::mutex> g(g_clock.mu);
+  return g_clock.virt_base + uint64_t(double(clock_ns(CLOCK_MONOTONIC) - g_clock.real_base) * g_clock.factor);
+}
+}  // namespace
+
+uint64_t monotonic_ns() {
+  switch (g_clock.mode.load(std::memory_order_relaxed)) {
+    case 1: return warped_now();
+    case 2: return g_clock.sim.load(std::memory_order_acquire);
+    default: return clock_ns(CLOCK_MONOTONIC);
+  }
+}
+
 uint64_t realtime_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+  if (g_clock.mode.load(std::memory_order_relaxed) == 0) return clock_ns(CLOCK_REALTIME);
+  return monotonic_ns() + g_clock.wall_offset.load(std::memory_order_relaxed);
+}
+
+void set_time_warp(double factor) {
+  uint64_t now = monotonic_ns();
+  if (g_clock.mode.load() == 0) g_clock.wall_offset.store(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+  if (g_clock.mode.load() == 2) return;  // simulated time has no speed
+  std::lock_guard<std::mutex> g(g_clock.mu);
+  g_clock.factor = factor;
+  g_clock.real_base = clock_ns(CLOCK_MONOTONIC);
+  g_clock.virt_base = now;
+  g_clock.mode.store(factor == 1 && now == g_clock.real_base ? 0 : 1);
+}
+
+void set_simulated_time(bool on) {
+  if (on) {
+    g_clock.wall_offset.store(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+    g_clock.sim.store(clock_ns(CLOCK_MONOTONIC));
+    g_clock.mode.store(2);
+  } else {
+    g_clock.mode.store(0);
+  }
+}
+
+bool simulated_time() { return g_clock.mode.load(std::memory_order_relaxed) == 2; }
+
+void advance_simulated_time(uint64_t to) {
+  uint64_t cur = g_clock.sim.load(std::memory_order_acquire);
+  while (cur < to && !g_clock.sim.compare_exchange_weak(cur, to, std::memory_order_acq_rel)) {}
 }
 
 void Notifier::wake() {
@@ -127,6 +181,18 @@ void Worker::run() {
       rt_->note_quiescent(false);
     }
     if (++idle < 64) continue;
+    // Simulated time: nothing to do now, so time jumps to the next timer
+    // (or on by 100 us for a task that waits for time to pass).
+    if (simulated_time()) {
+      if (!timers_.empty() && timers_.top().when > now_)
+        advance_simulated_time(timers_.top().when);
+      else if (any_active || !timers_.empty())
+        advance_simulated_time(now_ + 100000);
+      if (!nothing_left) {
+        idle = 0;
+        continue;
+      }
+    }
     // Idle: sleep until the next timer, at most 1 ms, so stops, mailbox
     // messages and rate-limited sources stay responsive.
     uint64_t wait = 1000000;

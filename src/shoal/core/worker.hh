@@ -40,8 +40,13 @@ struct Notifier {
   void sleep() { active = false; }
 };
 
+// The process's clock, which Click's timewarp and --simtime change.
 uint64_t monotonic_ns();
 uint64_t realtime_ns();
+void set_time_warp(double factor);  // time runs `factor` times as fast
+void set_simulated_time(bool on);   // time moves only when the workers are idle
+bool simulated_time();
+void advance_simulated_time(uint64_t to_ns);
 
 class Worker {
  public:

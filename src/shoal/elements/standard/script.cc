@@ -416,7 +416,9 @@ class ScriptBase : public Element {
       auto w = words(expand(s.rest));
       if (w.empty()) return;
       std::string err, val = unquote(join(w, 1));
-      std::string path = w[0].find('.') == std::string::npos ? name() + "." + w[0] : w[0];
+      // A name without a dot is this script's handler, else a global one
+      // (stop, timewarp).
+      std::string path = w[0].find('.') != std::string::npos || !find_handler(w[0]) ? w[0] : name() + "." + w[0];
       bool ok = rt.write_handler(path, val, err, worker().id());
       write_status_ = ok ? 0 : -EINVAL;
       if (!ok) fmt::print(stderr, "{} :: {}: While calling '{}': {}\n", name(), class_name(), path, err);
