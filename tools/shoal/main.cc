@@ -26,10 +26,14 @@ namespace {
 // The signals a run handles; blocked in every thread and taken by one
 // thread with sigtimedwait, so handling them may lock, print and read
 // statistics (nothing of that is async-signal-safe in a handler).
+// The signal thread's own wake-up at the end of a run, so exiting does
+// not wait out its poll.
+int wake_signal() { return SIGRTMIN + 2; }
+
 sigset_t run_signals() {
   sigset_t set;
   sigemptyset(&set);
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&set, s);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, wake_signal()}) sigaddset(&set, s);
   return set;
 }
 }  // namespace
@@ -248,7 +252,8 @@ void status_loop(Runtime& rt, std::atomic<bool>& done) {
   for (size_t i = 0; i < rt.router(0).size(); ++i)
     if (rt.router(0).element(i)->class_name() == "FromDump") from = rt.router(0).element(i)->name();
   while (!done.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    for (int i = 0; i < 25 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (done.load()) break;
     auto now = std::chrono::steady_clock::now();
     Accounting a = rt.accounting();
     uint64_t pk = a.received + a.created;
@@ -344,9 +349,9 @@ int cmd_run(const RunArgs& ra) {
     int stops = 0;
     std::array<std::chrono::steady_clock::time_point, 64> posted{};
     while (!done.load()) {
-      timespec ts{0, 50 * 1000 * 1000};
+      timespec ts{0, 200 * 1000 * 1000};
       int sig = sigtimedwait(&set, nullptr, &ts);
-      if (sig <= 0) continue;
+      if (sig <= 0 || sig == wake_signal()) continue;
       const char* name = sigabbrev_np(sig);
       // A signal a Script takes runs the Script instead; a stopping signal
       // that comes again within half a second stops the run all the same,
@@ -398,6 +403,7 @@ int cmd_run(const RunArgs& ra) {
   done = true;
   if (status.joinable()) status.join();
   if (periodic.joinable()) periodic.join();
+  pthread_kill(signals.native_handle(), wake_signal());
   signals.join();
   Accounting a = rt.accounting();
   bool failed = rt.failed();
