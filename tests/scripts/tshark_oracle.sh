@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tshark as an independent checker: our generator's frames dissect cleanly;
-# Classifier's TCP/UDP split matches tshark's; ToIPSummaryDump's fields match
-# tshark's; FromDump reads pcapng (written by editcap) like pcap.
+# Classifier's TCP/UDP split matches tshark's; ToIPSummaryDump's and
+# ARPPrint's fields match tshark's; FromDump reads pcapng (written by editcap) like pcap.
 set -u
 SHOAL=$1
 command -v tshark >/dev/null || { echo "skipped: tshark not installed"; exit 77; }
@@ -66,5 +66,26 @@ run "$SHOAL" run -q tests/golden/ipv4-check/config.click IN=tests/golden/ipv4-ch
 check "$(count "$tmp/ttl.pcap")" 3 "DecIPTTL packets"
 check "$(count "$tmp/ttl.pcap" -o ip.check_checksum:TRUE -Y 'ip.checksum.status != 1')" 0 "DecIPTTL checksums"
 check "$(tshark -r "$tmp/ttl.pcap" -T fields -e ip.ttl 2>/dev/null | tr '\n' ' ')" "63 63 8 " "DecIPTTL ttl"
+# ARPPrint's lines against tshark's ARP fields, over the ARP golden's
+# requests and replies (in and out).
+echo "c :: Classifier(12/0806, -); FromDump(\$IN, STOP true) -> c; c[0] -> ARPPrint(TIMESTAMP false, ETHER true, OUTFILE \$OUT) -> Discard; c[1] -> Discard;" >"$tmp/arpp.click"
+for f in in expected; do
+  run "$SHOAL" run -q "$tmp/arpp.click" IN=tests/golden/arp/$f.pcap OUT="$tmp/arp-$f.txt"
+  tshark -r tests/golden/arp/$f.pcap -Y arp -T fields -e eth.src -e eth.dst -e arp.opcode -e arp.src.hw_mac \
+    -e arp.src.proto_ipv4 -e arp.dst.hw_mac -e arp.dst.proto_ipv4 -E separator=' ' 2>/dev/null | python3 -c "
+import sys
+E = lambda m: m.upper().replace(':', '-')
+for l in sys.stdin:
+    es, ed, op, sha, spa, tha, tpa = l.split()
+    s = E(es) + ' > ' + E(ed) + ': '
+    if op == '1':
+        s += 'arp who-has ' + tpa + ('' if tha == '00:00:00:00:00:00' else ' (' + E(tha) + ')') + ' tell ' + spa
+    elif op == '2':
+        s += 'arp reply ' + spa + ' is-at ' + E(sha)
+    else:
+        s += 'arp-#' + op
+    print(s)" >"$tmp/arp-$f.ts"
+  check "$([ -s "$tmp/arp-$f.ts" ] && diff "$tmp/arp-$f.txt" "$tmp/arp-$f.ts" >&2 && echo same)" same "ARPPrint vs tshark ($f.pcap)"
+done
 echo "tshark oracle: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -288,6 +288,12 @@ TEST(AddressInfo, NamesInArgumentsRoutesAndCompounds) {
   ASSERT_TRUE(r->rt->read_handler("rt.lookup", lk, err, "200.0.0.1")) << err;
   EXPECT_EQ(lk, "-1");
   EXPECT_FALSE(r->rt->read_handler("rt.lookup", lk, err, "not-an-address"));
+  // Click's add refuses a prefix already routed; set replaces it.
+  EXPECT_FALSE(r->rt->write_handler("rt.add", "10.0.0.0/8 8.8.8.8 0", err));
+  EXPECT_NE(err.find("conflict with existing route '10.0.0.0/8 9.9.9.9 1'"), std::string::npos) << err;
+  ASSERT_TRUE(r->rt->write_handler("rt.set", "10.0.0.0/8 8.8.8.8 0", err)) << err;
+  ASSERT_TRUE(r->rt->read_handler("rt.lookup", lk, err, "10.1.2.3")) << err;
+  EXPECT_EQ(lk, "0 8.8.8.8");
   finish(*r);
   // An unknown name is an error at the argument, as an unknown address is.
   auto bad = run("Idle -> UDPIPEncap(nowhere, 1, 1.0.0.1, 2) -> Discard;");
@@ -310,6 +316,137 @@ TEST(Bypass, DetourWhileActiveAndEndCall) {
   std::string v, err;
   ASSERT_TRUE(r->rt->read_handler("done.get", v, err, "ended")) << err;
   EXPECT_EQ(v, "yes") << "END_CALL ran at LIMIT";
+  finish(*r);
+}
+
+}  // namespace shoal::test
+
+namespace shoal::test {
+namespace {
+// The first byte of each packet ToDump wrote: which source it came from.
+std::string sources(const std::string& pcap) {
+  std::string s;
+  for (auto& f : read_pcap(pcap)) s += char('a' + f.bytes.at(0) - 1);
+  return s;
+}
+// Three pull sources of 5, 3 and 4 packets (bytes 1, 2, 3) through a
+// scheduler, pulled to a file until all are empty: the run ends by itself,
+// since the scheduler's notifier sleeps once all three have.
+std::string schedule(const std::string& sched) {
+  std::string out = tmpdir() + "/sched.pcap";
+  auto r = run(fmt::format(R"(
+    a :: InfiniteSource(DATA \<01>, LIMIT 5); b :: InfiniteSource(DATA \<02>, LIMIT 3);
+    c :: InfiniteSource(DATA \<03>, LIMIT 4);
+    a -> [0]s :: {}; b -> [1]s; c -> [2]s;
+    s -> Unqueue(BURST 4) -> ToDump({}, ENCAP IP);
+  )",
+                           sched, out));
+  if (!r->ok) return "error: " + r->errors;
+  finish(*r);
+  return sources(out);
+}
+}  // namespace
+
+TEST(PullSchedulers, PriorityRoundRobinAndStrideOrders) {
+  EXPECT_EQ(schedule("PrioSched"), "aaaaabbbcccc");
+  EXPECT_EQ(schedule("RoundRobinSched"), "abcabcabcaca");
+  // Tickets 4:2:1 give strides 16384:32768:65536; an input that strode
+  // goes back before those with an equal pass (Click's list), and an empty
+  // input strides too, so the others go on.
+  EXPECT_EQ(schedule("StrideSched(4, 2, 1)"), "aabaabcabccc");
+  // An input with no tickets is never pulled (and the run still ends).
+  EXPECT_EQ(schedule("StrideSched(1, 0, 1)"), "accaaccaa");
+  auto bad = run("Idle -> [0]s :: StrideSched(1); Idle -> [1]s; s -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("need 2 arguments"), std::string::npos) << bad->errors;
+}
+
+TEST(ARPResponder, TableHandlersAsClick) {
+  auto r = run(R"(
+    AddressInfo(a 1.0.0.2/24 00:01:02:03:04:05, b 00:01:02:03:04:06);
+    Idle -> ar :: ARPResponder(a:ipnet b:eth, a) -> Discard;
+    DriverManager(stop);
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("ar.table"), "1.0.0.2/32 00-01-02-03-04-05\n1.0.0.0/24 00-01-02-03-04-06\n");
+  std::string v, err;
+  ASSERT_TRUE(r->rt->read_handler("ar.lookup", v, err, "1.0.0.1")) << err;
+  EXPECT_EQ(v, "00-01-02-03-04-06");
+  ASSERT_TRUE(r->rt->read_handler("ar.lookup", v, err, "1.0.0.2")) << err;
+  EXPECT_EQ(v, "00-01-02-03-04-05");
+  ASSERT_TRUE(r->rt->read_handler("ar.lookup", v, err, "9.9.9.9")) << err;
+  EXPECT_EQ(v, "");
+  ASSERT_TRUE(r->rt->write_handler("ar.remove", "1.0.0.2", err)) << err;
+  EXPECT_FALSE(r->rt->write_handler("ar.remove", "1.0.0.2", err)) << "already removed";
+  ASSERT_TRUE(r->rt->write_handler("ar.add", "1.0.0.0/24 2:2:2:2:2:2", err)) << err;
+  ASSERT_TRUE(r->rt->write_handler("ar.add", "7.0.0.1 7.0.0.2 3:3:3:3:3:3", err)) << err;
+  EXPECT_EQ(r->h("ar.table"),
+            "1.0.0.0/24 02-02-02-02-02-02\n7.0.0.1/32 03-03-03-03-03-03\n7.0.0.2/32 03-03-03-03-03-03\n");
+  EXPECT_FALSE(r->rt->write_handler("ar.add", "7.0.0.3", err)) << "no ETH";
+  EXPECT_NE(err.find("missing ETH"), std::string::npos) << err;
+  ASSERT_TRUE(r->rt->write_handler("ar.config", "", err)) << err;
+  EXPECT_EQ(r->h("ar.table"), "");
+  finish(*r);
+}
+
+}  // namespace shoal::test
+
+namespace shoal::test {
+
+// Under simulated time (the clock moves only when nothing is left to do):
+// RatedUnqueue's bucket starts with one token (20 ms of 10/s rounds to
+// none, and holds at least one) and gains one every 100 ms, so in 2 s it
+// moves 1 + 19 packets (the timer at 2.000 s fires after the Script's);
+// RatedSplitter lets through the same share of a 100/s source and sends
+// the rest to output 1.
+TEST(RatedUnqueue, RateUnderSimulatedTime) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    InfiniteSource(LIMIT 1000) -> q :: Queue(10) -> u :: RatedUnqueue(10) -> c :: Counter -> Discard;
+    RatedSource(RATE 100, LIMIT 200) -> s :: RatedSplitter(10);
+    s[0] -> c0 :: Counter -> Discard; s[1] -> c1 :: Counter -> Discard;
+    Script(wait 2, stop);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 20u);
+  EXPECT_EQ(r->n("q.drops"), 0u) << "the source waits for room";
+  EXPECT_EQ(r->n("c0.count"), 20u);
+  EXPECT_EQ(r->n("c0.count") + r->n("c1.count"), 200u);
+  EXPECT_EQ(r->h("u.rate"), "10");
+  finish(*r);
+  auto bad = run("Idle -> RatedUnqueue(10, BURST_DURATION 1, BURST_SIZE 5) -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("at most one of BURST_DURATION and BURST_SIZE"), std::string::npos) << bad->errors;
+}
+
+}  // namespace shoal::test
+
+namespace shoal::test {
+
+// TimedSource's packets come every INTERVAL of simulated time, the first
+// one INTERVAL after start; Clipboard pastes what the last packet on input
+// 0 had at the ranges (nothing yet: zeros for the first).
+TEST(Clipboard, CopiesRangesBetweenTimedStreams) {
+  std::string out = tmpdir() + "/clip.pcap";
+  set_simulated_time(true);
+  auto r = run(fmt::format(R"(
+    c :: Clipboard(0/1, 2/2);
+    TimedSource(0.0015, "ABCDEFG", LIMIT 2) -> [0]c[0] -> Discard;
+    TimedSource(0.001, "abcdefg", LIMIT 3, STOP true) -> [1]c[1] -> ToDump({}, ENCAP IP);
+  )",
+                           out));
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 3u);
+  auto text = [](const Frame& x) { return std::string(x.bytes.begin(), x.bytes.end()); };
+  EXPECT_EQ(text(f[0]), std::string("\0b\0\0efg", 7)) << "1 ms: the clipboard is still empty";
+  EXPECT_EQ(text(f[1]), "AbCDefg") << "2 ms: after the 1.5 ms packet";
+  EXPECT_EQ(text(f[2]), "AbCDefg") << "3 ms: both fire; the timer set first (at 1.5 ms) first";
+  EXPECT_EQ(f[1].ts - f[0].ts, 1000000u);
+  EXPECT_EQ(r->n("c.copied"), 2u);
+  EXPECT_EQ(r->n("c.pasted"), 3u);
   finish(*r);
 }
 

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "helpers.hh"
 
 using namespace shoal;
@@ -250,4 +253,31 @@ TEST(ConfigDiagnostics, BadArgumentPointsAtIt) {
             "test.click:2:3: error: InfiniteSource@1: BURST expects an unsigned integer, got 'many'\n"
             "    2 |   BURST many) -> Discard;\n"
             "      |   ^~~~~~~~~~\n");
+}
+
+// require(library FILE): the file, relative to the one that requires it,
+// is read at file scope (its classes and elements), once however often it
+// is required; a missing library or one required inside a compound is an
+// error at the requirement.
+TEST(Config, RequireLibrary) {
+  std::string dir = test::tmpdir() + "/lib";
+  std::filesystem::create_directories(dir + "/sub");
+  auto put = [&](const std::string& f, const std::string& text) { std::ofstream(dir + "/" + f) << text; };
+  put("main.click", "require(library lib.click, library lib3.click)\na :: A;\n");
+  put("lib.click", "require(library sub/lib2.click)\nelementclass A { b :: B; }\n");
+  put("sub/lib2.click", "elementclass B { i :: Idle; }\n");
+  put("lib3.click", "require(library lib.click, library main.click)\n");
+  Program p;
+  Diagnostics d;
+  ASSERT_TRUE(config::load_file(dir + "/main.click", {}, p, d)) << d.text();
+  EXPECT_EQ(names(p), (std::vector<std::string>{"a/b/i"}));
+  put("bad.click", "require(library nowhere.click)\nIdle -> Discard;\n");
+  Program q;
+  Diagnostics e;
+  EXPECT_FALSE(config::load_file(dir + "/bad.click", {}, q, e));
+  EXPECT_NE(e.text().find("bad.click:1:"), std::string::npos) << e.text();
+  EXPECT_NE(e.text().find("library 'nowhere.click' not found"), std::string::npos) << e.text();
+  auto r = load("elementclass C { require(library x); input -> output }");
+  EXPECT_FALSE(r->ok);
+  EXPECT_NE(r->errors.find("must be used at file scope"), std::string::npos) << r->errors;
 }

@@ -88,14 +88,36 @@ TEST(Tee, CopyFailuresAreCounted) {
 }
 
 TEST(Queue, CapacityDropsAndUnqueueDrains) {
+  // SimpleQueue (as Click's) does not stop the source: a burst of 50 into
+  // room for 10 loses 40.
   auto r = run(R"(
-    FastUDPFlows(LIMIT 50, BURST 50) -> q :: Queue(10) -> u :: Unqueue(BURST 4) -> c :: Counter -> Discard;
+    FastUDPFlows(LIMIT 50, BURST 50) -> q :: SimpleQueue(10) -> u :: Unqueue(BURST 4) -> c :: Counter -> Discard;
   )");
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("q.drops"), 40u);
   EXPECT_EQ(r->n("q.highwater_length"), 10u);
   EXPECT_EQ(r->n("c.count"), 10u);
   EXPECT_EQ(r->n("q.length"), 0u);
+  finish(*r);
+  // Queue's full-notifier: the source pushes no more than there is room
+  // for and sleeps while the queue is full, so nothing is lost.
+  r = run(R"(
+    FastUDPFlows(LIMIT 50, BURST 50) -> q :: Queue(10) -> u :: Unqueue(BURST 4) -> c :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("q.drops"), 0u);
+  EXPECT_EQ(r->n("q.highwater_length"), 10u);
+  EXPECT_EQ(r->n("c.count"), 50u);
+  finish(*r);
+  // Also through elements between (one output each), and once the consumer
+  // stops for good the source waits: the run ends with packets held, none lost.
+  r = run(R"(
+    InfiniteSource(LIMIT 30, BURST 8) -> Paint(1) -> q :: Queue(5) -> u :: Unqueue(BURST 1, LIMIT 12) -> c :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("q.drops"), 0u);
+  EXPECT_EQ(r->n("c.count"), 12u);
+  EXPECT_EQ(r->n("q.length"), 5u);
   finish(*r);
 }
 

@@ -88,8 +88,15 @@ TEST(FullTable, Ipv4LookupsMatchThePerLengthOracle) {
   IPRouteTable rad(IPRouteTable::Kind::Radix);
   ASSERT_TRUE(rad.set(t.v4, err)) << err;
   double rad_s = since(t0);
-  std::printf("  %zu IPv4 prefixes: DIR-24-8 built in %.2f s, radix in %.2f s\n", t.v4.size(), dir_s, rad_s);
-  auto sd = dir.snapshot(), sr = rad.snapshot();
+  t0 = std::chrono::steady_clock::now();
+  IPRouteTable rng_t(IPRouteTable::Kind::Range);
+  ASSERT_TRUE(rng_t.set(t.v4, err)) << err;
+  double range_s = since(t0);
+  auto sd = dir.snapshot(), sr = rad.snapshot(), sg = rng_t.snapshot();
+  std::printf(
+      "  %zu IPv4 prefixes: DIR-24-8 built in %.2f s, radix in %.2f s (%.1f MB), ranges in %.2f s (%zu, %.1f MB)\n",
+      t.v4.size(), dir_s, rad_s, double(sr->radix.memory_bytes()) / 1e6, range_s, sg->range.starts.size(),
+      double(sg->range.memory_bytes()) / 1e6);
   auto v = sd->lpm.view();
   std::mt19937 rng(3);
   size_t routed = 0;
@@ -101,10 +108,11 @@ TEST(FullTable, Ipv4LookupsMatchThePerLengthOracle) {
       a = r.addr | (a & ~k::prefix_mask(r.len));
     }
     const IPRoute* want = oracle(a);
-    int32_t d = k::lpm4_lookup(v, a), r = sr->radix.lookup(a);
+    int32_t d = k::lpm4_lookup(v, a), r = sr->radix.lookup(a), g = sg->range.lookup(a);
     if (!want) {
       ASSERT_LT(d, 0) << format_ipv4(reinterpret_cast<const uint8_t*>(&a));
       ASSERT_LT(r, 0);
+      ASSERT_LT(g, 0);
       continue;
     }
     ++routed;
@@ -114,6 +122,9 @@ TEST(FullTable, Ipv4LookupsMatchThePerLengthOracle) {
     EXPECT_EQ(sd->nexthops[size_t(d)].port, want->port);
     ASSERT_EQ(sr->nexthops[size_t(r)].gw, want->gw);
     ASSERT_EQ(sr->nexthops[size_t(r)].port, want->port);
+    ASSERT_GE(g, 0);
+    ASSERT_EQ(sg->nexthops[size_t(g)].gw, want->gw);
+    ASSERT_EQ(sg->nexthops[size_t(g)].port, want->port);
   }
   EXPECT_GT(routed, 200000u);
 }

@@ -1,4 +1,5 @@
-// DIR-24-8 against a brute-force longest match, and the lookup elements
+// DIR-24-8, the radix trie and the range table against a brute-force
+// longest match, and the lookup elements
 // (DirectIPLookup vs LinearIPLookup) in a graph, with run-time route changes.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -37,6 +38,11 @@ TEST(Lpm4, MatchesBruteForceOnRandomTables) {
       routes.push_back({a & k::prefix_mask(len), len, uint16_t(i % 700)});
     }
     if (round == 2) routes.push_back({0, 0, 5});
+    if (round == 3) {  // the top of the address space, and prefixes that end together
+      routes.push_back({0xffffffffu, 32, 9});
+      routes.push_back({0xff000000u, 8, 10});
+      routes.push_back({0xfffffff0u, 28, 11});
+    }
     // Duplicates: the brute force takes the first longest, so keep them unique.
     std::vector<k::Prefix4> uniq;
     for (auto& r : routes) {
@@ -55,7 +61,20 @@ TEST(Lpm4, MatchesBruteForceOnRandomTables) {
       uint32_t last = r.addr | ~k::prefix_mask(r.len);
       for (uint32_t x : {r.addr, last, r.addr - 1, last + 1, r.addr + 1}) probes.push_back(x);
     }
-    for (uint32_t a : probes) ASSERT_EQ(k::lpm4_lookup(v, a), brute(uniq, a)) << "round " << round << " addr " << a;
+    // RadixIPLookup's trie and RangeIPLookup's intervals, on the same table.
+    std::vector<std::pair<k::Prefix4, int32_t>> wide;
+    for (auto& r : uniq) wide.push_back({r, r.nexthop});
+    IPv4Routes::Radix radix;
+    radix.build(wide);
+    IPv4Routes::Range range;
+    range.build(wide);
+    ASSERT_LE(range.starts.size(), 2 * uniq.size() + 1);
+    for (uint32_t a : probes) {
+      int32_t want = brute(uniq, a);
+      ASSERT_EQ(k::lpm4_lookup(v, a), want) << "round " << round << " addr " << a;
+      ASSERT_EQ(radix.lookup(a), want) << "radix, round " << round << " addr " << a;
+      ASSERT_EQ(range.lookup(a), want) << "range, round " << round << " addr " << a;
+    }
   }
 }
 

@@ -1,4 +1,5 @@
-// The router's elements: IPv6 LPM against a linear scan, RadixIPLookup
+// The router's elements: IPv6 LPM against a linear scan, RadixIPLookup and
+// RangeIPLookup
 // against LinearIPLookup, fragmentation (reassembled and compared byte for
 // byte), ICMP errors, ARP and neighbour discovery resolving through their
 // responders, ping answers and IP options.
@@ -95,7 +96,7 @@ TEST(RadixIPLookup, AndDirectEqualLinearOnRandomTables) {
                           rng() % 3);
   }
   std::map<std::string, std::vector<std::vector<test::Frame>>> out;
-  for (std::string cls : {"LinearIPLookup", "RadixIPLookup", "DirectIPLookup", "StaticIPLookup"}) {
+  for (std::string cls : {"LinearIPLookup", "RadixIPLookup", "RangeIPLookup", "DirectIPLookup", "StaticIPLookup"}) {
     std::string cfg =
         fmt::format("FromDump({}, STOP true) -> CheckIPHeader -> rt :: {}({});", tmp("radix.pcap"), cls, routes);
     for (int o = 0; o < 3; ++o) cfg += fmt::format(" rt[{}] -> ToDump({});", o, tmp(fmt::format("{}-{}.pcap", cls, o)));

@@ -35,7 +35,8 @@ const char* kClickHelp =
     "  -q, --quit                initialize, then quit without running\n"
     "  -t, --time                print user, system and wall time at exit\n"
     "  -j, --threads N           worker threads\n"
-    "      --simtime             simulated time: it moves only when nothing is left to do now\n"
+    "      --simtime[=START]     simulated time from START (default 1000000000 s): it moves only\n"
+    "                            when nothing is left to do now\n"
     "  -w, --no-warnings         accepted\n"
     "  -v, --version             print the version\n"
     "      --help                this text\n"
@@ -44,6 +45,7 @@ const char* kClickHelp =
 struct ClickArgs {
   std::string file, expr, output;
   bool have_expr = false, quit = false, report_time = false, simtime = false;
+  double simtime_start = 1e9;  // Click's default: 1000000000 s
   std::vector<std::string> handlers, defines;
   std::string exit_handler;
   int threads = 1;
@@ -165,6 +167,11 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
         ca.report_time = true;
       } else if (name == "simtime" || name == "simulation-time") {
         ca.simtime = true;
+        if (!val.empty() &&
+            (!parse_double(val, ca.simtime_start) || !(ca.simtime_start >= 0) || ca.simtime_start > 1.8e10)) {
+          fmt::print(stderr, "click: --simtime expects a start time in seconds, not '{}'\n", val);
+          return 1;
+        }
       } else if (name == "warnings" || name == "no-warnings") {
         // accepted (see --help)
       } else {
@@ -244,6 +251,7 @@ int cmd_click(int argc, char** argv, bool flatten) {
   ra.words = ca.defines;
   ra.init_only = ca.quit;
   ra.simtime = ca.simtime;
+  ra.simtime_start = ca.simtime_start;
   if (ca.have_expr) {
     ra.text = ca.expr, ra.text_name = "config";
   } else if (ca.file.empty() || ca.file == "-") {

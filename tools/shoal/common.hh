@@ -27,6 +27,7 @@ struct RunArgs {
   bool init_only = false;       // configure and initialize, then exit (Click's -q)
   bool click_messages = false;  // run-time errors as Click prints them
   bool simtime = false;         // Click's --simtime: simulated time (one worker)
+  double simtime_start = 1e9;   // ... from this many seconds (Click's default)
   uint32_t device_delay_us = 0, host_threads = 0;
   double device_faults = 0;
   uint32_t offload_batches = 32, offload_timeout_us = 200, offload_inflight = 8;

@@ -304,7 +304,7 @@ int cmd_run(const RunArgs& ra) {
     fmt::print(stderr, "shoal: simulated time runs one worker (not --threads {})\n", ra.threads);
     return 1;
   }
-  if (ra.simtime) set_simulated_time(true);
+  if (ra.simtime) set_simulated_time(true, uint64_t(ra.simtime_start * 1e9));
   RunOptions opt;
   opt.threads = ra.threads;
   opt.click_messages = ra.click_messages;

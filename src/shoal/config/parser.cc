@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -17,7 +18,10 @@ namespace {
 
 class Parser {
  public:
-  Parser(Lexer& lx, Diagnostics& diag) : lx_(lx), diag_(diag) {}
+  Parser(Lexer& lx, Diagnostics& diag, std::shared_ptr<std::set<std::string>> libraries = nullptr)
+      : lx_(lx),
+        diag_(diag),
+        libraries_(libraries ? std::move(libraries) : std::make_shared<std::set<std::string>>()) {}
 
   void parse_file(Body& body) {
     while (lx_.peek().type != T::Eof) {
@@ -73,7 +77,13 @@ class Parser {
       Loc at;
       if (!lx_.raw_config(cfg, at, diag_)) return false;
       if (kw.text == "require") {
-        for (auto& a : split_args(cfg, at, false)) body.requirements.push_back(a.text);
+        for (auto& a : split_args(cfg, at, false)) {
+          std::vector<std::string_view> w = split_words(a.text);
+          if (w.size() == 2 && w[0] == "library")
+            library(w[1], a.loc, body);
+          else
+            body.requirements.push_back(a.text);
+        }
       } else {
         for (auto& a : split_args(cfg, at, false)) {
           std::string_view s = a.text;
@@ -89,6 +99,46 @@ class Parser {
       return true;
     }
     return connection(body);
+  }
+
+  // require(library FILE): FILE (relative to the including file's
+  // directory) is read at file scope as if it were part of this one, once
+  // however often it is required (Click's lexer).
+  void library(std::string_view word, Loc at, Body& body) {
+    if (depth_ > 0) {
+      diag_.error(at, "'require(library ...)' must be used at file scope");
+      return;
+    }
+    std::string value;
+    if (!parse_string(word, value) || value.empty()) {
+      diag_.error(at, fmt::format("bad library name {}", word));
+      return;
+    }
+    namespace fs = std::filesystem;
+    auto& sm = SourceManager::instance();
+    fs::path here = at.valid() ? fs::path(sm.name(at.file)).parent_path() : fs::path();
+    fs::path file = fs::path(value).is_absolute() ? fs::path(value) : (here.empty() ? fs::path(".") : here) / value;
+    std::error_code ec;
+    if (at.valid() && libraries_->empty()) {  // the including file itself is never read again
+      fs::path top = fs::weakly_canonical(fs::path(sm.name(at.file)), ec);
+      if (!ec) libraries_->insert(top.string());
+    }
+    if (!fs::is_regular_file(file, ec)) {
+      diag_.error(at, fmt::format("library '{}' not found ({})", value, file.string()));
+      return;
+    }
+    std::string key = fs::weakly_canonical(file, ec).string();
+    if (!libraries_->insert(ec ? file.string() : key).second) return;
+    std::ifstream f(file, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    if (!f) {
+      diag_.error(at, fmt::format("library '{}': cannot read {}", value, file.string()));
+      return;
+    }
+    int32_t id = sm.add(file.string(), ss.str());
+    Lexer lx(id, sm.text(id));
+    Parser(lx, diag_, libraries_).parse_file(body);
   }
 
   bool elementclass(Body& body) {
@@ -118,6 +168,11 @@ class Parser {
 
   // '{' [formals '|'] statements ['||' variant] '}'
   bool compound(AClass& cls) {
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(++x) {}
+      ~Depth() { --d; }
+    } depth(depth_);
     Loc open = lx_.next().loc;
     AClass* cur = &cls;
     for (;;) {
@@ -409,6 +464,8 @@ class Parser {
 
   Lexer& lx_;
   Diagnostics& diag_;
+  std::shared_ptr<std::set<std::string>> libraries_;  // files read so far (require library)
+  int depth_ = 0;                                     // compound nesting
   int next_occ_ = 0;
 };
 

@@ -226,6 +226,10 @@ std::string format_ether(const uint8_t* b) {
   return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3], b[4], b[5]);
 }
 
+std::string format_ether_click(const uint8_t* b) {
+  return fmt::format("{:02X}-{:02X}-{:02X}-{:02X}-{:02X}-{:02X}", b[0], b[1], b[2], b[3], b[4], b[5]);
+}
+
 namespace {
 int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';

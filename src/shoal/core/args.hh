@@ -78,6 +78,8 @@ std::string_view trim(std::string_view s);
 std::string format_ipv4(const uint8_t* b);
 std::string format_ipv6(const uint8_t* b);
 std::string format_ether(const uint8_t* b);
+// Click's form (EtherAddress::unparse): 00-1A-2B-3C-4D-5E.
+std::string format_ether_click(const uint8_t* b);
 
 struct ArgItem {
   std::string keyword;  // empty for a positional argument

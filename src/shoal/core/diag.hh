@@ -2,6 +2,7 @@
 // element argument parsing: file:line:column, the source line, and a caret.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -33,7 +34,7 @@ class SourceManager {
   struct File {
     std::string name, text;
   };
-  std::vector<File> files_;
+  std::deque<File> files_;  // stable: lexers keep references to the text while files are added
 };
 
 // An error with a location: thrown by parsers and by element configuration.

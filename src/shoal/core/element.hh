@@ -149,6 +149,9 @@ class Element {
   virtual size_t packets_held() const { return 0; }
   // Queues return a signal other elements can wait on (see Unqueue).
   virtual struct Notifier* notifier() { return nullptr; }
+  // Click's full-notifier: active while the element (a Queue) has room, so
+  // pushing sources upstream sleep while it is full.
+  virtual struct Notifier* full_notifier() { return nullptr; }
   // A notifier says packets are available again: resume the task, unless
   // the element was switched off (ACTIVE false).
   virtual void wake_task() { set_task_active(true); }

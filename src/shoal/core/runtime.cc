@@ -171,6 +171,21 @@ bool Runtime::read_handler(const std::string& path, std::string& out, std::strin
     if (path == "version") return out = kVersion, true;
     if (path == "threads") return out = std::to_string(nworkers()), true;
     if (path == "stopping") return out = stopping() ? "true" : "false", true;
+    // Click's list: the number of elements, then their names, one a line;
+    // classes: the element classes in use.
+    if (path == "list" || path == "classes") {
+      Router& r = *routers_[0];
+      std::vector<std::string> v;
+      for (size_t i = 0; i < r.size(); ++i)
+        v.push_back(path == "list" ? r.element(i)->name() : std::string(r.element(i)->class_name()));
+      if (path == "classes") {
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+      }
+      out = path == "list" ? std::to_string(v.size()) + "\n" : "";
+      for (auto& x : v) out += x + "\n";
+      return true;
+    }
     err = fmt::format("no global read handler '{}'", path);
     return false;
   }

@@ -66,10 +66,12 @@ void set_time_warp(double factor) {
   g_clock.mode.store(factor == 1 && now == g_clock.real_base ? 0 : 1);
 }
 
-void set_simulated_time(bool on) {
+void set_simulated_time(bool on, uint64_t start_ns) {
   if (on) {
-    g_clock.wall_offset.store(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
-    g_clock.sim.store(clock_ns(CLOCK_MONOTONIC));
+    // Click's: both clocks start at START (default 1000000000 s, 2001-09-09),
+    // so runs repeat exactly and whole-second timers fall on tick boundaries.
+    g_clock.wall_offset.store(0);
+    g_clock.sim.store(start_ns);
     g_clock.mode.store(2);
   } else {
     g_clock.mode.store(0);
@@ -105,7 +107,7 @@ void Worker::schedule(Timer& t, uint64_t when_ns) {
   t.scheduled = true;
   t.expiry_ns = when_ns;
   ++t.generation;
-  timers_.push({when_ns, t.generation, &t});
+  timers_.push({when_ns, timer_seq_++, t.generation, &t});
 }
 
 void Worker::unschedule(Timer& t) {

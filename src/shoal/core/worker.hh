@@ -35,6 +35,9 @@ struct Timer {
 // listeners (pulling tasks) sleep while it is false and are woken by wake().
 struct Notifier {
   bool active = true;
+  // A full-notifier's free space (packets the queue takes before dropping),
+  // so a source never pushes a burst that would overflow it.
+  uint32_t room = UINT32_MAX;
   std::vector<Element*> listeners;
   void wake();
   void sleep() { active = false; }
@@ -44,7 +47,8 @@ struct Notifier {
 uint64_t monotonic_ns();
 uint64_t realtime_ns();
 void set_time_warp(double factor);  // time runs `factor` times as fast
-void set_simulated_time(bool on);   // time moves only when the workers are idle
+// Time moves only when the workers are idle, from START (Click's --simtime).
+void set_simulated_time(bool on, uint64_t start_ns = 1000000000ull * 1000000000ull);
 bool simulated_time();
 void advance_simulated_time(uint64_t to_ns);
 
@@ -92,9 +96,9 @@ class Worker {
     bool active;
   };
   struct TimerEntry {
-    uint64_t when, gen;
+    uint64_t when, seq, gen;  // timers due at once fire in the order they were scheduled
     Timer* t;
-    bool operator>(const TimerEntry& o) const { return when > o.when; }
+    bool operator>(const TimerEntry& o) const { return when != o.when ? when > o.when : seq > o.seq; }
   };
   bool run_timers();  // true when due timers remain (a bound was hit)
   bool drain_mailbox();
@@ -109,6 +113,7 @@ class Worker {
   std::vector<Task> tasks_;
   std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<>> timers_;
   size_t live_timers_ = 0;
+  uint64_t timer_seq_ = 0;
   std::mutex mbox_mu_;
   std::vector<std::function<void()>> mbox_;
   std::atomic<bool> mbox_pending_{false};

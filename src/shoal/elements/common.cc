@@ -22,6 +22,19 @@ Notifier* upstream_notifier(Element* e, int port) {
   return nullptr;
 }
 
+Notifier* downstream_full_notifier(Element* e, int port) {
+  for (int hops = 0; hops < 64; ++hops) {
+    if (port >= e->noutputs() || e->output_proc(port) != Proc::Push) return nullptr;
+    Element* down = e->output(port).e;
+    if (!down) return nullptr;
+    if (Notifier* n = down->full_notifier()) return n;
+    if (down->noutputs() != 1) return nullptr;
+    e = down;
+    port = 0;
+  }
+  return nullptr;
+}
+
 void PullTask::init(Element* e, uint32_t burst) {
   e_ = e;
   burst_ = burst;
@@ -46,6 +59,7 @@ void SourceElement::initialize() {
   if (output_proc(0) == Proc::Push) {
     add_task();
     set_task_active(active_);
+    if ((full_ = downstream_full_notifier(this))) full_->listeners.push_back(this);
   }
   if (limit_ == 0) finish();
 }
@@ -89,6 +103,13 @@ bool SourceElement::run_task() {
   uint32_t todo = burst_;
   bool any = false;
   while (todo) {
+    // A full queue downstream: sleep until it has room (its notifier wakes
+    // us), and never push more than it takes.
+    if (full_ && (!full_->active || full_->room == 0)) {
+      set_task_active(false);
+      break;
+    }
+    if (full_) todo = std::min(todo, full_->room);
     PacketBatch* b = fill(todo);
     if (!b) break;
     todo -= b->live();

@@ -31,6 +31,9 @@ T* find_upstream(Element* e, int port = 0) {
 // The notifier of the nearest upstream element that has one, following pull
 // inputs through single-input elements (Click's NotifierSignal search).
 Notifier* upstream_notifier(Element* e, int port = 0);
+// The full-notifier of the nearest downstream element that has one (a
+// Queue), following push outputs through single-output elements.
+Notifier* downstream_full_notifier(Element* e, int port = 0);
 
 // A task that pulls from input 0 and hands each batch to consume(); sleeps on
 // the upstream notifier when it is known to be empty.
@@ -125,6 +128,10 @@ class SourceElement : public Element {
   PacketBatch* pull(int port, uint32_t max) override;
   Notifier* notifier() override { return rate_limited() ? nullptr : &notifier_; }
   void add_handlers() override;
+  // The downstream queue has room again (or the source was reset).
+  void wake_task() override {
+    if (active_ && !done_ && output_proc(0) == Proc::Push) set_task_active(true);
+  }
 
  protected:
   // Reads LIMIT, BURST, ACTIVE, STOP (call from configure()).
@@ -154,6 +161,7 @@ class SourceElement : public Element {
   PacketBatch* fill(uint32_t max);
   void finish();
   Notifier notifier_;
+  Notifier* full_ = nullptr;  // the downstream queue's full-notifier (push mode)
 };
 
 }  // namespace shoal

@@ -125,11 +125,56 @@ void IPv4Routes::Radix::build(std::vector<std::pair<k::Prefix4, int32_t>> pfx) {
   }
 }
 
+void IPv4Routes::Range::build(std::vector<std::pair<k::Prefix4, int32_t>> pfx) {
+  for (auto& [p, nh] : pfx) p.addr &= k::prefix_mask(p.len);
+  // Shorter prefixes first at one address, so nested prefixes come after the
+  // ones that hold them; a repeated prefix keeps its last next hop.
+  std::stable_sort(pfx.begin(), pfx.end(), [](const auto& a, const auto& b) {
+    return a.first.addr != b.first.addr ? a.first.addr < b.first.addr : a.first.len < b.first.len;
+  });
+  starts.clear();
+  hops.clear();
+  auto emit = [&](uint64_t at, int32_t hop) {  // from `at` on, `hop` (until the next emit)
+    if (at > 0xffffffffull) return;
+    if (!starts.empty() && starts.back() == at) {
+      hops.back() = hop;
+      if (hops.size() > 1 && hops[hops.size() - 2] == hop) starts.pop_back(), hops.pop_back();
+      return;
+    }
+    if (!hops.empty() && hops.back() == hop) return;
+    starts.push_back(uint32_t(at));
+    hops.push_back(hop);
+  };
+  emit(0, -1);
+  struct Open {
+    uint64_t end;  // the last address it covers
+    int32_t hop;
+  };
+  std::vector<Open> open;  // the prefixes holding the current address, innermost last
+  auto close_before = [&](uint64_t at) {
+    while (!open.empty() && open.back().end < at) {
+      uint64_t end = open.back().end;
+      open.pop_back();
+      emit(end + 1, open.empty() ? -1 : open.back().hop);
+    }
+  };
+  for (size_t i = 0; i < pfx.size(); ++i) {
+    const auto& [p, nh] = pfx[i];
+    if (i + 1 < pfx.size() && pfx[i + 1].first.addr == p.addr && pfx[i + 1].first.len == p.len) continue;
+    uint64_t end = uint64_t(p.addr) + (uint64_t(1) << (32 - p.len)) - 1;
+    close_before(p.addr);
+    emit(p.addr, nh);
+    open.push_back({end, nh});
+  }
+  close_before(uint64_t(1) << 32);
+}
+
 bool IPv4Routes::build(Kind kind, const std::vector<IPRoute>& routes, Snapshot& s, std::string& err) {
   if (kind == Kind::Linear) return true;             // the scan reads the route list
   std::vector<k::Prefix4> pfx;                       // DIR-24-8 (16-bit next hops)
-  std::vector<std::pair<k::Prefix4, int32_t>> rpfx;  // the radix trie (any number)
-  (kind == Kind::Radix ? rpfx.reserve(routes.size()) : pfx.reserve(routes.size()));
+  std::vector<std::pair<k::Prefix4, int32_t>> rpfx;  // the radix trie and the ranges (any number)
+  bool wide = kind == Kind::Radix || kind == Kind::Range;
+  (wide ? rpfx.reserve(routes.size()) : pfx.reserve(routes.size()));
   std::unordered_map<uint64_t, uint32_t> ids;  // (gateway, port) -> next hop
   for (auto& r : routes) {
     uint64_t key = (uint64_t(r.gw) << 32) | uint32_t(r.port);
@@ -141,13 +186,17 @@ bool IPv4Routes::build(Kind kind, const std::vector<IPRoute>& routes, Snapshot& 
       }
       s.nexthops.push_back({r.gw, r.port});
     }
-    if (kind == Kind::Radix)
+    if (wide)
       rpfx.push_back({{r.addr, r.len, 0}, int32_t(it->second)});
     else
       pfx.push_back({r.addr, r.len, uint16_t(it->second)});
   }
   if (kind == Kind::Radix) {
     s.radix.build(std::move(rpfx));
+    return true;
+  }
+  if (kind == Kind::Range) {
+    s.range.build(std::move(rpfx));
     return true;
   }
   return s.lpm.build(pfx, err);

@@ -56,13 +56,36 @@ struct IPv4Routes {
     void build(std::vector<std::pair<k::Prefix4, int32_t>> pfx);
     size_t memory_bytes() const { return nodes.size() * sizeof(Node); }
   };
-  enum class Kind : uint8_t { Linear, Dir24_8, Radix };
+  // RangeIPLookup's structure: the address space cut into the intervals
+  // over which the longest match does not change, as sorted interval starts
+  // and their next hops (-1: no route); a lookup is a binary search. The
+  // most compact of the tables (8 bytes per interval, at most two intervals
+  // per route), for tables read rarely or kept many times over.
+  struct Range {
+    std::vector<uint32_t> starts;  // starts[0] == 0, increasing
+    std::vector<int32_t> hops;     // hops[i] covers [starts[i], starts[i+1])
+    int32_t lookup(uint32_t addr) const {
+      size_t lo = 0, n = starts.size();  // the last start <= addr (starts[0] is 0)
+      while (n > 1) {
+        size_t half = n / 2;
+        if (starts[lo + half] <= addr) lo += half;
+        n -= half;
+      }
+      return hops[lo];
+    }
+    // Builds the intervals from prefixes (host order, masked) and their
+    // next hops; a prefix given twice keeps its last next hop.
+    void build(std::vector<std::pair<k::Prefix4, int32_t>> pfx);
+    size_t memory_bytes() const { return starts.size() * (sizeof(uint32_t) + sizeof(int32_t)); }
+  };
+  enum class Kind : uint8_t { Linear, Dir24_8, Radix, Range };
   using Options = Kind;
   struct Snapshot {
     std::vector<IPRoute> routes;
     k::Lpm4Table lpm;               // built for Kind::Dir24_8
     Radix radix;                    // built for Kind::Radix
-    std::vector<NextHop> nexthops;  // what lpm and radix lookups index
+    Range range;                    // built for Kind::Range
+    std::vector<NextHop> nexthops;  // what lpm, radix and range lookups index
   };
   using Key = uint64_t;
   using KeyHash = std::hash<uint64_t>;
@@ -93,6 +116,7 @@ class IPRouteTable : public RouteTable<IPv4Routes> {
  public:
   using Kind = IPv4Routes::Kind;
   using Radix = IPv4Routes::Radix;
+  using Range = IPv4Routes::Range;
   using NextHop = IPv4Routes::NextHop;
   explicit IPRouteTable(Kind kind) : RouteTable(kind) {}
   using RouteTable::remove;

@@ -43,11 +43,22 @@ class RouteTable {
     }
     return publish(std::move(uniq), err);
   }
-  // Adds r, or replaces the route with its prefix.
-  bool add(const Route& r, std::string& err) {
+  // Adds r; a route for the same prefix is replaced when `replace` (Click's
+  // set), else r is refused (Click's add: "conflict with existing route").
+  bool add(const Route& r, std::string& err, bool replace = true) {
     std::lock_guard<std::mutex> g(mu_);
     std::vector<Route> routes = snapshot()->routes;
     auto it = std::find_if(routes.begin(), routes.end(), [&](const Route& u) { return F::key(u) == F::key(r); });
+    if (it != routes.end() && !replace) {
+      std::string words;  // the route as Click writes it in messages: one space between fields
+      for (char c : it->unparse())
+        if (c != '\t' && c != ' ')
+          words += c;
+        else if (!words.empty() && words.back() != ' ')
+          words += ' ';
+      err = "conflict with existing route '" + words + "'";
+      return false;
+    }
     if (it != routes.end())
       *it = r;
     else

@@ -28,8 +28,8 @@ class EtherEncap : public PacketElement<EtherEncap> {
     return 0;
   }
   void add_handlers() override {
-    add_read_handler("src", [this] { return format_ether(src_.b.data()); });
-    add_read_handler("dst", [this] { return format_ether(dst_.b.data()); });
+    add_read_handler("src", [this] { return format_ether_click(src_.b.data()); });
+    add_read_handler("dst", [this] { return format_ether_click(dst_.b.data()); });
     add_write_handler("src", [this](const std::string& v) {
       if (!parse_ether(trim(v), src_)) throw std::runtime_error("expected an Ethernet address");
     });
@@ -68,8 +68,8 @@ class EtherRewrite : public PacketElement<EtherRewrite> {
     return 0;
   }
   void add_handlers() override {
-    add_read_handler("src", [this] { return format_ether(src_.b.data()); });
-    add_read_handler("dst", [this] { return format_ether(dst_.b.data()); });
+    add_read_handler("src", [this] { return format_ether_click(src_.b.data()); });
+    add_read_handler("dst", [this] { return format_ether_click(dst_.b.data()); });
   }
 
  private:

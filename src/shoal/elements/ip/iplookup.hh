@@ -47,9 +47,12 @@ class IPLookupBase : public RouteLookup<D, IPv4Routes, IPRouteTable> {
   .name = N, .ports = "1/-", .processing = "h/h", .summary = SUMMARY, .description = DESC,      \
   .args = {{"ROUTE...", "route", "ADDR/LEN [GATEWAY] OUTPUT (ADDR/MASK too); OUTPUT -1 drops"}, \
            {"FILE", "string", "a file of routes, one per line, '#' comments"}},                 \
-  .handlers = {{"table", "r", "the routes"},           {"routes", "r", "number of routes"},     \
-               {"add", "w", "add or replace a route"}, {"remove", "w", "remove ADDR/LEN"},      \
-               {"set", "w", "replace all routes"},     {"flush", "w", "remove all routes"}},    \
+  .handlers = {{"table", "r", "the routes"},                                                    \
+               {"routes", "r", "number of routes"},                                             \
+               {"add", "w", "add a route (an error if its prefix is routed)"},                  \
+               {"remove", "w", "remove ADDR/LEN"},                                              \
+               {"set", "w", "add routes, replacing those for the same prefixes"},               \
+               {"flush", "w", "remove all routes"}},                                            \
   .example = "CheckIPHeader(14) -> rt :: " N "(10.0.0.0/8 0, 0.0.0.0/0 10.0.0.1 1); rt[0] -> a; rt[1] -> b;"
 
 }  // namespace shoal

@@ -88,7 +88,7 @@ class IPPrint : public PacketElement<IPPrint> {
     if (ether_ && p->has_mac_header() && p->mac_header_offset() >= 0 &&
         p->mac_header_offset() + 14 <= std::min<int64_t>(p->network_header_offset(), p->length())) {
       const uint8_t* m = p->mac_header();
-      s += format_ether(m + 6) + " > " + format_ether(m) + ": ";
+      s += format_ether_click(m + 6) + " > " + format_ether_click(m) + ": ";
     }
     int64_t off = p->network_header_offset();
     int64_t nl = int64_t(p->length()) - off;

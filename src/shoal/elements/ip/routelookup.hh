@@ -64,7 +64,7 @@ class RouteLookup : public PacketElement<D> {
     this->add_read_handler("table", [this] { return table_->unparse(); });
     this->add_read_handler("routes", [this] { return std::to_string(table_->snapshot()->routes.size()); });
     // Writes reach every worker's copy; the shared table changes once.
-    this->add_write_handler("add", [this](const std::string& v) { add(v); });
+    this->add_write_handler("add", [this](const std::string& v) { add(v, false); });
     this->add_write_handler("remove", [this](const std::string& v) { remove(v); });
     // Click's ctrl: lines of "add ROUTE", "remove ROUTE" or "set ROUTE".
     this->add_write_handler("ctrl", [this](const std::string& v) {
@@ -78,7 +78,7 @@ class RouteLookup : public PacketElement<D> {
         size_t sp = line.find_first_of(" \t");
         std::string_view op = line.substr(0, sp), rest = sp == std::string_view::npos ? "" : trim(line.substr(sp));
         if (op == "add" || op == "set") {
-          add(std::string(rest));
+          add(std::string(rest), op == "set");
         } else if (op == "remove") {
           remove(std::string(rest));
         } else {
@@ -93,13 +93,9 @@ class RouteLookup : public PacketElement<D> {
           throw std::runtime_error(fmt::format("lookup: '{}' is not an address", std::string(trim(v))));
         return out;
       });
+    // Click's set: routes added, each replacing one for the same prefix.
     this->add_write_handler("set", [this](const std::string& v) {
-      std::vector<Route> routes;
-      for (auto& it : split_args(v, {}, false)) routes.push_back(parse_or_throw(it.text));
-      for (const Route& r : routes)
-        if (r.port >= route_ports()) throw std::runtime_error(fmt::format("output {} is not connected", r.port));
-      std::string err;
-      if (this->worker().id() == 0 && !table_->set(routes, err)) throw std::runtime_error(err);
+      for (auto& it : split_args(v, {}, false)) add(it.text, true);
     });
     this->add_write_handler("flush", [this](const std::string&) {
       std::string err;
@@ -123,13 +119,13 @@ class RouteLookup : public PacketElement<D> {
     snap_ = table_->snapshot();
     refreshed();
   }
-  // add (and ctrl's add and set): a route for a prefix already routed
-  // replaces it.
-  void add(const std::string& v) {
+  // add and set (and ctrl's): a route for a prefix already routed is a
+  // conflict for add, replaced by set.
+  void add(const std::string& v, bool replace) {
     Route r = parse_or_throw(v);
     if (r.port >= route_ports()) throw std::runtime_error(fmt::format("output {} is not connected", r.port));
     std::string err;
-    if (this->worker().id() == 0 && !table_->add(r, err)) throw std::runtime_error(err);
+    if (this->worker().id() == 0 && !table_->add(r, err, replace)) throw std::runtime_error(err);
   }
   // remove: a route as Click writes it, or just its prefix.
   void remove(const std::string& v) {

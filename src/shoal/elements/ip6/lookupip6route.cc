@@ -114,9 +114,9 @@ SHOAL_OFFLOADABLE_ELEMENT(
              {"FILE", "string", "a file of routes, one per line, '#' comments"}},
     .handlers = {{"table", "r", "the routes"},
                  {"routes", "r", "number of routes"},
-                 {"add", "w", "add or replace a route"},
+                 {"add", "w", "add a route (an error if its prefix is routed)"},
                  {"remove", "w", "remove ADDR/LEN"},
-                 {"set", "w", "replace all routes"},
+                 {"set", "w", "add routes, replacing those for the same prefixes"},
                  {"flush", "w", "remove all routes"}},
     .example = "CheckIP6Header(OFFSET 14) -> rt :: LookupIP6Route(fd00:1::/64 0, ::/0 fd00:2::2 1);");
 

@@ -6,6 +6,7 @@ namespace shoal {
 class MixedQueue : public Queue {
  protected:
   bool lifo_port(int port) const override { return port == 1; }
+  bool full_signal() const override { return false; }  // as Click's (a NotifierQueue)
 };
 SHOAL_ELEMENT(MixedQueue, .name = "MixedQueue", .ports = "2/1", .processing = "h/l",
               .summary = "a queue, first-in-first-out for input 0 and last-in-first-out for input 1",

@@ -25,16 +25,23 @@ class Print : public PacketElement<Print> {
   void process(Packet* p) {
     if (!active_) return;
     std::string s = label_.empty() ? "" : label_ + ": ";
-    if (ts_) s += fmt::format("{}.{:09d}: ", p->timestamp_ns() / 1000000000ull, p->timestamp_ns() % 1000000000ull);
+    if (ts_) {  // Click's: microseconds, unless the time has nanoseconds
+      uint64_t t = p->timestamp_ns();
+      s += t % 1000 ? fmt::format("{}.{:09d}: ", t / 1000000000, t % 1000000000)
+                    : fmt::format("{}.{:06d}: ", t / 1000000000, t % 1000000000 / 1000);
+    }
     if (paint_) s += fmt::format("paint {}: ", p->anno().paint);
     s += fmt::format("{:4d}", p->length());
     if (contents_ != "NONE" && contents_ != "false" && p->length() && max_) {
-      s += " |";
       uint32_t n = std::min(p->length(), max_);
+      // Click's: " | " then hex in groups of 4 bytes, or ASCII in groups
+      // of 8, each group after a space.
+      bool ascii = contents_ == "ASCII";
+      s += ascii ? " | " : " |";
       for (uint32_t i = 0; i < n; ++i) {
-        if (i % 4 == 0) s += ' ';
+        if (i % (ascii ? 8 : 4) == 0) s += ' ';
         uint8_t c = p->data()[i];
-        if (contents_ == "ASCII")
+        if (ascii)
           s += (c >= 32 && c < 127) ? char(c) : '.';
         else
           s += fmt::format("{:02x}", c);
@@ -53,7 +60,7 @@ SHOAL_ELEMENT(Print, .name = "Print", .ports = "1/1", .processing = "a/a",
               .summary = "prints packets to standard error",
               .description =
                   "Prints one line per packet: LABEL, optionally the timestamp and paint, the length, "
-                  "and the first MAXLENGTH bytes in hex (groups of four, as Click does) or ASCII.",
+                  "and the first MAXLENGTH bytes in hex (groups of four, as Click does) or ASCII (groups of eight).",
               .args = {{"LABEL", "string", "line prefix"},
                        {"MAXLENGTH", "unsigned", "bytes shown (default 24); also LENGTH"},
                        {"TIMESTAMP", "boolean", "show timestamps"},

@@ -9,7 +9,10 @@ SHOAL_ELEMENT(Queue, .name = "Queue", .ports = "1/1", .processing = "h/l",
               .summary = "stores packets between a push and a pull path",
               .description =
                   "A FIFO of at most CAPACITY packets. Pushed packets that find it full are dropped "
-                  "(reason 'queue-full'). Pulling tasks downstream sleep while it is empty.",
+                  "(reason 'queue-full'). Pulling tasks downstream sleep while it is empty; packet sources "
+                  "upstream (on a path of single-output elements) sleep while it is full, and push no more "
+                  "at a time than it has room for (Click's full-notifier). SimpleQueue and NotifierQueue "
+                  "do not stop sources.",
               .args = {{"CAPACITY", "unsigned", "maximum packets (default 1000)"}},
               .handlers = {{"length", "r", "packets queued"},
                            {"highwater_length", "r", "largest length seen"},
@@ -21,15 +24,19 @@ SHOAL_ELEMENT(Queue, .name = "Queue", .ports = "1/1", .processing = "h/l",
               .example = "src -> Queue(1024) -> Unqueue -> sink;");
 
 // Click's SimpleQueue and NotifierQueue differ from its Queue only in which
-// notifiers they offer; Shoal's Queue always offers both.
-class SimpleQueue : public Queue {};
+// notifiers they offer: neither makes pushing sources wait while full.
+class SimpleQueue : public Queue {
+  bool full_signal() const override { return false; }
+};
 SHOAL_ELEMENT(SimpleQueue, .name = "SimpleQueue", .ports = "1/1", .processing = "h/l",
               .summary = "stores packets between a push and a pull path (Queue)",
               .description = "Click's SimpleQueue: a Queue (see Queue for arguments and handlers).",
               .args = {{"CAPACITY", "unsigned", "maximum packets (default 1000)"}},
               .handlers = {{"length", "r", "packets queued"}, {"drops", "r", "packets dropped because full"}},
               .example = "src -> SimpleQueue(100) -> Unqueue -> sink;");
-class NotifierQueue : public Queue {};
+class NotifierQueue : public Queue {
+  bool full_signal() const override { return false; }
+};
 SHOAL_ELEMENT(NotifierQueue, .name = "NotifierQueue", .ports = "1/1", .processing = "h/l",
               .summary = "stores packets between a push and a pull path (Queue)",
               .description = "Click's NotifierQueue: a Queue (see Queue for arguments and handlers).",

@@ -18,6 +18,7 @@ class Queue : public Element {
     ring_.resize(cap_);
     r_full_ = add_drop_reason("queue-full");
     notifier_.sleep();
+    note_room();
   }
   void push(int port, PacketBatch* b) override {
     bool was_empty = size_ == 0;
@@ -44,6 +45,7 @@ class Queue : public Element {
     if (size_ > high_) high_ = size_;
     length_.set(size_);
     if (was_empty && size_) notifier_.wake();
+    note_room();
   }
   PacketBatch* pull(int, uint32_t max) override {
     if (size_ == 0) {
@@ -59,9 +61,11 @@ class Queue : public Element {
     size_ -= n;
     length_.set(size_);
     if (size_ == 0) notifier_.sleep();
+    note_room();
     return b;
   }
   Notifier* notifier() override { return &notifier_; }
+  Notifier* full_notifier() override { return full_signal() ? &full_ : nullptr; }
   size_t packets_held() const override { return size_; }
   void cleanup() override {
     // Packets still queued at exit are reported as held, then released.
@@ -96,11 +100,16 @@ class Queue : public Element {
       }
       length_.set(0);
       notifier_.sleep();
+      note_room();
     });
   }
 
  protected:
   virtual bool lifo_port(int) const { return false; }
+  // Click's Queue tells pushing sources when it is full (they sleep instead
+  // of having packets dropped); SimpleQueue, NotifierQueue and MixedQueue
+  // do not.
+  virtual bool full_signal() const { return true; }
 
  private:
   // A new capacity: the oldest packets are kept; those past it are dropped
@@ -122,6 +131,16 @@ class Queue : public Element {
     high_ = std::min(high_, c);
     length_.set(size_);
     if (!size_) notifier_.sleep();
+    note_room();
+  }
+  // The full-notifier follows the free space: asleep when none is left,
+  // woken (its sources resume) when a pull makes some.
+  void note_room() {
+    full_.room = cap_ - size_;
+    if (size_ < cap_ && !full_.active)
+      full_.wake();
+    else if (size_ >= cap_)
+      full_.sleep();
   }
 
   uint32_t cap_ = 1000;
@@ -129,7 +148,7 @@ class Queue : public Element {
   uint32_t head_ = 0, size_ = 0, high_ = 0;
   Stat length_;
   uint16_t r_full_ = 0, r_reset_ = UINT16_MAX;
-  Notifier notifier_;
+  Notifier notifier_, full_;
 };
 
 }  // namespace shoal

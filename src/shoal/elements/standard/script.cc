@@ -421,7 +421,7 @@ class ScriptBase : public Element {
       std::string path = w[0].find('.') != std::string::npos || !find_handler(w[0]) ? w[0] : name() + "." + w[0];
       bool ok = rt.write_handler(path, val, err, worker().id());
       write_status_ = ok ? 0 : -EINVAL;
-      if (!ok) fmt::print(stderr, "{} :: {}: While calling '{}': {}\n", name(), class_name(), path, err);
+      if (!ok) call_error(val.empty() ? path : path + " " + val, path, err);
     }
   }
 
@@ -537,7 +537,7 @@ class ScriptBase : public Element {
         worker().runtime().read_handler(nm, out, err))
       return true;
     if (!worker().runtime().read_handler(path, out, err, param)) {
-      fmt::print(stderr, "{} :: {}: While calling '{}': {}\n", name(), class_name(), path, err);
+      call_error(param.empty() ? path : path + " " + std::string(param), path, err);
       return false;
     }
     while (!out.empty() && out.back() == '\n') out.pop_back();
@@ -573,8 +573,14 @@ class ScriptBase : public Element {
     return (this->*functions().at(op))(op, a);
   }
   std::string fail_expr(const std::string& op, const std::string& why) {
-    fmt::print(stderr, "{} :: {}: While calling '{}': {}\n", name(), class_name(), op, why);
+    call_error(op, op, why);
     return "";
+  }
+  // Click's report of a failed handler call: the call, then the message
+  // (less the handler's name the runtime puts first) indented.
+  static void call_error(const std::string& call, const std::string& path, std::string err) {
+    if (err.rfind(path + ": ", 0) == 0) err.erase(0, path.size() + 2);
+    fmt::print(stderr, "While calling '{}':\n  {}\n", call, err);
   }
   std::string arith(const std::string& op, const std::vector<std::string>& a) {
     std::vector<Num> n(a.size());
