@@ -451,3 +451,66 @@ TEST(Clipboard, CopiesRangesBetweenTimedStreams) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+TEST(StaticSwitchPullSwitch, ChooseTheirPort) {
+  auto r = run(R"(
+    InfiniteSource(LIMIT 5, STOP true) -> s :: StaticSwitch(1);
+    s[0] -> c0 :: Counter -> Discard; s[1] -> c1 :: Counter -> Discard;
+    InfiniteSource(DATA \<01>, LIMIT 3) -> qa :: Queue -> [0]ps :: PullSwitch(1);
+    InfiniteSource(DATA \<02>, LIMIT 4) -> qb :: Queue -> [1]ps;
+    ps -> u :: Unqueue -> cp :: Counter -> Discard;
+    DriverManager(wait 20ms, set a $(cp.count), write ps.switch 0, wait 20ms, write ps.switch -1, stop);
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c0.count"), 0u);
+  EXPECT_EQ(r->n("c1.count"), 5u);
+  EXPECT_EQ(r->n("cp.count"), 7u) << "input 1's four, then input 0's three";
+  EXPECT_EQ(r->n("qa.length") + r->n("qb.length"), 0u);
+  finish(*r);
+  auto bad = run("Idle -> s :: StaticSwitch(2); s[0] -> Discard; s[1] -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("OUTPUT 2 out of range"), std::string::npos) << bad->errors;
+}
+
+// AverageCounter over simulated time: 101 packets of 64 bytes, one every
+// 10 ms from t = 0 to 1 s; the rate is over the time from the first to the
+// last (Click's), so 101 per second.
+TEST(AverageCounter, RatesOverTheMeasuredTime) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    RatedSource(LENGTH 64, RATE 100, LIMIT 101, STOP true) -> ac :: AverageCounter -> Discard;
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("ac.count"), 101u);
+  EXPECT_EQ(r->n("ac.byte_count"), 6464u);
+  EXPECT_EQ(r->n("ac.link_count"), 6464u * 8 + 101u * 24 * 8);
+  EXPECT_EQ(r->h("ac.time"), "1.000000");
+  EXPECT_EQ(r->h("ac.rate"), "101");
+  finish(*r);
+}
+
+// RandomSample keeps about P of the packets, the rest on output 1; the
+// same seed gives the same choice.
+TEST(RandomSample, ShareAndRepeatability) {
+  auto once = [] {
+    auto r = run(R"(
+      InfiniteSource(LIMIT 20000, STOP true) -> s :: RandomSample(0.25);
+      s[0] -> c0 :: Counter -> Discard; s[1] -> c1 :: Counter -> Discard;
+    )");
+    EXPECT_TRUE(r->ok) << r->errors;
+    uint64_t n = r->n("c0.count");
+    EXPECT_EQ(n + r->n("c1.count"), 20000u);
+    finish(*r);
+    return n;
+  };
+  uint64_t a = once();
+  EXPECT_NEAR(double(a), 5000, 300);  // 0.25 of 20000, well within 5 sigma (61 each)
+  EXPECT_EQ(once(), a);
+  auto bad = run("Idle -> RandomSample(1.5) -> Discard;");
+  EXPECT_FALSE(bad->ok);
+}
+
+}  // namespace shoal::test
