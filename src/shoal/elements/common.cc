@@ -22,6 +22,33 @@ Notifier* upstream_notifier(Element* e, int port) {
   return nullptr;
 }
 
+std::string click_timestamp(uint64_t ns) {
+  return ns % 1000 ? fmt::format("{}.{:09d}", ns / 1000000000, ns % 1000000000)
+                   : fmt::format("{}.{:06d}", ns / 1000000000, ns % 1000000000 / 1000);
+}
+
+void LineOutput::open(const std::string& path) {
+  close();
+  path_ = path;
+  if (path.empty()) return;
+  f_ = std::fopen(path.c_str(), "wb");
+  if (!f_) throw std::runtime_error(fmt::format("OUTFILE {}: {}", path, std::strerror(errno)));
+}
+
+void LineOutput::write(Element& e, const std::string& line) {
+  std::string s = line + '\n';
+  if (!f_) {
+    std::fputs(s.c_str(), stderr);
+  } else if (std::fputs(s.c_str(), f_) < 0) {
+    e.run_error(fmt::format("OUTFILE {}: {}", path_, std::strerror(errno)));
+  }
+}
+
+void LineOutput::close() {
+  if (f_) std::fclose(f_);
+  f_ = nullptr;
+}
+
 Notifier* downstream_full_notifier(Element* e, int port) {
   for (int hops = 0; hops < 64; ++hops) {
     if (port >= e->noutputs() || e->output_proc(port) != Proc::Push) return nullptr;

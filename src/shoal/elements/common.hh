@@ -2,6 +2,7 @@
 // notifier, and the base of packet sources (push or pull, LIMIT, STOP, ACTIVE).
 #pragma once
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -120,6 +121,25 @@ inline void free_packets(Element& e, PacketBatch* b) {
   b->for_each([&](uint32_t, Packet* p) { e.worker().pool().free(p); });
   e.recycle(b);
 }
+
+// Click's timestamp as its Print elements show it: seconds with six
+// decimals, nine when the time has nanoseconds.
+std::string click_timestamp(uint64_t ns);
+
+// Where the Click print elements (Print, IPPrint, ARPPrint) write their
+// lines: OUTFILE when given (opened at initialize, a failed write is a run
+// error), else standard error.
+class LineOutput {
+ public:
+  void open(const std::string& path);               // throws when it cannot be opened; "" is standard error
+  void write(Element& e, const std::string& line);  // line without its newline
+  void close();
+  ~LineOutput() { close(); }
+
+ private:
+  std::string path_;
+  FILE* f_ = nullptr;
+};
 
 class SourceElement : public Element {
  public:

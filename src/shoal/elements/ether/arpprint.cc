@@ -1,10 +1,6 @@
 // ARPPrint: one tcpdump-like line per ARP packet, as Click's.
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
 #include "shoal/elements/common.hh"
 #include "shoal/kernels/bytes.hh"
 
@@ -20,16 +16,8 @@ class ARPPrint : public PacketElement<ARPPrint> {
         .read("OUTFILE", outfile_);
     a.complete();
   }
-  void initialize() override {
-    if (!outfile_.empty()) {
-      out_ = std::fopen(outfile_.c_str(), "wb");
-      if (!out_) throw std::runtime_error(fmt::format("OUTFILE {}: {}", outfile_, std::strerror(errno)));
-    }
-  }
-  void cleanup() override {
-    if (out_) std::fclose(out_);
-    out_ = nullptr;
-  }
+  void initialize() override { out_.open(outfile_); }
+  void cleanup() override { out_.close(); }
   void add_handlers() override {
     add_read_handler("active", [this] { return std::string(active_ ? "true" : "false"); });
     add_write_handler("active", [this](const std::string& v) {
@@ -37,24 +25,14 @@ class ARPPrint : public PacketElement<ARPPrint> {
     });
   }
   void process(Packet* p) {
-    if (!active_) return;
-    std::string s = line(p) + '\n';
-    if (out_) {
-      if (std::fputs(s.c_str(), out_) < 0) run_error(fmt::format("OUTFILE {}: {}", outfile_, std::strerror(errno)));
-    } else {
-      std::fputs(s.c_str(), stderr);
-    }
+    if (active_) out_.write(*this, line(p));
   }
 
  private:
   std::string line(Packet* p) const {
     std::string s;
     if (!label_.empty()) s += label_ + ": ";
-    if (timestamp_) {
-      uint64_t ts = p->timestamp_ns();
-      s += ts % 1000 ? fmt::format("{}.{:09d}: ", ts / 1000000000, ts % 1000000000)
-                     : fmt::format("{}.{:06d}: ", ts / 1000000000, (ts % 1000000000) / 1000);
-    }
+    if (timestamp_) s += click_timestamp(p->timestamp_ns()) + ": ";
     // The ARP header: at the network header annotation, else after an
     // Ethernet header whose type is ARP, else at the start.
     int64_t mac = p->has_mac_header() ? p->mac_header_offset() : 0;
@@ -103,7 +81,7 @@ class ARPPrint : public PacketElement<ARPPrint> {
 
   std::string label_, outfile_;
   bool timestamp_ = true, ether_ = false, active_ = true;
-  FILE* out_ = nullptr;
+  LineOutput out_;
 };
 SHOAL_ELEMENT(ARPPrint, .name = "ARPPrint", .ports = "1/1", .processing = "a/a",
               .summary = "prints one tcpdump-like line per ARP packet",

@@ -51,36 +51,17 @@ class IPPrint : public PacketElement<IPPrint> {
     if (pl && contents_) a.fail("give at most one of PAYLOAD and CONTENTS");
     if (pl) contents_ = pl, payload_ = true;
   }
-  void initialize() override {
-    if (!outfile_.empty()) {
-      out_ = std::fopen(outfile_.c_str(), "wb");
-      if (!out_) throw std::runtime_error(fmt::format("OUTFILE {}: {}", outfile_, std::strerror(errno)));
-    }
-  }
-  void cleanup() override {
-    if (out_) std::fclose(out_);
-    out_ = nullptr;
-  }
+  void initialize() override { out_.open(outfile_); }
+  void cleanup() override { out_.close(); }
   void process(Packet* p) {
-    if (!active_ || !p->has_network_header()) return;
-    std::string s = line(p);
-    s += '\n';
-    if (out_) {
-      if (std::fputs(s.c_str(), out_) < 0) run_error(fmt::format("OUTFILE {}: {}", outfile_, std::strerror(errno)));
-    } else {
-      std::fputs(s.c_str(), stderr);
-    }
+    if (active_ && p->has_network_header()) out_.write(*this, line(p));
   }
 
  private:
   std::string line(Packet* p) {
     std::string s;
     if (!label_.empty()) s += label_ + ": ";
-    if (timestamp_) {
-      uint64_t ts = p->timestamp_ns();
-      s += ts % 1000 ? fmt::format("{}.{:09d}: ", ts / 1000000000, ts % 1000000000)
-                     : fmt::format("{}.{:06d}: ", ts / 1000000000, (ts % 1000000000) / 1000);
-    }
+    if (timestamp_) s += click_timestamp(p->timestamp_ns()) + ": ";
     if (aggregate_) s += fmt::format("#{}", p->anno().aggregate);
     if (vlan_) s += fmt::format(" VLAN:{}", p->anno().vlan_tci);
     if (paint_) s += fmt::format("{}{}", aggregate_ ? "." : "paint ", int(p->anno().paint));
@@ -236,7 +217,7 @@ class IPPrint : public PacketElement<IPPrint> {
   int contents_ = 0;
   bool payload_ = false, ether_ = false, id_ = false, timestamp_ = true, paint_ = false, tos_ = false, ttl_ = false,
        swap_ = true, length_ = false, aggregate_ = false, vlan_ = false, active_ = true;
-  FILE* out_ = nullptr;
+  LineOutput out_;
 };
 SHOAL_ELEMENT(IPPrint, .name = "IPPrint", .ports = "1/1", .processing = "a/a",
               .summary = "prints one tcpdump-like line per IPv4 packet",

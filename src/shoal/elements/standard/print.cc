@@ -25,11 +25,7 @@ class Print : public PacketElement<Print> {
   void process(Packet* p) {
     if (!active_) return;
     std::string s = label_.empty() ? "" : label_ + ": ";
-    if (ts_) {  // Click's: microseconds, unless the time has nanoseconds
-      uint64_t t = p->timestamp_ns();
-      s += t % 1000 ? fmt::format("{}.{:09d}: ", t / 1000000000, t % 1000000000)
-                    : fmt::format("{}.{:06d}: ", t / 1000000000, t % 1000000000 / 1000);
-    }
+    if (ts_) s += click_timestamp(p->timestamp_ns()) + ": ";
     if (paint_) s += fmt::format("paint {}: ", p->anno().paint);
     s += fmt::format("{:4d}", p->length());
     if (contents_ != "NONE" && contents_ != "false" && p->length() && max_) {
