@@ -514,3 +514,34 @@ TEST(RandomSample, ShareAndRepeatability) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// HostEtherFilter passes frames for us, broadcast and multicast, and sends
+// those for other hosts (and, with DROP_OWN, our own) to output 1; MarkMACHeader puts the
+// network header after the MAC header, which IPPrint's ETHER then shows.
+TEST(HostEtherFilter, TypesAndDropsByDestination) {
+  std::string out = tmpdir() + "/hef.txt";
+  auto r = run(fmt::format(R"(
+    us :: InfiniteSource(\<000000000001 000000000002 0800>, LIMIT 1);
+    bc :: InfiniteSource(\<ffffffffffff 000000000002 0800>, LIMIT 2);
+    mc :: InfiniteSource(\<01005e000001 000000000002 0800>, LIMIT 3);
+    them :: InfiniteSource(\<000000000009 000000000002 0800>, LIMIT 4);
+    own :: InfiniteSource(\<000000000001 000000000001 0800>, LIMIT 5);
+    h :: HostEtherFilter(0:0:0:0:0:1, DROP_OWN true);
+    us -> h; bc -> h; mc -> h; them -> h; own -> h;
+    h[0] -> c0 :: Counter -> Discard;
+    h[1] -> x :: Counter -> Discard;
+    InfiniteSource(\<000102030405 060708090a0b 0800 4500001c 00000000 4011 0000 0a000001 0a000002 0000000000000000>,
+                   LIMIT 1)
+      -> MarkMACHeader -> IPPrint(m, TIMESTAMP false, ETHER true, OUTFILE {}) -> Discard;
+  )",
+                           out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c0.count"), 6u) << "for us, broadcast and multicast";
+  EXPECT_EQ(r->n("x.count"), 9u) << "for others, and our own";
+  finish(*r);  // closes OUTFILE
+  EXPECT_EQ(slurp(out).rfind("m: 06-07-08-09-0A-0B > 00-01-02-03-04-05: 10.0.0.1", 0), 0u) << slurp(out);
+}
+
+}  // namespace shoal::test
