@@ -37,6 +37,9 @@ const char* kClickHelp =
     "  -j, --threads N           worker threads\n"
     "      --simtime[=START]     simulated time from START (default 1000000000 s): it moves only\n"
     "                            when nothing is left to do now\n"
+    "      --batch N             packets per batch (default 1: one packet goes through the\n"
+    "                            graph before the next, as in Click; more is faster, but a\n"
+    "                            batch's packets leave an element's outputs grouped by output)\n"
     "  -w, --no-warnings         accepted\n"
     "  -v, --version             print the version\n"
     "      --help                this text\n"
@@ -49,6 +52,7 @@ struct ClickArgs {
   std::vector<std::string> handlers, defines;
   std::string exit_handler;
   int threads = 1;
+  uint32_t batch = 1;  // Click's model: each packet goes through before the next
 };
 
 // Elements `pattern` names, as Click's -h expands it: an element name, else
@@ -161,6 +165,14 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
       } else if (name == "threads") {
         if (!need(i, a, val, v)) return 1;
         ca.threads = std::max(1, std::atoi(v.c_str()));
+      } else if (name == "batch") {
+        if (!need(i, a, val, v)) return 1;
+        int64_t n = 0;
+        if (!parse_int(v, n) || n < 1 || n > 4096) {
+          fmt::print(stderr, "click: --batch expects 1 to 4096, not '{}'\n", v);
+          return 1;
+        }
+        ca.batch = uint32_t(n);
       } else if (name == "quit") {
         ca.quit = true;
       } else if (name == "time") {
@@ -247,6 +259,7 @@ int cmd_click(int argc, char** argv, bool flatten) {
   RunArgs ra;
   ra.quiet = true;
   ra.click_messages = true;
+  ra.batch = ca.batch;
   ra.threads = ca.threads;
   ra.words = ca.defines;
   ra.init_only = ca.quit;

@@ -325,8 +325,10 @@ int cmd_run(const RunArgs& ra) {
   for (auto& e : prog.elements)
     if (e.info->name == "DriverManager") rt.set_driver_manager();
   Diagnostics diag;
+  diag.click_style = ra.click_messages;
   if (!rt.configure(diag) || !rt.initialize(diag)) {
     fmt::print(stderr, "{}", diag.text());
+    if (ra.click_messages) fmt::print(stderr, "Router could not be initialized!\n");
     rt.cleanup();
     return 1;
   }

@@ -328,7 +328,11 @@ bool parse_string(std::string_view s, std::string& out) {
 bool parse_timestamp(std::string_view s, uint64_t& ns) {
   size_t dot = s.find('.');
   uint64_t sec = 0, frac = 0;
-  if (!parse_uint(s.substr(0, dot), sec) || sec > 18000000000ull) return false;
+  // ".5" is half a second, as Click reads it (not a lone ".")
+  if (dot == 0 && s.size() > 1) {
+  } else if (!parse_uint(s.substr(0, dot), sec) || sec > 18000000000ull) {
+    return false;
+  }
   if (dot != std::string_view::npos) {
     std::string_view f = s.substr(dot + 1);
     if (f.empty() || f.size() > 9) return false;

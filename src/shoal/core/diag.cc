@@ -64,6 +64,27 @@ void Diagnostics::error(const Loc& loc, const std::string& msg) {
   ++errors_;
 }
 
+void Diagnostics::element_error(const Loc& at, const Loc& eloc, std::string_view name, std::string_view cls,
+                                std::string msg, bool initializing) {
+  std::string prefix = std::string(name) + ": ";
+  if (!click_style) {
+    if (msg.compare(0, prefix.size(), prefix) != 0) msg = prefix + msg;
+    return error(at.valid() ? at : eloc, msg);
+  }
+  if (msg.compare(0, prefix.size(), prefix) == 0) msg.erase(0, prefix.size());
+  const Loc& l = eloc.valid() ? eloc : at;
+  if (l.valid()) text_ += fmt::format("{}:{}: ", SourceManager::instance().name(l.file), l.line);
+  text_ += fmt::format("While {} '{} :: {}':\n", initializing ? "initializing" : "configuring", name, cls);
+  size_t start = 0;
+  while (start <= msg.size()) {
+    size_t nl = msg.find('\n', start);
+    if (nl == std::string::npos) nl = msg.size();
+    text_ += "  " + msg.substr(start, nl - start) + "\n";
+    start = nl + 1;
+  }
+  ++errors_;
+}
+
 void Diagnostics::note(const Loc& loc, const std::string& msg) { text_ += format_diagnostic(loc, msg, "note"); }
 
 }  // namespace shoal

@@ -55,6 +55,14 @@ class Diagnostics {
  public:
   void error(const Loc& loc, const std::string& msg);
   void note(const Loc& loc, const std::string& msg);
+  // An element's configure() or initialize() failed: `at` is where (an
+  // argument), `msg` is the element's message (its lines), `element` its
+  // "NAME :: CLASS" and `eloc` its declaration. Prefixed "NAME: " with the
+  // source line, or (click_style) as Click prints it: "FILE:LINE: While
+  // configuring 'NAME :: CLASS':" and each line of msg indented by two.
+  void element_error(const Loc& at, const Loc& eloc, std::string_view name, std::string_view cls, std::string msg,
+                     bool initializing = false);
+  bool click_style = false;
   bool has_errors() const { return errors_ > 0; }
   size_t error_count() const { return errors_; }
   const std::string& text() const { return text_; }

@@ -213,9 +213,9 @@ bool Router::configure(Diagnostics& diag) {
       e->framework_configure(args);
       e->configure(args);
     } catch (const ConfigError& err) {
-      diag.error(err.loc().valid() ? err.loc() : pe.loc, err.what());
+      diag.element_error(err.loc(), pe.loc, e->name(), e->class_name(), err.what());
     } catch (const std::exception& err) {
-      diag.error(pe.loc, fmt::format("{}: {}", e->name(), err.what()));
+      diag.element_error(pe.loc, pe.loc, e->name(), e->class_name(), err.what());
     }
   }
   if (diag.error_count() == before) check_push_cycles(diag);
@@ -264,9 +264,9 @@ bool Router::initialize(Diagnostics& diag) {
       e->add_handlers();
       e->framework_handlers();
     } catch (const ConfigError& err) {
-      diag.error(err.loc().valid() ? err.loc() : e->loc_, err.what());
+      diag.element_error(err.loc(), e->loc_, e->name(), e->class_name(), err.what(), true);
     } catch (const std::exception& err) {
-      diag.error(e->loc_, fmt::format("{}: {}", e->name(), err.what()));
+      diag.element_error(e->loc_, e->loc_, e->name(), e->class_name(), err.what(), true);
     }
   }
   return diag.error_count() == before;

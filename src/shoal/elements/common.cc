@@ -126,6 +126,17 @@ PacketBatch* SourceElement::fill(uint32_t max) {
   return b;
 }
 
+void SourceElement::sleep_until(uint64_t when_ns) {
+  if (output_proc(0) != Proc::Push) return;  // pulled: asked again later
+  set_task_active(false);
+  due_.owner = this;
+  worker().schedule(due_, when_ns);
+}
+
+void SourceElement::run_timer(Timer& t) {
+  if (&t == &due_ && active_ && !done_) set_task_active(true);
+}
+
 bool SourceElement::run_task() {
   uint32_t todo = burst_;
   bool any = false;

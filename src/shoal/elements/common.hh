@@ -52,17 +52,22 @@ class PullTask {
 
 // State shared by the copies of one element across workers (route tables,
 // ARP caches): one T per (runtime, element name), made by the first copy to
-// ask; `first` says whether this call made it.
+// ask; `first` says whether this call made it. shared_state_named: one T per
+// (runtime, key), for state several elements share (a rewriter's table).
 template <class T>
-std::shared_ptr<T> shared_state(Element* e, bool* first = nullptr) {
+std::shared_ptr<T> shared_state_named(Element* e, const std::string& key, bool* first = nullptr) {
   static std::mutex mu;
   static std::map<std::pair<const void*, std::string>, std::weak_ptr<T>> all;
   std::lock_guard<std::mutex> g(mu);
-  auto& w = all[{&e->worker().runtime(), e->name()}];
+  auto& w = all[{&e->worker().runtime(), key}];
   auto t = w.lock();
   if (first) *first = !t;
   if (!t) w = t = std::make_shared<T>();
   return t;
+}
+template <class T>
+std::shared_ptr<T> shared_state(Element* e, bool* first = nullptr) {
+  return shared_state_named<T>(e, e->name(), first);
 }
 
 // The non-empty lines of a text file that are not '#' comments, with their
@@ -160,6 +165,10 @@ class SourceElement : public Element {
   // come again. Returning 0 without `done` means "not now" (rate, pool).
   virtual uint32_t produce(PacketBatch* b, uint32_t max, bool& done) = 0;
   virtual bool rate_limited() const { return false; }
+  // A packet is not due before `when_ns` (TIMING): the task sleeps until
+  // then on a timer, so simulated time jumps straight there.
+  void sleep_until(uint64_t when_ns);
+  void run_timer(Timer& t) override;
   // Packets this worker may still emit under LIMIT (UINT64_MAX: unlimited).
   uint64_t remaining() const {
     return limit_ < 0 ? UINT64_MAX : uint64_t(limit_) - std::min<uint64_t>(uint64_t(limit_), emitted_.get());
@@ -182,6 +191,7 @@ class SourceElement : public Element {
   void finish();
   Notifier notifier_;
   Notifier* full_ = nullptr;  // the downstream queue's full-notifier (push mode)
+  Timer due_;
 };
 
 }  // namespace shoal

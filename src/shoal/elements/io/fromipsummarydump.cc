@@ -26,7 +26,8 @@ class FromIPSummaryDump : public SourceElement {
         .read("DEFAULT_CONTENTS", contents)
         .read("ZERO", zero_)
         .read("CHECKSUM", checksum_)
-        .read("PROTO", proto_word_);
+        .read("PROTO", proto_word_)
+        .read("TIMING", timing_);
     read_source_args(a, 32);
     a.complete();
     if (!have_data && file != "-") {
@@ -51,9 +52,26 @@ class FromIPSummaryDump : public SourceElement {
     }
     SourceElement::initialize();
   }
+  bool rate_limited() const override { return timing_; }
+  // TIMING: a packet leaves when as much time has passed since the first
+  // left as separates their timestamps.
+  bool due(Packet* p) {
+    uint64_t now = worker().now_ns();
+    if (!timing_started_) timing_started_ = true, timing_offset_ = now - p->timestamp_ns();
+    uint64_t when = p->timestamp_ns() + timing_offset_;
+    if (when <= now) return true;
+    sleep_until(when);
+    return false;
+  }
   uint32_t produce(PacketBatch* b, uint32_t max, bool& done) override {
     std::istream& in = in_ ? *in_ : std::cin;
     uint32_t n = 0;
+    if (held_) {
+      if (!due(held_)) return 0;
+      b->append(held_);
+      held_ = nullptr;
+      ++n;
+    }
     while (n < max) {
       if (!have_line_) {
         if (!std::getline(in, line_)) {
@@ -80,10 +98,17 @@ class FromIPSummaryDump : public SourceElement {
         bad_.add();
         continue;
       }
+      if (timing_ && !due(p)) {
+        held_ = p;
+        break;
+      }
       b->append(p);
       ++n;
     }
     return n;
+  }
+  void cleanup() override {
+    if (held_) worker().pool().free(held_), held_ = nullptr;
   }
   void add_handlers() override {
     SourceElement::add_handlers();
@@ -120,7 +145,10 @@ class FromIPSummaryDump : public SourceElement {
 
   std::string file_, data_, line_, proto_word_;
   std::vector<int> fields_;
-  bool explicit_ = false, zero_ = true, checksum_ = false, have_line_ = false;
+  bool explicit_ = false, zero_ = true, checksum_ = false, have_line_ = false, timing_ = false;
+  bool timing_started_ = false;
+  uint64_t timing_offset_ = 0;
+  Packet* held_ = nullptr;  // built, not yet due (TIMING); received once it leaves
   int default_proto_ = -1;
   std::unique_ptr<std::istream> in_;
   uint64_t lineno_ = 0, warnings_ = 0;
@@ -145,6 +173,7 @@ SHOAL_ELEMENT(
              {"PROTO", "T|U|I|number", "protocol of lines that do not say (as a '!proto' line)"},
              {"CHECKSUM", "boolean", "pad to ip_len and compute checksums (default false)"},
              {"ZERO", "boolean", "zero packet data (always true)"},
+             {"TIMING", "boolean", "emit packets at the pace of their timestamps (default false)"},
              {"STOP", "boolean", "stop at end of file"},
              {"END_CALL", "handler call", "call a write handler ('elem.handler VALUE') when done"},
              {"LIMIT", "integer", "packets at most"},

@@ -683,12 +683,11 @@ bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<s
   }
   if (!used) return err = fields.empty() ? "no '!data' line" : "no usable field", false;
   auto has = [&](int f) { return v.have[f]; };
-  // The protocol: given, or the '!proto' line's, or what the fields imply.
+  // The protocol: given, or the '!proto' line's, or what the fields imply,
+  // else TCP (Click's default).
   int proto = has(kIpProto) ? int(v.u[kIpProto]) : default_proto;
   if (proto < 0) {
-    proto = 0;
-    for (int f : {kTcpSeq, kTcpAck, kTcpOff, kTcpFlags, kTcpWindow, kTcpUrp, kTcpOpt})
-      if (has(f)) proto = 6;
+    proto = 6;
     for (int f : {kIcmpType, kIcmpCode, kIcmpFlowid, kIcmpSeq, kIcmpNextmtu})
       if (has(f)) proto = 1;
     if (has(kUdpLen)) proto = 17;

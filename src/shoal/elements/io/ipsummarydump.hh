@@ -84,7 +84,8 @@ std::string bad_reason(const Packet* p);
 // an IPv4 packet built as Click's FromIPSummaryDump builds it (TTL 100,
 // headers sized by the protocol, ip_len from the fields or the data, the
 // UDP length filled in; with `checksum`, the packet padded to ip_len and
-// every checksum set). `default_proto` is the '!proto' line's protocol.
+// every checksum set). `default_proto` is the '!proto' line's protocol (-1: none; the fields
+// imply one, else TCP, as Click).
 // False with `err` when no field could be used or the packet does not fit.
 bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<std::string>& values, int default_proto,
                   bool checksum, std::string& err);

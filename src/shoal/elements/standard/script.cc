@@ -4,6 +4,7 @@
 // worker's copy of an element through the runtime's handler access.
 #include <fmt/format.h>
 #include <fmt/printf.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -458,11 +459,27 @@ class ScriptBase : public Element {
     if (file.empty() || file == "-") {
       std::fputs(line.c_str(), stdout);
       std::fflush(stdout);
-    } else if (FILE* f = std::fopen(file.c_str(), append ? "ab" : "wb")) {
-      bool ok = std::fputs(line.c_str(), f) >= 0;
-      if (std::fclose(f) != 0 || !ok) run_error(fmt::format("print >{}: {}", file, std::strerror(errno)));
     } else {
+      write_file_text(file, line, append);
+    }
+  }
+
+  // A file that does not exist yet appears whole: the text goes to a
+  // temporary file renamed into place, so a process waiting for the file
+  // (a shell loop on `[ -f FILE ]`) never reads it empty. An existing file
+  // (or a device, a pipe) is truncated or appended to in place.
+  void write_file_text(const std::string& file, const std::string& text, bool append) {
+    struct stat st;
+    bool fresh = ::stat(file.c_str(), &st) != 0 && errno == ENOENT;
+    std::string path = fresh ? fmt::format("{}.shoal-tmp.{}", file, ::getpid()) : file;
+    FILE* f = std::fopen(path.c_str(), append && !fresh ? "ab" : "wb");
+    if (!f) return run_error(fmt::format("print >{}: {}", file, std::strerror(errno)));
+    bool ok = std::fputs(text.c_str(), f) >= 0;
+    ok &= std::fclose(f) == 0;
+    if (ok && fresh) ok = std::rename(path.c_str(), file.c_str()) == 0;
+    if (!ok) {
       run_error(fmt::format("print >{}: {}", file, std::strerror(errno)));
+      if (fresh) std::remove(path.c_str());
     }
   }
 

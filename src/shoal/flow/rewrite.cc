@@ -1,0 +1,307 @@
+#include "shoal/flow/rewrite.hh"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <tuple>
+
+namespace shoal::flow {
+
+std::string format_ipv4_host(uint32_t a) {
+  return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+}
+
+std::string unparse(const FlowId& f) {
+  return fmt::format("({}, {}, {}, {})", format_ipv4_host(f.saddr), f.sport, format_ipv4_host(f.daddr), f.dport);
+}
+
+namespace {
+
+bool parse_i32(std::string_view s, int32_t& v) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// Strips a '#' (in turn) or '?' (not the connection's own first) suffix.
+std::string_view variation_suffix(std::string_view s, bool& sequential, bool& same_first) {
+  if (!s.empty() && s.back() == '#')
+    sequential = true, same_first = false, s.remove_suffix(1);
+  else if (!s.empty() && s.back() == '?')
+    same_first = false, s.remove_suffix(1);
+  return s;
+}
+
+// 'A-B' or 'ADDR/PREFIX' (Click's ip_address_variation).
+bool address_variation(std::string_view s, uint32_t& addr, uint32_t& variation, bool& sequential, bool& same_first,
+                       const std::function<bool(std::string_view, uint32_t&)>& parse) {
+  s = variation_suffix(s, sequential, same_first);
+  size_t dash = s.find('-'), slash = s.find('/');
+  uint32_t a2 = 0;
+  if (dash != std::string_view::npos) {
+    if (!parse(s.substr(0, dash), addr) || !parse(s.substr(dash + 1), a2) || a2 < addr) return false;
+    variation = a2 - addr;
+    return true;
+  }
+  if (slash == std::string_view::npos || !parse(s.substr(0, slash), addr) || !addr) return false;
+  std::string_view m = s.substr(slash + 1);
+  uint32_t mask = 0;
+  int32_t len = 0;
+  if (parse_i32(m, len)) {
+    if (len < 1 || len > 32) return false;  // Click wants a non-zero mask
+    mask = len == 32 ? 0xffffffffu : ~(0xffffffffu >> len);
+  } else if (!parse(m, mask) || !mask || (~mask & (~mask + 1)) != 0) {
+    return false;
+  }
+  if (mask == 0xffffffffu) {
+    variation = 0;
+  } else if (mask == 0xfffffffeu) {
+    addr &= mask;
+    variation = 1;
+  } else {  // not PREFIX.0 nor the broadcast address
+    addr = (addr & mask) | 1;
+    variation = ~mask - 2;
+  }
+  return true;
+}
+
+bool port_variation(std::string_view s, int32_t& port, uint32_t& variation, bool& sequential, bool& same_first) {
+  s = variation_suffix(s, sequential, same_first);
+  size_t dash = s.find('-');
+  int32_t p2 = 0;
+  if (dash == std::string_view::npos || !parse_i32(s.substr(0, dash), port) || !parse_i32(s.substr(dash + 1), p2) ||
+      port < 0 || p2 < port || p2 >= 65536)
+    return false;
+  variation = uint32_t(p2 - port);
+  return true;
+}
+
+}  // namespace
+
+bool RewritePattern::parse(const std::vector<std::string>& w, RewritePattern& out, std::string& err,
+                           const std::function<bool(std::string_view, uint32_t&)>& addr) {
+  RewritePattern p;
+  if (w.size() < 2 || w.size() > 4) return err = "syntax error", false;
+  // Click's word order: 'SADDR DADDR', 'SADDR DADDR SPORT' (sic), 'SADDR SPORT DADDR DPORT'.
+  size_t i = 0;
+  if (!(w[0] == "-" || addr(w[0], p.saddr) ||
+        address_variation(w[0], p.saddr, p.variation_top, p.sequential, p.same_first, addr)))
+    return err = "bad source address", false;
+  if (w.size() >= 3) {
+    i = w.size() == 3 ? 2 : 1;
+    int32_t port = 0;
+    if (w[i] == "-") {
+    } else if (parse_i32(w[i], port) && port > 0 && port < 65536) {
+      p.sport = uint16_t(port);
+    } else if (port_variation(w[i], port, p.variation_top, p.sequential, p.same_first)) {
+      p.sport = uint16_t(port);
+    } else {
+      return err = "bad source port", false;
+    }
+    i = w.size() == 3 ? 0 : 1;
+  }
+  ++i;
+  if (!(w[i] == "-" || addr(w[i], p.daddr))) return err = "bad destination address", false;
+  if (w.size() == 4) {
+    int32_t port = 0;
+    if (w[3] == "-") {
+    } else if (parse_i32(w[3], port) && port > 0 && port < 65536) {
+      p.dport = uint16_t(port);
+    } else {
+      return err = "bad destination port", false;
+    }
+  }
+  p.napt = w.size() >= 3;
+  out = p;
+  return true;
+}
+
+bool RewritePattern::rewrite(const FlowId& in, FlowId& out, const std::function<bool(const FlowId&)>& taken,
+                             const std::function<uint32_t(uint32_t)>& rnd) {
+  out = in;
+  if (saddr) out.saddr = saddr;
+  if (sport) out.sport = sport;
+  if (daddr) out.daddr = daddr;
+  if (dport) out.dport = dport;
+  if (!variation_top) return true;
+  // The reply key each choice would take: the rewritten flow reversed,
+  // whose destination is the varied source.
+  FlowId lookup = out.reverse();
+  uint32_t base = napt ? sport : saddr;
+  uint32_t val = 0;
+  bool found = false;
+  if (same_first && napt && uint32_t(in.sport - base) <= variation_top) {
+    lookup.dport = in.sport;
+    val = uint32_t(in.sport - base);
+    found = !taken(lookup);
+  }
+  if (!found) {
+    val = sequential ? (next_variation > variation_top ? 0 : next_variation) : rnd(variation_top);
+    for (uint32_t count = 0; count <= variation_top; ++count, val = val == variation_top ? 0 : val + 1) {
+      if (napt)
+        lookup.dport = uint16_t(base + val);
+      else
+        lookup.daddr = base + val;
+      if (!taken(lookup)) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  next_variation = val + 1;
+  if (napt)
+    out.sport = lookup.dport;
+  else
+    out.saddr = lookup.daddr;
+  return true;
+}
+
+std::string RewritePattern::unparse() const {
+  std::string s;
+  if (!napt && variation_top)
+    s = format_ipv4_host(saddr) + "-" + format_ipv4_host(saddr + variation_top);
+  else
+    s = saddr ? format_ipv4_host(saddr) : "-";
+  if (napt) {
+    if (!sport)
+      s += " -";
+    else if (variation_top)
+      s += fmt::format(" {}-{}", sport, sport + variation_top);
+    else
+      s += fmt::format(" {}", sport);
+  }
+  s += daddr ? " " + format_ipv4_host(daddr) : " -";
+  if (napt) s += dport ? fmt::format(" {}", dport) : " -";
+  return s;
+}
+
+size_t RewriteTable::KeyHash::operator()(const Key& k) const {
+  uint64_t a = (uint64_t(k.f.saddr) << 32) | k.f.daddr;
+  uint64_t b = (uint64_t(k.f.sport) << 48) | (uint64_t(k.f.dport) << 32) | (uint64_t(k.owner) << 8) | k.map;
+  uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x7F4A7C159E3779B9ull + (a << 6) + (a >> 2));
+  return size_t(h ^ (h >> 29));
+}
+
+uint32_t RewriteTable::add_owner(const std::string& name, int ninputs) {
+  for (uint32_t i = 0; i < owners_.size(); ++i)
+    if (owners_[i].name == name) return i;
+  owners_.push_back({name, std::vector<uint64_t>(size_t(ninputs)), std::vector<uint64_t>(size_t(ninputs))});
+  return uint32_t(owners_.size() - 1);
+}
+
+std::pair<uint32_t, int> RewriteTable::find(uint32_t owner, uint8_t map, const FlowId& f) const {
+  auto it = index_.find(Key{f, owner, map});
+  if (it == index_.end()) return {0, 0};
+  return {it->second >> 1, int(it->second & 1)};
+}
+
+void RewriteTable::heap_insert(uint32_t id) {
+  Mapping& m = mapping(id);
+  m.seq = ++seq_;
+  heap_[m.guaranteed].insert({m.expiry_ns, m.seq, id});
+}
+
+void RewriteTable::heap_erase(uint32_t id) {
+  Mapping& m = mapping(id);
+  heap_[m.guaranteed].erase({m.expiry_ns, m.seq, id});
+}
+
+uint32_t RewriteTable::add(uint32_t owner, uint8_t map, uint16_t input, uint8_t ip_p, const FlowId& flow,
+                           const FlowId& rewritten, int fout, int rout, bool guaranteed, uint64_t expiry_ns,
+                           uint64_t best_effort_ns, uint64_t now) {
+  uint32_t id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+  } else {
+    maps_.emplace_back();
+    id = uint32_t(maps_.size());
+  }
+  Mapping& m = mapping(id);
+  m = Mapping{};
+  m.key[0] = flow;
+  m.key[1] = rewritten.reverse();
+  m.out[0] = fout;
+  m.out[1] = rout;
+  m.owner = owner;
+  m.map = map;
+  m.input = input;
+  m.ip_p = ip_p;
+  m.guaranteed = guaranteed;
+  m.expiry_ns = expiry_ns;
+  m.best_effort_ns = best_effort_ns;
+  m.agg = agg_++;
+  m.live = true;
+  index_[Key{m.key[0], owner, map}] = id << 1;
+  // A reply key already in use belongs to a mapping this one replaces
+  // (unless the two keys are equal: a degenerate mapping of a flow onto
+  // its own reverse, whose reply entry simply wins).
+  auto [it, fresh] = index_.try_emplace(Key{m.key[1], owner, map}, (id << 1) | 1);
+  if (!fresh) {
+    uint32_t old = it->second >> 1;
+    it->second = (id << 1) | 1;
+    if (old != id) destroy(old);
+  }
+  heap_insert(id);
+  ++owners_[owner].count[input];
+  if (int64_t(size()) > capacity) {
+    // Full: guaranteed mappings whose guarantee ran out become best
+    // effort; the best-effort mapping nearest expiry goes, or, when
+    // every mapping is guaranteed, the new one is refused.
+    shift_guaranteed(now);
+    uint32_t dead = heap_[0].empty() ? id : std::get<2>(*heap_[0].begin());
+    destroy(dead);
+    if (dead == id) {
+      ++owners_[owner].failures[input];
+      return 0;
+    }
+  }
+  return id;
+}
+
+void RewriteTable::set_expiry(uint32_t id, bool guaranteed, uint64_t expiry_ns, uint64_t best_effort_ns) {
+  Mapping& m = mapping(id);
+  heap_erase(id);
+  m.guaranteed = guaranteed;
+  m.expiry_ns = expiry_ns;
+  m.best_effort_ns = best_effort_ns;
+  heap_insert(id);
+}
+
+void RewriteTable::shift_guaranteed(uint64_t now) {
+  while (!heap_[1].empty()) {
+    auto [exp, seq, id] = *heap_[1].begin();
+    if (exp > now) break;
+    Mapping& m = mapping(id);
+    set_expiry(id, false, m.best_effort_ns, m.best_effort_ns);
+  }
+}
+
+void RewriteTable::destroy(uint32_t id) {
+  Mapping& m = mapping(id);
+  heap_erase(id);
+  for (int d = 0; d < 2; ++d) {
+    auto it = index_.find(Key{m.key[d], m.owner, m.map});
+    if (it != index_.end() && it->second == ((id << 1) | uint32_t(d))) index_.erase(it);
+  }
+  --owners_[m.owner].count[m.input];
+  m.live = false;
+  free_.push_back(id);
+}
+
+void RewriteTable::reap(uint64_t now, bool clear) {
+  shift_guaranteed(now);
+  while (!heap_[0].empty() && std::get<0>(*heap_[0].begin()) <= now) destroy(std::get<2>(*heap_[0].begin()));
+  int64_t cap = clear ? 0 : capacity;
+  while (int64_t(size()) > cap) destroy(std::get<2>(*heap_[heap_[0].empty() ? 1 : 0].begin()));
+}
+
+void RewriteTable::remove_input(uint32_t owner, uint16_t input) {
+  for (uint32_t id = 1; id <= maps_.size(); ++id) {
+    const Mapping& m = mapping(id);
+    if (m.live && m.owner == owner && m.input == input) destroy(id);
+  }
+}
+
+}  // namespace shoal::flow
