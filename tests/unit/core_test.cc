@@ -181,7 +181,14 @@ TEST(Args, AddressListsAndPrefixes) {
   ASSERT_TRUE(parse_ipv4_prefix("10.1.2.3", addr, mask, true));
   EXPECT_EQ(mask, 0xffffffffu);
   EXPECT_FALSE(parse_ipv4_prefix("10.1.2.3/33", addr, mask));
-  EXPECT_FALSE(parse_ipv4_prefix("10.1.2/8", addr, mask));
+  // Click's shortened networks
+  ASSERT_TRUE(parse_ipv4_prefix("10.1.2/24", addr, mask));
+  EXPECT_EQ(addr, 0x0a010200u);
+  EXPECT_EQ(mask, 0xffffff00u);
+  ASSERT_TRUE(parse_ipv4_prefix("0/0", addr, mask));
+  EXPECT_EQ(mask, 0u);
+  EXPECT_FALSE(parse_ipv4_prefix("10.1.2", addr, mask, true)) << "shortened only before a prefix";
+  EXPECT_FALSE(parse_ipv4_prefix("10.1.2.3.4/8", addr, mask));
   std::vector<uint32_t> v4;
   std::string bad;
   EXPECT_TRUE(parse_ipv4_list(" 1.2.3.4  5.6.7.8 ", v4, bad));

@@ -299,7 +299,7 @@ TEST(ARPQuerier, ResolvesThroughResponderAndQueues) {
   EXPECT_EQ(r->n("q.queries"), 1u) << "one query for five waiting packets";
   EXPECT_EQ(r->n("q.responses"), 1u);
   EXPECT_EQ(r->n("ar.replies"), 1u);
-  EXPECT_NE(r->h("q.table").find("10.0.0.2 1 02:00:00:00:00:02"), std::string::npos) << r->h("q.table");
+  EXPECT_EQ(r->h("q.table").rfind("10.0.0.2 1 02-00-00-00-00-02 ", 0), 0u) << r->h("q.table");
   test::finish(*r);
   auto out = test::read_pcap(tmp("arp.pcap"));
   ASSERT_EQ(out.size(), 5u);
@@ -307,19 +307,37 @@ TEST(ARPQuerier, ResolvesThroughResponderAndQueues) {
     EXPECT_EQ(Bytes(f.bytes.begin(), f.bytes.begin() + 12), (Bytes{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}));
     EXPECT_EQ(k::load_be16(f.bytes.data() + 12), 0x0800);
   }
-  // No answer: the query is retried RETRIES times, then the packets are dropped.
+  // No answer: one query for packets that come together (at most one per
+  // 100 ms per address), and the packets wait until the entry expires.
   auto r2 = test::run(R"(
     InfiniteSource(DATA \<45 00 00 14 00 00 00 00 40 11 00 00 0a 00 00 01 0a 00 00 09>, LIMIT 3)
-      -> MarkIPHeader -> GetIPAddress(16) -> [0]q :: ARPQuerier(10.0.0.1, 02:00:00:00:00:01, RETRY_INTERVAL 10ms, RETRIES 2);
+      -> MarkIPHeader -> GetIPAddress(16) -> [0]q :: ARPQuerier(10.0.0.1, 02:00:00:00:00:01, TIMEOUT 0);
     Idle -> [1]q;
     q -> Discard;)");
   ASSERT_TRUE(r2->ok) << r2->errors;
-  EXPECT_EQ(r2->n("q.queries"), 2u);
-  uint64_t noreply = 0;
-  for (auto& d : r2->rt->router(0).find("q")->drop_reasons())
-    if (d.name == "arp-no-reply") noreply = d.count.get();
-  EXPECT_EQ(noreply, 3u);
+  EXPECT_EQ(r2->n("q.queries"), 1u);
+  EXPECT_EQ(r2->n("q.length"), 3u) << "waiting";
+  EXPECT_EQ(r2->n("q.count"), 1u);
+  EXPECT_EQ(r2->h("q.table").rfind("10.0.0.9 0 FF-FF-FF-FF-FF-FF ", 0), 0u) << r2->h("q.table");
   test::finish(*r2);
+  // ENTRY_CAPACITY: a new address pushes the oldest out, with its packets.
+  auto r3 = test::run(R"(
+    a :: InfiniteSource(DATA \<45 00 00 14 00 00 00 00 40 11 00 00 0a 00 00 01 0a 00 00 09>, LIMIT 2)
+      -> MarkIPHeader -> GetIPAddress(16) -> [0]q :: ARPQuerier(10.0.0.1, 02:00:00:00:00:01, ENTRY_CAPACITY 1);
+    b :: InfiniteSource(DATA \<45 00 00 14 00 00 00 00 40 11 00 00 0a 00 00 01 0a 00 00 0a>, LIMIT 1, ACTIVE false)
+      -> MarkIPHeader -> GetIPAddress(16) -> q;
+    Idle -> [1]q;
+    q -> Discard;
+    DriverManager(wait 10ms, write b.active true, wait 10ms);)");
+  ASSERT_TRUE(r3->ok) << r3->errors;
+  EXPECT_EQ(r3->n("q.queries"), 2u);
+  EXPECT_EQ(r3->n("q.length"), 1u);
+  EXPECT_EQ(r3->h("q.table").rfind("10.0.0.10 0 ", 0), 0u) << r3->h("q.table");
+  uint64_t expired = 0;
+  for (auto& d : r3->rt->router(0).find("q")->drop_reasons())
+    if (d.name == "arp-expired") expired = d.count.get();
+  EXPECT_EQ(expired, 2u);
+  test::finish(*r3);
 }
 
 TEST(IP6NDSolicitor, ResolvesThroughAdvertiser) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -473,7 +474,11 @@ bool parse_ipv4_prefix(std::string_view s, uint32_t& addr, uint32_t& mask, bool 
   }
   size_t sl = s.find('/');
   IPv4Addr x;
-  if (!parse_ipv4(s.substr(0, sl), x)) return false;
+  // Click's shortened network before a prefix ("18.26/16", "0/0").
+  std::string net(s.substr(0, sl));
+  if (sl != std::string_view::npos && !net.empty() && std::isdigit(static_cast<unsigned char>(net[0])))
+    while (std::count(net.begin(), net.end(), '.') < 3) net += ".0";
+  if (!parse_ipv4(net, x)) return false;
   addr = x.host();
   if (sl == std::string_view::npos) {
     mask = 0xffffffffu;

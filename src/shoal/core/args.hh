@@ -63,7 +63,8 @@ bool parse_ether(std::string_view s, EtherAddr& out);
 bool parse_port(std::string_view s, int proto, uint16_t& out);
 // The space-separated words of s (Click's address lists in one argument).
 std::vector<std::string_view> split_words(std::string_view s);
-// "ADDR/LEN" or "ADDR/MASK" (and "ADDR" alone: a /32 when `bare` is allowed);
+// "ADDR/LEN" or "ADDR/MASK" (and "ADDR" alone: a /32 when `bare` is allowed;
+// Click's shortened networks: "18.26/16" is 18.26.0.0/16, "0/0" the default);
 // addr and mask in host order, addr not masked.
 bool parse_ipv4_prefix(std::string_view s, uint32_t& addr, uint32_t& mask, bool bare = false);
 // Space-separated IPv4 (IPv6) addresses appended to out (host order); false

@@ -1,309 +1,484 @@
-// ARP (RFC 826): ARPQuerier resolves next hops and encapsulates IP packets
-// in Ethernet; ARPResponder answers requests for the router's addresses.
+// ARPQuerier: resolves next hops with ARP (RFC 826) and encapsulates IP
+// packets in Ethernet, with Click's ARP table: entries age out after
+// TIMEOUT, queries for one address go out at most every 100 ms (every 2 s
+// after ten unanswered), a known address is polled again once it is older
+// than POLL_TIMEOUT, and waiting packets are bounded by CAPACITY (in all),
+// ENTRY_PACKET_CAPACITY (per address) and ENTRY_CAPACITY (addresses).
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <bit>
-#include <optional>
+#include <deque>
+#include <list>
+#include <map>
+#include <mutex>
 
 #include "shoal/elements/common.hh"
-#include "shoal/elements/ether/resolver.hh"
+#include "shoal/elements/ether/arp.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
 
 namespace {
-constexpr uint32_t kArpLen = 42;  // Ethernet + ARP for IPv4 over Ethernet
+constexpr uint64_t kSec = 1000000000ull;
+using Mac = std::array<uint8_t, 6>;
+constexpr Mac kBroadcast = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
-bool is_arp_ipv4(const uint8_t* d, uint32_t len) {
-  return len >= kArpLen && k::load_be16(d + 12) == 0x0806 && k::load_be16(d + 14) == 1 &&
-         k::load_be16(d + 16) == 0x0800 && d[18] == 6 && d[19] == 4;
+std::string ip_text(uint32_t ip) {
+  uint8_t a[4] = {uint8_t(ip >> 24), uint8_t(ip >> 16), uint8_t(ip >> 8), uint8_t(ip)};
+  return format_ipv4(a);
 }
 
-// "ADDR[/MASK]..." words into (addr, mask) pairs; false on a bad word.
-bool parse_addr_words(std::string_view s, std::vector<std::pair<uint32_t, uint32_t>>& out, EtherAddr& eth,
-                      std::string& err) {
-  std::vector<std::string_view> w = split_words(s);
-  if (w.size() < 2 || !parse_ether(w.back(), eth)) {
-    err = fmt::format("'{}' is not 'ADDR[/MASK]... ETH'", s);
-    return false;
+// The table every worker's copy shares (Click's ARPTable). Entries are kept
+// in the order they were last refreshed (`age`, oldest first), which is the
+// order they expire and are evicted in.
+struct ArpTable {
+  struct Entry {
+    Mac eth = kBroadcast;
+    bool known = false;
+    uint64_t live_ns = 0;    // when it was learnt (or, unknown, made)
+    uint64_t polled_ns = 0;  // when it was last queried
+    uint32_t polls = 0;      // queries since the last answer
+    std::list<uint32_t>::iterator age_at;
+  };
+  std::mutex mu;
+  std::map<uint32_t, Entry> entries;
+  std::list<uint32_t> age;
+  uint64_t timeout_ns = 300 * kSec;  // 0: entries never expire
+  uint32_t entry_capacity = 0;       // 0: no bound
+  uint64_t generation = 0;           // bumps whenever entries go
+
+  bool expired(const Entry& e, uint64_t now) const { return timeout_ns && e.live_ns + timeout_ns < now; }
+  bool known(const Entry& e, uint64_t now) const { return e.known && !expired(e, now); }
+  // At most one query per 100 ms, per 2 s after ten unanswered.
+  static bool allow_poll(const Entry& e, uint64_t now) {
+    return now >= e.polled_ns + (e.polls >= 10 ? 2 * kSec : kSec / 10);
   }
-  for (size_t i = 0; i + 1 < w.size(); ++i) {
-    uint32_t addr, mask;
-    if (!parse_ipv4_prefix(w[i], addr, mask, true)) return err = fmt::format("bad address '{}'", w[i]), false;
-    out.push_back({addr & mask, mask});
+  static void mark_poll(Entry& e, uint64_t now) {
+    e.polled_ns = now;
+    if (e.polls < 255) ++e.polls;
   }
-  return true;
-}
+  Entry& ensure(uint32_t ip, uint64_t now) {
+    auto it = entries.find(ip);
+    if (it != entries.end()) return it->second;
+    if (entry_capacity && entries.size() + 1 > entry_capacity) slim(now, 1);
+    Entry& e = entries[ip];
+    e.live_ns = now;
+    e.polled_ns = now - kSec;
+    e.age_at = age.insert(age.end(), ip);
+    return e;
+  }
+  void refresh_age(Entry& e, uint32_t ip) {
+    age.erase(e.age_at);
+    e.age_at = age.insert(age.end(), ip);
+  }
+  // Removes expired entries, oldest first, and the oldest while there are
+  // too many (`extra`: one about to be made).
+  void slim(uint64_t now, size_t extra = 0) {
+    while (!age.empty()) {
+      uint32_t ip = age.front();
+      if (!expired(entries.at(ip), now) && !(entry_capacity && entries.size() + extra > entry_capacity)) break;
+      age.pop_front();
+      entries.erase(ip);
+      ++generation;
+    }
+  }
+  void insert(uint32_t ip, const Mac& eth, uint64_t now) {
+    Entry& e = ensure(ip, now);
+    e.eth = eth;
+    e.known = eth != kBroadcast;
+    e.live_ns = now;
+    e.polls = 0;
+    e.polled_ns = now - kSec;
+    refresh_age(e, ip);
+  }
+};
 }  // namespace
 
-// ---------------------------------------------------------------- ARPResponder
-class ARPResponder : public PacketElement<ARPResponder> {
+class ARPQuerier : public Element {
  public:
   void configure(Args& a) override {
-    for (ArgItem* it : a.rest_positional()) {
-      std::string err;
-      if (!add_entry(it->text, entries_, err)) a.fail(*it, err);
-    }
+    Duration timeout{300 * kSec}, poll{60 * kSec};
+    IPv4Addr bcast;
+    bool have_bcast = a.has("BROADCAST");
+    a.read("CAPACITY", capacity_)
+        .read("ENTRY_CAPACITY", entry_capacity_)
+        .read("ENTRY_PACKET_CAPACITY", entry_packet_capacity_)
+        .read("CAPACITY_SLIM_FACTOR", slim_factor_)
+        .read("TIMEOUT", timeout)
+        .read("POLL_TIMEOUT", poll)
+        .read("BROADCAST_POLL", broadcast_poll_)
+        .read("BROADCAST", bcast);
+    // 'IP ETH', or one name that has both (AddressInfo).
+    std::string ip_word, eth_word;
+    a.read_mp("IP", ip_word).read_p("ETH", eth_word);
     a.complete();
-    warn_duplicates(entries_);
+    if (slim_factor_ == 0) a.fail("CAPACITY_SLIM_FACTOR cannot be zero");
+    if (eth_word.empty()) eth_word = ip_word;
+    uint32_t mask = 0;
+    if (!parse_ipv4_prefix(trim(ip_word), ip_, mask, true)) a.fail("IP: expected an IP address");
+    EtherAddr eth;
+    if (!parse_ether(trim(eth_word), eth)) a.fail("ETH: expected an Ethernet address");
+    eth_ = eth.b;
+    bcast_ = have_bcast ? bcast.host() : (ip_ | ~mask);
+    if (!have_bcast && bcast_ == ip_) bcast_ = 0xffffffffu;
+    timeout_ns_ = timeout.ns;
+    poll_ns_ = poll.ns;
   }
-  void initialize() override { r_ = add_drop_reason("not-for-us"); }
-  int process(Packet* p) {
-    uint8_t* d = p->data();
-    int other = noutputs() > 1 ? 1 : drop_code(r_);
-    if (!is_arp_ipv4(d, p->length()) || k::load_be16(d + 20) != 1) return other;
-    uint32_t target = k::load_be32(d + 38);
-    const Entry* e = find(target);
-    if (!e) return other;
-    // The request becomes the reply in place.
-    uint8_t sha[6], spa[4];
-    std::memcpy(sha, d + 22, 6);
-    std::memcpy(spa, d + 28, 4);
-    std::memcpy(d, sha, 6);
-    std::memcpy(d + 6, e->eth.b.data(), 6);
-    k::store_be16(d + 20, 2);
-    std::memcpy(d + 22, e->eth.b.data(), 6);
-    k::store_be32(d + 28, target);
-    std::memcpy(d + 32, sha, 6);
-    std::memcpy(d + 38, spa, 4);
-    replies_.add();
-    return 0;
+  void initialize() override {
+    bool first = false;
+    table_ = shared_state<ArpTable>(this, &first);
+    if (first) {
+      table_->timeout_ns = timeout_ns_;
+      table_->entry_capacity = entry_capacity_;
+    }
+    r_expired_ = add_drop_reason("arp-expired");
+    r_full_ = add_drop_reason("arp-queue-full");
+    r_nodst_ = add_drop_reason("no-destination");
+    r_room_ = add_drop_reason("no-headroom");
+    r_consumed_ = add_drop_reason("arp-consumed");
+    r_bad_ = add_drop_reason("bad-arp");
+    r_pool_ = add_drop_reason("pool-exhausted");
+    timer_.owner = this;
+    timer_.background = true;
+    // Click's expiry sweep: every TIMEOUT (whole seconds) plus one second.
+    if (timeout_ns_) worker().schedule(timer_, worker().now_ns() + sweep_ns());
+  }
+  void push(int port, PacketBatch* b) override {
+    if (port == 1) return learn(b);
+    const uint64_t now = worker().now_ns();
+    std::vector<Poll> polls;
+    {
+      std::lock_guard<std::mutex> g(table_->mu);
+      forget_gone();
+      b->for_each([&](uint32_t i, Packet* p) { b->result(i) = int16_t(resolve(b, i, p, now, polls)); });
+    }
+    // Queries first: Click sends one before the packet that asked for it.
+    send_queries(polls);
+    if (b->empty())
+      recycle(b);
+    else
+      dispatch(b);
+  }
+  void run_timer(Timer&) override {
+    const uint64_t now = worker().now_ns();
+    {
+      std::lock_guard<std::mutex> g(table_->mu);
+      table_->slim(now);
+      forget_gone();
+    }
+    if (timeout_ns_) worker().schedule(timer_, now + sweep_ns());
+  }
+  size_t packets_held() const override { return held_; }
+  void cleanup() override {
+    for (auto& [ip, q] : waiting_)
+      for (Packet* p : q) worker().pool().free(p);
+    waiting_.clear();
+    held_ = 0;
   }
   void add_handlers() override {
-    add_stat_handler("replies", replies_);
+    add_stat_handler("queries", queries_);
+    add_stat_handler("responses", responses_);
+    add_stat_handler("drops", drops_);
+    add_read_handler(
+        "length", [this] { return std::to_string(held_); }, Agg::Sum, true);
+    add_read_handler("count", [this] {
+      std::lock_guard<std::mutex> g(table_->mu);
+      return std::to_string(table_->entries.size());
+    });
     add_read_handler("table", [this] {
+      std::lock_guard<std::mutex> g(table_->mu);
+      uint64_t now = worker().now_ns();
       std::string s;
-      for (auto& e : entries_) s += fmt::format("{} {}\n", prefix_text(e), ether_text(e.eth));
+      for (uint32_t ip : table_->age) {
+        const auto& e = table_->entries.at(ip);
+        uint64_t age = now > e.live_ns ? now - e.live_ns : 0;
+        s += fmt::format("{} {} {} {}.{:06}\n", ip_text(ip), table_->known(e, now) ? 1 : 0,
+                         format_ether_click(e.eth.data()), age / kSec, (age % kSec) / 1000);
+      }
       return s;
     });
-    add_read_param_handler("lookup", [this](const std::string& v) {
-      IPv4Addr ip;
-      if (!parse_ipv4(trim(v), ip)) throw std::runtime_error(fmt::format("'{}' is not an IP address", trim(v)));
-      const Entry* e = find(ip.host());
-      return e ? ether_text(e->eth) : std::string();
+    add_read_handler("stats", [this] {
+      return fmt::format("{} packets killed\n{} ARP queries sent\n", drops_.get(), queries_.get());
     });
-    // Click's reconfiguration: the whole table from ENTRY arguments.
-    add_write_handler("config", [this](const std::string& v) {
-      std::vector<Entry> fresh;
-      std::string err;
-      for (auto& it : split_args(v, {}, false))
-        if (!add_entry(it.text, fresh, err)) throw std::runtime_error(err);
-      warn_duplicates(fresh);
-      entries_ = std::move(fresh);
-      config_text_ = v;
+    add_read_handler("ipaddr", [this] { return ip_text(ip_); });
+    add_write_handler("ipaddr", [this](const std::string& v) {
+      IPv4Addr a;
+      if (!parse_ipv4(trim(v), a)) throw std::runtime_error("expected an IP address");
+      ip_ = a.host();
     });
-    add_read_handler("config", [this] { return config_text_ ? *config_text_ : config_string(); });
-    add_write_handler("add", [this](const std::string& v) {
-      std::vector<Entry> fresh;
-      std::string err;
-      if (!add_entry(trim(v), fresh, err)) throw std::runtime_error(err);
-      for (auto& f : fresh) {
-        auto it = std::find_if(entries_.begin(), entries_.end(),
-                               [&](const Entry& e) { return e.addr == f.addr && e.mask == f.mask; });
-        if (it != entries_.end())
-          it->eth = f.eth;
-        else
-          insert(entries_, f);
-      }
+    add_read_handler("broadcast", [this] { return ip_text(bcast_); });
+    add_write_handler("broadcast", [this](const std::string& v) {
+      IPv4Addr a;
+      if (!parse_ipv4(trim(v), a)) throw std::runtime_error("expected an IP address");
+      bcast_ = a.host();
     });
-    add_write_handler("remove", [this](const std::string& v) {
-      uint32_t addr, mask;
-      if (!parse_ipv4_prefix(trim(v), addr, mask, true))
-        throw std::runtime_error(fmt::format("'{}' is not an address or prefix", trim(v)));
-      auto it = std::find_if(entries_.begin(), entries_.end(),
-                             [&](const Entry& e) { return e.addr == (addr & mask) && e.mask == mask; });
-      if (it == entries_.end()) throw std::runtime_error(fmt::format("{} is not in the table", trim(v)));
-      entries_.erase(it);
+    add_write_handler("insert", [this](const std::string& v) {
+      auto w = split_words(v);
+      IPv4Addr a;
+      EtherAddr e;
+      if (w.size() != 2 || !parse_ipv4(w[0], a) || !parse_ether(w[1], e)) throw std::runtime_error("expected IP ETH");
+      std::lock_guard<std::mutex> g(table_->mu);
+      table_->insert(a.host(), e.b, worker().now_ns());
+    });
+    add_write_handler("delete", [this](const std::string& v) {
+      IPv4Addr a;
+      if (!parse_ipv4(trim(v), a)) throw std::runtime_error("expected an IP address");
+      std::lock_guard<std::mutex> g(table_->mu);
+      table_->insert(a.host(), kBroadcast, worker().now_ns());  // Click's: known no more
+    });
+    add_write_handler("clear", [this](const std::string&) {
+      std::lock_guard<std::mutex> g(table_->mu);
+      table_->entries.clear();
+      table_->age.clear();
+      ++table_->generation;
+      forget_gone();
+      queries_.set(0);
+      responses_.set(0);
+      drops_.set(0);
     });
   }
 
  private:
-  struct Entry {
-    uint32_t addr, mask;
-    EtherAddr eth;
+  uint64_t sweep_ns() const { return (timeout_ns_ / kSec) * kSec + kSec; }
+
+  bool encap(Packet* p, const uint8_t* dst) {
+    uint8_t* e = p->push(14);
+    if (!e) return false;
+    std::memcpy(e, dst, 6);
+    std::memcpy(e + 6, eth_.data(), 6);
+    k::store_be16(e + 12, 0x0800);
+    p->set_mac_header(0);
+    return true;
+  }
+  int out_with(Packet* p, const uint8_t* dst) { return encap(p, dst) ? 0 : counted_drop(r_room_); }
+  int counted_drop(uint16_t reason) {
+    drops_.add();
+    return drop_code(reason);
+  }
+
+  // One IP packet on input 0 (table locked): its output, or a drop, or -
+  // waiting for an answer - taken out of the batch.
+  // A query to send: for an address, to its Ethernet address or broadcast,
+  // stamped with the time of the packet that asked.
+  struct Poll {
+    uint32_t ip;
+    Mac to;
+    uint64_t ts;
   };
-  // In the order given, except that an entry goes before the first one
-  // that contains it, so the first match is the longest (Click's order).
-  static void insert(std::vector<Entry>& v, const Entry& e) {
-    auto at = std::find_if(v.begin(), v.end(), [&](const Entry& x) {
-      return x.mask != e.mask && (x.mask & e.mask) == x.mask && (e.addr & x.mask) == x.addr;
-    });
-    v.insert(at, e);
-  }
-  // Click's entry: words that are addresses or prefixes, and one Ethernet
-  // address, in any order; a name with both (AddressInfo) gives both.
-  static bool add_entry(std::string_view text, std::vector<Entry>& v, std::string& err) {
-    std::vector<std::string_view> w = split_words(text);
-    std::vector<Entry> got;
-    EtherAddr eth;
-    bool have_eth = false;
-    for (auto word : w) {
-      uint32_t addr, mask;
-      EtherAddr e;
-      if (parse_ipv4_prefix(word, addr, mask, true)) {
-        got.push_back({addr & mask, mask, {}});
-      } else if (parse_ether(word, e)) {
-        if (have_eth) return err = fmt::format("'{}': more than one ETH", text), false;
-        eth = e;
-        have_eth = true;
-      } else {
-        return err = fmt::format("'{}': expected IP/MASK ETH", text), false;
+  int resolve(PacketBatch* b, uint32_t i, Packet* p, uint64_t now, std::vector<Poll>& polls) {
+    uint32_t dst = k::load_be32(p->anno().dst_ip);
+    if (!ip_) return counted_drop(r_nodst_);
+    ArpTable& t = *table_;
+    auto it = t.entries.find(dst);
+    if (it != t.entries.end() && t.known(it->second, now)) {
+      ArpTable::Entry& e = it->second;
+      // Known but old: poll it again (to its own address unless
+      // BROADCAST_POLL), and send the packet meanwhile.
+      if (poll_ns_ && now >= e.live_ns + poll_ns_ && ArpTable::allow_poll(e, now)) {
+        ArpTable::mark_poll(e, now);
+        polls.push_back({dst, broadcast_poll_ ? kBroadcast : e.eth, p->timestamp_ns()});
       }
+      return out_with(p, e.eth.data());
     }
-    for (size_t i = 0; !have_eth && i < w.size(); ++i) have_eth = parse_ether(w[i], eth);
-    if (got.empty()) return err = fmt::format("'{}': missing IP/MASK", text), false;
-    if (!have_eth) return err = fmt::format("'{}': missing ETH", text), false;
-    for (auto& g : got) insert(v, {g.addr, g.mask, eth});
-    return true;
+    if (dst == 0xffffffffu || dst == bcast_) return out_with(p, kBroadcast.data());
+    if ((dst >> 28) == 14) {  // multicast: 01:00:5e and the low 23 bits
+      uint8_t m[6] = {0x01, 0x00, 0x5e, uint8_t((dst >> 16) & 0x7f), uint8_t(dst >> 8), uint8_t(dst)};
+      return out_with(p, m);
+    }
+    if (!dst) {
+      if (!zero_warned_) run_error("would query for 0.0.0.0; missing destination IP annotation?", false);
+      zero_warned_ = true;
+      return counted_drop(r_nodst_);
+    }
+    ArpTable::Entry& e = t.ensure(dst, now);
+    forget_gone();  // ensure() may have pushed entries out
+    // An unknown entry stays at most TIMEOUT old while packets wait on it.
+    if (t.timeout_ns && e.live_ns + t.timeout_ns < now) {
+      e.live_ns = now - t.timeout_ns;
+      t.refresh_age(e, dst);
+    }
+    auto& q = waiting_[dst];
+    if (entry_packet_capacity_ && q.size() >= entry_packet_capacity_) return counted_drop(r_full_);
+    b->kill(i);
+    if (capacity_ && held_ + 1 > capacity_) shed();
+    q.push_back(p);
+    ++held_;
+    if (ArpTable::allow_poll(e, now)) {
+      ArpTable::mark_poll(e, now);
+      polls.push_back({dst, kBroadcast, p->timestamp_ns()});
+    }
+    return 0;
   }
-  const Entry* find(uint32_t ip) const {
-    for (auto& x : entries_)
-      if ((ip & x.mask) == x.addr) return &x;
-    return nullptr;
-  }
-  static std::string prefix_text(const Entry& e) {
-    uint8_t a[4] = {uint8_t(e.addr >> 24), uint8_t(e.addr >> 16), uint8_t(e.addr >> 8), uint8_t(e.addr)};
-    return fmt::format("{}/{}", format_ipv4(a), std::popcount(e.mask));
-  }
-  static std::string ether_text(const EtherAddr& e) { return format_ether_click(e.b.data()); }
-  // A prefix given twice keeps its last Ethernet address; Click warns.
-  void warn_duplicates(std::vector<Entry>& v) const {
-    for (size_t i = 0; i < v.size(); ++i)
-      for (size_t j = i + 1; j < v.size();)
-        if (v[j].addr == v[i].addr && v[j].mask == v[i].mask) {
-          if (worker().id() == 0) fmt::print(stderr, "  warning: multiple entries for {}\n", prefix_text(v[i]));
-          v[i].eth = v[j].eth;
-          v.erase(v.begin() + ptrdiff_t(j));
-        } else {
-          ++j;
-        }
-  }
-  std::vector<Entry> entries_;
-  std::optional<std::string> config_text_;  // as last written
-  uint16_t r_ = 0;
-  Stat replies_;
-};
-SHOAL_ELEMENT(ARPResponder, .name = "ARPResponder", .ports = "1/1-2", .processing = "a/ah",
-              .summary = "answers ARP requests",
-              .description =
-                  "Each argument is 'ADDR[/MASK] [ADDR...] ETH', or one AddressInfo name that has both an "
-                  "IP and an Ethernet address. An ARP request (Ethernet frame) for one of the addresses "
-                  "becomes, in place, the reply from ETH to the asker; the most specific entry answers. Other "
-                  "packets leave on output 1 if it exists, else are dropped ('not-for-us'). With no entries it "
-                  "answers nothing until some are added.",
-              .args = {{"ENTRY...", "ADDR[/MASK]... ETH", "addresses answered with ETH"}},
-              .handlers = {{"replies", "r", "replies made"},
-                           {"table", "r", "the entries, 'ADDR/LEN ETH' per line, most specific first"},
-                           {"lookup", "r", "(with an address) the Ethernet address it is answered with"},
-                           {"config", "w", "replace every entry (the element's arguments)"},
-                           {"add", "w", "'ADDR[/MASK]... ETH': add entries, or change their ETH"},
-                           {"remove", "w", "ADDR[/MASK]: remove that entry"}},
-              .example = "c[0] -> ARPResponder(10.0.0.1 02:00:00:00:00:01) -> out;");
 
-// ---------------------------------------------------------------- ARPQuerier
-class ARPQuerier : public NeighborResolver<ARPQuerier, uint32_t> {
- public:
-  static constexpr uint16_t kEtherType = 0x0800;
-  void configure(Args& a) override {
-    IPv4Addr ip, bcast;
-    EtherAddr eth;
-    bool have_bcast = a.has("BROADCAST");
-    a.read_mp("IP", ip).read_mp("ETH", eth).read("BROADCAST", bcast);
-    read_resolver_args(a, 300'000'000'000ull);
-    a.complete();
-    ip_ = ip.host();
-    eth_ = eth.b;
-    if (have_bcast) bcast_ = bcast.host();
+  // Over CAPACITY: the oldest waiting packets go, down to CAPACITY less
+  // CAPACITY / CAPACITY_SLIM_FACTOR (Click's slimming).
+  void shed() {
+    uint32_t target = capacity_ - capacity_ / slim_factor_;
+    if (target == 0) target = 1;
+    for (uint32_t ip : table_->age) {
+      auto it = waiting_.find(ip);
+      if (it == waiting_.end()) continue;
+      while (!it->second.empty() && held_ + 1 > target) {
+        drop(it->second.front(), r_full_);
+        drops_.add();
+        it->second.pop_front();
+        --held_;
+      }
+      if (held_ + 1 <= target) break;
+    }
   }
-  void initialize() override { init_resolver("arp"); }
 
-  bool key_of(Packet* p, uint32_t& dst) const {
-    dst = k::load_be32(p->anno().dst_ip);
-    return dst != 0;
+  // Packets waiting on entries that are gone (expired and swept, evicted,
+  // cleared) are dropped. Table locked.
+  void forget_gone() {
+    if (seen_generation_ == table_->generation) return;
+    seen_generation_ = table_->generation;
+    for (auto it = waiting_.begin(); it != waiting_.end();) {
+      if (table_->entries.count(it->first)) {
+        ++it;
+        continue;
+      }
+      for (Packet* p : it->second) drop(p, r_expired_), drops_.add();
+      held_ -= it->second.size();
+      it = waiting_.erase(it);
+    }
   }
-  bool fixed_mac(uint32_t dst, uint8_t* mac) const {
-    if (dst != 0xffffffffu && dst != bcast_) return false;
-    std::memset(mac, 0xff, 6);
-    return true;
+
+  void send_queries(const std::vector<Poll>& polls) {
+    for (auto& [dst, to, ts] : polls) {
+      Packet* q = worker().pool().alloc(kArpLen);
+      if (!q) {
+        count_lost(r_pool_);
+        continue;
+      }
+      created();
+      uint8_t* d = q->data();
+      std::memcpy(d, to.data(), 6);
+      std::memcpy(d + 6, eth_.data(), 6);
+      k::store_be16(d + 12, 0x0806);
+      k::store_be16(d + 14, 1);
+      k::store_be16(d + 16, 0x0800);
+      d[18] = 6;
+      d[19] = 4;
+      k::store_be16(d + 20, 1);
+      std::memcpy(d + 22, eth_.data(), 6);
+      k::store_be32(d + 28, ip_);
+      std::memset(d + 32, 0, 6);
+      k::store_be32(d + 38, dst);
+      q->set_mac_header(0);
+      q->set_timestamp_ns(ts);
+      queries_.add();
+      PacketBatch* out = new_batch();
+      out->append(q);
+      output_push(noutputs() - 1, out);
+    }
   }
-  Packet* make_query(uint32_t dst) {
-    Packet* q = worker().pool().alloc(kArpLen);
-    if (!q) return nullptr;
-    uint8_t* d = q->data();
-    std::memset(d, 0xff, 6);
-    std::memcpy(d + 6, eth_.data(), 6);
-    k::store_be16(d + 12, 0x0806);
-    k::store_be16(d + 14, 1);
-    k::store_be16(d + 16, 0x0800);
-    d[18] = 6;
-    d[19] = 4;
-    k::store_be16(d + 20, 1);
-    std::memcpy(d + 22, eth_.data(), 6);
-    k::store_be32(d + 28, ip_);
-    std::memset(d + 32, 0, 6);
-    k::store_be32(d + 38, dst);
-    return q;
-  }
-  // Replies, and requests aimed at us (RFC 826's merge), carry answers.
-  void parse_answers(PacketBatch* b, std::vector<std::pair<uint32_t, Mac>>& got) {
+
+  // Input 1: ARP replies (and requests to us, RFC 826's merge) teach the
+  // table addresses it has asked for or knows; their waiting packets leave.
+  void learn(PacketBatch* b) {
+    const uint64_t now = worker().now_ns();
+    std::vector<std::pair<uint32_t, Mac>> got;
     b->for_each([&](uint32_t, Packet* p) {
       const uint8_t* d = p->data();
       if (!is_arp_ipv4(d, p->length())) return drop(p, r_bad_);
       uint16_t op = k::load_be16(d + 20);
       uint32_t spa = k::load_be32(d + 28), tpa = k::load_be32(d + 38);
-      if ((op == 2 || op == 1) && spa != 0 && (tpa == ip_ || op == 2)) {
+      if ((op == 2 || (op == 1 && tpa == ip_)) && spa != 0 && !(d[22] & 1)) {
         Mac m;
         std::memcpy(m.data(), d + 22, 6);
-        if (!(m[0] & 1)) got.push_back({spa, m});
+        got.push_back({spa, m});
       }
       drop(p, r_consumed_);
     });
-  }
-  static std::string format_key(uint32_t ip) {
-    uint8_t a[4] = {uint8_t(ip >> 24), uint8_t(ip >> 16), uint8_t(ip >> 8), uint8_t(ip)};
-    return format_ipv4(a);
-  }
-  static bool parse_entry(std::string_view s, std::vector<uint32_t>& keys, Mac& eth, std::string& err) {
-    std::vector<std::pair<uint32_t, uint32_t>> addrs;
-    EtherAddr e;
-    if (!parse_addr_words(s, addrs, e, err)) return false;
-    for (auto& [ad, m] : addrs) keys.push_back(ad);
-    eth = e.b;
-    return true;
+    recycle(b);
+    std::vector<std::pair<uint32_t, Mac>> release;
+    {
+      std::lock_guard<std::mutex> g(table_->mu);
+      for (auto& [ip, m] : got) {
+        // Unsolicited answers teach nothing (no cache poisoning).
+        if (!table_->entries.count(ip) && !waiting_.count(ip)) continue;
+        table_->insert(ip, m, now);
+        responses_.add();
+        release.push_back({ip, m});
+      }
+    }
+    for (auto& [ip, m] : release) {
+      auto it = waiting_.find(ip);
+      if (it == waiting_.end()) continue;
+      std::deque<Packet*> q = std::move(it->second);
+      waiting_.erase(it);
+      held_ -= q.size();
+      PacketBatch* out = new_batch();
+      for (Packet* p : q) {
+        if (!encap(p, m.data())) {
+          drop(p, r_room_);
+          drops_.add();
+          continue;
+        }
+        out->append(p);
+        if (out->full()) output_push(0, out), out = new_batch();
+      }
+      if (out->empty())
+        recycle(out);
+      else
+        output_push(0, out);
+    }
   }
 
- private:
   uint32_t ip_ = 0, bcast_ = 0xffffffffu;
+  Mac eth_{};
+  uint32_t capacity_ = 2048, entry_capacity_ = 0, entry_packet_capacity_ = 0, slim_factor_ = 2;
+  uint64_t timeout_ns_ = 0, poll_ns_ = 0;
+  bool broadcast_poll_ = false, zero_warned_ = false;
+  std::shared_ptr<ArpTable> table_;
+  std::map<uint32_t, std::deque<Packet*>> waiting_;  // this worker's packets, per address
+  size_t held_ = 0;
+  uint64_t seen_generation_ = 0;
+  Timer timer_;
+  uint16_t r_expired_ = 0, r_full_ = 0, r_nodst_ = 0, r_room_ = 0, r_consumed_ = 0, r_bad_ = 0, r_pool_ = 0;
+  Stat queries_, responses_, drops_;
 };
-SHOAL_ELEMENT(ARPQuerier, .name = "ARPQuerier", .ports = "2/1-2", .processing = "h/h",
-              .summary = "resolves next hops with ARP and adds Ethernet headers",
-              .description =
-                  "Input 0 takes IP packets whose DST_IP annotation is the next hop; input 1 takes ARP packets "
-                  "(replies from the wire). A known next hop (answer younger than TIMEOUT) gets the Ethernet "
-                  "header and the packet leaves on output 0; 255.255.255.255 and BROADCAST go to the Ethernet "
-                  "broadcast address. Otherwise the packet waits (at most ENTRY_PACKET_CAPACITY per next hop "
-                  "and CAPACITY in all; the oldest makes room, 'arp-queue-full') while a query goes out, again "
-                  "every RETRY_INTERVAL, RETRIES times in all; then the waiting packets are dropped "
-                  "('arp-no-reply'). Queries leave on output 1 if it exists, else output 0. The cache is shared "
-                  "by all workers; it learns only answers to its own queries and refreshes of what it knows. ARP "
-                  "packets on input 1 are consumed ('arp-consumed').",
-              .args = {{"IP", "IPv4 address", "this interface's address"},
-                       {"ETH", "Ethernet address", "this interface's Ethernet address"},
-                       {"TIMEOUT", "time", "how long an answer is good (default 300 s)"},
-                       {"RETRY_INTERVAL", "time", "time between queries (default 1 s)"},
-                       {"RETRIES", "unsigned", "queries before giving up (default 3)"},
-                       {"CAPACITY", "unsigned", "waiting packets in all (default 2048)"},
-                       {"ENTRY_PACKET_CAPACITY", "unsigned", "waiting packets per next hop (default 64)"},
-                       {"BROADCAST", "IPv4 address", "the interface's broadcast address"}},
-              .handlers = {{"table", "r", "cache: IP, valid, Ethernet address"},
-                           {"insert", "w", "ADDR ETH: add a static answer"},
-                           {"clear", "w", "empty the cache"},
-                           {"queries", "r", "queries sent"},
-                           {"responses", "r", "answers learnt"},
-                           {"count", "r", "packets waiting"}},
-              .example =
-                  "fr -> [0]arpq :: ARPQuerier(10.0.1.1, 02:00:00:00:01:01) -> out1; "
-                  "c1[1] -> [1]arpq;");
+SHOAL_ELEMENT(
+    ARPQuerier, .name = "ARPQuerier", .ports = "2/1-2", .processing = "h/h",
+    .summary = "resolves next hops with ARP and adds Ethernet headers",
+    .description =
+        "Click's ARPQuerier. Input 0 takes IP packets whose destination IP annotation is the next hop; input 1 "
+        "takes ARP packets from the wire. A next hop the table knows (an answer younger than TIMEOUT) gets the "
+        "Ethernet header and the packet leaves on output 0; when the answer is older than POLL_TIMEOUT a query "
+        "goes to that address first (to the broadcast address with BROADCAST_POLL). 255.255.255.255 and "
+        "BROADCAST go to the Ethernet broadcast address, multicast groups to their 01:00:5e addresses. "
+        "Otherwise the packet waits while a query is broadcast: at most one per address every 100 ms, every "
+        "2 s once ten went unanswered, and only when packets come. Waiting packets leave when the answer "
+        "comes; they are dropped ('arp-expired') when their entry expires (TIMEOUT after it was made, or "
+        "pushed out by ENTRY_CAPACITY), or for room ('arp-queue-full': ENTRY_PACKET_CAPACITY per address, or "
+        "CAPACITY in all, when the oldest go down to CAPACITY less CAPACITY/CAPACITY_SLIM_FACTOR). Queries "
+        "leave on output 1 if it exists, else output 0, stamped with the time of the packet that asked. The "
+        "table is shared by every worker; it learns answers (replies, and requests to this address) only for "
+        "addresses it asked for or knows. ARP packets on input 1 are consumed ('arp-consumed').",
+    .args = {{"IP", "IPv4 address[/len]", "this interface's address (a prefix sets the broadcast address)"},
+             {"ETH", "Ethernet address", "this interface's Ethernet address (one AddressInfo name may give both)"},
+             {"TIMEOUT", "time", "how long an answer is good (default 300 s; 0: forever)"},
+             {"POLL_TIMEOUT", "time", "age at which a known address is queried again (default 60 s; 0: never)"},
+             {"BROADCAST_POLL", "boolean", "send those queries to the broadcast address (default false)"},
+             {"CAPACITY", "unsigned", "waiting packets in all (default 2048; 0: no bound)"},
+             {"ENTRY_CAPACITY", "unsigned", "addresses in the table (default 0: no bound)"},
+             {"ENTRY_PACKET_CAPACITY", "unsigned", "waiting packets per address (default 0: no bound)"},
+             {"CAPACITY_SLIM_FACTOR", "unsigned", "over CAPACITY, keep CAPACITY less CAPACITY/this (default 2)"},
+             {"BROADCAST", "IPv4 address", "the interface's broadcast address"}},
+    .handlers = {{"table", "r", "'IP KNOWN ETH AGE' per address, oldest first"},
+                 {"count", "r", "addresses in the table"},
+                 {"length", "r", "packets waiting"},
+                 {"queries", "r", "queries sent"},
+                 {"responses", "r", "answers learnt"},
+                 {"drops", "r", "packets dropped"},
+                 {"stats", "r", "drops and queries, as Click prints them"},
+                 {"ipaddr", "rw", "this interface's address"},
+                 {"broadcast", "rw", "the broadcast address"},
+                 {"insert", "w", "'IP ETH': a static answer"},
+                 {"delete", "w", "IP: forget the answer"},
+                 {"clear", "w", "empty the table and the counts"}},
+    .example =
+        "fr -> [0]arpq :: ARPQuerier(10.0.1.1, 02:00:00:00:01:01) -> out1;\n"
+        "c1[1] -> [1]arpq;");
 
 }  // namespace shoal
