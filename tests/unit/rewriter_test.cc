@@ -200,3 +200,62 @@ TEST(RoundRobinIPMapper, HandsNewFlowsToPatternsInTurn) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// FTPPortMapper's shifts: a PORT command 12 bytes shorter at [1, 30) moves
+// later sequence numbers back 12, and the other side's acknowledgements
+// (and SACK edges) forward again; a shift 2^30 old is folded into the base.
+TEST(TcpSeqShift, SequenceAndAcknowledgementNumbers) {
+  flow::TcpSeqShift s;
+  ASSERT_TRUE(s.add(0, 30, -12));
+  EXPECT_EQ(s.new_seq(0, 1), 1u);
+  EXPECT_EQ(s.new_seq(0, 30), 18u);
+  EXPECT_EQ(s.new_ack(1, 18), 30u);
+  EXPECT_EQ(s.new_ack(1, 1), 1u);
+  EXPECT_FALSE(s.add(0, 29, 5)) << "an older trigger is out of order";
+  ASSERT_TRUE(s.add(0, 60, 6));  // a second change, 6 bytes longer: -6 from 60 on
+  EXPECT_EQ(s.new_seq(0, 59), 47u);
+  EXPECT_EQ(s.new_seq(0, 60), 54u);
+  ASSERT_TRUE(s.add(0, 60, 8)) << "the same place again replaces the change made there";
+  EXPECT_EQ(s.new_seq(0, 60), 56u);
+  s.forget_old(0, 60 + (1u << 30));
+  EXPECT_EQ(s.new_seq(0, 100), 96u) << "only the newest shift is left";
+  EXPECT_FALSE(s.active(1));
+}
+
+// (BURST 1: the PORT command must find the control connection's mapping,
+// which the rewriter makes from the packet before it.)
+TEST(FTPPortMapper, RewritesPortCommandsAndShiftsTheConnection) {
+  std::string in = tmpdir() + "/ftp.txt", out = tmpdir() + "/ftp-out.txt";
+  std::ofstream(in) << "!data src sport dst dport proto tcp_seq tcp_ack payload\n"
+                       "200.200.200.200 30 2.0.0.2 21 T 0 0 \"x\"\n"
+                       "200.200.200.200 30 2.0.0.2 21 T 1 0 \"PORT 200,200,200,200,200,200\\r\\n\"\n"
+                       "200.200.200.200 30 2.0.0.2 21 T 31 0 \"QUIT\\r\\n\"\n"
+                       "2.0.0.2 21 1.0.0.1 1024 T 0 19 \"\"\n";
+  auto r = run(fmt::format(R"(
+    rw :: TCPRewriter(pattern 1.0.0.1 1024-65535# - - 0 0);
+    FromIPSummaryDump({}, STOP true, CHECKSUM true, BURST 1) -> f :: FTPPortMapper(rw, rw, 0) -> rw
+      -> CheckIPHeader -> CheckTCPHeader -> ToIPSummaryDump({}, FIELDS src sport dst dport tcp_seq tcp_ack payload);
+  )",
+                           in, out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("f.rewritten"), 1u);
+  EXPECT_EQ(r->n("rw.nmappings"), 2u) << "the control connection and the announced data connection";
+  std::string v, err;
+  ASSERT_TRUE(r->rt->read_handler("rw.lookup", v, err, "200.200.200.200 51400 2.0.0.2 20")) << err;
+  EXPECT_EQ(v, "1.0.0.1 1025 2.0.0.2 20");
+  EXPECT_NE(r->h("rw.table").find("seq -12"), std::string::npos) << r->h("rw.table");
+  finish(*r);
+  std::ifstream f(out);
+  std::string line, body;
+  while (std::getline(f, line))
+    if (line.empty() || line[0] != '!') body += line + "\n";
+  EXPECT_EQ(body,
+            "1.0.0.1 1024 2.0.0.2 21 0 0 \"x\"\n"
+            "1.0.0.1 1024 2.0.0.2 21 1 0 \"PORT 1,0,0,1,4,1\\r\\n\"\n"
+            "1.0.0.1 1024 2.0.0.2 21 19 0 \"QUIT\\r\\n\"\n"
+            "2.0.0.2 21 200.200.200.200 30 0 31 \"\"\n");
+}
+
+}  // namespace shoal::test

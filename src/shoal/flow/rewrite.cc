@@ -176,6 +176,51 @@ std::string RewritePattern::unparse() const {
   return s;
 }
 
+namespace {
+// RFC 1982 comparison: a at or after b.
+bool seq_geq(uint32_t a, uint32_t b) { return int32_t(a - b) >= 0; }
+}  // namespace
+
+uint32_t TcpSeqShift::new_seq(int d, uint32_t seq) const {
+  for (const Step& s : steps[d])
+    if (seq_geq(seq, s.trigger)) return seq + uint32_t(s.delta);
+  return seq + uint32_t(base[d]);
+}
+
+uint32_t TcpSeqShift::new_ack(int d, uint32_t ack) const {
+  for (const Step& s : steps[!d])
+    if (seq_geq(ack - uint32_t(s.delta), s.trigger)) return ack - uint32_t(s.delta);
+  return ack - uint32_t(base[!d]);
+}
+
+bool TcpSeqShift::add(int d, uint32_t trigger, int32_t delta) {
+  auto& v = steps[d];
+  if (!v.empty() && !seq_geq(trigger, v.front().trigger)) return false;
+  if (!v.empty() && trigger == v.front().trigger) {
+    // the same place again: the change replaces the one made there
+    v.front().delta = (v.size() > 1 ? v[1].delta : base[d]) + delta;
+  } else {
+    v.insert(v.begin(), Step{trigger, newest(d) + delta});
+  }
+  // Transitions 2^30 before this one can no longer be told apart from it:
+  // the first such becomes the base.
+  for (size_t i = 1; i < v.size(); ++i)
+    if (seq_geq(trigger, v[i].trigger + (1u << 30))) {
+      base[d] = v[i].delta;
+      v.resize(i);
+      break;
+    }
+  return true;
+}
+
+void TcpSeqShift::forget_old(int d, uint32_t seq) {
+  auto& v = steps[d];
+  if (!v.empty() && seq_geq(seq, v.front().trigger + (1u << 30))) {
+    base[d] = v.front().delta;
+    v.clear();
+  }
+}
+
 size_t RewriteTable::KeyHash::operator()(const Key& k) const {
   uint64_t a = (uint64_t(k.f.saddr) << 32) | k.f.daddr;
   uint64_t b = (uint64_t(k.f.sport) << 48) | (uint64_t(k.f.dport) << 32) | (uint64_t(k.owner) << 8) | k.map;
@@ -198,13 +243,13 @@ std::pair<uint32_t, int> RewriteTable::find(uint32_t owner, uint8_t map, const F
 
 void RewriteTable::heap_insert(uint32_t id) {
   Mapping& m = mapping(id);
-  m.seq = ++seq_;
-  heap_[m.guaranteed].insert({m.expiry_ns, m.seq, id});
+  m.order = ++order_;
+  heap_[m.guaranteed].insert({m.expiry_ns, m.order, id});
 }
 
 void RewriteTable::heap_erase(uint32_t id) {
   Mapping& m = mapping(id);
-  heap_[m.guaranteed].erase({m.expiry_ns, m.seq, id});
+  heap_[m.guaranteed].erase({m.expiry_ns, m.order, id});
 }
 
 uint32_t RewriteTable::add(uint32_t owner, uint8_t map, uint16_t input, uint8_t ip_p, const FlowId& flow,
@@ -271,7 +316,7 @@ void RewriteTable::set_expiry(uint32_t id, bool guaranteed, uint64_t expiry_ns, 
 
 void RewriteTable::shift_guaranteed(uint64_t now) {
   while (!heap_[1].empty()) {
-    auto [exp, seq, id] = *heap_[1].begin();
+    auto [exp, order, id] = *heap_[1].begin();
     if (exp > now) break;
     Mapping& m = mapping(id);
     set_expiry(id, false, m.best_effort_ns, m.best_effort_ns);
@@ -287,6 +332,7 @@ void RewriteTable::destroy(uint32_t id) {
   }
   --owners_[m.owner].count[m.input];
   m.live = false;
+  m.seq.reset();
   free_.push_back(id);
 }
 

@@ -23,6 +23,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -67,6 +68,32 @@ struct RewritePattern {
   std::string unparse() const;
 };
 
+// TCP sequence-number shifts of one rewritten connection (Click's
+// TCPRewriter deltas, made by FTPPortMapper when it changes a payload's
+// length). Per direction: transitions newest first, each shifting the
+// sequence numbers at or after its trigger, and the shift before them all.
+struct TcpSeqShift {
+  struct Step {
+    uint32_t trigger;
+    int32_t delta;
+  };
+  std::vector<Step> steps[2];
+  int32_t base[2] = {0, 0};
+
+  bool active(int d) const { return !steps[d].empty() || base[d] != 0; }
+  int32_t newest(int d) const { return steps[d].empty() ? base[d] : steps[d].front().delta; }
+  // The sequence number a packet of direction d carries after the rewrite.
+  uint32_t new_seq(int d, uint32_t seq) const;
+  // The acknowledgement (of direction !d's data) a packet of direction d carries.
+  uint32_t new_ack(int d, uint32_t ack) const;
+  // From `trigger` on, direction d's data is `delta` bytes longer; false
+  // when the trigger is older than the newest (out of order).
+  bool add(int d, uint32_t trigger, int32_t delta);
+  // A packet of direction d with sequence number seq: transitions 2^30
+  // behind it can no longer matter.
+  void forget_old(int d, uint32_t seq);
+};
+
 class RewriteTable {
  public:
   struct Mapping {
@@ -74,7 +101,7 @@ class RewriteTable {
     int32_t out[2] = {0, 0};
     uint64_t expiry_ns = 0;
     uint64_t best_effort_ns = 0;  // the expiry once a guarantee ends
-    uint64_t seq = 0;             // order of the last expiry change (ties)
+    uint64_t order = 0;           // of the last expiry change (ties)
     uint32_t owner = 0;           // the rewriter (owner id) and input that made it
     uint32_t agg = 0;
     uint16_t input = 0;
@@ -84,6 +111,7 @@ class RewriteTable {
     uint8_t reply_anno = 0;
     bool guaranteed = false;
     bool live = false;
+    std::unique_ptr<TcpSeqShift> seq;  // made by the first shift
     // The rewritten flow as seen in direction d's packets after the rewrite.
     FlowId rewritten(int d) const { return key[!d].reverse(); }
   };
@@ -132,7 +160,7 @@ class RewriteTable {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
-  using HeapItem = std::tuple<uint64_t, uint64_t, uint32_t>;  // expiry, seq, id
+  using HeapItem = std::tuple<uint64_t, uint64_t, uint32_t>;  // expiry, order, id
   void destroy(uint32_t id);
   void shift_guaranteed(uint64_t now);
   void heap_insert(uint32_t id);
@@ -143,7 +171,7 @@ class RewriteTable {
   std::unordered_map<Key, uint32_t, KeyHash> index_;  // id << 1 | direction
   std::set<HeapItem> heap_[2];                        // [0] best effort, [1] guaranteed
   std::vector<Owner> owners_;
-  uint64_t seq_ = 0;
+  uint64_t order_ = 0;
   uint32_t agg_ = 0;
 };
 

@@ -239,8 +239,10 @@ bool parse_tcp_options(std::string_view t, std::string& out) {
              a <= 0xffffffffu && b <= 0xffffffffu) {
       out += std::string{char(8), char(10)};
       for (uint64_t x : {a, b}) out += std::string{char(x >> 24), char(x >> 16), char(x >> 8), char(x)};
-    } else if (w.substr(0, 4) == "sack" && w.find('-') != std::string_view::npos &&
-               parse_uint(w.substr(4, w.find('-') - 4), a) && parse_uint(w.substr(w.find('-') + 1), b)) {
+    } else if (w.substr(0, 4) == "sack" && w.find_first_of("-:") != std::string_view::npos &&
+               parse_uint(w.substr(4, w.find_first_of("-:") - 4), a) &&
+               parse_uint(w.substr(w.find_first_of("-:") + 1), b) && a <= 0xffffffffu && b <= 0xffffffffu) {
+      // one SACK block: 'sackA-B' (also 'sackA:B')
       out += std::string{char(5), char(10)};
       for (uint64_t x : {a, b}) out += std::string{char(x >> 24), char(x >> 16), char(x >> 8), char(x)};
     } else {

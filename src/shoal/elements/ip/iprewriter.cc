@@ -40,6 +40,8 @@ class IPRewriter : public RewriterBase {
     if (id) to = table_->mapping(id).rewritten(dir);
     return id != 0;
   }
+  uint8_t map_of(uint8_t ip_p) const override { return ip_p == 17 ? kUdpMap : kTcpMap; }
+  const Timeouts& timeouts_of(uint8_t ip_p) const override { return ip_p == 17 ? udp_ : timeouts_; }
   void add_table_handlers() override {
     for (const char* h : {"tcp_table", "tcp_mappings"})
       add_read_handler(h, [this] { return table_text(kTcpMap, worker().now_ns()); });

@@ -28,14 +28,15 @@ class IPRewriterPatterns : public Element {
         errs += (errs.empty() ? "" : "\n") + err;
         continue;
       }
-      if (first) define_pattern(this, name, std::move(p), err);
+      if (first) names_ = define_pattern(this, name, std::move(p), err);
       if (!err.empty()) errs += (errs.empty() ? "" : "\n") + err;
     }
     if (!errs.empty()) a.fail(errs);
   }
 
  private:
-  std::shared_ptr<int> mark_;  // held: the first copy's mark
+  std::shared_ptr<int> mark_;    // held: the first copy's mark
+  std::shared_ptr<void> names_;  // held: the names defined
 };
 SHOAL_ELEMENT(IPRewriterPatterns, .name = "IPRewriterPatterns", .ports = "0/0", .processing = "a/a",
               .summary = "names rewriting patterns for the IPRewriter family",

@@ -41,10 +41,12 @@ std::shared_ptr<flow::RewritePattern> named_pattern(Element* e, const std::strin
   return it == names->by_name.end() ? nullptr : it->second;
 }
 
-void define_pattern(Element* e, const std::string& name, std::shared_ptr<flow::RewritePattern> p, std::string& err) {
+std::shared_ptr<void> define_pattern(Element* e, const std::string& name, std::shared_ptr<flow::RewritePattern> p,
+                                     std::string& err) {
   auto names = shared_state_named<PatternNames>(e, "\x01IPRewriterPatterns");
   std::lock_guard<std::mutex> g(names->mu);
   if (!names->by_name.emplace(name, std::move(p)).second) err = fmt::format("pattern '{}' already defined", name);
+  return names;
 }
 
 bool parse_pattern_with_ports(Element* e, std::string_view text, RewriteInput& in, std::string& err) {
@@ -258,7 +260,7 @@ RewriterBase::Found RewriterBase::lookup(int port, uint8_t map, uint8_t ip_p, co
     r.code = drop_code(r_full_);
     return r;
   }
-  if (reply_anno_) t.mapping(r.id).reply_anno = p->anno().paint;
+  if (reply_anno_ && p) t.mapping(r.id).reply_anno = p->anno().paint;
   return r;
 }
 
@@ -293,10 +295,64 @@ int RewriterBase::apply_tcp(const Found& f, RewriteView& v, Packet* p, uint64_t 
                  : (m.tflags & kBothData) == kBothData ? data_timeout
                                                        : to.timeout;
     refresh(f.id, now, to, t);
+    if (m.seq && v.l4len >= uint32_t(v.l4[12] >> 4) * 4) shift_seq(*m.seq, f.dir, v);
   } else {
     refresh(f.id, now, to, to.timeout);
   }
   return out;
+}
+
+namespace {
+void set32(uint8_t* field, uint32_t v, uint8_t* sum) {
+  uint32_t old = k::load_be32(field);
+  if (old == v) return;
+  k::store_be32(field, v);
+  uint16_t c = k::load_be16(sum);
+  c = k::csum_update16(c, uint16_t(old >> 16), uint16_t(v >> 16));
+  c = k::csum_update16(c, uint16_t(old), uint16_t(v));
+  k::store_be16(sum, c);
+}
+}  // namespace
+
+// FTPPortMapper's shifts: sequence numbers of this direction, and
+// acknowledgements (with SACK blocks) of the other's.
+void RewriterBase::shift_seq(flow::TcpSeqShift& s, int dir, RewriteView& v) {
+  uint8_t* tcp = v.l4;
+  uint8_t* sum = tcp + 16;
+  s.forget_old(dir, k::load_be32(tcp + 4));
+  if (s.active(dir)) set32(tcp + 4, s.new_seq(dir, k::load_be32(tcp + 4)), sum);
+  if (!s.active(!dir)) return;
+  set32(tcp + 8, s.new_ack(dir, k::load_be32(tcp + 8)), sum);
+  // SACK blocks, unless the options are a timestamp alone
+  uint32_t off = uint32_t(tcp[12] >> 4) * 4;
+  if (off < 32 || (off == 32 && k::load_be32(tcp + 20) == 0x0101080Au)) return;
+  for (uint32_t i = 20; i < off;) {
+    uint8_t kind = tcp[i];
+    if (kind == 0) break;
+    if (kind == 1) {
+      ++i;
+      continue;
+    }
+    if (i + 1 >= off || tcp[i + 1] < 2 || i + tcp[i + 1] > off) break;
+    uint32_t len = tcp[i + 1];
+    if (kind == 5) {
+      if (len % 8 != 2) break;
+      for (uint32_t b = i + 2; b + 8 <= i + len; b += 8) {
+        set32(tcp + b, s.new_ack(dir, k::load_be32(tcp + b)), sum);
+        set32(tcp + b + 4, s.new_ack(dir, k::load_be32(tcp + b + 4)), sum);
+      }
+    }
+    i += len;
+  }
+}
+
+flow::FlowId RewriterBase::map_data_flow(uint8_t ip_p, const flow::FlowId& f, int input, uint64_t now, bool& ok,
+                                         uint32_t& id) {
+  Found r = lookup(input, map_of(ip_p), ip_p, f, nullptr, now, timeouts_of(ip_p));
+  ok = r.id != 0;
+  id = r.id;
+  if (!ok) return f;
+  return table_->mapping(r.id).rewritten(r.dir);
 }
 
 int RewriterBase::apply_udp(const Found& f, RewriteView& v, Packet* p, uint64_t now, const Timeouts& to,
@@ -332,7 +388,9 @@ std::string RewriterBase::unparse_ports(const flow::RewriteTable::Mapping& m, in
 }
 
 std::string RewriterBase::unparse(const flow::RewriteTable::Mapping& m, int dir, uint64_t now) const {
-  return flow::unparse(m.key[dir]) + " => " + flow::unparse(m.rewritten(dir)) +
+  std::string shift;
+  if (m.seq && m.seq->newest(dir) != 0) shift = fmt::format(" seq {:+}", m.seq->newest(dir));
+  return flow::unparse(m.key[dir]) + " => " + flow::unparse(m.rewritten(dir)) + shift +
          unparse_ports(m, dir, now, m.guaranteed ? m.best_effort_ns : m.expiry_ns);
 }
 

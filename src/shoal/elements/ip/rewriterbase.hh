@@ -58,10 +58,17 @@ struct RewriteInput {
 bool parse_pattern_with_ports(Element* e, std::string_view text, RewriteInput& in, std::string& err);
 // The IPRewriterPatterns names of the element's runtime.
 std::shared_ptr<flow::RewritePattern> named_pattern(Element* e, const std::string& name);
-void define_pattern(Element* e, const std::string& name, std::shared_ptr<flow::RewritePattern> p, std::string& err);
+// Defines a name; the names live while the returned holder does.
+std::shared_ptr<void> define_pattern(Element* e, const std::string& name, std::shared_ptr<flow::RewritePattern> p,
+                                     std::string& err);
 
 class RewriterBase : public Element {
  public:
+  // How a mapping is refreshed: its best-effort timeout, and the guarantee
+  // (0: none), in ns.
+  struct Timeouts {
+    uint64_t timeout = 0, guarantee = 0;
+  };
   void configure(Args& a) override;
   void initialize() override;
   void push(int port, PacketBatch* b) override;
@@ -76,14 +83,16 @@ class RewriterBase : public Element {
   // and ports become. Call with table().mu held.
   virtual bool find_mapping(uint8_t ip_p, const flow::FlowId& f, flow::FlowId& to, uint32_t& id, int& dir);
   int output_of(uint32_t id, int dir) { return table_->mapping(id).out[dir]; }
+  // FTPPortMapper's: the mapping input `input`'s specification makes (or
+  // finds) for a new flow; returns the rewritten flow, `ok` false when
+  // there is none. Call with table().mu held.
+  flow::FlowId map_data_flow(uint8_t ip_p, const flow::FlowId& f, int input, uint64_t now, bool& ok, uint32_t& id);
+  // The map and timeouts of a protocol's mappings.
+  virtual uint8_t map_of(uint8_t) const { return 0; }
+  virtual const Timeouts& timeouts_of(uint8_t) const { return timeouts_; }
   uint8_t reply_anno_of(uint32_t id) { return table_->mapping(id).reply_anno; }
 
  protected:
-  // How a mapping is refreshed: its best-effort timeout, and the guarantee
-  // (0: none), in ns.
-  struct Timeouts {
-    uint64_t timeout = 0, guarantee = 0;
-  };
   // The element's own keywords, read before the common ones.
   virtual void configure_more(Args&) {}
   // One packet arriving on `port`: its output, or drop_code(reason).
@@ -123,6 +132,7 @@ class RewriterBase : public Element {
   int apply_tcp(const Found& f, RewriteView& v, Packet* p, uint64_t now, const Timeouts& to, uint64_t data_timeout,
                 uint64_t done_timeout);
   int apply_udp(const Found& f, RewriteView& v, Packet* p, uint64_t now, const Timeouts& to, uint64_t streaming);
+  void shift_seq(flow::TcpSeqShift& s, int dir, RewriteView& v);
   // Refreshes the mapping's expiry after a packet; `timeout` is its
   // best-effort timeout in its current state.
   void refresh(uint32_t id, uint64_t now, const Timeouts& to, uint64_t timeout);
