@@ -84,7 +84,7 @@ class FTPPortMapper : public PacketElement<FTPPortMapper> {
     }
     uint8_t* d = p->data() + data_off;
     std::memmove(d + arg + new_len, d + arg + old_len, len - pos);
-    std::memcpy(d + arg, text.data(), new_len);
+    std::copy(text.begin(), text.end(), d + arg);
     if (new_len < old_len) p->take(old_len - new_len);
     // The control connection's later bytes in this direction move by the
     // difference, from the end of this segment on.
