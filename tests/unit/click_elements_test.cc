@@ -545,3 +545,31 @@ TEST(HostEtherFilter, TypesAndDropsByDestination) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// Align leaves data at the alignment asked (a second Align finds nothing to
+// move) and the bytes unchanged; GetIPAddress takes Click's 'IP dst' form.
+TEST(Align, MovesDataToTheAlignmentAndKeepsIt) {
+  std::string out = tmpdir() + "/align.pcap";
+  auto r = run(fmt::format(R"(
+    InfiniteSource(DATA \<45 00 00 14 00 00 00 00 40 11 00 00 0a 00 00 01 0a 00 00 09>, LIMIT 3)
+      -> a1 :: Align(8, 3) -> a2 :: Align(8, 3) -> MarkIPHeader -> GetIPAddress(IP dst)
+      -> a3 :: Align(4, 0) -> ToDump({}, ENCAP IP);
+  )",
+                           out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("a2.moved"), 0u);
+  EXPECT_EQ(r->n("a3.moved"), 3u) << "3 mod 8 is not 0 mod 4";
+  finish(*r);
+  auto frames = read_pcap(out);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(hex(frames[2].bytes),
+            "450000140000000040110000"
+            "0a000001"
+            "0a000009");
+  auto bad = run("Idle -> Align(3, 0) -> Discard;");
+  EXPECT_FALSE(bad->ok);
+}
+
+}  // namespace shoal::test

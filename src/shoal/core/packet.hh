@@ -81,6 +81,22 @@ class alignas(64) Packet {
     return true;
   }
 
+  // Moves the data, and any header annotation in the headroom before it,
+  // `by` bytes within the buffer (Click's shift_data, for alignment);
+  // false, and nothing moved, when that leaves the buffer.
+  bool shift_data(int32_t by) {
+    uint32_t start = off_;
+    for (uint32_t h : {mac_, net_, trans_})
+      if (h != kNoHeader && h < start) start = h;
+    int64_t ns = int64_t(start) + by, ne = int64_t(off_) + len_ + by;
+    if (ns < 0 || ne > int64_t(cap_)) return false;
+    std::memmove(buf_ + ns, buf_ + start, off_ + len_ - start);
+    off_ = uint32_t(int64_t(off_) + by);
+    for (uint32_t* h : {&mac_, &net_, &trans_})
+      if (*h != kNoHeader) *h = uint32_t(int64_t(*h) + by);
+    return true;
+  }
+
   // Header offsets are kept relative to the buffer start so push/pull keep them.
   void set_mac_header(uint32_t data_off) { mac_ = off_ + data_off; }
   void set_network_header(uint32_t data_off) { net_ = off_ + data_off; }

@@ -10,9 +10,15 @@ namespace shoal {
 class GetIPAddress : public PacketElement<GetIPAddress> {
  public:
   void configure(Args& a) override {
-    std::string what;
-    a.read_mp("OFFSET", what);
+    std::string what, ip;
+    a.read_p("OFFSET", what).read("IP", ip);  // Click's GetIPAddress(IP src|dst) form too
     a.complete();
+    if (!ip.empty()) {
+      if (!what.empty()) a.fail("OFFSET and IP conflict");
+      if (ip != "src" && ip != "dst") a.fail("IP must be 'src' or 'dst'");
+      what = ip;
+    }
+    if (what.empty()) a.fail("missing mandatory OFFSET argument");
     if (what == "src" || what == "dst") {
       net_ = true;
       off_ = what == "src" ? 12 : 16;
@@ -47,7 +53,8 @@ SHOAL_ELEMENT(GetIPAddress, .name = "GetIPAddress", .ports = "1/1", .processing 
                   "Copies 4 bytes at OFFSET of the packet into the DST_IP annotation. OFFSET 'src' or "
                   "'dst' reads the source or destination of the IP header (network header annotation). "
                   "Packets too short: dropped ('too-short').",
-              .args = {{"OFFSET", "unsigned | src | dst", "where the address is (16: an IP header's destination)"}},
+              .args = {{"OFFSET", "unsigned | src | dst", "where the address is (16: an IP header's destination)"},
+                       {"IP", "src | dst", "the IP header's source or destination (instead of OFFSET)"}},
               .example = "Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> rt :: DirectIPLookup(...);");
 
 // ---------------------------------------------------------------- SetIPAddress
