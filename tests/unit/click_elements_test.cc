@@ -573,3 +573,17 @@ TEST(Align, MovesDataToTheAlignmentAndKeepsIt) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+TEST(Message, PrintsOrFailsTheConfiguration) {
+  auto ok = run("Message(\"hello\"); Idle -> Discard;");
+  ASSERT_TRUE(ok->ok) << ok->errors;
+  finish(*ok);
+  auto bad = run("Message(\"this needs eth1\", ERROR); Idle -> Discard;");
+  ASSERT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("this needs eth1"), std::string::npos) << bad->errors;
+  EXPECT_FALSE(run("Message(x, LOUD);")->ok);
+}
+
+}  // namespace shoal::test
