@@ -587,3 +587,28 @@ TEST(Message, PrintsOrFailsTheConfiguration) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// Click's AggregateCounter-01 counts, plus a frozen second input, AGGREGATE_FREEZE and bytes.
+TEST(AggregateCounter, CountsPerAggregateAndWritesClickFiles) {
+  std::string in = tmpdir() + "/agg.txt", in2 = tmpdir() + "/agg2.txt", out = tmpdir() + "/agg-out.txt";
+  std::ofstream(in) << "!data aggregate\n1\n1\n0\n0\n0\n2\n3\n2\n";
+  std::ofstream(in2) << "!data aggregate\n3\n9\n";
+  auto r = run(fmt::format(R"(
+    FromIPSummaryDump({}, STOP true) -> a :: AggregateCounter -> Discard;
+    f2 :: FromIPSummaryDump({}, STOP true, ACTIVE false) -> [1]a;
+    FromIPSummaryDump({}, STOP true) -> b :: AggregateCounter(BYTES true, AGGREGATE_FREEZE 2) -> Discard;
+    DriverManager(wait_stop 2, write f2.active true, wait 10ms, write a.write_text_file {});
+  )",
+                           in, in2, in, out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("a.count"), 9u) << "3 on input 1 counted, 9 there not";
+  EXPECT_EQ(r->n("a.nagg"), 4u);
+  EXPECT_EQ(r->n("b.nagg"), 2u) << "frozen at two aggregates";
+  EXPECT_EQ(r->n("b.count"), 5u * 40u) << "40-byte TCP/IP packets of aggregates 1 and 0";
+  finish(*r);
+  EXPECT_EQ(slurp(out), "!IPAggregate 1.0\n!num_nonzero 4\n0 3\n1 2\n2 2\n3 2\n");
+}
+
+}  // namespace shoal::test
