@@ -174,3 +174,21 @@ write("ipreassembler", [E / v4[2], E / v4[0], E / v4[1]]
          / payload(20),
          E / IP(src="192.0.2.1", dst="192.0.2.2") / GRE() / IP(src="10.0.0.5", dst="10.9.0.1")
          / UDP(sport=5, dport=6) / payload(20)])
+
+# NAT: inside TCP and UDP flows leave as 1.0.0.1 with ports in turn, their
+# replies come back, an unsolicited packet is dropped, an ICMP error about a
+# rewritten datagram is rewritten to be about the original, and a ping
+# crosses with a new identifier and back.
+OUT_MAC = "02:00:00:00:00:0b"
+write("nat", [
+    E / IP(src="10.0.0.5", dst="8.8.4.4") / TCP(sport=3000, dport=80, flags="S", seq=100),
+    E / IP(src="10.0.0.6", dst="8.8.8.8") / UDP(sport=5353, dport=53) / payload(12),
+    Ether(src=OUT_MAC, dst=MAC_R) / IP(src="8.8.4.4", dst="1.0.0.1") / TCP(sport=80, dport=1024, flags="SA",
+                                                                          seq=500, ack=101),
+    Ether(src=OUT_MAC, dst=MAC_R) / IP(src="8.8.8.8", dst="1.0.0.1") / UDP(sport=53, dport=1025) / payload(20),
+    Ether(src=OUT_MAC, dst=MAC_R) / IP(src="8.8.4.4", dst="1.0.0.1") / TCP(sport=80, dport=2000, flags="S"),
+    Ether(src=OUT_MAC, dst=MAC_R) / IP(src="9.9.9.9", dst="1.0.0.1") / ICMP(type=3, code=3)
+      / IP(src="1.0.0.1", dst="8.8.8.8") / UDP(sport=1025, dport=53) / payload(12),
+    E / IP(src="10.0.0.7", dst="8.8.8.8") / ICMP(type=8, id=77, seq=1) / payload(8),
+    Ether(src=OUT_MAC, dst=MAC_R) / IP(src="8.8.8.8", dst="1.0.0.1") / ICMP(type=0, id=0, seq=1) / payload(8),
+])
