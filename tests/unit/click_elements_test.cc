@@ -612,3 +612,45 @@ TEST(AggregateCounter, CountsPerAggregateAndWritesClickFiles) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// Click's notifier-01: two sorted inputs merge in time order; a third
+// switched on later is merged after the stop event the dry inputs raised.
+TEST(TimeSortedSched, MergesByTimestampAndStopsWhenDry) {
+  std::string d1 = tmpdir() + "/tss1.txt", d2 = tmpdir() + "/tss2.txt", out = tmpdir() + "/tss-out.txt";
+  std::ofstream(d1) << "!data timestamp ip_src\n0.0 1.0.0.0\n0.1 1.0.0.1\n0.2 1.0.0.2\n";
+  std::ofstream(d2) << "!data timestamp ip_src\n0.05 1.0.1.0\n0.15 1.0.1.1\n0.25 1.0.1.2\n";
+  auto r = run(fmt::format(R"(
+    f1 :: FromIPSummaryDump({});
+    f2 :: FromIPSummaryDump({}, ACTIVE false);
+    tss :: TimeSortedSched(STOP true);
+    f1 -> [0]tss; f2 -> q :: Queue -> [1]tss;
+    tss -> ToIPSummaryDump({}, FIELDS ip_src);
+    DriverManager(wait, write f2.active true, wait);
+  )",
+                           d1, d2, out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  std::ifstream f(out);
+  std::string line, body;
+  while (std::getline(f, line))
+    if (line.empty() || line[0] != '!') body += line + " ";
+  EXPECT_EQ(body, "1.0.0.0 1.0.0.1 1.0.0.2 1.0.1.0 1.0.1.1 1.0.1.2 ") << "input 1 was switched on after the first stop";
+  // Both at once: interleaved by time.
+  auto r2 = run(fmt::format(R"(
+    tss :: TimeSortedSched(STOP true);
+    FromIPSummaryDump({}) -> [0]tss; FromIPSummaryDump({}) -> [1]tss;
+    tss -> ToIPSummaryDump({}, FIELDS ip_src);
+  )",
+                            d1, d2, out));
+  ASSERT_TRUE(r2->ok) << r2->errors;
+  finish(*r2);
+  std::ifstream f2(out);
+  body.clear();
+  while (std::getline(f2, line))
+    if (line.empty() || line[0] != '!') body += line + " ";
+  EXPECT_EQ(body, "1.0.0.0 1.0.1.0 1.0.0.1 1.0.1.1 1.0.0.2 1.0.1.2 ");
+}
+
+}  // namespace shoal::test

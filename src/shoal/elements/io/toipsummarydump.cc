@@ -51,6 +51,17 @@ class ToIPSummaryDump : public Element {
     };
     if (!out_.open(registry(), file_, make, [](io::OutFile& o) { return o.is_open(); }))
       throw std::runtime_error(err.empty() ? file_ + ": cannot open for writing" : err);
+    // A pull input (after a Queue or a scheduler): a task pulls, as Click's.
+    if (input_proc(0) == Proc::Pull) {
+      add_task();
+      pt_.init(this, 32);
+    }
+  }
+  bool run_task() override {
+    PacketBatch* b = pt_.pull();
+    if (!b) return false;
+    push(0, b);
+    return true;
   }
   void push(int, PacketBatch* b) override {
     // One line per packet, written per batch: a line that could not be
@@ -125,10 +136,11 @@ class ToIPSummaryDump : public Element {
   io::SharedFile<io::OutFile> out_;
   std::string text_;
   uint16_t write_error_ = 0;
+  PullTask pt_;
   Stat count_;
 };
 SHOAL_ELEMENT(
-    ToIPSummaryDump, .name = "ToIPSummaryDump", .ports = "1/0-1", .processing = "h/h",
+    ToIPSummaryDump, .name = "ToIPSummaryDump", .ports = "1/0-1", .processing = "a/h",
     .summary = "writes one text line per IPv4 packet (Click's IP summary format)",
     .description =
         "Click's ToIPSummaryDump: '!IPSummaryDump 1.3', '!creator' and '!data FIELDS' header lines, then one line "
