@@ -654,3 +654,27 @@ TEST(TimeSortedSched, MergesByTimestampAndStopsWhenDry) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// 1250-byte packets on a 1 MB/s link leave 1.25 ms apart, stamped with the
+// time their last bit arrives; SetTimestampDelta makes that relative.
+TEST(LinkUnqueue, PacesPacketsByBandwidth) {
+  std::string out = tmpdir() + "/link.txt";
+  auto r = run(fmt::format(R"(
+    InfiniteSource(LENGTH 1250, LIMIT 3, STOP true) -> Queue -> l :: LinkUnqueue(2ms, 1MBps)
+      -> SetTimestampDelta -> ToIPSummaryDump({}, FIELDS timestamp);
+    DriverManager(wait_stop, wait 20ms);
+  )",
+                           out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  std::ifstream f(out);
+  std::string line, body;
+  while (std::getline(f, line))
+    if (line.empty() || line[0] != '!') body += line + " ";
+  EXPECT_EQ(body, "0.000000 0.001250 0.002500 ");
+  EXPECT_FALSE(run("Idle -> Queue -> LinkUnqueue(1ms, 0) -> Discard;")->ok);
+}
+
+}  // namespace shoal::test

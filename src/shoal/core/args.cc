@@ -111,9 +111,9 @@ bool parse_bandwidth(std::string_view s, Bandwidth& out) {
     else
       k = 0;
     std::string_view rest = u.substr(k);
-    if (rest == "bps" || rest == "b")
+    if (rest == "bps" || rest == "b" || rest == "b/s" || rest == "baud")
       mult /= 8;
-    else if (rest == "Bps" || rest == "B") { /* bytes */
+    else if (rest == "Bps" || rest == "B" || rest == "B/s") { /* bytes */
     } else if (!rest.empty())
       return false;
   }

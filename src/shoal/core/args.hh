@@ -19,7 +19,7 @@ struct Duration {  // a time interval ("10ms", "1.5", "2s", "100us")
   uint64_t ns = 0;
   double seconds() const { return double(ns) / 1e9; }
 };
-struct Bandwidth {  // bytes per second ("10Mbps", "1GBps", "1250000")
+struct Bandwidth {  // bytes per second ("10Mbps", "100kb/s", "1GBps", "1250000")
   double bytes_per_sec = 0;
 };
 struct IPv4Addr {
