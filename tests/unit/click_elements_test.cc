@@ -609,6 +609,16 @@ TEST(AggregateCounter, CountsPerAggregateAndWritesClickFiles) {
   EXPECT_EQ(r->n("b.count"), 5u * 40u) << "40-byte TCP/IP packets of aggregates 1 and 0";
   finish(*r);
   EXPECT_EQ(slurp(out), "!IPAggregate 1.0\n!num_nonzero 4\n0 3\n1 2\n2 2\n3 2\n");
+  // A threshold may call the element's own handlers (no deadlock): cleared
+  // after four packets, the last four are counted.
+  auto r2 = run(fmt::format(R"(
+    FromIPSummaryDump({}, STOP true, BURST 1) -> c :: AggregateCounter(COUNT_CALL 4 c.clear) -> Discard;
+  )",
+                            in));
+  ASSERT_TRUE(r2->ok) << r2->errors;
+  EXPECT_EQ(r2->n("c.count"), 4u);
+  EXPECT_EQ(r2->n("c.nagg"), 3u);
+  finish(*r2);
 }
 
 }  // namespace shoal::test

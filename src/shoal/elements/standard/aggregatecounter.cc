@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
@@ -54,14 +55,18 @@ class AggregateCounter : public Element {
       std::lock_guard<std::mutex> g(s_->mu);
       b->for_each([&](uint32_t i, Packet* p) { b->result(i) = int16_t(update(p, port == 1) ? 0 : 1); });
     }
+    run_calls();
     if (noutputs() == 1) return output_push(0, b);
     dispatch(b);
   }
   PacketBatch* pull(int port, uint32_t max) override {
     PacketBatch* b = input_pull(ninputs() == 1 ? 0 : port, max);
     if (!b) return nullptr;
-    std::lock_guard<std::mutex> g(s_->mu);
-    b->for_each([&](uint32_t, Packet* p) { update(p, port == 1); });
+    {
+      std::lock_guard<std::mutex> g(s_->mu);
+      b->for_each([&](uint32_t, Packet* p) { update(p, port == 1); });
+    }
+    run_calls();
     return b;
   }
   void add_handlers() override {
@@ -168,21 +173,27 @@ class AggregateCounter : public Element {
     if (count_call_.at && s.total >= count_call_.at) call(std::exchange(count_call_, Call{}));
     return true;
   }
-  // A handler call made while the counts are locked: this element's own
-  // freeze and stop act directly; others go through the runtime.
+  // A threshold reached while the counts are locked: this element's own
+  // freeze and stop act at once (later packets of the batch see them);
+  // other handlers are called once the lock is released (they may be this
+  // element's, such as clear).
   void call(const Call& c) {
     if (c.handler == name() + ".freeze") {
       s_->frozen = true;
-      return;
-    }
-    if (c.handler == name() + ".stop") {
+    } else if (c.handler == name() + ".stop") {
       s_->active = false;
-      worker().runtime().stop_event();
-      return;
+      stop_ = true;
+    } else {
+      calls_.push_back(c);
     }
-    std::string err;
-    if (!worker().runtime().write_handler(c.handler, c.value, err, worker().id()))
-      run_error(fmt::format("{}: {}", c.handler, err));
+  }
+  void run_calls() {
+    if (stop_) stop_ = false, worker().runtime().stop_event();
+    for (const Call& c : std::exchange(calls_, {})) {
+      std::string err;
+      if (!worker().runtime().write_handler(c.handler, c.value, err, worker().id()))
+        run_error(fmt::format("{}: {}", c.handler, err));
+    }
   }
   void write_file(const std::string& path, Format f) {
     std::lock_guard<std::mutex> g(s_->mu);
@@ -218,6 +229,8 @@ class AggregateCounter : public Element {
   bool bytes_ = false, ip_bytes_ = false;
   std::string banner_;
   Call nnz_call_, count_call_;
+  std::vector<Call> calls_;  // to make once the counts are unlocked
+  bool stop_ = false;
   std::shared_ptr<Shared> s_;
 };
 SHOAL_ELEMENT(
