@@ -3,7 +3,12 @@
 # benchmarks, write everything under $OUT (run.log and the JSON files: at most
 # 8 files come back). Carry .debs (bench/gpu/fetch-debs.sh).
 #   device run: bash bench/gpu/run.sh        (carry: [".debs"])
-# BENCHES picks the benchmarks (default: all), e.g. BENCHES="snap classify".
+# Or build here and carry the programs, so the lease is spent measuring
+# (bench/gpu/prebuild.sh builds build-gpu/ for sm_90 and fetches the
+# run-time libraries into .debs):
+#   device run: PREBUILT=1 bash bench/gpu/run.sh
+#     (carry: [".debs", "build-gpu/shoal", "build-gpu/tests/shoal_unit", "build-gpu/tests/shoal_gpu_test"])
+# BENCHES picks the benchmarks (default: all), e.g. BENCHES="scale snap".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/shoal-gpu-out}
@@ -26,6 +31,22 @@ if [ -d .debs ]; then
   sed -i -E "s#=/usr(/|$)#=$SYS/usr\1#" $SYS/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc $SYS/usr/share/pkgconfig/*.pc 2>/dev/null || true
 fi
 export PATH=/usr/local/cuda/bin:$PATH
+if [ "${PREBUILT:-0}" = 1 ]; then
+  # The tests find their data under the folder they were built in.
+  src=${SHOAL_BUILT_IN:-/work/main}
+  if [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
+  if ldd build-gpu/shoal build-gpu/tests/shoal_unit | grep 'not found'; then exit 1; fi
+  ./build-gpu/shoal version || exit 1
+  # the tests after the benchmarks (the lease is short: measurements first)
+  prebuilt_tests() {
+    stamp "GPU tests"
+    timeout 120 ./build-gpu/tests/shoal_gpu_test
+    stamp "offload tests on the CUDA backend (the same tests CI runs on the host backend)"
+    SHOAL_TEST_DEVICE=cuda timeout ${TESTS_TIMEOUT:-240} ./build-gpu/tests/shoal_unit --gtest_brief=1 \
+      --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*' 2>&1 |
+      grep -vE 'device failure|offloading stops'
+  }
+else
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSHOAL_FUZZ=OFF -DSHOAL_WERROR=OFF "-DCMAKE_EXE_LINKER_FLAGS=$LINKFLAGS" \
   -DCMAKE_INCLUDE_PATH=$SYS/usr/include -DCMAKE_LIBRARY_PATH=$SYS/usr/lib/x86_64-linux-gnu || exit 1
 cmake --build build-gpu -j "$(nproc)" || exit 1
@@ -36,8 +57,14 @@ stamp "offload tests on the CUDA backend (the same tests CI runs on the host bac
 SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*' 2>&1 | grep -vE 'device failure|offloading stops'
 stamp "full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure 2>&1 | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Passed"
-BENCHES=${BENCHES:-snap classify ids offload lpm core flow schedule}
+fi
+BENCHES=${BENCHES:-scale snap classify ids offload lpm core flow schedule}
 want() { [[ " $BENCHES " == *" $1 "* ]]; }
+if want scale; then
+  stamp "bench-scale (workers x applications x sizes, CPU vs offloaded, from memory)"
+  timeout ${SCALE_TIMEOUT:-400} ./build-gpu/shoal bench-scale --device cuda --threads ${SCALE_THREADS:-1 4 16} \
+    --sizes ${SCALE_SIZES:-64 512 1518} --ids-chunk 0 128 --out "$OUT/bench-scale.json"
+fi
 if want snap; then
   stamp "bench-snap"
   ./build-gpu/shoal bench-snap --device cuda --packets 300000 --mbytes 200 --out "$OUT/bench-snap.json" --png "$OUT/bench-snap.png"
@@ -65,10 +92,11 @@ if want core; then
 fi
 if want flow; then
   stamp "bench-flow (the device flow table against the CPU table)"
-  ./build-gpu/shoal bench-flow --device cuda --router false --out "$OUT/bench-flow.json"
+  timeout 90 ./build-gpu/shoal bench-flow --device cuda --router false --out "$OUT/bench-flow.json"
 fi
 if want schedule; then
   stamp "GASPP packet scheduling: IDSMatcher offloaded over IMIX, with and without --offload-schedule"
-  bench/gpu/schedule.sh ./build-gpu/shoal "$OUT/bench-schedule.json" cuda
+  timeout 90 bench/gpu/schedule.sh ./build-gpu/shoal "$OUT/bench-schedule.json" cuda
 fi
+[ "${PREBUILT:-0}" = 1 ] && prebuilt_tests
 stamp done

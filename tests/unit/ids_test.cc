@@ -107,6 +107,48 @@ TEST(AhoCorasick, FindsWhatANaiveSearchFinds) {
     }
 }
 
+// GASPP's parallel scan: the chunks' lists together hold exactly the
+// patterns one thread finds (repeats aside), for chunk sizes down to one
+// byte and every alignment; a packet whose chunks find more than a list
+// holds says so (count over kIdsFound), so the host scans it.
+TEST(AhoCorasick, ChunkedScanFindsWhatOneThreadFinds) {
+  std::mt19937 rng(11);
+  for (size_t npat : {1u, 30u, 900u}) {
+    std::vector<std::string> pats;
+    uint32_t longest = 1;
+    for (size_t i = 0; i < npat; ++i) {
+      pats.push_back(random_text(rng, 1 + rng() % 14, "abcdE"));
+      longest = std::max(longest, uint32_t(pats.back().size()));
+    }
+    AcTable ac;
+    std::string err;
+    ASSERT_TRUE(ac.build(pats, err)) << err;
+    for (int t = 0; t < 60; ++t) {
+      std::string text = random_text(rng, rng() % 1500, "abcdefghE");
+      for (int k = 0; k < 3 && !text.empty(); ++k) text.replace(rng() % text.size(), 0, pats[rng() % npat]);
+      alignas(16) uint8_t buf[1600 + 64];
+      uint32_t shift = uint32_t(t % 16), n = uint32_t(text.size());
+      std::copy(text.begin(), text.end(), buf + shift);
+      k::IdsScanOut one{};
+      k::ids_scan(ac.view(), buf + shift, n, one);
+      for (uint32_t chunk : {1u, 5u, 64u, 128u, 2000u}) {
+        k::IdsScanOut out{};
+        bool any = false;
+        for (uint32_t from = 0; from < n; from += chunk)
+          any |= k::ids_scan_chunk(ac.view(), buf + shift, n, from, chunk, longest - 1, out);
+        EXPECT_EQ(any, out.count > 0);
+        if (one.count > k::kIdsFound) {
+          EXPECT_GT(out.count, k::kIdsFound) << "chunk " << chunk << ": the overflow shows";
+          continue;
+        }
+        if (out.count > k::kIdsFound) continue;  // repeats filled the list: the host scans (correct, slower)
+        EXPECT_EQ(std::set<uint32_t>(out.ids, out.ids + out.count), std::set<uint32_t>(one.ids, one.ids + one.count))
+            << npat << " patterns, chunk " << chunk << ", " << n << " bytes";
+      }
+    }
+  }
+}
+
 TEST(AhoCorasick, EnginesAgreeWithANaiveSearchOnRuleSets) {
   // One nocase content per rule: a rule matches exactly when its pattern
   // occurs, case-folded. Built-in and Hyperscan prefilters, same verdicts.
@@ -854,10 +896,10 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
       w.write(f.data(), uint32_t(f.size()), uint32_t(f.size()), 1700000000000000000ull + uint64_t(i) * 1000);
     }
   }
-  auto cfg = [&](const std::string& tag, const std::string& bal) {
+  auto cfg = [&](const std::string& tag, const std::string& bal, const std::string& chunk = "128") {
     return fmt::format(R"(FromDump({}, STOP true) -> {} ids :: IDSMatcher(RULES {}, ENGINE builtin, FASTLOG {}/{}.log,
-        QUIET true); ids[0] -> ToDump({}/{}-0.pcap); ids[1] -> ToDump({}/{}-1.pcap);)",
-                       in, bal, rules, dir, tag, dir, tag, dir, tag);
+        QUIET true, SCAN_CHUNK {}); ids[0] -> ToDump({}/{}-0.pcap); ids[1] -> ToDump({}/{}-1.pcap);)",
+                       in, bal, rules, dir, tag, chunk, dir, tag, dir, tag);
   };
   auto slurp = [](const std::string& path) {
     std::ifstream f(path);
@@ -870,30 +912,44 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
   std::string want = slurp(dir + "/cpu.log");
   EXPECT_GT(alerts, 1000u);
   ASSERT_EQ(size_t(std::count(want.begin(), want.end(), '\n')), alerts);
-  for (double faults : {0.0, 0.3})
-    for (const char* frac : {"1", "0.5"}) {
-      test::Options o = test::default_options();
-      o.offload.device.delay_us = 30;
-      o.offload.device.fault_rate = faults;
-      o.offload.inflight = 4;
-      std::string tag = fmt::format("off-{}-{}", frac, faults);
-      std::remove((dir + "/" + tag + ".log").c_str());
-      auto off = test::run_with(cfg(tag, fmt::format("OffloadBalancer({}) ->", frac)), o);
-      ASSERT_TRUE(off->ok) << off->errors;
-      EXPECT_GT(off->n("ids.offload_packets"), 0u);
-      EXPECT_GT(off->n("ids.device_overflows"), 0u) << "some payloads hold over 15 distinct fast patterns";
-      EXPECT_EQ(off->n("ids.alerts"), alerts);
-      EXPECT_EQ(off->n("ids.inspected"), cpu->n("ids.inspected"));
-      EXPECT_EQ(off->n("ids.uninspected"), cpu->n("ids.uninspected"));
-      test::finish(*off, false, faults > 0);
-      EXPECT_EQ(slurp(dir + "/" + tag + ".log"), want) << tag;
-      for (int port = 0; port < 2; ++port) {
-        auto a = test::read_pcap(fmt::format("{}/cpu-{}.pcap", dir, port));
-        auto b = test::read_pcap(fmt::format("{}/{}-{}.pcap", dir, tag, port));
-        ASSERT_EQ(a.size(), b.size()) << tag << " output " << port;
-        for (size_t j = 0; j < a.size(); ++j) ASSERT_EQ(a[j].bytes, b[j].bytes) << tag << " output " << port;
-      }
+  struct Variant {
+    double faults;
+    const char *frac, *chunk;
+  };
+  // SCAN_CHUNK: the default (128: the 1400-byte payloads are scanned in
+  // chunks), one thread per packet, and chunks of 7 bytes (shorter than
+  // some patterns: the overlap carries them)
+  for (Variant v : {Variant{0, "1", "128"}, Variant{0, "0.5", "128"}, Variant{0.3, "1", "128"},
+                    Variant{0.3, "0.5", "128"}, Variant{0, "1", "0"}, Variant{0, "1", "7"}}) {
+    double faults = v.faults;
+    test::Options o = test::default_options();
+    o.offload.device.delay_us = 30;
+    o.offload.device.fault_rate = faults;
+    o.offload.inflight = 4;
+    std::string tag = fmt::format("off-{}-{}-{}", v.frac, faults, v.chunk);
+    std::remove((dir + "/" + tag + ".log").c_str());
+    auto off = test::run_with(cfg(tag, fmt::format("OffloadBalancer({}) ->", v.frac), v.chunk), o);
+    ASSERT_TRUE(off->ok) << off->errors;
+    EXPECT_GT(off->n("ids.offload_packets"), 0u);
+    if (faults == 0) {
+      if (std::string(v.chunk) == "0")
+        EXPECT_EQ(off->n("ids.device_chunked"), 0u);
+      else
+        EXPECT_GT(off->n("ids.device_chunked"), 0u) << "aggregates with long payloads were scanned in chunks";
     }
+    EXPECT_GT(off->n("ids.device_overflows"), 0u) << "some payloads hold over 15 distinct fast patterns";
+    EXPECT_EQ(off->n("ids.alerts"), alerts);
+    EXPECT_EQ(off->n("ids.inspected"), cpu->n("ids.inspected"));
+    EXPECT_EQ(off->n("ids.uninspected"), cpu->n("ids.uninspected"));
+    test::finish(*off, false, faults > 0);
+    EXPECT_EQ(slurp(dir + "/" + tag + ".log"), want) << tag;
+    for (int port = 0; port < 2; ++port) {
+      auto a = test::read_pcap(fmt::format("{}/cpu-{}.pcap", dir, port));
+      auto b = test::read_pcap(fmt::format("{}/{}-{}.pcap", dir, tag, port));
+      ASSERT_EQ(a.size(), b.size()) << tag << " output " << port;
+      for (size_t j = 0; j < a.size(); ++j) ASSERT_EQ(a[j].bytes, b[j].bytes) << tag << " output " << port;
+    }
+  }
 }
 
 TEST(PcreVerification, HyperscanAndTheDfaAnswerAsPcre2Would) {

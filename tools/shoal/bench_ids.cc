@@ -46,17 +46,15 @@
 namespace shoal::tool {
 
 namespace {
-
-using clk = std::chrono::steady_clock;
-
 std::string token(std::mt19937& rng, size_t lo, size_t hi) {
   std::string t;
   for (size_t n = lo + rng() % (hi - lo + 1); t.size() < n;) t.push_back(char('a' + rng() % 26));
   return t;
 }
+}  // namespace
 
 // Web-attack-like contents, distinct by a random token.
-std::vector<std::string> make_contents(size_t n, std::mt19937& rng) {
+std::vector<std::string> make_ids_contents(size_t n, std::mt19937& rng) {
   static const char* forms[] = {"/cgi-bin/{}.cgi",  "union select {}",    "<script>{}",      "{}.php?id=",
                                 "../../{}/",        "cmd.exe /c {}",      "' or '{}'='",     "xp_{}",
                                 "javascript:{}",    "onerror={}(",        "/etc/{}",         "wp-admin/{}.php",
@@ -70,7 +68,7 @@ std::vector<std::string> make_contents(size_t n, std::mt19937& rng) {
   return out;
 }
 
-std::string rule_text(const std::vector<std::string>& contents) {
+std::string ids_rule_text(const std::vector<std::string>& contents) {
   std::string r;
   for (size_t i = 0; i < contents.size(); ++i) {
     std::string esc;
@@ -88,16 +86,10 @@ std::string rule_text(const std::vector<std::string>& contents) {
   return r;
 }
 
-struct Traffic {
-  std::vector<std::vector<uint8_t>> frames;
-  uint64_t bytes = 0;
-  uint32_t planted = 0;
-};
-
 // HTTP-like requests, padded with lowercase words to the frame length.
-Traffic make_traffic(const std::vector<std::string>& contents, uint32_t frame_len, double frac, size_t count,
-                     std::mt19937& rng) {
-  Traffic t;
+IdsTraffic make_ids_traffic(const std::vector<std::string>& contents, uint32_t frame_len, double frac, size_t count,
+                            std::mt19937& rng) {
+  IdsTraffic t;
   const uint32_t hdr = 14 + 20 + 20;
   for (size_t i = 0; i < count; ++i) {
     std::vector<uint8_t> f(std::max(frame_len, hdr), 0);
@@ -132,10 +124,14 @@ Traffic make_traffic(const std::vector<std::string>& contents, uint32_t frame_le
   return t;
 }
 
+namespace {
+
+using clk = std::chrono::steady_clock;
+
 // Runs fn(frame) over the traffic, round after round, for about `seconds`;
 // packets per second.
 template <class F>
-double packets_per_sec(const Traffic& t, double seconds, F&& fn) {
+double packets_per_sec(const IdsTraffic& t, double seconds, F&& fn) {
   size_t done = 0;
   auto t0 = clk::now();
   double el = 0;
@@ -216,9 +212,9 @@ int cmd_bench_ids(int argc, char** argv) {
     std::vector<std::string> contents;
     std::string rules_file = rules_copy;
     if (rules_copy.empty()) {
-      contents = make_contents(nrules, rng);
+      contents = make_ids_contents(nrules, rng);
       rules_file = dir + "/web.rules";
-      std::ofstream(rules_file) << rule_text(contents);
+      std::ofstream(rules_file) << ids_rule_text(contents);
     }
     ids::RuleSet set;
     std::string err;
@@ -293,7 +289,7 @@ int cmd_bench_ids(int argc, char** argv) {
 #endif
     for (uint32_t len : lengths)
       for (double frac : fracs) {
-        Traffic t = make_traffic(contents, len, frac, packets, rng);
+        IdsTraffic t = make_ids_traffic(contents, len, frac, packets, rng);
         double avg = double(t.bytes) / double(t.frames.size());
         std::vector<uint32_t> hits;
         uint64_t alerts = 0, pk = 0;

@@ -28,16 +28,12 @@
 
 namespace shoal::tool {
 
-namespace {
-
-constexpr uint32_t kFlows = 1024;
-
-// Frame i of the trace: flow i % kFlows (a client in 203.0.113.0/24 to a
+// Frame i of the trace: flow i % kSnapFlows (a client in 203.0.113.0/24 to a
 // web server in 10.0.0.0/16, TCP to port 80), its TCP sequence number the
 // packet's number within its flow; every 100th payload starts with
 // "<script" (local.rules' sid 1000003 alerts on it).
-uint32_t make_frame(uint64_t i, uint32_t size, uint8_t* f) {
-  uint32_t flow = uint32_t(i % kFlows), seq = uint32_t(i / kFlows);
+uint32_t snap_frame(uint64_t i, uint32_t size, uint8_t* f) {
+  uint32_t flow = uint32_t(i % kSnapFlows), seq = uint32_t(i / kSnapFlows);
   std::memset(f, 0, size);
   const uint8_t dmac[6] = {2, 0, 0, 0, 0, 2}, smac[6] = {2, 0, 0, 0, 0, 1};
   std::memcpy(f, dmac, 6);
@@ -66,47 +62,51 @@ uint32_t make_frame(uint64_t i, uint32_t size, uint8_t* f) {
   return size;
 }
 
-struct App {
-  const char* name;
-  const char* cpu;      // {in} {sink} {acl} {ids}
-  const char* offload;  // and {batch} {slice}
-};
-
 #define SHOAL_SNAP_IDS "RULES {ids}/local.rules, VARS {ids}/vars.yaml, QUIET true"
 #define SHOAL_SNAP_ROUTES "10.0.0.64/26 10.0.0.126 {r1}, 10.0.0.0/24 {r0}, 0.0.0.0/0 10.0.0.254 {r1}"
 #define SHOAL_SNAP_DEV "Batcher({batch}, 100us) -> h :: HostToDevice(INFLIGHT 8, SLICE {slice}) -> "
 #define SHOAL_SNAP_BACK " -> DeviceToHost -> cq :: CompletionQueue -> Debatcher -> d :: Dispatcher"
 
-const App kApps[] = {
-    {"forward", "FromDump({in}, STOP true) -> c :: Counter -> {sink};", nullptr},
-    {"sdn-forwarder",
-     "c :: Counter -> {sink}; FromDump({in}, STOP true) -> s :: SDNClassifier(RULES {acl}); "
-     "s[0] -> c; s[1] -> c; s[2] -> c; s[3] -> c;",
-     "c :: Counter -> {sink}; FromDump({in}, STOP true) -> " SHOAL_SNAP_DEV
-     "GPUSDNClassifier(RULES {acl})" SHOAL_SNAP_BACK "(0, 1, 2, 3); d[0] -> c; d[1] -> c; d[2] -> c; d[3] -> c;"},
-    {"dpi-router",
-     "c :: Counter -> {sink}; FromDump({in}, STOP true) -> CheckIPHeader(14) -> IDSMatcher(" SHOAL_SNAP_IDS
-     ") -> rt :: DirectIPLookup(" SHOAL_SNAP_ROUTES "); rt[0] -> DecIPTTL -> c; rt[1] -> DecIPTTL -> c;",
-     "c :: Counter -> {sink}; FromDump({in}, STOP true) -> " SHOAL_SNAP_DEV
-     "GPUCheckIPHeader(14) -> GPUIDSMatcher(" SHOAL_SNAP_IDS ") -> GPUIPLookup(" SHOAL_SNAP_ROUTES
-     ") -> GPUDecIPTTL" SHOAL_SNAP_BACK "(0, 1); d[0] -> c; d[1] -> c;"},
-    {"ids-router",
-     "c :: Counter -> {sink}; x :: Counter -> Discard; FromDump({in}, STOP true) -> CheckIPHeader(14) "
-     "-> acl :: SDNClassifier(RULES {ids}/../sdn/ids-router.rules); acl[1] -> x; acl[0] -> ids :: "
-     "IDSMatcher(" SHOAL_SNAP_IDS "); ids[1] -> x; ids[0] -> rt :: DirectIPLookup(" SHOAL_SNAP_ROUTES
-     "); rt[0] -> DecIPTTL -> c; rt[1] -> DecIPTTL -> c;",
-     "c :: Counter -> {sink}; x :: Counter -> Discard; FromDump({in}, STOP true) -> " SHOAL_SNAP_DEV
-     "GPUCheckIPHeader(14) -> GPUSDNClassifier(RULES {ids}/../sdn/ids-router.rules) -> GPUIDSMatcher(" SHOAL_SNAP_IDS
-     ", PRED 0, ALERT 7) -> GPUIPLookup(" SHOAL_SNAP_ROUTES
-     ", PRED 0, SKIP 7) -> GPUDecIPTTL(PRED 0, SKIP 7)" SHOAL_SNAP_BACK
-     "(1, 7, 2, 3); d[0] -> x; d[1] -> x; d[2] -> c; d[3] -> c;"},
-};
+const std::vector<SnapApp>& snap_apps() {
+  static const std::vector<SnapApp> apps = {
+      {"forward", "{src} -> c :: Counter -> {sink};", nullptr},
+      {"router",
+       "c :: Counter -> {sink}; {src} -> CheckIPHeader(14) -> rt :: DirectIPLookup(" SHOAL_SNAP_ROUTES
+       "); rt[0] -> DecIPTTL -> c; rt[1] -> DecIPTTL -> c;",
+       "c :: Counter -> {sink}; {src} -> " SHOAL_SNAP_DEV "GPUCheckIPHeader(14) -> GPUIPLookup(" SHOAL_SNAP_ROUTES
+       ") -> GPUDecIPTTL" SHOAL_SNAP_BACK "(0, 1); d[0] -> c; d[1] -> c;",
+       false},
+      {"sdn-forwarder",
+       "c :: Counter -> {sink}; {src} -> s :: SDNClassifier(RULES {acl}); "
+       "s[0] -> c; s[1] -> c; s[2] -> c; s[3] -> c;",
+       "c :: Counter -> {sink}; {src} -> " SHOAL_SNAP_DEV "GPUSDNClassifier(RULES {acl})" SHOAL_SNAP_BACK
+       "(0, 1, 2, 3); d[0] -> c; d[1] -> c; d[2] -> c; d[3] -> c;"},
+      {"dpi-router",
+       "c :: Counter -> {sink}; {src} -> CheckIPHeader(14) -> IDSMatcher(" SHOAL_SNAP_IDS
+       ") -> rt :: DirectIPLookup(" SHOAL_SNAP_ROUTES "); rt[0] -> DecIPTTL -> c; rt[1] -> DecIPTTL -> c;",
+       "c :: Counter -> {sink}; {src} -> " SHOAL_SNAP_DEV "GPUCheckIPHeader(14) -> GPUIDSMatcher(" SHOAL_SNAP_IDS
+       ") -> GPUIPLookup(" SHOAL_SNAP_ROUTES ") -> GPUDecIPTTL" SHOAL_SNAP_BACK "(0, 1); d[0] -> c; d[1] -> c;"},
+      {"ids-router",
+       "c :: Counter -> {sink}; x :: Counter -> Discard; {src} -> CheckIPHeader(14) "
+       "-> acl :: SDNClassifier(RULES {ids}/../sdn/ids-router.rules); acl[1] -> x; acl[0] -> ids :: "
+       "IDSMatcher(" SHOAL_SNAP_IDS "); ids[1] -> x; ids[0] -> rt :: DirectIPLookup(" SHOAL_SNAP_ROUTES
+       "); rt[0] -> DecIPTTL -> c; rt[1] -> DecIPTTL -> c;",
+       "c :: Counter -> {sink}; x :: Counter -> Discard; {src} -> " SHOAL_SNAP_DEV
+       "GPUCheckIPHeader(14) -> GPUSDNClassifier(RULES {ids}/../sdn/ids-router.rules) -> GPUIDSMatcher(" SHOAL_SNAP_IDS
+       ", PRED 0, ALERT 7) -> GPUIPLookup(" SHOAL_SNAP_ROUTES
+       ", PRED 0, SKIP 7) -> GPUDecIPTTL(PRED 0, SKIP 7)" SHOAL_SNAP_BACK
+       "(1, 7, 2, 3); d[0] -> x; d[1] -> x; d[2] -> c; d[3] -> c;"},
+  };
+  return apps;
+}
 
 std::string fill(std::string t, const std::map<std::string, std::string>& v) {
   for (auto& [k, val] : v)
     for (size_t p; (p = t.find("{" + k + "}")) != std::string::npos;) t.replace(p, k.size() + 2, val);
   return t;
 }
+
+namespace {
 
 // Packets of a pcap whose flow (addresses and ports) went backwards in TCP
 // sequence number.
@@ -156,7 +156,8 @@ int cmd_bench_snap(int argc, char** argv) {
   j["device"] = cuda_device_record();
   if (device == "auto") device = j["device"]["kind"] == "cuda" ? "cuda" : "host";
   j["offload_device"] = device;
-  j["settings"] = {{"packets", packets}, {"mbytes", mbytes}, {"flows", kFlows}, {"sizes", sizes}, {"batches", batches}};
+  j["settings"] = {
+      {"packets", packets}, {"mbytes", mbytes}, {"flows", kSnapFlows}, {"sizes", sizes}, {"batches", batches}};
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-snap-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string err;
@@ -177,7 +178,11 @@ int cmd_bench_snap(int argc, char** argv) {
     std::ofstream o(acl);
     for (const auto& r : classify::generate(g)) o << classify::unparse_rule(r) << "\n";
   }
-  auto wants = [&](const char* n) { return only.empty() || std::find(only.begin(), only.end(), n) != only.end(); };
+  auto wants = [&](const char* n) {
+    auto app = std::find_if(snap_apps().begin(), snap_apps().end(),
+                            [&](const SnapApp& a) { return a.name == std::string_view(n); });
+    return only.empty() ? app->in_snap : std::find(only.begin(), only.end(), n) != only.end();
+  };
   fmt::print("shoal bench-snap on {}; offloaded rows on {}\n", cpu_model(),
              device == "cuda" ? j["device"].value("detail", "cuda") : "the host backend");
   fmt::print("{:<14} {:>5} {:<16} {:>6} {:>8} {:>8} {:>7} {:>9} {:>22}\n", "app", "bytes", "mode", "batch", "Mpps",
@@ -191,10 +196,10 @@ int cmd_bench_snap(int argc, char** argv) {
       io::PcapWriter w;
       if (!w.open(pcap, 1, 65535, true, err)) return fmt::print(stderr, "bench-snap: {}\n", err), 1;
       for (uint64_t i = 0; i < n; ++i)
-        w.write(buf.data(), make_frame(i, size, buf.data()), size, 1700000000000000000ull + i * 1000);
+        w.write(buf.data(), snap_frame(i, size, buf.data()), size, 1700000000000000000ull + i * 1000);
     }
     double fwd = 0;
-    for (const App& a : kApps) {
+    for (const SnapApp& a : snap_apps()) {
       if (!wants(a.name)) continue;
       struct Mode {
         const char* name;
@@ -207,7 +212,7 @@ int cmd_bench_snap(int argc, char** argv) {
         for (uint32_t b : batches)
           modes.push_back({"offload-noslice", true, "false", b}), modes.push_back({"offload", true, "true", b});
       for (const Mode& m : modes) {
-        std::map<std::string, std::string> v = {{"in", pcap},
+        std::map<std::string, std::string> v = {{"src", "FromDump(" + pcap + ", STOP true)"},
                                                 {"sink", "Discard"},
                                                 {"acl", acl},
                                                 {"ids", ids},
@@ -248,18 +253,22 @@ int cmd_bench_snap(int argc, char** argv) {
     io::PcapWriter w;
     if (!w.open(pcap, 1, 65535, true, err)) return fmt::print(stderr, "bench-snap: {}\n", err), 1;
     for (uint64_t i = 0; i < check_packets; ++i)
-      w.write(buf.data(), make_frame(i, 128, buf.data()), 128, 1700000000000000000ull + i * 1000);
+      w.write(buf.data(), snap_frame(i, 128, buf.data()), 128, 1700000000000000000ull + i * 1000);
     w.close();
     j["order"] = nlohmann::json::array();
     uint64_t total_bad = 0;
-    for (const App& a : kApps) {
+    for (const SnapApp& a : snap_apps()) {
       if (!wants(a.name)) continue;
       for (int off = 0; off < (a.offload ? 2 : 1); ++off) {
         std::string outp = fmt::format("{}/order-{}-{}.pcap", dir, a.name, off);
-        std::map<std::string, std::string> v = {{"in", pcap},      {"sink", "ToDump(" + outp + ")"},
-                                                {"acl", acl},      {"ids", ids},
-                                                {"batch", "1024"}, {"slice", "true"},
-                                                {"r0", "0"},       {"r1", "1"}};
+        std::map<std::string, std::string> v = {{"src", "FromDump(" + pcap + ", STOP true)"},
+                                                {"sink", "ToDump(" + outp + ")"},
+                                                {"acl", acl},
+                                                {"ids", ids},
+                                                {"batch", "1024"},
+                                                {"slice", "true"},
+                                                {"r0", "0"},
+                                                {"r1", "1"}};
         if (std::string_view(a.name) == "ids-router" && off) v["r0"] = "2", v["r1"] = "3";
         uint64_t cnt;
         if (graph_run(fill(off ? a.offload : a.cpu, v), off ? device : "", {}, nullptr, cnt, err) < 0)

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -81,5 +82,38 @@ int cmd_bench_flow(int argc, char** argv);
 // Configuration load and configure time against the number of inline routes.
 void bench_config_load(const std::vector<size_t>& sizes, nlohmann::json& j);
 int cmd_bench_snap(int argc, char** argv);
+int cmd_bench_scale(int argc, char** argv);
+
+// Snap's applications (bench-snap, bench-scale): configurations with
+// {src} (the packet source), {sink}, {acl} (the SDN rules), {ids} (the
+// examples' IDS folder); the offloaded form (Snap's) also {batch} and
+// {slice}, and {r0} {r1} for the router's ports.
+struct SnapApp {
+  const char* name;
+  const char* cpu;
+  const char* offload;  // nullptr: CPU only
+  bool in_snap = true;  // one of Snap's Figure 8 applications
+};
+const std::vector<SnapApp>& snap_apps();
+constexpr uint32_t kSnapFlows = 1024;
+// Frame i of Snap's trace (size bytes, TCP to port 80 from flow
+// i % kSnapFlows, every 100th payload with "<script"); returns size.
+uint32_t snap_frame(uint64_t i, uint32_t size, uint8_t* f);
+// Replaces each {name} in t by its value.
+std::string fill(std::string t, const std::map<std::string, std::string>& v);
+
+// bench-ids' made-up rule sets and traffic: n distinct web-attack-like
+// contents, their rules (alert tcp any any -> any 80, content, nocase), and
+// HTTP-like requests padded to frame_len, a fraction `frac` of them holding
+// one of the contents.
+std::vector<std::string> make_ids_contents(size_t n, std::mt19937& rng);
+std::string ids_rule_text(const std::vector<std::string>& contents);
+struct IdsTraffic {
+  std::vector<std::vector<uint8_t>> frames;
+  uint64_t bytes = 0;
+  uint32_t planted = 0;
+};
+IdsTraffic make_ids_traffic(const std::vector<std::string>& contents, uint32_t frame_len, double frac, size_t count,
+                            std::mt19937& rng);
 
 }  // namespace shoal::tool

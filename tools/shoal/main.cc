@@ -672,6 +672,7 @@ int run_main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "bench-classify") return cmd_bench_classify(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-flow") return cmd_bench_flow(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-snap") return cmd_bench_snap(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "bench-scale") return cmd_bench_scale(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "ids") return cmd_ids(argc - 1, argv + 1);
   CLI::App app{"Shoal: a batched, GPU-capable modular packet processor in the Click tradition"};
   app.require_subcommand(1);

@@ -13,6 +13,7 @@
 // the per-direction counters. Flow ids depend on the race; the flows, their
 // originators and their counters do not (they equal the CPU table's).
 #pragma once
+#include "shoal/kernels/atomic.hh"
 #include "shoal/kernels/flowkey.hh"
 
 namespace shoal::k {
@@ -46,13 +47,6 @@ SHOAL_HD unsigned long long atomic_load64(const unsigned long long* p) {
   return *(volatile const unsigned long long*)p;
 #else
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-#endif
-}
-SHOAL_HD uint32_t atomic_add32(uint32_t* p, uint32_t v) {
-#if defined(__CUDA_ARCH__)
-  return atomicAdd(p, v);
-#else
-  return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 #endif
 }
 SHOAL_HD void atomic_add64(unsigned long long* p, unsigned long long v) {

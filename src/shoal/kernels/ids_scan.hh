@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "shoal/kernels/ac.hh"
+#include "shoal/kernels/atomic.hh"
 #include "shoal/kernels/offload_abi.hh"
 
 namespace shoal::k {
@@ -74,6 +75,37 @@ SHOAL_HD void ids_scan(const AcView& a, const uint8_t* s, uint32_t n, IdsScanOut
     return true;
   });
   out.count = count;
+}
+
+// GASPP's parallel payload scan (§4): a long payload is cut into chunks and
+// each thread scans one, from the automaton's start, over its `chunk` bytes
+// and the `overlap` bytes after them (the longest pattern less one), so an
+// occurrence is found by the thread of the chunk it starts in. A thread
+// adds the distinct patterns of its stretch to the packet's list with one
+// atomic add: a pattern two threads both see is listed twice (the host
+// ignores repeats), and a list that would pass kIdsFound leaves count over
+// kIdsFound, so the host scans that packet itself, as with one thread per
+// packet. `out.count` starts at zero. True when the stretch held a pattern.
+SHOAL_HD bool ids_scan_chunk(const AcView& a, const uint8_t* s, uint32_t n, uint32_t from, uint32_t chunk,
+                             uint32_t overlap, IdsScanOut& out) {
+  if (from >= n) return false;
+  uint32_t end = n - from > chunk + overlap ? from + chunk + overlap : n;
+  uint32_t ids[kIdsFound];
+  uint32_t count = 0;
+  ac_scan16(a, s + from, end - from, [&](uint32_t id, uint32_t) {
+    for (uint32_t k = 0; k < count; ++k)
+      if (ids[k] == id) return true;
+    if (count == kIdsFound) {
+      count = kIdsFound + 1;
+      return false;
+    }
+    ids[count++] = id;
+    return true;
+  });
+  if (!count) return false;
+  uint32_t at = atomic_add32(&out.count, count);
+  for (uint32_t k = 0; k < count && k < kIdsFound && at + k < kIdsFound; ++k) out.ids[at + k] = ids[k];
+  return true;
 }
 
 }  // namespace shoal::k

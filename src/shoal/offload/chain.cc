@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -429,7 +430,16 @@ bool Chain::pack(Aggregate& a, bool pre) {
 size_t Chain::h2d_bytes(const Aggregate& a) const { return a.o_verdict + (a.o_rw + a.rw_bytes - a.o_dst) + a.ro_bytes; }
 size_t Chain::d2h_bytes(const Aggregate& a) const { return a.o_rw + a.rw_bytes - a.o_verdict; }
 
+namespace {
+uint64_t host_ns() {
+  return uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+}  // namespace
+
 Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
+  uint64_t t0 = host_ns();
   b->compact();
   Aggregate* a;
   bool dev = want_device && device_usable() && !dev_free_.empty();
@@ -475,6 +485,7 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
   } else {
     std::memset(a->host + a->o_verdict, 0, a->o_dst - a->o_verdict);
   }
+  stats_.pack_ns.add(host_ns() - t0);
   return a;
 }
 
@@ -489,10 +500,12 @@ void Chain::step(Aggregate& a, size_t i) {
   L.agg = &a;
   L.base = a.on_device ? a.dbuf : a.host;
   std::string err;
+  uint64_t t0 = host_ns();
   if (!steps_[i]->offload_launch(L, err)) {
     a.failed = true;
     a.error = err;
   }
+  stats_.launch_ns.add(host_ns() - t0);
 }
 
 void Chain::end(Aggregate& a) {
@@ -550,6 +563,7 @@ void Chain::wait(Aggregate& a) {
 }
 
 void Chain::complete(Aggregate& a) {
+  uint64_t t0 = host_ns();
   PacketBatch* b = a.batch;
   const auto* rs_head = reinterpret_cast<const int32_t*>(a.host + a.o_rshead);
   const auto* rs_len = reinterpret_cast<const uint32_t*>(a.host + a.o_rslen);
@@ -594,6 +608,7 @@ void Chain::complete(Aggregate& a) {
   }
   stats_.aggregates.add();
   stats_.packets.add(a.n);
+  stats_.complete_ns.add(host_ns() - t0);
 }
 
 // Packets step j passed by on the device for a SKIP bit that an earlier
@@ -658,6 +673,9 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, co
   e.add_stat_handler(prefix + "roi_bytes", s.roi_bytes);
   e.add_stat_handler(prefix + "host_steps", s.host_steps);
   e.add_stat_handler(prefix + "reordered", s.reordered);
+  e.add_stat_handler(prefix + "pack_ns", s.pack_ns);
+  e.add_stat_handler(prefix + "launch_ns", s.launch_ns);
+  e.add_stat_handler(prefix + "complete_ns", s.complete_ns);
   e.add_read_handler(
       prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
   e.add_read_handler(prefix + "chain", [chain] {

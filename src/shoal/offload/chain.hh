@@ -136,6 +136,17 @@ struct Launch {
       device->launch(stream, dev::step_kernel<K>(), &p, sizeof p, view.n, view.order);
     }
   }
+  // Runs kernel K over `threads` threads, for a step that splits a packet's
+  // work among several (the chunked payload scan): its run() finds the
+  // packet of thread t itself, through view.order when that is set.
+  template <class K>
+  void run_threads(const typename K::Params& p, uint32_t threads) {
+    if (host) {
+      for (uint32_t t = 0; t < threads; ++t) K::run(p, t);
+    } else {
+      device->launch(stream, dev::step_kernel<K>(), &p, sizeof p, threads, nullptr);
+    }
+  }
   // Keeps `x` (a table snapshot, a device copy) alive until the aggregate is released.
   void keep(std::shared_ptr<const void> x);
 };
@@ -218,6 +229,12 @@ struct ChainStats {
   Stat inflight_max;
   Stat host_steps;  // steps run on the host for packets whose SKIP bit was cleared
   Stat reordered;   // aggregates packet scheduling put in another order
+  // Host time (ns) the owning worker spent on each stage: packing and
+  // queueing the copies, queueing (or, on the CPU, running) the steps, and
+  // completion (bytes back into packets, the steps' host parts such as the
+  // IDS's verification). What a worker spends elsewhere is the rest of its
+  // graph (reading, dispatch, delivery) or idle time.
+  Stat pack_ns, launch_ns, complete_ns;
 };
 
 class Chain;

@@ -146,7 +146,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
     std::string order;
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
-    a.read("EVE_PACKET", eve_packet_);
+    a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
     std::string xff_mode, xff_deploy = "reverse";
     a.read("XFF_MODE", xff_mode).read("XFF_DEPLOYMENT", xff_deploy).read("XFF_HEADER", xff_header_);
     int dns_version = 3;
@@ -418,6 +418,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("alerted_packets", alerted_packets_);
     add_stat_handler("verified", verified_);
     add_stat_handler("device_overflows", overflows_);
+    add_stat_handler("device_chunked", chunked_);
     add_stat_handler("log_lost", log_lost_);
     add_stat_handler("passed", passed_);
     add_stat_handler("dropped", dropped_);
@@ -452,14 +453,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   bool offload_ends_chain() const override { return true; }
   void offload_pre(offload::Aggregate& a) override {
     auto* in = reinterpret_cast<k::IdsScanIn*>(a.block_in(block_));
+    max_plen_ = 0;
     for (uint32_t i = 0; i < a.n; ++i) {
       ids::PacketInfo info;
       uint32_t ip_off;
       Packet* p = a.batch->at(i);
-      if (locate(p, info, ip_off, ip_at_))
+      if (locate(p, info, ip_off, ip_at_)) {
         in[i] = {uint32_t(info.payload - p->data()), info.plen};
-      else
+        max_plen_ = std::max(max_plen_, info.plen);
+      } else {
         in[i] = {k::kAbsent, 0};
+      }
     }
   }
   bool offload_launch(offload::Launch& L, std::string& err) override {
@@ -487,7 +491,20 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       prm.ac.out_off = mirror_.at<uint32_t>(2);
       prm.ac.out_ids = mirror_.at<uint32_t>(3);
     }
-    L.run<k::IdsScanStep>(prm);
+    // One thread per packet, or GASPP's chunks when the longest payload of
+    // the aggregate spans several.
+    uint32_t chunks = scan_chunk_ ? (max_plen_ + scan_chunk_ - 1) / scan_chunk_ : 1;
+    if (chunks <= 1) {
+      L.run<k::IdsScanStep>(prm);
+      return true;
+    }
+    if (longest_for_ != engine_.database().get()) {
+      longest_for_ = engine_.database().get();
+      longest_ = 1;
+      for (const std::string& pat : engine_.patterns()) longest_ = std::max(longest_, uint32_t(pat.size()));
+    }
+    L.run_threads<k::IdsScanChunkStep>({prm, scan_chunk_, longest_ - 1, chunks}, L.view.n * chunks);
+    chunked_.add();
     return true;
   }
   void offload_post(offload::Aggregate& a, size_t step) override {
@@ -1149,6 +1166,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   int32_t ip_at_ = -1;  // where an earlier step of the chain checked the IP header
   offload::TableMirror mirror_;
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, log_lost_;
+  // Offloaded scan: chunk bytes (0: a thread per packet), the aggregate's
+  // longest payload, the longest fast pattern (of the database it was
+  // measured for), aggregates scanned in chunks.
+  uint32_t scan_chunk_ = 128, max_plen_ = 0, longest_ = 1;
+  const void* longest_for_ = nullptr;
+  Stat chunked_;
   Stat passed_, dropped_, flow_passed_, flow_dropped_;
   enum PktStat { kPkts, kBytes, kInvalid, kIpv4, kIpv6, kTcp, kUdp, kSctp, kIcmpv4, kIcmpv6, kPktStats };
   std::array<uint64_t, kPktStats> pkt_stats_{};
@@ -1186,7 +1209,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"},          \
       {"CLASSIFICATION", "file",                                                                                       \
        "classification.config (classtype descriptions and priorities; the standard table is built in)"},               \
-      {"THRESHOLD", "file", "threshold.config: threshold, event_filter, suppress and rate_filter lines"}, {            \
+      {"THRESHOLD", "file", "threshold.config: threshold, event_filter, suppress and rate_filter lines"},              \
+      {"SCAN_CHUNK", "bytes",                                                                                          \
+       "offloaded: payloads longer than this are scanned by several device threads, one per chunk of this many "       \
+       "bytes plus the longest pattern less one (GASPP's parallel scan; default 128; 0: one thread per packet)"},      \
+  {                                                                                                                    \
     "QUIET", "boolean", "no load summary on stderr (default false)"                                                    \
   }
 #define SHOAL_IDS_HANDLERS                                                                                           \

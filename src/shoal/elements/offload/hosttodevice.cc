@@ -89,6 +89,10 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
                             "steps run on the host for packets a step skipped (SKIP) whose bit a later host part "
                             "cleared"},
                            {"inflight_max", "r", "most aggregates in flight at once"},
+                           {"pack_ns", "r", "host nanoseconds packing aggregates and queueing their copies"},
+                           {"launch_ns", "r", "host nanoseconds queueing the steps (running them, on the CPU)"},
+                           {"complete_ns", "r",
+                            "host nanoseconds completing aggregates (bytes back into packets, the steps' host parts)"},
                            {"chain", "r", "the device elements and the ROI union"},
                            {"last_error", "r", "the last device error"},
                            {"device", "r", "the device backend in use"}},

@@ -87,6 +87,16 @@ class ReplayUnqueue : public Element {
     add_stat_handler("loops", loops_);
     add_read_handler(
         "loaded", [this] { return std::to_string(nrecs_); }, Agg::Sum, true);
+    // Seconds of replay (preloading excluded): a benchmark's packets over
+    // this are its rate from memory. The longest worker's.
+    add_read_handler(
+        "time",
+        [this] {
+          if (!loaded_) return std::string("0");
+          uint64_t end = finished_ ? end_ns_ : worker().now_ns();
+          return fmt::format("{:.6f}", double(end - start_ns_) / 1e9);
+        },
+        Agg::Max, true);
     add_read_handler("active", [this] { return active_ ? "true" : "false"; });
     add_write_handler("active", [this](const std::string& v) {
       bool on;
@@ -188,6 +198,7 @@ class ReplayUnqueue : public Element {
   bool finish() {
     if (!finished_) {
       finished_ = true;
+      end_ns_ = worker().now_ns();
       if (held_) count_dropped(r_done_, held_);
       held_ = 0;
       nrecs_ = 0;
@@ -212,7 +223,7 @@ class ReplayUnqueue : public Element {
   size_t nrecs_ = 0, next_ = 0, held_ = 0;
   size_t cur_chunk_ = 0, cur_off_ = 0;  // the next record to replay
   uint64_t first_ts_ = 0;
-  uint64_t start_ns_ = 0, loop_start_ns_ = 0;
+  uint64_t start_ns_ = 0, loop_start_ns_ = 0, end_ns_ = 0;
   uint16_t r_done_ = 0, r_limit_ = 0;
   Stat count_, loops_;
 };
@@ -242,6 +253,7 @@ SHOAL_ELEMENT(ReplayUnqueue, .name = "ReplayUnqueue", .ports = "1/1", .processin
               .handlers = {{"count", "r", "packets replayed"},
                            {"loops", "r", "loops completed"},
                            {"loaded", "r", "packets preloaded"},
+                           {"time", "r", "seconds replaying so far (preloading excluded; the longest worker's)"},
                            {"active", "rw", "replaying or paused"}},
               .example =
                   "FromDump(trace.pcap, STOP false) -> ReplayUnqueue(STOP 10) -> Strip(14) -> CheckIPHeader "

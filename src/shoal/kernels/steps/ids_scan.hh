@@ -40,4 +40,39 @@ struct IdsScanStep {
 
 SHOAL_STEP(IdsScanStep)
 
+// The same step with each payload cut into chunks (ids_scan_chunk): thread t
+// scans chunk t % chunks of the packet t / chunks (in the order of packet
+// scheduling when the aggregate has one). Launched over n * chunks threads.
+struct IdsScanChunkStep {
+  struct Params {
+    IdsScanStep::Params s;
+    uint32_t chunk, overlap, chunks;  // bytes per chunk, bytes scanned past it, chunks per packet
+  };
+  static SHOAL_HD void run(const Params& p, uint32_t t) {
+    const IdsScanStep::Params& q = p.s;
+    uint32_t i = t / p.chunks, c = t % p.chunks;
+    if (q.a.order) i = q.a.order[i];
+    if (!step_enter(q.a, q.c, i)) {
+      if (c == 0) q.out[i].count = kIdsNotScanned;
+      return;
+    }
+    const IdsScanIn in = q.in[i];
+    if (in.off == kAbsent || q.ac.nclasses == 0) return;
+    const uint8_t* pkt = range_ptr(q.a, q.range, i);
+    if (!pkt || uint64_t(in.off) + in.len > range_len(q.a, q.range, i)) {
+      if (c == 0) {  // not all there: the host scans it
+        atomic_add32(&q.out[i].count, kIdsFound + 1);
+        if (q.suspect) atomic_or32(&q.a.pred[i], q.suspect);
+      }
+      return;
+    }
+    uint64_t from = uint64_t(c) * p.chunk;
+    if (from >= in.len) return;
+    if (ids_scan_chunk(q.ac, pkt + in.off, in.len, uint32_t(from), p.chunk, p.overlap, q.out[i]) && q.suspect)
+      atomic_or32(&q.a.pred[i], q.suspect);
+  }
+};
+
+SHOAL_STEP(IdsScanChunkStep)
+
 }  // namespace shoal::k

@@ -1,0 +1,364 @@
+// shoal bench-scale: many workers feeding one device. Snap's applications
+// (the trivial forwarder, the IPv4 router, the SDN forwarder, the DPI and
+// IDS routers) and a large IDS (made-up web-attack rules, 1% of packets
+// matching) at several packet sizes, for 1..N workers, on the CPU and
+// offloaded, from memory: each worker preloads its flows' share of a trace
+// (FromDump -> ReplayUnqueue) and replays it for --seconds, so reading the
+// file is not measured. Per row: Mpps and Gbps (packets over the longest
+// worker's replay time), the share of the forwarder with as many workers
+// (Snap's headline: the IDS router at 90%), the offloaded row against the
+// CPU row, bytes over the bus per packet and the bus use against a bare
+// pinned copy loop in the same run, the share of the workers' time spent
+// packing, queueing and completing aggregates (the rest is the graph and
+// idle), aggregate latency percentiles (Snap form) and, on CUDA, the
+// device's utilisation as NVML samples it. JSON to --out.
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "common.hh"
+#include "shoal/classbench/classbench.hh"
+#include "shoal/config/config.hh"
+#include "shoal/ids/engine.hh"
+#include "shoal/io/pcap.hh"
+#include "shoal/offload/services.hh"
+
+namespace shoal::tool {
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+// The device's kernel-busy share (NVML's utilization.gpu), sampled every
+// 50 ms on a thread while a run lasts; loaded at run time so the program
+// needs no NVML to start. Without it (no driver, host backend) no figure.
+class GpuUtilSampler {
+ public:
+  GpuUtilSampler() {
+    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib_) return;
+    init_ = reinterpret_cast<int (*)()>(dlsym(lib_, "nvmlInit_v2"));
+    handle_ = reinterpret_cast<int (*)(unsigned, void**)>(dlsym(lib_, "nvmlDeviceGetHandleByIndex_v2"));
+    util_ = reinterpret_cast<int (*)(void*, unsigned*)>(dlsym(lib_, "nvmlDeviceGetUtilizationRates"));
+    if (!init_ || !handle_ || !util_ || init_() != 0 || handle_(0, &dev_) != 0) dev_ = nullptr;
+  }
+  ~GpuUtilSampler() {
+    stop();
+    if (lib_) dlclose(lib_);
+  }
+  bool usable() const { return dev_ != nullptr; }
+  void start() {
+    if (!dev_) return;
+    samples_.clear();
+    run_ = true;
+    th_ = std::thread([this] {
+      while (run_) {
+        unsigned u[2] = {0, 0};  // nvmlUtilization_t: gpu, memory (percent)
+        if (util_(dev_, u) == 0) samples_.push_back({clk::now(), u[0]});
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  void stop() {
+    run_ = false;
+    if (th_.joinable()) th_.join();
+  }
+  // Mean of the samples taken in [from, to]; -1 without any.
+  double mean(clk::time_point from, clk::time_point to) const {
+    double s = 0;
+    int n = 0;
+    for (const auto& x : samples_)
+      if (x.t >= from && x.t <= to) s += x.v, ++n;
+    return n ? s / n : -1;
+  }
+
+ private:
+  struct Sample {
+    clk::time_point t;
+    unsigned v;
+  };
+  void* lib_ = nullptr;
+  void* dev_ = nullptr;
+  int (*init_)() = nullptr;
+  int (*handle_)(unsigned, void**) = nullptr;
+  int (*util_)(void*, unsigned*) = nullptr;
+  std::vector<Sample> samples_;
+  std::atomic<bool> run_{false};
+  std::thread th_;
+};
+
+struct Point {
+  double pps = -1, replay_s = 0, gpu_util = -1;
+  std::map<std::string, double> h;  // handler values read after the run
+  std::string latency;
+};
+
+// Runs one configuration with `threads` workers (device "" for none) and
+// reads its counters: packets are c.count (+ x.count), time r.time.
+Point run_scale(const std::string& text, int threads, const std::string& device, uint32_t batches,
+                const std::vector<std::string>& handlers, GpuUtilSampler* util, std::string& err) {
+  Point pt;
+  Program prog;
+  Diagnostics diag;
+  if (!config::load_string("bench-scale", text, {}, prog, diag)) return err = diag.text(), pt;
+  RunOptions opt;
+  opt.threads = threads;
+  opt.duration_s = 300;
+  opt.pool.count = 65536;
+  offload::Options oo;
+  if (!device.empty()) {
+    oo.device.kind = device;
+    oo.batches = batches;
+  }
+  Runtime rt(prog, opt);
+  offload::set_options(rt, oo);
+  if (!rt.configure(diag) || !rt.initialize(diag)) return err = diag.text(), pt;
+  if (util) util->start();
+  rt.run();
+  clk::time_point end = clk::now();
+  if (util) util->stop();
+  auto num = [&](const std::string& h) {
+    std::string v, e;
+    return rt.read_handler(h, v, e) ? std::strtod(v.c_str(), nullptr) : -1.0;
+  };
+  double packets = std::max(0.0, num("c.count")) + std::max(0.0, num("x.count"));
+  pt.replay_s = num("r.time");
+  for (const std::string& h : handlers)
+    if (double v = num(h); v >= 0) pt.h[h] = v;
+  if (std::string v, e; rt.read_handler("cq.latency", v, e)) pt.latency = v;
+  bool balanced = rt.accounting().balanced();
+  rt.cleanup();
+  if (!balanced) return err = "accounting does not balance", pt;
+  if (pt.replay_s <= 0) return err = "the replay did not run", pt;
+  pt.pps = packets / pt.replay_s;
+  if (util) {  // the replay's samples, less its first 100 ms (the pipeline filling)
+    auto span = std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(pt.replay_s - 0.1));
+    pt.gpu_util = util->mean(end - span, end);
+  }
+  return pt;
+}
+
+bool write_pcap(const std::string& path, uint64_t n, const std::function<uint32_t(uint64_t, uint8_t*)>& frame,
+                std::string& err) {
+  io::PcapWriter w;
+  if (!w.open(path, 1, 65535, true, err)) return false;
+  std::vector<uint8_t> buf(65536);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t len = frame(i, buf.data());
+    w.write(buf.data(), len, len, 1700000000000000000ull + i * 1000);
+  }
+  if (!w.close()) return err = w.error(), false;
+  return true;
+}
+
+}  // namespace
+
+int cmd_bench_scale(int argc, char** argv) {
+  CLI::App app{
+      "shoal bench-scale: applications x packet sizes x workers, CPU vs offloaded, from memory: Mpps, Gbps, "
+      "share of the forwarder, bytes over the bus, the workers' time per offload stage, device utilisation"};
+  std::string out = "bench-scale.json", device = "auto", data = "examples/data";
+  std::vector<uint32_t> sizes = {64, 512, 1518};
+  std::vector<int> threads = {1, 2};
+  std::vector<std::string> only;
+  uint64_t packets = 200000, mbytes = 128;
+  uint32_t batch = 1024, ids_rules = 10000, seconds = 1;
+  double ids_match = 0.01;
+  std::vector<uint32_t> ids_chunks = {128};
+  app.add_option("--out", out, "JSON results");
+  app.add_option("--device", device, "device for the offloaded rows: auto, cuda, host (default auto)");
+  app.add_option("--threads", threads, "worker counts (default 1 2)");
+  app.add_option("--sizes", sizes, "frame sizes (default 64 512 1518)");
+  app.add_option("--app", only, "applications: forward router sdn-forwarder dpi-router ids-router ids (default all)");
+  app.add_option("--batch", batch, "packets per aggregate of the offloaded rows (default 1024)");
+  app.add_option("--seconds", seconds, "replay time per row, whole seconds (default 1)");
+  app.add_option("--packets", packets, "frames in each trace (fewer for large frames: see --mbytes)");
+  app.add_option("--mbytes", mbytes, "trace size cap in MiB");
+  app.add_option("--ids-rules", ids_rules, "rules of the large IDS (default 10000)");
+  app.add_option("--ids-match", ids_match, "share of its packets holding a rule's content (default 0.01)");
+  app.add_option("--ids-chunk", ids_chunks,
+                 "the large IDS's offloaded rows for each SCAN_CHUNK (bytes per device thread; 0: a thread per "
+                 "packet; default 128)");
+  app.add_option("--data", data, "the examples' data folder (rules)");
+  CLI11_PARSE(app, argc, argv);
+  if (seconds < 1) return fmt::print(stderr, "bench-scale: --seconds must be at least 1\n"), 1;
+
+  nlohmann::json j = bench_record("scale");
+  j["device"] = cuda_device_record();
+  if (device == "auto") device = j["device"]["kind"] == "cuda" ? "cuda" : "host";
+  double bus = j["device"].value("pcie_h2d_bytes_per_sec", 0.0);
+  j["offload_device"] = device;
+  j["settings"] = {{"packets", packets}, {"mbytes", mbytes},   {"sizes", sizes},         {"threads", threads},
+                   {"batch", batch},     {"seconds", seconds}, {"ids_rules", ids_rules}, {"ids_match", ids_match}};
+  std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-scale-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string err;
+  std::string ids = std::filesystem::absolute(data + "/ids").string();
+  if (!std::filesystem::exists(ids + "/local.rules")) {
+    fmt::print(stderr, "bench-scale: no {}/local.rules (run from the repository, or give --data)\n", ids);
+    return 1;
+  }
+  auto wants = [&](const char* n) { return only.empty() || std::find(only.begin(), only.end(), n) != only.end(); };
+  // The SDN forwarder's access list, as bench-snap's.
+  std::string acl = dir + "/acl1k.rules";
+  {
+    classify::GenSpec g;
+    g.flavor = classify::Flavor::Acl;
+    g.rules = 1000;
+    g.seed = 1;
+    g.ports = 4;
+    g.catch_all = true;
+    std::ofstream o(acl);
+    for (const auto& r : classify::generate(g)) o << classify::unparse_rule(r) << "\n";
+  }
+  // The large IDS: made-up web-attack contents, one rule each.
+  std::mt19937 rng(7);
+  std::vector<std::string> contents;
+  std::string big_rules = dir + "/web.rules";
+  if (wants("ids")) {
+    contents = make_ids_contents(ids_rules, rng);
+    std::ofstream(big_rules) << ids_rule_text(contents);
+  }
+  GpuUtilSampler sampler;
+  GpuUtilSampler* util = device == "cuda" && sampler.usable() ? &sampler : nullptr;
+  fmt::print("shoal bench-scale on {} ({} cores); offloaded rows on {}; bare pinned copy {:.1f} GB/s\n", cpu_model(),
+             std::thread::hardware_concurrency(),
+             device == "cuda" ? j["device"].value("detail", "cuda") : "the host backend (machinery, not speed)",
+             bus / 1e9);
+  fmt::print("{:<13} {:>5} {:>3} {:<11} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5} {:>17} {:>5} {:>18}\n", "app", "bytes",
+             "wk", "mode", "Mpps", "Gbps", "vsfwd", "vscpu", "B/pkt", "bus", "pack/launch/done", "gpu",
+             "lat p50/p99 us");
+  const std::vector<std::string> h_snap = {"h.packets",  "h.h2d_bytes",  "h.d2h_bytes",
+                                           "h.pack_ns",  "h.launch_ns",  "h.complete_ns",
+                                           "h.cpu_busy", "h.aggregates", "h.device_aggregates"};
+  const std::vector<std::string> h_nba = {"i.offload_packets",  "i.offload_h2d_bytes",  "i.offload_d2h_bytes",
+                                          "i.offload_pack_ns",  "i.offload_launch_ns",  "i.offload_complete_ns",
+                                          "i.offload_cpu_busy", "i.offload_aggregates", "i.offload_device_aggregates"};
+  std::map<std::pair<uint32_t, int>, double> fwd;  // (size, workers) -> the forwarder's rate
+  for (uint32_t size : sizes) {
+    size = std::clamp<uint32_t>(size, 64, 1518);
+    uint64_t n = std::max<uint64_t>(1, std::min<uint64_t>(packets, (mbytes << 20) / size));
+    std::string pcap = fmt::format("{}/trace-{}.pcap", dir, size), ids_pcap = fmt::format("{}/ids-{}.pcap", dir, size);
+    if (!write_pcap(
+            pcap, n, [&](uint64_t i, uint8_t* f) { return snap_frame(i, size, f); }, err))
+      return fmt::print(stderr, "bench-scale: {}\n", err), 1;
+    if (wants("ids")) {
+      IdsTraffic t = make_ids_traffic(contents, size, ids_match, size_t(std::min<uint64_t>(n, 100000)), rng);
+      if (!write_pcap(
+              ids_pcap, t.frames.size(),
+              [&](uint64_t i, uint8_t* f) {
+                std::copy(t.frames[i].begin(), t.frames[i].end(), f);
+                return uint32_t(t.frames[i].size());
+              },
+              err))
+        return fmt::print(stderr, "bench-scale: {}\n", err), 1;
+    }
+    struct Row {
+      std::string app;
+      std::string cpu;               // configuration ({src} filled later)
+      std::vector<std::string> off;  // offloaded forms (none, one, or one per SCAN_CHUNK)
+      std::vector<std::string> mode;
+      bool nba = false;
+    };
+    std::vector<Row> rows;
+    for (const SnapApp& a : snap_apps()) {
+      if (!wants(a.name)) continue;
+      std::map<std::string, std::string> v = {
+          {"sink", "Discard"}, {"acl", acl}, {"ids", ids}, {"batch", std::to_string(batch)},
+          {"slice", "true"},   {"r0", "0"},  {"r1", "1"}};
+      std::string cpu = fill(a.cpu, v);
+      if (std::string_view(a.name) == "ids-router") v["r0"] = "2", v["r1"] = "3";
+      Row r{a.name, cpu, {}, {}, false};
+      if (a.offload) r.off.push_back(fill(a.offload, v)), r.mode.push_back("offload");
+      rows.push_back(r);
+    }
+    if (wants("ids")) {
+      std::string m = fmt::format("i :: IDSMatcher(RULES {}, ENGINE {}, QUIET true", big_rules,
+                                  ids::have_hyperscan() ? "hyperscan" : "builtin");
+      Row r{"ids", "{src} -> " + m + ") -> c :: Counter -> Discard;", {}, {}, true};
+      for (uint32_t ch : ids_chunks) {
+        r.off.push_back(
+            fmt::format("{{src}} -> OffloadBalancer(1) -> {}, SCAN_CHUNK {}) -> c :: Counter -> Discard;", m, ch));
+        r.mode.push_back(ids_chunks.size() > 1 ? fmt::format("offload-c{}", ch) : "offload");
+      }
+      rows.push_back(r);
+    }
+    for (const Row& row : rows) {
+      std::string trace = row.app == "ids" ? ids_pcap : pcap;
+      std::string src =
+          fmt::format("FromDump({}, STOP false) -> r :: ReplayUnqueue(STOP -1, STOP_TIME {})", trace, seconds);
+      for (int t : threads) {
+        double cpu_pps = 0;
+        for (size_t off = 0; off <= row.off.size(); ++off) {
+          std::string text = fill(off ? row.off[off - 1] : row.cpu, {{"src", src}});
+          std::string mode = off ? row.mode[off - 1] : "cpu";
+          const auto& hs = off ? (row.nba ? h_nba : h_snap) : std::vector<std::string>{};
+          Point pt =
+              run_scale(text, t, off ? device : "", std::max<uint32_t>(1, batch / 64), hs, off ? util : nullptr, err);
+          if (pt.pps < 0) return fmt::print(stderr, "bench-scale: {} {} x{}: {}\n", row.app, size, t, err), 1;
+          if (row.app == "forward") fwd[{size, t}] = pt.pps;
+          if (!off) cpu_pps = pt.pps;
+          nlohmann::json r = {{"app", row.app},         {"size", size},         {"workers", t},
+                              {"mode", mode},           {"mpps", pt.pps / 1e6}, {"gbps", pt.pps * size * 8 / 1e9},
+                              {"replay_s", pt.replay_s}};
+          std::string vsfwd = "-", vscpu = "-", bpp = "-", bususe = "-", stages = "-", gpu = "-", lat = "-";
+          if (fwd.count({size, t})) {
+            r["vs_forward"] = pt.pps / fwd[{size, t}];
+            vsfwd = fmt::format("{:.0f}%", 100 * pt.pps / fwd[{size, t}]);
+          }
+          if (off) {
+            r["vs_cpu"] = pt.pps / cpu_pps;
+            vscpu = fmt::format("{:.2f}", pt.pps / cpu_pps);
+            std::string pre = row.nba ? "i.offload_" : "h.";
+            double pk = pt.h.count(pre + "packets") ? pt.h[pre + "packets"] : 0;
+            if (pk > 0) {
+              double h2d = pt.h[pre + "h2d_bytes"], d2h = pt.h[pre + "d2h_bytes"];
+              r["h2d_bytes_per_packet"] = h2d / pk;
+              r["d2h_bytes_per_packet"] = d2h / pk;
+              bpp = fmt::format("{:.0f}", (h2d + d2h) / pk);
+              if (bus > 0) {
+                r["bus_use"] = (h2d + d2h) / pt.replay_s / bus;
+                bususe = fmt::format("{:.0f}%", 100 * (h2d + d2h) / pt.replay_s / bus);
+              }
+              double worker_ns = pt.replay_s * 1e9 * t;
+              r["stage_share"] = {{"pack", pt.h[pre + "pack_ns"] / worker_ns},
+                                  {"launch", pt.h[pre + "launch_ns"] / worker_ns},
+                                  {"complete", pt.h[pre + "complete_ns"] / worker_ns}};
+              stages =
+                  fmt::format("{:.0f}/{:.0f}/{:.0f}%", 100 * pt.h[pre + "pack_ns"] / worker_ns,
+                              100 * pt.h[pre + "launch_ns"] / worker_ns, 100 * pt.h[pre + "complete_ns"] / worker_ns);
+              r["aggregates"] = pt.h[pre + "aggregates"];
+              r["device_aggregates"] = pt.h[pre + "device_aggregates"];
+              r["cpu_busy_aggregates"] = pt.h[pre + "cpu_busy"];
+            }
+            if (pt.gpu_util >= 0) {
+              r["gpu_util"] = pt.gpu_util / 100;
+              gpu = fmt::format("{:.0f}%", pt.gpu_util);
+            }
+            if (!pt.latency.empty()) r["latency_us_p50_p99_p999"] = lat = pt.latency;
+          }
+          j["results"].push_back(r);
+          fmt::print("{:<13} {:>5} {:>3} {:<11} {:>8.2f} {:>7.2f} {:>6} {:>6} {:>7} {:>5} {:>17} {:>5} {:>18}\n",
+                     row.app, size, t, mode, pt.pps / 1e6, pt.pps * size * 8 / 1e9, vsfwd, vscpu, bpp, bususe, stages,
+                     gpu, lat);
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+  std::ofstream(out) << j.dump(2) << "\n";
+  fmt::print("wrote {}\n", out);
+  return 0;
+}
+
+}  // namespace shoal::tool
