@@ -63,7 +63,7 @@ want() { [[ " $BENCHES " == *" $1 "* ]]; }
 if want scale; then
   stamp "bench-scale (workers x applications x sizes, CPU vs offloaded, from memory)"
   timeout ${SCALE_TIMEOUT:-400} ./build-gpu/shoal bench-scale --device cuda --threads ${SCALE_THREADS:-1 4 16} \
-    --sizes ${SCALE_SIZES:-64 512 1518} --ids-chunk 0 128 --out "$OUT/bench-scale.json"
+    --sizes ${SCALE_SIZES:-64 512 1518} --ids-chunk ${SCALE_CHUNKS:-0 64 128 256} --out "$OUT/bench-scale.json"
 fi
 if want snap; then
   stamp "bench-snap"
