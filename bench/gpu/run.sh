@@ -37,7 +37,7 @@ if [ "${PREBUILT:-0}" = 1 ]; then
   if [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
   if ldd build-gpu/shoal build-gpu/tests/shoal_unit | grep 'not found'; then exit 1; fi
   ./build-gpu/shoal version || exit 1
-  # the tests after the benchmarks (the lease is short: measurements first)
+  # the tests (quick) before the benchmarks
   prebuilt_tests() {
     stamp "GPU tests"
     timeout 120 ./build-gpu/tests/shoal_gpu_test
@@ -46,6 +46,7 @@ if [ "${PREBUILT:-0}" = 1 ]; then
       --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*' 2>&1 |
       grep -vE 'device failure|offloading stops'
   }
+  prebuilt_tests
 else
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSHOAL_FUZZ=OFF -DSHOAL_WERROR=OFF "-DCMAKE_EXE_LINKER_FLAGS=$LINKFLAGS" \
   -DCMAKE_INCLUDE_PATH=$SYS/usr/include -DCMAKE_LIBRARY_PATH=$SYS/usr/lib/x86_64-linux-gnu || exit 1
@@ -98,5 +99,9 @@ if want schedule; then
   stamp "GASPP packet scheduling: IDSMatcher offloaded over IMIX, with and without --offload-schedule"
   timeout 90 bench/gpu/schedule.sh ./build-gpu/shoal "$OUT/bench-schedule.json" cuda
 fi
-[ "${PREBUILT:-0}" = 1 ] && prebuilt_tests
+if want scale-batch; then
+  stamp "bench-scale at aggregates of 4096 (the per-aggregate cost against the per-packet one)"
+  timeout ${SCALE_TIMEOUT:-400} ./build-gpu/shoal bench-scale --device cuda --threads 16 --sizes 64 1518 \
+    --app forward router ids-router ids --batch 4096 --out "$OUT/bench-scale-4096.json"
+fi
 stamp done

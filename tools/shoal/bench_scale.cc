@@ -237,12 +237,13 @@ int cmd_bench_scale(int argc, char** argv) {
   fmt::print("{:<13} {:>5} {:>3} {:<11} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5} {:>17} {:>5} {:>18}\n", "app", "bytes",
              "wk", "mode", "Mpps", "Gbps", "vsfwd", "vscpu", "B/pkt", "bus", "pack/launch/done", "gpu",
              "lat p50/p99 us");
-  const std::vector<std::string> h_snap = {"h.packets",  "h.h2d_bytes",  "h.d2h_bytes",
-                                           "h.pack_ns",  "h.launch_ns",  "h.complete_ns",
-                                           "h.cpu_busy", "h.aggregates", "h.device_aggregates"};
-  const std::vector<std::string> h_nba = {"i.offload_packets",  "i.offload_h2d_bytes",  "i.offload_d2h_bytes",
-                                          "i.offload_pack_ns",  "i.offload_launch_ns",  "i.offload_complete_ns",
-                                          "i.offload_cpu_busy", "i.offload_aggregates", "i.offload_device_aggregates"};
+  const std::vector<std::string> h_snap = {"h.packets",           "h.h2d_bytes",     "h.d2h_bytes", "h.pack_ns",
+                                           "h.launch_ns",         "h.complete_ns",   "h.cpu_busy",  "h.aggregates",
+                                           "h.device_aggregates", "h.device_packets"};
+  const std::vector<std::string> h_nba = {
+      "i.offload_packets",           "i.offload_h2d_bytes",     "i.offload_d2h_bytes", "i.offload_pack_ns",
+      "i.offload_launch_ns",         "i.offload_complete_ns",   "i.offload_cpu_busy",  "i.offload_aggregates",
+      "i.offload_device_aggregates", "i.offload_device_packets"};
   std::map<std::pair<uint32_t, int>, double> fwd;  // (size, workers) -> the forwarder's rate
   for (uint32_t size : sizes) {
     size = std::clamp<uint32_t>(size, 64, 1518);
@@ -319,9 +320,11 @@ int cmd_bench_scale(int argc, char** argv) {
             r["vs_cpu"] = pt.pps / cpu_pps;
             vscpu = fmt::format("{:.2f}", pt.pps / cpu_pps);
             std::string pre = row.nba ? "i.offload_" : "h.";
-            double pk = pt.h.count(pre + "packets") ? pt.h[pre + "packets"] : 0;
+            // bytes per packet that went to the device; stage shares over all
+            double pk = pt.h.count(pre + "device_packets") ? pt.h[pre + "device_packets"] : 0;
             if (pk > 0) {
               double h2d = pt.h[pre + "h2d_bytes"], d2h = pt.h[pre + "d2h_bytes"];
+              if (pt.h[pre + "packets"] > 0) r["device_share"] = pk / pt.h[pre + "packets"];
               r["h2d_bytes_per_packet"] = h2d / pk;
               r["d2h_bytes_per_packet"] = d2h / pk;
               bpp = fmt::format("{:.0f}", (h2d + d2h) / pk);

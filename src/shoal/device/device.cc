@@ -62,6 +62,10 @@ bool Device::inject_fault() {
   return hit;
 }
 
+void Device::launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uint32_t n, const uint32_t* order) {
+  for (uint32_t j = 0; j < count; ++j) launch(s, *steps[j].kernel, steps[j].params, steps[j].size, n, order);
+}
+
 bool Device::upload(void* dst, const void* src, size_t bytes, std::string& err) {
   Stream* s = stream_create();
   if (!s) {

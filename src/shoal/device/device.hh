@@ -53,6 +53,14 @@ const StepKernel& step_kernel() {
   return s;
 }
 
+// One step of a fused launch (Device::launch_fused): a kernel and its
+// parameters.
+struct FusedStep {
+  const StepKernel* kernel;
+  const void* params;
+  size_t size;
+};
+
 struct DeviceOptions {
   std::string kind = "auto";  // auto, host, cuda
   uint32_t host_threads = 0;  // host backend pool (0: min(4, cores))
@@ -96,6 +104,13 @@ class Device {
   // `order` (device memory, n entries), thread t runs packet order[t].
   virtual void launch(Stream* s, const StepKernel& k, const void* params, size_t params_size, uint32_t n,
                       const uint32_t* order = nullptr) = 0;
+  // Runs the steps over the same n packets as one launch where the backend
+  // can: each thread runs every step's run() for its packet, in turn (CUDA:
+  // one kernel calling them through device function pointers). Only for
+  // per-packet kernels: none may read another packet's results of an
+  // earlier one. The default launches them one after another.
+  virtual void launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uint32_t n,
+                            const uint32_t* order = nullptr);
   // Marks the end of what was queued so far; poll() reports on it.
   virtual void record(Stream* s) = 0;
   // Never blocks: Done when everything up to the last record() finished.

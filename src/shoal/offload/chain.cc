@@ -57,16 +57,22 @@ std::string Range::unparse() const {
 uint32_t Plan::add(const Range& r) {
   if (resize_ >= 0 && error.empty())
     error = "declares packet bytes after a step that resizes packets (their offsets would be stale)";
+  if (r.write) first_write_ = std::min(first_write_, step_);
   for (size_t i = 0; i < ranges_.size(); ++i)
     if (ranges_[i].same_place(r)) {
       ranges_[i].write |= r.write;
+      last_read_[i] = std::max(last_read_[i], step_);
       return uint32_t(i);
     }
   ranges_.push_back(r);
+  last_read_.push_back(step_);
   return uint32_t(ranges_.size() - 1);
 }
 
+bool Plan::read_early(uint32_t r) const { return !ranges_[r].write && last_read_[r] < first_write_; }
+
 uint32_t Plan::add_resizable(uint32_t head_room, uint32_t tail_room) {
+  first_write_ = std::min(first_write_, step_);
   if (resize_ >= 0) {
     if (error.empty()) error = "a second step resizes packets in one chain";
     return uint32_t(resize_);
@@ -174,6 +180,13 @@ std::shared_ptr<void> shared_device_copy(const dev::Device* d, const void* key,
 }
 
 void Launch::keep(std::shared_ptr<const void> x) { agg->keep.push_back(std::move(x)); }
+void Launch::defer(const dev::StepKernel& k, const void* params, size_t size) {
+  size_t off = (agg->pending_params.size() + 15) & ~size_t(15);
+  agg->pending_params.resize(off + size);
+  std::memcpy(agg->pending_params.data() + off, params, size);
+  agg->pending.push_back({&k, off, size});
+}
+void Launch::flush() { agg->chain->flush(*agg); }
 const uint8_t* Launch::block_in(uint32_t j) const { return base + agg->o_bin[j]; }
 uint8_t* Launch::block_out(uint32_t j) const { return base + agg->o_bout[j]; }
 
@@ -213,10 +226,13 @@ Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Of
     all.write = true;
     plan_.add(all);
   }
-  for (Offloadable* s : steps_) {
+  for (size_t j = 0; j < steps_.size(); ++j) {
+    Offloadable* s = steps_[j];
+    plan_.begin_step(uint32_t(j));
     s->offload_declare(plan_);
     if (!plan_.error.empty() && error_.empty()) error_ = s->offload_element().name() + ": " + plan_.error;
   }
+  for (uint32_t r = 0; r < plan_.ranges().size(); ++r) read_early_.push_back(plan_.read_early(r));
   if (device_)
     for (uint32_t i = 0; i < inflight_; ++i) {
       auto a = std::make_unique<Aggregate>();
@@ -378,11 +394,23 @@ bool Chain::pack(Aggregate& a, bool pre) {
       hroom[i] = std::min(R[size_t(rs)].head_room, p->headroom());
       troom[i] = std::min(R[size_t(rs)].tail_room, p->tailroom());
     }
+    // ranges read only before anything is written are grouped apart (they
+    // may overlap written bytes: those travel twice, and only the written
+    // copy comes back)
+    early_.clear();
+    std::erase_if(pieces_, [&](const Piece& pc) {
+      if (!read_early_[pc.range]) return false;
+      early_.push_back(pc);
+      return true;
+    });
+    pieces_.insert(pieces_.end(), early_.begin(), early_.end());
+    const size_t nlate = pieces_.size() - early_.size();
     for (size_t j = 0; j < pieces_.size();) {
+      const size_t stop = j < nlate ? nlate : pieces_.size();
       uint32_t gs = pieces_[j].s, ge = pieces_[j].e;
       bool w = pieces_[j].write, grow = int32_t(pieces_[j].range) == rs;
       size_t k = j + 1;
-      for (; k < pieces_.size() && pieces_[k].s <= ge; ++k)
+      for (; k < stop && pieces_[k].s <= ge; ++k)
         ge = std::max(ge, pieces_[k].e), w |= pieces_[k].write, grow |= int32_t(pieces_[k].range) == rs;
       // the resizable packet's group (the whole packet) gets its room on both sides
       size_t& area = w ? rw : ro;
@@ -427,7 +455,7 @@ bool Chain::pack(Aggregate& a, bool pre) {
   return true;
 }
 
-size_t Chain::h2d_bytes(const Aggregate& a) const { return a.o_verdict + (a.o_rw + a.rw_bytes - a.o_dst) + a.ro_bytes; }
+size_t Chain::h2d_bytes(const Aggregate& a) const { return a.o_end; }
 size_t Chain::d2h_bytes(const Aggregate& a) const { return a.o_rw + a.rw_bytes - a.o_verdict; }
 
 namespace {
@@ -475,15 +503,14 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
     stats_.fault_packets.add(b->live());
     if (!pack(*a, true)) throw std::bad_alloc();
   }
+  // The words the kernels find zeroed (verdicts, predicates, output
+  // blocks) are zeroed here, and the aggregate goes over in one copy: with
+  // many workers on one device, the driver's calls cost more than the few
+  // bytes that a device memset and two more copies would save.
+  std::memset(a->host + a->o_verdict, 0, a->o_dst - a->o_verdict);
   if (a->on_device) {
-    dev::Stream* s = a->stream;
-    device_->h2d(s, a->dbuf, a->host, a->o_verdict);
-    device_->memset(s, a->dbuf + a->o_verdict, 0, a->o_dst - a->o_verdict);
-    device_->h2d(s, a->dbuf + a->o_dst, a->host + a->o_dst, a->o_rw + a->rw_bytes - a->o_dst);
-    device_->h2d(s, a->dbuf + a->o_ro, a->host + a->o_ro, a->ro_bytes);
+    device_->h2d(a->stream, a->dbuf, a->host, a->o_end);
     stats_.h2d_bytes.add(h2d_bytes(*a));
-  } else {
-    std::memset(a->host + a->o_verdict, 0, a->o_dst - a->o_verdict);
   }
   stats_.pack_ns.add(host_ns() - t0);
   return a;
@@ -508,7 +535,29 @@ void Chain::step(Aggregate& a, size_t i) {
   stats_.launch_ns.add(host_ns() - t0);
 }
 
+void Chain::flush(Aggregate& a) {
+  if (a.pending.empty()) return;
+  if (a.on_device && !a.failed) {
+    uint64_t t0 = host_ns();
+    dev::FusedStep fs[16];
+    const uint32_t* order = a.has_order ? reinterpret_cast<const uint32_t*>(a.dbuf + a.o_order) : nullptr;
+    for (size_t j = 0; j < a.pending.size();) {  // (16 at a time: a chain is rarely longer)
+      uint32_t c = 0;
+      for (; j < a.pending.size() && c < 16; ++j, ++c)
+        fs[c] = {a.pending[j].kernel, a.pending_params.data() + a.pending[j].off, a.pending[j].size};
+      if (c == 1)
+        device_->launch(a.stream, *fs[0].kernel, fs[0].params, fs[0].size, a.n, order);
+      else
+        device_->launch_fused(a.stream, fs, c, a.n, order);
+    }
+    stats_.launch_ns.add(host_ns() - t0);
+  }
+  a.pending.clear();
+  a.pending_params.clear();
+}
+
 void Chain::end(Aggregate& a) {
+  flush(a);
   if (!a.on_device) return;
   device_->d2h(a.stream, a.host + a.o_verdict, a.dbuf + a.o_verdict, a.o_rw + a.rw_bytes - a.o_verdict);
   device_->record(a.stream);
@@ -552,6 +601,7 @@ bool Chain::ready(Aggregate& a) {
   }
   consecutive_failures_ = 0;
   stats_.device_aggregates.add();
+  stats_.device_packets.add(a.n);
   return true;
 }
 
@@ -636,6 +686,8 @@ PacketBatch* Chain::release(Aggregate& a) {
   PacketBatch* b = a.batch;
   a.batch = nullptr;
   a.keep.clear();
+  a.pending.clear();
+  a.pending_params.clear();
   std::unique_ptr<Aggregate> u(&a);
   if (a.stream) {
     device_->reset(a.stream);
@@ -665,6 +717,7 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, co
   e.add_stat_handler(prefix + "aggregates", s.aggregates);
   e.add_stat_handler(prefix + "packets", s.packets);
   e.add_stat_handler(prefix + "device_aggregates", s.device_aggregates);
+  e.add_stat_handler(prefix + "device_packets", s.device_packets);
   e.add_stat_handler(prefix + "cpu_busy", s.cpu_busy);
   e.add_stat_handler(prefix + "cpu_fault", s.cpu_fault);
   e.add_stat_handler(prefix + "fault_packets", s.fault_packets);

@@ -96,6 +96,13 @@ class Plan {
   };
   const std::vector<Block>& blocks() const { return blocks_; }
   const std::vector<Range>& ranges() const { return ranges_; }
+  // The chain numbers the steps as they declare (Chain's constructor).
+  void begin_step(uint32_t step) { step_ = step; }
+  // Whether read-only range r is read only by steps before every step that
+  // writes packet bytes: it may then travel as a copy of its own, apart
+  // from the written bytes it overlaps, so that only what is written comes
+  // back (an IDS reading the whole packet before DecIPTTL writes its TTL).
+  bool read_early(uint32_t r) const;
   // Set when the declarations cannot work together.
   std::string error;
   AnnoUse annos;
@@ -105,6 +112,9 @@ class Plan {
 
  private:
   std::vector<Range> ranges_;
+  std::vector<uint32_t> last_read_;    // per range: the last step that declared it
+  uint32_t first_write_ = UINT32_MAX;  // the first step that declared a written range
+  uint32_t step_ = 0;
   std::vector<Block> blocks_;
   int32_t resize_ = -1;
 };
@@ -127,28 +137,37 @@ struct Launch {
   // Where block j (Plan::add_block) lies for the kernel.
   const uint8_t* block_in(uint32_t j) const;
   uint8_t* block_out(uint32_t j) const;
-  // Runs kernel K over every packet of the aggregate.
+  // Runs kernel K over every packet of the aggregate. On a device the
+  // launch waits for the chain's next ones: consecutive steps' kernels go
+  // as one (Device::launch_fused), so a kernel must read only its own
+  // packet's results of earlier ones (use run_threads otherwise).
   template <class K>
   void run(const typename K::Params& p) {
     if (host) {
       for (uint32_t t = 0; t < view.n; ++t) K::run(p, view.order ? view.order[t] : t);
     } else {
-      device->launch(stream, dev::step_kernel<K>(), &p, sizeof p, view.n, view.order);
+      defer(dev::step_kernel<K>(), &p, sizeof p);
     }
   }
   // Runs kernel K over `threads` threads, for a step that splits a packet's
   // work among several (the chunked payload scan): its run() finds the
-  // packet of thread t itself, through view.order when that is set.
+  // packet of thread t itself, through view.order when that is set. Never
+  // fused: the kernels before it have finished when it starts.
   template <class K>
   void run_threads(const typename K::Params& p, uint32_t threads) {
     if (host) {
       for (uint32_t t = 0; t < threads; ++t) K::run(p, t);
     } else {
+      flush();
       device->launch(stream, dev::step_kernel<K>(), &p, sizeof p, threads, nullptr);
     }
   }
   // Keeps `x` (a table snapshot, a device copy) alive until the aggregate is released.
   void keep(std::shared_ptr<const void> x);
+
+ private:
+  void defer(const dev::StepKernel& k, const void* params, size_t size);
+  void flush();
 };
 
 // An element that can run on a device. Its per-packet function lives in a
@@ -222,6 +241,7 @@ std::shared_ptr<T> shared_device_copy(const dev::Device* d, const void* key,
 struct ChainStats {
   Stat aggregates, packets;       // completed
   Stat device_aggregates;         // that ran on the device
+  Stat device_packets;            // packets in them
   Stat cpu_busy;                  // on the CPU: every device slot was in flight
   Stat cpu_fault, fault_packets;  // on the CPU after a device failure
   Stat h2d_bytes, d2h_bytes;      // moved across the bus (device aggregates)
@@ -266,6 +286,14 @@ struct Aggregate {
   };
   std::vector<Seg> rw_segs;
   std::vector<std::shared_ptr<const void>> keep;
+  // Kernels queued by Launch::run and not yet launched (Chain::flush):
+  // each with its parameters at an offset of pending_params.
+  struct Pending {
+    const dev::StepKernel* kernel;
+    size_t off, size;
+  };
+  std::vector<Pending> pending;
+  std::vector<uint8_t> pending_params;
   k::AggView view(uint8_t* base) const;
   uint32_t verdict(uint32_t i) const { return reinterpret_cast<const uint32_t*>(host + o_verdict)[i]; }
   // For offload_post() of a step that ends its chain (offload_ends_chain):
@@ -329,7 +357,9 @@ class Chain {
   // marks it for the CPU. Never fails.
   Aggregate* begin(PacketBatch* b, bool want_device);
   void step(Aggregate& a, size_t i);  // queue step i (or run it, on the CPU)
-  void end(Aggregate& a);             // queue the copy back and the completion mark
+  // Launches the kernels the steps queued so far (fused when several).
+  void flush(Aggregate& a);
+  void end(Aggregate& a);  // queue the copy back and the completion mark
   void run(Aggregate& a) {
     for (size_t i = 0; i < steps_.size(); ++i) step(a, i);
     end(a);
@@ -374,7 +404,8 @@ class Chain {
     uint32_t s, e, range;
     bool write;
   };
-  std::vector<Piece> pieces_;
+  std::vector<Piece> pieces_, early_;
+  std::vector<uint8_t> read_early_;  // per range: Plan::read_early
 };
 
 // Registers the statistics handlers of a chain (PREFIX aggregates, ...).

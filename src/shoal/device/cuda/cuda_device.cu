@@ -4,6 +4,7 @@
 // here blocks the calling worker except wait().
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <string>
 
 #include "shoal/device/cuda/cuda_api.hh"
@@ -88,6 +89,34 @@ class CudaDevice final : public dev::Device {
       return;
     }
     check(c, k.name, l(params, n, order, c->s));
+  }
+  void launch_fused(dev::Stream* s, const dev::FusedStep* steps, uint32_t count, uint32_t n,
+                    const uint32_t* order) override {
+    auto* c = static_cast<CudaStream*>(s);
+    if (!n) return;
+    // one kernel for as many steps as fit in its parameters, in order
+    for (uint32_t j = 0; j < count;) {
+      FusedArgs a;
+      size_t off = 0;
+      uint32_t k = j;
+      for (; k < count && a.count < FusedArgs::kMaxSteps; ++k) {
+        size_t at = (off + 15) & ~size_t(15);
+        if (at + steps[k].size > FusedArgs::kBytes) break;
+        if (!ok(c, steps[k].kernel->name)) return;
+        cudaError_t e = step_device_fn(steps[k].kernel->name, &a.fn[a.count]);
+        if (e != cudaSuccess) return check(c, steps[k].kernel->name, e);
+        std::memcpy(a.params + at, steps[k].params, steps[k].size);
+        a.off[a.count++] = uint16_t(at);
+        off = at + steps[k].size;
+      }
+      if (k == j) {  // a step whose parameters alone do not fit: launched by itself
+        launch(s, *steps[j].kernel, steps[j].params, steps[j].size, n, order);
+        ++j;
+        continue;
+      }
+      check(c, "fused steps", cuda::launch_fused(a, n, order, c->s));
+      j = k;
+    }
   }
   void record(dev::Stream* s) override {
     auto* c = static_cast<CudaStream*>(s);

@@ -13,11 +13,31 @@ namespace shoal::cuda {
 
 // order: nullptr, or n packet indices in device memory (thread t runs packet order[t]).
 using StepLauncher = cudaError_t (*)(const void* params, uint32_t n, const uint32_t* order, cudaStream_t s);
+// A step's run(params, i) as a device function, for fused launches.
+using StepDeviceFn = void (*)(const void* params, uint32_t i);
+using StepFnGetter = cudaError_t (*)(StepDeviceFn* out);
 
-// Adds K's launcher under its name (static initialisation); true.
-bool register_step(const char* name, StepLauncher l);
+// Adds K's launcher and the getter of its device function under its name
+// (static initialisation); true.
+bool register_step(const char* name, StepLauncher l, StepFnGetter g);
 // The launcher registered under `name`, or nullptr.
 StepLauncher find_step(const char* name);
+// The device address of the run() of the step registered under `name`
+// (fetched once, then remembered).
+cudaError_t step_device_fn(const char* name, StepDeviceFn* out);
+
+// The steps of a fused launch: their device functions and parameters (each
+// at a 16-byte aligned offset in `params`), passed by value to the kernel.
+struct FusedArgs {
+  static constexpr uint32_t kMaxSteps = 8, kBytes = 3072;
+  uint32_t count = 0;
+  StepDeviceFn fn[kMaxSteps] = {};
+  uint16_t off[kMaxSteps] = {};
+  alignas(16) unsigned char params[kBytes];
+};
+// One kernel over n packets running the steps in turn for each (defined in
+// the generated unit, beside the step functions it calls).
+cudaError_t launch_fused(const FusedArgs& a, uint32_t n, const uint32_t* order, cudaStream_t s);
 // How many step kernels are compiled for CUDA (forces the generated unit
 // to be linked).
 int compiled_steps();
@@ -26,6 +46,27 @@ template <class K>
 __global__ void step_kernel(const typename K::Params p, uint32_t n, const uint32_t* order) {
   uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < n) K::run(p, order ? order[t] : t);
+}
+
+template <class K>
+__device__ void step_erased(const void* params, uint32_t i) {
+  K::run(*static_cast<const typename K::Params*>(params), i);
+}
+template <class K>
+__global__ void step_fn_kernel(StepDeviceFn* out) {
+  *out = &step_erased<K>;
+}
+// K's device function's address, read once through a one-thread kernel.
+template <class K>
+cudaError_t get_step_fn(StepDeviceFn* out) {
+  StepDeviceFn* d = nullptr;
+  cudaError_t e = cudaMalloc(&d, sizeof *d);
+  if (e != cudaSuccess) return e;
+  step_fn_kernel<K><<<1, 1>>>(d);
+  e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaMemcpy(out, d, sizeof *d, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  return e;
 }
 
 template <class K>

@@ -1,5 +1,7 @@
 // The registry of CUDA step launchers (see step_launch.cuh).
+#include <atomic>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -11,22 +13,39 @@ namespace {
 struct Entry {
   const char* name;
   StepLauncher launch;
+  StepFnGetter get_fn;
+  std::atomic<StepDeviceFn> fn{nullptr};
 };
-std::vector<Entry>& entries() {
-  static std::vector<Entry> e;
+// (a deque: entries never move, so their atomics stay put)
+std::deque<Entry>& entries() {
+  static std::deque<Entry> e;
   return e;
+}
+Entry* find(const char* name) {
+  for (Entry& e : entries())
+    if (std::strcmp(e.name, name) == 0) return &e;
+  return nullptr;
 }
 }  // namespace
 
-bool register_step(const char* name, StepLauncher l) {
-  entries().push_back({name, l});
+bool register_step(const char* name, StepLauncher l, StepFnGetter g) {
+  Entry& e = entries().emplace_back();
+  e.name = name, e.launch = l, e.get_fn = g;
   return true;
 }
 
 StepLauncher find_step(const char* name) {
-  for (const Entry& e : entries())
-    if (std::strcmp(e.name, name) == 0) return e.launch;
-  return nullptr;
+  Entry* e = find(name);
+  return e ? e->launch : nullptr;
+}
+
+cudaError_t step_device_fn(const char* name, StepDeviceFn* out) {
+  Entry* e = find(name);
+  if (!e) return cudaErrorInvalidDeviceFunction;
+  if ((*out = e->fn.load(std::memory_order_acquire))) return cudaSuccess;
+  cudaError_t err = e->get_fn(out);  // two workers may both fetch it: the same address
+  if (err == cudaSuccess) e->fn.store(*out, std::memory_order_release);
+  return err;
 }
 
 }  // namespace shoal::cuda

@@ -78,6 +78,7 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
               .handlers = {{"aggregates", "r", "aggregates completed"},
                            {"packets", "r", "packets in them"},
                            {"device_aggregates", "r", "aggregates that ran on the device"},
+                           {"device_packets", "r", "packets in them"},
                            {"cpu_busy", "r", "aggregates run on the CPU because INFLIGHT were in flight"},
                            {"cpu_fault", "r", "aggregates run on the CPU after a device failure or with no device"},
                            {"fault_packets", "r", "packets in those"},
