@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# shoal bench-scale, short, on the host backend (CI has no GPU): the router,
+# the IDS router and the large IDS with two workers, CPU and offloaded
+# (the IDS with one device thread per packet and in chunks), every row with
+# sane numbers; the IDS router's whole packets go over but only its written
+# bytes come back.
+set -u
+SHOAL=$1; SRC=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$SRC" || exit 1
+"$SHOAL" bench-scale --device host --threads 2 --sizes 1518 --packets 3000 --app router ids-router ids \
+  --ids-rules 300 --ids-chunk 0 128 --out "$tmp/scale.json" > "$tmp/log" 2>&1
+rc=$?
+cat "$tmp/log"
+[ $rc = 0 ] || { echo "FAIL: bench-scale exited $rc"; exit 1; }
+/usr/bin/python3 - "$tmp/scale.json" <<'PY' || exit 1
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = j["results"]
+assert j["offload_device"] == "host", j["offload_device"]
+modes = {(r["app"], r["mode"]) for r in rows}
+want = {("router", "cpu"), ("router", "offload"), ("ids-router", "cpu"), ("ids-router", "offload"),
+        ("ids", "cpu"), ("ids", "offload-c0"), ("ids", "offload-c128")}
+assert modes == want, modes
+for r in rows:
+    assert r["workers"] == 2 and r["size"] == 1518, r
+    assert r["mpps"] > 0 and abs(r["gbps"] - r["mpps"] * r["size"] * 8 / 1000) < 1e-6 * max(1, r["gbps"]), r
+    assert 0.9 < r["replay_s"] < 5, r
+    if r["mode"] == "cpu":
+        continue
+    assert r["vs_cpu"] > 0 and 0 < r["device_share"] <= 1, r
+    assert all(0 <= v <= 1 for v in r["stage_share"].values()), r
+    assert r["h2d_bytes_per_packet"] > 0, r
+ir = [r for r in rows if r["app"] == "ids-router" and r["mode"] == "offload"][0]
+assert ir["h2d_bytes_per_packet"] > 1400 and ir["d2h_bytes_per_packet"] < 200, ir
+print("bench-scale: ok")
+PY
