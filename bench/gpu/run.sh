@@ -99,6 +99,14 @@ if want schedule; then
   stamp "GASPP packet scheduling: IDSMatcher offloaded over IMIX, with and without --offload-schedule"
   timeout 90 bench/gpu/schedule.sh ./build-gpu/shoal "$OUT/bench-schedule.json" cuda
 fi
+if want connections; then
+  # the hardware work queues the CUDA driver spreads streams over (its default: 8)
+  for c in ${CONNECTIONS:-8 32}; do
+    stamp "bench-scale, 16 workers, CUDA_DEVICE_MAX_CONNECTIONS=$c"
+    CUDA_DEVICE_MAX_CONNECTIONS=$c timeout 200 ./build-gpu/shoal bench-scale --device cuda --threads 16 \
+      --sizes 512 1518 --app router ids-router ids --out "$OUT/bench-scale-conn$c.json"
+  done
+fi
 if want scale-batch; then
   stamp "bench-scale at aggregates of 4096 (the per-aggregate cost against the per-packet one)"
   timeout ${SCALE_TIMEOUT:-400} ./build-gpu/shoal bench-scale --device cuda --threads 16 --sizes 64 1518 \
