@@ -107,6 +107,11 @@ if want connections; then
       --sizes 512 1518 --app router ids-router ids --out "$OUT/bench-scale-conn$c.json"
   done
 fi
+if want zero-copy; then
+  stamp "bench-scale: the router and the SDN forwarder copied and zero-copy (HostToDevice ZERO_COPY 256)"
+  timeout 200 ./build-gpu/shoal bench-scale --device cuda --threads 1 16 --sizes 64 1518 \
+    --app forward router sdn-forwarder --zero-copy 256 --out "$OUT/bench-scale-zc.json"
+fi
 if want scale-batch; then
   stamp "bench-scale at aggregates of 4096 (the per-aggregate cost against the per-packet one)"
   timeout ${SCALE_TIMEOUT:-400} ./build-gpu/shoal bench-scale --device cuda --threads 16 --sizes 64 1518 \

@@ -396,13 +396,14 @@ std::string cpu_v4(const RouterCase& c, const std::string& out, const std::strin
     rt[2] -> ToDump({}2.pcap);)",
                      c.in, balancer, c.routes, out, out, out);
 }
-std::string snap_v4(const RouterCase& c, const std::string& out, uint32_t batch, const std::string& cq = "") {
+std::string snap_v4(const RouterCase& c, const std::string& out, uint32_t batch, const std::string& cq = "",
+                    uint32_t zero_copy = 0) {
   return fmt::format(R"(
-    FromDump({}, STOP true) -> Batcher({}, 1ms) -> h :: HostToDevice(INFLIGHT 4)
+    FromDump({}, STOP true) -> Batcher({}, 1ms) -> h :: HostToDevice(INFLIGHT 4, ZERO_COPY {})
       -> c :: GPUCheckIPHeader(14) -> rt :: GPUIPLookup({}) -> t0 :: GPUDecIPTTL(PRED 0) -> t1 :: GPUDecIPTTL(PRED 1)
       -> DeviceToHost -> cq :: CompletionQueue({}) -> Debatcher -> d :: Dispatcher(0, 1, 2);
     d[0] -> ToDump({}0.pcap); d[1] -> ToDump({}1.pcap); d[2] -> ToDump({}2.pcap);)",
-                     c.in, batch, c.routes, cq, out, out, out);
+                     c.in, batch, zero_copy, c.routes, cq, out, out, out);
 }
 
 test::Options opts(uint32_t delay_us = 0, double faults = 0) {
@@ -499,6 +500,33 @@ TEST(OffloadRouter, OrderSurvivesDelaysThatFinishAggregatesOutOfOrder) {
 // protocol and length, and the results are those of the CPU router, in the
 // same order, on the device, with out-of-order completions and with faults
 // (the CPU fallback takes the same order).
+// Zero-copy aggregates (kernels read and write pinned host memory in
+// place, no copies queued) give the CPU router's outputs, with device
+// delays and faults too; aggregates over the limit are still copied.
+TEST(OffloadRouter, ZeroCopyAggregatesEqualTheCpuRouter) {
+  RouterCase c = make_ipv4_case(23, 5000);
+  auto cpu = test::run(cpu_v4(c, tmp("zcpu")));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  for (double faults : {0.0, 0.2}) {
+    auto snap = test::run_with(snap_v4(c, tmp("zsnap"), 256, "", 4096), opts(100, faults));
+    ASSERT_TRUE(snap->ok) << snap->errors;
+    expect_same_outputs(tmp("zcpu"), tmp("zsnap"));
+    expect_same_drops(*cpu, *snap);
+    EXPECT_GT(snap->n("h.zero_copy"), 0u);
+    if (faults == 0) {
+      EXPECT_EQ(snap->n("h.zero_copy"), snap->n("h.device_aggregates")) << "all small enough";
+    }
+    test::finish(*snap, false, faults > 0);
+  }
+  auto big = test::run_with(snap_v4(c, tmp("zbig"), 256, "", 4), opts());  // 4 bytes a packet: none fits
+  ASSERT_TRUE(big->ok) << big->errors;
+  expect_same_outputs(tmp("zcpu"), tmp("zbig"));
+  EXPECT_EQ(big->n("h.zero_copy"), 0u);
+  EXPECT_GT(big->n("h.device_aggregates"), 0u);
+  test::finish(*big);
+  test::finish(*cpu);
+}
+
 TEST(OffloadRouter, PacketSchedulingChangesNoResult) {
   RouterCase c = make_ipv4_case(21, 5000);
   auto cpu = test::run(cpu_v4(c, tmp("scpu")));

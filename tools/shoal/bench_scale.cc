@@ -174,6 +174,7 @@ int cmd_bench_scale(int argc, char** argv) {
   uint32_t batch = 1024, ids_rules = 10000, seconds = 1;
   double ids_match = 0.01;
   std::vector<uint32_t> ids_chunks = {128};
+  uint32_t zero_copy = 0;
   app.add_option("--out", out, "JSON results");
   app.add_option("--device", device, "device for the offloaded rows: auto, cuda, host (default auto)");
   app.add_option("--threads", threads, "worker counts (default 1 2)");
@@ -188,6 +189,8 @@ int cmd_bench_scale(int argc, char** argv) {
   app.add_option("--ids-chunk", ids_chunks,
                  "the large IDS's offloaded rows for each SCAN_CHUNK (bytes per device thread; 0: a thread per "
                  "packet; default 128)");
+  app.add_option("--zero-copy", zero_copy,
+                 "also the Snap forms with HostToDevice's ZERO_COPY at this many bytes per packet (rows offload-zc)");
   app.add_option("--data", data, "the examples' data folder (rules)");
   CLI11_PARSE(app, argc, argv);
   if (seconds < 1) return fmt::print(stderr, "bench-scale: --seconds must be at least 1\n"), 1;
@@ -197,8 +200,9 @@ int cmd_bench_scale(int argc, char** argv) {
   if (device == "auto") device = j["device"]["kind"] == "cuda" ? "cuda" : "host";
   double bus = j["device"].value("pcie_h2d_bytes_per_sec", 0.0);
   j["offload_device"] = device;
-  j["settings"] = {{"packets", packets}, {"mbytes", mbytes},   {"sizes", sizes},         {"threads", threads},
-                   {"batch", batch},     {"seconds", seconds}, {"ids_rules", ids_rules}, {"ids_match", ids_match}};
+  j["settings"] = {{"packets", packets},     {"mbytes", mbytes},       {"sizes", sizes},
+                   {"threads", threads},     {"batch", batch},         {"seconds", seconds},
+                   {"ids_rules", ids_rules}, {"ids_match", ids_match}, {"zero_copy", zero_copy}};
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-scale-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string err;
@@ -237,9 +241,9 @@ int cmd_bench_scale(int argc, char** argv) {
   fmt::print("{:<13} {:>5} {:>3} {:<11} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5} {:>17} {:>5} {:>18}\n", "app", "bytes",
              "wk", "mode", "Mpps", "Gbps", "vsfwd", "vscpu", "B/pkt", "bus", "pack/launch/done", "gpu",
              "lat p50/p99 us");
-  const std::vector<std::string> h_snap = {"h.packets",           "h.h2d_bytes",     "h.d2h_bytes", "h.pack_ns",
-                                           "h.launch_ns",         "h.complete_ns",   "h.cpu_busy",  "h.aggregates",
-                                           "h.device_aggregates", "h.device_packets"};
+  const std::vector<std::string> h_snap = {"h.packets",           "h.h2d_bytes",      "h.d2h_bytes", "h.pack_ns",
+                                           "h.launch_ns",         "h.complete_ns",    "h.cpu_busy",  "h.aggregates",
+                                           "h.device_aggregates", "h.device_packets", "h.zero_copy"};
   const std::vector<std::string> h_nba = {
       "i.offload_packets",           "i.offload_h2d_bytes",     "i.offload_d2h_bytes", "i.offload_pack_ns",
       "i.offload_launch_ns",         "i.offload_complete_ns",   "i.offload_cpu_busy",  "i.offload_aggregates",
@@ -275,11 +279,15 @@ int cmd_bench_scale(int argc, char** argv) {
       if (!wants(a.name)) continue;
       std::map<std::string, std::string> v = {
           {"sink", "Discard"}, {"acl", acl}, {"ids", ids}, {"batch", std::to_string(batch)},
-          {"slice", "true"},   {"r0", "0"},  {"r1", "1"}};
+          {"slice", "true"},   {"r0", "0"},  {"r1", "1"},  {"zc", "0"}};
       std::string cpu = fill(a.cpu, v);
       if (std::string_view(a.name) == "ids-router") v["r0"] = "2", v["r1"] = "3";
       Row r{a.name, cpu, {}, {}, false};
       if (a.offload) r.off.push_back(fill(a.offload, v)), r.mode.push_back("offload");
+      if (a.offload && zero_copy) {  // the same with small aggregates read in place
+        v["zc"] = std::to_string(zero_copy);
+        r.off.push_back(fill(a.offload, v)), r.mode.push_back("offload-zc");
+      }
       rows.push_back(r);
     }
     if (wants("ids")) {
@@ -340,6 +348,7 @@ int cmd_bench_scale(int argc, char** argv) {
                   fmt::format("{:.0f}/{:.0f}/{:.0f}%", 100 * pt.h[pre + "pack_ns"] / worker_ns,
                               100 * pt.h[pre + "launch_ns"] / worker_ns, 100 * pt.h[pre + "complete_ns"] / worker_ns);
               r["aggregates"] = pt.h[pre + "aggregates"];
+              if (pt.h.count(pre + "zero_copy")) r["zero_copy_aggregates"] = pt.h[pre + "zero_copy"];
               r["device_aggregates"] = pt.h[pre + "device_aggregates"];
               r["cpu_busy_aggregates"] = pt.h[pre + "cpu_busy"];
             }

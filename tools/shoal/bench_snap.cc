@@ -64,7 +64,7 @@ uint32_t snap_frame(uint64_t i, uint32_t size, uint8_t* f) {
 
 #define SHOAL_SNAP_IDS "RULES {ids}/local.rules, VARS {ids}/vars.yaml, QUIET true"
 #define SHOAL_SNAP_ROUTES "10.0.0.64/26 10.0.0.126 {r1}, 10.0.0.0/24 {r0}, 0.0.0.0/0 10.0.0.254 {r1}"
-#define SHOAL_SNAP_DEV "Batcher({batch}, 100us) -> h :: HostToDevice(INFLIGHT 8, SLICE {slice}) -> "
+#define SHOAL_SNAP_DEV "Batcher({batch}, 100us) -> h :: HostToDevice(INFLIGHT 8, SLICE {slice}, ZERO_COPY {zc}) -> "
 #define SHOAL_SNAP_BACK " -> DeviceToHost -> cq :: CompletionQueue -> Debatcher -> d :: Dispatcher"
 
 const std::vector<SnapApp>& snap_apps() {
@@ -218,6 +218,7 @@ int cmd_bench_snap(int argc, char** argv) {
                                                 {"ids", ids},
                                                 {"batch", std::to_string(m.batch)},
                                                 {"slice", m.slice},
+                                                {"zc", "0"},
                                                 {"r0", m.off ? "0" : "0"},
                                                 {"r1", "1"}};
         if (std::string_view(a.name) == "ids-router" && m.off) v["r0"] = "2", v["r1"] = "3";
@@ -267,6 +268,7 @@ int cmd_bench_snap(int argc, char** argv) {
                                                 {"ids", ids},
                                                 {"batch", "1024"},
                                                 {"slice", "true"},
+                                                {"zc", "0"},
                                                 {"r0", "0"},
                                                 {"r1", "1"}};
         if (std::string_view(a.name) == "ids-router" && off) v["r0"] = "2", v["r1"] = "3";

@@ -90,6 +90,10 @@ class Device {
   virtual void host_free(void* p) = 0;
   virtual void* dev_alloc(size_t bytes) = 0;
   virtual void dev_free(void* p) = 0;
+  // Where kernels reach host memory from host_alloc() in place (zero-copy:
+  // their loads and stores cross the bus themselves); nullptr where they
+  // cannot.
+  virtual void* host_device_pointer(void* host) = 0;
 
   virtual Stream* stream_create() = 0;
   virtual void stream_destroy(Stream* s) = 0;

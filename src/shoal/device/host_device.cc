@@ -94,6 +94,7 @@ class HostDevice final : public Device {
     if (auto it = dev_sizes_.find(p); it != dev_sizes_.end()) dev_bytes_ -= it->second, dev_sizes_.erase(it);
     std::free(p);
   }
+  void* host_device_pointer(void* host) override { return host; }  // (device memory is host memory here)
 
   Stream* stream_create() override { return new HostStream; }
   void stream_destroy(Stream* s) override {

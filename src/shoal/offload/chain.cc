@@ -508,9 +508,16 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
   // many workers on one device, the driver's calls cost more than the few
   // bytes that a device memset and two more copies would save.
   std::memset(a->host + a->o_verdict, 0, a->o_dst - a->o_verdict);
+  a->zero = false;
+  a->kbuf = a->dbuf;
+  if (a->on_device && zero_copy_ && a->o_end <= size_t(zero_copy_) * a->n)
+    if (auto* k = static_cast<uint8_t*>(device_->host_device_pointer(a->host))) a->zero = true, a->kbuf = k;
   if (a->on_device) {
-    device_->h2d(a->stream, a->dbuf, a->host, a->o_end);
-    stats_.h2d_bytes.add(h2d_bytes(*a));
+    if (a->zero)
+      stats_.zero_copy.add();
+    else
+      device_->h2d(a->stream, a->dbuf, a->host, a->o_end);
+    stats_.h2d_bytes.add(h2d_bytes(*a));  // (zero-copy: what its kernels can reach)
   }
   stats_.pack_ns.add(host_ns() - t0);
   return a;
@@ -519,13 +526,13 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
 void Chain::step(Aggregate& a, size_t i) {
   if (a.on_device && a.failed) return;  // redone on the host when it completes
   Launch L;
-  L.view = a.view(a.on_device ? a.dbuf : a.host);
+  L.view = a.view(a.on_device ? a.kbuf : a.host);
   L.ctl.step = uint32_t(i);
   L.host = !a.on_device;
   L.device = device_;
   L.stream = a.stream;
   L.agg = &a;
-  L.base = a.on_device ? a.dbuf : a.host;
+  L.base = a.on_device ? a.kbuf : a.host;
   std::string err;
   uint64_t t0 = host_ns();
   if (!steps_[i]->offload_launch(L, err)) {
@@ -540,7 +547,7 @@ void Chain::flush(Aggregate& a) {
   if (a.on_device && !a.failed) {
     uint64_t t0 = host_ns();
     dev::FusedStep fs[16];
-    const uint32_t* order = a.has_order ? reinterpret_cast<const uint32_t*>(a.dbuf + a.o_order) : nullptr;
+    const uint32_t* order = a.has_order ? reinterpret_cast<const uint32_t*>(a.kbuf + a.o_order) : nullptr;
     for (size_t j = 0; j < a.pending.size();) {  // (16 at a time: a chain is rarely longer)
       uint32_t c = 0;
       for (; j < a.pending.size() && c < 16; ++j, ++c)
@@ -559,7 +566,7 @@ void Chain::flush(Aggregate& a) {
 void Chain::end(Aggregate& a) {
   flush(a);
   if (!a.on_device) return;
-  device_->d2h(a.stream, a.host + a.o_verdict, a.dbuf + a.o_verdict, a.o_rw + a.rw_bytes - a.o_verdict);
+  if (!a.zero) device_->d2h(a.stream, a.host + a.o_verdict, a.dbuf + a.o_verdict, a.o_rw + a.rw_bytes - a.o_verdict);
   device_->record(a.stream);
   stats_.d2h_bytes.add(d2h_bytes(a));
 }
@@ -729,6 +736,7 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, co
   e.add_stat_handler(prefix + "pack_ns", s.pack_ns);
   e.add_stat_handler(prefix + "launch_ns", s.launch_ns);
   e.add_stat_handler(prefix + "complete_ns", s.complete_ns);
+  e.add_stat_handler(prefix + "zero_copy", s.zero_copy);
   e.add_read_handler(
       prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
   e.add_read_handler(prefix + "chain", [chain] {

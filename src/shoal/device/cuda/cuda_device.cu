@@ -34,7 +34,8 @@ class CudaDevice final : public dev::Device {
   void* host_alloc(size_t bytes) override {
     void* p = nullptr;
     cudaSetDevice(dev_);
-    return cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable) == cudaSuccess ? p : nullptr;
+    return cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable | cudaHostAllocMapped) == cudaSuccess ? p
+                                                                                                            : nullptr;
   }
   void host_free(void* p) override {
     if (p) cudaFreeHost(p);
@@ -46,6 +47,10 @@ class CudaDevice final : public dev::Device {
   }
   void dev_free(void* p) override {
     if (p) cudaFree(p);
+  }
+  void* host_device_pointer(void* host) override {
+    void* d = nullptr;
+    return cudaHostGetDevicePointer(&d, host, 0) == cudaSuccess ? d : nullptr;
   }
   dev::Stream* stream_create() override {
     cudaSetDevice(dev_);

@@ -11,7 +11,7 @@ namespace shoal {
 class HostToDevice : public Element {
  public:
   void configure(Args& a) override {
-    a.read("INFLIGHT", inflight_).read("SLICE", slice_).read("SCHEDULE", schedule_);
+    a.read("INFLIGHT", inflight_).read("SLICE", slice_).read("SCHEDULE", schedule_).read("ZERO_COPY", zero_copy_);
     a.complete();
     if (inflight_ == 0 || inflight_ > 1024) a.fail("INFLIGHT: 1 to 1024 aggregates");
   }
@@ -40,6 +40,7 @@ class HostToDevice : public Element {
                  err);
     chain_ = std::make_unique<offload::Chain>(*this, std::move(d), std::move(steps), inflight_, stats_, !slice_);
     chain_->set_schedule(schedule_ || offload::services(worker().runtime()).options.schedule);
+    chain_->set_zero_copy(zero_copy_);
     if (!chain_->error().empty()) throw std::runtime_error(chain_->error());
   }
   void push(int, PacketBatch* b) override {
@@ -53,7 +54,7 @@ class HostToDevice : public Element {
   }
 
  private:
-  uint32_t inflight_ = 8;
+  uint32_t inflight_ = 8, zero_copy_ = 0;
   bool slice_ = true, schedule_ = false;
   offload::ChainStats stats_;
   std::unique_ptr<offload::Chain> chain_;  // outlives cleanup(): CompletionQueue drains into it
@@ -74,7 +75,10 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
                        {"SCHEDULE", "boolean",
                         "sort each aggregate's packets by protocol and length for the kernels' threads, GASPP's "
                         "packet scheduling (default false, or run --offload-schedule); results keep the "
-                        "aggregate's order"}},
+                        "aggregate's order"},
+                       {"ZERO_COPY", "bytes",
+                        "aggregates that need at most this many bytes per packet both ways are not copied: the "
+                        "kernels read and write them in pinned host memory over the bus (default 0: always copy)"}},
               .handlers = {{"aggregates", "r", "aggregates completed"},
                            {"packets", "r", "packets in them"},
                            {"device_aggregates", "r", "aggregates that ran on the device"},
@@ -92,6 +96,7 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
                            {"inflight_max", "r", "most aggregates in flight at once"},
                            {"pack_ns", "r", "host nanoseconds packing aggregates and queueing their copies"},
                            {"launch_ns", "r", "host nanoseconds queueing the steps (running them, on the CPU)"},
+                           {"zero_copy", "r", "device aggregates read and written in host memory (ZERO_COPY)"},
                            {"complete_ns", "r",
                             "host nanoseconds completing aggregates (bytes back into packets, the steps' host parts)"},
                            {"chain", "r", "the device elements and the ROI union"},
