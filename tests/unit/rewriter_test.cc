@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "helpers.hh"
+#include "shoal/elements/clickrandom.hh"
 #include "shoal/flow/rewrite.hh"
 
 namespace shoal::test {
@@ -34,6 +35,30 @@ RewritePattern pattern(const std::vector<std::string>& w) {
   return p;
 }
 }  // namespace
+
+// Click's random numbers: the C library's random() after srandom(seed),
+// draw for draw (the oracle is the C library itself), and click_random's
+// pick in a range (Click's UDPRewriter-11 expects port 55226 for the first
+// draw after RandomSeed(1) in 1024-65534).
+TEST(ClickRandom, DrawsWhatTheCLibraryDrawsAndPicksAsClick) {
+  for (uint32_t seed : {1u, 2u, 7u, 12345u, 4000000000u}) {
+    ClickRandom c(seed);
+    srandom(seed);
+    for (int i = 0; i < 2000; ++i) ASSERT_EQ(c.random(), uint32_t(random())) << "seed " << seed << " draw " << i;
+  }
+  ClickRandom c(1);
+  EXPECT_EQ(c.range(0, 64510) + 1024, 55226u);
+  std::vector<int> hist(7);
+  for (int i = 0; i < 70000; ++i) {
+    uint32_t v = c.range(3, 9);
+    ASSERT_TRUE(v >= 3 && v <= 9);
+    ++hist[v - 3];
+  }
+  for (int h : hist) EXPECT_NEAR(h, 10000, 600);
+  EXPECT_EQ(c.range(5, 5), 5u);
+  EXPECT_LE(c.range(0, 1), 1u);
+  EXPECT_GE(c.range(7, 0xffffffffu), 7u);
+}
 
 TEST(RewritePattern, ParsesAndUnparsesAsClick) {
   EXPECT_EQ(pattern({"1.0.0.1", "1024-65535#", "-", "-"}).unparse(), "1.0.0.1 1024-65535 - -");

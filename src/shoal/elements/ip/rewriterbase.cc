@@ -188,7 +188,7 @@ void RewriterBase::initialize() {
   r_full_ = add_drop_reason("rewriter-table-full");
   r_port_ = add_drop_reason("rewriter-no-free-port");
   r_unmapped_ = add_drop_reason("rewriter-not-rewritable");
-  rng_.seed(uint32_t(1 + worker().id()));
+  rng_ = &click_random_of(worker().runtime(), worker().id());
   reap_timer_.owner = this;
   reap_timer_.background = true;
   if (reap_ns_) worker().schedule(reap_timer_, worker().now_ns() + reap_ns_);

@@ -7,11 +7,11 @@
 #pragma once
 #include <functional>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "shoal/core/element.hh"
+#include "shoal/elements/clickrandom.hh"
 #include "shoal/flow/rewrite.hh"
 
 namespace shoal {
@@ -76,7 +76,8 @@ class RewriterBase : public Element {
   void add_handlers() override;
   flow::RewriteTable& table() { return *table_; }
   uint32_t owner() const { return owner_; }
-  uint32_t random(uint32_t top) { return std::uniform_int_distribution<uint32_t>(0, top)(rng_); }
+  // 0..top as Click draws it (RandomSeed seeds the worker's generator)
+  uint32_t random(uint32_t top) { return rng_->range(0, top); }
   // ICMPRewriter's question: the mapping that a packet of flow `f`
   // (protocol ip_p; for ICMP, sport is the echo identifier) would take as it
   // arrives, without making one; sets `to` to what that packet's addresses
@@ -151,7 +152,7 @@ class RewriterBase : public Element {
   uint64_t reap_ns_ = 15 * 60 * 1000000000ull;
   Timer reap_timer_;
   uint16_t r_drop_ = 0, r_full_ = 0, r_port_ = 0, r_unmapped_ = 0;
-  std::minstd_rand rng_{1};
+  ClickRandom* rng_ = nullptr;
 
  private:
   void parse_input(int i, const std::string& text, std::string& err);
