@@ -1,0 +1,54 @@
+// ESP's cryptographic transform (RFC 4303) for one SA, with OpenSSL's EVP
+// (AES-NI where the CPU has it): AES-GCM (RFC 4106), AES-CTR (RFC 3686) and
+// AES-CBC (RFC 3602) with HMAC-SHA1-96 (RFC 2404) or HMAC-SHA-256 (RFC 4868),
+// and the null cipher. Keys are expanded once, when the context is made;
+// an EspCipher belongs to one thread (each worker makes its own per SA).
+//
+// The ESP packet it works on, from the ESP header:
+//   SPI(4) Seq(4) IV(iv_len) [payload | padding | pad length | next header] ICV(icv_len)
+// where the bracketed part is `text_len` bytes, a multiple of `align()`.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "shoal/crypto/sadb.hh"
+
+namespace shoal::crypto {
+
+class EspCipher {
+ public:
+  // Throws std::runtime_error when OpenSSL refuses the SA's algorithms.
+  explicit EspCipher(const SAParams& p);
+  ~EspCipher();
+  EspCipher(const EspCipher&) = delete;
+  EspCipher& operator=(const EspCipher&) = delete;
+
+  uint32_t iv_len() const { return iv_len_; }
+  uint32_t icv_len() const { return icv_len_; }
+  // The ciphertext's alignment: the block for CBC, 4 (RFC 4303's minimum) otherwise.
+  uint32_t align() const { return align_; }
+  // The padding a payload of `len` bytes needs so that len + pad + 2 is aligned.
+  uint32_t pad_for(uint32_t len) const { return (align_ - (len + 2) % align_) % align_; }
+
+  // Writes the IV for sequence number `seq`, encrypts the text in place and
+  // writes the ICV after it. The SPI and the sequence number's low half
+  // must already be in the header.
+  bool seal(uint8_t* esp, uint32_t text_len, uint64_t seq);
+  // Checks the ICV (before anything is decrypted, except for GCM, which
+  // checks as it decrypts and whose plaintext is then not used when the
+  // check fails) and decrypts in place. false: the ICV does not match.
+  bool open(uint8_t* esp, uint32_t text_len, uint64_t seq);
+
+ private:
+  void iv_for(uint64_t seq, uint8_t* iv);
+  void hmac(const uint8_t* data, size_t len, const uint8_t* seq_hi, uint8_t* out);
+
+  SAParams p_;
+  uint32_t iv_len_ = 0, icv_len_ = 0, align_ = 4;
+  struct Evp;
+  std::unique_ptr<Evp> evp_;
+};
+
+}  // namespace shoal::crypto

@@ -1,0 +1,160 @@
+// IPsec's security association and policy databases (RFC 4301 §4.4), written
+// in the syntax of Linux's `ip xfrm state add` and `ip xfrm policy add`, so
+// an operator copies a Linux set-up line for line:
+//
+//   ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 reqid 1 mode tunnel
+//       replay-window 1024 flag esn aead 'rfc4106(gcm(aes))' 0x<key+salt> 128
+//   ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out
+//       tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 mode tunnel
+// (each command on one line, or continued with a backslash at a line's end)
+//
+// A Database is a value; SharedDatabase publishes snapshots of one to the
+// workers (each picks up a change at its next batch) and keeps every SA's
+// sequence counter and replay window across changes.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shoal/crypto/replay.hh"
+
+namespace shoal::crypto {
+
+struct Addr {
+  uint8_t family = 0;  // 4, 6, or 0 (none)
+  std::array<uint8_t, 16> b{};
+  bool operator==(const Addr&) const = default;
+  auto operator<=>(const Addr&) const = default;
+  std::string str() const;
+  static Addr v4(const uint8_t* p);
+  static Addr v6(const uint8_t* p);
+};
+struct Prefix {
+  Addr a;
+  uint8_t len = 0;  // with a.family 0: any address of either family
+  bool contains(const Addr& x) const;
+  std::string str() const;
+};
+
+enum class Mode : uint8_t { Transport, Tunnel };
+enum class Cipher : uint8_t { Null, AesCbc, AesCtr, AesGcm };
+enum class Integ : uint8_t { None, HmacSha1, HmacSha256 };
+enum class Dir : uint8_t { In, Out, Fwd };
+
+// What `ip xfrm state add` says about one SA.
+struct SAParams {
+  Addr src, dst;
+  uint32_t spi = 0;
+  uint32_t reqid = 0;
+  Mode mode = Mode::Transport;  // Linux's default
+  Cipher cipher = Cipher::Null;
+  std::string enc_key;  // AES key (16, 24 or 32 bytes)
+  std::string salt;     // GCM's and CTR's 4-byte nonce (the key's tail in xfrm)
+  Integ integ = Integ::None;
+  std::string auth_key;
+  uint8_t icv_len = 0;  // bytes
+  bool esn = false;
+  uint32_t replay_window = 1024;  // default here; `replay-window 0` turns the check off, as on Linux
+  uint64_t seq_out = 0;           // `replay-oseq`: the last sequence number sent
+  std::string suite() const;      // "aes128-gcm16", "aes256-ctr-hmac-sha1-96", ...
+};
+
+// One SA with its run-time state, shared by every worker.
+struct SA {
+  explicit SA(SAParams p) : params(std::move(p)), window(params.replay_window) { next_seq = params.seq_out + 1; }
+  const SAParams params;
+  std::atomic<uint64_t> next_seq{1};  // outbound: fetch_add, never reused
+  std::mutex mu;                      // inbound: the replay window
+  ReplayWindow window;
+  std::atomic<uint64_t> packets{0}, bytes{0}, replay{0}, integrity{0};
+};
+
+struct Template {
+  Addr src, dst;  // family 0: the packet's own addresses (transport mode)
+  uint32_t reqid = 0, spi = 0;
+  Mode mode = Mode::Transport;
+};
+
+// `ip xfrm policy add`: a selector, a direction, an action, a template.
+struct Policy {
+  Prefix src, dst;
+  uint8_t proto = 0;  // 0: any
+  uint16_t sport = 0, sport_mask = 0, dport = 0, dport_mask = 0;
+  Dir dir = Dir::Out;
+  bool allow = true;
+  uint32_t priority = 0;
+  bool has_tmpl = false;
+  Template tmpl;
+  uint64_t order = 0;  // insertion order, the tie-break among equal priorities
+  std::string str() const;
+};
+
+// The fields of a packet that policies select on.
+struct Selector {
+  Addr src, dst;
+  uint8_t proto = 0;
+  uint16_t sport = 0, dport = 0;  // TCP, UDP, SCTP ports; ICMP type and code as Linux keys them
+};
+
+class Database {
+ public:
+  // One `ip xfrm state|policy add|delete|deleteall|flush` command (the
+  // leading "ip xfrm" optional). false with err and the 1-based column of
+  // the offending word.
+  bool apply(std::string_view line, std::string& err, size_t& col);
+  // Every non-comment line of a file; err is "file:line:col: what".
+  bool load_file(const std::string& path, std::string& err);
+
+  const std::vector<std::shared_ptr<SA>>& sas() const { return sas_; }
+  const std::vector<Policy>& policies() const { return policies_; }
+
+  // The SA for an inbound ESP packet (RFC 4301 §4.1: SPI and destination).
+  SA* find_in(const Addr& dst, uint32_t spi) const;
+  // The policy of the highest priority (lowest number) that matches, in
+  // direction `dir`; nullptr when none does.
+  const Policy* match(Dir dir, const Selector& s) const;
+  // The SA a template picks for a packet (src/dst are the packet's, used
+  // when the template leaves the addresses to it); nullptr when none.
+  SA* find_out(const Template& t, const Addr& src, const Addr& dst) const;
+
+  std::string list_sas() const;
+  std::string list_policies() const;
+
+ private:
+  bool state_cmd(std::string_view verb, std::vector<std::pair<std::string, size_t>>& w, size_t i, std::string& err,
+                 size_t& col);
+  bool policy_cmd(std::string_view verb, std::vector<std::pair<std::string, size_t>>& w, size_t i, std::string& err,
+                  size_t& col);
+  std::vector<std::shared_ptr<SA>> sas_;
+  std::map<std::pair<Addr, uint32_t>, SA*> by_spi_;
+  std::vector<Policy> policies_;  // sorted by (priority, order)
+  uint64_t next_order_ = 0;
+};
+
+// A Database shared by elements and workers: a writer applies commands
+// under a lock and publishes a new snapshot; readers hold the snapshot they
+// last took and check a generation number per batch.
+class SharedDatabase {
+ public:
+  SharedDatabase() : snap_(std::make_shared<Database>()) {}
+  std::shared_ptr<const Database> snapshot() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return snap_;
+  }
+  uint64_t generation() const { return gen_.load(std::memory_order_acquire); }
+  bool load_file(const std::string& path, std::string& err);
+  bool apply(std::string_view line, std::string& err);
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Database> snap_;
+  std::atomic<uint64_t> gen_{1};
+};
+
+}  // namespace shoal::crypto

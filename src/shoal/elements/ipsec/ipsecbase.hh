@@ -1,0 +1,160 @@
+// What IPsecOutbound and IPsecInbound share: the SA and policy database of
+// one SAD file (one per file, shared by both directions and every worker),
+// each worker's keyed ciphers, and the selector fields of a packet.
+#pragma once
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "shoal/crypto/esp.hh"
+#include "shoal/crypto/sadb.hh"
+#include "shoal/elements/common.hh"
+#include "shoal/kernels/bytes.hh"
+
+namespace shoal {
+
+template <class D>
+class IPsecBase : public PacketElement<D> {
+ public:
+  void push(int port, PacketBatch* b) override {
+    refresh();
+    PacketElement<D>::push(port, b);
+  }
+  PacketBatch* pull(int port, uint32_t max) override {
+    refresh();
+    return PacketElement<D>::pull(port, max);
+  }
+
+ protected:
+  void read_sad(Args& a) {
+    InputPath f;
+    a.read_mp("SAD", f).read("VERBOSE", verbose_);
+    file_ = f.path;
+    loc_ = a.element_loc();
+  }
+  // Loads the file once for all workers (and for the other direction's
+  // element naming the same file); errors point at the element.
+  void load_sad() {
+    bool first = false;
+    sad_ = shared_state_named<crypto::SharedDatabase>(this, "ipsec-sad:" + file_, &first);
+    if (first) {
+      std::string err;
+      if (!sad_->load_file(file_, err)) throw ConfigError(loc_, fmt::format("{}: {}", this->name(), err));
+      if (verbose_) {
+        auto s = sad_->snapshot();
+        fmt::print(stderr, "shoal: {}: {} SAs and {} policies from {}\n", this->name(), s->sas().size(),
+                   s->policies().size(), file_);
+      }
+    }
+    refresh();
+  }
+  void add_sad_handlers() {
+    this->add_read_handler("sa", [this] { return sad_->snapshot()->list_sas(); });
+    this->add_read_handler("policies", [this] { return sad_->snapshot()->list_policies(); });
+    // A command in ip-xfrm syntax: state add|update|delete|flush, policy ...
+    this->add_write_handler("xfrm", [this](const std::string& cmd) {
+      std::string err;
+      if (!sad_->apply(cmd, err)) throw std::runtime_error(err);
+    });
+  }
+
+  // The worker's snapshot, taken again when a write handler changed it.
+  void refresh() {
+    uint64_t g = sad_->generation();
+    if (g == gen_) return;
+    auto next = sad_->snapshot();
+    std::unordered_map<const crypto::SA*, std::unique_ptr<crypto::EspCipher>> keep;
+    for (const auto& sa : next->sas()) {
+      auto it = ciphers_.find(sa.get());
+      if (it != ciphers_.end()) keep.emplace(sa.get(), std::move(it->second));
+    }
+    ciphers_ = std::move(keep);
+    last_sa_ = nullptr;
+    db_ = std::move(next);
+    gen_ = g;
+  }
+  // This worker's cipher for an SA, keyed when first used.
+  crypto::EspCipher& cipher(const crypto::SA* sa) {
+    if (sa == last_sa_) return *last_;
+    auto& c = ciphers_[sa];
+    if (!c) c = std::make_unique<crypto::EspCipher>(sa->params);
+    last_sa_ = sa;
+    last_ = c.get();
+    return *c;
+  }
+
+  // The selector of the IP packet at `ip` (len bytes, its version checked).
+  static crypto::Selector selector(const uint8_t* ip, uint32_t len) {
+    crypto::Selector s;
+    uint32_t l4 = 0;
+    bool first = true;
+    if ((ip[0] >> 4) == 4) {
+      s.src = crypto::Addr::v4(ip + 12);
+      s.dst = crypto::Addr::v4(ip + 16);
+      s.proto = ip[9];
+      l4 = uint32_t(ip[0] & 0xf) * 4;
+      first = (k::load_be16(ip + 6) & 0x1fff) == 0;
+    } else {
+      s.src = crypto::Addr::v6(ip + 8);
+      s.dst = crypto::Addr::v6(ip + 24);
+      uint8_t nh = ip[6];
+      l4 = 40;
+      // hop-by-hop, routing and destination options, then a fragment header
+      while ((nh == 0 || nh == 43 || nh == 60 || nh == 44) && l4 + 8 <= len) {
+        if (nh == 44) {
+          first = (k::load_be16(ip + l4 + 2) & 0xfff8) == 0;
+          nh = ip[l4];
+          l4 += 8;
+          continue;
+        }
+        uint8_t next = ip[l4];
+        l4 += (uint32_t(ip[l4 + 1]) + 1) * 8;
+        nh = next;
+      }
+      s.proto = nh;
+    }
+    if (first && l4 + 4 <= len) {
+      if (s.proto == 6 || s.proto == 17 || s.proto == 132 || s.proto == 33) {
+        s.sport = k::load_be16(ip + l4);
+        s.dport = k::load_be16(ip + l4 + 2);
+      } else if (s.proto == 1 || s.proto == 58) {
+        s.sport = ip[l4];  // Linux keys ICMP type and code as ports
+        s.dport = ip[l4 + 1];
+      }
+    }
+    return s;
+  }
+  // The IP packet at the start of p: its version, checked against its
+  // length field (trimmed to it); 0 when it is not a whole IP packet.
+  static int ip_version(Packet* p) {
+    uint32_t len = p->length();
+    const uint8_t* ip = p->data();
+    if (len >= 20 && (ip[0] >> 4) == 4) {
+      uint32_t hl = uint32_t(ip[0] & 0xf) * 4, tot = k::load_be16(ip + 2);
+      if (hl < 20 || tot < hl || tot > len) return 0;
+      if (tot < len) p->take(len - tot);  // link-layer padding
+      return 4;
+    }
+    if (len >= 40 && (ip[0] >> 4) == 6) {
+      uint32_t tot = 40u + k::load_be16(ip + 4);
+      if (tot > len) return 0;
+      if (tot < len) p->take(len - tot);
+      return 6;
+    }
+    return 0;
+  }
+
+  std::string file_;
+  Loc loc_;
+  bool verbose_ = true;
+  std::shared_ptr<crypto::SharedDatabase> sad_;
+  std::shared_ptr<const crypto::Database> db_;
+  uint64_t gen_ = 0;
+  std::unordered_map<const crypto::SA*, std::unique_ptr<crypto::EspCipher>> ciphers_;
+  const crypto::SA* last_sa_ = nullptr;
+  crypto::EspCipher* last_ = nullptr;
+};
+
+}  // namespace shoal
