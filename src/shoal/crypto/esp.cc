@@ -180,7 +180,7 @@ bool EspCipher::seal(uint8_t* esp, uint32_t text_len, uint64_t seq) {
   }
   // the ICV covers the ESP header, the IV and the ciphertext, then the
   // sequence number's high half with ESN (RFC 4303 §2.2.1)
-  hmac(esp, 8 + iv_len_ + text_len, p_.esn ? seq_hi : nullptr, icv);
+  if (p_.integ != Integ::None) hmac(esp, 8 + iv_len_ + text_len, p_.esn ? seq_hi : nullptr, icv);
   return true;
 }
 
@@ -212,9 +212,11 @@ bool EspCipher::open(uint8_t* esp, uint32_t text_len, uint64_t seq) {
       ossl_fail("AES-GCM");
     return EVP_DecryptFinal_ex(c, text + n, &n) == 1;
   }
-  uint8_t want[EVP_MAX_MD_SIZE];
-  hmac(esp, 8 + iv_len_ + text_len, p_.esn ? seq_hi : nullptr, want);
-  if (CRYPTO_memcmp(want, icv, icv_len_) != 0) return false;
+  if (p_.integ != Integ::None) {
+    uint8_t want[EVP_MAX_MD_SIZE];
+    hmac(esp, 8 + iv_len_ + text_len, p_.esn ? seq_hi : nullptr, want);
+    if (CRYPTO_memcmp(want, icv, icv_len_) != 0) return false;
+  }
   if (p_.cipher == Cipher::Null) return true;
   uint8_t ctr[16];
   const uint8_t* ivp = iv;
