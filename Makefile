@@ -14,6 +14,7 @@ FUZZ_TLS_SECONDS ?= 15
 FUZZ_SIP_SECONDS ?= 10
 FUZZ_SSH_SECONDS ?= 10
 FUZZ_FTP_SECONDS ?= 10
+FUZZ_ESP_SECONDS ?= 10
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
@@ -67,7 +68,7 @@ fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON \
 	  -DSHOAL_CUDA=OFF -DSHOAL_TESTS=OFF -DSHOAL_WERROR=OFF >$(FUZZ_BUILD).configure.log 2>&1 \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip fuzz_ssh fuzz_ftp
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip fuzz_ssh fuzz_ftp fuzz_esp
 	@echo "== fuzzing the configuration parser for $(FUZZ_SECONDS)s"
 	@mkdir -p $(FUZZ_BUILD)/corpus
 	@$(FUZZ_BUILD)/fuzz_config -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
@@ -143,6 +144,13 @@ fuzz: deps
 	  >$(FUZZ_BUILD)/fuzz-ftp.log 2>&1 \
 	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-ftp.log; echo "fuzzing found a failure"; exit 1)
 	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-ftp.log
+	@echo "== fuzzing IPsec (ip xfrm commands, ESP packets through every suite) for $(FUZZ_ESP_SECONDS)s"
+	@mkdir -p $(FUZZ_BUILD)/corpus-esp
+	@$(FUZZ_BUILD)/fuzz_esp -max_total_time=$(FUZZ_ESP_SECONDS) -max_len=4096 -rss_limit_mb=2048 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/esp- $(FUZZ_BUILD)/corpus-esp tests/fuzz/seeds-sad \
+	  >$(FUZZ_BUILD)/fuzz-esp.log 2>&1 \
+	  || (tail -n 60 $(FUZZ_BUILD)/fuzz-esp.log; echo "fuzzing found a failure"; exit 1)
+	@grep -E "^(Done|stat::number_of_executed_units|stat::new_units_added)" $(FUZZ_BUILD)/fuzz-esp.log
 
 bench: build
 	@$(BUILD)/shoal bench --out bench/results/latest-cpu.json

@@ -15,6 +15,7 @@ pass=0; fail=0
 python3 tests/robustness/malform.py examples/data/mixed.pcap "$tmp" 4 malformed-mixed || { echo "FAIL: malform.py"; exit 1; }
 python3 tests/robustness/malform.py examples/data/ids-traffic.pcap "$tmp" 2 malformed-ids || { echo "FAIL: malform.py"; exit 1; }
 python3 tests/robustness/malform.py examples/data/sdn/acl1k-trace.pcap "$tmp" 1 malformed-sdn || { echo "FAIL: malform.py"; exit 1; }
+python3 tests/robustness/malform.py examples/data/ipsec/gateway.pcap "$tmp" 2 malformed-ipsec || { echo "FAIL: malform.py"; exit 1; }
 head -c 5000 examples/data/mixed.pcap >"$tmp/cut.pcap"
 mapfile -t caps < <(ls tests/golden/*/in.pcap tests/golden/*/in.pcapng examples/data/*.pcap examples/data/*/*.pcap "$tmp"/*.pcap | sort -u)
 mapfile -t confs < <(grep -l '\$IN' examples/*.click)

@@ -109,19 +109,22 @@ TEST(Sad, ParsesXfrmCommands) {
   Database db;
   std::string err;
   size_t col = 0;
-  ASSERT_TRUE(db.apply("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 reqid 3 mode tunnel "
-                       "replay-window 2048 flag esn aead 'rfc4106(gcm(aes))' "
-                       "0x0102030405060708090a0b0c0d0e0f1011121314 96",
-                       err, col))
+  ASSERT_TRUE(
+      db.apply("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 reqid 3 mode tunnel "
+               "replay-window 2048 flag esn aead 'rfc4106(gcm(aes))' "
+               "0x0102030405060708090a0b0c0d0e0f1011121314 96",
+               err, col))
       << err;
-  ASSERT_TRUE(db.apply("state add src 2001:db8::1 dst 2001:db8::2 proto esp spi 4098 mode transport enc cbc(aes) "
-                       "0x000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f auth-trunc hmac(sha256) "
-                       "0x00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 128",
-                       err, col))
+  ASSERT_TRUE(
+      db.apply("state add src 2001:db8::1 dst 2001:db8::2 proto esp spi 4098 mode transport enc cbc(aes) "
+               "0x000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f auth-trunc hmac(sha256) "
+               "0x00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff 128",
+               err, col))
       << err;
-  ASSERT_TRUE(db.apply("ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 proto tcp dport 443 dir out priority 5 "
-                       "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 3 mode tunnel",
-                       err, col))
+  ASSERT_TRUE(
+      db.apply("ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 proto tcp dport 443 dir out priority 5 "
+               "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 3 mode tunnel",
+               err, col))
       << err;
   ASSERT_TRUE(db.apply("ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out priority 10 action block", err, col))
       << err;
