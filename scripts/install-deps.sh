@@ -5,7 +5,7 @@ set -euo pipefail
 
 PKGS=(g++ cmake ninja-build pkg-config make
       libpcap-dev zlib1g-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
-      libhyperscan-dev libpcre2-dev libhtp-dev libssl-dev libyaml-dev
+      libhyperscan-dev libpcre2-dev libhtp-dev libssl-dev libyaml-dev libipsec-mb-dev
       clang libclang-rt-14-dev clang-format clang-tidy
       tshark python3-scapy python3-cryptography python3-matplotlib python3-yaml libndpi-bin
       iproute2 iputils-ping traceroute iperf3 ethtool)

@@ -171,6 +171,28 @@ TEST(Sad, ParsesXfrmCommands) {
   EXPECT_TRUE(db.policies().empty());
 }
 
+TEST(Sad, PrefixContainsMatchesABitByBitReference) {
+  std::mt19937 rng(9);
+  for (int t = 0; t < 20000; ++t) {
+    bool v6 = rng() % 2;
+    uint8_t a[16], x[16];
+    for (auto& b : a) b = uint8_t(rng());
+    std::memcpy(x, a, 16);
+    uint32_t len = rng() % ((v6 ? 128 : 32) + 1);
+    x[rng() % (v6 ? 16 : 4)] ^= uint8_t(1u << (rng() % 8));  // one bit differs somewhere
+    Prefix p;
+    p.a = v6 ? Addr::v6(a) : Addr::v4(a);
+    p.len = uint8_t(len);
+    Addr ax = v6 ? Addr::v6(x) : Addr::v4(x);
+    bool want = true;
+    for (uint32_t i = 0; i < len; ++i)
+      if (((a[i / 8] ^ x[i / 8]) >> (7 - i % 8)) & 1) want = false;
+    ASSERT_EQ(p.contains(ax), want) << "len " << len << (v6 ? " v6" : " v4");
+    Prefix other{v6 ? Addr::v4(a) : Addr::v6(a), 0};
+    EXPECT_FALSE(other.contains(ax)) << "another family never matches";
+  }
+}
+
 TEST(Sad, RefusesWithTheColumn) {
   struct Case {
     const char* line;
@@ -227,6 +249,12 @@ TEST(Sad, FileErrorsHaveLineAndColumn) {
   EXPECT_NE(err.find("cannot open"), std::string::npos);
 }
 
+std::vector<Engine> engines() {
+  std::vector<Engine> e{Engine::OpenSsl};
+  if (have_ipsec_mb()) e.push_back(Engine::IpsecMb);
+  return e;
+}
+
 // ../shared/data/crypto's vector files: records of "NAME = hex" lines.
 std::vector<std::map<std::string, std::string>> vectors(const char* file) {
   std::vector<std::map<std::string, std::string>> out;
@@ -260,14 +288,16 @@ TEST(Esp, Rfc3686AesCtrVectors) {
     p.salt = v["IV"].substr(0, 4);  // nonce | IV | counter (1)
     ASSERT_EQ(k::load_be32(reinterpret_cast<const uint8_t*>(v["IV"].data()) + 12), 1u);
     uint64_t seq = k::load_be64(reinterpret_cast<const uint8_t*>(v["IV"].data()) + 4);  // the IV is the sequence number
-    EspCipher c(p);
-    const std::string& pt = v["PLAINTEXT"];
-    std::vector<uint8_t> pkt(8 + 8 + pt.size());
-    std::memcpy(pkt.data() + 16, pt.data(), pt.size());
-    ASSERT_TRUE(c.seal(pkt.data(), uint32_t(pt.size()), seq));
-    EXPECT_EQ(std::string(reinterpret_cast<char*>(pkt.data()) + 16, pt.size()), v["CIPHERTEXT"]) << "COUNT " << n;
-    ASSERT_TRUE(c.open(pkt.data(), uint32_t(pt.size()), seq));
-    EXPECT_EQ(std::string(reinterpret_cast<char*>(pkt.data()) + 16, pt.size()), pt);
+    for (Engine e : engines()) {
+      EspCipher c(p, e);
+      const std::string& pt = v["PLAINTEXT"];
+      std::vector<uint8_t> pkt(8 + 8 + pt.size());
+      std::memcpy(pkt.data() + 16, pt.data(), pt.size());
+      ASSERT_TRUE(c.seal(pkt.data(), uint32_t(pt.size()), seq));
+      EXPECT_EQ(std::string(reinterpret_cast<char*>(pkt.data()) + 16, pt.size()), v["CIPHERTEXT"]) << "COUNT " << n;
+      ASSERT_TRUE(c.open(pkt.data(), uint32_t(pt.size()), seq));
+      EXPECT_EQ(std::string(reinterpret_cast<char*>(pkt.data()) + 16, pt.size()), pt);
+    }
     ++n;
   }
   EXPECT_EQ(n, 3);
@@ -286,16 +316,18 @@ void hmac_vectors(const char* file, Integ integ, uint8_t full) {
     p.integ = integ;
     p.auth_key = v["Key"];
     p.icv_len = full;
-    EspCipher c(p);
-    std::string m = v["Msg"];
-    std::vector<uint8_t> pkt(m.begin(), m.end());
-    pkt.resize(m.size() + full);
-    ASSERT_TRUE(c.seal(pkt.data(), uint32_t(m.size() - 8), 1));
-    EXPECT_EQ(std::string(reinterpret_cast<char*>(pkt.data()) + m.size(), full), v["MD"].substr(0, full))
-        << file << " vector " << n;
-    EXPECT_TRUE(c.open(pkt.data(), uint32_t(m.size() - 8), 1));
-    pkt[3] ^= 0x40;  // any bit of the header changes the ICV
-    EXPECT_FALSE(c.open(pkt.data(), uint32_t(m.size() - 8), 1));
+    for (Engine e : engines()) {
+      EspCipher c(p, e);
+      std::string m = v["Msg"];
+      std::vector<uint8_t> pkt(m.begin(), m.end());
+      pkt.resize(m.size() + full);
+      ASSERT_TRUE(c.seal(pkt.data(), uint32_t(m.size() - 8), 1));
+      EXPECT_EQ(std::string(reinterpret_cast<char*>(pkt.data()) + m.size(), full), v["MD"].substr(0, full))
+          << file << " vector " << n;
+      EXPECT_TRUE(c.open(pkt.data(), uint32_t(m.size() - 8), 1));
+      pkt[3] ^= 0x40;  // any bit of the header changes the ICV
+      EXPECT_FALSE(c.open(pkt.data(), uint32_t(m.size() - 8), 1));
+    }
     ++n;
   }
   EXPECT_GE(n, 5);
@@ -310,23 +342,68 @@ TEST(Esp, GcmTagAndEsnAreChecked) {
   p.salt = "salt";
   p.icv_len = 16;
   p.esn = true;
-  EspCipher c(p);
-  std::vector<uint8_t> pkt(8 + 8 + 64 + 16, 0x5a);
-  k::store_be32(pkt.data(), 0x1234);
-  uint64_t seq = 0x500000007ull;
-  k::store_be32(pkt.data() + 4, uint32_t(seq));
-  ASSERT_TRUE(c.seal(pkt.data(), 64, seq));
-  auto copy = pkt;
-  EXPECT_TRUE(c.open(copy.data(), 64, seq));
-  EXPECT_EQ(copy[16], 0x5a);
-  copy = pkt;
-  EXPECT_FALSE(c.open(copy.data(), 64, seq + (1ull << 32))) << "the high half is authenticated";
-  copy = pkt;
-  copy[20] ^= 1;
-  EXPECT_FALSE(c.open(copy.data(), 64, seq));
-  copy = pkt;
-  copy[pkt.size() - 1] ^= 0x80;
-  EXPECT_FALSE(c.open(copy.data(), 64, seq));
+  for (Engine e : engines()) {
+    EspCipher c(p, e);
+    std::vector<uint8_t> pkt(8 + 8 + 64 + 16, 0x5a);
+    k::store_be32(pkt.data(), 0x1234);
+    uint64_t seq = 0x500000007ull;
+    k::store_be32(pkt.data() + 4, uint32_t(seq));
+    ASSERT_TRUE(c.seal(pkt.data(), 64, seq));
+    auto copy = pkt;
+    EXPECT_TRUE(c.open(copy.data(), 64, seq));
+    EXPECT_EQ(copy[16], 0x5a);
+    copy = pkt;
+    EXPECT_FALSE(c.open(copy.data(), 64, seq + (1ull << 32))) << "the high half is authenticated";
+    copy = pkt;
+    copy[20] ^= 1;
+    EXPECT_FALSE(c.open(copy.data(), 64, seq));
+    copy = pkt;
+    copy[pkt.size() - 1] ^= 0x80;
+    EXPECT_FALSE(c.open(copy.data(), 64, seq));
+  }
+}
+
+// Both engines seal the same packets to the same bytes, and each opens the
+// other's, for every suite, ESN or not, on random lengths.
+TEST(Esp, EnginesAgree) {
+  if (!have_ipsec_mb()) GTEST_SKIP() << "intel-ipsec-mb is not built in";
+  std::mt19937 rng(5);
+  auto bytes = [&](size_t n) {
+    std::string s(n, 0);
+    for (auto& c : s) c = char(rng());
+    return s;
+  };
+  for (Cipher ci : {Cipher::AesGcm, Cipher::AesCtr, Cipher::AesCbc, Cipher::Null})
+    for (size_t kl : {16, 24, 32})
+      for (bool esn : {false, true}) {
+        SAParams p;
+        p.cipher = ci;
+        p.enc_key = ci == Cipher::Null ? "" : bytes(kl);
+        p.salt = bytes(4);
+        p.integ = ci == Cipher::AesGcm ? Integ::None : kl == 24 ? Integ::HmacSha256 : Integ::HmacSha1;
+        p.auth_key = bytes(kl == 32 ? 100 : 20);  // a key longer than a block is hashed first
+        p.icv_len = ci == Cipher::AesGcm ? (kl == 24 ? 8 : 16) : 12;
+        p.esn = esn;
+        EspCipher a(p, Engine::IpsecMb), b(p, Engine::OpenSsl);
+        for (int t = 0; t < 20; ++t) {
+          uint32_t text = uint32_t(rng() % 90 + 1) * a.align();
+          uint64_t seq = (uint64_t(rng() % 3) << 32) | rng();
+          std::vector<uint8_t> x(8 + a.iv_len() + text + a.icv_len());
+          for (auto& c : x) c = uint8_t(rng());
+          auto y = x;
+          ASSERT_TRUE(a.seal(x.data(), text, seq));
+          ASSERT_TRUE(b.seal(y.data(), text, seq));
+          ASSERT_EQ(x, y) << int(ci) << " key " << kl << " esn " << esn;
+          auto x2 = x;
+          EXPECT_TRUE(a.open(x.data(), text, seq));
+          EXPECT_TRUE(b.open(x2.data(), text, seq));
+          EXPECT_EQ(x, x2);
+          y[8 + a.iv_len() + rng() % text] ^= 4;
+          auto y2 = y;
+          EXPECT_FALSE(a.open(y.data(), text, seq));
+          EXPECT_FALSE(b.open(y2.data(), text, seq));
+        }
+      }
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ int cmd_bench_flow(int argc, char** argv);
 void bench_config_load(const std::vector<size_t>& sizes, nlohmann::json& j);
 int cmd_bench_snap(int argc, char** argv);
 int cmd_bench_scale(int argc, char** argv);
+int cmd_bench_ipsec(int argc, char** argv);
 
 // Snap's applications (bench-snap, bench-scale): configurations with
 // {src} (the packet source), {sink}, {acl} (the SDN rules), {ids} (the

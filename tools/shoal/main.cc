@@ -673,6 +673,7 @@ int run_main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "bench-flow") return cmd_bench_flow(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-snap") return cmd_bench_snap(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-scale") return cmd_bench_scale(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "bench-ipsec") return cmd_bench_ipsec(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "ids") return cmd_ids(argc - 1, argv + 1);
   CLI::App app{"Shoal: a batched, GPU-capable modular packet processor in the Click tradition"};
   app.require_subcommand(1);
@@ -747,7 +748,9 @@ int run_main(int argc, char** argv) {
   mkrouter->add_option("-o,--out", mk_out, "write here instead of standard output");
 
   app.add_subcommand("version", "version, CUDA backend and device");
-  app.add_subcommand("bench", "benchmarks (see shoal bench --help)");
+  app.add_subcommand("bench",
+                     "benchmarks (see shoal bench --help; also bench-ids, bench-classify, bench-flow, bench-snap, "
+                     "bench-scale, bench-ipsec)");
   app.add_subcommand("click", "run a configuration with Click's command line (shoal click --help)");
   app.add_subcommand("ids", "Suricata-style IDS/IPS over a capture or an interface (shoal ids --help)");
 

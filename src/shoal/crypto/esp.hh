@@ -1,8 +1,12 @@
-// ESP's cryptographic transform (RFC 4303) for one SA, with OpenSSL's EVP
-// (AES-NI where the CPU has it): AES-GCM (RFC 4106), AES-CTR (RFC 3686) and
-// AES-CBC (RFC 3602) with HMAC-SHA1-96 (RFC 2404) or HMAC-SHA-256 (RFC 4868),
-// and the null cipher. Keys are expanded once, when the context is made;
-// an EspCipher belongs to one thread (each worker makes its own per SA).
+// ESP's cryptographic transform (RFC 4303) for one SA: AES-GCM (RFC 4106),
+// AES-CTR (RFC 3686) and AES-CBC (RFC 3602) with HMAC-SHA1-96 (RFC 2404) or
+// HMAC-SHA-256 (RFC 4868), and the null cipher. Two engines: Intel's
+// intel-ipsec-mb (VPP's and DPDK's software crypto; for AES-GCM 5-7x OpenSSL's
+// EVP per packet on this project's machines, see bench-ipsec) when it is
+// built in and the CPU has AES-NI, else OpenSSL's EVP; Engine::Auto takes
+// ipsec-mb for GCM and EVP for the HMAC suites (see the constructor). Keys are expanded once, when the
+// context is made; an EspCipher belongs to one thread (each worker makes its
+// own per SA).
 //
 // The ESP packet it works on, from the ESP header:
 //   SPI(4) Seq(4) IV(iv_len) [payload | padding | pad length | next header] ICV(icv_len)
@@ -12,25 +16,36 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "shoal/crypto/sadb.hh"
 
 namespace shoal::crypto {
 
+enum class Engine : uint8_t { Auto, IpsecMb, OpenSsl };
+// "auto", "ipsec-mb", "openssl"; false for another word.
+bool parse_engine(std::string_view s, Engine& e);
+// Whether intel-ipsec-mb is built in and usable on this CPU.
+bool have_ipsec_mb();
+// The engine an SA's cipher gets when `e` is asked for.
+Engine engine_for(const SAParams& p, Engine e);
+
 class EspCipher {
  public:
-  // Throws std::runtime_error when OpenSSL refuses the SA's algorithms.
-  explicit EspCipher(const SAParams& p);
+  // Throws std::runtime_error when the engine refuses the SA's algorithms
+  // (or ipsec-mb is asked for and not usable).
+  explicit EspCipher(const SAParams& p, Engine e = Engine::Auto);
   ~EspCipher();
   EspCipher(const EspCipher&) = delete;
   EspCipher& operator=(const EspCipher&) = delete;
 
+  Engine engine() const { return engine_; }
   uint32_t iv_len() const { return iv_len_; }
   uint32_t icv_len() const { return icv_len_; }
   // The ciphertext's alignment: the block for CBC, 4 (RFC 4303's minimum) otherwise.
   uint32_t align() const { return align_; }
   // The padding a payload of `len` bytes needs so that len + pad + 2 is aligned.
-  uint32_t pad_for(uint32_t len) const { return (align_ - (len + 2) % align_) % align_; }
+  uint32_t pad_for(uint32_t len) const { return (align_ - ((len + 2) & (align_ - 1))) & (align_ - 1); }
 
   // Writes the IV for sequence number `seq`, encrypts the text in place and
   // writes the ICV after it. The SPI and the sequence number's low half
@@ -45,10 +60,16 @@ class EspCipher {
   void iv_for(uint64_t seq, uint8_t* iv);
   void hmac(const uint8_t* data, size_t len, const uint8_t* seq_hi, uint8_t* out);
 
+  bool mb_seal(uint8_t* esp, uint32_t text_len, uint64_t seq);
+  bool mb_open(uint8_t* esp, uint32_t text_len, uint64_t seq);
+
   SAParams p_;
+  Engine engine_ = Engine::OpenSsl;
   uint32_t iv_len_ = 0, icv_len_ = 0, align_ = 4;
   struct Evp;
   std::unique_ptr<Evp> evp_;
+  struct Mb;
+  std::unique_ptr<Mb> mb_;
 };
 
 }  // namespace shoal::crypto

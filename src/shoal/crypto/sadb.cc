@@ -32,11 +32,17 @@ Addr Addr::v6(const uint8_t* p) {
 bool Prefix::contains(const Addr& x) const {
   if (a.family == 0) return true;
   if (x.family != a.family) return false;
-  uint32_t full = len / 8, rest = len % 8;
-  if (std::memcmp(a.b.data(), x.b.data(), full) != 0) return false;
-  if (!rest) return true;
-  uint8_t m = uint8_t(0xff << (8 - rest));
-  return (a.b[full] & m) == (x.b[full] & m);
+  // the two halves as big-endian words, masked to the prefix
+  uint64_t p[2], q[2];
+  std::memcpy(p, a.b.data(), 16);
+  std::memcpy(q, x.b.data(), 16);
+  for (int i = 0; i < 2; ++i) {
+    int bits = std::clamp(int(len) - 64 * i, 0, 64);
+    if (!bits) break;
+    uint64_t m = bits == 64 ? ~uint64_t(0) : ~(~uint64_t(0) >> bits);
+    if ((__builtin_bswap64(p[i]) & m) != (__builtin_bswap64(q[i]) & m)) return false;
+  }
+  return true;
 }
 std::string Prefix::str() const { return a.family ? fmt::format("{}/{}", a.str(), len) : "any"; }
 
@@ -189,7 +195,18 @@ bool parse_proto_number(const std::string& s, uint8_t& p) {
 
 }  // namespace
 
+void Database::resolve() {
+  for (Policy& p : policies_)
+    p.sa = p.has_tmpl && p.tmpl.src.family && p.tmpl.dst.family ? find_out(p.tmpl, p.tmpl.src, p.tmpl.dst) : nullptr;
+}
+
 bool Database::apply(std::string_view line, std::string& err, size_t& col) {
+  bool ok = command(line, err, col);
+  resolve();  // an SA added or removed changes what the policies pick
+  return ok;
+}
+
+bool Database::command(std::string_view line, std::string& err, size_t& col) {
   Words w;
   if (!split(line, w, err, col)) return false;
   size_t i = 0;
@@ -491,9 +508,10 @@ bool Database::load_file(const std::string& path, std::string& err) {
     if (cmd.find_first_not_of(' ') != std::string::npos) {
       std::string why;
       size_t col = 1;
-      if (!apply(cmd, why, col)) {
+      if (!command(cmd, why, col)) {
         // a column in a continued command counts from the command's first line
         err = fmt::format("{}:{}:{}: {}", path, cmd_line, col, why);
+        resolve();
         return false;
       }
     }
@@ -502,11 +520,13 @@ bool Database::load_file(const std::string& path, std::string& err) {
   if (!cmd.empty() && cmd.find_first_not_of(' ') != std::string::npos) {
     std::string why;
     size_t col = 1;
-    if (!apply(cmd, why, col)) {
+    if (!command(cmd, why, col)) {
       err = fmt::format("{}:{}:{}: {}", path, cmd_line, col, why);
+      resolve();
       return false;
     }
   }
+  resolve();
   return true;
 }
 

@@ -29,7 +29,12 @@ namespace shoal::crypto {
 struct Addr {
   uint8_t family = 0;  // 4, 6, or 0 (none)
   std::array<uint8_t, 16> b{};
-  bool operator==(const Addr&) const = default;
+  bool operator==(const Addr& o) const {  // two words, not a byte loop: on every packet
+    uint64_t a[2], b2[2];
+    __builtin_memcpy(a, b.data(), 16);
+    __builtin_memcpy(b2, o.b.data(), 16);
+    return family == o.family && a[0] == b2[0] && a[1] == b2[1];
+  }
   auto operator<=>(const Addr&) const = default;
   std::string str() const;
   static Addr v4(const uint8_t* p);
@@ -92,6 +97,7 @@ struct Policy {
   bool has_tmpl = false;
   Template tmpl;
   uint64_t order = 0;  // insertion order, the tie-break among equal priorities
+  SA* sa = nullptr;    // the SA the template picks, when it names both addresses (resolved per change)
   std::string str() const;
 };
 
@@ -129,6 +135,8 @@ class Database {
  private:
   bool state_cmd(std::string_view verb, std::vector<std::pair<std::string, size_t>>& w, size_t i, std::string& err,
                  size_t& col);
+  bool command(std::string_view line, std::string& err, size_t& col);
+  void resolve();  // each policy's SA, after a change
   bool policy_cmd(std::string_view verb, std::vector<std::pair<std::string, size_t>>& w, size_t i, std::string& err,
                   size_t& col);
   std::vector<std::shared_ptr<SA>> sas_;

@@ -23,6 +23,27 @@ SHOAL_HD uint16_t csum_fold(uint32_t sum) {
 // Checksum of a buffer, as stored in a header field (big-endian value).
 SHOAL_HD uint16_t ip_checksum(const uint8_t* p, uint32_t len) { return csum_fold(csum_partial(p, len)); }
 
+// Sets an IPv4 header's checksum (hl bytes, a multiple of 4) from 32-bit
+// words summed in host order (RFC 1071 2(B): the byte order of the sum
+// does not matter when it is stored the same way): five additions for the
+// usual 20 bytes instead of ten 16-bit loads and shifts.
+SHOAL_HD void set_ipv4_header_checksum(uint8_t* ip, uint32_t hl) {
+  ip[10] = ip[11] = 0;
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < hl; i += 4) {
+    uint32_t w;
+    __builtin_memcpy(&w, ip + i, 4);
+    sum += w;
+  }
+  sum = (sum & 0xffffffffu) + (sum >> 32);
+  sum = (sum & 0xffffffffu) + (sum >> 32);
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  uint16_t c = uint16_t(~sum);
+  __builtin_memcpy(ip + 10, &c, 2);
+}
+
 // Whether an IPv4 header of hl bytes (a multiple of 4) carries a valid
 // checksum: its one's complement sum is 0xffff. The sum runs over 32-bit
 // words in host order (RFC 1071 2(B): byte order does not change this

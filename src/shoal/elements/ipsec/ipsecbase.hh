@@ -30,7 +30,11 @@ class IPsecBase : public PacketElement<D> {
  protected:
   void read_sad(Args& a) {
     InputPath f;
-    a.read_mp("SAD", f).read("VERBOSE", verbose_);
+    std::string engine = "auto";
+    a.read_mp("SAD", f).read("VERBOSE", verbose_).read("CRYPTO", engine);
+    if (!crypto::parse_engine(engine, engine_)) a.fail(fmt::format("CRYPTO '{}': auto, ipsec-mb or openssl", engine));
+    if (engine_ == crypto::Engine::IpsecMb && !crypto::have_ipsec_mb())
+      a.fail("CRYPTO ipsec-mb: intel-ipsec-mb is not built in (libipsec-mb-dev) or this CPU lacks AES-NI");
     file_ = f.path;
     loc_ = a.element_loc();
   }
@@ -53,6 +57,15 @@ class IPsecBase : public PacketElement<D> {
   void add_sad_handlers() {
     this->add_read_handler("sa", [this] { return sad_->snapshot()->list_sas(); });
     this->add_read_handler("policies", [this] { return sad_->snapshot()->list_policies(); });
+    // each SA's engine, as this worker's ciphers have it (SAs not used yet: what auto would pick)
+    this->add_read_handler("crypto", [this] {
+      std::string s;
+      for (const auto& sa : db_->sas()) {
+        crypto::Engine e = crypto::engine_for(sa->params, engine_);
+        s += fmt::format("spi {:#010x} {}\n", sa->params.spi, e == crypto::Engine::IpsecMb ? "ipsec-mb" : "openssl");
+      }
+      return s;
+    });
     // A command in ip-xfrm syntax: state add|update|delete|flush, policy ...
     this->add_write_handler("xfrm", [this](const std::string& cmd) {
       std::string err;
@@ -79,7 +92,7 @@ class IPsecBase : public PacketElement<D> {
   crypto::EspCipher& cipher(const crypto::SA* sa) {
     if (sa == last_sa_) return *last_;
     auto& c = ciphers_[sa];
-    if (!c) c = std::make_unique<crypto::EspCipher>(sa->params);
+    if (!c) c = std::make_unique<crypto::EspCipher>(sa->params, engine_);
     last_sa_ = sa;
     last_ = c.get();
     return *c;
@@ -149,6 +162,7 @@ class IPsecBase : public PacketElement<D> {
   std::string file_;
   Loc loc_;
   bool verbose_ = true;
+  crypto::Engine engine_ = crypto::Engine::Auto;
   std::shared_ptr<crypto::SharedDatabase> sad_;
   std::shared_ptr<const crypto::Database> db_;
   uint64_t gen_ = 0;

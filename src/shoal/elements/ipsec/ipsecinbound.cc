@@ -122,7 +122,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
       if (v == 4) {
         ip[9] = nh;
         k::store_be16(ip + 2, uint16_t(hl + body));
-        set_ip_checksum(ip, hl);
+        k::set_ipv4_header_checksum(ip, hl);
       } else {
         ip[6] = nh;
         k::store_be16(ip + 4, uint16_t(body));
@@ -183,9 +183,13 @@ SHOAL_ELEMENT(
         "mismatch), bad-padding, dummy (next header 59), bad-next-header, bad-inner, policy-block, "
         "policy-mismatch. The `sa` handler shows each SA's replay and integrity drops.",
     .args = {{"SAD", "file", "the SA and policy database (ip xfrm commands)"},
+             {"CRYPTO", "auto|ipsec-mb|openssl",
+              "the crypto engine: intel-ipsec-mb when built in and the CPU has AES-NI (auto, the default), or "
+              "OpenSSL's EVP"},
              {"VERBOSE", "boolean", "say what the SAD file held when it loads (default true)"}},
     .handlers = {{"sa", "r", "the SAs: addresses, SPI, suite, packets, bytes, replay and integrity drops"},
                  {"policies", "r", "the policies, in the order they are matched"},
+                 {"crypto", "r", "the crypto engine in use (ipsec-mb or openssl)"},
                  {"xfrm", "w", "applies one ip xfrm command (state/policy add, update, delete, flush) at run time"},
                  {"decrypted", "r", "ESP packets accepted"},
                  {"bypassed", "r", "packets that were not ESP and passed"}},

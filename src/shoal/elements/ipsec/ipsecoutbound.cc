@@ -42,7 +42,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound> {
       return noutputs() > 1 ? 1 : 0;
     }
     if (!pol->allow) return drop_code(r_block_);
-    crypto::SA* sa = db_->find_out(pol->tmpl, sel.src, sel.dst);
+    crypto::SA* sa = pol->sa ? pol->sa : db_->find_out(pol->tmpl, sel.src, sel.dst);
     if (!sa) return drop_code(r_nosa_);
     const crypto::SAParams& sp = sa->params;
     if (sp.mode == crypto::Mode::Transport && sp.dst.family != v) return drop_code(r_family_);
@@ -110,7 +110,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound> {
     if ((ip[0] >> 4) == 4) {
       ip[9] = 50;
       k::store_be16(ip + 2, uint16_t(p->length()));
-      set_ip_checksum(ip, uint32_t(ip[0] & 0xf) * 4);
+      k::set_ipv4_header_checksum(ip, uint32_t(ip[0] & 0xf) * 4);
       std::memcpy(p->anno().dst_ip, ip + 16, 4);  // routed by the tunnel's endpoint
     } else {
       ip[6] = 50;
@@ -154,15 +154,20 @@ SHOAL_ELEMENT(
         "'rfc3686(ctr(aes))'` or `enc 'cbc(aes)'` with `auth-trunc 'hmac(sha1)'` or `'hmac(sha256)'`, and "
         "`enc 'ecb(cipher_null)'` with an auth; `mode tunnel|transport`, `reqid`, `replay-window` (default "
         "1024 here, where Linux's is 0), `flag esn`, `replay-oseq`. Elements that name the same SAD file share "
-        "one database. Crypto: OpenSSL EVP, keys expanded once per SA and worker.\n\n"
+        "one database. Crypto: intel-ipsec-mb (VPP's and DPDK's software crypto) or OpenSSL's EVP (CRYPTO), keys "
+        "expanded once per SA and worker.\n\n"
         "Drops, each counted with its reason: not-ip, policy-block (an `action block` policy), no-sa (the "
         "template finds no SA), seq-exhausted, transport-fragment (transport mode protects whole datagrams), "
         "transport-ext-header (IPv6 extension headers in transport mode), family-mismatch, too-long, no-room.",
     .args = {{"SAD", "file", "the SA and policy database (ip xfrm commands)"},
              {"TTL", "unsigned", "the outer header's TTL or hop limit in tunnel mode (default 64)"},
+             {"CRYPTO", "auto|ipsec-mb|openssl",
+              "the crypto engine: intel-ipsec-mb when built in and the CPU has AES-NI (auto, the default), or "
+              "OpenSSL's EVP"},
              {"VERBOSE", "boolean", "say what the SAD file held when it loads (default true)"}},
     .handlers = {{"sa", "r", "the SAs: addresses, SPI, suite, last sequence number sent, packets, bytes, drops"},
                  {"policies", "r", "the policies, in the order they are matched"},
+                 {"crypto", "r", "the crypto engine in use (ipsec-mb or openssl)"},
                  {"xfrm", "w", "applies one ip xfrm command (state/policy add, update, delete, flush) at run time"},
                  {"encrypted", "r", "packets protected"},
                  {"bypassed", "r", "packets sent in the clear (no policy, or an allow policy without a template)"}},
