@@ -60,7 +60,7 @@ class IPsecBase : public PacketElement<D> {
     // each SA's engine, as this worker's ciphers have it (SAs not used yet: what auto would pick)
     this->add_read_handler("crypto", [this] {
       std::string s;
-      for (const auto& sa : db_->sas()) {
+      for (const auto& sa : sad_->snapshot()->sas()) {
         crypto::Engine e = crypto::engine_for(sa->params, engine_);
         s += fmt::format("spi {:#010x} {}\n", sa->params.spi, e == crypto::Engine::IpsecMb ? "ipsec-mb" : "openssl");
       }
@@ -88,14 +88,34 @@ class IPsecBase : public PacketElement<D> {
     db_ = std::move(next);
     gen_ = g;
   }
-  // This worker's cipher for an SA, keyed when first used.
-  crypto::EspCipher& cipher(const crypto::SA* sa) {
-    if (sa == last_sa_) return *last_;
+  // This worker's cipher for an SA, keyed when first used; nullptr when
+  // the crypto library refuses it (counted by the caller, never thrown
+  // through the data path).
+  crypto::EspCipher* cipher(const crypto::SA* sa) {
+    if (sa == last_sa_) return last_;
     auto& c = ciphers_[sa];
-    if (!c) c = std::make_unique<crypto::EspCipher>(sa->params, engine_);
+    if (!c) {
+      try {
+        c = std::make_unique<crypto::EspCipher>(sa->params, engine_);
+      } catch (const std::exception& e) {
+        ciphers_.erase(sa);
+        if (!warned_) fmt::print(stderr, "shoal: {}: spi {:#010x}: {}\n", this->name(), sa->params.spi, e.what());
+        warned_ = true;
+        return nullptr;
+      }
+    }
     last_sa_ = sa;
     last_ = c.get();
-    return *c;
+    return last_;
+  }
+  // seal/open, with a library failure (an exception) turned into false.
+  static bool run_cipher(crypto::EspCipher& c, bool seal, uint8_t* esp, uint32_t text, uint64_t seq, bool& failed) {
+    try {
+      return seal ? c.seal(esp, text, seq) : c.open(esp, text, seq);
+    } catch (const std::exception&) {
+      failed = true;
+      return false;
+    }
   }
 
   // The selector of the IP packet at `ip` (len bytes, its version checked).
@@ -161,7 +181,7 @@ class IPsecBase : public PacketElement<D> {
 
   std::string file_;
   Loc loc_;
-  bool verbose_ = true;
+  bool verbose_ = true, warned_ = false;
   crypto::Engine engine_ = crypto::Engine::Auto;
   std::shared_ptr<crypto::SharedDatabase> sad_;
   std::shared_ptr<const crypto::Database> db_;

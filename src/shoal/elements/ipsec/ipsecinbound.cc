@@ -30,6 +30,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
     r_inner_ = add_drop_reason("bad-inner");
     r_block_ = add_drop_reason("policy-block");
     r_mismatch_ = add_drop_reason("policy-mismatch");
+    r_crypto_ = add_drop_reason("crypto-error");
   }
   void add_handlers() override {
     add_sad_handlers();
@@ -59,7 +60,9 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
     crypto::SA* sa = db_->find_in(dst, k::load_be32(esp));
     if (!sa) return drop_code(r_spi_);
     const crypto::SAParams& sp = sa->params;
-    crypto::EspCipher& c = cipher(sa);
+    crypto::EspCipher* cp = cipher(sa);
+    if (!cp) return drop_code(r_crypto_);
+    crypto::EspCipher& c = *cp;
     uint32_t ivl = c.iv_len(), icvl = c.icv_len();
     if (esp_len < 8 + ivl + icvl + 4) return drop_code(r_len_);
     uint32_t text_len = esp_len - 8 - ivl - icvl;
@@ -74,7 +77,9 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
         return drop_code(r_replay_);
       }
     }
-    if (!c.open(esp, text_len, seq)) {
+    bool failed = false;
+    if (!run_cipher(c, false, esp, text_len, seq, failed)) {
+      if (failed) return drop_code(r_crypto_);
       sa->integrity.fetch_add(1, std::memory_order_relaxed);
       return drop_code(r_icv_);
     }
@@ -158,7 +163,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
   }
 
   uint16_t r_notip_ = 0, r_frag_ = 0, r_short_ = 0, r_spi_ = 0, r_len_ = 0, r_replay_ = 0, r_icv_ = 0, r_pad_ = 0,
-           r_dummy_ = 0, r_nh_ = 0, r_inner_ = 0, r_block_ = 0, r_mismatch_ = 0;
+           r_dummy_ = 0, r_nh_ = 0, r_inner_ = 0, r_block_ = 0, r_mismatch_ = 0, r_crypto_ = 0;
   Stat decrypted_, bypassed_;
 };
 SHOAL_ELEMENT(
@@ -181,7 +186,8 @@ SHOAL_ELEMENT(
         "Drops, each counted with its reason: not-ip, fragment, short, unknown-spi, bad-length (not a whole "
         "number of blocks, or shorter than IV and ICV), replay (seen, or below the window), integrity (ICV "
         "mismatch), bad-padding, dummy (next header 59), bad-next-header, bad-inner, policy-block, "
-        "policy-mismatch. The `sa` handler shows each SA's replay and integrity drops.",
+        "policy-mismatch, crypto-error (the crypto library failed; said once on standard error). The `sa` handler "
+        "shows each SA's replay and integrity drops.",
     .args = {{"SAD", "file", "the SA and policy database (ip xfrm commands)"},
              {"CRYPTO", "auto|ipsec-mb|openssl",
               "the crypto engine: intel-ipsec-mb when built in and the CPU has AES-NI (auto, the default), or "

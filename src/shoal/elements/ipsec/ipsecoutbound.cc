@@ -25,6 +25,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound> {
     r_family_ = add_drop_reason("family-mismatch");
     r_big_ = add_drop_reason("too-long");
     r_room_ = add_drop_reason("no-room");
+    r_crypto_ = add_drop_reason("crypto-error");
   }
   void add_handlers() override {
     add_sad_handlers();
@@ -46,7 +47,9 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound> {
     if (!sa) return drop_code(r_nosa_);
     const crypto::SAParams& sp = sa->params;
     if (sp.mode == crypto::Mode::Transport && sp.dst.family != v) return drop_code(r_family_);
-    crypto::EspCipher& c = cipher(sa);
+    crypto::EspCipher* cp = cipher(sa);
+    if (!cp) return drop_code(r_crypto_);
+    crypto::EspCipher& c = *cp;
     uint32_t ivl = c.iv_len(), icvl = c.icv_len();
 
     // where the ESP header goes, and what it protects
@@ -88,7 +91,8 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound> {
     uint8_t* esp = start + outer;
     k::store_be32(esp, sp.spi);
     k::store_be32(esp + 4, uint32_t(seq));
-    c.seal(esp, text, seq);
+    bool failed = false;
+    if (!run_cipher(c, true, esp, text, seq, failed)) return drop_code(r_crypto_);
 
     uint8_t* ip = start;
     if (sp.mode == crypto::Mode::Tunnel) {
@@ -130,7 +134,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound> {
   uint8_t ttl_ = 64;
   uint16_t ip_id_ = 0;
   uint16_t r_notip_ = 0, r_block_ = 0, r_nosa_ = 0, r_seq_ = 0, r_frag_ = 0, r_ext_ = 0, r_family_ = 0, r_big_ = 0,
-           r_room_ = 0;
+           r_room_ = 0, r_crypto_ = 0;
   Stat encrypted_, bypassed_;
 };
 SHOAL_ELEMENT(
@@ -158,7 +162,8 @@ SHOAL_ELEMENT(
         "expanded once per SA and worker.\n\n"
         "Drops, each counted with its reason: not-ip, policy-block (an `action block` policy), no-sa (the "
         "template finds no SA), seq-exhausted, transport-fragment (transport mode protects whole datagrams), "
-        "transport-ext-header (IPv6 extension headers in transport mode), family-mismatch, too-long, no-room.",
+        "transport-ext-header (IPv6 extension headers in transport mode), family-mismatch, too-long, no-room, "
+        "crypto-error (the crypto library failed; said once on standard error).",
     .args = {{"SAD", "file", "the SA and policy database (ip xfrm commands)"},
              {"TTL", "unsigned", "the outer header's TTL or hop limit in tunnel mode (default 64)"},
              {"CRYPTO", "auto|ipsec-mb|openssl",
