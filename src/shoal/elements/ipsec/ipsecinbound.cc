@@ -174,7 +174,8 @@ SHOAL_ELEMENT(
         "SPI and destination address in the SAD file (see IPsecOutbound for the file), then: the anti-replay "
         "window (RFC 4303 §3.4.3, the SA's `replay-window`, default 1024, with ESN's high half inferred as "
         "Appendix A2 says) is checked before the ICV, the ICV is checked before decryption (AES-GCM checks as "
-        "it decrypts, and its plaintext is not used when the tag is wrong), the window is updated only for "
+        "it decrypts, as do the HMAC suites with CRYPTO ipsec-mb, in one job; a packet whose tag is wrong is "
+        "dropped and nothing of it is used), the window is updated only for "
         "packets that authenticate, the padding must be RFC 4303's default, and the next header must fit the "
         "SA's mode. Tunnel mode: the inner packet leaves on output 0 (outer header, ESP and trailer removed). "
         "Transport mode: the IP header is rebuilt around the payload. The result is then checked against the "
@@ -190,12 +191,12 @@ SHOAL_ELEMENT(
         "shows each SA's replay and integrity drops.",
     .args = {{"SAD", "file", "the SA and policy database (ip xfrm commands)"},
              {"CRYPTO", "auto|ipsec-mb|openssl",
-              "the crypto engine: intel-ipsec-mb when built in and the CPU has AES-NI (auto, the default), or "
-              "OpenSSL's EVP"},
+              "the crypto engine: auto (the default) takes intel-ipsec-mb for AES-GCM when it is built in and the "
+              "CPU has AES-NI, and OpenSSL's EVP for the HMAC suites; or one of them for every SA"},
              {"VERBOSE", "boolean", "say what the SAD file held when it loads (default true)"}},
     .handlers = {{"sa", "r", "the SAs: addresses, SPI, suite, packets, bytes, replay and integrity drops"},
                  {"policies", "r", "the policies, in the order they are matched"},
-                 {"crypto", "r", "the crypto engine in use (ipsec-mb or openssl)"},
+                 {"crypto", "r", "each SA's crypto engine (ipsec-mb or openssl)"},
                  {"xfrm", "w", "applies one ip xfrm command (state/policy add, update, delete, flush) at run time"},
                  {"decrypted", "r", "ESP packets accepted"},
                  {"bypassed", "r", "packets that were not ESP and passed"}},

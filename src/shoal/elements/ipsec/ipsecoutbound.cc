@@ -167,12 +167,12 @@ SHOAL_ELEMENT(
     .args = {{"SAD", "file", "the SA and policy database (ip xfrm commands)"},
              {"TTL", "unsigned", "the outer header's TTL or hop limit in tunnel mode (default 64)"},
              {"CRYPTO", "auto|ipsec-mb|openssl",
-              "the crypto engine: intel-ipsec-mb when built in and the CPU has AES-NI (auto, the default), or "
-              "OpenSSL's EVP"},
+              "the crypto engine: auto (the default) takes intel-ipsec-mb for AES-GCM when it is built in and the "
+              "CPU has AES-NI, and OpenSSL's EVP for the HMAC suites; or one of them for every SA"},
              {"VERBOSE", "boolean", "say what the SAD file held when it loads (default true)"}},
     .handlers = {{"sa", "r", "the SAs: addresses, SPI, suite, last sequence number sent, packets, bytes, drops"},
                  {"policies", "r", "the policies, in the order they are matched"},
-                 {"crypto", "r", "the crypto engine in use (ipsec-mb or openssl)"},
+                 {"crypto", "r", "each SA's crypto engine (ipsec-mb or openssl)"},
                  {"xfrm", "w", "applies one ip xfrm command (state/policy add, update, delete, flush) at run time"},
                  {"encrypted", "r", "packets protected"},
                  {"bypassed", "r", "packets sent in the clear (no policy, or an allow policy without a template)"}},
