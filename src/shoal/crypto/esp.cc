@@ -372,7 +372,54 @@ uint32_t gcm_inputs(const SAParams& p, const uint8_t* esp, uint64_t seq, uint8_t
 // CTR, CBC and null with HMAC: one job, ciphered and hashed in the order
 // ESP needs (encrypt then MAC; on the way in, MAC then decrypt). With ESN
 // the high half is hashed after the text: it is written where the ICV
-// goes for the time of the job (the received ICV is kept aside first).
+// goes for the time of the job (open() keeps the received ICV aside first).
+// The full HMAC goes to `tag`; throws when the job fails.
+void EspCipher::mb_job(void* mgr, uint8_t* esp, uint32_t text_len, uint64_t seq, bool seal, uint8_t* tag) {
+  auto* m = static_cast<IMB_MGR*>(mgr);
+  uint8_t* iv = esp + 8;
+  uint8_t* text = iv + iv_len_;
+  uint8_t ctr[16];
+  IMB_JOB* j = IMB_GET_NEXT_JOB(m);
+  j->enc_keys = mb_->enc;
+  j->dec_keys = mb_->dec;
+  j->key_len_in_bytes = p_.enc_key.size();
+  j->src = esp;
+  j->dst = text;
+  j->cipher_start_src_offset_in_bytes = 8 + iv_len_;
+  j->msg_len_to_cipher_in_bytes = text_len;
+  j->cipher_direction = seal ? IMB_DIR_ENCRYPT : IMB_DIR_DECRYPT;
+  j->chain_order = seal ? IMB_ORDER_CIPHER_HASH : IMB_ORDER_HASH_CIPHER;
+  if (p_.cipher == Cipher::AesCtr) {  // RFC 3686 §4: nonce, IV, a block counter from 1
+    std::memcpy(ctr, p_.salt.data(), 4);
+    std::memcpy(ctr + 4, iv, 8);
+    k::store_be32(ctr + 12, 1);
+    j->cipher_mode = IMB_CIPHER_CNTR;
+    j->iv = ctr;
+    j->iv_len_in_bytes = 16;
+  } else if (p_.cipher == Cipher::AesCbc) {
+    j->cipher_mode = IMB_CIPHER_CBC;
+    j->iv = iv;
+    j->iv_len_in_bytes = 16;
+  } else {
+    j->cipher_mode = IMB_CIPHER_NULL;
+    j->iv = nullptr;
+    j->iv_len_in_bytes = 0;
+  }
+  bool mac = p_.integ != Integ::None;
+  j->hash_alg = !mac ? IMB_AUTH_NULL : p_.integ == Integ::HmacSha1 ? IMB_AUTH_HMAC_SHA_1 : IMB_AUTH_HMAC_SHA_256;
+  j->hash_start_src_offset_in_bytes = 0;
+  j->msg_len_to_hash_in_bytes = mac ? 8 + iv_len_ + text_len + (p_.esn ? 4 : 0) : 0;
+  if (mac && p_.esn) k::store_be32(text + text_len, uint32_t(seq >> 32));
+  j->auth_tag_output = mac ? tag : nullptr;
+  j->auth_tag_output_len_in_bytes = mac ? mb_->digest : 0;
+  j->u.HMAC._hashed_auth_key_xor_ipad = mb_->ipad;
+  j->u.HMAC._hashed_auth_key_xor_opad = mb_->opad;
+  j = IMB_SUBMIT_JOB(m);
+  if (!j) j = IMB_FLUSH_JOB(m);
+  if (!j || j->status != IMB_STATUS_COMPLETED)
+    throw std::runtime_error(fmt::format("intel-ipsec-mb: job failed ({})", imb_get_errno(m)));
+}
+
 bool EspCipher::mb_seal(uint8_t* esp, uint32_t text_len, uint64_t seq) {
   IMB_MGR* m = imb();
   uint8_t* iv = esp + 8;
@@ -390,48 +437,9 @@ bool EspCipher::mb_seal(uint8_t* esp, uint32_t text_len, uint64_t seq) {
     }
     return true;
   }
-  uint8_t ctr[16];
-  IMB_JOB* j = IMB_GET_NEXT_JOB(m);
-  j->enc_keys = mb_->enc;
-  j->dec_keys = mb_->dec;
-  j->key_len_in_bytes = p_.enc_key.size();
-  j->src = esp;
-  j->dst = text;
-  j->cipher_start_src_offset_in_bytes = 8 + iv_len_;
-  j->msg_len_to_cipher_in_bytes = text_len;
-  j->cipher_direction = IMB_DIR_ENCRYPT;
-  j->chain_order = IMB_ORDER_CIPHER_HASH;
-  if (p_.cipher == Cipher::AesCtr) {  // RFC 3686 §4: nonce, IV, a block counter from 1
-    std::memcpy(ctr, p_.salt.data(), 4);
-    std::memcpy(ctr + 4, iv, 8);
-    k::store_be32(ctr + 12, 1);
-    j->cipher_mode = IMB_CIPHER_CNTR;
-    j->iv = ctr;
-    j->iv_len_in_bytes = 16;
-  } else if (p_.cipher == Cipher::AesCbc) {
-    j->cipher_mode = IMB_CIPHER_CBC;
-    j->iv = iv;
-    j->iv_len_in_bytes = 16;
-  } else {
-    j->cipher_mode = IMB_CIPHER_NULL;
-    j->iv = nullptr;
-    j->iv_len_in_bytes = 0;
-  }
   uint8_t tag[32];
-  bool mac = p_.integ != Integ::None;
-  j->hash_alg = !mac ? IMB_AUTH_NULL : p_.integ == Integ::HmacSha1 ? IMB_AUTH_HMAC_SHA_1 : IMB_AUTH_HMAC_SHA_256;
-  j->hash_start_src_offset_in_bytes = 0;
-  j->msg_len_to_hash_in_bytes = mac ? 8 + iv_len_ + text_len + (p_.esn ? 4 : 0) : 0;
-  if (mac && p_.esn) k::store_be32(icv, uint32_t(seq >> 32));
-  j->auth_tag_output = mac ? tag : nullptr;
-  j->auth_tag_output_len_in_bytes = mac ? mb_->digest : 0;
-  j->u.HMAC._hashed_auth_key_xor_ipad = mb_->ipad;
-  j->u.HMAC._hashed_auth_key_xor_opad = mb_->opad;
-  j = IMB_SUBMIT_JOB(m);
-  if (!j) j = IMB_FLUSH_JOB(m);
-  if (!j || j->status != IMB_STATUS_COMPLETED)
-    throw std::runtime_error(fmt::format("intel-ipsec-mb: job failed ({})", imb_get_errno(m)));
-  if (mac) std::memcpy(icv, tag, icv_len_);
+  mb_job(m, esp, text_len, seq, true, tag);
+  if (p_.integ != Integ::None) std::memcpy(icv, tag, icv_len_);
   return true;
 }
 
@@ -453,54 +461,16 @@ bool EspCipher::mb_open(uint8_t* esp, uint32_t text_len, uint64_t seq) {
     }
     return CRYPTO_memcmp(tag, got, icv_len_) == 0;
   }
-  uint8_t ctr[16];
-  IMB_JOB* j = IMB_GET_NEXT_JOB(m);
-  j->enc_keys = mb_->enc;
-  j->dec_keys = mb_->dec;
-  j->key_len_in_bytes = p_.enc_key.size();
-  j->src = esp;
-  j->dst = text;
-  j->cipher_start_src_offset_in_bytes = 8 + iv_len_;
-  j->msg_len_to_cipher_in_bytes = text_len;
-  j->cipher_direction = IMB_DIR_DECRYPT;
-  j->chain_order = IMB_ORDER_HASH_CIPHER;
-  if (p_.cipher == Cipher::AesCtr) {
-    std::memcpy(ctr, p_.salt.data(), 4);
-    std::memcpy(ctr + 4, iv, 8);
-    k::store_be32(ctr + 12, 1);
-    j->cipher_mode = IMB_CIPHER_CNTR;
-    j->iv = ctr;
-    j->iv_len_in_bytes = 16;
-  } else if (p_.cipher == Cipher::AesCbc) {
-    j->cipher_mode = IMB_CIPHER_CBC;
-    j->iv = iv;
-    j->iv_len_in_bytes = 16;
-  } else {
-    j->cipher_mode = IMB_CIPHER_NULL;
-    j->iv = nullptr;
-    j->iv_len_in_bytes = 0;
-  }
   uint8_t tag[32];
-  bool mac = p_.integ != Integ::None;
-  j->hash_alg = !mac ? IMB_AUTH_NULL : p_.integ == Integ::HmacSha1 ? IMB_AUTH_HMAC_SHA_1 : IMB_AUTH_HMAC_SHA_256;
-  j->hash_start_src_offset_in_bytes = 0;
-  j->msg_len_to_hash_in_bytes = mac ? 8 + iv_len_ + text_len + (p_.esn ? 4 : 0) : 0;
-  if (mac && p_.esn) k::store_be32(icv, uint32_t(seq >> 32));
-  j->auth_tag_output = mac ? tag : nullptr;
-  j->auth_tag_output_len_in_bytes = mac ? mb_->digest : 0;
-  j->u.HMAC._hashed_auth_key_xor_ipad = mb_->ipad;
-  j->u.HMAC._hashed_auth_key_xor_opad = mb_->opad;
-  j = IMB_SUBMIT_JOB(m);
-  if (!j) j = IMB_FLUSH_JOB(m);
-  if (!j || j->status != IMB_STATUS_COMPLETED)
-    throw std::runtime_error(fmt::format("intel-ipsec-mb: job failed ({})", imb_get_errno(m)));
-  if (!mac) return true;
+  mb_job(m, esp, text_len, seq, false, tag);
+  if (p_.integ == Integ::None) return true;
   std::memcpy(icv, got, icv_len_);
   // The text is decrypted whatever the ICV says (one job does both); the
   // caller drops the packet when it does not match, and uses nothing of it.
   return CRYPTO_memcmp(tag, got, icv_len_) == 0;
 }
 #else
+void EspCipher::mb_job(void*, uint8_t*, uint32_t, uint64_t, bool, uint8_t*) {}
 bool EspCipher::mb_seal(uint8_t*, uint32_t, uint64_t) { return false; }
 bool EspCipher::mb_open(uint8_t*, uint32_t, uint64_t) { return false; }
 #endif

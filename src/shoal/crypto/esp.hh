@@ -61,6 +61,7 @@ class EspCipher {
   void hmac(const uint8_t* data, size_t len, const uint8_t* seq_hi, uint8_t* out);
 
   bool mb_seal(uint8_t* esp, uint32_t text_len, uint64_t seq);
+  void mb_job(void* mgr, uint8_t* esp, uint32_t text_len, uint64_t seq, bool seal, uint8_t* tag);
   bool mb_open(uint8_t* esp, uint32_t text_len, uint64_t seq);
 
   SAParams p_;

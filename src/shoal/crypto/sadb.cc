@@ -193,6 +193,14 @@ bool parse_proto_number(const std::string& s, uint8_t& p) {
   return true;
 }
 
+// A refusal at word `at` (past the last word: just after it), with the
+// word's 1-based column.
+bool refuse(const Words& w, size_t at, std::string why, std::string& err, size_t& col) {
+  err = std::move(why);
+  col = at < w.size() ? w[at].second : (w.empty() ? 1 : w.back().second + w.back().first.size() + 1);
+  return false;
+}
+
 }  // namespace
 
 void Database::resolve() {
@@ -228,11 +236,7 @@ bool Database::command(std::string_view line, std::string& err, size_t& col) {
 }
 
 bool Database::state_cmd(std::string_view verb, Words& w, size_t i, std::string& err, size_t& col) {
-  auto fail = [&](size_t at, std::string why) {
-    err = std::move(why);
-    col = at < w.size() ? w[at].second : (w.empty() ? 1 : w.back().second + w.back().first.size() + 1);
-    return false;
-  };
+  auto fail = [&](size_t at, std::string why) { return refuse(w, at, std::move(why), err, col); };
   if (verb == "flush") {
     if (i < w.size() && !(w[i].first == "proto" && i + 1 < w.size() && w[i + 1].first == "esp" && i + 2 == w.size()))
       return fail(i, "expected 'flush' or 'flush proto esp'");
@@ -382,11 +386,7 @@ bool Database::state_cmd(std::string_view verb, Words& w, size_t i, std::string&
 }
 
 bool Database::policy_cmd(std::string_view verb, Words& w, size_t i, std::string& err, size_t& col) {
-  auto fail = [&](size_t at, std::string why) {
-    err = std::move(why);
-    col = at < w.size() ? w[at].second : (w.empty() ? 1 : w.back().second + w.back().first.size() + 1);
-    return false;
-  };
+  auto fail = [&](size_t at, std::string why) { return refuse(w, at, std::move(why), err, col); };
   if (verb == "flush") {
     if (i < w.size()) return fail(i, "expected 'policy flush' alone");
     policies_.clear();
