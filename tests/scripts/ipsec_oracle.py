@@ -152,13 +152,16 @@ def esp_seqs(path):
 
 def workers():
     """Two workers share one SA: every sequence number is used exactly once
-    (1..N), and the inbound side, with two workers too, accepts them all."""
+    (1..N), and the inbound side, with two workers too and a window wider
+    than the run, accepts them all (a repeat would be a replay drop)."""
     n = 20000
     with tempfile.TemporaryDirectory() as tmp:
         sad = os.path.join(tmp, "w.sad")
         with open(sad, "w") as f:
+            # the window covers the whole run: two workers' writes to one capture interleave by whole
+            # batches, more than 1,024 packets apart on a slow (sanitizer) build
             f.write("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x4242 reqid 1 mode tunnel "
-                    "aead 'rfc4106(gcm(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 128\n"
+                    "replay-window 65536 aead 'rfc4106(gcm(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 128\n"
                     "ip xfrm policy add src 10.0.0.0/8 dst 10.0.0.0/8 dir out "
                     "tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 mode tunnel\n")
         esp = os.path.join(tmp, "esp.pcap")
