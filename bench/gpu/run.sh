@@ -64,7 +64,8 @@ want() { [[ " $BENCHES " == *" $1 "* ]]; }
 if want scale; then
   stamp "bench-scale (workers x applications x sizes, CPU vs offloaded, from memory)"
   timeout ${SCALE_TIMEOUT:-400} ./build-gpu/shoal bench-scale --device cuda --threads ${SCALE_THREADS:-1 4 16} \
-    --sizes ${SCALE_SIZES:-64 512 1518} --ids-chunk ${SCALE_CHUNKS:-0 64 128 256} --out "$OUT/bench-scale.json"
+    --sizes ${SCALE_SIZES:-64 512 1518} --ids-chunk ${SCALE_CHUNKS:-0 64 128 256} --seconds ${SCALE_SECONDS:-2} \
+    --out "$OUT/bench-scale.json"
 fi
 if want snap; then
   stamp "bench-snap"
@@ -111,6 +112,29 @@ if want zero-copy; then
   stamp "bench-scale: the router and the SDN forwarder copied and zero-copy (HostToDevice ZERO_COPY 256)"
   timeout 200 ./build-gpu/shoal bench-scale --device cuda --threads 1 16 --sizes 64 1518 \
     --app forward router sdn-forwarder --zero-copy 256 --out "$OUT/bench-scale-zc.json"
+fi
+if want calls; then
+  # where the workers' time goes in the CUDA runtime (SHOAL_CUDA_STATS=1: each
+  # call's count, total and worst time, printed per row), and how much of a
+  # short row is start-up
+  for s in ${CALLS_SECONDS:-1 3}; do
+    stamp "bench-scale with the CUDA runtime calls timed, $s s per row"
+    SHOAL_CUDA_STATS=1 timeout 300 ./build-gpu/shoal bench-scale --device cuda --threads ${CALLS_THREADS:-1 16} \
+      --sizes ${CALLS_SIZES:-64 1518} --app forward router ids-router ids --ids-chunk 128 --seconds "$s" \
+      --out "$OUT/bench-scale-calls-$s.json"
+  done
+fi
+if want fuse-split; then
+  # the Snap DPI and IDS routers with their chunked scan launched apart
+  # (SHOAL_CUDA_FUSE_SPLIT=0) and fused with the steps around it, in turn
+  i=0
+  for f in 0 1 0 1; do
+    i=$((i + 1))
+    stamp "bench-scale, SHOAL_CUDA_FUSE_SPLIT=$f"
+    SHOAL_CUDA_FUSE_SPLIT=$f timeout 200 ./build-gpu/shoal bench-scale --device cuda --threads ${FUSE_THREADS:-1 16} \
+      --sizes ${FUSE_SIZES:-512 1518} --app forward dpi-router ids-router --seconds ${FUSE_SECONDS:-2} \
+      --out "$OUT/bench-scale-fuse$f-$i.json" | grep -E '^(forward|dpi-router|ids-router) '
+  done
 fi
 if want scale-batch; then
   stamp "bench-scale at aggregates of 4096 (the per-aggregate cost against the per-packet one)"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -64,7 +65,10 @@ std::vector<std::string> log_lines(const std::string& path) {
   return out;
 }
 
-void check_app(const App& app, const test::Options& gpu_opt, const std::string& tag) {
+// `edit` changes the offloaded configuration; `used` names handlers that
+// must be above 0 after the offloaded run.
+void check_app(const App& app, const test::Options& gpu_opt, const std::string& tag,
+               const std::function<std::string(std::string)>& edit = {}, const std::vector<std::string>& used = {}) {
   std::string dir = test::tmpdir() + "/" + tag;
   std::filesystem::create_directories(dir);
   uint64_t sent[2] = {0, 0}, alerts[2] = {0, 0};
@@ -72,6 +76,7 @@ void check_app(const App& app, const test::Options& gpu_opt, const std::string& 
     const char* file = v ? app.gpu : app.cpu;
     std::string cfg = test::example_config(file);
     ASSERT_FALSE(cfg.empty());
+    if (v && edit) cfg = edit(cfg);
     auto r = test::run_with(cfg, v ? gpu_opt : test::default_options(), {{"OUT", fmt::format("{}/{}-", dir, file)}});
     ASSERT_TRUE(r->ok) << file << ": " << r->errors;
     const auto& acc = r->rt->accounting();
@@ -82,6 +87,9 @@ void check_app(const App& app, const test::Options& gpu_opt, const std::string& 
     }
     if (v && *app.host_steps) {
       EXPECT_GT(r->n(app.host_steps), 0u) << file << ": no suspect was found clean";
+    }
+    if (v) {
+      for (const std::string& h : used) EXPECT_GT(r->n(h), 0u) << file << " " << tag << ": " << h;
     }
     test::finish(*r, false, v && gpu_opt.offload.device.fault_rate > 0);
   }
@@ -134,6 +142,28 @@ TEST(SnapApps, OffloadedVariantsAgreeUnderDeviceDelaysAndFaults) {
   for (const App& app : apps()) {
     SCOPED_TRACE(app.cpu);
     check_app(app, o, "faults");
+  }
+}
+
+TEST(SnapApps, AChunkedScanBetweenOtherStepsGivesTheCpuOutputs) {
+  // The IDS router's payload scan split among threads (SCAN_CHUNK) with
+  // device steps before it (header check, access list) and after it (lookup
+  // and TTL on its predicate bits). CUDA fuses the three into one kernel
+  // when a packet's chunks fit in a block (16 bytes: ~70 chunks for the
+  // longest payload here) and launches the scan by itself when they do not
+  // (2 bytes: ~520); the host backend runs them in turn.
+  const App& app = apps()[1];
+  for (const char* chunk : {"16", "2"}) {
+    SCOPED_TRACE(chunk);
+    check_app(app, test::default_options(), fmt::format("chunk{}", chunk),
+              [&](std::string cfg) {
+                const std::string at = "QUIET true,";
+                size_t p = cfg.find(at);
+                EXPECT_NE(p, std::string::npos);
+                if (p != std::string::npos) cfg.insert(p + at.size(), fmt::format(" SCAN_CHUNK {},", chunk));
+                return cfg;
+              },
+              {"h.device_aggregates", "ids.device_chunked"});
   }
 }
 

@@ -63,7 +63,13 @@ bool Device::inject_fault() {
 }
 
 void Device::launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uint32_t n, const uint32_t* order) {
-  for (uint32_t j = 0; j < count; ++j) launch(s, *steps[j].kernel, steps[j].params, steps[j].size, n, order);
+  for (uint32_t j = 0; j < count; ++j) {
+    const FusedStep& f = steps[j];
+    if (f.per_packet)
+      launch(s, *f.kernel, f.params, f.size, n * f.per_packet, nullptr);
+    else
+      launch(s, *f.kernel, f.params, f.size, n, order);
+  }
 }
 
 bool Device::upload(void* dst, const void* src, size_t bytes, std::string& err) {

@@ -54,11 +54,16 @@ const StepKernel& step_kernel() {
 }
 
 // One step of a fused launch (Device::launch_fused): a kernel and its
-// parameters.
+// parameters. `per_packet` > 0 makes it a split step: it runs over
+// n * per_packet threads (thread t works on the packet at position
+// t / per_packet and looks it up through the order itself), after the
+// steps before it finished with that packet and before those after it
+// start on it.
 struct FusedStep {
   const StepKernel* kernel;
   const void* params;
   size_t size;
+  uint32_t per_packet = 0;
 };
 
 struct DeviceOptions {
@@ -112,7 +117,9 @@ class Device {
   // can: each thread runs every step's run() for its packet, in turn (CUDA:
   // one kernel calling them through device function pointers). Only for
   // per-packet kernels: none may read another packet's results of an
-  // earlier one. The default launches them one after another.
+  // earlier one; a split step (FusedStep::per_packet) may divide its
+  // packet's work among threads. The default launches them one after
+  // another.
   virtual void launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uint32_t n,
                             const uint32_t* order = nullptr);
   // Marks the end of what was queued so far; poll() reports on it.

@@ -180,13 +180,12 @@ std::shared_ptr<void> shared_device_copy(const dev::Device* d, const void* key,
 }
 
 void Launch::keep(std::shared_ptr<const void> x) { agg->keep.push_back(std::move(x)); }
-void Launch::defer(const dev::StepKernel& k, const void* params, size_t size) {
+void Launch::defer(const dev::StepKernel& k, const void* params, size_t size, uint32_t per_packet) {
   size_t off = (agg->pending_params.size() + 15) & ~size_t(15);
   agg->pending_params.resize(off + size);
   std::memcpy(agg->pending_params.data() + off, params, size);
-  agg->pending.push_back({&k, off, size});
+  agg->pending.push_back({&k, off, size, per_packet});
 }
-void Launch::flush() { agg->chain->flush(*agg); }
 const uint8_t* Launch::block_in(uint32_t j) const { return base + agg->o_bin[j]; }
 uint8_t* Launch::block_out(uint32_t j) const { return base + agg->o_bout[j]; }
 
@@ -256,6 +255,10 @@ Chain::~Chain() {
 }
 
 bool Chain::ensure(Aggregate& a, size_t bytes) {
+  // (a buffer's first size is the chain's hint: pinned and device
+  // allocations are slow, serialise the workers in the driver, and a device
+  // free waits for the whole device, so they are not repeated while it grows)
+  bytes = std::max(bytes, reserve_hint_);
   if (a.host_cap < bytes) {
     size_t cap = std::max(bytes, a.host_cap * 2);
     uint8_t* h = static_cast<uint8_t*>(device_ ? device_->host_alloc(cap) : std::aligned_alloc(64, align64(cap)));
@@ -274,6 +277,37 @@ bool Chain::ensure(Aggregate& a, size_t bytes) {
     a.dbuf = d, a.dev_cap = cap;
   }
   return true;
+}
+
+// Before the first device aggregate is packed: every device aggregate's
+// buffers get room for a full aggregate of packets that fill their ranges,
+// allocated now rather than one by one while traffic flows (best effort: an
+// aggregate that needs more grows as before).
+void Chain::reserve(const Aggregate& first) {
+  reserved_ = true;
+  const uint32_t n = first.batch->capacity();
+  size_t per = 64;  // offsets, lengths, verdicts, predicates, annotations, scheduling
+  for (const Range& r : plan_.ranges()) {
+    size_t len = r.end == kToEnd || r.resizable ? kMaxPacket : size_t(std::max(0, r.end - r.begin));
+    per += 8 + std::min(len + r.head_room + r.tail_room, kMaxPacket + r.head_room + r.tail_room);
+  }
+  for (const Plan::Block& b : plan_.blocks()) per += b.in_size + b.out_size;
+  size_t want = std::min(size_t(n) * per + 4096, kReserveCap);
+  bool ok = true;
+  for (auto& a : dev_free_) {
+    a->on_device = true;
+    if (!(ok = ensure(*a, want))) break;
+  }
+  if (ok) {
+    reserve_hint_ = want;
+    return;
+  }
+  // Too little device memory for that: what was taken goes back, and
+  // aggregates take what they need as they come.
+  for (auto& a : dev_free_) {
+    device_->dev_free(a->dbuf);
+    a->dbuf = nullptr, a->dev_cap = 0;
+  }
 }
 
 // Layout of an aggregate (offsets in both buffers):
@@ -492,6 +526,7 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
     ++busy_;
     stats_.inflight_max.set(std::max<uint64_t>(stats_.inflight_max.get(), busy_));
   }
+  if (a->on_device && !reserved_) reserve(*a);
   if (!pack(*a, true)) {
     // No device memory (or pinned memory) for this aggregate: it runs on
     // the CPU, counted as a device failure. Without host memory either,
@@ -551,8 +586,9 @@ void Chain::flush(Aggregate& a) {
     for (size_t j = 0; j < a.pending.size();) {  // (16 at a time: a chain is rarely longer)
       uint32_t c = 0;
       for (; j < a.pending.size() && c < 16; ++j, ++c)
-        fs[c] = {a.pending[j].kernel, a.pending_params.data() + a.pending[j].off, a.pending[j].size};
-      if (c == 1)
+        fs[c] = {a.pending[j].kernel, a.pending_params.data() + a.pending[j].off, a.pending[j].size,
+                 a.pending[j].per_packet};
+      if (c == 1 && !fs[0].per_packet)
         device_->launch(a.stream, *fs[0].kernel, fs[0].params, fs[0].size, a.n, order);
       else
         device_->launch_fused(a.stream, fs, c, a.n, order);

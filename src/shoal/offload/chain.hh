@@ -140,7 +140,7 @@ struct Launch {
   // Runs kernel K over every packet of the aggregate. On a device the
   // launch waits for the chain's next ones: consecutive steps' kernels go
   // as one (Device::launch_fused), so a kernel must read only its own
-  // packet's results of earlier ones (use run_threads otherwise).
+  // packet's results of earlier ones (use run_split otherwise).
   template <class K>
   void run(const typename K::Params& p) {
     if (host) {
@@ -149,25 +149,26 @@ struct Launch {
       defer(dev::step_kernel<K>(), &p, sizeof p);
     }
   }
-  // Runs kernel K over `threads` threads, for a step that splits a packet's
-  // work among several (the chunked payload scan): its run() finds the
-  // packet of thread t itself, through view.order when that is set. Never
-  // fused: the kernels before it have finished when it starts.
+  // Runs kernel K over per_packet threads for each packet, for a step that
+  // splits a packet's work among several (the chunked payload scan): its
+  // run(p, t) works on the packet at position t / per_packet, found through
+  // view.order when that is set. On a device it is fused with the steps
+  // around it (Device::launch_fused's split step): each packet's earlier
+  // steps have finished before its threads start, and its later steps start
+  // after they all finished.
   template <class K>
-  void run_threads(const typename K::Params& p, uint32_t threads) {
+  void run_split(const typename K::Params& p, uint32_t per_packet) {
     if (host) {
-      for (uint32_t t = 0; t < threads; ++t) K::run(p, t);
+      for (uint32_t t = 0, e = view.n * per_packet; t < e; ++t) K::run(p, t);
     } else {
-      flush();
-      device->launch(stream, dev::step_kernel<K>(), &p, sizeof p, threads, nullptr);
+      defer(dev::step_kernel<K>(), &p, sizeof p, per_packet);
     }
   }
   // Keeps `x` (a table snapshot, a device copy) alive until the aggregate is released.
   void keep(std::shared_ptr<const void> x);
 
  private:
-  void defer(const dev::StepKernel& k, const void* params, size_t size);
-  void flush();
+  void defer(const dev::StepKernel& k, const void* params, size_t size, uint32_t per_packet = 0);
 };
 
 // An element that can run on a device. Its per-packet function lives in a
@@ -293,6 +294,7 @@ struct Aggregate {
   struct Pending {
     const dev::StepKernel* kernel;
     size_t off, size;
+    uint32_t per_packet;  // a split step (Launch::run_split), or 0
   };
   std::vector<Pending> pending;
   std::vector<uint8_t> pending_params;
@@ -390,6 +392,12 @@ class Chain {
  private:
   bool pack(Aggregate& a, bool pre);  // false: out of memory
   bool ensure(Aggregate& a, size_t bytes);
+  void reserve(const Aggregate& first);
+  // Whole packets are taken to be at most this long when buffers are
+  // reserved; no aggregate's reservation exceeds kReserveCap.
+  static constexpr size_t kMaxPacket = 2048, kReserveCap = size_t(64) << 20;
+  bool reserved_ = false;
+  size_t reserve_hint_ = 0;
   void redo_on_host(Aggregate& a);
   void note_failure(Aggregate& a, const std::string& err);
 

@@ -4,6 +4,10 @@
 // here blocks the calling worker except wait().
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -13,6 +17,62 @@
 namespace shoal::cuda {
 
 namespace {
+
+// SHOAL_CUDA_STATS=1: how many times each runtime call was made and how long
+// the calling workers spent in it (printed when the device closes), to tell
+// a saturated device from workers waiting on the driver.
+enum Call { kHostAlloc, kDevAlloc, kFree, kH2d, kD2h, kMemset, kLaunch, kRecord, kPoll, kWait, kCalls };
+constexpr const char* kCallName[kCalls] = {"host_alloc", "dev_alloc", "free",   "h2d",  "d2h",
+                                           "memset",     "launch",    "record", "poll", "wait"};
+struct CallStats {
+  bool on = [] {
+    const char* e = std::getenv("SHOAL_CUDA_STATS");
+    return e && *e && *e != '0';
+  }();
+  std::atomic<uint64_t> count[kCalls] = {}, ns[kCalls] = {}, max_ns[kCalls] = {};
+  void print() const {
+    if (!on) return;
+    std::fprintf(stderr, "shoal: CUDA runtime calls (SHOAL_CUDA_STATS): call count total_ms mean_us max_us\n");
+    for (int c = 0; c < kCalls; ++c) {
+      uint64_t n = count[c].load(), t = ns[c].load();
+      if (n)
+        std::fprintf(stderr, "  %-10s %10llu %10.1f %8.2f %8.1f\n", kCallName[c], (unsigned long long)n, t / 1e6,
+                     t / 1e3 / double(n), max_ns[c].load() / 1e3);
+    }
+  }
+  void reset() {
+    for (int c = 0; c < kCalls; ++c) count[c] = 0, ns[c] = 0, max_ns[c] = 0;
+  }
+};
+CallStats& call_stats() {
+  static CallStats s;
+  return s;
+}
+uint64_t now_ns() {
+  return uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+// Times the enclosing scope as call c when the statistics are on.
+class Timed {
+ public:
+  explicit Timed(Call c) : c_(c), t0_(call_stats().on ? now_ns() : 0) {}
+  ~Timed() {
+    if (!t0_) return;
+    uint64_t d = now_ns() - t0_;
+    CallStats& s = call_stats();
+    s.count[c_].fetch_add(1, std::memory_order_relaxed);
+    s.ns[c_].fetch_add(d, std::memory_order_relaxed);
+    uint64_t m = s.max_ns[c_].load(std::memory_order_relaxed);
+    while (d > m && !s.max_ns[c_].compare_exchange_weak(m, d, std::memory_order_relaxed)) {}
+  }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  Call c_;
+  uint64_t t0_;
+};
 
 class CudaStream : public dev::Stream {
  public:
@@ -25,6 +85,10 @@ class CudaStream : public dev::Stream {
 class CudaDevice final : public dev::Device {
  public:
   CudaDevice(int dev, const dev::DeviceOptions& o) : Device(o), dev_(dev) {}
+  ~CudaDevice() override {
+    call_stats().print();
+    call_stats().reset();
+  }
   const char* kind() const override { return "cuda"; }
   std::string describe() const override {
     std::string s = "CUDA device " + std::to_string(dev_) + ": " + device_description(dev_);
@@ -32,20 +96,24 @@ class CudaDevice final : public dev::Device {
     return s;
   }
   void* host_alloc(size_t bytes) override {
+    Timed timed(kHostAlloc);
     void* p = nullptr;
     cudaSetDevice(dev_);
     return cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable | cudaHostAllocMapped) == cudaSuccess ? p
                                                                                                             : nullptr;
   }
   void host_free(void* p) override {
+    Timed timed(kFree);
     if (p) cudaFreeHost(p);
   }
   void* dev_alloc(size_t bytes) override {
+    Timed timed(kDevAlloc);
     void* p = nullptr;
     cudaSetDevice(dev_);
     return cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess ? p : nullptr;
   }
   void dev_free(void* p) override {
+    Timed timed(kFree);
     if (p) cudaFree(p);
   }
   void* host_device_pointer(void* host) override {
@@ -69,66 +137,77 @@ class CudaDevice final : public dev::Device {
     delete c;
   }
   void h2d(dev::Stream* s, void* dst, const void* src, size_t bytes) override {
+    Timed timed(kH2d);
     auto* c = static_cast<CudaStream*>(s);
     if (ok(c, "host-to-device copy") && bytes)
       check(c, "cudaMemcpyAsync(HostToDevice)", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->s));
   }
   void d2h(dev::Stream* s, void* dst, const void* src, size_t bytes) override {
+    Timed timed(kD2h);
     auto* c = static_cast<CudaStream*>(s);
     if (ok(c, "device-to-host copy") && bytes)
       check(c, "cudaMemcpyAsync(DeviceToHost)", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->s));
   }
   void memset(dev::Stream* s, void* dst, int value, size_t bytes) override {
+    Timed timed(kMemset);
     auto* c = static_cast<CudaStream*>(s);
     if (ok(c, "memset") && bytes) check(c, "cudaMemsetAsync", cudaMemsetAsync(dst, value, bytes, c->s));
   }
   void launch(dev::Stream* s, const dev::StepKernel& k, const void* params, size_t, uint32_t n,
               const uint32_t* order) override {
-    auto* c = static_cast<CudaStream*>(s);
-    if (!ok(c, k.name) || !n) return;
-    StepLauncher l = find_step(k.name);
-    if (!l) {  // a step header outside kernels/steps/: never built for CUDA
-      c->failed = true;
-      c->error =
-          std::string("step kernel ") + k.name + " is not compiled for CUDA (its header is not in kernels/steps/)";
-      return;
-    }
-    check(c, k.name, l(params, n, order, c->s));
+    Timed timed(kLaunch);
+    launch_one(static_cast<CudaStream*>(s), k, params, n, order);
   }
   void launch_fused(dev::Stream* s, const dev::FusedStep* steps, uint32_t count, uint32_t n,
                     const uint32_t* order) override {
+    Timed timed(kLaunch);
     auto* c = static_cast<CudaStream*>(s);
     if (!n) return;
-    // one kernel for as many steps as fit in its parameters, in order
+    auto alone = [&](const dev::FusedStep& f) {
+      if (f.per_packet)
+        launch_one(c, *f.kernel, f.params, n * f.per_packet, nullptr);
+      else
+        launch_one(c, *f.kernel, f.params, n, order);
+    };
+    // one kernel for as many steps as fit in its parameters, in order, with
+    // at most one split step (of at most a block's threads per packet)
     for (uint32_t j = 0; j < count;) {
       FusedArgs a;
       size_t off = 0;
       uint32_t k = j;
       for (; k < count && a.count < FusedArgs::kMaxSteps; ++k) {
+        const uint32_t per = steps[k].per_packet;
+        if (per && (per > FusedArgs::kBlock || a.split < a.count || !fuse_split_)) break;
         size_t at = (off + 15) & ~size_t(15);
         if (at + steps[k].size > FusedArgs::kBytes) break;
         if (!ok(c, steps[k].kernel->name)) return;
         cudaError_t e = step_device_fn(steps[k].kernel->name, &a.fn[a.count]);
         if (e != cudaSuccess) return check(c, steps[k].kernel->name, e);
         std::memcpy(a.params + at, steps[k].params, steps[k].size);
+        if (per) a.split = a.count, a.per = per;
         a.off[a.count++] = uint16_t(at);
         off = at + steps[k].size;
       }
-      if (k == j) {  // a step whose parameters alone do not fit: launched by itself
-        launch(s, *steps[j].kernel, steps[j].params, steps[j].size, n, order);
+      if (k == j) {  // too large a split, or parameters that alone do not fit: launched by itself
+        alone(steps[j]);
         ++j;
         continue;
       }
-      check(c, "fused steps", cuda::launch_fused(a, n, order, c->s));
+      if (a.count == 1 && a.split == 0)
+        alone(steps[j]);
+      else
+        check(c, "fused steps", cuda::launch_fused(a, n, order, c->s));
       j = k;
     }
   }
   void record(dev::Stream* s) override {
+    Timed timed(kRecord);
     auto* c = static_cast<CudaStream*>(s);
     c->recorded = true;
     if (c->ev && c->s) check(c, "cudaEventRecord", cudaEventRecord(c->ev, c->s));
   }
   dev::Status poll(dev::Stream* s, std::string& err) override {
+    Timed timed(kPoll);
     auto* c = static_cast<CudaStream*>(s);
     if (c->recorded && c->ev) {
       cudaError_t e = cudaEventQuery(c->ev);
@@ -138,6 +217,7 @@ class CudaDevice final : public dev::Device {
     return finish(c, err);
   }
   dev::Status wait(dev::Stream* s, std::string& err) override {
+    Timed timed(kWait);
     auto* c = static_cast<CudaStream*>(s);
     if (c->recorded && c->ev) {
       cudaError_t e = cudaEventSynchronize(c->ev);
@@ -152,6 +232,17 @@ class CudaDevice final : public dev::Device {
   }
 
  private:
+  void launch_one(CudaStream* c, const dev::StepKernel& k, const void* params, uint32_t n, const uint32_t* order) {
+    if (!ok(c, k.name) || !n) return;
+    StepLauncher l = find_step(k.name);
+    if (!l) {  // a step header outside kernels/steps/: never built for CUDA
+      c->failed = true;
+      c->error =
+          std::string("step kernel ") + k.name + " is not compiled for CUDA (its header is not in kernels/steps/)";
+      return;
+    }
+    check(c, k.name, l(params, n, order, c->s));
+  }
   static dev::Status finish(CudaStream* c, std::string& err) {
     if (!c->failed) return dev::Status::Done;
     err = c->error;
@@ -178,6 +269,12 @@ class CudaDevice final : public dev::Device {
     c->error = std::string(what) + ": " + cudaGetErrorString(e);
   }
   int dev_;
+  // SHOAL_CUDA_FUSE_SPLIT=0 launches split steps by themselves (to measure
+  // what fusing them saves)
+  bool fuse_split_ = [] {
+    const char* e = std::getenv("SHOAL_CUDA_FUSE_SPLIT");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
 };
 
 }  // namespace

@@ -16,11 +16,35 @@ __global__ void fused_kernel(const __grid_constant__ FusedArgs a, uint32_t n, co
   uint32_t i = order ? order[t] : t;
   for (uint32_t s = 0; s < a.count; ++s) a.fn[s](a.params + a.off[s], i);
 }
+
+// With a split step: a block takes blockDim.x / per packets. Its first
+// threads run the steps before the split one (a thread per packet), then
+// every thread its part of the split step, then the first ones the steps
+// after it; the block's barriers order the three for each packet, and its
+// threads see one another's global writes across them.
+__global__ void fused_split_kernel(const __grid_constant__ FusedArgs a, uint32_t n, const uint32_t* order) {
+  const uint32_t ppb = blockDim.x / a.per, base = blockIdx.x * ppb, tid = threadIdx.x;
+  const bool mine = tid < ppb && base + tid < n;
+  const uint32_t i = mine ? (order ? order[base + tid] : base + tid) : 0;
+  if (mine)
+    for (uint32_t s = 0; s < a.split; ++s) a.fn[s](a.params + a.off[s], i);
+  __syncthreads();
+  const uint32_t pk = base + tid / a.per;
+  if (tid < ppb * a.per && pk < n) a.fn[a.split](a.params + a.off[a.split], pk * a.per + tid % a.per);
+  __syncthreads();
+  if (mine)
+    for (uint32_t s = a.split + 1; s < a.count; ++s) a.fn[s](a.params + a.off[s], i);
+}
 }  // namespace
 
 cudaError_t launch_fused(const FusedArgs& a, uint32_t n, const uint32_t* order, cudaStream_t s) {
-  constexpr uint32_t kThreads = 256;
-  fused_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(a, n, order);
+  constexpr uint32_t kThreads = FusedArgs::kBlock;
+  if (a.split < a.count) {
+    const uint32_t ppb = kThreads / a.per;  // (per <= kThreads: the caller's rule)
+    fused_split_kernel<<<(n + ppb - 1) / ppb, ppb * a.per, 0, s>>>(a, n, order);
+  } else {
+    fused_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(a, n, order);
+  }
   return cudaGetLastError();
 }
 

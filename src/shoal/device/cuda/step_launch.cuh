@@ -28,9 +28,13 @@ cudaError_t step_device_fn(const char* name, StepDeviceFn* out);
 
 // The steps of a fused launch: their device functions and parameters (each
 // at a 16-byte aligned offset in `params`), passed by value to the kernel.
+// At most one of them may be a split step (dev::FusedStep::per_packet):
+// `split` is its index (kMaxSteps: none) and `per` its threads per packet.
 struct FusedArgs {
   static constexpr uint32_t kMaxSteps = 8, kBytes = 3072;
+  static constexpr uint32_t kBlock = 256;  // threads per block (a split step's packets share one)
   uint32_t count = 0;
+  uint32_t split = kMaxSteps, per = 0;
   StepDeviceFn fn[kMaxSteps] = {};
   uint16_t off[kMaxSteps] = {};
   alignas(16) unsigned char params[kBytes];

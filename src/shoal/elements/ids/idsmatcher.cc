@@ -503,7 +503,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       longest_ = 1;
       for (const std::string& pat : engine_.patterns()) longest_ = std::max(longest_, uint32_t(pat.size()));
     }
-    L.run_threads<k::IdsScanChunkStep>({prm, scan_chunk_, longest_ - 1, chunks}, L.view.n * chunks);
+    L.run_split<k::IdsScanChunkStep>({prm, scan_chunk_, longest_ - 1, chunks}, chunks);
     chunked_.add();
     return true;
   }
