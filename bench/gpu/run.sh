@@ -136,6 +136,13 @@ if want fuse-split; then
       --out "$OUT/bench-scale-fuse$f-$i.json" | grep -E '^(forward|dpi-router|ids-router) '
   done
 fi
+if want alb; then
+  # NBA's evaluation: fixed splits against the adaptive balancer (and its latency bound)
+  stamp "bench-scale --alb"
+  timeout ${ALB_TIMEOUT:-300} ./build-gpu/shoal bench-scale --alb --device cuda --threads ${ALB_THREADS:-16} \
+    --sizes ${ALB_SIZES:-64 1518} --seconds ${ALB_SECONDS:-3} --alb-latency ${ALB_LATENCY:-500} \
+    --out "$OUT/bench-alb.json"
+fi
 if want scale-batch; then
   stamp "bench-scale at aggregates of 4096 (the per-aggregate cost against the per-packet one)"
   timeout ${SCALE_TIMEOUT:-400} ./build-gpu/shoal bench-scale --device cuda --threads 16 --sizes 64 1518 \

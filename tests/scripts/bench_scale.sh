@@ -3,7 +3,9 @@
 # the IDS router and the large IDS with two workers, CPU and offloaded
 # (the IDS with one device thread per packet and in chunks), every row with
 # sane numbers; the IDS router's whole packets go over but only its written
-# bytes come back.
+# bytes come back. Then NBA's evaluation (--alb) for the router: two fixed
+# splits and the adaptive balancer, which must report its share and how it
+# compares with the better fixed one.
 set -u
 SHOAL=$1; SRC=$2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -34,4 +36,20 @@ for r in rows:
 ir = [r for r in rows if r["app"] == "ids-router" and r["mode"] == "offload"][0]
 assert ir["h2d_bytes_per_packet"] > 1400 and ir["d2h_bytes_per_packet"] < 200, ir
 print("bench-scale: ok")
+PY
+"$SHOAL" bench-scale --alb --device host --threads 1 --sizes 64 --packets 3000 --app router --fraction 0 1 \
+  --alb-latency 5000 --out "$tmp/alb.json" > "$tmp/log" 2>&1
+rc=$?
+cat "$tmp/log"
+[ $rc = 0 ] || { echo "FAIL: bench-scale --alb exited $rc"; exit 1; }
+/usr/bin/python3 - "$tmp/alb.json" <<'PY' || exit 1
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+assert [r["mode"] for r in rows] == ["f0", "f1", "alb", "alb-p99<5000"], [r["mode"] for r in rows]
+for r in rows:
+    assert r["benchmark"] == "alb" and r["app"] == "router" and r["mpps"] > 0, r
+    assert 0 <= r["final_fraction_worker0"] <= 1, r
+for r in rows[2:]:
+    assert r["best_fixed"] in ("f0", "f1") and r["vs_best_fixed"] > 0 and r["epochs"] > 10, r
+print("bench-scale --alb: ok")
 PY

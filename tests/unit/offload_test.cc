@@ -1039,3 +1039,66 @@ TEST(OffloadRouter, OutOfDeviceMemoryRunsAggregatesOnTheCpu) {
   test::finish(*cpu2);
   test::finish(*cpu);
 }
+
+// NBA's adaptive balancer (OffloadBalancer MODE adaptive) in the IPv4 router.
+TEST(OffloadBalancerAdaptive, OutputsStayTheCpuRoutersWhileTheSplitMoves) {
+  RouterCase c = make_ipv4_case(21, 20000);
+  auto cpu = test::run(cpu_v4(c, tmp("acpu")));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  test::Options o = opts(50);
+  o.batch_capacity = 64;
+  o.offload.batches = 2;
+  auto alb =
+      test::run_with(cpu_v4(c, tmp("aalb"), "b :: OffloadBalancer(0.5, MODE adaptive, INTERVAL 1ms, STEP 0.1) ->"), o);
+  ASSERT_TRUE(alb->ok) << alb->errors;
+  expect_same_outputs(tmp("acpu"), tmp("aalb"));
+  expect_same_drops(*cpu, *alb);
+  EXPECT_GT(alb->n("b.epochs"), 0u) << "no interval was observed";
+  EXPECT_GT(alb->n("b.to_device"), 0u);
+  EXPECT_GT(alb->n("c.offload_device_aggregates"), 0u);
+  EXPECT_EQ(alb->h("b.mode"), "adaptive");
+  EXPECT_NE(alb->h("b.rate"), "0");
+  test::finish(*alb);
+  test::finish(*cpu);
+}
+
+TEST(OffloadBalancerAdaptive, ALatencyBoundTheDeviceCannotMeetEmptiesItsShare) {
+  // Each device operation waits up to 3 ms (host backend), so device
+  // batches take milliseconds; a 100 us bound sends everything back to the
+  // CPU and keeps it there (RELAX far beyond the run).
+  RouterCase c = make_ipv4_case(22, 30000);
+  test::Options o = opts(3000);
+  o.batch_capacity = 64;
+  o.offload.batches = 1;
+  auto r = test::run_with(
+      cpu_v4(c, tmp("alat"),
+             "b :: OffloadBalancer(1, MODE adaptive, INTERVAL 1ms, STEP 0.25, LATENCY 100, RELAX 100000) ->"),
+      o);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_GT(r->n("b.over_bound"), 0u);
+  EXPECT_EQ(r->h("b.state"), "bounded");
+  EXPECT_EQ(r->h("b.fraction"), "0.000");
+  EXPECT_EQ(r->h("b.ceiling"), "0.000");
+  EXPECT_GT(r->n("b.to_cpu"), r->n("b.to_device"));
+  test::finish(*r);
+}
+
+TEST(OffloadBalancerAdaptive, LightLoadStaysOnTheCpu) {
+  // One packet per batch (a slow source): no interval counts as loaded.
+  auto r = test::run(R"(RatedSource(RATE 20000, LIMIT 400, BURST 1) -> b :: OffloadBalancer(1, MODE adaptive,
+      INTERVAL 1ms, LIGHT 0.5) -> c :: Counter -> Discard;)");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 400u);
+  EXPECT_EQ(r->h("b.state"), "light");
+  EXPECT_EQ(r->h("b.fraction"), "0.000");
+  EXPECT_GT(r->n("b.to_cpu"), r->n("b.to_device"));
+  test::finish(*r);
+}
+
+TEST(OffloadBalancerAdaptive, BadArgumentsAreRefused) {
+  for (const char* a : {"MODE sometimes", "MODE adaptive, STEP 0", "MODE adaptive, INTERVAL 10us", "LATENCY 100",
+                        "MODE adaptive, LIGHT 2", "MODE adaptive, NOISE -1"}) {
+    auto r = test::run(fmt::format("InfiniteSource(LIMIT 1) -> OffloadBalancer({}) -> Discard;", a));
+    EXPECT_FALSE(r->ok) << a;
+  }
+}

@@ -104,6 +104,8 @@ struct Point {
 
 // Runs one configuration with `threads` workers (device "" for none) and
 // reads its counters: packets are c.count (+ x.count), time r.time.
+uint32_t g_device_delay_us = 0;  // --device-delay-us (the host backend's injected delay)
+
 Point run_scale(const std::string& text, int threads, const std::string& device, uint32_t batches,
                 const std::vector<std::string>& handlers, GpuUtilSampler* util, std::string& err) {
   Point pt;
@@ -117,6 +119,7 @@ Point run_scale(const std::string& text, int threads, const std::string& device,
   offload::Options oo;
   if (!device.empty()) {
     oo.device.kind = device;
+    oo.device.delay_us = g_device_delay_us;
     oo.batches = batches;
   }
   Runtime rt(prog, opt);
@@ -175,6 +178,10 @@ int cmd_bench_scale(int argc, char** argv) {
   double ids_match = 0.01;
   std::vector<uint32_t> ids_chunks = {128};
   uint32_t zero_copy = 0;
+  bool alb = false;
+  std::vector<double> fractions = {0, 0.25, 0.5, 0.75, 1};
+  double alb_latency = 0;
+  std::string alb_interval = "20ms";
   app.add_option("--out", out, "JSON results");
   app.add_option("--device", device, "device for the offloaded rows: auto, cuda, host (default auto)");
   app.add_option("--threads", threads, "worker counts (default 1 2)");
@@ -192,6 +199,15 @@ int cmd_bench_scale(int argc, char** argv) {
   app.add_option("--zero-copy", zero_copy,
                  "also the Snap forms with HostToDevice's ZERO_COPY at this many bytes per packet (rows offload-zc)");
   app.add_option("--data", data, "the examples' data folder (rules)");
+  app.add_flag("--alb", alb,
+               "NBA's evaluation instead: the IPv4 router, the SDN forwarder and the large IDS in NBA's form, at each "
+               "fixed --fraction and with OffloadBalancer's adaptive mode (and its latency bound with "
+               "--alb-latency), the adaptive rows against the best fixed split");
+  app.add_option("--fraction", fractions, "--alb: the fixed splits swept (default 0 0.25 0.5 0.75 1)");
+  app.add_option("--alb-latency", alb_latency, "--alb: also the adaptive mode with this p99 bound (microseconds)");
+  app.add_option("--alb-interval", alb_interval, "--alb: the adaptive mode's INTERVAL (default 20ms)");
+  app.add_option("--device-delay-us", g_device_delay_us,
+                 "host backend: each device operation first waits up to this long (a slower device)");
   CLI11_PARSE(app, argc, argv);
   if (seconds < 1) return fmt::print(stderr, "bench-scale: --seconds must be at least 1\n"), 1;
 
@@ -249,7 +265,7 @@ int cmd_bench_scale(int argc, char** argv) {
       "i.offload_launch_ns",         "i.offload_complete_ns",   "i.offload_cpu_busy",  "i.offload_aggregates",
       "i.offload_device_aggregates", "i.offload_device_packets"};
   std::map<std::pair<uint32_t, int>, double> fwd;  // (size, workers) -> the forwarder's rate
-  for (uint32_t size : sizes) {
+  for (uint32_t size : alb ? std::vector<uint32_t>{} : sizes) {
     size = std::clamp<uint32_t>(size, 64, 1518);
     uint64_t n = std::max<uint64_t>(1, std::min<uint64_t>(packets, (mbytes << 20) / size));
     std::string pcap = fmt::format("{}/trace-{}.pcap", dir, size), ids_pcap = fmt::format("{}/ids-{}.pcap", dir, size);
@@ -362,6 +378,89 @@ int cmd_bench_scale(int argc, char** argv) {
           fmt::print("{:<13} {:>5} {:>3} {:<11} {:>8.2f} {:>7.2f} {:>6} {:>6} {:>7} {:>5} {:>17} {:>5} {:>18}\n",
                      row.app, size, t, mode, pt.pps / 1e6, pt.pps * size * 8 / 1e9, vsfwd, vscpu, bpp, bususe, stages,
                      gpu, lat);
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  // NBA's evaluation (§4.5): each application at every fixed split and
+  // adaptively, in one run.
+  for (uint32_t size : alb ? sizes : std::vector<uint32_t>{}) {
+    size = std::clamp<uint32_t>(size, 64, 1518);
+    uint64_t n = std::max<uint64_t>(1, std::min<uint64_t>(packets, (mbytes << 20) / size));
+    std::string pcap = fmt::format("{}/alb-{}.pcap", dir, size),
+                ids_pcap = fmt::format("{}/alb-ids-{}.pcap", dir, size);
+    if (!write_pcap(
+            pcap, n, [&](uint64_t i, uint8_t* f) { return snap_frame(i, size, f); }, err))
+      return fmt::print(stderr, "bench-scale: {}\n", err), 1;
+    if (wants("ids")) {
+      IdsTraffic t = make_ids_traffic(contents, size, ids_match, size_t(std::min<uint64_t>(n, 100000)), rng);
+      if (!write_pcap(
+              ids_pcap, t.frames.size(),
+              [&](uint64_t i, uint8_t* f) {
+                std::copy(t.frames[i].begin(), t.frames[i].end(), f);
+                return uint32_t(t.frames[i].size());
+              },
+              err))
+        return fmt::print(stderr, "bench-scale: {}\n", err), 1;
+    }
+    const std::string routes = fill(SHOAL_SNAP_ROUTES, {{"r0", "0"}, {"r1", "1"}});
+    struct AlbApp {
+      const char *name, *pre, *post;  // before and after the balancer
+    };
+    const std::string ids_el =
+        fmt::format("i :: IDSMatcher(RULES {}, ENGINE {}, QUIET true) -> c :: Counter -> Discard;", big_rules,
+                    ids::have_hyperscan() ? "hyperscan" : "builtin");
+    const std::string rt_el = "rt :: DirectIPLookup(" + routes + "); rt[0] -> DecIPTTL -> c; rt[1] -> DecIPTTL -> c;";
+    const std::string sdn_el = "s :: SDNClassifier(RULES " + acl + "); s[0] -> c; s[1] -> c; s[2] -> c; s[3] -> c;";
+    std::vector<AlbApp> apps;
+    if (wants("router"))
+      apps.push_back({"router", "c :: Counter -> Discard; {src} -> CheckIPHeader(14) ->", rt_el.c_str()});
+    if (wants("sdn-forwarder")) apps.push_back({"sdn-forwarder", "c :: Counter -> Discard; {src} ->", sdn_el.c_str()});
+    if (wants("ids")) apps.push_back({"ids", "{src} ->", ids_el.c_str()});
+    std::vector<std::pair<std::string, std::string>> modes;  // (mode, balancer)
+    modes.reserve(fractions.size() + 2);
+    for (double f : fractions) modes.push_back({fmt::format("f{:g}", f), fmt::format("b :: OffloadBalancer({:g})", f)});
+    modes.push_back({"alb", fmt::format("b :: OffloadBalancer(0.5, MODE adaptive, INTERVAL {})", alb_interval)});
+    if (alb_latency > 0)
+      modes.push_back({fmt::format("alb-p99<{:g}", alb_latency),
+                       fmt::format("b :: OffloadBalancer(0.5, MODE adaptive, INTERVAL {}, LATENCY {:g})", alb_interval,
+                                   alb_latency)});
+    for (const AlbApp& a : apps) {
+      std::string trace = std::string(a.name) == "ids" ? ids_pcap : pcap;
+      std::string src =
+          fmt::format("FromDump({}, STOP false) -> r :: ReplayUnqueue(STOP -1, STOP_TIME {})", trace, seconds);
+      for (int t : threads) {
+        double best = 0;
+        std::string best_mode;
+        for (const auto& [mode, bal] : modes) {
+          std::string text = fill(std::string(a.pre) + " " + bal + " -> " + a.post, {{"src", src}});
+          Point pt = run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
+                               {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99"}, nullptr, err);
+          if (pt.pps < 0) return fmt::print(stderr, "bench-scale: alb {} {} x{}: {}\n", a.name, mode, t, err), 1;
+          bool adaptive = mode.rfind("alb", 0) == 0;
+          if (!adaptive && pt.pps > best) best = pt.pps, best_mode = mode;
+          nlohmann::json r = {{"benchmark", "alb"},
+                              {"app", a.name},
+                              {"size", size},
+                              {"workers", t},
+                              {"mode", mode},
+                              {"mpps", pt.pps / 1e6},
+                              {"gbps", pt.pps * size * 8 / 1e9}};
+          std::string vs = "-", fr = "-";
+          if (pt.h.count("b.fraction"))
+            r["final_fraction_worker0"] = pt.h["b.fraction"], fr = fmt::format("{:.2f}", pt.h["b.fraction"]);
+          if (adaptive) {
+            r["vs_best_fixed"] = pt.pps / best;
+            r["best_fixed"] = best_mode;
+            r["epochs"] = pt.h["b.epochs"];
+            r["turns"] = pt.h["b.turns"];
+            r["over_bound"] = pt.h["b.over_bound"];
+            vs = fmt::format("{:.0f}% of {}", 100 * pt.pps / best, best_mode);
+          }
+          j["results"].push_back(r);
+          fmt::print("{:<13} {:>5} {:>3} {:<14} {:>8.2f} {:>7.2f}  share {:>5}  {}\n", a.name, size, t, mode,
+                     pt.pps / 1e6, pt.pps * size * 8 / 1e9, fr, vs);
           std::fflush(stdout);
         }
       }

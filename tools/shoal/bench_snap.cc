@@ -63,7 +63,6 @@ uint32_t snap_frame(uint64_t i, uint32_t size, uint8_t* f) {
 }
 
 #define SHOAL_SNAP_IDS "RULES {ids}/local.rules, VARS {ids}/vars.yaml, QUIET true"
-#define SHOAL_SNAP_ROUTES "10.0.0.64/26 10.0.0.126 {r1}, 10.0.0.0/24 {r0}, 0.0.0.0/0 10.0.0.254 {r1}"
 #define SHOAL_SNAP_DEV "Batcher({batch}, 100us) -> h :: HostToDevice(INFLIGHT 8, SLICE {slice}, ZERO_COPY {zc}) -> "
 #define SHOAL_SNAP_BACK " -> DeviceToHost -> cq :: CompletionQueue -> Debatcher -> d :: Dispatcher"
 

@@ -100,6 +100,8 @@ constexpr uint32_t kSnapFlows = 1024;
 // Frame i of Snap's trace (size bytes, TCP to port 80 from flow
 // i % kSnapFlows, every 100th payload with "<script"); returns size.
 uint32_t snap_frame(uint64_t i, uint32_t size, uint8_t* f);
+// The routes of Snap's routers ({r0}, {r1}: the ports), for the traffic above.
+#define SHOAL_SNAP_ROUTES "10.0.0.64/26 10.0.0.126 {r1}, 10.0.0.0/24 {r0}, 0.0.0.0/0 10.0.0.254 {r1}"
 // Replaces each {name} in t by its value.
 std::string fill(std::string t, const std::map<std::string, std::string>& v);
 

@@ -1,5 +1,7 @@
 #include "shoal/offload/chain.hh"
 
+#include "shoal/offload/services.hh"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -232,6 +234,7 @@ Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Of
     if (!plan_.error.empty() && error_.empty()) error_ = s->offload_element().name() + ": " + plan_.error;
   }
   for (uint32_t r = 0; r < plan_.ranges().size(); ++r) read_early_.push_back(plan_.read_early(r));
+  latency_ = &services(owner_.worker().runtime()).latencies(owner_.worker().id());
   if (device_)
     for (uint32_t i = 0; i < inflight_; ++i) {
       auto a = std::make_unique<Aggregate>();
@@ -701,6 +704,7 @@ void Chain::complete(Aggregate& a) {
   }
   stats_.aggregates.add();
   stats_.packets.add(a.n);
+  if (a.on_device && b->anno.arrival_ns) latency_->add(owner_.worker().now_ns() - b->anno.arrival_ns);
   stats_.complete_ns.add(host_ns() - t0);
 }
 

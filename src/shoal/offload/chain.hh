@@ -38,6 +38,8 @@ class Worker;
 
 namespace shoal::offload {
 
+struct LatencySamples;
+
 // Where a range is measured from, resolved per packet.
 enum class Anchor : uint8_t {
   Data,     // the first byte of the packet
@@ -398,6 +400,7 @@ class Chain {
   static constexpr size_t kMaxPacket = 2048, kReserveCap = size_t(64) << 20;
   bool reserved_ = false;
   size_t reserve_hint_ = 0;
+  LatencySamples* latency_ = nullptr;  // this worker's (Services::latencies)
   void redo_on_host(Aggregate& a);
   void note_failure(Aggregate& a, const std::string& err);
 

@@ -12,6 +12,12 @@ std::shared_ptr<dev::Device> Services::device(std::string& err) {
   return device_;
 }
 
+LatencySamples& Services::latencies(int worker) {
+  std::lock_guard<std::mutex> g(mu_);
+  while (latencies_.size() <= size_t(worker)) latencies_.emplace_back();
+  return latencies_[size_t(worker)];
+}
+
 std::string Services::device_detail() const {
   std::lock_guard<std::mutex> g(mu_);
   return device_ ? detail_ : std::string();

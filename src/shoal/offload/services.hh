@@ -4,9 +4,12 @@
 // before configuring it; without them the defaults apply.
 #pragma once
 #include <atomic>
+#include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "shoal/core/runtime.hh"
 #include "shoal/device/device.hh"
@@ -25,9 +28,24 @@ struct Options {
   bool schedule = false;
 };
 
+// How long a worker's device batches took, from the batch's forming to its
+// aggregate's completion, since its balancer last looked (Chain::complete
+// adds, OffloadBalancer takes). Only its worker touches it.
+struct LatencySamples {
+  static constexpr size_t kMax = 4096;  // per look; later ones are counted, not kept
+  std::vector<uint32_t> us;
+  uint64_t seen = 0;
+  void add(uint64_t ns) {
+    ++seen;
+    if (us.size() < kMax) us.push_back(uint32_t(std::min<uint64_t>(ns / 1000, UINT32_MAX)));
+  }
+};
+
 class Services {
  public:
   Options options;
+  // Worker w's latency samples (made at the first call; the reference stays valid).
+  LatencySamples& latencies(int worker);
   // The device, opened at the first call; nullptr with err when the
   // requested one cannot be used.
   std::shared_ptr<dev::Device> device(std::string& err);
@@ -38,6 +56,7 @@ class Services {
 
  private:
   mutable std::mutex mu_;
+  std::deque<LatencySamples> latencies_;
   std::shared_ptr<dev::Device> device_;
   std::string detail_, err_;
   bool tried_ = false;

@@ -1,20 +1,58 @@
-// OffloadBalancer: picks the device for each batch (fixed fraction).
+// OffloadBalancer: picks the device or the CPU for each batch, at a fixed
+// share or adaptively (offload/balance.hh).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+
 #include "shoal/elements/common.hh"
+#include "shoal/offload/balance.hh"
+#include "shoal/offload/services.hh"
 
 namespace shoal {
 
 class OffloadBalancer : public Element {
  public:
   void configure(Args& a) override {
-    a.read_p("FRACTION", fraction_);
+    std::string mode = "fixed";
+    Duration interval{100000000};
+    double latency_us = 0;
+    a.read_p("FRACTION", fraction_)
+        .read("MODE", mode)
+        .read("INTERVAL", interval)
+        .read("STEP", params_.step)
+        .read("NOISE", params_.noise)
+        .read("LATENCY", latency_us)
+        .read("LIGHT", params_.light)
+        .read("RELAX", params_.relax)
+        .read("EXPLORE", params_.explore);
     a.complete();
     if (!(fraction_ >= 0 && fraction_ <= 1)) a.fail("FRACTION: 0 to 1");
+    if (mode != "fixed" && mode != "adaptive") a.fail("MODE: fixed or adaptive");
+    adaptive_ = mode == "adaptive";
+    if (!(params_.step > 0 && params_.step <= 0.5)) a.fail("STEP: above 0, at most 0.5");
+    if (!(params_.noise >= 0 && params_.noise < 1)) a.fail("NOISE: 0 to 1");
+    if (!(params_.light >= 0 && params_.light <= 1)) a.fail("LIGHT: 0 to 1");
+    if (!(latency_us >= 0)) a.fail("LATENCY: microseconds, 0 for none");
+    if (interval.ns < 1000000) a.fail("INTERVAL: at least 1ms");
+    if (params_.relax == 0) a.fail("RELAX: at least 1 epoch");
+    if (!adaptive_ && (latency_us > 0 || params_.light > 0)) a.fail("LATENCY and LIGHT need MODE adaptive");
+    // (sweep while climbing would lose the sweep's start)
+    if (params_.explore && params_.explore < 2 * offload::HillClimber::kPoints)
+      a.fail(fmt::format("EXPLORE: 0, or at least {} intervals", 2 * offload::HillClimber::kPoints));
+    params_.latency_us = latency_us;
+    interval_ns_ = interval.ns;
+  }
+  void initialize() override {
+    climber_ = offload::HillClimber(params_, fraction_);
+    share_ = fraction_;
+    publish();
+    if (adaptive_) samples_ = &offload::services(worker().runtime()).latencies(worker().id());
   }
   void push(int, PacketBatch* b) override {
-    // Error diffusion: exactly FRACTION of the batches, evenly spread.
-    acc_ += fraction_;
+    if (adaptive_) observe(b);
+    // Error diffusion: exactly the share of the batches, evenly spread.
+    acc_ += share_;
     if (acc_ >= 1 - 1e-9) {
       acc_ -= 1;
       b->anno.device = 0;
@@ -25,33 +63,131 @@ class OffloadBalancer : public Element {
     }
     output_push(0, b);
   }
+  // (the read handlers read what the worker last published: they run on
+  // another thread; with several workers, worker 0's copy answers)
   void add_handlers() override {
-    add_read_handler("fraction", [this] { return fmt::format("{}", fraction_); });
+    add_read_handler("fraction", [this] { return fmt::format("{:.3f}", pub_.share.load()); });
     add_write_handler("fraction", [this](const std::string& v) {
       double f;
       if (!parse_double(trim(v), f) || !(f >= 0 && f <= 1)) throw std::runtime_error("FRACTION: 0 to 1");
-      fraction_ = f;
+      share_ = fraction_ = f;
+      climber_ = offload::HillClimber(params_, f, false);  // adaptive: climbing resumes from there
+      publish();
     });
+    add_read_handler("mode", [this] { return std::string(adaptive_ ? "adaptive" : "fixed"); });
+    add_read_handler("state", [this] {
+      return adaptive_ ? std::string(offload::HillClimber::name(offload::HillClimber::State(pub_.state.load())))
+                       : std::string("fixed");
+    });
+    add_read_handler("ceiling", [this] { return fmt::format("{:.3f}", pub_.ceiling.load()); });
+    add_read_handler("rate", [this] { return fmt::format("{:.0f}", pub_.rate.load()); });
+    add_read_handler("latency_p99", [this] {
+      int64_t p = pub_.p99.load();
+      return p < 0 ? std::string("-") : fmt::format("{}", p);
+    });
+    add_read_handler("epochs", [this] { return std::to_string(pub_.epochs.load()); });
+    add_read_handler("turns", [this] { return std::to_string(pub_.turns.load()); });
+    add_read_handler("over_bound", [this] { return std::to_string(pub_.over.load()); });
+    add_read_handler("sweeps", [this] { return std::to_string(pub_.sweeps.load()); });
     add_stat_handler("to_device", to_device_);
     add_stat_handler("to_cpu", to_cpu_);
   }
 
  private:
-  double fraction_ = 1, acc_ = 0;
+  // Counts the epoch's batches and their fill; at its end, gives the
+  // climber the rate (packets per second that left this worker's graph:
+  // sent or dropped, as NBA counts packets transmitted out; packets entering
+  // here would count those a device swallows into aggregates in flight),
+  // the mean batch fill and the p99 latency of the device batches that
+  // finished in it.
+  void observe(PacketBatch* b) {
+    const uint64_t now = worker().now_ns(), out = worker().sent.get() + worker().dropped.get();
+    if (!epoch_start_) epoch_start_ = now, out_start_ = out;
+    ++batches_;
+    fill_ += double(b->live()) / double(std::max<uint32_t>(1, b->capacity()));
+    if (now - epoch_start_ < interval_ns_) return;
+    double secs = double(now - epoch_start_) / 1e9;
+    last_rate_ = double(out - out_start_) / secs;
+    last_p99_ = -1;
+    if (!samples_->us.empty()) {
+      auto& v = samples_->us;
+      auto at = v.begin() + long(std::min(v.size() - 1, size_t(double(v.size()) * 0.99)));
+      std::nth_element(v.begin(), at, v.end());
+      last_p99_ = *at;
+      v.clear();
+    }
+    share_ = climber_.update(last_rate_, fill_ / double(batches_), last_p99_);
+    epoch_start_ = now, out_start_ = out, batches_ = 0, fill_ = 0;
+    publish();
+  }
+  void publish() {
+    pub_.share = share_, pub_.ceiling = climber_.ceiling(), pub_.rate = last_rate_, pub_.p99 = last_p99_;
+    pub_.state = uint8_t(climber_.state());
+    pub_.epochs = climber_.epochs(), pub_.turns = climber_.turns(), pub_.over = climber_.over_bound();
+    pub_.sweeps = climber_.sweeps();
+  }
+
+  double fraction_ = 1, share_ = 1, acc_ = 0;
+  bool adaptive_ = false;
+  offload::BalanceParams params_;
+  offload::HillClimber climber_{offload::BalanceParams{}};
+  uint64_t interval_ns_ = 100000000, epoch_start_ = 0, out_start_ = 0, batches_ = 0;
+  double fill_ = 0, last_rate_ = 0;
+  int64_t last_p99_ = -1;
+  offload::LatencySamples* samples_ = nullptr;
+  struct {
+    std::atomic<double> share{1}, ceiling{1}, rate{0};
+    std::atomic<int64_t> p99{-1};
+    std::atomic<uint8_t> state{0};
+    std::atomic<uint64_t> epochs{0}, turns{0}, over{0}, sweeps{0};
+  } pub_;
   Stat to_device_, to_cpu_;
 };
-SHOAL_ELEMENT(OffloadBalancer, .name = "OffloadBalancer", .ports = "1/1", .processing = "a/a",
-              .summary = "picks the device for each batch (fixed fraction)",
-              .description =
-                  "NBA's load balancer with a fixed split: FRACTION of the batches (spread evenly) are marked for "
-                  "the device, the rest for the CPU. Offloadable elements downstream (DirectIPLookup, "
-                  "LookupIP6Route, CheckIPHeader, DecIPTTL) run marked batches on the device: they aggregate "
-                  "them, copy only what they declared, run the chain of consecutive offloadable elements there and "
-                  "release the results in order. The mark stays on the batch.",
-              .args = {{"FRACTION", "0-1", "share of batches for the device (default 1)"}},
-              .handlers = {{"fraction", "rw", "the share"},
-                           {"to_device", "r", "batches marked for the device"},
-                           {"to_cpu", "r", "batches left on the CPU"}},
-              .example = "FromDump(in.pcap) -> CheckIPHeader(14) -> OffloadBalancer(1) -> rt :: DirectIPLookup(...);");
+SHOAL_ELEMENT(
+    OffloadBalancer, .name = "OffloadBalancer", .ports = "1/1", .processing = "a/a",
+    .summary = "picks the device or the CPU for each batch: a fixed share, or adaptively",
+    .description =
+        "NBA's load balancer. Batches marked for the device (evenly spread, by error diffusion) run their "
+        "offloadable elements downstream (DirectIPLookup, LookupIP6Route, CheckIPHeader, DecIPTTL, IDSMatcher, "
+        "SDNClassifier, ...) on the device: those aggregate them, copy only what they declared, run the chain of "
+        "consecutive offloadable elements there and release the results in order; the others run on the CPU. "
+        "The mark stays on the batch. With MODE fixed (the default) FRACTION of the batches go to the device. "
+        "With MODE adaptive the share starts at FRACTION and each worker's copy finds it by NBA's hill "
+        "climbing: every INTERVAL it compares the packets per second that left its worker's graph (sent or "
+        "dropped) with the previous interval's, keeps moving the share by STEP while that does not fall by more than "
+        "NOISE, and turns "
+        "back when it does (at 0 or 1 it probes one step in). Since that stops on a local top, and the curve "
+        "is often not concave (a few batches on the device can cost more than none or all: CPU batches wait "
+        "behind device ones to keep order), the climb starts from the best of a sweep over the shares 0, "
+        "0.25, .. 1 (two intervals each, the first to settle), repeated every EXPLORE intervals. With LATENCY, the "
+        "share falls while the p99 "
+        "latency of the device batches (from a batch's forming to its results) is over the bound, under a "
+        "ceiling that rises again by a step after RELAX intervals within it. With LIGHT, intervals whose "
+        "batches arrived less full than that on average (the worker is not saturated) send everything to the "
+        "CPU, where no aggregate waits to fill. Decisions are visible through the handlers.",
+    .args = {{"FRACTION", "0-1", "share of batches for the device; the adaptive mode's start (default 1)"},
+             {"MODE", "fixed|adaptive", "a fixed share, or NBA's hill climbing (default fixed)"},
+             {"INTERVAL", "time", "adaptive: observation interval (default 100ms)"},
+             {"STEP", "0-0.5", "adaptive: share moved per interval (default 0.05)"},
+             {"NOISE", "0-1", "adaptive: relative throughput change taken as none (default 0.02)"},
+             {"LATENCY", "microseconds", "adaptive: p99 bound for device batches (default 0: none)"},
+             {"LIGHT", "0-1", "adaptive: mean batch fill under which load counts as light (default 0: off)"},
+             {"RELAX", "intervals", "adaptive: intervals within LATENCY before the ceiling rises (default 10)"},
+             {"EXPLORE", "intervals", "adaptive: intervals between sweeps (default 500; 0: only the first)"}},
+    .handlers = {{"fraction", "rw", "the share now (writing it sets the share; adaptive climbing resumes from it)"},
+                 {"mode", "r", "fixed or adaptive"},
+                 {"state", "r", "fixed, sweeping, climbing, bounded (a latency ceiling below 1) or light"},
+                 {"ceiling", "r", "the latency bound's ceiling on the share (1: none)"},
+                 {"rate", "r", "packets per second that left the worker's graph in the last interval"},
+                 {"latency_p99", "r", "p99 microseconds of the last interval's device batches (- for none)"},
+                 {"epochs", "r", "intervals observed"},
+                 {"turns", "r", "times the climb turned back on a fall in throughput"},
+                 {"over_bound", "r", "intervals whose p99 was over LATENCY"},
+                 {"sweeps", "r", "sweeps completed"},
+                 {"to_device", "r", "batches marked for the device"},
+                 {"to_cpu", "r", "batches left on the CPU"}},
+    .example =
+        "FromDump(in.pcap) -> CheckIPHeader(14) -> OffloadBalancer(MODE adaptive, LATENCY 500) -> rt :: "
+        "DirectIPLookup(...);");
 
 }  // namespace shoal
