@@ -264,25 +264,27 @@ int cmd_bench_scale(int argc, char** argv) {
       "i.offload_packets",           "i.offload_h2d_bytes",     "i.offload_d2h_bytes", "i.offload_pack_ns",
       "i.offload_launch_ns",         "i.offload_complete_ns",   "i.offload_cpu_busy",  "i.offload_aggregates",
       "i.offload_device_aggregates", "i.offload_device_packets"};
+  // The traces of one frame size: Snap's flows, and the large IDS's traffic.
+  auto make_traces = [&](uint32_t size, const std::string& pcap, const std::string& ids_pcap) {
+    uint64_t n = std::max<uint64_t>(1, std::min<uint64_t>(packets, (mbytes << 20) / size));
+    if (!write_pcap(
+            pcap, n, [&](uint64_t i, uint8_t* f) { return snap_frame(i, size, f); }, err))
+      return false;
+    if (!wants("ids")) return true;
+    IdsTraffic t = make_ids_traffic(contents, size, ids_match, size_t(std::min<uint64_t>(n, 100000)), rng);
+    return write_pcap(
+        ids_pcap, t.frames.size(),
+        [&](uint64_t i, uint8_t* f) {
+          std::copy(t.frames[i].begin(), t.frames[i].end(), f);
+          return uint32_t(t.frames[i].size());
+        },
+        err);
+  };
   std::map<std::pair<uint32_t, int>, double> fwd;  // (size, workers) -> the forwarder's rate
   for (uint32_t size : alb ? std::vector<uint32_t>{} : sizes) {
     size = std::clamp<uint32_t>(size, 64, 1518);
-    uint64_t n = std::max<uint64_t>(1, std::min<uint64_t>(packets, (mbytes << 20) / size));
     std::string pcap = fmt::format("{}/trace-{}.pcap", dir, size), ids_pcap = fmt::format("{}/ids-{}.pcap", dir, size);
-    if (!write_pcap(
-            pcap, n, [&](uint64_t i, uint8_t* f) { return snap_frame(i, size, f); }, err))
-      return fmt::print(stderr, "bench-scale: {}\n", err), 1;
-    if (wants("ids")) {
-      IdsTraffic t = make_ids_traffic(contents, size, ids_match, size_t(std::min<uint64_t>(n, 100000)), rng);
-      if (!write_pcap(
-              ids_pcap, t.frames.size(),
-              [&](uint64_t i, uint8_t* f) {
-                std::copy(t.frames[i].begin(), t.frames[i].end(), f);
-                return uint32_t(t.frames[i].size());
-              },
-              err))
-        return fmt::print(stderr, "bench-scale: {}\n", err), 1;
-    }
+    if (!make_traces(size, pcap, ids_pcap)) return fmt::print(stderr, "bench-scale: {}\n", err), 1;
     struct Row {
       std::string app;
       std::string cpu;               // configuration ({src} filled later)
@@ -387,23 +389,8 @@ int cmd_bench_scale(int argc, char** argv) {
   // adaptively, in one run.
   for (uint32_t size : alb ? sizes : std::vector<uint32_t>{}) {
     size = std::clamp<uint32_t>(size, 64, 1518);
-    uint64_t n = std::max<uint64_t>(1, std::min<uint64_t>(packets, (mbytes << 20) / size));
-    std::string pcap = fmt::format("{}/alb-{}.pcap", dir, size),
-                ids_pcap = fmt::format("{}/alb-ids-{}.pcap", dir, size);
-    if (!write_pcap(
-            pcap, n, [&](uint64_t i, uint8_t* f) { return snap_frame(i, size, f); }, err))
-      return fmt::print(stderr, "bench-scale: {}\n", err), 1;
-    if (wants("ids")) {
-      IdsTraffic t = make_ids_traffic(contents, size, ids_match, size_t(std::min<uint64_t>(n, 100000)), rng);
-      if (!write_pcap(
-              ids_pcap, t.frames.size(),
-              [&](uint64_t i, uint8_t* f) {
-                std::copy(t.frames[i].begin(), t.frames[i].end(), f);
-                return uint32_t(t.frames[i].size());
-              },
-              err))
-        return fmt::print(stderr, "bench-scale: {}\n", err), 1;
-    }
+    std::string pcap = fmt::format("{}/trace-{}.pcap", dir, size), ids_pcap = fmt::format("{}/ids-{}.pcap", dir, size);
+    if (!make_traces(size, pcap, ids_pcap)) return fmt::print(stderr, "bench-scale: {}\n", err), 1;
     const std::string routes = fill(SHOAL_SNAP_ROUTES, {{"r0", "0"}, {"r1", "1"}});
     struct AlbApp {
       const char *name, *pre, *post;  // before and after the balancer
