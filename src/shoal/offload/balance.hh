@@ -1,7 +1,7 @@
 // The adaptive CPU/device split (NBA §3.4, and past it): a controller fed
-// one observation per epoch (the packets the worker pushed through, the
-// batches they came in, and the p99 latency of its device batches) that
-// answers the share of batches to mark for the device next.
+// one observation per epoch (the packets per second that left the worker's
+// graph, how full its batches arrived, and the p99 latency of its device
+// batches) that answers the share of batches to mark for the device next.
 //
 //   NBA's hill climbing: the share moves by STEP in one direction while the
 //   throughput does not fall by more than the noise band, and turns back when
