@@ -6,8 +6,11 @@
 #include <fnmatch.h>
 #include <sys/resource.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <set>
@@ -40,16 +43,19 @@ const char* kClickHelp =
     "      --batch N             packets per batch (default 1: one packet goes through the\n"
     "                            graph before the next, as in Click; more is faster, but a\n"
     "                            batch's packets leave an element's outputs grouped by output)\n"
+    "  -p, --port PORT           serve a ControlSocket on TCP port PORT (on localhost)\n"
+    "  -u, --unix-socket FILE    serve a ControlSocket on UNIX socket FILE\n"
     "  -w, --no-warnings         accepted\n"
     "  -v, --version             print the version\n"
     "      --help                this text\n"
-    "Not supported: -p/--port, -u/--unix-socket (ControlSocket), -R (hot swap).\n";
+    "Not supported: -R (hot swap).\n";
 
 struct ClickArgs {
   std::string file, expr, output;
   bool have_expr = false, quit = false, report_time = false, simtime = false;
   double simtime_start = 1e9;  // Click's default: 1000000000 s
   std::vector<std::string> handlers, defines;
+  std::vector<std::string> sockets;  // ControlSocket configurations (-p, -u)
   std::string exit_handler;
   int threads = 1;
   uint32_t batch = 1;  // Click's model: each packet goes through before the next
@@ -173,6 +179,9 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
           return 1;
         }
         ca.batch = uint32_t(n);
+      } else if (name == "port" || name == "unix-socket") {
+        if (!need(i, a, val, v)) return 1;
+        ca.sockets.push_back((name == "port" ? "TCP, " : "UNIX, ") + v);
       } else if (name == "quit") {
         ca.quit = true;
       } else if (name == "time") {
@@ -217,6 +226,11 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
             break;
           case 'o':
             if (!need(i, "-o", rest, ca.output)) return 1;
+            break;
+          case 'p':
+          case 'u':
+            if (!need(i, c == 'p' ? "-p" : "-u", rest, v)) return 1;
+            ca.sockets.push_back((c == 'p' ? "TCP, " : "UNIX, ") + v);
             break;
           case 'j':
             if (!need(i, "-j", rest, v)) return 1;
@@ -272,6 +286,16 @@ int cmd_click(int argc, char** argv, bool flatten) {
     ra.text_name = "<stdin>";
   } else {
     ra.file = ca.file;
+  }
+  // -p and -u add ControlSockets to the configuration, as Click's do.
+  if (!ca.sockets.empty()) {
+    if (ra.text_name.empty()) {
+      std::ifstream f(ra.file, std::ios::binary);
+      if (!f) return fmt::print(stderr, "click: {}: {}\n", ra.file, std::strerror(errno)), 1;
+      ra.text.assign(std::istreambuf_iterator<char>(f), {});
+      ra.text_name = ra.file;
+    }
+    for (auto& s : ca.sockets) ra.text += "\nControlSocket(" + s + ");";
   }
   auto t0 = std::chrono::steady_clock::now();
   rusage r0{};

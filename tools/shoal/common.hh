@@ -44,6 +44,7 @@ int cmd_click(int argc, char** argv, bool flatten = false);
 int cmd_click_flatten(int argc, char** argv);  // click-flatten: -q -o -
 int cmd_click_buildtool(int argc, char** argv);
 int cmd_ids(int argc, char** argv);
+int cmd_ctl(int argc, char** argv);  // a ControlSocket client
 
 // Splits NAME=value words off the positional arguments.
 bool parse_defines(const std::vector<std::string>& words, config::Defines& defs, std::string& err);

@@ -675,6 +675,7 @@ int run_main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "bench-scale") return cmd_bench_scale(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-ipsec") return cmd_bench_ipsec(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "ids") return cmd_ids(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "ctl") return cmd_ctl(argc - 1, argv + 1);
   CLI::App app{"Shoal: a batched, GPU-capable modular packet processor in the Click tradition"};
   app.require_subcommand(1);
 
@@ -753,6 +754,7 @@ int run_main(int argc, char** argv) {
                      "bench-scale, bench-ipsec)");
   app.add_subcommand("click", "run a configuration with Click's command line (shoal click --help)");
   app.add_subcommand("ids", "Suricata-style IDS/IPS over a capture or an interface (shoal ids --help)");
+  app.add_subcommand("ctl", "read and write a running router's handlers through its ControlSocket (shoal ctl --help)");
 
   CLI11_PARSE(app, argc, argv);
   if (*run) return cmd_run(ra);

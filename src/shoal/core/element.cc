@@ -284,6 +284,11 @@ const Handler* Element::find_handler(std::string_view name) const {
   return nullptr;
 }
 
+void Element::set_handler_private(std::string_view name) {
+  for (auto& h : handlers_)
+    if (h.name == name) h.hidden = true;
+}
+
 void Element::add_default_handlers() {
   add_read_handler("name", [this] { return name_; });
   add_read_handler("class", [this] { return std::string(info_->name); });

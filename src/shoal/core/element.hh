@@ -88,6 +88,9 @@ struct Handler {
   // Click's read handlers with parameters ("ar.lookup 1.0.0.1", "s.run ARGS"):
   // called on worker 0's copy; when set, `read` calls it with no parameter.
   std::function<std::string(const std::string&)> read_param;
+  // Click's private handler: the configuration's own Scripts may call it,
+  // clients outside the router (ControlSocket) may not see it.
+  bool hidden = false;
 };
 
 class Element {
@@ -214,6 +217,7 @@ class Element {
   void add_write_handler(std::string name, std::function<void(const std::string&)> f);
   const std::vector<Handler>& handlers() const { return handlers_; }
   const Handler* find_handler(std::string_view name) const;
+  void set_handler_private(std::string_view name);  // see Handler::hidden
   const std::deque<DropReason>& drop_reasons() const { return drops_; }
   uint64_t output_count(int port) const { return out_count_[size_t(port)].get(); }
 

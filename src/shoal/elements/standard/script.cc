@@ -239,6 +239,10 @@ class ScriptBase : public Element {
     });
     for (auto& f : functions())
       add_read_param_handler(f.first, [this, name = f.first](const std::string& v) { return call(name, v); });
+    // Reading files is for the configuration itself, not for ControlSocket
+    // clients (Click's private handlers).
+    set_handler_private("cat");
+    set_handler_private("catq");
     // Exported variables: a read and a write handler each.
     for (auto& s : prog_)
       if (s.op == "export" || s.op == "exportq") {
