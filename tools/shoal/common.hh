@@ -2,9 +2,11 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "shoal/config/config.hh"
@@ -31,6 +33,7 @@ struct RunArgs {
   double simtime_start = 1e9;   // ... from this many seconds (Click's default)
   uint32_t device_delay_us = 0, host_threads = 0;
   double device_faults = 0;
+  std::string metrics;  // --metrics [ADDR:]PORT: Prometheus' /metrics while the run lasts
   uint32_t offload_batches = 32, offload_timeout_us = 200, offload_inflight = 8;
   bool offload_schedule = false;
   // Called after the run (or after initialization with init_only), before
@@ -51,6 +54,25 @@ bool parse_defines(const std::vector<std::string>& words, config::Defines& defs,
 // All read handlers (except structural ones) of every element, drops by
 // reason, and the accounting identity.
 nlohmann::json stats_json(Runtime& rt);
+// The handlers statistics show: not the structural ones, not those that take
+// parameters, an element's offload_* ones only when it offloads in this run.
+bool shown_handler(Runtime& rt, Element* e, const Handler& hd);
+// Prometheus' text format (0.0.4) of the run's statistics (`--metrics`).
+std::string prometheus_text(Runtime& rt, const std::string& device);
+// Serves /metrics over HTTP while a run lasts.
+class MetricsServer {
+ public:
+  ~MetricsServer();
+  // ADDR:PORT or PORT (127.0.0.1); false with err when it cannot listen.
+  bool start(const std::string& where, Runtime& rt, std::string device, std::string& err);
+  void stop();
+  int port() const { return port_; }
+
+ private:
+  std::shared_ptr<void> server_;  // httplib::Server
+  std::thread thread_;
+  int port_ = 0;
+};
 // running: counters read while packets move (the gap is "in flight").
 std::string accounting_line(const Accounting& a, Runtime& rt, bool running = false);
 // Writes text to path ("-": standard output), checking every write and the

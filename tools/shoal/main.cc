@@ -82,8 +82,10 @@ DropTally tally_drops(Runtime& rt) {
   return t;
 }
 
+}  // namespace
+
 // Whether e sent work through the offload framework in this run.
-bool offloads(Runtime& rt, Element* e) {
+static bool offloads(Runtime& rt, Element* e) {
   std::string v, err;
   uint64_t n = 0;
   return rt.read_handler(e->name() + ".offload_aggregates", v, err) && parse_uint(v, n) && n > 0;
@@ -99,7 +101,6 @@ bool shown_handler(Runtime& rt, Element* e, const Handler& hd) {
   if (hd.name.rfind("offload_", 0) == 0) return offloads(rt, e);
   return true;
 }
-}  // namespace
 
 nlohmann::json stats_json(Runtime& rt) {
   nlohmann::json j;
@@ -341,6 +342,17 @@ int cmd_run(const RunArgs& ra) {
     rt.cleanup();
     return rc;
   }
+  MetricsServer metrics;
+  if (!ra.metrics.empty()) {
+    if (!metrics.start(ra.metrics, rt, dev.kind, err)) {
+      fmt::print(stderr, "shoal: {}\n", err);
+      rt.cleanup();
+      return 1;
+    }
+    fmt::print(stderr, "shoal: metrics at http://{}:{}/metrics\n",
+               ra.metrics.find(':') == std::string::npos ? "127.0.0.1" : ra.metrics.substr(0, ra.metrics.rfind(':')),
+               metrics.port());
+  }
   std::atomic<bool> done{false};
   std::thread status, periodic;
   // SIGINT, SIGTERM and SIGHUP stop the run cleanly (outputs flushed and
@@ -402,6 +414,7 @@ int cmd_run(const RunArgs& ra) {
       }
     });
   rt.run();
+  metrics.stop();
   done = true;
   if (status.joinable()) status.join();
   if (periodic.joinable()) periodic.join();
@@ -701,6 +714,9 @@ int run_main(int argc, char** argv) {
   run->add_option("--offload-batches", ra.offload_batches, "batches per aggregate for offloadable elements")
       ->check(CLI::Range(1, 1024));
   run->add_option("--offload-timeout-us", ra.offload_timeout_us, "longest wait for a partial aggregate");
+  run->add_option(
+      "--metrics", ra.metrics,
+      "serve Prometheus metrics at http://[ADDR:]PORT/metrics while running (ADDR: 127.0.0.1 unless given)");
   run->add_flag("--offload-schedule", ra.offload_schedule,
                 "sort each aggregate's packets by protocol and length before the kernels (GASPP's packet scheduling)");
   run->add_option("--offload-inflight", ra.offload_inflight, "aggregates on the device per element")

@@ -235,6 +235,7 @@ Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Of
   }
   for (uint32_t r = 0; r < plan_.ranges().size(); ++r) read_early_.push_back(plan_.read_early(r));
   latency_ = &services(owner_.worker().runtime()).latencies(owner_.worker().id());
+  histogram_ = &services(owner_.worker().runtime()).latency_histogram;
   if (device_)
     for (uint32_t i = 0; i < inflight_; ++i) {
       auto a = std::make_unique<Aggregate>();
@@ -704,7 +705,11 @@ void Chain::complete(Aggregate& a) {
   }
   stats_.aggregates.add();
   stats_.packets.add(a.n);
-  if (a.on_device && b->anno.arrival_ns) latency_->add(owner_.worker().now_ns() - b->anno.arrival_ns);
+  if (a.on_device && b->anno.arrival_ns) {
+    uint64_t ns = owner_.worker().now_ns() - b->anno.arrival_ns;
+    latency_->add(ns);
+    histogram_->add(ns);
+  }
   stats_.complete_ns.add(host_ns() - t0);
 }
 

@@ -39,6 +39,7 @@ class Worker;
 namespace shoal::offload {
 
 struct LatencySamples;
+struct LatencyHistogram;
 
 // Where a range is measured from, resolved per packet.
 enum class Anchor : uint8_t {
@@ -400,7 +401,8 @@ class Chain {
   static constexpr size_t kMaxPacket = 2048, kReserveCap = size_t(64) << 20;
   bool reserved_ = false;
   size_t reserve_hint_ = 0;
-  LatencySamples* latency_ = nullptr;  // this worker's (Services::latencies)
+  LatencySamples* latency_ = nullptr;      // this worker's (Services::latencies)
+  LatencyHistogram* histogram_ = nullptr;  // the runtime's (Services::latency_histogram)
   void redo_on_host(Aggregate& a);
   void note_failure(Aggregate& a, const std::string& err);
 

@@ -3,6 +3,7 @@
 // shared by every worker. Set the options after making the Runtime and
 // before configuring it; without them the defaults apply.
 #pragma once
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -41,9 +42,26 @@ struct LatencySamples {
   }
 };
 
+// Every device batch's latency (the same span as LatencySamples), counted in
+// fixed buckets for monitoring (`shoal run --metrics`): shared by the
+// workers, updated with relaxed atomics once per batch.
+struct LatencyHistogram {
+  static constexpr std::array<uint32_t, 14> kBoundsUs = {10,   25,   50,    100,   250,   500,    1000,
+                                                         2500, 5000, 10000, 25000, 50000, 100000, 1000000};
+  std::array<std::atomic<uint64_t>, kBoundsUs.size() + 1> counts{};  // the last: above every bound
+  std::atomic<uint64_t> sum_ns{0};
+  void add(uint64_t ns) {
+    size_t i = 0;
+    while (i < kBoundsUs.size() && ns > uint64_t(kBoundsUs[i]) * 1000) ++i;
+    counts[i].fetch_add(1, std::memory_order_relaxed);
+    sum_ns.fetch_add(ns, std::memory_order_relaxed);
+  }
+};
+
 class Services {
  public:
   Options options;
+  LatencyHistogram latency_histogram;
   // Worker w's latency samples (made at the first call; the reference stays valid).
   LatencySamples& latencies(int worker);
   // The device, opened at the first call; nullptr with err when the
