@@ -19,6 +19,7 @@
 #include "shoal/io/pcap.hh"
 #include "shoal/io/traffic.hh"
 #include "shoal/offload/services.hh"
+#include "shoal_commit.hh"
 
 namespace shoal::tool {
 
@@ -652,8 +653,32 @@ int cmd_gen(const GenArgs& g) {
   return 0;
 }
 
+// What this build has, for `shoal version` and bug reports.
+std::string build_features() {
+  auto yes = [](bool b) { return b ? "yes" : "no"; };
+#ifdef SHOAL_HAVE_HYPERSCAN
+  constexpr bool hs = true;
+#else
+  constexpr bool hs = false;
+#endif
+#ifdef SHOAL_HAVE_PCRE2
+  constexpr bool pcre = true;
+#else
+  constexpr bool pcre = false;
+#endif
+#ifdef SHOAL_HAVE_IPSEC_MB
+  constexpr bool mb = true;
+#else
+  constexpr bool mb = false;
+#endif
+  // DPDK and AF_XDP ports are not built yet (issue 24).
+  return fmt::format("CUDA {}, Hyperscan {}, PCRE2 {}, intel-ipsec-mb {}, DPDK no, AF_XDP no", yes(cuda_compiled()),
+                     yes(hs), yes(pcre), yes(mb));
+}
+
 int cmd_version() {
-  fmt::print("shoal {}\n", kVersion);
+  fmt::print("shoal {} (commit {})\n", kVersion, SHOAL_COMMIT);
+  fmt::print("built with: {}\n", build_features());
   fmt::print("CUDA backend: {}\n", cuda_compiled() ? "compiled" : "not compiled");
   DeviceChoice d;
   std::string err;
@@ -690,6 +715,8 @@ int run_main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "ids") return cmd_ids(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "ctl") return cmd_ctl(argc - 1, argv + 1);
   CLI::App app{"Shoal: a batched, GPU-capable modular packet processor in the Click tradition"};
+  app.set_version_flag("-V,--version",
+                       fmt::format("shoal {} (commit {}; {})", kVersion, SHOAL_COMMIT, build_features()));
   app.require_subcommand(1);
 
   RunArgs ra;
