@@ -47,7 +47,7 @@ TEST(Config, CommaListsAndPortLists) {
     a, b :: Idle;
     a -> Discard;
     a [1], b -> e :: Idle;
-    g, h :: Idle -> [0]k :: Idle, [1]k;
+    g, h :: Idle => [0]k :: Idle, [1]k;
   )");
   ASSERT_TRUE(r->ok) << r->errors;
   for (int p : {0, 1, 2}) EXPECT_TRUE(connected(r->prog, "c", p, "d", 0)) << p;  // many to one
@@ -60,11 +60,69 @@ TEST(Config, CommaListsAndPortLists) {
   EXPECT_FALSE(twice->ok);
   EXPECT_NE(twice->errors.find("'m' :: Idle push output 0 is connected more than once"), std::string::npos)
       << twice->errors;
-  auto bad = load("x, y :: Idle -> [0,1,2] z :: Idle;");
+  auto bad = load("x, y :: Idle => [0,1,2] z :: Idle;");
   EXPECT_FALSE(bad->ok);
   EXPECT_NE(bad->errors.find("test.click:1:14: error: connection mismatch: 2 outputs connected to 3 inputs"),
             std::string::npos)
       << bad->errors;
+  // Many to many (pairwise) takes Click's '=>'.
+  auto arrow = load("x, y :: Idle -> [0]z :: Idle, [1]z;");
+  EXPECT_NE(arrow->errors.find("syntax error: many-to-many connections require '=>'"), std::string::npos)
+      << arrow->errors;
+}
+
+// Click's '=>': a lone element without ports expands to as many ports as the
+// other side has; "[]" and "[N,]" are expandable lists; at most one per
+// connection.
+TEST(Config, DoubleArrowExpandsPorts) {
+  auto r = load("a, b, c :: Idle; a => b, c, [0,1] a;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_TRUE(connected(r->prog, "a", 0, "b", 0));
+  EXPECT_TRUE(connected(r->prog, "a", 1, "c", 0));
+  EXPECT_TRUE(connected(r->prog, "a", 2, "a", 0));
+  EXPECT_TRUE(connected(r->prog, "a", 3, "a", 1));
+  auto e = load("a, b, c, d :: Idle; a [1,] => b, c; a -> d;");
+  ASSERT_TRUE(e->ok) << e->errors;
+  EXPECT_TRUE(connected(e->prog, "a", 1, "b", 0));
+  EXPECT_TRUE(connected(e->prog, "a", 2, "c", 0));
+  auto two = load("c, d :: Idle; c [] => [] d;");
+  EXPECT_NE(two->errors.find("at most one expandable port allowed per connection"), std::string::npos) << two->errors;
+}
+
+// In a compound or a group, a port with no element is 'input' at a chain's
+// start and 'output' at its end ("-> x ->", "[1] -> y -> [1]").
+TEST(Config, ImplicitCompoundPorts) {
+  auto r = load("a, b :: Idle; a -> { -> } -> b; a [1] -> { [0] -> [0] } -> [1] b;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_TRUE(connected(r->prog, "a", 0, "b", 0));
+  EXPECT_TRUE(connected(r->prog, "a", 1, "b", 1));
+  auto top = load("-> Null;");
+  EXPECT_NE(top->errors.find("test.click:1:1: error: syntax error near '->'"), std::string::npos) << top->errors;
+}
+
+// Click's element groups: "( ... )" inside a connection, their elements named
+// in the enclosing scope, ports implied for all the group's ports.
+TEST(Config, ElementGroups) {
+  auto r = load(R"(
+    a, d :: Idle;
+    a => (-> c :: Idle), (-> b :: Idle), d;
+    src :: Idle -> ( [0] -> p :: Paint(1) -> [0]; ) -> q :: Idle;
+    Idle -> p;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_TRUE(connected(r->prog, "a", 0, "c", 0));
+  EXPECT_TRUE(connected(r->prog, "a", 1, "b", 0));
+  EXPECT_TRUE(connected(r->prog, "a", 2, "d", 0));
+  EXPECT_TRUE(connected(r->prog, "src", 0, "p", 0));  // 'p' is a top-level name
+  EXPECT_TRUE(connected(r->prog, "p", 0, "q", 0));
+  auto bad = load("i :: Idle -> ( [0] -> Null; ) -> Idle;");
+  EXPECT_NE(bad->errors.find("has no output 0"), std::string::npos) << bad->errors;
+}
+
+// Idle is Click's "x/y": its inputs and outputs resolve to push or pull apart.
+TEST(Config, IdlePortsResolveApart) {
+  auto r = load("a, b :: Idle; a -> b -> p :: PullNull -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
 }
 
 // As in Click, ';' between statements is optional: a statement ends where

@@ -119,16 +119,45 @@ bool print_handlers(Runtime& rt, const std::vector<std::string>& handlers) {
 
 // Click's -o: every element as "NAME :: CLASS(CONFIG);", a blank line, then
 // every connection as "A [P] -> [Q] B;" (ports shown when not 0).
+// The flattened configuration as Click's -o prints it: the declarations,
+// then the connections as chains ("a -> b -> [1] c;"). A connection into
+// port 0 of an element continues with that element's first connection out
+// of port 0, once per element; what no chain reaches starts its own.
 std::string flat_config(const Program& p) {
   std::string o;
   for (auto& e : p.elements)
     o += e.config.empty() ? fmt::format("{} :: {};\n", e.name, e.info->name)
                           : fmt::format("{} :: {}({});\n", e.name, e.info->name, e.config);
   if (!p.conns.empty()) o += "\n";
-  for (auto& c : p.conns)
-    o += fmt::format("{}{} -> {}{};\n", p.elements[size_t(c.from)].name,
-                     c.from_port ? fmt::format(" [{}]", c.from_port) : "",
-                     c.to_port ? fmt::format("[{}] ", c.to_port) : "", p.elements[size_t(c.to)].name);
+  size_t nc = p.conns.size();
+  std::vector<int> next(nc, -1);
+  std::vector<bool> start(nc, true), printed(nc, false), passed(p.elements.size(), false);
+  for (size_t c = 0; c < nc; ++c) {
+    const auto& k = p.conns[c];
+    if (k.to_port != 0 || passed[size_t(k.to)]) continue;
+    for (size_t d = 0; d < nc; ++d)
+      if (d != c && start[d] && p.conns[d].from == k.to && p.conns[d].from_port == 0) {
+        next[c] = int(d);
+        start[d] = false;
+        passed[size_t(k.to)] = true;
+        break;
+      }
+  }
+  auto chain = [&](size_t c) {
+    const auto& first = p.conns[c];
+    std::string line = p.elements[size_t(first.from)].name;
+    if (first.from_port) line += fmt::format(" [{}]", first.from_port);
+    for (int x = int(c); x >= 0 && !printed[size_t(x)]; x = next[size_t(x)]) {
+      printed[size_t(x)] = true;
+      const auto& k = p.conns[size_t(x)];
+      line += fmt::format(" -> {}{}", k.to_port ? fmt::format("[{}] ", k.to_port) : "", p.elements[size_t(k.to)].name);
+    }
+    o += line + ";\n";
+  };
+  for (size_t c = 0; c < nc; ++c)
+    if (start[c]) chain(c);
+  for (size_t c = 0; c < nc; ++c)  // cycles: no chain starts there
+    if (!printed[c]) chain(c);
   return o;
 }
 

@@ -187,7 +187,7 @@ std::string accounting_line(const Accounting& a, Runtime& rt, bool running) {
 
 namespace {
 
-bool load(const std::string& file, const std::vector<std::string>& words, Program& prog) {
+bool load(const std::string& file, const std::vector<std::string>& words, Program& prog, bool click_style = false) {
   config::Defines defs;
   std::string err;
   if (!parse_defines(words, defs, err)) {
@@ -195,6 +195,7 @@ bool load(const std::string& file, const std::vector<std::string>& words, Progra
     return false;
   }
   Diagnostics diag;
+  diag.click_style = click_style;
   bool ok = config::load_file(file, defs, prog, diag);
   if (!ok) fmt::print(stderr, "{}", diag.text());
   return ok;
@@ -288,11 +289,12 @@ int cmd_run(const RunArgs& ra) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   Program prog;
   if (ra.text_name.empty()) {
-    if (!load(ra.file, ra.words, prog)) return 1;
+    if (!load(ra.file, ra.words, prog, ra.click_messages)) return 1;
   } else {
     config::Defines defs;
     std::string why;
     Diagnostics d;
+    d.click_style = ra.click_messages;
     if (!parse_defines(ra.words, defs, why)) return fmt::print(stderr, "shoal: {}\n", why), 1;
     if (!config::load_string(ra.text_name, ra.text, defs, prog, d)) return fmt::print(stderr, "{}", d.text()), 1;
   }

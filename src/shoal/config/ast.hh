@@ -16,7 +16,8 @@ struct ADecl {
   Loc name_loc;
   std::string cls;
   Loc cls_loc;
-  std::shared_ptr<AClass> compound;  // inline "{ ... }" class
+  std::shared_ptr<AClass> compound;  // inline "{ ... }" class, or a "( ... )" group
+  bool group = false;                // Click's element group: its names live in the enclosing scope
   std::string config;
   Loc config_loc;
 };
@@ -64,6 +65,7 @@ struct AClass {
   std::vector<AFormal> formals;
   Body body;
   std::shared_ptr<AClass> next;  // overload with another arity ("||")
+  bool extends = false;          // "... }": the overloads extend an earlier class of the same name
 };
 
 }  // namespace shoal::config

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <deque>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -56,7 +57,17 @@ class Expander {
     }
     std::map<std::string, Ends> local;
     std::map<std::string, Loc> first_loc;
-    std::vector<Ends> decl_ends(body.decls.size());
+    // The body and the element groups in it ("( ... )", at any depth):
+    // their elements share this scope's names; 'input' and 'output' in a
+    // group are the group's own pseudo nodes.
+    struct Part {
+      const Body* body;
+      const Ends* io;
+      std::vector<Ends> decl_ends;
+    };
+    std::deque<Part> parts;
+    std::deque<Ends> group_io;
+    parts.push_back({&body, io, {}});
     int made = 0;
     auto make = [&](const ADecl& d, const std::string& given_name) -> Ends {
       std::string cls = d.cls;
@@ -101,77 +112,113 @@ class Expander {
       int id = int(nodes.size() - 1);
       return {id, id};
     };
+    // A group's pseudo nodes (spliced out later, like a compound's).
+    auto make_group = [&](const ADecl& d) -> Ends {
+      ++made;
+      Node in;
+      in.name = fmt::format("{}<group@{}>/input", prefix, made);
+      in.pseudo_in = true;
+      in.loc = d.cls_loc;
+      in.compound_desc = "the element group";
+      Node out = in;
+      out.name = fmt::format("{}<group@{}>/output", prefix, made);
+      out.pseudo_in = false;
+      nodes.push_back(in);
+      nodes.push_back(out);
+      return {int(nodes.size() - 2), int(nodes.size() - 1)};
+    };
     // Declarations first (names can be used before their declaration).
-    for (size_t i = 0; i < body.decls.size(); ++i) {
-      const ADecl& d = body.decls[i];
-      if (!d.name.empty()) {
-        if (d.name == "input" || d.name == "output") {
-          diag_.error(d.name_loc, fmt::format("'{}' is reserved for compound element ports", d.name));
+    for (size_t pi = 0; pi < parts.size(); ++pi) {
+      const Body& pb = *parts[pi].body;
+      if (pi > 0)
+        for (auto& c : pb.classes) {
+          if (scope.classes.count(c->name)) {
+            diag_.error(c->loc, fmt::format("redefinition of element class '{}'", c->name));
+            continue;
+          }
+          scope.classes[c->name] = c.get();
+        }
+      parts[pi].decl_ends.resize(pb.decls.size());
+      for (size_t i = 0; i < pb.decls.size(); ++i) {
+        const ADecl& d = pb.decls[i];
+        if (d.group) {
+          group_io.push_back(make_group(d));
+          parts[pi].decl_ends[i] = group_io.back();
+          parts.push_back({&d.compound->body, &group_io.back(), {}});
           continue;
         }
-        auto it = first_loc.find(d.name);
-        if (it != first_loc.end()) {
-          diag_.error(d.name_loc, fmt::format("redeclaration of element '{}'", d.name));
-          diag_.note(it->second, fmt::format("'{}' was first declared here", d.name));
-          continue;
+        if (!d.name.empty()) {
+          if (d.name == "input" || d.name == "output") {
+            diag_.error(d.name_loc, fmt::format("'{}' is reserved for compound element ports", d.name));
+            continue;
+          }
+          auto it = first_loc.find(d.name);
+          if (it != first_loc.end()) {
+            diag_.error(d.name_loc, fmt::format("redeclaration of element '{}'", d.name));
+            diag_.note(it->second, fmt::format("'{}' was first declared here", d.name));
+            continue;
+          }
+          first_loc[d.name] = d.name_loc;
         }
-        first_loc[d.name] = d.name_loc;
+        parts[pi].decl_ends[i] = make(d, d.name);
+        if (!d.name.empty()) local[d.name] = parts[pi].decl_ends[i];
       }
-      decl_ends[i] = make(d, d.name);
-      if (!d.name.empty()) local[d.name] = decl_ends[i];
     }
     std::map<int, Ends> by_occ;  // bare class names made into anonymous elements
-    auto resolve = [&](const AEnd& e, bool as_source) -> int {
-      Ends ends;
-      if (auto it = by_occ.find(e.occ); it != by_occ.end()) {
-        ends = it->second;
-        if (ends.in < 0) return -1;  // already reported
-      } else if (e.decl >= 0) {
-        ends = decl_ends[size_t(e.decl)];
-      } else if (io && e.name == "input") {
-        if (!as_source) {
-          diag_.error(e.loc, "'input' can only be used as a connection source");
+    for (auto& part : parts) {
+      const Ends* pio = part.io;
+      auto resolve = [&](const AEnd& e, bool as_source) -> int {
+        Ends ends;
+        if (auto it = by_occ.find(e.occ); it != by_occ.end()) {
+          ends = it->second;
+          if (ends.in < 0) return -1;  // already reported
+        } else if (e.decl >= 0) {
+          ends = part.decl_ends[size_t(e.decl)];
+        } else if (pio && e.name == "input") {
+          if (!as_source) {
+            diag_.error(e.loc, "'input' can only be used as a connection source");
+            return -1;
+          }
+          return pio->in;
+        } else if (pio && e.name == "output") {
+          if (as_source) {
+            diag_.error(e.loc, "'output' can only be used as a connection destination");
+            return -1;
+          }
+          return pio->out;
+        } else if (auto it = local.find(e.name); it != local.end()) {
+          ends = it->second;
+        } else if ((e.name == "input" || e.name == "output") && !pio) {
+          diag_.error(e.loc, fmt::format("'{}' used outside a compound element", e.name));
+          return -1;
+        } else if (scope.find_class(e.name) || Registry::instance().find(e.name)) {
+          ADecl d;
+          d.cls = e.name;
+          d.cls_loc = d.name_loc = e.loc;
+          ends = make(d, "");
+          by_occ[e.occ] = ends;
+        } else {
+          if (!e.name.empty() && std::isupper(static_cast<unsigned char>(e.name[0])))
+            unknown_class(e.loc, e.name);
+          else
+            diag_.error(e.loc, fmt::format("undeclared element '{}'", e.name));
+          by_occ[e.occ] = Ends{};
           return -1;
         }
-        return io->in;
-      } else if (io && e.name == "output") {
-        if (as_source) {
-          diag_.error(e.loc, "'output' can only be used as a connection destination");
-          return -1;
-        }
-        return io->out;
-      } else if (auto it = local.find(e.name); it != local.end()) {
-        ends = it->second;
-      } else if ((e.name == "input" || e.name == "output") && !io) {
-        diag_.error(e.loc, fmt::format("'{}' used outside a compound element", e.name));
-        return -1;
-      } else if (scope.find_class(e.name) || Registry::instance().find(e.name)) {
-        ADecl d;
-        d.cls = e.name;
-        d.cls_loc = d.name_loc = e.loc;
-        ends = make(d, "");
-        by_occ[e.occ] = ends;
-      } else {
-        if (!e.name.empty() && std::isupper(static_cast<unsigned char>(e.name[0])))
-          unknown_class(e.loc, e.name);
-        else
-          diag_.error(e.loc, fmt::format("undeclared element '{}'", e.name));
-        by_occ[e.occ] = Ends{};
-        return -1;
+        return as_source ? ends.out : ends.in;
+      };
+      for (auto& c : part.body->conns) {
+        int f = resolve(c.from, true);
+        int t = resolve(c.to, false);
+        if (f < 0 || t < 0) continue;
+        edges.push_back({f, c.from.port, t, c.to.port, c.loc});
       }
-      return as_source ? ends.out : ends.in;
-    };
-    for (auto& c : body.conns) {
-      int f = resolve(c.from, true);
-      int t = resolve(c.to, false);
-      if (f < 0 || t < 0) continue;
-      edges.push_back({f, c.from.port, t, c.to.port, c.loc});
-    }
-    for (auto& r : body.bare_refs) {
-      if (!local.count(r) && !(io && (r == "input" || r == "output"))) {
-        AEnd e;
-        e.name = r;
-        resolve(e, true);
+      for (auto& r : part.body->bare_refs) {
+        if (!local.count(r) && !(pio && (r == "input" || r == "output"))) {
+          AEnd e;
+          e.name = r;
+          resolve(e, true);
+        }
       }
     }
   }

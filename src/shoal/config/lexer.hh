@@ -17,6 +17,8 @@ enum class T {
   Number,
   Colon2,
   Arrow,
+  Arrow2,  // '=>'
+  Dots3,   // '...'
   LBrack,
   RBrack,
   LBrace,
@@ -189,6 +191,14 @@ class Lexer {
     char n = pos_ + 1 < s_.size() ? s_[pos_ + 1] : '\0';
     if (c == ':' && n == ':') return two(T::Colon2);
     if (c == '-' && n == '>') return two(T::Arrow);
+    if (c == '=' && n == '>') return two(T::Arrow2);
+    if (c == '.' && n == '.' && pos_ + 2 < s_.size() && s_[pos_ + 2] == '.') {
+      t.type = T::Dots3;
+      t.text = "...";
+      t.loc.len = 3;
+      advance(), advance(), advance();
+      return t;
+    }
     if (c == '|' && n == '|') return two(T::Bar2);
     switch (c) {
       case '[': return one(T::LBrack);

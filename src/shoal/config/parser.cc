@@ -174,6 +174,10 @@ class Parser {
       ~Depth() { --d; }
     } depth(depth_);
     Loc open = lx_.next().loc;
+    if (depth_ + group_depth_ > kMaxNesting) {
+      diag_.error(open, fmt::format("compounds and groups nested more than {} deep", kMaxNesting));
+      return false;
+    }
     AClass* cur = &cls;
     for (;;) {
       if (!formals(*cur)) return false;
@@ -231,11 +235,19 @@ class Parser {
     }
   }
 
-  // '[' N {',' N} ']': Click's port lists ("c [0,1,2] -> x" connects three
-  // of c's outputs).
+  // '[' N {',' N} [','] ']': Click's port lists ("c [0,1,2] -> x" connects
+  // three of c's outputs). A list that ends in ',' ("[2,]") or is empty
+  // ("[]") is expandable: it goes on from its last port as far as the other
+  // side of the connection needs; -1 marks it, last.
   bool ports(std::vector<int>& ps, bool& given) {
     if (lx_.peek().type != T::LBrack) return true;
     lx_.next();
+    given = true;
+    if (lx_.peek().type == T::RBrack) {
+      lx_.next();
+      ps = {0, -1};
+      return true;
+    }
     for (;;) {
       Token n = lx_.next();
       if (n.type != T::Number) {
@@ -248,56 +260,96 @@ class Parser {
         return false;
       }
       ps.push_back(int(v));
-      if (lx_.peek().type != T::Comma) break;
-      lx_.next();
+      if (lx_.peek().type == T::RBrack) break;
+      if (!expect(T::Comma, "',' or ']'")) return false;
+      if (lx_.peek().type == T::RBrack) {
+        ps.push_back(-1);
+        break;
+      }
     }
-    given = true;
-    return expect(T::RBrack, "']'");
+    lx_.next();
+    return true;
   }
 
-  // One element of an endpoint list: its input and output ends, one per
-  // port listed (port 0 when none is).
-  struct Ends {
-    std::vector<AEnd> ins, outs;
+  // One element of an endpoint list with its input and output port lists
+  // (empty: none given).
+  struct EP {
+    AEnd base;
+    std::vector<int> in, out;
+    bool in_given = false;     // an input port list was written
+    bool implied_out = false;  // a group's outputs, implied
+    bool implicit = false;     // Click's implicit 'input' or 'output'
   };
-  static void add_ends(Ends& e, const AEnd& base, const std::vector<int>& in_ports, bool in_given,
-                       const std::vector<int>& out_ports, bool out_given) {
-    for (size_t i = 0; i < std::max<size_t>(1, in_ports.size()); ++i) {
-      AEnd x = base;
-      x.port = in_ports.empty() ? 0 : in_ports[i];
-      x.port_given = in_given;
-      e.ins.push_back(x);
+
+  bool nested() const { return depth_ > 0 || group_depth_ > 0; }
+
+  // A group's inputs and outputs: one past the highest port its body uses.
+  static std::pair<int, int> group_ports(const AClass& g) {
+    int nin = 0, nout = 0;
+    for (auto& c : g.body.conns) {
+      if (c.from.decl < 0 && c.from.name == "input") nin = std::max(nin, c.from.port + 1);
+      if (c.to.decl < 0 && c.to.name == "output") nout = std::max(nout, c.to.port + 1);
     }
-    for (size_t i = 0; i < std::max<size_t>(1, out_ports.size()); ++i) {
-      AEnd x = base;
-      x.port = out_ports.empty() ? 0 : out_ports[i];
-      x.port_given = out_given;
-      e.outs.push_back(x);
+    return {nin, nout};
+  }
+
+  // '(' statements ')': an element group. Its elements belong to the
+  // enclosing scope; 'input' and 'output' inside are the group's ports.
+  bool group_body(AClass& g) {
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(++x) {}
+      ~Depth() { --d; }
+    } depth(group_depth_);
+    Loc open = lx_.next().loc;
+    if (depth_ + group_depth_ > kMaxNesting) {
+      diag_.error(open, fmt::format("compounds and groups nested more than {} deep", kMaxNesting));
+      return false;
     }
+    while (lx_.peek().type != T::RParen) {
+      if (lx_.peek().type == T::Eof) {
+        diag_.error(open, "unterminated element group: missing ')'");
+        return false;
+      }
+      if (!statement(g.body)) recover(true);
+    }
+    lx_.next();
+    return true;
   }
 
   // [ports] element [ports] {',' [ports] element [ports]}: Click's endpoint
-  // lists; "a, b :: Class" declares both.
-  bool endpoints(Body& body, Ends& ends, bool& is_ref_only) {
+  // lists; "a, b :: Class" declares both. in_allowed: the list follows an
+  // arrow. In a compound or a group, a port with no element is Click's
+  // implicit 'input' (a chain's start) or 'output' (its end).
+  bool endpoints(Body& body, std::vector<EP>& eps, bool& is_ref_only, bool in_allowed) {
     for (;;) {
-      std::vector<int> in_ports, out_ports;
+      EP ep;
       bool in_given = false, out_given = false;
-      if (!ports(in_ports, in_given)) return false;
-      AEnd base;
-      base.occ = next_occ_++;
-      const Token& t = lx_.peek();
-      if (t.type == T::LBrace) {  // anonymous compound
+      int implied_out = 0;
+      if (!ports(ep.in, in_given)) return false;
+      ep.base.occ = next_occ_++;
+      Token t = lx_.peek();
+      if (t.type == T::LBrace || t.type == T::LParen) {  // anonymous compound, or group
+        bool group = t.type == T::LParen;
         ADecl d;
         d.compound = std::make_shared<AClass>();
         d.compound->name = "";
         d.compound->loc = t.loc;
         d.cls_loc = t.loc;
         d.name_loc = t.loc;
-        if (!compound(*d.compound)) return false;
-        if (lx_.peek().type == T::LParen && !config(d)) return false;
+        d.group = group;
+        if (group ? !group_body(*d.compound) : !compound(*d.compound)) return false;
+        if (!group && lx_.peek().type == T::LParen && !config(d)) return false;
+        if (group) {  // a group has implied port lists for all its ports
+          auto [nin, nout] = group_ports(*d.compound);
+          if (!in_given)
+            for (int i = 0; i < nin; ++i) ep.in.push_back(i);
+          implied_out = nout;
+        }
         body.decls.push_back(std::move(d));
-        base.decl = int(body.decls.size() - 1);
-        base.loc = t.loc;
+        ep.base.decl = int(body.decls.size() - 1);
+        ep.base.loc = t.loc;
+        ep.in_given = in_given;
         is_ref_only = false;
       } else if (t.type == T::Ident) {
         Token first = lx_.next();
@@ -309,12 +361,13 @@ class Parser {
           lx_.next();
           if (lx_.peek().type != T::Ident) {
             // ", [port] x" or ", {...}": the names so far are references
-            for (auto& n : names) {
-              AEnd r;
-              r.occ = next_occ_++;
-              r.name = n.text;
-              r.loc = n.loc;
-              add_ends(ends, r, {}, false, {}, false);
+            for (size_t i = 0; i < names.size(); ++i) {
+              EP r;
+              r.base.occ = next_occ_++;
+              r.base.name = names[i].text;
+              r.base.loc = names[i].loc;
+              if (i == 0) r.in = ep.in, r.in_given = in_given;
+              eps.push_back(r);
             }
             names.clear();
             break;
@@ -344,28 +397,38 @@ class Parser {
             ADecl d = proto;
             d.name = names[i].text;
             d.name_loc = names[i].loc;
+            if (!d.compound && d.name == d.cls)
+              diag_.error(d.name_loc, fmt::format("class '{}' used as element name", d.name));
             body.decls.push_back(std::move(d));
             if (i + 1 == names.size()) break;
             // the declared elements before the last are ends of the list too
-            AEnd r;
-            r.occ = next_occ_++;
-            r.decl = int(body.decls.size() - 1);
-            r.loc = names[i].loc;
-            add_ends(ends, r, i == 0 ? in_ports : std::vector<int>{}, i == 0 && in_given, {}, false);
+            EP r;
+            r.base.occ = next_occ_++;
+            r.base.decl = int(body.decls.size() - 1);
+            r.base.loc = names[i].loc;
+            if (i == 0) r.in = ep.in, r.in_given = in_given;
+            eps.push_back(r);
           }
-          base.decl = int(body.decls.size() - 1);
-          base.loc = names.back().loc;
-          if (names.size() > 1) in_ports.clear(), in_given = false;
+          ep.base.decl = int(body.decls.size() - 1);
+          ep.base.loc = names.back().loc;
+          if (names.size() > 1)
+            ep.in.clear();
+          else
+            ep.in_given = in_given;
         } else {
           // references, the last of which may be an anonymous "Class(config)"
           for (size_t i = 0; i + 1 < names.size(); ++i) {
-            AEnd r;
-            r.occ = next_occ_++;
-            r.name = names[i].text;
-            r.loc = names[i].loc;
-            add_ends(ends, r, i == 0 ? in_ports : std::vector<int>{}, i == 0 && in_given, {}, false);
+            EP r;
+            r.base.occ = next_occ_++;
+            r.base.name = names[i].text;
+            r.base.loc = names[i].loc;
+            if (i == 0) r.in = ep.in, r.in_given = in_given;
+            eps.push_back(r);
           }
-          if (names.size() > 1) in_ports.clear(), in_given = false;
+          if (names.size() > 1)
+            ep.in.clear();
+          else
+            ep.in_given = in_given;
           const Token& last = names.back();
           if (lx_.peek().type == T::LParen) {  // anonymous "Class(config)"
             ADecl d;
@@ -373,19 +436,48 @@ class Parser {
             d.cls_loc = d.name_loc = last.loc;
             if (!config(d)) return false;
             body.decls.push_back(std::move(d));
-            base.decl = int(body.decls.size() - 1);
+            ep.base.decl = int(body.decls.size() - 1);
             is_ref_only = false;
           } else {
-            base.name = last.text;
+            ep.base.name = last.text;
           }
-          base.loc = last.loc;
+          ep.base.loc = last.loc;
         }
       } else {
-        diag_.error(t.loc, fmt::format("expected an element, found {}", describe(t)));
-        return false;
+        bool implicit = false;
+        bool arrow = t.type == T::Arrow || t.type == T::Arrow2;
+        if (nested()) {
+          if (arrow)
+            implicit = !in_allowed && (in_given || eps.empty());
+          else if (t.type == T::Comma)
+            implicit = in_given;
+          else if (t.type != T::Colon2)
+            implicit = in_allowed && (in_given || eps.empty());
+        }
+        if (!implicit) {
+          if (arrow && !in_allowed && eps.empty() && !in_given)
+            diag_.error(t.loc, fmt::format("syntax error near '{}'", t.text));
+          else
+            diag_.error(t.loc, fmt::format("expected an element, found {}", describe(t)));
+          return false;
+        }
+        ep.base.name = in_allowed ? "output" : "input";
+        ep.base.loc = t.loc;
+        ep.implicit = true;
+        ep.in_given = in_given;
+        if (!in_allowed) std::swap(ep.in, ep.out);  // "[1] -> x": input's output 1
+        eps.push_back(ep);
+        if (lx_.peek().type != T::Comma) return true;
+        lx_.next();
+        continue;
       }
-      if (!ports(out_ports, out_given)) return false;
-      add_ends(ends, base, in_ports, in_given, out_ports, out_given);
+      if (lx_.peek().type == T::LBrack) {
+        if (!ports(ep.out, out_given)) return false;
+      } else {
+        for (int i = 0; i < implied_out; ++i) ep.out.push_back(i);
+        ep.implied_out = implied_out > 0;
+      }
+      eps.push_back(ep);
       if (lx_.peek().type != T::Comma) return true;
       lx_.next();
     }
@@ -393,55 +485,130 @@ class Parser {
 
   bool config(ADecl& d) { return lx_.raw_config(d.config, d.config_loc, diag_); }
 
-  // Connects the outputs of one endpoint list to the inputs of the next:
-  // one to many, many to one, or pairwise (Click's rule).
-  bool connect(Body& body, const std::vector<AEnd>& from, const std::vector<AEnd>& to, Loc arrow) {
-    if (from.size() != to.size() && from.size() != 1 && to.size() != 1) {
-      diag_.error(arrow, fmt::format("connection mismatch: {} outputs connected to {} inputs", from.size(), to.size()));
-      return false;
+  // How many ports a side of a connection names, and how many of its lists
+  // are expandable (Click's yconnection_analyze_ports).
+  static void analyze(const std::vector<EP>& eps, bool outputs, int& min_ports, int& expandable) {
+    min_ports = expandable = 0;
+    for (auto& e : eps) {
+      const std::vector<int>& pv = outputs ? e.out : e.in;
+      int n = int(pv.size());
+      if (n <= 1)
+        min_ports += 1;
+      else if (pv.back() == -1)
+        min_ports += n - 1, ++expandable;
+      else
+        min_ports += n;
     }
-    size_t n = std::max(from.size(), to.size());
-    for (size_t i = 0; i < n; ++i) {
+  }
+
+  // Connects the outputs of one endpoint list to the inputs of the next, as
+  // Click does: one to many and many to one with either arrow, many to many
+  // (pairwise) only with '=>', which also lets a lone element without ports
+  // expand to as many ports as the other side has.
+  void connect_all(Body& body, const std::vector<EP>& outs, const std::vector<EP>& ins, bool two, Loc arrow) {
+    int minp[2], expandable[2];  // [0]: the inputs' side, [1]: the outputs'
+    analyze(ins, false, minp[0], expandable[0]);
+    analyze(outs, true, minp[1], expandable[1]);
+    if (expandable[0] + expandable[1] > 1) {
+      diag_.error(arrow, "at most one expandable port allowed per connection");
+      expandable[minp[0] < minp[1] ? 1 : 0] = 0;
+    }
+    const std::vector<EP>* side[2] = {&ins, &outs};
+    if (two)
+      for (int k = 0; k < 2; ++k) {
+        const EP& e = (*side[k])[0];
+        if (minp[k] == 1 && minp[1 - k] > 1 && (k ? e.out : e.in).empty()) expandable[k] = 1;
+      }
+    bool step[2];
+    int nexp[2];
+    for (int k = 0; k < 2; ++k) {
+      step[k] = minp[k] > 1 || expandable[k];
+      nexp[k] = expandable[k] ? minp[1 - k] - minp[k] : 0;
+    }
+    if (step[0] && step[1]) {
+      if (!two) diag_.error(arrow, "syntax error: many-to-many connections require '=>'");
+      if (!expandable[0] && !expandable[1] && minp[0] != minp[1])
+        diag_.error(arrow, fmt::format("connection mismatch: {} outputs connected to {} inputs", minp[1], minp[0]));
+      else if (!expandable[0] && minp[0] < minp[1])
+        diag_.error(arrow,
+                    fmt::format("connection mismatch: {} or more outputs connected to {} inputs", minp[1], minp[0]));
+      else if (!expandable[1] && minp[1] < minp[0])
+        diag_.error(arrow,
+                    fmt::format("connection mismatch: {} outputs connected to {} or more inputs", minp[1], minp[0]));
+    } else if (!step[0] && !step[1]) {
+      step[0] = true;
+    }
+    size_t it[2] = {0, 0};
+    int ppos[2] = {0, 0}, port[2] = {-1, -1};
+    auto plist = [&](int k) -> const std::vector<int>& {
+      const EP& e = (*side[k])[it[k]];
+      return k ? e.out : e.in;
+    };
+    while (it[0] < ins.size() && it[1] < outs.size()) {
+      for (int k = 0; k < 2; ++k)
+        if (port[k] < 0) port[k] = plist(k).empty() ? 0 : plist(k)[0];
       AConn c;
-      c.from = from[from.size() == 1 ? 0 : i];
-      c.to = to[to.size() == 1 ? 0 : i];
+      c.from = outs[it[1]].base;
+      c.from.port = port[1];
+      c.to = ins[it[0]].base;
+      c.to.port = port[0];
       c.loc = arrow;
       body.conns.push_back(c);
+      for (int k = 0; k < 2; ++k) {
+        if (!step[k]) continue;
+        const std::vector<int>& pv = plist(k);
+        int np = int(pv.size());
+        ++ppos[k];
+        if (ppos[k] < np && pv[size_t(ppos[k])] >= 0) {
+          port[k] = pv[size_t(ppos[k])];  // the list's next port
+        } else if (np && pv.back() == -1 && nexp[k] > 0) {
+          port[k] = pv[size_t(np - 2)] + ppos[k] - (np - 2);  // an expandable list goes on
+          --nexp[k];
+        } else if (np == 0 && minp[k] == 1 && nexp[k] > 0) {
+          port[k] = ppos[k];  // '=>': a missing list expands
+          --nexp[k];
+        } else {  // the next element of the list
+          port[k] = -1;
+          ppos[k] = 0;
+          ++it[k];
+        }
+      }
     }
-    return true;
   }
 
   bool connection(Body& body) {
-    Ends first;
+    std::vector<EP> first;
     bool ref_only = true;
-    if (!endpoints(body, first, ref_only)) return false;
+    if (!endpoints(body, first, ref_only, false)) return false;
     bool in_given = false, out_given = false;
-    for (auto& e : first.ins) in_given |= e.port_given;
-    for (auto& e : first.outs) out_given |= e.port_given;
-    if (in_given && lx_.peek().type != T::Arrow) {
-      diag_.error(first.ins[0].loc, "input port given, but no connection leads here");
+    for (auto& e : first) in_given |= e.in_given && !e.implicit;
+    for (auto& e : first) out_given |= !e.out.empty() && !e.implied_out && !e.implicit;
+    T next = lx_.peek().type;
+    bool arrow = next == T::Arrow || next == T::Arrow2;
+    if (in_given && !arrow) {
+      diag_.error(first[0].base.loc, "input port given, but no connection leads here");
       return false;
     }
-    if (lx_.peek().type != T::Arrow) {
+    if (!arrow) {
       if (ref_only)
-        for (auto& e : first.ins) body.bare_refs.push_back(e.name);
+        for (auto& e : first) body.bare_refs.push_back(e.base.name);
       if (out_given) {
         diag_.error(lx_.peek().loc, fmt::format("expected '->' after output port, found {}", describe(lx_.peek())));
         return false;
       }
       return end_statement();
     }
-    std::vector<AEnd> prev = first.outs;
-    while (lx_.peek().type == T::Arrow) {
-      Loc arrow = lx_.next().loc;
-      Ends next;
+    std::vector<EP> prev = std::move(first);
+    while (lx_.peek().type == T::Arrow || lx_.peek().type == T::Arrow2) {
+      Token a = lx_.next();
+      std::vector<EP> next_eps;
       bool r;
-      if (!endpoints(body, next, r)) return false;
-      if (!connect(body, prev, next.ins, arrow)) return false;
-      prev = next.outs;
+      if (!endpoints(body, next_eps, r, true)) return false;
+      connect_all(body, prev, next_eps, a.type == T::Arrow2, a.loc);
+      prev = std::move(next_eps);
     }
     for (auto& e : prev)
-      if (e.port_given) {
+      if (!e.out.empty() && !e.implied_out && !e.implicit) {
         diag_.error(lx_.peek().loc, fmt::format("expected '->' after output port, found {}", describe(lx_.peek())));
         return false;
       }
@@ -454,10 +621,10 @@ class Parser {
       lx_.next();
       return true;
     }
-    if (t == T::Eof || t == T::RBrace || t == T::Bar2) return true;
+    if (t == T::Eof || t == T::RBrace || t == T::Bar2 || (t == T::RParen && group_depth_ > 0)) return true;
     // As Click: ';' between statements is optional; a statement ends where
     // the next token cannot continue it and can start another.
-    if (t == T::Ident) return true;
+    if (t == T::Ident || t == T::LBrack || t == T::LBrace || t == T::LParen) return true;
     diag_.error(lx_.peek().loc, fmt::format("expected ';' or '->', found {}", describe(lx_.peek())));
     return false;
   }
@@ -466,6 +633,8 @@ class Parser {
   Diagnostics& diag_;
   std::shared_ptr<std::set<std::string>> libraries_;  // files read so far (require library)
   int depth_ = 0;                                     // compound nesting
+  int group_depth_ = 0;                               // group nesting
+  static constexpr int kMaxNesting = 100;             // bounds the parser's recursion
   int next_occ_ = 0;
 };
 

@@ -60,7 +60,11 @@ std::string format_diagnostic(const Loc& loc, std::string_view msg, std::string_
 }
 
 void Diagnostics::error(const Loc& loc, const std::string& msg) {
-  text_ += format_diagnostic(loc, msg, "error");
+  // Click's form: "FILE:LINE: message", no column, no source line.
+  if (click_style && loc.valid())
+    text_ += fmt::format("{}:{}: {}\n", SourceManager::instance().name(loc.file), loc.line, msg);
+  else
+    text_ += format_diagnostic(loc, msg, "error");
   ++errors_;
 }
 
@@ -85,6 +89,8 @@ void Diagnostics::element_error(const Loc& at, const Loc& eloc, std::string_view
   ++errors_;
 }
 
-void Diagnostics::note(const Loc& loc, const std::string& msg) { text_ += format_diagnostic(loc, msg, "note"); }
+void Diagnostics::note(const Loc& loc, const std::string& msg) {
+  if (!click_style) text_ += format_diagnostic(loc, msg, "note");  // Click has no notes
+}
 
 }  // namespace shoal

@@ -45,6 +45,9 @@ struct ElementInfo {
   // The element reads $NAME in its own arguments (Script's variables), so
   // an undefined configuration variable there is not an error.
   bool own_variables = false;
+  // Click's flow code "x/y": no packet goes from an input to an output, so
+  // agnostic inputs and outputs resolve to push or pull apart (Idle).
+  bool independent_ports = false;
   // Every packet pushed in leaves on output 0, unchanged in what decides a
   // path (Null, Counter, Paint...): a push cycle of only such elements can
   // never end (Router::check_push_cycles).

@@ -72,27 +72,33 @@ bool Program::validate(Diagnostics& diag) {
     for (uint32_t p = 0; p < e.ninputs; ++p) e.in_proc[p] = port_processing(e.info->processing, false, p);
     for (uint32_t p = 0; p < e.noutputs; ++p) e.out_proc[p] = port_processing(e.info->processing, true, p);
   }
-  std::vector<int> forced(elements.size(), -1);  // -1 none, 0 push, 1 pull
-  std::vector<const ProgramConn*> why(elements.size(), nullptr);
+  // Per element (per side for independent_ports): -1 none, 0 push, 1 pull, 2 conflict.
+  std::vector<int> forced(2 * elements.size(), -1);
+  std::vector<const ProgramConn*> why(2 * elements.size(), nullptr);
+  auto slot = [&](size_t idx, bool out) { return 2 * idx + (out && elements[idx].info->independent_ports ? 1 : 0); };
   bool changed = true;
-  auto force = [&](size_t idx, Proc p, const ProgramConn& c) {
+  auto force = [&](size_t idx, bool out, Proc p, const ProgramConn& c) {
+    size_t s = slot(idx, out);
     int want = p == Proc::Push ? 0 : 1;
-    if (forced[idx] == want) return;
-    if (forced[idx] >= 0) {
+    if (forced[s] == want) return;
+    if (forced[s] >= 0) {
       diag.error(c.loc, fmt::format("{} is agnostic but connected both as push and as pull", describe(elements[idx])));
-      if (why[idx])
-        diag.note(why[idx]->loc,
-                  fmt::format("'{}' was made {} here", elements[idx].name, forced[idx] == 0 ? "push" : "pull"));
-      forced[idx] = 2;
+      if (why[s])
+        diag.note(why[s]->loc,
+                  fmt::format("'{}' was made {} here", elements[idx].name, forced[s] == 0 ? "push" : "pull"));
+      forced[s] = 2;
       return;
     }
-    if (forced[idx] == 2) return;
-    forced[idx] = want;
-    why[idx] = &c;
-    for (auto& x : elements[idx].in_proc)
-      if (x == Proc::Agnostic) x = p;
-    for (auto& x : elements[idx].out_proc)
-      if (x == Proc::Agnostic) x = p;
+    if (forced[s] == 2) return;
+    forced[s] = want;
+    why[s] = &c;
+    bool indep = elements[idx].info->independent_ports;
+    if (!indep || !out)
+      for (auto& x : elements[idx].in_proc)
+        if (x == Proc::Agnostic) x = p;
+    if (!indep || out)
+      for (auto& x : elements[idx].out_proc)
+        if (x == Proc::Agnostic) x = p;
     changed = true;
   };
   // Element-level agnostic markers: remember which ports were agnostic.
@@ -106,13 +112,13 @@ bool Program::validate(Diagnostics& diag) {
     for (auto& c : conns) {
       Proc o = elements[size_t(c.from)].out_proc[size_t(c.from_port)];
       Proc in = elements[size_t(c.to)].in_proc[size_t(c.to_port)];
-      if (o != Proc::Agnostic && ag_in[size_t(c.to)][size_t(c.to_port)] && forced[size_t(c.to)] != 2 &&
+      if (o != Proc::Agnostic && ag_in[size_t(c.to)][size_t(c.to_port)] && forced[slot(size_t(c.to), false)] != 2 &&
           (in == Proc::Agnostic || in != o))
-        force(size_t(c.to), o, c);
+        force(size_t(c.to), false, o, c);
       in = elements[size_t(c.to)].in_proc[size_t(c.to_port)];
-      if (in != Proc::Agnostic && ag_out[size_t(c.from)][size_t(c.from_port)] && forced[size_t(c.from)] != 2 &&
-          (o == Proc::Agnostic || o != in))
-        force(size_t(c.from), in, c);
+      if (in != Proc::Agnostic && ag_out[size_t(c.from)][size_t(c.from_port)] &&
+          forced[slot(size_t(c.from), true)] != 2 && (o == Proc::Agnostic || o != in))
+        force(size_t(c.from), true, in, c);
     }
   }
   for (auto& e : elements) {
@@ -140,10 +146,20 @@ bool Program::validate(Diagnostics& diag) {
                              o == Proc::Push ? " (put a Queue between them)" : " (put an Unqueue between them)"));
       continue;
     }
-    if (o == Proc::Push && ++out_uses[size_t(c.from)][size_t(c.from_port)] == 2)
-      diag.error(c.loc, fmt::format("{} push output {} is connected more than once", describe(f), c.from_port));
-    if (in == Proc::Pull && ++in_uses[size_t(c.to)][size_t(c.to_port)] == 2)
-      diag.error(c.loc, fmt::format("{} pull input {} is connected more than once", describe(t), c.to_port));
+    // Click's words where Click's are asked for (shoal click).
+    auto click_name = [](const ProgramElement& e) { return fmt::format("'{} :: {}'", e.name, e.info->name); };
+    if (o == Proc::Push && ++out_uses[size_t(c.from)][size_t(c.from_port)] == 2) {
+      if (diag.click_style)
+        diag.error(f.loc, fmt::format("illegal reuse of {} push output {}", click_name(f), c.from_port));
+      else
+        diag.error(c.loc, fmt::format("{} push output {} is connected more than once", describe(f), c.from_port));
+    }
+    if (in == Proc::Pull && ++in_uses[size_t(c.to)][size_t(c.to_port)] == 2) {
+      if (diag.click_style)
+        diag.error(t.loc, fmt::format("illegal reuse of {} pull input {}", click_name(t), c.to_port));
+      else
+        diag.error(c.loc, fmt::format("{} pull input {} is connected more than once", describe(t), c.to_port));
+    }
   }
   std::vector<std::vector<bool>> in_conn(elements.size()), out_conn(elements.size());
   for (size_t i = 0; i < elements.size(); ++i) {
@@ -156,10 +172,11 @@ bool Program::validate(Diagnostics& diag) {
   }
   for (size_t i = 0; i < elements.size(); ++i) {
     auto& e = elements[i];
+    const char* unused = diag.click_style ? "'{} :: {}' {} {} unused" : "'{}' :: {} {} {} is not connected";
     for (uint32_t p = 0; p < e.ninputs; ++p)
-      if (!in_conn[i][p]) diag.error(e.loc, fmt::format("{} input {} is not connected", describe(e), p));
+      if (!in_conn[i][p]) diag.error(e.loc, fmt::format(fmt::runtime(unused), e.name, e.info->name, "input", p));
     for (uint32_t p = 0; p < e.noutputs; ++p)
-      if (!out_conn[i][p]) diag.error(e.loc, fmt::format("{} output {} is not connected", describe(e), p));
+      if (!out_conn[i][p]) diag.error(e.loc, fmt::format(fmt::runtime(unused), e.name, e.info->name, "output", p));
   }
   return diag.error_count() == before;
 }

@@ -32,6 +32,7 @@ SHOAL_ELEMENT(Idle, .name = "Idle", .ports = "-/-", .processing = "a/a", .summar
               .description =
                   "Has any number of ports. Never produces packets; packets pushed to it are dropped "
                   "(reason 'idle'). Useful to tie off unused ports.",
-              .args = {}, .handlers = {}, .example = "c :: Classifier(12/0800, -); c[1] -> Idle;");
+              .args = {}, .handlers = {}, .example = "c :: Classifier(12/0800, -); c[1] -> Idle;",
+              .independent_ports = true);
 
 }  // namespace shoal
