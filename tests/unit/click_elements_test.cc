@@ -687,4 +687,38 @@ TEST(LinkUnqueue, PacesPacketsByBandwidth) {
   EXPECT_FALSE(run("Idle -> Queue -> LinkUnqueue(1ms, 0) -> Discard;")->ok);
 }
 
+// DelayShaper under simulated time: three packets stamped at once leave
+// 30 ms later, together (their delays overlap); the one pulled after the
+// input's queue went empty and filled again is woken by the queue's
+// notifier, and each leaving packet is stamped with its departure.
+TEST(DelayShaper, HoldsEachPacketItsDelay) {
+  std::string out = tmpdir() + "/delay.txt";
+  set_simulated_time(true);
+  auto r = run(fmt::format(R"(
+    src :: InfiniteSource(LIMIT 3, STOP false) -> SetTimestamp -> q :: Queue;
+    late :: InfiniteSource(LIMIT 1, ACTIVE false) -> SetTimestamp -> q;
+    q -> d :: DelayShaper(30ms) -> c :: Counter -> SetTimestampDelta -> ToIPSummaryDump({}, FIELDS timestamp);
+    s :: Script(export early, export due, export late,
+                wait 20ms, set early $(c.count), wait 20ms, set due $(c.count),
+                wait 60ms, write late.active true, wait 20ms, set late $(c.count), wait 80ms, stop);
+  )",
+                           out));
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  std::ifstream f(out);
+  std::string line, body;
+  while (std::getline(f, line))
+    if (line.empty() || line[0] != '!') body += line + " ";
+  // Relative to the first departure (30 ms after the first three were
+  // stamped); the late packet, stamped at 100 ms, leaves at 130 ms.
+  EXPECT_EQ(body, "0.000000 0.000000 0.000000 0.100000 ");
+  EXPECT_EQ(r->h("s.early"), "0") << "held for 30 ms";
+  EXPECT_EQ(r->h("s.due"), "3");
+  EXPECT_EQ(r->h("s.late"), "3") << "the late packet is held too";
+  EXPECT_EQ(r->n("c.count"), 4u);
+  EXPECT_EQ(r->h("d.delay"), "0.030000");
+  EXPECT_FALSE(run("Idle -> DelayShaper -> Discard;")->ok) << "DELAY is mandatory";
+}
+
 }  // namespace shoal::test
