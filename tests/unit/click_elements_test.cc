@@ -721,4 +721,24 @@ TEST(DelayShaper, HoldsEachPacketItsDelay) {
   EXPECT_FALSE(run("Idle -> DelayShaper -> Discard;")->ok) << "DELAY is mandatory";
 }
 
+// NotifierDebug shows signals as Click does: numbered in initialization
+// order (a Queue's full signal, then its empty one), KIND.WORD/MASK:VALUE, a
+// scheduler's signal the combination of its inputs'.
+TEST(NotifierDebug, ShowsSignalsAsClickDoes) {
+  auto r = run(R"(
+    q1 :: Queue(10); q2 :: NotifierQueue(10);
+    InfiniteSource(LIMIT 3) -> p :: NotifierDebug -> q1;
+    Idle -> q2;
+    q1 -> [0] s :: RoundRobinSched; q2 -> [1] s;
+    s -> n :: NotifierDebug -> u :: Unqueue(ACTIVE false) -> Discard;
+    Idle -> q3 :: Queue -> x :: NotifierDebug -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("p.signal"), "full.0/1:1*") << "q1 has room";
+  EXPECT_EQ(r->h("n.signal"), "empty.0/6:2*") << "q1 has packets, q2 none";
+  EXPECT_EQ(r->h("x.signal"), "empty.0/10:0") << "q3: full is bit 3, empty bit 4";
+  EXPECT_EQ(r->h("u.scheduled"), "false");
+  finish(*r);
+}
+
 }  // namespace shoal::test

@@ -284,6 +284,11 @@ const Handler* Element::find_handler(std::string_view name) const {
   return nullptr;
 }
 
+void Element::register_signal(Notifier& n, const char* kind) {
+  n.kind = kind;
+  n.signal = router_->new_signal();
+}
+
 void Element::set_handler_private(std::string_view name) {
   for (auto& h : handlers_)
     if (h.name == name) h.hidden = true;

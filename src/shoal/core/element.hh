@@ -221,6 +221,8 @@ class Element {
   const std::vector<Handler>& handlers() const { return handlers_; }
   const Handler* find_handler(std::string_view name) const;
   void set_handler_private(std::string_view name);  // see Handler::hidden
+  // Gives n a signal number of this router (Click's new_notifier_signal).
+  void register_signal(Notifier& n, const char* kind);
   const std::deque<DropReason>& drop_reasons() const { return drops_; }
   uint64_t output_count(int port) const { return out_count_[size_t(port)].get(); }
 

@@ -280,6 +280,9 @@ bool Router::initialize(Diagnostics& diag) {
       e->framework_initialize();
       e->add_handlers();
       e->framework_handlers();
+      // Click's 'scheduled' handler, for elements that run a task.
+      if (e->task_ >= 0 && !e->find_handler("scheduled"))
+        e->add_read_handler("scheduled", [el = e.get()] { return el->task_active() ? "true" : "false"; });
     } catch (const ConfigError& err) {
       diag.element_error(err.loc(), e->loc_, e->name(), e->class_name(), err.what(), true);
     } catch (const std::exception& err) {

@@ -54,8 +54,11 @@ class Router {
   size_t packets_held() const;
   // Names for addresses and ports (AddressInfo, PortInfo).
   NameDB& names() { return names_; }
+  // The next of Click's notifier signal numbers (in initialization order).
+  int new_signal() { return signals_++; }
 
  private:
+  int signals_ = 0;
   void check_push_cycles(Diagnostics& diag);
   const Program& prog_;
   Worker& worker_;

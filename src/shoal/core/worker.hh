@@ -35,6 +35,12 @@ struct Timer {
 // listeners (pulling tasks) sleep while it is false and are woken by wake().
 struct Notifier {
   bool active = true;
+  // Click's signal bookkeeping, for NotifierDebug: a registered signal's
+  // kind ("empty", "full") and its number in the router (Click packs 32 to
+  // a word); a combined signal lists what it combines.
+  const char* kind = nullptr;
+  int signal = -1;
+  std::vector<const Notifier*> parts;
   // A full-notifier's free space (packets the queue takes before dropping),
   // so a source never pushes a burst that would overflow it.
   uint32_t room = UINT32_MAX;

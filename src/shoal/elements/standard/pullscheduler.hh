@@ -59,7 +59,7 @@ class PullScheduler : public Element {
       if (!n) return combined_ = false;
       ups_.push_back(n);
     }
-    for (Notifier* n : ups_) n->listeners.push_back(this);
+    for (Notifier* n : ups_) n->listeners.push_back(this), notifier_.parts.push_back(n);
     return combined_ = true;
   }
   bool resolved_ = false, combined_ = false;

@@ -44,4 +44,16 @@ SHOAL_ELEMENT(NotifierQueue, .name = "NotifierQueue", .ports = "1/1", .processin
               .handlers = {{"length", "r", "packets queued"}, {"drops", "r", "packets dropped because full"}},
               .example = "src -> NotifierQueue(100) -> Unqueue -> sink;");
 
+// Click's QuickNoteQueue: a Queue with both notifiers (Click's variant
+// wakes its listeners with fewer atomic operations; here it is a Queue).
+class QuickNoteQueue : public Queue {};
+SHOAL_ELEMENT(QuickNoteQueue, .name = "QuickNoteQueue", .ports = "1/1", .processing = "h/l",
+              .summary = "stores packets between a push and a pull path (Queue)",
+              .description =
+                  "Click's QuickNoteQueue: a Queue with its empty- and full-notifiers (see Queue for "
+                  "arguments and handlers).",
+              .args = {{"CAPACITY", "unsigned", "maximum packets (default 1000)"}},
+              .handlers = {{"length", "r", "packets queued"}, {"drops", "r", "packets dropped because full"}},
+              .example = "src -> QuickNoteQueue(100) -> Unqueue -> sink;");
+
 }  // namespace shoal

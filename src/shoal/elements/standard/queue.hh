@@ -17,6 +17,8 @@ class Queue : public Element {
   void initialize() override {
     ring_.resize(cap_);
     r_full_ = add_drop_reason("queue-full");
+    if (full_signal()) register_signal(full_, "full");
+    register_signal(notifier_, "empty");
     notifier_.sleep();
     note_room();
   }
