@@ -741,4 +741,42 @@ TEST(NotifierDebug, ShowsSignalsAsClickDoes) {
   finish(*r);
 }
 
+// AggregateIPFlows: one number for both directions (paint 0 for the first
+// packet's direction), a new number after UDP_TIMEOUT of packet time, other
+// protocols on output 1, and a later fragment whose first never comes held
+// (with what follows it) and let go unresolved at the stop.
+TEST(AggregateIPFlows, NumbersFlowsBothWays) {
+  std::string dir = tmpdir(), in = dir + "/agg.in", out0 = dir + "/agg0.txt", out1 = dir + "/agg1.txt";
+  {
+    std::ofstream f(in);
+    f << "!data timestamp src sport dst dport proto ip_id ip_fragoff ip_len\n"
+         "1.0 1.0.0.1 10 1.0.0.2 20 U 1 0 100\n"
+         "2.0 1.0.0.2 20 1.0.0.1 10 U 2 0 100\n"
+         "3.0 1.0.0.1 10 1.0.0.2 20 47 3 0 100\n"
+         "100.0 1.0.0.1 10 1.0.0.2 20 U 4 0 100\n"
+         "101.0 1.0.0.1 11 1.0.0.2 20 T 5 24 80\n"
+         "102.0 1.0.0.3 30 1.0.0.4 40 T 6 0 100\n";
+  }
+  auto r = run(fmt::format(R"(
+    FromIPSummaryDump({}, STOP true) -> a :: AggregateIPFlows
+      -> ToIPSummaryDump({}, FIELDS aggregate link ip_id);
+    a[1] -> ToIPSummaryDump({}, FIELDS aggregate ip_id);
+  )",
+                           in, out0, out1));
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  auto body = [](const std::string& path) {
+    std::ifstream f(path);
+    std::string line, b;
+    while (std::getline(f, line))
+      if (!line.empty() && line[0] != '!') b += line + "|";
+    return b;
+  };
+  // The TCP packet after the waiting fragment waits behind it, then goes on
+  // at the stop with its own flow number.
+  EXPECT_EQ(body(out0), "1 0 1|1 1 2|2 0 4|3 0 6|");
+  EXPECT_EQ(body(out1), "0 3|0 5|");
+  EXPECT_EQ(r->h("a.count"), "2") << "the timed-out flow was replaced";
+}
+
 }  // namespace shoal::test
