@@ -642,10 +642,7 @@ TEST(TimeSortedSched, MergesByTimestampAndStopsWhenDry) {
                            d1, d2, out));
   ASSERT_TRUE(r->ok) << r->errors;
   finish(*r);
-  std::ifstream f(out);
-  std::string line, body;
-  while (std::getline(f, line))
-    if (line.empty() || line[0] != '!') body += line + " ";
+  std::string body = summary_lines(out);
   EXPECT_EQ(body, "1.0.0.0 1.0.0.1 1.0.0.2 1.0.1.0 1.0.1.1 1.0.1.2 ") << "input 1 was switched on after the first stop";
   // Both at once: interleaved by time.
   auto r2 = run(fmt::format(R"(
@@ -656,10 +653,7 @@ TEST(TimeSortedSched, MergesByTimestampAndStopsWhenDry) {
                             d1, d2, out));
   ASSERT_TRUE(r2->ok) << r2->errors;
   finish(*r2);
-  std::ifstream f2(out);
-  body.clear();
-  while (std::getline(f2, line))
-    if (line.empty() || line[0] != '!') body += line + " ";
+  body = summary_lines(out);
   EXPECT_EQ(body, "1.0.0.0 1.0.1.0 1.0.0.1 1.0.1.1 1.0.0.2 1.0.1.2 ");
 }
 
@@ -679,10 +673,7 @@ TEST(LinkUnqueue, PacesPacketsByBandwidth) {
                            out));
   ASSERT_TRUE(r->ok) << r->errors;
   finish(*r);
-  std::ifstream f(out);
-  std::string line, body;
-  while (std::getline(f, line))
-    if (line.empty() || line[0] != '!') body += line + " ";
+  std::string body = summary_lines(out);
   EXPECT_EQ(body, "0.000000 0.001250 0.002500 ");
   EXPECT_FALSE(run("Idle -> Queue -> LinkUnqueue(1ms, 0) -> Discard;")->ok);
 }
@@ -706,10 +697,7 @@ TEST(DelayShaper, HoldsEachPacketItsDelay) {
   set_simulated_time(false);
   ASSERT_TRUE(r->ok) << r->errors;
   finish(*r);
-  std::ifstream f(out);
-  std::string line, body;
-  while (std::getline(f, line))
-    if (line.empty() || line[0] != '!') body += line + " ";
+  std::string body = summary_lines(out);
   // Relative to the first departure (30 ms after the first three were
   // stamped); the late packet, stamped at 100 ms, leaves at 130 ms.
   EXPECT_EQ(body, "0.000000 0.000000 0.000000 0.100000 ");
@@ -765,13 +753,7 @@ TEST(AggregateIPFlows, NumbersFlowsBothWays) {
                            in, out0, out1));
   ASSERT_TRUE(r->ok) << r->errors;
   finish(*r);
-  auto body = [](const std::string& path) {
-    std::ifstream f(path);
-    std::string line, b;
-    while (std::getline(f, line))
-      if (!line.empty() && line[0] != '!') b += line + "|";
-    return b;
-  };
+  auto body = [](const std::string& path) { return summary_lines(path, "|"); };
   // The TCP packet after the waiting fragment waits behind it, then goes on
   // at the stop with its own flow number.
   EXPECT_EQ(body(out0), "1 0 1|1 1 2|2 0 4|3 0 6|");

@@ -113,6 +113,16 @@ struct Frame {
   uint64_t ts;
 };
 
+// The data lines of an IP summary dump (not its '!' lines), each followed by
+// `sep`.
+inline std::string summary_lines(const std::string& path, const char* sep = " ") {
+  std::ifstream f(path);
+  std::string line, body;
+  while (std::getline(f, line))
+    if (!line.empty() && line[0] != '!') body += line + sep;
+  return body;
+}
+
 inline std::vector<Frame> read_pcap(const std::string& path) {
   io::PcapReader rd;
   std::string err;

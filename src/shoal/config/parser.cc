@@ -166,18 +166,25 @@ class Parser {
     return true;
   }
 
-  // '{' [formals '|'] statements ['||' variant] '}'
-  bool compound(AClass& cls) {
-    struct Depth {
-      int& d;
-      explicit Depth(int& x) : d(++x) {}
-      ~Depth() { --d; }
-    } depth(depth_);
-    Loc open = lx_.next().loc;
-    if (depth_ + group_depth_ > kMaxNesting) {
-      diag_.error(open, fmt::format("compounds and groups nested more than {} deep", kMaxNesting));
+  // One more level of compound (or group) nesting while it lives; deeper
+  // than kMaxNesting is an error, which bounds the parser's recursion.
+  struct Nest {
+    Parser& p;
+    int& d;
+    Nest(Parser& parser, int& depth) : p(parser), d(++depth) {}
+    ~Nest() { --d; }
+    bool ok(const Loc& at) const {
+      if (p.depth_ + p.group_depth_ <= kMaxNesting) return true;
+      p.diag_.error(at, fmt::format("compounds and groups nested more than {} deep", kMaxNesting));
       return false;
     }
+  };
+
+  // '{' [formals '|'] statements ['||' variant] '}'
+  bool compound(AClass& cls) {
+    Nest nest(*this, depth_);
+    Loc open = lx_.next().loc;
+    if (!nest.ok(open)) return false;
     AClass* cur = &cls;
     for (;;) {
       if (!formals(*cur)) return false;
@@ -296,16 +303,9 @@ class Parser {
   // '(' statements ')': an element group. Its elements belong to the
   // enclosing scope; 'input' and 'output' inside are the group's ports.
   bool group_body(AClass& g) {
-    struct Depth {
-      int& d;
-      explicit Depth(int& x) : d(++x) {}
-      ~Depth() { --d; }
-    } depth(group_depth_);
+    Nest nest(*this, group_depth_);
     Loc open = lx_.next().loc;
-    if (depth_ + group_depth_ > kMaxNesting) {
-      diag_.error(open, fmt::format("compounds and groups nested more than {} deep", kMaxNesting));
-      return false;
-    }
+    if (!nest.ok(open)) return false;
     while (lx_.peek().type != T::RParen) {
       if (lx_.peek().type == T::Eof) {
         diag_.error(open, "unterminated element group: missing ')'");
@@ -352,6 +352,16 @@ class Parser {
         ep.in_given = in_given;
         is_ref_only = false;
       } else if (t.type == T::Ident) {
+        // An element named in the list before the last: a reference, with
+        // the list's input ports when it comes first.
+        auto reference = [&](const Token& n, bool first_in_list) {
+          EP r;
+          r.base.occ = next_occ_++;
+          r.base.name = n.text;
+          r.base.loc = n.loc;
+          if (first_in_list) r.in = ep.in, r.in_given = in_given;
+          eps.push_back(r);
+        };
         Token first = lx_.next();
         std::vector<Token> names{first};
         // "a, b :: Class" or "a, b -> ..." (a list of references): names
@@ -361,14 +371,7 @@ class Parser {
           lx_.next();
           if (lx_.peek().type != T::Ident) {
             // ", [port] x" or ", {...}": the names so far are references
-            for (size_t i = 0; i < names.size(); ++i) {
-              EP r;
-              r.base.occ = next_occ_++;
-              r.base.name = names[i].text;
-              r.base.loc = names[i].loc;
-              if (i == 0) r.in = ep.in, r.in_given = in_given;
-              eps.push_back(r);
-            }
+            for (size_t i = 0; i < names.size(); ++i) reference(names[i], i == 0);
             names.clear();
             break;
           }
@@ -417,14 +420,7 @@ class Parser {
             ep.in_given = in_given;
         } else {
           // references, the last of which may be an anonymous "Class(config)"
-          for (size_t i = 0; i + 1 < names.size(); ++i) {
-            EP r;
-            r.base.occ = next_occ_++;
-            r.base.name = names[i].text;
-            r.base.loc = names[i].loc;
-            if (i == 0) r.in = ep.in, r.in_given = in_given;
-            eps.push_back(r);
-          }
+          for (size_t i = 0; i + 1 < names.size(); ++i) reference(names[i], i == 0);
           if (names.size() > 1)
             ep.in.clear();
           else
