@@ -132,11 +132,14 @@ std::string flat_config(const Program& p) {
   size_t nc = p.conns.size();
   std::vector<int> next(nc, -1);
   std::vector<bool> start(nc, true), printed(nc, false), passed(p.elements.size(), false);
+  std::vector<std::vector<size_t>> from0(p.elements.size());  // connections out of each element's port 0
+  for (size_t d = 0; d < nc; ++d)
+    if (p.conns[d].from_port == 0) from0[size_t(p.conns[d].from)].push_back(d);
   for (size_t c = 0; c < nc; ++c) {
     const auto& k = p.conns[c];
     if (k.to_port != 0 || passed[size_t(k.to)]) continue;
-    for (size_t d = 0; d < nc; ++d)
-      if (d != c && start[d] && p.conns[d].from == k.to && p.conns[d].from_port == 0) {
+    for (size_t d : from0[size_t(k.to)])
+      if (d != c && start[d]) {
         next[c] = int(d);
         start[d] = false;
         passed[size_t(k.to)] = true;
