@@ -158,6 +158,19 @@ tcp :: ControlSocket(TCP, 47100+);
     check(g.cmd("\x00\x01\x02\xff garbage\n")[0] == 501, "binary garbage: 501")
     g.s.sendall(b"WRITEDATA sw.switch 100\nonly a few bytes")
     g.s.close()
+    # a client that half-closes after its commands gets every reply, then the
+    # router closes the connection (recv times out, failing the test, if not)
+    h = Client(path=sock)
+    h.s.sendall(b"READ c.count\nREAD sw.switch\n")
+    h.s.shutdown(socket.SHUT_WR)
+    got = h.buf
+    while True:
+        d = h.s.recv(65536)
+        if not d:
+            break
+        got += d
+    check(b"200 Read handler 'c.count' OK" in got and b"200 Read handler 'sw.switch' OK" in got,
+          f"a half-closed client gets its replies: {got!r}")
     many = [Client(path=sock) for _ in range(20)]
     for m in many:
         m.s.sendall(b"READ c.count\n")

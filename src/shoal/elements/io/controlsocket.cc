@@ -228,7 +228,10 @@ class ControlSocket : public Element {
       pf.clear();
       pf.push_back({wake_[0], POLLIN, 0});
       pf.push_back({lfd_, short(int(conns.size()) < max_conns_ ? POLLIN : 0), 0});
-      for (auto& c : conns) pf.push_back({c->fd, short(POLLIN | (c->out.empty() ? 0 : POLLOUT)), 0});
+      for (auto& c : conns) {
+        bool more_in = !c->closing && c->out.size() <= kMaxOut;
+        pf.push_back({c->fd, short((more_in ? POLLIN : 0) | (c->out.empty() ? 0 : POLLOUT)), 0});
+      }
       if (::poll(pf.data(), pf.size(), 200) < 0 && errno != EINTR) break;
       if (quit_.load()) break;
       if (pf[1].revents & POLLIN) accept_one(conns);
@@ -279,9 +282,10 @@ class ControlSocket : public Element {
     char buf[16384];
     for (;;) {
       ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-      if (n == 0) {
-        process(c);  // a last command without its newline is not run (Click)
-        return false;
+      if (n == 0) {  // the client is done sending: answer what it sent, then close
+        process(c);  // (a last command without its newline is not run, as in Click)
+        c.closing = true;
+        return true;
       }
       if (n < 0) {
         if (errno == EINTR) continue;
@@ -290,7 +294,9 @@ class ControlSocket : public Element {
       }
       c.in.append(buf, size_t(n));
       if (!process(c)) return false;
-      if (c.out.size() > kMaxOut && !write_to(c)) return false;
+      // A client that sends without reading its replies is not read from
+      // while they pile up (poll waits for it to read them).
+      if (c.out.size() > kMaxOut && (!write_to(c) || c.out.size() > kMaxOut)) break;
     }
     return true;
   }
