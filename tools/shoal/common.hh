@@ -64,7 +64,7 @@ class MetricsServer {
  public:
   ~MetricsServer();
   // ADDR:PORT or PORT (127.0.0.1); false with err when it cannot listen.
-  bool start(const std::string& where, Runtime& rt, std::string device, std::string& err);
+  bool start(const std::string& where, Runtime& rt, const std::string& device, std::string& err);
   void stop();
   int port() const { return port_; }
 

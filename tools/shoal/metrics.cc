@@ -137,7 +137,7 @@ std::string prometheus_text(Runtime& rt, const std::string& device) {
 
 MetricsServer::~MetricsServer() { stop(); }
 
-bool MetricsServer::start(const std::string& where, Runtime& rt, std::string device, std::string& err) {
+bool MetricsServer::start(const std::string& where, Runtime& rt, const std::string& device, std::string& err) {
   std::string host = "127.0.0.1", port = where;
   if (size_t c = where.rfind(':'); c != std::string::npos) host = where.substr(0, c), port = where.substr(c + 1);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
