@@ -117,6 +117,11 @@ TEST(Config, ElementGroups) {
   EXPECT_TRUE(connected(r->prog, "p", 0, "q", 0));
   auto bad = load("i :: Idle -> ( [0] -> Null; ) -> Idle;");
   EXPECT_NE(bad->errors.find("has no output 0"), std::string::npos) << bad->errors;
+  // A group the compound around it ends before its ')' is an error, not an
+  // endless loop of errors (found by fuzzing).
+  auto open = load("elementclass T { $a | input -> ( -: [1] output }");
+  EXPECT_FALSE(open->ok);
+  EXPECT_NE(open->errors.find("unterminated element group: missing ')'"), std::string::npos) << open->errors;
 }
 
 // Idle is Click's "x/y": its inputs and outputs resolve to push or pull apart.

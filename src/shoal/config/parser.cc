@@ -307,7 +307,10 @@ class Parser {
     Loc open = lx_.next().loc;
     if (!nest.ok(open)) return false;
     while (lx_.peek().type != T::RParen) {
-      if (lx_.peek().type == T::Eof) {
+      // A compound's end (or the file's) before the ')': recovery stops in
+      // front of '}' and '||', so the group must end here.
+      T t = lx_.peek().type;
+      if (t == T::Eof || t == T::RBrace || t == T::Bar2) {
         diag_.error(open, "unterminated element group: missing ')'");
         return false;
       }
