@@ -146,7 +146,10 @@ inline void copy_frame(uint8_t* dst, const uint8_t* src, size_t n) {
   } else if (n >= 8 && n < 16) {
     std::memcpy(dst, src, 8);
     std::memcpy(dst + n - 8, src + n - 8, 8);
-  } else if (n < 8) {
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else if (n < 4) {
     for (size_t i = 0; i < n; ++i) dst[i] = src[i];
   } else {
     std::memcpy(dst, src, n);

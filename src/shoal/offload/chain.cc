@@ -94,36 +94,32 @@ uint32_t Plan::add_block(uint32_t in_size, uint32_t out_size) {
   return uint32_t(blocks_.size() - 1);
 }
 
-bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e) {
+bool anchor_of(const Packet* p, Anchor anchor, int32_t ip_at, int64_t& a) {
   uint32_t len = p->length();
-  int64_t a;
   uint32_t ip = 0;
   bool have_ip = false;
-  if (r.ip_at >= 0) {
-    ip = uint32_t(r.ip_at), have_ip = true;
+  if (ip_at >= 0) {
+    ip = uint32_t(ip_at), have_ip = true;
   } else if (p->has_network_header() && p->network_header_offset() >= 0) {
     ip = uint32_t(p->network_header_offset()), have_ip = true;
   }
-  switch (r.anchor) {
-    case Anchor::Data: a = 0; break;
+  switch (anchor) {
+    case Anchor::Data: a = 0; return true;
     case Anchor::Mac:
       if (!p->has_mac_header() || p->mac_header_offset() < 0) return false;
       a = p->mac_header_offset();
-      break;
-    case Anchor::IP:
-      if (!have_ip) return false;
-      a = ip;
-      break;
+      return true;
+    case Anchor::IP: a = ip; return have_ip;
     case Anchor::L4:
     case Anchor::Payload: {
       uint32_t l4;
-      if (r.ip_at < 0 && p->has_transport_header() && p->transport_header_offset() >= 0) {
+      if (ip_at < 0 && p->has_transport_header() && p->transport_header_offset() >= 0) {
         l4 = uint32_t(p->transport_header_offset());
       } else if (!have_ip || !l4_of(p, ip, l4)) {
         return false;
       }
       a = l4;
-      if (r.anchor == Anchor::Payload) {
+      if (anchor == Anchor::Payload) {
         if (!have_ip || ip + 10 > len) return false;
         const uint8_t* d = p->data();
         uint8_t proto = (d[ip] >> 4) == 6 ? d[ip + 6] : d[ip + 9];
@@ -134,10 +130,15 @@ bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e) {
           a += 8;
         }
       }
-      break;
+      return true;
     }
-    default: return false;
   }
+  return false;
+}
+
+namespace {
+// Range r at anchor a of a packet of len bytes: [s, e), or false.
+inline bool place(const Range& r, int64_t a, uint32_t len, uint32_t& s, uint32_t& e) {
   int64_t need = r.resizable ? 0 : a + (r.need ? r.need : r.begin + 1);
   if (need > int64_t(len) || a + r.begin < 0) return false;
   s = uint32_t(a + r.begin);
@@ -145,6 +146,12 @@ bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e) {
   if (end < int64_t(s)) return false;
   e = uint32_t(end);
   return true;
+}
+}  // namespace
+
+bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e) {
+  int64_t a;
+  return anchor_of(p, r.anchor, r.ip_at, a) && place(r, a, p->length(), s, e);
 }
 
 std::shared_ptr<void> upload_shared(const std::shared_ptr<dev::Device>& d, const void* src, size_t bytes,
@@ -233,7 +240,17 @@ Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Of
     s->offload_declare(plan_);
     if (!plan_.error.empty() && error_.empty()) error_ = s->offload_element().name() + ": " + plan_.error;
   }
-  for (uint32_t r = 0; r < plan_.ranges().size(); ++r) read_early_.push_back(plan_.read_early(r));
+  for (uint32_t r = 0; r < plan_.ranges().size(); ++r) {
+    const Range& x = plan_.ranges()[r];
+    read_early_.push_back(plan_.read_early(r));
+    size_t k = 0;
+    while (k < anchors_.size() && !(anchors_[k].anchor == x.anchor && anchors_[k].ip_at == x.ip_at)) ++k;
+    if (k == anchors_.size()) anchors_.push_back({x.anchor, x.ip_at});
+    range_anchor_.push_back(uint32_t(k));
+  }
+  pieces_.resize(plan_.ranges().size());
+  anchor_at_.resize(anchors_.size());
+  anchor_has_.resize(anchors_.size());
   latency_ = &services(owner_.worker().runtime()).latencies(owner_.worker().id());
   histogram_ = &services(owner_.worker().runtime()).latency_histogram;
   if (device_)
@@ -406,60 +423,74 @@ bool Chain::pack(Aggregate& a, bool pre) {
   auto* hroom = reinterpret_cast<uint32_t*>(a.host + a.o_hroom);
   auto* troom = reinterpret_cast<uint32_t*>(a.host + a.o_troom);
   // Pass 1: each packet's ranges, merged where they overlap or touch, get
-  // their places in the written or the read-only area.
-  struct Group {
-    uint32_t pkt, s, e, pos;
-    bool write;
-  };
-  static thread_local std::vector<Group> groups;
-  groups.clear();
+  // their places in the written or the read-only area. (Per packet: each
+  // anchor found once, the ranges kept sorted by start as they are placed;
+  // ranges read only before anything is written are grouped apart: they
+  // may overlap written bytes, which then travel twice, and only the
+  // written copy comes back.)
+  groups_.clear();
   a.rw_segs.clear();
-  size_t rw = 0, ro = 0;
+  size_t rw = 0, ro = 0, ro_groups = 0;
+  const size_t na = anchors_.size();
+  int64_t* at = anchor_at_.data();
+  uint8_t* has_at = anchor_has_.data();
+  Piece* pcs = pieces_.data();
   for (uint32_t i = 0; i < n; ++i) {
+    // the packets' descriptors and first bytes are usually not in cache yet
+    if (i + 8 < n) __builtin_prefetch(b->at(i + 8));
+    if (i + 4 < n) __builtin_prefetch(b->at(i + 4)->data());
     const Packet* p = b->at(i);
-    pieces_.clear();
+    const uint32_t len = p->length();
+    for (size_t k = 0; k < na; ++k) has_at[k] = anchor_of(p, anchors_[k].anchor, anchors_[k].ip_at, at[k]);
+    // late pieces from the front, early ones from the back, each sorted by start
+    uint32_t nlate = 0, nearly = 0;
     for (uint32_t r = 0; r < nr; ++r) {
       uint32_t s, e;
-      if (resolve(R[r], p, s, e)) {
-        pieces_.push_back({s, e, r, R[r].write});
-      } else {
+      const uint32_t k = range_anchor_[r];
+      if (!has_at[k] || !place(R[r], at[k], len, s, e)) {
         roff[size_t(r) * n + i] = k::kAbsent;
         rlen[size_t(r) * n + i] = 0;
+        continue;
+      }
+      const Piece pc{s, e, r, R[r].write};
+      if (read_early_[r]) {
+        Piece* lo = pcs + nr - nearly;  // [lo, pcs + nr) sorted
+        Piece* q = lo - 1;
+        while (q + 1 < pcs + nr && q[1].s < s) q[0] = q[1], ++q;
+        *q = pc;
+        ++nearly;
+      } else {
+        uint32_t q = nlate++;
+        while (q > 0 && pcs[q - 1].s > s) pcs[q] = pcs[q - 1], --q;
+        pcs[q] = pc;
       }
     }
-    std::sort(pieces_.begin(), pieces_.end(), [](const Piece& x, const Piece& y) { return x.s < y.s; });
     if (rs >= 0) {
       hroom[i] = std::min(R[size_t(rs)].head_room, p->headroom());
       troom[i] = std::min(R[size_t(rs)].tail_room, p->tailroom());
     }
-    // ranges read only before anything is written are grouped apart (they
-    // may overlap written bytes: those travel twice, and only the written
-    // copy comes back)
-    early_.clear();
-    std::erase_if(pieces_, [&](const Piece& pc) {
-      if (!read_early_[pc.range]) return false;
-      early_.push_back(pc);
-      return true;
-    });
-    pieces_.insert(pieces_.end(), early_.begin(), early_.end());
-    const size_t nlate = pieces_.size() - early_.size();
-    for (size_t j = 0; j < pieces_.size();) {
-      const size_t stop = j < nlate ? nlate : pieces_.size();
-      uint32_t gs = pieces_[j].s, ge = pieces_[j].e;
-      bool w = pieces_[j].write, grow = int32_t(pieces_[j].range) == rs;
-      size_t k = j + 1;
-      for (; k < stop && pieces_[k].s <= ge; ++k)
-        ge = std::max(ge, pieces_[k].e), w |= pieces_[k].write, grow |= int32_t(pieces_[k].range) == rs;
-      // the resizable packet's group (the whole packet) gets its room on both sides
-      size_t& area = w ? rw : ro;
-      if (grow) area += hroom[i];
-      uint32_t pos = uint32_t(area);
-      area += ge - gs + (grow ? troom[i] : 0);
-      groups.push_back({i, gs, ge, pos, w});
-      if (w) a.rw_segs.push_back({i, gs, ge, pos, grow});
-      for (; j < k; ++j) {
-        roff[size_t(pieces_[j].range) * n + i] = (pos + pieces_[j].s - gs) | (w ? 0 : kRoFlag);
-        rlen[size_t(pieces_[j].range) * n + i] = pieces_[j].e - pieces_[j].s;
+    for (int part = 0; part < 2; ++part) {
+      const Piece* j = part ? pcs + nr - nearly : pcs;
+      const Piece* stop = part ? pcs + nr : pcs + nlate;
+      while (j < stop) {
+        uint32_t gs = j->s, ge = j->e;
+        bool w = j->write, grow = int32_t(j->range) == rs;
+        const Piece* k = j + 1;
+        for (; k < stop && k->s <= ge; ++k) ge = std::max(ge, k->e), w |= k->write, grow |= int32_t(k->range) == rs;
+        // the resizable packet's group (the whole packet) gets its room on both sides
+        size_t& area = w ? rw : ro;
+        if (grow) area += hroom[i];
+        const uint32_t pos = uint32_t(area);
+        area += ge - gs + (grow ? troom[i] : 0);
+        groups_.push_back({i, gs, ge, pos, w});
+        if (w)
+          a.rw_segs.push_back({i, gs, ge, pos, grow});
+        else
+          ++ro_groups;
+        for (; j < k; ++j) {
+          roff[size_t(j->range) * n + i] = (pos + j->s - gs) | (w ? 0 : kRoFlag);
+          rlen[size_t(j->range) * n + i] = j->e - j->s;
+        }
       }
     }
   }
@@ -470,10 +501,11 @@ bool Chain::pack(Aggregate& a, bool pre) {
   roff = reinterpret_cast<uint32_t*>(a.host + a.o_roff);
   // Pass 2: read-only offsets move past the written area; bytes copied.
   const uint32_t ro_base = uint32_t(a.o_ro - a.o_rw);
-  for (size_t x = 0, nx = size_t(nr) * n; x < nx; ++x)
-    if (roff[x] != k::kAbsent && (roff[x] & kRoFlag)) roff[x] = (roff[x] & ~kRoFlag) + ro_base;
-  for (const Group& g : groups)
-    std::memcpy(a.host + (g.write ? a.o_rw : a.o_ro) + g.pos, b->at(g.pkt)->data() + g.s, g.e - g.s);
+  if (ro_groups)
+    for (size_t x = 0, nx = size_t(nr) * n; x < nx; ++x)
+      if (roff[x] != k::kAbsent && (roff[x] & kRoFlag)) roff[x] = (roff[x] & ~kRoFlag) + ro_base;
+  for (const Group& g : groups_)
+    copy_frame(a.host + (g.write ? a.o_rw : a.o_ro) + g.pos, b->at(g.pkt)->data() + g.s, g.e - g.s);
   stats_.roi_bytes.add(rw + ro);
   if (an.length) {
     auto* pl = reinterpret_cast<uint32_t*>(a.host + a.o_plen);
@@ -668,7 +700,7 @@ void Chain::complete(Aggregate& a) {
     Packet* p = b->at(s.pkt);
     const uint8_t* src = a.host + a.o_rw + s.pos;
     if (!s.resizable) {
-      std::memcpy(p->data() + s.s, src, s.e - s.s);
+      copy_frame(p->data() + s.s, src, s.e - s.s);
       continue;
     }
     // pack() gave the kernel no more room than the buffer has, so these hold

@@ -124,6 +124,9 @@ class Plan {
 
 // Resolves range r of packet p to [s, e) in data() offsets; false when absent.
 bool resolve(const Range& r, const Packet* p, uint32_t& s, uint32_t& e);
+// Where `anchor` lies in packet p (the IP header taken at ip_at when that
+// is >= 0), in data() offsets; false when the packet has no such place.
+bool anchor_of(const Packet* p, Anchor anchor, int32_t ip_at, int64_t& a);
 
 struct Aggregate;
 
@@ -425,8 +428,23 @@ class Chain {
     uint32_t s, e, range;
     bool write;
   };
-  std::vector<Piece> pieces_, early_;
+  struct Group {
+    uint32_t pkt, s, e, pos;
+    bool write;
+  };
+  std::vector<Piece> pieces_;  // a packet's ranges: those read late, then those read early (Plan::read_early)
+  std::vector<Group> groups_;
   std::vector<uint8_t> read_early_;  // per range: Plan::read_early
+  // The distinct places ranges are measured from (anchor and ip_at), each
+  // found once per packet, and the one each range uses.
+  struct AnchorKey {
+    Anchor anchor;
+    int32_t ip_at;
+  };
+  std::vector<AnchorKey> anchors_;
+  std::vector<uint32_t> range_anchor_;
+  std::vector<int64_t> anchor_at_;
+  std::vector<uint8_t> anchor_has_;
 };
 
 // Registers the statistics handlers of a chain (PREFIX aggregates, ...).
