@@ -1040,6 +1040,33 @@ TEST(OffloadRouter, OutOfDeviceMemoryRunsAggregatesOnTheCpu) {
   test::finish(*cpu);
 }
 
+// A fixed split sends the device runs of batches that fill its aggregates:
+// deciding batch by batch, every CPU batch would launch the aggregate being
+// filled before it (order), and a split would cost a whole aggregate per
+// device batch.
+TEST(OffloadBalancer, AFixedSplitSendsTheDeviceWholeAggregates) {
+  RouterCase c = make_ipv4_case(23, 12800);
+  auto cpu = test::run(cpu_v4(c, tmp("fcpu")));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  test::Options o = opts();
+  o.batch_capacity = 64;
+  o.offload.batches = 4;
+  o.offload.timeout_us = 1000000;  // (no aggregate leaves part-filled on its timer)
+  auto r = test::run_with(cpu_v4(c, tmp("fsplit"), "b :: OffloadBalancer(0.5) ->"), o);
+  ASSERT_TRUE(r->ok) << r->errors;
+  expect_same_outputs(tmp("fcpu"), tmp("fsplit"));
+  expect_same_drops(*cpu, *r);
+  const uint64_t dev = r->n("b.to_device"), cpu_batches = r->n("b.to_cpu");
+  EXPECT_EQ(dev, cpu_batches) << "runs of 4 batches, half each";
+  ASSERT_EQ(dev % 4, 0u);
+  // (the source's batches are all alike: 12800 packets in equal bursts)
+  EXPECT_EQ(r->n("c.offload_device_packets") + r->n("c.offload_fault_packets"), 12800 * dev / (dev + cpu_batches));
+  EXPECT_EQ(r->n("c.offload_device_aggregates") + r->n("c.offload_cpu_fault"), dev / 4)
+      << "every device aggregate holds a run's 4 batches";
+  test::finish(*r);
+  test::finish(*cpu);
+}
+
 // NBA's adaptive balancer (OffloadBalancer MODE adaptive) in the IPv4 router.
 TEST(OffloadBalancerAdaptive, OutputsStayTheCpuRoutersWhileTheSplitMoves) {
   RouterCase c = make_ipv4_case(21, 20000);
@@ -1063,16 +1090,17 @@ TEST(OffloadBalancerAdaptive, OutputsStayTheCpuRoutersWhileTheSplitMoves) {
 }
 
 TEST(OffloadBalancerAdaptive, ALatencyBoundTheDeviceCannotMeetEmptiesItsShare) {
-  // Each device operation waits up to 3 ms (host backend), so device
-  // batches take milliseconds; a 100 us bound sends everything back to the
-  // CPU and keeps it there (RELAX far beyond the run).
+  // A 1 us bound no device batch can meet (a copy there and back alone
+  // takes longer on a GPU; on the host backend each operation also waits up
+  // to 3 ms) sends everything back to the CPU and keeps it there (RELAX far
+  // beyond the run).
   RouterCase c = make_ipv4_case(22, 30000);
   test::Options o = opts(3000);
   o.batch_capacity = 64;
   o.offload.batches = 1;
   auto r = test::run_with(
       cpu_v4(c, tmp("alat"),
-             "b :: OffloadBalancer(1, MODE adaptive, INTERVAL 1ms, STEP 0.25, LATENCY 100, RELAX 100000) ->"),
+             "b :: OffloadBalancer(1, MODE adaptive, INTERVAL 1ms, STEP 0.25, LATENCY 1, RELAX 100000) ->"),
       o);
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_GT(r->n("b.over_bound"), 0u);

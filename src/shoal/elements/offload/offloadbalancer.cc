@@ -46,15 +46,27 @@ class OffloadBalancer : public Element {
   void initialize() override {
     climber_ = offload::HillClimber(params_, fraction_);
     share_ = fraction_;
+    run_ = std::max(1u, offload::services(worker().runtime()).options.batches);
     publish();
     if (adaptive_) samples_ = &offload::services(worker().runtime()).latencies(worker().id());
   }
   void push(int, PacketBatch* b) override {
     if (adaptive_) observe(b);
-    // Error diffusion: exactly the share of the batches, evenly spread.
-    acc_ += share_;
-    if (acc_ >= 1 - 1e-9) {
-      acc_ -= 1;
+    // Error diffusion over runs of as many batches as make one aggregate
+    // (HostToDevice's and the offloadable elements' BATCHES): exactly the
+    // share, evenly spread, and a run for the device fills an aggregate.
+    // (Deciding batch by batch would send the device one batch at a time:
+    // each CPU batch behind an aggregate still being filled launches it
+    // early, to keep order, so a split would pay a whole aggregate's cost
+    // for every batch.)
+    if (run_left_ == 0) {
+      run_left_ = run_;
+      acc_ += share_;
+      run_device_ = acc_ >= 1 - 1e-9;
+      if (run_device_) acc_ -= 1;
+    }
+    --run_left_;
+    if (run_device_) {
       b->anno.device = 0;
       to_device_.add();
     } else {
@@ -128,6 +140,8 @@ class OffloadBalancer : public Element {
   }
 
   double fraction_ = 1, share_ = 1, acc_ = 0;
+  uint32_t run_ = 1, run_left_ = 0;  // batches per decision (an aggregate's worth), and left in this one
+  bool run_device_ = false;
   bool adaptive_ = false;
   offload::BalanceParams params_;
   offload::HillClimber climber_{offload::BalanceParams{}};
@@ -147,7 +161,8 @@ SHOAL_ELEMENT(
     OffloadBalancer, .name = "OffloadBalancer", .ports = "1/1", .processing = "a/a",
     .summary = "picks the device or the CPU for each batch: a fixed share, or adaptively",
     .description =
-        "NBA's load balancer. Batches marked for the device (evenly spread, by error diffusion) run their "
+        "NBA's load balancer. Batches marked for the device (evenly spread by error diffusion, in runs of as many "
+        "batches as make one aggregate, so that the device's aggregates fill) run their "
         "offloadable elements downstream (DirectIPLookup, LookupIP6Route, CheckIPHeader, DecIPTTL, IDSMatcher, "
         "SDNClassifier, ...) on the device: those aggregate them, copy only what they declared, run the chain of "
         "consecutive offloadable elements there and release the results in order; the others run on the CPU. "
