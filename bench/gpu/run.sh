@@ -143,6 +143,22 @@ if want alb; then
     --sizes ${ALB_SIZES:-64 1518} --seconds ${ALB_SECONDS:-3} --alb-latency ${ALB_LATENCY:-500} \
     --out "$OUT/bench-alb.json"
 fi
+if want ab; then
+  # the same rows from a baseline build (AB_BASE, e.g. the last commit's
+  # program carried as build-gpu/base/shoal) and from this one, in turn, so
+  # a change is measured against what it replaces on one machine
+  i=0
+  for side in base this base this; do
+    i=$((i + 1))
+    bin=./build-gpu/shoal
+    [ "$side" = base ] && bin=${AB_BASE:-build-gpu/base/shoal}
+    [ -x "$bin" ] || { echo "no $bin"; continue; }
+    stamp "bench-scale, $side ($bin)"
+    timeout ${AB_TIMEOUT:-120} "$bin" bench-scale --device cuda --threads ${AB_THREADS:-16} --sizes ${AB_SIZES:-64 1518} \
+      --app ${AB_APPS:-router sdn-forwarder ids-router ids} --ids-chunk 64 --seconds ${AB_SECONDS:-1} \
+      --out "$OUT/bench-scale-$side-$i.json" | grep -vE '^(app|shoal bench-scale) '
+  done
+fi
 if want scale-batch; then
   stamp "bench-scale at aggregates of 4096 (the per-aggregate cost against the per-packet one)"
   timeout ${SCALE_TIMEOUT:-400} ./build-gpu/shoal bench-scale --device cuda --threads 16 --sizes 64 1518 \
