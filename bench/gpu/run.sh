@@ -159,6 +159,19 @@ if want ab; then
       --out "$OUT/bench-scale-$side-$i.json" | grep -vE '^(app|shoal bench-scale) '
   done
 fi
+if want signal; then
+  # zero-copy aggregates whose last kernel marks them done (no event, no
+  # driver call to poll) against events (SHOAL_CUDA_SIGNAL=0), in turn
+  i=0
+  for sig in 0 1 0 1; do
+    i=$((i + 1))
+    stamp "bench-scale, zero-copy, SHOAL_CUDA_SIGNAL=$sig"
+    SHOAL_CUDA_SIGNAL=$sig timeout ${SIGNAL_TIMEOUT:-90} ./build-gpu/shoal bench-scale --device cuda \
+      --threads ${SIGNAL_THREADS:-16} --sizes ${SIGNAL_SIZES:-64 1518} --app ${SIGNAL_APPS:-router sdn-forwarder ids-router} \
+      --zero-copy ${SIGNAL_ZC:-2048} --seconds ${SIGNAL_SECONDS:-1} --out "$OUT/bench-scale-signal$sig-$i.json" |
+      grep -vE '^(app|shoal bench-scale) '
+  done
+fi
 if want scale-batch; then
   stamp "bench-scale at aggregates of 4096 (the per-aggregate cost against the per-packet one)"
   timeout ${SCALE_TIMEOUT:-400} ./build-gpu/shoal bench-scale --device cuda --threads 16 --sizes 64 1518 \

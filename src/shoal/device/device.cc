@@ -62,7 +62,8 @@ bool Device::inject_fault() {
   return hit;
 }
 
-void Device::launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uint32_t n, const uint32_t* order) {
+void Device::launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uint32_t n, const uint32_t* order,
+                          bool /*signal: record() marks the end here*/) {
   for (uint32_t j = 0; j < count; ++j) {
     const FusedStep& f = steps[j];
     if (f.per_packet)

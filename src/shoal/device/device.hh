@@ -120,8 +120,16 @@ class Device {
   // earlier one; a split step (FusedStep::per_packet) may divide its
   // packet's work among threads. The default launches them one after
   // another.
+  //
+  // With `signal` (only where signals() says so, and only as the last
+  // operation before record(): for work whose results the kernels write in
+  // host memory, zero-copy), the kernel marks the stream's work done itself
+  // as its last block finishes (a word in host memory), so record() and
+  // poll() make no driver call.
   virtual void launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uint32_t n,
-                            const uint32_t* order = nullptr);
+                            const uint32_t* order = nullptr, bool signal = false);
+  // Whether launch_fused(..., signal) can mark completion from the kernel.
+  virtual bool signals() const { return false; }
   // Marks the end of what was queued so far; poll() reports on it.
   virtual void record(Stream* s) = 0;
   // Never blocks: Done when everything up to the last record() finished.

@@ -613,7 +613,7 @@ void Chain::step(Aggregate& a, size_t i) {
   stats_.launch_ns.add(host_ns() - t0);
 }
 
-void Chain::flush(Aggregate& a) {
+void Chain::flush(Aggregate& a, bool signal) {
   if (a.pending.empty()) return;
   if (a.on_device && !a.failed) {
     uint64_t t0 = host_ns();
@@ -624,10 +624,11 @@ void Chain::flush(Aggregate& a) {
       for (; j < a.pending.size() && c < 16; ++j, ++c)
         fs[c] = {a.pending[j].kernel, a.pending_params.data() + a.pending[j].off, a.pending[j].size,
                  a.pending[j].per_packet};
-      if (c == 1 && !fs[0].per_packet)
+      const bool last = signal && j == a.pending.size();
+      if (c == 1 && !fs[0].per_packet && !last)
         device_->launch(a.stream, *fs[0].kernel, fs[0].params, fs[0].size, a.n, order);
       else
-        device_->launch_fused(a.stream, fs, c, a.n, order);
+        device_->launch_fused(a.stream, fs, c, a.n, order, last);
     }
     stats_.launch_ns.add(host_ns() - t0);
   }
@@ -636,7 +637,10 @@ void Chain::flush(Aggregate& a) {
 }
 
 void Chain::end(Aggregate& a) {
-  flush(a);
+  // A zero-copy aggregate's kernels write their results in host memory:
+  // the last one can mark the aggregate done itself (no event to record,
+  // no driver call to poll it).
+  flush(a, a.on_device && a.zero && device_->signals());
   if (!a.on_device) return;
   if (!a.zero) device_->d2h(a.stream, a.host + a.o_verdict, a.dbuf + a.o_verdict, a.o_rw + a.rw_bytes - a.o_verdict);
   device_->record(a.stream);

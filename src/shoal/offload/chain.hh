@@ -372,8 +372,10 @@ class Chain {
   // marks it for the CPU. Never fails.
   Aggregate* begin(PacketBatch* b, bool want_device);
   void step(Aggregate& a, size_t i);  // queue step i (or run it, on the CPU)
-  // Launches the kernels the steps queued so far (fused when several).
-  void flush(Aggregate& a);
+  // Launches the kernels the steps queued so far (fused when several);
+  // with `signal`, the last one marks the aggregate's end itself
+  // (Device::launch_fused).
+  void flush(Aggregate& a, bool signal = false);
   void end(Aggregate& a);  // queue the copy back and the completion mark
   void run(Aggregate& a) {
     for (size_t i = 0; i < steps_.size(); ++i) step(a, i);

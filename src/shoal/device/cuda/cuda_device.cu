@@ -80,6 +80,15 @@ class CudaStream : public dev::Stream {
   cudaEvent_t ev = nullptr;
   bool failed = false, recorded = false;
   std::string error;
+  // Completion marked by the kernel (launch_fused's signal): the word in
+  // pinned host memory its last block writes, its device address, the
+  // blocks' counter, the mark expected; armed while the last operation
+  // queued is a signalling launch; signalled when record() relied on it.
+  uint32_t* done_host = nullptr;
+  uint32_t* done_dev = nullptr;
+  uint32_t* blocks = nullptr;
+  uint32_t seq = 0, quiet_polls = 0;
+  bool armed = false, signalled = false;
 };
 
 class CudaDevice final : public dev::Device {
@@ -127,6 +136,22 @@ class CudaDevice final : public dev::Device {
         cudaEventCreateWithFlags(&c->ev, cudaEventDisableTiming) != cudaSuccess) {
       fail(c, "cudaStreamCreate", cudaGetLastError());
     }
+    if (signals_) {  // (without them, completion goes through the event)
+      void* h = nullptr;
+      void* d = nullptr;
+      if (cudaHostAlloc(&h, 64, cudaHostAllocPortable | cudaHostAllocMapped) == cudaSuccess) {
+        c->done_host = static_cast<uint32_t*>(h);
+        *c->done_host = 0;
+        if (cudaHostGetDevicePointer(&d, h, 0) == cudaSuccess) c->done_dev = static_cast<uint32_t*>(d);
+      }
+      if (c->done_dev && cudaMalloc(&d, sizeof(uint32_t)) == cudaSuccess) {
+        c->blocks = static_cast<uint32_t*>(d);
+        if (cudaMemset(c->blocks, 0, sizeof(uint32_t)) != cudaSuccess) c->done_dev = nullptr;
+      } else {
+        c->done_dev = nullptr;
+      }
+      cudaGetLastError();  // (a failure here only turns the signal off)
+    }
     return c;
   }
   void stream_destroy(dev::Stream* s) override {
@@ -134,34 +159,43 @@ class CudaDevice final : public dev::Device {
     if (c->s) cudaStreamSynchronize(c->s);
     if (c->ev) cudaEventDestroy(c->ev);
     if (c->s) cudaStreamDestroy(c->s);
+    if (c->done_host) cudaFreeHost(c->done_host);
+    if (c->blocks) cudaFree(c->blocks);
     delete c;
   }
   void h2d(dev::Stream* s, void* dst, const void* src, size_t bytes) override {
     Timed timed(kH2d);
     auto* c = static_cast<CudaStream*>(s);
+    c->armed = false;
     if (ok(c, "host-to-device copy") && bytes)
       check(c, "cudaMemcpyAsync(HostToDevice)", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->s));
   }
   void d2h(dev::Stream* s, void* dst, const void* src, size_t bytes) override {
     Timed timed(kD2h);
     auto* c = static_cast<CudaStream*>(s);
+    c->armed = false;
     if (ok(c, "device-to-host copy") && bytes)
       check(c, "cudaMemcpyAsync(DeviceToHost)", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->s));
   }
   void memset(dev::Stream* s, void* dst, int value, size_t bytes) override {
     Timed timed(kMemset);
     auto* c = static_cast<CudaStream*>(s);
+    c->armed = false;
     if (ok(c, "memset") && bytes) check(c, "cudaMemsetAsync", cudaMemsetAsync(dst, value, bytes, c->s));
   }
   void launch(dev::Stream* s, const dev::StepKernel& k, const void* params, size_t, uint32_t n,
               const uint32_t* order) override {
     Timed timed(kLaunch);
+    static_cast<CudaStream*>(s)->armed = false;
     launch_one(static_cast<CudaStream*>(s), k, params, n, order);
   }
-  void launch_fused(dev::Stream* s, const dev::FusedStep* steps, uint32_t count, uint32_t n,
-                    const uint32_t* order) override {
+  bool signals() const override { return signals_; }
+  void launch_fused(dev::Stream* s, const dev::FusedStep* steps, uint32_t count, uint32_t n, const uint32_t* order,
+                    bool signal) override {
     Timed timed(kLaunch);
     auto* c = static_cast<CudaStream*>(s);
+    c->armed = false;
+    signal = signal && signals_ && c->done_dev;
     if (!n) return;
     auto alone = [&](const dev::FusedStep& f) {
       if (f.per_packet)
@@ -193,10 +227,15 @@ class CudaDevice final : public dev::Device {
         ++j;
         continue;
       }
-      if (a.count == 1 && a.split == 0)
+      const bool mark = signal && k == count;  // the last kernel marks the end
+      if (mark) a.done = c->done_dev, a.blocks = c->blocks, a.seq = ++c->seq;
+      if (a.count == 1 && a.split == 0 && !mark) {
         alone(steps[j]);
-      else
-        check(c, "fused steps", cuda::launch_fused(a, n, order, c->s));
+      } else {
+        cudaError_t e = cuda::launch_fused(a, n, order, c->s);
+        check(c, "fused steps", e);
+        c->armed = mark && e == cudaSuccess && !c->failed;
+      }
       j = k;
     }
   }
@@ -204,12 +243,28 @@ class CudaDevice final : public dev::Device {
     Timed timed(kRecord);
     auto* c = static_cast<CudaStream*>(s);
     c->recorded = true;
+    c->signalled = c->armed;
+    c->armed = false;
+    c->quiet_polls = 0;
+    if (c->signalled) return;  // the kernel marks the end
     if (c->ev && c->s) check(c, "cudaEventRecord", cudaEventRecord(c->ev, c->s));
   }
   dev::Status poll(dev::Stream* s, std::string& err) override {
     Timed timed(kPoll);
     auto* c = static_cast<CudaStream*>(s);
-    if (c->recorded && c->ev) {
+    if (c->recorded && c->signalled && !c->failed) {
+      if (marked(c)) return finish(c, err);
+      // a kernel that faults never marks: the driver is asked now and then
+      if (++c->quiet_polls % 64) return dev::Status::Pending;
+      cudaError_t e = cudaStreamQuery(c->s);
+      if (e == cudaErrorNotReady) return dev::Status::Pending;
+      if (e != cudaSuccess)
+        fail(c, "kernel", e);
+      else if (!marked(c))
+        fail_text(c, "the kernel ended without its completion mark");
+      return finish(c, err);
+    }
+    if (c->recorded && c->ev && !c->signalled) {
       cudaError_t e = cudaEventQuery(c->ev);
       if (e == cudaErrorNotReady) return dev::Status::Pending;
       if (e != cudaSuccess) fail(c, "kernel or copy", e);
@@ -219,7 +274,13 @@ class CudaDevice final : public dev::Device {
   dev::Status wait(dev::Stream* s, std::string& err) override {
     Timed timed(kWait);
     auto* c = static_cast<CudaStream*>(s);
-    if (c->recorded && c->ev) {
+    if (c->recorded && c->signalled && !c->failed) {
+      cudaError_t e = cudaStreamSynchronize(c->s);
+      if (e != cudaSuccess)
+        fail(c, "kernel", e);
+      else if (!marked(c))
+        fail_text(c, "the kernel ended without its completion mark");
+    } else if (c->recorded && c->ev && !c->signalled) {
       cudaError_t e = cudaEventSynchronize(c->ev);
       if (e != cudaSuccess) fail(c, "kernel or copy", e);
     }
@@ -242,6 +303,12 @@ class CudaDevice final : public dev::Device {
       return;
     }
     check(c, k.name, l(params, n, order, c->s));
+  }
+  static bool marked(const CudaStream* c) { return __atomic_load_n(c->done_host, __ATOMIC_ACQUIRE) == c->seq; }
+  static void fail_text(CudaStream* c, const char* what) {
+    if (c->failed) return;
+    c->failed = true;
+    c->error = what;
   }
   static dev::Status finish(CudaStream* c, std::string& err) {
     if (!c->failed) return dev::Status::Done;
@@ -269,6 +336,12 @@ class CudaDevice final : public dev::Device {
     c->error = std::string(what) + ": " + cudaGetErrorString(e);
   }
   int dev_;
+  // SHOAL_CUDA_SIGNAL=0: completion always through events (to measure what
+  // the kernels' own marks save)
+  bool signals_ = [] {
+    const char* e = std::getenv("SHOAL_CUDA_SIGNAL");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
   // SHOAL_CUDA_FUSE_SPLIT=0 launches split steps by themselves (to measure
   // what fusing them saves)
   bool fuse_split_ = [] {

@@ -10,11 +10,26 @@
 namespace shoal::cuda {
 
 namespace {
+// The last block to get here writes the completion mark, after every
+// thread's writes (to host memory too) are visible to the host.
+__device__ void signal_done(const FusedArgs& a) {
+  if (!a.done) return;
+  __threadfence_system();
+  __syncthreads();
+  if (threadIdx.x == 0 && atomicAdd(a.blocks, 1u) == gridDim.x - 1) {
+    __threadfence_system();
+    *a.blocks = 0;  // (for the stream's next signalled launch)
+    *reinterpret_cast<volatile uint32_t*>(a.done) = a.seq;
+  }
+}
+
 __global__ void fused_kernel(const __grid_constant__ FusedArgs a, uint32_t n, const uint32_t* order) {
   uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n) return;
-  uint32_t i = order ? order[t] : t;
-  for (uint32_t s = 0; s < a.count; ++s) a.fn[s](a.params + a.off[s], i);
+  if (t < n) {
+    uint32_t i = order ? order[t] : t;
+    for (uint32_t s = 0; s < a.count; ++s) a.fn[s](a.params + a.off[s], i);
+  }
+  signal_done(a);
 }
 
 // With a split step: a block takes blockDim.x / per packets. Its first
@@ -34,6 +49,7 @@ __global__ void fused_split_kernel(const __grid_constant__ FusedArgs a, uint32_t
   __syncthreads();
   if (mine)
     for (uint32_t s = a.split + 1; s < a.count; ++s) a.fn[s](a.params + a.off[s], i);
+  signal_done(a);
 }
 }  // namespace
 

@@ -35,6 +35,13 @@ struct FusedArgs {
   static constexpr uint32_t kBlock = 256;  // threads per block (a split step's packets share one)
   uint32_t count = 0;
   uint32_t split = kMaxSteps, per = 0;
+  // Completion signalled by the kernel (Device::launch_fused's signal): the
+  // last block to finish writes `seq` to `done` (host memory, mapped) after
+  // every block's writes; `blocks` (device memory, zero between launches)
+  // counts the finished blocks. done == nullptr: no signal.
+  uint32_t* done = nullptr;
+  uint32_t* blocks = nullptr;
+  uint32_t seq = 0;
   StepDeviceFn fn[kMaxSteps] = {};
   uint16_t off[kMaxSteps] = {};
   alignas(16) unsigned char params[kBytes];
