@@ -86,4 +86,29 @@ SHOAL_HD uint32_t ipv6_pseudo_sum(const uint8_t* src16, const uint8_t* dst16, ui
   return s + proto + (l4len & 0xffff) + (l4len >> 16);
 }
 
+// Sets the IPv4 source (off 12) or destination (off 16) address of the
+// packet whose IPv4 header is at ip (len bytes from it) to addr (host
+// order), and updates the header checksum and the TCP or UDP checksum
+// incrementally (RFC 1624; a UDP checksum of 0, none, stays 0). Later
+// fragments carry no transport header; a transport header cut short is
+// left alone.
+SHOAL_HD void ip4_set_addr(uint8_t* ip, uint32_t len, uint32_t off, uint32_t addr) {
+  uint16_t from[2] = {load_be16(ip + off), load_be16(ip + off + 2)};
+  uint16_t to[2] = {uint16_t(addr >> 16), uint16_t(addr)};
+  store_be32(ip + off, addr);
+  uint16_t c = load_be16(ip + 10);
+  for (int i = 0; i < 2; ++i) c = csum_update16(c, from[i], to[i]);
+  store_be16(ip + 10, c);
+  uint32_t hl = uint32_t(ip[0] & 0x0f) * 4;
+  if ((load_be16(ip + 6) & 0x1fff) != 0) return;
+  uint32_t at = ip[9] == 6 ? 16 : ip[9] == 17 ? 6 : 0;
+  if (!at || len < hl + at + 2) return;
+  uint8_t* ck = ip + hl + at;
+  uint16_t t = load_be16(ck);
+  if (ip[9] == 17 && t == 0) return;
+  for (int i = 0; i < 2; ++i) t = csum_update16(t, from[i], to[i]);
+  if (ip[9] == 17 && t == 0) t = 0xffff;
+  store_be16(ck, t);
+}
+
 }  // namespace shoal::k

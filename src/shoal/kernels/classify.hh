@@ -29,6 +29,28 @@ enum : int { kClsOk = 0, kClsRunt = 1, kClsBadIp = 2 };
 // header with options, the TCP word at offset 12.
 constexpr uint32_t kClsKeyBytes = 18 + 60 + 14;
 
+// The IPv4 fields of a packet whose IPv4 header starts at ip, len bytes
+// on (ethertype and the VLAN fields are left alone): kClsBadIp when the
+// header is broken.
+SHOAL_HD int cls_key_ip4(const uint8_t* ip, uint32_t len, ClsKey& k) {
+  if (len < 20) return kClsBadIp;
+  uint32_t hl = uint32_t(ip[0] & 0x0f) * 4;
+  if ((ip[0] >> 4) != 4 || hl < 20 || len < hl) return kClsBadIp;
+  k.ip = 1;
+  k.proto = ip[9];
+  k.src = load_be32(ip + 12);
+  k.dst = load_be32(ip + 16);
+  if ((load_be16(ip + 6) & 0x1fff) != 0) return kClsOk;  // a later fragment: no transport header
+  const uint8_t* l4 = ip + hl;
+  uint32_t avail = len - hl;
+  if ((k.proto == 6 || k.proto == 17 || k.proto == 132) && avail >= 4) {
+    k.sport = load_be16(l4);
+    k.dport = load_be16(l4 + 2);
+  }
+  if (k.proto == 6 && avail >= 14) k.flags = load_be16(l4 + 12);
+  return kClsOk;
+}
+
 // The key of the frame in [f, f + len): kClsRunt when it is shorter than an
 // Ethernet header, kClsBadIp when it says IPv4 but the header is not one.
 SHOAL_HD int cls_key(const uint8_t* f, uint32_t len, ClsKey& k) {
@@ -45,23 +67,7 @@ SHOAL_HD int cls_key(const uint8_t* f, uint32_t len, ClsKey& k) {
   }
   k.ethertype = et;
   if (et != 0x0800) return kClsOk;
-  if (len < l3 + 20) return kClsBadIp;
-  const uint8_t* ip = f + l3;
-  uint32_t hl = uint32_t(ip[0] & 0x0f) * 4;
-  if ((ip[0] >> 4) != 4 || hl < 20 || len < l3 + hl) return kClsBadIp;
-  k.ip = 1;
-  k.proto = ip[9];
-  k.src = load_be32(ip + 12);
-  k.dst = load_be32(ip + 16);
-  if ((load_be16(ip + 6) & 0x1fff) != 0) return kClsOk;  // a later fragment: no transport header
-  const uint8_t* l4 = ip + hl;
-  uint32_t avail = len - l3 - hl;
-  if ((k.proto == 6 || k.proto == 17 || k.proto == 132) && avail >= 4) {
-    k.sport = load_be16(l4);
-    k.dport = load_be16(l4 + 2);
-  }
-  if (k.proto == 6 && avail >= 14) k.flags = load_be16(l4 + 12);
-  return kClsOk;
+  return cls_key_ip4(f + l3, len - l3, k);
 }
 
 // One rule. Addresses and protocol under masks, ports as inclusive ranges,

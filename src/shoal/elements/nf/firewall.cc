@@ -1,0 +1,268 @@
+// Firewall: a stateful firewall on the flow layer. Ordered ClassBench rules
+// decide each connection once, at its first packet; the verdict stays in
+// the flow's state, the replies of admitted connections (and ICMP errors
+// about them) come back, nothing else does.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "shoal/classbench/classify_build.hh"
+#include "shoal/core/diag.hh"
+#include "shoal/elements/common.hh"
+#include "shoal/elements/flow/flowipmanager.hh"
+#include "shoal/kernels/firewall.hh"
+#include "shoal/kernels/flowkey.hh"
+#include "shoal/nf/fwrules.hh"
+
+namespace shoal {
+
+namespace {
+
+// One rule set: its trees and the connections each rule decided.
+struct FwSet {
+  k::ClsTrees trees;
+  std::unique_ptr<std::atomic<uint64_t>[]> hits;  // per rule, then the default policy
+  uint32_t gen = 1;
+};
+
+// The live rule set, shared by every worker's copy, replaced whole.
+struct FwTable {
+  std::mutex mu;
+  std::shared_ptr<const FwSet> set;
+  std::atomic<uint32_t> gen{0};
+  std::shared_ptr<const FwSet> get() {
+    std::lock_guard<std::mutex> g(mu);
+    return set;
+  }
+};
+
+}  // namespace
+
+class Firewall : public Element {
+ public:
+  void configure(Args& a) override {
+    InputPath rules;
+    std::string dflt = "deny";
+    a.read("RULES", rules).read("DEFAULT", dflt).read("MIDSTREAM", midstream_);
+    for (ArgItem* it : a.rest_positional()) {
+      k::ClsRule r;
+      std::string err, text = it->text;
+      if (!text.empty() && text[0] == '"' && !parse_string(text, text)) a.fail(*it, "unterminated string");
+      if (!nf::parse_fw_rule(text, r, err)) a.fail(*it, err);
+      inline_.push_back(r);
+    }
+    a.complete();
+    file_ = rules.path;
+    if (file_.empty() && inline_.empty()) a.fail("give the rules: RULES file, or rules as arguments");
+    if (!file_.empty() && !inline_.empty()) a.fail("rules come from RULES or from the arguments, not both");
+    if (dflt == "allow" || dflt == "accept")
+      default_accept_ = true;
+    else if (dflt != "deny" && dflt != "drop")
+      a.fail(fmt::format("DEFAULT '{}': allow or deny", dflt));
+    mgr_ = &FlowIPManager::require(this, a);
+    off_ = mgr_->table().reserve(sizeof(k::FwState), 4);
+    loc_ = a.element_loc();
+  }
+  void initialize() override {
+    r_denied_ = add_drop_reason("denied");
+    r_invalid_ = add_drop_reason("invalid");
+    r_not_admitted_ = add_drop_reason("not-admitted");
+    r_no_flow_ = add_drop_reason("no-flow");
+    reason_[k::kFwDenied] = r_denied_;
+    reason_[k::kFwInvalid] = r_invalid_;
+    reason_[k::kFwNotAdmitted] = r_not_admitted_;
+    reason_[kNoFlow] = r_no_flow_;
+    bool first = false;
+    table_ = shared_state<FwTable>(this, &first);
+    if (first) {
+      std::string err;
+      auto s = file_.empty() ? build(inline_, err) : load(file_, err);
+      if (!s) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
+      install(std::move(s));
+    }
+    if (!table_->get()) throw ConfigError(loc_, fmt::format("{}: the rules did not load", name()));
+    refresh();
+  }
+
+  void push(int, PacketBatch* b) override {
+    if (table_->gen.load(std::memory_order_acquire) != rules_.gen) refresh();
+    flow::FlowTable& t = mgr_->table();
+    bool to_out1 = noutputs() > 1;
+    bool uniform = true;
+    b->for_each([&](uint32_t i, Packet* p) {
+      int out = decide(t, p);
+      if (out > 0) out = to_out1 ? 1 : drop_code(reason_[out]);
+      b->result(i) = int16_t(out);
+      uniform &= out == 0;
+    });
+    if (uniform) return output_push(0, b);
+    dispatch(b);
+  }
+
+  void add_handlers() override {
+    add_stat_handler("passed", n_[k::kFwPass]);
+    add_stat_handler("denied", n_[k::kFwDenied]);
+    add_stat_handler("invalid", n_[k::kFwInvalid]);
+    add_stat_handler("not_admitted", n_[k::kFwNotAdmitted]);
+    add_stat_handler("no_flow", no_flow_);
+    add_stat_handler("evaluations", evaluations_);
+    add_read_handler(
+        "rules", [this] { return std::to_string(table_->get()->trees.rules().size()); }, Agg::First, true);
+    add_read_handler(
+        "generation", [this] { return std::to_string(table_->gen.load()); }, Agg::First, true);
+    add_read_handler("table", [this] {
+      auto s = table_->get();
+      const auto& rules = s->trees.rules();
+      std::string out;
+      for (size_t i = 0; i < rules.size(); ++i)
+        out += fmt::format("{}\t# {} connections\n", nf::unparse_fw_rule(rules[i]), s->hits[i].load());
+      out += fmt::format("# default {}: {} connections\n", default_accept_ ? "allow" : "deny",
+                         s->hits[rules.size()].load());
+      return out;
+    });
+    // Writes reach every worker's copy; the shared set changes once.
+    add_write_handler("reload", [this](const std::string&) {
+      if (worker().id() != 0) return;
+      if (file_.empty()) throw std::runtime_error("the rules came from the arguments: nothing to reload");
+      replace(load(file_, err_));
+    });
+    add_write_handler("load", [this](const std::string& v) {
+      if (worker().id() != 0) return;
+      std::string path(trim(v));
+      replace(load(path, err_));
+      file_ = path;
+    });
+    add_write_handler("rules", [this](const std::string& v) {
+      if (worker().id() != 0) return;
+      std::vector<k::ClsRule> rules;
+      if (!nf::parse_fw_rules(v, "rules", rules, err_)) throw std::runtime_error(err_);
+      replace(build(std::move(rules), err_));
+    });
+  }
+
+ private:
+  int decide(flow::FlowTable& t, Packet* p) {
+    uint32_t id = p->anno().flow;
+    if (!id) {
+      no_flow_.add();
+      return kNoFlow;
+    }
+    uint32_t len = 0;
+    const uint8_t* ip = flow_ip_header(p, len);
+    k::FwPacket fp;
+    fp.dir = p->anno().flow_dir;
+    if (ip && (ip[0] >> 4) == 4) {
+      fp.key.ethertype = 0x0800;
+      k::cls_key_ip4(ip, len, fp.key);
+      uint32_t hl = uint32_t(ip[0] & 0x0f) * 4;
+      bool first_frag = (k::load_be16(ip + 6) & 0x1fff) == 0;
+      fp.related = fp.key.proto == 1 && first_frag && len > hl && k::icmp4_is_error(ip[hl]);
+      fp.tcp = fp.key.proto == 6 && first_frag && len >= hl + 14;
+    } else if (ip) {
+      fp.key.ethertype = 0x86dd;
+      fp.related = len > 40 && ip[6] == 58 && k::icmp6_is_error(ip[40]);
+      fp.tcp = len >= 54 && ip[6] == 6;
+      if (fp.tcp) fp.key.flags = k::load_be16(ip + 52);
+    }
+    auto* st = reinterpret_cast<k::FwState*>(t.state(id) + off_);
+    bool evaluated;
+    int r = k::fw_process(rules_, *st, fp, evaluated);
+    if (evaluated) {
+      evaluations_.add();
+      set_->hits[st->rule >= 0 ? size_t(st->rule) : set_->trees.rules().size()].fetch_add(1, std::memory_order_relaxed);
+    }
+    n_[r].add();
+    return r;
+  }
+  std::shared_ptr<FwSet> load(const std::string& path, std::string& err) {
+    std::vector<k::ClsRule> rules;
+    if (!nf::load_fw_rules(path, rules, err)) return nullptr;
+    return build(std::move(rules), err);
+  }
+  std::shared_ptr<FwSet> build(std::vector<k::ClsRule> rules, std::string& err) {
+    auto s = std::make_shared<FwSet>();
+    size_t n = rules.size();
+    if (!s->trees.build(std::move(rules), err)) return nullptr;
+    s->hits.reset(new std::atomic<uint64_t>[n + 1]());
+    return s;
+  }
+  void install(std::shared_ptr<FwSet> s) {
+    std::lock_guard<std::mutex> g(table_->mu);
+    s->gen = table_->gen.load() + 1;
+    table_->set = std::move(s);
+    table_->gen.store(table_->set->gen, std::memory_order_release);
+  }
+  void replace(std::shared_ptr<FwSet> s) {
+    if (!s) throw std::runtime_error(err_);
+    install(std::move(s));
+  }
+  void refresh() {
+    set_ = table_->get();
+    rules_.view = set_->trees.view();
+    rules_.gen = set_->gen;
+    rules_.default_accept = default_accept_;
+    rules_.midstream = midstream_;
+  }
+
+  static constexpr int kNoFlow = 4;
+  std::string file_, err_;
+  std::vector<k::ClsRule> inline_;
+  bool default_accept_ = false, midstream_ = false;
+  FlowIPManager* mgr_ = nullptr;
+  uint32_t off_ = 0;
+  Loc loc_;
+  std::shared_ptr<FwTable> table_;
+  std::shared_ptr<const FwSet> set_;
+  k::FwRules rules_;
+  uint16_t r_denied_ = 0, r_invalid_ = 0, r_not_admitted_ = 0, r_no_flow_ = 0;
+  uint16_t reason_[5] = {};
+  Stat n_[4], no_flow_, evaluations_;
+};
+SHOAL_ELEMENT(
+    Firewall, .name = "Firewall", .ports = "1/1-2", .processing = "h/h",
+    .summary =
+        "stateful firewall: ordered rules decide each connection once; only admitted connections' replies "
+        "come back",
+    .description =
+        "Needs a FlowIPManager upstream. The first packet of each connection (its originator's) is matched against "
+        "ordered rules, first match wins; the verdict is kept in the flow's state (12 bytes in the flow layer), so "
+        "later packets cost one state read. Packets from the responder pass only when the connection was "
+        "admitted (the return traffic of established connections), and so do ICMP errors that quote an admitted "
+        "connection (conntrack's RELATED); a reply to a connection never admitted is 'not-admitted'. TCP follows "
+        "conntrack: segments whose flags no valid segment carries (SYN+FIN, SYN+RST, no flags, FIN without ACK, "
+        "...: Linux's tcp_valid_flags) are 'invalid', and so is a new connection whose first segment is not a SYN, "
+        "unless MIDSTREAM is true (then such a connection is decided by the rules like any other).\n\n"
+        "A rule is its action (allow or deny; accept and drop mean the same) then a ClassBench filter: "
+        "'allow @SRC/LEN DST/LEN SPLO : SPHI DPLO : DPHI PROTO/MASK [FLAGS/MASK]' (see SDNClassifier); rules "
+        "without 'ethertype' are for IPv4, and IPv6 connections are decided by rules that name 'ethertype "
+        "0x86dd' (or any), else by DEFAULT. The lookup is SDNClassifier's cut trees; the per-packet decision "
+        "is one host+device function (kernels/firewall.hh).\n\n"
+        "Changing the rules (the reload, load and rules handlers) takes effect between batches on every worker; "
+        "each connection already decided is decided again at its next packet, against the new rules, so a new "
+        "deny rule cuts live connections too. Packets that are not admitted are dropped with their reason "
+        "(denied, invalid, not-admitted, and no-flow for packets the flow layer gave no flow), or leave on output "
+        "1 when it is connected.",
+    .args = {{"RULE...", "firewall rule", "rules as arguments, one per argument (instead of RULES)"},
+             {"RULES", "file", "rule file: one rule a line, '#' comments"},
+             {"DEFAULT", "allow|deny", "verdict for connections no rule matches (default deny)"},
+             {"MIDSTREAM", "boolean", "decide TCP connections first seen after their SYN (default false: invalid)"}},
+    .handlers = {{"passed", "r", "packets admitted"},
+                 {"denied", "r", "packets of denied connections"},
+                 {"invalid", "r", "invalid TCP packets"},
+                 {"not_admitted", "r", "replies and ICMP errors for connections never admitted"},
+                 {"no_flow", "r", "packets without a flow"},
+                 {"evaluations", "r", "times a connection was matched against the rules"},
+                 {"rules", "rw", "rules loaded; a write replaces the rules with the text written (a rule a line)"},
+                 {"generation", "r", "how many times the rules were (re)loaded"},
+                 {"table", "r", "the rules with the connections each decided, and the default's"},
+                 {"reload", "w", "read the RULES file again (the old rules stay if it does not load)"},
+                 {"load", "w", "load another rule file (and reload from it from now on)"}},
+    .example =
+        "FromDump(in.pcap, STOP true) -> FlowIPManager\n"
+        "  -> Firewall(\"allow @10.0.0.0/8 0.0.0.0/0 0 : 65535 80 : 80 0x06/0xFF\",\n"
+        "              \"allow @10.0.0.0/8 0.0.0.0/0 0 : 65535 53 : 53 0x11/0xFF\")\n"
+        "  -> ToDump(out.pcap);");
+
+}  // namespace shoal

@@ -1,0 +1,432 @@
+// Network functions on the flow layer: Maglev's table against the paper's
+// properties, the stateful firewall's decision against a linear oracle and
+// conntrack's rules, and the firewall and load balancer in graphs.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "helpers.hh"
+#include "shoal/classbench/classbench.hh"
+#include "shoal/classbench/classify_build.hh"
+#include "shoal/kernels/firewall.hh"
+#include "shoal/kernels/tokenbucket.hh"
+#include "shoal/nf/fwrules.hh"
+#include "shoal/nf/maglev.hh"
+
+namespace shoal::test {
+
+namespace {
+
+std::vector<std::string> backend_names(int n, int from = 0) {
+  std::vector<std::string> v;
+  for (int i = from; i < from + n; ++i) v.push_back(fmt::format("10.1.{}.{}", i / 250, i % 250 + 1));
+  return v;
+}
+
+nf::MaglevTable maglev(const std::vector<std::string>& names, uint32_t m = 65537) {
+  nf::MaglevTable t;
+  std::string err;
+  EXPECT_TRUE(t.build(names, m, err)) << err;
+  return t;
+}
+
+}  // namespace
+
+TEST(Maglev, EveryBackendHoldsAnEqualShareGiveOrTakeOneEntry) {
+  for (int n : {1, 3, 10, 100, 1000}) {
+    auto t = maglev(backend_names(n));
+    auto c = t.counts();
+    auto [lo, hi] = std::minmax_element(c.begin(), c.end());
+    EXPECT_LE(*hi - *lo, 1u) << n << " backends";
+    EXPECT_EQ(std::accumulate(c.begin(), c.end(), 0u), 65537u);
+  }
+}
+
+TEST(Maglev, ABackendLeavingOrJoiningMovesLittleMoreThanItsShare) {
+  // The paper's resilience: removing one of N backends must move its 1/N of
+  // the entries, and the others move some entries too (the survivors' fill
+  // order shifts once they claim the freed entries). Measured here with the
+  // paper's two table sizes: up to 1.54x its share for N = 10 and 100
+  // (M = 65537), 4.3x for N = 1000 (M = 655373), so the bound grows with N.
+  for (int n : {10, 100, 1000}) {
+    uint32_t m = n > 500 ? 655373 : 65537;
+    double bound = n > 500 ? 5.0 : 1.6;
+    auto names = backend_names(n);
+    auto full = maglev(names, m);
+    for (int victim : {0, n / 2, n - 1}) {
+      auto less = names;
+      less.erase(less.begin() + victim);
+      auto t = maglev(less, m);
+      double share = 1.0 / n, moved = t.changed(full);
+      EXPECT_GE(moved, share * 0.95) << n << " backends, removing " << victim;
+      EXPECT_LE(moved, share * bound) << n << " backends, removing " << victim;
+      // Entries moved between backends that stayed: the excess.
+      size_t among = 0;
+      for (size_t i = 0; i < t.entries().size(); ++i) {
+        const std::string& before = full.names()[full.entries()[i]];
+        if (before != names[size_t(victim)] && before != less[t.entries()[i]]) ++among;
+      }
+      EXPECT_LE(double(among) / m, share * (bound - 1)) << n << " backends";
+    }
+    auto more = names;
+    more.push_back("10.9.9.9");
+    double moved = maglev(more, m).changed(full);
+    EXPECT_GE(moved, 0.95 / (n + 1));
+    EXPECT_LE(moved, bound / (n + 1));
+  }
+}
+
+TEST(Maglev, TheSameBackendsGiveTheSameTableInAnyOrderOfBuilds) {
+  auto a = maglev(backend_names(7)), b = maglev(backend_names(7));
+  EXPECT_EQ(a.entries(), b.entries());
+  nf::MaglevTable t;
+  std::string err;
+  EXPECT_FALSE(t.build(backend_names(3), 65536, err));
+  EXPECT_NE(err.find("not a prime"), std::string::npos) << err;
+  EXPECT_FALSE(t.build({"a", "b", "a"}, 13, err));
+  EXPECT_NE(err.find("named twice"), std::string::npos) << err;
+  EXPECT_FALSE(t.build(backend_names(13), 13, err));
+  EXPECT_TRUE(t.build({}, 13, err));
+  EXPECT_EQ(k::maglev_pick(t.view(), 12345), k::kMaglevNone);
+}
+
+TEST(FirewallRules, ParseAndUnparse) {
+  std::vector<k::ClsRule> rules;
+  std::string err;
+  ASSERT_TRUE(
+      nf::parse_fw_rules("allow @10.0.0.0/8 0.0.0.0/0 0 : 65535 80 : 80 0x06/0xFF  # web\n"
+                         "\n"
+                         "drop @0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00\n",
+                         "fw", rules, err))
+      << err;
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].action, 0);
+  EXPECT_EQ(rules[1].action, 1);
+  k::ClsRule back;
+  ASSERT_TRUE(nf::parse_fw_rule(nf::unparse_fw_rule(rules[0]), back, err)) << err;
+  EXPECT_EQ(nf::unparse_fw_rule(back), nf::unparse_fw_rule(rules[0]));
+  EXPECT_FALSE(
+      nf::parse_fw_rules("allow @1.0.0.0/8 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00\nreject @x\n", "fw", rules, err));
+  EXPECT_EQ(err.rfind("fw:2: 'reject'", 0), 0u) << err;
+  EXPECT_FALSE(nf::parse_fw_rule("allow @1.0.0.0/8 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 port 2", back, err));
+  EXPECT_FALSE(nf::parse_fw_rule("deny", back, err));
+}
+
+// Every connection's verdict is the first matching rule's action (the
+// default when none matches), whichever direction its packets come from,
+// and a rule change re-decides connections at their next packet.
+TEST(Firewall, VerdictsMatchALinearScanOfTheRulesBothWays) {
+  classify::GenSpec spec;
+  spec.flavor = classify::Flavor::Fw;
+  spec.rules = 180;
+  spec.catch_all = false;
+  std::vector<k::ClsRule> rules = classify::generate(spec);
+  std::mt19937 rng(7);
+  for (auto& r : rules) r.action = int32_t(rng() % 2);
+  k::ClsTrees trees;
+  std::string err;
+  ASSERT_TRUE(trees.build(rules, err)) << err;
+  k::FwRules fr;
+  fr.view = trees.view();
+  fr.midstream = 1;
+  auto keys = classify::trace_keys(rules, 20000, 3);
+  std::uniform_int_distribution<uint32_t> any;
+  for (size_t i = 0; i < keys.size(); i += 4) keys[i].src = any(rng);  // some that match nothing
+  size_t allowed = 0, defaulted = 0;
+  for (int dflt = 0; dflt < 2; ++dflt) {
+    fr.default_accept = uint8_t(dflt);
+    for (const k::ClsKey& key : keys) {
+      int32_t r = k::cls_linear(rules.data(), uint32_t(rules.size()), key);
+      bool accept = r >= 0 ? rules[size_t(r)].action == 0 : dflt == 1;
+      defaulted += r < 0;
+      k::FwState s{};
+      k::FwPacket p;
+      p.key = key;
+      p.tcp = key.proto == 6;
+      p.key.flags = 0x02;  // SYN
+      bool ev;
+      ASSERT_EQ(k::fw_process(fr, s, p, ev), accept ? k::kFwPass : k::kFwDenied);
+      ASSERT_TRUE(ev);
+      ASSERT_EQ(s.rule, r);
+      allowed += accept;
+      // The reply, addresses and ports the other way: the same verdict, no
+      // new evaluation.
+      k::FwPacket q = p;
+      std::swap(q.key.src, q.key.dst);
+      std::swap(q.key.sport, q.key.dport);
+      q.key.flags = 0x12;
+      q.dir = 1;
+      ASSERT_EQ(k::fw_process(fr, s, q, ev), accept ? k::kFwPass : k::kFwDenied);
+      ASSERT_FALSE(ev);
+      // A rule change: the reply re-decides the connection from its
+      // originator's fields.
+      k::FwRules flipped = fr;
+      flipped.gen = 2;
+      flipped.default_accept = uint8_t(1 - dflt);
+      bool now = r >= 0 ? accept : !accept;
+      ASSERT_EQ(k::fw_process(flipped, s, q, ev), now ? k::kFwPass : k::kFwDenied);
+      ASSERT_TRUE(ev);
+      ASSERT_EQ(s.rule, r);
+    }
+  }
+  EXPECT_GT(allowed, 2 * keys.size() / 10);  // both verdicts well represented
+  EXPECT_LT(allowed, 2 * keys.size() * 9 / 10);
+  EXPECT_GT(defaulted, 50u);
+}
+
+TEST(Firewall, FollowsConntrackOnTcpFlagsNewConnectionsAndRelatedErrors) {
+  k::ClsRule all;
+  std::string err;
+  ASSERT_TRUE(nf::parse_fw_rule("allow @0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00", all, err)) << err;
+  k::ClsTrees trees;
+  ASSERT_TRUE(trees.build({all}, err)) << err;
+  k::FwRules fr;
+  fr.view = trees.view();
+  auto pkt = [](uint8_t flags, uint8_t dir, bool tcp = true) {
+    k::FwPacket p;
+    p.key.ip = 1;
+    p.key.ethertype = 0x0800;
+    p.key.proto = tcp ? 6 : 1;
+    p.key.flags = flags;
+    p.tcp = tcp;
+    p.dir = dir;
+    return p;
+  };
+  bool ev;
+  // Linux's table: these are the valid combinations (PSH, ECE, CWR aside).
+  int valid = 0;
+  for (int f = 0; f < 256; ++f) valid += k::tcp_flags_valid(uint8_t(f));
+  EXPECT_EQ(valid, 9 * 8);
+  for (uint8_t bad : {0x00, 0x03, 0x06, 0x01, 0x29, 0x3f}) {
+    k::FwState s{};
+    EXPECT_EQ(k::fw_process(fr, s, pkt(bad, 0), ev), k::kFwInvalid) << int(bad);
+  }
+  k::FwState s{};
+  EXPECT_EQ(k::fw_process(fr, s, pkt(0x10, 0), ev), k::kFwInvalid);  // a new connection's ACK
+  EXPECT_EQ(s.verdict, k::kFwNone);
+  EXPECT_EQ(k::fw_process(fr, s, pkt(0x12, 1), ev), k::kFwNotAdmitted);  // its reply
+  k::FwPacket err_pkt = pkt(0, 1, false);
+  err_pkt.related = 1;
+  EXPECT_EQ(k::fw_process(fr, s, err_pkt, ev), k::kFwNotAdmitted);
+  EXPECT_EQ(k::fw_process(fr, s, pkt(0x02, 0), ev), k::kFwPass);
+  EXPECT_EQ(k::fw_process(fr, s, err_pkt, ev), k::kFwPass);  // RELATED to an admitted connection
+  EXPECT_EQ(k::fw_process(fr, s, pkt(0x18, 1), ev), k::kFwPass);
+  fr.midstream = 1;
+  k::FwState m{};
+  EXPECT_EQ(k::fw_process(fr, m, pkt(0x10, 0), ev), k::kFwPass);
+}
+
+TEST(Firewall, AdmitsConnectionsAndTheirRepliesOnlyInAGraph) {
+  std::string in = tmpdir() + "/fw-in.txt", out = tmpdir() + "/fw-out.txt", rej = tmpdir() + "/fw-rej.txt";
+  std::ofstream(in) << "!data src sport dst dport proto tcp_flags\n"
+                       "10.0.0.1 1000 1.1.1.1 80 T S\n"   // new, allowed
+                       "1.1.1.1 80 10.0.0.1 1000 T SA\n"  // its reply
+                       "10.0.0.1 1000 1.1.1.1 80 T A\n"   // established
+                       "1.1.1.1 22 10.0.0.1 2000 T S\n"   // new from outside: denied
+                       "10.0.0.1 2000 1.1.1.1 22 T SA\n"  // its reply: denied
+                       "10.0.0.2 3000 1.1.1.1 80 T A\n"   // new without SYN: invalid
+                       "1.1.1.1 80 10.0.0.2 3000 T A\n"   // its reply: never admitted
+                       "10.0.0.2 3001 1.1.1.1 80 T SF\n"  // invalid flags
+                       "1.1.1.1 53 10.0.0.3 4000 U .\n"   // UDP from outside: denied
+                       "10.0.0.3 4001 8.8.8.8 53 U .\n"   // allowed
+                       "8.8.8.8 53 10.0.0.3 4001 U .\n";  // its reply
+  auto r = run(fmt::format(R"(
+    FromIPSummaryDump({}, STOP true, CHECKSUM true) -> FlowIPManager
+      -> fw :: Firewall("allow @10.0.0.0/8 0.0.0.0/0 0 : 65535 80 : 80 0x06/0xFF",
+                        "allow @10.0.0.0/8 0.0.0.0/0 0 : 65535 53 : 53 0x11/0xFF");
+    fw[0] -> ToIPSummaryDump({}, FIELDS src sport dst dport proto);
+    fw[1] -> ToIPSummaryDump({}, FIELDS src sport dst dport proto);
+  )",
+                           in, out, rej));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("fw.passed"), 5u);
+  EXPECT_EQ(r->n("fw.denied"), 3u);
+  EXPECT_EQ(r->n("fw.invalid"), 2u);
+  EXPECT_EQ(r->n("fw.not_admitted"), 1u);
+  EXPECT_EQ(r->n("fw.evaluations"), 4u);
+  std::string table = r->h("fw.table");
+  EXPECT_NE(table.find("# 1 connections\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("# default deny: 2 connections"), std::string::npos) << table;
+  finish(*r);
+  EXPECT_EQ(summary_lines(out, "\n"),
+            "10.0.0.1 1000 1.1.1.1 80 T\n1.1.1.1 80 10.0.0.1 1000 T\n10.0.0.1 1000 1.1.1.1 80 T\n"
+            "10.0.0.3 4001 8.8.8.8 53 U\n8.8.8.8 53 10.0.0.3 4001 U\n");
+  EXPECT_EQ(summary_lines(rej, "\n"),
+            "1.1.1.1 22 10.0.0.1 2000 T\n10.0.0.1 2000 1.1.1.1 22 T\n10.0.0.2 3000 1.1.1.1 80 T\n"
+            "1.1.1.1 80 10.0.0.2 3000 T\n10.0.0.2 3001 1.1.1.1 80 T\n1.1.1.1 53 10.0.0.3 4000 U\n");
+}
+
+TEST(Firewall, DropsWithReasonsAndTakesNewRulesAtRunTime) {
+  std::string a = tmpdir() + "/fw-a.txt", b = tmpdir() + "/fw-b.txt", out = tmpdir() + "/fw-out2.txt";
+  std::ofstream(a) << "!data src sport dst dport proto tcp_flags\n"
+                      "10.0.0.1 1000 1.1.1.1 80 T S\n"
+                      "1.1.1.1 80 10.0.0.1 1000 T SA\n"
+                      "10.0.0.9 1000 1.1.1.1 80 T S\n";
+  std::ofstream(b) << "!data src sport dst dport proto tcp_flags\n"
+                      "10.0.0.1 1000 1.1.1.1 80 T A\n"   // now denied: its connection is decided again
+                      "10.0.0.9 1000 1.1.1.1 80 T A\n";  // now allowed
+  auto r = run(fmt::format(R"(
+    x :: FromIPSummaryDump({}, STOP true, CHECKSUM true) -> m :: FlowIPManager -> fw :: Firewall(DEFAULT deny,
+         "allow @10.0.0.1/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00") -> ToIPSummaryDump({}, FIELDS src dst);
+    y :: FromIPSummaryDump({}, STOP true, CHECKSUM true, ACTIVE false) -> m;
+    DriverManager(wait_stop, write fw.rules "allow @10.0.0.9/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00",
+                  write y.active true, wait_stop);
+  )",
+                           a, out, b));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("fw.generation"), 2u);
+  EXPECT_EQ(r->n("fw.rules"), 1u);
+  EXPECT_EQ(r->n("fw.passed"), 3u);
+  EXPECT_EQ(r->n("fw.denied"), 2u);
+  EXPECT_EQ(r->n("fw.evaluations"), 4u);
+  EXPECT_EQ(r->n("fw.drops"), 2u);  // no second output: dropped, reason 'denied'
+  finish(*r);
+  EXPECT_EQ(summary_lines(out, "\n"), "10.0.0.1 1.1.1.1\n1.1.1.1 10.0.0.1\n10.0.0.9 1.1.1.1\n");
+}
+
+TEST(Firewall, RefusesBadRulesAtTheirArgument) {
+  auto r = load(R"(Idle -> FlowIPManager -> Firewall("allow @10.0.0.0/8 nonsense") -> Discard;)");
+  ASSERT_TRUE(r->ok) << r->errors;
+  Options opt = default_options();
+  auto bad = run_with(R"(Idle -> FlowIPManager -> Firewall("allow @10.0.0.0/8 nonsense") -> Discard;)", opt);
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("test.click:1:"), std::string::npos) << bad->errors;
+  auto none =
+      run_with("Idle -> Firewall(\"allow @0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00\") -> Discard;", opt);
+  EXPECT_FALSE(none->ok);
+  EXPECT_NE(none->errors.find("needs a FlowIPManager upstream"), std::string::npos) << none->errors;
+}
+
+// Connections stick to their backend; the checksums stay right (the
+// checkers drop nothing); a removed backend's connections move; replies get
+// the virtual address back.
+TEST(FlowIPLoadBalancer, KeepsConnectionsOnTheirBackendAndMovesThoseOfARemovedOne) {
+  std::string a = tmpdir() + "/lb-a.txt", b = tmpdir() + "/lb-b.txt", back = tmpdir() + "/lb-back.txt",
+              out = tmpdir() + "/lb-out.txt", rev = tmpdir() + "/lb-rev.txt";
+  std::ofstream(a) << "!data src sport dst dport proto tcp_flags payload\n"
+                      "1.0.0.1 1000 10.0.0.100 80 T S x\n"
+                      "1.0.0.1 1000 10.0.0.100 80 T A hello\n"
+                      "1.0.0.2 2000 10.0.0.100 53 U . q\n"
+                      "1.0.0.3 3000 10.9.9.9 80 T S x\n";  // not for the VIP
+  std::ofstream(b) << "!data src sport dst dport proto tcp_flags payload\n"
+                      "1.0.0.1 1000 10.0.0.100 80 T A more\n"
+                      "1.0.0.4 4000 10.0.0.100 80 T S x\n";
+  std::ofstream(back) << "!data src sport dst dport proto tcp_flags payload\n"
+                         "10.0.1.2 80 1.0.0.1 1000 T A reply\n"
+                         "10.0.1.2 53 1.0.0.2 2000 U . unknown\n"  // its connection went to 10.0.1.1
+                         "10.0.1.7 80 1.0.0.4 4000 T SA nobody\n";
+  auto r = run(fmt::format(R"(
+    x :: FromIPSummaryDump({}, STOP true, CHECKSUM true) -> m :: FlowIPManager
+      -> lb :: FlowIPLoadBalancer(VIP 10.0.0.100, DST 10.0.1.1)
+      -> CheckIPHeader -> c :: CheckTCPHeader -> o :: ToIPSummaryDump({}, FIELDS src sport dst dport proto);
+    c[1] -> CheckUDPHeader -> o;
+    y :: FromIPSummaryDump({}, STOP true, CHECKSUM true, ACTIVE false) -> m;
+    z :: FromIPSummaryDump({}, STOP true, CHECKSUM true, ACTIVE false) -> rv :: FlowIPLoadBalancerReverse(lb)
+      -> CheckIPHeader -> CheckTCPHeader -> ToIPSummaryDump({}, FIELDS src sport dst dport proto);
+    DriverManager(wait_stop, write lb.add 10.0.1.2, write lb.remove 10.0.1.1, write y.active true, wait_stop,
+                  write z.active true, wait_stop);
+  )",
+                           a, out, b, back, rev));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("lb.balanced"), 4u);  // three connections, one of them twice
+  EXPECT_EQ(r->n("lb.reassigned"), 1u);
+  EXPECT_EQ(r->n("lb.passed"), 1u);
+  EXPECT_EQ(r->n("lb.version"), 3u);
+  EXPECT_EQ(r->n("rv.rewritten"), 1u);
+  EXPECT_EQ(r->n("rv.unknown"), 2u);
+  std::string backends = r->h("lb.backends");
+  EXPECT_EQ(backends.rfind("10.0.1.2\t2 connections\t65537 of 65537 table entries", 0), 0u) << backends;
+  finish(*r);
+  // (TCP and UDP leave the checkers in separate batches: compared sorted.)
+  auto sorted = [](std::string s) {
+    std::vector<std::string> v;
+    std::istringstream in(s);
+    for (std::string l; std::getline(in, l);) v.push_back(l);
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(summary_lines(out, "\n")),
+            sorted("1.0.0.1 1000 10.0.1.1 80 T\n1.0.0.1 1000 10.0.1.1 80 T\n1.0.0.2 2000 10.0.1.1 53 U\n"
+                   "1.0.0.3 3000 10.9.9.9 80 T\n1.0.0.1 1000 10.0.1.2 80 T\n1.0.0.4 4000 10.0.1.2 80 T\n"));
+  EXPECT_EQ(summary_lines(rev, "\n"), "10.0.0.100 80 1.0.0.1 1000 T\n");
+}
+
+TEST(FlowIPLoadBalancer, SpreadsConnectionsAsItsTableDoes) {
+  auto r = run(R"(
+    FastUDPFlows(LENGTH 64, FLOWS 4000, FLOWSIZE 2, LIMIT 8000, STOP true) -> Strip(14) -> CheckIPHeader
+      -> FlowIPManager(CAPACITY 8192) -> lb :: FlowIPLoadBalancer(DST 10.0.1.1 10.0.1.2 10.0.1.3 10.0.1.4)
+      -> c :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 8000u);
+  uint64_t flows = r->n("lb.balanced");
+  EXPECT_GT(flows, 3000u);
+  std::string backends = r->h("lb.backends");
+  std::istringstream in(backends);
+  std::string addr;
+  uint64_t n, total = 0;
+  std::string rest;
+  int seen = 0;
+  while (in >> addr >> n && std::getline(in, rest)) {
+    ++seen;
+    total += n;
+    // Each backend holds a quarter of the table; its connections are a
+    // binomial draw around a quarter of them (6 sigma is ~ 0.04 of 4000).
+    EXPECT_NEAR(double(n) / double(flows), 0.25, 0.05) << backends;
+  }
+  EXPECT_EQ(seen, 4) << backends;
+  EXPECT_EQ(total, flows);
+  finish(*r);
+}
+
+TEST(TokenBucket, RefillsAtItsRateUpToItsBurst) {
+  k::TokenRate r{1000, 10};  // 1000 a second, 10 at most
+  k::TokenBucket b{};
+  uint64_t t = 5'000'000'000ull;
+  int ok = 0;
+  for (int i = 0; i < 20; ++i) ok += k::tb_take(b, r, t, 1);
+  EXPECT_EQ(ok, 10);                                // a new bucket is full, and no more
+  EXPECT_FALSE(k::tb_take(b, r, t + 999'999, 1));   // not quite a token later
+  EXPECT_TRUE(k::tb_take(b, r, t + 1'000'000, 1));  // one token a millisecond
+  EXPECT_FALSE(k::tb_take(b, r, t + 500'000, 1));   // time going back refills nothing
+  ok = 0;
+  for (int i = 0; i < 20; ++i) ok += k::tb_take(b, r, t + 3'600'000'000'000ull, 1);
+  EXPECT_EQ(ok, 10);  // an hour later: full, not more (no overflow)
+  k::TokenRate fast{uint64_t(1e13), uint64_t(1.8e10)};
+  k::TokenBucket f{};
+  EXPECT_TRUE(k::tb_take(f, fast, 1, uint64_t(1.8e10)));
+  EXPECT_FALSE(k::tb_take(f, fast, 1, 1));
+  EXPECT_TRUE(k::tb_take(f, fast, uint64_t(3e9), uint64_t(1.8e10)));
+}
+
+TEST(FlowRateLimiter, HoldsEachFlowToItsRateOnPacketTime) {
+  // Two flows, a packet every millisecond each for a second of packet time,
+  // limited to 100 packets a second with a burst of 10: each flow passes
+  // its 10, then one every 10 ms (100 in all +- 1), wherever it interleaves.
+  std::string in = tmpdir() + "/frl-in.txt";
+  {
+    std::ofstream f(in);
+    f << "!data timestamp src sport dst dport proto\n";
+    for (int i = 0; i < 1000; ++i)
+      for (int fl = 0; fl < 2; ++fl)
+        f << fmt::format("{}.{:06d} 10.0.0.{} 1000 1.1.1.1 53 U\n", 1 + i / 1000, (i % 1000) * 1000, fl + 1);
+  }
+  auto r = run(fmt::format(R"(
+    FromIPSummaryDump({}, STOP true) -> FlowIPManager -> rl :: FlowRateLimiter(RATE 100, BURST 10)
+      -> c :: Counter -> Discard;
+    rl[1] -> over :: Counter -> Discard;
+  )",
+                           in));
+  ASSERT_TRUE(r->ok) << r->errors;
+  uint64_t passed = r->n("c.count");
+  EXPECT_GE(passed, 2u * 108);
+  EXPECT_LE(passed, 2u * 111);
+  EXPECT_EQ(passed + r->n("over.count"), 2000u);
+  EXPECT_EQ(r->n("rl.limited"), r->n("over.count"));
+  finish(*r);
+}
+
+}  // namespace shoal::test
