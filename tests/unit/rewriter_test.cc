@@ -131,6 +131,37 @@ TEST(RewriteTable, EvictsBestEffortAndRefusesWhenAllAreGuaranteed) {
   EXPECT_EQ(t.owner(o).count[0], 0u);
 }
 
+// A packet's refresh leaves the mapping's heap item where it was; eviction
+// and expiry must still see the real expiry times, and break ties by the
+// order of the last refresh, as an exact heap does.
+TEST(RewriteTable, RefreshedMappingsExpireAndAreEvictedByTheirRealTimes) {
+  RewriteTable t;
+  t.capacity = 3;
+  uint32_t o = t.add_owner("rw", 1);
+  const uint64_t s = 1000000000ull;
+  auto flow = [](int n) { return FlowId{ip(10, 0, 0, n), ip(2, 0, 0, 1), 1, 80}; };
+  auto add = [&](int n, uint64_t exp) {
+    FlowId r{ip(1, 0, 0, 1), ip(2, 0, 0, 1), uint16_t(1000 + n), 80};
+    return t.add(o, 0, 0, 17, flow(n), r, 0, 1, false, exp, exp, 0);
+  };
+  uint32_t a = add(1, 10 * s), b = add(2, 20 * s);
+  ASSERT_NE(add(3, 30 * s), 0u);
+  t.set_expiry(a, false, 40 * s, 40 * s);  // a now expires last
+  t.set_expiry(b, false, 30 * s, 30 * s);  // b ties with c, refreshed after it
+  add(4, 50 * s);                          // full: c goes (30 s, refreshed before b)
+  EXPECT_EQ(t.find(o, 0, flow(3)).first, 0u);
+  EXPECT_EQ(t.find(o, 0, flow(2)).first, b);
+  EXPECT_EQ(t.find(o, 0, flow(1)).first, a);
+  t.reap(35 * s);  // b (30 s) expires; a (40 s, its item still keyed 10 s) does not
+  EXPECT_EQ(t.find(o, 0, flow(2)).first, 0u);
+  EXPECT_EQ(t.find(o, 0, flow(1)).first, a);
+  EXPECT_EQ(t.size(), 2u);
+  t.set_expiry(a, false, 36 * s, 36 * s);  // earlier than before: moved at once
+  t.reap(37 * s);
+  EXPECT_EQ(t.find(o, 0, flow(1)).first, 0u);
+  EXPECT_EQ(t.size(), 1u);
+}
+
 TEST(IPRewriter, RewritesBothWaysWithValidChecksumsAndClickHandlers) {
   std::string in1 = tmpdir() + "/rw-in1.txt", in2 = tmpdir() + "/rw-in2.txt", out1 = tmpdir() + "/rw-out1.txt",
               out2 = tmpdir() + "/rw-out2.txt";

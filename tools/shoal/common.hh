@@ -102,6 +102,7 @@ double graph_run(const std::string& text, const std::string& device, const std::
                  std::map<std::string, std::string>* got, uint64_t& packets, std::string& err);
 int cmd_bench_classify(int argc, char** argv);
 int cmd_bench_flow(int argc, char** argv);
+int cmd_bench_nf(int argc, char** argv);
 // Configuration load and configure time against the number of inline routes.
 void bench_config_load(const std::vector<size_t>& sizes, nlohmann::json& j);
 int cmd_bench_snap(int argc, char** argv);

@@ -711,6 +711,7 @@ int run_main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "bench-ids") return cmd_bench_ids(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-classify") return cmd_bench_classify(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-flow") return cmd_bench_flow(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "bench-nf") return cmd_bench_nf(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-snap") return cmd_bench_snap(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-scale") return cmd_bench_scale(argc - 1, argv + 1);
   if (argc >= 2 && std::string(argv[1]) == "bench-ipsec") return cmd_bench_ipsec(argc - 1, argv + 1);
@@ -795,8 +796,8 @@ int run_main(int argc, char** argv) {
 
   app.add_subcommand("version", "version, CUDA backend and device");
   app.add_subcommand("bench",
-                     "benchmarks (see shoal bench --help; also bench-ids, bench-classify, bench-flow, bench-snap, "
-                     "bench-scale, bench-ipsec)");
+                     "benchmarks (see shoal bench --help; also bench-ids, bench-classify, bench-flow, bench-nf, "
+                     "bench-snap, bench-scale, bench-ipsec)");
   app.add_subcommand("click", "run a configuration with Click's command line (shoal click --help)");
   app.add_subcommand("ids", "Suricata-style IDS/IPS over a capture or an interface (shoal ids --help)");
   app.add_subcommand("ctl", "read and write a running router's handlers through its ControlSocket (shoal ctl --help)");

@@ -1,5 +1,7 @@
 #include "shoal/flow/rewrite.hh"
 
+#include <cstddef>
+
 #include <fmt/format.h>
 
 #include <charconv>
@@ -228,6 +230,57 @@ size_t RewriteTable::KeyHash::operator()(const Key& k) const {
   return size_t(h ^ (h >> 29));
 }
 
+uint32_t* RewriteTable::Index::find(const Key& k) {
+  if (s_.empty()) return nullptr;
+  uint32_t h = uint32_t(KeyHash()(k));
+  for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+    Slot& x = s_[i];
+    if (!x.v) return nullptr;
+    if (x.h == h && x.k == k) return &x.v;
+  }
+}
+
+std::pair<uint32_t*, bool> RewriteTable::Index::emplace(const Key& k, uint32_t v) {
+  if (2 * (n_ + 1) > s_.size()) grow();
+  uint32_t h = uint32_t(KeyHash()(k));
+  for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+    Slot& x = s_[i];
+    if (!x.v) {
+      x.k = k;
+      x.v = v;
+      x.h = h;
+      ++n_;
+      return {&x.v, true};
+    }
+    if (x.h == h && x.k == k) return {&x.v, false};
+  }
+}
+
+void RewriteTable::Index::erase(uint32_t* value) {
+  size_t i = size_t(reinterpret_cast<Slot*>(reinterpret_cast<char*>(value) - offsetof(Slot, v)) - s_.data());
+  // Backward shift: later entries of the run that may live at i move up.
+  for (size_t j = (i + 1) & mask_; s_[j].v; j = (j + 1) & mask_) {
+    size_t home = s_[j].h & mask_;
+    bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    if (!stays) {
+      s_[i] = s_[j];
+      i = j;
+    }
+  }
+  s_[i].v = 0;
+  --n_;
+}
+
+void RewriteTable::Index::grow() {
+  std::vector<Slot> old;
+  old.swap(s_);
+  s_.resize(old.empty() ? 1024 : old.size() * 2);
+  mask_ = s_.size() - 1;
+  n_ = 0;
+  for (const Slot& x : old)
+    if (x.v) *emplace(x.k, x.v).first = x.v;
+}
+
 uint32_t RewriteTable::add_owner(const std::string& name, int ninputs) {
   for (uint32_t i = 0; i < owners_.size(); ++i)
     if (owners_[i].name == name) return i;
@@ -236,20 +289,38 @@ uint32_t RewriteTable::add_owner(const std::string& name, int ninputs) {
 }
 
 std::pair<uint32_t, int> RewriteTable::find(uint32_t owner, uint8_t map, const FlowId& f) const {
-  auto it = index_.find(Key{f, owner, map});
-  if (it == index_.end()) return {0, 0};
-  return {it->second >> 1, int(it->second & 1)};
+  uint32_t* v = const_cast<Index&>(index_).find(Key{f, owner, map});
+  if (!v) return {0, 0};
+  return {*v >> 1, int(*v & 1)};
 }
 
 void RewriteTable::heap_insert(uint32_t id) {
   Mapping& m = mapping(id);
   m.order = ++order_;
-  heap_[m.guaranteed].insert({m.expiry_ns, m.order, id});
+  m.heap_exp = m.expiry_ns;
+  m.heap_order = m.order;
+  heap_[m.guaranteed].insert({m.heap_exp, m.heap_order, id});
 }
 
 void RewriteTable::heap_erase(uint32_t id) {
   Mapping& m = mapping(id);
-  heap_[m.guaranteed].erase({m.expiry_ns, m.order, id});
+  heap_[m.guaranteed].erase({m.heap_exp, m.heap_order, id});
+}
+
+// The heap's keys may lag: a refresh that only delays a mapping leaves its
+// item where it was (a key at most the real one). The first item whose key
+// is its mapping's real key is then the real minimum; the lagging ones met
+// on the way are put where they belong.
+uint32_t RewriteTable::top(int c) {
+  for (;;) {
+    auto [exp, ord, id] = *heap_[c].begin();
+    Mapping& m = mapping(id);
+    if (exp == m.expiry_ns && ord == m.order) return id;
+    heap_[c].erase(heap_[c].begin());
+    m.heap_exp = m.expiry_ns;
+    m.heap_order = m.order;
+    heap_[c].insert({m.heap_exp, m.heap_order, id});
+  }
 }
 
 uint32_t RewriteTable::add(uint32_t owner, uint8_t map, uint16_t input, uint8_t ip_p, const FlowId& flow,
@@ -278,14 +349,14 @@ uint32_t RewriteTable::add(uint32_t owner, uint8_t map, uint16_t input, uint8_t 
   m.best_effort_ns = best_effort_ns;
   m.agg = agg_++;
   m.live = true;
-  index_[Key{m.key[0], owner, map}] = id << 1;
+  *index_.emplace(Key{m.key[0], owner, map}, id << 1).first = id << 1;
   // A reply key already in use belongs to a mapping this one replaces
   // (unless the two keys are equal: a degenerate mapping of a flow onto
   // its own reverse, whose reply entry simply wins).
-  auto [it, fresh] = index_.try_emplace(Key{m.key[1], owner, map}, (id << 1) | 1);
+  auto [it, fresh] = index_.emplace(Key{m.key[1], owner, map}, (id << 1) | 1);
   if (!fresh) {
-    uint32_t old = it->second >> 1;
-    it->second = (id << 1) | 1;
+    uint32_t old = *it >> 1;
+    *it = (id << 1) | 1;
     if (old != id) destroy(old);
   }
   heap_insert(id);
@@ -295,7 +366,7 @@ uint32_t RewriteTable::add(uint32_t owner, uint8_t map, uint16_t input, uint8_t 
     // effort; the best-effort mapping nearest expiry goes, or, when
     // every mapping is guaranteed, the new one is refused.
     shift_guaranteed(now);
-    uint32_t dead = heap_[0].empty() ? id : std::get<2>(*heap_[0].begin());
+    uint32_t dead = heap_[0].empty() ? id : top(0);
     destroy(dead);
     if (dead == id) {
       ++owners_[owner].failures[input];
@@ -307,6 +378,14 @@ uint32_t RewriteTable::add(uint32_t owner, uint8_t map, uint16_t input, uint8_t 
 
 void RewriteTable::set_expiry(uint32_t id, bool guaranteed, uint64_t expiry_ns, uint64_t best_effort_ns) {
   Mapping& m = mapping(id);
+  if (guaranteed == m.guaranteed && expiry_ns >= m.heap_exp) {
+    // Later than its heap key: the item stays (top() moves it when it
+    // comes first), so a packet's refresh costs no tree operation.
+    m.order = ++order_;
+    m.expiry_ns = expiry_ns;
+    m.best_effort_ns = best_effort_ns;
+    return;
+  }
   heap_erase(id);
   m.guaranteed = guaranteed;
   m.expiry_ns = expiry_ns;
@@ -316,9 +395,9 @@ void RewriteTable::set_expiry(uint32_t id, bool guaranteed, uint64_t expiry_ns, 
 
 void RewriteTable::shift_guaranteed(uint64_t now) {
   while (!heap_[1].empty()) {
-    auto [exp, order, id] = *heap_[1].begin();
-    if (exp > now) break;
+    uint32_t id = top(1);
     Mapping& m = mapping(id);
+    if (m.expiry_ns > now) break;
     set_expiry(id, false, m.best_effort_ns, m.best_effort_ns);
   }
 }
@@ -327,8 +406,8 @@ void RewriteTable::destroy(uint32_t id) {
   Mapping& m = mapping(id);
   heap_erase(id);
   for (int d = 0; d < 2; ++d) {
-    auto it = index_.find(Key{m.key[d], m.owner, m.map});
-    if (it != index_.end() && it->second == ((id << 1) | uint32_t(d))) index_.erase(it);
+    uint32_t* v = index_.find(Key{m.key[d], m.owner, m.map});
+    if (v && *v == ((id << 1) | uint32_t(d))) index_.erase(v);
   }
   --owners_[m.owner].count[m.input];
   m.live = false;
@@ -338,9 +417,13 @@ void RewriteTable::destroy(uint32_t id) {
 
 void RewriteTable::reap(uint64_t now, bool clear) {
   shift_guaranteed(now);
-  while (!heap_[0].empty() && std::get<0>(*heap_[0].begin()) <= now) destroy(std::get<2>(*heap_[0].begin()));
+  while (!heap_[0].empty()) {
+    uint32_t id = top(0);
+    if (mapping(id).expiry_ns > now) break;
+    destroy(id);
+  }
   int64_t cap = clear ? 0 : capacity;
-  while (int64_t(size()) > cap) destroy(std::get<2>(*heap_[heap_[0].empty() ? 1 : 0].begin()));
+  while (int64_t(size()) > cap) destroy(top(heap_[0].empty() ? 1 : 0));
 }
 
 void RewriteTable::remove_input(uint32_t owner, uint16_t input) {

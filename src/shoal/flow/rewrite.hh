@@ -28,7 +28,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -100,9 +99,10 @@ class RewriteTable {
     FlowId key[2];  // [0] the connection as it arrives, [1] the replies as they arrive
     int32_t out[2] = {0, 0};
     uint64_t expiry_ns = 0;
-    uint64_t best_effort_ns = 0;  // the expiry once a guarantee ends
-    uint64_t order = 0;           // of the last expiry change (ties)
-    uint32_t owner = 0;           // the rewriter (owner id) and input that made it
+    uint64_t best_effort_ns = 0;            // the expiry once a guarantee ends
+    uint64_t order = 0;                     // of the last expiry change (ties)
+    uint64_t heap_exp = 0, heap_order = 0;  // its heap item's key (at most expiry_ns, order)
+    uint32_t owner = 0;                     // the rewriter (owner id) and input that made it
     uint32_t agg = 0;
     uint16_t input = 0;
     uint8_t map = 0;  // which of the owner's maps (IPRewriter: 0 TCP, 1 UDP)
@@ -146,8 +146,9 @@ class RewriteTable {
   // Every entry of the owner's map (id, direction), in no set order.
   template <class F>
   void for_each_entry(uint32_t owner, uint8_t map, F&& f) const {
-    for (const auto& [k, v] : index_)
+    index_.for_each([&](const Key& k, uint32_t v) {
       if (k.owner == owner && k.map == map) f(v >> 1, int(v & 1));
+    });
   }
 
  private:
@@ -160,16 +161,42 @@ class RewriteTable {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
+  // Key -> id << 1 | direction (never 0): open addressing with linear
+  // probing and backward-shift deletion, at most half full (a lookup is one
+  // or two adjacent slots, where a node-based map chased pointers).
+  class Index {
+   public:
+    uint32_t* find(const Key& k);
+    // The value slot of k, inserted with v when absent (fresh true).
+    std::pair<uint32_t*, bool> emplace(const Key& k, uint32_t v);
+    void erase(uint32_t* value);  // a slot find() or emplace() returned
+    template <class F>
+    void for_each(F&& f) const {
+      for (const Slot& x : s_)
+        if (x.v) f(x.k, x.v);
+    }
+
+   private:
+    struct Slot {
+      Key k;
+      uint32_t v = 0;  // 0: empty
+      uint32_t h = 0;
+    };
+    void grow();
+    std::vector<Slot> s_;
+    size_t mask_ = 0, n_ = 0;
+  };
   using HeapItem = std::tuple<uint64_t, uint64_t, uint32_t>;  // expiry, order, id
   void destroy(uint32_t id);
   void shift_guaranteed(uint64_t now);
   void heap_insert(uint32_t id);
   void heap_erase(uint32_t id);
+  uint32_t top(int c);  // the mapping nearest expiry in heap_[c] (not empty)
 
   std::vector<Mapping> maps_;
   std::vector<uint32_t> free_;
-  std::unordered_map<Key, uint32_t, KeyHash> index_;  // id << 1 | direction
-  std::set<HeapItem> heap_[2];                        // [0] best effort, [1] guaranteed
+  Index index_;
+  std::set<HeapItem> heap_[2];  // [0] best effort, [1] guaranteed
   std::vector<Owner> owners_;
   uint64_t order_ = 0;
   uint32_t agg_ = 0;

@@ -1,0 +1,128 @@
+// shoal bench-nf: the network functions on the flow layer, one core:
+// per-core Mpps of the firewall (60 and 180 rules), the Maglev load
+// balancer, NAT (IPRewriter), the per-flow rate limiter and GPUNFV's chain
+// (flow monitor -> firewall -> load balancer), each against the plain
+// forwarder and the flow layer alone, in the same run.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "common.hh"
+#include "shoal/classbench/classbench.hh"
+#include "shoal/nf/fwrules.hh"
+
+namespace shoal::tool {
+
+namespace {
+
+// A GPUNFV-like firewall: ClassBench 'fw' rules, a quarter of those with
+// both addresses under a prefix denying, and a last rule that allows the
+// rest (so most traffic goes on: a wide deny would leave nothing to time).
+void write_rules(const std::string& path, size_t n, uint32_t seed) {
+  classify::GenSpec spec;
+  spec.flavor = classify::Flavor::Fw;
+  spec.rules = n - 1;
+  spec.seed = seed;
+  spec.catch_all = false;
+  spec.ports = 1;
+  auto rules = classify::generate(spec);
+  std::mt19937 rng(seed);
+  std::ofstream f(path);
+  for (auto& r : rules) {
+    r.action = int32_t(r.smask && r.dmask && rng() % 4 == 0);
+    f << nf::unparse_fw_rule(r) << "\n";
+  }
+  f << "allow @0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00\n";
+}
+
+}  // namespace
+
+int cmd_bench_nf(int argc, char** argv) {
+  CLI::App app{"shoal bench-nf: firewall, load balancer, NAT, rate limiter and GPUNFV's chain on one core"};
+  std::string out = "bench/results/nf-latest.json";
+  uint64_t flows = 50000, packets = 4000000;
+  int reps = 3;
+  app.add_option("--out", out, "JSON output file");
+  app.add_option("--flows", flows, "flows in the traffic (GPUNFV: 50,000)");
+  app.add_option("--packets", packets, "packets a run");
+  app.add_option("--reps", reps, "runs per case (the best is kept)");
+  CLI11_PARSE(app, argc, argv);
+
+  std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-nf-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  write_rules(dir + "/fw60.rules", 60, 1);
+  write_rules(dir + "/fw180.rules", 180, 2);
+  std::string backends;
+  for (int i = 1; i <= 16; ++i) backends += fmt::format(" 10.9.0.{}", i);
+  std::string src = fmt::format(
+      "FastUDPFlows(LENGTH 64, FLOWS {}, FLOWSIZE 4, BURST 32, DSTRANDOM true, LIMIT {}, STOP true) -> Strip(14) "
+      "-> CheckIPHeader -> ",
+      flows, packets);
+  std::string mgr = fmt::format("FlowIPManager(CAPACITY {}) -> ", flows * 2);
+  std::string sink = "c :: Counter -> Discard;";
+  struct Case {
+    const char* name;
+    std::string body;
+  };
+  std::vector<Case> cases = {
+      {"forwarder", ""},
+      {"flow layer", mgr},
+      {"firewall 60", mgr + fmt::format("Firewall(RULES {}/fw60.rules) -> ", dir)},
+      {"firewall 180", mgr + fmt::format("Firewall(RULES {}/fw180.rules) -> ", dir)},
+      {"maglev lb", mgr + fmt::format("FlowIPLoadBalancer(DST{}) -> ", backends)},
+      {"rate limiter", mgr + "FlowRateLimiter(RATE 1000000) -> "},
+      {"nat", "IPRewriter(pattern 1.0.0.1 1024-65535# - - 0 0) -> "},
+      {"gpunfv chain", mgr + fmt::format("FlowLog({}/conn.log, FORMAT json) -> Firewall(RULES {}/fw180.rules) -> "
+                                         "FlowIPLoadBalancer(DST{}) -> ",
+                                         dir, dir, backends)},
+  };
+  nlohmann::json j = bench_record("nf");
+  j["flows"] = flows;
+  fmt::print("shoal bench-nf on {}, one core, {} flows, 64-byte UDP, best of {}\n", cpu_model(), flows, reps);
+  fmt::print("{:<14} {:>10} {:>12} {:>14}\n", "case", "Mpps", "x forwarder", "ns/packet more");
+  double base = 0;
+  int rc = 0;
+  for (const Case& c : cases) {
+    double best = 0;
+    uint64_t got = 0;
+    for (int r = 0; r < reps; ++r) {
+      std::string err;
+      double pps = graph_pps(src + c.body + sink, false, got, err);
+      if (pps < 0) {
+        fmt::print(stderr, "bench-nf: {}: {}\n", c.name, err);
+        rc = 1;
+        break;
+      }
+      best = std::max(best, pps);
+    }
+    if (best <= 0 || got < packets / 2) {
+      fmt::print(stderr, "bench-nf: {}: {} of {} packets came out: nothing to time\n", c.name, got, packets);
+      rc = 1;
+      continue;
+    }
+    if (base == 0) base = best;
+    double more = 1e9 / best - 1e9 / base;
+    fmt::print("{:<14} {:>10.2f} {:>11.2f}x {:>14.1f}   ({} packets out)\n", c.name, best / 1e6, best / base, more,
+               got);
+    j["results"].push_back({{"case", c.name},
+                            {"pps", best},
+                            {"ratio_to_forwarder", best / base},
+                            {"ns_per_packet_more", more},
+                            {"packets_out", got}});
+  }
+  std::filesystem::remove_all(dir);
+  if (!out.empty()) {
+    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
+    std::ofstream o(out);
+    o << j.dump(2) << "\n";
+    fmt::print("wrote {}\n", out);
+  }
+  return rc;
+}
+
+}  // namespace shoal::tool
