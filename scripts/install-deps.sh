@@ -9,7 +9,7 @@ PKGS=(g++ cmake ninja-build pkg-config make
       clang libclang-rt-14-dev clang-format clang-tidy
       tshark python3-scapy python3-cryptography python3-matplotlib python3-yaml python3-prometheus-client libndpi-bin netcat-openbsd
       dpkg-dev file
-      iproute2 iputils-ping traceroute iperf3 ethtool)
+      iproute2 iputils-ping traceroute iperf3 ethtool nftables)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -793,6 +793,10 @@ int run_main(int argc, char** argv) {
                        "extra IPv4 route 'PREFIX/LEN [GATEWAY] OUTPUT' (output 1 = first interface)");
   mkrouter->add_option("--route6", mk_routes6, "extra IPv6 route 'PREFIX/LEN [GATEWAY] OUTPUT'");
   mkrouter->add_option("-o,--out", mk_out, "write here instead of standard output");
+  std::string mk_nat;
+  mkrouter->add_option("--nat", mk_nat,
+                       "NAME[,LO-HI]: source NAT (masquerade) of IPv4 connections leaving interface NAME, from its "
+                       "address and ports LO-HI (default 1024-65535)");
 
   app.add_subcommand("version", "version, CUDA backend and device");
   app.add_subcommand("bench",
@@ -818,7 +822,15 @@ int run_main(int argc, char** argv) {
       }
       ifs.push_back(f);
     }
-    std::string conf = make_router_config(ifs, mk_routes4, mk_routes6);
+    RouterNat nat;
+    if (!mk_nat.empty()) {
+      std::string err;
+      if (!parse_nat_spec(mk_nat, ifs, nat, err)) {
+        fmt::print(stderr, "shoal mkrouter: {}\n", err);
+        return 2;
+      }
+    }
+    std::string conf = make_router_config(ifs, mk_routes4, mk_routes6, nat);
     if (mk_out.empty()) {
       fmt::print("{}", conf);
     } else {

@@ -94,8 +94,26 @@ bool parse_iface_spec(const std::string& spec, RouterIface& f, std::string& err)
   return true;
 }
 
+bool parse_nat_spec(const std::string& spec, const std::vector<RouterIface>& ifs, RouterNat& n, std::string& err) {
+  std::string name = spec, ports;
+  if (size_t c = spec.find(','); c != std::string::npos) name = spec.substr(0, c), ports = spec.substr(c + 1);
+  n.iface = -1;
+  for (size_t i = 0; i < ifs.size(); ++i)
+    if (ifs[i].name == name) n.iface = int(i);
+  if (n.iface < 0) return err = fmt::format("--nat '{}': not one of the interfaces", name), false;
+  if (!ports.empty()) {
+    uint64_t lo = 0, hi = 0;
+    size_t d = ports.find('-');
+    if (d == std::string::npos || !parse_uint(ports.substr(0, d), lo) || !parse_uint(ports.substr(d + 1), hi) ||
+        lo == 0 || lo > hi || hi > 65535)
+      return err = fmt::format("--nat '{}': ports as LO-HI, within 1-65535", spec), false;
+    n.port_lo = uint32_t(lo), n.port_hi = uint32_t(hi);
+  }
+  return true;
+}
+
 std::string make_router_config(const std::vector<RouterIface>& ifs, const std::vector<std::string>& routes4,
-                               const std::vector<std::string>& routes6) {
+                               const std::vector<std::string>& routes6, const RouterNat& nat) {
   std::string o;
   auto w = [&]<class... A>(fmt::format_string<A...> f, A&&... a) { o += fmt::format(f, std::forward<A>(a)...); };
   bool v6 = false;
@@ -120,7 +138,11 @@ std::string make_router_config(const std::vector<RouterIface>& ifs, const std::v
     w("c{0}[0] -> ARPResponder({1} {2}) -> out{0};\n", i, ip4(f.addr), f.mac);
     w("arpq{0} :: ARPQuerier({1}, {2}) -> out{0};\n", i, ip4(f.addr), f.mac);
     w("c{0}[1] -> [1]arpq{0};\n", i);
-    w("c{0}[2] -> Paint({1}) -> ip4;\n", i, i + 1);
+    if (int(i) == nat.iface)
+      w("c{0}[2] -> Paint({1}) -> Strip(14) -> CheckIPHeader(INTERFACES {2}) -> natin;  // see NAT\n", i, i + 1,
+        "$IFACES");
+    else
+      w("c{0}[2] -> Paint({1}) -> ip4;\n", i, i + 1);
     if (!f.addr6.empty()) {
       w("c{0}[3] -> IP6NDAdvertiser({1} {2}) -> out{0};\n", i, f.addr6, f.mac);
       w("nds{0} :: IP6NDSolicitor({1}, {2}) -> out{0};\n", i, f.addr6, f.mac);
@@ -137,6 +159,10 @@ std::string make_router_config(const std::vector<RouterIface>& ifs, const std::v
     ifaces += fmt::format("{}{}/{}", ifaces.empty() ? "" : " ", ip4(f.addr), f.len);
     uint32_t mask = f.len ? ~uint32_t(0) << (32 - f.len) : 0;
     if (f.len < 31) bad += fmt::format("{}{}", bad.empty() ? "" : " ", ip4((f.addr & mask) | ~mask));
+  }
+  {
+    size_t at;
+    while ((at = o.find("$IFACES")) != std::string::npos) o.replace(at, 7, ifaces);
   }
   w("// ---- IPv4\n");
   w("ip4 :: Strip(14) -> CheckIPHeader(INTERFACES {}) -> rt;\n", ifaces);
@@ -159,13 +185,38 @@ std::string make_router_config(const std::vector<RouterIface>& ifs, const std::v
   for (size_t i = 0; i < ifs.size(); ++i) {
     auto& f = ifs[i];
     std::string a = ip4(f.addr);
-    w("rt[{0}] -> DropBroadcasts -> cp{1} :: PaintTee({0}) -> gio{1} :: IPGWOptions({2}) -> FixIPSrc({2})\n"
-      "  -> dt{1} :: DecIPTTL -> fr{1} :: IPFragmenter({3}) -> [0]arpq{1};\n",
-      i + 1, i, a, f.mtu);
+    if (int(i) == nat.iface) {
+      // Rewritten after the TTL (an expiry's error quotes the packet as its host sent it).
+      w("rt[{0}] -> DropBroadcasts -> cp{1} :: PaintTee({0}) -> gio{1} :: IPGWOptions({2}) -> FixIPSrc({2})\n"
+        "  -> dt{1} :: DecIPTTL -> natout :: IPClassifier(tcp or udp, icmp type echo, -);\n"
+        "fr{1} :: IPFragmenter({3}) -> [0]arpq{1};\n"
+        "natout[0] -> [0]nat[0] -> fr{1}; natout[1] -> [0]natp[0] -> fr{1}; natout[2] -> fr{1};\n",
+        i + 1, i, a, f.mtu);
+    } else {
+      w("rt[{0}] -> DropBroadcasts -> cp{1} :: PaintTee({0}) -> gio{1} :: IPGWOptions({2}) -> FixIPSrc({2})\n"
+        "  -> dt{1} :: DecIPTTL -> fr{1} :: IPFragmenter({3}) -> [0]arpq{1};\n",
+        i + 1, i, a, f.mtu);
+    }
     w("dt{0}[1] -> ICMPError({1}, timeexceeded, BADADDRS {2}) -> rt;\n", i, a, bad);
     w("fr{0}[1] -> ICMPError({1}, unreachable, needfrag, MTU {2}, BADADDRS {3}) -> rt;\n", i, a, f.mtu, bad);
     w("gio{0}[1] -> ICMPError({1}, parameterproblem, BADADDRS {2}) -> rt;\n", i, a, bad);
     w("cp{0}[1] -> ICMPError({1}, redirect, host, BADADDRS {2}) -> rt;\n\n", i, a, bad);
+  }
+  if (nat.iface >= 0) {
+    const RouterIface& f = ifs[size_t(nat.iface)];
+    std::string a = ip4(f.addr);
+    w("// ---- NAT: IPv4 connections routed out of {0} leave as {1}, ports {2}-{3} (masquerade).\n"
+      "// Their replies, echo replies and the ICMP errors about them come back to their hosts; anything\n"
+      "// else arriving on {0} is routed as usual.\n",
+      f.name, a, nat.port_lo, nat.port_hi);
+    w("nat :: IPRewriter(pattern {0} {1}-{2} - - 0 1, pass 1);\n", a, nat.port_lo, nat.port_hi);
+    w("natp :: ICMPPingRewriter(pattern {0} - 0-65535 0 1, pass 1);\n", a);
+    w("natin :: IPClassifier(dst host {0} and (tcp or udp), dst host {0} and icmp type echo-reply,\n"
+      "                      dst host {0} and icmp, -);\n",
+      a);
+    w("natin[0] -> [1]nat; natin[1] -> [1]natp; natin[3] -> rt;\n");
+    w("natin[2] -> nate :: ICMPRewriter(nat natp) -> rt; nate[1] -> rt;\n");
+    w("nat[1] -> rt; natp[1] -> rt;\n\n");
   }
   if (v6) {
     w("// ---- IPv6\n");

@@ -17,9 +17,17 @@ struct RouterIface {
 
 // NAME,ADDR/LEN[,ADDR6/LEN][,mtu=N][,mac=ETH]
 bool parse_iface_spec(const std::string& spec, RouterIface& f, std::string& err);
+// Source NAT (masquerade) on one interface: IPv4 connections routed out of
+// it leave with its address and a port from [port_lo, port_hi].
+struct RouterNat {
+  int iface = -1;  // index in the interfaces; -1: no NAT
+  uint32_t port_lo = 1024, port_hi = 65535;
+};
+// "NAME[,LO-HI]"
+bool parse_nat_spec(const std::string& spec, const std::vector<RouterIface>& ifs, RouterNat& n, std::string& err);
 // routes4/routes6: extra routes as written in DirectIPLookup / LookupIP6Route
 // ("PREFIX/LEN GATEWAY OUTPUT", output 1 being the first interface).
 std::string make_router_config(const std::vector<RouterIface>& ifs, const std::vector<std::string>& routes4,
-                               const std::vector<std::string>& routes6);
+                               const std::vector<std::string>& routes6, const RouterNat& nat = {});
 
 }  // namespace shoal::tool
