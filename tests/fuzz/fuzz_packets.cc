@@ -1,6 +1,6 @@
 // libFuzzer harness: packets through configurations, not just parsing. The
 // first input byte picks a configuration (every golden test's that reads a
-// pcap, and the IP router, firewall, IDS and SDN examples); the rest is cut into packets
+// pcap, and the IP router, firewall, IDS, SDN and NF-chain examples); the rest is cut into packets
 // (two length bytes, then that many bytes), written as a pcap to a memory
 // file that the configuration's FromDump reads. A run must end by itself
 // (libFuzzer's -timeout catches a hang), raise no sanitizer report, and
@@ -39,7 +39,8 @@ std::vector<Conf> load_configs() {
     if (std::filesystem::exists(d.path() / "config.click")) golden.push_back(d.path() / "config.click");
   std::sort(golden.begin(), golden.end());
   for (auto& g : golden) add(g);
-  for (const char* e : {"ipv4-fastpath", "firewall", "ids-router", "ids-std-router", "sdn-forwarder", "divergence"})
+  for (const char* e :
+       {"ipv4-fastpath", "firewall", "ids-router", "ids-std-router", "sdn-forwarder", "divergence", "nf-chain"})
     add(root / "examples" / (std::string(e) + ".click"));
   if (out.empty()) std::abort();  // run from anywhere: the paths are absolute
   return out;

@@ -192,3 +192,32 @@ write("nat", [
     E / IP(src="10.0.0.7", dst="8.8.8.8") / ICMP(type=8, id=77, seq=1) / payload(8),
     Ether(src=OUT_MAC, dst=MAC_R) / IP(src="8.8.8.8", dst="1.0.0.1") / ICMP(type=0, id=0, seq=1) / payload(8),
 ])
+
+# GPUNFV's chain (Firewall -> FlowRateLimiter -> FlowIPLoadBalancer): admitted
+# TCP and UDP connections to the VIP go to their backends (each connection's
+# packets to one), replies and an ICMP error about an admitted connection
+# pass unchanged, and the drops carry their reasons: a connection no rule
+# allows, a new connection without a SYN, flags no segment carries, an error
+# about a denied connection, IPv6 (no rule), a frame that is not IP, and a
+# flow over its rate.
+VIP = "10.1.0.1"
+write("nf-chain", [
+    E / IP(src="10.0.0.1", dst=VIP) / TCP(sport=1000, dport=80, flags="S", seq=1),
+    E / IP(src=VIP, dst="10.0.0.1") / TCP(sport=80, dport=1000, flags="SA", seq=9, ack=2),
+    E / IP(src="10.0.0.1", dst=VIP) / TCP(sport=1000, dport=80, flags="PA", seq=2, ack=10) / payload(20),
+    E / IP(src="10.0.0.2", dst=VIP) / TCP(sport=1001, dport=80, flags="S", seq=1),
+    E / IP(src="10.0.0.3", dst=VIP) / TCP(sport=1002, dport=22, flags="S", seq=1),
+    E / IP(src="10.0.0.4", dst=VIP) / TCP(sport=1003, dport=80, flags="A", seq=1, ack=1),
+    E / IP(src="10.0.0.5", dst=VIP) / TCP(sport=1004, dport=80, flags="SF", seq=1),
+    E / IP(src="10.0.0.6", dst=VIP) / UDP(sport=5353, dport=53) / payload(12),
+    E / IP(src="10.0.0.6", dst=VIP) / UDP(sport=5353, dport=53) / payload(13),
+    E / IP(src="10.0.0.6", dst=VIP) / UDP(sport=5353, dport=53) / payload(14),
+    E / IP(src="10.0.0.6", dst=VIP) / UDP(sport=5353, dport=53) / payload(15),
+    E / IP(src="10.0.0.6", dst=VIP) / UDP(sport=5353, dport=53) / payload(16),
+    E / IP(src="10.9.9.9", dst="10.0.0.1") / ICMP(type=3, code=4)
+      / IP(src="10.0.0.1", dst=VIP) / TCP(sport=1000, dport=80, flags="PA", seq=2),
+    E / IP(src="10.9.9.9", dst="10.0.0.3") / ICMP(type=3, code=4)
+      / IP(src="10.0.0.3", dst=VIP) / TCP(sport=1002, dport=22, flags="S", seq=1),
+    E / IPv6(src="fd00::1", dst="fd00::2") / TCP(sport=1005, dport=80, flags="S"),
+    Ether(src=MAC_A, dst="ff:ff:ff:ff:ff:ff", type=0x0806) / payload(28),
+])
