@@ -341,7 +341,7 @@ TEST(FlowIPLoadBalancer, KeepsConnectionsOnTheirBackendAndMovesThoseOfARemovedOn
   EXPECT_EQ(backends.rfind("10.0.1.2\t2 connections\t65537 of 65537 table entries", 0), 0u) << backends;
   finish(*r);
   // (TCP and UDP leave the checkers in separate batches: compared sorted.)
-  auto sorted = [](std::string s) {
+  auto sorted = [](const std::string& s) {
     std::vector<std::string> v;
     std::istringstream in(s);
     for (std::string l; std::getline(in, l);) v.push_back(l);

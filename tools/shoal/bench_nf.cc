@@ -88,11 +88,14 @@ int cmd_bench_nf(int argc, char** argv) {
   double base = 0;
   int rc = 0;
   for (const Case& c : cases) {
+    std::string text = src;
+    text += c.body;
+    text += sink;
     double best = 0;
     uint64_t got = 0;
     for (int r = 0; r < reps; ++r) {
       std::string err;
-      double pps = graph_pps(src + c.body + sink, false, got, err);
+      double pps = graph_pps(text, false, got, err);
       if (pps < 0) {
         fmt::print(stderr, "bench-nf: {}: {}\n", c.name, err);
         rc = 1;

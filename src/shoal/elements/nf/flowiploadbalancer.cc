@@ -65,6 +65,7 @@ std::shared_ptr<FlowIPLoadBalancer::Set> FlowIPLoadBalancer::make(std::vector<ui
     return err = "a backend is named twice", nullptr;
   if (std::find(addrs.begin(), addrs.end(), 0u) != addrs.end()) return err = "0.0.0.0 is not a backend", nullptr;
   std::vector<std::string> names;
+  names.reserve(addrs.size());
   for (uint32_t x : addrs) names.push_back(addr_text(x));
   if (mode_ == Mode::Maglev && !s->maglev.build(names, table_size_, err)) return nullptr;
   s->flows.reset(new std::atomic<uint64_t>[addrs.size() + 1]());
