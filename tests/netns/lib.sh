@@ -1,8 +1,10 @@
 # Sourced by the netns tests: SHOAL from $1, skip(), three namespaces (the
 # Shoal side R and hosts H1, H2) joined by veth pairs v1h-v1r and v2h-v2r,
 # a temporary folder, and a cleanup that stops Shoal ($pid) and removes it
-# all. Helpers inr/in1/in2 run a command in a namespace. NEEDS lists the
-# commands the test needs (skipped without them).
+# all. Helpers inr/in1/in2 run a command in a namespace; start_shoal runs
+# Shoal in R on a configuration ($pid); check NAME COMMAND... counts a
+# check that passes when the command does. NEEDS lists the commands the test
+# needs (skipped without them).
 set -u
 SHOAL=$(realpath "$1")
 skip() { echo "SKIP: $*"; exit 77; }
@@ -25,3 +27,18 @@ in1() { ip netns exec "$H1" "$@"; }
 in2() { ip netns exec "$H2" "$@"; }
 ip link add v1h netns "$H1" type veth peer name v1r netns "$R" || skip "cannot make veth pairs"
 ip link add v2h netns "$H2" type veth peer name v2r netns "$R"
+# start_shoal CONFIG [ARGS...]: shoal run in R, its statistics to $tmp/stats.json.
+# (Not through inr: a backgrounded function runs in a subshell, and $! must be shoal itself.)
+start_shoal() {
+  local conf=$1; shift
+  ip netns exec "$R" "$SHOAL" run -q "$conf" --stats-out "$tmp/stats.json" "$@" >"$tmp/shoal.out" 2>&1 &
+  pid=$!
+  sleep 1
+  kill -0 "$pid" 2>/dev/null || { echo "FAIL: shoal did not start"; cat "$tmp/shoal.out"; exit 1; }
+}
+pass=0; fail=0
+check() {  # check NAME COMMAND...: passes when the command succeeds
+  local name=$1; shift
+  if "$@" >"$tmp/out" 2>&1; then echo "ok   $name"; pass=$((pass+1))
+  else echo "FAIL $name"; sed 's/^/     /' "$tmp/out"; fail=$((fail+1)); fi
+}

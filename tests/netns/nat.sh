@@ -16,17 +16,8 @@ in1 ip route add default via 10.0.1.1
 in2 ip addr add 192.0.2.2/24 dev v2h; in2 ip link set v2h up; in2 ip link set lo up  # no route to 10.0.1.0/24
 
 inr "$SHOAL" mkrouter -i v1r,10.0.1.1/24 -i v2r,192.0.2.1/24 --nat "v2r,$PORTS" -o "$tmp/nat.click" || exit 1
-ip netns exec "$R" "$SHOAL" run -q "$tmp/nat.click" --stats-out "$tmp/stats.json" >"$tmp/shoal.out" 2>&1 &
-pid=$!
-sleep 1
-kill -0 "$pid" 2>/dev/null || { echo "FAIL: shoal did not start"; cat "$tmp/shoal.out"; exit 1; }
+start_shoal "$tmp/nat.click"
 
-pass=0; fail=0
-check() {  # check NAME COMMAND...: passes when the command succeeds
-  local name=$1; shift
-  if "$@" >"$tmp/out" 2>&1; then echo "ok   $name"; pass=$((pass+1))
-  else echo "FAIL $name"; sed 's/^/     /' "$tmp/out"; fail=$((fail+1)); fi
-}
 
 # h2's servers answer with the address and port they saw: TCP (after
 # hashing what arrived) and UDP (each datagram echoed with it).

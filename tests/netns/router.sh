@@ -21,18 +21,8 @@ in2 ip link set v2h up; in2 ip link set lo up
 in2 ip route add default via 10.0.2.1; in2 ip -6 route add default via fd00:2::1
 
 inr "$SHOAL" mkrouter -i v1r,10.0.1.1/24,fd00:1::1/64 -i v2r,10.0.2.1/24,fd00:2::1/64 -o "$tmp/router.click" || exit 1
-# Not through inr: a backgrounded function runs in a subshell, and $! must be shoal itself.
-ip netns exec "$R" "$SHOAL" run -q "$tmp/router.click" --stats-out "$tmp/stats.json" ${THREADS:+--threads $THREADS} >"$tmp/shoal.out" 2>&1 &
-pid=$!
-sleep 1
-kill -0 "$pid" 2>/dev/null || { echo "FAIL: shoal did not start"; cat "$tmp/shoal.out"; exit 1; }
+start_shoal "$tmp/router.click" ${THREADS:+--threads $THREADS}
 
-pass=0; fail=0
-check() {  # check NAME COMMAND...: passes when the command succeeds
-  local name=$1; shift
-  if "$@" >"$tmp/out" 2>&1; then echo "ok   $name"; pass=$((pass+1))
-  else echo "FAIL $name"; sed 's/^/     /' "$tmp/out"; fail=$((fail+1)); fi
-}
 has() { grep -q -- "$1" "$tmp/out"; }
 
 check "ping h1 -> h2 (IPv4)" in1 ping -c 3 -i 0.2 -W 2 10.0.2.2

@@ -169,7 +169,8 @@ std::string unparse_rule(const k::ClsRule& r) {
   return s;
 }
 
-bool parse_rules(const std::string& text, const std::string& name, std::vector<k::ClsRule>& out, std::string& err) {
+bool for_each_rule_line(const std::string& text, const std::string& name,
+                        const std::function<bool(const std::string& line, std::string& why)>& rule, std::string& err) {
   std::istringstream in(text);
   std::string line;
   int n = 0;
@@ -178,20 +179,36 @@ bool parse_rules(const std::string& text, const std::string& name, std::vector<k
     size_t h = line.find('#');
     if (h != std::string::npos) line.erase(h);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    k::ClsRule r;
     std::string why;
-    if (!parse_rule(line, r, why)) return err = fmt::format("{}:{}: {}", name, n, why), false;
-    out.push_back(r);
+    if (!rule(line, why)) return err = fmt::format("{}:{}: {}", name, n, why), false;
   }
   return true;
 }
 
-bool load_rules(const std::string& path, std::vector<k::ClsRule>& out, std::string& err) {
+bool read_rule_file(const std::string& path, std::string& text, std::string& err) {
   std::ifstream f(path);
   if (!f) return err = fmt::format("cannot read rules file '{}'", path), false;
   std::stringstream ss;
   ss << f.rdbuf();
-  return parse_rules(ss.str(), path, out, err);
+  text = ss.str();
+  return true;
+}
+
+bool parse_rules(const std::string& text, const std::string& name, std::vector<k::ClsRule>& out, std::string& err) {
+  return for_each_rule_line(
+      text, name,
+      [&](const std::string& line, std::string& why) {
+        k::ClsRule r;
+        if (!parse_rule(line, r, why)) return false;
+        out.push_back(r);
+        return true;
+      },
+      err);
+}
+
+bool load_rules(const std::string& path, std::vector<k::ClsRule>& out, std::string& err) {
+  std::string text;
+  return read_rule_file(path, text, err) && parse_rules(text, path, out, err);
 }
 
 bool parse_flavor(const std::string& s, Flavor& f) {

@@ -12,6 +12,7 @@
 // frame). Without `ethertype`, a rule is for IPv4 (0x0800).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,6 +28,12 @@ std::string unparse_rule(const k::ClsRule& r);
 // A whole file's text: "name:line: message" on the first bad line.
 bool parse_rules(const std::string& text, const std::string& name, std::vector<k::ClsRule>& out, std::string& err);
 bool load_rules(const std::string& path, std::vector<k::ClsRule>& out, std::string& err);
+// The rule-file walk both use (and the firewall's files): `rule` gets each
+// line that is not blank once '#' comments are cut; its first refusal
+// becomes "name:line: why".
+bool for_each_rule_line(const std::string& text, const std::string& name,
+                        const std::function<bool(const std::string& line, std::string& why)>& rule, std::string& err);
+bool read_rule_file(const std::string& path, std::string& text, std::string& err);
 
 // ClassBench's three seed families, as their published filter sets look:
 //   acl  access lists: mostly specific sources and destinations (/24-/32),

@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "shoal/classbench/classbench.hh"
 
 namespace shoal::nf {
@@ -35,28 +32,20 @@ std::string unparse_fw_rule(const k::ClsRule& r) {
 }
 
 bool parse_fw_rules(const std::string& text, const std::string& name, std::vector<k::ClsRule>& out, std::string& err) {
-  std::istringstream in(text);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    size_t h = line.find('#');
-    if (h != std::string::npos) line.erase(h);
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    k::ClsRule r;
-    std::string why;
-    if (!parse_fw_rule(line, r, why)) return err = fmt::format("{}:{}: {}", name, n, why), false;
-    out.push_back(r);
-  }
-  return true;
+  return classify::for_each_rule_line(
+      text, name,
+      [&](const std::string& line, std::string& why) {
+        k::ClsRule r;
+        if (!parse_fw_rule(line, r, why)) return false;
+        out.push_back(r);
+        return true;
+      },
+      err);
 }
 
 bool load_fw_rules(const std::string& path, std::vector<k::ClsRule>& out, std::string& err) {
-  std::ifstream f(path);
-  if (!f) return err = fmt::format("cannot read rules file '{}'", path), false;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_fw_rules(ss.str(), path, out, err);
+  std::string text;
+  return classify::read_rule_file(path, text, err) && parse_fw_rules(text, path, out, err);
 }
 
 }  // namespace shoal::nf
