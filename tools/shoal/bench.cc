@@ -459,6 +459,22 @@ nlohmann::json bench_record(const char* name) {
   return j;
 }
 
+bool write_bench_json(const std::string& out, const nlohmann::json& j) {
+  if (out.empty()) return true;
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::path(out).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  std::ofstream o(out);
+  o << j.dump(2) << "\n";
+  o.close();
+  if (!o) {
+    fmt::print(stderr, "cannot write '{}'\n", out);
+    return false;
+  }
+  fmt::print("wrote {}\n", out);
+  return true;
+}
+
 std::string sh(const char* cmd) {
   std::string out;
   if (FILE* f = popen(cmd, "r")) {

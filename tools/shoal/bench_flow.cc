@@ -441,12 +441,7 @@ int cmd_bench_flow(int argc, char** argv) {
     }
   }
   if (sink == 42) fmt::print(" ");
-  if (!out.empty()) {
-    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
-    std::ofstream o(out);
-    o << j.dump(2) << "\n";
-    fmt::print("wrote {}\n", out);
-  }
+  if (!write_bench_json(out, j)) return 1;
   return 0;
 }
 

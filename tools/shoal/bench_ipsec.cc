@@ -417,13 +417,7 @@ int cmd_bench_ipsec(int argc, char** argv) {
     }
   }
   std::filesystem::remove_all(dir);
-  if (!out.empty()) {
-    if (std::filesystem::path(out).has_parent_path())
-      std::filesystem::create_directories(std::filesystem::path(out).parent_path());
-    std::ofstream o(out);
-    o << j.dump(2) << "\n";
-    fmt::print("wrote {}\n", out);
-  }
+  if (!write_bench_json(out, j)) return 1;
   return 0;
 }
 

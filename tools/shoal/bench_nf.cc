@@ -119,12 +119,7 @@ int cmd_bench_nf(int argc, char** argv) {
                             {"packets_out", got}});
   }
   std::filesystem::remove_all(dir);
-  if (!out.empty()) {
-    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
-    std::ofstream o(out);
-    o << j.dump(2) << "\n";
-    fmt::print("wrote {}\n", out);
-  }
+  if (!write_bench_json(out, j)) return 1;
   return rc;
 }
 

@@ -92,6 +92,9 @@ nlohmann::json cuda_device_record();
 // A benchmark's JSON record: its name, the machine, commit (and whether the
 // tree was dirty), version, date, and an empty "results" array.
 nlohmann::json bench_record(const char* name);
+// Writes a benchmark's JSON to `out` (its folder made; nothing when empty);
+// false, with the reason on standard error, when it cannot.
+bool write_bench_json(const std::string& out, const nlohmann::json& j);
 // A configuration's packets per second: the packets its Counter "c" saw
 // over its elapsed run time (offload: on the CUDA device, with a larger
 // pool and aggregates); -1 with err when it does not run or balance.
