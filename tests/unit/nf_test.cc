@@ -300,6 +300,47 @@ TEST(Firewall, RefusesBadRulesAtTheirArgument) {
   EXPECT_NE(none->errors.find("needs a FlowIPManager upstream"), std::string::npos) << none->errors;
 }
 
+// A flood of 100,000 new flows against a table of 4,096: the table stays at
+// its cap (evictions counted), and an established conversation survives it:
+// its reply after the flood still belongs to the admitted connection (were
+// its flow evicted, the reply would open a new connection the rules deny)
+// and its backend does not change.
+TEST(Firewall, AnEstablishedConnectionSurvivesAFloodOfNewFlows) {
+  std::string a = tmpdir() + "/flood-a.txt", b = tmpdir() + "/flood-b.txt", out = tmpdir() + "/flood-out.txt";
+  std::ofstream(a) << "!data src sport dst dport proto\n"
+                      "10.0.0.1 5000 10.1.0.1 53 U\n"
+                      "10.1.0.1 53 10.0.0.1 5000 U\n";
+  std::ofstream(b) << "!data src sport dst dport proto\n"
+                      "10.1.0.1 53 10.0.0.1 5000 U\n"
+                      "10.0.0.1 5000 10.1.0.1 53 U\n";
+  auto r = run(fmt::format(R"(
+    x :: FromIPSummaryDump({}, STOP true, CHECKSUM true) -> m :: FlowIPManager(CAPACITY 4096)
+      -> fw :: Firewall("allow @10.0.0.0/8 0.0.0.0/0 0 : 65535 0 : 65535 0x11/0xFF")
+      -> lb :: FlowIPLoadBalancer(VIP 10.1.0.1, DST 10.2.0.1 10.2.0.2 10.2.0.3 10.2.0.4)
+      -> k :: IPClassifier(src net 10.0.0.0/8 and src port 5000, dst net 10.0.0.0/8 and dst port 5000, -);
+    k[0] -> o :: ToIPSummaryDump({}, FIELDS src sport dst dport); k[1] -> o; k[2] -> Discard;
+    f :: FastUDPFlows(LENGTH 64, FLOWS 100000, LIMIT 100000, SRCIP 10.5.0.1, ACTIVE false, STOP true)
+      -> Strip(14) -> CheckIPHeader -> m;
+    y :: FromIPSummaryDump({}, STOP true, CHECKSUM true, ACTIVE false) -> m;
+    DriverManager(wait_stop, write f.active true, wait_stop, write y.active true, wait_stop);
+  )",
+                           a, out, b));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_LE(r->n("m.count"), 4096u);
+  EXPECT_GE(r->n("m.evicted"), 100000u - 4096u);
+  EXPECT_EQ(r->n("fw.passed"), 100004u);
+  EXPECT_EQ(r->n("fw.denied"), 0u);
+  EXPECT_EQ(r->n("lb.reassigned"), 0u);
+  finish(*r);
+  std::string lines = summary_lines(out, "\n");
+  std::istringstream in(lines);
+  std::vector<std::string> v;
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  ASSERT_EQ(v.size(), 4u) << lines;
+  EXPECT_EQ(v[0], v[3]) << "the client's packets before and after the flood go to one backend";
+  EXPECT_EQ(v[1], v[2]);
+}
+
 // Connections stick to their backend; the checksums stay right (the
 // checkers drop nothing); a removed backend's connections move; replies get
 // the virtual address back.
