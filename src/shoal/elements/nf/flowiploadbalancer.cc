@@ -97,11 +97,13 @@ int FlowIPLoadBalancer::balance(flow::FlowTable& t, Packet* p) {
     }
   }
   if (!st->addr) {
-    if (s.addrs.empty()) return drop_code(r_no_backend_);
-    if (has_vip_ && p->anno().flow_dir == 0 && k::load_be32(ip + 16) != vip_) {
-      passed_.add();  // not for the virtual address
+    // Only a connection's originator picks a backend, and only for the VIP;
+    // other packets of connections without one pass untouched.
+    if (p->anno().flow_dir != 0 || (has_vip_ && k::load_be32(ip + 16) != vip_)) {
+      passed_.add();
       return 0;
     }
+    if (s.addrs.empty()) return drop_code(r_no_backend_);
     size_t i;
     if (mode_ == Mode::Maglev)
       i = k::maglev_pick(s.maglev.view(), t.flow(id).hash);
@@ -218,7 +220,9 @@ SHOAL_ELEMENT(
               "within 1%)"}},
     .handlers = {{"balanced", "r", "connections given a backend"},
                  {"reassigned", "r", "connections moved because their backend was removed"},
-                 {"passed", "r", "packets of connections to other addresses than VIP, passed untouched"},
+                 {"passed", "r",
+                  "packets passed untouched: of connections to other addresses than VIP, or replies of connections "
+                  "without a backend"},
                  {"backends", "r", "each backend, the connections it was given and its share of the table"},
                  {"version", "r", "how many times the backend set changed (1: as configured)"},
                  {"add", "w", "add backends (addresses, space-separated)"},
