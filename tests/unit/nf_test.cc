@@ -3,6 +3,8 @@
 // conntrack's rules, and the firewall and load balancer in graphs.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <random>
@@ -11,6 +13,8 @@
 #include "helpers.hh"
 #include "shoal/classbench/classbench.hh"
 #include "shoal/classbench/classify_build.hh"
+#include "shoal/io/pcap.hh"
+#include "shoal/kernels/checksum.hh"
 #include "shoal/kernels/firewall.hh"
 #include "shoal/kernels/tokenbucket.hh"
 #include "shoal/nf/fwrules.hh"
@@ -468,6 +472,166 @@ TEST(FlowRateLimiter, HoldsEachFlowToItsRateOnPacketTime) {
   EXPECT_EQ(passed + r->n("over.count"), 2000u);
   EXPECT_EQ(r->n("rl.limited"), r->n("over.count"));
   finish(*r);
+}
+
+}  // namespace shoal::test
+
+namespace shoal::test {
+
+namespace {
+
+// GPUNFV's workload: 400 connections whose rates differ by 1000x (flow f
+// weighs 1000^(f/399)), interleaved at random: TCP handshakes, data both
+// ways, FINs, a few segments with invalid flags, UDP both ways, flows whose
+// server speaks first, ICMP errors quoting connections, and ARP frames (no
+// flow). Returns the capture's path.
+std::string write_nf_workload(const std::string& path, uint32_t packets, uint32_t seed) {
+  constexpr uint32_t kFlows = 400;
+  std::mt19937 rng(seed);
+  std::vector<double> w(kFlows);
+  for (uint32_t f = 0; f < kFlows; ++f) w[f] = std::pow(1000.0, double(f) / (kFlows - 1));
+  std::discrete_distribution<uint32_t> pick(w.begin(), w.end());
+  std::vector<uint32_t> sent(kFlows, 0);
+  io::PcapWriter pw;
+  std::string err;
+  EXPECT_TRUE(pw.open(path, 1, 65535, true, err)) << err;
+  std::vector<uint8_t> buf(256);
+  auto frame = [&](uint32_t src, uint32_t dst, uint8_t proto, uint16_t sp, uint16_t dp, uint8_t flags, uint32_t payload,
+                   uint64_t ts, const uint8_t* quote = nullptr) {
+    std::fill(buf.begin(), buf.end(), 0);
+    uint8_t* e = buf.data();
+    e[0] = 2, e[5] = 1, e[6] = 2, e[11] = 2, e[12] = 0x08;
+    uint8_t* ip = e + 14;
+    uint32_t l4 = proto == 6 ? 20 : 8;
+    uint32_t iplen = 20 + l4 + payload;
+    ip[0] = 0x45, ip[8] = 64, ip[9] = proto;
+    k::store_be16(ip + 2, uint16_t(iplen));
+    k::store_be32(ip + 12, src), k::store_be32(ip + 16, dst);
+    uint8_t* t = ip + 20;
+    if (proto == 1) {
+      t[0] = 3, t[1] = 3;  // port unreachable, quoting a datagram
+      std::memcpy(t + 8, quote, payload);
+    } else {
+      k::store_be16(t, sp), k::store_be16(t + 2, dp);
+      if (proto == 6)
+        t[12] = 0x50, t[13] = flags, k::store_be16(t + 14, 65535);
+      else
+        k::store_be16(t + 4, uint16_t(8 + payload));
+      for (uint32_t i = 0; i < payload; ++i) t[l4 + i] = uint8_t(i * 7 + sp);
+    }
+    k::store_be16(ip + 10, k::ip_checksum(ip, 20));
+    pw.write(buf.data(), 14 + iplen, 14 + iplen, ts);
+  };
+  for (uint32_t n = 0; n < packets; ++n) {
+    uint64_t ts = 1700000000000000000ull + uint64_t(n) * 2000;
+    if (rng() % 97 == 0) {  // ARP: no flow
+      std::fill(buf.begin(), buf.end(), 0);
+      buf[12] = 0x08, buf[13] = 0x06;
+      pw.write(buf.data(), 60, 60, ts);
+      continue;
+    }
+    uint32_t f = pick(rng);
+    uint32_t client = 0x0a000000u | (f / 200) << 8 | (f % 200 + 1);
+    uint32_t server = f % 10 == 9 ? 0x0a010002u : 0x0a010001u;  // a tenth not to the VIP
+    uint16_t cport = uint16_t(20000 + f);
+    uint8_t proto = f % 3 == 2 ? 17 : 6;
+    uint16_t sport = proto == 17 ? 53 : f % 7 == 3 ? 22 : f % 11 == 5 ? 8080 : 80;
+    uint32_t k = sent[f]++;
+    bool server_first = f % 13 == 4;
+    bool to_server = k == 0 ? !server_first : k == 1 ? server_first : rng() % 2 == 0;
+    uint32_t src = to_server ? client : server, dst = to_server ? server : client;
+    uint16_t sp = to_server ? cport : sport, dp = to_server ? sport : cport;
+    if (rng() % 151 == 0) {  // an ICMP error quoting this connection's last datagram
+      uint8_t q[28] = {0x45, 0, 0, 28, 0, 0, 0, 0, 64, proto};
+      k::store_be32(q + 12, dst), k::store_be32(q + 16, src);
+      k::store_be16(q + 20, dp), k::store_be16(q + 22, sp);
+      frame(src == client ? 0x0a090001u : 0x0a090002u, src, 1, 0, 0, 0, 28, ts, q);
+      continue;
+    }
+    uint8_t flags = 0x10;
+    if (proto == 6) {
+      if (k == 0)
+        flags = 0x02;
+      else if (k == 1)
+        flags = 0x12;
+      else if (rng() % 61 == 0)
+        flags = 0x03;  // SYN+FIN: invalid
+      else if (rng() % 41 == 0)
+        flags = 0x11;
+      else
+        flags = 0x18;
+    }
+    frame(src, dst, proto, sp, dp, flags, k < 2 && proto == 6 ? 0 : 10 + rng() % 200, ts);
+  }
+  EXPECT_TRUE(pw.close()) << pw.error();
+  return path;
+}
+
+}  // namespace
+
+// The chain "firewall -> load balancer -> rate limiter" on the CPU and offloaded (the host
+// backend with device delays, with and without injected faults, all batches
+// or some on the device): the same packets out in the same order, the same
+// verdicts, and the same per-flow state (each rule's connections, each
+// backend's connections, each flow's token bucket), on traffic where flows
+// interleave heavily, their rates differ by 1000x, and connections close and
+// reopen (an id then names another flow while packets of the first wait).
+TEST(NfChain, OffloadedPerFlowGivesTheCpuPacketsAndStateWithDelaysAndFaults) {
+  std::string dir = tmpdir();
+  std::string trace = write_nf_workload(dir + "/nf-diff.pcap", 30000, 7);
+  auto cfg = [&](const std::string& tag, const std::string& before) {
+    return fmt::format(R"(FromDump({}, STOP true) -> {} m :: FlowIPManager(CAPACITY 4096)
+      -> fw :: Firewall("allow @0.0.0.0/0 10.1.0.0/16 0 : 65535 80 : 80 0x06/0xFF",
+                        "deny @0.0.0.0/0 0.0.0.0/0 0 : 65535 22 : 22 0x06/0xFF",
+                        "allow @0.0.0.0/0 10.1.0.0/16 0 : 65535 53 : 53 0x11/0xFF",
+                        "allow @10.1.0.0/16 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00", DEFAULT deny)
+      -> lb :: FlowIPLoadBalancer(VIP 10.1.0.1, DST 10.2.0.1 10.2.0.2 10.2.0.3 10.2.0.4 10.2.0.5)
+      -> rl :: FlowRateLimiter(RATE 3000, BURST 8)
+      -> ToDump({}/nf-{}.pcap);)",
+                       trace, before, dir, tag);
+  };
+  const char* counters[] = {"fw.passed",      "fw.denied",   "fw.invalid", "fw.not_admitted", "fw.no_flow",
+                            "fw.evaluations", "lb.balanced", "lb.passed",  "fw.drops",        "lb.drops",
+                            "rl.limited",     "rl.drops",    "m.inserts",  "m.reopened"};
+  auto cpu = run(cfg("cpu", ""));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  std::map<std::string, uint64_t> want;
+  for (const char* c : counters) want[c] = cpu->n(c);
+  std::string table = cpu->h("fw.table"), backends = cpu->h("lb.backends");
+  finish(*cpu);
+  // the workload exercises every verdict
+  for (const char* c : {"fw.passed", "fw.denied", "fw.invalid", "fw.not_admitted", "fw.no_flow", "lb.balanced",
+                        "lb.passed", "rl.limited", "m.reopened"})
+    EXPECT_GT(want[c], 0u) << c;
+  auto expected = read_pcap(dir + "/nf-cpu.pcap");
+  ASSERT_GT(expected.size(), 10000u);
+  struct Case {
+    double fraction, faults;
+  };
+  for (Case c : {Case{1, 0}, Case{0.6, 0}, Case{1, 0.15}, Case{0.5, 0.15}}) {
+    Options o = default_options();
+    o.offload.device.kind = "host";
+    o.offload.device.delay_us = 20;
+    o.offload.device.fault_rate = c.faults;
+    o.offload.inflight = 4;
+    std::string tag = fmt::format("off-{}-{}", c.fraction, c.faults);
+    auto off = run_with(cfg(tag, fmt::format("OffloadBalancer(FRACTION {}) ->", c.fraction)), o);
+    ASSERT_TRUE(off->ok) << off->errors;
+    EXPECT_GT(off->n("fw.offload_device_packets"), 0u) << tag << ": the device ran the chain";
+    EXPECT_GT(off->n("fw.offload_flow_runs"), 0u) << tag;
+    EXPECT_EQ(off->h("fw.offload_chain").rfind("fw -> lb -> rl\n", 0), 0u) << off->h("fw.offload_chain");
+    EXPECT_EQ(off->n("fw.offload_flow_stale"), 0u) << tag;
+    if (c.faults > 0) {
+      EXPECT_GT(off->n("fw.offload_cpu_fault"), 0u) << tag << ": faults were injected";
+    }
+    for (const char* n : counters) EXPECT_EQ(off->n(n), want[n]) << tag << " " << n;
+    EXPECT_EQ(off->h("fw.table"), table) << tag;
+    EXPECT_EQ(off->h("lb.backends"), backends) << tag;
+    finish(*off, false, c.faults > 0);
+    auto got = read_pcap(fmt::format("{}/nf-{}.pcap", dir, tag));
+    ASSERT_EQ(got.size(), expected.size()) << tag;
+    for (size_t j = 0; j < got.size(); ++j) ASSERT_EQ(got[j].bytes, expected[j].bytes) << tag << " packet " << j;
+  }
 }
 
 }  // namespace shoal::test

@@ -4,6 +4,7 @@
 // INVALID, and only the replies of admitted connections let back.
 #pragma once
 #include "shoal/kernels/classify.hh"
+#include "shoal/kernels/flowkey.hh"
 #include "shoal/kernels/hd.hh"
 
 namespace shoal::k {
@@ -33,6 +34,30 @@ struct FwPacket {
   uint8_t related = 0;  // an ICMP error quoting the connection
   uint8_t tcp = 0;      // a TCP header (key.flags are its flags; not a later fragment)
 };
+
+// A packet's FwPacket from its IP header (ip, len bytes on; nullptr: not
+// IP) and its direction in the flow. The decision needs at most the first
+// kFwHeaderBytes bytes from the IP header.
+constexpr uint32_t kFwHeaderBytes = 80;
+SHOAL_HD FwPacket fw_packet(const uint8_t* ip, uint32_t len, uint8_t dir) {
+  FwPacket fp;
+  fp.dir = dir;
+  if (!ip || len == 0) return fp;
+  if ((ip[0] >> 4) == 4) {
+    fp.key.ethertype = 0x0800;
+    cls_key_ip4(ip, len, fp.key);
+    uint32_t hl = uint32_t(ip[0] & 0x0f) * 4;
+    bool first_frag = len >= 8 && (load_be16(ip + 6) & 0x1fff) == 0;
+    fp.related = fp.key.proto == 1 && first_frag && len > hl && icmp4_is_error(ip[hl]);
+    fp.tcp = fp.key.proto == 6 && first_frag && len >= hl + 14;
+  } else {
+    fp.key.ethertype = 0x86dd;
+    fp.related = len > 40 && ip[6] == 58 && icmp6_is_error(ip[40]);
+    fp.tcp = len >= 54 && ip[6] == 6;
+    if (fp.tcp) fp.key.flags = load_be16(ip + 52);
+  }
+  return fp;
+}
 
 enum FwResult : int {
   kFwPass = 0,         // admitted (a new connection, or part of an admitted one)

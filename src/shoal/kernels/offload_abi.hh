@@ -35,7 +35,26 @@ struct AggView {
   // order[t], so a warp's threads run the same code over similar lengths.
   // Results stay indexed by packet, in the aggregate's order.
   const uint32_t* order = nullptr;
+  // Per-flow steps (GPUNFV's flow actors; Plan::add_flow_state): the
+  // aggregate's packets grouped by flow, each flow's packets in arrival
+  // order. Run r (one thread: Launch::run_flows) is packets
+  // forder[fruns[r]] .. forder[fruns[r + 1] - 1]; runs below nflows are
+  // flows, whose state record (fstride bytes, every flow step's state at
+  // its offset) is at fstate + r * fstride and whose flow hash is fhash[r];
+  // the last runs hold packets without a flow. fdir: each packet's direction
+  // (0 from the connection's originator).
+  uint32_t nruns = 0, nflows = 0, fstride = 0;
+  const uint32_t* fruns = nullptr;
+  const uint32_t* forder = nullptr;
+  const uint32_t* fhash = nullptr;
+  const uint8_t* fdir = nullptr;
+  uint8_t* fstate = nullptr;
 };
+
+// Flow run r's state for a step whose state lies at `off` in the record.
+SHOAL_HD uint8_t* flow_state(const AggView& a, uint32_t r, uint32_t off) {
+  return r < a.nflows ? a.fstate + size_t(r) * a.fstride + off : nullptr;
+}
 
 // How one step of a chain treats its packets.
 struct StepCtl {

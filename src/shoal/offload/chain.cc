@@ -71,6 +71,16 @@ uint32_t Plan::add(const Range& r) {
   return uint32_t(ranges_.size() - 1);
 }
 
+uint32_t Plan::add_flow_state(FlowStateStore* store, uint32_t off, uint32_t bytes) {
+  if (flow_store_ && store != flow_store_ && error.empty())
+    error = "the flow steps of one chain must use one flow layer (one FlowIPManager)";
+  flow_store_ = store;
+  uint32_t rec = (flow_stride_ + 7) & ~7u;
+  flow_segs_.push_back({off, bytes, rec});
+  flow_stride_ = (rec + bytes + 7) & ~7u;
+  return rec;
+}
+
 bool Plan::read_early(uint32_t r) const { return !ranges_[r].write && last_read_[r] < first_write_; }
 
 uint32_t Plan::add_resizable(uint32_t head_room, uint32_t tail_room) {
@@ -211,6 +221,16 @@ k::AggView Aggregate::view(uint8_t* base) const {
   v.dst_ip = has_dst ? base + o_dst : nullptr;
   v.dst_ip6 = has_dst6 ? base + o_dst6 : nullptr;
   v.order = has_order ? reinterpret_cast<const uint32_t*>(base + o_order) : nullptr;
+  if (chain->plan().flow_store()) {
+    v.nruns = nruns;
+    v.nflows = nflows;
+    v.fstride = chain->plan().flow_stride();
+    v.fruns = reinterpret_cast<const uint32_t*>(base + o_fruns);
+    v.forder = reinterpret_cast<const uint32_t*>(base + o_forder);
+    v.fhash = reinterpret_cast<const uint32_t*>(base + o_fhash);
+    v.fdir = base + o_fdir;
+    v.fstate = base + o_fstate;
+  }
   if (chain->plan().resizable() >= 0) {
     v.rs_range = uint32_t(chain->plan().resizable());
     v.rs_head = reinterpret_cast<int32_t*>(base + o_rshead);
@@ -248,6 +268,7 @@ Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Of
     if (k == anchors_.size()) anchors_.push_back({x.anchor, x.ip_at});
     range_anchor_.push_back(uint32_t(k));
   }
+  if (plan_.flow_store()) plan_.flow_store()->retain_released();
   pieces_.resize(plan_.ranges().size());
   anchor_at_.resize(anchors_.size());
   anchor_has_.resize(anchors_.size());
@@ -386,6 +407,107 @@ void Chain::schedule(Aggregate& a) {
   if (moved) stats_.reordered.add();
 }
 
+// GPUNFV's flow actors, per aggregate: packets grouped by flow (runs in
+// order of each flow's first packet, a flow's packets in arrival order),
+// packets without a flow in one last run.
+uint32_t Chain::group_flows(Aggregate& a) {
+  PacketBatch* b = a.batch;
+  const uint32_t n = a.n;
+  size_t cap = 16;
+  while (cap < size_t(2) * n) cap <<= 1;
+  fl_slot_.assign(cap, 0);
+  fl_next_.resize(n);
+  fl_head_.clear();  // per run: its packets
+  fl_key_.clear();
+  a.run_flow.clear();
+  a.run_gen.clear();
+  FlowStateStore* st = plan_.flow_store();
+  const bool gens = a.pkt_gen.size() == n;
+  uint32_t noflow = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t id = b->at(i)->anno().flow;
+    if (!id) {
+      fl_next_[i] = UINT32_MAX;
+      ++noflow;
+      continue;
+    }
+    // a flow is its id and generation (an id may name two flows here)
+    const uint32_t gen = gens ? a.pkt_gen[i] : st->flow_generation(id);
+    const uint64_t key = uint64_t(id) << 32 | gen;
+    size_t h = ((id ^ gen * 0x85EBCA6Bu) * 0x9E3779B1u) & (cap - 1);
+    while (fl_slot_[h] && fl_key_[fl_slot_[h] - 1] != key) h = (h + 1) & (cap - 1);
+    if (!fl_slot_[h]) {
+      a.run_flow.push_back(id);
+      a.run_gen.push_back(gen);
+      fl_key_.push_back(key);
+      fl_head_.push_back(0);
+      fl_slot_[h] = uint32_t(a.run_flow.size());
+    }
+    uint32_t r = fl_slot_[h] - 1;
+    fl_next_[i] = r;
+    ++fl_head_[r];
+  }
+  a.nflows = uint32_t(a.run_flow.size());
+  a.nruns = a.nflows + (noflow ? 1 : 0);
+  fl_runs_.resize(size_t(a.nruns) + 1);
+  fl_runs_[0] = 0;
+  for (uint32_t r = 0; r < a.nflows; ++r) fl_runs_[r + 1] = fl_runs_[r] + fl_head_[r];
+  if (noflow) fl_runs_[a.nruns] = n;
+  fl_tail_.assign(fl_runs_.begin(), fl_runs_.end() - 1);  // next free position per run
+  fl_order_.resize(n);
+  fl_dir_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t r = fl_next_[i] == UINT32_MAX ? a.nflows : fl_next_[i];
+    fl_order_[fl_tail_[r]++] = i;
+    fl_dir_[i] = b->at(i)->anno().flow_dir;
+  }
+  return a.nruns;
+}
+
+void Chain::pack_flows(Aggregate& a, bool pre) {
+  FlowStateStore* st = plan_.flow_store();
+  const uint32_t stride = plan_.flow_stride();
+  std::memcpy(a.host + a.o_fruns, fl_runs_.data(), size_t(4) * (a.nruns + 1));
+  std::memcpy(a.host + a.o_forder, fl_order_.data(), size_t(4) * a.n);
+  std::memcpy(a.host + a.o_fdir, fl_dir_.data(), a.n);
+  auto* hash = reinterpret_cast<uint32_t*>(a.host + a.o_fhash);
+  for (uint32_t r = 0; r < a.nflows; ++r) {
+    uint32_t id = a.run_flow[r];
+    uint8_t* rec = a.host + a.o_fstate + size_t(r) * stride;
+    const uint8_t* src;
+    if (st->flow_generation(id) == a.run_gen[r]) {
+      src = st->flow_state(id);
+      hash[r] = st->flow_hash(id);
+    } else {
+      src = st->released_state(id, a.run_gen[r], hash[r]);  // (the flow as it ended)
+    }
+    if (!src) {
+      if (pre) stats_.flow_stale.add();  // ended too long ago: its state is gone
+      hash[r] = 0;
+      std::memset(rec, 0, stride);
+      continue;
+    }
+    for (const Plan::FlowSeg& g : plan_.flow_segs()) std::memcpy(rec + g.rec, src + g.off, g.bytes);
+  }
+}
+
+// The flows' records back into the flow layer: the state each flow's last
+// packet in the aggregate left; for a flow that has ended meanwhile, into
+// the state kept of it (later aggregates may hold more of its packets).
+void Chain::write_back_flows(Aggregate& a) {
+  FlowStateStore* st = plan_.flow_store();
+  const uint32_t stride = plan_.flow_stride();
+  for (uint32_t r = 0; r < a.nflows; ++r) {
+    uint32_t id = a.run_flow[r];
+    uint32_t h;
+    uint8_t* dst =
+        st->flow_generation(id) == a.run_gen[r] ? st->flow_state(id) : st->released_state(id, a.run_gen[r], h);
+    if (!dst) continue;
+    const uint8_t* rec = a.host + a.o_fstate + size_t(r) * stride;
+    for (const Plan::FlowSeg& g : plan_.flow_segs()) std::memcpy(dst + g.off, rec + g.rec, g.bytes);
+  }
+}
+
 bool Chain::pack(Aggregate& a, bool pre) {
   PacketBatch* b = a.batch;
   const auto& R = plan_.ranges();
@@ -404,6 +526,16 @@ bool Chain::pack(Aggregate& a, bool pre) {
   a.has_order = schedule_;
   a.o_order = a.o_troom + rsw;
   size_t o = a.o_order + (schedule_ ? size_t(4) * n : 0);
+  const bool flows = plan_.flow_store() != nullptr;
+  if (flows) {
+    group_flows(a);
+    a.o_fruns = o = align16(o), o += size_t(4) * (a.nruns + 1);
+    a.o_forder = o = align16(o), o += size_t(4) * n;
+    a.o_fhash = o = align16(o), o += size_t(4) * a.nflows;
+    a.o_fdir = o = align16(o), o += n;
+  } else {
+    a.nruns = a.nflows = 0;
+  }
   a.o_bin.resize(blocks.size());
   a.o_bout.resize(blocks.size());
   for (size_t j = 0; j < blocks.size(); ++j) a.o_bin[j] = o = align16(o), o += size_t(blocks[j].in_size) * n;
@@ -415,9 +547,15 @@ bool Chain::pack(Aggregate& a, bool pre) {
   a.o_dst6 = a.o_dst + (an.dst_ip ? size_t(4) * n : 0);
   a.o_rshead = a.o_dst6 + (an.dst_ip6 ? size_t(16) * n : 0);
   a.o_rslen = a.o_rshead + rsw;
-  a.o_rw = align64(a.o_rslen + rsw);
+  // (the flows' state records come back with the verdicts, but are not zeroed)
+  a.o_fstate = align16(a.o_rslen + rsw);
+  a.o_rw = align64(a.o_fstate + (flows ? size_t(plan_.flow_stride()) * a.nflows : 0));
   if (!ensure(a, a.o_rw)) return false;
   if (schedule_) schedule(a);
+  if (flows) {
+    pack_flows(a, pre);
+    if (pre) stats_.flow_runs.add(a.nflows);
+  }
   auto* roff = reinterpret_cast<uint32_t*>(a.host + a.o_roff);
   auto* rlen = reinterpret_cast<uint32_t*>(a.host + a.o_rlen);
   auto* hroom = reinterpret_cast<uint32_t*>(a.host + a.o_hroom);
@@ -553,6 +691,9 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
   from.pop_back();
   a->chain = this;
   a->batch = b;
+  a->pkt_gen.clear();
+  if (plan_.flow_store()) std::swap(a->pkt_gen, next_gens_);
+  next_gens_.clear();
   a->on_device = dev;
   a->failed = false;
   a->error.clear();
@@ -619,16 +760,22 @@ void Chain::flush(Aggregate& a, bool signal) {
     uint64_t t0 = host_ns();
     dev::FusedStep fs[16];
     const uint32_t* order = a.has_order ? reinterpret_cast<const uint32_t*>(a.kbuf + a.o_order) : nullptr;
-    for (size_t j = 0; j < a.pending.size();) {  // (16 at a time: a chain is rarely longer)
+    // (16 at a time: a chain is rarely longer). Consecutive per-flow steps
+    // go as one launch over the flow runs (a run's packets are its own), the
+    // per-packet ones between them as another.
+    for (size_t j = 0; j < a.pending.size();) {
+      const bool per_flow = a.pending[j].per_packet == Launch::kPerFlow;
       uint32_t c = 0;
-      for (; j < a.pending.size() && c < 16; ++j, ++c)
+      for (; j < a.pending.size() && c < 16 && (a.pending[j].per_packet == Launch::kPerFlow) == per_flow; ++j, ++c)
         fs[c] = {a.pending[j].kernel, a.pending_params.data() + a.pending[j].off, a.pending[j].size,
-                 a.pending[j].per_packet};
+                 per_flow ? 0 : a.pending[j].per_packet};
       const bool last = signal && j == a.pending.size();
+      const uint32_t threads = per_flow ? a.nruns : a.n;
+      const uint32_t* ord = per_flow ? nullptr : order;
       if (c == 1 && !fs[0].per_packet && !last)
-        device_->launch(a.stream, *fs[0].kernel, fs[0].params, fs[0].size, a.n, order);
+        device_->launch(a.stream, *fs[0].kernel, fs[0].params, fs[0].size, threads, ord);
       else
-        device_->launch_fused(a.stream, fs, c, a.n, order, last);
+        device_->launch_fused(a.stream, fs, c, threads, ord, last);
     }
     stats_.launch_ns.add(host_ns() - t0);
   }
@@ -716,6 +863,7 @@ void Chain::complete(Aggregate& a) {
     p->set_length(rs_len[s.pkt]);
     std::memcpy(p->data(), src - h, p->length());
   }
+  if (plan_.flow_store()) write_back_flows(a);
   const AnnoUse& an = plan_.annos;
   if (an.dst_ip)
     for (uint32_t i = 0; i < a.n; ++i) std::memcpy(b->at(i)->anno().dst_ip, a.host + a.o_dst + 4 * i, 4);
@@ -798,6 +946,9 @@ std::string Chain::describe() const {
   for (size_t j = 0; j < plan_.blocks().size(); ++j)
     s += fmt::format("block {}: {} bytes in, {} bytes out per packet\n", j, plan_.blocks()[j].in_size,
                      plan_.blocks()[j].out_size);
+  if (plan_.flow_store())
+    s += fmt::format("flow state: {} bytes a flow, both ways; packets grouped by flow, one thread a flow\n",
+                     plan_.flow_stride());
   return s;
 }
 
@@ -818,6 +969,8 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, co
   e.add_stat_handler(prefix + "launch_ns", s.launch_ns);
   e.add_stat_handler(prefix + "complete_ns", s.complete_ns);
   e.add_stat_handler(prefix + "zero_copy", s.zero_copy);
+  e.add_stat_handler(prefix + "flow_runs", s.flow_runs);
+  e.add_stat_handler(prefix + "flow_stale", s.flow_stale);
   e.add_read_handler(
       prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
   e.add_read_handler(prefix + "chain", [chain] {

@@ -76,6 +76,30 @@ struct AnnoUse {
   bool pred = false;                     // predicate bits (cleared on the device, copied back)
 };
 
+// Where per-flow state lives on the host: the flow layer's table, seen by
+// the chain through this (the flow layer implements it). Ids are the
+// packets' Anno::flow; a generation changes when an id is reused.
+//
+// A flow can end (expire, be evicted, close and reopen) while packets of it
+// wait in an aggregate, its id then naming another flow. So a packet's flow
+// is its id and the generation the id had when the packet reached the
+// chain's first element (NbaOffload records it), and the store keeps, for a
+// while, the state of flows that ended (retain_released): packets of an
+// ended flow then run against the state it had, as they would have on the
+// CPU, and their updates go back there.
+class FlowStateStore {
+ public:
+  virtual ~FlowStateStore() = default;
+  virtual uint8_t* flow_state(uint32_t id) = 0;
+  virtual uint32_t flow_generation(uint32_t id) const = 0;
+  virtual uint32_t flow_hash(uint32_t id) const = 0;
+  // From now on, keep the last state of flows that end (a bounded number).
+  virtual void retain_released() = 0;
+  // The state block flow `id` had when its generation `gen` ended (and its
+  // hash), or nullptr when it is no longer kept.
+  virtual uint8_t* released_state(uint32_t id, uint32_t gen, uint32_t& hash) = 0;
+};
+
 // The union of what a chain's steps declare.
 class Plan {
  public:
@@ -98,6 +122,19 @@ class Plan {
     uint32_t in_size, out_size;
   };
   const std::vector<Block>& blocks() const { return blocks_; }
+  // GPUNFV's per-flow state: `bytes` at offset `off` of each flow's state
+  // block in `store`. The chain groups each aggregate's packets by flow,
+  // copies each flow's declared bytes into a record the step's run_flows()
+  // kernel reads and writes (k::flow_state with the offset returned here),
+  // and writes them back when the aggregate completes (unless the flow's
+  // id was reused meanwhile). Every flow step of a chain uses one store.
+  uint32_t add_flow_state(FlowStateStore* store, uint32_t off, uint32_t bytes);
+  struct FlowSeg {
+    uint32_t off, bytes, rec;  // in the flow's block; in the record
+  };
+  FlowStateStore* flow_store() const { return flow_store_; }
+  const std::vector<FlowSeg>& flow_segs() const { return flow_segs_; }
+  uint32_t flow_stride() const { return flow_stride_; }
   const std::vector<Range>& ranges() const { return ranges_; }
   // The chain numbers the steps as they declare (Chain's constructor).
   void begin_step(uint32_t step) { step_ = step; }
@@ -120,6 +157,9 @@ class Plan {
   uint32_t step_ = 0;
   std::vector<Block> blocks_;
   int32_t resize_ = -1;
+  FlowStateStore* flow_store_ = nullptr;
+  std::vector<FlowSeg> flow_segs_;
+  uint32_t flow_stride_ = 0;
 };
 
 // Resolves range r of packet p to [s, e) in data() offsets; false when absent.
@@ -162,6 +202,20 @@ struct Launch {
   // around it (Device::launch_fused's split step): each packet's earlier
   // steps have finished before its threads start, and its later steps start
   // after they all finished.
+  // Runs kernel K once per flow run (AggView::fruns): its run(p, r) takes
+  // the run's packets in order against the flow's state record, so a flow's
+  // packets see the state its earlier packets left, as on the CPU. On a
+  // device it is a launch of its own over the runs, after the steps before
+  // it finished with every packet.
+  template <class K>
+  void run_flows(const typename K::Params& p) {
+    if (host) {
+      for (uint32_t r = 0; r < view.nruns; ++r) K::run(p, r);
+    } else {
+      defer(dev::step_kernel<K>(), &p, sizeof p, kPerFlow);
+    }
+  }
+  static constexpr uint32_t kPerFlow = UINT32_MAX;
   template <class K>
   void run_split(const typename K::Params& p, uint32_t per_packet) {
     if (host) {
@@ -262,7 +316,9 @@ struct ChainStats {
   // IDS's verification). What a worker spends elsewhere is the rest of its
   // graph (reading, dispatch, delivery) or idle time.
   Stat pack_ns, launch_ns, complete_ns;
-  Stat zero_copy;  // device aggregates their kernels read and wrote in host memory (Chain::set_zero_copy)
+  Stat zero_copy;   // device aggregates their kernels read and wrote in host memory (Chain::set_zero_copy)
+  Stat flow_runs;   // flows in the aggregates of chains with per-flow state (Plan::add_flow_state)
+  Stat flow_stale;  // flows that had ended longer ago than the store keeps their state (run from zero)
 };
 
 class Chain;
@@ -287,7 +343,13 @@ struct Aggregate {
   size_t o_hroom = 0, o_troom = 0, o_rshead = 0, o_rslen = 0;  // the resizable range's words
   size_t o_order = 0;
   bool has_order = false;
-  std::vector<size_t> o_bin, o_bout;  // user blocks
+  // Per-flow state (Plan::add_flow_state): runs, grouped order, hashes,
+  // directions (to the device), state records (both ways).
+  uint32_t nruns = 0, nflows = 0;
+  size_t o_fruns = 0, o_forder = 0, o_fhash = 0, o_fdir = 0, o_fstate = 0;
+  std::vector<uint32_t> run_flow, run_gen;  // per flow run: its id and generation
+  std::vector<uint32_t> pkt_gen;            // per packet: its flow's generation (Chain::begin's gens)
+  std::vector<size_t> o_bin, o_bout;        // user blocks
   size_t rw_bytes = 0, ro_bytes = 0;
   struct Seg {
     uint32_t pkt, s, e, pos;  // packet index, [s, e) in the packet, position in the written area
@@ -371,6 +433,10 @@ class Chain {
   // no device slot free (or want_device false, or the device given up),
   // marks it for the CPU. Never fails.
   Aggregate* begin(PacketBatch* b, bool want_device);
+  // For a chain with per-flow state: the generation of each live packet's
+  // flow (in order; FlowStateStore::flow_generation when the packet came),
+  // taken by the next begin().
+  void set_flow_generations(std::vector<uint32_t>&& gens) { next_gens_ = std::move(gens); }
   void step(Aggregate& a, size_t i);  // queue step i (or run it, on the CPU)
   // Launches the kernels the steps queued so far (fused when several);
   // with `signal`, the last one marks the aggregate's end itself
@@ -424,8 +490,17 @@ class Chain {
   bool schedule_ = false;
   uint32_t zero_copy_ = 0;
   void schedule(Aggregate& a);
+  // Groups a's packets by flow (the order and runs of AggView::f*) into
+  // scratch; returns the number of runs.
+  uint32_t group_flows(Aggregate& a);
+  void pack_flows(Aggregate& a, bool pre);
+  void write_back_flows(Aggregate& a);
   // pack() scratch
   std::vector<uint32_t> sched_key_, sched_count_;
+  std::vector<uint32_t> fl_next_, fl_head_, fl_tail_, fl_slot_, fl_runs_, fl_order_;
+  std::vector<uint8_t> fl_dir_;
+  std::vector<uint64_t> fl_key_;  // per flow run: id and generation
+  std::vector<uint32_t> next_gens_;
   struct Piece {
     uint32_t s, e, range;
     bool write;

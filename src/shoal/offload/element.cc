@@ -30,7 +30,35 @@ bool NbaOffload::drain() {
   if (!self_) return false;
   if (open_) launch_open();
   run_task();
-  return !fifo_.empty();
+  return !fifo_.empty() || !waiting_.empty();
+}
+
+void NbaOffload::add_generations(PacketBatch* b, std::vector<uint32_t>& to) const {
+  FlowStateStore* st = chain_->plan().flow_store();
+  b->for_each([&](uint32_t, Packet* p) {
+    uint32_t id = p->anno().flow;
+    to.push_back(id ? st->flow_generation(id) : 0);
+  });
+}
+
+void NbaOffload::start(PacketBatch* b, bool device, std::vector<uint32_t>&& gens, bool its_turn) {
+  if (!its_turn && serial() && (!fifo_.empty() || !waiting_.empty())) {
+    waiting_packets_ += b->live();
+    waiting_.push_back({b, device, std::move(gens)});
+    if (waiting_.size() > kMaxWaiting && !fifo_.empty()) {
+      // back-pressure: the worker waits for the aggregate in flight
+      chain_->wait(*fifo_.front());
+      run_task();
+    }
+    self_->set_task_active(true);
+    return;
+  }
+  if (serial()) chain_->set_flow_generations(std::move(gens));
+  Aggregate* a = chain_->begin(b, device);
+  chain_->run(*a);
+  fifo_packets_ += a->n;
+  fifo_.push_back(a);
+  self_->set_task_active(true);
 }
 
 // The chain: this element, then each offloadable element reached through
@@ -70,17 +98,16 @@ bool NbaOffload::take(int port, PacketBatch* b) {
     to_device = false;
   }
   if (!to_device) {
-    if (fifo_.empty() && !open_) return false;  // nothing to wait for
+    if (fifo_.empty() && !open_ && waiting_.empty()) return false;  // nothing to wait for
     // Behind aggregates in flight: the chain runs it now, on the host, and
     // it waits its turn to leave. Running it now keeps the elements' host
     // state (pre functions: IP IDs, sequence numbers) in arrival order.
+    // (A chain with per-flow state runs it at its turn instead: start().)
     (void)port;
     if (open_) launch_open();
-    Aggregate* a = chain_->begin(b, false);
-    chain_->run(*a);
-    fifo_packets_ += a->n;
-    fifo_.push_back(a);
-    self_->set_task_active(true);
+    std::vector<uint32_t> gens;
+    if (serial()) add_generations(b, gens);
+    start(b, false, std::move(gens));
     return true;
   }
   Worker& w = self_->worker();
@@ -93,6 +120,7 @@ bool NbaOffload::take(int port, PacketBatch* b) {
     open_batches_ = 0;
     w.schedule(timer_, w.now_ns() + uint64_t(o.timeout_us) * 1000);
   }
+  if (serial()) add_generations(b, open_gens_);
   b->for_each([&](uint32_t, Packet* p) { open_->append(p); });
   self_->recycle(b);
   if (++open_batches_ >= o.batches || open_->full()) launch_open();
@@ -103,11 +131,9 @@ void NbaOffload::launch_open() {
   self_->worker().unschedule(timer_);
   PacketBatch* b = open_;
   open_ = nullptr;
-  Aggregate* a = chain_->begin(b, true);
-  chain_->run(*a);
-  fifo_packets_ += a->n;
-  fifo_.push_back(a);
-  self_->set_task_active(true);
+  std::vector<uint32_t> gens;
+  gens.swap(open_gens_);
+  start(b, true, std::move(gens));
 }
 
 void NbaOffload::run_timer() {
@@ -116,16 +142,23 @@ void NbaOffload::run_timer() {
 
 bool NbaOffload::run_task() {
   bool did = false;
-  while (!fifo_.empty()) {
-    Aggregate* a = fifo_.front();
-    if (!chain_->ready(*a)) break;
-    fifo_.pop_front();
-    fifo_packets_ -= a->n;
-    chain_->complete(*a);
-    deliver(*a);
-    did = true;
+  for (;;) {
+    while (!fifo_.empty()) {
+      Aggregate* a = fifo_.front();
+      if (!chain_->ready(*a)) break;
+      fifo_.pop_front();
+      fifo_packets_ -= a->n;
+      chain_->complete(*a);
+      deliver(*a);
+      did = true;
+    }
+    if (!fifo_.empty() || waiting_.empty()) break;
+    Waiting w = std::move(waiting_.front());  // (a serial chain's next aggregate: its turn now)
+    waiting_.pop_front();
+    waiting_packets_ -= w.batch->live();
+    start(w.batch, w.device, std::move(w.gens), true);
   }
-  self_->set_task_active(!fifo_.empty());
+  self_->set_task_active(!fifo_.empty() || !waiting_.empty());
   return did;
 }
 
@@ -172,7 +205,7 @@ void NbaOffload::deliver(Aggregate& a) {
     }
 }
 
-size_t NbaOffload::held() const { return fifo_packets_ + (open_ ? open_->live() : 0); }
+size_t NbaOffload::held() const { return fifo_packets_ + waiting_packets_ + (open_ ? open_->live() : 0); }
 
 void NbaOffload::cleanup() {
   if (!self_) return;
@@ -181,6 +214,10 @@ void NbaOffload::cleanup() {
     self_->recycle(b);
   };
   if (open_) free_batch(open_), open_ = nullptr;
+  open_gens_.clear();
+  for (Waiting& w : waiting_) free_batch(w.batch);
+  waiting_.clear();
+  waiting_packets_ = 0;
   for (Aggregate* a : fifo_) {
     chain_->wait(*a);
     free_batch(chain_->release(*a));

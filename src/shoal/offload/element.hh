@@ -45,6 +45,24 @@ class NbaOffload {
   bool build_chain();
   void launch_open();
   void deliver(Aggregate& a);
+  // A chain with per-flow state (Plan::add_flow_state) runs one aggregate
+  // at a time: the next one (device or CPU) is packed, with the state its
+  // flows have then, only when the one before has completed and written its
+  // state back. Aggregates wait here meanwhile; with more than kMaxWaiting
+  // waiting, the worker waits for the device (back-pressure).
+  bool serial() const { return chain_ && chain_->plan().flow_store() != nullptr; }
+  void start(PacketBatch* b, bool device, std::vector<uint32_t>&& gens, bool its_turn = false);
+  // The generation of each of b's packets' flows, now (FlowStateStore).
+  void add_generations(PacketBatch* b, std::vector<uint32_t>& to) const;
+  struct Waiting {
+    PacketBatch* batch;
+    bool device;
+    std::vector<uint32_t> gens;
+  };
+  std::vector<uint32_t> open_gens_;  // the open aggregate's packets' flow generations
+  static constexpr size_t kMaxWaiting = 4;
+  std::deque<Waiting> waiting_;
+  size_t waiting_packets_ = 0;
 
   Element* self_ = nullptr;
   Offloadable* me_ = nullptr;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <memory>
 #include <thread>
@@ -70,8 +71,33 @@ void FlowIPManager::configure(Args& a) {
 void FlowIPManager::initialize() {
   // Stateful elements downstream reserved their state in their configure().
   table_.init(cfg_);
+  table_.on_release([this](uint32_t id, const flow::Flow& f, flow::Release) {
+    if (retain_) keep_released(id, f);
+  });
   timer_.owner = this;
   timer_.background = true;  // flow time on the wall clock must not keep a finished run going
+}
+
+void FlowIPManager::keep_released(uint32_t id, const flow::Flow& f) {
+  const uint32_t sb = table_.state_bytes();
+  if (released_.empty()) {
+    released_.assign(kRetain, Released{0, 0});
+    released_state_.assign(size_t(kRetain) * sb, 0);
+  }
+  Released& r = released_[released_next_];
+  if (r.key) released_at_.erase(r.key);
+  r.key = uint64_t(id) << 32 | f.gen;
+  r.hash = f.hash;
+  std::memcpy(released_state_.data() + size_t(released_next_) * sb, table_.state(id), sb);
+  released_at_[r.key] = released_next_;
+  released_next_ = (released_next_ + 1) % kRetain;
+}
+
+uint8_t* FlowIPManager::released_state(uint32_t id, uint32_t gen, uint32_t& hash) {
+  auto it = released_at_.find(uint64_t(id) << 32 | gen);
+  if (it == released_at_.end()) return nullptr;
+  hash = released_[it->second].hash;
+  return released_state_.data() + size_t(it->second) * table_.state_bytes();
 }
 
 FlowIPManager* FlowIPManager::upstream(Element* e, int port) { return find_upstream<FlowIPManager>(e, port); }
@@ -116,6 +142,9 @@ void FlowIPManager::track(PacketBatch* b) {
     }
     uint32_t len = 0;
     const uint8_t* ip = flow_ip_header(p, len);
+    // the IP header found is marked (as MarkIPHeader would) for the elements
+    // after: device chains reach it through the annotation
+    if (ip && !p->has_network_header()) p->set_network_header(uint32_t(ip - p->data()));
     if (ip && !(p->anno().flags & Anno::kFragment))  // (a fragment whose datagram follows: no flow)
       k::parse_conn_key(ip, len, keys_[n]);
     else

@@ -6,10 +6,12 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "shoal/core/element.hh"
 #include "shoal/flow/flowtable.hh"
+#include "shoal/offload/chain.hh"
 
 namespace shoal {
 
@@ -18,8 +20,15 @@ namespace shoal {
 // starts like IP. nullptr when there is none; len is what remains.
 const uint8_t* flow_ip_header(Packet* p, uint32_t& len);
 
-class FlowIPManager : public Element {
+class FlowIPManager : public Element, public offload::FlowStateStore {
  public:
+  // Where device chains of flow steps (Firewall, FlowIPLoadBalancer...) find
+  // and put back their flows' state.
+  uint8_t* flow_state(uint32_t id) override { return table_.state(id); }
+  uint32_t flow_generation(uint32_t id) const override { return table_.flow(id).gen; }
+  uint32_t flow_hash(uint32_t id) const override { return table_.flow(id).hash; }
+  void retain_released() override { retain_ = true; }
+  uint8_t* released_state(uint32_t id, uint32_t gen, uint32_t& hash) override;
   void configure(Args& a) override;
   void initialize() override;
   void push(int port, PacketBatch* b) override;
@@ -44,6 +53,19 @@ class FlowIPManager : public Element {
   void tick(uint64_t now);
   flow::Config cfg_;
   flow::FlowTable table_;
+  // The last kRetain flows that ended, with their state (retain_released):
+  // a ring of entries, found by id and generation.
+  void keep_released(uint32_t id, const flow::Flow& f);
+  static constexpr uint32_t kRetain = 65536;
+  struct Released {
+    uint64_t key;  // id << 32 | generation
+    uint32_t hash;
+  };
+  bool retain_ = false;
+  std::vector<Released> released_;
+  std::vector<uint8_t> released_state_;
+  uint32_t released_next_ = 0;
+  std::unordered_map<uint64_t, uint32_t> released_at_;
   uint64_t clock_ = 0;       // flow time: packet timestamps (ns), never going back
   uint64_t last_mono_ = 0;   // when the last batch came (monotonic)
   bool live_clock_ = false;  // packet timestamps follow the wall clock (live capture)

@@ -14,7 +14,10 @@
 #include "shoal/elements/flow/flowipmanager.hh"
 #include "shoal/kernels/firewall.hh"
 #include "shoal/kernels/flowkey.hh"
+#include "shoal/kernels/steps/firewall.hh"
 #include "shoal/nf/fwrules.hh"
+#include "shoal/offload/element.hh"
+#include "shoal/offload/mirror.hh"
 
 namespace shoal {
 
@@ -40,7 +43,7 @@ struct FwTable {
 
 }  // namespace
 
-class Firewall : public Element {
+class Firewall : public offload::OffloadableElement<Element> {
  public:
   void configure(Args& a) override {
     InputPath rules;
@@ -73,7 +76,7 @@ class Firewall : public Element {
     reason_[k::kFwDenied] = r_denied_;
     reason_[k::kFwInvalid] = r_invalid_;
     reason_[k::kFwNotAdmitted] = r_not_admitted_;
-    reason_[kNoFlow] = r_no_flow_;
+    reason_[k::kFwNoFlow] = r_no_flow_;
     bool first = false;
     table_ = shared_state<FwTable>(this, &first);
     if (first) {
@@ -86,14 +89,12 @@ class Firewall : public Element {
     refresh();
   }
 
-  void push(int, PacketBatch* b) override {
+  void cpu_push(int, PacketBatch* b) override {
     if (table_->gen.load(std::memory_order_acquire) != rules_.gen) refresh();
     flow::FlowTable& t = mgr_->table();
-    bool to_out1 = noutputs() > 1;
     bool uniform = true;
     b->for_each([&](uint32_t i, Packet* p) {
-      int out = decide(t, p);
-      if (out > 0) out = to_out1 ? 1 : drop_code(reason_[out]);
+      int out = result_code(decide(t, p));
       b->result(i) = int16_t(out);
       uniform &= out == 0;
     });
@@ -101,7 +102,57 @@ class Firewall : public Element {
     dispatch(b);
   }
 
+  // On a device (NBA's form): one thread per flow, kernels/steps/firewall.hh.
+  void offload_declare(offload::Plan& plan) override {
+    offload::Range r;
+    r.anchor = offload::Anchor::IP;
+    r.begin = 0;
+    r.end = int32_t(k::kFwHeaderBytes);
+    range_ = plan.add(r);
+    state_rec_ = plan.add_flow_state(mgr_, off_, sizeof(k::FwState));
+    block_ = plan.add_block(0, 4);
+  }
+  bool offload_launch(offload::Launch& L, std::string& err) override {
+    if (table_->gen.load(std::memory_order_acquire) != rules_.gen) refresh();
+    offload_ctl(L);
+    launched_ = set_;
+    k::FirewallStep::Params p{
+        L.view, L.ctl, rules_, range_, state_rec_, {}, reinterpret_cast<uint32_t*>(L.block_out(block_))};
+    for (int r = 0; r < 5; ++r) p.code[r] = result_code(r);
+    if (L.host) {
+      L.keep(set_);
+    } else {
+      const k::ClsTrees& t = set_->trees;
+      auto piece = [](const auto& v) { return offload::TableMirror::Piece{v.data(), v.size() * sizeof(v[0])}; };
+      if (!mirror_.sync(
+              L, set_,
+              {piece(t.rules()), piece(t.nodes()), piece(t.children()), piece(t.leaf_rules()), piece(t.roots())}, err))
+        return false;
+      p.rules.view.rules = mirror_.at<k::ClsRule>(0);
+      p.rules.view.nodes = mirror_.at<k::ClsNode>(1);
+      p.rules.view.children = mirror_.at<uint32_t>(2);
+      p.rules.view.leaf_rules = mirror_.at<uint32_t>(3);
+      p.rules.view.roots = mirror_.at<uint32_t>(4);
+    }
+    L.run_flows<k::FirewallStep>(p);
+    return true;
+  }
+  void offload_post(offload::Aggregate& a, size_t) override {
+    const auto* out = reinterpret_cast<const uint32_t*>(a.block_out(block_));
+    for (uint32_t i = 0; i < a.n; ++i) {
+      uint32_t w = out[i];
+      if (!w) continue;  // the packet did not reach this step
+      int res = int(w & 0xff) - 1;
+      if (res == k::kFwNoFlow)
+        no_flow_.add();
+      else
+        n_[res].add();
+      if (w >> 8) count_evaluation(*launched_, int32_t(w >> 8) - 2);
+    }
+  }
+
   void add_handlers() override {
+    mirror_.add_handler(*this);
     add_stat_handler("passed", n_[k::kFwPass]);
     add_stat_handler("denied", n_[k::kFwDenied]);
     add_stat_handler("invalid", n_[k::kFwInvalid]);
@@ -147,34 +198,27 @@ class Firewall : public Element {
     uint32_t id = p->anno().flow;
     if (!id) {
       no_flow_.add();
-      return kNoFlow;
+      return k::kFwNoFlow;
     }
     uint32_t len = 0;
     const uint8_t* ip = flow_ip_header(p, len);
-    k::FwPacket fp;
-    fp.dir = p->anno().flow_dir;
-    if (ip && (ip[0] >> 4) == 4) {
-      fp.key.ethertype = 0x0800;
-      k::cls_key_ip4(ip, len, fp.key);
-      uint32_t hl = uint32_t(ip[0] & 0x0f) * 4;
-      bool first_frag = (k::load_be16(ip + 6) & 0x1fff) == 0;
-      fp.related = fp.key.proto == 1 && first_frag && len > hl && k::icmp4_is_error(ip[hl]);
-      fp.tcp = fp.key.proto == 6 && first_frag && len >= hl + 14;
-    } else if (ip) {
-      fp.key.ethertype = 0x86dd;
-      fp.related = len > 40 && ip[6] == 58 && k::icmp6_is_error(ip[40]);
-      fp.tcp = len >= 54 && ip[6] == 6;
-      if (fp.tcp) fp.key.flags = k::load_be16(ip + 52);
-    }
+    k::FwPacket fp = k::fw_packet(ip, len, p->anno().flow_dir);
     auto* st = reinterpret_cast<k::FwState*>(t.state(id) + off_);
     bool evaluated;
     int r = k::fw_process(rules_, *st, fp, evaluated);
-    if (evaluated) {
-      evaluations_.add();
-      set_->hits[st->rule >= 0 ? size_t(st->rule) : set_->trees.rules().size()].fetch_add(1, std::memory_order_relaxed);
-    }
+    if (evaluated) count_evaluation(*set_, st->rule);
     n_[r].add();
     return r;
+  }
+  void count_evaluation(const FwSet& s, int32_t rule) {
+    evaluations_.add();
+    s.hits[rule >= 0 ? size_t(rule) : s.trees.rules().size()].fetch_add(1, std::memory_order_relaxed);
+  }
+  // What the element does with a packet decide() gave `r`: 0 (on), output
+  // 1 when connected, else a drop with the reason.
+  int result_code(int r) const {
+    if (r == 0) return 0;
+    return noutputs() > 1 ? 1 : drop_code(reason_[r]);
   }
   std::shared_ptr<FwSet> load(const std::string& path, std::string& err) {
     std::vector<k::ClsRule> rules;
@@ -206,7 +250,6 @@ class Firewall : public Element {
     rules_.midstream = midstream_;
   }
 
-  static constexpr int kNoFlow = 4;
   std::string file_, err_;
   std::vector<k::ClsRule> inline_;
   bool default_accept_ = false, midstream_ = false;
@@ -215,6 +258,9 @@ class Firewall : public Element {
   Loc loc_;
   std::shared_ptr<FwTable> table_;
   std::shared_ptr<const FwSet> set_;
+  std::shared_ptr<const FwSet> launched_;  // the rules the aggregate being processed was launched with
+  offload::TableMirror mirror_;
+  uint32_t range_ = 0, state_rec_ = 0, block_ = 0;
   k::FwRules rules_;
   uint16_t r_denied_ = 0, r_invalid_ = 0, r_not_admitted_ = 0, r_no_flow_ = 0;
   uint16_t reason_[5] = {};
@@ -243,7 +289,12 @@ SHOAL_ELEMENT(
         "each connection already decided is decided again at its next packet, against the new rules, so a new "
         "deny rule cuts live connections too. Packets that are not admitted are dropped with their reason "
         "(denied, invalid, not-admitted, and no-flow for packets the flow layer gave no flow), or leave on output "
-        "1 when it is connected.",
+        "1 when it is connected.\n\n"
+        "Offloadable (NBA's form, after an OffloadBalancer): with the offloadable flow functions after it "
+        "(FlowIPLoadBalancer, FlowRateLimiter) it forms one device chain, in which the packets of each flow are "
+        "grouped and one device thread runs the chain over a flow's packets in arrival order against its state "
+        "(GPUNFV's flow actors), the state going to the device and back with the aggregate; the same packets "
+        "and state result as on the CPU.",
     .args = {{"RULE...", "firewall rule", "rules as arguments, one per argument (instead of RULES)"},
              {"RULES", "file", "rule file: one rule a line, '#' comments"},
              {"DEFAULT", "allow|deny", "verdict for connections no rule matches (default deny)"},
@@ -258,7 +309,8 @@ SHOAL_ELEMENT(
                  {"generation", "r", "how many times the rules were (re)loaded"},
                  {"table", "r", "the rules with the connections each decided, and the default's"},
                  {"reload", "w", "read the RULES file again (the old rules stay if it does not load)"},
-                 {"load", "w", "load another rule file (and reload from it from now on)"}},
+                 {"load", "w", "load another rule file (and reload from it from now on)"},
+                 {"offload_uploads", "r", "rule sets copied to the device"}},
     .example =
         "FromDump(in.pcap, STOP true) -> FlowIPManager\n"
         "  -> Firewall(\"allow @10.0.0.0/8 0.0.0.0/0 0 : 65535 80 : 80 0x06/0xFF\",\n"

@@ -6,6 +6,7 @@
 
 #include "shoal/elements/common.hh"
 #include "shoal/kernels/checksum.hh"
+#include "shoal/kernels/steps/flow_lb.hh"
 
 namespace shoal {
 
@@ -70,12 +71,21 @@ std::shared_ptr<FlowIPLoadBalancer::Set> FlowIPLoadBalancer::make(std::vector<ui
   if (mode_ == Mode::Maglev && !s->maglev.build(names, table_size_, err)) return nullptr;
   s->flows.reset(new std::atomic<uint64_t>[addrs.size() + 1]());
   s->addrs = std::move(addrs);
+  k::LbSet& v = s->view;
+  v.addrs = s->addrs.data();
+  v.sorted = s->sorted.data();
+  v.n = uint32_t(s->addrs.size());
+  v.mode = mode_ == Mode::Maglev ? k::kLbMaglev : mode_ == Mode::Hash ? k::kLbHash : k::kLbRoundRobin;
+  if (mode_ == Mode::Maglev) v.maglev = s->maglev.view();
+  v.has_vip = has_vip_;
+  v.vip = vip_;
   return s;
 }
 
 void FlowIPLoadBalancer::install(std::shared_ptr<Set> s) {
   std::lock_guard<std::mutex> g(shared_->mu);
   s->version = shared_->version.load() + 1;
+  s->view.version = s->version;
   shared_->set = std::move(s);
   shared_->version.store(shared_->set->version, std::memory_order_release);
 }
@@ -85,48 +95,37 @@ int FlowIPLoadBalancer::balance(flow::FlowTable& t, Packet* p) {
   if (!id) return drop_code(r_no_flow_);
   uint32_t len = 0;
   auto* ip = const_cast<uint8_t*>(flow_ip_header(p, len));
-  if (!ip || (ip[0] >> 4) != 4 || len < 20) return drop_code(r_not_ipv4_);
   auto* st = reinterpret_cast<LbState*>(t.state(id) + off_);
-  const Set& s = *set_;
-  if (st->addr && st->version != s.version) {
-    if (!std::binary_search(s.sorted.begin(), s.sorted.end(), st->addr)) {
-      st->addr = 0;  // its backend left: the connection moves
-      reassigned_.add();
-    } else {
-      st->version = s.version;
-    }
-  }
-  if (!st->addr) {
-    // Only a connection's originator picks a backend, and only for the VIP;
-    // other packets of connections without one pass untouched.
-    if (p->anno().flow_dir != 0 || (has_vip_ && k::load_be32(ip + 16) != vip_)) {
-      passed_.add();
-      return 0;
-    }
-    if (s.addrs.empty()) return drop_code(r_no_backend_);
-    size_t i;
-    if (mode_ == Mode::Maglev)
-      i = k::maglev_pick(s.maglev.view(), t.flow(id).hash);
-    else if (mode_ == Mode::Hash)
-      i = t.flow(id).hash % s.addrs.size();
-    else
-      i = rr_++ % s.addrs.size();
-    st->addr = s.addrs[i];
-    st->version = s.version;
-    s.flows[i].fetch_add(1, std::memory_order_relaxed);
-    balanced_.add();
-  }
-  // The originator's packets go to the backend; packets the other way (a
-  // path where replies come back through here) keep their addresses.
-  if (p->anno().flow_dir == 0) k::ip4_set_addr(ip, len, 16, st->addr);
-  return 0;
+  uint32_t note = 0;
+  int r = k::lb_process(set_->view, *st, ip, len, p->anno().flow_dir, t.flow(id).hash, &rr_, note);
+  count(*set_, note);
+  return r == k::kLbNotIPv4 ? drop_code(r_not_ipv4_) : r == k::kLbNoBackend ? drop_code(r_no_backend_) : 0;
 }
 
-void FlowIPLoadBalancer::push(int, PacketBatch* b) {
+void FlowIPLoadBalancer::count(const Set& s, uint32_t note) {
+  if (note & k::kLbReassigned) reassigned_.add();
+  if (note & k::kLbPassed) passed_.add();
+  if (uint32_t b = note & k::kLbBackendMask) {
+    s.flows[b - 1].fetch_add(1, std::memory_order_relaxed);
+    balanced_.add();
+  }
+}
+
+void FlowIPLoadBalancer::refresh() {
   if (shared_->version.load(std::memory_order_acquire) != set_->version) {
     std::lock_guard<std::mutex> g(shared_->mu);
     set_ = shared_->set;
   }
+}
+
+// Round robin is sequential (one counter per worker): it stays on the CPU.
+void FlowIPLoadBalancer::push(int port, PacketBatch* b) {
+  if (mode_ == Mode::RoundRobin) return cpu_push(port, b);
+  OffloadableElement::push(port, b);
+}
+
+void FlowIPLoadBalancer::cpu_push(int, PacketBatch* b) {
+  refresh();
   flow::FlowTable& t = mgr_->table();
   bool uniform = true;
   b->for_each([&](uint32_t i, Packet* p) {
@@ -136,6 +135,54 @@ void FlowIPLoadBalancer::push(int, PacketBatch* b) {
   });
   if (uniform) return output_push(0, b);
   dispatch(b);
+}
+
+void FlowIPLoadBalancer::offload_declare(offload::Plan& plan) {
+  offload::Range r;
+  r.anchor = offload::Anchor::IP;
+  r.begin = 0;
+  r.end = 80;  // a 60-byte IPv4 header and the TCP checksum
+  r.write = true;
+  range_ = plan.add(r);
+  state_rec_ = plan.add_flow_state(mgr_, off_, sizeof(LbState));
+  block_ = plan.add_block(0, 4);
+}
+
+bool FlowIPLoadBalancer::offload_launch(offload::Launch& L, std::string& err) {
+  refresh();
+  offload_ctl(L);
+  launched_ = set_;
+  k::FlowLBStep::Params p{L.view,
+                          L.ctl,
+                          set_->view,
+                          range_,
+                          state_rec_,
+                          {0, drop_code(r_not_ipv4_), drop_code(r_no_backend_)},
+                          drop_code(r_no_flow_),
+                          reinterpret_cast<uint32_t*>(L.block_out(block_))};
+  if (L.host) {
+    L.keep(set_);
+  } else {
+    const Set& s = *set_;
+    const k::MaglevView m = s.view.maglev;
+    if (!mirror_.sync(L, set_,
+                      {{s.addrs.data(), s.addrs.size() * 4},
+                       {s.sorted.data(), s.sorted.size() * 4},
+                       {m.entry, size_t(m.size) * sizeof(uint16_t)}},
+                      err))
+      return false;
+    p.set.addrs = mirror_.at<uint32_t>(0);
+    p.set.sorted = mirror_.at<uint32_t>(1);
+    p.set.maglev.entry = mirror_.at<uint16_t>(2);
+  }
+  L.run_flows<k::FlowLBStep>(p);
+  return true;
+}
+
+void FlowIPLoadBalancer::offload_post(offload::Aggregate& a, size_t) {
+  const auto* out = reinterpret_cast<const uint32_t*>(a.block_out(block_));
+  for (uint32_t i = 0; i < a.n; ++i)
+    if (out[i]) count(*launched_, out[i] & ~0x80000000u);
 }
 
 void FlowIPLoadBalancer::change(const std::string& what, const std::string& v) {
@@ -168,6 +215,7 @@ void FlowIPLoadBalancer::change(const std::string& what, const std::string& v) {
 }
 
 void FlowIPLoadBalancer::add_handlers() {
+  mirror_.add_handler(*this);
   add_stat_handler("balanced", balanced_);
   add_stat_handler("reassigned", reassigned_);
   add_stat_handler("passed", passed_);
@@ -211,7 +259,10 @@ SHOAL_ELEMENT(
         "round robin per worker (FastClick's names).\n\n"
         "Backends change at run time through add, remove and set, between batches on every worker, losing no "
         "packet. Dropped: packets without a flow (no-flow), non-IPv4 packets (not-ipv4), and new connections "
-        "while there is no backend (no-backend).",
+        "while there is no backend (no-backend).\n\n"
+        "Offloadable (NBA's form; maglev and hash modes: round robin is sequential and stays on the CPU): a device "
+        "thread takes each flow's packets in order against its state (see Firewall); the decision is one "
+        "host+device function, kernels/flowlb.hh.",
     .args = {{"DST", "IPv4 addresses", "backends; repeated, or several in one (space-separated)"},
              {"VIP", "IPv4 address", "the virtual address: only connections to it are balanced (default: all)"},
              {"LB_MODE", "maglev|hash|rr", "how a backend is picked (default maglev)"},
@@ -227,7 +278,8 @@ SHOAL_ELEMENT(
                  {"version", "r", "how many times the backend set changed (1: as configured)"},
                  {"add", "w", "add backends (addresses, space-separated)"},
                  {"remove", "w", "remove backends"},
-                 {"set", "w", "replace the backend set"}},
+                 {"set", "w", "replace the backend set"},
+                 {"offload_uploads", "r", "backend sets copied to the device"}},
     .example =
         "FromDevice(eth0) -> Strip(14) -> CheckIPHeader -> FlowIPManager\n"
         "  -> lb :: FlowIPLoadBalancer(VIP 10.0.0.100, DST 10.0.1.1, DST 10.0.1.2, DST 10.0.1.3)\n"

@@ -7,11 +7,13 @@
 #include "shoal/core/worker.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
+#include "shoal/kernels/steps/rate_limit.hh"
 #include "shoal/kernels/tokenbucket.hh"
+#include "shoal/offload/element.hh"
 
 namespace shoal {
 
-class FlowRateLimiter : public Element {
+class FlowRateLimiter : public offload::OffloadableElement<Element> {
  public:
   void configure(Args& a) override {
     std::optional<uint64_t> rate, burst;
@@ -34,7 +36,7 @@ class FlowRateLimiter : public Element {
     r_limited_ = add_drop_reason("rate-limited");
     r_no_flow_ = add_drop_reason("no-flow");
   }
-  void push(int, PacketBatch* b) override {
+  void cpu_push(int, PacketBatch* b) override {
     flow::FlowTable& t = mgr_->table();
     uint64_t wall = 0;
     bool uniform = true;
@@ -58,6 +60,38 @@ class FlowRateLimiter : public Element {
     if (uniform) return output_push(0, b);
     dispatch(b);
   }
+  // On a device (NBA's form): one thread per flow, kernels/steps/rate_limit.hh;
+  // each packet's time goes with it (8 bytes), as the CPU path takes it.
+  void offload_declare(offload::Plan& plan) override {
+    state_rec_ = plan.add_flow_state(mgr_, off_, sizeof(k::TokenBucket));
+    block_ = plan.add_block(8, 0);
+    plan.annos.length = true;
+  }
+  void offload_pre(offload::Aggregate& a) override {
+    auto* ts = reinterpret_cast<uint64_t*>(a.block_in(block_));
+    uint64_t wall = 0;
+    for (uint32_t i = 0; i < a.n; ++i) {
+      uint64_t now = a.batch->at(i)->timestamp_ns();
+      ts[i] = now ? now : wall ? wall : (wall = realtime_ns());
+    }
+  }
+  bool offload_launch(offload::Launch& L, std::string&) override {
+    offload_ctl(L);
+    k::RateLimitStep::Params p{L.view,
+                               L.ctl,
+                               tr_,
+                               state_rec_,
+                               bytes_ ? 1u : 0u,
+                               reinterpret_cast<const uint64_t*>(L.block_in(block_)),
+                               noutputs() > 1 ? 1 : drop_code(r_limited_),
+                               drop_code(r_no_flow_)};
+    L.run_flows<k::RateLimitStep>(p);
+    return true;
+  }
+  void offload_left(Packet*, uint32_t v) override {
+    if (k::verdict_dropped(v) ? k::verdict_reason(v) == r_limited_ : k::verdict_port(v) == 1) limited_.add();
+  }
+
   void add_handlers() override {
     add_stat_handler("limited", limited_);
     add_read_handler("rate", [this] { return fmt::format("{}{}", tr_.rate, bytes_ ? "Bps" : ""); });
@@ -68,7 +102,7 @@ class FlowRateLimiter : public Element {
   k::TokenRate tr_;
   bool bytes_ = false;
   FlowIPManager* mgr_ = nullptr;
-  uint32_t off_ = 0;
+  uint32_t off_ = 0, state_rec_ = 0, block_ = 0;
   uint16_t r_limited_ = 0, r_no_flow_ = 0;
   Stat limited_;
 };
@@ -83,7 +117,8 @@ SHOAL_ELEMENT(
         "without one. Packets over the rate are dropped ('rate-limited'), or leave on output 1 when it is "
         "connected; packets without a flow are dropped ('no-flow'). A packet larger than BURST bytes never "
         "conforms. The bucket is the host+device function of kernels/tokenbucket.hh. (FastClick's name; Click's "
-        "BandwidthShaper and RatedUnqueue shape one queue, not each flow.)",
+        "BandwidthShaper and RatedUnqueue shape one queue, not each flow.) Offloadable (NBA's form): a device thread "
+        "takes each flow's packets in order against its bucket (see Firewall).",
     .args = {{"RATE", "integer", "packets a second per flow"},
              {"BANDWIDTH", "bandwidth", "bytes a second per flow (instead of RATE)"},
              {"BURST", "integer",
