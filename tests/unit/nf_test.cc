@@ -607,20 +607,25 @@ TEST(NfChain, OffloadedPerFlowGivesTheCpuPacketsAndStateWithDelaysAndFaults) {
   ASSERT_GT(expected.size(), 10000u);
   struct Case {
     double fraction, faults;
+    bool adaptive = false;  // GPUNFV's dynamic batch sizing
   };
-  for (Case c : {Case{1, 0}, Case{0.6, 0}, Case{1, 0.15}, Case{0.5, 0.15}}) {
+  for (Case c : {Case{1, 0}, Case{0.6, 0}, Case{1, 0.15}, Case{0.5, 0.15}, Case{1, 0, true}}) {
     Options o = default_options();
     o.offload.device.kind = "host";
     o.offload.device.delay_us = 20;
     o.offload.device.fault_rate = c.faults;
     o.offload.inflight = 4;
-    std::string tag = fmt::format("off-{}-{}", c.fraction, c.faults);
+    o.offload.adaptive = c.adaptive;
+    std::string tag = fmt::format("off-{}-{}{}", c.fraction, c.faults, c.adaptive ? "-adaptive" : "");
     auto off = run_with(cfg(tag, fmt::format("OffloadBalancer(FRACTION {}) ->", c.fraction)), o);
     ASSERT_TRUE(off->ok) << off->errors;
     EXPECT_GT(off->n("fw.offload_device_packets"), 0u) << tag << ": the device ran the chain";
     EXPECT_GT(off->n("fw.offload_flow_runs"), 0u) << tag;
     EXPECT_EQ(off->h("fw.offload_chain").rfind("fw -> lb -> rl\n", 0), 0u) << off->h("fw.offload_chain");
     EXPECT_EQ(off->n("fw.offload_flow_stale"), 0u) << tag;
+    if (c.adaptive) {
+      EXPECT_GT(off->n("fw.offload_batch_target"), 1u) << off->h("fw.offload_sizer");
+    }
     if (c.faults > 0) {
       EXPECT_GT(off->n("fw.offload_cpu_fault"), 0u) << tag << ": faults were injected";
     }

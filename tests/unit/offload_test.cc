@@ -17,6 +17,7 @@
 #include "shoal/core/graph.hh"
 #include "shoal/device/device.hh"
 #include "shoal/io/pcap.hh"
+#include "shoal/offload/sizer.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
 #include "shoal/offload/chain.hh"
@@ -1134,3 +1135,48 @@ TEST(OffloadBalancerAdaptive, BadArgumentsAreRefused) {
     EXPECT_FALSE(r->ok) << a;
   }
 }
+
+namespace shoal {
+
+// GPUNFV's dynamic batch sizing, as a policy: it grows while the device is
+// still busy when the next aggregate is ready, never past the most; halves
+// on a latency overrun and holds; shrinks slowly while the device idles;
+// sends a trickle to the CPU.
+TEST(BatchSizer, GrowsWhileTheCpuWouldWaitShrinksOnLatencyAndIdleness) {
+  offload::BatchSizer::Config c;
+  c.max = 64;
+  c.latency_us = 500;
+  c.cpu_below = 40;
+  offload::BatchSizer s(c);
+  EXPECT_EQ(s.target(), 1u);
+  uint32_t steps = 0;
+  while (s.target() < 64) {
+    uint32_t before = s.target();
+    s.launched(true);
+    ASSERT_GT(s.target(), before);
+    ++steps;
+  }
+  EXPECT_LE(steps, 12u) << "it converges in a few aggregates, not one batch at a time";
+  s.launched(true);
+  EXPECT_EQ(s.target(), 64u) << "never past the most";
+  s.completed(400);
+  EXPECT_EQ(s.target(), 64u) << "within the bound";
+  s.completed(900);
+  EXPECT_EQ(s.target(), 32u) << "over the bound: halved";
+  for (uint32_t i = 0; i + 1 < offload::BatchSizer::kHold; ++i) s.launched(true);
+  EXPECT_EQ(s.target(), 32u) << "held after an overrun";
+  s.launched(true);
+  EXPECT_GT(s.target(), 32u) << "grows again once the hold is over";
+  uint32_t t = s.target();
+  for (uint32_t i = 0; i + 1 < offload::BatchSizer::kIdleRun; ++i) s.launched(false);
+  EXPECT_EQ(s.target(), t);
+  s.launched(false);
+  EXPECT_LT(s.target(), t) << "a run of idle launches shrinks it";
+  EXPECT_GT(s.target(), t / 2) << "slowly";
+  EXPECT_TRUE(s.to_cpu(39));
+  EXPECT_FALSE(s.to_cpu(40));
+  offload::BatchSizer none({});
+  EXPECT_FALSE(none.to_cpu(0)) << "no fallback unless asked";
+}
+
+}  // namespace shoal

@@ -36,6 +36,8 @@ struct RunArgs {
   std::string metrics;  // --metrics [ADDR:]PORT: Prometheus' /metrics while the run lasts
   uint32_t offload_batches = 32, offload_timeout_us = 200, offload_inflight = 8;
   bool offload_schedule = false;
+  bool offload_adaptive = false;  // GPUNFV's dynamic aggregate size (offload::BatchSizer)
+  uint32_t offload_latency_us = 0, offload_cpu_below = 0;
   // Called after the run (or after initialization with init_only), before
   // cleanup; a non-zero result is the exit status.
   std::function<int(Runtime&)> at_exit;

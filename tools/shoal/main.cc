@@ -324,6 +324,9 @@ int cmd_run(const RunArgs& ra) {
   oo.timeout_us = ra.offload_timeout_us;
   oo.inflight = ra.offload_inflight;
   oo.schedule = ra.offload_schedule;
+  oo.adaptive = ra.offload_adaptive;
+  oo.latency_us = ra.offload_latency_us;
+  oo.cpu_below = ra.offload_cpu_below;
   Runtime rt(prog, opt);
   offload::set_options(rt, oo);
   for (auto& e : prog.elements)
@@ -751,6 +754,13 @@ int run_main(int argc, char** argv) {
                 "sort each aggregate's packets by protocol and length before the kernels (GASPP's packet scheduling)");
   run->add_option("--offload-inflight", ra.offload_inflight, "aggregates on the device per element")
       ->check(CLI::Range(1, 1024));
+  run->add_flag("--offload-adaptive", ra.offload_adaptive,
+                "adapt the aggregate size (up to --offload-batches) to the device: grow while the CPU would wait "
+                "for it, shrink past --offload-latency-us (GPUNFV's dynamic batch sizing)");
+  run->add_option("--offload-latency-us", ra.offload_latency_us,
+                  "with --offload-adaptive: halve the aggregate when one takes longer than this (0: no bound)");
+  run->add_option("--offload-cpu-below", ra.offload_cpu_below,
+                  "with --offload-adaptive: an aggregate the timeout sends with fewer packets runs on the CPU");
 
   std::string check_file;
   std::vector<std::string> check_words;

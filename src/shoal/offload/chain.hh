@@ -335,6 +335,7 @@ struct Aggregate {
   bool on_device = false, failed = false, zero = false;
   std::string error;
   uint64_t start_ns = 0;
+  uint64_t formed_ns = 0;  // when its first packet reached the offloading element (NbaOffload)
   // Layout (offsets in both buffers).
   uint32_t n = 0, nr = 0;
   bool has_len = false, has_pred = false, has_dst = false, has_dst6 = false;

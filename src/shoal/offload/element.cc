@@ -24,6 +24,15 @@ void NbaOffload::init(Element& self, Offloadable& me) {
 
 void NbaOffload::add_handlers(Element& self) {
   add_chain_handlers(self, stats_, "offload_", [this] { return chain_.get(); });
+  self.add_read_handler("offload_batch_target", [this, &self] {
+    return std::to_string(sizer_ ? sizer_->target() : services(self.worker().runtime()).options.batches);
+  });
+  self.add_read_handler("offload_sizer", [this] {
+    return sizer_ ? fmt::format("target {} batches, grown {}, shrunk {}\n", sizer_->target(), sizer_->grows(),
+                                sizer_->shrinks())
+                  : std::string("fixed\n");
+  });
+  self.add_stat_handler("offload_low_rate_cpu", low_rate_cpu_);
 }
 
 bool NbaOffload::drain() {
@@ -41,10 +50,10 @@ void NbaOffload::add_generations(PacketBatch* b, std::vector<uint32_t>& to) cons
   });
 }
 
-void NbaOffload::start(PacketBatch* b, bool device, std::vector<uint32_t>&& gens, bool its_turn) {
+void NbaOffload::start(PacketBatch* b, bool device, std::vector<uint32_t>&& gens, uint64_t formed_ns, bool its_turn) {
   if (!its_turn && serial() && (!fifo_.empty() || !waiting_.empty())) {
     waiting_packets_ += b->live();
-    waiting_.push_back({b, device, std::move(gens)});
+    waiting_.push_back({b, device, std::move(gens), formed_ns});
     if (waiting_.size() > kMaxWaiting && !fifo_.empty()) {
       // back-pressure: the worker waits for the aggregate in flight
       chain_->wait(*fifo_.front());
@@ -55,6 +64,7 @@ void NbaOffload::start(PacketBatch* b, bool device, std::vector<uint32_t>&& gens
   }
   if (serial()) chain_->set_flow_generations(std::move(gens));
   Aggregate* a = chain_->begin(b, device);
+  a->formed_ns = formed_ns;
   chain_->run(*a);
   fifo_packets_ += a->n;
   fifo_.push_back(a);
@@ -85,6 +95,13 @@ bool NbaOffload::build_chain() {
                self_->name(), err);
   chain_ = std::make_unique<Chain>(*self_, std::move(d), std::move(steps), sv.options.inflight, stats_);
   chain_->set_schedule(sv.options.schedule);
+  if (sv.options.adaptive) {
+    BatchSizer::Config c;
+    c.max = std::max(1u, sv.options.batches);
+    c.latency_us = sv.options.latency_us;
+    c.cpu_below = sv.options.cpu_below;
+    sizer_ = std::make_unique<BatchSizer>(c);
+  }
   return true;
 }
 
@@ -107,7 +124,7 @@ bool NbaOffload::take(int port, PacketBatch* b) {
     if (open_) launch_open();
     std::vector<uint32_t> gens;
     if (serial()) add_generations(b, gens);
-    start(b, false, std::move(gens));
+    start(b, false, std::move(gens), self_->worker().now_ns());
     return true;
   }
   Worker& w = self_->worker();
@@ -118,26 +135,37 @@ bool NbaOffload::take(int port, PacketBatch* b) {
     open_ = w.batches(cap).get();
     open_->anno = b->anno;
     open_batches_ = 0;
-    w.schedule(timer_, w.now_ns() + uint64_t(o.timeout_us) * 1000);
+    open_formed_ns_ = w.now_ns();
+    w.schedule(timer_, open_formed_ns_ + uint64_t(o.timeout_us) * 1000);
   }
   if (serial()) add_generations(b, open_gens_);
   b->for_each([&](uint32_t, Packet* p) { open_->append(p); });
   self_->recycle(b);
-  if (++open_batches_ >= o.batches || open_->full()) launch_open();
+  if (++open_batches_ >= (sizer_ ? sizer_->target() : o.batches) || open_->full()) launch_open();
   return true;
 }
 
-void NbaOffload::launch_open() {
+void NbaOffload::launch_open(bool timed_out) {
   self_->worker().unschedule(timer_);
   PacketBatch* b = open_;
   open_ = nullptr;
   std::vector<uint32_t> gens;
   gens.swap(open_gens_);
-  start(b, true, std::move(gens));
+  bool device = true;
+  if (sizer_) {
+    if (timed_out && sizer_->to_cpu(b->live())) {
+      device = false;  // a trickle: the device's fixed latency buys nothing
+      low_rate_cpu_.add();
+    } else {
+      const Options& o = services(self_->worker().runtime()).options;
+      sizer_->launched(serial() ? chain_->in_flight() > 0 : chain_->in_flight() >= std::max(1u, o.inflight));
+    }
+  }
+  start(b, device, std::move(gens), open_formed_ns_);
 }
 
 void NbaOffload::run_timer() {
-  if (open_) launch_open();
+  if (open_) launch_open(true);
 }
 
 bool NbaOffload::run_task() {
@@ -148,6 +176,7 @@ bool NbaOffload::run_task() {
       if (!chain_->ready(*a)) break;
       fifo_.pop_front();
       fifo_packets_ -= a->n;
+      if (sizer_ && a->on_device && a->formed_ns) sizer_->completed((self_->worker().now_ns() - a->formed_ns) / 1000);
       chain_->complete(*a);
       deliver(*a);
       did = true;
@@ -156,7 +185,7 @@ bool NbaOffload::run_task() {
     Waiting w = std::move(waiting_.front());  // (a serial chain's next aggregate: its turn now)
     waiting_.pop_front();
     waiting_packets_ -= w.batch->live();
-    start(w.batch, w.device, std::move(w.gens), true);
+    start(w.batch, w.device, std::move(w.gens), w.formed_ns, true);
   }
   self_->set_task_active(!fifo_.empty() || !waiting_.empty());
   return did;

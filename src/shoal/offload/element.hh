@@ -22,6 +22,7 @@
 #include "shoal/core/element.hh"
 #include "shoal/core/worker.hh"
 #include "shoal/offload/chain.hh"
+#include "shoal/offload/sizer.hh"
 
 namespace shoal::offload {
 
@@ -43,7 +44,7 @@ class NbaOffload {
 
  private:
   bool build_chain();
-  void launch_open();
+  void launch_open(bool timed_out = false);
   void deliver(Aggregate& a);
   // A chain with per-flow state (Plan::add_flow_state) runs one aggregate
   // at a time: the next one (device or CPU) is packed, with the state its
@@ -51,15 +52,19 @@ class NbaOffload {
   // state back. Aggregates wait here meanwhile; with more than kMaxWaiting
   // waiting, the worker waits for the device (back-pressure).
   bool serial() const { return chain_ && chain_->plan().flow_store() != nullptr; }
-  void start(PacketBatch* b, bool device, std::vector<uint32_t>&& gens, bool its_turn = false);
+  void start(PacketBatch* b, bool device, std::vector<uint32_t>&& gens, uint64_t formed_ns, bool its_turn = false);
   // The generation of each of b's packets' flows, now (FlowStateStore).
   void add_generations(PacketBatch* b, std::vector<uint32_t>& to) const;
   struct Waiting {
     PacketBatch* batch;
     bool device;
     std::vector<uint32_t> gens;
+    uint64_t formed_ns;
   };
-  std::vector<uint32_t> open_gens_;  // the open aggregate's packets' flow generations
+  std::unique_ptr<BatchSizer> sizer_;  // with Options::adaptive
+  uint64_t open_formed_ns_ = 0;        // when the open aggregate's first batch came
+  Stat low_rate_cpu_;                  // timed-out aggregates the sizer sent to the CPU
+  std::vector<uint32_t> open_gens_;    // the open aggregate's packets' flow generations
   static constexpr size_t kMaxWaiting = 4;
   std::deque<Waiting> waiting_;
   size_t waiting_packets_ = 0;

@@ -27,6 +27,13 @@ struct Options {
   uint32_t inflight = 8;
   // GASPP's packet scheduling of every aggregate (Chain::set_schedule).
   bool schedule = false;
+  // GPUNFV's dynamic batch sizing (BatchSizer): the aggregate size adapts
+  // between 1 and `batches`, shrinking when an aggregate takes longer than
+  // latency_us (0: no bound); aggregates the timeout sends with fewer than
+  // cpu_below packets run on the CPU.
+  bool adaptive = false;
+  uint32_t latency_us = 0;
+  uint32_t cpu_below = 0;
 };
 
 // How long a worker's device batches took, from the batch's forming to its
