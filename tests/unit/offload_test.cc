@@ -17,10 +17,10 @@
 #include "shoal/core/graph.hh"
 #include "shoal/device/device.hh"
 #include "shoal/io/pcap.hh"
-#include "shoal/offload/sizer.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
 #include "shoal/offload/chain.hh"
+#include "shoal/offload/sizer.hh"
 #include "shoal/routing/lpm4_build.hh"
 
 using namespace shoal;
