@@ -415,16 +415,25 @@ double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::
 
 double graph_run(const std::string& text, const std::string& device, const std::vector<std::string>& read,
                  std::map<std::string, std::string>* got, uint64_t& packets, std::string& err) {
+  offload::Options oo;
+  if (!device.empty()) {
+    oo.device.kind = device;
+    oo.batches = 64;
+  }
+  return graph_run_with(text, device.empty() ? nullptr : &oo, read, got, packets, err);
+}
+
+double graph_run_with(const std::string& text, const offload::Options* offload, const std::vector<std::string>& read,
+                      std::map<std::string, std::string>* got, uint64_t& packets, std::string& err) {
   Program prog;
   Diagnostics diag;
   if (!config::load_string("bench", text, {}, prog, diag)) return err = diag.text(), -1;
   RunOptions opt;
   opt.duration_s = 120;
   offload::Options oo;
-  if (!device.empty()) {
-    oo.device.kind = device;
+  if (offload) {
+    oo = *offload;
     opt.pool.count = 65536;
-    oo.batches = 64;
   }
   Runtime rt(prog, opt);
   offload::set_options(rt, oo);

@@ -2,7 +2,9 @@
 // per-core Mpps of the firewall (60 and 180 rules), the Maglev load
 // balancer, NAT (IPRewriter), the per-flow rate limiter and GPUNFV's chain
 // (flow monitor -> firewall -> load balancer), each against the plain
-// forwarder and the flow layer alone, in the same run.
+// forwarder and the flow layer alone, in the same run; then that chain with
+// its network functions offloaded, by aggregate size and with GPUNFV's
+// dynamic sizing, against the same chain on the CPU.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -51,6 +53,8 @@ int cmd_bench_nf(int argc, char** argv) {
   app.add_option("--flows", flows, "flows in the traffic (GPUNFV: 50,000)");
   app.add_option("--packets", packets, "packets a run");
   app.add_option("--reps", reps, "runs per case (the best is kept)");
+  std::string device = "auto";
+  app.add_option("--device", device, "device for the offloaded chain: auto, host or cuda");
   CLI11_PARSE(app, argc, argv);
 
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-nf-" + std::to_string(getpid()));
@@ -117,6 +121,73 @@ int cmd_bench_nf(int argc, char** argv) {
                             {"ratio_to_forwarder", best / base},
                             {"ns_per_packet_more", more},
                             {"packets_out", got}});
+  }
+  // GPUNFV's Figures 5 and 6: the chain (firewall of 180 rules) with its
+  // network functions on the device, by aggregate size, and with the
+  // dynamic sizer, against the same chain on the CPU. On a machine without
+  // a GPU the device is the host backend (its threads run the kernels):
+  // this shows the shape and the costs (state and ROI bytes moved per
+  // packet), not a GPU's speed.
+  const std::string chain = mgr + fmt::format(
+                                      "FlowLog({}/conn.log, FORMAT json) -> fw :: Firewall(RULES {}/fw180.rules) -> "
+                                      "FlowIPLoadBalancer(DST{}) -> ",
+                                      dir, dir, backends);
+  fmt::print("\nGPUNFV's chain offloaded (device '{}'), by aggregate size; 1 batch = 32 packets\n", device);
+  fmt::print("{:<18} {:>8} {:>9} {:>10} {:>10} {:>10} {:>8}\n", "aggregate", "Mpps", "x cpu", "on device", "h2d B/pkt",
+             "d2h B/pkt", "flows/agg");
+  double cpu_pps = 0;
+  struct Off {
+    std::string name;
+    uint32_t batches;  // 0: the CPU chain
+    bool adaptive;
+  };
+  std::vector<Off> offs = {{"cpu only", 0, false},    {"1 batch", 1, false},     {"4 batches", 4, false},
+                           {"16 batches", 16, false}, {"64 batches", 64, false}, {"adaptive (<= 64)", 64, true}};
+  const std::vector<std::string> hs = {"fw.offload_device_packets", "fw.offload_h2d_bytes",  "fw.offload_d2h_bytes",
+                                       "fw.offload_flow_runs",      "fw.offload_aggregates", "fw.offload_sizer"};
+  for (const Off& c : offs) {
+    std::string text = src + (c.batches ? "OffloadBalancer(FRACTION 1) -> " : "") + chain + sink;
+    offload::Options oo;
+    oo.device.kind = device;
+    oo.batches = c.batches ? c.batches : 1;
+    oo.adaptive = c.adaptive;
+    double best = 0;
+    uint64_t got = 0;
+    std::map<std::string, std::string> h;
+    for (int r = 0; r < reps; ++r) {
+      std::string err;
+      std::map<std::string, std::string> hr;
+      double pps = graph_run_with(text, c.batches ? &oo : nullptr, hs, &hr, got, err);
+      if (pps < 0) {
+        fmt::print(stderr, "bench-nf: offloaded chain, {}: {}\n", c.name, err);
+        rc = 1;
+        break;
+      }
+      if (pps > best) best = pps, h = hr;
+    }
+    if (best <= 0) continue;
+    if (!c.batches) cpu_pps = best;
+    auto num = [&](const char* k) { return h.count(k) ? std::stod(h[k]) : 0.0; };
+    double dev = num("fw.offload_device_packets");
+    double per = dev > 0 ? 1.0 / dev : 0;
+    double aggs = num("fw.offload_aggregates");
+    std::string sizer = h.count("fw.offload_sizer") ? h["fw.offload_sizer"] : "";
+    if (!sizer.empty() && sizer.back() == '\n') sizer.pop_back();
+    fmt::print("{:<18} {:>8.2f} {:>8.2f}x {:>10.0f} {:>10.1f} {:>10.1f} {:>8.0f}  {}\n", c.name, best / 1e6,
+               cpu_pps > 0 ? best / cpu_pps : 0, dev, num("fw.offload_h2d_bytes") * per,
+               num("fw.offload_d2h_bytes") * per, aggs > 0 ? num("fw.offload_flow_runs") / aggs : 0,
+               c.adaptive ? sizer : "");
+    j["offloaded_chain"].push_back({{"case", c.name},
+                                    {"device", device},
+                                    {"batches", c.batches},
+                                    {"adaptive", c.adaptive},
+                                    {"pps", best},
+                                    {"ratio_to_cpu_chain", cpu_pps > 0 ? best / cpu_pps : 0},
+                                    {"device_packets", dev},
+                                    {"h2d_bytes_per_packet", num("fw.offload_h2d_bytes") * per},
+                                    {"d2h_bytes_per_packet", num("fw.offload_d2h_bytes") * per},
+                                    {"flows_per_aggregate", aggs > 0 ? num("fw.offload_flow_runs") / aggs : 0},
+                                    {"sizer", sizer}});
   }
   std::filesystem::remove_all(dir);
   if (!write_bench_json(out, j)) return 1;

@@ -11,6 +11,7 @@
 
 #include "shoal/config/config.hh"
 #include "shoal/core/runtime.hh"
+#include "shoal/offload/services.hh"
 
 namespace shoal::tool {
 
@@ -101,6 +102,9 @@ bool write_bench_json(const std::string& out, const nlohmann::json& j);
 // over its elapsed run time (offload: on the CUDA device, with a larger
 // pool and aggregates); -1 with err when it does not run or balance.
 double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::string& err);
+// graph_run with these offload options (nullptr: no offloading).
+double graph_run_with(const std::string& text, const offload::Options* offload, const std::vector<std::string>& read,
+                      std::map<std::string, std::string>* got, uint64_t& packets, std::string& err);
 // The same on a chosen device ("" none, host, cuda, auto), reading the
 // handlers `read` into `got` after the run.
 double graph_run(const std::string& text, const std::string& device, const std::vector<std::string>& read,

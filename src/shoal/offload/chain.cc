@@ -696,6 +696,7 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
   next_gens_.clear();
   a->on_device = dev;
   a->failed = false;
+  a->done = false;
   a->error.clear();
   a->keep.clear();
   a->start_ns = owner_.worker().now_ns();
@@ -820,7 +821,7 @@ void Chain::redo_on_host(Aggregate& a) {
 }
 
 bool Chain::ready(Aggregate& a) {
-  if (!a.on_device) return true;
+  if (!a.on_device || a.done) return true;
   std::string err;
   dev::Status st = device_->poll(a.stream, err);
   if (st == dev::Status::Pending) return false;
@@ -830,6 +831,7 @@ bool Chain::ready(Aggregate& a) {
     return true;
   }
   consecutive_failures_ = 0;
+  a.done = true;
   stats_.device_aggregates.add();
   stats_.device_packets.add(a.n);
   return true;

@@ -333,6 +333,7 @@ struct Aggregate {
   size_t dev_cap = 0;
   uint8_t* kbuf = nullptr;  // what kernels use: dbuf, or the host buffer in place (zero-copy)
   bool on_device = false, failed = false, zero = false;
+  bool done = false;  // ready() said so (it is asked again: counted once)
   std::string error;
   uint64_t start_ns = 0;
   uint64_t formed_ns = 0;  // when its first packet reached the offloading element (NbaOffload)
