@@ -611,7 +611,6 @@ TEST(NfChain, OffloadedPerFlowGivesTheCpuPacketsAndStateWithDelaysAndFaults) {
   };
   for (Case c : {Case{1, 0}, Case{0.6, 0}, Case{1, 0.15}, Case{0.5, 0.15}, Case{1, 0, true}}) {
     Options o = default_options();
-    o.offload.device.kind = "host";
     o.offload.device.delay_us = 20;
     o.offload.device.fault_rate = c.faults;
     o.offload.inflight = 4;
