@@ -424,7 +424,7 @@ double graph_run(const std::string& text, const std::string& device, const std::
 }
 
 double graph_run_with(const std::string& text, const offload::Options* offload, const std::vector<std::string>& read,
-                      std::map<std::string, std::string>* got, uint64_t& packets, std::string& err) {
+                      std::map<std::string, std::string>* got, uint64_t& packets, std::string& err, uint32_t pool) {
   Program prog;
   Diagnostics diag;
   if (!config::load_string("bench", text, {}, prog, diag)) return err = diag.text(), -1;
@@ -433,7 +433,7 @@ double graph_run_with(const std::string& text, const offload::Options* offload, 
   offload::Options oo;
   if (offload) {
     oo = *offload;
-    opt.pool.count = 65536;
+    opt.pool.count = pool;
   }
   Runtime rt(prog, opt);
   offload::set_options(rt, oo);

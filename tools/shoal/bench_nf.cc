@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "common.hh"
 #include "shoal/classbench/classbench.hh"
@@ -40,6 +41,41 @@ void write_rules(const std::string& path, size_t n, uint32_t seed) {
     f << nf::unparse_fw_rule(r) << "\n";
   }
   f << "allow @0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00\n";
+}
+
+// GPUNFV's Figures 5 and 6 from the sizer's history ("ms target packets"
+// lines): the aggregate size and the throughput over the run, and when the
+// size settled (from then on within 25% of its final value).
+void sizer_figure(const std::string& history, nlohmann::json& j) {
+  struct P {
+    double ms;
+    uint32_t target;
+    uint64_t packets;
+  };
+  std::vector<P> ps;
+  std::istringstream in(history);
+  for (P p; in >> p.ms >> p.target >> p.packets;) ps.push_back(p);
+  if (ps.size() < 2) return;
+  const double final_t = ps.back().target;
+  double settled = 0;
+  for (size_t i = ps.size(); i-- > 0;)
+    if (ps[i].target < 0.75 * final_t || ps[i].target > 1.25 * final_t) {
+      settled = i + 1 < ps.size() ? ps[i + 1].ms : ps[i].ms;
+      break;
+    }
+  fmt::print("  dynamic sizing over the run (GPUNFV Fig. 5-6): settled at {:.0f} batches after {:.1f} ms\n", final_t,
+             settled);
+  fmt::print("  {:>9} {:>8} {:>10}\n", "ms", "batches", "Mpps");
+  const size_t step = std::max<size_t>(1, ps.size() / 10);
+  nlohmann::json series = nlohmann::json::array();
+  for (size_t i = step; i < ps.size(); i += step) {
+    const P& a = ps[i - step];
+    const P& b = ps[i];
+    double mpps = b.ms > a.ms ? double(b.packets - a.packets) / ((b.ms - a.ms) * 1e3) : 0;
+    fmt::print("  {:>9.1f} {:>8} {:>10.2f}\n", b.ms, b.target, mpps);
+    series.push_back({{"ms", b.ms}, {"batches", b.target}, {"mpps", mpps}});
+  }
+  j["sizer"] = {{"settled_ms", settled}, {"final_batches", final_t}, {"series", series}};
 }
 
 }  // namespace
@@ -141,23 +177,31 @@ int cmd_bench_nf(int argc, char** argv) {
     uint32_t batches;  // 0: the CPU chain
     bool adaptive;
   };
-  std::vector<Off> offs = {{"cpu only", 0, false},    {"1 batch", 1, false},     {"4 batches", 4, false},
-                           {"16 batches", 16, false}, {"64 batches", 64, false}, {"adaptive (<= 64)", 64, true}};
+  // (GPUNFV's batches were 320 to 40,000 packets: 10 to 1,250 batches here)
+  std::vector<Off> offs = {{"cpu only", 0, false},        {"1 batch", 1, false},
+                           {"4 batches", 4, false},       {"16 batches", 16, false},
+                           {"64 batches", 64, false},     {"256 batches", 256, false},
+                           {"1024 batches", 1024, false}, {"adaptive (<= 1024)", 1024, true}};
   const std::vector<std::string> hs = {"fw.offload_device_packets", "fw.offload_h2d_bytes",  "fw.offload_d2h_bytes",
-                                       "fw.offload_flow_runs",      "fw.offload_aggregates", "fw.offload_sizer"};
+                                       "fw.offload_flow_runs",      "fw.offload_aggregates", "fw.offload_sizer",
+                                       "fw.offload_sizer_history"};
   for (const Off& c : offs) {
     std::string text = src + (c.batches ? "OffloadBalancer(FRACTION 1) -> " : "") + chain + sink;
     offload::Options oo;
     oo.device.kind = device;
     oo.batches = c.batches ? c.batches : 1;
     oo.adaptive = c.adaptive;
+    // the size is the size: the timeout only ends the run's last aggregate
+    oo.timeout_us = 100000;
+    // room for the open aggregate and those waiting behind the one in flight
+    const uint32_t pool = std::max<uint32_t>(65536, (4 + 2) * oo.batches * 32 + 8192);
     double best = 0;
     uint64_t got = 0;
     std::map<std::string, std::string> h;
     for (int r = 0; r < reps; ++r) {
       std::string err;
       std::map<std::string, std::string> hr;
-      double pps = graph_run_with(text, c.batches ? &oo : nullptr, hs, &hr, got, err);
+      double pps = graph_run_with(text, c.batches ? &oo : nullptr, hs, &hr, got, err, pool);
       if (pps < 0) {
         fmt::print(stderr, "bench-nf: offloaded chain, {}: {}\n", c.name, err);
         rc = 1;
@@ -188,6 +232,7 @@ int cmd_bench_nf(int argc, char** argv) {
                                     {"d2h_bytes_per_packet", num("fw.offload_d2h_bytes") * per},
                                     {"flows_per_aggregate", aggs > 0 ? num("fw.offload_flow_runs") / aggs : 0},
                                     {"sizer", sizer}});
+    if (c.adaptive && h.count("fw.offload_sizer_history")) sizer_figure(h["fw.offload_sizer_history"], j);
   }
   std::filesystem::remove_all(dir);
   if (!write_bench_json(out, j)) return 1;

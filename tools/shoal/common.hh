@@ -104,7 +104,8 @@ bool write_bench_json(const std::string& out, const nlohmann::json& j);
 double graph_pps(const std::string& text, bool offload, uint64_t& packets, std::string& err);
 // graph_run with these offload options (nullptr: no offloading).
 double graph_run_with(const std::string& text, const offload::Options* offload, const std::vector<std::string>& read,
-                      std::map<std::string, std::string>* got, uint64_t& packets, std::string& err);
+                      std::map<std::string, std::string>* got, uint64_t& packets, std::string& err,
+                      uint32_t pool = 65536);
 // The same on a chosen device ("" none, host, cuda, auto), reading the
 // handlers `read` into `got` after the run.
 double graph_run(const std::string& text, const std::string& device, const std::vector<std::string>& read,

@@ -33,6 +33,23 @@ void NbaOffload::add_handlers(Element& self) {
                   : std::string("fixed\n");
   });
   self.add_stat_handler("offload_low_rate_cpu", low_rate_cpu_);
+  self.add_read_handler("offload_sizer_history", [this] {
+    std::string out;
+    for (const SizerPoint& p : sizer_history_)
+      out += fmt::format("{:.3f} {} {}\n", double(p.ns) / 1e6, p.target, p.packets);
+    return out;
+  });
+}
+
+void NbaOffload::note_sizer(uint64_t now, uint32_t packets) {
+  if (!sizer_t0_) sizer_t0_ = now;
+  sizer_packets_ += packets;
+  const uint64_t t = now - sizer_t0_;
+  if (sizer_history_.size() >= kSizerHistory) return;
+  if (!sizer_history_.empty() && sizer_history_.back().target == sizer_->target() &&
+      t < sizer_history_.back().ns + 1000000)
+    return;
+  sizer_history_.push_back({t, sizer_->target(), sizer_packets_});
 }
 
 bool NbaOffload::drain() {
@@ -176,7 +193,11 @@ bool NbaOffload::run_task() {
       if (!chain_->ready(*a)) break;
       fifo_.pop_front();
       fifo_packets_ -= a->n;
-      if (sizer_ && a->on_device && a->formed_ns) sizer_->completed((self_->worker().now_ns() - a->formed_ns) / 1000);
+      if (sizer_) {
+        const uint64_t now = self_->worker().now_ns();
+        if (a->on_device && a->formed_ns) sizer_->completed((now - a->formed_ns) / 1000);
+        note_sizer(now, a->n);
+      }
       chain_->complete(*a);
       deliver(*a);
       did = true;

@@ -62,9 +62,20 @@ class NbaOffload {
     uint64_t formed_ns;
   };
   std::unique_ptr<BatchSizer> sizer_;  // with Options::adaptive
-  uint64_t open_formed_ns_ = 0;        // when the open aggregate's first batch came
-  Stat low_rate_cpu_;                  // timed-out aggregates the sizer sent to the CPU
-  std::vector<uint32_t> open_gens_;    // the open aggregate's packets' flow generations
+  // The sizer over time (GPUNFV's Figures 5 and 6): at completions, at
+  // most one a millisecond and whenever the target changed.
+  struct SizerPoint {
+    uint64_t ns;       // since the first aggregate
+    uint32_t target;   // batches
+    uint64_t packets;  // completed so far
+  };
+  static constexpr size_t kSizerHistory = 20000;
+  std::vector<SizerPoint> sizer_history_;
+  uint64_t sizer_t0_ = 0, sizer_packets_ = 0;
+  void note_sizer(uint64_t now, uint32_t packets);
+  uint64_t open_formed_ns_ = 0;      // when the open aggregate's first batch came
+  Stat low_rate_cpu_;                // timed-out aggregates the sizer sent to the CPU
+  std::vector<uint32_t> open_gens_;  // the open aggregate's packets' flow generations
   static constexpr size_t kMaxWaiting = 4;
   std::deque<Waiting> waiting_;
   size_t waiting_packets_ = 0;
