@@ -263,32 +263,41 @@ TEST(Firewall, AdmitsConnectionsAndTheirRepliesOnlyInAGraph) {
             "1.1.1.1 80 10.0.0.2 3000 T\n10.0.0.2 3001 1.1.1.1 80 T\n1.1.1.1 53 10.0.0.3 4000 U\n");
 }
 
+// On the CPU, and offloaded (a device chain takes the new rules at its next
+// aggregate: a new copy of them goes to the device).
 TEST(Firewall, DropsWithReasonsAndTakesNewRulesAtRunTime) {
-  std::string a = tmpdir() + "/fw-a.txt", b = tmpdir() + "/fw-b.txt", out = tmpdir() + "/fw-out2.txt";
-  std::ofstream(a) << "!data src sport dst dport proto tcp_flags\n"
-                      "10.0.0.1 1000 1.1.1.1 80 T S\n"
-                      "1.1.1.1 80 10.0.0.1 1000 T SA\n"
-                      "10.0.0.9 1000 1.1.1.1 80 T S\n";
-  std::ofstream(b) << "!data src sport dst dport proto tcp_flags\n"
-                      "10.0.0.1 1000 1.1.1.1 80 T A\n"   // now denied: its connection is decided again
-                      "10.0.0.9 1000 1.1.1.1 80 T A\n";  // now allowed
-  auto r = run(fmt::format(R"(
-    x :: FromIPSummaryDump({}, STOP true, CHECKSUM true) -> m :: FlowIPManager -> fw :: Firewall(DEFAULT deny,
+  for (std::string before : {"", "OffloadBalancer(FRACTION 1) -> "}) {
+    SCOPED_TRACE(before);
+    std::string a = tmpdir() + "/fw-a.txt", b = tmpdir() + "/fw-b.txt", out = tmpdir() + "/fw-out2.txt";
+    std::ofstream(a) << "!data src sport dst dport proto tcp_flags\n"
+                        "10.0.0.1 1000 1.1.1.1 80 T S\n"
+                        "1.1.1.1 80 10.0.0.1 1000 T SA\n"
+                        "10.0.0.9 1000 1.1.1.1 80 T S\n";
+    std::ofstream(b) << "!data src sport dst dport proto tcp_flags\n"
+                        "10.0.0.1 1000 1.1.1.1 80 T A\n"   // now denied: its connection is decided again
+                        "10.0.0.9 1000 1.1.1.1 80 T A\n";  // now allowed
+    auto r = run(fmt::format(R"(
+    x :: FromIPSummaryDump({}, STOP true, CHECKSUM true) -> in :: Null -> {} m :: FlowIPManager -> fw :: Firewall(DEFAULT deny,
          "allow @10.0.0.1/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00") -> ToIPSummaryDump({}, FIELDS src dst);
-    y :: FromIPSummaryDump({}, STOP true, CHECKSUM true, ACTIVE false) -> m;
+    y :: FromIPSummaryDump({}, STOP true, CHECKSUM true, ACTIVE false) -> in;
     DriverManager(wait_stop, write fw.rules "allow @10.0.0.9/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00",
                   write y.active true, wait_stop);
   )",
-                           a, out, b));
-  ASSERT_TRUE(r->ok) << r->errors;
-  EXPECT_EQ(r->n("fw.generation"), 2u);
-  EXPECT_EQ(r->n("fw.rules"), 1u);
-  EXPECT_EQ(r->n("fw.passed"), 3u);
-  EXPECT_EQ(r->n("fw.denied"), 2u);
-  EXPECT_EQ(r->n("fw.evaluations"), 4u);
-  EXPECT_EQ(r->n("fw.drops"), 2u);  // no second output: dropped, reason 'denied'
-  finish(*r);
-  EXPECT_EQ(summary_lines(out, "\n"), "10.0.0.1 1.1.1.1\n1.1.1.1 10.0.0.1\n10.0.0.9 1.1.1.1\n");
+                             a, before, out, b));
+    ASSERT_TRUE(r->ok) << r->errors;
+    EXPECT_EQ(r->n("fw.generation"), 2u);
+    EXPECT_EQ(r->n("fw.rules"), 1u);
+    EXPECT_EQ(r->n("fw.passed"), 3u);
+    EXPECT_EQ(r->n("fw.denied"), 2u);
+    EXPECT_EQ(r->n("fw.evaluations"), 4u);
+    EXPECT_EQ(r->n("fw.drops"), 2u);  // no second output: dropped, reason 'denied'
+    if (!before.empty()) {
+      EXPECT_EQ(r->n("fw.offload_device_packets"), 5u);
+      EXPECT_EQ(r->n("fw.offload_uploads"), 2u) << "one copy of each rule set";
+    }
+    finish(*r);
+    EXPECT_EQ(summary_lines(out, "\n"), "10.0.0.1 1.1.1.1\n1.1.1.1 10.0.0.1\n10.0.0.9 1.1.1.1\n");
+  }
 }
 
 TEST(Firewall, RefusesBadRulesAtTheirArgument) {

@@ -165,6 +165,11 @@ class Element {
   // new input to finish (offload aggregates in flight); true while some
   // remains. The worker calls it until every element says false (2 s at most).
   virtual bool drain() { return false; }
+  // Mid-run (a driver script took a stop event): push on asynchronous work
+  // that needs no new input to finish (offload aggregates), and nothing
+  // else; true while some remains. drain() is for the final stop (it may
+  // also end state, as the flow layer flushing its table).
+  virtual bool settle() { return false; }
   // Called on the worker when the router is stopping (flush files etc.).
   virtual void on_stop() {}
 

@@ -113,6 +113,7 @@ class OffloadableElement : public Base, public Offloadable {
   void run_timer(Timer&) override { nba_.run_timer(); }
   size_t packets_held() const override { return nba_.held(); }
   bool drain() override { return nba_.drain(); }
+  bool settle() override { return nba_.drain(); }
   void cleanup() override {
     nba_.cleanup();
     Base::cleanup();

@@ -32,6 +32,7 @@ class Batcher : public Element {
     if (open_) flush(true);
     return false;
   }
+  bool settle() override { return drain(); }
   size_t packets_held() const override { return open_ ? open_->live() : 0; }
   void cleanup() override {
     if (open_) free_packets(*this, open_), open_ = nullptr;

@@ -60,6 +60,7 @@ class CompletionQueue : public Element {
     run_task();
     return !q_.empty();
   }
+  bool settle() override { return drain(); }
   void cleanup() override {
     for (PacketBatch* b : q_) {
       offload::Aggregate* a = offload::aggregate_of(b);

@@ -930,10 +930,27 @@ class ScriptBase : public Element {
     };
     while (pc_ < prog_.size()) {
       if (waiting_ == Wait::StopEvent) {
-        if (!rt.take_stop_event()) {
-          worker().schedule(timer_, worker().now_ns() + 1000000);  // poll each ms
+        if (!draining_) {
+          if (!rt.take_stop_event()) {
+            worker().schedule(timer_, worker().now_ns() + 1000000);  // poll each ms
+            return;
+          }
+          draining_ = true;
+          drain_until_ = worker().now_ns() + 2000000000ull;
+        }
+        // A source stopped after pushing its last packet: in Click those
+        // packets have been processed by now. Elements that work
+        // asynchronously (offload aggregates) finish theirs first, so what
+        // the script does next (a handler write: new rules) comes after them
+        // (bounded: a wedged device cannot hang the script).
+        bool more = false;
+        Router& r = worker().router();
+        for (size_t i = 0; i < r.size(); ++i) more |= r.element(i)->settle();
+        if (more && worker().now_ns() < drain_until_) {
+          worker().schedule(timer_, worker().now_ns() + 50000);
           return;
         }
+        draining_ = false;
         if (--stop_events_needed_ > 0) continue;
         waiting_ = Wait::None;
         if (!paused_for_stop_) ++pc_;  // past wait_stop_event (pause already moved on)
@@ -1019,6 +1036,8 @@ class ScriptBase : public Element {
   uint64_t stop_events_needed_ = 0, pauses_ = 0;
   int write_status_ = 0;
   bool paused_for_stop_ = false, disabled_ = false;
+  bool draining_ = false;  // a stop event taken: waiting for elements' asynchronous work
+  uint64_t drain_until_ = 0;
   Timer timer_, poll_timer_;
   uint16_t r_exit_ = 0, r_no_port_ = UINT16_MAX;
 };
