@@ -186,7 +186,10 @@ int cmd_bench_nf(int argc, char** argv) {
                                        "fw.offload_flow_runs",      "fw.offload_aggregates", "fw.offload_sizer",
                                        "fw.offload_sizer_history"};
   for (const Off& c : offs) {
-    std::string text = src + (c.batches ? "OffloadBalancer(FRACTION 1) -> " : "") + chain + sink;
+    std::string text = src;
+    if (c.batches) text += "OffloadBalancer(FRACTION 1) -> ";
+    text += chain;
+    text += sink;
     offload::Options oo;
     oo.device.kind = device;
     oo.batches = c.batches ? c.batches : 1;
