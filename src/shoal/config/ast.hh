@@ -48,7 +48,11 @@ struct Body {
   std::vector<std::shared_ptr<AClass>> classes;
   std::vector<ADefine> defines;
   std::vector<std::string> requirements;
-  std::vector<std::string> bare_refs;  // standalone "name;" statements (no effect)
+  struct BareRef {
+    std::string name;
+    Loc loc;
+  };
+  std::vector<BareRef> bare_refs;  // standalone "name;" statements (a class name: an anonymous element)
 };
 
 struct AFormal {

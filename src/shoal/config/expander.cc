@@ -214,9 +214,10 @@ class Expander {
         edges.push_back({f, c.from.port, t, c.to.port, c.loc});
       }
       for (auto& r : part.body->bare_refs) {
-        if (!local.count(r) && !(pio && (r == "input" || r == "output"))) {
+        if (!local.count(r.name) && !(pio && (r.name == "input" || r.name == "output"))) {
           AEnd e;
-          e.name = r;
+          e.name = r.name;
+          e.loc = r.loc;
           resolve(e, true);
         }
       }

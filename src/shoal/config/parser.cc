@@ -590,7 +590,7 @@ class Parser {
     }
     if (!arrow) {
       if (ref_only)
-        for (auto& e : first) body.bare_refs.push_back(e.base.name);
+        for (auto& e : first) body.bare_refs.push_back({e.base.name, e.base.loc});
       if (out_given) {
         diag_.error(lx_.peek().loc, fmt::format("expected '->' after output port, found {}", describe(lx_.peek())));
         return false;

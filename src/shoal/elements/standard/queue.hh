@@ -2,6 +2,7 @@
 // NotifierQueue; MixedQueue derives from it).
 #pragma once
 #include <algorithm>
+#include <vector>
 
 #include "shoal/elements/common.hh"
 
@@ -65,6 +66,38 @@ class Queue : public Element {
     if (size_ == 0) notifier_.sleep();
     note_room();
     return b;
+  }
+  // Click's SimpleQueue interface for elements that manage a queue
+  // directly: enq (false, the packet untouched, when full), deq (nullptr
+  // when empty), and yank: yank1 removes and returns the first packet from
+  // the head that `f` matches; yank removes every match, appending them to
+  // `out` last first (out.back() is the match nearest the head).
+  uint32_t size() const { return size_; }
+  bool enq(Packet* p) {
+    if (size_ == cap_) return false;
+    ring_[(head_ + size_) % cap_] = p;
+    if (++size_ == 1) notifier_.wake();
+    changed();
+    return true;
+  }
+  Packet* deq() {
+    if (!size_) return nullptr;
+    Packet* p = ring_[head_];
+    head_ = head_ + 1 == cap_ ? 0 : head_ + 1;
+    --size_;
+    changed();
+    return p;
+  }
+  template <class F>
+  Packet* yank1(F f) {
+    for (uint32_t i = 0; i < size_; ++i)
+      if (f(static_cast<const Packet*>(ring_[(head_ + i) % cap_]))) return remove_at(i);
+    return nullptr;
+  }
+  template <class F>
+  void yank(F f, std::vector<Packet*>& out) {
+    for (uint32_t i = size_; i-- > 0;)
+      if (f(static_cast<const Packet*>(ring_[(head_ + i) % cap_]))) out.push_back(remove_at(i));
   }
   Notifier* notifier() override { return &notifier_; }
   Notifier* full_notifier() override { return full_signal() ? &full_ : nullptr; }
@@ -131,6 +164,20 @@ class Queue : public Element {
     cap_ = c;
     head_ = 0;
     high_ = std::min(high_, c);
+    length_.set(size_);
+    if (!size_) notifier_.sleep();
+    note_room();
+  }
+  // Removes the packet i places from the head (the later ones move up).
+  Packet* remove_at(uint32_t i) {
+    Packet* p = ring_[(head_ + i) % cap_];
+    for (uint32_t j = i; j + 1 < size_; ++j) ring_[(head_ + j) % cap_] = ring_[(head_ + j + 1) % cap_];
+    --size_;
+    changed();
+    return p;
+  }
+  void changed() {
+    if (size_ > high_) high_ = size_;
     length_.set(size_);
     if (!size_) notifier_.sleep();
     note_room();

@@ -15,6 +15,8 @@ namespace shoal {
 
 class TokenBucket {
  public:
+  TokenBucket() = default;
+  TokenBucket(uint64_t rate, uint64_t capacity) { assign(rate, capacity); }
   // Click's bandwidth elements let a packet go while the bucket holds this
   // many bytes, so a packet larger than the burst still passes (it borrows).
   static constexpr uint64_t kBandwidthThreshold = 131072;
@@ -31,6 +33,36 @@ class TokenBucket {
     rate_ = rate;
     tokens_ = kMax;
     primed_ = false;
+  }
+  // Click's unlimited (true: every token at once) or idle (false: never
+  // refills) bucket, both of the largest capacity.
+  void assign(bool unlimited) {
+    rate_ = unlimited ? kMax : 0;
+    scale_ = 1;
+    per_tick_ = unlimited ? kMax : 0;
+    until_full_ = unlimited ? 1 : UINT64_MAX;
+    tokens_ = kMax;
+    primed_ = false;
+  }
+  static constexpr uint64_t max_tokens = UINT32_MAX;
+  void set_full() { tokens_ = kMax; }
+  void clear() { tokens_ = 0; }
+  bool full() const { return tokens_ == kMax; }
+  bool empty() const { return tokens_ < scale_; }
+  // Click's jiffy-based refill and wait: at tick `tick` (1 ms each), and
+  // the ticks from the last refill until contains(t) holds. As Click's, a
+  // refill at an earlier tick adds nothing and moves the time point back
+  // (refill() on packet times keeps the latest instead).
+  void refill_tick(uint64_t tick) {
+    if (primed_ && tick < tick_) {
+      tick_ = tick;
+      return;
+    }
+    refill(tick * kTickNs);
+  }
+  uint64_t ticks_until_contains(uint64_t t) const {
+    uint64_t at = when_contains(t);
+    return at == 0 || at == UINT64_MAX ? at : at / kTickNs - tick_;
   }
   uint64_t rate() const { return rate_; }
   uint64_t capacity() const { return kMax / scale_; }
