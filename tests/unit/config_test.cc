@@ -31,12 +31,12 @@ TEST(Config, DeclarationsChainsAnonymousAndPorts) {
     c [1] -> [0] d :: Discard;
   )");
   ASSERT_TRUE(r->ok) << r->errors;
-  // Named elements first, then anonymous ones, each Class@N with N its
-  // position among the scope's elements.
-  EXPECT_EQ(names(r->prog), (std::vector<std::string>{"src", "c", "d", "Counter@4", "Discard@5"}));
+  // Elements in text order, as Click's lexer makes them; an anonymous one
+  // is Class@N with N its place among the scope's elements.
+  EXPECT_EQ(names(r->prog), (std::vector<std::string>{"src", "c", "Counter@3", "Discard@4", "d"}));
   EXPECT_TRUE(connected(r->prog, "src", 0, "c", 0));
   EXPECT_TRUE(connected(r->prog, "c", 1, "d", 0));
-  EXPECT_TRUE(connected(r->prog, "Counter@4", 0, "Discard@5", 0));
+  EXPECT_TRUE(connected(r->prog, "Counter@3", 0, "Discard@4", 0));
   EXPECT_EQ(r->prog.elements[1].config, "12/0800, -");
 }
 
@@ -182,8 +182,8 @@ TEST(Config, CompoundMultiplePortsAndOverloads) {
   )");
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_TRUE(connected(r->prog, "sp/c", 0, "P@3/Paint@1", 0)) << testing::PrintToString(names(r->prog));
-  EXPECT_TRUE(connected(r->prog, "sp/c", 1, "P@4/Paint@1", 0)) << "P(1, 2) picks the two-formal overload";
-  EXPECT_TRUE(connected(r->prog, "P@4/Paint@1", 0, "P@4/Paint@2", 0));
+  EXPECT_TRUE(connected(r->prog, "sp/c", 1, "P@5/Paint@1", 0)) << "P(1, 2) picks the two-formal overload";
+  EXPECT_TRUE(connected(r->prog, "P@5/Paint@1", 0, "P@5/Paint@2", 0));
   int paints = 0;
   for (auto& e : r->prog.elements) paints += e.info->name == "Paint";
   EXPECT_EQ(paints, 3);
@@ -344,3 +344,27 @@ TEST(Config, RequireLibrary) {
   EXPECT_FALSE(r->ok);
   EXPECT_NE(r->errors.find("must be used at file scope"), std::string::npos) << r->errors;
 }
+
+namespace shoal {
+
+// Click's lexical scoping of formals and its numbering (tools/lexer-02):
+// a class defined inside a compound sees that compound's formals, not those
+// of the compound that uses it, and anonymous elements are numbered by
+// their place in the text (a bare "Idle;" before "Bar($a)").
+TEST(Config, FormalsAreLexicallyScopedAndAnonymousElementsNumberedInTextOrder) {
+  auto r = load(R"(
+    elementclass Foo {
+      $a |
+      elementclass Bar { $b | Message($a); }
+      elementclass Baz { $a | Idle; Bar($a); }
+      Baz(other);
+    }
+    Foo(kept);
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  std::vector<std::string> n;
+  for (auto& e : r->prog.elements) n.push_back(e.name + " " + e.config);
+  EXPECT_EQ(n, (std::vector<std::string>{"Foo@1/Baz@1/Idle@1 ", "Foo@1/Baz@1/Bar@2/Message@1 kept"}));
+}
+
+}  // namespace shoal

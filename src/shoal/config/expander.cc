@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <deque>
 #include <fstream>
 #include <memory>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "shoal/config/config.hh"
 
@@ -69,26 +71,44 @@ class Expander {
     std::deque<Ends> group_io;
     parts.push_back({&body, io, {}});
     int made = 0;
+    const size_t first_node = nodes.size();
+    // Anonymous elements are numbered as Click numbers them: by their place
+    // in the text among all of this scope's elements. They are made in
+    // another order (declarations, then references in connections, then
+    // bare statements), so each gets a provisional name, renamed at the end.
+    struct Made {
+      Loc loc;
+      std::string base;  // "Class" for an anonymous element ("Class@N"), empty for a named one
+      std::string name;  // provisional
+    };
+    std::vector<Made> made_list;
     auto make = [&](const ADecl& d, const std::string& given_name) -> Ends {
       std::string cls = d.cls;
       std::string name = given_name;
       ++made;
-      if (name.empty()) name = fmt::format("{}@{}", d.compound ? std::string("Compound") : cls, made);
+      Made m{d.name.empty() ? d.cls_loc : d.name_loc, {}, {}};
+      if (name.empty()) {
+        m.base = d.compound ? std::string("Compound") : cls;
+        name = fmt::format("{}@{}", m.base, made);
+      }
+      m.name = name;
+      made_list.push_back(std::move(m));
       std::string full = prefix + name;
       std::vector<std::pair<size_t, std::string>> undefined;
       std::string cfg = substitute(d.config, flatten_vars(scope), &undefined);
-      if (d.compound) return instantiate(*d.compound, full, cfg, d, scope, depth);
-      const AClass* ac = scope.find_class(cls);
+      if (d.compound) return instantiate(*d.compound, full, cfg, d, scope, scope, depth);
+      const Scope* where = nullptr;
+      const AClass* ac = scope.find_class(cls, &where);
       std::set<const AClass*> seen;
       while (ac && !ac->synonym.empty() && seen.insert(ac).second) {
-        if (const AClass* next = scope.find_class(ac->synonym)) {
+        if (const AClass* next = scope.find_class(ac->synonym, &where)) {
           ac = next;
         } else {
           cls = ac->synonym;
           ac = nullptr;
         }
       }
-      if (ac) return instantiate(*ac, full, cfg, d, scope, depth);
+      if (ac) return instantiate(*ac, full, cfg, d, scope, *where, depth);
       const ElementInfo* info = Registry::instance().find(cls);
       if (!info) {
         unknown_class(d.cls_loc, cls);
@@ -115,6 +135,7 @@ class Expander {
     // A group's pseudo nodes (spliced out later, like a compound's).
     auto make_group = [&](const ADecl& d) -> Ends {
       ++made;
+      made_list.push_back({d.cls_loc, {}, fmt::format("<group@{}>", made)});
       Node in;
       in.name = fmt::format("{}<group@{}>/input", prefix, made);
       in.pseudo_in = true;
@@ -222,6 +243,74 @@ class Expander {
         }
       }
     }
+    renumber(made_list, prefix, first_node);
+  }
+
+  // Gives this scope's anonymous elements (and what was made inside them)
+  // their numbers in text order.
+  template <class M>
+  void renumber(const std::vector<M>& made_list, const std::string& prefix, size_t first_node) {
+    std::vector<size_t> order(made_list.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (!made_list[i].loc.valid()) return;  // (made by the program: keep the order made)
+      order[i] = i;
+    }
+    auto key = [&](size_t i) {
+      const Loc& l = made_list[i].loc;
+      return std::tuple(l.file, l.line, l.col);
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+    std::map<std::string, std::string> rename;
+    std::map<std::string, size_t> rank;  // by final name: the place in the text
+    for (size_t k = 0; k < order.size(); ++k) {
+      const auto& m = made_list[order[k]];
+      std::string want = m.base.empty() ? m.name : fmt::format("{}@{}", m.base, k + 1);
+      rank[want] = k;
+      if (want != m.name) rename[m.name] = std::move(want);
+    }
+    for (size_t n = first_node; n < nodes.size(); ++n) {
+      std::string& name = nodes[n].name;
+      if (name.compare(0, prefix.size(), prefix) != 0) continue;
+      size_t end = name.find('/', prefix.size());
+      std::string part = name.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
+      auto it = rename.find(part);
+      if (it == rename.end()) continue;
+      name = prefix + it->second + (end == std::string::npos ? std::string() : name.substr(end));
+      // a compound's pseudo nodes describe it as "'FULL' :: Class"
+      std::string& desc = nodes[n].compound_desc;
+      if (desc.compare(0, 1 + prefix.size() + part.size(), "'" + prefix + part) == 0 &&
+          (desc[1 + prefix.size() + part.size()] == '\'' || desc[1 + prefix.size() + part.size()] == '/'))
+        desc.replace(1 + prefix.size(), part.size(), it->second);
+    }
+    // The nodes in text order too (each element with what was made inside
+    // it), as Click lists them; the edges follow.
+    const size_t count = nodes.size() - first_node;
+    std::vector<size_t> ranks(count);
+    for (size_t n = 0; n < count; ++n) {
+      const std::string& name = nodes[first_node + n].name;
+      size_t end = name.find('/', prefix.size());
+      auto it =
+          rank.find(name.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size()));
+      ranks[n] = it == rank.end() ? SIZE_MAX : it->second;
+    }
+    std::vector<size_t> perm(count);
+    for (size_t n = 0; n < count; ++n) perm[n] = n;
+    std::stable_sort(perm.begin(), perm.end(), [&](size_t a, size_t b) { return ranks[a] < ranks[b]; });
+    bool moved = false;
+    for (size_t n = 0; n < count; ++n) moved |= perm[n] != n;
+    if (!moved) return;
+    std::vector<int> where(count);
+    std::vector<Node> sorted;
+    sorted.reserve(count);
+    for (size_t n = 0; n < count; ++n) {
+      where[perm[n]] = int(first_node + n);
+      sorted.push_back(std::move(nodes[first_node + perm[n]]));
+    }
+    for (size_t n = 0; n < count; ++n) nodes[first_node + n] = std::move(sorted[n]);
+    auto fix = [&](int& id) {
+      if (id >= int(first_node)) id = where[size_t(id) - first_node];
+    };
+    for (Edge& e : edges) fix(e.from), fix(e.to);
   }
 
  private:
@@ -245,8 +334,11 @@ class Expander {
       diag_.error(loc, fmt::format("unknown element class '{}' (did you mean '{}'?)", cls, best));
   }
 
+  // `defined`: the scope the class was defined in. Its body sees that
+  // scope's variables and classes (Click's lexical scoping of formals), not
+  // those of the scope using it.
   Ends instantiate(const AClass& cls0, const std::string& full, const std::string& cfg, const ADecl& d, Scope& scope,
-                   int depth) {
+                   const Scope& defined, int depth) {
     std::vector<ArgItem> args = split_args(cfg, d.config_loc.valid() ? d.config_loc : d.cls_loc, false);
     // Choose the first overload whose formals fit: the same count, or with
     // "__REST__ $x" last, at least the others.
@@ -262,7 +354,7 @@ class Expander {
                                          cls0.formals.size() == 1 ? "" : "s", args.size()));
       return {};
     }
-    Scope inner{&cls->body, &scope, {}, {}};
+    Scope inner{&cls->body, &defined, {}, {}};
     // Positional formals first, then keyword formals by keyword. An argument
     // is a keyword argument only when its first word is one of this class's
     // keyword formals ("Foo(A B C)" is positional).

@@ -30,10 +30,14 @@ struct Scope {
   const Scope* parent;
   std::map<std::string, std::string> vars;
   std::map<std::string, const AClass*> classes;
-  const AClass* find_class(const std::string& n) const {
+  // The class named n, and (where) the scope that defines it.
+  const AClass* find_class(const std::string& n, const Scope** where = nullptr) const {
     for (const Scope* s = this; s; s = s->parent) {
       auto it = s->classes.find(n);
-      if (it != s->classes.end()) return it->second;
+      if (it != s->classes.end()) {
+        if (where) *where = s;
+        return it->second;
+      }
     }
     return nullptr;
   }
