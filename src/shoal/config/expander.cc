@@ -275,11 +275,12 @@ class Expander {
       std::string part = name.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
       auto it = rename.find(part);
       if (it == rename.end()) continue;
-      name = prefix + it->second + (end == std::string::npos ? std::string() : name.substr(end));
+      name.replace(prefix.size(), part.size(), it->second);
       // a compound's pseudo nodes describe it as "'FULL' :: Class"
       std::string& desc = nodes[n].compound_desc;
-      if (desc.compare(0, 1 + prefix.size() + part.size(), "'" + prefix + part) == 0 &&
-          (desc[1 + prefix.size() + part.size()] == '\'' || desc[1 + prefix.size() + part.size()] == '/'))
+      const size_t after = 1 + prefix.size() + part.size();
+      if (desc.size() > after && desc[0] == '\'' && desc.compare(1, prefix.size(), prefix) == 0 &&
+          desc.compare(1 + prefix.size(), part.size(), part) == 0 && (desc[after] == '\'' || desc[after] == '/'))
         desc.replace(1 + prefix.size(), part.size(), it->second);
     }
     // The nodes in text order too (each element with what was made inside
