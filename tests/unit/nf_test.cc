@@ -504,7 +504,7 @@ std::string write_nf_workload(const std::string& path, uint32_t packets, uint32_
   io::PcapWriter pw;
   std::string err;
   EXPECT_TRUE(pw.open(path, 1, 65535, true, err)) << err;
-  std::vector<uint8_t> buf(256);
+  std::vector<uint8_t> buf(512);  // (the longest frame: 14 + 20 + 20 + 209 bytes)
   auto frame = [&](uint32_t src, uint32_t dst, uint8_t proto, uint16_t sp, uint16_t dp, uint8_t flags, uint32_t payload,
                    uint64_t ts, const uint8_t* quote = nullptr) {
     std::fill(buf.begin(), buf.end(), 0);
