@@ -50,13 +50,7 @@ class Expander {
       diag_.error({}, "compound elements nested more than 50 deep (recursive elementclass?)");
       return;
     }
-    for (auto& c : body.classes) {
-      if (scope.classes.count(c->name)) {
-        diag_.error(c->loc, fmt::format("redefinition of element class '{}'", c->name));
-        continue;
-      }
-      scope.classes[c->name] = c.get();
-    }
+    for (auto& c : body.classes) define_class(scope, *c);
     std::map<std::string, Ends> local;
     std::map<std::string, Loc> first_loc;
     // The body and the element groups in it ("( ... )", at any depth):
@@ -98,10 +92,10 @@ class Expander {
       std::string cfg = substitute(d.config, flatten_vars(scope), &undefined);
       if (d.compound) return instantiate(*d.compound, full, cfg, d, scope, scope, depth);
       const Scope* where = nullptr;
-      const AClass* ac = scope.find_class(cls, &where);
+      const AClass* ac = scope.find_class(cls, &where, d.cls_loc);
       std::set<const AClass*> seen;
       while (ac && !ac->synonym.empty() && seen.insert(ac).second) {
-        if (const AClass* next = scope.find_class(ac->synonym, &where)) {
+        if (const AClass* next = scope.find_class(ac->synonym, &where, ac->synonym_loc)) {
           ac = next;
         } else {
           cls = ac->synonym;
@@ -152,13 +146,7 @@ class Expander {
     for (size_t pi = 0; pi < parts.size(); ++pi) {
       const Body& pb = *parts[pi].body;
       if (pi > 0)
-        for (auto& c : pb.classes) {
-          if (scope.classes.count(c->name)) {
-            diag_.error(c->loc, fmt::format("redefinition of element class '{}'", c->name));
-            continue;
-          }
-          scope.classes[c->name] = c.get();
-        }
+        for (auto& c : pb.classes) define_class(scope, *c);
       parts[pi].decl_ends.resize(pb.decls.size());
       for (size_t i = 0; i < pb.decls.size(); ++i) {
         const ADecl& d = pb.decls[i];
@@ -212,7 +200,7 @@ class Expander {
         } else if ((e.name == "input" || e.name == "output") && !pio) {
           diag_.error(e.loc, fmt::format("'{}' used outside a compound element", e.name));
           return -1;
-        } else if (scope.find_class(e.name) || Registry::instance().find(e.name)) {
+        } else if (scope.find_class(e.name, nullptr, e.loc) || Registry::instance().find(e.name)) {
           ADecl d;
           d.cls = e.name;
           d.cls_loc = d.name_loc = e.loc;
@@ -322,6 +310,18 @@ class Expander {
     return out;
   }
 
+  // Adds a class definition to its scope. A second definition of a name in
+  // one scope must extend the first ("... }"); the one in force for an
+  // element is the last one before it in the text.
+  void define_class(Scope& scope, const AClass& c) {
+    auto& defs = scope.classes[c.name];
+    if (!defs.empty() && !c.extends) {
+      diag_.error(c.loc, fmt::format("redefinition of element class '{}'", c.name));
+      return;
+    }
+    defs.push_back(&c);
+  }
+
   void unknown_class(const Loc& loc, const std::string& cls) {
     std::string best;
     size_t bd = 3;
@@ -347,15 +347,33 @@ class Expander {
       bool rest = !c.formals.empty() && c.formals.back().keyword == "__REST__";
       return rest ? args.size() + 1 >= c.formals.size() : args.size() == c.formals.size();
     };
+    // A class that ends in "..." goes on with the overloads of the
+    // definition it extends (that definition's scope is then the body's).
     const AClass* cls = &cls0;
-    while (cls && !fits(*cls)) cls = cls->next.get();
+    const AClass* head = &cls0;
+    const Scope* in_scope = &defined;
+    for (int hops = 0; cls && !fits(*cls);) {
+      if (cls->next) {
+        cls = cls->next.get();
+      } else if (head->extends && ++hops < 100) {
+        const Scope* s = nullptr;
+        cls = head = in_scope->extended(*head, &s);
+        if (!cls) {
+          diag_.error(cls0.loc, fmt::format("cannot extend unknown element class '{}'", cls0.name));
+          return {};
+        }
+        in_scope = s;
+      } else {
+        cls = nullptr;
+      }
+    }
     if (!cls) {
       diag_.error(d.cls_loc, fmt::format("compound element '{}' takes {} argument{}, {} given",
                                          cls0.name.empty() ? "{...}" : cls0.name, cls0.formals.size(),
                                          cls0.formals.size() == 1 ? "" : "s", args.size()));
       return {};
     }
-    Scope inner{&cls->body, &defined, {}, {}};
+    Scope inner{&cls->body, in_scope, {}, {}};
     // Positional formals first, then keyword formals by keyword. An argument
     // is a keyword argument only when its first word is one of this class's
     // keyword formals ("Foo(A B C)" is positional).

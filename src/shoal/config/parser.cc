@@ -6,6 +6,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -186,7 +187,21 @@ class Parser {
     Loc open = lx_.next().loc;
     if (!nest.ok(open)) return false;
     AClass* cur = &cls;
+    AClass* prev = nullptr;
     for (;;) {
+      // "|| ... }": the overloads so far go before those of the class's
+      // earlier definition, which this one extends (Click's overloading).
+      if (lx_.peek().type == T::Dots3) {
+        Token dots = lx_.next();
+        if (!prev || cls.name.empty() || lx_.peek().type != T::RBrace) {
+          diag_.error(dots.loc, "'...' should occur last, after one or more overloads of a named element class");
+          return false;
+        }
+        lx_.next();
+        prev->next.reset();
+        cls.extends = true;
+        return true;
+      }
       if (!formals(*cur)) return false;
       while (lx_.peek().type != T::RBrace && lx_.peek().type != T::Bar2) {
         if (lx_.peek().type == T::Eof) {
@@ -199,6 +214,7 @@ class Parser {
       cur->next = std::make_shared<AClass>();
       cur->next->name = cls.name;
       cur->next->loc = cls.loc;
+      prev = cur;
       cur = cur->next.get();
     }
   }
@@ -637,11 +653,70 @@ class Parser {
   int next_occ_ = 0;
 };
 
+// Click's lexer takes a word as a class from where it is first used as one
+// (after '::', before a configuration, or a name no element of its scope
+// has), for the rest of the file, in every scope. An element declared with
+// such a name later is an error, as in Click ("A -> B" inside a compound,
+// then "A :: Idle" outside it).
+class ClassWords {
+ public:
+  explicit ClassWords(Diagnostics& diag) : diag_(diag) {}
+  void run(const Body& top) {
+    scope(top);
+    for (auto& [name, loc] : decls_) {
+      auto it = used_.find(name);
+      if (it == used_.end()) continue;
+      for (const Loc& u : it->second)
+        if (u.file == loc.file && (u.line != loc.line ? u.line < loc.line : u.col < loc.col)) {
+          diag_.error(loc, fmt::format("class '{}' used as element name", name));
+          diag_.note(u, fmt::format("'{}' is a class from here on", name));
+          break;
+        }
+    }
+  }
+
+ private:
+  // One scope: a body with the groups in it (their names are the body's).
+  void scope(const Body& body) {
+    std::vector<const Body*> parts{&body};
+    for (size_t i = 0; i < parts.size(); ++i)
+      for (auto& d : parts[i]->decls)
+        if (d.group && d.compound) parts.push_back(&d.compound->body);
+    std::set<std::string> declared;
+    for (const Body* b : parts)
+      for (auto& d : b->decls)
+        if (!d.name.empty()) declared.insert(d.name);
+    auto reference = [&](const std::string& name, const Loc& loc) {
+      if (!name.empty() && !declared.count(name) && name != "input" && name != "output") used_[name].push_back(loc);
+    };
+    for (const Body* b : parts) {
+      for (auto& d : b->decls) {
+        if (!d.name.empty()) decls_.emplace_back(d.name, d.name_loc);
+        if (!d.compound && !d.cls.empty()) used_[d.cls].push_back(d.cls_loc);
+        if (d.compound && !d.group) classes(*d.compound);
+      }
+      for (auto& c : b->conns)
+        for (const AEnd* e : {&c.from, &c.to})
+          if (e->decl < 0) reference(e->name, e->loc);
+      for (auto& r : b->bare_refs) reference(r.name, r.loc);
+      for (auto& c : b->classes) classes(*c);
+    }
+  }
+  void classes(const AClass& c) {
+    if (!c.synonym.empty()) used_[c.synonym].push_back(c.synonym_loc);
+    for (const AClass* o = &c; o; o = o->next.get()) scope(o->body);
+  }
+  Diagnostics& diag_;
+  std::map<std::string, std::vector<Loc>> used_;
+  std::vector<std::pair<std::string, Loc>> decls_;
+};
+
 }  // namespace
 
 void parse_file(Lexer& lx, Body& body, Diagnostics& diag) {
   Parser p(lx, diag);
   p.parse_file(body);
+  ClassWords(diag).run(body);
 }
 
 }  // namespace shoal::config
