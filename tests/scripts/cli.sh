@@ -123,7 +123,21 @@ if [ -x "$CLICK" ]; then
   start=$(date +%s%N)
   ok timeout 10 "$CLICK" --simtime -e 'Script(set a $(now), wait 100s, print $(sub $(now) $a), stop)'; has "100"
   [ $(( ($(date +%s%N) - start) / 1000000 )) -lt 5000 ] && pass=$((pass+1)) || { echo "FAIL: --simtime waited in real time"; fail=$((fail+1)); }
-  bad "$CLICK" --simtime -j 2 -e 'Script(stop)'; has "simulated time runs one worker"
+  # ... with two workers: time moves when both wait, each source on the
+  # worker StaticThreadSched gives it, and RatedSource sleeps between packets.
+  ok timeout 10 "$CLICK" --simtime -j 2 -e 'StaticThreadSched(a 0, b 1)
+    a :: RatedSource(RATE 10, LIMIT 50) -> ca :: Counter -> Discard
+    b :: RatedSource(RATE 10, LIMIT 30) -> cb :: Counter -> Discard
+    Script(set t $(now), wait 4s, print $(sub $(now) $t) $(ca.count) $(cb.count) $(a.home_thread) $(b.home_thread),
+           wait 6s, print $(ca.count) $(cb.count), stop)'
+  has "4 40 30 0 1"; has "50 30"
+  # Click's class overloading: '...' extends the earlier definition, and an
+  # element uses the definition in force where it is declared.
+  ok "$CLICK" -e 'elementclass Foo { $a | input -> Print(1) -> output || $a, $b | input -> Print(2) -> output }
+    InfiniteSource(DATA "", LIMIT 1, STOP true) -> Foo(A) -> f :: Foo(A, B)
+    elementclass Foo { $a, $b | input -> Print(3) -> output || ... }
+    f -> Foo(A) -> Foo(A, B) -> Discard'
+  [ "$(tr -d ' \n' < "$tmp/out")" = "1:02:01:03:0" ] && pass=$((pass+1)) || { echo "FAIL: overloads"; cat "$tmp/out"; fail=$((fail+1)); }
   start=$(date +%s%N)
   ok timeout 10 "$CLICK" -e 'Script(write timewarp 10, set a $(now), wait 5s, print $(sub $(now) $a), stop)'; has "5"
   [ $(( ($(date +%s%N) - start) / 1000000 )) -lt 3000 ] && pass=$((pass+1)) || { echo "FAIL: timewarp 10 did not speed time up"; fail=$((fail+1)); }

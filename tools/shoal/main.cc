@@ -304,14 +304,11 @@ int cmd_run(const RunArgs& ra) {
     fmt::print(stderr, "shoal: {}\n", err);
     return 1;
   }
-  if (ra.simtime && ra.threads > 1) {
-    fmt::print(stderr, "shoal: simulated time runs one worker (not --threads {})\n", ra.threads);
-    return 1;
-  }
   if (ra.simtime) set_simulated_time(true, uint64_t(ra.simtime_start * 1e9));
   RunOptions opt;
   opt.threads = ra.threads;
   opt.click_messages = ra.click_messages;
+  opt.click_placement = ra.click_messages;  // `shoal click`: Click's thread placement too
   opt.duration_s = ra.duration;
   opt.batch_capacity = ra.batch;
   opt.pool.count = ra.pool;

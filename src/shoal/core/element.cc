@@ -328,6 +328,10 @@ void Element::add_task() { task_ = worker_->add_task(this); }
 void Element::set_task_active(bool on) {
   if (task_ >= 0) worker_->set_task_active(task_, on);
 }
+bool Element::on_home_thread() const {
+  int t = home_thread();
+  return t >= 0 && worker_->id() == t % worker_->nworkers();
+}
 bool Element::task_active() const { return task_ >= 0 && worker_->task_active(task_); }
 void Element::request_stop() { worker_->runtime().element_stop_request(index_); }
 

@@ -235,6 +235,14 @@ class Element {
   void add_task();
   void set_task_active(bool on);
   bool task_active() const;
+  // The worker whose copy of this element runs its work when only one copy
+  // does (a source of one flow, a Script): StaticThreadSched's preference,
+  // else what the element chose; worker 0 if neither; -1: no worker (Click's
+  // home thread, as its handler reports it).
+  int home_thread() const { return home_thread_ == kUnset ? 0 : home_thread_; }
+  bool home_thread_set() const { return home_thread_ != kUnset; }
+  void set_home_thread(int t) { home_thread_ = t; }
+  bool on_home_thread() const;
   // A stop request (Click's STOP true): honoured once every worker's copy asks.
   void request_stop();
 
@@ -250,6 +258,8 @@ class Element {
   Router* router_ = nullptr;
   Worker* worker_ = nullptr;
   int task_ = -1;
+  static constexpr int kUnset = -2;
+  int home_thread_ = kUnset;
   std::vector<PortRef> inputs_, outputs_;
   std::vector<Proc> in_proc_, out_proc_;
   std::deque<Stat> out_count_;

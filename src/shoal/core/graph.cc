@@ -283,6 +283,10 @@ bool Router::initialize(Diagnostics& diag) {
       // Click's 'scheduled' handler, for elements that run a task.
       if (e->task_ >= 0 && !e->find_handler("scheduled"))
         e->add_read_handler("scheduled", [el = e.get()] { return el->task_active() ? "true" : "false"; });
+      // ... and 'home_thread': the worker that runs it (every worker runs a
+      // copy; one copy does the work of a single-flow source or a Script)
+      if (e->task_ >= 0 && !e->find_handler("home_thread"))
+        e->add_read_handler("home_thread", [el = e.get()] { return std::to_string(el->home_thread()); });
     } catch (const ConfigError& err) {
       diag.element_error(err.loc(), e->loc_, e->name(), e->class_name(), err.what(), true);
     } catch (const std::exception& err) {

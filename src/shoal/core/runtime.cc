@@ -279,4 +279,14 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
   return true;
 }
 
+void Runtime::advance_simulated() {
+  uint64_t to = UINT64_MAX;
+  for (auto& w : workers_) {
+    uint64_t want = w->sim_want();
+    if (want == 0) return;  // this one works: time stands still
+    to = std::min(to, want);
+  }
+  if (to != UINT64_MAX) advance_simulated_time(to);
+}
+
 }  // namespace shoal

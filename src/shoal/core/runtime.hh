@@ -24,6 +24,10 @@ struct RunOptions {
   bool pin = true;
   // Run-time errors printed as Click prints them (no "shoal: error: ").
   bool click_messages = false;
+  // Click's task placement: an element that runs on one worker (a source,
+  // a Script) runs on worker 0 unless StaticThreadSched says otherwise;
+  // by default a single-flow source runs on the worker its flow hashes to.
+  bool click_placement = false;
 };
 
 struct Accounting {
@@ -71,6 +75,9 @@ class Runtime {
   uint64_t signal_generation(int sig) const { return signal_gen_[sig & 63].load(); }
   void set_driver_manager() { driver_manager_ = true; }
   void note_quiescent(bool q);
+  // Simulated time moves to the earliest time the workers wait for, once
+  // every one of them waits (Worker::sim_want).
+  void advance_simulated();
 
   Accounting accounting() const;
 

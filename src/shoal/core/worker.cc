@@ -172,6 +172,7 @@ void Worker::run() {
     }
     if (work) {
       idle = 0;
+      if (simulated_time()) sim_want_.store(0, std::memory_order_release);
       if (quiescent_.exchange(false, std::memory_order_acq_rel)) rt_->note_quiescent(false);
       continue;
     }
@@ -186,10 +187,13 @@ void Worker::run() {
     // Simulated time: nothing to do now, so time jumps to the next timer
     // (or on by 100 us for a task that waits for time to pass).
     if (simulated_time()) {
+      uint64_t want = UINT64_MAX;
       if (!timers_.empty() && timers_.top().when > now_)
-        advance_simulated_time(timers_.top().when);
+        want = timers_.top().when;
       else if (any_active || !timers_.empty())
-        advance_simulated_time(now_ + 100000);
+        want = now_ + 100000;
+      sim_want_.store(want, std::memory_order_release);
+      rt_->advance_simulated();
       if (!nothing_left) {
         idle = 0;
         continue;

@@ -87,6 +87,10 @@ class Worker {
   void post(std::function<void()> f);
   void run();  // until the runtime stops
   bool quiescent() const { return quiescent_.load(std::memory_order_acquire); }
+  // Simulated time: the time this worker waits for while idle (its next
+  // timer; UINT64_MAX: nothing), 0 while it works. Time jumps only when
+  // every worker waits, to the earliest of their times.
+  uint64_t sim_want() const { return sim_want_.load(std::memory_order_acquire); }
   bool mail_pending() const { return mbox_pending_.load(std::memory_order_acquire); }
 
   // How deep pushes and pulls nest right now (Element::output_push).
@@ -124,6 +128,7 @@ class Worker {
   std::vector<std::function<void()>> mbox_;
   std::atomic<bool> mbox_pending_{false};
   std::atomic<bool> quiescent_{false};
+  std::atomic<uint64_t> sim_want_{0};
 };
 
 }  // namespace shoal

@@ -1,8 +1,11 @@
 // InfiniteSource and RatedSource: one packet's bytes, repeated.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 
+#include "shoal/core/runtime.hh"
+#include "shoal/core/worker.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/kernels/flowhash.hh"
 
@@ -26,9 +29,13 @@ class TemplateSource : public SourceElement {
     if (length >= 0) data_.resize(size_t(length), '\0');
   }
   void initialize() override {
-    uint32_t h = k::flow_hash(reinterpret_cast<const uint8_t*>(data_.data()), uint32_t(data_.size()));
-    if (worker().nworkers() > 1 && int(h % uint32_t(worker().nworkers())) != worker().id())
-      limit_ = 0, end_call_owner_ = false;
+    // Its worker: StaticThreadSched's choice, else Click's thread 0 under
+    // `shoal click`, else the one its flow hashes to.
+    if (!home_thread_set() && !worker().runtime().options().click_placement) {
+      uint32_t h = k::flow_hash(reinterpret_cast<const uint8_t*>(data_.data()), uint32_t(data_.size()));
+      set_home_thread(int(h % uint32_t(worker().nworkers())));
+    }
+    if (!on_home_thread()) limit_ = 0, end_call_owner_ = false;
     SourceElement::initialize();
   }
   void add_handlers() override {
@@ -109,7 +116,11 @@ class RatedSource : public TemplateSource {
     // Packets due by now at RATE, minus those already made.
     uint64_t due = uint64_t(double(now - start_) * rate_ / 1e9) + 1;
     uint64_t have = emitted_.get();
-    if (due <= have) return 0;
+    if (due <= have) {
+      // Sleep until the next one is due (simulated time jumps there).
+      sleep_until(start_ + uint64_t(std::ceil(double(have) * 1e9 / rate_)));
+      return 0;
+    }
     return make(b, uint32_t(std::min<uint64_t>(max, due - have)));
   }
 

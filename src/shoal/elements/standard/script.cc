@@ -160,7 +160,7 @@ class ScriptBase : public Element {
     if (type_ != Type::Packet && ninputs() + noutputs() > 0)
       throw std::runtime_error("only a Script of TYPE PACKET has ports");
     // Control scripts run once, on worker 0; packet scripts on every worker.
-    if (type_ != Type::Packet && worker().id() != 0) return;
+    if (type_ != Type::Packet && !on_home_thread()) return;
     for (size_t i = 0; i < prog_.size(); ++i)
       if (prog_[i].op == "label") labels_[trim(prog_[i].rest).data()] = i;
     for (auto& s : prog_)

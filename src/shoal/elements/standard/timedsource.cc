@@ -24,7 +24,7 @@ class TimedSource : public Element {
     timer_.owner = this;
     // Copies of the graph on other workers stay idle (one source, one
     // stream) and agree to the stop at once.
-    if (worker().id() != 0) {
+    if (!on_home_thread()) {
       if (stop_ && limit_ >= 0) request_stop();
       return;
     }
@@ -67,7 +67,7 @@ class TimedSource : public Element {
     add_write_handler("active", [this](const std::string& v) {
       bool on;
       if (!parse_bool(trim(v), on)) throw std::runtime_error("expected true or false");
-      if (on && !active_ && worker().id() == 0 && !timer_.scheduled)
+      if (on && !active_ && on_home_thread() && !timer_.scheduled)
         worker().schedule(timer_, worker().now_ns() + interval_.ns);
       active_ = on;
     });
