@@ -138,6 +138,14 @@ if [ -x "$CLICK" ]; then
     elementclass Foo { $a, $b | input -> Print(3) -> output || ... }
     f -> Foo(A) -> Foo(A, B) -> Discard'
   [ "$(tr -d ' \n' < "$tmp/out")" = "1:02:01:03:0" ] && pass=$((pass+1)) || { echo "FAIL: overloads"; cat "$tmp/out"; fail=$((fail+1)); }
+  # McastSocket: two routers on one group over loopback each hear the other
+  # and, sending from 127.0.0.1, not themselves.
+  mc() { timeout 10 "$CLICK" -e "RatedSource(\"$1 says hi.\", RATE 50, LIMIT 10, STOP true)
+    -> McastSocket(233.252.0.77, 41977, 127.0.0.1) -> Print($1, CONTENTS ASCII) -> Discard"; }
+  mc A 2>"$tmp/mca" & mc B 2>"$tmp/mcb"; rb=$?; wait $!; ra=$?
+  if [ $ra = 0 ] && [ $rb = 0 ] && grep -q "B says" "$tmp/mca" && grep -q "A says" "$tmp/mcb" &&
+     ! grep -q "A says" "$tmp/mca" && ! grep -q "B says" "$tmp/mcb"; then pass=$((pass+1)); else
+    echo "FAIL: McastSocket"; cat "$tmp/mca" "$tmp/mcb"; fail=$((fail+1)); fi
   start=$(date +%s%N)
   ok timeout 10 "$CLICK" -e 'Script(write timewarp 10, set a $(now), wait 5s, print $(sub $(now) $a), stop)'; has "5"
   [ $(( ($(date +%s%N) - start) / 1000000 )) -lt 3000 ] && pass=$((pass+1)) || { echo "FAIL: timewarp 10 did not speed time up"; fail=$((fail+1)); }
