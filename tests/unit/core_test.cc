@@ -238,6 +238,17 @@ TEST(Args, PositionalKeywordsAndErrors) {
   EXPECT_EQ(file, "IN");
   Args m(split_args("", start), start, "x");
   EXPECT_THROW(m.read_mp("A", first), ConfigError);
+  // Keywords read first are out of the way of the positionals after them
+  // (Click's consume(): ARPQuerier(TIMEOUT 0.1s, IP, ETH)); a keyword not
+  // read yet still ends them.
+  Args k(split_args("LIMIT 4, 7, AFTER", start), start, "x");
+  k.read("LIMIT", limit).read_mp("A", first).read_p("S", s);
+  EXPECT_NO_THROW(k.complete());
+  EXPECT_EQ(limit, 4);
+  EXPECT_EQ(first, 7u);
+  EXPECT_EQ(s, "AFTER");
+  Args unread(split_args("LIMIT 4, 7", start), start, "x");
+  EXPECT_THROW(unread.read_mp("A", first), ConfigError);
 }
 
 TEST(PortSpec, ParsesClickForms) {

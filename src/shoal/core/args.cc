@@ -533,7 +533,12 @@ ArgItem* Args::find_kw(const char* kw) {
 
 ArgItem* Args::next_positional() {
   for (auto& a : items_) {
-    if (!a.keyword.empty()) break;  // positionals come before keywords
+    // Positionals come before keywords; keywords an element read first
+    // (Click's consume()) are out of the way.
+    if (!a.keyword.empty()) {
+      if (a.used) continue;
+      break;
+    }
     if (!a.used) return &a;
   }
   return nullptr;

@@ -112,6 +112,14 @@ class alignas(64) Packet {
   int64_t network_header_offset() const { return int64_t(net_) - int64_t(off_); }
   int64_t transport_header_offset() const { return int64_t(trans_) - int64_t(off_); }
   void clear_headers() { mac_ = net_ = trans_ = kNoHeader; }
+  // The packet's length on the wire: an IPv4 packet cut short (a summary
+  // dump's record, a snapped capture) counts as long as its header says, as
+  // Click's extra-length annotation makes it.
+  uint32_t wire_length() const {
+    if (net_ == kNoHeader || net_ < off_ || net_ - off_ + 4 > len_ || (buf_[net_] >> 4) != 4) return len_;
+    uint32_t ip_len = uint32_t(buf_[net_ + 2]) << 8 | buf_[net_ + 3];
+    return std::max(len_, net_ - off_ + ip_len);
+  }
 
   Anno& anno() { return anno_; }
   const Anno& anno() const { return anno_; }

@@ -163,8 +163,10 @@ SHOAL_ELEMENT(
         "emits raw IPv4 packets as Click builds them: TTL 100, headers sized by the protocol and the ip_hl, "
         "tcp_off and tcp_opt fields, the payload field's bytes, ip_len from its field (else payload_len, else the "
         "packet), the UDP length filled in, the network header and destination IP annotations set; link or "
-        "direction set the paint annotation. With CHECKSUM true the packet is padded to ip_len and its IP, TCP, "
-        "UDP or ICMP checksum set. Fields are ToIPSummaryDump's. Malformed lines are reported with file:line "
+        "direction set the paint annotation. An ip_len shorter than the headers built cuts the packet there; "
+        "a longer one is the length on the wire (elements that time links count it) unless CHECKSUM is true, "
+        "which pads the packet to ip_len and sets its IP, TCP, UDP or ICMP checksum. Fields are ToIPSummaryDump's. "
+        "Malformed lines are reported with file:line "
         "(the first ten) and counted in bad_lines; they make no packet.",
     .args = {{"FILENAME", "string", "input file ('-': standard input); mandatory without DATA"},
              {"DATA", "string", "the summary text itself, instead of a file"},

@@ -724,12 +724,16 @@ bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<s
   else
     iplen = hdr + plen;
   iplen = std::min<uint32_t>(iplen, 65535);
-  uint32_t len = hdr + plen;
-  if (checksum && iplen > len) len = iplen;  // Click pads to the IP length to checksum it
-  if (len > 65535) return err = "packet too large", false;
-  if (!p->set_length(len)) return err = "packet too large for a buffer", false;
+  // As Click makes it: cut to the IP length (headers too) when that is
+  // shorter than what the fields built; longer only with CHECKSUM (padded
+  // to checksum it), else the IP header says how long it was on the wire.
+  const uint32_t built = hdr + plen;
+  const uint32_t len = iplen < built ? std::max(iplen, ihl) : checksum ? iplen : built;
+  const uint32_t whole = std::max(len, built);
+  if (whole > 65535) return err = "packet too large", false;
+  if (!p->set_length(whole)) return err = "packet too large for a buffer", false;
   uint8_t* ip = p->data();
-  std::memset(ip, 0, len);
+  std::memset(ip, 0, whole);
   ip[0] = uint8_t(0x40 | (ihl / 4));
   ip[1] = uint8_t(has(kIpTos) ? v.u[kIpTos] : 0);
   if (has(kIpDscp)) ip[1] = uint8_t((ip[1] & 3) | (v.u[kIpDscp] << 2));
@@ -765,7 +769,7 @@ bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<s
   std::copy(v.payload.begin(), v.payload.end(), ip + hdr);
   if (checksum) {
     k::store_be16(ip + 10, k::ip_checksum(ip, ihl));
-    uint32_t l4len = len - ihl;
+    uint32_t l4len = whole - ihl;
     if (first && proto == 6 && l4 >= 20) {
       uint32_t s = k::ipv4_pseudo_sum(ip + 12, ip + 16, 6, l4len);
       k::store_be16(t + 16, k::csum_fold(k::csum_partial(t, l4len, s)));
@@ -779,6 +783,7 @@ bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<s
   } else if (has(kIpSum)) {
     k::store_be16(ip + 10, uint16_t(v.u[kIpSum]));
   }
+  if (len < whole) p->set_length(len);
   p->set_network_header(0);
   p->set_transport_header(ihl);
   uint64_t ts = v.u[kTimestamp];

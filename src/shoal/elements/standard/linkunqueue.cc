@@ -38,7 +38,7 @@ class LinkUnqueue : public Element {
       }
       b->for_each([&](uint32_t, Packet* p) {
         uint64_t start = !link_.empty() && back_to_back_ ? link_.back().second : now_delayed;
-        uint64_t depart = start + uint64_t(double(p->length()) * 1e9 / bytes_per_sec_);
+        uint64_t depart = start + uint64_t(double(p->wire_length()) * 1e9 / bytes_per_sec_);
         link_.push_back({p, depart});
       });
       b->clear();
@@ -96,7 +96,8 @@ SHOAL_ELEMENT(LinkUnqueue, .name = "LinkUnqueue", .ports = "1/1", .processing = 
                   "Click's LinkUnqueue: packets pulled from the input cross an emulated link. A packet enters "
                   "when the link holds less than LATENCY worth of packets; its last bit arrives LATENCY plus its "
                   "length over BANDWIDTH later (after the previous packet's, when they come back to back), and "
-                  "it is pushed out then, with that time as its timestamp.",
+                  "it is pushed out then (an IPv4 packet cut short counts as long as its header says), with that time "
+                  "as its timestamp.",
               .args = {{"LATENCY", "time", "the link's latency"}, {"BANDWIDTH", "bandwidth", "the link's rate"}},
               .handlers = {{"size", "r", "packets on the link"}},
               .example = "Queue -> LinkUnqueue(5ms, 100Mbps) -> ToDump(out.pcap);");
