@@ -138,6 +138,15 @@ if [ -x "$CLICK" ]; then
     elementclass Foo { $a, $b | input -> Print(3) -> output || ... }
     f -> Foo(A) -> Foo(A, B) -> Discard'
   [ "$(tr -d ' \n' < "$tmp/out")" = "1:02:01:03:0" ] && pass=$((pass+1)) || { echo "FAIL: overloads"; cat "$tmp/out"; fail=$((fail+1)); }
+  # Hot swap (-R): writing hotconfig runs the new configuration in place of
+  # the old, which stops there; a configuration that fails leaves the old
+  # one running, and the write says why.
+  ok timeout 10 "$CLICK" -R -e 'Script(write hotconfig Script(print "new", stop), wait 1s, print "old")'
+  has "new"; if grep -q old "$tmp/out"; then echo "FAIL: the old configuration ran on"; fail=$((fail+1)); else pass=$((pass+1)); fi
+  ok timeout 10 "$CLICK" -R -e 'Script(write hotconfig Idle -> Nope, write hotconfig Idle -> Print, print "still", stop)'
+  has "undeclared element 'Nope'"; has "'Print@2 :: Print' output 0 unused"; has "still"
+  ok timeout 10 "$CLICK" -e 'Script(write hotconfig Script(print "new", stop), print "old", stop)'
+  has "no global write handler 'hotconfig'"; has "old"
   # McastSocket: two routers on one group over loopback each hear the other
   # and, sending from 127.0.0.1, not themselves.
   mc() { timeout 10 "$CLICK" -e "RatedSource(\"$1 says hi.\", RATE 50, LIMIT 10, STOP true)

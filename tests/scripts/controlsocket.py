@@ -196,5 +196,36 @@ tcp :: ControlSocket(TCP, 47100+);
     check(out.returncode != 0 and "not a socket" in out.stderr, f"refuses to replace a plain file: {out.stderr!r}")
     check(open(plain).read() == "keep me", "the plain file is intact")
 
+    # hot swap (shoal click -R): a connection goes on across the swap, to the
+    # new configuration; one that fails leaves the old, and the reply says why
+    hs = os.path.join(tmp, "hs.sock")
+    p = subprocess.Popen([SHOAL, "click", "-R", "-u", hs, "-e", "Idle -> s :: Switch(0) -> Idle; s[1] -> Idle;"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        if os.path.exists(hs):
+            break
+        time.sleep(0.05)
+    k = Client(path=hs)
+    check(k.read("READ s.config\n") == (200, "0"), "before the swap")
+    code, msg = k.cmd("WRITE hotconfig Idle -> s :: Switch(1) -> c :: Counter -> Idle; s[1] -> Idle;\n")
+    check(code == 200, f"hotconfig: {code} {msg!r}")
+    check(k.read("READ s.config\n") == (200, "1"), "the same connection reads the new configuration")
+    check(k.read("READ c.count\n") == (200, "0"), "the new configuration's own elements")
+    code, msg = k.cmd("WRITE hotconfig Idle -> Print\n")
+    check(code == 520 and "output 0 unused" in msg and msg.endswith("Router could not be initialized!"),
+          f"a configuration that fails: {code} {msg!r}")
+    code, msg = k.cmd("WRITE hotconfig Idle -> Nope -> Idle\n")
+    check(code == 520 and "undeclared element 'Nope'" in msg, f"one that does not parse: {code} {msg!r}")
+    check(k.read("READ s.config\n") == (200, "1"), "a failed swap leaves the running configuration")
+    l = Client(path=hs)
+    check(l.read("READ s.config\n") == (200, "1"), "a new connection after the swap")
+    check(k.cmd("WRITE stop\n")[0] == 200, "stop")
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, "the swapped-in router stops when told to")
+    check(p.returncode == 0, f"exits 0 after a swap (got {p.returncode}; {p.stderr.read()!r})")
+
 print(f"controlsocket: {'FAIL ' + str(len(failures)) if failures else 'ok'}")
 sys.exit(1 if failures else 0)

@@ -45,14 +45,16 @@ const char* kClickHelp =
     "                            batch's packets leave an element's outputs grouped by output)\n"
     "  -p, --port PORT           serve a ControlSocket on TCP port PORT (on localhost)\n"
     "  -u, --unix-socket FILE    serve a ControlSocket on UNIX socket FILE\n"
+    "  -R, --allow-reconfigure   allow hot swap: writing the global 'hotconfig' handler installs\n"
+    "                            a new configuration, whose elements take the state of the old\n"
+    "                            ones of the same name and class (a bad one leaves the old)\n"
     "  -w, --no-warnings         accepted\n"
     "  -v, --version             print the version\n"
-    "      --help                this text\n"
-    "Not supported: -R (hot swap).\n";
+    "      --help                this text\n";
 
 struct ClickArgs {
   std::string file, expr, output;
-  bool have_expr = false, quit = false, report_time = false, simtime = false;
+  bool have_expr = false, quit = false, report_time = false, simtime = false, reconfigure = false;
   double simtime_start = 1e9;  // Click's default: 1000000000 s
   std::vector<std::string> handlers, defines;
   std::vector<std::string> sockets;  // ControlSocket configurations (-p, -u)
@@ -214,6 +216,8 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
       } else if (name == "port" || name == "unix-socket") {
         if (!need(i, a, val, v)) return 1;
         ca.sockets.push_back((name == "port" ? "TCP, " : "UNIX, ") + v);
+      } else if (name == "allow-reconfigure") {
+        ca.reconfigure = true;
       } else if (name == "quit") {
         ca.quit = true;
       } else if (name == "time") {
@@ -239,6 +243,7 @@ int parse_click_args(int argc, char** argv, ClickArgs& ca) {
         std::string rest = a.substr(j + 1), v;
         switch (c) {
           case 'q': ca.quit = true; continue;
+          case 'R': ca.reconfigure = true; continue;
           case 't': ca.report_time = true; continue;
           case 'w': continue;
           case 'v': return fmt::print("click (shoal) {}\n", kVersion), 0;
@@ -311,6 +316,7 @@ int cmd_click(int argc, char** argv, bool flatten) {
   ra.init_only = ca.quit;
   ra.simtime = ca.simtime;
   ra.simtime_start = ca.simtime_start;
+  ra.hotswap = ca.reconfigure;
   if (ca.have_expr) {
     ra.text = ca.expr, ra.text_name = "config";
   } else if (ca.file.empty() || ca.file == "-") {
@@ -327,7 +333,12 @@ int cmd_click(int argc, char** argv, bool flatten) {
       ra.text.assign(std::istreambuf_iterator<char>(f), {});
       ra.text_name = ra.file;
     }
-    for (auto& s : ca.sockets) ra.text += "\nControlSocket(" + s + ");";
+    // Named as Click names them (click_driver@@ControlSocket, then @1...);
+    // a hot-swapped configuration gets them too, and takes their sockets.
+    for (size_t i = 0; i < ca.sockets.size(); ++i)
+      ra.hot_suffix += fmt::format("\nclick_driver@@ControlSocket{} :: ControlSocket({});",
+                                   i ? fmt::format("@{}", i) : "", ca.sockets[i]);
+    ra.text += ra.hot_suffix;
   }
   auto t0 = std::chrono::steady_clock::now();
   rusage r0{};

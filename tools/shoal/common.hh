@@ -32,6 +32,8 @@ struct RunArgs {
   bool click_messages = false;  // run-time errors as Click prints them
   bool simtime = false;         // Click's --simtime: simulated time (one worker)
   double simtime_start = 1e9;   // ... from this many seconds (Click's default)
+  bool hotswap = false;         // the global 'hotconfig' handler installs a new configuration (Click's -R)
+  std::string hot_suffix;       // text added to every configuration (the -p/-u ControlSockets)
   uint32_t device_delay_us = 0, host_threads = 0;
   double device_faults = 0;
   std::string metrics;  // --metrics [ADDR:]PORT: Prometheus' /metrics while the run lasts

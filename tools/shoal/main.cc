@@ -328,6 +328,47 @@ int cmd_run(const RunArgs& ra) {
   offload::set_options(rt, oo);
   for (auto& e : prog.elements)
     if (e.info->name == "DriverManager") rt.set_driver_manager();
+  // Hot swap (Click's -R): a new configuration's runtime, configured and
+  // initialized beside the running one; its errors are the write's.
+  Runtime::Builder build_next = [&](const std::string& text, std::string& why) -> std::unique_ptr<Runtime> {
+    auto next_prog = std::make_shared<Program>();
+    config::Defines defs;
+    Diagnostics d;
+    d.click_style = ra.click_messages;
+    if (!parse_defines(ra.words, defs, why)) return nullptr;
+    // As Click: a configuration that does not parse says why; one that
+    // parses but cannot be a router (ports, configuration, start-up) adds
+    // that the router could not be initialized.
+    const char* not_router = ra.click_messages ? "Router could not be initialized!" : "";
+    int32_t id = SourceManager::instance().add(ra.click_messages ? "config" : "hotconfig", text + ra.hot_suffix);
+    if (!config::parse_and_expand(id, defs, *next_prog, d)) {
+      why = d.text();
+      while (!why.empty() && why.back() == '\n') why.pop_back();
+      return nullptr;
+    }
+    if (!next_prog->validate(d)) {
+      why = d.text() + not_router;
+      return nullptr;
+    }
+    auto next = std::make_unique<Runtime>(*next_prog, opt);
+    next->own_program(next_prog);
+    next->set_replacement(true);
+    offload::set_options(*next, oo);
+    for (auto& e : next_prog->elements)
+      if (e.info->name == "DriverManager") next->set_driver_manager();
+    if (!next->configure(d) || !next->initialize(d)) {
+      why = d.text() + not_router;
+      next->cleanup();
+      return nullptr;
+    }
+    next->set_hotswap(build_next);
+    return next;
+  };
+  if (ra.hotswap) rt.set_hotswap(build_next);
+  // The runtime running now (hot swaps replace it); the ones it replaced
+  // are kept, cleaned up, until the end.
+  std::atomic<Runtime*> current{&rt};
+  std::vector<std::unique_ptr<Runtime>> swapped;
   Diagnostics diag;
   diag.click_style = ra.click_messages;
   if (!rt.configure(diag) || !rt.initialize(diag)) {
@@ -361,6 +402,7 @@ int cmd_run(const RunArgs& ra) {
   // SIGINT, SIGTERM and SIGHUP stop the run cleanly (outputs flushed and
   // closed, statistics written); a second one exits at once. SIGUSR1 and
   // SIGUSR2 print the statistics so far and go on, as dd and Suricata do.
+  std::atomic<bool> stop_signalled{false};
   std::thread signals([&] {
     sigset_t set = run_signals();
     int stops = 0;
@@ -373,18 +415,19 @@ int cmd_run(const RunArgs& ra) {
       // A signal a Script takes runs the Script instead; a stopping signal
       // that comes again within half a second stops the run all the same,
       // so Ctrl-C twice always ends it, whatever the Scripts do.
-      if (rt.signal_taken(sig)) {
+      Runtime& now_rt = *current.load();
+      if (now_rt.signal_taken(sig)) {
         auto now = std::chrono::steady_clock::now();
         bool again = now - posted[size_t(sig)] < std::chrono::milliseconds(500);
         posted[size_t(sig)] = now;
         if (!again || sig == SIGUSR1 || sig == SIGUSR2) {
-          rt.post_signal(sig);
+          now_rt.post_signal(sig);
           continue;
         }
       }
       if (sig == SIGUSR1 || sig == SIGUSR2) {
-        fmt::print(stderr, "shoal: SIG{}: {:.3f}s, {}\n", name, double(rt.elapsed_ns()) / 1e9,
-                   accounting_line(rt.accounting(), rt, true));
+        fmt::print(stderr, "shoal: SIG{}: {:.3f}s, {}\n", name, double(now_rt.elapsed_ns()) / 1e9,
+                   accounting_line(now_rt.accounting(), now_rt, true));
         continue;
       }
       if (++stops > 1) {
@@ -392,14 +435,15 @@ int cmd_run(const RunArgs& ra) {
         std::_Exit(128 + sig);
       }
       if (!ra.quiet) fmt::print(stderr, "shoal: SIG{}: stopping\n", name);
-      rt.stop_now();
+      stop_signalled = true;
+      now_rt.stop_now();
     }
   });
   if (!ra.quiet && isatty(2)) status = std::thread([&] { status_loop(rt, done); });
   std::atomic<bool> stdout_failed{false};
   // Statistics to standard output, every write checked.
   auto print_stats = [&](bool interim) {
-    std::string text = stats_text(rt, ra.stats.empty() ? "text" : ra.stats, interim, dev.kind), why;
+    std::string text = stats_text(*current.load(), ra.stats.empty() ? "text" : ra.stats, interim, dev.kind), why;
     std::fflush(stdout);  // after what elements printed (Script's print)
     if (!write_file("-", text, why) && !stdout_failed.exchange(true))
       fmt::print(stderr, "shoal: error: statistics: {}\n", why);
@@ -417,16 +461,28 @@ int cmd_run(const RunArgs& ra) {
       }
     });
   rt.run();
+  // Hot swaps: the new runtime takes the old one's state and runs; a stop
+  // signalled meanwhile stops it too.
+  for (Runtime* cur = &rt; std::unique_ptr<Runtime> next = cur->take_next();) {
+    next->take_state_from(*cur);
+    cur->cleanup();
+    cur = next.get();
+    swapped.push_back(std::move(next));
+    current.store(cur);
+    if (stop_signalled.load()) cur->stop_now();
+    cur->run();
+  }
+  Runtime& last = *current.load();
   metrics.stop();
   done = true;
   if (status.joinable()) status.join();
   if (periodic.joinable()) periodic.join();
   pthread_kill(signals.native_handle(), wake_signal());
   signals.join();
-  Accounting a = rt.accounting();
-  bool failed = rt.failed();
+  Accounting a = last.accounting();
+  bool failed = last.failed();
   if (!ra.stats_out.empty()) {
-    auto j = stats_json(rt);
+    auto j = stats_json(last);
     j["device"] = dev.kind;
     if (!write_file(ra.stats_out, j.dump(2) + "\n", err)) {
       fmt::print(stderr, "shoal: error: --stats-out: {}\n", err);
@@ -435,17 +491,17 @@ int cmd_run(const RunArgs& ra) {
   }
   if (!ra.stats.empty()) print_stats(false);
   failed |= stdout_failed.load();
-  int exit_rc = ra.at_exit ? ra.at_exit(rt) : 0;
+  int exit_rc = ra.at_exit ? ra.at_exit(last) : 0;
   if (!ra.quiet) {
     // The device line only when a device was asked for or used.
     bool used = false;
-    for (size_t i = 0; i < rt.router(0).size() && !used; ++i) used = offloads(rt, rt.router(0).element(i));
+    for (size_t i = 0; i < last.router(0).size() && !used; ++i) used = offloads(last, last.router(0).element(i));
     if (used || ra.device != "auto") fmt::print(stderr, "shoal: device {}: {}\n", dev.kind, dev.detail);
-    fmt::print(stderr, "shoal: {:.3f}s, {}\n", double(rt.elapsed_ns()) / 1e9, accounting_line(a, rt));
+    fmt::print(stderr, "shoal: {:.3f}s, {}\n", double(last.elapsed_ns()) / 1e9, accounting_line(a, last));
   }
-  rt.cleanup();
+  last.cleanup();
   if (failed) {
-    size_t n = rt.errors().size();
+    size_t n = last.errors().size();
     fmt::print(stderr, "shoal: the run failed: {} error{} (above)\n", n + (n == 0), n > 1 ? "s" : "");
     return 1;
   }

@@ -207,7 +207,9 @@ class Expander {
           ends = make(d, "");
           by_occ[e.occ] = ends;
         } else {
-          if (!e.name.empty() && std::isupper(static_cast<unsigned char>(e.name[0])))
+          // A capitalised word is most likely a class misspelt; Click calls
+          // every unknown word an undeclared element (and so do we, as Click).
+          if (!e.name.empty() && std::isupper(static_cast<unsigned char>(e.name[0])) && !diag_.click_style)
             unknown_class(e.loc, e.name);
           else
             diag_.error(e.loc, fmt::format("undeclared element '{}'", e.name));

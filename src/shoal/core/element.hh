@@ -172,6 +172,11 @@ class Element {
   virtual bool settle() { return false; }
   // Called on the worker when the router is stopping (flush files etc.).
   virtual void on_stop() {}
+  // Hot swap (Click's hotconfig): called on each element of the new
+  // configuration, on the driver's thread, after the old one stopped and
+  // before the new one runs; `old` is the old configuration's element of
+  // the same name and class (its state is the element's to take), or null.
+  virtual void hot_swapped(Element* old) {}
 
   // ---- helpers for element code ----------------------------------------
   // Both bound how deep pushes (pulls) nest on a worker: a batch that has

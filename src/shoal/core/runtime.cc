@@ -235,6 +235,17 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
   std::string ename, hname;
   if (!split_path(path, ename, hname)) {
     if (path == "stop") return stop_now(), true;
+    if (path == "hotconfig" && builder_) {
+      std::unique_ptr<Runtime> next = builder_(value, err);
+      if (!next) return false;
+      {
+        std::lock_guard<std::mutex> g(next_mu_);
+        next_ = std::move(next);
+      }
+      swap_pending_.store(true, std::memory_order_release);
+      stop_now();
+      return true;
+    }
     if (path == "timewarp") {  // Click's: time runs this many times as fast
       double f;
       if (!parse_double(trim(value), f) || !(f > 0)) {
@@ -277,6 +288,25 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
     }
   }
   return true;
+}
+
+std::unique_ptr<Runtime> Runtime::take_next() {
+  std::lock_guard<std::mutex> g(next_mu_);
+  return std::move(next_);
+}
+
+void Runtime::take_state_from(Runtime& old) {
+  for (size_t w = 0; w < routers_.size(); ++w) {
+    Router& r = *routers_[w];
+    Router* o = w < old.routers_.size() ? old.routers_[w].get() : nullptr;
+    for (size_t i = 0; i < r.size(); ++i) {
+      Element* e = r.element(i);
+      Element* before = o ? o->find(e->name()) : nullptr;
+      if (before && before->class_name() != e->class_name()) before = nullptr;
+      e->hot_swapped(before);
+    }
+  }
+  replacement_ = false;
 }
 
 void Runtime::advance_simulated() {

@@ -3,6 +3,7 @@
 #pragma once
 #include <array>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -81,6 +82,26 @@ class Runtime {
 
   Accounting accounting() const;
 
+  // Hot swap (Click's `hotconfig` write handler, `shoal click -R`): the
+  // builder makes a configured and initialized runtime from a new
+  // configuration's text, or says why not (the old one runs on). Writing
+  // hotconfig stops this runtime with the new one pending; the driver takes
+  // it (take_next), lets it take this one's state and runs it.
+  using Builder = std::function<std::unique_ptr<Runtime>(const std::string& text, std::string& err)>;
+  void set_hotswap(Builder b) { builder_ = std::move(b); }
+  bool hotswap_enabled() const { return bool(builder_); }
+  std::unique_ptr<Runtime> take_next();
+  bool swap_pending() const { return swap_pending_.load(std::memory_order_acquire); }
+  // The new runtime was built to replace a running one (elements that
+  // would hold what the old one holds, a listening socket, wait for it).
+  void set_replacement(bool on) { replacement_ = on; }
+  bool replacement() const { return replacement_; }
+  // Calls each new element's hot_swapped() with its old counterpart (same
+  // name and class, same worker), then ends this runtime's replacement state.
+  void take_state_from(Runtime& old);
+  // The program this runtime runs, kept alive with it.
+  void own_program(std::shared_ptr<const Program> p) { owned_prog_ = std::move(p); }
+
   // A run-time error (a write that failed, a capture that could not be
   // read): printed once per distinct message, however many workers report
   // it; the run then ends with a failure status.
@@ -127,6 +148,12 @@ class Runtime {
   std::vector<std::string> errors_;
   std::atomic<bool> failed_{false};
   uint64_t start_ns_ = 0, end_ns_ = 0;
+  Builder builder_;
+  std::mutex next_mu_;
+  std::unique_ptr<Runtime> next_;
+  std::atomic<bool> swap_pending_{false};
+  bool replacement_ = false;
+  std::shared_ptr<const Program> owned_prog_;
 };
 
 }  // namespace shoal

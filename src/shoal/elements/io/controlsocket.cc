@@ -104,27 +104,44 @@ class ControlSocket : public Element {
 
   void initialize() override {
     if (worker().id() != 0) return;  // one socket per router: worker 0's copy serves it
-    open_listener();
     keepalive_.owner = this;
     worker().schedule(keepalive_, worker().now_ns() + kKeepalive);
-    quit_.store(false);
-    thread_ = std::thread([this] { serve(); });
+    // A configuration hot-swapped in takes the old one's socket, and its
+    // connections, rather than open another (hot_swapped).
+    if (!worker().runtime().replacement()) start();
+  }
+
+  // Hot swap: the old router's socket thread goes on serving, for this
+  // router now; a client's connection carries on across the swap.
+  void hot_swapped(Element* old) override {
+    if (worker().id() != 0) return;
+    auto* o = dynamic_cast<ControlSocket*>(old);
+    ControlSocket* server = o ? o->server_ : nullptr;
+    if (server && server->thread_.joinable() && server->same_socket(*this)) {
+      server_ = server;
+      server->serve_for_.store(this);
+    } else {
+      start();
+    }
   }
 
   // The socket keeps the router running, as Click's selected file
   // descriptors keep its driver going, until something stops it.
   void run_timer(Timer& t) override { worker().schedule(t, worker().now_ns() + kKeepalive); }
 
-  void on_stop() override { shutdown(); }
-  void cleanup() override { shutdown(); }
+  // A router stopping for a hot swap keeps its socket for the next one.
+  void on_stop() override {
+    if (!worker().runtime().swap_pending()) stop_serving();
+  }
+  void cleanup() override { stop_serving(); }
 
   void add_handlers() override {
-    add_read_handler("port", [this] { return unix_ ? std::string() : std::to_string(bound_port_.load()); });
+    add_read_handler("port", [this] { return unix_ ? std::string() : std::to_string(server_->bound_port_.load()); });
     add_read_handler("filename", [this] { return unix_ ? path_ : std::string(); });
     add_read_handler(
-        "connections", [this] { return std::to_string(nconns_.load()); }, Agg::Sum, true);
+        "connections", [this] { return std::to_string(server_->nconns_.load()); }, Agg::Sum, true);
     add_read_handler(
-        "commands", [this] { return std::to_string(ncommands_.load()); }, Agg::Sum, true);
+        "commands", [this] { return std::to_string(server_->ncommands_.load()); }, Agg::Sum, true);
   }
 
  private:
@@ -205,6 +222,24 @@ class ControlSocket : public Element {
     if (::listen(lfd_, 16) < 0) throw std::runtime_error(fmt::format("listen: {}", std::strerror(errno)));
     ::fcntl(lfd_, F_SETFL, ::fcntl(lfd_, F_GETFL) | O_NONBLOCK);
     if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) < 0) throw std::runtime_error("pipe2 failed");
+  }
+
+  void start() {
+    open_listener();
+    quit_.store(false);
+    thread_ = std::thread([this] { serve(); });
+  }
+  // The same socket as `o` asks for (so o may take this one's).
+  bool same_socket(const ControlSocket& o) const {
+    return unix_ == o.unix_ && (unix_ ? path_ == o.path_ : port_ == o.port_ && port_plus_ == o.port_plus_);
+  }
+  // Ends the socket thread this element serves through, unless it serves
+  // a newer router now (the one that took it shuts it down).
+  void stop_serving() {
+    if (server_ == this && serve_for_.load() == this)
+      shutdown();
+    else if (server_ != this && server_->serve_for_.load() == this)
+      server_->shutdown();
   }
 
   void shutdown() {
@@ -415,7 +450,7 @@ class ControlSocket : public Element {
   bool check(Conn& c, const std::string& path, bool write) {
     size_t dot = path.rfind('.');
     if (dot == std::string::npos) return true;  // a global handler: the runtime answers
-    Runtime& rt = worker().runtime();
+    Runtime& rt = target().worker().runtime();
     std::string ename = path.substr(0, dot);
     Element* e = rt.router(0).find(ename);
     if (!e) return reply(c, kNoElement, fmt::format("No element named '{}'", ename)), false;
@@ -431,7 +466,7 @@ class ControlSocket : public Element {
     if (!check(c, path, false)) return;
     std::string out, err;
     bool ok = false;
-    if (!on_worker0([&] { ok = worker().runtime().read_handler(path, out, err, param); }))
+    if (!on_worker0([&](ControlSocket& t) { ok = t.worker().runtime().read_handler(path, out, err, param); }))
       return reply(c, kNoRouter, "Router is stopping"), void(c.closing = true);
     if (!ok) return reply(c, kHandlerError, fmt::format("Read handler '{}' error:\n{}", path, err));
     reply(c, kOK, fmt::format("Read handler '{}' OK", path));
@@ -445,34 +480,46 @@ class ControlSocket : public Element {
     if (!check(c, path, true)) return;
     std::string err;
     bool ok = false;
-    if (!on_worker0([&] { ok = worker().runtime().write_handler(path, value, err, 0); }))
+    if (!on_worker0([&](ControlSocket& t) { ok = t.worker().runtime().write_handler(path, value, err, 0); }))
       return reply(c, kNoRouter, "Router is stopping"), void(c.closing = true);
     if (!ok) return reply(c, kHandlerError, fmt::format("Write handler '{}' error:\n{}", path, err));
     reply(c, kOK, fmt::format("Write handler '{}' OK", path));
   }
 
-  // Runs f on worker 0 (this copy's worker) and waits for it; false when
-  // the router stops before the worker took it.
+  // The element whose router the socket serves (this one, or the one a
+  // hot swap put in its place).
+  ControlSocket& target() const { return *serve_for_.load(); }
+
+  // Runs f on the served router's worker 0 and waits for it; false when the
+  // router stops before the worker took it. While a hot swap is under way
+  // the call waits for the new router and goes to it.
   template <class F>
   bool on_worker0(F&& f) {
-    auto done = std::make_shared<std::promise<void>>();
-    std::future<void> fut = done->get_future();
-    // 0: waiting, 1: the worker runs f, 2: given up (f must not run: the
-    // references it holds are gone).
-    auto state = std::make_shared<std::atomic<int>>(0);
-    worker().post([f = &f, done, state] {
-      int waiting = 0;
-      if (state->compare_exchange_strong(waiting, 1)) (*f)();
-      done->set_value();
-    });
-    while (fut.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
-      if (!quit_.load() && !worker().runtime().stopping()) continue;
-      int waiting = 0;
-      if (state->compare_exchange_strong(waiting, 2)) return false;
-      fut.wait();  // the worker is inside f: it finishes
-      return true;
+    for (;;) {
+      ControlSocket* t = serve_for_.load();
+      auto done = std::make_shared<std::promise<void>>();
+      std::future<void> fut = done->get_future();
+      // 0: waiting, 1: the worker runs f, 2: given up (f must not run: the
+      // references it holds are gone).
+      auto state = std::make_shared<std::atomic<int>>(0);
+      t->worker().post([f = &f, t, done, state] {
+        int waiting = 0;
+        if (state->compare_exchange_strong(waiting, 1)) (*f)(*t);
+        done->set_value();
+      });
+      bool moved = false;
+      while (fut.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+        Runtime& rt = t->worker().runtime();
+        moved = serve_for_.load() != t;
+        if (!quit_.load() && !moved && (!rt.stopping() || rt.swap_pending())) continue;
+        int waiting = 0;
+        if (state->compare_exchange_strong(waiting, 2)) break;
+        fut.wait();  // the worker is inside f: it finishes
+        return true;
+      }
+      if (fut.wait_for(std::chrono::seconds(0)) == std::future_status::ready && state->load() == 1) return true;
+      if (!moved || quit_.load()) return false;
     }
-    return true;
   }
 
   bool unix_ = false, port_plus_ = false, bound_unix_ = false;
@@ -490,6 +537,8 @@ class ControlSocket : public Element {
   std::atomic<int> nconns_{0};
   std::atomic<uint64_t> ncommands_{0};
   Timer keepalive_;
+  ControlSocket* server_ = this;                 // the element whose thread serves this one's socket
+  std::atomic<ControlSocket*> serve_for_{this};  // (on the server) the element whose router it serves
 };
 
 SHOAL_ELEMENT(ControlSocket, .name = "ControlSocket", .ports = "0/0", .processing = "a/a",
