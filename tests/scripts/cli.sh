@@ -147,6 +147,18 @@ if [ -x "$CLICK" ]; then
   has "undeclared element 'Nope'"; has "'Print@2 :: Print' output 0 unused"; has "still"
   ok timeout 10 "$CLICK" -e 'Script(write hotconfig Script(print "new", stop), print "old", stop)'
   has "no global write handler 'hotconfig'"; has "old"
+  # ... an ARPQuerier takes the old one's table, an ARPTable the old ARPTable's
+  # (which queriers share with TABLE)
+  ok timeout 10 "$CLICK" -R -e 'q :: ARPQuerier(10.0.0.1, 2:0:0:0:0:1); Idle -> q -> Discard; Idle -> [1]q;
+    Script(write q.insert 10.0.0.2 2:0:0:0:0:2,
+           write hotconfig q :: ARPQuerier(10.0.0.1, 2:0:0:0:0:1); Idle -> q -> Discard; Idle -> [1]q; Script(print q.table, stop))'
+  has "10.0.0.2 1 02-00-00-00-00-02"
+  ok timeout 10 "$CLICK" -R -e 't :: ARPTable(TIMEOUT 1min); a :: ARPQuerier(TABLE t, 10.0.0.1, 2:0:0:0:0:1)
+    b :: ARPQuerier(TABLE t, 10.0.0.9, 2:0:0:0:0:9); Idle -> a -> Discard; Idle -> [1]a; Idle -> b -> Discard; Idle -> [1]b;
+    Script(write t.insert 10.0.0.3 2:0:0:0:0:3, print b.count, write hotconfig t :: ARPTable; Script(print t.table, stop))'
+  has "1"; has "10.0.0.3 1 02-00-00-00-00-03"
+  bad "$CLICK" -e 'a :: ARPQuerier(TABLE nope, 10.0.0.1, 2:0:0:0:0:1); Idle -> a -> Discard; Idle -> [1]a;'
+  has "TABLE 'nope' is not an ARPTable element"
   # McastSocket: two routers on one group over loopback each hear the other
   # and, sending from 127.0.0.1, not themselves.
   mc() { timeout 10 "$CLICK" -e "RatedSource(\"$1 says hi.\", RATE 50, LIMIT 10, STOP true)

@@ -11,87 +11,16 @@
 #include <map>
 #include <mutex>
 
+#include "shoal/core/graph.hh"
+#include "shoal/core/names.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/elements/ether/arp.hh"
+#include "shoal/elements/ether/arptable.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
 
-namespace {
-constexpr uint64_t kSec = 1000000000ull;
-using Mac = std::array<uint8_t, 6>;
-constexpr Mac kBroadcast = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-
-std::string ip_text(uint32_t ip) {
-  uint8_t a[4] = {uint8_t(ip >> 24), uint8_t(ip >> 16), uint8_t(ip >> 8), uint8_t(ip)};
-  return format_ipv4(a);
-}
-
-// The table every worker's copy shares (Click's ARPTable). Entries are kept
-// in the order they were last refreshed (`age`, oldest first), which is the
-// order they expire and are evicted in.
-struct ArpTable {
-  struct Entry {
-    Mac eth = kBroadcast;
-    bool known = false;
-    uint64_t live_ns = 0;    // when it was learnt (or, unknown, made)
-    uint64_t polled_ns = 0;  // when it was last queried
-    uint32_t polls = 0;      // queries since the last answer
-    std::list<uint32_t>::iterator age_at;
-  };
-  std::mutex mu;
-  std::map<uint32_t, Entry> entries;
-  std::list<uint32_t> age;
-  uint64_t timeout_ns = 300 * kSec;  // 0: entries never expire
-  uint32_t entry_capacity = 0;       // 0: no bound
-  uint64_t generation = 0;           // bumps whenever entries go
-
-  bool expired(const Entry& e, uint64_t now) const { return timeout_ns && e.live_ns + timeout_ns < now; }
-  bool known(const Entry& e, uint64_t now) const { return e.known && !expired(e, now); }
-  // At most one query per 100 ms, per 2 s after ten unanswered.
-  static bool allow_poll(const Entry& e, uint64_t now) {
-    return now >= e.polled_ns + (e.polls >= 10 ? 2 * kSec : kSec / 10);
-  }
-  static void mark_poll(Entry& e, uint64_t now) {
-    e.polled_ns = now;
-    if (e.polls < 255) ++e.polls;
-  }
-  Entry& ensure(uint32_t ip, uint64_t now) {
-    auto it = entries.find(ip);
-    if (it != entries.end()) return it->second;
-    if (entry_capacity && entries.size() + 1 > entry_capacity) slim(now, 1);
-    Entry& e = entries[ip];
-    e.live_ns = now;
-    e.polled_ns = now - kSec;
-    e.age_at = age.insert(age.end(), ip);
-    return e;
-  }
-  void refresh_age(Entry& e, uint32_t ip) {
-    age.erase(e.age_at);
-    e.age_at = age.insert(age.end(), ip);
-  }
-  // Removes expired entries, oldest first, and the oldest while there are
-  // too many (`extra`: one about to be made).
-  void slim(uint64_t now, size_t extra = 0) {
-    while (!age.empty()) {
-      uint32_t ip = age.front();
-      if (!expired(entries.at(ip), now) && !(entry_capacity && entries.size() + extra > entry_capacity)) break;
-      age.pop_front();
-      entries.erase(ip);
-      ++generation;
-    }
-  }
-  void insert(uint32_t ip, const Mac& eth, uint64_t now) {
-    Entry& e = ensure(ip, now);
-    e.eth = eth;
-    e.known = eth != kBroadcast;
-    e.live_ns = now;
-    e.polls = 0;
-    e.polled_ns = now - kSec;
-    refresh_age(e, ip);
-  }
-};
-}  // namespace
+using namespace arp;
 
 class ARPQuerier : public Element {
  public:
@@ -99,6 +28,7 @@ class ARPQuerier : public Element {
     Duration timeout{300 * kSec}, poll{60 * kSec};
     IPv4Addr bcast;
     bool have_bcast = a.has("BROADCAST");
+    a.read("TABLE", table_name_);
     a.read("CAPACITY", capacity_)
         .read("ENTRY_CAPACITY", entry_capacity_)
         .read("ENTRY_PACKET_CAPACITY", entry_packet_capacity_)
@@ -124,11 +54,23 @@ class ARPQuerier : public Element {
     poll_ns_ = poll.ns;
   }
   void initialize() override {
-    bool first = false;
-    table_ = shared_state<ArpTable>(this, &first);
-    if (first) {
-      table_->timeout_ns = timeout_ns_;
-      table_->entry_capacity = entry_capacity_;
+    if (!table_name_.empty()) {
+      // TABLE: an ARPTable element's table (found from this element's
+      // compound outwards), with its own TIMEOUT and ENTRY_CAPACITY.
+      Element* t = nullptr;
+      for (std::string scope = name_scope(name());; scope = name_scope(scope.substr(0, scope.size() - 1))) {
+        if ((t = router().find(scope + table_name_)) || scope.empty()) break;
+      }
+      if (!t || t->class_name() != "ARPTable")
+        throw std::runtime_error(fmt::format("TABLE '{}' is not an ARPTable element", table_name_));
+      table_ = shared_state_named<ArpTable>(this, table_key(t->name()));
+    } else {
+      bool first = false;
+      table_ = shared_state<ArpTable>(this, &first);
+      if (first) {
+        table_->timeout_ns = timeout_ns_;
+        table_->entry_capacity = entry_capacity_;
+      }
     }
     r_expired_ = add_drop_reason("arp-expired");
     r_full_ = add_drop_reason("arp-queue-full");
@@ -168,6 +110,18 @@ class ARPQuerier : public Element {
     if (timeout_ns_) worker().schedule(timer_, now + sweep_ns());
   }
   size_t packets_held() const override { return held_; }
+  // Hot swap: the new configuration's querier, for the same addresses,
+  // takes the old one's table entries (an ARPTable's go with the ARPTable)
+  // and counts (Click's take_state); packets waiting for an answer stay
+  // with the old configuration.
+  void hot_swapped(Element* old) override {
+    auto* o = dynamic_cast<ARPQuerier*>(old);
+    if (!o || o->ip_ != ip_ || o->eth_ != eth_ || o->bcast_ != bcast_ || !o->table_) return;
+    if (table_name_.empty() && o->table_name_.empty() && worker().id() == 0) table_->take(*o->table_);
+    queries_.set(o->queries_.get());
+    responses_.set(o->responses_.get());
+    drops_.set(o->drops_.get());
+  }
   void cleanup() override {
     for (auto& [ip, q] : waiting_)
       for (Packet* p : q) worker().pool().free(p);
@@ -180,22 +134,7 @@ class ARPQuerier : public Element {
     add_stat_handler("drops", drops_);
     add_read_handler(
         "length", [this] { return std::to_string(held_); }, Agg::Sum, true);
-    add_read_handler("count", [this] {
-      std::lock_guard<std::mutex> g(table_->mu);
-      return std::to_string(table_->entries.size());
-    });
-    add_read_handler("table", [this] {
-      std::lock_guard<std::mutex> g(table_->mu);
-      uint64_t now = worker().now_ns();
-      std::string s;
-      for (uint32_t ip : table_->age) {
-        const auto& e = table_->entries.at(ip);
-        uint64_t age = now > e.live_ns ? now - e.live_ns : 0;
-        s += fmt::format("{} {} {} {}.{:06}\n", ip_text(ip), table_->known(e, now) ? 1 : 0,
-                         format_ether_click(e.eth.data()), age / kSec, (age % kSec) / 1000);
-      }
-      return s;
-    });
+    add_table_handlers(*this, [this]() -> ArpTable& { return *table_; });
     add_read_handler("stats", [this] {
       return fmt::format("{} packets killed\n{} ARP queries sent\n", drops_.get(), queries_.get());
     });
@@ -210,20 +149,6 @@ class ARPQuerier : public Element {
       IPv4Addr a;
       if (!parse_ipv4(trim(v), a)) throw std::runtime_error("expected an IP address");
       bcast_ = a.host();
-    });
-    add_write_handler("insert", [this](const std::string& v) {
-      auto w = split_words(v);
-      IPv4Addr a;
-      EtherAddr e;
-      if (w.size() != 2 || !parse_ipv4(w[0], a) || !parse_ether(w[1], e)) throw std::runtime_error("expected IP ETH");
-      std::lock_guard<std::mutex> g(table_->mu);
-      table_->insert(a.host(), e.b, worker().now_ns());
-    });
-    add_write_handler("delete", [this](const std::string& v) {
-      IPv4Addr a;
-      if (!parse_ipv4(trim(v), a)) throw std::runtime_error("expected an IP address");
-      std::lock_guard<std::mutex> g(table_->mu);
-      table_->insert(a.host(), kBroadcast, worker().now_ns());  // Click's: known no more
     });
     add_write_handler("clear", [this](const std::string&) {
       std::lock_guard<std::mutex> g(table_->mu);
@@ -294,7 +219,7 @@ class ARPQuerier : public Element {
     // An unknown entry stays at most TIMEOUT old while packets wait on it.
     if (t.timeout_ns && e.live_ns + t.timeout_ns < now) {
       e.live_ns = now - t.timeout_ns;
-      t.refresh_age(e, dst);
+      t.move_forward(e, dst);
     }
     auto& q = waiting_[dst];
     if (entry_packet_capacity_ && q.size() >= entry_packet_capacity_) return counted_drop(r_full_);
@@ -431,6 +356,7 @@ class ARPQuerier : public Element {
   uint64_t timeout_ns_ = 0, poll_ns_ = 0;
   bool broadcast_poll_ = false, zero_warned_ = false;
   std::shared_ptr<ArpTable> table_;
+  std::string table_name_;                           // TABLE: an ARPTable element's
   std::map<uint32_t, std::deque<Packet*>> waiting_;  // this worker's packets, per address
   size_t held_ = 0;
   uint64_t seen_generation_ = 0;
@@ -456,6 +382,7 @@ SHOAL_ELEMENT(
         "table is shared by every worker; it learns answers (replies, and requests to this address) only for "
         "addresses it asked for or knows. ARP packets on input 1 are consumed ('arp-consumed').",
     .args = {{"IP", "IPv4 address[/len]", "this interface's address (a prefix sets the broadcast address)"},
+             {"TABLE", "element", "an ARPTable to use (its TIMEOUT and ENTRY_CAPACITY apply) instead of its own"},
              {"ETH", "Ethernet address", "this interface's Ethernet address (one AddressInfo name may give both)"},
              {"TIMEOUT", "time", "how long an answer is good (default 300 s; 0: forever)"},
              {"POLL_TIMEOUT", "time", "age at which a known address is queried again (default 60 s; 0: never)"},
