@@ -159,6 +159,10 @@ if [ -x "$CLICK" ]; then
   has "1"; has "10.0.0.3 1 02-00-00-00-00-03"
   bad "$CLICK" -e 'a :: ARPQuerier(TABLE nope, 10.0.0.1, 2:0:0:0:0:1); Idle -> a -> Discard; Idle -> [1]a;'
   has "TABLE 'nope' is not an ARPTable element"
+  # BlockThread stalls the thread that writes it, for that long
+  ok timeout 10 "$CLICK" -e 'bt :: BlockThread; Script(set a $(now), write bt.block 50ms, print $(sub $(now) $a), stop)'
+  awk '{ exit !($1 >= 0.05 && $1 < 5) }' "$tmp/out" && pass=$((pass+1)) || { echo "FAIL: BlockThread"; cat "$tmp/out"; fail=$((fail+1)); }
+  ok "$CLICK" -e 'bt :: BlockThread; Script(write bt.block forever, stop)'; has "expected a time"
   # McastSocket: two routers on one group over loopback each hear the other
   # and, sending from 127.0.0.1, not themselves.
   mc() { timeout 10 "$CLICK" -e "RatedSource(\"$1 says hi.\", RATE 50, LIMIT 10, STOP true)
