@@ -141,12 +141,14 @@ if [ -x "$CLICK" ]; then
   # Hot swap (-R): writing hotconfig runs the new configuration in place of
   # the old, which stops there; a configuration that fails leaves the old
   # one running, and the write says why.
-  ok timeout 10 "$CLICK" -R -e 'Script(write hotconfig Script(print "new", stop), wait 1s, print "old")'
-  has "new"; if grep -q old "$tmp/out"; then echo "FAIL: the old configuration ran on"; fail=$((fail+1)); else pass=$((pass+1)); fi
-  ok timeout 10 "$CLICK" -R -e 'Script(write hotconfig Idle -> Nope, write hotconfig Idle -> Print, print "still", stop)'
-  has "undeclared element 'Nope'"; has "'Print@2 :: Print' output 0 unused"; has "still"
-  ok timeout 10 "$CLICK" -e 'Script(write hotconfig Script(print "new", stop), print "old", stop)'
-  has "no global write handler 'hotconfig'"; has "old"
+  ok timeout 10 "$CLICK" -R -e 'Script(write hotconfig Script(print 1111, write hotconfig Script(print 2222, stop)),
+                                         wait 1s, print 3333)'
+  [ "$(tr '\n' ' ' < "$tmp/out")" = "1111 2222 " ] && pass=$((pass+1)) ||
+    { echo "FAIL: hot swaps, twice, the old configurations stopped"; cat "$tmp/out"; fail=$((fail+1)); }
+  ok timeout 10 "$CLICK" -R -e 'Script(write hotconfig Idle -> Nope, write hotconfig Idle -> Print, print 4444, stop)'
+  has "undeclared element 'Nope'"; has "'Print@2 :: Print' output 0 unused"; has "4444"
+  ok timeout 10 "$CLICK" -e 'Script(write hotconfig Script(print 1111, stop), print 5555, stop)'
+  has "no global write handler 'hotconfig'"; has "5555"
   # ... an ARPQuerier takes the old one's table, an ARPTable the old ARPTable's
   # (which queriers share with TABLE)
   ok timeout 10 "$CLICK" -R -e 'q :: ARPQuerier(10.0.0.1, 2:0:0:0:0:1); Idle -> q -> Discard; Idle -> [1]q;
@@ -155,8 +157,9 @@ if [ -x "$CLICK" ]; then
   has "10.0.0.2 1 02-00-00-00-00-02"
   ok timeout 10 "$CLICK" -R -e 't :: ARPTable(TIMEOUT 1min); a :: ARPQuerier(TABLE t, 10.0.0.1, 2:0:0:0:0:1)
     b :: ARPQuerier(TABLE t, 10.0.0.9, 2:0:0:0:0:9); Idle -> a -> Discard; Idle -> [1]a; Idle -> b -> Discard; Idle -> [1]b;
-    Script(write t.insert 10.0.0.3 2:0:0:0:0:3, print b.count, write hotconfig t :: ARPTable; Script(print t.table, stop))'
-  has "1"; has "10.0.0.3 1 02-00-00-00-00-03"
+    Script(write t.insert 10.0.0.3 2:0:0:0:0:3, print b.table, write hotconfig t :: ARPTable; Script(print t.table, stop))'
+  [ "$(grep -c '^10.0.0.3 1 02-00-00-00-00-03' "$tmp/out")" = 2 ] && pass=$((pass+1)) ||
+    { echo "FAIL: an ARPTable shared by queriers, and hot-swapped"; cat "$tmp/out"; fail=$((fail+1)); }
   bad "$CLICK" -e 'a :: ARPQuerier(TABLE nope, 10.0.0.1, 2:0:0:0:0:1); Idle -> a -> Discard; Idle -> [1]a;'
   has "TABLE 'nope' is not an ARPTable element"
   # BlockThread stalls the thread that writes it, for that long

@@ -236,13 +236,20 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
   if (!split_path(path, ename, hname)) {
     if (path == "stop") return stop_now(), true;
     if (path == "hotconfig" && builder_) {
+      bool idle = false;
+      if (!swap_pending_.compare_exchange_strong(idle, true, std::memory_order_acq_rel)) {
+        err = "a hot swap is already under way";
+        return false;
+      }
       std::unique_ptr<Runtime> next = builder_(value, err);
-      if (!next) return false;
+      if (!next) {
+        swap_pending_.store(false, std::memory_order_release);
+        return false;
+      }
       {
         std::lock_guard<std::mutex> g(next_mu_);
         next_ = std::move(next);
       }
-      swap_pending_.store(true, std::memory_order_release);
       stop_now();
       return true;
     }
