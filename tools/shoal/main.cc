@@ -529,6 +529,7 @@ void print_element_text(const ElementInfo& i) {
   fmt::print("\nHandlers:\n");
   for (auto& hd : i.handlers) fmt::print("  {:<16} {:<3} {}\n", hd.name, hd.mode, hd.desc);
   fmt::print("  {:<16} {:<3} {}\n", "name, class, config, ports, handlers, drops", "r", "(every element)");
+  fmt::print("  {:<16} {:<3} {}\n", "scheduled, home_thread", "r", "(elements that run a task)");
   fmt::print("\nExample:\n  {}\n", i.example);
 }
 
@@ -556,6 +557,7 @@ void print_element_markdown(const ElementInfo& i) {
   fmt::print("\n| handler | mode | meaning |\n|---|---|---|\n");
   for (auto& hd : i.handlers) fmt::print("| `{}` | {} | {} |\n", hd.name, hd.mode, md_cell(hd.desc));
   fmt::print("| `name`, `class`, `config`, `ports`, `handlers`, `drops` | r | every element |\n");
+  fmt::print("| `scheduled`, `home_thread` | r | elements that run a task |\n");
   fmt::print("\n```click\n{}\n```\n\n", i.example);
 }
 
