@@ -4,7 +4,7 @@
 # all. Helpers inr/in1/in2 run a command in a namespace; start_shoal runs
 # Shoal in R on a configuration ($pid); check NAME COMMAND... counts a
 # check that passes when the command does. NEEDS lists the commands the test
-# needs (skipped without them).
+# needs (skipped without them); QUEUES gives the veths several queues.
 set -u
 SHOAL=$(realpath "$1")
 skip() { echo "SKIP: $*"; exit 77; }
@@ -25,8 +25,10 @@ trap cleanup EXIT
 inr() { ip netns exec "$R" "$@"; }
 in1() { ip netns exec "$H1" "$@"; }
 in2() { ip netns exec "$H2" "$@"; }
-ip link add v1h netns "$H1" type veth peer name v1r netns "$R" || skip "cannot make veth pairs"
-ip link add v2h netns "$H2" type veth peer name v2r netns "$R"
+# QUEUES=N: veths with N queues each way (a worker per queue for AF_XDP).
+q=${QUEUES:+numtxqueues $QUEUES numrxqueues $QUEUES}
+ip link add v1h netns "$H1" $q type veth peer name v1r netns "$R" $q || skip "cannot make veth pairs"
+ip link add v2h netns "$H2" $q type veth peer name v2r netns "$R" $q
 # start_shoal CONFIG [ARGS...]: shoal run in R, its statistics to $tmp/stats.json.
 # (Not through inr: a backgrounded function runs in a subshell, and $! must be shoal itself.)
 start_shoal() {

@@ -731,9 +731,14 @@ std::string build_features() {
 #else
   constexpr bool mb = false;
 #endif
-  // DPDK and AF_XDP ports are not built yet (issue 24).
-  return fmt::format("CUDA {}, Hyperscan {}, PCRE2 {}, intel-ipsec-mb {}, DPDK no, AF_XDP no", yes(cuda_compiled()),
-                     yes(hs), yes(pcre), yes(mb));
+#ifdef SHOAL_HAVE_XDP
+  constexpr bool xdp = true;
+#else
+  constexpr bool xdp = false;
+#endif
+  // DPDK ports are not built yet (issue 24).
+  return fmt::format("CUDA {}, Hyperscan {}, PCRE2 {}, intel-ipsec-mb {}, DPDK no, AF_XDP {}", yes(cuda_compiled()),
+                     yes(hs), yes(pcre), yes(mb), yes(xdp));
 }
 
 int cmd_version() {
@@ -862,6 +867,12 @@ int run_main(int argc, char** argv) {
   mkrouter->add_option("--nat", mk_nat,
                        "NAME[,LO-HI]: source NAT (masquerade) of IPv4 connections leaving interface NAME, from its "
                        "address and ports LO-HI (default 1024-65535)");
+  std::string mk_io = "afpacket";
+  mkrouter
+      ->add_option("--io", mk_io,
+                   "how the interfaces are read and written: afpacket (FromDevice, default) or xdp "
+                   "(FromXDPDevice)")
+      ->check(CLI::IsMember({"afpacket", "xdp"}));
 
   app.add_subcommand("version", "version, CUDA backend and device");
   app.add_subcommand("bench",
@@ -895,7 +906,7 @@ int run_main(int argc, char** argv) {
         return 2;
       }
     }
-    std::string conf = make_router_config(ifs, mk_routes4, mk_routes6, nat);
+    std::string conf = make_router_config(ifs, mk_routes4, mk_routes6, nat, mk_io == "xdp");
     if (mk_out.empty()) {
       fmt::print("{}", conf);
     } else {

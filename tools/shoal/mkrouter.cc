@@ -113,7 +113,9 @@ bool parse_nat_spec(const std::string& spec, const std::vector<RouterIface>& ifs
 }
 
 std::string make_router_config(const std::vector<RouterIface>& ifs, const std::vector<std::string>& routes4,
-                               const std::vector<std::string>& routes6, const RouterNat& nat) {
+                               const std::vector<std::string>& routes6, const RouterNat& nat, bool xdp) {
+  const char* to = xdp ? "ToXDPDevice" : "ToDevice";
+  const char* from = xdp ? "FromXDPDevice" : "FromDevice";
   std::string o;
   auto w = [&]<class... A>(fmt::format_string<A...> f, A&&... a) { o += fmt::format(f, std::forward<A>(a)...); };
   bool v6 = false;
@@ -130,11 +132,11 @@ std::string make_router_config(const std::vector<RouterIface>& ifs, const std::v
   for (size_t i = 0; i < ifs.size(); ++i) {
     auto& f = ifs[i];
     w("// ---- {}\n", f.name);
-    w("out{0} :: Queue(1024) -> ToDevice({1});\n", i, f.name);
+    w("out{0} :: Queue(1024) -> {2}({1});\n", i, f.name, to);
     w("c{0} :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800,\n"
       "                   12/86dd 20/3a 54/87, 12/86dd 20/3a 54/88, 12/86dd, -);\n",
       i);
-    w("FromDevice({1}) -> c{0};\n", i, f.name);
+    w("{2}({1}) -> c{0};\n", i, f.name, from);
     w("c{0}[0] -> ARPResponder({1} {2}) -> out{0};\n", i, ip4(f.addr), f.mac);
     w("arpq{0} :: ARPQuerier({1}, {2}) -> out{0};\n", i, ip4(f.addr), f.mac);
     w("c{0}[1] -> [1]arpq{0};\n", i);

@@ -27,7 +27,9 @@ struct RouterNat {
 bool parse_nat_spec(const std::string& spec, const std::vector<RouterIface>& ifs, RouterNat& n, std::string& err);
 // routes4/routes6: extra routes as written in DirectIPLookup / LookupIP6Route
 // ("PREFIX/LEN GATEWAY OUTPUT", output 1 being the first interface).
+// xdp: the interfaces through AF_XDP (FromXDPDevice/ToXDPDevice) instead of
+// AF_PACKET (FromDevice/ToDevice).
 std::string make_router_config(const std::vector<RouterIface>& ifs, const std::vector<std::string>& routes4,
-                               const std::vector<std::string>& routes6, const RouterNat& nat = {});
+                               const std::vector<std::string>& routes6, const RouterNat& nat = {}, bool xdp = false);
 
 }  // namespace shoal::tool
