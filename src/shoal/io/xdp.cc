@@ -130,6 +130,7 @@ void XskPort::open(const std::string& who, const XdpOptions& o, bool rx) {
   impl_ = std::make_unique<Impl>();
   Impl& m = *impl_;
   m.has_rx = rx;
+  rx_ = rx;
   m.area_len = size_t(o.frames) * o.frame_size;
   m.area = mmap(nullptr, m.area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (m.area == MAP_FAILED) {
@@ -375,7 +376,9 @@ uint64_t XskPort::kernel_drops() const {
 }
 
 std::string XskPort::mode_text() const {
-  return fmt::format("{} XDP, {}", native_ ? "native" : "generic", zero_copy_ ? "zero-copy" : "copy");
+  const char* copy = zero_copy_ ? "zero-copy" : "copy";
+  if (!rx_) return fmt::format("send only (no XDP program), {}", copy);
+  return fmt::format("{} XDP, {}", native_ ? "native" : "generic", copy);
 }
 
 }  // namespace shoal::io

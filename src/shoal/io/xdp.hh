@@ -104,7 +104,7 @@ class XskPort {
   std::unique_ptr<Impl> impl_;
   std::string dev_;
   uint32_t queue_ = 0, mtu_ = 1500, frame_size_ = 4096;
-  bool zero_copy_ = false, native_ = false;
+  bool zero_copy_ = false, native_ = false, rx_ = false;
   XdpOptions opt_;
 };
 
