@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -36,7 +37,8 @@ struct RunArgs {
   std::string hot_suffix;       // text added to every configuration (the -p/-u ControlSockets)
   uint32_t device_delay_us = 0, host_threads = 0;
   double device_faults = 0;
-  std::string metrics;  // --metrics [ADDR:]PORT: Prometheus' /metrics while the run lasts
+  std::string metrics;              // --metrics [ADDR:]PORT: Prometheus' /metrics while the run lasts
+  std::optional<std::string> dpdk;  // --dpdk "EAL ARGS": DPDK's EAL arguments (replacing the defaults)
   uint32_t offload_batches = 32, offload_timeout_us = 200, offload_inflight = 8;
   bool offload_schedule = false;
   bool offload_adaptive = false;  // GPUNFV's dynamic aggregate size (offload::BatchSizer)

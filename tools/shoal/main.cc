@@ -15,6 +15,7 @@
 #include "shoal/classbench/classbench.hh"
 #include "shoal/core/version.hh"
 #include "shoal/device/device.hh"
+#include "shoal/io/dpdk.hh"
 #include "shoal/io/outfile.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/io/traffic.hh"
@@ -305,6 +306,7 @@ int cmd_run(const RunArgs& ra) {
     return 1;
   }
   if (ra.simtime) set_simulated_time(true, uint64_t(ra.simtime_start * 1e9));
+  if (ra.dpdk) io::set_dpdk_args(*ra.dpdk);
   RunOptions opt;
   opt.threads = ra.threads;
   opt.click_messages = ra.click_messages;
@@ -736,9 +738,13 @@ std::string build_features() {
 #else
   constexpr bool xdp = false;
 #endif
-  // DPDK ports are not built yet (issue 24).
-  return fmt::format("CUDA {}, Hyperscan {}, PCRE2 {}, intel-ipsec-mb {}, DPDK no, AF_XDP {}", yes(cuda_compiled()),
-                     yes(hs), yes(pcre), yes(mb), yes(xdp));
+#ifdef SHOAL_HAVE_DPDK
+  constexpr bool dpdk = true;
+#else
+  constexpr bool dpdk = false;
+#endif
+  return fmt::format("CUDA {}, Hyperscan {}, PCRE2 {}, intel-ipsec-mb {}, DPDK {}, AF_XDP {}", yes(cuda_compiled()),
+                     yes(hs), yes(pcre), yes(mb), yes(dpdk), yes(xdp));
 }
 
 int cmd_version() {
@@ -810,6 +816,9 @@ int run_main(int argc, char** argv) {
   run->add_option(
       "--metrics", ra.metrics,
       "serve Prometheus metrics at http://[ADDR:]PORT/metrics while running (ADDR: 127.0.0.1 unless given)");
+  run->add_option("--dpdk", ra.dpdk,
+                  "DPDK's EAL arguments for FromDPDKDevice/ToDPDKDevice, e.g. \"-a 0000:03:00.0 --huge-dir /mnt/huge\" "
+                  "(default: --in-memory, or --no-huge without huge pages; --no-pci when no NIC is bound to vfio-pci)");
   run->add_flag("--offload-schedule", ra.offload_schedule,
                 "sort each aggregate's packets by protocol and length before the kernels (GASPP's packet scheduling)");
   run->add_option("--offload-inflight", ra.offload_inflight, "aggregates on the device per element")

@@ -276,7 +276,8 @@ SHOAL_ELEMENT(
         "GRANULARITY); flow time is the packets' timestamps "
         "(a trace's own time; live, the wall clock also moves it while no packet comes). A full table evicts the flow "
         "nearest its expiry, so a flood of half-open connections evicts its own before an established one.\n\n"
-        "Each worker has its own table of CAPACITY flows (FromDump and FromDevice keep a connection on one worker). "
+        "Each worker has its own table of CAPACITY flows (FromDump, FromDevice and FromDPDKDevice keep a connection on "
+        "one worker; FromXDPDevice does when the NIC's RSS hash is symmetric). "
         "Stateful elements downstream (FlowLog...) find the nearest FlowIPManager upstream and reserve per-flow state "
         "in it; at a stop every open flow ends, so they see each one go.",
     .args = {{"CAPACITY", "integer", "flows per worker (default 65536)"},

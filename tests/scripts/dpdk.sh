@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# DPDK ports without a NIC, through DPDK's own virtual devices: net_pcap
+# reads and writes captures, so what FromDPDKDevice received and
+# ToDPDKDevice sent is compared byte for byte with what went in (scapy
+# reads both, an independent reader); two workers on two queues; the
+# errors an operator meets. Skipped (77) when the build has no DPDK.
+#   tests/scripts/dpdk.sh SHOAL
+set -u
+SHOAL=$(realpath "$1")
+"$SHOAL" version | grep -q "DPDK yes" || { echo "SKIP: this shoal was built without DPDK"; exit 77; }
+/usr/bin/python3 -c "import scapy" 2>/dev/null || { echo "SKIP: python3-scapy is not installed"; exit 77; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+check() { local name=$1; shift
+  if "$@" >"$tmp/out" 2>&1; then echo "ok   $name"; pass=$((pass+1))
+  else echo "FAIL $name"; sed 's/^/     /' "$tmp/out"; fail=$((fail+1)); fi; }
+same() {  # same "IN..." "OUT...": the frames of the OUT captures are those of the IN ones (as multisets)
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys
+from scapy.all import rdpcap
+a = sorted(bytes(p) for f in sys.argv[1].split() for p in rdpcap(f))
+b = sorted(bytes(p) for f in sys.argv[2].split() for p in rdpcap(f))
+print(len(a), "frames in,", len(b), "out")
+sys.exit(0 if a == b and a else 1)
+PY
+}
+"$SHOAL" gen -o "$tmp/a.pcap" -n 700 -s 60 -f 30 2>/dev/null
+"$SHOAL" gen -o "$tmp/b.pcap" -n 300 -s 1514 -f 7 --proto tcp 2>/dev/null
+"$SHOAL" gen -o "$tmp/c.pcap" -n 400 -s 900 -f 11 -6 2>/dev/null
+
+one() {
+  echo "FromDPDKDevice(\"net_pcap0,rx_pcap=$tmp/a.pcap,tx_pcap=$tmp/o.pcap\", LIMIT 700, STOP true)
+        -> c :: Counter -> ToDPDKDevice(net_pcap0);" >"$tmp/one.click"
+  "$SHOAL" run "$tmp/one.click" --stats-out "$tmp/one.json" 2>&1 | tee "$tmp/one.err" | grep -q "received 700 .*sent 700 .*balanced" ||
+    { cat "$tmp/one.err"; return 1; }
+  same "$tmp/a.pcap" "$tmp/o.pcap"; }
+check "net_pcap in and out: 700 frames, byte for byte, accounting balanced" one
+
+two() {
+  echo "FromDPDKDevice(\"net_pcap1,rx_pcap=$tmp/b.pcap,rx_pcap=$tmp/c.pcap,tx_pcap=$tmp/o1.pcap,tx_pcap=$tmp/o2.pcap\",
+                       LIMIT 400, STOP true) -> Counter -> q :: Queue -> ToDPDKDevice(net_pcap1);" >"$tmp/two.click"
+  # Worker 0 reads queue 0 (b, 300 frames), worker 1 queue 1 (c, 400): LIMIT
+  # counts each worker's own packets, and a stop needs every copy, so the
+  # run ends at --duration, with both files read.
+  "$SHOAL" run "$tmp/two.click" --threads 2 --duration 3 --stats-out "$tmp/two.json" >"$tmp/two.err" 2>&1 ||
+    { cat "$tmp/two.err"; return 1; }
+  cat "$tmp/two.err"
+  /usr/bin/python3 - "$tmp/two.json" <<'PY' || return 1
+import json, sys
+j = json.load(open(sys.argv[1])); e = j["elements"]
+src = next(v for v in e.values() if v.get("class") == "FromDPDKDevice")
+print(j["accounting"], src["count"], src["device"])
+sys.exit(0 if j["accounting"]["balanced"] and int(src["count"]) == 700 else 1)
+PY
+  same "$tmp/b.pcap $tmp/c.pcap" "$tmp/o1.pcap $tmp/o2.pcap"; }
+check "two workers on two queues: 700 frames of two captures out, byte for byte" two
+
+err() { local conf=$1 want=$2; shift 2
+  echo "$conf" >"$tmp/e.click"
+  if "$SHOAL" run "$tmp/e.click" --duration 0.2 "$@" >"$tmp/e.out" 2>&1; then echo "accepted"; cat "$tmp/e.out"; return 1; fi
+  cat "$tmp/e.out"; grep -q -- "$want" "$tmp/e.out"; }
+check "a port number DPDK does not have" err 'FromDPDKDevice(7) -> Discard;' "DPDK has no port 7"
+check "a virtual device DPDK cannot probe" err 'FromDPDKDevice("net_nosuch0,x=1") -> Discard;' "DPDK cannot probe 'net_nosuch0,x=1'"
+check "more workers than the port's queues" \
+  err "FromDPDKDevice(\"net_pcap2,rx_pcap=$tmp/a.pcap,tx_pcap=$tmp/o3.pcap\") -> Discard;" "need one each" --threads 2
+check "EAL arguments that do not parse: said, with where they come from" \
+  err "FromDPDKDevice(\"net_pcap3,rx_pcap=$tmp/a.pcap\") -> Discard;" "EAL did not start with '--bogus-flag'" --dpdk "--bogus-flag"
+echo "dpdk: $pass passed, $fail failed"
+[ "$fail" = 0 ]
