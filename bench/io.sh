@@ -50,19 +50,19 @@ rx() {
 import json, sys
 name, r, g = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
 e = r["elements"]; src = e["src"]
-got, lost = int(e["c"]["count"]), int(src.get("kernel_drops", 0))
+got, lost = int(e["c"]["count"]), int(src.get("kernel_drops", src.get("hw_dropped", 0)))
 mpps = got / r["elapsed_s"] / 1e6
 share = 100.0 * lost / max(1, got + lost)
 print(json.dumps({"path": name, "direction": "rx", "mpps_per_core": round(mpps, 3), "kernel_drops": lost,
                   "lost_percent": round(share, 2), "bound": "the port's core" if share > 1 else "the sender's core",
-                  "mode": src.get("mode", "AF_PACKET")}))
+                  "mode": src.get("mode", src.get("device", "AF_PACKET"))}))
 PY
   tail -1 "$tmp/rows" | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin); print("%-38s %10.3f %8.2f  %-22s %s" % (r["path"], r["mpps_per_core"], r["lost_percent"], r["bound"], r["mode"]))'
 }
 # tx NAME ELEMENT-CLASS: frames a second handed to the link, counted by the peer.
 tx() {
-  local name=$1 cls=$2 before after
-  gen "$R" vr "$cls" "$macg" | sed 's/SRCETH [^,]*/SRCETH '"$macr"'/' >"$tmp/tx.click"
+  local name=$1 cls=$2 port=${3:-vr} before after
+  gen "$R" "$port" "$cls" "$macg" | sed 's/SRCETH [^,]*/SRCETH '"$macr"'/' >"$tmp/tx.click"
   before=$(ip netns exec "$G" cat /sys/class/net/vg/statistics/rx_packets)
   ip netns exec "$R" taskset -c 1 "$SHOAL" run -q "$tmp/tx.click" --duration "$SECS" --stats-out "$tmp/tx.json" >/dev/null 2>"$tmp/tx.err" ||
     { cat "$tmp/tx.err"; return 1; }
@@ -70,12 +70,12 @@ tx() {
   /usr/bin/python3 - "$name" "$tmp/tx.json" "$((after - before))" <<'PY' >>"$tmp/rows"
 import json, sys
 name, t, peer = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3])
-e = t["elements"]; out = next(v for v in e.values() if v.get("class") in ("ToDevice", "ToXDPDevice"))
+e = t["elements"]; out = next(v for v in e.values() if v.get("class") in ("ToDevice", "ToXDPDevice", "ToDPDKDevice"))
 mpps = peer / t["elapsed_s"] / 1e6
 drops = sum(int(v.get("drops", 0)) for v in e.values())
 print(json.dumps({"path": name, "direction": "tx", "mpps_per_core": round(mpps, 3), "kernel_drops": drops,
                   "lost_percent": round(100.0 * drops / max(1, drops + peer), 2), "bound": "the port's core",
-                  "mode": out.get("mode", "AF_PACKET")}))
+                  "mode": out.get("mode", "DPDK" if out.get("class") == "ToDPDKDevice" else "AF_PACKET")}))
 PY
   tail -1 "$tmp/rows" | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin); print("%-38s %10.3f %8.2f  %-22s %s" % (r["path"], r["mpps_per_core"], r["lost_percent"], r["bound"], r["mode"]))'
 }
@@ -83,8 +83,15 @@ rx "rx AF_PACKET TPACKET_V2 (FromDevice)" "FromDevice(vr)"
 rx "rx AF_PACKET TPACKET_V3 (FromDevice)" "FromDevice(vr, LOW_LATENCY false)"
 rx "rx AF_XDP native (FromXDPDevice)" "FromXDPDevice(vr, MODE native)"
 rx "rx AF_XDP generic (FromXDPDevice)" "FromXDPDevice(vr, MODE generic)"
+if "$SHOAL" version | grep -q "DPDK yes"; then
+  rx "rx DPDK net_af_xdp (FromDPDKDevice)" 'FromDPDKDevice("net_af_xdp0,iface=vr")'
+  rx "rx DPDK net_af_packet (FromDPDKDevice)" 'FromDPDKDevice("net_af_packet0,iface=vr")'
+fi
 tx "tx AF_PACKET (ToDevice)" ToDevice
 tx "tx AF_XDP (ToXDPDevice)" ToXDPDevice
+if "$SHOAL" version | grep -q "DPDK yes"; then
+  tx "tx DPDK net_af_packet (ToDPDKDevice)" ToDPDKDevice '"net_af_packet0,iface=vr"'
+fi
 commit=$(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$(dirname "$0")" status --porcelain 2>/dev/null | grep -qv '^??' && echo true || echo false)
 /usr/bin/python3 - "$tmp/rows" "$OUT" "$commit" "$dirty" "$SECS" <<'PY'
