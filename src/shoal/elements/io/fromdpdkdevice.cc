@@ -87,7 +87,7 @@ SHOAL_ELEMENT(
              {"PROMISC", "boolean", "promiscuous mode (default true)"},
              {"SNAPLEN", "unsigned", "bytes kept per frame (default 65535)"},
              {"BURST", "unsigned", "packets per task run (default 32)"},
-             {"LIMIT", "integer", "stop after this many packets (-1: none)"},
+             {"LIMIT", "integer", "stop after this many packets, each worker its own (-1: none)"},
              {"ACTIVE", "boolean", "start reading (default true)"},
              {"STOP", "boolean", "stop the router after LIMIT packets"},
              {"END_CALL", "handler call", "call a write handler ('elem.handler VALUE') when done"}},

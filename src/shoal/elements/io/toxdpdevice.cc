@@ -31,7 +31,8 @@ class ToXDPDevice : public Element {
   void cleanup() override { port_.reset(); }
   void push(int, PacketBatch* b) override { send(b); }
   bool run_task() override {
-    if (port_->tx_room() < burst_) {
+    // Room for a burst (or for all the port can hold, if BURST is larger).
+    if (port_->tx_room() < std::min({burst_, args_.opt.ring_size, args_.opt.frames / 2})) {
       port_->kick();
       return true;  // the ring drains; packets wait in the queue meanwhile
     }
