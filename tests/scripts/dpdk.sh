@@ -3,7 +3,8 @@
 # reads and writes captures, so what FromDPDKDevice received and
 # ToDPDKDevice sent is compared byte for byte with what went in (scapy
 # reads both, an independent reader); two workers on two queues; the
-# errors an operator meets. Skipped (77) when the build has no DPDK.
+# errors an operator meets; with root, a net_tap port answering the Linux
+# kernel's pings. Skipped (77) when the build has no DPDK.
 #   tests/scripts/dpdk.sh SHOAL
 set -u
 SHOAL=$(realpath "$1")
@@ -54,6 +55,38 @@ sys.exit(0 if j["accounting"]["balanced"] and int(src["count"]) == 700 else 1)
 PY
   same "$tmp/b.pcap $tmp/c.pcap" "$tmp/o1.pcap $tmp/o2.pcap"; }
 check "two workers on two queues: 700 frames of two captures out, byte for byte" two
+
+# A live port with the Linux kernel as the peer: DPDK's net_tap makes an
+# interface in a network namespace; the kernel pings an address that only
+# Shoal answers (ARP and ICMP echo both go in and out through DPDK).
+tap() {
+  local ns=shoaldpdk$$
+  ip netns add "$ns" || return 1
+  cat >"$tmp/tap.click" <<C
+FromDPDKDevice("net_tap0,iface=dtap0") -> c :: Classifier(12/0806 20/0001, 12/0800, -);
+out :: Queue -> ToDPDKDevice(net_tap0);
+c[0] -> ARPResponder(10.5.0.2 02:00:00:00:00:02) -> out;
+c[1] -> Strip(14) -> CheckIPHeader -> ICMPPingResponder -> EtherEncap(0x0800, 02:00:00:00:00:02, 02:00:00:00:00:01) -> out;
+c[2] -> Discard;
+C
+  ip netns exec "$ns" "$SHOAL" run -q "$tmp/tap.click" --stats-out "$tmp/tap.json" >"$tmp/tap.out" 2>&1 &
+  local spid=$! ok=1
+  for _ in $(seq 50); do ip -n "$ns" link show dtap0 >/dev/null 2>&1 && break; sleep 0.1; done
+  ip -n "$ns" link set dtap0 address 02:00:00:00:00:01 && ip -n "$ns" link set dtap0 up &&
+    ip -n "$ns" addr add 10.5.0.1/24 dev dtap0 && ip netns exec "$ns" ping -c 3 -i 0.2 -W 2 10.5.0.2 &&
+    ip -n "$ns" neigh show 10.5.0.2 | grep -q "lladdr 02:00:00:00:00:02" && ok=0
+  kill -TERM $spid; wait $spid || ok=1
+  ip netns del "$ns"
+  cat "$tmp/tap.out"
+  /usr/bin/python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["accounting"]; print(a); sys.exit(0 if a["balanced"] else 1)' \
+    "$tmp/tap.json" || ok=1
+  return $ok; }
+if [ "$(id -u)" = 0 ] && [ -c /dev/net/tun ] && ip netns add shoaldpdkprobe$$ 2>/dev/null; then
+  ip netns del shoaldpdkprobe$$
+  check "net_tap: the kernel pings an address Shoal answers through DPDK (ARP and ICMP)" tap
+else
+  echo "skip net_tap: needs root, /dev/net/tun and network namespaces"
+fi
 
 err() { local conf=$1 want=$2; shift 2
   echo "$conf" >"$tmp/e.click"
