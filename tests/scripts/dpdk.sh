@@ -71,9 +71,9 @@ c[2] -> Discard;
 C
   ip netns exec "$ns" "$SHOAL" run -q "$tmp/tap.click" --stats-out "$tmp/tap.json" >"$tmp/tap.out" 2>&1 &
   local spid=$! ok=1
-  for _ in $(seq 50); do ip -n "$ns" link show dtap0 >/dev/null 2>&1 && break; sleep 0.1; done
+  for _ in $(seq 200); do ip -n "$ns" link show dtap0 >/dev/null 2>&1 && break; sleep 0.1; done
   ip -n "$ns" link set dtap0 address 02:00:00:00:00:01 && ip -n "$ns" link set dtap0 up &&
-    ip -n "$ns" addr add 10.5.0.1/24 dev dtap0 && ip netns exec "$ns" ping -c 3 -i 0.2 -W 2 10.5.0.2 &&
+    ip -n "$ns" addr add 10.5.0.1/24 dev dtap0 && ip netns exec "$ns" ping -c 3 -i 0.2 -w 10 10.5.0.2 &&
     ip -n "$ns" neigh show 10.5.0.2 | grep -q "lladdr 02:00:00:00:00:02" && ok=0
   kill -TERM $spid; wait $spid || ok=1
   ip netns del "$ns"
