@@ -5,46 +5,31 @@
 #include <algorithm>
 #include <cstring>
 
-#include "shoal/elements/common.hh"
+#include "shoal/elements/io/linkport.hh"
 #include "shoal/io/dpdk.hh"
 
 namespace shoal {
 
-class FromDPDKDevice : public SourceElement {
+class FromDPDKDevice : public LinkSource {
  public:
   void configure(Args& a) override {
     a.read_mp("PORT", opt_.port).read("NDESC", opt_.rx_desc).read("NB_MBUF", opt_.mbufs);
-    a.read("PROMISC", opt_.promisc).read("SNAPLEN", snaplen_);
-    read_source_args(a, 32);
+    a.read("PROMISC", opt_.promisc);
+    read_link_source_args(a);
     a.complete();
     if (opt_.rx_desc < 32 || opt_.rx_desc > 32768) a.fail("NDESC must be 32 to 32768");
   }
   void initialize() override {
     opt_.queues = uint32_t(worker().nworkers());
     port_ = io::DpdkPort::acquire(fmt::format("FromDPDKDevice({})", opt_.port), opt_);
-    r_nobuf_ = add_drop_reason("no-buffer");
-    SourceElement::initialize();
+    LinkSource::initialize();
   }
   void cleanup() override { port_.reset(); }
   uint32_t produce(PacketBatch* b, uint32_t max, bool&) override {
     uint64_t now = 0;
     uint32_t n = 0;
-    port_->receive(uint16_t(worker().id()), max, [&](const uint8_t* d, uint32_t len) {
-      len = std::min(len, snaplen_);
-      Packet* p = worker().pool().alloc(len);
-      if (!p) {  // counted as received and dropped
-        received();
-        emitted_.add();
-        count_dropped(r_nobuf_);
-        return;
-      }
-      std::memcpy(p->data(), d, len);
-      if (!now) now = realtime_ns();
-      p->set_timestamp_ns(now);
-      p->set_mac_header(0);
-      b->append(p);
-      ++n;
-    });
+    port_->receive(uint16_t(worker().id()), max,
+                   [&](const uint8_t* d, uint32_t len) { n += take_frame(b, d, len, now) != nullptr; });
     return n;
   }
   void add_handlers() override {
@@ -62,9 +47,7 @@ class FromDPDKDevice : public SourceElement {
 
  private:
   io::DpdkOptions opt_;
-  uint32_t snaplen_ = 65535;
   std::shared_ptr<io::DpdkPort> port_;
-  uint16_t r_nobuf_ = 0;
 };
 SHOAL_ELEMENT(
     FromDPDKDevice, .name = "FromDPDKDevice", .ports = "0/1", .processing = "a/a",

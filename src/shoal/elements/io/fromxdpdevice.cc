@@ -7,17 +7,16 @@
 #include <cstring>
 #include <fstream>
 
-#include "shoal/elements/common.hh"
+#include "shoal/elements/io/linkport.hh"
 #include "shoal/elements/io/xdpdevice.hh"
 
 namespace shoal {
 
-class FromXDPDevice : public SourceElement, public XdpReceiver {
+class FromXDPDevice : public LinkSource, public XdpReceiver {
  public:
   void configure(Args& a) override {
     args_.read(a);
-    a.read("SNAPLEN", snaplen_);
-    read_source_args(a, 32);
+    read_link_source_args(a);
     a.complete();
   }
   void initialize() override {
@@ -28,8 +27,7 @@ class FromXDPDevice : public SourceElement, public XdpReceiver {
     std::string mac;
     EtherAddr ea{};
     if (f >> mac && parse_ether(mac, ea)) std::memcpy(mac_, ea.b.data(), 6), have_mac_ = true;
-    r_nobuf_ = add_drop_reason("no-buffer");
-    SourceElement::initialize();
+    LinkSource::initialize();
   }
   void cleanup() override { port_.reset(); }
   const std::string& xdp_dev() const override { return args_.opt.dev; }
@@ -37,21 +35,10 @@ class FromXDPDevice : public SourceElement, public XdpReceiver {
     uint64_t now = 0;
     uint32_t n = 0;
     port_->receive(max, [&](const uint8_t* d, uint32_t len) {
-      len = std::min(len, snaplen_);
-      Packet* p = worker().pool().alloc(len);
-      if (!p) {  // counted as received and dropped
-        received();
-        emitted_.add();
-        count_dropped(r_nobuf_);
-        return;
+      if (Packet* p = take_frame(b, d, len, now)) {
+        p->anno().packet_type = packet_type(d, len);
+        ++n;
       }
-      std::memcpy(p->data(), d, len);
-      if (!now) now = realtime_ns();
-      p->set_timestamp_ns(now);
-      p->set_mac_header(0);
-      p->anno().packet_type = packet_type(d, len);
-      b->append(p);
-      ++n;
     });
     return n;
   }
@@ -77,11 +64,9 @@ class FromXDPDevice : public SourceElement, public XdpReceiver {
   }
 
   XdpDeviceArgs args_;
-  uint32_t snaplen_ = 65535;
   std::shared_ptr<io::XskPort> port_;
   uint8_t mac_[6] = {};
   bool have_mac_ = false;
-  uint16_t r_nobuf_ = 0;
 };
 SHOAL_ELEMENT(FromXDPDevice, .name = "FromXDPDevice", .ports = "0/1", .processing = "a/a",
               .summary = "reads packets from a Linux interface through AF_XDP",

@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 #include <algorithm>
 
-#include "shoal/elements/common.hh"
+#include "shoal/elements/io/linkport.hh"
 #include "shoal/io/afpacket.hh"
-#include "shoal/kernels/bytes.hh"
 
 namespace shoal {
 
-class ToDevice : public Element {
+class ToDevice : public LinkSink {
  public:
   void configure(Args& a) override {
     a.read_mp("DEVNAME", dev_).read("BURST", burst_).read("FRAMES", frames_).read("QDISC_BYPASS", bypass_);
@@ -18,13 +17,7 @@ class ToDevice : public Element {
   }
   void initialize() override {
     tx_.open(fmt::format("ToDevice({})", dev_), dev_, frames_, bypass_);
-    r_full_ = add_drop_reason("tx-ring-full");
-    r_mtu_ = add_drop_reason("exceeds-mtu");
-    r_short_ = add_drop_reason("too-short");
-    if (input_proc(0) == Proc::Pull) {
-      pt_.init(this, burst_);
-      add_task();
-    }
+    init_link_sink();
   }
   void cleanup() override { tx_.close(); }
   void push(int, PacketBatch* b) override { send(b); }
@@ -44,11 +37,8 @@ class ToDevice : public Element {
   void send(PacketBatch* b) {
     bool any = false;
     b->for_each([&](uint32_t, Packet* p) {
-      uint32_t len = p->length();
-      if (len < 14) return drop(p, r_short_);
-      uint32_t limit = tx_.mtu() + 14 + (len >= 16 && k::load_be16(p->data() + 12) == 0x8100 ? 4 : 0);
-      if (len > limit || len > tx_.max_frame()) return drop(p, r_mtu_);
-      if (!tx_.put(p->data(), len)) return drop(p, r_full_);
+      if (int r = link_refusal(p, tx_.mtu(), tx_.max_frame()); r >= 0) return drop(p, uint16_t(r));
+      if (!tx_.put(p->data(), p->length())) return drop(p, r_full_);
       count_.add();
       any = true;
       sent(p);
@@ -58,12 +48,9 @@ class ToDevice : public Element {
   }
 
   std::string dev_;
-  uint32_t burst_ = 32, frames_ = 1024;
+  uint32_t frames_ = 1024;
   bool bypass_ = true;
   io::AfPacketTx tx_;
-  PullTask pt_;
-  uint16_t r_full_ = 0, r_mtu_ = 0, r_short_ = 0;
-  Stat count_;
 };
 SHOAL_ELEMENT(ToDevice, .name = "ToDevice", .ports = "1/0", .processing = "a/",
               .summary = "sends packets on a Linux interface",

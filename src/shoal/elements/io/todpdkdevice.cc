@@ -4,13 +4,12 @@
 
 #include <algorithm>
 
-#include "shoal/elements/common.hh"
+#include "shoal/elements/io/linkport.hh"
 #include "shoal/io/dpdk.hh"
-#include "shoal/kernels/bytes.hh"
 
 namespace shoal {
 
-class ToDPDKDevice : public Element {
+class ToDPDKDevice : public LinkSink {
  public:
   void configure(Args& a) override {
     a.read_mp("PORT", opt_.port).read("NDESC", opt_.tx_desc).read("NB_MBUF", opt_.mbufs).read("BURST", burst_);
@@ -21,13 +20,7 @@ class ToDPDKDevice : public Element {
   void initialize() override {
     opt_.queues = uint32_t(worker().nworkers());
     port_ = io::DpdkPort::acquire(fmt::format("ToDPDKDevice({})", opt_.port), opt_);
-    r_full_ = add_drop_reason("tx-ring-full");
-    r_mtu_ = add_drop_reason("exceeds-mtu");
-    r_short_ = add_drop_reason("too-short");
-    if (input_proc(0) == Proc::Pull) {
-      pt_.init(this, burst_);
-      add_task();
-    }
+    init_link_sink();
   }
   void cleanup() override { port_.reset(); }
   void push(int, PacketBatch* b) override { send(b); }
@@ -54,13 +47,10 @@ class ToDPDKDevice : public Element {
     data_.clear();
     len_.clear();
     b->for_each([&](uint32_t, Packet* p) {
-      uint32_t len = p->length();
-      if (len < 14) return drop(p, r_short_);
-      uint32_t limit = port_->mtu() + 14 + (len >= 16 && k::load_be16(p->data() + 12) == 0x8100 ? 4 : 0);
-      if (len > limit) return drop(p, r_mtu_);
+      if (int r = link_refusal(p, port_->mtu()); r >= 0) return drop(p, uint16_t(r));
       ok.push_back(p);
       data_.push_back(p->data());
-      len_.push_back(len);
+      len_.push_back(p->length());
     });
     uint32_t took =
         ok.empty() ? 0 : port_->send(uint16_t(worker().id()), data_.data(), len_.data(), uint32_t(ok.size()));
@@ -77,14 +67,10 @@ class ToDPDKDevice : public Element {
   }
 
   io::DpdkOptions opt_;
-  uint32_t burst_ = 32;
   std::shared_ptr<io::DpdkPort> port_;
-  PullTask pt_;
   std::vector<Packet*> ok_;
   std::vector<const uint8_t*> data_;
   std::vector<uint32_t> len_;
-  uint16_t r_full_ = 0, r_mtu_ = 0, r_short_ = 0;
-  Stat count_;
 };
 SHOAL_ELEMENT(ToDPDKDevice, .name = "ToDPDKDevice", .ports = "1/0", .processing = "a/",
               .summary = "sends packets on a DPDK port",

@@ -4,13 +4,12 @@
 
 #include <algorithm>
 
-#include "shoal/elements/common.hh"
+#include "shoal/elements/io/linkport.hh"
 #include "shoal/elements/io/xdpdevice.hh"
-#include "shoal/kernels/bytes.hh"
 
 namespace shoal {
 
-class ToXDPDevice : public Element {
+class ToXDPDevice : public LinkSink {
  public:
   void configure(Args& a) override {
     args_.read(a);
@@ -20,13 +19,7 @@ class ToXDPDevice : public Element {
   }
   void initialize() override {
     port_ = args_.open(this, false);
-    r_full_ = add_drop_reason("tx-ring-full");
-    r_mtu_ = add_drop_reason("exceeds-mtu");
-    r_short_ = add_drop_reason("too-short");
-    if (input_proc(0) == Proc::Pull) {
-      pt_.init(this, burst_);
-      add_task();
-    }
+    init_link_sink();
   }
   void cleanup() override { port_.reset(); }
   void push(int, PacketBatch* b) override { send(b); }
@@ -49,13 +42,7 @@ class ToXDPDevice : public Element {
   }
 
  private:
-  // The drop reason of a frame this interface cannot send, or -1.
-  int refuse(Packet* p) const {
-    uint32_t len = p->length();
-    if (len < 14) return r_short_;
-    uint32_t limit = port_->mtu() + 14 + (len >= 16 && k::load_be16(p->data() + 12) == 0x8100 ? 4 : 0);
-    return len > limit || len > port_->max_frame() ? r_mtu_ : -1;
-  }
+  int refuse(const Packet* p) const { return link_refusal(p, port_->mtu(), port_->max_frame()); }
   void send(PacketBatch* b) {
     // Reserve exactly the slots the sendable frames take, then fill them.
     uint32_t want = 0;
@@ -74,11 +61,7 @@ class ToXDPDevice : public Element {
   }
 
   XdpDeviceArgs args_;
-  uint32_t burst_ = 32;
   std::shared_ptr<io::XskPort> port_;
-  PullTask pt_;
-  uint16_t r_full_ = 0, r_mtu_ = 0, r_short_ = 0;
-  Stat count_;
 };
 SHOAL_ELEMENT(ToXDPDevice, .name = "ToXDPDevice", .ports = "1/0", .processing = "a/",
               .summary = "sends packets on a Linux interface through AF_XDP",
