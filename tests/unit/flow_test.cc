@@ -307,6 +307,71 @@ TEST(FlowTable, BatchTrackingMatchesOneByOne) {
   EXPECT_EQ(many.t.counters().inserts.get(), one.t.counters().inserts.get());
 }
 
+// Trains (a connection's packets back to back) take the flow of the packet
+// before them without a lookup: the same ids, directions, releases and flow
+// state as one at a time, with reopens (a SYN after FIN or RST inside a
+// train) and evictions (a table of 64) among them.
+TEST(FlowTable, BatchTrainsMatchOneByOne) {
+  struct Gone {
+    uint32_t id;
+    flow::Release why;
+    uint64_t pkts0, pkts1;
+    bool operator==(const Gone&) const = default;
+  };
+  auto make = [](std::vector<Gone>& out) {
+    auto t = std::make_unique<flow::FlowTable>();
+    flow::Config c;
+    c.capacity = 64;
+    t->init(c);
+    t->on_release([&out](uint32_t id, const flow::Flow& f, flow::Release why) {
+      out.push_back({id, why, f.pkts[0], f.pkts[1]});
+    });
+    return t;
+  };
+  std::vector<Gone> g1, g2;
+  auto one = make(g1), many = make(g2);
+  std::mt19937 rng(11);
+  std::vector<k::ParsedKey> keys;
+  std::vector<uint32_t> lens;
+  std::vector<uint64_t> nows;
+  const uint8_t flags[] = {k::kTcpSyn, k::kTcpSyn | k::kTcpAck, k::kTcpAck, k::kTcpFin | k::kTcpAck, k::kTcpRst};
+  size_t trains = 0;
+  while (keys.size() < 30000) {
+    uint32_t a = rng() % 40, b = rng() % 40;
+    uint8_t proto = rng() % 4 ? 6 : 17;
+    uint32_t run = 1 + rng() % 6;
+    trains += run > 1;
+    for (uint32_t r = 0; r < run; ++r) {
+      bool back = rng() % 3 == 0;  // the reply direction: still the same connection
+      auto p = back ? ip4(b, a, proto, 80, 7, flags[rng() % 5]) : ip4(a, b, proto, 7, 80, flags[rng() % 5]);
+      keys.push_back(parse(p));
+      lens.push_back(uint32_t(p.size()));
+      nows.push_back(uint64_t(keys.size()) * 1000);
+    }
+  }
+  std::vector<uint32_t> ids(keys.size()), ids1(keys.size());
+  std::vector<uint8_t> dirs(keys.size()), dirs1(keys.size()), facts(keys.size());
+  for (size_t i = 0; i < keys.size(); i += 32) {
+    uint32_t n = uint32_t(std::min<size_t>(32, keys.size() - i));
+    many->track_batch(&keys[i], &lens[i], &nows[i], n, &ids[i], &dirs[i], &facts[i]);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) ids1[i] = one->track(keys[i], lens[i], nows[i], dirs1[i]);
+  EXPECT_GT(trains, 1000u);
+  EXPECT_GT(one->counters().reopened.get(), 100u);
+  EXPECT_GT(one->counters().evicted.get(), 100u);
+  EXPECT_EQ(ids, ids1);
+  EXPECT_EQ(dirs, dirs1);
+  EXPECT_TRUE(g1 == g2);
+  EXPECT_EQ(many->counters().lookups.get(), one->counters().lookups.get());
+  for (uint32_t id = 1; id <= 64; ++id) {
+    const flow::Flow &x = one->flow(id), &y = many->flow(id);
+    EXPECT_EQ(x.gen, y.gen);
+    EXPECT_EQ(x.pkts[0], y.pkts[0]);
+    EXPECT_EQ(x.pkts[1], y.pkts[1]);
+    EXPECT_EQ(x.tcp.state, y.tcp.state);
+  }
+}
+
 TEST(FlowTable, AFullTableEvictsTheFlowNearestItsExpiry) {
   Table tb(8);
   uint64_t t = kSec;

@@ -241,8 +241,10 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
   return s.flow;
 }
 
-uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len, uint64_t now, uint8_t& dir) {
-  c_.lookups.add();
+// (Inlined into track_batch's loop: a call per packet, its spills and
+// reloads, cost more than the lookup of a flow in cache.)
+[[gnu::always_inline]] inline uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len,
+                                                               uint64_t now, uint8_t& dir, uint32_t known) {
   bool fresh = false;
   uint32_t id;
   if (pk.kind == k::KeyKind::Frag) {
@@ -256,7 +258,7 @@ uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t
     dir = pk.dir == f.orig_dir ? 0 : 1;  // both endpoints' order is the flow's (ports are not compared)
   } else if (pk.kind == k::KeyKind::Conn || pk.kind == k::KeyKind::FirstFrag) {
     size_t slot;
-    id = lookup(pk.key, hash, slot);
+    id = known ? known : lookup(pk.key, hash, slot);
     if (pk.icmp_error) {
       c_.icmp_errors.add();
       if (!id) {  // an error about a connection not tracked: no flow of its own
@@ -326,15 +328,33 @@ uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t
   return id;
 }
 
+uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir) {
+  c_.lookups.add();
+  return track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir);
+}
+
 void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n,
                             uint32_t* ids, uint8_t* dirs, uint8_t* facts) {
-  if (hashes_.size() < n) hashes_.resize(n);
+  if (hashes_.size() < n) hashes_.resize(n), trains_.resize(n);
+  c_.lookups.add(n);
+  // A packet of the same connection as the packet before it (a train: a TCP
+  // window's burst, a video frame) takes that packet's hash, and below its
+  // flow id: after a packet is tracked, its key's index slot names the id
+  // it got (found, inserted, or inserted again after a reopen), so the
+  // lookup would find the same one.
   for (uint32_t i = 0; i < n; ++i) {
+    if (i && same_conn(pk[i], pk[i - 1])) {
+      hashes_[i] = hashes_[i - 1];
+      trains_[i] = 1;
+      continue;
+    }
+    trains_[i] = 0;
     uint32_t h = hashable(pk[i]) ? k::conn_hash(pk[i].key) : 0;
     hashes_[i] = h;
     __builtin_prefetch(&slots_[h & mask_]);
   }
   for (uint32_t i = 0; i < n; ++i) {
+    if (trains_[i]) continue;
     uint64_t s = slots_[hashes_[i] & mask_];
     if (s && uint32_t(s >> 32) == hashes_[i]) {
       const Flow* f = &flows_[uint32_t(s) - 1];
@@ -343,7 +363,7 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
     }
   }
   for (uint32_t i = 0; i < n; ++i) {
-    ids[i] = track_hashed(pk[i], hashes_[i], ip_len[i], now[i], dirs[i]);
+    ids[i] = track_hashed(pk[i], hashes_[i], ip_len[i], now[i], dirs[i], trains_[i] ? ids[i - 1] : 0);
     if (facts) {
       facts[i] = 0;
       if (ids[i]) {

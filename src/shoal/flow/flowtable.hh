@@ -110,9 +110,7 @@ class FlowTable {
   // One packet, whose parsed key is `pk` and IP length `ip_len`, at time
   // `now` (ns; packet time). Returns the flow id (1-based; 0: no flow) and
   // sets `dir` (0 from the originator).
-  uint32_t track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir) {
-    return track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir);
-  }
+  uint32_t track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir);
   // A batch of packets, the way a vector processor does it: every key's
   // hash and index slot first (prefetched), then the entries the slots
   // name (prefetched), then each packet. Same results as track() on each.
@@ -163,7 +161,15 @@ class FlowTable {
   static bool hashable(const k::ParsedKey& pk) {
     return pk.kind == k::KeyKind::Conn || pk.kind == k::KeyKind::FirstFrag;
   }
-  uint32_t track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len, uint64_t now, uint8_t& dir);
+  // `known`: the key's flow id when the caller knows it (the packet before,
+  // of the same connection, got it), which spares the index lookup.
+  uint32_t track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len, uint64_t now, uint8_t& dir,
+                        uint32_t known = 0);
+  // The packets of a train (pk and the packet before it of one connection):
+  // the second needs no hash and no lookup of its own.
+  static bool same_conn(const k::ParsedKey& x, const k::ParsedKey& y) {
+    return x.kind == k::KeyKind::Conn && y.kind == k::KeyKind::Conn && !x.icmp_error && !y.icmp_error && x.key == y.key;
+  }
   uint32_t lookup(const k::ConnKey& key, uint32_t hash, size_t& slot) const {
     for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
       uint64_t s = slots_[i];
@@ -207,6 +213,7 @@ class FlowTable {
   uint8_t* state_ = nullptr;
   uint64_t* slots_ = nullptr;     // the index: hash << 32 | id; 0: empty
   std::vector<uint32_t> hashes_;  // track_batch scratch
+  std::vector<uint8_t> trains_;   // track_batch scratch: 1 when a packet continues the one before
   size_t mask_ = 0;
   uint32_t free_ = 0;   // free list through Flow::next
   uint32_t fresh_ = 0;  // entries never used yet start here (ids fresh_+1..cap_)

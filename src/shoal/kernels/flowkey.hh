@@ -73,6 +73,18 @@ SHOAL_HD void canonicalize(ParsedKey& r, const uint32_t* src, uint16_t sp, const
   r.dir = swap ? 1 : 0;
 }
 
+// IPv4's case: the other address words stay zero (the key was cleared).
+// (Scalars, not the arrays above: four 4-byte stores read back as one
+// 16-byte load stall store forwarding, a fifth of the parse's time.)
+SHOAL_HD void canonicalize4(ParsedKey& r, uint32_t src, uint16_t sp, uint32_t dst, uint16_t dp) {
+  bool swap = dst < src || (dst == src && dp < sp);
+  r.key.a[0] = swap ? dst : src;
+  r.key.b[0] = swap ? src : dst;
+  r.key.pa = swap ? dp : sp;
+  r.key.pb = swap ? sp : dp;
+  r.dir = swap ? 1 : 0;
+}
+
 SHOAL_HD bool icmp4_is_error(uint8_t type) { return type == 3 || type == 4 || type == 5 || type == 11 || type == 12; }
 SHOAL_HD bool icmp4_is_query(uint8_t type) {
   return type == 0 || type == 8 || type == 13 || type == 14 || type == 15 || type == 16 || type == 17 || type == 18;
@@ -186,7 +198,10 @@ SHOAL_HD KeyKind parse_ip(const uint8_t* ip, uint32_t len, ParsedKey& r, bool qu
   r.key.proto = proto;
   r.frag_id = frag_id;
   if (frag && !first) {
-    canonicalize(r, src, 0, dst, 0);
+    if (ver == 4)
+      canonicalize4(r, src[0], 0, dst[0], 0);
+    else
+      canonicalize(r, src, 0, dst, 0);
     if (!quoted && total > off) r.payload_len = uint16_t(total - off);  // the fragment's share of the payload
     return KeyKind::Frag;
   }
@@ -203,7 +218,10 @@ SHOAL_HD KeyKind parse_ip(const uint8_t* ip, uint32_t len, ParsedKey& r, bool qu
     r.payload_len = uint16_t(rlen);
     return KeyKind::Conn;
   }
-  canonicalize(r, src, sp, dst, dp);
+  if (ver == 4)
+    canonicalize4(r, src[0], sp, dst[0], dp);
+  else
+    canonicalize(r, src, sp, dst, dp);
   r.l4_off = uint16_t(off);
   if (!quoted) r.payload_len = transport_payload(proto, t, rlen, r.tcp_flags);
   return frag ? KeyKind::FirstFrag : KeyKind::Conn;
