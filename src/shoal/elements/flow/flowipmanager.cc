@@ -155,12 +155,13 @@ void FlowIPManager::track(PacketBatch* b) {
     ++n;
   });
   table_.track_batch(keys_.data(), lens_.data(), nows_.data(), n, ids_.data(), dirs_.data(), facts_.data());
+  const bool routes = noutputs() > 1;  // packets without a flow leave on output 1
   for (uint32_t j = 0; j < n; ++j) {
     Packet* p = b->at(slots_[j]);
     p->anno().flow = ids_[j];
     p->anno().flow_dir = dirs_[j];
     p->anno().flow_facts = facts_[j];
-    b->result(slots_[j]) = int16_t(ids_[j] || noutputs() == 1 ? 0 : 1);
+    if (routes) b->result(slots_[j]) = int16_t(ids_[j] ? 0 : 1);
   }
   last_mono_ = worker().now_ns();
   if (owner_.load(std::memory_order_relaxed) != std::this_thread::get_id())
