@@ -2,8 +2,8 @@
 """`shoal run --metrics`: /metrics parsed by Prometheus' own text-format parser
 (python3-prometheus-client), its values checked against the run (the packets
 in the capture, the accounting identity, handler values read through the
-ControlSocket, the device latency histogram's shape), writes refused, and bad
---metrics values refused with an error.
+ControlSocket, the device latency histogram's shape, the device's busy time),
+writes refused, and bad --metrics values refused with an error.
 
 Usage: metrics.py SHOAL SOURCE_DIR"""
 import os
@@ -90,6 +90,11 @@ ControlSocket(UNIX, {sock});
     check(buckets and all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])), "buckets are cumulative")
     check(buckets and buckets[-1][1] == s.get(("shoal_offload_latency_seconds_count", ())) > 0,
           "+Inf bucket = count > 0 (the host device did the work)")
+    busy = s.get(("shoal_offload_device_busy_seconds_total", ()))
+    up = s.get(("shoal_uptime_seconds", ()))
+    check(fams.get("shoal_offload_device_busy_seconds") == "counter" and busy is not None and 0 < busy <= up,
+          f"the device's busy time is a counter, above 0 and at most the uptime: {busy} of {up}")
+    check(s.get(("shoal_offload_device_aggregates_in_flight", ())) is not None, "the aggregates in flight")
     check(s.get(("shoal_worker_packets_total", (("kind", "received"), ("worker", "0")))) == npackets,
           "per-worker counters")
     # no writes through the metrics endpoint

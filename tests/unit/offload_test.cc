@@ -20,6 +20,7 @@
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
 #include "shoal/offload/chain.hh"
+#include "shoal/offload/services.hh"
 #include "shoal/offload/sizer.hh"
 #include "shoal/routing/lpm4_build.hh"
 
@@ -1180,3 +1181,24 @@ TEST(BatchSizer, GrowsWhileTheCpuWouldWaitShrinksOnLatencyAndIdleness) {
 }
 
 }  // namespace shoal
+
+// The device's occupancy is the union of its aggregates' spans: overlapping
+// spans (two workers' aggregates) count once, gaps not at all, and a span in
+// progress counts up to the reading.
+TEST(DeviceOccupancy, IsTheUnionOfTheAggregatesSpans) {
+  offload::DeviceOccupancy o;
+  EXPECT_EQ(o.busy_ns(1000), 0u);
+  o.begin(100);  // worker 0's aggregate
+  o.begin(150);  // worker 1's, while the first is on the device
+  EXPECT_EQ(o.in_flight(), 2u);
+  o.end(200);
+  EXPECT_EQ(o.busy_ns(250), 150u);  // in progress: 100..250
+  o.end(300);                       // busy 100..300
+  EXPECT_EQ(o.busy_ns(1000), 200u);
+  o.begin(500);  // idle 300..500 is not counted
+  o.end(540);
+  EXPECT_EQ(o.busy_ns(1000), 240u);
+  o.end(600);  // an end without a begin changes nothing
+  EXPECT_EQ(o.busy_ns(1000), 240u);
+  EXPECT_EQ(o.in_flight(), 0u);
+}

@@ -117,8 +117,19 @@ std::string prometheus_text(Runtime& rt, const std::string& device) {
             fmt::format("the numeric read handler '{}' (see shoal elements CLASS)", hd.name), el, d);
     }
   }
+  // The device's occupancy, once something opened it.
+  offload::Services& sv = offload::services(rt);
+  if (!sv.device_detail().empty()) {
+    const offload::DeviceOccupancy& o = sv.occupancy;
+    x.add("shoal_offload_device_busy_seconds_total", "counter",
+          "time the device had an aggregate of this run on it (submitted, not yet seen complete; the union over "
+          "workers): its rate is the device's utilisation",
+          "", double(o.busy_ns(offload::DeviceOccupancy::clock_ns())) / 1e9);
+    x.add("shoal_offload_device_aggregates_in_flight", "gauge", "aggregates on the device now", "",
+          double(o.in_flight()));
+  }
   // Device batches' latency, when something offloaded.
-  const auto& h = offload::services(rt).latency_histogram;
+  const auto& h = sv.latency_histogram;
   uint64_t total = 0;
   std::string lines;
   for (size_t i = 0; i < h.counts.size(); ++i) {

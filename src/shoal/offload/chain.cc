@@ -274,6 +274,7 @@ Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Of
   anchor_has_.resize(anchors_.size());
   latency_ = &services(owner_.worker().runtime()).latencies(owner_.worker().id());
   histogram_ = &services(owner_.worker().runtime()).latency_histogram;
+  occupancy_ = &services(owner_.worker().runtime()).occupancy;
   if (device_)
     for (uint32_t i = 0; i < inflight_; ++i) {
       auto a = std::make_unique<Aggregate>();
@@ -731,6 +732,8 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
     else
       device_->h2d(a->stream, a->dbuf, a->host, a->o_end);
     stats_.h2d_bytes.add(h2d_bytes(*a));  // (zero-copy: what its kernels can reach)
+    a->occupying = true;
+    occupancy_->begin(DeviceOccupancy::clock_ns());
   }
   stats_.pack_ns.add(host_ns() - t0);
   return a;
@@ -825,6 +828,7 @@ bool Chain::ready(Aggregate& a) {
   std::string err;
   dev::Status st = device_->poll(a.stream, err);
   if (st == dev::Status::Pending) return false;
+  stop_occupying(a);
   if (st == dev::Status::Failed || a.failed) {
     note_failure(a, a.failed && !a.error.empty() ? a.error : err);
     redo_on_host(a);
@@ -920,7 +924,14 @@ void Chain::run_skipped(Aggregate& a, size_t j) {
   }
 }
 
+void Chain::stop_occupying(Aggregate& a) {
+  if (!a.occupying) return;
+  a.occupying = false;
+  occupancy_->end(DeviceOccupancy::clock_ns());
+}
+
 PacketBatch* Chain::release(Aggregate& a) {
+  stop_occupying(a);  // (one given up before its device work was seen to end)
   PacketBatch* b = a.batch;
   a.batch = nullptr;
   a.keep.clear();

@@ -40,6 +40,7 @@ namespace shoal::offload {
 
 struct LatencySamples;
 struct LatencyHistogram;
+class DeviceOccupancy;
 
 // Where a range is measured from, resolved per packet.
 enum class Anchor : uint8_t {
@@ -333,7 +334,8 @@ struct Aggregate {
   size_t dev_cap = 0;
   uint8_t* kbuf = nullptr;  // what kernels use: dbuf, or the host buffer in place (zero-copy)
   bool on_device = false, failed = false, zero = false;
-  bool done = false;  // ready() said so (it is asked again: counted once)
+  bool done = false;       // ready() said so (it is asked again: counted once)
+  bool occupying = false;  // counted in the device's occupancy until ready() sees it end
   std::string error;
   uint64_t start_ns = 0;
   uint64_t formed_ns = 0;  // when its first packet reached the offloading element (NbaOffload)
@@ -476,6 +478,8 @@ class Chain {
   size_t reserve_hint_ = 0;
   LatencySamples* latency_ = nullptr;      // this worker's (Services::latencies)
   LatencyHistogram* histogram_ = nullptr;  // the runtime's (Services::latency_histogram)
+  DeviceOccupancy* occupancy_ = nullptr;   // the runtime's (Services::occupancy)
+  void stop_occupying(Aggregate& a);
   void redo_on_host(Aggregate& a);
   void note_failure(Aggregate& a, const std::string& err);
 

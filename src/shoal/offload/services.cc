@@ -1,6 +1,35 @@
 #include "shoal/offload/services.hh"
 
+#include <chrono>
+
 namespace shoal::offload {
+
+uint64_t DeviceOccupancy::clock_ns() {
+  return uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+void DeviceOccupancy::begin(uint64_t now) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (n_++ == 0) since_ = now;
+}
+
+void DeviceOccupancy::end(uint64_t now) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (n_ == 0) return;  // (an end without its begin: nothing to close)
+  if (--n_ == 0 && now > since_) busy_ += now - since_;
+}
+
+uint64_t DeviceOccupancy::busy_ns(uint64_t now) const {
+  std::lock_guard<std::mutex> g(mu_);
+  return busy_ + (n_ && now > since_ ? now - since_ : 0);
+}
+
+uint32_t DeviceOccupancy::in_flight() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return n_;
+}
 
 std::shared_ptr<dev::Device> Services::device(std::string& err) {
   std::lock_guard<std::mutex> g(mu_);

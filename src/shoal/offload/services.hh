@@ -65,10 +65,33 @@ struct LatencyHistogram {
   }
 };
 
+// How long the device had work (its utilisation, as monitoring reads it):
+// the union, over every chain and worker, of the spans from an aggregate's
+// submission (its copy or first launch queued) to the moment its worker saw
+// it complete. A device shared by many workers is busy while any of them
+// has an aggregate on it; the host's view, so a span ends when the
+// completion is noticed, up to one poll late. Times are steady-clock ns
+// (real time, also under --simtime).
+class DeviceOccupancy {
+ public:
+  void begin(uint64_t now);
+  void end(uint64_t now);
+  // Busy time up to `now`, the span in progress included.
+  uint64_t busy_ns(uint64_t now) const;
+  uint32_t in_flight() const;
+  static uint64_t clock_ns();
+
+ private:
+  mutable std::mutex mu_;
+  uint32_t n_ = 0;
+  uint64_t since_ = 0, busy_ = 0;
+};
+
 class Services {
  public:
   Options options;
   LatencyHistogram latency_histogram;
+  DeviceOccupancy occupancy;
   // Worker w's latency samples (made at the first call; the reference stays valid).
   LatencySamples& latencies(int worker);
   // The device, opened at the first call; nullptr with err when the
