@@ -95,6 +95,8 @@ print(sum(int(e[n]["count"]) for n in ("c", "c1", "c2")))'
 host=$(hostname -s 2>/dev/null || echo host)
 out=${OUT:-bench/results/peers-flow-$host-$(date +%F).json}
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=false
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || dirty=true
 cpu=$(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//')
 printf '%-10s %-10s %14s %14s %14s\n' flows system "path ns/pkt" "+manager" "manager ns"
 rows=()
@@ -127,7 +129,7 @@ done
 mkdir -p "$(dirname "$out")"
 {
   echo "{\"benchmark\": \"peers-flow\", \"machine\": {\"cpu\": \"$cpu\", \"cores\": $(nproc)}, \"device\": \"none\","
-  echo " \"commit\": \"$commit\", \"date\": \"$(date -Is)\", \"packets\": [$packets, $big], \"reps\": $reps,"
+  echo " \"commit\": \"$commit\", \"dirty\": $dirty, \"date\": \"$(date -Is)\", \"packets\": [$packets, $big], \"reps\": $reps,"
   echo " \"core\": $core, \"dpdk_memory\": \"$memory\", \"results\": [$(IFS=,; echo "${rows[*]}")]}"
 } >"$out"
 echo "wrote $out"
