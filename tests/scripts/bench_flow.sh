@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# shoal bench-flow runs (small: tables of 1,000 flows, a 20,000-SYN flood,
+# 300,000 packets a router run, the host device table) and its record holds
+# every case with positive rates: the table beside the bare one, reassembly,
+# the router path with and without the flow layer (every packet counted, the
+# bench checks), the floor from a bare batched lookup, the device table and
+# the flood. Fails when the bench fails.
+set -u
+SHOAL=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$SHOAL" bench-flow --flows 1000 --flows 1000000 --flood 20000 --router-packets 300000 --device host \
+  --out "$tmp/flow.json" || { echo "FAIL: bench-flow exited $?"; exit 1; }
+/usr/bin/python3 - "$tmp/flow.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = j["results"]
+by = {}
+for r in rows:
+    by.setdefault(r["case"], []).append(r)
+ok = True
+def need(cond, what):
+    global ok
+    if not cond:
+        ok = False
+        print("FAIL:", what)
+need(len(by.get("table", [])) == 2 and all(r["lookup_per_sec"] > 0 and r["bare_batch32_lookup_per_sec"] > 0
+                                            for r in by["table"]), "table rows")
+need(len(by.get("reassembly", [])) == 2 and all(r["gbit_per_sec"] > 0 for r in by["reassembly"]), "reassembly rows")
+routers = by.get("router", [])
+need(len(routers) == 3 and all(r["pps_with_flows"] > 0 and r["pps_without"] > 0 for r in routers), "router rows")
+need(all((r["bare_lookup_floor_ns"] > 0) == (r["flows"] >= 1000000) for r in routers), "the floor at 1M flows")
+need(len(by.get("device_table", [])) == 1 and by["device_table"][0]["device"] == "host", "the host device table")
+need(len(by.get("synflood", [])) == 1 and by["synflood"][0]["established_kept"] == 1000, "the flood keeps the established")
+print(f"bench-flow: {len(rows)} rows: {'ok' if ok else 'FAIL'}")
+sys.exit(0 if ok else 1)
+PY
