@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "helpers.hh"
 #include "shoal/kernels/bytes.hh"
@@ -787,6 +788,29 @@ TEST(AggregateIPFlows, NumbersFlowsBothWays) {
   EXPECT_EQ(body(out0), "1 0 1|1 1 2|2 0 4|3 0 6|");
   EXPECT_EQ(body(out1), "0 3|0 5|");
   EXPECT_EQ(r->h("a.count"), "2") << "the timed-out flow was replaced";
+}
+
+}  // namespace shoal::test
+
+namespace shoal::test {
+
+// EtherMirror swaps the addresses and leaves the rest; a runt is a counted drop.
+TEST(EtherMirror, SwapsSourceAndDestination) {
+  std::string out = tmpdir() + "/mirror.txt";
+  auto r = run(fmt::format(R"(
+    InfiniteSource(\<000102030405 060708090a0b 0800 4500001c 00000000 4011 0000 0a000001 0a000002 0000000000000000>,
+                   LIMIT 2)
+      -> m :: EtherMirror -> MarkMACHeader -> IPPrint(m, TIMESTAMP false, ETHER true, OUTFILE {}) -> c :: Counter -> Discard;
+    InfiniteSource(\<00010203040506070809>, LIMIT 3) -> m;
+  )",
+                           out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 2u);
+  std::map<std::string, uint64_t> why;
+  for (auto& d : r->rt->router(0).find("m")->drop_reasons()) why[d.name] = d.count.get();
+  EXPECT_EQ(why["too-short"], 3u) << "the runts";
+  finish(*r);
+  EXPECT_EQ(slurp(out).rfind("m: 00-01-02-03-04-05 > 06-07-08-09-0A-0B: 10.0.0.1", 0), 0u) << slurp(out);
 }
 
 }  // namespace shoal::test
