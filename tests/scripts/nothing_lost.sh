@@ -83,11 +83,18 @@ for sig in HUP INT TERM USR1; do
   if [ $sig = USR1 ]; then
     sleep 0.3; check kill -0 $pid   # still running
     kill -USR2 $pid; sleep 0.3; kill -INT $pid
+  elif [ $sig = HUP ]; then
+    # SIGHUP reloads the file: the counter and the capture go on, then
+    # SIGINT stops the run (every packet written is counted).
+    sleep 0.3; check kill -0 $pid
+    kill -INT $pid
   fi
   wait $pid; rc=$?
   check [ $rc = 0 ]
   if [ $sig = USR1 ]; then has "shoal: SIGUSR1: "; has "shoal: SIGUSR2: "; fi
-  has "SIG${sig/USR1/INT}: stopping"
+  if [ $sig = HUP ]; then has "shoal: SIGHUP: reloading"; has "(reload 1)"; fi
+  s=${sig/USR1/INT}
+  has "SIG${s/HUP/INT}: stopping"
   check json "$tmp/s.json" "j['accounting']['balanced'] and j['elements']['c']['count'] > 0"
   c=$(python3 -c "import json; print(json.load(open('$tmp/s.json'))['elements']['c']['count'])")
   check [ "$(count_pcap "$tmp/sig.pcap")" = "$c" ]

@@ -8,9 +8,11 @@
 #include <pcre2.h>
 #endif
 
+#include <cstring>
 #include <map>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "helpers.hh"
@@ -169,6 +171,61 @@ struct Table {
     return id;
   }
 };
+
+// A hot swap's table takes the old one's flows, state and counters when
+// both were built alike (capacity, reservations), and nothing otherwise;
+// the old table is left empty, so its release callbacks see nothing.
+TEST(FlowTable, HotSwapTakesTheFlowsOfATableBuiltAlike) {
+  flow::Config c = exact();
+  c.capacity = 64;
+  auto build = [&](flow::FlowTable& t, const std::string& owner, uint32_t cap, std::vector<uint32_t>& gone) {
+    t.reserve(8, 8, owner);
+    t.on_release([&gone](uint32_t id, const flow::Flow&, flow::Release) { gone.push_back(id); });
+    flow::Config cc = c;
+    cc.capacity = cap;
+    t.init(cc);
+  };
+  flow::FlowTable old_t, same, other_owner, other_cap;
+  std::vector<uint32_t> gone_old, gone_same, gone_x, gone_y;
+  build(old_t, "FlowLog log()", 64, gone_old);
+  build(same, "FlowLog log()", 64, gone_same);
+  build(other_owner, "FlowLog log(OUT x)", 64, gone_x);
+  build(other_cap, "FlowLog log()", 128, gone_y);
+  std::map<uint32_t, uint32_t> ids;  // source address -> id
+  for (uint32_t a = 1; a <= 10; ++a) {
+    uint8_t d;
+    auto p = ip4(a, 99, 17, 1000, 53);
+    uint32_t id = old_t.track(parse(p), uint32_t(p.size()), a * kSec, d);
+    ASSERT_NE(id, 0u);
+    std::memcpy(old_t.state(id), &a, sizeof a);
+    ids[a] = id;
+  }
+  std::string why;
+  EXPECT_FALSE(other_owner.take(old_t, why));
+  EXPECT_NE(why.find("keep state"), std::string::npos) << why;
+  EXPECT_FALSE(other_cap.take(old_t, why));
+  EXPECT_NE(why.find("capacity changed (64 flows, now 128)"), std::string::npos) << why;
+  EXPECT_EQ(old_t.size(), 10u) << "a refused take moves nothing";
+  ASSERT_TRUE(same.take(old_t, why)) << why;
+  EXPECT_EQ(old_t.size(), 0u);
+  EXPECT_EQ(old_t.counters().inserts.get(), 0u);
+  EXPECT_EQ(same.size(), 10u);
+  EXPECT_EQ(same.counters().inserts.get(), 10u);
+  for (auto [a, id] : ids) {
+    EXPECT_EQ(same.find(parse(ip4(a, 99, 17, 1000, 53)).key), id);
+    uint32_t v = 0;
+    std::memcpy(&v, same.state(id), sizeof v);
+    EXPECT_EQ(v, a) << "the flow's state moved with it";
+  }
+  old_t.flush();
+  EXPECT_TRUE(gone_old.empty()) << "the old table holds nothing";
+  uint8_t d;
+  auto again = ip4(3, 99, 17, 1000, 53);
+  EXPECT_EQ(same.track(parse(again), uint32_t(again.size()), 20 * kSec, d), ids[3]);
+  EXPECT_EQ(same.counters().inserts.get(), 10u);
+  same.expire(1000 * kSec);  // the carried flows expire on the new table's clock
+  EXPECT_EQ(gone_same.size(), 10u);
+}
 
 TEST(FlowTable, TcpFollowsConntrackStates) {
   Table tb(16);

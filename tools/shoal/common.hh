@@ -71,7 +71,9 @@ class MetricsServer {
  public:
   ~MetricsServer();
   // ADDR:PORT or PORT (127.0.0.1); false with err when it cannot listen.
-  bool start(const std::string& where, Runtime& rt, const std::string& device, std::string& err);
+  // `rt` gives the runtime running now (a reload replaces it).
+  bool start(const std::string& where, const std::function<Runtime&()>& rt, const std::string& device,
+             std::string& err);
   void stop();
   int port() const { return port_; }
 

@@ -34,6 +34,8 @@ const char* kCtlHelp =
     "  checkwrite ELEMENT.HANDLER         whether it is writable\n"
     "  list                               the router's elements\n"
     "  stop                               stop the router\n"
+    "  reload                             re-read the router's configuration file and swap it in (`shoal run\n"
+    "                                     FILE`): state carried, a broken file refused with the old one running\n"
     "\n"
     "  -p, --port PORT      the ControlSocket's TCP port\n"
     "      --host HOST      its host (default 127.0.0.1)\n"
@@ -190,6 +192,8 @@ int cmd_ctl(int argc, char** argv) {
     reads = true;
   } else if (verb == "stop" && cmd.size() == 1) {
     request = "WRITE stop\n";
+  } else if (verb == "reload" && cmd.size() == 1) {
+    request = "WRITE reload\n";
   } else {
     return fmt::print(stderr, "shoal ctl: bad command '{}' (shoal ctl --help)\n", join(0)), 2;
   }

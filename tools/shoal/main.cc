@@ -5,9 +5,13 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "common.hh"
@@ -180,9 +184,15 @@ std::string accounting_line(const Accounting& a, Runtime& rt, bool running) {
         n)
       kernel += fmt::format("{}{} {}", kernel.empty() ? "" : ", ", n, e->name());
   }
+  // After reloads: drops of elements the new configuration no longer has,
+  // and packets the old one held that nothing took.
+  std::string swapped;
+  if (other && rt.swaps())
+    swapped = fmt::format(" (at {} reload{}: {} held by the old configuration, the rest by its elements now gone)",
+                          rt.swaps(), rt.swaps() > 1 ? "s" : "", rt.swap_dropped());
   return fmt::format("received {} + created {} = sent {} + {} + {}{} + held {}: {}{}", a.received, a.created, a.sent,
                      part("discarded", t.discarded, t.discarded_text), part("lost", t.lost, t.lost_text),
-                     other ? fmt::format(" + dropped {}", other) : "", a.held, verdict,
+                     other ? fmt::format(" + dropped {}{}", other, swapped) : "", a.held, verdict,
                      kernel.empty() ? "" : "; lost by the kernel before capture: " + kernel);
 }
 
@@ -248,16 +258,17 @@ std::string human(double v) {
 
 // One live status line on a terminal: packets, rate, drops, elapsed, and
 // progress through a pcap input.
-void status_loop(Runtime& rt, std::atomic<bool>& done) {
+void status_loop(const std::atomic<Runtime*>& current, std::atomic<bool>& done) {
   uint64_t last = 0;
   auto t0 = std::chrono::steady_clock::now();
   auto prev = t0;
-  std::string from;
-  for (size_t i = 0; i < rt.router(0).size(); ++i)
-    if (rt.router(0).element(i)->class_name() == "FromDump") from = rt.router(0).element(i)->name();
   while (!done.load()) {
     for (int i = 0; i < 25 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (done.load()) break;
+    Runtime& rt = *current.load();  // a reload replaces it
+    std::string from;
+    for (size_t i = 0; i < rt.router(0).size(); ++i)
+      if (rt.router(0).element(i)->class_name() == "FromDump") from = rt.router(0).element(i)->name();
     auto now = std::chrono::steady_clock::now();
     Accounting a = rt.accounting();
     uint64_t pk = a.received + a.created;
@@ -330,9 +341,15 @@ int cmd_run(const RunArgs& ra) {
   offload::set_options(rt, oo);
   for (auto& e : prog.elements)
     if (e.info->name == "DriverManager") rt.set_driver_manager();
-  // Hot swap (Click's -R): a new configuration's runtime, configured and
-  // initialized beside the running one; its errors are the write's.
-  Runtime::Builder build_next = [&](const std::string& text, std::string& why) -> std::unique_ptr<Runtime> {
+  // Hot swap (Click's -R) and reload: a new configuration's runtime,
+  // configured and initialized beside the running one; its errors are the
+  // write's (or the reload's), with `source` the name they give.
+  Runtime::Reloader reload;
+  std::function<std::unique_ptr<Runtime>(const std::string&, const std::string&, std::string&)> build;
+  Runtime::Builder build_next = [&](const std::string& text, std::string& why) {
+    return build(text, ra.click_messages ? "config" : "hotconfig", why);
+  };
+  build = [&](const std::string& text, const std::string& source, std::string& why) -> std::unique_ptr<Runtime> {
     auto next_prog = std::make_shared<Program>();
     config::Defines defs;
     Diagnostics d;
@@ -342,7 +359,7 @@ int cmd_run(const RunArgs& ra) {
     // parses but cannot be a router (ports, configuration, start-up) adds
     // that the router could not be initialized.
     const char* not_router = ra.click_messages ? "Router could not be initialized!" : "";
-    int32_t id = SourceManager::instance().add(ra.click_messages ? "config" : "hotconfig", text + ra.hot_suffix);
+    int32_t id = SourceManager::instance().add(source, text + ra.hot_suffix);
     if (!config::parse_and_expand(id, defs, *next_prog, d)) {
       why = d.text();
       while (!why.empty() && why.back() == '\n') why.pop_back();
@@ -363,10 +380,24 @@ int cmd_run(const RunArgs& ra) {
       next->cleanup();
       return nullptr;
     }
-    next->set_hotswap(build_next);
+    if (ra.hotswap) next->set_hotswap(build_next);
+    if (reload) next->set_reload(reload);
     return next;
   };
+  // `shoal run FILE` reloads FILE (SIGHUP, the 'reload' handler); a
+  // configuration from standard input or the command line cannot be.
+  if (!ra.click_messages && ra.text_name.empty() && ra.file != "-")
+    reload = [&](std::string& why) -> std::unique_ptr<Runtime> {
+      std::ifstream in(ra.file, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof()) {
+        why = fmt::format("cannot read {}: {}", ra.file, std::strerror(errno));
+        return nullptr;
+      }
+      return build(text, ra.file, why);
+    };
   if (ra.hotswap) rt.set_hotswap(build_next);
+  if (reload) rt.set_reload(reload);
   // The runtime running now (hot swaps replace it); the ones it replaced
   // are kept, cleaned up, until the end.
   std::atomic<Runtime*> current{&rt};
@@ -390,7 +421,8 @@ int cmd_run(const RunArgs& ra) {
   }
   MetricsServer metrics;
   if (!ra.metrics.empty()) {
-    if (!metrics.start(ra.metrics, rt, dev.kind, err)) {
+    if (!metrics.start(
+            ra.metrics, [&current]() -> Runtime& { return *current.load(); }, dev.kind, err)) {
       fmt::print(stderr, "shoal: {}\n", err);
       rt.cleanup();
       return 1;
@@ -404,6 +436,8 @@ int cmd_run(const RunArgs& ra) {
   // SIGINT, SIGTERM and SIGHUP stop the run cleanly (outputs flushed and
   // closed, statistics written); a second one exits at once. SIGUSR1 and
   // SIGUSR2 print the statistics so far and go on, as dd and Suricata do.
+  // SIGHUP reloads the configuration file instead where it can (`shoal run
+  // FILE`): a reload that fails says why and the old configuration runs on.
   std::atomic<bool> stop_signalled{false};
   std::thread signals([&] {
     sigset_t set = run_signals();
@@ -427,6 +461,14 @@ int cmd_run(const RunArgs& ra) {
           continue;
         }
       }
+      if (sig == SIGHUP && now_rt.reload_enabled()) {
+        std::string why;
+        if (now_rt.write_handler("reload", "", why))
+          fmt::print(stderr, "shoal: SIGHUP: reloading {}\n", ra.file);
+        else
+          fmt::print(stderr, "shoal: SIGHUP: {} not reloaded, the running configuration goes on:\n{}\n", ra.file, why);
+        continue;
+      }
       if (sig == SIGUSR1 || sig == SIGUSR2) {
         fmt::print(stderr, "shoal: SIG{}: {:.3f}s, {}\n", name, double(now_rt.elapsed_ns()) / 1e9,
                    accounting_line(now_rt.accounting(), now_rt, true));
@@ -441,7 +483,7 @@ int cmd_run(const RunArgs& ra) {
       now_rt.stop_now();
     }
   });
-  if (!ra.quiet && isatty(2)) status = std::thread([&] { status_loop(rt, done); });
+  if (!ra.quiet && isatty(2)) status = std::thread([&] { status_loop(current, done); });
   std::atomic<bool> stdout_failed{false};
   // Statistics to standard output, every write checked.
   auto print_stats = [&](bool interim) {
@@ -465,13 +507,21 @@ int cmd_run(const RunArgs& ra) {
   rt.run();
   // Hot swaps: the new runtime takes the old one's state and runs; a stop
   // signalled meanwhile stops it too.
+  uint64_t swapped_before = 0;
   for (Runtime* cur = &rt; std::unique_ptr<Runtime> next = cur->take_next();) {
-    next->take_state_from(*cur);
+    next->continue_from(*cur);
     cur->cleanup();
     cur = next.get();
     swapped.push_back(std::move(next));
     current.store(cur);
     if (stop_signalled.load()) cur->stop_now();
+    if (!ra.quiet && reload) {
+      uint64_t left = cur->swap_dropped() - swapped_before;
+      fmt::print(
+          stderr, "shoal: running {} (reload {}){}\n", ra.file, cur->swaps(),
+          left ? fmt::format(": {} packets the old configuration held, no new element took, dropped", left) : "");
+    }
+    swapped_before = cur->swap_dropped();
     cur->run();
   }
   Runtime& last = *current.load();

@@ -148,7 +148,8 @@ std::string prometheus_text(Runtime& rt, const std::string& device) {
 
 MetricsServer::~MetricsServer() { stop(); }
 
-bool MetricsServer::start(const std::string& where, Runtime& rt, const std::string& device, std::string& err) {
+bool MetricsServer::start(const std::string& where, const std::function<Runtime&()>& rt, const std::string& device,
+                          std::string& err) {
   std::string host = "127.0.0.1", port = where;
   if (size_t c = where.rfind(':'); c != std::string::npos) host = where.substr(0, c), port = where.substr(c + 1);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -162,8 +163,8 @@ bool MetricsServer::start(const std::string& where, Runtime& rt, const std::stri
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  srv->Get("/metrics", [&rt, device](const httplib::Request&, httplib::Response& res) {
-    res.set_content(prometheus_text(rt, device), "text/plain; version=0.0.4; charset=utf-8");
+  srv->Get("/metrics", [rt, device](const httplib::Request&, httplib::Response& res) {
+    res.set_content(prometheus_text(rt(), device), "text/plain; version=0.0.4; charset=utf-8");
   });
   srv->Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("<html><body><a href=\"/metrics\">/metrics</a></body></html>\n", "text/html");

@@ -94,6 +94,11 @@ uint16_t Element::add_drop_reason(std::string_view reason) {
   return uint16_t(drops_.size() - 1);
 }
 
+void Element::carry_drops_from(const Element& old) {
+  for (const DropReason& d : old.drops_)
+    if (uint64_t n = d.count.get()) drops_[add_drop_reason(d.name)].count.add(n);
+}
+
 bool Element::is_loss_reason(std::string_view r) {
   static constexpr std::string_view kLoss[] = {"pool-exhausted",     "no-headroom",  "queue-full", "tx-ring-full",
                                                "write-error",        "push-loop",    "too-large",  "no-such-output",

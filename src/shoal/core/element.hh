@@ -200,6 +200,9 @@ class Element {
     return b;
   }
   uint16_t add_drop_reason(std::string_view reason);
+  // Hot swap: the old configuration's element's drops, by reason, go on
+  // being counted here.
+  void carry_drops_from(const Element& old);
   void drop(Packet* p, uint16_t reason);
   void drop_all(PacketBatch* b, uint16_t reason);
   // A drop of a packet that has no buffer (already counted as received).

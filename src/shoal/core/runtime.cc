@@ -57,13 +57,30 @@ void Runtime::run() {
       workers_[i]->run();
     });
   }
+  if (!origin_ns_) origin_ns_ = start_ns_;
   if (opt_.duration_s > 0) {
-    uint64_t deadline = start_ns_ + uint64_t(opt_.duration_s * 1e9);
+    uint64_t deadline = origin_ns_ + uint64_t(opt_.duration_s * 1e9);
     while (!stopping() && monotonic_ns() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     stop_now();
   }
   for (auto& t : threads) t.join();
   end_ns_ = monotonic_ns();
+  // A hot swap: the new configuration's elements take this one's state
+  // (queued packets, counts, tables) before anything here ends; then what
+  // they left ends as a stop ends it (drain: flows flushed and their
+  // records written). The workers only settled (Worker::run).
+  if (swap_pending()) {
+    {
+      std::lock_guard<std::mutex> g(next_mu_);
+      if (next_) next_->take_state_from(*this);
+    }
+    uint64_t until = monotonic_ns() + 2000000000ull;
+    for (bool more = true; more && monotonic_ns() < until;) {
+      more = false;
+      for (auto& r : routers_)
+        for (size_t i = 0; i < r->size(); ++i) more |= r->element(i)->drain();
+    }
+  }
   // Stop hooks run on the (now idle) calling thread, in worker order.
   for (auto& r : routers_)
     for (size_t i = 0; i < r->size(); ++i) r->element(i)->on_stop();
@@ -75,7 +92,7 @@ void Runtime::cleanup() {
 
 uint64_t Runtime::elapsed_ns() const {
   if (!start_ns_) return 0;
-  return (end_ns_ ? end_ns_ : monotonic_ns()) - start_ns_;
+  return (end_ns_ ? end_ns_ : monotonic_ns()) - (origin_ns_ ? origin_ns_ : start_ns_);
 }
 
 void Runtime::element_stop_request(int element_index) {
@@ -111,7 +128,7 @@ void Runtime::note_quiescent(bool q) {
 }
 
 Accounting Runtime::accounting() const {
-  Accounting a;
+  Accounting a = before_;
   for (size_t i = 0; i < workers_.size(); ++i) {
     auto& w = *workers_[i];
     a.received += w.received.get();
@@ -235,24 +252,8 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
   std::string ename, hname;
   if (!split_path(path, ename, hname)) {
     if (path == "stop") return stop_now(), true;
-    if (path == "hotconfig" && builder_) {
-      bool idle = false;
-      if (!swap_pending_.compare_exchange_strong(idle, true, std::memory_order_acq_rel)) {
-        err = "a hot swap is already under way";
-        return false;
-      }
-      std::unique_ptr<Runtime> next = builder_(value, err);
-      if (!next) {
-        swap_pending_.store(false, std::memory_order_release);
-        return false;
-      }
-      {
-        std::lock_guard<std::mutex> g(next_mu_);
-        next_ = std::move(next);
-      }
-      stop_now();
-      return true;
-    }
+    if (path == "hotconfig" && builder_) return swap_to([&](std::string& e) { return builder_(value, e); }, err);
+    if (path == "reload" && reloader_) return swap_to(reloader_, err);
     if (path == "timewarp") {  // Click's: time runs this many times as fast
       double f;
       if (!parse_double(trim(value), f) || !(f > 0)) {
@@ -297,6 +298,26 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
   return true;
 }
 
+bool Runtime::swap_to(const std::function<std::unique_ptr<Runtime>(std::string&)>& build, std::string& err) {
+  bool idle = false;
+  if (!swap_pending_.compare_exchange_strong(idle, true, std::memory_order_acq_rel)) {
+    err = "a hot swap is already under way";
+    return false;
+  }
+  std::unique_ptr<Runtime> next = stopping() ? nullptr : build(err);
+  if (!next) {
+    if (err.empty()) err = "the router is stopping";
+    swap_pending_.store(false, std::memory_order_release);
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> g(next_mu_);
+    next_ = std::move(next);
+  }
+  stop_now();
+  return true;
+}
+
 std::unique_ptr<Runtime> Runtime::take_next() {
   std::lock_guard<std::mutex> g(next_mu_);
   return std::move(next_);
@@ -310,10 +331,21 @@ void Runtime::take_state_from(Runtime& old) {
       Element* e = r.element(i);
       Element* before = o ? o->find(e->name()) : nullptr;
       if (before && before->class_name() != e->class_name()) before = nullptr;
+      if (before) e->carry_drops_from(*before);
       e->hot_swapped(before);
     }
   }
   replacement_ = false;
+}
+
+void Runtime::continue_from(const Runtime& old) {
+  Accounting o = old.accounting();  // the old one's and those it replaced
+  before_ = o;
+  before_.dropped += o.held;
+  before_.held = 0;
+  swap_dropped_ = old.swap_dropped_ + o.held;
+  swaps_ = old.swaps_ + 1;
+  origin_ns_ = old.origin_ns_ ? old.origin_ns_ : old.start_ns_;
 }
 
 void Runtime::advance_simulated() {

@@ -90,6 +90,20 @@ class Runtime {
   using Builder = std::function<std::unique_ptr<Runtime>(const std::string& text, std::string& err)>;
   void set_hotswap(Builder b) { builder_ = std::move(b); }
   bool hotswap_enabled() const { return bool(builder_); }
+  // Reload (`shoal run`: SIGHUP, the global 'reload' write handler, `shoal
+  // ctl reload`): the same swap, to the configuration file read again.
+  using Reloader = std::function<std::unique_ptr<Runtime>(std::string& err)>;
+  void set_reload(Reloader r) { reloader_ = std::move(r); }
+  bool reload_enabled() const { return bool(reloader_); }
+  // Builds the next runtime and stops this one for the swap; false with
+  // err (this one runs on) when it cannot be built or a swap is under way.
+  bool swap_to(const std::function<std::unique_ptr<Runtime>(std::string&)>& build, std::string& err);
+  // Swaps this runtime ended (it and those it replaced took part in the
+  // run): its accounting counts theirs.
+  uint32_t swaps() const { return swaps_; }
+  // Packets the replaced runtimes held that no new element took: counted
+  // as dropped (they are freed with the old graph).
+  uint64_t swap_dropped() const { return swap_dropped_; }
   std::unique_ptr<Runtime> take_next();
   bool swap_pending() const { return swap_pending_.load(std::memory_order_acquire); }
   // The new runtime was built to replace a running one (elements that
@@ -97,8 +111,13 @@ class Runtime {
   void set_replacement(bool on) { replacement_ = on; }
   bool replacement() const { return replacement_; }
   // Calls each new element's hot_swapped() with its old counterpart (same
-  // name and class, same worker), then ends this runtime's replacement state.
+  // name and class, same worker), then ends this runtime's replacement
+  // state. The old runtime's run() calls it, once its workers stopped.
   void take_state_from(Runtime& old);
+  // After the old one ended: its accounting becomes part of this one's
+  // (what it still held is dropped), and a --duration counts from the
+  // first start.
+  void continue_from(const Runtime& old);
   // The program this runtime runs, kept alive with it.
   void own_program(std::shared_ptr<const Program> p) { owned_prog_ = std::move(p); }
 
@@ -148,7 +167,12 @@ class Runtime {
   std::vector<std::string> errors_;
   std::atomic<bool> failed_{false};
   uint64_t start_ns_ = 0, end_ns_ = 0;
+  uint64_t origin_ns_ = 0;  // the first runtime's start (hot swaps)
+  Accounting before_;       // the runtimes this one replaced
+  uint32_t swaps_ = 0;
+  uint64_t swap_dropped_ = 0;
   Builder builder_;
+  Reloader reloader_;
   std::mutex next_mu_;
   std::unique_ptr<Runtime> next_;
   std::atomic<bool> swap_pending_{false};

@@ -212,7 +212,11 @@ void Worker::run() {
   for (bool more = true; more && monotonic_ns() < until;) {
     refresh_now();
     more = false;
-    for (size_t i = 0; i < router_->size(); ++i) more |= router_->element(i)->drain();
+    // For a hot swap only what is in flight settles: the rest is the new
+    // configuration's to take (Runtime::run).
+    bool swap = rt_->swap_pending();
+    for (size_t i = 0; i < router_->size(); ++i)
+      more |= swap ? router_->element(i)->settle() : router_->element(i)->drain();
   }
 }
 

@@ -59,12 +59,46 @@ void FlowTable::Mapping::map(size_t bytes) {
   madvise(p, n, MADV_POPULATE_WRITE);
 }
 
-uint32_t FlowTable::reserve(uint32_t bytes, uint32_t align) {
+uint32_t FlowTable::reserve(uint32_t bytes, uint32_t align, const std::string& owner) {
   if (initialized()) throw std::logic_error("flow state reserved after the flow table was built");
   if (align == 0 || (align & (align - 1))) align = 8;
   uint32_t off = (state_bytes_ + align - 1) & ~(align - 1);
   state_bytes_ = off + bytes;
+  owners_.push_back(std::to_string(off) + "+" + std::to_string(bytes) + " " + owner);
   return off;
+}
+
+bool FlowTable::take(FlowTable& old, std::string& why) {
+  if (!initialized() || !old.initialized()) return why = "a table was not built", false;
+  if (cap_ != old.cap_ || mask_ != old.mask_ || frags_.size() != old.frags_.size())
+    return why = fmt::format("its capacity changed ({} flows, now {})", old.cap_, cap_), false;
+  if (owners_ != old.owners_ || state_bytes_ != old.state_bytes_)
+    return why = "the elements that keep state in it, or their configurations, changed", false;
+  if (apps_ != old.apps_) return why = "its application protocol names changed", false;
+  auto swap_map = [](Mapping& a, Mapping& b) {
+    std::swap(a.p, b.p);
+    std::swap(a.n, b.n);
+  };
+  swap_map(flow_mem_, old.flow_mem_);
+  swap_map(state_mem_, old.state_mem_);
+  swap_map(slot_mem_, old.slot_mem_);
+  std::swap(flows_, old.flows_);
+  std::swap(state_, old.state_);
+  std::swap(slots_, old.slots_);
+  std::swap(live_, old.live_);
+  std::swap(free_, old.free_);
+  std::swap(fresh_, old.fresh_);
+  std::swap(head_, old.head_);
+  std::swap(tail_, old.tail_);
+  std::swap(frags_, old.frags_);
+  for (Stat Counters::*m :
+       {&Counters::lookups, &Counters::inserts, &Counters::expired, &Counters::evicted, &Counters::reopened,
+        &Counters::no_flow, &Counters::frag_orphans, &Counters::icmp_errors, &Counters::live}) {
+    uint64_t v = (old.c_.*m).get();
+    (old.c_.*m).set((c_.*m).get());
+    (c_.*m).set(v);
+  }
+  return true;
 }
 
 size_t FlowTable::bytes_per_flow(uint32_t state_bytes) {

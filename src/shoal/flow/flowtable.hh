@@ -97,8 +97,16 @@ class FlowTable {
   FlowTable& operator=(const FlowTable&) = delete;
 
   // Before init(): reserve `bytes` of per-flow state (zeroed when a flow
-  // starts); returns its offset in the flow's state block.
-  uint32_t reserve(uint32_t bytes, uint32_t align = 8);
+  // starts); returns its offset in the flow's state block. `owner` names
+  // what the bytes mean (its element and configuration): a hot swap
+  // carries the table only to one whose reservations are the same.
+  uint32_t reserve(uint32_t bytes, uint32_t align = 8, const std::string& owner = "");
+  // Hot swap: takes `old`'s flows with their state, index, expiry lists,
+  // fragments and counters (old is left empty: its release callbacks see
+  // nothing), when both tables were built alike: the same capacity, the
+  // same state reservations and application names. Otherwise false, with
+  // why, and nothing moves. Timeouts are this table's from now on.
+  bool take(FlowTable& old, std::string& why);
   // Called (in registration order) for each flow as it leaves the table,
   // before its state is reused.
   void on_release(ReleaseFn f) { release_.push_back(std::move(f)); }
@@ -221,6 +229,7 @@ class FlowTable {
   std::vector<FragSlot> frags_;
   std::vector<ReleaseFn> release_;
   std::vector<std::string> apps_;
+  std::vector<std::string> owners_;  // per reservation: "offset+bytes owner"
   Counters c_;
 };
 

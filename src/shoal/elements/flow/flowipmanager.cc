@@ -100,6 +100,27 @@ uint8_t* FlowIPManager::released_state(uint32_t id, uint32_t gen, uint32_t& hash
   return released_state_.data() + size_t(it->second) * table_.state_bytes();
 }
 
+std::string FlowIPManager::state_owner(const Element& e, bool carried) {
+  std::string o = fmt::format("{} {}({})", e.class_name(), e.name(), e.config_string());
+  if (!carried) o += fmt::format(" {}", static_cast<const void*>(&e));  // unlike any other element's
+  return o;
+}
+
+void FlowIPManager::hot_swapped(Element* old) {
+  auto* o = dynamic_cast<FlowIPManager*>(old);
+  if (!o || !o->table_.size()) return;
+  std::string why;
+  if (!table_.take(o->table_, why)) {
+    // The old flows end with the old configuration (their records written).
+    if (worker().id() == 0) fmt::print(stderr, "shoal: {}: the flows are not carried over: {}\n", name(), why);
+    return;
+  }
+  clock_ = o->clock_;
+  last_mono_ = o->last_mono_;
+  live_clock_ = o->live_clock_;
+  if (table_.size()) worker().schedule(timer_, worker().now_ns() + 1'000'000'000ull);
+}
+
 FlowIPManager* FlowIPManager::upstream(Element* e, int port) { return find_upstream<FlowIPManager>(e, port); }
 
 FlowIPManager& FlowIPManager::require(Element* e, Args& a) {

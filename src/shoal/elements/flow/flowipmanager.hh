@@ -38,6 +38,16 @@ class FlowIPManager : public Element, public offload::FlowStateStore {
   void add_handlers() override;
 
   flow::FlowTable& table() { return table_; }
+  // Hot swap: takes the old manager's flows when its table can be carried
+  // (flow::FlowTable::take: the same capacity, and the same elements keep
+  // the same state in it).
+  void hot_swapped(Element* old) override;
+  // What a state reservation is named by (FlowTable::reserve's owner): the
+  // element, its class and configuration. An element whose state points
+  // to objects it owns (streams, parsers) names its reservation with
+  // `carried` false: a table with it is never carried, and its flows end
+  // with the old configuration.
+  static std::string state_owner(const Element& e, bool carried = true);
   // The nearest FlowIPManager upstream of e's input `port` (following every
   // input of the elements in between), or nullptr.
   static FlowIPManager* upstream(Element* e, int port = 0);

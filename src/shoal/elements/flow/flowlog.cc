@@ -60,7 +60,7 @@ class FlowLog : public Element {
     json_ = format == "json";
     file_ = out.path;
     mgr_ = &FlowIPManager::require(this, a);
-    off_ = mgr_->table().reserve(sizeof(LogState), 8);
+    off_ = mgr_->table().reserve(sizeof(LogState), 8, FlowIPManager::state_owner(*this));
   }
   void initialize() override {
     std::string err;

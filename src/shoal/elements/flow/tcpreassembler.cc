@@ -27,7 +27,7 @@ void TCPReassembler::configure(Args& a) {
   r_.configure(c);
   r_.set_sink(this);
   mgr_ = &FlowIPManager::require(this, a);
-  off_ = mgr_->table().reserve(sizeof(flow::Stream*), alignof(flow::Stream*));
+  off_ = mgr_->table().reserve(sizeof(flow::Stream*), alignof(flow::Stream*), FlowIPManager::state_owner(*this, false));
 }
 
 void TCPReassembler::initialize() {

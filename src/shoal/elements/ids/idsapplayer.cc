@@ -41,7 +41,7 @@ IdsAppLayer::~IdsAppLayer() {
 
 void IdsAppLayer::reserve(FlowIPManager& mgr) {
   mgr_ = &mgr;
-  off_ = mgr.table().reserve(sizeof(void*), alignof(void*));  // a Conn*
+  off_ = mgr.table().reserve(sizeof(void*), alignof(void*), "IdsAppLayer");  // a Conn*
 }
 
 IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }

@@ -207,7 +207,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // flowbits, and whole-flow pass and drop verdicts, live there.
     if (ninputs()) mgr_ = FlowIPManager::upstream(this, 0);
     if (mgr_) {
-      state_off_ = mgr_->table().reserve(sizeof(FlowState), alignof(FlowState));
+      state_off_ =
+          mgr_->table().reserve(sizeof(FlowState), alignof(FlowState), FlowIPManager::state_owner(*this, false));
       app_.reserve(*mgr_);
     }
     rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path, eve_file_ = eve.path;

@@ -1,6 +1,7 @@
 // ToDump: writes packets to a pcap file.
 #include <fmt/format.h>
 
+#include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/io/shared_file.hh"
@@ -67,6 +68,9 @@ class ToDump : public Element {
     return true;
   }
   void on_stop() override {
+    // A hot swap's new ToDump of the same file shares this writer and goes
+    // on writing it: the file stays open (closed with the last holder).
+    if (worker().runtime().swap_pending()) return;
     std::string err;
     out_.with([&](io::PcapWriter& w) {
       if (w.is_open() && !w.close()) err = w.error();
@@ -74,6 +78,10 @@ class ToDump : public Element {
     if (!err.empty()) run_error(err);
   }
   void cleanup() override { out_.close(); }
+  // Hot swap: the count goes on (the file too, when it is the same one).
+  void hot_swapped(Element* old) override {
+    if (auto* o = dynamic_cast<ToDump*>(old); o && o->file_ == file_) count_.set(o->count_.get());
+  }
   void add_handlers() override {
     add_stat_handler("count", count_);
     add_read_handler("filename", [this] { return file_; });

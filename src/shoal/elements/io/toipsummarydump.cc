@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/elements/io/ipsummarydump.hh"
 #include "shoal/io/outfile.hh"
@@ -99,8 +100,12 @@ class ToIPSummaryDump : public Element {
   }
   void on_stop() override {
     std::string err;
+    // A hot swap's new element of the same file shares this writer and goes
+    // on writing it: flushed, not closed (closed with the last holder).
+    bool swap = worker().runtime().swap_pending();
     out_.with([&](io::OutFile& o) {
-      if (o.is_open() && !o.close()) err = o.error();
+      if (!o.is_open()) return;
+      if (swap ? o.flush() != 0 : !o.close()) err = o.error();
     });
     if (!err.empty()) run_error(err);
   }

@@ -65,7 +65,7 @@ class Firewall : public offload::OffloadableElement<Element> {
     else if (dflt != "deny" && dflt != "drop")
       a.fail(fmt::format("DEFAULT '{}': allow or deny", dflt));
     mgr_ = &FlowIPManager::require(this, a);
-    off_ = mgr_->table().reserve(sizeof(k::FwState), 4);
+    off_ = mgr_->table().reserve(sizeof(k::FwState), 4, FlowIPManager::state_owner(*this));
     loc_ = a.element_loc();
   }
   void initialize() override {

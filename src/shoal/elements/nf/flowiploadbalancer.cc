@@ -42,7 +42,7 @@ void FlowIPLoadBalancer::configure(Args& a) {
   std::string err;
   if (!make(initial_, err)) a.fail(err);
   mgr_ = &FlowIPManager::require(this, a);
-  off_ = mgr_->table().reserve(sizeof(LbState), 4);
+  off_ = mgr_->table().reserve(sizeof(LbState), 4, FlowIPManager::state_owner(*this));
 }
 
 void FlowIPLoadBalancer::initialize() {

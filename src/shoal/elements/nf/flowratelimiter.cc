@@ -30,7 +30,7 @@ class FlowRateLimiter : public offload::OffloadableElement<Element> {
     if (b == 0 || b > 18'000'000'000ull) a.fail("BURST must be between 1 and 1.8e10");
     tr_.burst = b;
     mgr_ = &FlowIPManager::require(this, a);
-    off_ = mgr_->table().reserve(sizeof(k::TokenBucket), 8);
+    off_ = mgr_->table().reserve(sizeof(k::TokenBucket), 8, FlowIPManager::state_owner(*this));
   }
   void initialize() override {
     r_limited_ = add_drop_reason("rate-limited");

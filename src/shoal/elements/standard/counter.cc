@@ -51,6 +51,15 @@ class Counter : public Element {
     add_write_handler("reset", reset);
     add_write_handler("reset_counts", reset);
   }
+  // Hot swap: the counts go on from the old configuration's.
+  void hot_swapped(Element* old) override {
+    auto* o = dynamic_cast<Counter*>(old);
+    if (!o) return;
+    count_.set(o->count_.get());
+    bytes_.set(o->bytes_.get());
+    first_.set(o->first_.get());
+    last_.set(o->last_.get());
+  }
 
  private:
   void account(PacketBatch* b) {
@@ -87,7 +96,8 @@ SHOAL_ELEMENT(Counter, .name = "Counter", .ports = "1/1", .processing = "a/a", .
                   "Passes packets through unchanged, counting packets and bytes per batch. Rates are "
                   "averages from the first to the latest packet seen. Counts are summed over workers. "
                   "COUNT_CALL N HANDLER [VALUE] calls a write handler once, when the packet count reaches N "
-                  "(BYTE_COUNT_CALL: the byte count), after the batch that reached it.",
+                  "(BYTE_COUNT_CALL: the byte count), after the batch that reached it. A reload or hot swap carries "
+                  "the counts to the new configuration's Counter of the same name.",
               .args = {{"COUNT_CALL", "N HANDLER [VALUE]", "call a write handler at N packets"},
                        {"BYTE_COUNT_CALL", "N HANDLER [VALUE]", "call a write handler at N bytes"}},
               .handlers = {{"count", "r", "packets"},

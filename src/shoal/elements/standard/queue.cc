@@ -12,7 +12,8 @@ SHOAL_ELEMENT(Queue, .name = "Queue", .ports = "1/1", .processing = "h/l",
                   "(reason 'queue-full'). Pulling tasks downstream sleep while it is empty; packet sources "
                   "upstream (on a path of single-output elements) sleep while it is full, and push no more "
                   "at a time than it has room for (Click's full-notifier). SimpleQueue and NotifierQueue "
-                  "do not stop sources.",
+                  "do not stop sources. A reload or hot swap moves the queued packets to the new "
+                  "configuration's queue of the same name, as many as fit (the rest are counted dropped).",
               .args = {{"CAPACITY", "unsigned", "maximum packets (default 1000)"}},
               .handlers = {{"length", "r", "packets queued"},
                            {"highwater_length", "r", "largest length seen"},

@@ -102,6 +102,29 @@ class Queue : public Element {
   Notifier* notifier() override { return &notifier_; }
   Notifier* full_notifier() override { return full_signal() ? &full_ : nullptr; }
   size_t packets_held() const override { return size_; }
+  // Hot swap (Click's Queue::take_state): the new queue takes the old one's
+  // packets, oldest first, as many as it has room for (copied into this
+  // worker's buffers, the old ones freed); those it cannot take stay with
+  // the old configuration, which counts them as dropped.
+  void hot_swapped(Element* old) override {
+    auto* o = dynamic_cast<Queue*>(old);
+    if (!o) return;
+    bool was_empty = size_ == 0;
+    while (o->size_ && size_ < cap_) {
+      Packet* q = worker().pool().clone(o->ring_[o->head_]);
+      if (!q) break;
+      o->worker().pool().free(o->ring_[o->head_]);
+      o->head_ = o->head_ + 1 == o->cap_ ? 0 : o->head_ + 1;
+      --o->size_;
+      ring_[(head_ + size_) % cap_] = q;
+      ++size_;
+    }
+    o->length_.set(o->size_);
+    if (size_ > high_) high_ = size_;
+    length_.set(size_);
+    if (was_empty && size_) notifier_.wake();
+    note_room();
+  }
   void cleanup() override {
     // Packets still queued at exit are reported as held, then released.
     while (size_) {

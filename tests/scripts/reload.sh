@@ -1,0 +1,100 @@
+#!/bin/bash
+# ok never fails, so "A && ok || bad" is an if-then-else here.
+# shellcheck disable=SC2015
+# Hot reload of `shoal run FILE` (`shoal ctl reload`, SIGHUP): the new
+# configuration takes the old one's queued packets, counts and flow table;
+# no packet is lost across the swap (the accounting balances over both
+# configurations and every packet reaches the sink, in one pcap); a broken
+# file is refused with file:line:col and the old configuration runs on.
+#   tests/scripts/reload.sh SHOAL
+set -u
+SHOAL=$(realpath "$1")
+/usr/bin/python3 -c "import scapy" 2>/dev/null || { echo "SKIP: python3-scapy is not installed"; exit 77; }
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+ctl() { "$SHOAL" ctl -u "$tmp/sock" "$@"; }
+# until COND...: polls a condition for up to 10 s
+until_() { for _ in $(seq 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+# reads HANDLER OP VALUE: the handler's value passes test's OP
+reads() { local v; v=$(ctl read "$1" 2>/dev/null) || return 1; test "$v" "$2" "$3"; }
+
+# 1. Queued packets move to the new queue; counts and the capture go on.
+cat >"$tmp/a.click" <<C
+ControlSocket(unix, $tmp/sock);
+RatedSource(LENGTH 60, RATE 4000, LIMIT 1000) -> c :: Counter -> q :: Queue(5000)
+  -> RatedUnqueue(100) -> out :: Counter -> d :: ToDump($tmp/out.pcap);
+C
+cat >"$tmp/b.click" <<C
+ControlSocket(unix, $tmp/sock);
+Idle -> c :: Counter -> q :: Queue(5000) -> Unqueue -> out :: Counter -> d :: ToDump($tmp/out.pcap);
+C
+cp "$tmp/a.click" "$tmp/run.click"
+"$SHOAL" run "$tmp/run.click" --stats-out "$tmp/st.json" >"$tmp/log" 2>&1 &
+pid=$!
+until_ reads c.count = 1000 || bad "the source did not finish"
+held=$(ctl read q.length)
+[ "$held" -gt 500 ] && ok "before the reload: $held packets queued" || bad "only $held packets queued"
+
+# 2. A broken file is refused, with where; the old configuration runs on.
+printf 'ControlSocket(unix, %s/sock);\nIdle -> c :: Counter -> q :: Queue(5000) -> Nope -> Discard;\n' "$tmp" >"$tmp/run.click"
+if ctl reload >"$tmp/ctl.out" 2>&1; then bad "a broken configuration was accepted"; cat "$tmp/ctl.out"
+elif grep -q "run.click:2:45: error: unknown element class 'Nope'" "$tmp/ctl.out"; then ok "ctl reload of a broken file: refused with file:line:col"
+else bad "ctl reload's error"; cat "$tmp/ctl.out"; fi
+printf 'ControlSocket(unix, %s/sock);\nIdle -> q :: Queue(5000\n' "$tmp" >"$tmp/run.click"
+kill -HUP "$pid"
+until_ grep -q "not reloaded" "$tmp/log" && grep -q "run.click:2:" "$tmp/log" && ok "SIGHUP with a broken file: refused with file:line" ||
+  { bad "SIGHUP's error"; cat "$tmp/log"; }
+kill -0 "$pid" 2>/dev/null && reads q.length -gt 0 && ok "the old configuration runs on" || bad "the old configuration stopped"
+
+# 3. A good file: swapped in, the queue drained by the new Unqueue.
+cp "$tmp/b.click" "$tmp/run.click"
+ctl reload && ok "ctl reload" || bad "ctl reload failed"
+until_ reads out.count = 1000 && ok "every packet reached the sink after the swap" ||
+  bad "out.count $(ctl read out.count) of 1000"
+reads c.count = 1000 && ok "the counter went on" || bad "c.count $(ctl read c.count) after the swap"
+ctl stop
+wait "$pid"; rc=$?; pid=
+[ "$rc" = 0 ] || { bad "exit status $rc"; cat "$tmp/log"; }
+grep -q "running .*run.click (reload 1)" "$tmp/log" && ok "said it runs the reloaded file" || { bad "no reload line"; cat "$tmp/log"; }
+/usr/bin/python3 - "$tmp/st.json" "$tmp/out.pcap" <<'PY' && ok "accounting over both configurations, and one capture of 1000 packets" || bad "accounting or capture"
+import json, sys
+from scapy.all import rdpcap
+a = json.load(open(sys.argv[1]))["accounting"]
+n = len(rdpcap(sys.argv[2]))
+print(a, n, "packets in the capture")
+sys.exit(0 if a["balanced"] and a["received"] + a["created"] == 1000 and a["held"] == 0 and n == 1000 else 1)
+PY
+
+# 4. The flow table is carried when it can be, and said when it cannot.
+cat >"$tmp/f.click" <<C
+ControlSocket(unix, $tmp/sock);
+FastUDPFlows(RATE 4000, FLOWS 50, LENGTH 64) -> fm :: FlowIPManager(CAPACITY 1024)
+  -> FlowIPLoadBalancer(DST 10.9.0.1, DST 10.9.0.2) -> c :: Counter -> Discard;
+C
+cp "$tmp/f.click" "$tmp/run.click"
+"$SHOAL" run "$tmp/run.click" --stats-out "$tmp/st2.json" >"$tmp/log2" 2>&1 &
+pid=$!
+until_ reads fm.count = 50 || bad "50 flows were not tracked"
+echo "// edited" >>"$tmp/run.click"
+kill -HUP "$pid"
+until_ grep -q "(reload 1)" "$tmp/log2" || bad "no reload"
+before=$(ctl read c.count)
+until_ reads c.count -gt $((before + 400)) || bad "no packets after the reload"
+reads fm.inserts = 50 && ok "flows carried: no new inserts for the 50 flows" ||
+  bad "fm.inserts $(ctl read fm.inserts) after the reload (flows not carried)"
+sed -i 's/CAPACITY 1024/CAPACITY 2048/' "$tmp/run.click"
+kill -HUP "$pid"
+until_ grep -q "(reload 2)" "$tmp/log2" || bad "no second reload"
+grep -q "fm: the flows are not carried over: its capacity changed (1024 flows, now 2048)" "$tmp/log2" &&
+  ok "a table of another capacity is not carried, and that is said" || { bad "no word on the flows"; cat "$tmp/log2"; }
+ctl stop
+wait "$pid"; rc=$?; pid=
+[ "$rc" = 0 ] || { bad "exit status $rc"; cat "$tmp/log2"; }
+/usr/bin/python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["accounting"]; print(a); sys.exit(0 if a["balanced"] else 1)' \
+  "$tmp/st2.json" && ok "balanced over three configurations" || bad "unbalanced"
+[ "$fail" = 0 ] && echo "reload: all passed"
+exit "$fail"
