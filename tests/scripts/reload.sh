@@ -96,5 +96,34 @@ wait "$pid"; rc=$?; pid=
 [ "$rc" = 0 ] || { bad "exit status $rc"; cat "$tmp/log2"; }
 /usr/bin/python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["accounting"]; print(a); sys.exit(0 if a["balanced"] else 1)' \
   "$tmp/st2.json" && ok "balanced over three configurations" || bad "unbalanced"
+# 5. An IDS rule set reloads Suricata-style: the new rules are loaded beside
+# the running ones, the logs go on in the same files, one stats record at the
+# end.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+rm -f "$tmp/sock"
+cp "$src/examples/data/ids/local.rules" "$tmp/r.rules"
+cat >"$tmp/run.click" <<C
+ControlSocket(unix, $tmp/sock);
+FromDump($src/examples/data/ids-traffic.pcap) -> FlowIPManager
+  -> ids :: IDSMatcher(RULES $tmp/r.rules, VARS $src/examples/data/ids/vars.yaml, FASTLOG $tmp/fast.log, EVE $tmp/eve.json);
+ids[0] -> Discard; ids[1] -> alerted :: Counter -> Discard;
+C
+"$SHOAL" run "$tmp/run.click" >"$tmp/log3" 2>&1 &
+pid=$!
+until_ reads alerted.count -gt 0 || bad "no alerts"
+sleep 0.5
+a1=$(ctl read alerted.count)
+grep "^alert" "$src/examples/data/ids/local.rules" | head -2 >"$tmp/r.rules"
+ctl reload || bad "the IDS reload failed"
+until_ reads ids.rules = 2 && ok "the new rule set is in effect (2 rules)" || bad "ids.rules $(ctl read ids.rules)"
+until_ reads alerted.count -gt "$a1" || bad "no alerts after the reload"
+sleep 0.5
+a2=$(ctl read alerted.count)
+ctl stop
+wait "$pid"; rc=$?; pid=
+[ "$rc" = 0 ] || { bad "exit status $rc"; cat "$tmp/log3"; }
+[ "$(wc -l <"$tmp/fast.log")" = "$a2" ] && ok "fast.log holds the alerts of both rule sets ($a2)" ||
+  { bad "fast.log has $(wc -l <"$tmp/fast.log") lines for $a2 alerts"; cat "$tmp/log3"; }
+[ "$(grep -c '"event_type":"stats"' "$tmp/eve.json")" = 1 ] && ok "one stats record, at the end" || bad "stats records"
 [ "$fail" = 0 ] && echo "reload: all passed"
 exit "$fail"

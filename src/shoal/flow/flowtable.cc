@@ -73,7 +73,10 @@ bool FlowTable::take(FlowTable& old, std::string& why) {
   if (cap_ != old.cap_ || mask_ != old.mask_ || frags_.size() != old.frags_.size())
     return why = fmt::format("its capacity changed ({} flows, now {})", old.cap_, cap_), false;
   if (owners_ != old.owners_ || state_bytes_ != old.state_bytes_)
-    return why = "the elements that keep state in it, or their configurations, changed", false;
+    return why =
+               "the elements that keep state in it (or their configurations) differ, or one keeps state that "
+               "cannot move (streams, IDS state)",
+           false;
   if (apps_ != old.apps_) return why = "its application protocol names changed", false;
   auto swap_map = [](Mapping& a, Mapping& b) {
     std::swap(a.p, b.p);

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <map>
 
+#include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
 #include "shoal/io/outfile.hh"
@@ -95,7 +96,8 @@ class FlowLog : public Element {
     std::string err;
     out_.with([&](io::OutFile& o) {
       if (!o.is_open()) return;
-      if (last_copy() && !json_) {
+      // A hot swap's FlowLog of the same file goes on writing it: no #close.
+      if (!worker().runtime().swap_pending() && last_copy() && !json_) {
         o.put(fmt::format("#close\t{}\n", stamp()));
         o.end_record();
       }

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
 #include "shoal/elements/ids/idsapplayer.hh"
@@ -357,13 +358,16 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     write_logs();  // flow records of the flows that ended at the stop
     add_stats();
     // Every copy writes what it holds; the last one to stop on a file closes
-    // it, so an error at the close is reported too.
+    // it, so an error at the close is reported too. For a hot swap the new
+    // configuration's IDSMatcher of the same files goes on writing them:
+    // flushed, not closed, and the stats record waits for the run's end.
+    bool swap = worker().runtime().swap_pending();
     for (auto* f : {&fast_, &eve_}) {
       std::string err;
       f->with([&](io::OutFile& o) {
         if (!o.is_open()) return;
         bool was = o.failed();  // (errors of earlier writes were reported with them)
-        bool last = last_copy(o.path());
+        bool last = !swap && last_copy(o.path());
         if (last && f == &eve_ && eve(kEveStats)) {  // the run's stats record, as Suricata's at its end
           o.put(stats_record());
           o.end_record();
