@@ -6,7 +6,7 @@
 # no packet is lost across the swap (the accounting balances over both
 # configurations and every packet reaches the sink, in one pcap); a broken
 # file is refused with file:line:col and the old configuration runs on.
-#   tests/scripts/reload.sh SHOAL
+#   [THREADS=N] tests/scripts/reload.sh SHOAL
 set -u
 SHOAL=$(realpath "$1")
 /usr/bin/python3 -c "import scapy" 2>/dev/null || { echo "SKIP: python3-scapy is not installed"; exit 77; }
@@ -33,7 +33,7 @@ ControlSocket(unix, $tmp/sock);
 Idle -> c :: Counter -> q :: Queue(5000) -> Unqueue -> out :: Counter -> d :: ToDump($tmp/out.pcap);
 C
 cp "$tmp/a.click" "$tmp/run.click"
-"$SHOAL" run "$tmp/run.click" --stats-out "$tmp/st.json" >"$tmp/log" 2>&1 &
+"$SHOAL" run --threads "${THREADS:-1}" "$tmp/run.click" --stats-out "$tmp/st.json" >"$tmp/log" 2>&1 &
 pid=$!
 until_ reads c.count = 1000 || bad "the source did not finish"
 held=$(ctl read q.length)
@@ -76,7 +76,7 @@ FastUDPFlows(RATE 4000, FLOWS 50, LENGTH 64) -> fm :: FlowIPManager(CAPACITY 102
   -> FlowIPLoadBalancer(DST 10.9.0.1, DST 10.9.0.2) -> c :: Counter -> Discard;
 C
 cp "$tmp/f.click" "$tmp/run.click"
-"$SHOAL" run "$tmp/run.click" --stats-out "$tmp/st2.json" >"$tmp/log2" 2>&1 &
+"$SHOAL" run --threads "${THREADS:-1}" "$tmp/run.click" --stats-out "$tmp/st2.json" >"$tmp/log2" 2>&1 &
 pid=$!
 until_ reads fm.count = 50 || bad "50 flows were not tracked"
 echo "// edited" >>"$tmp/run.click"
@@ -108,7 +108,7 @@ FromDump($src/examples/data/ids-traffic.pcap) -> FlowIPManager
   -> ids :: IDSMatcher(RULES $tmp/r.rules, VARS $src/examples/data/ids/vars.yaml, FASTLOG $tmp/fast.log, EVE $tmp/eve.json);
 ids[0] -> Discard; ids[1] -> alerted :: Counter -> Discard;
 C
-"$SHOAL" run "$tmp/run.click" >"$tmp/log3" 2>&1 &
+"$SHOAL" run --threads "${THREADS:-1}" "$tmp/run.click" >"$tmp/log3" 2>&1 &
 pid=$!
 until_ reads alerted.count -gt 0 || bad "no alerts"
 sleep 0.5
