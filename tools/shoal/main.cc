@@ -338,6 +338,7 @@ int cmd_run(const RunArgs& ra) {
   oo.latency_us = ra.offload_latency_us;
   oo.cpu_below = ra.offload_cpu_below;
   Runtime rt(prog, opt);
+  std::atomic<Runtime*> current{&rt};  // the runtime running now (hot swaps replace it)
   offload::set_options(rt, oo);
   for (auto& e : prog.elements)
     if (e.info->name == "DriverManager") rt.set_driver_manager();
@@ -371,7 +372,7 @@ int cmd_run(const RunArgs& ra) {
     }
     auto next = std::make_unique<Runtime>(*next_prog, opt);
     next->own_program(next_prog);
-    next->set_replacement(true);
+    next->set_replacement(current.load());
     offload::set_options(*next, oo);
     for (auto& e : next_prog->elements)
       if (e.info->name == "DriverManager") next->set_driver_manager();
@@ -398,9 +399,7 @@ int cmd_run(const RunArgs& ra) {
     };
   if (ra.hotswap) rt.set_hotswap(build_next);
   if (reload) rt.set_reload(reload);
-  // The runtime running now (hot swaps replace it); the ones it replaced
-  // are kept, cleaned up, until the end.
-  std::atomic<Runtime*> current{&rt};
+  // The ones the runtime running now replaced are kept, cleaned up, until the end.
   std::vector<std::unique_ptr<Runtime>> swapped;
   Diagnostics diag;
   diag.click_style = ra.click_messages;

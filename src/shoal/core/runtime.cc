@@ -336,6 +336,7 @@ void Runtime::take_state_from(Runtime& old) {
     }
   }
   replacement_ = false;
+  replacing_ = nullptr;
 }
 
 void Runtime::continue_from(const Runtime& old) {

@@ -108,8 +108,14 @@ class Runtime {
   bool swap_pending() const { return swap_pending_.load(std::memory_order_acquire); }
   // The new runtime was built to replace a running one (elements that
   // would hold what the old one holds, a listening socket, wait for it).
-  void set_replacement(bool on) { replacement_ = on; }
+  // `old`: the runtime it replaces, still running (its elements' settings
+  // may be read, as a FromDevice does to take over the old socket).
+  void set_replacement(Runtime* old) {
+    replacing_ = old;
+    replacement_ = old != nullptr;
+  }
   bool replacement() const { return replacement_; }
+  Runtime* replacing() const { return replacing_; }
   // Calls each new element's hot_swapped() with its old counterpart (same
   // name and class, same worker), then ends this runtime's replacement
   // state. The old runtime's run() calls it, once its workers stopped.
@@ -177,6 +183,7 @@ class Runtime {
   std::unique_ptr<Runtime> next_;
   std::atomic<bool> swap_pending_{false};
   bool replacement_ = false;
+  Runtime* replacing_ = nullptr;
   std::shared_ptr<const Program> owned_prog_;
 };
 

@@ -162,6 +162,25 @@ void AfPacketRx::open(const std::string& who, const RxOptions& o) {
   mtu_ = interface_mtu(fd_, o.dev);
 }
 
+void AfPacketRx::take(AfPacketRx& o) {
+  close();
+  std::swap(fd_, o.fd_);
+  std::swap(ring_, o.ring_);
+  std::swap(ring_len_, o.ring_len_);
+  std::swap(blocks_, o.blocks_);
+  std::swap(block_size_, o.block_size_);
+  std::swap(block_, o.block_);
+  std::swap(left_, o.left_);
+  std::swap(pkt_, o.pkt_);
+  kdrops_.store(o.kdrops_.load());
+  mtu_ = o.mtu_;
+  vnet_ = o.vnet_;
+  v2_ = o.v2_;
+  frames_ = o.frames_;
+  frame_ = o.frame_;
+  slot_ = o.slot_;
+}
+
 void AfPacketRx::close() {
   if (ring_) munmap(ring_, ring_len_);
   if (fd_ >= 0) ::close(fd_);

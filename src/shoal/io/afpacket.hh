@@ -54,6 +54,10 @@ class AfPacketRx {
   // `who` prefixes error messages ("FromDevice(eth0)").
   void open(const std::string& who, const RxOptions& o);
   void close();
+  bool is_open() const { return fd_ >= 0; }
+  // Hot swap: takes o's socket and ring, with the frames waiting in it (o
+  // is left closed).
+  void take(AfPacketRx& o);
   // The next frame in the ring, or false when the kernel has none now.
   // Call consumed() once done with it, before the next call.
   bool next(RxFrame& f);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 
+#include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/io/afpacket.hh"
 #include "shoal/io/offload.hh"
@@ -31,6 +32,16 @@ class FromDevice : public SourceElement {
   }
   void initialize() override {
     opt_.fanout = fanout_ && worker().nworkers() > 1;
+    r_big_ = add_drop_reason("too-large");
+    // A hot swap's FromDevice of the same name and settings takes the old
+    // one's socket, with the frames in its ring, in hot_swapped(): a second
+    // socket would share the traffic meanwhile, and what the old one held
+    // would be lost when it closed.
+    if (Runtime* old = worker().runtime().replacing(); old && worker().id() < old->nworkers())
+      if (auto* o = dynamic_cast<FromDevice*>(old->router(worker().id()).find(name())); o && same_settings(*o)) {
+        SourceElement::initialize();
+        return;
+      }
     if (worker().id() == 0) {
       // Another reader of every frame: two forwarders would each send every packet.
       auto others = io::other_packet_readers(opt_.dev);
@@ -42,8 +53,17 @@ class FromDevice : public SourceElement {
                    fmt::join(others, ", "));
     }
     rx_.open(fmt::format("FromDevice({})", opt_.dev), opt_);
-    r_big_ = add_drop_reason("too-large");
     SourceElement::initialize();
+  }
+  void hot_swapped(Element* old) override {
+    auto* o = dynamic_cast<FromDevice*>(old);
+    if (rx_.is_open() || !o || !same_settings(*o)) return;
+    rx_.take(o->rx_);
+    for (Packet* p : o->spill_) {  // segments of a super-packet not yet delivered
+      if (Packet* q = worker().pool().clone(p)) spill_.push_back(q);
+      o->worker().pool().free(p);
+    }
+    o->spill_.clear();
   }
   void cleanup() override {
     for (Packet* p : spill_) worker().pool().free(p);  // never delivered, so never counted
@@ -139,6 +159,12 @@ class FromDevice : public SourceElement {
     return 0;
   }
 
+  bool same_settings(const FromDevice& o) const {
+    return o.opt_.dev == opt_.dev && o.opt_.promisc == opt_.promisc && o.opt_.outbound == opt_.outbound &&
+           o.opt_.fanout == opt_.fanout && o.opt_.blocks == opt_.blocks && o.opt_.block_size == opt_.block_size &&
+           o.opt_.per_frame == opt_.per_frame && o.opt_.block_timeout_ms == opt_.block_timeout_ms &&
+           o.snaplen_ == snaplen_;
+  }
   io::RxOptions opt_;
   bool fanout_ = true;
   uint32_t snaplen_ = 65535;
@@ -161,7 +187,8 @@ SHOAL_ELEMENT(FromDevice, .name = "FromDevice", .ports = "0/1", .processing = "a
                   "type annotation (host, broadcast, multicast, other host) and the kernel's flow hash. With "
                   "several workers, each has its own socket in one PACKET_FANOUT_HASH group. A missing interface "
                   "or missing privileges (CAP_NET_RAW) are configuration errors. The kernel_drops handler reads "
-                  "the ring's losses.",
+                  "the ring's losses. A reload or hot swap's FromDevice of the same name and settings takes over "
+                  "the socket, with the frames waiting in its ring.",
               .args = {{"DEVNAME", "string", "interface name"},
                        {"PROMISC", "boolean", "promiscuous mode (default true)"},
                        {"SNAPLEN", "unsigned", "bytes kept per frame (default 65535)"},
