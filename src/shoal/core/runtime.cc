@@ -68,12 +68,15 @@ void Runtime::run() {
   // A hot swap: the new configuration's elements take this one's state
   // (queued packets, counts, tables) before anything here ends; then what
   // they left ends as a stop ends it (drain: flows flushed and their
-  // records written). The workers only settled (Worker::run).
-  if (swap_pending()) {
-    {
-      std::lock_guard<std::mutex> g(next_mu_);
-      if (next_) next_->take_state_from(*this);
-    }
+  // records written). The workers only settled (Worker::run), also when a
+  // swap was being built as the run stopped and then failed. A swap built
+  // after this point is refused (swap_to): nothing would take the state.
+  {
+    std::lock_guard<std::mutex> g(next_mu_);
+    finished_ = true;
+    if (next_) next_->take_state_from(*this);
+  }
+  if (settled_.load()) {
     uint64_t until = monotonic_ns() + 2000000000ull;
     for (bool more = true; more && monotonic_ns() < until;) {
       more = false;
@@ -312,6 +315,12 @@ bool Runtime::swap_to(const std::function<std::unique_ptr<Runtime>(std::string&)
   }
   {
     std::lock_guard<std::mutex> g(next_mu_);
+    if (finished_) {
+      err = "the router stopped before the new configuration was ready";
+      next->cleanup();
+      swap_pending_.store(false, std::memory_order_release);
+      return false;
+    }
     next_ = std::move(next);
   }
   stop_now();

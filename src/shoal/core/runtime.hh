@@ -106,6 +106,9 @@ class Runtime {
   uint64_t swap_dropped() const { return swap_dropped_; }
   std::unique_ptr<Runtime> take_next();
   bool swap_pending() const { return swap_pending_.load(std::memory_order_acquire); }
+  // A worker stopped for a swap: it only settled, and the rest of its
+  // ending (drain) runs after the swap (run()).
+  void note_settled() { settled_.store(true); }
   // The new runtime was built to replace a running one (elements that
   // would hold what the old one holds, a listening socket, wait for it).
   // `old`: the runtime it replaces, still running (its elements' settings
@@ -182,6 +185,8 @@ class Runtime {
   std::mutex next_mu_;
   std::unique_ptr<Runtime> next_;
   std::atomic<bool> swap_pending_{false};
+  std::atomic<bool> settled_{false};
+  bool finished_ = false;  // run() returned its workers (under next_mu_)
   bool replacement_ = false;
   Runtime* replacing_ = nullptr;
   std::shared_ptr<const Program> owned_prog_;

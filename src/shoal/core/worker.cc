@@ -215,6 +215,7 @@ void Worker::run() {
     // For a hot swap only what is in flight settles: the rest is the new
     // configuration's to take (Runtime::run).
     bool swap = rt_->swap_pending();
+    if (swap) rt_->note_settled();
     for (size_t i = 0; i < router_->size(); ++i)
       more |= swap ? router_->element(i)->settle() : router_->element(i)->drain();
   }
