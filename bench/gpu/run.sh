@@ -43,7 +43,7 @@ if [ "${PREBUILT:-0}" = 1 ]; then
     timeout 120 ./build-gpu/tests/shoal_gpu_test
     stamp "offload tests on the CUDA backend (the same tests CI runs on the host backend)"
     SHOAL_TEST_DEVICE=cuda timeout ${TESTS_TIMEOUT:-240} ./build-gpu/tests/shoal_unit --gtest_brief=1 \
-      --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*:NfChain*' 2>&1 |
+      --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*:NfChain*:DeviceCollectives*:BatchReassembly*' 2>&1 |
       grep -vE 'device failure|offloading stops'
   }
   prebuilt_tests
@@ -55,7 +55,7 @@ cmake --build build-gpu -j "$(nproc)" || exit 1
 stamp "GPU tests"
 ctest --test-dir build-gpu -L gpu --output-on-failure
 stamp "offload tests on the CUDA backend (the same tests CI runs on the host backend)"
-SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*:NfChain*' 2>&1 | grep -vE 'device failure|offloading stops'
+SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*:NfChain*:DeviceCollectives*:BatchReassembly*' 2>&1 | grep -vE 'device failure|offloading stops'
 stamp "full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure 2>&1 | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Passed"
 fi

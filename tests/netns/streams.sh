@@ -8,6 +8,8 @@
 #   - tshark's own reassembly (follow,tcp,raw) of the capture gives the same bytes;
 #   - FlowLog's record of the connection says SF, with both directions' payload bytes;
 #   - the accounting balances.
+# DEVICE=host: TCPReassembler(DEVICE true) on the host device backend (the
+# batch reassembly), which must place segments itself and give the same files.
 # Exit 77 (skipped) where namespaces cannot be made.
 NEEDS="tshark" . "$(dirname "$0")/lib.sh"
 for i in v1r v2r; do inr sysctl -qw net.ipv6.conf.$i.disable_ipv6=1; inr ip link set $i up; done
@@ -18,18 +20,19 @@ for h in "$H1 v1h" "$H2 v2h"; do set -- $h; ip netns exec "$1" ethtool -K "$2" t
 in1 ip addr add 10.0.9.1/24 dev v1h; in1 ip link set v1h up; in1 ip link set lo up
 in2 ip addr add 10.0.9.2/24 dev v2h; in2 ip link set v2h up; in2 ip link set lo up
 
+on_device=false; [ -n "${DEVICE:-}" ] && on_device=true
 cat >"$tmp/streams.click" <<C
 // a bridge between v1r and v2r, by destination Ethernet address
 in1 :: FromDevice(v1r); in2 :: FromDevice(v2r);
 out1 :: Queue(4096) -> ToDevice(v1r); out2 :: Queue(4096) -> ToDevice(v2r);
 in1 -> j :: Null; in2 -> j;
-j -> FlowIPManager -> TCPReassembler -> TCPStreamDump($tmp/streams) -> FlowLog($tmp/conn.json, FORMAT json)
+j -> FlowIPManager -> r :: TCPReassembler(DEVICE $on_device) -> TCPStreamDump($tmp/streams) -> FlowLog($tmp/conn.json, FORMAT json)
   -> t :: Tee(2);
 t[1] -> ToDump($tmp/cap.pcap);
 t[0] -> c :: Classifier(0/020000000101, 0/020000000202, -);
 c[0] -> out1; c[1] -> out2; c[2] -> b :: Tee(2); b[0] -> out1; b[1] -> out2;
 C
-ip netns exec "$R" "$SHOAL" run -q "$tmp/streams.click" --stats-out "$tmp/stats.json" >"$tmp/shoal.out" 2>&1 &
+ip netns exec "$R" "$SHOAL" run -q ${DEVICE:+--device "$DEVICE"} "$tmp/streams.click" --stats-out "$tmp/stats.json" >"$tmp/shoal.out" 2>&1 &
 pid=$!
 sleep 1
 kill -0 "$pid" 2>/dev/null || { echo "FAIL: shoal did not start"; cat "$tmp/shoal.out"; exit 1; }
@@ -81,7 +84,7 @@ for line in sys.stdin:
     side[1 if line.startswith("\t") else 0] += bytes.fromhex(line.strip())
 open(sys.argv[1], "wb").write(side[0]); open(sys.argv[2], "wb").write(side[1])' "$tmp/ts12" "$tmp/ts21"
 [ "$(h "$tmp/ts12")" = "$sent1" ] && [ "$(h "$tmp/ts21")" = "$sent2" ] && ok "tshark's reassembly of the capture agrees" || bad "tshark's reassembly: $(stat -c %s "$tmp/ts12" "$tmp/ts21" 2>&1 | tr '\n' ' ')"
-/usr/bin/python3 - "$tmp/conn.json" "$tmp/stats.json" <<'PY' && ok "FlowLog says SF with both payloads; accounting balanced; no gap" || bad "FlowLog / accounting"
+/usr/bin/python3 - "$tmp/conn.json" "$tmp/stats.json" "${DEVICE:-}" <<'PY' && ok "FlowLog says SF with both payloads; accounting balanced; no gap${DEVICE:+; the device placed segments}" || bad "FlowLog / accounting"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 tcp = [r for r in recs if r["proto"] == "tcp" and r["id.resp_p"] == 7070]
@@ -89,6 +92,10 @@ print(tcp)
 j = json.load(open(sys.argv[2]))
 print(j["accounting"])
 gaps = sum(int(v.get("gaps", 0)) for v in j["elements"].values() if isinstance(v, dict))
+r = j["elements"]["r"]
+print("segments", r["segments"], "placed by the device", r["device_placed"], "one by one", r["one_by_one"])
+if sys.argv[3] and (r["device_placed"] == 0 or r["device_failures"]):
+    sys.exit(1)
 sys.exit(0 if len(tcp) == 1 and tcp[0]["conn_state"] == "SF" and tcp[0]["orig_bytes"] >= 3 << 20
          and tcp[0]["resp_bytes"] >= 2 << 20 and j["accounting"]["balanced"] and gaps == 0 else 1)
 PY

@@ -5,7 +5,9 @@ Builds TCP connections with scapy: random payloads each way, cut into random
 segments, then reordered, duplicated, overlapped with different bytes, lost,
 with sequence numbers that wrap, and without handshakes. Runs them through
 FlowIPManager -> TCPReassembler(POLICY first|last) -> TCPStreamDump and
-checks every direction's file byte for byte against the model:
+checks every direction's file byte for byte against the model (both
+policies, each also with DEVICE true on the host device backend: the batch
+reassembly, which must place segments itself and give the same files):
 
   a byte is delivered once every byte before it has come (or, at the end,
   when the holes before it are given up: they stay zeros in the file); its
@@ -15,6 +17,7 @@ checks every direction's file byte for byte against the model:
 The clean connections are also checked against `tshark -z follow,tcp,raw`.
 Usage: reassembly_model.py SHOAL
 """
+import json
 import os
 import random
 import shutil
@@ -181,16 +184,22 @@ def main():
                 pk.append(p)
         pcap = os.path.join(tmp, "tcp.pcap")
         wrpcap(pcap, pk)
-        for policy in ("first", "last"):
-            out = os.path.join(tmp, policy)
+        for policy, device in (("first", False), ("last", False), ("first", True), ("last", True)):
+            out = os.path.join(tmp, policy + ("-device" if device else ""))
             os.mkdir(out)
-            cfg = ("FromDump(%s, STOP true) -> m :: FlowIPManager -> r :: TCPReassembler(POLICY %s)"
-                   " -> TCPStreamDump(%s) -> c :: Counter -> Discard;" % (pcap, policy, out))
-            res = subprocess.run([SHOAL, "run", "--stats", "json", "/dev/stdin"], input=cfg, capture_output=True,
-                                 text=True)
+            cfg = ("FromDump(%s, STOP true) -> m :: FlowIPManager -> r :: TCPReassembler(POLICY %s, DEVICE %s)"
+                   " -> TCPStreamDump(%s) -> c :: Counter -> Discard;" % (pcap, policy, str(device).lower(), out))
+            args = [SHOAL, "run", "--stats", "json"] + (["--device", "host"] if device else []) + ["/dev/stdin"]
+            res = subprocess.run(args, input=cfg, capture_output=True, text=True)
             if res.returncode != 0:
                 print("FAIL: shoal exited %d: %s" % (res.returncode, res.stderr))
                 return 1
+            r = json.loads(res.stdout)["elements"]["r"]
+            print("POLICY %s DEVICE %s: %d segments, %d placed by the device, %d one by one" %
+                  (policy, device, r["segments"], r["device_placed"], r["one_by_one"]))
+            if device and (r["device_placed"] == 0 or r["device_failures"] != 0):
+                failures += 1
+                print("FAIL: the device placed no segment, or failed")
             for c in conns:
                 for d in (0, 1):
                     want = model(c.arrivals[d], policy, c.kind == "midstream")

@@ -128,6 +128,19 @@ class Device {
   // poll() make no driver call.
   virtual void launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uint32_t n,
                             const uint32_t* order = nullptr, bool signal = false);
+  // Collective operations over n items in device memory, queued in stream
+  // order like the rest (CUB on CUDA, its scratch memory kept per stream; the
+  // host backend computes the same results on a pool thread).
+  // Sorts (key, value) pairs by bits [0, end_bit) of the key, stably: pairs
+  // of equal keys keep their order. The outputs must not overlap the inputs.
+  virtual void sort_pairs(Stream* s, const uint64_t* keys_in, uint64_t* keys_out, const uint32_t* vals_in,
+                          uint32_t* vals_out, uint32_t n, int end_bit) = 0;
+  // A max-scan within each run of equal consecutive keys: out[i] is the
+  // largest in[j] of i's run before i, or `init` at the run's head
+  // (exclusive), or the largest up to and with i (inclusive; init unused).
+  // out must not overlap in.
+  virtual void max_scan_by_key(Stream* s, const uint32_t* keys, const int64_t* in, int64_t* out, uint32_t n,
+                               bool inclusive, int64_t init) = 0;
   // Whether launch_fused(..., signal) can mark completion from the kernel.
   virtual bool signals() const { return false; }
   // Marks the end of what was queued so far; poll() reports on it.

@@ -3,6 +3,7 @@
 // later, one at a time per stream and round-robin across streams, so
 // aggregates in flight overlap and complete in any order. The kernels are
 // the same step functions the CUDA backend launches.
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +20,7 @@ namespace shoal::dev {
 
 namespace {
 
-enum class OpType : uint8_t { H2D, D2H, Memset, Launch };
+enum class OpType : uint8_t { H2D, D2H, Memset, Launch, Sort, Scan };
 
 struct Op {
   OpType type;
@@ -32,6 +33,12 @@ struct Op {
   uint32_t n = 0;
   const uint32_t* order = nullptr;
   std::vector<unsigned char> params;
+  // Sort and Scan: their arrays (Sort: src/dst keys, src2/dst2 values; Scan:
+  // src2 keys, src values, dst out), end_bit or inclusive, init
+  const void* src2 = nullptr;
+  void* dst2 = nullptr;
+  int bits = 0;
+  int64_t init = 0;
 };
 
 const char* op_name(const Op& o) {
@@ -40,6 +47,8 @@ const char* op_name(const Op& o) {
     case OpType::D2H: return "device-to-host copy";
     case OpType::Memset: return "memset";
     case OpType::Launch: return o.kernel->name;
+    case OpType::Sort: return "sort";
+    case OpType::Scan: return "scan";
   }
   return "?";
 }
@@ -121,6 +130,18 @@ class HostDevice final : public Device {
     o.n = n;
     o.order = order;
     o.params.assign(static_cast<const unsigned char*>(params), static_cast<const unsigned char*>(params) + size);
+    enqueue(s, std::move(o));
+  }
+  void sort_pairs(Stream* s, const uint64_t* keys_in, uint64_t* keys_out, const uint32_t* vals_in, uint32_t* vals_out,
+                  uint32_t n, int end_bit) override {
+    Op o{OpType::Sort, false, keys_out, keys_in, n};
+    o.src2 = vals_in, o.dst2 = vals_out, o.bits = end_bit;
+    enqueue(s, std::move(o));
+  }
+  void max_scan_by_key(Stream* s, const uint32_t* keys, const int64_t* in, int64_t* out, uint32_t n, bool inclusive,
+                       int64_t init) override {
+    Op o{OpType::Scan, false, out, in, n};
+    o.src2 = keys, o.bits = inclusive, o.init = init;
     enqueue(s, std::move(o));
   }
   void record(Stream* s) override {
@@ -228,6 +249,39 @@ class HostDevice final : public Device {
         if (o.bytes) std::memset(o.dst, o.value, o.bytes);
         break;
       case OpType::Launch: o.kernel->host_run(o.params.data(), o.order, 0, o.n); break;
+      case OpType::Sort: sort(o); break;
+      case OpType::Scan: scan(o); break;
+    }
+  }
+  // A stable sort by the key's low `bits` bits, as CUB's radix sort orders.
+  static void sort(const Op& o) {
+    auto* keys = static_cast<const uint64_t*>(o.src);
+    auto* vals = static_cast<const uint32_t*>(o.src2);
+    uint64_t mask = o.bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << o.bits) - 1;
+    std::vector<uint32_t> idx(o.bytes);
+    for (uint32_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](uint32_t a, uint32_t b) { return (keys[a] & mask) < (keys[b] & mask); });
+    auto* ko = static_cast<uint64_t*>(o.dst);
+    auto* vo = static_cast<uint32_t*>(o.dst2);
+    for (size_t i = 0; i < idx.size(); ++i) ko[i] = keys[idx[i]], vo[i] = vals[idx[i]];
+  }
+  static void scan(const Op& o) {
+    auto* keys = static_cast<const uint32_t*>(o.src2);
+    auto* in = static_cast<const int64_t*>(o.src);
+    auto* out = static_cast<int64_t*>(o.dst);
+    int64_t run = o.init;
+    for (size_t i = 0; i < o.bytes; ++i) {
+      int64_t v = in[i];
+      bool head = i == 0 || keys[i] != keys[i - 1];
+      if (o.bits) {  // inclusive
+        run = head ? v : std::max(run, v);
+        out[i] = run;
+      } else {
+        if (head) run = o.init;
+        out[i] = run;
+        run = std::max(run, v);
+      }
     }
   }
 

@@ -77,6 +77,8 @@ struct Stream {
   DirStream d[2];
 };
 
+class BatchReassembler;
+
 class Reassembler {
  public:
   explicit Reassembler(const StreamConfig& c = {}) : cfg_(c) {}
@@ -92,6 +94,7 @@ class Reassembler {
   void finish(Stream& s, uint32_t flow);
 
  private:
+  friend class BatchReassembler;  // places whole batches (batch_reassembly.hh)
   void insert(DirStream& d, uint64_t off, const uint8_t* data, uint32_t len);
   void drain(DirStream& d, uint32_t flow, uint8_t dir);
   void skip_hole(DirStream& d, uint32_t flow, uint8_t dir);

@@ -4,6 +4,10 @@
 // here blocks the calling worker except wait().
 #include <cuda_runtime.h>
 
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -89,6 +93,14 @@ class CudaStream : public dev::Stream {
   uint32_t* blocks = nullptr;
   uint32_t seq = 0, quiet_polls = 0;
   bool armed = false, signalled = false;
+  // CUB's temporary storage for sort_pairs and max_scan_by_key, grown in
+  // stream order
+  void* scratch = nullptr;
+  size_t scratch_cap = 0;
+};
+
+struct MaxOp {
+  __device__ int64_t operator()(int64_t a, int64_t b) const { return a > b ? a : b; }
 };
 
 class CudaDevice final : public dev::Device {
@@ -161,6 +173,7 @@ class CudaDevice final : public dev::Device {
     if (c->s) cudaStreamDestroy(c->s);
     if (c->done_host) cudaFreeHost(c->done_host);
     if (c->blocks) cudaFree(c->blocks);
+    if (c->scratch) cudaFree(c->scratch);
     delete c;
   }
   void h2d(dev::Stream* s, void* dst, const void* src, size_t bytes) override {
@@ -188,6 +201,36 @@ class CudaDevice final : public dev::Device {
     Timed timed(kLaunch);
     static_cast<CudaStream*>(s)->armed = false;
     launch_one(static_cast<CudaStream*>(s), k, params, n, order);
+  }
+  void sort_pairs(dev::Stream* s, const uint64_t* keys_in, uint64_t* keys_out, const uint32_t* vals_in,
+                  uint32_t* vals_out, uint32_t n, int end_bit) override {
+    Timed timed(kLaunch);
+    auto* c = static_cast<CudaStream*>(s);
+    c->armed = false;
+    if (!ok(c, "sort") || !n) return;
+    size_t need = 0;
+    cudaError_t e =
+        cub::DeviceRadixSort::SortPairs(nullptr, need, keys_in, keys_out, vals_in, vals_out, n, 0, end_bit, c->s);
+    if (e == cudaSuccess && scratch(c, need))
+      e = cub::DeviceRadixSort::SortPairs(c->scratch, need, keys_in, keys_out, vals_in, vals_out, n, 0, end_bit, c->s);
+    check(c, "cub::DeviceRadixSort::SortPairs", e);
+  }
+  void max_scan_by_key(dev::Stream* s, const uint32_t* keys, const int64_t* in, int64_t* out, uint32_t n,
+                       bool inclusive, int64_t init) override {
+    Timed timed(kLaunch);
+    auto* c = static_cast<CudaStream*>(s);
+    c->armed = false;
+    if (!ok(c, "scan") || !n) return;
+    size_t need = 0;
+    auto run = [&](void* tmp) {
+      return inclusive ? cub::DeviceScan::InclusiveScanByKey(tmp, need, keys, in, out, MaxOp{}, n,
+                                                             ::cuda::std::equal_to<>{}, c->s)
+                       : cub::DeviceScan::ExclusiveScanByKey(tmp, need, keys, in, out, MaxOp{}, init, n,
+                                                             ::cuda::std::equal_to<>{}, c->s);
+    };
+    cudaError_t e = run(nullptr);
+    if (e == cudaSuccess && scratch(c, need)) e = run(c->scratch);
+    check(c, "cub::DeviceScan::ScanByKey", e);
   }
   bool signals() const override { return signals_; }
   void launch_fused(dev::Stream* s, const dev::FusedStep* steps, uint32_t count, uint32_t n, const uint32_t* order,
@@ -303,6 +346,23 @@ class CudaDevice final : public dev::Device {
       return;
     }
     check(c, k.name, l(params, n, order, c->s));
+  }
+  // At least `bytes` of scratch on c's stream (the old block freed in
+  // stream order, after the work that used it).
+  bool scratch(CudaStream* c, size_t bytes) {
+    if (bytes <= c->scratch_cap) return true;
+    bytes = std::max(bytes, c->scratch_cap * 2);
+    if (c->scratch) cudaFreeAsync(c->scratch, c->s);
+    c->scratch = nullptr;
+    c->scratch_cap = 0;
+    cudaError_t e = cudaMallocAsync(&c->scratch, bytes, c->s);
+    if (e != cudaSuccess) {
+      c->scratch = nullptr;
+      fail(c, "cudaMallocAsync", e);
+      return false;
+    }
+    c->scratch_cap = bytes;
+    return true;
   }
   static bool marked(const CudaStream* c) { return __atomic_load_n(c->done_host, __ATOMIC_ACQUIRE) == c->seq; }
   static void fail_text(CudaStream* c, const char* what) {

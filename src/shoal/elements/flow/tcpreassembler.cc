@@ -6,6 +6,7 @@
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
+#include "shoal/offload/services.hh"
 
 namespace shoal {
 
@@ -18,6 +19,7 @@ void TCPReassembler::configure(Args& a) {
   std::string policy = "first";
   uint64_t dir_cap = c.dir_cap, total = c.total_cap;
   a.read("POLICY", policy).read("BUFFER", dir_cap).read("MEMORY", total).read("MIDSTREAM", c.midstream);
+  a.read("DEVICE", device_);
   a.complete();
   if (policy != "first" && policy != "last") a.fail("POLICY must be first or last");
   if (dir_cap > UINT32_MAX) a.fail("BUFFER is at most 4 GB");
@@ -31,6 +33,14 @@ void TCPReassembler::configure(Args& a) {
 }
 
 void TCPReassembler::initialize() {
+  if (device_) {
+    std::string err;
+    offload::Services& sv = offload::services(worker().runtime());
+    auto d = sv.device(err);
+    if (!d && sv.claim_device_report())
+      fmt::print(stderr, "shoal: {}: no device ({}); segments are reassembled one by one on the CPU\n", name(), err);
+    batch_.init(std::move(d));
+  }
   mgr_->table().on_release([this](uint32_t id, const flow::Flow&, flow::Release) {
     flow::Stream*& s = slot(id);
     if (!s) return;
@@ -86,8 +96,21 @@ void TCPReassembler::segments(PacketBatch* b) {
     }
     // the payload the IP header declares, within what the packet holds
     uint32_t n = std::min<uint32_t>(pk.payload_len, avail - doff);
-    r_.segment(*s, id, p->anno().flow_dir, k::load_be32(tcp + 4), pk.tcp_flags, tcp + doff, n);
+    if (device_)
+      segs_.push_back({s, id, p->anno().flow_dir, pk.tcp_flags, k::load_be32(tcp + 4), tcp + doff, n});
+    else
+      r_.segment(*s, id, p->anno().flow_dir, k::load_be32(tcp + 4), pk.tcp_flags, tcp + doff, n);
   });
+  if (segs_.empty()) return;
+  std::string err;
+  uint64_t failures = batch_.counters().device_failures.get();
+  batch_.run(r_, segs_, err);
+  segs_.clear();
+  if (batch_.counters().device_failures.get() > failures && failures == 0)
+    fmt::print(stderr,
+               "shoal: {}: the device failed ({}); its batches are reassembled on the CPU (counted in "
+               "'device_failures')\n",
+               name(), err);
 }
 
 void TCPReassembler::push(int, PacketBatch* b) {
@@ -134,6 +157,15 @@ void TCPReassembler::add_handlers() {
   num("syn_data", &flow::StreamCounters::syn_data);
   num("buffered", &flow::StreamCounters::buffered);
   num("buffered_peak", &flow::StreamCounters::buffered_peak);
+  auto dev = [this](const char* name, Stat flow::BatchCounters::*m) {
+    add_read_handler(
+        name, [this, m] { return std::to_string((batch_.counters().*m).get()); }, Agg::Sum, true);
+  };
+  dev("device_batches", &flow::BatchCounters::batches);
+  dev("device_placed", &flow::BatchCounters::placed);
+  dev("one_by_one", &flow::BatchCounters::one_by_one);
+  dev("device_failures", &flow::BatchCounters::device_failures);
+  add_read_handler("device", [this] { return batch_.device() ? batch_.device()->describe() : std::string(); });
 }
 
 SHOAL_ELEMENT(
@@ -152,11 +184,18 @@ SHOAL_ELEMENT(
         "direction whose SYN was not seen is picked up at its first data (MIDSTREAM true) or not reassembled. Data "
         "past a FIN, or after a RST, is counted and dropped; a RST ends both directions. When the flow ends, holes "
         "left become gaps and what was buffered is delivered.\n\n"
-        "IP fragments of TCP are counted ('fragmented') and not reassembled; reassemble IP first.",
+        "IP fragments of TCP are counted ('fragmented') and not reassembled; reassemble IP first.\n\n"
+        "DEVICE true reassembles each batch at once on the device (run --device; GASPP's batch reassembly): the "
+        "device sorts the batch's segments by connection direction and offset and finds with max-scans which "
+        "continue their streams; those are delivered from the packets as they are, the rest (connections with a "
+        "SYN, FIN or RST in the batch, overlaps, data past a hole, held data) one by one on the CPU, so the streams, "
+        "gaps and counters are those of DEVICE false (only 'buffered' and 'buffered_peak' are lower: data the "
+        "batch brings out of order is placed, not held). A device failure sends its batch one by one (counted).",
     .args = {{"POLICY", "first or last", "overlap policy (default first)"},
              {"BUFFER", "bytes", "out-of-order bytes held per direction (default 1 MB)"},
              {"MEMORY", "bytes", "out-of-order bytes held over all streams, per worker (default 64 MB)"},
-             {"MIDSTREAM", "boolean", "pick up a direction without its SYN (default true)"}},
+             {"MIDSTREAM", "boolean", "pick up a direction without its SYN (default true)"},
+             {"DEVICE", "boolean", "place each batch's segments on the device (default false)"}},
     .handlers = {{"streams", "r", "connections with a stream now"},
                  {"segments", "r", "segments with payload"},
                  {"delivered", "r", "bytes delivered in order"},
@@ -174,7 +213,12 @@ SHOAL_ELEMENT(
                  {"buffered", "r", "out-of-order bytes held now"},
                  {"buffered_peak", "r", "the most out-of-order bytes held at once"},
                  {"bad_header", "r", "TCP packets with a header cut short or a bad data offset"},
-                 {"fragmented", "r", "IP fragments of TCP (not reassembled)"}},
+                 {"fragmented", "r", "IP fragments of TCP (not reassembled)"},
+                 {"device_batches", "r", "batches whose segments the device placed (DEVICE true)"},
+                 {"device_placed", "r", "segments the device placed in their streams"},
+                 {"one_by_one", "r", "segments with data reassembled one by one on the CPU (DEVICE true)"},
+                 {"device_failures", "r", "batches the device failed, reassembled on the CPU"},
+                 {"device", "r", "the device (DEVICE true)"}},
     .example =
         "FromDump(in.pcap, STOP true) -> FlowIPManager -> TCPReassembler(POLICY last) -> "
         "TCPStreamDump(streams/) -> Discard;");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "shoal/core/element.hh"
+#include "shoal/flow/batch_reassembly.hh"
 #include "shoal/flow/reassembly.hh"
 
 namespace shoal {
@@ -34,6 +35,9 @@ class TCPReassembler : public Element, private flow::StreamSink {
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
   flow::Reassembler r_;
+  bool device_ = false;
+  flow::BatchReassembler batch_;  // DEVICE true
+  std::vector<flow::Segment> segs_;
   std::vector<flow::StreamSink*> sinks_;
   std::unordered_set<flow::Stream*> live_;  // freed at release; the rest at destruction
   Stat streams_, bad_header_, fragmented_;
