@@ -3,8 +3,8 @@
 # 300,000 packets a router run, the host device table) and its record holds
 # every case with positive rates: the table beside the bare one, reassembly,
 # the router path with and without the flow layer (every packet counted, the
-# bench checks), the floor from a bare batched lookup, the device table and
-# the flood. Fails when the bench fails.
+# bench checks), the floor from a bare batched lookup, the device table, the
+# batch reassembly and the flood. Fails when the bench fails.
 set -u
 SHOAL=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -30,6 +30,11 @@ routers = by.get("router", [])
 need(len(routers) == 3 and all(r["pps_with_flows"] > 0 and r["pps_without"] > 0 for r in routers), "router rows")
 need(all((r["bare_lookup_floor_ns"] > 0) == (r["flows"] >= 1000000) for r in routers), "the floor at 1M flows")
 need(len(by.get("device_table", [])) == 1 and by["device_table"][0]["device"] == "host", "the host device table")
+# the batch reassembly on the host device: every segment of these clean
+# trains placed by the device, and in-batch reordering never held
+br = by.get("batch_reassembly", [])
+need(len(br) == 2 and all(r["device"] == "host" and r["device_gbit_per_sec"] > 0 and r["one_by_one"] == 0
+                          and r["placed"] > 0 and r["buffered_peak"] == 0 for r in br), "batch reassembly rows")
 need(len(by.get("synflood", [])) == 1 and by["synflood"][0]["established_kept"] == 1000, "the flood keeps the established")
 print(f"bench-flow: {len(rows)} rows: {'ok' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "shoal/kernels/flowstate.hh"
 #include "shoal/kernels/steps/tcp_place.hh"
@@ -107,31 +105,33 @@ void BatchReassembler::run(Reassembler& r, const std::vector<Segment>& segs, std
   const StreamConfig& cfg = r.config();
   enum Role : uint8_t { kNow, kDevice, kNoop, kAfter };
   role_.assign(segs.size(), kAfter);
-  // a RST ends both directions: its connection goes one by one
-  std::unordered_set<uint32_t> rst;
+  // a RST ends both directions: its connection goes one by one (marked in
+  // the stream with the batch's number, as directions are below: no lookup)
+  const uint64_t batch = ++batch_;
   uint64_t data_bytes = 0;
   for (const Segment& g : segs) {
     data_bytes += g.len;
-    if (g.flags & k::kTcpRst) rst.insert(g.flow);
+    if (g.flags & k::kTcpRst) g.s->rst_batch = batch;
   }
   // held data that could reach the cap over all streams: the order decides
   bool all_one = !d_ || r.c_.buffered.get() + data_bytes > cfg.total_cap;
   idx_.clear(), group_of_.clear(), key_.clear(), rel_.clear(), len_.clear();
-  // per direction (flow << 1 | dir): its group, and whether its segments
-  // are still candidates (a direction stops being one at a FIN, a SYN with
-  // data, or a segment the device cannot place; what follows comes after)
-  struct Dir {
-    uint32_t group;
-    bool started = false, open = true, bad = false;
-    uint64_t bytes = 0, ahead = 0;
-  };
-  std::unordered_map<uint64_t, Dir> dirs;
+  // per direction of the batch (its group, DirStream::group): whether its
+  // segments are still candidates (a direction stops being one at a FIN, a
+  // SYN with data, or a segment the device cannot place; what follows comes
+  // after)
+  dirs_.clear();
   uint32_t groups = 0;
   for (uint32_t i = 0; i < segs.size() && !all_one; ++i) {
     const Segment& g = segs[i];
-    if (rst.count(g.flow)) continue;
-    Dir& x = dirs.try_emplace(uint64_t(g.flow) << 1 | g.dir, Dir{groups}).first->second;
-    if (x.group == groups) ++groups;
+    if (g.s->rst_batch == batch) continue;
+    DirStream& ds = g.s->d[g.dir];
+    if (ds.batch != batch) {
+      ds.batch = batch;
+      ds.group = groups++;
+      dirs_.emplace_back();
+    }
+    Dir& x = dirs_[ds.group];
     bool fin = g.flags & k::kTcpFin, syn = g.flags & k::kTcpSyn;
     if (!x.open) continue;
     if (!x.started && !fin && !(syn && g.len)) {
@@ -161,8 +161,8 @@ void BatchReassembler::run(Reassembler& r, const std::vector<Segment>& segs, std
     }
     role_[i] = kDevice;
     idx_.push_back(i);
-    group_of_.push_back(x.group);
-    key_.push_back(uint64_t(x.group) << 32 | (uint32_t(rel) ^ 0x80000000u));
+    group_of_.push_back(ds.group);
+    key_.push_back(uint64_t(ds.group) << 32 | (uint32_t(rel) ^ 0x80000000u));
     rel_.push_back(rel);
     len_.push_back(g.len);
   }
@@ -176,7 +176,7 @@ void BatchReassembler::run(Reassembler& r, const std::vector<Segment>& segs, std
         if (x == kDevice || x == kNoop) x = kAfter;
     }
   }
-  auto dir_of = [&](const Segment& g) -> Dir& { return dirs.find(uint64_t(g.flow) << 1 | g.dir)->second; };
+  auto dir_of = [&](const Segment& g) -> Dir& { return dirs_[g.s->d[g.dir].group]; };
   if (m) {
     Layout l(m);
     const auto* perm = at<const uint32_t>(hmem_, l.perm);

@@ -71,10 +71,14 @@ struct DirStream {
   uint64_t fin_off = 0;                          // offset of the FIN (valid when fin)
   uint64_t held = 0;                             // bytes in ooo
   std::map<uint64_t, std::vector<uint8_t>> ooo;  // non-overlapping, keyed by offset
+  // BatchReassembler's: the last batch with this direction, its index there
+  uint64_t batch = 0;
+  uint32_t group = 0;
 };
 
 struct Stream {
   DirStream d[2];
+  uint64_t rst_batch = 0;  // BatchReassembler's: the last batch with a RST
 };
 
 class BatchReassembler;
