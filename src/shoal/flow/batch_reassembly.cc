@@ -181,17 +181,20 @@ void BatchReassembler::run(Reassembler& r, const std::vector<Segment>& segs, std
     Layout l(m);
     const auto* perm = at<const uint32_t>(hmem_, l.perm);
     const uint8_t* place = hmem_ + l.place;
-    // a direction with segments overlapping in the batch, or whose held data
-    // could reach its cap, goes one by one
+    // A direction with segments overlapping in the batch goes one by one;
+    // so does one that would hold data one by one (a segment arrives ahead
+    // of one preceding it, or past a hole) and whose held data could then
+    // reach its cap: while a direction holds data, every segment that comes,
+    // in order or not, passes through the cap's test.
     for (uint32_t a = 0; a < m; ++a) {
       Dir& x = dir_of(segs[idx_[a]]);
       if (place[a] == k::kPlaceOverlap) x.bad = true;
-      if ((place[a] & k::kPlaceAhead) || place[a] == k::kPlacePastHole) x.ahead += len_[a];
+      if ((place[a] & k::kPlaceAhead) || place[a] == k::kPlacePastHole) x.holds = true;
     }
     for (uint32_t a = 0; a < m; ++a) {
       const Segment& g = segs[idx_[a]];
       Dir& x = dir_of(g);
-      if (g.s->d[g.dir].held + x.ahead > cfg.dir_cap) x.bad = true;
+      if (x.holds && g.s->d[g.dir].held + x.bytes > cfg.dir_cap) x.bad = true;
     }
     // what continues each stream, in stream order
     for (uint32_t i = 0; i < m; ++i) {

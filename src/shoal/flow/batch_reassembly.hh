@@ -85,8 +85,8 @@ class BatchReassembler {
   std::vector<uint32_t> len_;
   std::vector<uint8_t> role_;  // per segment of the batch
   struct Dir {
-    bool started = false, open = true, bad = false;
-    uint64_t bytes = 0, ahead = 0;
+    bool started = false, open = true, bad = false, holds = false;
+    uint64_t bytes = 0;  // the candidates' data
   };
   std::vector<Dir> dirs_;  // per direction of the batch (DirStream::group)
   uint64_t batch_ = 0;     // batches run (DirStream::batch, Stream::rst_batch)
