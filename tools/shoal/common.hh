@@ -38,6 +38,8 @@ struct RunArgs {
   uint32_t device_delay_us = 0, host_threads = 0;
   double device_faults = 0;
   std::string metrics;              // --metrics [ADDR:]PORT: Prometheus' /metrics while the run lasts
+  std::string web;                  // --web [ADDR:]PORT: the live dashboard
+  bool web_writes = false;          // --web-writes: the dashboard may write handlers
   std::optional<std::string> dpdk;  // --dpdk "EAL ARGS": DPDK's EAL arguments (replacing the defaults)
   uint32_t offload_batches = 32, offload_timeout_us = 200, offload_inflight = 8;
   bool offload_schedule = false;
@@ -66,22 +68,36 @@ nlohmann::json stats_json(Runtime& rt);
 bool shown_handler(Runtime& rt, Element* e, const Handler& hd);
 // Prometheus' text format (0.0.4) of the run's statistics (`--metrics`).
 std::string prometheus_text(Runtime& rt, const std::string& device);
-// Serves /metrics over HTTP while a run lasts.
-class MetricsServer {
+// An HTTP server (cpp-httplib) on its own thread while a run lasts.
+class HttpServer {
  public:
-  ~MetricsServer();
-  // ADDR:PORT or PORT (127.0.0.1); false with err when it cannot listen.
-  // `rt` gives the runtime running now (a reload replaces it).
-  bool start(const std::string& where, const std::function<Runtime&()>& rt, const std::string& device,
-             std::string& err);
+  ~HttpServer();
+  // `where`: ADDR:PORT or PORT (127.0.0.1; 0: any free port); `routes` adds
+  // the handlers to the httplib::Server it is given. False with err (naming
+  // `option`) when it cannot listen.
+  bool start(const std::string& where, const char* option, const std::function<void(void*)>& routes, std::string& err);
   void stop();
   int port() const { return port_; }
+  const std::string& host() const { return host_; }
 
  private:
   std::shared_ptr<void> server_;  // httplib::Server
   std::thread thread_;
   int port_ = 0;
+  std::string host_;
 };
+// --metrics: Prometheus' /metrics. `rt` gives the runtime running now (a
+// reload replaces it).
+bool start_metrics(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt,
+                   const std::string& device, std::string& err);
+// --web: the live dashboard (web.cc); handler writes only with `writes`.
+bool start_web(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt, const std::string& device,
+               bool writes, std::string& err);
+// The graph as the dashboard draws it: elements placed in columns (sources
+// left, sinks right: the longest path from a source, cycles broken where a
+// depth-first walk meets them) and rows (ordered by their neighbours'
+// rows), and the connections.
+nlohmann::json graph_json(Runtime& rt);
 // running: counters read while packets move (the gap is "in flight").
 std::string accounting_line(const Accounting& a, Runtime& rt, bool running = false);
 // Writes text to path ("-": standard output), checking every write and the

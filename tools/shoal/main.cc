@@ -418,17 +418,25 @@ int cmd_run(const RunArgs& ra) {
     rt.cleanup();
     return rc;
   }
-  MetricsServer metrics;
+  HttpServer metrics, web;
+  auto now = [&current]() -> Runtime& { return *current.load(); };
   if (!ra.metrics.empty()) {
-    if (!metrics.start(
-            ra.metrics, [&current]() -> Runtime& { return *current.load(); }, dev.kind, err)) {
+    if (!start_metrics(metrics, ra.metrics, now, dev.kind, err)) {
       fmt::print(stderr, "shoal: {}\n", err);
       rt.cleanup();
       return 1;
     }
-    fmt::print(stderr, "shoal: metrics at http://{}:{}/metrics\n",
-               ra.metrics.find(':') == std::string::npos ? "127.0.0.1" : ra.metrics.substr(0, ra.metrics.rfind(':')),
-               metrics.port());
+    fmt::print(stderr, "shoal: metrics at http://{}:{}/metrics\n", metrics.host(), metrics.port());
+  }
+  if (!ra.web.empty()) {
+    if (!start_web(web, ra.web, now, dev.kind, ra.web_writes, err)) {
+      fmt::print(stderr, "shoal: {}\n", err);
+      metrics.stop();
+      rt.cleanup();
+      return 1;
+    }
+    fmt::print(stderr, "shoal: dashboard at http://{}:{}/{}\n", web.host(), web.port(),
+               ra.web_writes ? " (handler writes enabled)" : "");
   }
   std::atomic<bool> done{false};
   std::thread status, periodic;
@@ -525,6 +533,7 @@ int cmd_run(const RunArgs& ra) {
   }
   Runtime& last = *current.load();
   metrics.stop();
+  web.stop();
   done = true;
   if (status.joinable()) status.join();
   if (periodic.joinable()) periodic.join();
@@ -865,6 +874,10 @@ int run_main(int argc, char** argv) {
   run->add_option(
       "--metrics", ra.metrics,
       "serve Prometheus metrics at http://[ADDR:]PORT/metrics while running (ADDR: 127.0.0.1 unless given)");
+  run->add_option("--web", ra.web,
+                  "serve a live dashboard of the graph at http://[ADDR:]PORT/ while running (ADDR: 127.0.0.1 unless "
+                  "given): rates, drops and their reasons, device elements, every element's handlers");
+  run->add_flag("--web-writes", ra.web_writes, "let the dashboard write writable handlers (default: read only)");
   run->add_option("--dpdk", ra.dpdk,
                   "DPDK's EAL arguments for FromDPDKDevice/ToDPDKDevice, e.g. \"-a 0000:03:00.0 --huge-dir /mnt/huge\" "
                   "(default: --in-memory, or --no-huge without huge pages; --no-pci when no NIC is bound to vfio-pci)");

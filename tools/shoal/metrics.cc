@@ -146,15 +146,15 @@ std::string prometheus_text(Runtime& rt, const std::string& device) {
   return x.text();
 }
 
-MetricsServer::~MetricsServer() { stop(); }
+HttpServer::~HttpServer() { stop(); }
 
-bool MetricsServer::start(const std::string& where, const std::function<Runtime&()>& rt, const std::string& device,
-                          std::string& err) {
+bool HttpServer::start(const std::string& where, const char* option, const std::function<void(void*)>& routes,
+                       std::string& err) {
   std::string host = "127.0.0.1", port = where;
   if (size_t c = where.rfind(':'); c != std::string::npos) host = where.substr(0, c), port = where.substr(c + 1);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   uint64_t p = 0;
-  if (!parse_uint(port, p) || p > 65535) return err = fmt::format("--metrics: bad port '{}'", port), false;
+  if (!parse_uint(port, p) || p > 65535) return err = fmt::format("{}: bad port '{}'", option, port), false;
   auto srv = std::make_shared<httplib::Server>();
   srv->set_keep_alive_max_count(16);
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which would let
@@ -163,25 +163,37 @@ bool MetricsServer::start(const std::string& where, const std::function<Runtime&
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  srv->Get("/metrics", [rt, device](const httplib::Request&, httplib::Response& res) {
-    res.set_content(prometheus_text(rt(), device), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  srv->Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("<html><body><a href=\"/metrics\">/metrics</a></body></html>\n", "text/html");
-  });
+  routes(srv.get());
   int bound = p == 0 ? srv->bind_to_any_port(host) : (srv->bind_to_port(host, int(p)) ? int(p) : -1);
-  if (bound <= 0) return err = fmt::format("--metrics: cannot listen on {}:{}", host, port), false;
+  if (bound <= 0) return err = fmt::format("{}: cannot listen on {}:{}", option, host, port), false;
   port_ = bound;
+  host_ = host;
   server_ = srv;
   thread_ = std::thread([srv] { srv->listen_after_bind(); });
   return true;
 }
 
-void MetricsServer::stop() {
+void HttpServer::stop() {
   if (!server_) return;
   static_cast<httplib::Server*>(server_.get())->stop();
   if (thread_.joinable()) thread_.join();
   server_.reset();
+}
+
+bool start_metrics(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt,
+                   const std::string& device, std::string& err) {
+  return s.start(
+      where, "--metrics",
+      [&](void* p) {
+        auto* srv = static_cast<httplib::Server*>(p);
+        srv->Get("/metrics", [rt, device](const httplib::Request&, httplib::Response& res) {
+          res.set_content(prometheus_text(rt(), device), "text/plain; version=0.0.4; charset=utf-8");
+        });
+        srv->Get("/", [](const httplib::Request&, httplib::Response& res) {
+          res.set_content("<html><body><a href=\"/metrics\">/metrics</a></body></html>\n", "text/html");
+        });
+      },
+      err);
 }
 
 }  // namespace shoal::tool
