@@ -169,7 +169,7 @@ def main():
                       "page: #c opens the element with its handlers")
                 check(re.search(r"<button[^>]*disabled[^>]*>write</button>", html) is not None,
                       "page: write buttons disabled without --web-writes")
-                check(re.search(r"received [0-9.]+ k? ?· sent", html) is not None, "page: the accounting line")
+                check(re.search(r"received [0-9.]+( k)? · sent", html) is not None, "page: the accounting line")
         finally:
             p.send_signal(signal.SIGINT)
             rc = p.wait(timeout=20)
