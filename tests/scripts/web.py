@@ -12,7 +12,8 @@ checks:
   - /api/handlers: an element's handlers with their values and modes; an
     unknown element is a 404;
   - /api/write: refused (403) without --web-writes, and nothing written;
-    with it, Counter's reset resets the count, a bad handler is a 400;
+    with it, Counter's reset resets the count (done when the reply comes),
+    a bad handler or a bad value (the worker's error) is a 400;
   - garbage requests (huge or malformed) get an error, the run goes on;
   - the page in headless Chromium (its DOM after the scripts ran): a box
     per element with live rates, the overflowing queue marked as losing
@@ -185,6 +186,9 @@ def main():
                   (before, after))
             st, w = post(base + "/api/write", {"element": "c", "handler": "nosuch", "value": "1"})
             check(st == 400 and "nosuch" in w.get("error", ""), "write: a bad handler is a 400 that says why")
+            # the write runs on the worker that owns the element; its error comes back
+            st, w = post(base + "/api/write", {"element": "u", "handler": "active", "value": "maybe"})
+            check(st == 400 and "u.active" in w.get("error", ""), "write: a bad value is a 400: %s" % w.get("error"))
             if chromium:
                 html = dom(base + "/#c", chromium, tmp)
                 check(re.search(r"<button[^>]*>write</button>", html) is not None and

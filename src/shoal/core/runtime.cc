@@ -271,6 +271,16 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
   }
   if (!lookup(ename, hname, true, err)) return false;
   bool running = start_ns_ && !end_ns_;
+  // A caller outside the workers (the dashboard, a signal) waits for the
+  // writes it hands to them, and hears their errors; a worker does not (two
+  // workers writing each other's copies would wait on each other).
+  struct Done {
+    std::mutex mu;
+    std::condition_variable cv;
+    int left = 0;
+    std::string err;
+  };
+  auto done = calling_worker < 0 && running ? std::make_shared<Done>() : nullptr;
   for (int i = 0; i < nworkers(); ++i) {
     Element* e = routers_[size_t(i)]->find(ename);
     auto write = e->find_handler(hname)->write;
@@ -289,13 +299,33 @@ bool Runtime::write_handler(const std::string& path, const std::string& value, s
       }
     } else {
       // Another thread owns this copy: hand the write to it.
-      workers_[size_t(i)]->post([fn, value, ename, hname] {
+      if (done) {
+        std::lock_guard<std::mutex> g(done->mu);
+        ++done->left;
+      }
+      workers_[size_t(i)]->post([fn, value, ename, hname, done] {
+        std::string why;
         try {
           fn(value);
         } catch (const std::exception& x) {
-          fmt::print(stderr, "shoal: write {}.{}: {}\n", ename, hname, x.what());
+          why = fmt::format("{}.{}: {}", ename, hname, x.what());
+          if (!done) fmt::print(stderr, "shoal: write {}\n", why);
+        }
+        if (done) {
+          std::lock_guard<std::mutex> g(done->mu);
+          if (done->err.empty()) done->err = why;
+          if (--done->left == 0) done->cv.notify_all();
         }
       });
+    }
+  }
+  if (done) {
+    std::unique_lock<std::mutex> g(done->mu);
+    // (a worker that does not come to it within the wait still runs it later)
+    done->cv.wait_for(g, std::chrono::seconds(2), [&] { return done->left == 0; });
+    if (!done->err.empty()) {
+      err = done->err;
+      return false;
     }
   }
   return true;

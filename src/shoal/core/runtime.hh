@@ -57,7 +57,9 @@ class Runtime {
   // A parameter (Click's "elem.handler PARAM") goes to handlers that take
   // one; other handlers refuse it.
   bool read_handler(const std::string& path, std::string& out, std::string& err, const std::string& param = "");
-  // Runs the write on every worker (on its own thread while running).
+  // Runs the write on every worker (on its own thread while running). A
+  // caller that is not a worker (calling_worker -1) waits for the writes,
+  // up to two seconds, and gets their first error.
   bool write_handler(const std::string& path, const std::string& value, std::string& err, int calling_worker = -1);
 
   // A stop event: with a DriverManager present it is handed to it, else the
