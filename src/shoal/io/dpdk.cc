@@ -23,7 +23,9 @@
 #include <rte_ethdev.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
+#include <rte_memzone.h>
 #endif
 
 namespace shoal::io {
@@ -45,6 +47,44 @@ void set_dpdk_args(const std::string& args) {
 namespace {
 
 constexpr uint32_t kMaxBurst = 256;
+
+// An mbuf pool in one virtually contiguous area, for drivers that register
+// the pool's memory with the kernel from its first chunk on (net_af_xdp makes
+// the pool its AF_XDP UMEM: the start of the first chunk and the pool's
+// size). rte_pktmbuf_pool_create may spread a pool over many chunks where
+// memory is not contiguous for devices (no huge pages: 4 KiB pages); the
+// mbufs past the first chunk then lie outside the UMEM, and the kernel drops
+// every frame once the fill ring holds them. Objects may cross pages here
+// (the kernel reaches them by virtual address). nullptr with rte_errno set.
+rte_mempool* one_area_pool(const std::string& name, uint32_t n, int socket) {
+  uint32_t elt = uint32_t(sizeof(rte_mbuf)) + RTE_MBUF_DEFAULT_BUF_SIZE;
+  rte_mempool* mp = rte_mempool_create_empty(name.c_str(), n, elt, 256, sizeof(rte_pktmbuf_pool_private), socket,
+                                             RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+  if (!mp) return nullptr;
+  rte_pktmbuf_pool_private priv{};
+  priv.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE;
+  priv.mbuf_priv_size = 0;
+  if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr) != 0) {
+    rte_mempool_free(mp);
+    return nullptr;
+  }
+  rte_pktmbuf_pool_init(mp, &priv);
+  size_t bytes = size_t(n) * rte_mempool_calc_obj_size(elt, RTE_MEMPOOL_F_NO_IOVA_CONTIG, nullptr) + 4096;
+  const rte_memzone* mz = rte_memzone_reserve_aligned((name + "_mz").c_str(), bytes, socket, 0, 4096);
+  if (!mz) {
+    rte_mempool_free(mp);
+    return nullptr;
+  }
+  auto release = [](rte_mempool_memhdr*, void* zone) { rte_memzone_free(static_cast<const rte_memzone*>(zone)); };
+  if (rte_mempool_populate_virt(mp, static_cast<char*>(mz->addr), bytes, 4096, release, const_cast<rte_memzone*>(mz)) <
+      int(n)) {
+    rte_mempool_free(mp);
+    rte_memzone_free(mz);
+    return nullptr;
+  }
+  rte_mempool_obj_iter(mp, rte_pktmbuf_init, nullptr);
+  return mp;
+}
 
 bool have_hugepages() {
   std::ifstream f("/proc/meminfo");
@@ -185,7 +225,9 @@ void DpdkPort::open(const std::string& who, const DpdkOptions& o) {
   if (socket < 0) socket = 0;
   uint32_t mbufs = std::max<uint32_t>(o.mbufs, queues_ * (rxd + txd + 2 * kMaxBurst));
   std::string pname = fmt::format("shoal_p{}", id_);
-  auto* pool = rte_pktmbuf_pool_create(pname.c_str(), mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+  auto* pool = driver_ == "net_af_xdp"
+                   ? one_area_pool(pname, mbufs, socket)
+                   : rte_pktmbuf_pool_create(pname.c_str(), mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
   if (!pool)
     throw std::runtime_error(
         fmt::format("{}: no memory for {} mbufs: {} (give DPDK huge pages, or fewer "
