@@ -8,6 +8,7 @@
 //   GET  /api/graph              elements (name, class, ports, column, row) and connections
 //   GET  /api/stats              the statistics `--stats json` prints, now
 //   GET  /api/handlers?element=E E's handlers: name, readable, writable, value
+//                                (&numeric=1: the numeric values only)
 //   POST /api/write              element=E&handler=H&value=V: 200 and the result,
 //                                403 when writes are off, 400 when the write fails
 #include <fmt/format.h>
@@ -176,12 +177,21 @@ bool start_web(HttpServer& s, const std::string& where, const std::function<Runt
           std::string name = req.get_param_value("element");
           Element* e = find_element(now, name);
           if (!e) return json_reply(res, {{"error", fmt::format("no element '{}'", name)}}, 404);
+          // numeric=1 (the page's refreshes): the numbers only, not the
+          // listings (a flow table's 'flows' can be megabytes); a listing
+          // longer than 64 KiB is cut, and says where the rest is.
+          bool numeric_only = req.get_param_value("numeric") == "1";
           nlohmann::json hs = nlohmann::json::array();
           for (const Handler& hd : e->handlers()) {
             if (hd.hidden) continue;
             nlohmann::json h = {{"name", hd.name}, {"read", bool(hd.read)}, {"write", bool(hd.write)}};
             std::string v, why;
-            if (hd.read && now.read_handler(name + "." + hd.name, v, why)) h["value"] = v;
+            if (hd.read && (hd.numeric || !numeric_only) && now.read_handler(name + "." + hd.name, v, why)) {
+              if (v.size() > 65536)
+                v = v.substr(0, 65536) +
+                    fmt::format("\n... ({} bytes in all: shoal ctl read {}.{})", v.size(), name, hd.name);
+              h["value"] = v;
+            }
             hs.push_back(h);
           }
           json_reply(res, {{"element", name}, {"class", std::string(e->class_name())}, {"handlers", hs}});
