@@ -2,7 +2,8 @@
 # ok never fails, so "A && ok || bad" is an if-then-else here.
 # shellcheck disable=SC2015
 # Hot reload of `shoal run FILE` (`shoal ctl reload`, SIGHUP): the new
-# configuration takes the old one's queued packets, counts and flow table;
+# configuration takes the old one's queued packets, counts, flow table and
+# route tables;
 # no packet is lost across the swap (the accounting balances over both
 # configurations and every packet reaches the sink, in one pcap); a broken
 # file is refused with file:line:col and the old configuration runs on.
@@ -96,7 +97,34 @@ wait "$pid"; rc=$?; pid=
 [ "$rc" = 0 ] || { bad "exit status $rc"; cat "$tmp/log2"; }
 /usr/bin/python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["accounting"]; print(a); sys.exit(0 if a["balanced"] else 1)' \
   "$tmp/st2.json" && ok "balanced over three configurations" || bad "unbalanced"
-# 5. An IDS rule set reloads Suricata-style: the new rules are loaded beside
+# 5. A route table is carried with the routes added while it ran, unless the
+# configuration's routes changed.
+cat >"$tmp/run.click" <<C
+ControlSocket(unix, $tmp/sock);
+Idle -> rt :: RadixIPLookup(10.0.0.0/8 0, 0.0.0.0/0 1);
+rt[0] -> Discard; rt[1] -> Discard;
+C
+rm -f "$tmp/sock"
+"$SHOAL" run --threads "${THREADS:-1}" "$tmp/run.click" >"$tmp/log4" 2>&1 &
+pid=$!
+until_ test -S "$tmp/sock" || bad "no control socket"
+until_ ctl write rt.add 192.168.0.0/16 1 || bad "rt.add"
+echo "// edited" >>"$tmp/run.click"
+ctl reload || bad "the reload failed"
+until_ grep -q "(reload 1)" "$tmp/log4" || bad "no reload"
+ctl read rt.table | grep -q "^192.168.0.0/16" && ok "a route added at run time is carried by a reload" ||
+  { bad "rt.table after the reload"; ctl read rt.table; }
+sed -i 's#10.0.0.0/8 0#172.16.0.0/12 0#' "$tmp/run.click"
+ctl reload || bad "the second reload failed"
+until_ grep -q "(reload 2)" "$tmp/log4" || bad "no second reload"
+t=$(ctl read rt.table)
+grep -q "^172.16.0.0/12" <<<"$t" && ! grep -q "^192.168.0.0/16\|^10.0.0.0/8" <<<"$t" &&
+  ok "a configuration with other routes brings its own table" || { bad "rt.table after the second reload"; echo "$t"; }
+ctl stop
+wait "$pid"; rc=$?; pid=
+[ "$rc" = 0 ] || { bad "exit status $rc"; cat "$tmp/log4"; }
+
+# 6. An IDS rule set reloads Suricata-style: the new rules are loaded beside
 # the running ones, the logs go on in the same files, one stats record at the
 # end.
 src=$(cd "$(dirname "$0")/../.." && pwd)

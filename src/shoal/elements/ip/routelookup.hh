@@ -13,6 +13,8 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
@@ -42,6 +44,7 @@ class RouteLookup : public PacketElement<D> {
         if (!F::parse(text, r, err)) a.fail(fmt::format("{}:{}: {}", file, n, err));
         routes.push_back(r);
       }
+    for (auto& r : routes) configured_.push_back(r.unparse());
     bool first;
     table_ = shared_table(first);
     if (first) {
@@ -57,6 +60,19 @@ class RouteLookup : public PacketElement<D> {
         throw std::runtime_error(
             fmt::format("route {} names output {}, but {} outputs are connected", r.unparse(), r.port, route_ports()));
     refresh();
+  }
+  // Hot swap (a reload): the old configuration's table, with the routes
+  // added, set and removed while it ran, when this configuration gives the
+  // same routes (arguments and FILE); a configuration whose routes changed
+  // brings its own. Worker 0 takes it for the table all copies share.
+  void hot_swapped(Element* old) override {
+    auto* o = dynamic_cast<RouteLookup*>(old);
+    if (!o || o->configured_ != configured_ || this->worker().id() != 0) return;
+    auto routes = o->table_->snapshot()->routes;
+    for (auto& r : routes)
+      if (r.port >= route_ports()) return;  // (its outputs are fewer now: the configuration's routes stand)
+    std::string err;
+    table_->set(std::vector<Route>(routes.begin(), routes.end()), err);
   }
   // Outputs a route may name (the GPU forms: predicate bits).
   virtual int route_ports() const { return this->noutputs(); }
@@ -158,6 +174,7 @@ class RouteLookup : public PacketElement<D> {
     return t;
   }
   uint64_t version_ = ~0ull;
+  std::vector<std::string> configured_;  // the routes the configuration gave, as text
 };
 
 }  // namespace shoal
