@@ -4,7 +4,8 @@
 # ToDPDKDevice sent is compared byte for byte with what went in (scapy
 # reads both, an independent reader); two workers on two queues; the
 # errors an operator meets; with root, a net_tap port answering the Linux
-# kernel's pings, and a net_af_xdp port on a veth taking a stream whole.
+# kernel's pings, and a net_af_xdp port on a veth taking a stream whole,
+# also while its configuration is reloaded.
 # Skipped (77) when the build has no DPDK.
 #   tests/scripts/dpdk.sh SHOAL
 set -u
@@ -95,31 +96,40 @@ fi
 # DPDK's net_af_xdp on a veth: every frame of a 30,000-frame stream comes in.
 # (Its UMEM is the mbuf pool, registered from the pool's first memory chunk:
 # a pool spread over several chunks, as without huge pages, lost all but the
-# first few thousand frames.)
+# first few thousand frames.) With an argument N, the configuration is
+# reloaded N times (SIGHUP) while the stream comes in: the new one takes the
+# port over (and the Counter's count), still every frame.
 afxdp() {
-  local ns=shoaldpdkx$$
+  local reloads=${1:-0} ns=shoaldpdkx$$
   ip netns add "$ns" || return 1
   # (no IPv6: the kernel's own neighbour discovery would add frames)
   ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 &&
     ip -n "$ns" link add vg type veth peer name vr && ip -n "$ns" link set vg up && ip -n "$ns" link set vr up &&
     ip -n "$ns" link set lo up || { ip netns del "$ns"; return 1; }
   echo 'src :: FromDPDKDevice("net_af_xdp0,iface=vr") -> c :: Counter -> Discard;' >"$tmp/x.click"
-  ip netns exec "$ns" "$SHOAL" run -q "$tmp/x.click" --duration 4 --stats-out "$tmp/x.json" >"$tmp/x.out" 2>&1 &
+  ip netns exec "$ns" "$SHOAL" run "$tmp/x.click" --duration 4 --stats-out "$tmp/x.json" >"$tmp/x.out" 2>&1 &
   local spid=$!
   sleep 1.5
   echo "FastUDPFlows(RATE 30000, LIMIT 30000, LENGTH 64, FLOWS 64, SRCETH 02:00:00:00:00:01, SRCIP 10.6.0.1,
         DSTETH $(ip -n "$ns" link show vr | awk '/ether/ {print $2}'), DSTIP 10.6.0.2) -> ToDevice(vg);" >"$tmp/g.click"
-  ip netns exec "$ns" "$SHOAL" run -q "$tmp/g.click" >/dev/null 2>&1
+  ip netns exec "$ns" "$SHOAL" run -q "$tmp/g.click" >/dev/null 2>&1 &
+  local gpid=$!
+  for _ in $(seq "$reloads"); do sleep 0.15; kill -HUP $spid; done
+  wait $gpid
   wait $spid
   local rc=$?
   ip netns del "$ns"
   [ $rc = 0 ] || { cat "$tmp/x.out"; return 1; }
+  if [ "$reloads" -gt 0 ] && ! grep -q "(reload $reloads)" "$tmp/x.out"; then
+    echo "not reloaded $reloads times:"; cat "$tmp/x.out"; return 1
+  fi
   /usr/bin/python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["elements"]; print(e["c"]["count"], "frames,",
     e["src"]["hw_dropped"], "missed"); sys.exit(0 if e["c"]["count"] == 30000 and e["src"]["hw_dropped"] == 0 else 1)' \
     "$tmp/x.json"; }
 if [ "$(id -u)" = 0 ] && ip netns add shoaldpdkprobe$$ 2>/dev/null; then
   ip netns del shoaldpdkprobe$$
   check "net_af_xdp on a veth: 30,000 frames in, none missed" afxdp
+  check "net_af_xdp on a veth, reloaded 5 times meanwhile: 30,000 frames in, none missed" afxdp 5
 else
   echo "skip net_af_xdp: needs root and network namespaces"
 fi

@@ -83,6 +83,14 @@ ControlSocket(UNIX, {sock});
     for c in ("c0", "c1"):
         v = s.get(("shoal_element_count", (("class", "Counter"), ("element", c))))
         check(v == float(ctl(sock, "read", c + ".count")), f"{c}'s count matches its handler: {v}")
+    def out(el, cls, port):
+        return s.get(("shoal_element_output_packets_total", (("class", cls), ("element", el), ("port", str(port)))))
+    check(out("rt", "DirectIPLookup", 0) == float(ctl(sock, "read", "c0.count")) and
+          out("rt", "DirectIPLookup", 1) == float(ctl(sock, "read", "c1.count")) and
+          out("c1", "Counter", 0) == out("rt", "DirectIPLookup", 1) and out("q", "Queue", 0) == 0 and
+          # (the device ran chk and rt in one chain: chk's output counts what went on to rt)
+          out("chk", "CheckIPHeader", 0) == out("rt", "DirectIPLookup", 0) + out("rt", "DirectIPLookup", 1) > 0,
+          f"packets out by element and port: rt {out('rt', 'DirectIPLookup', 0)}, {out('rt', 'DirectIPLookup', 1)}")
     drops = sum(v for (n, _), v in s.items() if n == "shoal_drops_total")
     check(drops == s[("shoal_packets_dropped_total", ())], "drops by reason add up to the dropped packets")
     check(fams.get("shoal_offload_latency_seconds") == "histogram", "the device latency histogram is there")

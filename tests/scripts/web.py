@@ -128,6 +128,12 @@ def main():
             st2, s2 = get(base + "/api/stats")
             check(st == st2 == 200 and s2["elements"]["c"]["count"] > s1["elements"]["c"]["count"],
                   "stats: counts grow (%d -> %d)" % (s1["elements"]["c"]["count"], s2["elements"]["c"]["count"]))
+            o1, o2 = s1.get("outputs", {}), s2.get("outputs", {})
+            check(len(o2.get("cl", [])) == 2 and o2["cl"][1] > o1["cl"][1] and o2["cl"][0] == 0,
+                  "stats: packets out by port grow, on the port they take (%s -> %s)" % (o1.get("cl"), o2.get("cl")))
+            # q's output is pulled (by u), t's pushed; the Tee sends each packet both ways
+            check(o2.get("q", [0])[0] > 0 and o2.get("t", [0, 0])[0] > 0 and o2.get("t", [0, 0])[1] > 0,
+                  "stats: pulled and pushed outputs counted (q %s, t %s)" % (o2.get("q"), o2.get("t")))
             check(s2["drops"].get("q", {}).get("queue-full", 0) > 0 and "queue-full" in s2["loss_reasons"].get("q", [])
                   and s2["drops"].get("back", {}).get("switched-off", 0) > 0
                   and "switched-off" not in s2["loss_reasons"].get("back", []),
@@ -167,6 +173,8 @@ def main():
                 b = boxes(html)
                 check(set(b) == names, "page: a box per element (%d)" % len(b))
                 check(any("pps" in t for t in b.get("src", ([], []))[1]), "page: live rates (%s)" % (b.get("src"),))
+                check(all(any("pps" in t for t in b.get(e, ([], []))[1]) for e in ("cl", "q", "u", "t")),
+                      "page: rates of elements without counters (%s)" % ({e: b.get(e) for e in ("cl", "t")},))
                 check("loss" in b.get("q", ([], []))[0] and any("queue-full" in t for t in b["q"][1]),
                       "page: the overflowing queue marked as losing packets (%s)" % (b.get("q"),))
                 check("discards" in b.get("back", ([], []))[0], "page: the switch marked as discarding")

@@ -108,6 +108,13 @@ std::string prometheus_text(Runtime& rt, const std::string& device) {
             fmt::format("{},reason=\"{}\",kind=\"{}\"", el, label_value(reason.name), reason.loss ? "loss" : "discard"),
             double(n));
     }
+    for (int port = 0; port < e->noutputs(); ++port) {
+      uint64_t n = 0;
+      for (int w = 0; w < rt.nworkers(); ++w) n += rt.router(w).element(i)->output_count(port);
+      x.add("shoal_element_output_packets_total", "counter",
+            "packets that left an element by an output port (pushed or pulled): every element's rate",
+            fmt::format("{},port=\"{}\"", el, port), double(n));
+    }
     for (auto& hd : e->handlers()) {
       if (!hd.numeric || hd.hidden || !shown_handler(rt, e, hd)) continue;
       std::string v, err;

@@ -6,7 +6,8 @@
 //
 //   GET  /                       the page
 //   GET  /api/graph              elements (name, class, ports, column, row) and connections
-//   GET  /api/stats              the statistics `--stats json` prints, now
+//   GET  /api/stats              the statistics `--stats json` prints, now, with
+//                                each element's packets out by port ("outputs")
 //   GET  /api/handlers?element=E E's handlers: name, readable, writable, value
 //                                (&numeric=1: the numeric values only)
 //   POST /api/write              element=E&handler=H&value=V: 200 and the result,
@@ -170,6 +171,19 @@ bool start_web(HttpServer& s, const std::string& where, const std::function<Runt
               if (r0.element(i)->drop_reasons()[k].loss)
                 loss[r0.element(i)->name()].push_back(r0.element(i)->drop_reasons()[k].name);
           j["loss_reasons"] = loss;
+          // packets that left by each output port, pushed or pulled, summed
+          // over workers: every element's rate, counters or not
+          nlohmann::json outs = nlohmann::json::object();
+          for (size_t i = 0; i < r0.size(); ++i) {
+            nlohmann::json ports = nlohmann::json::array();
+            for (int p = 0; p < r0.element(i)->noutputs(); ++p) {
+              uint64_t n = 0;
+              for (int w = 0; w < now.nworkers(); ++w) n += now.router(w).element(i)->output_count(p);
+              ports.push_back(n);
+            }
+            if (!ports.empty()) outs[r0.element(i)->name()] = ports;
+          }
+          j["outputs"] = outs;
           json_reply(res, j);
         });
         srv->Get("/api/handlers", [rt](const httplib::Request& req, httplib::Response& res) {

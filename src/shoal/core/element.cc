@@ -243,11 +243,7 @@ PacketBatch* Element::dispatch(PacketBatch* b, int keep_port) {
   if (!list) list = heap.data();
   std::sort(list, list + n, [](const Out& x, const Out& y) { return x.first < y.first; });
   for (size_t i = 0; i < n; ++i) output_push(list[i].port, list[i].b);
-  if (keep_port >= 0) {
-    out_count_[size_t(keep_port)].add(b->live());
-    return b;
-  }
-  return nullptr;
+  return keep_port >= 0 ? b : nullptr;  // counted by the puller (input_pull)
 }
 
 void Element::add_read_handler(std::string name, std::function<std::string()> f, Agg agg, bool numeric) {

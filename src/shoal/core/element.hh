@@ -197,6 +197,7 @@ class Element {
     ++worker_->depth;
     PacketBatch* b = i.e->pull(i.port, max);
     --worker_->depth;
+    if (b) i.e->out_count_[size_t(i.port)].add(b->live());
     return b;
   }
   uint16_t add_drop_reason(std::string_view reason);
@@ -237,7 +238,11 @@ class Element {
   // Gives n a signal number of this router (Click's new_notifier_signal).
   void register_signal(Notifier& n, const char* kind);
   const std::deque<DropReason>& drop_reasons() const { return drops_; }
+  // Packets that left by an output port, pushed or pulled (this copy's).
   uint64_t output_count(int port) const { return out_count_[size_t(port)].get(); }
+  // Packets that crossed an output port without a push: an offload chain ran
+  // this element and the next on the device in one go.
+  void count_output(int port, uint64_t n) { out_count_[size_t(port)].add(n); }
 
   // Schedulable elements register a task; it runs while active.
   void add_task();

@@ -214,17 +214,20 @@ bool NbaOffload::run_task() {
 
 // Every packet leaves from the element and port where it left the chain
 // (or the last element's output 0), dropped ones counted by their element.
+// Each step's output 0 (the chain's link) counts the packets that went on.
 void NbaOffload::deliver(Aggregate& a) {
   const auto& steps = chain_->steps();
   PacketBatch* agg = a.batch;
   out_.assign(steps.size() * kMaxPorts, nullptr);
+  left_at_.assign(steps.size(), 0);
   for (uint32_t i = 0; i < a.n; ++i) {
     Packet* p = agg->at(i);
     uint32_t v = a.verdict(i);
     size_t s = steps.size() - 1;
     uint32_t port = 0;
+    if (v) s = k::verdict_step(v);
+    ++left_at_[s];
     if (v) {
-      s = k::verdict_step(v);
       if (k::verdict_dropped(v)) {
         steps[s]->offload_element().drop(p, uint16_t(k::verdict_reason(v)));
         continue;
@@ -247,6 +250,11 @@ void NbaOffload::deliver(Aggregate& a) {
   }
   PacketBatch* big = chain_->release(a);
   self_->recycle(big);
+  uint64_t went_on = a.n;
+  for (size_t s = 0; s + 1 < steps.size(); ++s) {
+    went_on -= left_at_[s];
+    steps[s]->offload_element().count_output(0, went_on);
+  }
   for (size_t x = 0; x < out_.size(); ++x)
     if (out_[x]) {
       PacketBatch* b = out_[x];

@@ -91,6 +91,7 @@ class NbaOffload {
   size_t fifo_packets_ = 0;
   Timer timer_;
   std::vector<PacketBatch*> out_;  // deliver() scratch: (step, port) -> batch
+  std::vector<uint64_t> left_at_;  // deliver() scratch: packets that left the chain at each step
 };
 
 // Mixes the offload machinery into a per-packet element class. Base is the
