@@ -406,5 +406,82 @@ TEST(Esp, EnginesAgree) {
       }
 }
 
+// The per-packet functions of the device path (kernels/esp.hh) seal every
+// device suite to the bytes EspCipher (OpenSSL) seals, open what it seals,
+// refuse what it refuses, and leave a refused packet untouched.
+TEST(EspKernel, AgreesWithOpenSsl) {
+  std::mt19937 rng(7);
+  auto bytes = [&](size_t n) {
+    std::string s(n, 0);
+    for (auto& c : s) c = char(rng());
+    return s;
+  };
+  int cases = 0;
+  for (Integ in : {Integ::None, Integ::HmacSha1, Integ::HmacSha256})
+    for (size_t kl : {16, 24, 32})
+      for (bool esn : {false, true}) {
+        SAParams p;
+        p.cipher = in == Integ::None ? Cipher::AesGcm : Cipher::AesCtr;
+        p.enc_key = bytes(kl);
+        p.salt = bytes(4);
+        p.integ = in;
+        p.auth_key = bytes(kl == 32 ? 100 : kl);  // a key longer than a block is hashed first
+        p.icv_len = in == Integ::None ? (kl == 24 ? 8 : 16) : in == Integ::HmacSha1 ? 12 : 16;
+        p.esn = esn;
+        k::EspKeys keys;
+        std::string why;
+        ASSERT_TRUE(esp_device_keys(p, keys, why)) << why;
+        EspCipher ref(p, Engine::OpenSsl);
+        for (int t = 0; t < 25; ++t) {
+          uint32_t text = uint32_t(rng() % 120 + 1) * ref.align();
+          uint64_t seq = (uint64_t(rng() % 3) << 32) | rng();
+          std::vector<uint8_t> x(8 + ref.iv_len() + text + ref.icv_len());
+          for (auto& c : x) c = uint8_t(rng());
+          auto y = x;
+          k::esp_seal(aes_te0(), keys, x.data(), text, seq);
+          ASSERT_TRUE(ref.seal(y.data(), text, seq));
+          ASSERT_EQ(x, y) << p.suite() << " esn " << esn << " text " << text;
+          auto x2 = x;
+          EXPECT_TRUE(k::esp_open(aes_te0(), keys, x.data(), text, seq));
+          EXPECT_TRUE(ref.open(x2.data(), text, seq));
+          EXPECT_EQ(x, x2);
+          // a flipped bit anywhere (header, IV, text, ICV) or another high half
+          auto z = y;
+          z[rng() % z.size()] ^= uint8_t(1u << (rng() % 8));
+          auto z2 = z;
+          EXPECT_FALSE(k::esp_open(aes_te0(), keys, z.data(), text, seq));
+          EXPECT_EQ(z, z2) << "a refused packet is not decrypted";
+          if (esn) {
+            EXPECT_FALSE(k::esp_open(aes_te0(), keys, y.data(), text, seq + (1ull << 32)));
+          }
+          ++cases;
+        }
+      }
+  EXPECT_EQ(cases, 3 * 3 * 2 * 25);
+}
+
+TEST(EspKernel, RefusesWhatItDoesNotDo) {
+  SAParams p;
+  p.cipher = Cipher::AesCbc;
+  p.integ = Integ::HmacSha1;
+  p.enc_key = std::string(16, 'k');
+  p.auth_key = std::string(20, 'a');
+  p.icv_len = 12;
+  k::EspKeys keys;
+  std::string why;
+  EXPECT_FALSE(esp_device_keys(p, keys, why));
+  EXPECT_NE(why.find("not a device suite"), std::string::npos) << why;
+  p.cipher = Cipher::AesGcm;
+  p.integ = Integ::None;
+  p.salt = "salt";
+  p.icv_len = 10;
+  EXPECT_FALSE(esp_device_keys(p, keys, why));
+  EXPECT_NE(why.find("10-byte GCM ICV"), std::string::npos) << why;
+  p.icv_len = 16;
+  p.enc_key = std::string(17, 'k');
+  EXPECT_FALSE(esp_device_keys(p, keys, why));
+  EXPECT_NE(why.find("17-byte AES key"), std::string::npos) << why;
+}
+
 }  // namespace
 }  // namespace shoal::crypto

@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include <array>
 #include <cstring>
 #include <stdexcept>
 
@@ -474,5 +475,48 @@ void EspCipher::mb_job(void*, uint8_t*, uint32_t, uint64_t, bool, uint8_t*) {}
 bool EspCipher::mb_seal(uint8_t*, uint32_t, uint64_t) { return false; }
 bool EspCipher::mb_open(uint8_t*, uint32_t, uint64_t) { return false; }
 #endif
+
+const uint32_t* aes_te0() {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    k::aes_make_te0(t.data());
+    return t;
+  }();
+  return table.data();
+}
+
+bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why) {
+  out = k::EspKeys{};
+  if (p.cipher == Cipher::AesGcm) {
+    out.suite = k::kEspGcm;
+    if (p.icv_len != 8 && p.icv_len != 12 && p.icv_len != 16)
+      return why = fmt::format("a {}-byte GCM ICV", p.icv_len), false;
+  } else if (p.cipher == Cipher::AesCtr && p.integ == Integ::HmacSha1) {
+    out.suite = k::kEspCtrSha1;
+    if (p.icv_len == 0 || p.icv_len > 20) return why = fmt::format("a {}-byte HMAC-SHA1 ICV", p.icv_len), false;
+  } else if (p.cipher == Cipher::AesCtr && p.integ == Integ::HmacSha256) {
+    out.suite = k::kEspCtrSha256;
+    if (p.icv_len == 0 || p.icv_len > 32) return why = fmt::format("a {}-byte HMAC-SHA-256 ICV", p.icv_len), false;
+  } else {
+    return why = fmt::format("{} is not a device suite (AES-GCM, AES-CTR with HMAC-SHA1 or SHA-256 are)", p.suite()),
+           false;
+  }
+  if (p.salt.size() != 4) return why = "the salt is not 4 bytes", false;
+  if (!k::aes_expand(aes_te0(), reinterpret_cast<const uint8_t*>(p.enc_key.data()), uint32_t(p.enc_key.size()), out.rk,
+                     out.rounds))
+    return why = fmt::format("a {}-byte AES key", p.enc_key.size()), false;
+  std::memcpy(out.salt, p.salt.data(), 4);
+  out.icv_len = p.icv_len;
+  out.esn = p.esn;
+  if (out.suite == k::kEspGcm) {
+    uint8_t zero[16] = {}, h[16];
+    k::aes_encrypt(aes_te0(), out.rk, out.rounds, zero, h);
+    k::ghash_table(h, out.hl, out.hh);
+  } else {
+    k::esp_hmac_states(reinterpret_cast<const uint8_t*>(p.auth_key.data()), uint32_t(p.auth_key.size()),
+                       out.suite == k::kEspCtrSha256, out.inner, out.outer);
+  }
+  return true;
+}
 
 }  // namespace shoal::crypto

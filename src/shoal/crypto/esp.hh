@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "shoal/crypto/sadb.hh"
+#include "shoal/kernels/esp.hh"
 
 namespace shoal::crypto {
 
@@ -72,5 +73,12 @@ class EspCipher {
   struct Mb;
   std::unique_ptr<Mb> mb_;
 };
+
+// The SA's keys for the per-packet functions of kernels/esp.hh (the device
+// path): false, with the reason, for a suite they do not do (CBC, the null
+// cipher, an ICV length the suite does not allow).
+bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why);
+// AES's table for kernels/esp.hh (1 KiB, 256 words), made once.
+const uint32_t* aes_te0();
 
 }  // namespace shoal::crypto
