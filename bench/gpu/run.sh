@@ -59,7 +59,7 @@ SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload
 stamp "full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure 2>&1 | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Passed"
 fi
-BENCHES=${BENCHES:-scale snap classify ids offload lpm core flow schedule nf}
+BENCHES=${BENCHES:-scale snap classify ids offload lpm core flow schedule nf ipsec}
 want() { [[ " $BENCHES " == *" $1 "* ]]; }
 if want scale; then
   stamp "bench-scale (workers x applications x sizes, CPU vs offloaded, from memory)"
@@ -82,6 +82,11 @@ fi
 if want nf; then
   stamp "bench-nf (the network functions on one core; GPUNFV's chain on the device by aggregate size and adaptive)"
   timeout ${NF_TIMEOUT:-300} ./build-gpu/shoal bench-nf --device cuda --out "$OUT/bench-nf.json"
+fi
+if want ipsec; then
+  stamp "bench-ipsec: the CPU graph, the bare library and IPsecOutbound offloaded (the device's ESP kernels)"
+  timeout ${IPSEC_TIMEOUT:-200} ./build-gpu/shoal bench-ipsec --device cuda --reps 3 \
+    --suites aes128-gcm16 aes256-gcm16 aes128-ctr-hmac-sha1-96 --out "$OUT/bench-ipsec.json"
 fi
 if want offload; then
   stamp "bench offload"

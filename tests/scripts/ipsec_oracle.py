@@ -14,7 +14,10 @@ each family (IPv4, IPv6), with and without ESN:
      an unknown SPI; Shoal's IPsecInbound must give back exactly the genuine
      packets, in arrival order, and count each bad packet under its reason.
 Every case runs with each crypto engine Shoal has (intel-ipsec-mb when
-built in, and OpenSSL).
+built in, and OpenSSL), and once more with IPsecOutbound offloaded
+(OffloadBalancer(FRACTION 1), the host device backend): the device's ESP
+kernels seal the GCM and CTR suites (counted in device_sealed: all of the
+packets), the others go to the host's path (host_sealed).
 Usage: ipsec_oracle.py SHOAL [SEED]. Exit 77 when scapy is missing.
 """
 import hashlib
@@ -70,12 +73,13 @@ def clear_packets(fam, n, src, dst):
     return out
 
 
-def run_shoal(cfg, tmp):
+def run_shoal(cfg, tmp, args=()):
     path = os.path.join(tmp, "run.click")
     with open(path, "w") as f:
         f.write(cfg)
     stats = os.path.join(tmp, "stats.json")
-    r = subprocess.run([SHOAL, "run", "-q", path, "--stats-out", stats], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([SHOAL, "run", "-q", path, "--stats-out", stats, *args], capture_output=True, text=True,
+                       timeout=120)
     if r.returncode != 0:
         print(r.stdout, r.stderr)
         raise SystemExit(f"FAIL: shoal exited {r.returncode}")
@@ -120,7 +124,7 @@ def main():
     fails = 0
     cases = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for engine in engines():
+        for engine in engines() + ["device"]:
             for name, algo, crypt, auth, klen, alen in SUITES:
                 for fam in (4, 6):
                     for mode in ("tunnel", "transport"):
@@ -230,12 +234,21 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
     # 1. Shoal encrypts, scapy decrypts.
     write_raw(os.path.join(tmp, "clear.pcap"), clear)
     encap = "IP"
-    run_shoal(f"""FromDump({tmp}/clear.pcap, STOP true) -> o :: IPsecOutbound(SAD {sad}, VERBOSE false, CRYPTO {engine})
-                  -> ToDump({tmp}/esp.pcap, ENCAP {encap});""", tmp)
+    device = engine == "device"
+    out_stats = run_shoal(f"""FromDump({tmp}/clear.pcap, STOP true) {'-> OffloadBalancer(FRACTION 1)' if device else ''}
+                  -> o :: IPsecOutbound(SAD {sad}, VERBOSE false, CRYPTO {'openssl' if device else engine})
+                  -> ToDump({tmp}/esp.pcap, ENCAP {encap});""", tmp, ["--device", "host"] if device else [])
     got = rdpcap(os.path.join(tmp, "esp.pcap"))
     if len(got) != len(clear):
         print(f"FAIL {label}: Shoal wrote {len(got)} ESP packets for {len(clear)}")
         return 1
+    if device:
+        o = out_stats["elements"]["o"]
+        on_device = crypt in ("AES-GCM", "AES-CTR")
+        sealed = (o.get("device_sealed"), o.get("host_sealed"))
+        if sealed != ((len(clear), 0) if on_device else (0, len(clear))):
+            print(f"FAIL {label}: sealed on the device and on the host: {sealed}")
+            return 1
     for i, (c, e) in enumerate(zip(clear, got)):
         e = IP(bytes(e)) if fam == 4 else IPv6(bytes(e))
         esp = e[ESP]
@@ -315,7 +328,7 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
         expect["replay"] += 1
     pkts = [IP(bytes(b)) if fam == 4 else IPv6(bytes(b)) for b in stream]
     write_raw(os.path.join(tmp, "in.pcap"), pkts)
-    stats = run_shoal(f"""FromDump({tmp}/in.pcap, STOP true) -> i :: IPsecInbound(SAD {sad}, VERBOSE false, CRYPTO {engine})
+    stats = run_shoal(f"""FromDump({tmp}/in.pcap, STOP true) -> i :: IPsecInbound(SAD {sad}, VERBOSE false, CRYPTO {'openssl' if device else engine})
                           -> ToDump({tmp}/out.pcap, ENCAP IP);""", tmp)
     out = rdpcap(os.path.join(tmp, "out.pcap"))
     want = [bytes(clear[i]) for i in genuine]

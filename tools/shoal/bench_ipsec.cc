@@ -286,6 +286,10 @@ int cmd_bench_ipsec(int argc, char** argv) {
   app.add_option("--reps", reps, "repetitions (graph and bare loop back to back; medians reported)");
   std::string engine = "auto";
   app.add_option("--crypto", engine, "the engine of the elements and of the bare loop: auto, ipsec-mb, openssl");
+  std::string device;
+  app.add_option("--device", device,
+                 "also encrypt with IPsecOutbound offloaded (OffloadBalancer(1), NBA's form) on this device (host, "
+                 "cuda): the device's ESP kernels; its Mpps and its ratio to the CPU graph's");
   CLI11_PARSE(app, argc, argv);
   crypto::Engine asked;
   if (!crypto::parse_engine(engine, asked) || (asked == crypto::Engine::IpsecMb && !crypto::have_ipsec_mb())) {
@@ -307,6 +311,7 @@ int cmd_bench_ipsec(int argc, char** argv) {
 
   nlohmann::json j = bench_record("ipsec");
   j["crypto_asked"] = engine;
+  if (!device.empty()) j["offload_device"] = device;
   auto dir = std::filesystem::temp_directory_path() / fmt::format("shoal-bench-ipsec-{}", getpid());
   std::filesystem::create_directories(dir);
   fmt::print(
@@ -390,6 +395,26 @@ int cmd_bench_ipsec(int argc, char** argv) {
         };
         eer.push_back(alone(e, fe, be)), edr.push_back(alone(d, fd, bd));
       }
+      // Offloaded: the same graph with the balancer sending every batch to
+      // the device; the device must have sealed every packet.
+      double dev_pps = 0, dev_ratio = 0;
+      if (!device.empty() && (std::string(s.name).find("cbc") == std::string::npos)) {
+        std::vector<double> dv, dvr;
+        for (int rep = 0; rep < std::max(1, reps / 2); ++rep) {
+          std::map<std::string, std::string> h;
+          double e = graph_run(fmt::format("{} -> OffloadBalancer(1) -> o :: IPsecOutbound(SAD {}, VERBOSE false, "
+                                           "CRYPTO {}) -> c :: Counter -> Discard;",
+                                           src, sad, eng),
+                               device, {"o.device_sealed"}, &h, got, err);
+          if (e <= 0 || got != packets || h["o.device_sealed"] != std::to_string(packets)) {
+            fmt::print(stderr, "bench-ipsec: {} offloaded on {}: {} (device_sealed {} of {})\n", s.name, device,
+                       err.empty() ? "the device did not seal every packet" : err, h["o.device_sealed"], packets);
+            return 1;
+          }
+          dv.push_back(e), dvr.push_back(e / es[size_t(rep) % es.size()]);
+        }
+        dev_pps = median(dv), dev_ratio = median(dvr);
+      }
       double enc = median(es), dec = median(ds), benc = median(bes), bdec = median(bds);
       double enc_ratio = median(er), dec_ratio = median(dr), enc_elem = median(eer), dec_elem = median(edr);
       double gbps = enc * ip_len * 8 / 1e9;
@@ -397,6 +422,10 @@ int cmd_bench_ipsec(int argc, char** argv) {
           "{:<28} {:<8} {:>6} {:>9.3f} {:>9.3f} {:>6.2f}x {:>6.2f}x {:>9.3f} {:>9.3f} {:>6.2f}x {:>6.2f}x {:>8.2f}\n",
           s.name, eng, size, enc / 1e6, benc / 1e6, enc_ratio, enc_elem, dec / 1e6, bdec / 1e6, dec_ratio, dec_elem,
           gbps);
+      if (dev_pps > 0)
+        fmt::print(
+            "{:<28} {:<8} {:>6} {:>9.3f} {:>9} {:>6.2f}x  (encrypt offloaded to {}: Mpps, ratio to the CPU graph)\n",
+            "", "device", size, dev_pps / 1e6, "", dev_ratio, device);
       j["results"].push_back({{"suite", s.name},
                               {"crypto", eng},
                               {"frame_bytes", size},
@@ -412,7 +441,9 @@ int cmd_bench_ipsec(int argc, char** argv) {
                               {"repetitions", reps},
                               {"encrypt_ratios", er},
                               {"decrypt_ratios", dr},
-                              {"encrypt_gbps_inner", gbps}});
+                              {"encrypt_gbps_inner", gbps},
+                              {"offloaded_encrypt_pps", dev_pps},
+                              {"offloaded_encrypt_ratio_to_cpu_graph", dev_ratio}});
       std::filesystem::remove(esp);
     }
   }

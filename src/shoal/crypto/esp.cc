@@ -506,6 +506,10 @@ bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why) {
                      out.rounds))
     return why = fmt::format("a {}-byte AES key", p.enc_key.size()), false;
   std::memcpy(out.salt, p.salt.data(), 4);
+  out.spi = p.spi;
+  out.tun_family = p.dst.family;
+  std::memcpy(out.tun_src, p.src.b.data(), 16);
+  std::memcpy(out.tun_dst, p.dst.b.data(), 16);
   out.icv_len = p.icv_len;
   out.esn = p.esn;
   if (out.suite == k::kEspGcm) {

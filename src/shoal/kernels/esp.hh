@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "shoal/kernels/bytes.hh"
+#include "shoal/kernels/checksum.hh"
 #include "shoal/kernels/hd.hh"
 
 namespace shoal::k {
@@ -33,6 +34,9 @@ struct EspKeys {
   uint8_t pad_;
   uint64_t hl[16], hh[16];      // GCM: GHASH's 4-bit table of H (Shoup's)
   uint32_t inner[8], outer[8];  // HMAC: the hash's state after the key XOR ipad / opad block
+  uint32_t spi;
+  uint8_t tun_family;  // the SA's addresses' family (4 or 6): a tunnel's outer header
+  uint8_t tun_src[16], tun_dst[16];
 };
 
 SHOAL_HD uint32_t rotr32(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
@@ -370,6 +374,71 @@ SHOAL_HD bool esp_open(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint
   if (k.suite == kEspGcm) store_be32(ctr + 12, 2);
   aes_ctr(te0, k, ctr, text, text_len);
   return true;
+}
+
+// ---- outbound packets: the layout around the transform ----------------------
+
+// What the host decided for one outbound packet (a pre-function block): the
+// device lays the packet out and seals it, or only gives it the result the
+// host chose.
+struct EspJob {
+  int32_t action;      // kEspSeal, kEspHost, or a result (an output port, or -1 - drop reason)
+  uint32_t sa;         // the SA's index in the key table
+  uint64_t seq;        // its sequence number
+  uint16_t hdr;        // transport mode: the IP header's bytes, kept in front of ESP
+  uint16_t trim;       // link-layer padding behind the IP packet, taken off first
+  uint16_t ip_id;      // a tunnel's outer IPv4 ID
+  uint8_t pad, nh;     // padding bytes; the next header (4, 41, or the transport protocol)
+  uint8_t tos, outer;  // DSCP/ECN copied; the outer header: 0 (transport), 4 or 6 (tunnel)
+  uint8_t ttl, unused_;
+};
+constexpr int32_t kEspSeal = INT32_MIN, kEspHost = INT32_MIN + 1;
+
+// Lays out an outbound ESP packet in place. `start` is its new first byte,
+// `front` bytes before the old one (the new outer header, if any, and the
+// ESP header and IV); transport mode moves the old IP header (`hdr` bytes)
+// to the front. `inner` bytes follow the IV (`ivl` bytes); the padding and
+// the trailer go behind them (the room for them and the ICV is there).
+// Returns the ESP header.
+SHOAL_HD uint8_t* esp_layout(uint8_t* start, uint32_t front, uint32_t hdr, uint32_t outer, uint32_t ivl, uint32_t inner,
+                             uint32_t pad, uint8_t nh, uint32_t spi, uint32_t seq_lo) {
+  for (uint32_t i = 0; i < hdr; ++i) start[i] = start[front + i];  // (forward: the source is ahead)
+  uint8_t* esp = start + outer;
+  store_be32(esp, spi);
+  store_be32(esp + 4, seq_lo);
+  uint8_t* t = esp + 8 + ivl + inner;
+  for (uint32_t i = 0; i < pad; ++i) t[i] = uint8_t(i + 1);  // RFC 4303 §2.4's default padding
+  t[pad] = uint8_t(pad);
+  t[pad + 1] = nh;
+  return esp;
+}
+
+// The IP header in front of a sealed ESP packet of `total` bytes: a tunnel's
+// new outer header (family 4 or 6: the SA's addresses, DSCP/ECN copied, TTL,
+// an IPv4 ID), or transport mode's own (family 0); protocol 50, lengths and
+// the IPv4 checksum.
+SHOAL_HD void esp_outer_header(uint8_t* ip, uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t tos,
+                               uint8_t ttl, uint16_t id, uint32_t total) {
+  if (family == 4) {
+    ip[0] = 0x45;
+    ip[1] = tos;
+    store_be16(ip + 4, id);
+    store_be16(ip + 6, 0);
+    ip[8] = ttl;
+    for (int i = 0; i < 4; ++i) ip[12 + i] = src[i], ip[16 + i] = dst[i];
+  } else if (family == 6) {
+    store_be32(ip, (6u << 28) | (uint32_t(tos) << 20));
+    ip[7] = ttl;
+    for (int i = 0; i < 16; ++i) ip[8 + i] = src[i], ip[24 + i] = dst[i];
+  }
+  if ((ip[0] >> 4) == 4) {
+    ip[9] = 50;
+    store_be16(ip + 2, uint16_t(total));
+    set_ipv4_header_checksum(ip, uint32_t(ip[0] & 0xf) * 4);
+  } else {
+    ip[6] = 50;
+    store_be16(ip + 4, uint16_t(total - 40));
+  }
 }
 
 // ---- per SA, on the host ---------------------------------------------------

@@ -15,16 +15,16 @@
 
 namespace shoal {
 
-template <class D>
-class IPsecBase : public PacketElement<D> {
+template <class D, class Base = PacketElement<D>>
+class IPsecBase : public Base {
  public:
   void push(int port, PacketBatch* b) override {
     refresh();
-    PacketElement<D>::push(port, b);
+    Base::push(port, b);
   }
   PacketBatch* pull(int port, uint32_t max) override {
     refresh();
-    return PacketElement<D>::pull(port, max);
+    return Base::pull(port, max);
   }
 
  protected:
@@ -160,23 +160,30 @@ class IPsecBase : public PacketElement<D> {
     return s;
   }
   // The IP packet at the start of p: its version, checked against its
-  // length field (trimmed to it); 0 when it is not a whole IP packet.
-  static int ip_version(Packet* p) {
+  // length field (trimmed to it, or with `trim` the bytes to trim said
+  // there); 0 when it is not a whole IP packet.
+  static int ip_version(Packet* p, uint32_t* trim = nullptr) {
     uint32_t len = p->length();
     const uint8_t* ip = p->data();
+    uint32_t tot = 0;
+    int v = 0;
     if (len >= 20 && (ip[0] >> 4) == 4) {
-      uint32_t hl = uint32_t(ip[0] & 0xf) * 4, tot = k::load_be16(ip + 2);
+      uint32_t hl = uint32_t(ip[0] & 0xf) * 4;
+      tot = k::load_be16(ip + 2);
       if (hl < 20 || tot < hl || tot > len) return 0;
-      if (tot < len) p->take(len - tot);  // link-layer padding
-      return 4;
-    }
-    if (len >= 40 && (ip[0] >> 4) == 6) {
-      uint32_t tot = 40u + k::load_be16(ip + 4);
+      v = 4;
+    } else if (len >= 40 && (ip[0] >> 4) == 6) {
+      tot = 40u + k::load_be16(ip + 4);
       if (tot > len) return 0;
-      if (tot < len) p->take(len - tot);
-      return 6;
+      v = 6;
+    } else {
+      return 0;
     }
-    return 0;
+    if (trim)
+      *trim = len - tot;
+    else if (tot < len)
+      p->take(len - tot);  // link-layer padding
+    return v;
   }
 
   std::string file_;

@@ -4,10 +4,13 @@
 
 #include "shoal/elements/ip/headers.hh"
 #include "shoal/elements/ipsec/ipsecbase.hh"
+#include "shoal/kernels/steps/esp_out.hh"
+#include "shoal/offload/element.hh"
+#include "shoal/offload/mirror.hh"
 
 namespace shoal {
 
-class IPsecOutbound : public IPsecBase<IPsecOutbound> {
+class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElement<PacketElement<IPsecOutbound>>> {
  public:
   void configure(Args& a) override {
     read_sad(a);
@@ -31,111 +34,232 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound> {
     add_sad_handlers();
     add_stat_handler("encrypted", encrypted_);
     add_stat_handler("bypassed", bypassed_);
+    add_stat_handler("device_sealed", device_sealed_);
+    add_stat_handler("host_sealed", host_sealed_);
+    mirror_.add_handler(*this);
   }
 
+  // The CPU path: the decision, then the transform with the SA's cipher.
   int process(Packet* p) {
-    int v = ip_version(p);
+    Decision d;
+    int r = decide(p, d, true);
+    if (r != kTransform) return r;
+    const crypto::SAParams& sp = d.sa->params;
+    crypto::EspCipher* cp = cipher(d.sa);
+    if (!cp) return drop_code(r_crypto_);
+    crypto::EspCipher& c = *cp;
+    uint32_t ivl = c.iv_len(), icvl = c.icv_len();
+    uint32_t inner = p->length() - d.hdr;
+    uint32_t pad = c.pad_for(inner);
+    uint32_t text = inner + pad + 2;
+    uint32_t outer = d.tunnel ? (sp.dst.family == 4 ? 20 : 40) : d.hdr;
+    uint32_t front = (d.tunnel ? outer : 0) + 8 + ivl, back = pad + 2 + icvl;
+    if (outer + 8 + ivl + text + icvl > (sp.dst.family == 4 ? 65535u : 65535u + 40u)) return drop_code(r_big_);
+    if (p->headroom() < front || p->tailroom() < back) {  // move the data within its buffer
+      int32_t by = p->headroom() < front ? int32_t(front - p->headroom()) : -int32_t(back - p->tailroom());
+      if (!p->shift_data(by) || p->headroom() < front || p->tailroom() < back) return drop_code(r_room_);
+    }
+    uint64_t seq = 0;
+    if (!next_seq(d.sa, seq)) return drop_code(r_seq_);
+    p->put(back);
+    uint8_t* start = p->push(front);
+    uint8_t* esp = k::esp_layout(start, front, d.hdr, outer, ivl, inner, pad, d.nh, sp.spi, uint32_t(seq));
+    bool failed = false;
+    if (!run_cipher(c, true, esp, text, seq, failed)) return drop_code(r_crypto_);
+    k::esp_outer_header(start, d.tunnel ? sp.dst.family : 0, sp.src.b.data(), sp.dst.b.data(), d.tos, ttl_,
+                        d.tunnel && sp.dst.family == 4 ? ip_id_++ : 0, p->length());
+    sealed(p, d.sa, inner);
+    host_sealed_.add();
+    return 0;
+  }
+
+  // ---- offload (NBA's form): the host decides, the device lays out and seals
+  void offload_declare(offload::Plan& plan) override {
+    // room for the largest outer header, ESP header and IV; padding, trailer and ICV
+    whole_ = plan.add_resizable(40 + 16, 3 + 2 + 32);
+    jobs_ = plan.add_block(sizeof(k::EspJob), 0);
+    plan.annos.pred |= offload_uses_pred();
+  }
+  bool offload_resizes() const override { return true; }
+  void offload_pre(offload::Aggregate& a) override {
+    refresh();
+    keys_for_device();
+    auto* jobs = reinterpret_cast<k::EspJob*>(a.block_in(jobs_));
+    for (uint32_t i = 0; i < a.n; ++i) jobs[i] = job(a.batch->at(i));
+  }
+  bool offload_launch(offload::Launch& L, std::string& err) override {
+    offload_ctl(L);
+    const k::EspKeys* keys = dev_keys_->keys.data();
+    const uint32_t* te0 = crypto::aes_te0();
+    if (!L.host) {
+      if (!mirror_.sync(L, dev_keys_,
+                        {{dev_keys_->keys.data(), dev_keys_->keys.size() * sizeof(k::EspKeys)},
+                         {crypto::aes_te0(), 256 * sizeof(uint32_t)}},
+                        err))
+        return false;
+      keys = mirror_.at<k::EspKeys>(0);
+      te0 = mirror_.at<uint32_t>(1);
+    }
+    L.run<k::EspOutStep>({L.view, L.ctl, L.block_in(jobs_), keys, te0, r_room_});
+    return true;
+  }
+  // At completion: the packets the device sealed get their annotations and
+  // counts; those left to the host (an SA whose suite the device does not
+  // do) take the CPU path now.
+  void offload_post(offload::Aggregate& a, size_t step) override {
+    const auto* jobs = reinterpret_cast<const k::EspJob*>(a.block_in(jobs_));
+    for (uint32_t i = 0; i < a.n; ++i) {
+      if (!a.reached(i, step)) continue;
+      Packet* p = a.batch->at(i);
+      if (jobs[i].action == k::kEspHost) {
+        a.set_result(i, step, process(p));
+      } else if (jobs[i].action == k::kEspSeal && a.verdict(i) == 0) {
+        crypto::SA* sa = dev_keys_->sas[jobs[i].sa];
+        sealed(p, sa, p->length() - esp_overhead(p, *sa, jobs[i]));
+        device_sealed_.add();
+      }
+    }
+  }
+
+ private:
+  static constexpr int kTransform = INT32_MAX;
+  struct Decision {
+    crypto::SA* sa = nullptr;
+    uint32_t hdr = 0, trim = 0;
+    uint8_t nh = 0, tos = 0;
+    bool tunnel = false;
+  };
+  // What happens to p: a result (an output port or a drop code), or
+  // kTransform with the SA and the layout's parameters. `trim` takes the
+  // link-layer padding off now (the CPU path), else says how much there is.
+  int decide(Packet* p, Decision& d, bool trim) {
+    uint32_t len = p->length();
+    int v = ip_version(p, trim ? nullptr : &d.trim);
     if (!v) return drop_code(r_notip_);
-    crypto::Selector sel = selector(p->data(), p->length());
+    len -= d.trim;
+    crypto::Selector sel = selector(p->data(), len);
     const crypto::Policy* pol = db_->match(crypto::Dir::Out, sel);
     if (!pol || (pol->allow && !pol->has_tmpl)) {  // no policy, or one that lets it pass in the clear
       bypassed_.add();
       return noutputs() > 1 ? 1 : 0;
     }
     if (!pol->allow) return drop_code(r_block_);
-    crypto::SA* sa = pol->sa ? pol->sa : db_->find_out(pol->tmpl, sel.src, sel.dst);
-    if (!sa) return drop_code(r_nosa_);
-    const crypto::SAParams& sp = sa->params;
+    d.sa = pol->sa ? pol->sa : db_->find_out(pol->tmpl, sel.src, sel.dst);
+    if (!d.sa) return drop_code(r_nosa_);
+    const crypto::SAParams& sp = d.sa->params;
     if (sp.mode == crypto::Mode::Transport && sp.dst.family != v) return drop_code(r_family_);
-    crypto::EspCipher* cp = cipher(sa);
-    if (!cp) return drop_code(r_crypto_);
-    crypto::EspCipher& c = *cp;
-    uint32_t ivl = c.iv_len(), icvl = c.icv_len();
-
-    // where the ESP header goes, and what it protects
-    uint32_t hdr = 0;  // bytes of IP header kept in front (transport mode)
-    uint8_t nh;
-    if (sp.mode == crypto::Mode::Tunnel) {
-      nh = v == 4 ? 4 : 41;
+    const uint8_t* ip = p->data();
+    d.tos = v == 4 ? ip[1] : uint8_t((k::load_be32(ip) >> 20) & 0xff);
+    d.tunnel = sp.mode == crypto::Mode::Tunnel;
+    if (d.tunnel) {
+      d.nh = v == 4 ? 4 : 41;
     } else if (v == 4) {
-      hdr = uint32_t(p->data()[0] & 0xf) * 4;
-      if (k::load_be16(p->data() + 6) & 0x3fff) return drop_code(r_frag_);  // RFC 4303 §3.3: whole datagrams
-      nh = p->data()[9];
+      d.hdr = uint32_t(ip[0] & 0xf) * 4;
+      if (k::load_be16(ip + 6) & 0x3fff) return drop_code(r_frag_);  // RFC 4303 §3.3: whole datagrams
+      d.nh = ip[9];
     } else {
-      hdr = 40;
-      nh = p->data()[6];
-      if (nh == 0 || nh == 43 || nh == 44 || nh == 60) return drop_code(r_ext_);
+      d.hdr = 40;
+      d.nh = ip[6];
+      if (d.nh == 0 || d.nh == 43 || d.nh == 44 || d.nh == 60) return drop_code(r_ext_);
     }
-    uint32_t inner = p->length() - hdr;
-    uint32_t pad = c.pad_for(inner);
-    uint32_t text = inner + pad + 2;
-    uint32_t outer = sp.mode == crypto::Mode::Tunnel ? (sp.dst.family == 4 ? 20 : 40) : hdr;
-    uint32_t front = (sp.mode == crypto::Mode::Tunnel ? outer : 0) + 8 + ivl, back = pad + 2 + icvl;
-    uint32_t total = outer + 8 + ivl + text + icvl;
-    if (total > (sp.dst.family == 4 ? 65535u : 65535u + 40u)) return drop_code(r_big_);
-    if (p->headroom() < front || p->tailroom() < back) {  // move the data within its buffer
-      int32_t by = p->headroom() < front ? int32_t(front - p->headroom()) : -int32_t(back - p->tailroom());
-      if (!p->shift_data(by) || p->headroom() < front || p->tailroom() < back) return drop_code(r_room_);
+    return kTransform;
+  }
+  // The SA's next sequence number; false when a 32-bit counter would cycle
+  // (RFC 4303 §3.3.3).
+  static bool next_seq(crypto::SA* sa, uint64_t& seq) {
+    seq = sa->next_seq.fetch_add(1, std::memory_order_relaxed);
+    return sa->params.esn || seq <= 0xffffffffu;
+  }
+  // The device's job for p: the host's decision and sequence number, or
+  // kEspHost for an SA whose suite the device does not do.
+  k::EspJob job(Packet* p) {
+    k::EspJob j{};
+    Decision d;
+    int r = decide(p, d, false);
+    j.trim = uint16_t(d.trim);
+    if (r != kTransform) {
+      j.action = r;
+      return j;
     }
-    uint64_t seq = sa->next_seq.fetch_add(1, std::memory_order_relaxed);
-    if (!sp.esn && seq > 0xffffffffu) return drop_code(r_seq_);  // RFC 4303 §3.3.3: never cycle
-
-    uint8_t tos = v == 4 ? p->data()[1] : uint8_t((k::load_be32(p->data()) >> 20) & 0xff);
-    uint8_t* t = p->put(pad + 2);
-    for (uint32_t i = 0; i < pad; ++i) t[i] = uint8_t(i + 1);  // RFC 4303 §2.4's default padding
-    t[pad] = uint8_t(pad);
-    t[pad + 1] = nh;
-    p->put(icvl);
-    uint8_t* start = p->push(front);
-    if (hdr) std::memmove(start, start + front, hdr);  // the IP header moves to the front
-    uint8_t* esp = start + outer;
-    k::store_be32(esp, sp.spi);
-    k::store_be32(esp + 4, uint32_t(seq));
-    bool failed = false;
-    if (!run_cipher(c, true, esp, text, seq, failed)) return drop_code(r_crypto_);
-
-    uint8_t* ip = start;
-    if (sp.mode == crypto::Mode::Tunnel) {
-      if (sp.dst.family == 4) {
-        ip[0] = 0x45;
-        ip[1] = tos;  // DSCP and ECN copied from the inner header (RFC 4301 §5.1.2.1, RFC 6040)
-        k::store_be16(ip + 4, ip_id_++);
-        k::store_be16(ip + 6, 0);
-        ip[8] = ttl_;
-        std::memcpy(ip + 12, sp.src.b.data(), 4);
-        std::memcpy(ip + 16, sp.dst.b.data(), 4);
-      } else {
-        k::store_be32(ip, (6u << 28) | (uint32_t(tos) << 20));
-        ip[7] = ttl_;
-        std::memcpy(ip + 8, sp.src.b.data(), 16);
-        std::memcpy(ip + 24, sp.dst.b.data(), 16);
-      }
+    auto it = dev_keys_->index.find(d.sa);
+    if (it == dev_keys_->index.end()) {
+      j.action = k::kEspHost;  // (nothing counted yet: the host path decides again)
+      j.trim = 0;
+      return j;
     }
-    if ((ip[0] >> 4) == 4) {
-      ip[9] = 50;
-      k::store_be16(ip + 2, uint16_t(p->length()));
-      k::set_ipv4_header_checksum(ip, uint32_t(ip[0] & 0xf) * 4);
+    const crypto::SAParams& sp = d.sa->params;
+    const uint32_t inner = p->length() - d.trim - d.hdr, pad = (4 - ((inner + 2) & 3)) & 3;
+    const uint32_t outer = d.tunnel ? (sp.dst.family == 4 ? 20 : 40) : d.hdr;
+    if (outer + 16 + inner + pad + 2 + sp.icv_len > (sp.dst.family == 4 ? 65535u : 65535u + 40u)) {
+      j.action = drop_code(r_big_);
+      return j;
+    }
+    if (!next_seq(d.sa, j.seq)) {
+      j.action = drop_code(r_seq_);
+      return j;
+    }
+    j.action = k::kEspSeal;
+    j.sa = it->second;
+    j.hdr = uint16_t(d.hdr);
+    j.pad = uint8_t(pad);
+    j.nh = d.nh;
+    j.tos = d.tos;
+    j.outer = d.tunnel ? sp.dst.family : 0;
+    j.ttl = ttl_;
+    j.ip_id = d.tunnel && sp.dst.family == 4 ? ip_id_++ : 0;
+    return j;
+  }
+  // The bytes a sealed packet gained (for the SA's byte count).
+  static uint32_t esp_overhead(const Packet*, const crypto::SA& sa, const k::EspJob& j) {
+    uint32_t outer = j.outer == 4 ? 20 : j.outer == 6 ? 40 : 0;
+    return outer + j.hdr + 16 + j.pad + 2 + sa.params.icv_len;
+  }
+  // A sealed packet's annotations and counts.
+  void sealed(Packet* p, crypto::SA* sa, uint32_t inner) {
+    const uint8_t* ip = p->data();
+    if ((ip[0] >> 4) == 4)
       std::memcpy(p->anno().dst_ip, ip + 16, 4);  // routed by the tunnel's endpoint
-    } else {
-      ip[6] = 50;
-      k::store_be16(ip + 4, uint16_t(p->length() - 40));
+    else
       std::memcpy(p->anno().dst_ip6, ip + 24, 16);
-    }
     p->clear_headers();
     p->set_network_header(0);
     p->set_transport_header((ip[0] >> 4) == 4 ? uint32_t(ip[0] & 0xf) * 4 : 40);
     sa->packets.fetch_add(1, std::memory_order_relaxed);
     sa->bytes.fetch_add(inner, std::memory_order_relaxed);
     encrypted_.add();
-    return 0;
+  }
+  // The SAs of this worker's snapshot as the device sees them: the keys of
+  // each SA whose suite it does (index: the SA's place in the table).
+  struct DeviceKeys {
+    std::shared_ptr<const crypto::Database> db;
+    std::vector<k::EspKeys> keys;
+    std::vector<crypto::SA*> sas;
+    std::unordered_map<const crypto::SA*, uint32_t> index;
+  };
+  void keys_for_device() {
+    if (dev_keys_ && dev_keys_->db == db_) return;
+    auto d = std::make_shared<DeviceKeys>();
+    d->db = db_;
+    for (const auto& sa : db_->sas()) {
+      k::EspKeys kk;
+      std::string why;
+      if (!crypto::esp_device_keys(sa->params, kk, why)) continue;
+      d->index.emplace(sa.get(), uint32_t(d->keys.size()));
+      d->keys.push_back(kk);
+      d->sas.push_back(sa.get());
+    }
+    if (d->keys.empty()) d->keys.emplace_back();  // (a valid pointer for the kernel)
+    dev_keys_ = std::move(d);
   }
 
- private:
   uint8_t ttl_ = 64;
   uint16_t ip_id_ = 0;
   uint16_t r_notip_ = 0, r_block_ = 0, r_nosa_ = 0, r_seq_ = 0, r_frag_ = 0, r_ext_ = 0, r_family_ = 0, r_big_ = 0,
            r_room_ = 0, r_crypto_ = 0;
-  Stat encrypted_, bypassed_;
+  Stat encrypted_, bypassed_, device_sealed_, host_sealed_;
+  uint32_t whole_ = 0, jobs_ = 0;
+  std::shared_ptr<DeviceKeys> dev_keys_;
+  offload::TableMirror mirror_;
 };
 SHOAL_ELEMENT(
     IPsecOutbound, .name = "IPsecOutbound", .ports = "1/1-2", .processing = "a/a",
@@ -163,7 +287,16 @@ SHOAL_ELEMENT(
         "Drops, each counted with its reason: not-ip, policy-block (an `action block` policy), no-sa (the "
         "template finds no SA), seq-exhausted, transport-fragment (transport mode protects whole datagrams), "
         "transport-ext-header (IPv6 extension headers in transport mode), family-mismatch, too-long, no-room, "
-        "crypto-error (the crypto library failed; said once on standard error).",
+        "crypto-error (the crypto library failed; said once on standard error).\n\n"
+        "Offloadable (NBA's IPsec gateway): after an OffloadBalancer, batches for the device go there whole, "
+        "with room to grow. The host decides each packet's policy, SA and sequence number in packet order (a "
+        "pre-function block); the device's ESP kernels (kernels/esp.hh: AES-CTR with HMAC-SHA1 or "
+        "HMAC-SHA-256, AES-GCM; one thread per packet) pad it, lay the headers out and seal it, with the same "
+        "bytes as the CPU. Packets of an SA whose suite the device does not do (CBC, the null cipher) take the "
+        "CPU path when their aggregate completes. Packets that would need their data moved within the buffer "
+        "for room (the CPU path does that) are dropped on the device (no-room); FromDump and the I/O elements "
+        "leave room. Sequence numbers taken by an aggregate the device failed are not used again (gaps are "
+        "allowed; numbers never repeat).",
     .args = {{"SAD", "file", "the SA and policy database (ip xfrm commands)"},
              {"TTL", "unsigned", "the outer header's TTL or hop limit in tunnel mode (default 64)"},
              {"CRYPTO", "auto|ipsec-mb|openssl",
@@ -175,7 +308,12 @@ SHOAL_ELEMENT(
                  {"crypto", "r", "each SA's crypto engine (ipsec-mb or openssl)"},
                  {"xfrm", "w", "applies one ip xfrm command (state/policy add, update, delete, flush) at run time"},
                  {"encrypted", "r", "packets protected"},
-                 {"bypassed", "r", "packets sent in the clear (no policy, or an allow policy without a template)"}},
+                 {"bypassed", "r", "packets sent in the clear (no policy, or an allow policy without a template)"},
+                 {"device_sealed", "r", "packets sealed by the device's kernels (offloaded)"},
+                 {"host_sealed", "r", "packets sealed on the CPU"},
+                 {"offload_chain", "r", "the device chain, its ranges and blocks (NBA form)"},
+                 {"offload_packets", "r", "packets that went through the chain"},
+                 {"offload_uploads", "r", "device copies of the SAs' keys made"}},
     .example =
         "FromDump(clear.pcap) -> Strip(14) -> CheckIPHeader -> out :: IPsecOutbound(SAD gw.sad) -> "
         "EtherEncap(0x0800, 0:0:0:0:0:1, 0:0:0:0:0:2) -> ToDump(esp.pcap);");
