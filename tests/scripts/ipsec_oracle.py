@@ -17,7 +17,8 @@ Every case runs with each crypto engine Shoal has (intel-ipsec-mb when
 built in, and OpenSSL), and once more with IPsecOutbound offloaded
 (OffloadBalancer(FRACTION 1), the host device backend): the device's ESP
 kernels seal the GCM and CTR suites (counted in device_sealed: all of the
-packets), the others go to the host's path (host_sealed).
+packets), the others go to the host's path (host_sealed); and IPsecInbound
+offloaded the same way (the device checks ICVs and decrypts, device_opened).
 Usage: ipsec_oracle.py SHOAL [SEED]. Exit 77 when scapy is missing.
 """
 import hashlib
@@ -328,8 +329,9 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
         expect["replay"] += 1
     pkts = [IP(bytes(b)) if fam == 4 else IPv6(bytes(b)) for b in stream]
     write_raw(os.path.join(tmp, "in.pcap"), pkts)
-    stats = run_shoal(f"""FromDump({tmp}/in.pcap, STOP true) -> i :: IPsecInbound(SAD {sad}, VERBOSE false, CRYPTO {'openssl' if device else engine})
-                          -> ToDump({tmp}/out.pcap, ENCAP IP);""", tmp)
+    stats = run_shoal(f"""FromDump({tmp}/in.pcap, STOP true) {'-> OffloadBalancer(FRACTION 1)' if device else ''}
+                          -> i :: IPsecInbound(SAD {sad}, VERBOSE false, CRYPTO {'openssl' if device else engine})
+                          -> ToDump({tmp}/out.pcap, ENCAP IP);""", tmp, ["--device", "host"] if device else [])
     out = rdpcap(os.path.join(tmp, "out.pcap"))
     want = [bytes(clear[i]) for i in genuine]
     got = [bytes(p) for p in out]
@@ -352,6 +354,16 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
     if not stats["accounting"]["balanced"]:
         print(f"FAIL {label}: accounting does not balance: {stats['accounting']}")
         return 1
+    if device:
+        i = stats["elements"]["i"]
+        # the device checked the ICVs of the GCM and CTR SAs' packets (the genuine ones, and replays that
+        # passed the window before an earlier copy was accepted), the host the others'
+        opened = (i.get("device_opened"), i.get("host_opened"))
+        on_device = crypt in ("AES-GCM", "AES-CTR")
+        if (on_device and (opened[0] < len(genuine) or opened[1] != 0)) or \
+                (not on_device and (opened[0] != 0 or opened[1] < len(genuine))):
+            print(f"FAIL {label}: opened on the device and on the host: {opened}")
+            return 1
     print(f"ok   {label}: {len(clear)} packets each way; drops {d}")
     return 0
 

@@ -1123,6 +1123,64 @@ TEST(Datablocks, IPsecOutboundOnTheDeviceEqualsTheCpuElement) {
     test::finish(*back);
     test::finish(*off, false, true);
   }
+  // 3. IPsecInbound offloaded (the host checks up to the replay window, the
+  // device checks ICVs and decrypts, the host takes packets apart) on the
+  // CPU's ESP packets with replays, forgeries and link-layer padding: the
+  // CPU element's packets and drops.
+  {
+    std::vector<Bytes> esp;
+    for (size_t i = 0; i < want.size(); ++i) {
+      Bytes f(14, 0);
+      f[12] = want[i].bytes[0] >> 4 == 4 ? 0x08 : 0x86;
+      f[13] = want[i].bytes[0] >> 4 == 4 ? 0x00 : 0xdd;
+      f.insert(f.end(), want[i].bytes.begin(), want[i].bytes.end());
+      if (i % 11 == 3) f.resize(f.size() + 5, 0);  // link-layer padding
+      Bytes forged = f;                            // one flipped bit near the end (the text or the ICV)
+      forged[forged.size() - 1 - rng() % 40] ^= uint8_t(1u << (rng() % 8));
+      if (i % 13 == 5) esp.push_back(forged);  // before the genuine packet: integrity
+      esp.push_back(f);
+      if (i % 7 == 2) esp.push_back(f);        // a replay
+      if (i % 17 == 6) esp.push_back(forged);  // after it: a replay (the window is checked first)
+    }
+    esp.push_back(esp.front());  // a late replay
+    std::string esp_in = tmp("esp-in.pcap");
+    write_pcap(esp_in, esp);
+    auto in_cfg = [&](const std::string& out, const std::string& bal) {
+      return fmt::format(R"(FromDump({}, STOP true) -> Strip(14) -> {} i :: IPsecInbound(SAD {}, VERBOSE false)
+        -> ToDump({}, ENCAP IP);)",
+                         esp_in, bal, sad, out);
+    };
+    auto icpu = test::run(in_cfg(tmp("esp-open-cpu.pcap"), ""));
+    ASSERT_TRUE(icpu->ok) << icpu->errors;
+    auto opened = test::read_pcap(tmp("esp-open-cpu.pcap"));
+    auto reasons = drop_reasons(*icpu, "i");
+    EXPECT_EQ(opened.size(), want.size());
+    EXPECT_GT(reasons["replay"], 300u);
+    EXPECT_GT(reasons["integrity"], 100u);
+    for (double faults : {0.0, 0.3}) {
+      auto ioff = test::run_with(
+          in_cfg(tmp("esp-open-off.pcap"), faults > 0 ? "OffloadBalancer(0.5) ->" : "OffloadBalancer(1) ->"),
+          opts(20, faults));
+      ASSERT_TRUE(ioff->ok) << ioff->errors;
+      auto got = test::read_pcap(tmp("esp-open-off.pcap"));
+      ASSERT_EQ(got.size(), opened.size());
+      if (faults == 0) {
+        for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].bytes, opened[i].bytes) << "packet " << i;
+        EXPECT_GT(ioff->n("i.device_opened"), 800u) << "the device checked the GCM and CTR SAs' packets";
+        EXPECT_GT(ioff->n("i.host_opened"), 200u) << "the CBC SA's on the host";
+        EXPECT_EQ(ioff->n("i.offload_cpu_fault"), 0u);
+      } else {  // batches on the CPU and on the device interleave differently: the same packets
+        std::multiset<Bytes> a, b;
+        for (auto& f : got) a.insert(f.bytes);
+        for (auto& f : opened) b.insert(f.bytes);
+        EXPECT_TRUE(a == b);
+      }
+      EXPECT_EQ(drop_reasons(*ioff, "i"), reasons) << "faults " << faults;
+      EXPECT_EQ(ioff->h("i.sa"), icpu->h("i.sa")) << "each SA's packets, bytes, replays and forgeries";
+      test::finish(*ioff, false, faults > 0);
+    }
+    test::finish(*icpu);
+  }
   test::finish(*cpu);
 }
 

@@ -392,7 +392,25 @@ struct EspJob {
   uint8_t tos, outer;  // DSCP/ECN copied; the outer header: 0 (transport), 4 or 6 (tunnel)
   uint8_t ttl, unused_;
 };
-constexpr int32_t kEspSeal = INT32_MIN, kEspHost = INT32_MIN + 1;
+constexpr int32_t kEspSeal = INT32_MIN, kEspHost = INT32_MIN + 1, kEspOpen = INT32_MIN + 2;
+
+// What the host decided for one inbound packet: the device checks its ICV
+// and decrypts it in place (kEspOpen), or gives it the host's result.
+struct EspInJob {
+  int32_t action;     // kEspOpen, kEspHost, or a result
+  uint32_t sa;        // the SA's index in the key table
+  uint64_t seq;       // the sequence number, 64 bits (ESN's high half inferred)
+  uint32_t text_len;  // bytes between the IV and the ICV
+  uint16_t hdr;       // the outer IP header's bytes (the ESP header follows)
+  uint16_t trim;      // link-layer padding behind the packet (taken off by the host)
+  // ESN: when the ICV does not match with seq, try seq + 2^32. The host
+  // inferred the high half from the window as it was before this aggregate,
+  // and earlier packets of the aggregate may move the window into the next
+  // epoch (which can only raise the high half by one); the host then checks
+  // the number that authenticated against the window, in order.
+  uint8_t try_next_epoch;
+  uint8_t unused_[7];
+};
 
 // Lays out an outbound ESP packet in place. `start` is its new first byte,
 // `front` bytes before the old one (the new outer header, if any, and the

@@ -12,8 +12,58 @@
 #include "shoal/crypto/sadb.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/kernels/bytes.hh"
+#include "shoal/offload/mirror.hh"
 
 namespace shoal {
+
+// The SAs of a worker's snapshot as a device sees them (the offloaded
+// elements): the keys of each SA whose suite the device does, in a table
+// (an SA's index is its place there), mirrored to the device per snapshot.
+class DeviceSaKeys {
+ public:
+  void refresh(const std::shared_ptr<const crypto::Database>& db) {
+    if (t_ && t_->db == db) return;
+    auto t = std::make_shared<Table>();
+    t->db = db;
+    for (const auto& sa : db->sas()) {
+      k::EspKeys kk;
+      std::string why;
+      if (!crypto::esp_device_keys(sa->params, kk, why)) continue;
+      t->index.emplace(sa.get(), uint32_t(t->keys.size()));
+      t->keys.push_back(kk);
+      t->sas.push_back(sa.get());
+    }
+    if (t->keys.empty()) t->keys.emplace_back();  // (a valid pointer for the kernel)
+    t_ = std::move(t);
+  }
+  // The SA's index, or -1 when the device does not do its suite.
+  int32_t index(const crypto::SA* sa) const {
+    auto it = t_->index.find(sa);
+    return it == t_->index.end() ? -1 : int32_t(it->second);
+  }
+  crypto::SA* sa(uint32_t i) const { return t_->sas[i]; }
+  // The keys and AES's table where the launch's kernel reads them.
+  bool launch(offload::Launch& L, offload::TableMirror& m, const k::EspKeys*& keys, const uint32_t*& te0,
+              std::string& err) {
+    keys = t_->keys.data();
+    te0 = crypto::aes_te0();
+    if (L.host) return true;
+    if (!m.sync(L, t_, {{t_->keys.data(), t_->keys.size() * sizeof(k::EspKeys)}, {te0, 256 * sizeof(uint32_t)}}, err))
+      return false;
+    keys = m.at<k::EspKeys>(0);
+    te0 = m.at<uint32_t>(1);
+    return true;
+  }
+
+ private:
+  struct Table {
+    std::shared_ptr<const crypto::Database> db;
+    std::vector<k::EspKeys> keys;
+    std::vector<crypto::SA*> sas;
+    std::unordered_map<const crypto::SA*, uint32_t> index;
+  };
+  std::shared_ptr<Table> t_;
+};
 
 template <class D, class Base = PacketElement<D>>
 class IPsecBase : public Base {

@@ -6,10 +6,13 @@
 
 #include "shoal/elements/ip/headers.hh"
 #include "shoal/elements/ipsec/ipsecbase.hh"
+#include "shoal/kernels/steps/esp_in.hh"
+#include "shoal/offload/element.hh"
+#include "shoal/offload/mirror.hh"
 
 namespace shoal {
 
-class IPsecInbound : public IPsecBase<IPsecInbound> {
+class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<PacketElement<IPsecInbound>>> {
  public:
   void configure(Args& a) override {
     read_sad(a);
@@ -36,17 +39,136 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
     add_sad_handlers();
     add_stat_handler("decrypted", decrypted_);
     add_stat_handler("bypassed", bypassed_);
+    add_stat_handler("device_opened", device_opened_);
+    add_stat_handler("host_opened", host_opened_);
+    mirror_.add_handler(*this);
   }
 
+  // The CPU path: the checks up to the replay window, the ICV and
+  // decryption with the SA's cipher, then the rest.
   int process(Packet* p) {
-    int v = ip_version(p);
+    In in;
+    int r = classify(p, in, nullptr);
+    if (r != kOpen) return r;
+    crypto::EspCipher* cp = cipher(in.sa);
+    if (!cp) return drop_code(r_crypto_);
+    bool failed = false;
+    if (!run_cipher(*cp, false, p->data() + in.hl, in.text_len, in.seq, failed)) {
+      if (failed) return drop_code(r_crypto_);
+      in.sa->integrity.fetch_add(1, std::memory_order_relaxed);
+      return drop_code(r_icv_);
+    }
+    return accept(p, in);
+  }
+
+  // ---- offload (NBA's form): the host checks each packet up to the replay
+  // window in packet order, the device checks the ICV and decrypts in place,
+  // the host updates the window and takes the packet apart at completion.
+  void offload_declare(offload::Plan& plan) override {
+    whole_ = plan.add_resizable(0, 0);  // the whole packet, written in place
+    jobs_ = plan.add_block(sizeof(k::EspInJob), 1);
+    plan.annos.pred |= offload_uses_pred();
+  }
+  bool offload_resizes() const override { return true; }  // (its host part decides where packets go)
+  void offload_pre(offload::Aggregate& a) override {
+    refresh();
+    keys_.refresh(db_);
+    auto* jobs = reinterpret_cast<k::EspInJob*>(a.block_in(jobs_));
+    for (uint32_t i = 0; i < a.n; ++i) {
+      k::EspInJob& j = jobs[i];
+      j = k::EspInJob{};
+      In in;
+      uint32_t trim = 0;
+      int r = classify(a.batch->at(i), in, &trim);
+      if (r != kOpen) {  // (packets that pass in the clear lose their link-layer padding, as on the CPU)
+        j.action = r;
+        j.trim = uint16_t(trim);
+        continue;
+      }
+      int32_t idx = keys_.index(in.sa);
+      j.action = idx < 0 ? k::kEspHost : k::kEspOpen;  // (the host's path trims for itself)
+      j.sa = uint32_t(idx < 0 ? 0 : idx);
+      j.seq = in.seq;
+      j.hdr = uint16_t(in.hl);
+      j.text_len = in.text_len;
+      j.trim = uint16_t(idx < 0 ? 0 : trim);
+      j.try_next_epoch = in.sa->params.esn;
+    }
+  }
+  bool offload_launch(offload::Launch& L, std::string& err) override {
+    offload_ctl(L);
+    const k::EspKeys* keys;
+    const uint32_t* te0;
+    if (!keys_.launch(L, mirror_, keys, te0, err)) return false;
+    L.run<k::EspInStep>({L.view, L.ctl, L.block_in(jobs_), L.block_out(jobs_), keys, te0, r_icv_});
+    return true;
+  }
+  void offload_post(offload::Aggregate& a, size_t step) override {
+    const auto* jobs = reinterpret_cast<const k::EspInJob*>(a.block_in(jobs_));
+    const uint8_t* epoch = a.block_out(jobs_);
+    for (uint32_t i = 0; i < a.n; ++i) {
+      if (!a.reached(i, step)) continue;
+      Packet* p = a.batch->at(i);
+      const k::EspInJob& j = jobs[i];
+      if (j.action == k::kEspHost) {
+        host_opened_.add();
+        a.set_result(i, step, process(p));
+        continue;
+      }
+      if (j.action != k::kEspOpen) continue;  // the host's result, given by the kernel
+      crypto::SA* sa = keys_.sa(j.sa);
+      uint32_t v = a.verdict(i);
+      if (v) {  // the ICV did not match
+        if (!k::verdict_dropped(v) || k::verdict_reason(v) != r_icv_) continue;
+        // A copy of a number that an earlier packet of this aggregate has
+        // meanwhile been accepted with is a replay, as the CPU path, which
+        // checks the window first, calls it.
+        bool replay;
+        {
+          std::lock_guard<std::mutex> g(sa->mu);  // (ESN's high half inferred from the window as it is now)
+          const bool esn = sa->params.esn;
+          replay = !sa->window.check(sa->window.infer(uint32_t(j.seq), esn), esn);
+        }
+        if (replay) {
+          sa->replay.fetch_add(1, std::memory_order_relaxed);
+          a.set_result(i, step, drop_code(r_replay_));
+        } else {
+          sa->integrity.fetch_add(1, std::memory_order_relaxed);
+        }
+        continue;
+      }
+      In in;
+      in.sa = sa;
+      in.hl = j.hdr;
+      in.ivl = 8;
+      in.text_len = j.text_len;
+      in.seq = j.seq + (uint64_t(epoch[i]) << 32);
+      device_opened_.add();
+      a.set_result(i, step, accept(p, in));
+    }
+  }
+
+ private:
+  static constexpr int kOpen = INT32_MAX;
+  struct In {
+    crypto::SA* sa = nullptr;
+    uint32_t hl = 0, ivl = 0, text_len = 0;
+    uint64_t seq = 0;
+  };
+  // Everything before the ICV: a result (an output port or a drop code), or
+  // kOpen with the SA, the ESP packet's layout and its sequence number,
+  // which the replay window has not seen. With `trim`, link-layer padding
+  // is said there instead of taken off.
+  int classify(Packet* p, In& in, uint32_t* trim) {
+    int v = ip_version(p, trim);
     if (!v) return drop_code(r_notip_);
+    const uint32_t len = p->length() - (trim ? *trim : 0);
     uint8_t* ip = p->data();
     uint32_t hl = v == 4 ? uint32_t(ip[0] & 0xf) * 4 : 40;
     uint8_t proto = v == 4 ? ip[9] : ip[6];
     if (proto != 50) {
       // RFC 4301 §5.2: clear traffic that an inbound policy wants protected is dropped
-      const crypto::Policy* pol = inbound_policy(selector(ip, p->length()));
+      const crypto::Policy* pol = inbound_policy(selector(ip, len));
       if (pol && !pol->allow) return drop_code(r_block_);
       if (pol && pol->has_tmpl) return drop_code(r_mismatch_);
       bypassed_.add();
@@ -54,20 +176,17 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
     }
     if (v == 4 && (k::load_be16(ip + 6) & 0x3fff)) return drop_code(r_frag_);  // reassemble first
     uint8_t* esp = ip + hl;
-    uint32_t esp_len = p->length() - hl;
+    uint32_t esp_len = len - hl;
     if (esp_len < 8) return drop_code(r_short_);
     crypto::Addr dst = v == 4 ? crypto::Addr::v4(ip + 16) : crypto::Addr::v6(ip + 24);
     crypto::SA* sa = db_->find_in(dst, k::load_be32(esp));
     if (!sa) return drop_code(r_spi_);
     const crypto::SAParams& sp = sa->params;
-    crypto::EspCipher* cp = cipher(sa);
-    if (!cp) return drop_code(r_crypto_);
-    crypto::EspCipher& c = *cp;
-    uint32_t ivl = c.iv_len(), icvl = c.icv_len();
+    const uint32_t ivl = sp.cipher == crypto::Cipher::AesCbc ? 16 : sp.cipher == crypto::Cipher::Null ? 0 : 8;
+    const uint32_t align = sp.cipher == crypto::Cipher::AesCbc ? 16 : 4, icvl = sp.icv_len;
     if (esp_len < 8 + ivl + icvl + 4) return drop_code(r_len_);
     uint32_t text_len = esp_len - 8 - ivl - icvl;
-    if (text_len % c.align()) return drop_code(r_len_);
-
+    if (text_len % align) return drop_code(r_len_);
     uint64_t seq;
     {
       std::lock_guard<std::mutex> g(sa->mu);
@@ -77,22 +196,28 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
         return drop_code(r_replay_);
       }
     }
-    bool failed = false;
-    if (!run_cipher(c, false, esp, text_len, seq, failed)) {
-      if (failed) return drop_code(r_crypto_);
-      sa->integrity.fetch_add(1, std::memory_order_relaxed);
-      return drop_code(r_icv_);
-    }
+    in.sa = sa, in.hl = hl, in.ivl = ivl, in.text_len = text_len, in.seq = seq;
+    return kOpen;
+  }
+  // A packet whose ICV matched, decrypted in place: the window (checked
+  // again: another packet, or worker, may have taken the number meanwhile)
+  // and updated; then the padding, the next header, the inner packet and
+  // the inbound policies.
+  int accept(Packet* p, const In& in) {
+    crypto::SA* sa = in.sa;
+    const crypto::SAParams& sp = sa->params;
     {
-      std::lock_guard<std::mutex> g(sa->mu);  // another worker may have taken it meanwhile
-      if (!sa->window.check(seq, sp.esn)) {
+      std::lock_guard<std::mutex> g(sa->mu);
+      if (!sa->window.check(in.seq, sp.esn)) {
         sa->replay.fetch_add(1, std::memory_order_relaxed);
         return drop_code(r_replay_);
       }
-      sa->window.update(seq);
+      sa->window.update(in.seq);
     }
-
-    uint8_t* text = esp + 8 + ivl;
+    uint8_t* ip = p->data();
+    const int v = ip[0] >> 4;
+    const uint32_t hl = in.hl, ivl = in.ivl, text_len = in.text_len;
+    uint8_t* text = ip + hl + 8 + ivl;
     uint32_t pad = text[text_len - 2];
     uint8_t nh = text[text_len - 1];
     if (pad + 2 > text_len) return drop_code(r_pad_);
@@ -148,8 +273,6 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
     decrypted_.add();
     return 0;
   }
-
- private:
   // The inbound policy of a packet: `dir fwd` (a gateway forwards), else `dir in`.
   const crypto::Policy* inbound_policy(const crypto::Selector& s) const {
     const crypto::Policy* pol = db_->match(crypto::Dir::Fwd, s);
@@ -164,7 +287,10 @@ class IPsecInbound : public IPsecBase<IPsecInbound> {
 
   uint16_t r_notip_ = 0, r_frag_ = 0, r_short_ = 0, r_spi_ = 0, r_len_ = 0, r_replay_ = 0, r_icv_ = 0, r_pad_ = 0,
            r_dummy_ = 0, r_nh_ = 0, r_inner_ = 0, r_block_ = 0, r_mismatch_ = 0, r_crypto_ = 0;
-  Stat decrypted_, bypassed_;
+  Stat decrypted_, bypassed_, device_opened_, host_opened_;
+  uint32_t whole_ = 0, jobs_ = 0;
+  DeviceSaKeys keys_;
+  offload::TableMirror mirror_;
 };
 SHOAL_ELEMENT(
     IPsecInbound, .name = "IPsecInbound", .ports = "1/1-2", .processing = "a/a",
@@ -188,7 +314,16 @@ SHOAL_ELEMENT(
         "number of blocks, or shorter than IV and ICV), replay (seen, or below the window), integrity (ICV "
         "mismatch), bad-padding, dummy (next header 59), bad-next-header, bad-inner, policy-block, "
         "policy-mismatch, crypto-error (the crypto library failed; said once on standard error). The `sa` handler "
-        "shows each SA's replay and integrity drops.",
+        "shows each SA's replay and integrity drops.\n\n"
+        "Offloadable (NBA's IPsec gateway): after an OffloadBalancer, batches for the device go there whole. The "
+        "host checks each packet in packet order up to the replay window (SA, lengths, the window, ESN's high "
+        "half); the device's ESP kernels (AES-GCM, AES-CTR with HMAC-SHA1 or HMAC-SHA-256; one thread per "
+        "packet) check the ICV before anything is decrypted and decrypt in place (with ESN they also try the "
+        "next epoch's high half, which earlier packets of the aggregate may have moved the window to); at "
+        "completion the host updates the window in packet order (a copy of a number accepted meanwhile is a "
+        "replay, also when its ICV failed, as the CPU path's order says) and takes the packet apart. Packets of "
+        "an SA whose suite the device does not do take the CPU path at completion. Same packets, drops and SA "
+        "counters as the CPU element.",
     .args = {{"SAD", "file", "the SA and policy database (ip xfrm commands)"},
              {"CRYPTO", "auto|ipsec-mb|openssl",
               "the crypto engine: auto (the default) takes intel-ipsec-mb for AES-GCM when it is built in and the "
@@ -199,7 +334,14 @@ SHOAL_ELEMENT(
                  {"crypto", "r", "each SA's crypto engine (ipsec-mb or openssl)"},
                  {"xfrm", "w", "applies one ip xfrm command (state/policy add, update, delete, flush) at run time"},
                  {"decrypted", "r", "ESP packets accepted"},
-                 {"bypassed", "r", "packets that were not ESP and passed"}},
+                 {"bypassed", "r", "packets that were not ESP and passed"},
+                 {"device_opened", "r", "ESP packets whose ICV the device checked and that it decrypted (offloaded)"},
+                 {"host_opened", "r",
+                  "ESP packets of SAs whose suite the device does not do, opened on the CPU at "
+                  "completion (offloaded)"},
+                 {"offload_chain", "r", "the device chain, its ranges and blocks (NBA form)"},
+                 {"offload_packets", "r", "packets that went through the chain"},
+                 {"offload_uploads", "r", "device copies of the SAs' keys made"}},
     .example = "FromDump(esp.pcap) -> Strip(14) -> CheckIPHeader -> IPsecInbound(SAD gw.sad) -> Queue -> ...;");
 
 }  // namespace shoal

@@ -83,23 +83,15 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
   bool offload_resizes() const override { return true; }
   void offload_pre(offload::Aggregate& a) override {
     refresh();
-    keys_for_device();
+    keys_.refresh(db_);
     auto* jobs = reinterpret_cast<k::EspJob*>(a.block_in(jobs_));
     for (uint32_t i = 0; i < a.n; ++i) jobs[i] = job(a.batch->at(i));
   }
   bool offload_launch(offload::Launch& L, std::string& err) override {
     offload_ctl(L);
-    const k::EspKeys* keys = dev_keys_->keys.data();
-    const uint32_t* te0 = crypto::aes_te0();
-    if (!L.host) {
-      if (!mirror_.sync(L, dev_keys_,
-                        {{dev_keys_->keys.data(), dev_keys_->keys.size() * sizeof(k::EspKeys)},
-                         {crypto::aes_te0(), 256 * sizeof(uint32_t)}},
-                        err))
-        return false;
-      keys = mirror_.at<k::EspKeys>(0);
-      te0 = mirror_.at<uint32_t>(1);
-    }
+    const k::EspKeys* keys;
+    const uint32_t* te0;
+    if (!keys_.launch(L, mirror_, keys, te0, err)) return false;
     L.run<k::EspOutStep>({L.view, L.ctl, L.block_in(jobs_), keys, te0, r_room_});
     return true;
   }
@@ -114,7 +106,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
       if (jobs[i].action == k::kEspHost) {
         a.set_result(i, step, process(p));
       } else if (jobs[i].action == k::kEspSeal && a.verdict(i) == 0) {
-        crypto::SA* sa = dev_keys_->sas[jobs[i].sa];
+        crypto::SA* sa = keys_.sa(jobs[i].sa);
         sealed(p, sa, p->length() - esp_overhead(p, *sa, jobs[i]));
         device_sealed_.add();
       }
@@ -181,8 +173,8 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
       j.action = r;
       return j;
     }
-    auto it = dev_keys_->index.find(d.sa);
-    if (it == dev_keys_->index.end()) {
+    const int32_t idx = keys_.index(d.sa);
+    if (idx < 0) {
       j.action = k::kEspHost;  // (nothing counted yet: the host path decides again)
       j.trim = 0;
       return j;
@@ -199,7 +191,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
       return j;
     }
     j.action = k::kEspSeal;
-    j.sa = it->second;
+    j.sa = uint32_t(idx);
     j.hdr = uint16_t(d.hdr);
     j.pad = uint8_t(pad);
     j.nh = d.nh;
@@ -228,37 +220,13 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
     sa->bytes.fetch_add(inner, std::memory_order_relaxed);
     encrypted_.add();
   }
-  // The SAs of this worker's snapshot as the device sees them: the keys of
-  // each SA whose suite it does (index: the SA's place in the table).
-  struct DeviceKeys {
-    std::shared_ptr<const crypto::Database> db;
-    std::vector<k::EspKeys> keys;
-    std::vector<crypto::SA*> sas;
-    std::unordered_map<const crypto::SA*, uint32_t> index;
-  };
-  void keys_for_device() {
-    if (dev_keys_ && dev_keys_->db == db_) return;
-    auto d = std::make_shared<DeviceKeys>();
-    d->db = db_;
-    for (const auto& sa : db_->sas()) {
-      k::EspKeys kk;
-      std::string why;
-      if (!crypto::esp_device_keys(sa->params, kk, why)) continue;
-      d->index.emplace(sa.get(), uint32_t(d->keys.size()));
-      d->keys.push_back(kk);
-      d->sas.push_back(sa.get());
-    }
-    if (d->keys.empty()) d->keys.emplace_back();  // (a valid pointer for the kernel)
-    dev_keys_ = std::move(d);
-  }
-
   uint8_t ttl_ = 64;
   uint16_t ip_id_ = 0;
   uint16_t r_notip_ = 0, r_block_ = 0, r_nosa_ = 0, r_seq_ = 0, r_frag_ = 0, r_ext_ = 0, r_family_ = 0, r_big_ = 0,
            r_room_ = 0, r_crypto_ = 0;
   Stat encrypted_, bypassed_, device_sealed_, host_sealed_;
   uint32_t whole_ = 0, jobs_ = 0;
-  std::shared_ptr<DeviceKeys> dev_keys_;
+  DeviceSaKeys keys_;
   offload::TableMirror mirror_;
 };
 SHOAL_ELEMENT(
