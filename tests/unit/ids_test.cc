@@ -495,7 +495,11 @@ TEST(RuleErrors, EachBadRuleSaysWhereAndWhy) {
       {"alert tcp any any -> any any (content:\"a\"; http_uri; content:\"b\"; distance:0; sid:1;)",
        "a relative content in pkt_data follows an item in http.uri"},
       {"alert tcp any any -> any any (flow:to_server,to_client; sid:1;)", "never match"},
-      {"alert tcp any any -> any any (flow:only_stream; sid:1;)", "stream inspection"},
+      {"alert tcp any any -> any any (flow:only_stream; sid:1;)", "no content or pcre to look for in the stream"},
+      {"alert udp any any -> any any (flow:only_stream; content:\"a\"; sid:1;)", "streams are TCP's"},
+      {"alert tcp-stream any any -> any any (content:\"a\"; dsize:>3; sid:1;)", "dsize is a packet's size"},
+      {"alert tcp-stream any any -> any any (http.uri; content:\"a\"; sid:1;)", "not other buffers"},
+      {"alert tcp any any -> any any (flow:only_stream,no_stream; content:\"a\"; sid:1;)", "never match"},
       {"alert tcp any any -> any any (flowbits:maybe,x; sid:1;)", "flowbits: 'maybe'"},
       {"alert tcp any any -> any any (flowbits:set,a|b; sid:1;)", "not '|'"},
       {"alert tcp any any -> any any (flags:SX; sid:1;)", "unknown flag 'X'"},
@@ -646,7 +650,7 @@ TEST(IDSMatcher, AlertsGoToFastLogEveAndOutputOne) {
     EXPECT_EQ(r->n("ids.rules"), 2u);
     EXPECT_EQ(r->n("ids.skipped"), 1u);
     EXPECT_NE(r->h("ids.problems")
-                  .find("ids.rules:4: sid 1000003: flow, flowbits and application protocols need flow "
+                  .find("ids.rules:4: sid 1000003: flow, flowbits, streams and application protocols need flow "
                         "tracking"),
               std::string::npos)
         << r->h("ids.problems");

@@ -148,8 +148,13 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
   pattern_rules_.clear();
   always_.clear();
   tx_rules_.clear();
+  stream_rules_.clear();
   std::map<std::string, uint32_t> ids;
   for (uint32_t i = 0; i < rules_.size(); ++i) {
+    if (rules_[i].stream_only()) {
+      stream_rules_.push_back(i);
+      continue;
+    }
     if (rules_[i].uses_tx()) {
       tx_rules_.push_back(i);
       continue;
@@ -179,6 +184,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
   }
   if (!ac_.build(patterns_, err)) return false;
   if (!build_tx_prefilter(err)) return false;
+  if (!build_stream_prefilter(err)) return false;
 
   // Each distinct pcre (pattern and flags) compiled to a DFA once; the
   // yes/no ones get a slot (answered once per packet).
@@ -423,6 +429,51 @@ void Database::tx_candidates(const TxBuffers& tx, std::vector<uint32_t>& out) co
   out.insert(out.end(), tx_always_.begin(), tx_always_.end());
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+// The fast pattern of a rule's items in buffer b: its fast_pattern
+// content, else its longest positive one (null: none).
+static const Content* fast_content(const Rule& r, Buf b) {
+  const Content* best = nullptr;
+  for (const Item& it : r.items) {
+    if (!it.is_content() || it.content.neg || it.content.bytes.empty() || it.buf != b || it.xform >= 0) continue;
+    if (it.content.fast_pattern) return &it.content;
+    if (!best || it.content.bytes.size() > best->bytes.size()) best = &it.content;
+  }
+  return best;
+}
+
+bool Database::build_stream_prefilter(std::string& err) {
+  stream_of_.clear();
+  stream_always_.clear();
+  std::map<std::string, uint32_t> ids;
+  std::vector<std::string> pats;
+  for (uint32_t r : stream_rules_) {
+    const Content* c = fast_content(rules_[r], Buf::Packet);
+    if (!c) {
+      stream_always_.push_back(r);
+      continue;
+    }
+    std::string key;
+    for (char ch : c->bytes) key.push_back(char(fold(uint8_t(ch))));
+    auto [pos, fresh] = ids.emplace(key, uint32_t(pats.size()));
+    if (fresh) pats.push_back(key), stream_of_.emplace_back();
+    stream_of_[pos->second].push_back(r);
+  }
+  return pats.empty() || stream_ac_.build(pats, err);
+}
+
+void Database::stream_candidates(const uint8_t* s, uint32_t n, std::vector<uint32_t>& out) const {
+  out.clear();
+  if (!stream_of_.empty()) {
+    std::vector<uint8_t> seen(stream_of_.size(), 0);
+    k::ac_scan(stream_ac_.view(), s, n, [&](uint32_t id, uint32_t) {
+      if (!seen[id]) seen[id] = 1, out.insert(out.end(), stream_of_[id].begin(), stream_of_[id].end());
+      return true;
+    });
+  }
+  out.insert(out.end(), stream_always_.begin(), stream_always_.end());
+  std::sort(out.begin(), out.end());
 }
 
 EngineKind Database::pick_faster() {

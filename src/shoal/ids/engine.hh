@@ -100,6 +100,12 @@ class Database {
   // and those without one (Suricata's per-buffer multi-pattern matchers).
   void tx_candidates(const TxBuffers& tx, std::vector<uint32_t>& out) const;
   size_t tx_prefiltered() const { return tx_rules_.size() - tx_always_.size(); }
+  // Rules matched on TCP streams (Rule::stream_only), never on packets.
+  const std::vector<uint32_t>& stream_rules() const { return stream_rules_; }
+  // The stream rules that may match bytes s[0, n): those whose fast pattern
+  // is in them (one Aho-Corasick scan) and those without one, in the
+  // database's order.
+  void stream_candidates(const uint8_t* s, uint32_t n, std::vector<uint32_t>& out) const;
   // The Aho-Corasick DFA over the fast patterns (built for both kinds: the
   // device scans with it whatever the CPU uses).
   const AcTable& automaton() const { return ac_; }
@@ -145,7 +151,11 @@ class Database {
   std::vector<Rule> rules_;
   std::vector<std::string> patterns_;
   std::vector<std::vector<uint32_t>> pattern_rules_;
-  std::vector<uint32_t> always_, tx_rules_;
+  std::vector<uint32_t> always_, tx_rules_, stream_rules_;
+  AcTable stream_ac_;                             // the stream rules' fast patterns
+  std::vector<std::vector<uint32_t>> stream_of_;  // per pattern of stream_ac_, its rules
+  std::vector<uint32_t> stream_always_;           // stream rules without a fast pattern
+  bool build_stream_prefilter(std::string& err);
   struct TxPrefilter {  // a buffer's fast patterns and, per pattern, its tx rules
     Buf buf;
     AcTable ac;

@@ -582,7 +582,7 @@ bool parse_flow(std::string_view v, Rule& r, std::string& err) {
     else if (w == "stateless")
       r.flow |= kFlowStateless;
     else if (w == "only_stream")
-      return err = "flow:only_stream needs stream inspection, which this engine does not do yet", false;
+      r.flow |= kFlowOnlyStream;
     else
       return err = fmt::format(
                  "flow: '{}' is not supported (established, not_established, to_server, "
@@ -595,6 +595,8 @@ bool parse_flow(std::string_view v, Rule& r, std::string& err) {
     return err = "flow: to_server and to_client together never match", false;
   if ((r.flow & kFlowEstablished) && (r.flow & kFlowNotEstablished))
     return err = "flow: established and not_established together never match", false;
+  if ((r.flow & kFlowOnlyStream) && (r.flow & kFlowNoStream))
+    return err = "flow: only_stream and no_stream together never match", false;
   return true;
 }
 
@@ -1047,6 +1049,10 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   r.action = f[0];
   std::transform(f[1].begin(), f[1].end(), f[1].begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (f[1] == "tcp-pkt") f[1] = "tcp";  // TCP rules matched on packets: all Shoal's packet rules are
+  if (f[1] == "tcp-stream") {           // matched on the reassembled stream only (flow:only_stream)
+    f[1] = "tcp";
+    r.flow |= kFlowOnlyStream;
+  }
   if (f[1] == "http" || f[1] == "http1") {
     r.app = kAppHttp;
     r.proto = Proto::TCP;
@@ -1567,6 +1573,15 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     r.app = app;
   }
   for (const Item& it : r.items) r.header_bufs |= it.buf != Buf::Packet && packet_buf(it.buf);
+  if (r.stream_only()) {  // what a byte stream has: its bytes
+    if (r.proto != Proto::TCP && r.proto != Proto::IP) return err = "only_stream: streams are TCP's", false;
+    if (r.uses_tx() || r.header_bufs)
+      return err = "only_stream: a stream rule reads the stream's bytes (content, pcre, byte_*), not other buffers",
+             false;
+    if (r.items.empty()) return err = "only_stream: the rule has no content or pcre to look for in the stream", false;
+    if (r.has_dsize) return err = "only_stream: dsize is a packet's size, a stream has none", false;
+    r.proto = Proto::TCP;
+  }
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
   r.ip_only = r.items.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side && !r.has_dsize &&

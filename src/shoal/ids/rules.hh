@@ -246,6 +246,7 @@ enum FlowOpt : uint8_t {
   kFlowToClient = 8,  // also from_server
   kFlowNoStream = 16,
   kFlowStateless = 32,
+  kFlowOnlyStream = 64,  // only_stream, and the protocol tcp-stream: matched on the reassembled stream
 };
 
 // One flowbits option. Names become bit numbers when the rule set is
@@ -420,6 +421,9 @@ struct Rule {
   }
   bool response_side() const;
   bool uses_flow() const { return (flow & ~kFlowStateless) || !flowbits.empty() || has_app_cond; }
+  // A rule matched on a TCP connection's reassembled byte stream (each
+  // direction's data in order, across segments) instead of on packets.
+  bool stream_only() const { return flow & kFlowOnlyStream; }
   std::string file;
   int line = 0;
   std::string text;  // the rule as written (one line)

@@ -30,6 +30,10 @@ struct IdsAppLayer::Conn {
   std::string probe[2];        // first bytes held while undecided
   uint16_t app = ids::kAppNone;
   std::unique_ptr<flow::HttpConn> http;
+  // per direction, for the stream rules: the window of the stream (the
+  // bytes kept from before, then `fresh` new ones not yet inspected)
+  std::string raw[2];
+  uint32_t fresh[2] = {0, 0};
 };
 
 IdsAppLayer::IdsAppLayer() = default;
@@ -55,13 +59,17 @@ void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, b
   sc.midstream = mgr_->table().config().midstream;
   reasm_.configure(sc);
   reasm_.set_sink(this);
+  stream_rules_ = db_ && !db_->stream_rules().empty();
 }
 
-void IdsAppLayer::release(uint32_t id) {
+void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
   Conn*& c = slot(id);
   if (!c) return;
   cur_ = nullptr;  // no packet: events at the end raise no alert
+  end_info_ = at_end;
   reasm_.finish(c->stream, id);
+  for (uint8_t d = 0; d < 2 && at_end; ++d) raw_inspect(*c, d, at_end[d], end_hits_);
+  end_info_ = nullptr;
   if (c->http) c->http->close(0);
   const flow::TlsInfo* ti = c->tls ? &c->tls->info() : nullptr;
   if (ti && (ti->client_hello || ti->server_hello || !ti->certs.empty()) && !c->tls_logged &&
@@ -148,6 +156,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   cur_hits_ = &hits;
   size_t first = hits.size();
   reasm_.segment(c->stream, id, info.dir, k::load_be32(info.l4 + 4), info.l4[13], info.payload, info.plen);
+  for (uint8_t d = 0; d < 2; ++d) raw_inspect(*c, d, info, hits);
   // FTP transactions that ended are inspected once more on a packet to the
   // server (Suricata inspects a transaction each way until it is done)
   if (info.dir == 0 && !c->ftp_done.empty()) {
@@ -171,6 +180,10 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
   if (offset + len > kDepth) {
     len = uint32_t(kDepth - offset);
     c_.depth_reached.add();
+  }
+  if (stream_rules_) {
+    c->raw[dir].append(reinterpret_cast<const char*>(data), len);
+    c->fresh[dir] += len;
   }
   auto dns = [&](const uint8_t* d, uint32_t n) {
     c->dns_tcp[dir].data(d, n, [&](const uint8_t* m, uint32_t k) { dns_message(*c, dir, m, k); });
@@ -285,6 +298,12 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
 
 void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
   Conn* c = slot(flow);
+  if (c && stream_rules_) {  // the data before the hole is inspected, then the window starts over
+    if (cur_) raw_inspect(*c, dir, *cur_, *cur_hits_);
+    if (!cur_ && end_info_) raw_inspect(*c, dir, end_info_[dir], end_hits_);
+    c->raw[dir].clear();
+    c->fresh[dir] = 0;
+  }
   if (c && c->app == ids::kAppDns) c->dns_tcp[dir].gap();
   if (c && c->detect[dir] == 5) c->sip_tcp[dir].gap(), c->detect[dir] = 2;
   if (c && c->tls) c->tls->gap(dir);
@@ -292,6 +311,43 @@ void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
   if (c && c->ftp) c->ftp->gap(dir);
   if (c && c->http) c->http->gap(dir);
   if (c && c->detect[dir] == 0) c->detect[dir] = 2;
+}
+
+void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits) {
+  std::string& w = c.raw[dir];
+  uint32_t fresh = c.fresh[dir];
+  if (!fresh) return;
+  c.fresh[dir] = 0;
+  ss_.inspections.add();
+  ss_.bytes.add(fresh);
+  // the rules' header is matched against the direction's sender: the
+  // packet that delivered the data, or that packet seen the other way
+  ids::PacketInfo flip;
+  const ids::PacketInfo* info = &at;
+  if ((at.dir & 1) != dir) {
+    flip = at;
+    std::swap(flip.src, flip.dst);
+    std::swap(flip.sport, flip.dport);
+    flip.dir = dir;
+    flip.payload = nullptr, flip.plen = 0;
+    info = &flip;
+  }
+  const auto* s = reinterpret_cast<const uint8_t*>(w.data());
+  auto n = uint32_t(w.size()), old = n - fresh;
+  db_->stream_candidates(s, n, scand_);
+  const auto& rules = db_->rules();
+  for (uint32_t r : scand_) {
+    const ids::Rule& rule = rules[r];
+    if (!ids::header_matches(rule, *info) || !ids::payload_matches(rule, s, n)) continue;
+    if (old && ids::payload_matches(rule, s, old)) continue;  // found in the window before (inspected then)
+    ids::apply_flowbits(rule, *info);
+    ss_.matches.add();
+    TxHit h{r, nullptr, {}, 0, ids::kAppNone};
+    h.stream = true;
+    h.dir = dir;
+    hits.push_back(std::move(h));
+  }
+  if (n > stream_window_) w.erase(0, n - stream_window_);
 }
 
 void IdsAppLayer::log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir) {

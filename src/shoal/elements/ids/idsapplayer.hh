@@ -33,6 +33,8 @@ class IdsAppLayer : private flow::StreamSink {
     nlohmann::json meta;     // the transaction's metadata, as Suricata adds it to alerts
     uint64_t tx_id = 0;
     uint16_t app = ids::kAppHttp;  // whose metadata (the alert's "http" or "dns" object)
+    bool stream = false;           // a stream rule's match (no transaction)
+    uint8_t dir = 0;               // ... in this direction's stream
   };
   // A transaction, a file or a DNS message: an http, fileinfo or dns record.
   struct TxLog {
@@ -64,8 +66,23 @@ class IdsAppLayer : private flow::StreamSink {
   void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns, bool log_tls,
             bool log_sip, bool log_ssh, bool log_anomaly, bool log_ftp);
   // Flow `id` leaves the table: its streams and parser end (transactions
-  // still open are logged as they are).
-  void release(uint32_t id);
+  // still open are logged as they are). With `at_end` (each direction's
+  // view of the flow, as a packet of that direction would show it), the
+  // stream rules are matched on the data its end delivers (held past a
+  // hole): the hits go to end_hits().
+  void release(uint32_t id, ids::PacketInfo* at_end = nullptr);
+  std::vector<TxHit>& end_hits() { return end_hits_; }
+  // Stream rules (ids::Rule::stream_only) see each direction's data in
+  // order, as it is delivered: the new bytes with the `window` bytes before
+  // them (a match that ends in the new bytes is found if it starts within
+  // them); a hole starts the window over.
+  void set_stream_window(uint32_t w) { stream_window_ = w; }
+  struct StreamStats {
+    Stat inspections;  // stream windows matched against the stream rules
+    Stat bytes;        // new stream bytes inspected
+    Stat matches;      // stream rules that matched
+  };
+  const StreamStats& stream_stats() const { return ss_; }
   // The records made since the last call (the caller writes and clears them).
   std::vector<TxLog>& logs() { return logs_; }
   // Suricata's http object of a transaction (alerts, http and fileinfo records).
@@ -116,6 +133,7 @@ class IdsAppLayer : private flow::StreamSink {
   void on_ssh(Conn& c, uint8_t dir, uint8_t what);
   void on_ftp(Conn& c, flow::FtpTx& t, uint8_t what);
   void match_ftp(flow::FtpTx& t, uint8_t dir);
+  void raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits);
 
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
@@ -136,7 +154,13 @@ class IdsAppLayer : private flow::StreamSink {
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false, log_ssh_ = false;
   bool log_anomaly_ = false, log_ftp_ = false;
   std::vector<TxLog> logs_;
-  std::unordered_set<Conn*> live_;  // every connection held, freed at the end if its flow never was
+  bool stream_rules_ = false;
+  uint32_t stream_window_ = 2048;
+  StreamStats ss_;
+  std::vector<uint32_t> scand_;
+  std::vector<TxHit> end_hits_;
+  ids::PacketInfo* end_info_ = nullptr;  // at a release: each direction's view
+  std::unordered_set<Conn*> live_;       // every connection held, freed at the end if its flow never was
 };
 
 }  // namespace shoal

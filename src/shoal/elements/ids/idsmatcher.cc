@@ -148,6 +148,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     std::string order;
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
+    uint32_t window = 2048;
+    a.read("STREAM_WINDOW", window);
+    if (window > (16u << 20)) a.fail("STREAM_WINDOW: at most 16 MiB");
+    app_.set_stream_window(window);
     std::string xff_mode, xff_deploy = "reverse";
     a.read("XFF_MODE", xff_mode).read("XFF_DEPLOYMENT", xff_deploy).read("XFF_HEADER", xff_header_);
     int dns_version = 3;
@@ -242,7 +246,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
       if (!mgr_) {
         const char* why =
-            "flow, flowbits and application protocols need flow tracking: put a FlowIPManager before the IDSMatcher";
+            "flow, flowbits, streams and application protocols need flow tracking: put a FlowIPManager before the "
+            "IDSMatcher";
         auto needs = [](const ids::Rule& r) { return r.uses_flow() || r.app != ids::kAppNone; };
         if (strict_)
           for (const ids::Rule& r : shared_->set.rules())
@@ -258,10 +263,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         const ids::RuleSet& set = shared_->set;
         fmt::print(stderr,
                    "shoal: {}: {} rules from {} ({} fast patterns, {} checked on every packet; {} on transactions, "
-                   "{} of them prefiltered by their buffer's fast pattern); {} skipped{}\n",
+                   "{} of them prefiltered by their buffer's fast pattern; {} on TCP streams); {} skipped{}\n",
                    name(), set.rules().size(), rules_file_, shared_->db->patterns().size(),
                    shared_->db->always().size(), shared_->db->tx_rules().size(), shared_->db->tx_prefiltered(),
-                   set.problems().size(), set.problems().empty() ? "" : " (handler 'problems'), the first:");
+                   shared_->db->stream_rules().size(), set.problems().size(),
+                   set.problems().empty() ? "" : " (handler 'problems'), the first:");
         for (size_t i = 0; i < set.problems().size() && i < 5; ++i)
           fmt::print(stderr, "  {}\n", set.problems()[i].str());
       }
@@ -278,7 +284,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // The application layer runs when rules ask for it, or its records are
     // logged.
     bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns), log_tls = eve(kEveTls);
-    for (const ids::Rule& r : shared_->db->rules()) app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond);
+    for (const ids::Rule& r : shared_->db->rules())
+      app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond || r.stream_only());
     bool log_sip = eve(kEveSip), log_ssh = eve(kEveSsh), log_anomaly = eve(kEveAnomaly), log_ftp = eve(kEveFtp);
     app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip || log_ssh || log_ftp);
     if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip, log_ssh, log_anomaly, log_ftp);
@@ -288,8 +295,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         uint16_t app = app_on_ ? app_.app(id) : uint16_t(ids::kAppNone);
         count_flow(f, app);
         if (app_on_) {
-          app_.release(id);
+          // each direction as its packets showed it, for the stream rules
+          // that match data the end delivers
+          ids::PacketInfo at[2];
+          uint8_t l4[2][20] = {};
+          for (uint8_t d = 0; d < 2; ++d) end_view(id, f, d, at[d], l4[d]);
+          app_.release(id, at);
           tx_logs(nullptr, f.last_ns);
+          end_alerts(id, f);
         }
         if (eve(kEveFlow)) flow_record(id, f, why, app);
       });
@@ -437,6 +450,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("http_gaps", ac.http.gaps);
     add_stat_handler("http_tx_limit", ac.http.tx_limit);
     add_stat_handler("stream_depth_reached", ac.depth_reached);
+    const IdsAppLayer::StreamStats& ss = app_.stream_stats();
+    add_stat_handler("stream_inspections", ss.inspections);
+    add_stat_handler("stream_bytes", ss.bytes);
+    add_stat_handler("stream_matches", ss.matches);
     add_stat_handler("dns_messages", ac.dns_messages);
     add_stat_handler("tls_connections", ac.tls.connections);
     add_stat_handler("tls_anomalies", ac.tls.anomalies);
@@ -720,6 +737,57 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       info.has_stream = true;
     }
     return fs;
+  }
+  // Flow id's view from direction d at its end: its addresses, ports and
+  // flow fields (a pure ACK's TCP header in l4) as a packet would carry them.
+  void end_view(uint32_t id, const flow::Flow& f, uint8_t d, ids::PacketInfo& info, uint8_t* l4) {
+    const k::ConnKey& key = f.key;
+    bool ab = (f.orig_dir == 0) == (d == 0);  // a -> b is this direction
+    auto addr = [&](const uint32_t* a) {
+      ids::Addr x;
+      x.v6 = key.family == 6;
+      for (int i = 0; i < 4; ++i) k::store_be32(x.b + 4 * i, a[i]);
+      return x;
+    };
+    info.src = addr(ab ? key.a : key.b), info.dst = addr(ab ? key.b : key.a);
+    info.proto = key.proto;
+    info.has_ports = true;
+    info.sport = ab ? key.pa : key.pb, info.dport = ab ? key.pb : key.pa;
+    k::store_be16(l4, info.sport), k::store_be16(l4 + 2, info.dport);
+    l4[12] = 5 << 4, l4[13] = 0x10;
+    info.l4 = l4, info.l4len = 20;
+    info.has_flow = true, info.dir = d, info.first_in_dir = false;
+    info.established = flow::FlowTable::established(f);
+    auto* fs = reinterpret_cast<FlowState*>(mgr_->table().state(id) + state_off_);
+    info.flowbits = fs->bits;
+    info.app = app_.app(id), info.app_known = true;
+  }
+  // The stream rules' matches on the data a flow's end delivered: alerts
+  // without a packet (Suricata's pkt_src "stream (flow timeout)"); a drop
+  // has no packet to drop.
+  void end_alerts(uint32_t id, const flow::Flow& f) {
+    auto& hits = app_.end_hits();
+    if (hits.empty()) return;
+    auto* fs = reinterpret_cast<FlowState*>(mgr_->table().state(id) + state_off_);
+    const auto& rules = engine_.rules();
+    uint32_t logged = 0;
+    for (const IdsAppLayer::TxHit& h : hits) {
+      const ids::Rule& rule = rules[h.rule];
+      ids::PacketInfo info;
+      uint8_t l4[20] = {};
+      end_view(id, f, h.dir, info, l4);
+      if (fs->verdict || rule.noalert || rule.action == "pass") continue;
+      if ((rule.threshold.type != ids::Threshold::None &&
+           !threshold_.allow(rule, h.rule, info, uint64_t(id), f.last_ns)) ||
+          (!rule.suppress.empty() && ids::ThresholdState::suppressed(rule, info)))
+        continue;
+      verdict_ = "alert";
+      log(rule, info, f.last_ns, false, &h, nullptr, flow_id_of(id), id);
+      ++logged;
+    }
+    hits.clear();
+    if (logged) alerts_.add(logged), fs->alerted = 1;
+    write_logs();
   }
   // Applies the verdict of hits_ for p (rules in action order: a pass rule
   // first means no alert, and the flow is passed), and counts and logs the
@@ -1036,9 +1104,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                    {"pkt_src", "wire/pcap"}};
     if (o.has_ports) j["tunnel"]["src_port"] = o.sport, j["tunnel"]["dest_port"] = o.dport;
   }
+  // An alert: of packet pkt, or (pkt null) of flow entry `end`'s stream at its end.
   void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked, const IdsAppLayer::TxHit* tx,
-           const Packet* pkt, uint64_t flow_id) {
-    uint64_t pcap_cnt = pkt->source_index();
+           const Packet* pkt, uint64_t flow_id, uint32_t end = 0) {
+    uint64_t pcap_cnt = pkt ? pkt->source_index() : 0;
     // category and severity from classification.config, as Suricata
     const ids::Classifications::Class* cls = r.classtype.empty() ? nullptr : shared_->classes.find(r.classtype);
     std::string category = cls ? cls->description : r.classtype;
@@ -1058,8 +1127,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       nlohmann::json j = {{"timestamp", time_text(ts, true)}};
       if (flow_id) j["flow_id"] = flow_id;
       if (pcap_cnt) j["pcap_cnt"] = pcap_cnt;
-      j["pkt_src"] = pkt_src(pkt);
-      tunnel_json(pkt, j);
+      j["pkt_src"] = pkt ? pkt_src(pkt) : "stream (flow timeout)";
+      if (pkt) tunnel_json(pkt, j);
       j["event_type"] = "alert";
       if (!p.no_l3)  // (a packet whose IP header could not be read has none, as Suricata's)
         j.update({{"src_ip", addr_text(p.src)},
@@ -1076,9 +1145,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                     {"category", category},
                     {"severity", prio}};
       if (const char* a = ids::app_name(p.app)) j["app_proto"] = a;
-      if (tx) j["tx_id"] = tx->tx_id, j[ids::app_name(tx->app)] = tx->meta;
+      if (tx && !tx->stream) j["tx_id"] = tx->tx_id, j[ids::app_name(tx->app)] = tx->meta;
       if (eve_verdict_) j["verdict"] = {{"action", verdict_}};
-      if (eve_ethernet_ && pkt->has_mac_header() && pkt->mac_header_offset() >= 0 &&
+      if (eve_ethernet_ && pkt && pkt->has_mac_header() && pkt->mac_header_offset() >= 0 &&
           pkt->mac_header_offset() + 14 <= int64_t(pkt->length())) {
         const uint8_t* e = pkt->data() + pkt->mac_header_offset();
         auto mac = [](const uint8_t* m) {
@@ -1086,22 +1155,23 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         };
         j["ether"] = {{"src_mac", mac(e + 6)}, {"dest_mac", mac(e)}};
       }
-      if (eve_packet_) packet_json(pkt, j);
+      if (eve_packet_ && pkt) packet_json(pkt, j);
       if (xff_mode_ && tx && tx->tx) {
         std::string ip = xff_address(*tx->tx);
         if (!ip.empty() && xff_mode_ == 1) j["alert"]["xff"] = ip;
         if (!ip.empty() && xff_mode_ == 2) j[p.has_flow && p.dir == 1 ? "dest_ip" : "src_ip"] = ip;
       }
       // the flow as of this packet (Suricata's alert flow object)
-      if (p.has_flow && mgr_ && pkt->anno().flow) {
-        const flow::Flow& f = mgr_->table().flow(pkt->anno().flow);
-        const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(pkt->anno().flow) + state_off_);
+      uint32_t fid = pkt ? pkt->anno().flow : end;
+      if (p.has_flow && mgr_ && fid) {
+        const flow::Flow& f = mgr_->table().flow(fid);
+        const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(fid) + state_off_);
         j["flow"] = {{"pkts_toserver", fs->pkts[0]},
                      {"pkts_toclient", fs->pkts[1]},
                      {"bytes_toserver", fs->frame_bytes[0]},
                      {"bytes_toclient", fs->frame_bytes[1]},
                      {"start", time_text(f.first_ns, true)}};
-        nlohmann::json ends = flow_head(pkt->anno().flow, f, true, 0, "");
+        nlohmann::json ends = flow_head(fid, f, true, 0, "");
         for (const char* k : {"src_ip", "dest_ip", "src_port", "dest_port"})
           if (ends.contains(k)) j["flow"][k] = ends[k];
         traffic_json(fs->bits, j);
@@ -1215,6 +1285,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"CLASSIFICATION", "file",                                                                                       \
        "classification.config (classtype descriptions and priorities; the standard table is built in)"},               \
       {"THRESHOLD", "file", "threshold.config: threshold, event_filter, suppress and rate_filter lines"},              \
+      {"STREAM_WINDOW", "bytes",                                                                                       \
+       "stream rules (flow:only_stream, tcp-stream) see each direction's new data with this many bytes before it, so " \
+       "a match across segments is found when it fits in them (default 2048)"},                                        \
       {"SCAN_CHUNK", "bytes",                                                                                          \
        "offloaded: payloads longer than this are scanned by several device threads, one per chunk of this many "       \
        "bytes plus the longest pattern less one (GASPP's parallel scan; default 128; 0: one thread per packet)"},      \
@@ -1244,6 +1317,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"http_gaps", "r", "HTTP directions given up at a stream gap"},                                                \
       {"http_tx_limit", "r", "HTTP connections stopped at 512 live transactions"},                                   \
       {"stream_depth_reached", "r", "stream directions past the 1 MiB inspected (not parsed further)"},              \
+      {"stream_inspections", "r", "stream windows matched against the stream rules"},                                \
+      {"stream_bytes", "r", "new stream bytes the stream rules were matched against"},                               \
+      {"stream_matches", "r", "stream rules that matched (before thresholds)"},                                      \
       {"dns_messages", "r", "DNS messages parsed (UDP, and TCP by port 53)"},                                        \
       {"dns_malformed", "r", "DNS messages with sections that could not be read"},                                   \
       {"tls_connections", "r", "TCP connections detected as TLS"},                                                   \
