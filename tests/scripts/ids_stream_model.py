@@ -26,6 +26,53 @@ WINDOW = 64
 PATTERNS = [b"EVILPAYLOAD", b"x-attack", b"GET /etc/passwd", b"\x90\x90\x90\x90\xcc"]
 
 
+MODES = ("arrival", "acked")
+
+
+def found(d, win, old, at, out):
+    """The stream rules' alerts of an inspection: a pattern in the window that was not in its old part."""
+    for i, p in enumerate(PATTERNS):
+        if p in win and p not in old:
+            out.add((100 + i, at))
+            if i == 0 and d == 0:
+                out.add((300, at))
+
+
+def model(plist, streams, mode):
+    """The stream rules' alerts of one connection: (sid, packet number, or None at the flow's end)."""
+    out = set()
+    nxt, held, acked, done = [0, 0], [dict(), dict()], [0, 0], [0, 0]
+
+    def inspect(d, upto, at):
+        a, b = done[d], upto
+        if b > a:
+            ws = max(0, a - WINDOW)
+            found(d, streams[d][ws:b], streams[d][ws:a], at, out)
+            done[d] = b
+
+    for num, d, off, data, ack in plist:
+        acked[1 - d] = max(acked[1 - d], ack)
+        if off is not None and off + len(data) > nxt[d]:
+            held[d][off] = data
+            while nxt[d] in held[d]:
+                nxt[d] += len(held[d].pop(nxt[d]))
+        if mode == "arrival":
+            inspect(d, nxt[d], num)
+        else:
+            inspect(d, min(nxt[d], acked[d]), num)
+    for d in (0, 1):  # the flow's end: what was delivered, then each run past a hole alone
+        inspect(d, nxt[d], None)
+        runs = []
+        for off in sorted(held[d]):
+            if runs and runs[-1][1] == off:
+                runs[-1][1] += len(held[d][off])
+            elif not runs or off > runs[-1][1]:
+                runs.append([off, off + len(held[d][off])])
+        for a, b in runs:
+            found(d, streams[d][a:b], b"", None, out)
+    return out
+
+
 def main():
     shoal = sys.argv[1]
     seed = int(os.environ.get("SEED", "7"))
@@ -42,7 +89,8 @@ def main():
         f.write("\n".join(rules) + "\n")
 
     pkts = []
-    want = set()  # (sid, packet number)
+    want_pkt = set()  # (sid, packet number) of the packet rules
+    want = {m: set() for m in MODES}  # ... of the stream rules (number None: at the flow's end)
 
     def add(p):
         pkts.append(p)
@@ -101,78 +149,67 @@ def main():
         if rnd.random() < 0.5:
             d, off, _ = rnd.choice([x for x in out if x[1] > 0])
             out = [x for x in out if not (x[0] == d and x[1] == off)]
+        # the packets: (number, direction, offset, data, offset the ACK acknowledges of the other direction)
+        plist = []
         nxt = [0, 0]
         held = [dict(), dict()]
-        for d, off, data in out:
-            num = add(seg(d, "PA", isn[d] + 1 + off, isn[1 - d] + 1 + nxt[1 - d], data))
-            for sid_base, pat_idx in ((200, i) for i in range(len(PATTERNS))):
-                if PATTERNS[pat_idx] in data:
-                    want.add((sid_base + pat_idx, num))
-            if off + len(data) <= nxt[d]:
-                continue  # a retransmission: nothing new
-            held[d][off] = data
-            a = nxt[d]
+
+        def deliver(d, off, data):
+            if off + len(data) > nxt[d]:
+                held[d][off] = data
             while nxt[d] in held[d]:
                 nxt[d] += len(held[d].pop(nxt[d]))
-            b = nxt[d]
-            if b == a:
-                continue
-            ws = max(0, a - WINDOW)
-            win, old = streams[d][ws:b], streams[d][ws:a]
+
+        for d, off, data in out:
+            num = add(seg(d, "PA", isn[d] + 1 + off, isn[1 - d] + 1 + nxt[1 - d], data))
+            plist.append((num, d, off, data, nxt[1 - d]))
             for i, p in enumerate(PATTERNS):
-                if p in win and p not in old:
-                    want.add((100 + i, num))
-                    if i == 0 and d == 0:
-                        want.add((300, num))
-        for d in (0, 1):
-            runs = []
-            for off in sorted(held[d]):
-                if runs and runs[-1][1] == off:
-                    runs[-1][1] += len(held[d][off])
-                else:
-                    runs.append([off, off + len(held[d][off])])
-            for a, b in runs:
-                for i, p in enumerate(PATTERNS):
-                    if p in streams[d][a:b]:
-                        want.add((100 + i, None))
-                        if i == 0 and d == 0:
-                            want.add((300, None))
-        add(seg(0, "FA", isn[0] + 1 + len(streams[0]), isn[1] + 1 + len(streams[1])))
-        add(seg(1, "FA", isn[1] + 1 + len(streams[1]), isn[0] + 2 + len(streams[0])))
-        add(seg(0, "A", isn[0] + 2 + len(streams[0]), isn[1] + 2 + len(streams[1])))
+                if p in data:
+                    want_pkt.add((200 + i, num))
+            deliver(d, off, data)
+        L = [len(streams[0]), len(streams[1])]
+        for d, flags, seq, ack in ((0, "FA", L[0], L[1]), (1, "FA", L[1], L[0] + 1), (0, "A", L[0] + 1, L[1] + 1)):
+            num = add(seg(d, flags, isn[d] + 1 + seq, isn[1 - d] + 1 + ack))
+            plist.append((num, d, None, b"", ack))
+        for mode in MODES:
+            want[mode] |= model(plist, streams, mode)
     pcap = os.path.join(tmp, "s.pcap")
     wrpcap(pcap, pkts)
-    eve = os.path.join(tmp, "eve.json")
-    conf = (f"FromDump({pcap}, STOP true) -> FlowIPManager -> ids :: IDSMatcher(RULES {tmp}/s.rules, EVE {eve}, "
-            f"STREAM_WINDOW {WINDOW}, QUIET true) -> Discard;\n"
-            "DriverManager(wait, print ids.stream_matches)\n")
-    cfile = os.path.join(tmp, "s.click")
-    with open(cfile, "w") as f:
-        f.write(conf)
-    r = subprocess.run([shoal, "run", cfile], capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        print(r.stdout, r.stderr)
-        sys.exit(1)
-    got = set()
-    with open(eve) as f:
-        for line in f:
-            j = json.loads(line)
-            if j.get("event_type") == "alert":
-                if "pcap_cnt" not in j and j.get("pkt_src") != "stream (flow timeout)":
-                    print("an alert without a packet that is not at a flow's end:", line)
-                    sys.exit(1)
-                got.add((j["alert"]["signature_id"], j.get("pcap_cnt")))
-    streams_want = len([w for w in want if w[0] < 200])
-    at_end = len([w for w in want if w[1] is None])
-    print(f"{len(pkts)} packets, {len(want)} alerts expected ({streams_want} of stream rules, {at_end} at flows' ends), {len(got)} raised")
-    if got != want:
-        print("missing:", sorted(want - got, key=str)[:20])
-        print("unexpected:", sorted(got - want, key=str)[:20])
-        sys.exit(1)
-    if streams_want < 20 or at_end < 1 or int(r.stdout.split()[-1]) < streams_want:
-        print("too few stream matches to mean anything:", r.stdout)
+    for mode in MODES:
+        eve = os.path.join(tmp, f"eve-{mode}.json")
+        conf = (f"FromDump({pcap}, STOP true) -> FlowIPManager -> ids :: IDSMatcher(RULES {tmp}/s.rules, "
+                f"EVE {eve}, STREAM_WINDOW {WINDOW}, STREAM_INSPECT {mode}, QUIET true) -> Discard;\n"
+                "DriverManager(wait, print ids.stream_matches)\n")
+        cfile = os.path.join(tmp, "s.click")
+        with open(cfile, "w") as f:
+            f.write(conf)
+        r = subprocess.run([shoal, "run", cfile], capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            print(r.stdout, r.stderr)
+            sys.exit(1)
+        got = set()
+        with open(eve) as f:
+            for line in f:
+                j = json.loads(line)
+                if j.get("event_type") == "alert":
+                    if "pcap_cnt" not in j and j.get("pkt_src") != "stream (flow timeout)":
+                        print("an alert without a packet that is not at a flow's end:", line)
+                        sys.exit(1)
+                    got.add((j["alert"]["signature_id"], j.get("pcap_cnt")))
+        w = want[mode] | want_pkt
+        at_end = len([x for x in want[mode] if x[1] is None])
+        print(f"{mode}: {len(pkts)} packets, {len(w)} alerts expected ({len(want[mode])} of stream rules, "
+              f"{at_end} at flows' ends), {len(got)} raised")
+        if got != w:
+            print("missing:", sorted(w - got, key=str)[:20])
+            print("unexpected:", sorted(got - w, key=str)[:20])
+            sys.exit(1)
+        if len(want[mode]) < 20 or at_end < 1 or int(r.stdout.split()[-1]) < len(want[mode]) - at_end:  # (ends come after the print)
+            print("too few stream matches to mean anything:", r.stdout)
+            sys.exit(1)
+    if want["arrival"] == want["acked"]:
+        print("the two modes' alerts do not differ: the test cannot tell them apart")
         sys.exit(1)
     print("ok")
-
 
 main()

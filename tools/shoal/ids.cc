@@ -143,6 +143,9 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (st.eve_verdict) ids += ", EVE_VERDICT true";
   if (st.eve_ethernet) ids += ", EVE_ETHERNET true";
   if (st.eve_packet) ids += ", EVE_PACKET true";
+  if (st.eve_payload) ids += ", EVE_PAYLOAD true";
+  if (!a.ips) ids += ", STREAM_INSPECT acked";  // Suricata's IDS mode (inline: on arrival)
+  if (st.eve_payload_printable) ids += ", EVE_PAYLOAD_PRINTABLE true";
   if (st.dns_version) ids += fmt::format(", EVE_DNS_VERSION {}", st.dns_version);
   if (!st.xff_mode.empty()) ids += fmt::format(", XFF_MODE {}", cquote(st.xff_mode));
   if (!st.xff_mode.empty() && !st.xff_deployment.empty())

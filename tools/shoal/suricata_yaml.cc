@@ -88,6 +88,8 @@ SuricataSettings suricata_settings(const YamlNode& root) {
           if (const YamlNode* alert = t.get("alert")) {
             if (const YamlNode* v = alert->get("verdict")) s.eve_verdict = v->yes();
             if (const YamlNode* v = alert->get("packet")) s.eve_packet = v->yes();
+            if (const YamlNode* v = alert->get("payload")) s.eve_payload = v->yes();
+            if (const YamlNode* v = alert->get("payload-printable")) s.eve_payload_printable = v->yes();
             if (const YamlNode* x = alert->get("xff"); x && x->get("enabled") && x->get("enabled")->yes()) {
               const YamlNode* m = x->get("mode");
               s.xff_mode = m ? m->value : "extra-data";

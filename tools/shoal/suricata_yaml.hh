@@ -25,8 +25,9 @@ bool load_yaml(const std::string& path, YamlNode& out, std::string& err);
 struct SuricataSettings {
   std::vector<std::string> action_order;  // empty: Suricata's default
   bool eve_verdict = false, eve_ethernet = false, eve_packet = false;
-  int dns_version = 0;                               // eve-log's dns version (0: not given)
-  std::string xff_mode, xff_deployment, xff_header;  // alert's xff (mode empty: off)
+  bool eve_payload = false, eve_payload_printable = false;  // alert: payload, payload-printable
+  int dns_version = 0;                                      // eve-log's dns version (0: not given)
+  std::string xff_mode, xff_deployment, xff_header;         // alert's xff (mode empty: off)
 };
 SuricataSettings suricata_settings(const YamlNode& root);
 

@@ -34,6 +34,8 @@ struct IdsAppLayer::Conn {
   // bytes kept from before, then `fresh` new ones not yet inspected)
   std::string raw[2];
   uint32_t fresh[2] = {0, 0};
+  uint64_t raw_end[2] = {0, 0};  // the stream offset raw[d] ends at
+  uint64_t acked[2] = {0, 0};    // the stream offset each direction's receiver acknowledged
 };
 
 IdsAppLayer::IdsAppLayer() = default;
@@ -156,7 +158,17 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   cur_hits_ = &hits;
   size_t first = hits.size();
   reasm_.segment(c->stream, id, info.dir, k::load_be32(info.l4 + 4), info.l4[13], info.payload, info.plen);
-  for (uint8_t d = 0; d < 2; ++d) raw_inspect(*c, d, info, hits);
+  if (!stream_acked_) {
+    for (uint8_t d = 0; d < 2; ++d) raw_inspect(*c, d, info, hits);
+  } else if (stream_rules_) {
+    uint8_t o = (info.dir & 1) ^ 1;  // this packet's ACK acknowledges the other direction's data
+    const flow::DirStream& od = c->stream.d[o];
+    if ((info.l4[13] & 0x10) && od.init) {
+      uint32_t at = k::load_be32(info.l4 + 8) - od.base;  // (within 2^31 of the stream's start: the depth)
+      if (at < (1u << 31) && at > c->acked[o]) c->acked[o] = at;
+    }
+    raw_inspect(*c, info.dir & 1, info, hits, false);
+  }
   // FTP transactions that ended are inspected once more on a packet to the
   // server (Suricata inspects a transaction each way until it is done)
   if (info.dir == 0 && !c->ftp_done.empty()) {
@@ -184,6 +196,7 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
   if (stream_rules_) {
     c->raw[dir].append(reinterpret_cast<const char*>(data), len);
     c->fresh[dir] += len;
+    c->raw_end[dir] = offset + len;
   }
   auto dns = [&](const uint8_t* d, uint32_t n) {
     c->dns_tcp[dir].data(d, n, [&](const uint8_t* m, uint32_t k) { dns_message(*c, dir, m, k); });
@@ -313,11 +326,16 @@ void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
   if (c && c->detect[dir] == 0) c->detect[dir] = 2;
 }
 
-void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits) {
+void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits, bool all) {
   std::string& w = c.raw[dir];
   uint32_t fresh = c.fresh[dir];
+  if (!all) {  // only what the receiver acknowledged
+    uint64_t start = c.raw_end[dir] - fresh;
+    fresh = c.acked[dir] > start ? uint32_t(std::min<uint64_t>(fresh, c.acked[dir] - start)) : 0;
+  }
   if (!fresh) return;
-  c.fresh[dir] = 0;
+  c.fresh[dir] -= fresh;
+  uint32_t pending = c.fresh[dir];  // (bytes after the window, not acknowledged yet)
   ss_.inspections.add();
   ss_.bytes.add(fresh);
   // the rules' header is matched against the direction's sender: the
@@ -333,7 +351,7 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
     info = &flip;
   }
   const auto* s = reinterpret_cast<const uint8_t*>(w.data());
-  auto n = uint32_t(w.size()), old = n - fresh;
+  auto n = uint32_t(w.size() - pending), old = n - fresh;
   db_->stream_candidates(s, n, scand_);
   const auto& rules = db_->rules();
   for (uint32_t r : scand_) {
@@ -345,9 +363,10 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
     TxHit h{r, nullptr, {}, 0, ids::kAppNone};
     h.stream = true;
     h.dir = dir;
+    h.window.assign(w, 0, n);
     hits.push_back(std::move(h));
   }
-  if (n > stream_window_) w.erase(0, n - stream_window_);
+  if (n > stream_window_) w.erase(0, n - stream_window_);  // (the pending bytes stay)
 }
 
 void IdsAppLayer::log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir) {

@@ -35,6 +35,7 @@ class IdsAppLayer : private flow::StreamSink {
     uint16_t app = ids::kAppHttp;  // whose metadata (the alert's "http" or "dns" object)
     bool stream = false;           // a stream rule's match (no transaction)
     uint8_t dir = 0;               // ... in this direction's stream
+    std::string window;            // ... the stream bytes it was found in
   };
   // A transaction, a file or a DNS message: an http, fileinfo or dns record.
   struct TxLog {
@@ -77,6 +78,10 @@ class IdsAppLayer : private flow::StreamSink {
   // them (a match that ends in the new bytes is found if it starts within
   // them); a hole starts the window over.
   void set_stream_window(uint32_t w) { stream_window_ = w; }
+  // Suricata's IDS mode: a direction's data is inspected once its receiver
+  // acknowledged it, on the direction's next packet (or at a hole or the
+  // flow's end); otherwise on arrival.
+  void set_stream_acked(bool on) { stream_acked_ = on; }
   struct StreamStats {
     Stat inspections;  // stream windows matched against the stream rules
     Stat bytes;        // new stream bytes inspected
@@ -133,7 +138,7 @@ class IdsAppLayer : private flow::StreamSink {
   void on_ssh(Conn& c, uint8_t dir, uint8_t what);
   void on_ftp(Conn& c, flow::FtpTx& t, uint8_t what);
   void match_ftp(flow::FtpTx& t, uint8_t dir);
-  void raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits);
+  void raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits, bool all = true);
 
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
@@ -156,6 +161,7 @@ class IdsAppLayer : private flow::StreamSink {
   std::vector<TxLog> logs_;
   bool stream_rules_ = false;
   uint32_t stream_window_ = 2048;
+  bool stream_acked_ = false;
   StreamStats ss_;
   std::vector<uint32_t> scand_;
   std::vector<TxHit> end_hits_;

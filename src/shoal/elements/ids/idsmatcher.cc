@@ -148,10 +148,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     std::string order;
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
+    a.read("EVE_PAYLOAD", eve_payload_).read("EVE_PAYLOAD_PRINTABLE", eve_printable_);
     uint32_t window = 2048;
     a.read("STREAM_WINDOW", window);
     if (window > (16u << 20)) a.fail("STREAM_WINDOW: at most 16 MiB");
     app_.set_stream_window(window);
+    std::string when = "arrival";
+    a.read("STREAM_INSPECT", when);
+    if (when != "arrival" && when != "acked") a.fail(fmt::format("STREAM_INSPECT '{}': arrival or acked", when));
+    app_.set_stream_acked(when == "acked");
     std::string xff_mode, xff_deploy = "reverse";
     a.read("XFF_MODE", xff_mode).read("XFF_DEPLOYMENT", xff_deploy).read("XFF_HEADER", xff_header_);
     int dns_version = 3;
@@ -1156,6 +1161,26 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         j["ether"] = {{"src_mac", mac(e + 6)}, {"dest_mac", mac(e)}};
       }
       if (eve_packet_ && pkt) packet_json(pkt, j);
+      if (eve_payload_ || eve_printable_) {  // Suricata's: the packet's payload, or a stream match's bytes
+        bool stream = tx && tx->stream;
+        std::string_view pl = stream
+                                  ? std::string_view(tx->window)
+                                  : std::string_view(reinterpret_cast<const char*>(p.payload), p.payload ? p.plen : 0);
+        pl = pl.substr(0, 4096);  // (Suricata's payload-buffer-size)
+        if (eve_payload_) {
+          std::string b64(4 * ((pl.size() + 2) / 3) + 1, '\0');
+          b64.resize(size_t(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()),
+                                            reinterpret_cast<const unsigned char*>(pl.data()), int(pl.size()))));
+          j["payload"] = std::move(b64);
+        }
+        if (eve_printable_) {
+          std::string t(pl);
+          for (char& c : t)
+            if (!std::isprint(static_cast<unsigned char>(c)) && c != '\n' && c != '\r') c = '.';
+          j["payload_printable"] = std::move(t);
+        }
+        j["stream"] = stream ? 1 : 0;
+      }
       if (xff_mode_ && tx && tx->tx) {
         std::string ip = xff_address(*tx->tx);
         if (!ip.empty() && xff_mode_ == 1) j["alert"]["xff"] = ip;
@@ -1216,6 +1241,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   bool app_on_ = false;
   std::array<uint8_t, 4> action_order_ = {0, 1, 2, 3};
   bool eve_verdict_ = false, eve_ethernet_ = false, eve_packet_ = false;
+  bool eve_payload_ = false, eve_printable_ = false;
   struct TrafficBit {
     uint16_t bit;
     const char* kind;  // "id" or "label"
@@ -1272,6 +1298,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "client's address replaced); default none"},                                                                    \
       {"XFF_DEPLOYMENT", "string", "reverse (the header's last address; default) or forward (its first)"},             \
       {"XFF_HEADER", "string", "the header read (default X-Forwarded-For)"},                                           \
+      {"EVE_PAYLOAD", "boolean",                                                                                       \
+       "alerts carry the payload, base64 (a stream rule's: the stream bytes it was found in), and 'stream' (0 or 1) "  \
+       "(Suricata's alert payload: yes; default false)"},                                                              \
+      {"EVE_PAYLOAD_PRINTABLE", "boolean",                                                                             \
+       "alerts carry the payload as text, bytes other than printable ones, CR and LF as '.' (Suricata's "              \
+       "payload-printable; default false)"},                                                                           \
       {"EVE_PACKET", "boolean",                                                                                        \
        "alerts carry the packet as read, base64, and its link type (Suricata's alert packet: yes; default false)"},    \
       {"DNS_PORTS", "string", "the ports DNS is looked for on, either side (default 53; Suricata's detection-ports)"}, \
@@ -1285,6 +1317,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"CLASSIFICATION", "file",                                                                                       \
        "classification.config (classtype descriptions and priorities; the standard table is built in)"},               \
       {"THRESHOLD", "file", "threshold.config: threshold, event_filter, suppress and rate_filter lines"},              \
+      {"STREAM_INSPECT", "word",                                                                                       \
+       "when stream rules see a direction's data: arrival (default; on the packet that completed it, as Suricata "     \
+       "inline) or acked (once its receiver acknowledged it, on that direction's next packet, at a hole or at the "    \
+       "flow's end: Suricata's IDS mode, what shoal ids uses)"},                                                       \
       {"STREAM_WINDOW", "bytes",                                                                                       \
        "stream rules (flow:only_stream, tcp-stream) see each direction's new data with this many bytes before it, so " \
        "a match across segments is found when it fits in them (default 2048)"},                                        \
