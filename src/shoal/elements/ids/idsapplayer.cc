@@ -168,6 +168,10 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
       if (at < (1u << 31) && at > c->acked[o]) c->acked[o] = at;
     }
     raw_inspect(*c, info.dir & 1, info, hits, false);
+    // a receiver that never acknowledges (a capture of one side) holds no
+    // more than kUnackedCap bytes back: beyond, they are inspected as they come
+    for (uint8_t d = 0; d < 2; ++d)
+      if (c->fresh[d] > kUnackedCap) raw_inspect(*c, d, info, hits);
   }
   // FTP transactions that ended are inspected once more on a packet to the
   // server (Suricata inspects a transaction each way until it is done)

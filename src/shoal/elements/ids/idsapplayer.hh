@@ -82,6 +82,7 @@ class IdsAppLayer : private flow::StreamSink {
   // acknowledged it, on the direction's next packet (or at a hole or the
   // flow's end); otherwise on arrival.
   void set_stream_acked(bool on) { stream_acked_ = on; }
+  static constexpr uint32_t kUnackedCap = 64 << 10;  // bytes a direction's stream waits for acknowledgement
   struct StreamStats {
     Stat inspections;  // stream windows matched against the stream rules
     Stat bytes;        // new stream bytes inspected
