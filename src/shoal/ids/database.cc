@@ -357,6 +357,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     }
     group_at_.push_back(uint32_t(groups_.size()));
   }
+  if (!build_port_groups(err)) return false;
   for (auto& v : always_by_) v.clear();
   for (uint32_t r : always_)
     for (int c = 0; c < 4; ++c)
@@ -496,51 +497,120 @@ EngineKind Database::pick_faster() {
       sample.push_back(' ');
     }
   }
+  // Each engine's matchers, the whole and the port groups' (built-in: made
+  // for the measurement, kept if it wins)
+  build_group_automata();
   hs_scratch_t* scratch = nullptr;
   if (hs_alloc_scratch(hs_->db, &scratch) != HS_SUCCESS) return kind_;
+  for (auto* g : hs_->group)
+    if (g && hs_alloc_scratch(g, &scratch) != HS_SUCCESS) return hs_free_scratch(scratch), kind_;
   std::vector<uint32_t> seen(patterns_.size(), 0);
   uint32_t epoch = 0;
   // each as the engine runs it: packet-sized scans, each pattern once
+  auto scan = [&](bool hs, int32_t set, const uint8_t* d) {
+    ++epoch;
+    if (hs) {
+      struct Ctx {
+        std::vector<uint32_t>* seen;
+        uint32_t epoch;
+      } ctx{&seen, epoch};
+      hs_scan(
+          set < 0 || !hs_->group[size_t(set)] ? hs_->db : hs_->group[size_t(set)], reinterpret_cast<const char*>(d),
+          1024, 0, scratch,
+          [](unsigned id, unsigned long long, unsigned long long, unsigned, void* c) -> int {
+            auto* k = static_cast<Ctx*>(c);
+            (*k->seen)[id] = k->epoch;
+            return 0;
+          },
+          &ctx);
+    } else {
+      const AcTable* t = group_automaton(set);
+      const uint32_t* ids = t ? port_groups_.sets[size_t(set)].data() : nullptr;
+      k::ac_scan((t ? *t : ac_).view(), d, 1024, [&](uint32_t id, uint32_t) {
+        uint32_t p = ids ? ids[id] : id;
+        if (seen[p] != epoch) seen[p] = epoch;
+        return true;
+      });
+    }
+  };
   auto time = [&](bool hs) {
     uint64_t best = ~0ull;
     for (int round = 0; round < 3; ++round) {
       auto t0 = std::chrono::steady_clock::now();
-      for (size_t at = 0; at < sample.size(); at += 1024) {
-        ++epoch;
-        const auto* d = reinterpret_cast<const uint8_t*>(sample.data()) + at;
-        if (hs) {
-          struct Ctx {
-            std::vector<uint32_t>* seen;
-            uint32_t epoch;
-          } ctx{&seen, epoch};
-          hs_scan(
-              hs_->db, reinterpret_cast<const char*>(d), 1024, 0, scratch,
-              [](unsigned id, unsigned long long, unsigned long long, unsigned, void* c) -> int {
-                auto* k = static_cast<Ctx*>(c);
-                (*k->seen)[id] = k->epoch;
-                return 0;
-              },
-              &ctx);
-        } else {
-          k::ac_scan(ac_.view(), d, 1024, [&](uint32_t id, uint32_t) {
-            if (seen[id] != epoch) seen[id] = epoch;
-            return true;
-          });
-        }
+      for (int32_t set = -1; set < int32_t(port_groups_.sets.size()); ++set) {
+        if (set >= 0 && port_groups_.sets[size_t(set)].empty()) continue;
+        for (size_t at = 0; at < sample.size(); at += 1024)
+          scan(hs, set, reinterpret_cast<const uint8_t*>(sample.data()) + at);
       }
       best = std::min<uint64_t>(
           best,
           uint64_t(
               std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()));
     }
-    return best / 64;  // per KiB
+    return best / 64 / (port_groups_.sets.size() + 1);  // per KiB (and matcher)
   };
   scan_ns_per_kib_[0] = time(false);
   scan_ns_per_kib_[1] = time(true);
   hs_free_scratch(scratch);
-  if (scan_ns_per_kib_[0] < scan_ns_per_kib_[1]) kind_ = EngineKind::Builtin;
+  if (scan_ns_per_kib_[0] < scan_ns_per_kib_[1])
+    kind_ = EngineKind::Builtin;
+  else
+    group_ac_.clear();
 #endif
   return kind_;
+}
+
+bool Database::build_port_groups(std::string& err) {
+  std::vector<uint8_t> cls(rules_.size()), ports(rules_.size());
+  for (size_t r = 0; r < rules_.size(); ++r) cls[r] = quick_[r].classes, ports[r] = quick_[r].need_ports;
+  // a set of more than 3/4 of the patterns scans at nearly the whole's cost
+  port_groups_ = ids::build_port_groups(rules_, cls, ports, pattern_rules_, 0.75);
+  const auto& sets = port_groups_.sets;
+  group_ac_.clear();
+  if (kind_ == EngineKind::Builtin) build_group_automata();
+#ifdef SHOAL_HAVE_HYPERSCAN
+  if (hs_) {
+    hs_->group.assign(sets.size(), nullptr);
+    for (size_t i = 0; i < sets.size(); ++i) {
+      if (sets[i].empty()) continue;
+      std::vector<const char*> exprs;
+      std::vector<size_t> lens;
+      std::vector<unsigned> flags, idv;
+      for (uint32_t p : sets[i]) {
+        exprs.push_back(patterns_[p].data());
+        lens.push_back(patterns_[p].size());
+        flags.push_back(HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH);
+        idv.push_back(p);
+      }
+      hs_compile_error_t* ce = nullptr;
+      if (hs_compile_lit_multi(exprs.data(), flags.data(), idv.data(), lens.data(), unsigned(exprs.size()),
+                               HS_MODE_BLOCK, nullptr, &hs_->group[i], &ce) != HS_SUCCESS) {
+        err = fmt::format("Hyperscan: {}", ce ? ce->message : "compile failed");
+        if (ce) hs_free_compile_error(ce);
+        return false;
+      }
+    }
+  }
+#endif
+  return true;
+}
+
+void Database::build_group_automata() {
+  const auto& sets = port_groups_.sets;
+  group_ac_.assign(sets.size(), AcTable());
+  // together no more than the whole DFA's memory again
+  size_t budget = ac_.memory_bytes();
+  for (size_t i = 0; i < sets.size(); ++i) {
+    if (sets[i].empty()) continue;
+    std::vector<std::string> pats;
+    for (uint32_t p : sets[i]) pats.push_back(patterns_[p]);
+    std::string why;
+    if (!group_ac_[i].build(pats, why) || group_ac_[i].memory_bytes() > budget) {
+      group_ac_[i] = AcTable();
+      continue;
+    }
+    budget -= group_ac_[i].memory_bytes();
+  }
 }
 
 bool Database::build_hyperscan(std::string& err) {

@@ -29,6 +29,7 @@ bool Engine::use(std::shared_ptr<const Database> db, std::string& err) {
     // one scratch, grown to serve every database
     auto grow = [&](const hs_database_t* d) { return !d || hs_alloc_scratch(d, &hs_scratch_->s) == HS_SUCCESS; };
     bool ok = grow(hs->db) && grow(hs->prefilter);
+    for (auto* d : hs->group) ok = ok && grow(d);
     for (auto* d : hs->re) ok = ok && grow(d);
     if (!ok) return err = "Hyperscan: no scratch", false;
   }
@@ -58,7 +59,19 @@ void Engine::add_candidates(uint32_t pattern) {
 
 void Engine::candidates(const uint8_t* s, uint32_t n) {
   if (db_->patterns().empty() || n == 0) return;
+  // the packet's port group: the patterns its protocol and ports can need
+  const PortGroups& pg = db_->port_groups();
+  int32_t g = pg.pick(cls_, has_ports_, sport_, dport_, db_->patterns().size());
+  if (g >= 0 && pg.sets[size_t(g)].empty()) return;
   if (db_->kind() == EngineKind::Builtin) {
+    if (const AcTable* t = db_->group_automaton(g)) {
+      const uint32_t* ids = pg.sets[size_t(g)].data();
+      k::ac_scan(t->view(), s, n, [&](uint32_t id, uint32_t) {
+        add_candidates(ids[id]);
+        return true;
+      });
+      return;
+    }
     k::ac_scan(db_->automaton().view(), s, n, [&](uint32_t id, uint32_t) {
       add_candidates(id);
       return true;
@@ -66,8 +79,10 @@ void Engine::candidates(const uint8_t* s, uint32_t n) {
     return;
   }
 #ifdef SHOAL_HAVE_HYPERSCAN
+  const Database::Hs* hs = db_->hs();
   hs_scan(
-      db_->hs()->db, reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
+      g >= 0 && hs->group[size_t(g)] ? hs->group[size_t(g)] : hs->db, reinterpret_cast<const char*>(s), n, 0,
+      hs_scratch_->s,
       [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
         static_cast<Engine*>(ctx)->add_candidates(id);
         return 0;

@@ -11,6 +11,7 @@
 
 #include "shoal/ids/ac_build.hh"
 #include "shoal/ids/packet.hh"
+#include "shoal/ids/port_groups.hh"
 #include "shoal/ids/regex.hh"
 #include "shoal/ids/rules.hh"
 
@@ -144,6 +145,14 @@ class Database {
   const std::vector<uint32_t>& slot_prefiltered(uint32_t slot) const { return slot_rules_[slot]; }
   struct Hs;
   const Hs* hs() const { return hs_.get(); }
+  // The packet prefilter's port groups (ids/port_groups.hh) and, per set,
+  // its Aho-Corasick DFA (ids: positions in the set), none where the set
+  // did not fit the memory bound (the whole DFA scans).
+  const PortGroups& port_groups() const { return port_groups_; }
+  const AcTable* group_automaton(int32_t set) const {
+    return set >= 0 && size_t(set) < group_ac_.size() && group_ac_[size_t(set)].states() ? &group_ac_[size_t(set)]
+                                                                                         : nullptr;
+  }
 
  private:
   EngineKind kind_ = EngineKind::Builtin;
@@ -178,8 +187,12 @@ class Database {
   std::vector<const RegexDfa*> slot_dfa_;  // null where the slot has only Hyperscan
   std::vector<std::vector<uint32_t>> slot_rules_;
   std::unique_ptr<Hs> hs_;
+  PortGroups port_groups_;
+  std::vector<AcTable> group_ac_;
 
   bool build_hyperscan(std::string& err);
+  bool build_port_groups(std::string& err);
+  void build_group_automata();  // group_ac_ (ENGINE builtin, or auto picking it)
 };
 
 // A matcher over a Database: its scratch state. Not thread-safe: one per

@@ -418,6 +418,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       const ids::AcTable& ac = engine_.automaton();
       std::string dfa = fmt::format("Aho-Corasick DFA: {} states, {} byte classes, {} KiB", ac.states(), ac.classes(),
                                     ac.memory_bytes() >> 10);
+      // the port groups: each packet scanned for the patterns its ports can need
+      const ids::PortGroups& pg = engine_.database()->port_groups();
+      if (!pg.sets.empty()) {
+        size_t most = 0;
+        for (const auto& set : pg.sets) most = std::max(most, set.size());
+        dfa += fmt::format("; {} port groups of at most {} of the {} patterns", pg.sets.size(), most,
+                           engine_.patterns().size());
+      }
       std::string picked;
       if (const uint64_t* t = engine_.database()->scan_ns_per_kib(); auto_engine_ && t[0] && t[1])
         picked = fmt::format("; auto: built-in {} ns/KiB, Hyperscan {} ns/KiB", t[0], t[1]);
@@ -1333,7 +1341,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
 #define SHOAL_IDS_HANDLERS                                                                                           \
   {"rules", "r", "rules loaded"}, {"skipped", "r", "rules skipped"},                                                 \
       {"problems", "r", "why each skipped rule was skipped (file:line: sid: reason)"},                               \
-      {"patterns", "r", "distinct fast patterns"}, {"engine", "r", "the prefilter and its size"},                    \
+      {"patterns", "r", "distinct fast patterns"}, {"engine", "r", "the prefilter, its size and port groups"},       \
       {"regex", "r",                                                                                                 \
        "how many pcres compile to DFAs (the subset a device can run), and why the others do "                        \
        "not; which engine answers the pcres that need only a yes/no (Hyperscan, the DFA, "                           \
