@@ -292,6 +292,18 @@ TEST(AhoCorasick, PortGroupsLoseNoRule) {
   if (with_hs) {
     ASSERT_TRUE(hs.build(set.rules(), EngineKind::Hyperscan, err)) << err;
   }
+  // each distinct port set's bitmap (what the groups and long lists' match
+  // use) admits exactly the ports its structure does
+  std::set<std::string> seen;
+  for (const Rule& r : set.rules())
+    for (const PortSet* ps : {&r.sport, &r.dport}) {
+      ASSERT_FALSE(ps->bits) << "a rule set's own rules have no bitmaps (the database's copies do)";
+      if (!seen.insert(port_set_key(*ps)).second) continue;
+      std::vector<uint64_t> b = port_bitmap(*ps);
+      for (uint32_t p = 0; p < 65536; ++p)
+        ASSERT_EQ(b[p >> 6] >> (p & 63) & 1, uint64_t(ps->match(uint16_t(p)))) << port_set_key(*ps) << " port " << p;
+    }
+  EXPECT_GE(seen.size(), 12u);
   const Database& d = *builtin.database();
   ASSERT_GT(d.port_groups().sets.size(), 2u) << "the rules' ports make groups: the test means something";
   const auto& db = d.rules();

@@ -144,6 +144,15 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     int x = order_[size_t(action_rank(a.action))], y = order_[size_t(action_rank(b.action))];
     return x != y ? x < y : fb_rank(a) < fb_rank(b);
   });
+  // long port lists as bitmaps, one per distinct list
+  std::map<std::string, std::shared_ptr<const std::vector<uint64_t>>> port_bits;
+  for (Rule& r : rules_)
+    for (PortSet* ps : {&r.sport, &r.dport}) {
+      if (!ps->list || ps->kids.size() < 4) continue;
+      auto& b = port_bits[port_set_key(*ps)];
+      if (!b) b = std::make_shared<const std::vector<uint64_t>>(port_bitmap(*ps));
+      ps->bits = b;
+    }
   patterns_.clear();
   pattern_rules_.clear();
   always_.clear();

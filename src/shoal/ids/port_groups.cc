@@ -46,6 +46,18 @@ void key(const PortSet& ps, std::string& out) {
 
 }  // namespace
 
+std::vector<uint64_t> port_bitmap(const PortSet& ps) {
+  Bits b;
+  fill(ps, b);
+  return b;
+}
+
+std::string port_set_key(const PortSet& ps) {
+  std::string k;
+  key(ps, k);
+  return k;
+}
+
 PortGroups build_port_groups(const std::vector<Rule>& rules, const std::vector<uint8_t>& class_mask,
                              const std::vector<uint8_t>& need_ports,
                              const std::vector<std::vector<uint32_t>>& pattern_rules, double full_fraction) {

@@ -12,6 +12,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "shoal/ids/rules.hh"
@@ -37,6 +38,11 @@ struct PortGroups {
     return size_of(a, all) <= size_of(b, all) ? a : b;
   }
 };
+
+// The ports a port set admits, one bit each (bit p of word p / 64), from its
+// structure; and a text equal for equal structures.
+std::vector<uint64_t> port_bitmap(const PortSet& ps);
+std::string port_set_key(const PortSet& ps);
 
 // Builds the groups of `patterns` fast patterns, pattern p's rules being
 // pattern_rules[p], of rules (their protocol classes: class_mask[r], bit c

@@ -966,6 +966,7 @@ bool AddrSet::match(const Addr& a) const {
 }
 
 bool PortSet::match(uint16_t p) const {
+  if (bits) return (*bits)[p >> 6] >> (p & 63) & 1;
   bool in = any ? true : list ? list_match(*this, p) : p >= lo && p <= hi;
   return neg ? !in : in;
 }

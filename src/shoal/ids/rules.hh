@@ -45,6 +45,9 @@ struct PortSet {
   bool neg = false, any = false, list = false;
   uint16_t lo = 0, hi = 65535;
   std::vector<PortSet> kids;
+  // A long list's every port, one bit each (set by Database::build, shared
+  // by the rules with an equal set): match() in one load
+  std::shared_ptr<const std::vector<uint64_t>> bits;
   bool match(uint16_t p) const;
 };
 
