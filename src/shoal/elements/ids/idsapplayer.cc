@@ -69,8 +69,17 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
   if (!c) return;
   cur_ = nullptr;  // no packet: events at the end raise no alert
   end_info_ = at_end;
+  size_t first = end_hits_.size();
+  for (uint8_t d = 0; d < 2; ++d) end_shown_[d].clear(), end_gap_[d] = false;
   reasm_.finish(c->stream, id);
-  for (uint8_t d = 0; d < 2 && at_end; ++d) raw_inspect(*c, d, at_end[d], end_hits_);
+  for (uint8_t d = 0; d < 2 && at_end; ++d) {
+    raw_inspect(*c, d, at_end[d], end_hits_);
+    if (!end_gap_[d]) continue;
+    // across holes, each part matched alone; the alerts show them all
+    end_shown_[d] += c->raw[d];
+    for (size_t i = first; i < end_hits_.size(); ++i)
+      if (end_hits_[i].stream && end_hits_[i].dir == d) end_hits_[i].window = end_shown_[d];
+  }
   end_info_ = nullptr;
   if (c->http) c->http->close(0);
   const flow::TlsInfo* ti = c->tls ? &c->tls->info() : nullptr;
@@ -313,11 +322,18 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
   if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
 }
 
-void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t) {
+void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t len) {
   Conn* c = slot(flow);
   if (c && stream_rules_) {  // the data before the hole is inspected, then the window starts over
     if (cur_) raw_inspect(*c, dir, *cur_, *cur_hits_);
-    if (!cur_ && end_info_) raw_inspect(*c, dir, end_info_[dir], end_hits_);
+    if (!cur_ && end_info_) {
+      raw_inspect(*c, dir, end_info_[dir], end_hits_);
+      end_shown_[dir] += c->raw[dir];
+      end_shown_[dir] += fmt::format("[{} bytes missing]", len);
+      end_gap_[dir] = true;
+      // (a flow ending with many holes: the last 64 KiB of them shown)
+      if (end_shown_[dir].size() > 65536) end_shown_[dir].erase(0, end_shown_[dir].size() - 65536);
+    }
     c->raw[dir].clear();
     c->fresh[dir] = 0;
   }

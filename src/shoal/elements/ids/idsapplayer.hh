@@ -167,7 +167,12 @@ class IdsAppLayer : private flow::StreamSink {
   std::vector<uint32_t> scand_;
   std::vector<TxHit> end_hits_;
   ids::PacketInfo* end_info_ = nullptr;  // at a release: each direction's view
-  std::unordered_set<Conn*> live_;       // every connection held, freed at the end if its flow never was
+  // At a release, each direction's stream as its end inspection saw it: the
+  // windows before holes, each hole as Suricata logs it ("[N bytes
+  // missing]"); the stream alerts raised then carry it whole as their payload
+  std::string end_shown_[2];
+  bool end_gap_[2] = {false, false};
+  std::unordered_set<Conn*> live_;  // every connection held, freed at the end if its flow never was
 };
 
 }  // namespace shoal
