@@ -1823,3 +1823,38 @@ TEST(IdsStream, AlertsAtTheEndShowTheStreamAcrossItsHoles) {
     }
   }
 }
+
+// STREAM_MEMCAP: under Suricata's IDS timing a direction's data waits for
+// its acknowledgement; data that no one acknowledges (a capture of one
+// side) waits at most 64 KiB per direction, and all connections together at
+// most the memcap: past it a connection's new data is inspected as it comes.
+TEST(IdsStream, DataWaitingForAcknowledgementIsBoundedByTheMemcap) {
+  const std::string rules = "alert tcp-stream any any -> any any (content:\"needle\"; sid:1;)\n";
+  std::vector<Bytes> frames;
+  // 8 one-sided connections, 20 KB each to the server, a needle in each
+  for (uint16_t k = 0; k < 8; ++k) {
+    Conv c(uint16_t(41000 + k));
+    frames.insert(frames.end(), c.out.begin(), c.out.end());
+    c.out.clear();
+    for (int i = 0; i < 20; ++i) c.send(0, std::string(1000, 'a' + char(k)) + (i == 10 ? "needle" : ""));
+    frames.insert(frames.end(), c.out.begin(), c.out.end());
+  }
+  for (uint64_t memcap : {uint64_t(1) << 30, uint64_t(30000)}) {
+    auto r =
+        run_ids("memcap", frames, rules, false, false, fmt::format(", STREAM_INSPECT acked, STREAM_MEMCAP {}", memcap));
+    ASSERT_TRUE(r.r->ok);
+    ASSERT_EQ(r.eve.size(), 8u) << "one alert per connection whatever the memcap";
+    size_t at_end = 0;
+    for (const auto& j : r.eve) at_end += j["pkt_src"] == "stream (flow timeout)";
+    uint64_t early = r.r->n("ids.stream_memcap_inspections");
+    if (memcap > (1u << 20)) {
+      EXPECT_EQ(at_end, 8u) << "nothing acknowledged, under the caps: all of it waits for the flows' end";
+      EXPECT_EQ(early, 0u);
+    } else {
+      // the first connection's 20 KB fit; from the second on the data waiting is over 30,000 bytes
+      EXPECT_LE(at_end, 2u);
+      EXPECT_GE(early, 6u);
+    }
+    EXPECT_EQ(r.r->n("ids.stream_memory"), 0u) << "every flow ended: nothing held";
+  }
+}

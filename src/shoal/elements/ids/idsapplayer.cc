@@ -95,6 +95,8 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
     logs_.push_back({c->id, TxLog::Ssh, 0, 0, ssh_json(*c->ssh), {}});
   }
   live_.erase(c);
+  for (uint8_t d = 0; d < 2; ++d) held_ -= c->raw[d].size(), waiting_ -= c->fresh[d];
+  ss_.memory.set(held_);
   delete c;  // (no hit of this flow is pending: releases happen between packets)
   c = nullptr;
 }
@@ -181,7 +183,14 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     // more than kUnackedCap bytes back: beyond, they are inspected as they come
     for (uint8_t d = 0; d < 2; ++d)
       if (c->fresh[d] > kUnackedCap) raw_inspect(*c, d, info, hits);
+    // over the memcap, nothing more waits
+    for (uint8_t d = 0; d < 2 && waiting_ > memcap_; ++d)
+      if (c->fresh[d]) {
+        ss_.memcap_inspections.add();
+        raw_inspect(*c, d, info, hits);
+      }
   }
+  if (stream_rules_) ss_.memory.set(held_);
   // FTP transactions that ended are inspected once more on a packet to the
   // server (Suricata inspects a transaction each way until it is done)
   if (info.dir == 0 && !c->ftp_done.empty()) {
@@ -209,6 +218,7 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
   if (stream_rules_) {
     c->raw[dir].append(reinterpret_cast<const char*>(data), len);
     c->fresh[dir] += len;
+    held_ += len, waiting_ += len;
     c->raw_end[dir] = offset + len;
   }
   auto dns = [&](const uint8_t* d, uint32_t n) {
@@ -334,6 +344,7 @@ void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t len)
       // (a flow ending with many holes: the last 64 KiB of them shown)
       if (end_shown_[dir].size() > 65536) end_shown_[dir].erase(0, end_shown_[dir].size() - 65536);
     }
+    held_ -= c->raw[dir].size(), waiting_ -= c->fresh[dir];
     c->raw[dir].clear();
     c->fresh[dir] = 0;
   }
@@ -355,6 +366,7 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
   }
   if (!fresh) return;
   c.fresh[dir] -= fresh;
+  waiting_ -= fresh;
   uint32_t pending = c.fresh[dir];  // (bytes after the window, not acknowledged yet)
   ss_.inspections.add();
   ss_.bytes.add(fresh);
@@ -386,7 +398,10 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
     h.window.assign(w, 0, n);
     hits.push_back(std::move(h));
   }
-  if (n > stream_window_) w.erase(0, n - stream_window_);  // (the pending bytes stay)
+  if (n > stream_window_) {
+    held_ -= n - stream_window_;
+    w.erase(0, n - stream_window_);  // (the pending bytes stay)
+  }
 }
 
 void IdsAppLayer::log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir) {

@@ -83,10 +83,16 @@ class IdsAppLayer : private flow::StreamSink {
   // flow's end); otherwise on arrival.
   void set_stream_acked(bool on) { stream_acked_ = on; }
   static constexpr uint32_t kUnackedCap = 64 << 10;  // bytes a direction's stream waits for acknowledgement
+  // The bytes all connections' directions may hold back waiting for an
+  // acknowledgement (Suricata's stream memcap): past it, a connection's new
+  // data is inspected as it comes, so what waits grows no further.
+  void set_stream_memcap(uint64_t bytes) { memcap_ = bytes; }
   struct StreamStats {
-    Stat inspections;  // stream windows matched against the stream rules
-    Stat bytes;        // new stream bytes inspected
-    Stat matches;      // stream rules that matched
+    Stat inspections;         // stream windows matched against the stream rules
+    Stat bytes;               // new stream bytes inspected
+    Stat matches;             // stream rules that matched
+    Stat memory;              // bytes held now for stream rules (windows and data waiting)
+    Stat memcap_inspections;  // inspections made early because the data waiting was over the memcap
   };
   const StreamStats& stream_stats() const { return ss_; }
   // The records made since the last call (the caller writes and clears them).
@@ -162,6 +168,8 @@ class IdsAppLayer : private flow::StreamSink {
   std::vector<TxLog> logs_;
   bool stream_rules_ = false;
   uint32_t stream_window_ = 2048;
+  uint64_t memcap_ = 64ull << 20;
+  uint64_t held_ = 0, waiting_ = 0;  // bytes in the windows; of them, not inspected yet (fresh)
   bool stream_acked_ = false;
   StreamStats ss_;
   std::vector<uint32_t> scand_;

@@ -157,6 +157,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("STREAM_INSPECT", when);
     if (when != "arrival" && when != "acked") a.fail(fmt::format("STREAM_INSPECT '{}': arrival or acked", when));
     app_.set_stream_acked(when == "acked");
+    uint64_t memcap = 64ull << 20;
+    a.read("STREAM_MEMCAP", memcap);
+    app_.set_stream_memcap(memcap);
     std::string xff_mode, xff_deploy = "reverse";
     a.read("XFF_MODE", xff_mode).read("XFF_DEPLOYMENT", xff_deploy).read("XFF_HEADER", xff_header_);
     int dns_version = 3;
@@ -467,6 +470,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("stream_inspections", ss.inspections);
     add_stat_handler("stream_bytes", ss.bytes);
     add_stat_handler("stream_matches", ss.matches);
+    add_stat_handler("stream_memory", ss.memory);
+    add_stat_handler("stream_memcap_inspections", ss.memcap_inspections);
     add_stat_handler("dns_messages", ac.dns_messages);
     add_stat_handler("tls_connections", ac.tls.connections);
     add_stat_handler("tls_anomalies", ac.tls.anomalies);
@@ -1332,6 +1337,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"STREAM_WINDOW", "bytes",                                                                                       \
        "stream rules (flow:only_stream, tcp-stream) see each direction's new data with this many bytes before it, so " \
        "a match across segments is found when it fits in them (default 2048)"},                                        \
+      {"STREAM_MEMCAP", "bytes",                                                                                       \
+       "the data all flows may hold back waiting for its acknowledgement (STREAM_INSPECT acked; Suricata's stream "    \
+       "memcap): past it, new data is inspected as it comes (default 64 MiB per worker)"},                             \
       {"SCAN_CHUNK", "bytes",                                                                                          \
        "offloaded: payloads longer than this are scanned by several device threads, one per chunk of this many "       \
        "bytes plus the longest pattern less one (GASPP's parallel scan; default 128; 0: one thread per packet)"},      \
@@ -1364,6 +1372,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"stream_inspections", "r", "stream windows matched against the stream rules"},                                \
       {"stream_bytes", "r", "new stream bytes the stream rules were matched against"},                               \
       {"stream_matches", "r", "stream rules that matched (before thresholds)"},                                      \
+      {"stream_memory", "r", "bytes held now for stream rules (windows, and data waiting for its acknowledgement)"}, \
+      {"stream_memcap_inspections", "r",                                                                             \
+       "stream inspections made before the acknowledgement because the data waiting was over STREAM_MEMCAP"},        \
       {"dns_messages", "r", "DNS messages parsed (UDP, and TCP by port 53)"},                                        \
       {"dns_malformed", "r", "DNS messages with sections that could not be read"},                                   \
       {"tls_connections", "r", "TCP connections detected as TLS"},                                                   \
