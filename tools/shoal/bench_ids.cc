@@ -236,8 +236,10 @@ int cmd_bench_ids(int argc, char** argv) {
       fmt::print("{}: {} rules loaded, {} refused\n", rules_in, nrules, set.problems().size());
       packet_rules = dir + "/packet.rules";
       std::ofstream pr(packet_rules);
+      // (nor an application protocol, app-layer-protocol or the stream:
+      // those turn the parsers on)
       for (const ids::Rule& r : set.rules())
-        if (!r.uses_tx()) pr << r.text << "\n";
+        if (!r.uses_tx() && r.app == ids::kAppNone && !r.has_app_cond && !r.stream_only()) pr << r.text << "\n";
     }
     ids::Engine builtin, hs;
     t0 = clk::now();
