@@ -345,6 +345,41 @@ TEST(AhoCorasick, PortGroupsLoseNoRule) {
   EXPECT_LT(scanned, 1500 * d.patterns().size() * 2 / 3) << "the groups scan for fewer patterns than the whole";
 }
 
+// Rules on thousands of distinct ports: the groups stay bounded (512 sets;
+// past that a class's ports share its set) and still lose nothing.
+TEST(AhoCorasick, PortGroupsStayBoundedWithThousandsOfPorts) {
+  std::string rules;
+  for (int i = 0; i < 1500; ++i)
+    rules += fmt::format("alert tcp any any -> any {} (content:\"port{}x\"; sid:{};)\n", 2000 + i, i, i + 1);
+  for (int i = 0; i < 1000; ++i)
+    rules += fmt::format("alert tcp any any -> any any (content:\"any{}x\"; sid:{};)\n", i, 10000 + i);
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(set.load_text(rules, "many.rules", Vars(), true, err)) << err;
+  Engine e;
+  ASSERT_TRUE(e.build(set.rules(), EngineKind::Builtin, err)) << err;
+  const Database& d = *e.database();
+  EXPECT_LE(d.port_groups().sets.size(), 512u);
+  EXPECT_TRUE(d.port_groups().by_port[0][1].empty()) << "1,501 destination-port sets: past the bound";
+  std::vector<uint32_t> got;
+  for (uint16_t dport : {uint16_t(2000), uint16_t(2700), uint16_t(3499), uint16_t(80), uint16_t(3500)}) {
+    std::string text = fmt::format("port{}x any7x port5x any999x", dport - 2000);
+    PacketInfo p;
+    p.proto = 6, p.has_ports = true, p.sport = 40000, p.dport = dport;
+    p.payload = reinterpret_cast<const uint8_t*>(text.data());
+    p.plen = uint32_t(text.size());
+    std::vector<uint32_t> want;
+    for (uint32_t r = 0; r < d.rules().size(); ++r) {
+      int budget = kBacktrackBudget;
+      auto unknown = [](size_t) { return -1; };
+      if (header_matches(d.rules()[r], p) && packet_items_match(d.rules()[r], p, budget, unknown)) want.push_back(r);
+    }
+    e.match(p, got);
+    EXPECT_EQ(got, want) << "dport " << dport;
+    EXPECT_GE(want.size(), 2u);
+  }
+}
+
 // Transaction rules are tried only when their buffer holds their fast
 // pattern (Database::tx_candidates): against every tx rule tried on every
 // transaction, none that matches is left out, and most that cannot are.

@@ -64,8 +64,15 @@ PortGroups build_port_groups(const std::vector<Rule>& rules, const std::vector<u
   PortGroups g;
   const size_t npat = pattern_rules.size();
   std::map<std::vector<uint32_t>, int32_t> interned;
+  // (at most kMaxSets distinct sets: rules with thousands of distinct
+  // ports group no further than that, their class's set serves the rest)
+  constexpr size_t kMaxSets = 512;
+  bool full = false;
   auto intern = [&](std::vector<uint32_t> v) -> int32_t {
     if (double(v.size()) > full_fraction * double(npat)) return PortGroups::kFull;
+    auto found = interned.find(v);
+    if (found != interned.end()) return found->second;
+    if (g.sets.size() >= kMaxSets) return full = true, PortGroups::kFull;
     auto [it, fresh] = interned.emplace(std::move(v), int32_t(g.sets.size()));
     if (fresh) g.sets.push_back(it->first);
     return it->second;
@@ -82,8 +89,9 @@ PortGroups build_port_groups(const std::vector<Rule>& rules, const std::vector<u
     g.cls[size_t(c)] = intern(in_class);
     g.noport[size_t(c)] = intern(without_ports);
     for (int side = 0; side < 2; ++side) {
+      full = false;
       // the rules of the class constrained on this side, by distinct port set
-      std::map<std::string, uint16_t> set_of;
+      std::map<std::string, uint32_t> set_of;
       std::vector<Bits> bits;
       std::vector<int32_t> rule_set(rules.size(), -1);
       for (uint32_t p : in_class)
@@ -92,44 +100,68 @@ PortGroups build_port_groups(const std::vector<Rule>& rules, const std::vector<u
           if (!(class_mask[r] >> c & 1) || !need_ports[r] || rules[r].bidirectional || ps.any) continue;
           std::string k;
           key(ps, k);
-          auto [it, fresh] = set_of.emplace(k, uint16_t(bits.size()));
+          auto [it, fresh] = set_of.emplace(k, uint32_t(bits.size()));
           if (fresh) fill(ps, bits.emplace_back());
-          rule_set[r] = it->second;
+          rule_set[r] = int32_t(it->second);
         }
       if (bits.empty()) continue;  // every port alike: the class's set
-      // each port's signature: the port sets it is in
-      std::vector<std::vector<uint16_t>> sig(65536);
-      for (size_t k = 0; k < bits.size(); ++k)
-        for (size_t w = 0; w < kWords; ++w)
-          for (uint64_t b = bits[k][w]; b; b &= b - 1) sig[w * 64 + size_t(__builtin_ctzll(b))].push_back(uint16_t(k));
-      std::map<std::vector<uint16_t>, int32_t> by_sig;
+      // the ports by the port sets they are in: a partition refined set by
+      // set (two ports stay together while every set has both or neither)
+      std::vector<uint32_t> part(65536, 0);
+      uint32_t nparts = 1;
+      std::vector<int32_t> split;
+      for (const Bits& bk : bits) {
+        split.assign(2 * size_t(nparts), -1);
+        uint32_t next = 0;
+        for (size_t port = 0; port < 65536; ++port) {
+          int32_t& to = split[2 * size_t(part[port]) + (bk[port >> 6] >> (port & 63) & 1)];
+          if (to < 0) to = int32_t(next++);
+          part[port] = uint32_t(to);
+        }
+        nparts = next;
+      }
+      // each part's set, from one of its ports
+      std::vector<int32_t> set_of_part(nparts, PortGroups::kFull);
+      std::vector<bool> done(nparts, false);
       auto& ports = g.by_port[size_t(c)][size_t(side)];
       ports.resize(65536);
       for (size_t port = 0; port < 65536; ++port) {
-        auto [it, fresh] = by_sig.emplace(sig[port], 0);
-        if (fresh) {
+        uint32_t q = part[port];
+        if (!done[q]) {
+          done[q] = true;
           std::vector<uint32_t> v;
           for (uint32_t p : in_class)
             for (uint32_t r : pattern_rules[p]) {
               if (!(class_mask[r] >> c & 1)) continue;
-              int32_t s = rule_set[r];
-              if (s < 0 || std::binary_search(it->first.begin(), it->first.end(), uint16_t(s))) {
+              int32_t k = rule_set[r];
+              if (k < 0 || (bits[size_t(k)][port >> 6] >> (port & 63) & 1)) {
                 v.push_back(p);
                 break;
               }
             }
-          it->second = intern(std::move(v));
+          set_of_part[q] = intern(std::move(v));
         }
-        ports[port] = it->second;
+        ports[port] = set_of_part[q];
       }
+      if (full) ports.clear();  // over the bound: the class's set
     }
   }
   // Sets that differ little are merged (their union serves both, a superset
   // of each): a set joins a merged one when the union costs it, and the
   // merged set's first member, at most kGrow more patterns. Largest first.
   constexpr double kGrow = 1.2;
-  std::vector<size_t> order(g.sets.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<bool> used(g.sets.size(), false);
+  auto use = [&](int32_t x) {
+    if (x >= 0) used[size_t(x)] = true;
+  };
+  for (auto& c : g.by_port)
+    for (auto& side : c)
+      for (int32_t x : side) use(x);
+  for (int32_t x : g.cls) use(x);
+  for (int32_t x : g.noport) use(x);
+  std::vector<size_t> order;
+  for (size_t i = 0; i < g.sets.size(); ++i)
+    if (used[i]) order.push_back(i);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return g.sets[a].size() > g.sets[b].size(); });
   std::vector<std::vector<uint32_t>> merged;
   std::vector<size_t> base;  // each merged set's first member's size
