@@ -94,7 +94,7 @@ std::string ids_rule_text(const std::vector<std::string>& contents) {
 
 // HTTP-like requests, padded with lowercase words to the frame length.
 IdsTraffic make_ids_traffic(const std::vector<std::string>& contents, uint32_t frame_len, double frac, size_t count,
-                            std::mt19937& rng) {
+                            std::mt19937& rng, double to_client) {
   IdsTraffic t;
   const uint32_t hdr = 14 + 20 + 20;
   for (size_t i = 0; i < count; ++i) {
@@ -109,6 +109,10 @@ IdsTraffic make_ids_traffic(const std::vector<std::string>& contents, uint32_t f
     uint8_t* tcp = ip + 20;
     uint16_t sp = uint16_t(1024 + i % 60000);
     tcp[0] = uint8_t(sp >> 8), tcp[1] = uint8_t(sp), tcp[2] = 0, tcp[3] = 80, tcp[12] = 0x50;
+    if (double(i % 1000) < to_client * 1000) {  // from the server: addresses and ports the other way
+      for (int k = 0; k < 4; ++k) std::swap(ip[12 + k], ip[16 + k]);
+      std::swap(tcp[0], tcp[2]), std::swap(tcp[1], tcp[3]);
+    }
     std::string p = fmt::format(
         "GET /{}/{}.html HTTP/1.1\r\nHost: www.{}.com\r\nUser-Agent: Mozilla/5.0\r\n"
         "Accept: */*\r\n\r\n",
@@ -174,12 +178,16 @@ int cmd_bench_ids(int argc, char** argv) {
                  "its fast patterns, the bare loop scans for them");
   app.add_option("--vars", vars_in, "variables for --rules-file (a snort.conf's var lines or a suricata.yaml)");
   app.add_flag("--commented", commented, "also read --rules-file's commented-out rules ('# alert ...')");
+  double to_client = 0;
+  app.add_option("--to-client", to_client,
+                 "the share of packets sent from port 80 to the client (the rest go to port 80; default 0)")
+      ->check(CLI::Range(0.0, 1.0));
   CLI11_PARSE(app, argc, argv);
 
   nlohmann::json j = bench_record("ids");
   j["device"] = cuda_device_record();
   double pcie = j["device"].value("pcie_h2d_bytes_per_sec", 0.0);
-  j["settings"] = {{"seconds", seconds}, {"packets", packets}};
+  j["settings"] = {{"seconds", seconds}, {"packets", packets}, {"to_client", to_client}};
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-ids-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   ids::Vars vars;
@@ -300,7 +308,7 @@ int cmd_bench_ids(int argc, char** argv) {
 #endif
     for (uint32_t len : lengths)
       for (double frac : fracs) {
-        IdsTraffic t = make_ids_traffic(contents, len, frac, packets, rng);
+        IdsTraffic t = make_ids_traffic(contents, len, frac, packets, rng, to_client);
         double avg = double(t.bytes) / double(t.frames.size());
         std::vector<uint32_t> hits;
         uint64_t alerts = 0, pk = 0;

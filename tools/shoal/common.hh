@@ -172,7 +172,9 @@ struct IdsTraffic {
   uint64_t bytes = 0;
   uint32_t planted = 0;
 };
+// HTTP-like requests to port 80; with to_client, that share of the packets
+// come from port 80 to the client instead (the same bytes).
 IdsTraffic make_ids_traffic(const std::vector<std::string>& contents, uint32_t frame_len, double frac, size_t count,
-                            std::mt19937& rng);
+                            std::mt19937& rng, double to_client = 0);
 
 }  // namespace shoal::tool
