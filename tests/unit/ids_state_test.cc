@@ -1858,3 +1858,16 @@ TEST(IdsStream, DataWaitingForAcknowledgementIsBoundedByTheMemcap) {
     EXPECT_EQ(r.r->n("ids.stream_memory"), 0u) << "every flow ended: nothing held";
   }
 }
+
+// A request line with a space in its URI (curl "host/uri afterspace"): the
+// URI is everything between the method and the protocol, as Suricata reads
+// it (suricata-verify http-uri-spaces).
+TEST(IdsHttp, AUriWithASpaceIsTheWholeUri) {
+  Conv c;
+  c.send(0, "GET /uri afterspace HTTP/1.1\r\nHost: h\r\n\r\n");
+  auto r = run_ids("space", c.out,
+                   "alert http any any -> any any (flow:established,to_server; content:\" afterspace\"; http_uri; "
+                   "sid:1;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.sids(), (std::vector<uint32_t>{1}));
+}

@@ -108,6 +108,8 @@ struct HttpConn::Impl {
     if (c) return c;
     c = htp_config_create();
     htp_config_set_server_personality(c, HTP_SERVER_IDS);
+    // "GET /a b HTTP/1.1": the URI is "/a b", as Suricata reads it (suricata-verify http-uri-spaces)
+    htp_config_set_allow_space_uri(c, 1);
     htp_config_set_response_decompression(c, 1);
     htp_config_set_response_decompression_layer_limit(c, hc.decompress_layers);
     htp_config_set_field_limits(c, 9000, 18000);
