@@ -193,6 +193,20 @@ TEST(AhoCorasick, EnginesAgreeWithANaiveSearchOnRuleSets) {
   }
 }
 
+namespace {
+// The rules that match p, each tried in turn without prefilter (the
+// oracle of the engine tests), in the database's order.
+std::vector<uint32_t> every_rule(const std::vector<Rule>& db, const PacketInfo& p) {
+  std::vector<uint32_t> want;
+  for (uint32_t r = 0; r < db.size(); ++r) {
+    int budget = kBacktrackBudget;
+    auto unknown = [](size_t) { return -1; };
+    if (header_matches(db[r], p) && packet_items_match(db[r], p, budget, unknown)) want.push_back(r);
+  }
+  return want;
+}
+}  // namespace
+
 // The engine queues a candidate only when the rule's protocol and port
 // bounds allow the packet (Database::Quick), and checks the rules without
 // fast pattern by protocol: against every rule tried on every packet, in
@@ -240,12 +254,7 @@ TEST(AhoCorasick, ProtocolAndPortBoundsLoseNoRule) {
     if (p.proto == 1 || p.proto == 58) p.l4 = icmp;
     p.payload = reinterpret_cast<const uint8_t*>(text.data());
     p.plen = uint32_t(text.size());
-    std::vector<uint32_t> want;
-    for (uint32_t r = 0; r < db.size(); ++r) {
-      int budget = kBacktrackBudget;
-      auto unknown = [](size_t) { return -1; };
-      if (header_matches(db[r], p) && packet_items_match(db[r], p, budget, unknown)) want.push_back(r);
-    }
+    std::vector<uint32_t> want = every_rule(db, p);
     builtin.match(p, got);
     ASSERT_EQ(got, want) << "packet " << t << " proto " << int(p.proto) << " ports " << p.sport << "->" << p.dport;
     if (with_hs) {
@@ -324,12 +333,7 @@ TEST(AhoCorasick, PortGroupsLoseNoRule) {
     if (p.proto == 1) p.l4 = icmp;
     p.payload = reinterpret_cast<const uint8_t*>(text.data());
     p.plen = uint32_t(text.size());
-    std::vector<uint32_t> want;
-    for (uint32_t r = 0; r < db.size(); ++r) {
-      int budget = kBacktrackBudget;
-      auto unknown = [](size_t) { return -1; };
-      if (header_matches(db[r], p) && packet_items_match(db[r], p, budget, unknown)) want.push_back(r);
-    }
+    std::vector<uint32_t> want = every_rule(db, p);
     builtin.match(p, got);
     ASSERT_EQ(got, want) << "packet " << t << " proto " << int(p.proto) << " ports " << p.sport << "->" << p.dport;
     if (with_hs) {
@@ -368,12 +372,7 @@ TEST(AhoCorasick, PortGroupsStayBoundedWithThousandsOfPorts) {
     p.proto = 6, p.has_ports = true, p.sport = 40000, p.dport = dport;
     p.payload = reinterpret_cast<const uint8_t*>(text.data());
     p.plen = uint32_t(text.size());
-    std::vector<uint32_t> want;
-    for (uint32_t r = 0; r < d.rules().size(); ++r) {
-      int budget = kBacktrackBudget;
-      auto unknown = [](size_t) { return -1; };
-      if (header_matches(d.rules()[r], p) && packet_items_match(d.rules()[r], p, budget, unknown)) want.push_back(r);
-    }
+    std::vector<uint32_t> want = every_rule(d.rules(), p);
     e.match(p, got);
     EXPECT_EQ(got, want) << "dport " << dport;
     EXPECT_GE(want.size(), 2u);
