@@ -353,6 +353,25 @@ bool EspCipher::open(uint8_t* esp, uint32_t text_len, uint64_t seq) {
   return true;
 }
 
+void EspCipher::cipher_only(const uint8_t* iv, uint8_t* text, uint32_t len, bool encrypt) {
+  if (mb_ || (p_.cipher != Cipher::AesCbc && p_.cipher != Cipher::AesCtr))
+    throw std::runtime_error("EspCipher::cipher_only: CBC and CTR with OpenSSL's engine only");
+  uint8_t ctr[16];
+  const uint8_t* ivp = iv;
+  if (p_.cipher == Cipher::AesCtr) {
+    std::memcpy(ctr, p_.salt.data(), 4);
+    std::memcpy(ctr + 4, iv, 8);
+    k::store_be32(ctr + 12, 1);
+    ivp = ctr;
+  }
+  EVP_CIPHER_CTX* c = encrypt ? evp_->enc : evp_->dec;
+  int n = 0;
+  if ((encrypt ? EVP_EncryptInit_ex(c, nullptr, nullptr, nullptr, ivp)
+               : EVP_DecryptInit_ex(c, nullptr, nullptr, nullptr, ivp)) != 1 ||
+      (encrypt ? EVP_EncryptUpdate(c, text, &n, text, int(len)) : EVP_DecryptUpdate(c, text, &n, text, int(len))) != 1)
+    ossl_fail("AES");
+}
+
 #ifdef SHOAL_HAVE_IPSEC_MB
 namespace {
 // GCM's nonce (salt, IV) and AAD (SPI, sequence number: 64 bits with ESN).

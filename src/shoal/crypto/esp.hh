@@ -57,6 +57,15 @@ class EspCipher {
   // check fails) and decrypts in place. false: the ICV does not match.
   bool open(uint8_t* esp, uint32_t text_len, uint64_t seq);
 
+  // The transform's steps one by one, for Click's IPsec elements (each
+  // does one step; OpenSSL's engine only): the IV for sequence number
+  // `seq`; the cipher alone over `len` bytes in place (CBC and CTR: `len`
+  // a multiple of align(); GCM and the null cipher: not these); the
+  // truncated HMAC of `len` bytes (icv_len() bytes to `out`).
+  void make_iv(uint64_t seq, uint8_t* iv) { iv_for(seq, iv); }
+  void cipher_only(const uint8_t* iv, uint8_t* text, uint32_t len, bool encrypt);
+  void icv(const uint8_t* data, size_t len, uint8_t* out) { hmac(data, len, nullptr, out); }
+
  private:
   void iv_for(uint64_t seq, uint8_t* iv);
   void hmac(const uint8_t* data, size_t len, const uint8_t* seq_hi, uint8_t* out);
