@@ -13,6 +13,9 @@ each family (IPv4, IPv6), with and without ESN:
      the ICV or the sequence number), a packet below the window and one with
      an unknown SPI; Shoal's IPsecInbound must give back exactly the genuine
      packets, in arrival order, and count each bad packet under its reason.
+AES-GCM-128 and AES-CBC + HMAC-SHA1-96 also run as ESP in UDP (RFC 3948, NAT
+traversal, scapy's nat_t_header; tunnel mode, and transport mode over IPv4), with a NAT keepalive, an IKE packet (passes
+in the clear) and plain ESP for the UDP SA (encap-mismatch) added inbound.
 Every case runs with each crypto engine Shoal has (intel-ipsec-mb when
 built in, and OpenSSL), and once more with IPsecOutbound offloaded
 (OffloadBalancer(FRACTION 1), the host device backend): the device's ESP
@@ -132,6 +135,11 @@ def main():
                         for esn in (False, True):
                             cases += 1
                             fails += case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn)
+                    if name in ("gcm128", "cbc-sha1"):  # ESP in UDP (RFC 3948)
+                        # (not IPv6 in transport mode: scapy's decrypt keeps the UDP header there)
+                        for mode in ("tunnel", "transport") if fam == 4 else ("tunnel",):
+                            cases += 1
+                            fails += case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, False, True)
     print(f"ipsec_oracle: {cases - fails} of {cases} cases agree with scapy (seed {SEED})")
     fails += workers()
     return 1 if fails else 0
@@ -198,8 +206,8 @@ def workers():
     return 0
 
 
-def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
-    label = f"{engine}: {name} IPv{fam} {mode}{' esn' if esn else ''}"
+def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn, natt=False):
+    label = f"{engine}: {name} IPv{fam} {mode}{' esn' if esn else ''}{' nat-t' if natt else ''}"
     key = bytes(rng.getrandbits(8) for _ in range(klen))
     akey = bytes(rng.getrandbits(8) for _ in range(alen))
     spi = rng.randint(0x1000, 0xffffffff)
@@ -218,7 +226,8 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
     with open(sad, "w") as f:
         f.write(f"# {label}\n")
         f.write(f"ip xfrm state add src {ssrc} dst {sdst} proto esp spi {spi:#x} reqid 7 mode {mode} \\\n")
-        f.write(f"    replay-window {window}{' flag esn' if esn else ''} replay-oseq {start & 0xffffffff} {words}\n")
+        f.write(f"    replay-window {window}{' flag esn' if esn else ''} replay-oseq {start & 0xffffffff} {words}"
+                f"{' encap espinudp 4500 4500 0.0.0.0' if natt else ''}\n")
         tsrc_dst = f"src {ssrc} dst {sdst} " if mode == "tunnel" else ""
         f.write(f"ip xfrm policy add src {hsrc} dst {hdst} dir out tmpl {tsrc_dst}proto esp reqid 7 mode {mode}\n")
         f.write(f"ip xfrm policy add src {hsrc} dst {hdst} dir in tmpl {tsrc_dst}proto esp reqid 7 mode {mode}\n")
@@ -228,7 +237,8 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
         th = IPv6(src=ssrc, dst=sdst)
     sa = SecurityAssociation(ESP, spi=spi, crypt_algo=crypt, crypt_key=key if crypt != "NULL" else None,
                              auth_algo=auth, auth_key=akey if auth else None,
-                             tunnel_header=th if mode == "tunnel" else None, esn_en=esn, esn=0)
+                             tunnel_header=th if mode == "tunnel" else None, esn_en=esn, esn=0,
+                             nat_t_header=UDP(sport=4500, dport=4500) if natt else None)
     clear = clear_packets(fam, 40, hsrc, hdst)
     bad = 0
 
@@ -245,7 +255,7 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
         return 1
     if device:
         o = out_stats["elements"]["o"]
-        on_device = crypt in ("AES-GCM", "AES-CTR")
+        on_device = crypt in ("AES-GCM", "AES-CTR") and not natt
         sealed = (o.get("device_sealed"), o.get("host_sealed"))
         if sealed != ((len(clear), 0) if on_device else (0, len(clear))):
             print(f"FAIL {label}: sealed on the device and on the host: {sealed}")
@@ -260,13 +270,24 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
         if mode == "tunnel" and (e.src != ssrc or e.dst != sdst):
             print(f"FAIL {label}: packet {i}: outer {e.src} -> {e.dst}")
             return 1
+        if natt:
+            if not e.haslayer(UDP) or (e[UDP].sport, e[UDP].dport) != (4500, 4500) or \
+                    e[UDP].len != len(e[UDP]):
+                print(f"FAIL {label}: packet {i}: not ESP in UDP 4500 -> 4500: {e.summary()}")
+                return 1
+            again = e.copy()
+            del again[UDP].chksum  # scapy computes it again
+            want_sum = 0 if fam == 4 else (IPv6(bytes(again)))[UDP].chksum
+            if e[UDP].chksum != want_sum:
+                print(f"FAIL {label}: packet {i}: UDP checksum {e[UDP].chksum:#x}, wanted {want_sum:#x}")
+                return 1
         try:
             sa.esn = (start + 1 + i) >> 32
             verify = True
             if esn and auth:
                 raw_e = bytes(e)
                 n = len(raw_e) - sa.auth_algo.icv_size
-                hl = 20 if fam == 4 else 40
+                hl = (20 if fam == 4 else 40) + (8 if natt else 0)
                 if esn_icv(auth, akey, raw_e[hl:n], sa.esn) != raw_e[n:]:
                     raise ValueError("the ICV over ESP and the high sequence half does not match")
                 verify = False
@@ -286,7 +307,7 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
         order[i], order[j] = order[j], order[i]
     stream, genuine, expect = [], [], {"replay": 0, "integrity": 0, "unknown-spi": 0}
 
-    hl = 20 if fam == 4 else 40
+    hl = (20 if fam == 4 else 40) + (8 if natt else 0)  # where ESP starts
 
     def enc(idx, spi_override=None, s=None):
         s = seqs[idx] if s is None else s
@@ -320,6 +341,16 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
     # an unknown SPI
     stream.append(enc(0, spi_override=spi ^ 0x5a5a))
     expect["unknown-spi"] += 1
+    if natt:
+        # a NAT keepalive (dropped), plain ESP for an SA that wants UDP (dropped), and IKE (non-ESP marker:
+        # passes in the clear, so it comes out last)
+        outer = IP(src=ssrc, dst=sdst) if fam == 4 else IPv6(src=ssrc, dst=sdst)
+        stream.append(bytearray(bytes(outer / UDP(sport=4500, dport=4500) / Raw(b"\xff"))))
+        expect["natt-keepalive"] = 1
+        plain = SecurityAssociation(ESP, spi=spi, crypt_algo=crypt, crypt_key=key if crypt != "NULL" else None,
+                                    auth_algo=auth, auth_key=akey if auth else None, tunnel_header=th)
+        stream.append(bytearray(bytes(plain.encrypt(clear[0], seq_num=seqs[-1] + 1))))
+        expect["encap-mismatch"] = 1
     # a sequence number never used but below the window by now (only without
     # ESN: with ESN, a number that far back is read as one 2^32 ahead, and its
     # ICV then fails, which the forged case above covers)
@@ -327,13 +358,19 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
     if not esn and old_seq > start:
         stream.append(enc(0, s=old_seq))
         expect["replay"] += 1
+    ike = None
+    if natt and mode == "tunnel":  # (in transport mode the hosts' inbound policy would want it protected)
+        ike = (IP(src=ssrc, dst=sdst) if fam == 4 else IPv6(src=ssrc, dst=sdst)) / \
+            UDP(sport=4500, dport=4500) / Raw(b"\0\0\0\0" + bytes(range(28)))
+        ike = IP(bytes(ike)) if fam == 4 else IPv6(bytes(ike))
+        stream.append(bytearray(bytes(ike)))
     pkts = [IP(bytes(b)) if fam == 4 else IPv6(bytes(b)) for b in stream]
     write_raw(os.path.join(tmp, "in.pcap"), pkts)
     stats = run_shoal(f"""FromDump({tmp}/in.pcap, STOP true) {'-> OffloadBalancer(FRACTION 1)' if device else ''}
                           -> i :: IPsecInbound(SAD {sad}, VERBOSE false, CRYPTO {'openssl' if device else engine})
                           -> ToDump({tmp}/out.pcap, ENCAP IP);""", tmp, ["--device", "host"] if device else [])
     out = rdpcap(os.path.join(tmp, "out.pcap"))
-    want = [bytes(clear[i]) for i in genuine]
+    want = [bytes(clear[i]) for i in genuine] + ([bytes(ike)] if ike else [])
     got = [bytes(p) for p in out]
     if got != want:
         print(f"FAIL {label}: Shoal gave {len(got)} packets, wanted {len(want)}; drops {drops_of(stats, 'i')}")
@@ -359,7 +396,7 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn):
         # the device checked the ICVs of the GCM and CTR SAs' packets (the genuine ones, and replays that
         # passed the window before an earlier copy was accepted), the host the others'
         opened = (i.get("device_opened"), i.get("host_opened"))
-        on_device = crypt in ("AES-GCM", "AES-CTR")
+        on_device = crypt in ("AES-GCM", "AES-CTR") and not natt
         if (on_device and (opened[0] < len(genuine) or opened[1] != 0)) or \
                 (not on_device and (opened[0] != 0 or opened[1] < len(genuine))):
             print(f"FAIL {label}: opened on the device and on the host: {opened}")

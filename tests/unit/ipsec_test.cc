@@ -171,6 +171,30 @@ TEST(Sad, ParsesXfrmCommands) {
   EXPECT_TRUE(db.policies().empty());
 }
 
+TEST(Sad, EspInUdp) {
+  Database db;
+  std::string err;
+  size_t col = 0;
+  ASSERT_TRUE(
+      db.apply("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 mode tunnel "
+               "encap espinudp 4500 4501 0.0.0.0 aead 'rfc4106(gcm(aes))' "
+               "0x0102030405060708090a0b0c0d0e0f1011121314 128",
+               err, col))
+      << err;
+  const SAParams& p = db.sas().at(0)->params;
+  EXPECT_TRUE(p.encap);
+  EXPECT_EQ(p.encap_sport, 4500);
+  EXPECT_EQ(p.encap_dport, 4501);
+  EXPECT_TRUE(db.natt_port(4501));  // the destination port is the one packets arrive on
+  EXPECT_FALSE(db.natt_port(4500));
+  EXPECT_NE(db.list_sas().find("encap espinudp 4500 4501"), std::string::npos) << db.list_sas();
+  k::EspKeys keys;
+  std::string why;
+  EXPECT_FALSE(esp_device_keys(p, keys, why));  // the host lays the UDP header out
+  ASSERT_TRUE(db.apply("ip xfrm state flush", err, col)) << err;
+  EXPECT_FALSE(db.natt_port(4501));
+}
+
 TEST(Sad, PrefixContainsMatchesABitByBitReference) {
   std::mt19937 rng(9);
   for (int t = 0; t < 20000; ++t) {
@@ -219,6 +243,10 @@ TEST(Sad, RefusesWithTheColumn) {
       {"ip xfrm policy add dir out tmpl proto esp mode tunnel", 20, "needs src and dst"},
       {"ip xfrm state add src 'a", 23, "unterminated"},
       {"ip xfrm monitor", 9, "'state' or 'policy'"},
+      {"ip xfrm state add src 1.1.1.1 dst 1.1.1.2 proto esp spi 0x100 encap espinudp-nonike 4500 4500 0.0.0.0", 69,
+       "espinudp (RFC 3948)"},
+      {"ip xfrm state add src 1.1.1.1 dst 1.1.1.2 proto esp spi 0x100 encap espinudp 0 4500 0.0.0.0", 78,
+       "source port"},
   };
   for (const Case& c : cases) {
     Database db;

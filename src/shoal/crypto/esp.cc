@@ -506,6 +506,7 @@ const uint32_t* aes_te0() {
 
 bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why) {
   out = k::EspKeys{};
+  if (p.encap) return why = "ESP in UDP (the host lays it out)", false;
   if (p.cipher == Cipher::AesGcm) {
     out.suite = k::kEspGcm;
     if (p.icv_len != 8 && p.icv_len != 12 && p.icv_len != 16)

@@ -204,6 +204,11 @@ bool refuse(const Words& w, size_t at, std::string why, std::string& err, size_t
 }  // namespace
 
 void Database::resolve() {
+  natt_ports_.clear();
+  for (const auto& sa : sas_)
+    if (sa->params.encap &&
+        std::find(natt_ports_.begin(), natt_ports_.end(), sa->params.encap_dport) == natt_ports_.end())
+      natt_ports_.push_back(sa->params.encap_dport);
   for (Policy& p : policies_)
     p.sa = p.has_tmpl && p.tmpl.src.family && p.tmpl.dst.family ? find_out(p.tmpl, p.tmpl.src, p.tmpl.dst) : nullptr;
 }
@@ -286,6 +291,19 @@ bool Database::state_cmd(std::string_view verb, Words& w, size_t i, std::string&
       uint64_t v;
       if (!need(1) || !parse_u64(value(), v) || v > 0xffffffffu) return fail(i, "'replay-oseq-hi' needs a number");
       p.seq_out = (p.seq_out & 0xffffffffu) | (v << 32);
+    } else if (k == "encap") {
+      if (!need(4)) return fail(i, "'encap' needs a type, a source port, a destination port and an address");
+      const std::string& type = value();
+      if (type != "espinudp") return fail(i, fmt::format("encap '{}': espinudp (RFC 3948) is supported", type));
+      uint64_t sp, dp;
+      if (!parse_u64(value(), sp) || sp == 0 || sp > 65535) return fail(i, "the encapsulation's source port: 1-65535");
+      if (!parse_u64(value(), dp) || dp == 0 || dp > 65535)
+        return fail(i, "the encapsulation's destination port: 1-65535");
+      Addr oa;
+      if (!parse_addr(value(), oa)) return fail(i, fmt::format("'{}' is not an address", w[i].first));
+      p.encap = true;
+      p.encap_sport = uint16_t(sp);
+      p.encap_dport = uint16_t(dp);
     } else if (k == "flag") {
       if (!need(1)) return fail(i + 1, "'flag' needs a flag");
       while (i + 1 < w.size() && w[i + 1].first == "esn") {
@@ -566,11 +584,12 @@ std::string Database::list_sas() const {
   for (const auto& sa : sas_) {
     const SAParams& p = sa->params;
     s += fmt::format(
-        "src {} dst {} proto esp spi {:#010x} reqid {} mode {} suite {}{} replay-window {} oseq {} packets {} "
+        "src {} dst {} proto esp spi {:#010x} reqid {} mode {} suite {}{}{} replay-window {} oseq {} packets {} "
         "bytes {} replay {} integrity {}\n",
         p.src.str(), p.dst.str(), p.spi, p.reqid, p.mode == Mode::Tunnel ? "tunnel" : "transport", p.suite(),
-        p.esn ? " flag esn" : "", p.replay_window, sa->next_seq.load() - 1, sa->packets.load(), sa->bytes.load(),
-        sa->replay.load(), sa->integrity.load());
+        p.esn ? " flag esn" : "",
+        p.encap ? fmt::format(" encap espinudp {} {}", p.encap_sport, p.encap_dport) : std::string(), p.replay_window,
+        sa->next_seq.load() - 1, sa->packets.load(), sa->bytes.load(), sa->replay.load(), sa->integrity.load());
   }
   return s;
 }

@@ -67,7 +67,10 @@ struct SAParams {
   bool esn = false;
   uint32_t replay_window = 1024;  // default here; `replay-window 0` turns the check off, as on Linux
   uint64_t seq_out = 0;           // `replay-oseq`: the last sequence number sent
-  std::string suite() const;      // "aes128-gcm16", "aes256-ctr-hmac-sha1-96", ...
+  // `encap espinudp SPORT DPORT OADDR`: ESP in UDP (RFC 3948, NAT traversal)
+  bool encap = false;
+  uint16_t encap_sport = 0, encap_dport = 0;
+  std::string suite() const;  // "aes128-gcm16", "aes256-ctr-hmac-sha1-96", ...
 };
 
 // One SA with its run-time state, shared by every worker.
@@ -130,6 +133,13 @@ class Database {
   SA* find_out(const Template& t, const Addr& src, const Addr& dst) const;
 
   std::string list_sas() const;
+  // Whether UDP datagrams to `port` may carry ESP: an SA's encapsulation
+  // names it as its destination port.
+  bool natt_port(uint16_t port) const {
+    for (uint16_t p : natt_ports_)
+      if (p == port) return true;
+    return false;
+  }
   std::string list_policies() const;
 
  private:
@@ -141,7 +151,8 @@ class Database {
                   size_t& col);
   std::vector<std::shared_ptr<SA>> sas_;
   std::map<std::pair<Addr, uint32_t>, SA*> by_spi_;
-  std::vector<Policy> policies_;  // sorted by (priority, order)
+  std::vector<Policy> policies_;      // sorted by (priority, order)
+  std::vector<uint16_t> natt_ports_;  // the SAs' encapsulation ports (set by resolve)
   uint64_t next_order_ = 0;
 };
 

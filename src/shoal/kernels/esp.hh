@@ -433,10 +433,10 @@ SHOAL_HD uint8_t* esp_layout(uint8_t* start, uint32_t front, uint32_t hdr, uint3
 
 // The IP header in front of a sealed ESP packet of `total` bytes: a tunnel's
 // new outer header (family 4 or 6: the SA's addresses, DSCP/ECN copied, TTL,
-// an IPv4 ID), or transport mode's own (family 0); protocol 50, lengths and
-// the IPv4 checksum.
+// an IPv4 ID), or transport mode's own (family 0); protocol 50 (17 for ESP
+// in UDP), lengths and the IPv4 checksum.
 SHOAL_HD void esp_outer_header(uint8_t* ip, uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t tos,
-                               uint8_t ttl, uint16_t id, uint32_t total) {
+                               uint8_t ttl, uint16_t id, uint32_t total, uint8_t proto = 50) {
   if (family == 4) {
     ip[0] = 0x45;
     ip[1] = tos;
@@ -450,11 +450,11 @@ SHOAL_HD void esp_outer_header(uint8_t* ip, uint8_t family, const uint8_t* src, 
     for (int i = 0; i < 16; ++i) ip[8 + i] = src[i], ip[24 + i] = dst[i];
   }
   if ((ip[0] >> 4) == 4) {
-    ip[9] = 50;
+    ip[9] = proto;
     store_be16(ip + 2, uint16_t(total));
     set_ipv4_header_checksum(ip, uint32_t(ip[0] & 0xf) * 4);
   } else {
-    ip[6] = 50;
+    ip[6] = proto;
     store_be16(ip + 4, uint16_t(total - 40));
   }
 }

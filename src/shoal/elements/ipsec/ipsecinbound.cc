@@ -34,6 +34,8 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
     r_block_ = add_drop_reason("policy-block");
     r_mismatch_ = add_drop_reason("policy-mismatch");
     r_crypto_ = add_drop_reason("crypto-error");
+    r_keepalive_ = add_drop_reason("natt-keepalive");
+    r_encap_ = add_drop_reason("encap-mismatch");
   }
   void add_handlers() override {
     add_sad_handlers();
@@ -53,7 +55,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
     crypto::EspCipher* cp = cipher(in.sa);
     if (!cp) return drop_code(r_crypto_);
     bool failed = false;
-    if (!run_cipher(*cp, false, p->data() + in.hl, in.text_len, in.seq, failed)) {
+    if (!run_cipher(*cp, false, p->data() + in.hl + in.udp, in.text_len, in.seq, failed)) {
       if (failed) return drop_code(r_crypto_);
       in.sa->integrity.fetch_add(1, std::memory_order_relaxed);
       return drop_code(r_icv_);
@@ -85,7 +87,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
         j.trim = uint16_t(trim);
         continue;
       }
-      int32_t idx = keys_.index(in.sa);
+      int32_t idx = in.udp ? -1 : keys_.index(in.sa);  // (ESP in UDP: the host's path)
       j.action = idx < 0 ? k::kEspHost : k::kEspOpen;  // (the host's path trims for itself)
       j.sa = uint32_t(idx < 0 ? 0 : idx);
       j.seq = in.seq;
@@ -152,7 +154,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
   static constexpr int kOpen = INT32_MAX;
   struct In {
     crypto::SA* sa = nullptr;
-    uint32_t hl = 0, ivl = 0, text_len = 0;
+    uint32_t hl = 0, udp = 0, ivl = 0, text_len = 0;  // udp: 8 for ESP in UDP (the device never sees it)
     uint64_t seq = 0;
   };
   // Everything before the ICV: a result (an output port or a drop code), or
@@ -162,11 +164,16 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
   int classify(Packet* p, In& in, uint32_t* trim) {
     int v = ip_version(p, trim);
     if (!v) return drop_code(r_notip_);
-    const uint32_t len = p->length() - (trim ? *trim : 0);
+    uint32_t len = p->length() - (trim ? *trim : 0);
     uint8_t* ip = p->data();
     uint32_t hl = v == 4 ? uint32_t(ip[0] & 0xf) * 4 : 40;
     uint8_t proto = v == 4 ? ip[9] : ip[6];
-    if (proto != 50) {
+    uint32_t udp = 0;  // ESP in UDP: the UDP header's 8 bytes before ESP
+    if (proto == 17 && len >= hl + 8 && db_->natt_port(k::load_be16(ip + hl + 2))) {
+      int r = natt(ip, v, hl, len, udp);
+      if (r != kOpen) return r;
+    }
+    if (proto != 50 && !udp) {
       // RFC 4301 §5.2: clear traffic that an inbound policy wants protected is dropped
       const crypto::Policy* pol = inbound_policy(selector(ip, len));
       if (pol && !pol->allow) return drop_code(r_block_);
@@ -175,13 +182,14 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       return noutputs() > 1 ? 1 : 0;
     }
     if (v == 4 && (k::load_be16(ip + 6) & 0x3fff)) return drop_code(r_frag_);  // reassemble first
-    uint8_t* esp = ip + hl;
-    uint32_t esp_len = len - hl;
+    uint8_t* esp = ip + hl + udp;
+    uint32_t esp_len = len - hl - udp;
     if (esp_len < 8) return drop_code(r_short_);
     crypto::Addr dst = v == 4 ? crypto::Addr::v4(ip + 16) : crypto::Addr::v6(ip + 24);
     crypto::SA* sa = db_->find_in(dst, k::load_be32(esp));
     if (!sa) return drop_code(r_spi_);
     const crypto::SAParams& sp = sa->params;
+    if (sp.encap != (udp != 0)) return drop_code(r_encap_);  // the SA says whether its packets come in UDP
     const uint32_t ivl = sp.cipher == crypto::Cipher::AesCbc ? 16 : sp.cipher == crypto::Cipher::Null ? 0 : 8;
     const uint32_t align = sp.cipher == crypto::Cipher::AesCbc ? 16 : 4, icvl = sp.icv_len;
     if (esp_len < 8 + ivl + icvl + 4) return drop_code(r_len_);
@@ -196,7 +204,19 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
         return drop_code(r_replay_);
       }
     }
-    in.sa = sa, in.hl = hl, in.ivl = ivl, in.text_len = text_len, in.seq = seq;
+    in.sa = sa, in.hl = hl, in.udp = udp, in.ivl = ivl, in.text_len = text_len, in.seq = seq;
+    return kOpen;
+  }
+  // A UDP datagram to a port an SA's encapsulation names (RFC 3948 §2.2):
+  // a NAT keepalive (one byte, 0xff) is dropped; a payload that starts with
+  // four zero bytes (the non-ESP marker: IKE) passes in the clear as other
+  // traffic does; anything else is ESP after the UDP header (`udp` = 8).
+  int natt(const uint8_t* ip, int v, uint32_t hl, uint32_t len, uint32_t& udp) {
+    if (v == 4 && (k::load_be16(ip + 6) & 0x3fff)) return drop_code(r_frag_);  // reassemble first
+    const uint8_t* u = ip + hl + 8;
+    uint32_t plen = len - hl - 8;
+    if (plen == 1 && u[0] == 0xff) return drop_code(r_keepalive_);
+    if (plen >= 8 && k::load_be32(u) != 0) udp = 8;
     return kOpen;
   }
   // A packet whose ICV matched, decrypted in place: the window (checked
@@ -216,8 +236,8 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
     }
     uint8_t* ip = p->data();
     const int v = ip[0] >> 4;
-    const uint32_t hl = in.hl, ivl = in.ivl, text_len = in.text_len;
-    uint8_t* text = ip + hl + 8 + ivl;
+    const uint32_t hl = in.hl, udp = in.udp, ivl = in.ivl, text_len = in.text_len;
+    uint8_t* text = ip + hl + udp + 8 + ivl;
     uint32_t pad = text[text_len - 2];
     uint8_t nh = text[text_len - 1];
     if (pad + 2 > text_len) return drop_code(r_pad_);
@@ -241,12 +261,12 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       const crypto::Policy* pol = inbound_policy(selector(text, inner_len));
       if (pol && !pol->allow) return drop_code(r_block_);
       if (pol && !(pol->has_tmpl && fits(pol->tmpl, *sa))) return drop_code(r_mismatch_);
-      p->pull(hl + 8 + ivl);
+      p->pull(hl + udp + 8 + ivl);
       p->take(p->length() - inner_len);
     } else {
       if (nh == 4 || nh == 41) return drop_code(r_nh_);  // a tunnel packet in a transport-mode SA
-      std::memmove(ip + 8 + ivl, ip, hl);
-      p->pull(8 + ivl);
+      std::memmove(ip + udp + 8 + ivl, ip, hl);
+      p->pull(udp + 8 + ivl);
       p->take(p->length() - (hl + body));
       ip = p->data();
       if (v == 4) {
@@ -286,7 +306,8 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
   }
 
   uint16_t r_notip_ = 0, r_frag_ = 0, r_short_ = 0, r_spi_ = 0, r_len_ = 0, r_replay_ = 0, r_icv_ = 0, r_pad_ = 0,
-           r_dummy_ = 0, r_nh_ = 0, r_inner_ = 0, r_block_ = 0, r_mismatch_ = 0, r_crypto_ = 0;
+           r_dummy_ = 0, r_nh_ = 0, r_inner_ = 0, r_block_ = 0, r_mismatch_ = 0, r_crypto_ = 0, r_keepalive_ = 0,
+           r_encap_ = 0;
   Stat decrypted_, bypassed_, device_opened_, host_opened_;
   uint32_t whole_ = 0, jobs_ = 0;
   DeviceSaKeys keys_;
@@ -309,11 +330,16 @@ SHOAL_ELEMENT(
         "that this SA fits (mode, reqid, spi, addresses), as Linux's policy check does. A packet that is not "
         "ESP leaves on output 1 if there is one, else on output 0, unless an inbound policy with a template "
         "selects it (clear traffic that should have been protected: dropped). DST_IP (or DST_IP6) is set to "
-        "the result's destination. An outer IPv4 fragment is dropped (put an IPReassembler first).\n\n"
+        "the result's destination. An outer IPv4 fragment is dropped (put an IPReassembler first). A UDP datagram "
+        "to a port an SA's `encap espinudp` names (RFC 3948) is a NAT keepalive (one byte 0xff: dropped, "
+        "natt-keepalive), IKE (four zero bytes first, the non-ESP marker: passes in the clear as other traffic "
+        "does), or ESP, which is taken out of UDP and opened as above; an SA with encapsulation takes only ESP in "
+        "UDP and one without only plain ESP (encap-mismatch).\n\n"
         "Drops, each counted with its reason: not-ip, fragment, short, unknown-spi, bad-length (not a whole "
         "number of blocks, or shorter than IV and ICV), replay (seen, or below the window), integrity (ICV "
         "mismatch), bad-padding, dummy (next header 59), bad-next-header, bad-inner, policy-block, "
-        "policy-mismatch, crypto-error (the crypto library failed; said once on standard error). The `sa` handler "
+        "policy-mismatch, crypto-error (the crypto library failed; said once on standard error), natt-keepalive, "
+        "encap-mismatch. The `sa` handler "
         "shows each SA's replay and integrity drops.\n\n"
         "Offloadable (NBA's IPsec gateway): after an OffloadBalancer, batches for the device go there whole. The "
         "host checks each packet in packet order up to the replay window (SA, lengths, the window, ESN's high "

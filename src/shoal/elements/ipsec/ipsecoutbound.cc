@@ -4,6 +4,7 @@
 
 #include "shoal/elements/ip/headers.hh"
 #include "shoal/elements/ipsec/ipsecbase.hh"
+#include "shoal/kernels/checksum.hh"
 #include "shoal/kernels/steps/esp_out.hh"
 #include "shoal/offload/element.hh"
 #include "shoal/offload/mirror.hh"
@@ -53,8 +54,9 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
     uint32_t pad = c.pad_for(inner);
     uint32_t text = inner + pad + 2;
     uint32_t outer = d.tunnel ? (sp.dst.family == 4 ? 20 : 40) : d.hdr;
-    uint32_t front = (d.tunnel ? outer : 0) + 8 + ivl, back = pad + 2 + icvl;
-    if (outer + 8 + ivl + text + icvl > (sp.dst.family == 4 ? 65535u : 65535u + 40u)) return drop_code(r_big_);
+    uint32_t udp = sp.encap ? 8 : 0;  // ESP in UDP (RFC 3948)
+    uint32_t front = (d.tunnel ? outer : 0) + udp + 8 + ivl, back = pad + 2 + icvl;
+    if (outer + udp + 8 + ivl + text + icvl > (sp.dst.family == 4 ? 65535u : 65535u + 40u)) return drop_code(r_big_);
     if (p->headroom() < front || p->tailroom() < back) {  // move the data within its buffer
       int32_t by = p->headroom() < front ? int32_t(front - p->headroom()) : -int32_t(back - p->tailroom());
       if (!p->shift_data(by) || p->headroom() < front || p->tailroom() < back) return drop_code(r_room_);
@@ -63,11 +65,12 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
     if (!next_seq(d.sa, seq)) return drop_code(r_seq_);
     p->put(back);
     uint8_t* start = p->push(front);
-    uint8_t* esp = k::esp_layout(start, front, d.hdr, outer, ivl, inner, pad, d.nh, sp.spi, uint32_t(seq));
+    uint8_t* esp = k::esp_layout(start, front, d.hdr, outer + udp, ivl, inner, pad, d.nh, sp.spi, uint32_t(seq));
     bool failed = false;
     if (!run_cipher(c, true, esp, text, seq, failed)) return drop_code(r_crypto_);
     k::esp_outer_header(start, d.tunnel ? sp.dst.family : 0, sp.src.b.data(), sp.dst.b.data(), d.tos, ttl_,
-                        d.tunnel && sp.dst.family == 4 ? ip_id_++ : 0, p->length());
+                        d.tunnel && sp.dst.family == 4 ? ip_id_++ : 0, p->length(), udp ? 17 : 50);
+    if (udp) udp_header(start, outer, sp, p->length());
     sealed(p, d.sa, inner);
     host_sealed_.add();
     return 0;
@@ -158,6 +161,22 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
   }
   // The SA's next sequence number; false when a 32-bit counter would cycle
   // (RFC 4303 §3.3.3).
+  // The UDP header of ESP in UDP (RFC 3948 §2.1), between the IP header
+  // (`outer` bytes at `ip`) and the ESP header: the SA's ports; checksum 0
+  // over IPv4 (as RFC 3948 says to send), computed over IPv6 (RFC 8200 §8.1).
+  static void udp_header(uint8_t* ip, uint32_t outer, const crypto::SAParams& sp, uint32_t total) {
+    uint8_t* u = ip + outer;
+    uint32_t len = total - outer;
+    k::store_be16(u, sp.encap_sport);
+    k::store_be16(u + 2, sp.encap_dport);
+    k::store_be16(u + 4, uint16_t(len));
+    k::store_be16(u + 6, 0);
+    if ((ip[0] >> 4) != 6) return;
+    uint32_t sum = k::csum_partial(ip + 8, 32);  // source and destination
+    sum += len + 17;
+    uint16_t c = k::csum_fold(k::csum_partial(u, len, sum));
+    k::store_be16(u + 6, c ? c : 0xffff);
+  }
   static bool next_seq(crypto::SA* sa, uint64_t& seq) {
     seq = sa->next_seq.fetch_add(1, std::memory_order_relaxed);
     return sa->params.esn || seq <= 0xffffffffu;
@@ -249,7 +268,10 @@ SHOAL_ELEMENT(
         "line. Suites: `aead 'rfc4106(gcm(aes))'` (AES-128/192/256-GCM, ICV 64/96/128), `enc "
         "'rfc3686(ctr(aes))'` or `enc 'cbc(aes)'` with `auth-trunc 'hmac(sha1)'` or `'hmac(sha256)'`, and "
         "`enc 'ecb(cipher_null)'` with an auth; `mode tunnel|transport`, `reqid`, `replay-window` (default "
-        "1024 here, where Linux's is 0), `flag esn`, `replay-oseq`. Elements that name the same SAD file share "
+        "1024 here, where Linux's is 0), `flag esn`, `replay-oseq`, `encap espinudp SPORT DPORT OADDR` (ESP in "
+        "UDP for NAT traversal, RFC 3948: a UDP header with the SA's ports goes between the IP header and ESP, "
+        "checksum 0 over IPv4, computed over IPv6; such SAs take the CPU path when offloaded). Elements that name the "
+        "same SAD file share "
         "one database. Crypto: intel-ipsec-mb (VPP's and DPDK's software crypto) or OpenSSL's EVP (CRYPTO), keys "
         "expanded once per SA and worker.\n\n"
         "Drops, each counted with its reason: not-ip, policy-block (an `action block` policy), no-sa (the "
