@@ -270,6 +270,12 @@ def case(tmp, engine, name, algo, crypt, auth, klen, alen, fam, mode, esn, natt=
         if mode == "tunnel" and (e.src != ssrc or e.dst != sdst):
             print(f"FAIL {label}: packet {i}: outer {e.src} -> {e.dst}")
             return 1
+        if fam == 4:
+            again = e.copy()
+            del again.chksum
+            if IP(bytes(again)).chksum != e.chksum:
+                print(f"FAIL {label}: packet {i}: IPv4 header checksum {e.chksum:#x}, wanted {IP(bytes(again)).chksum:#x}")
+                return 1
         if natt:
             if not e.haslayer(UDP) or (e[UDP].sport, e[UDP].dport) != (4500, 4500) or \
                     e[UDP].len != len(e[UDP]):

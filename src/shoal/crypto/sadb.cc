@@ -29,21 +29,6 @@ Addr Addr::v6(const uint8_t* p) {
   return a;
 }
 
-bool Prefix::contains(const Addr& x) const {
-  if (a.family == 0) return true;
-  if (x.family != a.family) return false;
-  // the two halves as big-endian words, masked to the prefix
-  uint64_t p[2], q[2];
-  std::memcpy(p, a.b.data(), 16);
-  std::memcpy(q, x.b.data(), 16);
-  for (int i = 0; i < 2; ++i) {
-    int bits = std::clamp(int(len) - 64 * i, 0, 64);
-    if (!bits) break;
-    uint64_t m = bits == 64 ? ~uint64_t(0) : ~(~uint64_t(0) >> bits);
-    if ((__builtin_bswap64(p[i]) & m) != (__builtin_bswap64(q[i]) & m)) return false;
-  }
-  return true;
-}
 std::string Prefix::str() const { return a.family ? fmt::format("{}/{}", a.str(), len) : "any"; }
 
 std::string SAParams::suite() const {

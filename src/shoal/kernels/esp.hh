@@ -440,10 +440,22 @@ SHOAL_HD void esp_outer_header(uint8_t* ip, uint8_t family, const uint8_t* src, 
   if (family == 4) {
     ip[0] = 0x45;
     ip[1] = tos;
+    store_be16(ip + 2, uint16_t(total));
     store_be16(ip + 4, id);
     store_be16(ip + 6, 0);
     ip[8] = ttl;
-    for (int i = 0; i < 4; ++i) ip[12 + i] = src[i], ip[16 + i] = dst[i];
+    ip[9] = proto;
+    uint32_t sa, da;  // one store each (the next step reads the destination back whole)
+    __builtin_memcpy(&sa, src, 4);
+    __builtin_memcpy(&da, dst, 4);
+    __builtin_memcpy(ip + 12, &sa, 4);
+    __builtin_memcpy(ip + 16, &da, 4);
+    // the checksum from the values, not read back from the bytes just stored
+    // one by one (wider loads of them wait for the stores to retire)
+    uint32_t sum = 0x4500u + tos + uint32_t(total & 0xffff) + id + (uint32_t(ttl) << 8) + proto + load_be16(src) +
+                   load_be16(src + 2) + load_be16(dst) + load_be16(dst + 2);
+    store_be16(ip + 10, csum_fold(sum));
+    return;
   } else if (family == 6) {
     store_be32(ip, (6u << 28) | (uint32_t(tos) << 20));
     ip[7] = ttl;

@@ -71,10 +71,13 @@ class IPsecBase : public Base {
   void push(int port, PacketBatch* b) override {
     refresh();
     Base::push(port, b);
+    tally_.flush();
   }
   PacketBatch* pull(int port, uint32_t max) override {
     refresh();
-    return Base::pull(port, max);
+    PacketBatch* r = Base::pull(port, max);
+    tally_.flush();
+    return r;
   }
 
  protected:
@@ -127,6 +130,7 @@ class IPsecBase : public Base {
   void refresh() {
     uint64_t g = sad_->generation();
     if (g == gen_) return;
+    tally_.flush();  // (its SA may leave with the old snapshot)
     auto next = sad_->snapshot();
     std::unordered_map<const crypto::SA*, std::unique_ptr<crypto::EspCipher>> keep;
     for (const auto& sa : next->sas()) {
@@ -244,6 +248,7 @@ class IPsecBase : public Base {
   std::shared_ptr<const crypto::Database> db_;
   uint64_t gen_ = 0;
   std::unordered_map<const crypto::SA*, std::unique_ptr<crypto::EspCipher>> ciphers_;
+  crypto::SaTally tally_;  // the SAs' packet and byte counters, added per batch
   const crypto::SA* last_sa_ = nullptr;
   crypto::EspCipher* last_ = nullptr;
 };

@@ -27,7 +27,7 @@ class IPsecESPUnencap : public PacketElement<IPsecESPUnencap> {
     {
       // the ICV was checked before this step (IPsecAuthHMACSHA1(1)): the
       // window may move (RFC 4303 §3.4.3)
-      std::lock_guard<std::mutex> g(sa->mu);
+      std::lock_guard g(sa->mu);
       if (!sa->window.check(seq, false)) {
         sa->replay.fetch_add(1, std::memory_order_relaxed);
         return drop_code(r_replay_);

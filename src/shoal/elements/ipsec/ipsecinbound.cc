@@ -127,7 +127,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
         // checks the window first, calls it.
         bool replay;
         {
-          std::lock_guard<std::mutex> g(sa->mu);  // (ESN's high half inferred from the window as it is now)
+          std::lock_guard g(sa->mu);  // (ESN's high half inferred from the window as it is now)
           const bool esn = sa->params.esn;
           replay = !sa->window.check(sa->window.infer(uint32_t(j.seq), esn), esn);
         }
@@ -148,6 +148,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       device_opened_.add();
       a.set_result(i, step, accept(p, in));
     }
+    tally_.flush();
   }
 
  private:
@@ -197,7 +198,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
     if (text_len % align) return drop_code(r_len_);
     uint64_t seq;
     {
-      std::lock_guard<std::mutex> g(sa->mu);
+      std::lock_guard g(sa->mu);
       seq = sa->window.infer(k::load_be32(esp + 4), sp.esn);
       if (!sa->window.check(seq, sp.esn)) {
         sa->replay.fetch_add(1, std::memory_order_relaxed);
@@ -227,7 +228,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
     crypto::SA* sa = in.sa;
     const crypto::SAParams& sp = sa->params;
     {
-      std::lock_guard<std::mutex> g(sa->mu);
+      std::lock_guard g(sa->mu);
       if (!sa->window.check(in.seq, sp.esn)) {
         sa->replay.fetch_add(1, std::memory_order_relaxed);
         return drop_code(r_replay_);
@@ -288,8 +289,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       std::memcpy(p->anno().dst_ip6, ip + 24, 16);
     p->clear_headers();
     p->set_network_header(0);
-    sa->packets.fetch_add(1, std::memory_order_relaxed);
-    sa->bytes.fetch_add(body, std::memory_order_relaxed);
+    tally_.add(sa, body);
     decrypted_.add();
     return 0;
   }

@@ -114,6 +114,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
         device_sealed_.add();
       }
     }
+    tally_.flush();
   }
 
  private:
@@ -235,8 +236,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
     p->clear_headers();
     p->set_network_header(0);
     p->set_transport_header((ip[0] >> 4) == 4 ? uint32_t(ip[0] & 0xf) * 4 : 40);
-    sa->packets.fetch_add(1, std::memory_order_relaxed);
-    sa->bytes.fetch_add(inner, std::memory_order_relaxed);
+    tally_.add(sa, inner);
     encrypted_.add();
   }
   uint8_t ttl_ = 64;
