@@ -4,6 +4,7 @@
 // without it). The whole transform is checked against scapy by
 // tests/scripts/ipsec_oracle.py.
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 
 #include <cstring>
 #include <filesystem>
@@ -445,11 +446,16 @@ TEST(EspKernel, AgreesWithOpenSsl) {
     return s;
   };
   int cases = 0;
-  for (Integ in : {Integ::None, Integ::HmacSha1, Integ::HmacSha256})
+  const std::pair<Cipher, Integ> suites[] = {{Cipher::AesGcm, Integ::None},
+                                             {Cipher::AesCtr, Integ::HmacSha1},
+                                             {Cipher::AesCtr, Integ::HmacSha256},
+                                             {Cipher::AesCbc, Integ::HmacSha1},
+                                             {Cipher::AesCbc, Integ::HmacSha256}};
+  for (auto [ci, in] : suites)
     for (size_t kl : {16, 24, 32})
       for (bool esn : {false, true}) {
         SAParams p;
-        p.cipher = in == Integ::None ? Cipher::AesGcm : Cipher::AesCtr;
+        p.cipher = ci;
         p.enc_key = bytes(kl);
         p.salt = bytes(4);
         p.integ = in;
@@ -485,12 +491,42 @@ TEST(EspKernel, AgreesWithOpenSsl) {
           ++cases;
         }
       }
-  EXPECT_EQ(cases, 3 * 3 * 2 * 25);
+  EXPECT_EQ(cases, 5 * 3 * 2 * 25);
+}
+
+// AES decryption (CBC's) against OpenSSL's on single blocks, every key length.
+TEST(EspKernel, AesDecryptsAsOpenSsl) {
+  std::mt19937 rng(11);
+  for (size_t kl : {16, 24, 32})
+    for (int t = 0; t < 50; ++t) {
+      uint8_t key[32], in[16], want[16], got[16];
+      for (auto& c : key) c = uint8_t(rng());
+      for (auto& c : in) c = uint8_t(rng());
+      uint32_t rk[60], drk[60], rounds = 0;
+      ASSERT_TRUE(k::aes_expand(aes_te0(), key, uint32_t(kl), rk, rounds));
+      k::aes_decrypt_keys(aes_te0(), rk, rounds, drk);
+      k::aes_decrypt(aes_te0(), drk, rounds, in, got);
+      EVP_CIPHER_CTX* c = EVP_CIPHER_CTX_new();
+      int n = 0;
+      ASSERT_EQ(EVP_DecryptInit_ex(c,
+                                   kl == 16   ? EVP_aes_128_ecb()
+                                   : kl == 24 ? EVP_aes_192_ecb()
+                                              : EVP_aes_256_ecb(),
+                                   nullptr, key, nullptr),
+                1);
+      EVP_CIPHER_CTX_set_padding(c, 0);
+      ASSERT_EQ(EVP_DecryptUpdate(c, want, &n, in, 16), 1);
+      EVP_CIPHER_CTX_free(c);
+      ASSERT_EQ(0, std::memcmp(got, want, 16)) << "key " << kl;
+      uint8_t back[16];
+      k::aes_encrypt(aes_te0(), rk, rounds, got, back);
+      ASSERT_EQ(0, std::memcmp(back, in, 16));
+    }
 }
 
 TEST(EspKernel, RefusesWhatItDoesNotDo) {
   SAParams p;
-  p.cipher = Cipher::AesCbc;
+  p.cipher = Cipher::Null;
   p.integ = Integ::HmacSha1;
   p.enc_key = std::string(16, 'k');
   p.auth_key = std::string(20, 'a');

@@ -497,8 +497,8 @@ bool EspCipher::mb_open(uint8_t*, uint32_t, uint64_t) { return false; }
 
 const uint32_t* aes_te0() {
   static const auto table = [] {
-    std::array<uint32_t, 256> t{};
-    k::aes_make_te0(t.data());
+    std::array<uint32_t, k::kAesTableWords> t{};
+    k::aes_make_tables(t.data());
     return t;
   }();
   return table.data();
@@ -514,18 +514,25 @@ bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why) {
   } else if (p.cipher == Cipher::AesCtr && p.integ == Integ::HmacSha1) {
     out.suite = k::kEspCtrSha1;
     if (p.icv_len == 0 || p.icv_len > 20) return why = fmt::format("a {}-byte HMAC-SHA1 ICV", p.icv_len), false;
-  } else if (p.cipher == Cipher::AesCtr && p.integ == Integ::HmacSha256) {
-    out.suite = k::kEspCtrSha256;
+  } else if ((p.cipher == Cipher::AesCtr || p.cipher == Cipher::AesCbc) && p.integ == Integ::HmacSha256) {
+    out.suite = p.cipher == Cipher::AesCtr ? k::kEspCtrSha256 : k::kEspCbcSha256;
     if (p.icv_len == 0 || p.icv_len > 32) return why = fmt::format("a {}-byte HMAC-SHA-256 ICV", p.icv_len), false;
+  } else if (p.cipher == Cipher::AesCbc && p.integ == Integ::HmacSha1) {
+    out.suite = k::kEspCbcSha1;
+    if (p.icv_len == 0 || p.icv_len > 20) return why = fmt::format("a {}-byte HMAC-SHA1 ICV", p.icv_len), false;
   } else {
-    return why = fmt::format("{} is not a device suite (AES-GCM, AES-CTR with HMAC-SHA1 or SHA-256 are)", p.suite()),
+    return why = fmt::format("{} is not a device suite (AES-GCM, AES-CTR or AES-CBC with HMAC-SHA1 or SHA-256 are)",
+                             p.suite()),
            false;
   }
-  if (p.salt.size() != 4) return why = "the salt is not 4 bytes", false;
+  const bool cbc = k::esp_cbc(out.suite);
+  if (!cbc && p.salt.size() != 4) return why = "the salt is not 4 bytes", false;
   if (!k::aes_expand(aes_te0(), reinterpret_cast<const uint8_t*>(p.enc_key.data()), uint32_t(p.enc_key.size()), out.rk,
                      out.rounds))
     return why = fmt::format("a {}-byte AES key", p.enc_key.size()), false;
-  std::memcpy(out.salt, p.salt.data(), 4);
+  if (!cbc) std::memcpy(out.salt, p.salt.data(), 4);
+  if (cbc) k::aes_decrypt_keys(aes_te0(), out.rk, out.rounds, out.drk);
+  out.iv_len = cbc ? 16 : 8;
   out.spi = p.spi;
   out.tun_family = p.dst.family;
   std::memcpy(out.tun_src, p.src.b.data(), 16);
@@ -538,7 +545,7 @@ bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why) {
     k::ghash_table(h, out.hl, out.hh);
   } else {
     k::esp_hmac_states(reinterpret_cast<const uint8_t*>(p.auth_key.data()), uint32_t(p.auth_key.size()),
-                       out.suite == k::kEspCtrSha256, out.inner, out.outer);
+                       k::esp_sha256(out.suite), out.inner, out.outer);
   }
   return true;
 }

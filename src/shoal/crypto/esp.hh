@@ -84,10 +84,11 @@ class EspCipher {
 };
 
 // The SA's keys for the per-packet functions of kernels/esp.hh (the device
-// path): false, with the reason, for a suite they do not do (CBC, the null
-// cipher, an ICV length the suite does not allow).
+// path): false, with the reason, for a suite they do not do (the null
+// cipher, ESP in UDP, an ICV length the suite does not allow).
 bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why);
-// AES's table for kernels/esp.hh (1 KiB, 256 words), made once.
+// AES's tables for kernels/esp.hh (k::kAesTableWords words: Te0, Td0, the
+// inverse S-box), made once.
 const uint32_t* aes_te0();
 
 }  // namespace shoal::crypto

@@ -21,17 +21,20 @@
 
 namespace shoal::k {
 
-enum EspSuite : uint8_t { kEspCtrSha1 = 1, kEspCtrSha256 = 2, kEspGcm = 3 };
+enum EspSuite : uint8_t { kEspCtrSha1 = 1, kEspCtrSha256 = 2, kEspGcm = 3, kEspCbcSha1 = 4, kEspCbcSha256 = 5 };
+SHOAL_HD bool esp_cbc(uint8_t suite) { return suite == kEspCbcSha1 || suite == kEspCbcSha256; }
+SHOAL_HD bool esp_sha256(uint8_t suite) { return suite == kEspCtrSha256 || suite == kEspCbcSha256; }
 
 // An SA's keys as the per-packet functions use them.
 struct EspKeys {
-  uint32_t rk[60];  // AES encryption round keys
-  uint32_t rounds;  // 10, 12 or 14
-  uint8_t salt[4];  // RFC 3686's nonce / RFC 4106's salt
-  uint8_t suite;    // EspSuite
-  uint8_t icv_len;  // bytes of ICV (the tag or the truncated HMAC)
-  uint8_t esn;      // 64-bit sequence numbers (the high half is authenticated)
-  uint8_t pad_;
+  uint32_t rk[60];              // AES encryption round keys
+  uint32_t drk[60];             // CBC: the decryption round keys (the equivalent inverse cipher's)
+  uint32_t rounds;              // 10, 12 or 14
+  uint8_t salt[4];              // RFC 3686's nonce / RFC 4106's salt
+  uint8_t suite;                // EspSuite
+  uint8_t icv_len;              // bytes of ICV (the tag or the truncated HMAC)
+  uint8_t esn;                  // 64-bit sequence numbers (the high half is authenticated)
+  uint8_t iv_len;               // 8 (CTR, GCM) or 16 (CBC)
   uint64_t hl[16], hh[16];      // GCM: GHASH's 4-bit table of H (Shoup's)
   uint32_t inner[8], outer[8];  // HMAC: the hash's state after the key XOR ipad / opad block
   uint32_t spi;
@@ -42,7 +45,11 @@ struct EspKeys {
 SHOAL_HD uint32_t rotr32(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 SHOAL_HD uint32_t rotl32(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
-// ---- AES (FIPS 197), encryption only: CTR and GCM never decrypt a block --
+// ---- AES (FIPS 197) ---------------------------------------------------------
+// The tables the functions take (`tab`, kAesTableWords words, made once on
+// the host and mirrored to a device): Te0, then Td0, then the inverse S-box
+// (256 bytes). CTR and GCM only encrypt blocks; CBC decrypts too.
+constexpr uint32_t kAesTableWords = 256 + 256 + 64;
 
 // Te0[x] = (2·S[x], S[x], S[x], 3·S[x]); the other three tables are its
 // rotations and the S-box its second byte.
@@ -62,6 +69,24 @@ inline void aes_make_te0(uint32_t* te0) {
   for (int x = 0; x < 256; ++x) {
     uint32_t s = sbox[x], s2 = uint8_t((s << 1) ^ (s & 0x80 ? 0x1b : 0)), s3 = s2 ^ s;
     te0[x] = (s2 << 24) | (s << 16) | (s << 8) | s3;
+  }
+}
+
+// Td0 and the inverse S-box after Te0 (tab[0..255]):
+// Td0[x] = (0e·Si[x], 09·Si[x], 0d·Si[x], 0b·Si[x]).
+inline void aes_make_tables(uint32_t* tab) {
+  aes_make_te0(tab);
+  uint8_t* si = reinterpret_cast<uint8_t*>(tab + 512);
+  for (int x = 0; x < 256; ++x) si[(tab[x] >> 16) & 0xff] = uint8_t(x);
+  auto mul = [](uint32_t a, uint32_t b) {
+    uint32_t r = 0;
+    for (; b; b >>= 1, a = (a << 1) ^ (a & 0x80 ? 0x11b : 0))
+      if (b & 1) r ^= a;
+    return r & 0xff;
+  };
+  for (int x = 0; x < 256; ++x) {
+    uint32_t v = si[x];
+    tab[256 + x] = (mul(v, 0x0e) << 24) | (mul(v, 0x09) << 16) | (mul(v, 0x0d) << 8) | mul(v, 0x0b);
   }
 }
 
@@ -112,6 +137,65 @@ SHOAL_HD void aes_encrypt(const uint32_t* te0, const uint32_t* rk, uint32_t roun
   store_be32(out + 4, last(s1, s2, s3, s0) ^ k[1]);
   store_be32(out + 8, last(s2, s3, s0, s1) ^ k[2]);
   store_be32(out + 12, last(s3, s0, s1, s2) ^ k[3]);
+}
+
+// The equivalent inverse cipher's round keys (FIPS 197 §5.3.5): the
+// encryption keys in reverse round order, InvMixColumns applied to all but
+// the first and last round's (as Td0[S[b]] gives that column of b).
+inline void aes_decrypt_keys(const uint32_t* tab, const uint32_t* rk, uint32_t rounds, uint32_t* drk) {
+  for (uint32_t r = 0; r <= rounds; ++r)
+    for (int c = 0; c < 4; ++c) drk[4 * r + c] = rk[4 * (rounds - r) + c];
+  const uint32_t* td0 = tab + 256;
+  for (uint32_t i = 4; i < 4 * rounds; ++i) {
+    uint32_t w = drk[i];
+    auto s = [tab](uint32_t b) { return (tab[b & 0xff] >> 16) & 0xff; };
+    drk[i] = td0[s(w >> 24)] ^ rotr32(td0[s(w >> 16)], 8) ^ rotr32(td0[s(w >> 8)], 16) ^ rotr32(td0[s(w)], 24);
+  }
+}
+
+SHOAL_HD void aes_decrypt(const uint32_t* tab, const uint32_t* drk, uint32_t rounds, const uint8_t* in, uint8_t* out) {
+  const uint32_t* td0 = tab + 256;
+  const uint8_t* si = reinterpret_cast<const uint8_t*>(tab + 512);
+  uint32_t s0 = load_be32(in) ^ drk[0], s1 = load_be32(in + 4) ^ drk[1], s2 = load_be32(in + 8) ^ drk[2],
+           s3 = load_be32(in + 12) ^ drk[3];
+  auto col = [td0](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+    return td0[a >> 24] ^ rotr32(td0[b >> 16 & 0xff], 8) ^ rotr32(td0[c >> 8 & 0xff], 16) ^ rotr32(td0[d & 0xff], 24);
+  };
+  for (uint32_t r = 1; r < rounds; ++r) {
+    const uint32_t* k = drk + 4 * r;
+    uint32_t t0 = col(s0, s3, s2, s1) ^ k[0], t1 = col(s1, s0, s3, s2) ^ k[1], t2 = col(s2, s1, s0, s3) ^ k[2],
+             t3 = col(s3, s2, s1, s0) ^ k[3];
+    s0 = t0, s1 = t1, s2 = t2, s3 = t3;
+  }
+  auto last = [si](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+    return (uint32_t(si[a >> 24]) << 24) | (uint32_t(si[b >> 16 & 0xff]) << 16) | (uint32_t(si[c >> 8 & 0xff]) << 8) |
+           si[d & 0xff];
+  };
+  const uint32_t* k = drk + 4 * rounds;
+  store_be32(out, last(s0, s3, s2, s1) ^ k[0]);
+  store_be32(out + 4, last(s1, s0, s3, s2) ^ k[1]);
+  store_be32(out + 8, last(s2, s1, s0, s3) ^ k[2]);
+  store_be32(out + 12, last(s3, s2, s1, s0) ^ k[3]);
+}
+
+// CBC (NIST SP 800-38A) over n bytes (whole blocks) in place.
+SHOAL_HD void aes_cbc_encrypt(const uint32_t* tab, const EspKeys& k, const uint8_t* iv, uint8_t* d, uint32_t n) {
+  const uint8_t* prev = iv;
+  for (uint32_t off = 0; off < n; off += 16) {
+    uint8_t x[16];
+    for (int i = 0; i < 16; ++i) x[i] = uint8_t(d[off + i] ^ prev[i]);
+    aes_encrypt(tab, k.rk, k.rounds, x, d + off);
+    prev = d + off;
+  }
+}
+SHOAL_HD void aes_cbc_decrypt(const uint32_t* tab, const EspKeys& k, const uint8_t* iv, uint8_t* d, uint32_t n) {
+  uint8_t prev[16], c[16], x[16];
+  for (int i = 0; i < 16; ++i) prev[i] = iv[i];
+  for (uint32_t off = 0; off < n; off += 16) {
+    for (int i = 0; i < 16; ++i) c[i] = d[off + i];
+    aes_decrypt(tab, k.drk, k.rounds, c, x);
+    for (int i = 0; i < 16; ++i) d[off + i] = uint8_t(x[i] ^ prev[i]), prev[i] = c[i];
+  }
 }
 
 // XORs n bytes with the keystream of counter block `ctr` (its last 32 bits
@@ -284,7 +368,7 @@ struct ShaRun {
 // HMAC over the ESP header, IV and text (and the sequence number's high half
 // with ESN), truncated into icv.
 SHOAL_HD void esp_hmac(const EspKeys& k, const uint8_t* esp, uint32_t len, uint64_t seq, uint8_t* icv) {
-  const bool s256 = k.suite == kEspCtrSha256;
+  const bool s256 = esp_sha256(k.suite);
   ShaRun r;
   r.start(k.inner, s256);
   r.update(esp, len);
@@ -341,6 +425,16 @@ SHOAL_HD void esp_counter0(const EspKeys& k, const uint8_t* iv, uint8_t* ctr) {
 // already in the header.
 SHOAL_HD void esp_seal(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint32_t text_len, uint64_t seq) {
   uint8_t* iv = esp + 8;
+  if (esp_cbc(k.suite)) {  // the IV: the sequence number encrypted (EspCipher's, NIST SP 800-38A Appendix C)
+    uint8_t* text = esp + 24;
+    uint8_t b[16] = {};
+    store_be64(b, seq);
+    b[8] = 'E', b[9] = 'S', b[10] = 'P';
+    aes_encrypt(te0, k.rk, k.rounds, b, iv);
+    aes_cbc_encrypt(te0, k, iv, text, text_len);
+    esp_hmac(k, esp, 24 + text_len, seq, text + text_len);
+    return;
+  }
   uint8_t* text = esp + 16;
   store_be64(iv, seq);
   uint8_t ctr[16];
@@ -361,16 +455,21 @@ SHOAL_HD void esp_seal(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint
 // ICV does not match, and the packet is untouched.
 SHOAL_HD bool esp_open(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint32_t text_len, uint64_t seq) {
   const uint8_t* iv = esp + 8;
-  uint8_t* text = esp + 16;
+  const bool cbc = esp_cbc(k.suite);
+  uint8_t* text = esp + (cbc ? 24 : 16);
   uint8_t ctr[16], want[32];
   esp_counter0(k, iv, ctr);
   if (k.suite == kEspGcm)
     esp_gcm_tag(te0, k, esp, text, text_len, seq, ctr, want);
   else
-    esp_hmac(k, esp, 16 + text_len, seq, want);
+    esp_hmac(k, esp, (cbc ? 24 : 16) + text_len, seq, want);
   uint8_t diff = 0;  // (every byte compared: no early exit on the first difference)
   for (uint32_t i = 0; i < k.icv_len; ++i) diff |= uint8_t(want[i] ^ text[text_len + i]);
   if (diff) return false;
+  if (cbc) {
+    aes_cbc_decrypt(te0, k, iv, text, text_len);
+    return true;
+  }
   if (k.suite == kEspGcm) store_be32(ctr + 12, 2);
   aes_ctr(te0, k, ctr, text, text_len);
   return true;

@@ -48,7 +48,9 @@ class DeviceSaKeys {
     keys = t_->keys.data();
     te0 = crypto::aes_te0();
     if (L.host) return true;
-    if (!m.sync(L, t_, {{t_->keys.data(), t_->keys.size() * sizeof(k::EspKeys)}, {te0, 256 * sizeof(uint32_t)}}, err))
+    if (!m.sync(L, t_,
+                {{t_->keys.data(), t_->keys.size() * sizeof(k::EspKeys)}, {te0, k::kAesTableWords * sizeof(uint32_t)}},
+                err))
       return false;
     keys = m.at<k::EspKeys>(0);
     te0 = m.at<uint32_t>(1);

@@ -142,7 +142,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       In in;
       in.sa = sa;
       in.hl = j.hdr;
-      in.ivl = 8;
+      in.ivl = sa->params.cipher == crypto::Cipher::AesCbc ? 16 : 8;
       in.text_len = j.text_len;
       in.seq = j.seq + (uint64_t(epoch[i]) << 32);
       device_opened_.add();
@@ -343,7 +343,7 @@ SHOAL_ELEMENT(
         "shows each SA's replay and integrity drops.\n\n"
         "Offloadable (NBA's IPsec gateway): after an OffloadBalancer, batches for the device go there whole. The "
         "host checks each packet in packet order up to the replay window (SA, lengths, the window, ESN's high "
-        "half); the device's ESP kernels (AES-GCM, AES-CTR with HMAC-SHA1 or HMAC-SHA-256; one thread per "
+        "half); the device's ESP kernels (AES-GCM, AES-CTR or AES-CBC with HMAC-SHA1 or HMAC-SHA-256; one thread per "
         "packet) check the ICV before anything is decrypted and decrypt in place (with ESN they also try the "
         "next epoch's high half, which earlier packets of the aggregate may have moved the window to); at "
         "completion the host updates the window in packet order (a copy of a number accepted meanwhile is a "

@@ -79,7 +79,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
   // ---- offload (NBA's form): the host decides, the device lays out and seals
   void offload_declare(offload::Plan& plan) override {
     // room for the largest outer header, ESP header and IV; padding, trailer and ICV
-    whole_ = plan.add_resizable(40 + 16, 3 + 2 + 32);
+    whole_ = plan.add_resizable(40 + 8 + 16, 15 + 2 + 32);
     jobs_ = plan.add_block(sizeof(k::EspJob), 0);
     plan.annos.pred |= offload_uses_pred();
   }
@@ -200,9 +200,10 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
       return j;
     }
     const crypto::SAParams& sp = d.sa->params;
-    const uint32_t inner = p->length() - d.trim - d.hdr, pad = (4 - ((inner + 2) & 3)) & 3;
+    const uint32_t ivl = iv_len(sp), blk = ivl == 16 ? 16 : 4;  // CBC pads to its block, the others to 4 bytes
+    const uint32_t inner = p->length() - d.trim - d.hdr, pad = (blk - ((inner + 2) & (blk - 1))) & (blk - 1);
     const uint32_t outer = d.tunnel ? (sp.dst.family == 4 ? 20 : 40) : d.hdr;
-    if (outer + 16 + inner + pad + 2 + sp.icv_len > (sp.dst.family == 4 ? 65535u : 65535u + 40u)) {
+    if (outer + 8 + ivl + inner + pad + 2 + sp.icv_len > (sp.dst.family == 4 ? 65535u : 65535u + 40u)) {
       j.action = drop_code(r_big_);
       return j;
     }
@@ -224,8 +225,10 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
   // The bytes a sealed packet gained (for the SA's byte count).
   static uint32_t esp_overhead(const Packet*, const crypto::SA& sa, const k::EspJob& j) {
     uint32_t outer = j.outer == 4 ? 20 : j.outer == 6 ? 40 : 0;
-    return outer + j.hdr + 16 + j.pad + 2 + sa.params.icv_len;
+    return outer + j.hdr + 8 + iv_len(sa.params) + j.pad + 2 + sa.params.icv_len;
   }
+  // The IV's bytes on the device path (CBC, CTR and GCM: the suites it does).
+  static uint32_t iv_len(const crypto::SAParams& p) { return p.cipher == crypto::Cipher::AesCbc ? 16 : 8; }
   // A sealed packet's annotations and counts.
   void sealed(Packet* p, crypto::SA* sa, uint32_t inner) {
     const uint8_t* ip = p->data();
@@ -280,9 +283,9 @@ SHOAL_ELEMENT(
         "crypto-error (the crypto library failed; said once on standard error).\n\n"
         "Offloadable (NBA's IPsec gateway): after an OffloadBalancer, batches for the device go there whole, "
         "with room to grow. The host decides each packet's policy, SA and sequence number in packet order (a "
-        "pre-function block); the device's ESP kernels (kernels/esp.hh: AES-CTR with HMAC-SHA1 or "
-        "HMAC-SHA-256, AES-GCM; one thread per packet) pad it, lay the headers out and seal it, with the same "
-        "bytes as the CPU. Packets of an SA whose suite the device does not do (CBC, the null cipher) take the "
+        "pre-function block); the device's ESP kernels (kernels/esp.hh: AES-CTR or AES-CBC with HMAC-SHA1 "
+        "or HMAC-SHA-256, AES-GCM; one thread per packet) pad it, lay the headers out and seal it, with the same "
+        "bytes as the CPU. Packets of an SA the device does not do (the null cipher, ESP in UDP) take the "
         "CPU path when their aggregate completes. Packets that would need their data moved within the buffer "
         "for room (the CPU path does that) are dropped on the device (no-room); FromDump and the I/O elements "
         "leave room. Sequence numbers taken by an aggregate the device failed are not used again (gaps are "
