@@ -165,12 +165,14 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
   int classify(Packet* p, In& in, uint32_t* trim) {
     int v = ip_version(p, trim);
     if (!v) return drop_code(r_notip_);
-    uint32_t len = p->length() - (trim ? *trim : 0);
+    const uint32_t len = p->length() - (trim ? *trim : 0);
     uint8_t* ip = p->data();
     uint32_t hl = v == 4 ? uint32_t(ip[0] & 0xf) * 4 : 40;
     uint8_t proto = v == 4 ? ip[9] : ip[6];
     uint32_t udp = 0;  // ESP in UDP: the UDP header's 8 bytes before ESP
-    if (proto == 17 && len >= hl + 8 && db_->natt_port(k::load_be16(ip + hl + 2))) {
+    // (only a datagram's first fragment has its ports)
+    if (proto == 17 && len >= hl + 8 && (v != 4 || (k::load_be16(ip + 6) & 0x1fff) == 0) &&
+        db_->natt_port(k::load_be16(ip + hl + 2))) {
       int r = natt(ip, v, hl, len, udp);
       if (r != kOpen) return r;
     }
@@ -211,7 +213,8 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
   // A UDP datagram to a port an SA's encapsulation names (RFC 3948 §2.2):
   // a NAT keepalive (one byte, 0xff) is dropped; a payload that starts with
   // four zero bytes (the non-ESP marker: IKE) passes in the clear as other
-  // traffic does; anything else is ESP after the UDP header (`udp` = 8).
+  // traffic does; anything else is ESP after the UDP header (`udp` = 8). A
+  // first fragment is dropped, as ESP fragments are (reassemble first).
   int natt(const uint8_t* ip, int v, uint32_t hl, uint32_t len, uint32_t& udp) {
     if (v == 4 && (k::load_be16(ip + 6) & 0x3fff)) return drop_code(r_frag_);  // reassemble first
     const uint8_t* u = ip + hl + 8;
