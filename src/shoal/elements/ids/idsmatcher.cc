@@ -970,6 +970,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     pkt_stats_[kBytes] += p->length();
     if (!ok) return void(++pkt_stats_[kInvalid]);
     ++pkt_stats_[info.src.v6 ? kIpv6 : kIpv4];
+    if ((p->anno().flags & Anno::kTunnelInner) && (p->anno().user[0] == 1 || p->anno().user[0] == 2))  // IP in IP
+      ++pkt_stats_[p->anno().user[0] == 1 ? (info.src.v6 ? kIpv6InIpv4 : kIpv4InIpv4)
+                                          : (info.src.v6 ? kIpv6InIpv6 : kIpv4InIpv6)];
     switch (info.proto) {
       case 6: ++pkt_stats_[kTcp]; break;
       case 17: ++pkt_stats_[kUdp]; break;
@@ -992,9 +995,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
   // This copy's counters into the run's.
   void add_stats() {
-    static constexpr const char* kNames[] = {"decoder.pkts",   "decoder.bytes", "decoder.invalid", "decoder.ipv4",
-                                             "decoder.ipv6",   "decoder.tcp",   "decoder.udp",     "decoder.sctp",
-                                             "decoder.icmpv4", "decoder.icmpv6"};
+    static constexpr const char* kNames[] = {
+        "decoder.pkts",         "decoder.bytes",        "decoder.invalid",      "decoder.ipv4",        "decoder.ipv6",
+        "decoder.tcp",          "decoder.udp",          "decoder.sctp",         "decoder.icmpv4",      "decoder.icmpv6",
+        "decoder.ipv4_in_ipv4", "decoder.ipv6_in_ipv4", "decoder.ipv4_in_ipv6", "decoder.ipv6_in_ipv6"};
     static_assert(std::size(kNames) == kPktStats);
     std::lock_guard<std::mutex> g(shared_->stats_mu);
     auto& s = shared_->stats;
@@ -1287,7 +1291,23 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   const void* longest_for_ = nullptr;
   Stat chunked_;
   Stat passed_, dropped_, flow_passed_, flow_dropped_;
-  enum PktStat { kPkts, kBytes, kInvalid, kIpv4, kIpv6, kTcp, kUdp, kSctp, kIcmpv4, kIcmpv6, kPktStats };
+  enum PktStat {
+    kPkts,
+    kBytes,
+    kInvalid,
+    kIpv4,
+    kIpv6,
+    kTcp,
+    kUdp,
+    kSctp,
+    kIcmpv4,
+    kIcmpv6,
+    kIpv4InIpv4,
+    kIpv6InIpv4,
+    kIpv4InIpv6,
+    kIpv6InIpv6,
+    kPktStats
+  };
   std::array<uint64_t, kPktStats> pkt_stats_{};
   std::array<uint64_t, ids::kDecodeEventCount> event_stats_{};
   std::map<std::string, uint64_t> flow_stats_;
