@@ -968,6 +968,22 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   void decoded(const Packet* p, const ids::PacketInfo& info, bool ok) {
     ++pkt_stats_[kPkts];
     pkt_stats_[kBytes] += p->length();
+    if (!(p->anno().flags & Anno::kTunnelInner)) {  // the link it was read with (a tunnel's inner packet: none)
+      switch (io::link_dlt(p->anno().link)) {
+        case DLT_EN10MB: ++pkt_stats_[kEthernet]; break;
+        case DLT_C_HDLC: ++pkt_stats_[kChdlc]; break;
+        case DLT_RAW:
+        case DLT_IPV4:
+        case DLT_IPV6: ++pkt_stats_[kRaw]; break;
+        case DLT_NULL:
+        case DLT_LOOP: ++pkt_stats_[kNull]; break;
+        case DLT_LINUX_SLL: ++pkt_stats_[kSll]; break;
+        case DLT_LINUX_SLL2: ++pkt_stats_[kSll2]; break;
+        case DLT_PPP:
+        case DLT_PPP_SERIAL: ++pkt_stats_[kPpp]; break;
+        default: break;
+      }
+    }
     if (!ok) return void(++pkt_stats_[kInvalid]);
     ++pkt_stats_[info.src.v6 ? kIpv6 : kIpv4];
     if ((p->anno().flags & Anno::kTunnelInner) && (p->anno().user[0] == 1 || p->anno().user[0] == 2))  // IP in IP
@@ -995,10 +1011,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
   // This copy's counters into the run's.
   void add_stats() {
-    static constexpr const char* kNames[] = {
-        "decoder.pkts",         "decoder.bytes",        "decoder.invalid",      "decoder.ipv4",        "decoder.ipv6",
-        "decoder.tcp",          "decoder.udp",          "decoder.sctp",         "decoder.icmpv4",      "decoder.icmpv6",
-        "decoder.ipv4_in_ipv4", "decoder.ipv6_in_ipv4", "decoder.ipv4_in_ipv6", "decoder.ipv6_in_ipv6"};
+    static constexpr const char* kNames[] = {"decoder.pkts",         "decoder.bytes",        "decoder.invalid",
+                                             "decoder.ipv4",         "decoder.ipv6",         "decoder.tcp",
+                                             "decoder.udp",          "decoder.sctp",         "decoder.icmpv4",
+                                             "decoder.icmpv6",       "decoder.ipv4_in_ipv4", "decoder.ipv6_in_ipv4",
+                                             "decoder.ipv4_in_ipv6", "decoder.ipv6_in_ipv6", "decoder.ethernet",
+                                             "decoder.chdlc",        "decoder.raw",          "decoder.null",
+                                             "decoder.sll",          "decoder.sll2",         "decoder.ppp"};
     static_assert(std::size(kNames) == kPktStats);
     std::lock_guard<std::mutex> g(shared_->stats_mu);
     auto& s = shared_->stats;
@@ -1306,6 +1325,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     kIpv6InIpv4,
     kIpv4InIpv6,
     kIpv6InIpv6,
+    kEthernet,
+    kChdlc,
+    kRaw,
+    kNull,
+    kSll,
+    kSll2,
+    kPpp,
     kPktStats
   };
   std::array<uint64_t, kPktStats> pkt_stats_{};
