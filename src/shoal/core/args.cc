@@ -184,6 +184,18 @@ bool parse_ipv6(std::string_view s, IPv6Addr& out) {
 
 // Click's EtherAddressArg: six groups of one or two hex digits, separated
 // by ':' or '-' (the same one throughout): 00:1b:21:0a:0b:0c, 2:1:1:1:1:1.
+bool parse_ip_proto(std::string_view s, uint8_t& out) {
+  static constexpr std::pair<std::string_view, uint8_t> kNames[] = {
+      {"icmp", 1}, {"igmp", 2}, {"ipip", 4}, {"ipv4", 4},   {"tcp", 6},        {"udp", 17},  {"ipv6", 41},
+      {"gre", 47}, {"esp", 50}, {"ah", 51},  {"icmp6", 58}, {"ipv6-icmp", 58}, {"sctp", 132}};
+  for (const auto& [n, v] : kNames)
+    if (s == n) return out = v, true;
+  uint64_t v;
+  if (!parse_uint(s, v) || v > 255) return false;
+  out = uint8_t(v);
+  return true;
+}
+
 bool parse_ether(std::string_view s, EtherAddr& out) {
   if (std::string_view suf; const NamedAddress* na = named(s, suf)) {
     if (!na->has_eth || !(suf.empty() || suf == "eth")) return false;

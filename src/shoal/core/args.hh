@@ -58,6 +58,9 @@ bool parse_bandwidth(std::string_view s, Bandwidth& out);
 bool parse_ipv4(std::string_view s, IPv4Addr& out);
 bool parse_ipv6(std::string_view s, IPv6Addr& out);
 bool parse_ether(std::string_view s, EtherAddr& out);
+// An IP protocol: a number (0-255) or a name as Click's NameInfo knows them
+// (icmp, igmp, ipip, tcp, udp, ipv6, gre, esp, ah, icmp6, sctp).
+bool parse_ip_proto(std::string_view s, uint8_t& out);
 // A TCP (proto 6) or UDP (17) port: a number, a PortInfo name, or a
 // well-known service name ("ssh"); proto 0 takes either.
 bool parse_port(std::string_view s, int proto, uint16_t& out);

@@ -236,6 +236,16 @@ void EspCipher::iv_for(uint64_t seq, uint8_t* iv) {
   }
 }
 
+// What EVP starts from: CTR's first counter block (RFC 3686 §4: nonce, IV,
+// a block counter from 1), made in `ctr`; CBC's IV as it is.
+const uint8_t* EspCipher::first_block(const uint8_t* iv, uint8_t* ctr) const {
+  if (p_.cipher != Cipher::AesCtr) return iv;
+  std::memcpy(ctr, p_.salt.data(), 4);
+  std::memcpy(ctr + 4, iv, 8);
+  k::store_be32(ctr + 12, 1);
+  return ctr;
+}
+
 void EspCipher::hmac(const uint8_t* data, size_t len, const uint8_t* seq_hi, uint8_t* out) {
   uint8_t h[EVP_MAX_MD_SIZE];
   unsigned hl = 0;
@@ -283,13 +293,7 @@ bool EspCipher::seal(uint8_t* esp, uint32_t text_len, uint64_t seq) {
     case Cipher::AesCtr:
     case Cipher::AesCbc: {
       uint8_t ctr[16];
-      const uint8_t* ivp = iv;
-      if (p_.cipher == Cipher::AesCtr) {  // RFC 3686 §4: nonce, IV, a block counter from 1
-        std::memcpy(ctr, p_.salt.data(), 4);
-        std::memcpy(ctr + 4, iv, 8);
-        k::store_be32(ctr + 12, 1);
-        ivp = ctr;
-      }
+      const uint8_t* ivp = first_block(iv, ctr);
       EVP_CIPHER_CTX* c = evp_->enc;
       if (EVP_EncryptInit_ex(c, nullptr, nullptr, nullptr, ivp) != 1 ||
           EVP_EncryptUpdate(c, text, &n, text, int(text_len)) != 1)
@@ -339,13 +343,7 @@ bool EspCipher::open(uint8_t* esp, uint32_t text_len, uint64_t seq) {
   }
   if (p_.cipher == Cipher::Null) return true;
   uint8_t ctr[16];
-  const uint8_t* ivp = iv;
-  if (p_.cipher == Cipher::AesCtr) {
-    std::memcpy(ctr, p_.salt.data(), 4);
-    std::memcpy(ctr + 4, iv, 8);
-    k::store_be32(ctr + 12, 1);
-    ivp = ctr;
-  }
+  const uint8_t* ivp = first_block(iv, ctr);
   EVP_CIPHER_CTX* c = evp_->dec;
   if (EVP_DecryptInit_ex(c, nullptr, nullptr, nullptr, ivp) != 1 ||
       EVP_DecryptUpdate(c, text, &n, text, int(text_len)) != 1)
@@ -357,13 +355,7 @@ void EspCipher::cipher_only(const uint8_t* iv, uint8_t* text, uint32_t len, bool
   if (mb_ || (p_.cipher != Cipher::AesCbc && p_.cipher != Cipher::AesCtr))
     throw std::runtime_error("EspCipher::cipher_only: CBC and CTR with OpenSSL's engine only");
   uint8_t ctr[16];
-  const uint8_t* ivp = iv;
-  if (p_.cipher == Cipher::AesCtr) {
-    std::memcpy(ctr, p_.salt.data(), 4);
-    std::memcpy(ctr + 4, iv, 8);
-    k::store_be32(ctr + 12, 1);
-    ivp = ctr;
-  }
+  const uint8_t* ivp = first_block(iv, ctr);
   EVP_CIPHER_CTX* c = encrypt ? evp_->enc : evp_->dec;
   int n = 0;
   if ((encrypt ? EVP_EncryptInit_ex(c, nullptr, nullptr, nullptr, ivp)

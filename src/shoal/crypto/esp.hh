@@ -68,6 +68,7 @@ class EspCipher {
 
  private:
   void iv_for(uint64_t seq, uint8_t* iv);
+  const uint8_t* first_block(const uint8_t* iv, uint8_t* ctr) const;
   void hmac(const uint8_t* data, size_t len, const uint8_t* seq_hi, uint8_t* out);
 
   bool mb_seal(uint8_t* esp, uint32_t text_len, uint64_t seq);

@@ -16,24 +16,7 @@ class IPEncap : public PacketElement<IPEncap> {
     a.read_mp("PROTO", proto).read_mp("SRC", src).read_mp("DST", dst);
     a.read("TOS", tos_).read("TTL", ttl_).read("DF", df);
     a.complete();
-    uint64_t pr;
-    if (proto == "tcp")
-      pr = 6;
-    else if (proto == "udp")
-      pr = 17;
-    else if (proto == "icmp")
-      pr = 1;
-    else if (proto == "ipip" || proto == "ipv4")
-      pr = 4;
-    else if (proto == "gre")
-      pr = 47;
-    else if (proto == "esp")
-      pr = 50;
-    else if (proto == "ah")
-      pr = 51;
-    else if (!parse_uint(proto, pr) || pr > 255)
-      a.fail(fmt::format("PROTO '{}' is not a protocol", proto));
-    proto_ = uint8_t(pr);
+    if (!parse_ip_proto(proto, proto_)) a.fail(fmt::format("PROTO '{}' is not a protocol", proto));
     std::memcpy(src_, src.b.data(), 4);
     std::memcpy(dst_, dst.b.data(), 4);
     df_ = df;

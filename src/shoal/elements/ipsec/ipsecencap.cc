@@ -15,18 +15,7 @@ class IPsecEncap : public PacketElement<IPsecEncap> {
     std::string proto;
     a.read_mp("PROTO", proto).read("TOS", tos_).read("TTL", ttl_);
     a.complete();
-    uint64_t pr = 0;
-    if (proto == "esp")
-      pr = 50;
-    else if (proto == "ah")
-      pr = 51;
-    else if (proto == "ipip" || proto == "ipv4")
-      pr = 4;
-    else if (proto == "udp")
-      pr = 17;
-    else if (!parse_uint(proto, pr) || pr > 255)
-      a.fail(fmt::format("PROTO '{}' is not a protocol", proto));
-    proto_ = uint8_t(pr);
+    if (!parse_ip_proto(proto, proto_)) a.fail(fmt::format("PROTO '{}' is not a protocol", proto));
   }
   void initialize() override {
     r_room_ = add_drop_reason("no-headroom");
@@ -65,7 +54,7 @@ SHOAL_ELEMENT(IPsecEncap, .name = "IPsecEncap", .ports = "1/1", .processing = "a
                   "IPsec) to the address in the DST_IP annotation (the gateway RadixIPsecLookup's route gave), a "
                   "fresh IP ID, TTL 250, and source 0.0.0.0 with the FIX_IP_SRC annotation set, so that FixIPSrc "
                   "on the way out writes the sending interface's address. Drops: no-headroom, too-long.",
-              .args = {{"PROTO", "protocol", "number or name (esp, ah, ipip, udp)"},
+              .args = {{"PROTO", "protocol", "number or name (esp, ah, ipip, udp...)"},
                        {"TOS", "unsigned", "type of service (default 0)"},
                        {"TTL", "unsigned", "time to live (default 250)"}},
               .example = "... -> IPsecAuthHMACSHA1(0) -> IPsecEncap(50) -> [0]rt;");
