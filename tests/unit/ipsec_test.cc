@@ -435,6 +435,106 @@ TEST(Esp, EnginesAgree) {
       }
 }
 
+// A queue of many packets' transforms over SAs of every suite (ESN or
+// not) interleaved, more of them than the multi-buffer manager holds at
+// once: the bytes OpenSSL's engine makes one at a time, each result back
+// with its tag in the order added, and forged packets (one bit of the text
+// or of the ICV) refused among genuine ones.
+TEST(Esp, QueueAgreesWithOneAtATime) {
+  if (!have_ipsec_mb()) GTEST_SKIP() << "intel-ipsec-mb is not built in";
+  std::mt19937 rng(11);
+  auto bytes = [&](size_t n) {
+    std::string s(n, 0);
+    for (auto& c : s) c = char(rng());
+    return s;
+  };
+  std::vector<SAParams> sas;
+  for (Cipher ci : {Cipher::AesCtr, Cipher::AesCbc, Cipher::Null, Cipher::AesGcm})
+    for (Integ in : {Integ::HmacSha1, Integ::HmacSha256})
+      for (bool esn : {false, true}) {
+        SAParams p;
+        p.cipher = ci;
+        p.enc_key = ci == Cipher::Null ? "" : bytes(ci == Cipher::AesCbc ? 32 : 16);
+        p.salt = bytes(4);
+        p.integ = ci == Cipher::AesGcm ? Integ::None : in;
+        p.auth_key = bytes(in == Integ::HmacSha1 ? 20 : 32);
+        p.icv_len = ci == Cipher::AesGcm ? 16 : in == Integ::HmacSha1 ? 12 : 16;
+        p.esn = esn;
+        sas.push_back(p);
+      }
+  std::vector<std::unique_ptr<EspCipher>> mb, ossl;
+  for (const auto& p : sas) {
+    mb.push_back(std::make_unique<EspCipher>(p, Engine::Auto, true));
+    ossl.push_back(std::make_unique<EspCipher>(p, Engine::OpenSsl));
+    EXPECT_EQ(mb.back()->mb_jobs(), p.cipher != Cipher::AesGcm);
+  }
+  struct Pkt {
+    size_t sa;
+    uint32_t text;
+    uint64_t seq;
+    std::vector<uint8_t> b;
+  };
+  const int n = 700;  // > the queue's slots
+  std::vector<Pkt> pk;
+  for (int i = 0; i < n; ++i) {
+    Pkt k;
+    k.sa = rng() % sas.size();
+    EspCipher& c = *mb[k.sa];
+    k.text = uint32_t(rng() % 100 + 1) * c.align();
+    k.seq = (uint64_t(rng() % 3) << 32) | (rng() | 1);
+    k.b.resize(8 + c.iv_len() + k.text + c.icv_len() + 4);  // (+4: ESN's high half goes after the text)
+    for (auto& x : k.b) x = uint8_t(rng());
+    k::store_be32(k.b.data(), 0x1000 + uint32_t(k.sa));
+    k::store_be32(k.b.data() + 4, uint32_t(k.seq));
+    pk.push_back(std::move(k));
+  }
+  auto want = pk;
+  for (auto& k : want) ASSERT_TRUE(ossl[k.sa]->seal(k.b.data(), k.text, k.seq));
+  EspQueue q;
+  for (int i = 0; i < n; ++i)
+    q.add(*mb[pk[size_t(i)].sa], true, pk[size_t(i)].b.data(), pk[size_t(i)].text, pk[size_t(i)].seq, uint32_t(i));
+  uint32_t next = 0;
+  q.finish([&](uint32_t tag, bool ok, bool failed) {
+    EXPECT_EQ(tag, next++);
+    EXPECT_TRUE(ok && !failed);
+  });
+  EXPECT_EQ(next, uint32_t(n));
+  EXPECT_TRUE(q.empty());
+  for (int i = 0; i < n; ++i) {
+    const Pkt& k = pk[size_t(i)];
+    size_t used = k.b.size() - 4;
+    ASSERT_TRUE(std::equal(k.b.begin(), k.b.begin() + long(used), want[size_t(i)].b.begin()))
+        << "packet " << i << " sa " << k.sa;
+  }
+  // open them again, a third forged
+  std::vector<bool> forged(size_t(n), false);
+  auto plain = pk;
+  for (int i = 0; i < n; ++i) {
+    Pkt& k = pk[size_t(i)];
+    if (rng() % 3 == 0) {
+      forged[size_t(i)] = true;
+      EspCipher& c = *mb[k.sa];
+      k.b[8 + c.iv_len() + rng() % (k.text + c.icv_len())] ^= uint8_t(1 << (rng() % 8));
+    }
+    q.add(*mb[k.sa], false, k.b.data(), k.text, k.seq, uint32_t(i));
+  }
+  next = 0;
+  q.finish([&](uint32_t tag, bool ok, bool failed) {
+    EXPECT_EQ(tag, next);
+    EXPECT_FALSE(failed);
+    EXPECT_EQ(ok, !forged[tag]) << "packet " << tag << " sa " << pk[tag].sa;
+    ++next;
+  });
+  EXPECT_EQ(next, uint32_t(n));
+  for (int i = 0; i < n; ++i) {  // genuine packets decrypted to what OpenSSL opens
+    if (forged[size_t(i)]) continue;
+    Pkt& w = want[size_t(i)];
+    ASSERT_TRUE(ossl[w.sa]->open(w.b.data(), w.text, w.seq));
+    uint32_t off = 8 + mb[w.sa]->iv_len();
+    EXPECT_TRUE(std::equal(w.b.begin() + off, w.b.begin() + off + w.text, pk[size_t(i)].b.begin() + off)) << i;
+  }
+}
+
 // The per-packet functions of the device path (kernels/esp.hh) seal every
 // device suite to the bytes EspCipher (OpenSSL) seals, open what it seals,
 // refuse what it refuses, and leave a refused packet untouched.

@@ -288,6 +288,9 @@ class Element {
 //   void process(Packet*)          always to output 0, never drops
 //   int  process(Packet*)          an output port, or drop_code(reason)
 //   int  process(int port, Packet*) the same, knowing the input port
+// and optionally `void begin_batch(PacketBatch*)` and `bool
+// finish_batch(PacketBatch*)` around each batch's loop (finish_batch may
+// rewrite results, saying so by returning true).
 // The loop is inlined (no virtual call per packet); branches go through
 // dispatch() only when the batch actually diverges.
 template <class D>
@@ -324,12 +327,17 @@ class PacketElement : public Element {
     } else {
       int first = INT32_MIN;
       bool uniform = true;
+      if constexpr (requires { d->begin_batch(b); }) d->begin_batch(b);
       b->for_each([&](uint32_t i, Packet* p) {
         int r = call(d, port, p);
         b->result(i) = int16_t(r);
         if (first == INT32_MIN) first = r;
         uniform &= (r == first);
       });
+      // Work queued per packet and completed per batch (a crypto library's
+      // multi-buffer jobs): true when it changed any packet's result.
+      if constexpr (requires { d->finish_batch(b); })
+        if (d->finish_batch(b)) uniform = false;
       if (first == INT32_MIN) return 0;
       return uniform && first >= 0 && first < noutputs() ? first : -1;
     }

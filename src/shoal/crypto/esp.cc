@@ -28,12 +28,14 @@ bool parse_engine(std::string_view s, Engine& e) {
   return true;
 }
 
-// auto: ipsec-mb for AES-GCM (5-7x EVP per packet). CTR and CBC with HMAC
-// go one job at a time here, which leaves ipsec-mb's multi-buffer lanes
-// empty: measured slower than EVP (bench-ipsec), so auto keeps EVP for them.
-Engine engine_for(const SAParams& p, Engine e) {
+// auto: ipsec-mb for AES-GCM (5-7x EVP per packet) and, where the caller
+// batches through EspQueue, for CTR and CBC with HMAC too (one job at a
+// time leaves ipsec-mb's multi-buffer lanes empty: measured slower than
+// EVP, so auto keeps EVP for them there).
+Engine engine_for(const SAParams& p, Engine e, bool batched) {
   if (e == Engine::IpsecMb) return Engine::IpsecMb;
-  return e == Engine::Auto && have_ipsec_mb() && p.cipher == Cipher::AesGcm ? Engine::IpsecMb : Engine::OpenSsl;
+  return e == Engine::Auto && have_ipsec_mb() && (batched || p.cipher == Cipher::AesGcm) ? Engine::IpsecMb
+                                                                                         : Engine::OpenSsl;
 }
 
 #ifdef SHOAL_HAVE_IPSEC_MB
@@ -116,11 +118,11 @@ const EVP_CIPHER* aes(Cipher c, size_t key_len) {
 }
 }  // namespace
 
-EspCipher::EspCipher(const SAParams& p, Engine e) : p_(p), evp_(std::make_unique<Evp>()) {
+EspCipher::EspCipher(const SAParams& p, Engine e, bool batched) : p_(p), evp_(std::make_unique<Evp>()) {
   const auto* key = reinterpret_cast<const uint8_t*>(p_.enc_key.data());
   if (e == Engine::IpsecMb && !have_ipsec_mb())
     throw std::runtime_error("intel-ipsec-mb is not built in or not usable on this CPU");
-  engine_ = engine_for(p_, e);
+  engine_ = engine_for(p_, e, batched);
   if (engine_ == Engine::OpenSsl && p_.cipher != Cipher::Null) {
     const EVP_CIPHER* c = aes(p_.cipher, p_.enc_key.size());
     evp_->enc = EVP_CIPHER_CTX_new();
@@ -385,13 +387,13 @@ uint32_t gcm_inputs(const SAParams& p, const uint8_t* esp, uint64_t seq, uint8_t
 // ESP needs (encrypt then MAC; on the way in, MAC then decrypt). With ESN
 // the high half is hashed after the text: it is written where the ICV
 // goes for the time of the job (open() keeps the received ICV aside first).
-// The full HMAC goes to `tag`; throws when the job fails.
-void EspCipher::mb_job(void* mgr, uint8_t* esp, uint32_t text_len, uint64_t seq, bool seal, uint8_t* tag) {
-  auto* m = static_cast<IMB_MGR*>(mgr);
+// The full HMAC goes to `tag`; CTR's first counter block is made in `ctr`
+// (both must live until the job completes).
+void EspCipher::mb_fill(void* job, uint8_t* esp, uint32_t text_len, uint64_t seq, bool seal, uint8_t* tag,
+                        uint8_t* ctr) {
+  auto* j = static_cast<IMB_JOB*>(job);
   uint8_t* iv = esp + 8;
   uint8_t* text = iv + iv_len_;
-  uint8_t ctr[16];
-  IMB_JOB* j = IMB_GET_NEXT_JOB(m);
   j->enc_keys = mb_->enc;
   j->dec_keys = mb_->dec;
   j->key_len_in_bytes = p_.enc_key.size();
@@ -402,11 +404,8 @@ void EspCipher::mb_job(void* mgr, uint8_t* esp, uint32_t text_len, uint64_t seq,
   j->cipher_direction = seal ? IMB_DIR_ENCRYPT : IMB_DIR_DECRYPT;
   j->chain_order = seal ? IMB_ORDER_CIPHER_HASH : IMB_ORDER_HASH_CIPHER;
   if (p_.cipher == Cipher::AesCtr) {  // RFC 3686 §4: nonce, IV, a block counter from 1
-    std::memcpy(ctr, p_.salt.data(), 4);
-    std::memcpy(ctr + 4, iv, 8);
-    k::store_be32(ctr + 12, 1);
     j->cipher_mode = IMB_CIPHER_CNTR;
-    j->iv = ctr;
+    j->iv = first_block(iv, ctr);
     j->iv_len_in_bytes = 16;
   } else if (p_.cipher == Cipher::AesCbc) {
     j->cipher_mode = IMB_CIPHER_CBC;
@@ -426,6 +425,14 @@ void EspCipher::mb_job(void* mgr, uint8_t* esp, uint32_t text_len, uint64_t seq,
   j->auth_tag_output_len_in_bytes = mac ? mb_->digest : 0;
   j->u.HMAC._hashed_auth_key_xor_ipad = mb_->ipad;
   j->u.HMAC._hashed_auth_key_xor_opad = mb_->opad;
+}
+
+// One job, done now (the queue of EspQueue is the fast way).
+void EspCipher::mb_job(void* mgr, uint8_t* esp, uint32_t text_len, uint64_t seq, bool seal, uint8_t* tag) {
+  auto* m = static_cast<IMB_MGR*>(mgr);
+  uint8_t ctr[16];
+  IMB_JOB* j = IMB_GET_NEXT_JOB(m);
+  mb_fill(j, esp, text_len, seq, seal, tag, ctr);
   j = IMB_SUBMIT_JOB(m);
   if (!j) j = IMB_FLUSH_JOB(m);
   if (!j || j->status != IMB_STATUS_COMPLETED)
@@ -483,9 +490,100 @@ bool EspCipher::mb_open(uint8_t* esp, uint32_t text_len, uint64_t seq) {
 }
 #else
 void EspCipher::mb_job(void*, uint8_t*, uint32_t, uint64_t, bool, uint8_t*) {}
+void EspCipher::mb_fill(void*, uint8_t*, uint32_t, uint64_t, bool, uint8_t*, uint8_t*) {}
 bool EspCipher::mb_seal(uint8_t*, uint32_t, uint64_t) { return false; }
 bool EspCipher::mb_open(uint8_t*, uint32_t, uint64_t) { return false; }
 #endif
+
+#ifdef SHOAL_HAVE_IPSEC_MB
+struct EspQueue::Slot {
+  alignas(16) uint8_t ctr[16];
+  alignas(16) uint8_t digest[32];
+  uint8_t got[32];  // open: the ICV received
+  uint8_t* icv = nullptr;
+  uint32_t result = 0;  // its place in results_
+  uint32_t icv_len = 0;
+  bool seal = false;
+};
+namespace {
+constexpr uint32_t kQueueSlots = 128;  // jobs in the manager at once (it has room for IMB_MAX_JOBS)
+}  // namespace
+#else
+struct EspQueue::Slot {};
+#endif
+
+EspQueue::EspQueue() = default;
+EspQueue::~EspQueue() {
+#ifdef SHOAL_HAVE_IPSEC_MB
+  if (mgr_) free_mb_mgr(static_cast<IMB_MGR*>(mgr_));
+#endif
+}
+
+void EspQueue::add(EspCipher& c, bool seal, uint8_t* esp, uint32_t text_len, uint64_t seq, uint32_t tag) {
+  const auto ri = uint32_t(results_.size());
+  results_.push_back({tag, false, false});
+  try {
+    if (!c.mb_jobs()) {
+      results_[ri].ok = seal ? c.seal(esp, text_len, seq) : c.open(esp, text_len, seq);
+      return;
+    }
+#ifdef SHOAL_HAVE_IPSEC_MB
+    if (!mgr_) {
+      IMB_MGR* m = alloc_mb_mgr(0);
+      if (!m) throw std::runtime_error("intel-ipsec-mb: alloc_mb_mgr failed");
+      IMB_ARCH arch;
+      init_mb_mgr_auto(m, &arch);
+      mgr_ = m;
+      slots_ = std::make_unique<Slot[]>(kQueueSlots);
+      for (uint32_t i = kQueueSlots; i-- > 0;) free_.push_back(i);
+    }
+    auto* m = static_cast<IMB_MGR*>(mgr_);
+    if (free_.empty()) complete();
+    Slot& s = slots_[free_.back()];
+    s.result = ri;
+    s.seal = seal;
+    s.icv_len = c.icv_len_;
+    s.icv = esp + 8 + c.iv_len_ + text_len;
+    if (seal)
+      c.iv_for(seq, esp + 8);
+    else
+      std::memcpy(s.got, s.icv, s.icv_len);
+    free_.pop_back();
+    IMB_JOB* j = IMB_GET_NEXT_JOB(m);
+    c.mb_fill(j, esp, text_len, seq, seal, s.digest, s.ctr);
+    j->user_data = &s;
+    for (j = IMB_SUBMIT_JOB(m); j; j = IMB_GET_COMPLETED_JOB(m)) retire(j);
+#endif
+  } catch (const std::exception&) {
+    results_[ri].failed = true;
+  }
+}
+
+void EspQueue::complete() {
+#ifdef SHOAL_HAVE_IPSEC_MB
+  if (!mgr_) return;
+  auto* m = static_cast<IMB_MGR*>(mgr_);
+  while (IMB_JOB* j = IMB_FLUSH_JOB(m)) retire(j);
+#endif
+}
+
+void EspQueue::retire([[maybe_unused]] void* job) {
+#ifdef SHOAL_HAVE_IPSEC_MB
+  auto* j = static_cast<IMB_JOB*>(job);
+  Slot& s = *static_cast<Slot*>(j->user_data);
+  Result& r = results_[s.result];
+  if (j->status != IMB_STATUS_COMPLETED) {
+    r.failed = true;
+  } else if (s.seal) {
+    std::memcpy(s.icv, s.digest, s.icv_len);
+    r.ok = true;
+  } else {  // (the text is decrypted whatever the ICV says; the caller uses none of it when it does not match)
+    r.ok = CRYPTO_memcmp(s.digest, s.got, s.icv_len) == 0;
+    std::memcpy(s.icv, s.got, s.icv_len);
+  }
+  free_.push_back(uint32_t(&s - slots_.get()));
+#endif
+}
 
 const uint32_t* aes_te0() {
   static const auto table = [] {

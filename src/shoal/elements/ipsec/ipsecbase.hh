@@ -81,6 +81,9 @@ class IPsecBase : public Base {
     tally_.flush();
     return r;
   }
+  // (PacketElement's hook: the batch's transforms are queued; the
+  // element's finish_batch completes them)
+  void begin_batch(PacketBatch*) { queuing_ = true; }
 
  protected:
   void read_sad(Args& a) {
@@ -116,7 +119,7 @@ class IPsecBase : public Base {
     this->add_read_handler("crypto", [this] {
       std::string s;
       for (const auto& sa : sad_->snapshot()->sas()) {
-        crypto::Engine e = crypto::engine_for(sa->params, engine_);
+        crypto::Engine e = crypto::engine_for(sa->params, engine_, true);
         s += fmt::format("spi {:#010x} {}\n", sa->params.spi, e == crypto::Engine::IpsecMb ? "ipsec-mb" : "openssl");
       }
       return s;
@@ -152,7 +155,7 @@ class IPsecBase : public Base {
     auto& c = ciphers_[sa];
     if (!c) {
       try {
-        c = std::make_unique<crypto::EspCipher>(sa->params, engine_);
+        c = std::make_unique<crypto::EspCipher>(sa->params, engine_, true);
       } catch (const std::exception& e) {
         ciphers_.erase(sa);
         if (!warned_) fmt::print(stderr, "shoal: {}: spi {:#010x}: {}\n", this->name(), sa->params.spi, e.what());
@@ -163,6 +166,26 @@ class IPsecBase : public Base {
     last_sa_ = sa;
     last_ = c.get();
     return last_;
+  }
+  // A batch's transforms go through the queue (begin_batch to
+  // finish_batch, and the host's share of an offloaded aggregate): the
+  // packet's work up to the cipher is done in process(), the rest when the
+  // queue completes. Outside (process() called alone) they are done at once.
+  // Writes each queued packet's result (`r` of the pending entries, in
+  // batch order) into its slot of b; true when any is not output 0 (the
+  // result process() gave them).
+  template <class P>
+  static bool settle(PacketBatch* b, const std::vector<P>& pend) {
+    size_t c = 0;
+    bool changed = false;
+    b->for_each([&](uint32_t i, Packet* p) {
+      if (c < pend.size() && pend[c].p == p) {
+        b->result(i) = int16_t(pend[c].r);
+        changed |= pend[c].r != 0;
+        ++c;
+      }
+    });
+    return changed;
   }
   // seal/open, with a library failure (an exception) turned into false.
   static bool run_cipher(crypto::EspCipher& c, bool seal, uint8_t* esp, uint32_t text, uint64_t seq, bool& failed) {
@@ -253,6 +276,9 @@ class IPsecBase : public Base {
   crypto::SaTally tally_;  // the SAs' packet and byte counters, added per batch
   const crypto::SA* last_sa_ = nullptr;
   crypto::EspCipher* last_ = nullptr;
+  crypto::EspQueue queue_;
+  bool queuing_ = false;
+  uint32_t slot_ = 0;  // offload_post: the aggregate's slot of the packet process() is given
 };
 
 }  // namespace shoal

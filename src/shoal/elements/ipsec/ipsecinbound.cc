@@ -54,13 +54,25 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
     if (r != kOpen) return r;
     crypto::EspCipher* cp = cipher(in.sa);
     if (!cp) return drop_code(r_crypto_);
-    bool failed = false;
-    if (!run_cipher(*cp, false, p->data() + in.hl + in.udp, in.text_len, in.seq, failed)) {
-      if (failed) return drop_code(r_crypto_);
-      in.sa->integrity.fetch_add(1, std::memory_order_relaxed);
-      return drop_code(r_icv_);
+    uint8_t* esp = p->data() + in.hl + in.udp;
+    // The rest when the batch's queue completes; not with ESN, whose high
+    // half is inferred from the window as the packets before left it.
+    if (queuing_ && !in.sa->params.esn) {
+      queue_.add(*cp, false, esp, in.text_len, in.seq, uint32_t(pend_.size()));
+      pend_.push_back({p, in, slot_, 0});
+      return 0;
     }
-    return accept(p, in);
+    bool failed = false;
+    bool ok = run_cipher(*cp, false, esp, in.text_len, in.seq, failed);
+    return opened(p, in, ok, failed);
+  }
+  bool finish_batch(PacketBatch* b) {
+    queuing_ = false;
+    if (queue_.empty()) return false;
+    complete_queue();
+    bool changed = settle(b, pend_);
+    pend_.clear();
+    return changed;
   }
 
   // ---- offload (NBA's form): the host checks each packet up to the replay
@@ -108,12 +120,14 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
   void offload_post(offload::Aggregate& a, size_t step) override {
     const auto* jobs = reinterpret_cast<const k::EspInJob*>(a.block_in(jobs_));
     const uint8_t* epoch = a.block_out(jobs_);
+    queuing_ = true;
     for (uint32_t i = 0; i < a.n; ++i) {
       if (!a.reached(i, step)) continue;
       Packet* p = a.batch->at(i);
       const k::EspInJob& j = jobs[i];
       if (j.action == k::kEspHost) {
         host_opened_.add();
+        slot_ = i;
         a.set_result(i, step, process(p));
         continue;
       }
@@ -122,21 +136,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       uint32_t v = a.verdict(i);
       if (v) {  // the ICV did not match
         if (!k::verdict_dropped(v) || k::verdict_reason(v) != r_icv_) continue;
-        // A copy of a number that an earlier packet of this aggregate has
-        // meanwhile been accepted with is a replay, as the CPU path, which
-        // checks the window first, calls it.
-        bool replay;
-        {
-          std::lock_guard g(sa->mu);  // (ESN's high half inferred from the window as it is now)
-          const bool esn = sa->params.esn;
-          replay = !sa->window.check(sa->window.infer(uint32_t(j.seq), esn), esn);
-        }
-        if (replay) {
-          sa->replay.fetch_add(1, std::memory_order_relaxed);
-          a.set_result(i, step, drop_code(r_replay_));
-        } else {
-          sa->integrity.fetch_add(1, std::memory_order_relaxed);
-        }
+        a.set_result(i, step, bad_icv(sa, j.seq, true));  // (ESN's high half inferred from the window as it is now)
         continue;
       }
       In in;
@@ -147,6 +147,12 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       in.seq = j.seq + (uint64_t(epoch[i]) << 32);
       device_opened_.add();
       a.set_result(i, step, accept(p, in));
+    }
+    queuing_ = false;
+    if (!queue_.empty()) {
+      complete_queue();
+      for (const Pend& e : pend_) a.set_result(e.slot, step, e.r);
+      pend_.clear();
     }
     tally_.flush();
   }
@@ -209,6 +215,43 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
     }
     in.sa = sa, in.hl = hl, in.udp = udp, in.ivl = ivl, in.text_len = text_len, in.seq = seq;
     return kOpen;
+  }
+  // A packet opened by the queue, waiting for it to complete.
+  struct Pend {
+    Packet* p;
+    In in;
+    uint32_t slot;
+    int r;
+  };
+  void complete_queue() {
+    queue_.finish([&](uint32_t t, bool ok, bool failed) {
+      Pend& e = pend_[t];
+      e.r = opened(e.p, e.in, ok, failed);
+    });
+  }
+  // After the ICV check and decryption.
+  int opened(Packet* p, const In& in, bool ok, bool failed) {
+    if (failed) return drop_code(r_crypto_);
+    return ok ? accept(p, in) : bad_icv(in.sa, in.seq, false);
+  }
+  // A packet whose ICV did not match. A copy of a number that an earlier
+  // packet has meanwhile been accepted with (of the same batch queued, or
+  // aggregate offloaded) is a replay, as it is when the window is checked
+  // first; else an integrity failure. `infer`: seq is the 32 bits on the
+  // wire, ESN's high half inferred from the window as it is now.
+  int bad_icv(crypto::SA* sa, uint64_t seq, bool infer) {
+    bool replay;
+    {
+      std::lock_guard g(sa->mu);
+      const bool esn = sa->params.esn;
+      replay = !sa->window.check(infer ? sa->window.infer(uint32_t(seq), esn) : seq, esn);
+    }
+    if (replay) {
+      sa->replay.fetch_add(1, std::memory_order_relaxed);
+      return drop_code(r_replay_);
+    }
+    sa->integrity.fetch_add(1, std::memory_order_relaxed);
+    return drop_code(r_icv_);
   }
   // A UDP datagram to a port an SA's encapsulation names (RFC 3948 §2.2):
   // a NAT keepalive (one byte, 0xff) is dropped; a payload that starts with
@@ -313,6 +356,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
            r_encap_ = 0;
   Stat decrypted_, bypassed_, device_opened_, host_opened_;
   uint32_t whole_ = 0, jobs_ = 0;
+  std::vector<Pend> pend_;
   DeviceSaKeys keys_;
   offload::TableMirror mirror_;
 };

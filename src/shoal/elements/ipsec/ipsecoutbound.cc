@@ -66,14 +66,24 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
     p->put(back);
     uint8_t* start = p->push(front);
     uint8_t* esp = k::esp_layout(start, front, d.hdr, outer + udp, ivl, inner, pad, d.nh, sp.spi, uint32_t(seq));
-    bool failed = false;
-    if (!run_cipher(c, true, esp, text, seq, failed)) return drop_code(r_crypto_);
     k::esp_outer_header(start, d.tunnel ? sp.dst.family : 0, sp.src.b.data(), sp.dst.b.data(), d.tos, ttl_,
                         d.tunnel && sp.dst.family == 4 ? ip_id_++ : 0, p->length(), udp ? 17 : 50);
-    if (udp) udp_header(start, outer, sp, p->length());
-    sealed(p, d.sa, inner);
-    host_sealed_.add();
-    return 0;
+    if (queuing_) {  // the rest when the batch's queue completes
+      queue_.add(c, true, esp, text, seq, uint32_t(pend_.size()));
+      pend_.push_back({p, d.sa, inner, slot_, 0, uint16_t(outer), udp != 0});
+      return 0;
+    }
+    bool failed = false;
+    if (!run_cipher(c, true, esp, text, seq, failed)) return drop_code(r_crypto_);
+    return seal_done(p, d.sa, inner, outer, udp != 0);
+  }
+  bool finish_batch(PacketBatch* b) {
+    queuing_ = false;
+    if (queue_.empty()) return false;
+    complete_queue();
+    bool changed = settle(b, pend_);
+    pend_.clear();
+    return changed;
   }
 
   // ---- offload (NBA's form): the host decides, the device lays out and seals
@@ -103,16 +113,24 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
   // do) take the CPU path now.
   void offload_post(offload::Aggregate& a, size_t step) override {
     const auto* jobs = reinterpret_cast<const k::EspJob*>(a.block_in(jobs_));
+    queuing_ = true;
     for (uint32_t i = 0; i < a.n; ++i) {
       if (!a.reached(i, step)) continue;
       Packet* p = a.batch->at(i);
       if (jobs[i].action == k::kEspHost) {
+        slot_ = i;
         a.set_result(i, step, process(p));
       } else if (jobs[i].action == k::kEspSeal && a.verdict(i) == 0) {
         crypto::SA* sa = keys_.sa(jobs[i].sa);
         sealed(p, sa, p->length() - esp_overhead(p, *sa, jobs[i]));
         device_sealed_.add();
       }
+    }
+    queuing_ = false;
+    if (!queue_.empty()) {
+      complete_queue();
+      for (const Pend& e : pend_) a.set_result(e.slot, step, e.r);
+      pend_.clear();
     }
     tally_.flush();
   }
@@ -159,6 +177,29 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
       if (d.nh == 0 || d.nh == 43 || d.nh == 44 || d.nh == 60) return drop_code(r_ext_);
     }
     return kTransform;
+  }
+  // A packet sealed by the queue, waiting for it to complete.
+  struct Pend {
+    Packet* p;
+    crypto::SA* sa;
+    uint32_t inner, slot;
+    int r;
+    uint16_t outer;
+    bool udp;
+  };
+  void complete_queue() {
+    queue_.finish([&](uint32_t t, bool ok, bool failed) {
+      Pend& e = pend_[t];
+      e.r = ok && !failed ? seal_done(e.p, e.sa, e.inner, e.outer, e.udp) : drop_code(r_crypto_);
+    });
+  }
+  // After the cipher: ESP in UDP's header (its IPv6 checksum covers the
+  // ciphertext), the annotations and counts.
+  int seal_done(Packet* p, crypto::SA* sa, uint32_t inner, uint32_t outer, bool udp) {
+    if (udp) udp_header(p->data(), outer, sa->params, p->length());
+    sealed(p, sa, inner);
+    host_sealed_.add();
+    return 0;
   }
   // The SA's next sequence number; false when a 32-bit counter would cycle
   // (RFC 4303 §3.3.3).
@@ -248,6 +289,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
            r_room_ = 0, r_crypto_ = 0;
   Stat encrypted_, bypassed_, device_sealed_, host_sealed_;
   uint32_t whole_ = 0, jobs_ = 0;
+  std::vector<Pend> pend_;
   DeviceSaKeys keys_;
   offload::TableMirror mirror_;
 };
