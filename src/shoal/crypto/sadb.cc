@@ -16,18 +16,6 @@ std::string Addr::str() const {
   if (family == 6) inet_ntop(AF_INET6, b.data(), buf, sizeof buf);
   return family ? buf : "any";
 }
-Addr Addr::v4(const uint8_t* p) {
-  Addr a;
-  a.family = 4;
-  std::memcpy(a.b.data(), p, 4);
-  return a;
-}
-Addr Addr::v6(const uint8_t* p) {
-  Addr a;
-  a.family = 6;
-  std::memcpy(a.b.data(), p, 16);
-  return a;
-}
 
 std::string Prefix::str() const { return a.family ? fmt::format("{}/{}", a.str(), len) : "any"; }
 
