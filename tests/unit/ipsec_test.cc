@@ -170,6 +170,23 @@ TEST(Sad, ParsesXfrmCommands) {
   EXPECT_EQ(db.sas().size(), 1u);
   ASSERT_TRUE(db.apply("ip xfrm policy flush", err, col));
   EXPECT_TRUE(db.policies().empty());
+
+  // 0.0.0.0/0 is every IPv4 address and no IPv6 one (as Linux keeps it), ::/0 the converse
+  ASSERT_TRUE(db.apply("ip xfrm policy add src 0.0.0.0/0 dst 0.0.0.0/0 dir out action block", err, col)) << err;
+  ASSERT_EQ(db.policies().size(), 1u);
+  EXPECT_EQ(db.policies()[0].src.a.family, 4);
+  EXPECT_EQ(db.policies()[0].src.a.b, (std::array<uint8_t, 16>{}));
+  s.dst.b[1] = 77;
+  EXPECT_NE(db.match(Dir::Out, s), nullptr);
+  uint8_t v6a[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, v6b[16] = {0xfd};
+  Selector s6;
+  s6.src = Addr::v6(v6a);
+  s6.dst = Addr::v6(v6b);
+  s6.proto = 17;
+  EXPECT_EQ(db.match(Dir::Out, s6), nullptr);
+  ASSERT_TRUE(db.apply("ip xfrm policy add src ::/0 dst ::/0 dir out action block", err, col)) << err;
+  EXPECT_EQ(db.match(Dir::Out, s6), &db.policies()[1]);
+  EXPECT_EQ(db.match(Dir::Out, s), &db.policies()[0]);
 }
 
 TEST(Sad, EspInUdp) {

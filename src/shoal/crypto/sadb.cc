@@ -111,7 +111,7 @@ bool parse_prefix(const std::string& s, Prefix& p) {
   uint32_t n = uint32_t(std::stoul(l));
   if (n > max) return false;
   p.len = uint8_t(n);
-  if (n == 0) p.a = {p.a.family, {}};  // 0.0.0.0/0 and ::/0 stay per family, as Linux keeps them
+  if (n == 0) p.a.b = {};  // 0.0.0.0/0 and ::/0 stay per family, as Linux keeps them
   return true;
 }
 
