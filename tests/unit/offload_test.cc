@@ -1303,7 +1303,8 @@ TEST(OffloadBalancerAdaptive, OutputsStayTheCpuRoutersWhileTheSplitMoves) {
   EXPECT_GT(alb->n("b.to_device"), 0u);
   EXPECT_GT(alb->n("c.offload_device_aggregates"), 0u);
   EXPECT_EQ(alb->h("b.mode"), "adaptive");
-  EXPECT_NE(alb->h("b.rate"), "0");
+  // (not `rate`: the last interval's, 0 when a loaded machine let no batch
+  // leave in it)
   test::finish(*alb);
   test::finish(*cpu);
 }
@@ -1313,7 +1314,7 @@ TEST(OffloadBalancerAdaptive, ALatencyBoundTheDeviceCannotMeetEmptiesItsShare) {
   // takes longer on a GPU; on the host backend each operation also waits up
   // to 3 ms) sends everything back to the CPU and keeps it there (RELAX far
   // beyond the run).
-  RouterCase c = make_ipv4_case(22, 30000);
+  RouterCase c = make_ipv4_case(22, 120000);  // (enough intervals to converge on a loaded machine too)
   test::Options o = opts(3000);
   o.batch_capacity = 64;
   o.offload.batches = 1;
