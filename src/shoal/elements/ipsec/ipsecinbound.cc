@@ -399,8 +399,9 @@ SHOAL_ELEMENT(
         "counters as the CPU element.",
     .args = {{"SAD", "file", "the SA and policy database (ip xfrm commands)"},
              {"CRYPTO", "auto|ipsec-mb|openssl",
-              "the crypto engine: auto (the default) takes intel-ipsec-mb for AES-GCM when it is built in and the "
-              "CPU has AES-NI, and OpenSSL's EVP for the HMAC suites; or one of them for every SA"},
+              "the crypto engine: auto (the default) takes intel-ipsec-mb for every suite when it is built in and "
+              "the CPU has AES-NI (the HMAC suites' jobs of a batch queued into its multi-buffer manager), else "
+              "OpenSSL's EVP; or one of them for every SA"},
              {"VERBOSE", "boolean", "say what the SAD file held when it loads (default true)"}},
     .handlers = {{"sa", "r", "the SAs: addresses, SPI, suite, packets, bytes, replay and integrity drops"},
                  {"policies", "r", "the policies, in the order they are matched"},
