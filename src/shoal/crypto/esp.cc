@@ -618,7 +618,6 @@ const uint32_t* aes_te0() {
 
 bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why) {
   out = k::EspKeys{};
-  if (p.encap) return why = "ESP in UDP (the host lays it out)", false;
   if (p.cipher == Cipher::AesGcm) {
     out.suite = k::kEspGcm;
     if (p.icv_len != 8 && p.icv_len != 12 && p.icv_len != 16)
@@ -651,6 +650,9 @@ bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why) {
   std::memcpy(out.tun_dst, p.dst.b.data(), 16);
   out.icv_len = p.icv_len;
   out.esn = p.esn;
+  out.encap = p.encap;
+  out.encap_sport = p.encap_sport;
+  out.encap_dport = p.encap_dport;
   if (out.suite == k::kEspGcm) {
     uint8_t zero[16] = {}, h[16];
     k::aes_encrypt(aes_te0(), out.rk, out.rounds, zero, h);

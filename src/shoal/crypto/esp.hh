@@ -135,7 +135,7 @@ class EspQueue {
 
 // The SA's keys for the per-packet functions of kernels/esp.hh (the device
 // path): false, with the reason, for a suite they do not do (the null
-// cipher, ESP in UDP, an ICV length the suite does not allow).
+// cipher, an ICV length the suite does not allow).
 bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why);
 // AES's tables for kernels/esp.hh (k::kAesTableWords words: Te0, Td0, the
 // inverse S-box), made once.

@@ -40,6 +40,8 @@ struct EspKeys {
   uint32_t spi;
   uint8_t tun_family;  // the SA's addresses' family (4 or 6): a tunnel's outer header
   uint8_t tun_src[16], tun_dst[16];
+  uint8_t encap;                      // ESP in UDP (RFC 3948): a UDP header between the IP header and ESP
+  uint16_t encap_sport, encap_dport;  // ... with these ports
 };
 
 SHOAL_HD uint32_t rotr32(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
@@ -568,6 +570,24 @@ SHOAL_HD void esp_outer_header(uint8_t* ip, uint8_t family, const uint8_t* src, 
     ip[6] = proto;
     store_be16(ip + 4, uint16_t(total - 40));
   }
+}
+
+// The UDP header of ESP in UDP (RFC 3948 §2.1), between the IP header
+// (`outer` bytes at `ip`) and the sealed ESP packet, `total` bytes in all:
+// the SA's ports; checksum 0 over IPv4 (as RFC 3948 says to send),
+// computed over IPv6 (RFC 8200 §8.1), so after sealing.
+SHOAL_HD void esp_udp_header(uint8_t* ip, uint32_t outer, uint16_t sport, uint16_t dport, uint32_t total) {
+  uint8_t* u = ip + outer;
+  const uint32_t len = total - outer;
+  store_be16(u, sport);
+  store_be16(u + 2, dport);
+  store_be16(u + 4, uint16_t(len));
+  store_be16(u + 6, 0);
+  if ((ip[0] >> 4) != 6) return;
+  uint32_t sum = csum_partial(ip + 8, 32);  // source and destination
+  sum += len + 17;
+  uint16_t c = csum_fold(csum_partial(u, len, sum));
+  store_be16(u + 6, c ? c : 0xffff);
 }
 
 // ---- per SA, on the host ---------------------------------------------------

@@ -99,11 +99,11 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
         j.trim = uint16_t(trim);
         continue;
       }
-      int32_t idx = in.udp ? -1 : keys_.index(in.sa);  // (ESP in UDP: the host's path)
+      int32_t idx = keys_.index(in.sa);
       j.action = idx < 0 ? k::kEspHost : k::kEspOpen;  // (the host's path trims for itself)
       j.sa = uint32_t(idx < 0 ? 0 : idx);
       j.seq = in.seq;
-      j.hdr = uint16_t(in.hl);
+      j.hdr = uint16_t(in.hl + in.udp);  // (ESP in UDP: the ESP header after the UDP header)
       j.text_len = in.text_len;
       j.trim = uint16_t(idx < 0 ? 0 : trim);
       j.try_next_epoch = in.sa->params.esn;
@@ -141,7 +141,8 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       }
       In in;
       in.sa = sa;
-      in.hl = j.hdr;
+      in.udp = sa->params.encap ? 8 : 0;  // (an SA's packets come in UDP exactly when it says so)
+      in.hl = j.hdr - in.udp;
       in.ivl = sa->params.cipher == crypto::Cipher::AesCbc ? 16 : 8;
       in.text_len = j.text_len;
       in.seq = j.seq + (uint64_t(epoch[i]) << 32);
@@ -161,7 +162,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
   static constexpr int kOpen = INT32_MAX;
   struct In {
     crypto::SA* sa = nullptr;
-    uint32_t hl = 0, udp = 0, ivl = 0, text_len = 0;  // udp: 8 for ESP in UDP (the device never sees it)
+    uint32_t hl = 0, udp = 0, ivl = 0, text_len = 0;  // udp: 8 for ESP in UDP
     uint64_t seq = 0;
   };
   // Everything before the ICV: a result (an output port or a drop code), or

@@ -121,8 +121,8 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
 
   // ---- offload (NBA's form): the host decides, the device lays out and seals
   void offload_declare(offload::Plan& plan) override {
-    // room for the largest outer header, ESP header and IV; padding, trailer and ICV
-    whole_ = plan.add_resizable(40 + 8 + 16, 15 + 2 + 32);
+    // room for the largest outer header, a UDP header (ESP in UDP), ESP header and IV; padding, trailer and ICV
+    whole_ = plan.add_resizable(40 + 8 + 8 + 16, 15 + 2 + 32);
     jobs_ = plan.add_block(sizeof(k::EspJob), 0);
     plan.annos.pred |= offload_uses_pred();
   }
@@ -229,29 +229,13 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
   // After the cipher: ESP in UDP's header (its IPv6 checksum covers the
   // ciphertext), the annotations and counts.
   int seal_done(Packet* p, crypto::SA* sa, uint32_t inner, uint32_t outer, bool udp) {
-    if (udp) udp_header(p->data(), outer, sa->params, p->length());
+    if (udp) k::esp_udp_header(p->data(), outer, sa->params.encap_sport, sa->params.encap_dport, p->length());
     sealed(p, sa, inner);
     host_sealed_.add();
     return 0;
   }
   // The SA's next sequence number; false when a 32-bit counter would cycle
   // (RFC 4303 §3.3.3).
-  // The UDP header of ESP in UDP (RFC 3948 §2.1), between the IP header
-  // (`outer` bytes at `ip`) and the ESP header: the SA's ports; checksum 0
-  // over IPv4 (as RFC 3948 says to send), computed over IPv6 (RFC 8200 §8.1).
-  static void udp_header(uint8_t* ip, uint32_t outer, const crypto::SAParams& sp, uint32_t total) {
-    uint8_t* u = ip + outer;
-    uint32_t len = total - outer;
-    k::store_be16(u, sp.encap_sport);
-    k::store_be16(u + 2, sp.encap_dport);
-    k::store_be16(u + 4, uint16_t(len));
-    k::store_be16(u + 6, 0);
-    if ((ip[0] >> 4) != 6) return;
-    uint32_t sum = k::csum_partial(ip + 8, 32);  // source and destination
-    sum += len + 17;
-    uint16_t c = k::csum_fold(k::csum_partial(u, len, sum));
-    k::store_be16(u + 6, c ? c : 0xffff);
-  }
   static bool next_seq(crypto::SA* sa, uint64_t& seq) {
     seq = sa->next_seq.fetch_add(1, std::memory_order_relaxed);
     return sa->params.esn || seq <= 0xffffffffu;
@@ -286,8 +270,8 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
     const crypto::SAParams& sp = d.sa->params;
     const uint32_t ivl = iv_len(sp), blk = ivl == 16 ? 16 : 4;  // CBC pads to its block, the others to 4 bytes
     const uint32_t inner = p->length() - d.trim - d.hdr, pad = (blk - ((inner + 2) & (blk - 1))) & (blk - 1);
-    const uint32_t outer = d.tunnel ? (sp.dst.family == 4 ? 20 : 40) : d.hdr;
-    if (outer + 8 + ivl + inner + pad + 2 + sp.icv_len > (sp.dst.family == 4 ? 65535u : 65535u + 40u)) {
+    const uint32_t outer = d.tunnel ? (sp.dst.family == 4 ? 20 : 40) : d.hdr, udp = sp.encap ? 8 : 0;
+    if (outer + udp + 8 + ivl + inner + pad + 2 + sp.icv_len > (sp.dst.family == 4 ? 65535u : 65535u + 40u)) {
       j.action = drop_code(r_big_);
       return j;
     }
@@ -309,7 +293,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
   // The bytes a sealed packet gained (for the SA's byte count).
   static uint32_t esp_overhead(const Packet*, const crypto::SA& sa, const k::EspJob& j) {
     uint32_t outer = j.outer == 4 ? 20 : j.outer == 6 ? 40 : 0;
-    return outer + j.hdr + 8 + iv_len(sa.params) + j.pad + 2 + sa.params.icv_len;
+    return outer + j.hdr + (sa.params.encap ? 8 : 0) + 8 + iv_len(sa.params) + j.pad + 2 + sa.params.icv_len;
   }
   // The IV's bytes on the device path (CBC, CTR and GCM: the suites it does).
   static uint32_t iv_len(const crypto::SAParams& p) { return p.cipher == crypto::Cipher::AesCbc ? 16 : 8; }
@@ -370,7 +354,7 @@ SHOAL_ELEMENT(
         "`enc 'ecb(cipher_null)'` with an auth; `mode tunnel|transport`, `reqid`, `replay-window` (default "
         "1024 here, where Linux's is 0), `flag esn`, `replay-oseq`, `encap espinudp SPORT DPORT OADDR` (ESP in "
         "UDP for NAT traversal, RFC 3948: a UDP header with the SA's ports goes between the IP header and ESP, "
-        "checksum 0 over IPv4, computed over IPv6; such SAs take the CPU path when offloaded). Elements that name the "
+        "checksum 0 over IPv4, computed over IPv6; on the device too when offloaded). Elements that name the "
         "same SAD file share "
         "one database. Crypto: intel-ipsec-mb (VPP's and DPDK's software crypto) or OpenSSL's EVP (CRYPTO), keys "
         "expanded once per SA and worker.\n\n"
@@ -382,7 +366,7 @@ SHOAL_ELEMENT(
         "with room to grow. The host decides each packet's policy, SA and sequence number in packet order (a "
         "pre-function block); the device's ESP kernels (kernels/esp.hh: AES-CTR or AES-CBC with HMAC-SHA1 "
         "or HMAC-SHA-256, AES-GCM; one thread per packet) pad it, lay the headers out and seal it, with the same "
-        "bytes as the CPU. Packets of an SA the device does not do (the null cipher, ESP in UDP) take the "
+        "bytes as the CPU (ESP in UDP too). Packets of an SA the device does not do (the null cipher) take the "
         "CPU path when their aggregate completes. Packets that would need their data moved within the buffer "
         "for room (the CPU path does that) are dropped on the device (no-room); FromDump and the I/O elements "
         "leave room. Sequence numbers taken by an aggregate the device failed are not used again (gaps are "

@@ -10,7 +10,8 @@ namespace shoal::k {
 // packet's policy, SA and sequence number (an EspJob in a pre-function
 // block); the device lays the resizable whole packet out as ESP (padding,
 // trailer, headers), seals it (AES-CTR or AES-CBC with HMAC, or AES-GCM) and writes the
-// IP header in front. Packets the host decided otherwise get its result.
+// IP header in front (and ESP in UDP's header behind it for such SAs). Packets the host decided otherwise get its
+// result.
 struct EspOutStep {
   struct Params {
     AggView a;
@@ -29,13 +30,16 @@ struct EspOutStep {
     const EspKeys& k = p.keys[j.sa];
     const uint32_t inner = whole_len(p.a, i) - j.hdr, text = inner + j.pad + 2;
     const uint32_t outer = j.outer == 4 ? 20 : j.outer == 6 ? 40 : j.hdr;
-    const uint32_t front = (j.outer ? outer : 0) + 8 + k.iv_len;
+    const uint32_t udp = k.encap ? 8 : 0;  // ESP in UDP (RFC 3948)
+    const uint32_t front = (j.outer ? outer : 0) + udp + 8 + k.iv_len;
     if (!whole_put(p.a, i, j.pad + 2u + k.icv_len)) return step_result(p.a, p.c, i, -1 - p.r_room);
     uint8_t* start = whole_push(p.a, i, front);
     if (!start) return step_result(p.a, p.c, i, -1 - p.r_room);
-    uint8_t* esp = esp_layout(start, front, j.hdr, outer, k.iv_len, inner, j.pad, j.nh, k.spi, uint32_t(j.seq));
+    uint8_t* esp = esp_layout(start, front, j.hdr, outer + udp, k.iv_len, inner, j.pad, j.nh, k.spi, uint32_t(j.seq));
     esp_seal(p.te0, k, esp, text, j.seq);
-    esp_outer_header(start, j.outer, k.tun_src, k.tun_dst, j.tos, j.ttl, j.ip_id, whole_len(p.a, i));
+    const uint32_t total = whole_len(p.a, i);
+    esp_outer_header(start, j.outer, k.tun_src, k.tun_dst, j.tos, j.ttl, j.ip_id, total, udp ? 17 : 50);
+    if (udp) esp_udp_header(start, outer, k.encap_sport, k.encap_dport, total);
     step_result(p.a, p.c, i, 0);
   }
 };
