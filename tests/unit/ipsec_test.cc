@@ -208,7 +208,10 @@ TEST(Sad, EspInUdp) {
   EXPECT_NE(db.list_sas().find("encap espinudp 4500 4501"), std::string::npos) << db.list_sas();
   k::EspKeys keys;
   std::string why;
-  EXPECT_FALSE(esp_device_keys(p, keys, why));  // the host lays the UDP header out
+  ASSERT_TRUE(esp_device_keys(p, keys, why)) << why;  // the device lays the UDP header out too
+  EXPECT_EQ(keys.encap, 1);
+  EXPECT_EQ(keys.encap_sport, 4500);
+  EXPECT_EQ(keys.encap_dport, 4501);
   ASSERT_TRUE(db.apply("ip xfrm state flush", err, col)) << err;
   EXPECT_FALSE(db.natt_port(4501));
 }
