@@ -3,6 +3,7 @@
 // RFC 3686, RFC 2202 and RFC 4231 vectors (../shared/data/crypto, skipped
 // without it). The whole transform is checked against scapy by
 // tests/scripts/ipsec_oracle.py.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -236,6 +237,130 @@ TEST(Sad, PrefixContainsMatchesABitByBitReference) {
     Prefix other{v6 ? Addr::v4(a) : Addr::v6(a), 0};
     EXPECT_FALSE(other.contains(ax)) << "another family never matches";
   }
+}
+
+// The policy lookup (tuple space search) against trying every policy in
+// turn: random policies (both families, either address left out, prefixes
+// of every length with host bits set, protocols, ports, ICMP type and code,
+// equal priorities where insertion order decides, replaced and deleted
+// ones) over a small address space so that most packets match several.
+TEST(Sad, PolicyIndexAgreesWithTheScan) {
+  std::mt19937 rng(21);
+  auto v4 = [&] { return fmt::format("10.{}.{}.{}", rng() % 4, rng() % 4, rng() % 256); };
+  auto v6 = [&] { return fmt::format("2001:db8:{:x}::{:x}:{:x}", rng() % 4, rng() % 4, rng() % 256); };
+  const char* dirs[] = {"in", "out", "fwd"};
+  for (int round = 0; round < 4; ++round) {
+    Database db;
+    std::string err;
+    size_t col = 0;
+    int policies = 50 + round * 400;
+    for (int i = 0; i < policies; ++i) {
+      bool six = rng() % 3 == 0;
+      std::string cmd = rng() % 10 == 0 ? "ip xfrm policy delete" : "ip xfrm policy add";
+      auto prefix = [&] {
+        uint32_t max = six ? 128 : 32;
+        uint32_t len = rng() % 3 == 0 ? rng() % (max + 1) : (six ? 32 + 16 * (rng() % 7) : 8 * (rng() % 5));
+        return fmt::format("{}/{}", six ? v6() : v4(), std::min(len, max));
+      };
+      if (rng() % 6) cmd += " src " + prefix();
+      if (rng() % 6) cmd += " dst " + prefix();
+      switch (rng() % 5) {
+        case 0: cmd += fmt::format(" proto tcp dport {}", rng() % 2 ? 80 : 443); break;
+        case 1: cmd += fmt::format(" proto udp sport {}", rng() % 2 ? 53 : 1234); break;
+        case 2: cmd += fmt::format(" proto icmp type 8 code {}", rng() % 2); break;
+        case 3: cmd += " proto tcp"; break;
+        default: break;
+      }
+      cmd += fmt::format(" dir {} priority {}", dirs[rng() % 3], rng() % 4);
+      if (cmd.find("delete") == std::string::npos) cmd += rng() % 2 ? " action block" : " action allow";
+      db.apply(cmd, err, col);  // (a delete of a policy not there is refused: fine)
+    }
+    ASSERT_GT(db.policies().size(), size_t(policies / 2));
+    EXPECT_GT(db.index().groups(Dir::Out), size_t(8)) << "masks of many kinds";
+    size_t matched = 0, n = 60000;
+    for (size_t t = 0; t < n; ++t) {
+      Selector s;
+      bool six = rng() % 3 == 0;
+      auto addr = [&] {
+        uint8_t b[16] = {};
+        if (six) {
+          b[0] = 0x20, b[1] = 0x01, b[2] = 0x0d, b[3] = 0xb8, b[5] = uint8_t(rng() % 4), b[13] = uint8_t(rng() % 4);
+          b[15] = uint8_t(rng());
+          return Addr::v6(b);
+        }
+        b[0] = 10, b[1] = uint8_t(rng() % 4), b[2] = uint8_t(rng() % 4), b[3] = uint8_t(rng());
+        return Addr::v4(b);
+      };
+      s.src = addr(), s.dst = addr();
+      const uint8_t protos[] = {6, 17, 1, 50};
+      s.proto = protos[rng() % 4];
+      const uint16_t ports[] = {0, 1, 53, 80, 443, 1234};
+      s.sport = ports[rng() % 6], s.dport = ports[rng() % 6];
+      for (Dir d : {Dir::In, Dir::Out, Dir::Fwd}) {
+        const Policy* want = db.match_linear(d, s);
+        ASSERT_EQ(db.match(d, s), want) << "round " << round << ": " << s.src.str() << " -> " << s.dst.str()
+                                        << " proto " << int(s.proto) << " ports " << s.sport << " " << s.dport
+                                        << ": the scan picks " << (want ? want->str() : "none");
+        matched += want != nullptr;
+      }
+    }
+    EXPECT_GT(matched, n) << "most lookups find a policy (the case worth checking)";
+  }
+}
+
+// Policies come in any order of priority (sorted once loaded), a policy
+// with a selector already held replaces it, and a template without an SPI
+// picks the first SA added between its addresses (with its reqid).
+TEST(Sad, PolicyOrderReplacementAndTemplates) {
+  Database db;
+  std::string err;
+  size_t col = 0;
+  const char* gcm = "aead 'rfc4106(gcm(aes))' 0x0102030405060708090a0b0c0d0e0f1011121314 128";
+  for (auto [spi, reqid] : {std::pair{0x101, 1}, {0x102, 2}, {0x103, 1}})
+    ASSERT_TRUE(db.apply(
+        fmt::format("state add src 192.0.2.1 dst 192.0.2.2 proto esp spi {} reqid {} mode tunnel {}", spi, reqid, gcm),
+        err, col))
+        << err;
+  ASSERT_TRUE(
+      db.apply("policy add src 10.0.0.0/8 dst 10.2.0.0/16 dir out priority 9 tmpl src 192.0.2.1 dst "
+               "192.0.2.2 proto esp reqid 2 mode tunnel",
+               err, col))
+      << err;
+  ASSERT_TRUE(
+      db.apply("policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out priority 3 tmpl src 192.0.2.1 dst "
+               "192.0.2.2 proto esp mode tunnel",
+               err, col))
+      << err;
+  Selector s;
+  const uint8_t a[4] = {10, 1, 0, 1}, b[4] = {10, 2, 0, 1}, c[4] = {10, 3, 0, 1};
+  s.src = Addr::v4(a), s.dst = Addr::v4(b), s.proto = 6;
+  const Policy* p = db.match(Dir::Out, s);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->priority, 3u) << "added second, tried first";
+  ASSERT_NE(p->sa, nullptr);
+  EXPECT_EQ(p->sa->params.spi, 0x101u) << "no reqid: the first SA added between the addresses";
+  s.src = Addr::v4(c);
+  p = db.match(Dir::Out, s);
+  ASSERT_NE(p, nullptr);
+  ASSERT_NE(p->sa, nullptr);
+  EXPECT_EQ(p->sa->params.spi, 0x102u) << "reqid 2";
+  // the same selector again: replaced, now blocking
+  ASSERT_TRUE(db.apply("policy add src 10.0.0.0/8 dst 10.2.0.0/16 dir out priority 1 action block", err, col)) << err;
+  EXPECT_EQ(db.policies().size(), 2u);
+  p = db.match(Dir::Out, s);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(p->allow);
+  s.src = Addr::v4(a);
+  EXPECT_EQ(db.match(Dir::Out, s), p) << "priority 1 now comes first";
+  ASSERT_TRUE(db.apply("policy delete src 10.0.0.0/8 dst 10.2.0.0/16 dir out", err, col)) << err;
+  EXPECT_EQ(db.match(Dir::Out, s)->priority, 3u);
+  EXPECT_FALSE(db.apply("policy delete src 10.0.0.0/8 dst 10.2.0.0/16 dir out", err, col)) << "gone already";
+  // the first SA removed: the template (no reqid) picks the next one added
+  ASSERT_TRUE(db.apply("state delete src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x101", err, col)) << err;
+  ASSERT_NE(db.match(Dir::Out, s)->sa, nullptr);
+  EXPECT_EQ(db.match(Dir::Out, s)->sa->params.spi, 0x102u);
+  EXPECT_EQ(db.find_out(Template{{}, {}, 1, 0, Mode::Tunnel}, s.src, s.dst), nullptr)
+      << "a template without addresses takes the packet's, and no SA joins 10.1.0.1 and 10.2.0.1";
 }
 
 TEST(Sad, RefusesWithTheColumn) {

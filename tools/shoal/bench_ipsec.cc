@@ -315,7 +315,13 @@ int cmd_bench_ipsec(int argc, char** argv) {
   uint64_t packets = 300000;
   int reps = 7;
   std::vector<std::string> only;
+  std::vector<uint32_t> npolicies{1};
   app.add_option("--out", out, "JSON output file");
+  app.add_option(
+      "--policies", npolicies,
+      "tunnels (default 1), each with its two SAs and a policy each way; the others, 10.0.0.0/8 to one /24 of "
+      "100.0.0.0/8 each (a gateway's sites, up to 65,536), come first, so the traffic's policy is the last a scan "
+      "would try; the policy lookup's ns are also timed against trying each policy in turn");
   app.add_option("--sizes", sizes, "frame lengths (the IP packet is 14 bytes shorter)");
   app.add_option("--packets", packets, "packets per graph run");
   app.add_option("--suites", only, "suites to run (default all)");
@@ -358,132 +364,177 @@ int cmd_bench_ipsec(int argc, char** argv) {
       cpu_model(), engine, reps);
   fmt::print("{:<28} {:<8} {:>6} {:>9} {:>9} {:>7} {:>7} {:>9} {:>9} {:>7} {:>7} {:>8}\n", "suite", "crypto", "frame",
              "encrypt", "bare", "graph", "element", "decrypt", "bare", "graph", "element", "Gbit/s");
-  for (const Suite& s : kSuites) {
-    if (!only.empty() && std::find(only.begin(), only.end(), s.name) == only.end()) continue;
-    std::string sad = (dir / "b.sad").string();
-    {
-      std::ofstream f(sad);
-      f << fmt::format(
-          "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 reqid 1 mode tunnel {}\n"
-          "ip xfrm policy add src 10.0.0.0/8 dst 10.0.0.0/8 dir out tmpl src 192.0.2.1 dst 192.0.2.2 proto esp "
-          "reqid 1 mode tunnel\n",
-          s.xfrm);
-    }
-    crypto::Database db;
-    std::string err;
-    if (!db.load_file(sad, err)) {
-      fmt::print(stderr, "bench-ipsec: {}\n", err);
-      return 1;
-    }
-    const crypto::SAParams& p = db.sas()[0]->params;
-    const std::string eng = engine_of(p);
-    for (uint32_t size : sizes) {
-      std::string esp = (dir / "esp.pcap").string();
-      auto src = fmt::format(
-          "FastUDPFlows(LENGTH {}, FLOWS 64, FLOWSIZE 4, SRCIP 10.1.0.1, DSTIP 10.2.0.1, LIMIT {}, STOP true) -> "
-          "Strip(14)",
-          size, packets);
-      uint64_t got = 0;
-      // the ESP capture the decryption runs read (unique sequence numbers)
-      if (graph_pps(
-              fmt::format(
-                  "{} -> IPsecOutbound(SAD {}, VERBOSE false, CRYPTO {}) -> c :: Counter -> ToDump({}, ENCAP IP);", src,
-                  sad, eng, esp),
-              false, got, err) < 0 ||
-          got != packets) {
-        fmt::print(stderr, "bench-ipsec: {}: {}\n", s.name, err.empty() ? "packets went missing" : err);
+  for (const Suite& s : kSuites)
+    for (uint32_t npol : npolicies) {
+      if (!only.empty() && std::find(only.begin(), only.end(), s.name) == only.end()) continue;
+      std::string sad = (dir / "b.sad").string();
+      {
+        std::ofstream f(sad);
+        f << fmt::format("ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 reqid 1 mode tunnel {}\n",
+                         s.xfrm);
+        for (uint32_t i = 1; i < npol; ++i) {  // the other tunnels: their SAs and policies, each way
+          std::string peer = fmt::format("198.18.{}.{}", (i >> 8) & 255, i & 255),
+                      site = fmt::format("100.{}.{}.0/24", (i >> 8) & 255, i & 255);
+          f << fmt::format(
+              "ip xfrm state add src 192.0.2.1 dst {0} proto esp spi {1} reqid {1} mode tunnel {2}\n"
+              "ip xfrm state add src {0} dst 192.0.2.1 proto esp spi {1} reqid {1} mode tunnel {2}\n"
+              "ip xfrm policy add src 10.0.0.0/8 dst {3} dir out tmpl src 192.0.2.1 dst {0} proto esp reqid {1} "
+              "mode tunnel\n"
+              "ip xfrm policy add src {3} dst 10.0.0.0/8 dir fwd tmpl src {0} dst 192.0.2.1 proto esp reqid {1} "
+              "mode tunnel\n",
+              peer, 0x10000 + i, s.xfrm, site);
+        }
+        f << "ip xfrm policy add src 10.0.0.0/8 dst 10.0.0.0/8 dir out tmpl src 192.0.2.1 dst 192.0.2.2 proto esp "
+             "reqid 1 mode tunnel\n";
+      }
+      crypto::Database db;
+      std::string err;
+      auto load_start = clk::now();
+      if (!db.load_file(sad, err)) {
+        fmt::print(stderr, "bench-ipsec: {}\n", err);
         return 1;
       }
-      // This machine's speed drifts from second to second (a shared VM), so
-      // each repetition times the graph and the bare loop back to back and
-      // the ratio reported is the median of the repetitions' ratios.
-      uint32_t ip_len = size - 14;
-      std::vector<double> es, ds, bes, bds, er, dr, eer, edr;
-      for (int rep = 0; rep < reps; ++rep) {
-        double e =
-            graph_pps(fmt::format("{} -> IPsecOutbound(SAD {}, VERBOSE false, CRYPTO {}) -> c :: Counter -> Discard;",
-                                  src, sad, eng),
-                      false, got, err);
-        bool ok = e > 0 && got == packets;
-        double be = bare(p, ip_len, true, 0.2);
-        double d =
-            graph_pps(fmt::format("FromDump({}, STOP true) -> IPsecInbound(SAD {}, VERBOSE false, CRYPTO {}) -> c :: "
-                                  "Counter -> Discard;",
-                                  esp, sad, eng),
-                      false, got, err);
-        ok = ok && d > 0 && got == packets;
-        double bd = bare(p, ip_len, false, 0.2);
-        // the same sources into a Counter alone: what reading or making the packets costs
-        double fe = graph_pps(fmt::format("{} -> c :: Counter -> Discard;", src), false, got, err);
-        ok = ok && fe > 0 && got == packets;
-        double fd = graph_pps(fmt::format("FromDump({}, STOP true) -> c :: Counter -> Discard;", esp), false, got, err);
-        ok = ok && fd > 0 && got == packets;
-        if (!ok) {
+      double load_s = since(load_start);
+      const crypto::SAParams& p = db.sas()[0]->params;
+      // The policy lookup of the traffic's packets, by the index and by a scan.
+      double index_ns = 0, scan_ns = 0;
+      {
+        crypto::Selector sel;
+        const uint8_t a[4] = {10, 1, 0, 1}, b[4] = {10, 2, 0, 1};
+        sel.src = crypto::Addr::v4(a), sel.dst = crypto::Addr::v4(b), sel.proto = 17, sel.dport = 1234;
+        auto time_ns = [&](auto&& lookup) {
+          uint64_t n = 0, found = 0;
+          auto t0 = clk::now();
+          do {
+            for (int k = 0; k < 64; ++k, ++n) {
+              sel.sport = uint16_t(n);
+              found += lookup(sel) != nullptr;
+            }
+          } while (since(t0) < 0.1);
+          if (found != n) fmt::print(stderr, "bench-ipsec: a lookup missed the traffic's policy\n");
+          return since(t0) * 1e9 / double(n);
+        };
+        index_ns = time_ns([&](const crypto::Selector& x) { return db.match(crypto::Dir::Out, x); });
+        scan_ns = time_ns([&](const crypto::Selector& x) { return db.match_linear(crypto::Dir::Out, x); });
+      }
+      if (npolicies.size() > 1 || npol > 1)
+        fmt::print(
+            "{} policies each way: the file loaded in {:.3f} s; a lookup {:.1f} ns ({} mask groups), {:.1f} ns "
+            "trying each in turn\n",
+            npol, load_s, index_ns, db.index().groups(crypto::Dir::Out), scan_ns);
+      const std::string eng = engine_of(p);
+      for (uint32_t size : sizes) {
+        std::string esp = (dir / "esp.pcap").string();
+        auto src = fmt::format(
+            "FastUDPFlows(LENGTH {}, FLOWS 64, FLOWSIZE 4, SRCIP 10.1.0.1, DSTIP 10.2.0.1, LIMIT {}, STOP true) -> "
+            "Strip(14)",
+            size, packets);
+        uint64_t got = 0;
+        // the ESP capture the decryption runs read (unique sequence numbers)
+        if (graph_pps(
+                fmt::format(
+                    "{} -> IPsecOutbound(SAD {}, VERBOSE false, CRYPTO {}) -> c :: Counter -> ToDump({}, ENCAP IP);",
+                    src, sad, eng, esp),
+                false, got, err) < 0 ||
+            got != packets) {
           fmt::print(stderr, "bench-ipsec: {}: {}\n", s.name, err.empty() ? "packets went missing" : err);
           return 1;
         }
-        es.push_back(e), ds.push_back(d), bes.push_back(be), bds.push_back(bd);
-        er.push_back(e / be), dr.push_back(d / bd);
-        // the element alone: the graph's time per packet less its source's
-        // (a run too short to tell the two apart gives no figure: 0)
-        auto alone = [](double graph, double source, double bare_pps) {
-          double t = 1 / graph - 1 / source;
-          return t > 0 ? 1 / t / bare_pps : 0.0;
-        };
-        eer.push_back(alone(e, fe, be)), edr.push_back(alone(d, fd, bd));
-      }
-      // Offloaded: the same graph with the balancer sending every batch to
-      // the device; the device must have sealed every packet.
-      double dev_pps = 0, dev_ratio = 0;
-      if (!device.empty() && (std::string(s.name).find("cbc") == std::string::npos)) {
-        std::vector<double> dv, dvr;
-        for (int rep = 0; rep < std::max(1, reps / 2); ++rep) {
-          std::map<std::string, std::string> h;
-          double e = graph_run(fmt::format("{} -> OffloadBalancer(1) -> o :: IPsecOutbound(SAD {}, VERBOSE false, "
-                                           "CRYPTO {}) -> c :: Counter -> Discard;",
-                                           src, sad, eng),
-                               device, {"o.device_sealed"}, &h, got, err);
-          if (e <= 0 || got != packets || h["o.device_sealed"] != std::to_string(packets)) {
-            fmt::print(stderr, "bench-ipsec: {} offloaded on {}: {} (device_sealed {} of {})\n", s.name, device,
-                       err.empty() ? "the device did not seal every packet" : err, h["o.device_sealed"], packets);
+        // This machine's speed drifts from second to second (a shared VM), so
+        // each repetition times the graph and the bare loop back to back and
+        // the ratio reported is the median of the repetitions' ratios.
+        uint32_t ip_len = size - 14;
+        std::vector<double> es, ds, bes, bds, er, dr, eer, edr;
+        for (int rep = 0; rep < reps; ++rep) {
+          double e =
+              graph_pps(fmt::format("{} -> IPsecOutbound(SAD {}, VERBOSE false, CRYPTO {}) -> c :: Counter -> Discard;",
+                                    src, sad, eng),
+                        false, got, err);
+          bool ok = e > 0 && got == packets;
+          double be = bare(p, ip_len, true, 0.2);
+          double d =
+              graph_pps(fmt::format("FromDump({}, STOP true) -> IPsecInbound(SAD {}, VERBOSE false, CRYPTO {}) -> c :: "
+                                    "Counter -> Discard;",
+                                    esp, sad, eng),
+                        false, got, err);
+          ok = ok && d > 0 && got == packets;
+          double bd = bare(p, ip_len, false, 0.2);
+          // the same sources into a Counter alone: what reading or making the packets costs
+          double fe = graph_pps(fmt::format("{} -> c :: Counter -> Discard;", src), false, got, err);
+          ok = ok && fe > 0 && got == packets;
+          double fd =
+              graph_pps(fmt::format("FromDump({}, STOP true) -> c :: Counter -> Discard;", esp), false, got, err);
+          ok = ok && fd > 0 && got == packets;
+          if (!ok) {
+            fmt::print(stderr, "bench-ipsec: {}: {}\n", s.name, err.empty() ? "packets went missing" : err);
             return 1;
           }
-          dv.push_back(e), dvr.push_back(e / es[size_t(rep) % es.size()]);
+          es.push_back(e), ds.push_back(d), bes.push_back(be), bds.push_back(bd);
+          er.push_back(e / be), dr.push_back(d / bd);
+          // the element alone: the graph's time per packet less its source's
+          // (a run too short to tell the two apart gives no figure: 0)
+          auto alone = [](double graph, double source, double bare_pps) {
+            double t = 1 / graph - 1 / source;
+            return t > 0 ? 1 / t / bare_pps : 0.0;
+          };
+          eer.push_back(alone(e, fe, be)), edr.push_back(alone(d, fd, bd));
         }
-        dev_pps = median(dv), dev_ratio = median(dvr);
-      }
-      double enc = median(es), dec = median(ds), benc = median(bes), bdec = median(bds);
-      double enc_ratio = median(er), dec_ratio = median(dr), enc_elem = median(eer), dec_elem = median(edr);
-      double gbps = enc * ip_len * 8 / 1e9;
-      fmt::print(
-          "{:<28} {:<8} {:>6} {:>9.3f} {:>9.3f} {:>6.2f}x {:>6.2f}x {:>9.3f} {:>9.3f} {:>6.2f}x {:>6.2f}x {:>8.2f}\n",
-          s.name, eng, size, enc / 1e6, benc / 1e6, enc_ratio, enc_elem, dec / 1e6, bdec / 1e6, dec_ratio, dec_elem,
-          gbps);
-      if (dev_pps > 0)
+        // Offloaded: the same graph with the balancer sending every batch to
+        // the device; the device must have sealed every packet.
+        double dev_pps = 0, dev_ratio = 0;
+        if (!device.empty() && (std::string(s.name).find("cbc") == std::string::npos)) {
+          std::vector<double> dv, dvr;
+          for (int rep = 0; rep < std::max(1, reps / 2); ++rep) {
+            std::map<std::string, std::string> h;
+            double e = graph_run(fmt::format("{} -> OffloadBalancer(1) -> o :: IPsecOutbound(SAD {}, VERBOSE false, "
+                                             "CRYPTO {}) -> c :: Counter -> Discard;",
+                                             src, sad, eng),
+                                 device, {"o.device_sealed"}, &h, got, err);
+            if (e <= 0 || got != packets || h["o.device_sealed"] != std::to_string(packets)) {
+              fmt::print(stderr, "bench-ipsec: {} offloaded on {}: {} (device_sealed {} of {})\n", s.name, device,
+                         err.empty() ? "the device did not seal every packet" : err, h["o.device_sealed"], packets);
+              return 1;
+            }
+            dv.push_back(e), dvr.push_back(e / es[size_t(rep) % es.size()]);
+          }
+          dev_pps = median(dv), dev_ratio = median(dvr);
+        }
+        double enc = median(es), dec = median(ds), benc = median(bes), bdec = median(bds);
+        double enc_ratio = median(er), dec_ratio = median(dr), enc_elem = median(eer), dec_elem = median(edr);
+        double gbps = enc * ip_len * 8 / 1e9;
         fmt::print(
-            "{:<28} {:<8} {:>6} {:>9.3f} {:>9} {:>6.2f}x  (encrypt offloaded to {}: Mpps, ratio to the CPU graph)\n",
-            "", "device", size, dev_pps / 1e6, "", dev_ratio, device);
-      j["results"].push_back({{"suite", s.name},
-                              {"crypto", eng},
-                              {"frame_bytes", size},
-                              {"ip_bytes", ip_len},
-                              {"encrypt_pps", enc},
-                              {"bare_encrypt_pps", benc},
-                              {"encrypt_ratio", enc_ratio},
-                              {"decrypt_pps", dec},
-                              {"bare_decrypt_pps", bdec},
-                              {"decrypt_ratio", dec_ratio},
-                              {"encrypt_element_ratio", enc_elem},
-                              {"decrypt_element_ratio", dec_elem},
-                              {"repetitions", reps},
-                              {"encrypt_ratios", er},
-                              {"decrypt_ratios", dr},
-                              {"encrypt_gbps_inner", gbps},
-                              {"offloaded_encrypt_pps", dev_pps},
-                              {"offloaded_encrypt_ratio_to_cpu_graph", dev_ratio}});
-      std::filesystem::remove(esp);
+            "{:<28} {:<8} {:>6} {:>9.3f} {:>9.3f} {:>6.2f}x {:>6.2f}x {:>9.3f} {:>9.3f} {:>6.2f}x {:>6.2f}x {:>8.2f}\n",
+            s.name, eng, size, enc / 1e6, benc / 1e6, enc_ratio, enc_elem, dec / 1e6, bdec / 1e6, dec_ratio, dec_elem,
+            gbps);
+        if (dev_pps > 0)
+          fmt::print(
+              "{:<28} {:<8} {:>6} {:>9.3f} {:>9} {:>6.2f}x  (encrypt offloaded to {}: Mpps, ratio to the CPU graph)\n",
+              "", "device", size, dev_pps / 1e6, "", dev_ratio, device);
+        j["results"].push_back({{"suite", s.name},
+                                {"policies_per_direction", npol},
+                                {"policy_lookup_ns", index_ns},
+                                {"policy_scan_ns", scan_ns},
+                                {"sad_load_s", load_s},
+                                {"crypto", eng},
+                                {"frame_bytes", size},
+                                {"ip_bytes", ip_len},
+                                {"encrypt_pps", enc},
+                                {"bare_encrypt_pps", benc},
+                                {"encrypt_ratio", enc_ratio},
+                                {"decrypt_pps", dec},
+                                {"bare_decrypt_pps", bdec},
+                                {"decrypt_ratio", dec_ratio},
+                                {"encrypt_element_ratio", enc_elem},
+                                {"decrypt_element_ratio", dec_elem},
+                                {"repetitions", reps},
+                                {"encrypt_ratios", er},
+                                {"decrypt_ratios", dr},
+                                {"encrypt_gbps_inner", gbps},
+                                {"offloaded_encrypt_pps", dev_pps},
+                                {"offloaded_encrypt_ratio_to_cpu_graph", dev_ratio}});
+        std::filesystem::remove(esp);
+      }
     }
-  }
   std::filesystem::remove_all(dir);
   if (!write_bench_json(out, j)) return 1;
   return 0;

@@ -174,6 +174,27 @@ bool refuse(const Words& w, size_t at, std::string why, std::string& err, size_t
   return false;
 }
 
+// Policies in the order they are tried: priority, then insertion.
+bool before(const Policy& a, const Policy& b) {
+  return a.priority != b.priority ? a.priority < b.priority : a.order < b.order;
+}
+
+// A policy's selector and direction as bytes: equal for two policies that
+// `ip xfrm policy update` would take for one.
+std::string selector_key(const Policy& p) {
+  std::string k;
+  auto put = [&](const void* d, size_t n) { k.append(static_cast<const char*>(d), n); };
+  for (const Prefix* x : {&p.src, &p.dst}) {
+    put(x->a.b.data(), 16);
+    put(&x->a.family, 1);
+    put(&x->len, 1);
+  }
+  put(&p.dir, 1);
+  put(&p.proto, 1);
+  for (const uint16_t* v : {&p.sport, &p.sport_mask, &p.dport, &p.dport_mask}) put(v, 2);
+  return k;
+}
+
 }  // namespace
 
 void Database::resolve() {
@@ -182,8 +203,15 @@ void Database::resolve() {
     if (sa->params.encap &&
         std::find(natt_ports_.begin(), natt_ports_.end(), sa->params.encap_dport) == natt_ports_.end())
       natt_ports_.push_back(sa->params.encap_dport);
+  by_pair_.clear();
+  for (const auto& sa : sas_) by_pair_[{sa->params.src, sa->params.dst, sa->params.mode}].push_back(sa.get());
+  if (!sorted_) {  // (policies are appended as they come: one sort per load, not an insertion each)
+    std::sort(policies_.begin(), policies_.end(), before);
+    sorted_ = true;
+  }
   for (Policy& p : policies_)
     p.sa = p.has_tmpl && p.tmpl.src.family && p.tmpl.dst.family ? find_out(p.tmpl, p.tmpl.src, p.tmpl.dst) : nullptr;
+  index_.build(policies_);
 }
 
 bool Database::apply(std::string_view line, std::string& err, size_t& col) {
@@ -381,6 +409,7 @@ bool Database::policy_cmd(std::string_view verb, Words& w, size_t i, std::string
   if (verb == "flush") {
     if (i < w.size()) return fail(i, "expected 'policy flush' alone");
     policies_.clear();
+    selectors_.clear();
     return true;
   }
   Policy p;
@@ -462,18 +491,20 @@ bool Database::policy_cmd(std::string_view verb, Words& w, size_t i, std::string
            q.dst.len == p.dst.len && q.proto == p.proto && q.sport == p.sport && q.sport_mask == p.sport_mask &&
            q.dport == p.dport && q.dport_mask == p.dport_mask;
   };
-  auto it = std::find_if(policies_.begin(), policies_.end(), same);
+  // (a set of the selectors held: a file of many policies is not searched once per line)
+  std::string sel = selector_key(p);
+  auto it = selectors_.count(sel) ? std::find_if(policies_.begin(), policies_.end(), same) : policies_.end();
   if (verb == "delete") {
     if (it == policies_.end()) return fail(first, "no such policy");
     policies_.erase(it);
+    selectors_.erase(sel);
     return true;
   }
   if (it != policies_.end()) policies_.erase(it);  // as 'update' (Linux's 'add' refuses a duplicate: File exists)
   p.order = next_order_++;
-  auto at = std::upper_bound(policies_.begin(), policies_.end(), p, [](const Policy& a, const Policy& b) {
-    return a.priority != b.priority ? a.priority < b.priority : a.order < b.order;
-  });
-  policies_.insert(at, p);
+  if (!policies_.empty() && before(p, policies_.back())) sorted_ = false;  // resolve() sorts
+  policies_.push_back(p);
+  selectors_.insert(std::move(sel));
   return true;
 }
 
@@ -526,7 +557,7 @@ SA* Database::find_in(const Addr& dst, uint32_t spi) const {
   return it == by_spi_.end() ? nullptr : it->second;
 }
 
-const Policy* Database::match(Dir dir, const Selector& s) const {
+const Policy* Database::match_linear(Dir dir, const Selector& s) const {
   for (const Policy& p : policies_) {
     if (p.dir != dir || !p.src.contains(s.src) || !p.dst.contains(s.dst)) continue;
     if ((p.src.a.family && p.src.a.family != s.src.family) || (p.dst.a.family && p.dst.a.family != s.dst.family))
@@ -545,10 +576,10 @@ SA* Database::find_out(const Template& t, const Addr& src, const Addr& dst) cons
     SA* sa = find_in(want_dst, t.spi);
     return sa && sa->params.mode == t.mode ? sa : nullptr;
   }
-  for (const auto& sa : sas_) {
-    const SAParams& p = sa->params;
-    if (p.dst == want_dst && p.src == want_src && p.mode == t.mode && (!t.reqid || p.reqid == t.reqid)) return sa.get();
-  }
+  auto it = by_pair_.find({want_src, want_dst, t.mode});
+  if (it == by_pair_.end()) return nullptr;
+  for (SA* sa : it->second)  // (in the order the SAs were added)
+    if (!t.reqid || sa->params.reqid == t.reqid) return sa;
   return nullptr;
 }
 
