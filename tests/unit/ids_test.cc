@@ -13,6 +13,7 @@
 #include "helpers.hh"
 #include "regex_gen.hh"
 #include "shoal/ids/engine.hh"
+#include "shoal/ids/stream_prefilter.hh"
 #include "shoal/ids/verify.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/ids_scan.hh"
@@ -147,6 +148,79 @@ TEST(AhoCorasick, ChunkedScanFindsWhatOneThreadFinds) {
       }
     }
   }
+}
+
+// A direction's stream inspected a piece at a time (pieces of any size,
+// the window trimmed to its last W bytes after each, holes that start it
+// over): the candidates kept incrementally are those of a scan of the whole
+// window, every time.
+TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
+  std::mt19937 rng(12);
+  size_t matched = 0, skipped = 0;
+  for (size_t npat : {1u, 20u, 300u}) {
+    std::string text;
+    for (size_t i = 0; i < npat; ++i) {
+      std::string p = random_text(rng, 1 + rng() % 12, "abcdE");
+      // every third rule looks for more than its pattern (not plain: found in an earlier piece, it may
+      // match anew when the rest arrives)
+      text += fmt::format("alert tcp-stream any any -> any any (content:\"{}\"; {}sid:{};)\n", p,
+                          i % 3 == 2 ? "content:\"Eh\"; distance:0; " : "", i + 1);
+    }
+    text += "alert tcp-stream any any -> any any (pcre:\"/zq+/\"; sid:100000;)\n";  // no content: always a candidate
+    RuleSet set;
+    std::string err;
+    ASSERT_TRUE(set.load_text(text, "stream", Vars(), false, err)) << err;
+    for (const auto& p : set.problems()) ADD_FAILURE() << p.str();
+    Database db;
+    ASSERT_TRUE(db.build(set.rules(), EngineKind::Builtin, err)) << err;
+    ASSERT_EQ(db.stream_rules().size(), npat + 1);
+    for (uint32_t window : {16u, 100u, 2048u}) {
+      StreamPrefilter pre;
+      std::string w;
+      uint64_t end = 0;  // the stream offset w ends at
+      size_t nonempty = 0;
+      std::vector<uint32_t> got, want;
+      for (int step = 0; step < 400; ++step) {
+        if (rng() % 40 == 0) {  // a hole
+          end += 1 + rng() % 100;
+          w.clear();
+          pre.clear();
+        }
+        std::string piece = random_text(rng, rng() % (rng() % 4 ? 20 : 300), "abcdefghE");
+        if (rng() % 2 && npat) {  // a rule's pattern, sometimes cut across pieces
+          const std::string& c = set.rules()[rng() % npat].items[0].content.bytes;
+          piece.insert(rng() % (piece.size() + 1), c);
+        }
+        auto old = uint32_t(w.size());
+        w += piece;
+        end += piece.size();
+        const auto* s = reinterpret_cast<const uint8_t*>(w.data());
+        auto n = uint32_t(w.size());
+        pre.add(db, s, old, n, end - n);
+        pre.candidates(db, end - n, got);
+        db.stream_candidates(s, n, want);
+        ASSERT_EQ(got, want) << npat << " patterns, window " << window << ", step " << step;
+        nonempty += want.size() > 1;
+        // leaving out the plain rules whose pattern is not new loses no new match
+        auto anew = [&](const std::vector<uint32_t>& cands) {
+          std::vector<uint32_t> m;
+          for (uint32_t r : cands)
+            if (payload_matches(db.rules()[r], s, n) && !(old && payload_matches(db.rules()[r], s, old)))
+              m.push_back(r);
+          return m;
+        };
+        pre.candidates(db, end - n, got, true);
+        EXPECT_LE(got.size(), want.size());
+        ASSERT_EQ(anew(got), anew(want)) << npat << " patterns, window " << window << ", step " << step;
+        matched += !anew(want).empty();
+        skipped += want.size() - got.size();
+        if (w.size() > window) w.erase(0, w.size() - window);
+      }
+      EXPECT_GT(nonempty, 100u) << "most windows hold a pattern";
+    }
+  }
+  EXPECT_GT(matched, 300u) << "rules match anew often";
+  EXPECT_GT(skipped, 300u) << "plain rules whose pattern is old are left out often";
 }
 
 TEST(AhoCorasick, EnginesAgreeWithANaiveSearchOnRuleSets) {
@@ -1068,7 +1142,7 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
     EXPECT_EQ(off->n("ids.inspected"), cpu->n("ids.inspected"));
     EXPECT_EQ(off->n("ids.uninspected"), cpu->n("ids.uninspected"));
     test::finish(*off, false, faults > 0);
-    EXPECT_EQ(slurp(dir + "/" + tag + ".log"), want) << tag;
+    EXPECT_EQ(slurp(fmt::format("{}/{}.log", dir, tag)), want) << tag;
     for (int port = 0; port < 2; ++port) {
       auto a = test::read_pcap(fmt::format("{}/cpu-{}.pcap", dir, port));
       auto b = test::read_pcap(fmt::format("{}/{}-{}.pcap", dir, tag, port));

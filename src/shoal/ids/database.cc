@@ -456,6 +456,9 @@ static const Content* fast_content(const Rule& r, Buf b) {
 bool Database::build_stream_prefilter(std::string& err) {
   stream_of_.clear();
   stream_always_.clear();
+  stream_len_.clear();
+  stream_longest_ = 0;
+  stream_plain_.assign(rules_.size(), 0);
   std::map<std::string, uint32_t> ids;
   std::vector<std::string> pats;
   for (uint32_t r : stream_rules_) {
@@ -464,10 +467,20 @@ bool Database::build_stream_prefilter(std::string& err) {
       stream_always_.push_back(r);
       continue;
     }
+    const Rule& rule = rules_[r];
+    if (rule.items.size() == 1 && rule.items[0].is_content() && rule.items[0].buf == Buf::Packet &&
+        rule.items[0].xform < 0 && !rule.header_bufs) {
+      const Content& k = rule.items[0].content;
+      stream_plain_[r] = !k.neg && !k.endswith && !k.has_offset && !k.has_depth && !k.has_distance && !k.has_within &&
+                         k.var_offset < 0 && k.var_depth < 0 && k.var_distance < 0 && k.var_within < 0;
+    }
     std::string key;
     for (char ch : c->bytes) key.push_back(char(fold(uint8_t(ch))));
     auto [pos, fresh] = ids.emplace(key, uint32_t(pats.size()));
-    if (fresh) pats.push_back(key), stream_of_.emplace_back();
+    if (fresh) {
+      pats.push_back(key), stream_of_.emplace_back(), stream_len_.push_back(uint32_t(key.size()));
+      stream_longest_ = std::max(stream_longest_, uint32_t(key.size()));
+    }
     stream_of_[pos->second].push_back(r);
   }
   return pats.empty() || stream_ac_.build(pats, err);

@@ -107,6 +107,26 @@ class Database {
   // is in them (one Aho-Corasick scan) and those without one, in the
   // database's order.
   void stream_candidates(const uint8_t* s, uint32_t n, std::vector<uint32_t>& out) const;
+  // The same patterns' occurrences in s[0, n) that end after s[0, from):
+  // on(pattern, start) for each (the bytes before `from` only set the
+  // automaton's state, so a stream is scanned a piece at a time with the
+  // longest pattern's length less one byte of the piece before it: GASPP
+  // §5's matching across chunks, exact). stream_rules_of(pattern): its rules.
+  template <class F>
+  void stream_scan(const uint8_t* s, uint32_t n, uint32_t from, F&& on) const {
+    if (stream_of_.empty()) return;
+    k::ac_scan(stream_ac_.view(), s, n, [&](uint32_t id, uint32_t end) {
+      if (end > from) on(id, end - stream_len_[id]);
+      return true;
+    });
+  }
+  uint32_t stream_longest() const { return stream_longest_; }
+  // Whether stream rule r's payload is its fast pattern alone (one content,
+  // no position, modifier or transform): it matches newly only where its
+  // pattern occurs newly.
+  bool stream_plain(uint32_t r) const { return r < stream_plain_.size() && stream_plain_[r]; }
+  const std::vector<uint32_t>& stream_rules_of(uint32_t pattern) const { return stream_of_[pattern]; }
+  const std::vector<uint32_t>& stream_always() const { return stream_always_; }
   // The Aho-Corasick DFA over the fast patterns (built for both kinds: the
   // device scans with it whatever the CPU uses).
   const AcTable& automaton() const { return ac_; }
@@ -164,6 +184,9 @@ class Database {
   AcTable stream_ac_;                             // the stream rules' fast patterns
   std::vector<std::vector<uint32_t>> stream_of_;  // per pattern of stream_ac_, its rules
   std::vector<uint32_t> stream_always_;           // stream rules without a fast pattern
+  std::vector<uint32_t> stream_len_;              // per pattern of stream_ac_, its length
+  std::vector<uint8_t> stream_plain_;             // per rule: stream_plain()
+  uint32_t stream_longest_ = 0;
   bool build_stream_prefilter(std::string& err);
   struct TxPrefilter {  // a buffer's fast patterns and, per pattern, its tx rules
     Buf buf;

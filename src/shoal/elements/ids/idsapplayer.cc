@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "shoal/ids/dns_names.hh"
+#include "shoal/ids/stream_prefilter.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
@@ -33,6 +34,7 @@ struct IdsAppLayer::Conn {
   // per direction, for the stream rules: the window of the stream (the
   // bytes kept from before, then `fresh` new ones not yet inspected)
   std::string raw[2];
+  ids::StreamPrefilter pre[2];  // the stream rules' patterns found in each
   uint32_t fresh[2] = {0, 0};
   uint64_t raw_end[2] = {0, 0};  // the stream offset raw[d] ends at
   uint64_t acked[2] = {0, 0};    // the stream offset each direction's receiver acknowledged
@@ -346,6 +348,7 @@ void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t len)
     }
     held_ -= c->raw[dir].size(), waiting_ -= c->fresh[dir];
     c->raw[dir].clear();
+    c->pre[dir].clear();
     c->fresh[dir] = 0;
   }
   if (c && c->app == ids::kAppDns) c->dns_tcp[dir].gap();
@@ -384,7 +387,9 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
   }
   const auto* s = reinterpret_cast<const uint8_t*>(w.data());
   auto n = uint32_t(w.size() - pending), old = n - fresh;
-  db_->stream_candidates(s, n, scand_);
+  uint64_t base = c.raw_end[dir] - w.size();  // the stream offset of w[0]
+  c.pre[dir].add(*db_, s, old, n, base);      // (the new bytes, not the window again)
+  c.pre[dir].candidates(*db_, base, scand_, true);
   const auto& rules = db_->rules();
   for (uint32_t r : scand_) {
     const ids::Rule& rule = rules[r];
