@@ -210,6 +210,12 @@ std::string TlsInfo::version_text() const {
 }
 
 int tls_detect(const uint8_t* d, uint32_t n) {
+  if (n >= 1 && (d[0] & 0x80)) {  // SSLv2's 2-byte header, a CLIENT-HELLO of version 2.0 or 3.x
+    if (n >= 3 && d[2] != 1) return 0;
+    if (n >= 4 && d[3] != 3 && d[3] != 0) return 0;
+    if (n >= 5 && d[3] == 0 && d[4] != 2) return 0;
+    return n >= 5 ? 1 : -1;
+  }
   if (n >= 1 && d[0] != 0x16) return 0;
   if (n >= 2 && d[1] != 0x03) return 0;
   if (n >= 3 && d[2] > 0x04) return 0;
@@ -226,6 +232,20 @@ void TlsConn::anomaly(uint8_t dir) {
 
 void TlsConn::data(uint8_t dir, const uint8_t* d, uint32_t n) {
   Dir& s = dir_[dir];
+  if (n && s.first && dir == 0 && s.rec.empty() && (d[0] & 0x80)) s.v2 = true;
+  while (n && !s.broken && s.v2) {
+    // SSLv2's record (RFC 5246 E.2): a 15-bit length with the top bit set
+    uint32_t want = s.rec.size() < 2 ? 2 : 2 + ((s.rec[0] & 0x7fu) << 8 | s.rec[1]);
+    uint32_t take = std::min<uint32_t>(n, want - uint32_t(s.rec.size()));
+    s.rec.insert(s.rec.end(), d, d + take);
+    d += take, n -= take;
+    if (s.rec.size() < 2) continue;
+    uint32_t whole = 2 + ((s.rec[0] & 0x7fu) << 8 | s.rec[1]);
+    if (s.rec.size() < whole) continue;
+    s.v2 = s.first = false;
+    v2_hello(s.rec.data() + 2, whole - 2);
+    s.rec.clear();  // (TLS records follow)
+  }
   while (n && !s.broken) {
     // a record's header, then its body
     uint32_t want = s.rec.size() < 5 ? 5 : 5 + be16(s.rec.data() + 3);
@@ -233,6 +253,7 @@ void TlsConn::data(uint8_t dir, const uint8_t* d, uint32_t n) {
     s.rec.insert(s.rec.end(), d, d + take);
     d += take, n -= take;
     if (s.rec.size() == 5) {
+      s.first = false;
       uint8_t type = s.rec[0];
       uint16_t len = be16(s.rec.data() + 3);
       if (type < 20 || type > 24 || s.rec[1] != 3 || len > kMaxRecord) return anomaly(dir);
@@ -243,6 +264,31 @@ void TlsConn::data(uint8_t dir, const uint8_t* d, uint32_t n) {
     record(dir, s.rec[0], s.rec.data() + 5, uint32_t(s.rec.size() - 5));
     s.rec.clear();
   }
+}
+
+// An SSLv2-format CLIENT-HELLO (SSL 2.0's, or RFC 5246 Appendix E.2's from a
+// client that also speaks TLS): its version is the client's, its cipher
+// specs of the form 00 XX YY are TLS suites, its challenge is the right of
+// the random. (No JA3 or JA4: they are defined on TLS's ClientHello.)
+void TlsConn::v2_hello(const uint8_t* d, uint32_t n) {
+  Reader r{d, n};
+  if (r.u8() != 1) return anomaly(0);
+  TlsInfo& t = info_;
+  uint16_t version = r.u16(), cs_len = r.u16(), sid_len = r.u16(), ch_len = r.u16();
+  if (!r.ok || cs_len % 3 || ch_len < 16 || ch_len > 32) return anomaly(0);
+  Reader cs = r.sub(cs_len);
+  r.sub(sid_len);
+  std::string challenge = r.str(ch_len);
+  if (!r.ok || !r.end()) return anomaly(0);
+  while (cs.ok && !cs.end()) {
+    uint8_t k = cs.u8();
+    uint16_t suite = cs.u16();
+    if (k == 0) t.ciphers.push_back(suite);
+  }
+  t.client_version = version;
+  t.client_random = std::string(32 - ch_len, '\0') + challenge;
+  t.client_hello = true;
+  fire(kClientHello);
 }
 
 void TlsConn::record(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n) {

@@ -79,7 +79,10 @@ class TlsConn {
     std::vector<uint8_t> rec;  // a record being assembled
     std::vector<uint8_t> hs;   // handshake bytes being assembled into messages
     bool broken = false;
+    bool first = true;  // no record yet (the client's first may be SSLv2's)
+    bool v2 = false;    // rec is an SSLv2 record
   };
+  void v2_hello(const uint8_t* d, uint32_t n);
   void record(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n);
   void handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n);
   void anomaly(uint8_t dir);
@@ -92,7 +95,8 @@ class TlsConn {
 };
 
 // Whether the first bytes of a direction look like TLS: 1 yes, 0 no, -1 not
-// enough bytes yet (a handshake record of a known version).
+// enough bytes yet (a handshake record of a known version, or an
+// SSLv2-format ClientHello).
 int tls_detect(const uint8_t* d, uint32_t n);
 
 // JA3's value list rules: GREASE values (RFC 8701) are left out.

@@ -19,7 +19,9 @@ struct IdsAppLayer::Conn {
   uint64_t dns_tx = 0;               // DNS messages so far (each is a transaction)
   flow::DnsTcpFramer dns_tcp[2];
   std::unique_ptr<flow::TlsConn> tls;
-  std::vector<uint32_t> tls_alerted;  // rules that alerted on the handshake (one transaction per flow)
+  // rules that alerted on the handshake (one transaction per flow): 2 *
+  // rule, plus the direction for a rule that alerts once each way (both_ways)
+  std::vector<uint32_t> tls_alerted;
   bool tls_logged = false;
   uint64_t sip_tx = 0;  // SIP messages so far (each is a transaction)
   std::unique_ptr<flow::SshConn> ssh;
@@ -702,13 +704,27 @@ nlohmann::json IdsAppLayer::tls_json(const flow::TlsInfo& t) {
     j["notbefore"] = t.certs[0].not_before;
     j["notafter"] = t.certs[0].not_after;
   }
-  if (t.client_hello) {
+  if (t.client_hello && !t.ja3.empty()) {
     j["ja3"] = {{"hash", t.ja3_hash}, {"string", t.ja3}};
     j["ja4"] = t.ja4;
   }
   if (t.server_hello) j["ja3s"] = {{"hash", t.ja3s_hash}, {"string", t.ja3s}};
   return j;
 }
+
+namespace {
+// Whether a TLS rule reads only what Suricata inspects in both directions
+// (ssl_version, ssl_state: its generic TLS list): such a rule alerts once
+// each way. The others read one side's messages (SNI, JA3, certificates,
+// ...) and alert once per handshake.
+bool both_ways(const ids::Rule& r) {
+  for (const ids::Item& it : r.items)
+    if (!ids::packet_buf(it.buf)) return false;
+  for (const ids::FieldCond& f : r.tx_fields)
+    if (f.field != ids::FieldCond::SslVersion && f.field != ids::FieldCond::SslState) return false;
+  return !r.tx_fields.empty();
+}
+}  // namespace
 
 void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
   // (no packet when the flow's end delivers what reassembly still held: no alert then)
@@ -719,9 +735,11 @@ void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
     std::vector<std::string> ders;
     if (t.client_hello) {
       b.set(ids::Buf::TlsSni, t.sni);
-      b.set(ids::Buf::Ja3Hash, t.ja3_hash);
-      b.set(ids::Buf::Ja3String, t.ja3);
-      b.set(ids::Buf::Ja4Hash, t.ja4);
+      if (!t.ja3.empty()) {  // (none for an SSLv2-format hello)
+        b.set(ids::Buf::Ja3Hash, t.ja3_hash);
+        b.set(ids::Buf::Ja3String, t.ja3);
+        b.set(ids::Buf::Ja4Hash, t.ja4);
+      }
     }
     if (t.server_hello) {
       b.set(ids::Buf::Ja3sHash, t.ja3s_hash);
@@ -779,10 +797,11 @@ void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
     for (uint32_t r : tx_candidates(b, t.client_certs.empty() ? nullptr : &client)) {
       const ids::Rule& rule = rules[r];
       if (rule.app != ids::kAppTls) continue;
-      if (std::find(c.tls_alerted.begin(), c.tls_alerted.end(), r) != c.tls_alerted.end()) continue;
+      uint32_t key = 2 * r + (both_ways(rule) ? cur_->dir & 1 : 0);
+      if (std::find(c.tls_alerted.begin(), c.tls_alerted.end(), key) != c.tls_alerted.end()) continue;
       if (!ids::tx_matches(rule, b, *cur_) && (t.client_certs.empty() || !ids::tx_matches(rule, client, *cur_)))
         continue;
-      c.tls_alerted.push_back(r);
+      c.tls_alerted.push_back(key);
       ids::apply_flowbits(rule, *cur_);
       if (meta.is_null()) meta = tls_json(t);
       cur_hits_->push_back({r, nullptr, meta, 0, ids::kAppTls});
