@@ -662,6 +662,44 @@ TEST(IdsTls, Sslv2FormatClientHello) {
   EXPECT_EQ(tls[0]["tls"]["version"], "TLSv1");
 }
 
+// A session resumed (the server repeats the session id the client's hello
+// named, and sends no certificate): Suricata's "session_resumed" in the tls
+// record; a new session id, or a certificate, is a full handshake.
+TEST(IdsTls, SessionResumed) {
+  for (int variant = 0; variant < 3; ++variant) {
+    std::string sid(32, '\x44');
+    TlsBuilder ch;
+    ch.u16(0x0303);
+    ch.b += std::string(32, '\x11');
+    ch.u8(32);
+    ch.b += sid;
+    ch.u16(2), ch.u16(0xc02b), ch.u8(1), ch.u8(0), ch.u16(0);
+    TlsBuilder sh;
+    sh.u16(0x0303);
+    sh.b += std::string(32, '\x22');
+    sh.u8(32);
+    sh.b += variant == 1 ? std::string(32, '\x45') : sid;
+    sh.u16(0xc02b), sh.u8(0), sh.u16(0);
+    std::string flight = handshake(2, sh.b);
+    if (variant == 2) {
+      std::string cert = make_cert("shoal.example", 0xe1);
+      TlsBuilder cm;
+      cm.u24(unsigned(cert.size() + 3)), cm.u24(unsigned(cert.size()));
+      cm.b += cert;
+      flight += handshake(11, cm.b);
+    }
+    Conv c(40170, 443);
+    c.send(0, handshake(1, ch.b));
+    c.send(1, flight + record(20, std::string(1, '\1')));
+    c.send(0, record(20, std::string(1, '\1')));
+    auto r = run_ids("tlsresume", c.out, "alert tls any any -> any any (tls.sni; content:\"x\"; sid:1;)\n");
+    ASSERT_TRUE(r.r->ok);
+    auto& tls = r.other["tls"];
+    ASSERT_EQ(tls.size(), 1u) << variant;
+    EXPECT_EQ(tls[0]["tls"].contains("session_resumed"), variant == 0) << variant << ": " << tls[0].dump();
+  }
+}
+
 TEST(IdsTls, HostileRecordsAreAnomaliesNotCrashes) {
   std::vector<std::string> bad = {
       std::string("\x16\x03\x01\xff\xff", 5) + std::string(200, 'A'),           // a record over the bound

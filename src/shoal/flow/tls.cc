@@ -325,7 +325,7 @@ void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n)
     TlsInfo& t = info_;
     t.client_version = r.u16();
     t.client_random = r.str(32);
-    r.sub(r.u8());
+    t.client_session_id = r.str(r.u8());
     Reader cs = r.sub(r.u16());
     while (cs.ok && !cs.end()) t.ciphers.push_back(cs.u16());
     r.sub(r.u8());
@@ -369,7 +369,7 @@ void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n)
     TlsInfo& t = info_;
     t.server_version = t.selected_version = r.u16();
     t.server_random = r.str(32);
-    r.sub(r.u8());
+    std::string session_id = r.str(r.u8());
     t.cipher = r.u16();
     r.u8();
     if (!r.ok) return anomaly(dir);
@@ -378,6 +378,7 @@ void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n)
       if (et == 43 && e.n == 2) t.selected_version = e.u16();
     });
     t.server_hello = true;
+    t.session_resumed = !session_id.empty() && session_id == t.client_session_id && t.selected_version != 0x0304;
     t.ja3s = fmt::format("{},{},{}", t.server_version, t.cipher, join(t.server_extensions, "-", true));
     t.ja3s_hash = hex_digest(EVP_md5(), t.ja3s);
     // TLS 1.3: what follows from the server is encrypted

@@ -46,6 +46,10 @@ struct TlsInfo {
   std::vector<uint16_t> server_extensions;
   std::string server_random;
   std::string ja3s, ja3s_hash;
+  // the server took up the session the client's hello named (its session
+  // id, not empty, repeated; before TLS 1.3): an abbreviated handshake
+  bool session_resumed = false;
+  std::string client_session_id;
   // Certificate (the server's; a client's in client_certs)
   std::vector<TlsCert> certs, client_certs;
   // anomalies (Suricata's tls events): records or messages that could not be read

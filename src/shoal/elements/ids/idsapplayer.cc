@@ -698,6 +698,8 @@ nlohmann::json IdsAppLayer::tls_json(const flow::TlsInfo& t) {
     j["fingerprint"] = c.fingerprint;
     if (!c.san.empty()) j["subjectaltname"] = c.san;
   }
+  // (as Suricata: resumed only when no certificate came)
+  if (t.session_resumed && t.certs.empty()) j["session_resumed"] = true;
   if (!t.sni.empty()) j["sni"] = t.sni;
   j["version"] = t.version_text();
   if (!t.certs.empty()) {
