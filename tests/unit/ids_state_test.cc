@@ -296,6 +296,27 @@ TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {
   }
 }
 
+// A header the request did not send is no buffer: a negated content on it
+// fails and `absent` holds; a header sent empty is a buffer of length 0.
+TEST(IdsHttp, AnAbsentHeaderIsNoBuffer) {
+  for (bool sent : {false, true}) {
+    Conv c;
+    c.send(0, std::string("GET / HTTP/1.1\r\nHost: x\r\n") + (sent ? "Referer: \r\n" : "") + "\r\n");
+    c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    auto r = run_ids("httpabsent", c.out,
+                     "alert http any any -> any any (http.referer; content:!\"example\"; sid:1;)\n"
+                     "alert http any any -> any any (http.referer; absent; sid:2;)\n"
+                     "alert http any any -> any any (http.referer; absent: or_else; content:!\"example\"; sid:3;)\n"
+                     "alert http any any -> any any (http.referer; bsize:0; sid:4;)\n"
+                     "alert http any any -> any any (http.user_agent; absent; sid:5;)\n");
+    ASSERT_TRUE(r.r->ok);
+    auto sids = r.sids();
+    std::sort(sids.begin(), sids.end());
+    EXPECT_EQ(sids, sent ? (std::vector<uint32_t>{1, 3, 4, 5}) : (std::vector<uint32_t>{2, 3, 5}))
+        << (sent ? "Referer sent empty" : "no Referer");
+  }
+}
+
 TEST(IdsHttp, TransactionsAndFilesAreLoggedAsSuricataLogsThem) {
   Conv c;
   // 0: a chunked download named by Content-Disposition

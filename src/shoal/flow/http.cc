@@ -61,6 +61,7 @@ std::string header(const htp_table_t* t, const char* name) {
   auto* h = static_cast<htp_header_t*>(htp_table_get_c(t, name));
   return h ? str(h->value) : std::string();
 }
+bool has_header(const htp_table_t* t, const char* name) { return t && htp_table_get_c(t, name); }
 
 }  // namespace
 
@@ -179,6 +180,13 @@ struct HttpConn::Impl {
     t.accept = header(tx->request_headers, "accept");
     t.accept_enc = header(tx->request_headers, "accept-encoding");
     t.accept_lang = header(tx->request_headers, "accept-language");
+    t.request_has = 0;
+    for (auto [name, bit] : {std::pair{"user-agent", HttpTx::kUserAgent},
+                             {"referer", HttpTx::kReferer},
+                             {"accept", HttpTx::kAccept},
+                             {"accept-encoding", HttpTx::kAcceptEnc},
+                             {"accept-language", HttpTx::kAcceptLang}})
+      if (has_header(tx->request_headers, name)) t.request_has |= bit;
     t.request_connection = header(tx->request_headers, "connection");
     t.request_content_len = header(tx->request_headers, "content-length");
     t.content_type = header(tx->request_headers, "content-type");

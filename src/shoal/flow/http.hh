@@ -46,6 +46,9 @@ struct HttpTx {
   // request
   std::string method, uri, uri_raw, protocol, request_line, host, host_raw, user_agent, cookie, referer;
   std::string accept, accept_enc, accept_lang, request_connection, request_content_len;
+  // which of the request's headers above were sent (an empty value is a header all the same)
+  static constexpr uint32_t kUserAgent = 1, kReferer = 2, kAccept = 4, kAcceptEnc = 8, kAcceptLang = 16;
+  uint32_t request_has = 0;
   std::string request_start, response_start;         // the first line and the headers, as sent (http.start)
   std::string request_headers, request_headers_raw;  // "Name: value\r\n" each (raw: as sent)
   std::vector<std::string> request_header_list, response_header_list;  // "Name: value" each

@@ -59,6 +59,15 @@ struct TxBuffers {
     ready[size_t(x) >> 6] |= uint64_t(1) << (size_t(x) & 63);
   }
   bool has(Buf x) const { return ready[size_t(x) >> 6] >> (size_t(x) & 63) & 1; }
+  // known not to be there (a header the request did not send): no buffer,
+  // where even a negated content fails and `absent` holds
+  uint64_t gone[2] = {0, 0};
+  void set_absent(Buf x) {
+    b[size_t(x)] = {};
+    ready[size_t(x) >> 6] |= uint64_t(1) << (size_t(x) & 63);
+    gone[size_t(x) >> 6] |= uint64_t(1) << (size_t(x) & 63);
+  }
+  bool absent(Buf x) const { return gone[size_t(x) >> 6] >> (size_t(x) & 63) & 1; }
 };
 
 // A header buffer's bytes (ipv4.hdr, tcp.hdr, ...); false when the packet

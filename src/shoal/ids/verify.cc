@@ -228,7 +228,7 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
     // of length 0); absent: nothing there; or_else: or the rest of the run holds
     const std::vector<std::string>* mb = tx.many[size_t(b)];
     bool body = b == Buf::HttpRequestBody || b == Buf::HttpResponseBody;
-    bool none = mb ? mb->empty() : body && tx.b[size_t(b)].empty();
+    bool none = tx.absent(b) || (mb ? mb->empty() : body && tx.b[size_t(b)].empty());
     if (r.items[k].byte.kind == ByteOp::Absent) {
       if (none) continue;
       if (!r.items[k].byte.neg) return false;

@@ -465,11 +465,19 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
   if (tx.progress & flow::HttpTx::kRequestHeaders) {
     b.set(Buf::HttpHost, tx.host);
     b.set(Buf::HttpHostRaw, tx.host_raw);
-    b.set(Buf::HttpUserAgent, tx.user_agent);
-    b.set(Buf::HttpReferer, tx.referer);
-    b.set(Buf::HttpAccept, tx.accept);
-    b.set(Buf::HttpAcceptEnc, tx.accept_enc);
-    b.set(Buf::HttpAcceptLang, tx.accept_lang);
+    // a header the request did not send is no buffer (one sent empty is a buffer of length 0)
+    auto header = [&](Buf k, const std::string& v, uint32_t bit) {
+      if (tx.request_has & bit)
+        b.set(k, v);
+      else
+        b.set_absent(k);
+    };
+    using T = flow::HttpTx;
+    header(Buf::HttpUserAgent, tx.user_agent, T::kUserAgent);
+    header(Buf::HttpReferer, tx.referer, T::kReferer);
+    header(Buf::HttpAccept, tx.accept, T::kAccept);
+    header(Buf::HttpAcceptEnc, tx.accept_enc, T::kAcceptEnc);
+    header(Buf::HttpAcceptLang, tx.accept_lang, T::kAcceptLang);
   }
   if (tx.progress & (flow::HttpTx::kRequestDone | flow::HttpTx::kRequestBodyEnd))
     b.set(Buf::HttpRequestBody, tx.request_body);
