@@ -163,13 +163,20 @@ class Element {
   virtual void wake_task() { set_task_active(true); }
   // At a stop, before on_stop: push on what the element holds that needs no
   // new input to finish (offload aggregates in flight); true while some
-  // remains. The worker calls it until every element says false (2 s at most).
+  // remains. The worker calls it until every element says false (2 s at
+  // most), then end_at_stop().
   virtual bool drain() { return false; }
   // Mid-run (a driver script took a stop event): push on asynchronous work
   // that needs no new input to finish (offload aggregates), and nothing
   // else; true while some remains. drain() is for the final stop (it may
   // also end state, as the flow layer flushing its table).
   virtual bool settle() { return false; }
+  // At a stop, once no element has anything more to drain (or the drain's
+  // bound passed): end the state that ends with the run, as the flow layer
+  // flushing its table, so elements downstream see each flow end after its
+  // last packet, offloaded ones included. True when it did something (the
+  // worker drains again, then asks again): once per element and stop.
+  virtual bool end_at_stop() { return false; }
   // Called on the worker when the router is stopping (flush files etc.).
   virtual void on_stop() {}
   // Hot swap (Click's hotconfig): called on each element of the new

@@ -83,6 +83,7 @@ void Runtime::run() {
       for (auto& r : routers_)
         for (size_t i = 0; i < r->size(); ++i) more |= r->element(i)->drain();
     }
+    for (auto& r : routers_) finish_router(*r, until, [] {});
   }
   // Stop hooks run on the (now idle) calling thread, in worker order.
   for (auto& r : routers_)

@@ -209,15 +209,32 @@ void Worker::run() {
   // Work already handed to a device completes and goes on, so a stop does
   // not strand packets in flight (bounded: a wedged device cannot hang us).
   uint64_t until = monotonic_ns() + 2000000000ull;
+  bool swap = false;
   for (bool more = true; more && monotonic_ns() < until;) {
     refresh_now();
     more = false;
     // For a hot swap only what is in flight settles: the rest is the new
     // configuration's to take (Runtime::run).
-    bool swap = rt_->swap_pending();
+    swap = rt_->swap_pending();
     if (swap) rt_->note_settled();
     for (size_t i = 0; i < router_->size(); ++i)
       more |= swap ? router_->element(i)->settle() : router_->element(i)->drain();
+  }
+  if (!swap) finish_router(*router_, until, [this] { refresh_now(); });
+}
+
+// Then the state that ends with the run ends (Element::end_at_stop), each time
+// followed by what it set going draining (bounded by `until`, but finish()
+// runs whatever the bound: flows' records are not lost to a wedged device).
+void finish_router(Router& r, uint64_t until, const std::function<void()>& tick) {
+  for (bool did = true; did;) {
+    did = false;
+    for (size_t i = 0; i < r.size(); ++i) did |= r.element(i)->end_at_stop();
+    for (bool more = did; more && monotonic_ns() < until;) {
+      tick();
+      more = false;
+      for (size_t i = 0; i < r.size(); ++i) more |= r.element(i)->drain();
+    }
   }
 }
 

@@ -131,4 +131,8 @@ class Worker {
   std::atomic<uint64_t> sim_want_{0};
 };
 
+// At a stop, after the drain: each element's end_at_stop() (the flow layer's
+// flush), then what that set going drains, until none has more to finish.
+void finish_router(Router& r, uint64_t until, const std::function<void()>& tick);
+
 }  // namespace shoal

@@ -221,14 +221,15 @@ void FlowIPManager::run_timer(Timer&) {
   if (table_.size()) worker().schedule(timer_, now + kSec);
 }
 
-// At a stop, before the elements downstream close their files: every flow
-// still open ends (reason 'end'), so stateful elements see each one go.
-bool FlowIPManager::drain() {
-  if (!flushed_) {
-    flushed_ = true;
-    table_.flush();
-  }
-  return false;
+// At a stop, once the packets in flight downstream (offloaded aggregates)
+// have come through, and before the elements downstream close their files:
+// every flow still open ends (reason 'end'), so stateful elements see each
+// one go after its last packet.
+bool FlowIPManager::end_at_stop() {
+  if (flushed_) return false;
+  flushed_ = true;
+  table_.flush();
+  return true;
 }
 
 void FlowIPManager::add_handlers() {

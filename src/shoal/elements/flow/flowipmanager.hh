@@ -34,7 +34,7 @@ class FlowIPManager : public Element, public offload::FlowStateStore {
   void push(int port, PacketBatch* b) override;
   PacketBatch* pull(int port, uint32_t max) override;
   void run_timer(Timer& t) override;
-  bool drain() override;
+  bool end_at_stop() override;
   void add_handlers() override;
 
   flow::FlowTable& table() { return table_; }
