@@ -175,17 +175,31 @@ def main():
             want[mode] |= model(plist, streams, mode)
     pcap = os.path.join(tmp, "s.pcap")
     wrpcap(pcap, pkts)
-    for mode in MODES:
-        eve = os.path.join(tmp, f"eve-{mode}.json")
-        conf = (f"FromDump({pcap}, STOP true) -> FlowIPManager -> ids :: IDSMatcher(RULES {tmp}/s.rules, "
+    # each mode on the CPU, then offloaded to the host device backend (the
+    # device scans each segment with the stream automaton, GASPP §5; the host
+    # scans the seams): the same alerts
+    for mode, offload in [(m, o) for m in MODES for o in (False, True)]:
+        eve = os.path.join(tmp, f"eve-{mode}-{offload}.json")
+        conf = (f"FromDump({pcap}, STOP true) -> FlowIPManager -> "
+                + ("OffloadBalancer(FRACTION 1) -> " if offload else "")
+                + f"ids :: IDSMatcher(RULES {tmp}/s.rules, ENGINE builtin, "
                 f"EVE {eve}, STREAM_WINDOW {WINDOW}, STREAM_INSPECT {mode}, QUIET true) -> Discard;\n"
-                "DriverManager(wait, print ids.stream_matches)\n")
+                "DriverManager(wait, print ids.stream_device_scans, print ids.stream_host_scans, "
+                "print ids.stream_matches)\n")
         cfile = os.path.join(tmp, "s.click")
         with open(cfile, "w") as f:
             f.write(conf)
-        r = subprocess.run([shoal, "run", cfile], capture_output=True, text=True, timeout=300)
+        cmd = [shoal, "run", cfile] + (["--device", "host", "--device-delay-us", "20"] if offload else [])
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if r.returncode != 0:
             print(r.stdout, r.stderr)
+            sys.exit(1)
+        device_scans, host_scans = (int(x) for x in r.stdout.split()[:2])
+        if offload and device_scans < host_scans:
+            print(f"offloaded, the device scanned only {device_scans} pieces (the host {host_scans})")
+            sys.exit(1)
+        if not offload and device_scans:
+            print("not offloaded, yet device scans counted:", device_scans)
             sys.exit(1)
         got = set()
         with open(eve) as f:
@@ -198,7 +212,8 @@ def main():
                     got.add((j["alert"]["signature_id"], j.get("pcap_cnt")))
         w = want[mode] | want_pkt
         at_end = len([x for x in want[mode] if x[1] is None])
-        print(f"{mode}: {len(pkts)} packets, {len(w)} alerts expected ({len(want[mode])} of stream rules, "
+        print(f"{mode}{' offloaded' if offload else ''}: {device_scans} pieces scanned on the device, {host_scans} "
+              f"on the host; {len(pkts)} packets, {len(w)} alerts expected ({len(want[mode])} of stream rules, "
               f"{at_end} at flows' ends), {len(got)} raised")
         if got != w:
             print("missing:", sorted(w - got, key=str)[:20])

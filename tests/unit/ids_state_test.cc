@@ -6,10 +6,13 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 #include <pcap/pcap.h>
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
+#include <tuple>
 
 #include "helpers.hh"
 #include "shoal/flow/http.hh"
@@ -106,21 +109,23 @@ struct IdsRun {
 };
 
 IdsRun run_ids(const std::string& name, const std::vector<Bytes>& frames, const std::string& rules, bool ips = false,
-               bool midstream = false, const std::string& extra = "") {
+               bool midstream = false, const std::string& extra = "", const std::string& before_ids = "",
+               const test::Options* opt = nullptr) {
   std::string dir = test::tmpdir(), pcap = dir + "/" + name + ".pcap", rf = dir + "/" + name + ".rules",
               eve = dir + "/" + name + "-eve.json";
   write_pcap(pcap, frames);
   std::ofstream(rf) << rules;
   std::remove(eve.c_str());
   IdsRun out;
-  out.r =
-      test::run(fmt::format("FromDump({}, STOP true) -> FlowIPManager(MIDSTREAM {}) -> ids :: IDSMatcher(RULES {}, "
-                            "EVE {}, IPS {}, QUIET true{}); ids[0] -> pass :: Counter -> Discard; ids[1] -> "
-                            "out1 :: Counter -> Discard;",
-                            pcap, midstream, rf, eve, ips, extra));
+  std::string cfg = fmt::format(
+      "FromDump({}, STOP true) -> FlowIPManager(MIDSTREAM {}) -> {} ids :: IDSMatcher(RULES {}, "
+      "EVE {}, IPS {}, QUIET true{}); ids[0] -> pass :: Counter -> Discard; ids[1] -> "
+      "out1 :: Counter -> Discard;",
+      pcap, midstream, before_ids, rf, eve, ips, extra);
+  out.r = opt ? test::run_with(cfg, *opt) : test::run(cfg);
   EXPECT_TRUE(out.r->ok) << out.r->errors;
   if (!out.r->ok) return out;
-  test::finish(*out.r);
+  test::finish(*out.r, false, opt && opt->offload.device.fault_rate > 0);
   std::ifstream f(eve);
   for (std::string line; std::getline(f, line);) {
     auto j = nlohmann::json::parse(line);
@@ -1927,6 +1932,93 @@ TEST(IdsStream, AlertsAtTheEndShowTheStreamAcrossItsHoles) {
       EXPECT_EQ(j["payload_printable"], want) << j.dump();
       EXPECT_EQ(j["stream"], 1) << j.dump();
       EXPECT_EQ(j["pkt_src"], "stream (flow timeout)") << j.dump();
+    }
+  }
+}
+
+// GASPP's stream-aware matching (§5), offloaded: the device scans each TCP
+// segment with the stream rules' automaton, the host adds what starts in the
+// bytes before it (the seam) as it delivers the segment in order, and scans
+// itself what is delivered otherwise (out of order, retransmitted in part)
+// or what overflows a device list. The alerts are the CPU element's, in
+// the same order, in both inspection modes, with device delays and faults.
+TEST(IdsStream, TheDeviceScansSegmentsWithTheCpusAlerts) {
+  std::mt19937 rng(21);
+  std::vector<std::string> pats;
+  std::string rules;
+  for (int i = 0; i < 12; ++i) {
+    pats.push_back(fmt::format("Pat{}{}-{}", char('A' + i), i * 7 % 10, std::string(size_t(i % 5), 'Z')));
+    // plain rules, rules wanting more than their pattern, a direction
+    std::string more = i % 3 == 1 ? fmt::format(" content:\"{}\"; distance:0;", pats[size_t(i) / 2]) : "";
+    rules += fmt::format("alert tcp any any -> any any (msg:\"s{}\"; flow:only_stream{}; content:\"{}\";{} sid:{};)\n",
+                         i, i % 4 == 3 ? ",to_client" : "", pats.back(), more, 100 + i);
+  }
+  rules += "alert tcp any any -> any any (msg:\"pkt\"; flow:no_stream; content:\"PatA\"; sid:300;)\n";
+  std::vector<Bytes> frames;
+  for (uint16_t conn = 0; conn < 30; ++conn) {
+    uint32_t ca = kClient + conn, sa = kServer + conn, isn[2] = {uint32_t(rng()), uint32_t(rng())};
+    uint16_t cp = uint16_t(30000 + conn);
+    auto seg = [&](int d, uint32_t seq, uint32_t ack, uint8_t flags, const std::string& data = "") {
+      return ether(d == 0 ? ip4(ca, sa, 6, cp, 80, data, seq, ack, flags)
+                          : ip4(sa, ca, 6, 80, cp, data, seq, ack, flags));
+    };
+    frames.push_back(seg(0, isn[0], 0, 0x02));
+    frames.push_back(seg(1, isn[1], isn[0] + 1, 0x12));
+    frames.push_back(seg(0, isn[0] + 1, isn[1] + 1, 0x10));
+    std::string st[2];
+    std::vector<std::tuple<int, uint32_t, std::string>> segs;  // (direction, offset, bytes)
+    for (int d = 0; d < 2; ++d) {
+      for (size_t len = 300 + rng() % 1500; st[d].size() < len;)
+        st[d] += rng() % 30 ? std::string(1, char('a' + rng() % 8)) : pats[rng() % pats.size()];
+      if (conn % 3 == 0)  // a segment with more distinct patterns than a device list holds
+        for (size_t i = 0; i < 10; ++i) st[d] += pats[i];
+      for (uint32_t at = 0; at < st[d].size();) {
+        auto n = uint32_t(std::min<size_t>(1 + rng() % (rng() % 4 ? 40 : 400), st[d].size() - at));
+        if (conn % 3 == 0 && at + n > st[d].size() - 150) n = uint32_t(st[d].size() - at);
+        segs.emplace_back(d, at, st[d].substr(at, n));
+        at += n;
+      }
+    }
+    std::stable_sort(segs.begin(), segs.end(), [&](const auto& a, const auto& b) {  // the two sides interleaved
+      return std::get<1>(a) * 3 + uint32_t(std::get<0>(a)) < std::get<1>(b) * 3 + uint32_t(std::get<0>(b));
+    });
+    uint32_t delivered[2] = {0, 0};
+    for (size_t i = 0; i < segs.size(); ++i) {
+      if (i + 1 < segs.size() && rng() % 10 == 0) std::swap(segs[i], segs[i + 1]);  // out of order
+      auto& [d, off, data] = segs[i];
+      frames.push_back(seg(d, isn[d] + 1 + off, isn[1 - d] + 1 + delivered[1 - d], 0x18, data));
+      if (rng() % 20 == 0 && data.size() > 2)  // a retransmission that brings a little more
+        frames.push_back(seg(d, isn[d] + 1 + off + 1, isn[1 - d] + 1 + delivered[1 - d], 0x18, data.substr(1)));
+      delivered[d] = std::max<uint32_t>(delivered[d], off + uint32_t(data.size()));
+    }
+    auto L0 = uint32_t(st[0].size()), L1 = uint32_t(st[1].size());
+    frames.push_back(seg(0, isn[0] + 1 + L0, isn[1] + 1 + L1, 0x11));
+    frames.push_back(seg(1, isn[1] + 1 + L1, isn[0] + 2 + L0, 0x11));
+    frames.push_back(seg(0, isn[0] + 2 + L0, isn[1] + 2 + L1, 0x10));
+  }
+  auto key = [](const IdsRun& r) {
+    std::vector<std::pair<uint32_t, uint64_t>> k;
+    for (const auto& j : r.eve) k.emplace_back(j["alert"]["signature_id"], j.value("pcap_cnt", uint64_t(0)));
+    return k;
+  };
+  for (const char* mode : {"arrival", "acked"}) {
+    std::string extra = fmt::format(", ENGINE builtin, STREAM_INSPECT {}", mode);
+    auto cpu = run_ids("dev-stream", frames, rules, false, false, extra);
+    ASSERT_TRUE(cpu.r->ok);
+    EXPECT_GT(cpu.eve.size(), 60u) << mode;
+    EXPECT_EQ(cpu.r->n("ids.stream_device_scans"), 0u);
+    for (double faults : {0.0, 0.3}) {
+      test::Options o = test::default_options();
+      o.offload.device.delay_us = 20;
+      o.offload.device.fault_rate = faults;
+      o.offload.inflight = 4;
+      auto off = run_ids("dev-stream", frames, rules, false, false, extra, "OffloadBalancer(FRACTION 1) ->", &o);
+      ASSERT_TRUE(off.r->ok);
+      EXPECT_EQ(key(off), key(cpu)) << mode << ", faults " << faults;
+      uint64_t dev = off.r->n("ids.stream_device_scans"), host = off.r->n("ids.stream_host_scans");
+      EXPECT_GT(dev, 2 * host) << "most segments' patterns came from the device";
+      EXPECT_GT(host, 30u) << "out of order, retransmitted in part or overflowing: the host scanned";
+      EXPECT_EQ(dev + host, cpu.r->n("ids.stream_host_scans")) << "every piece scanned once, here or there";
     }
   }
 }

@@ -156,7 +156,7 @@ TEST(AhoCorasick, ChunkedScanFindsWhatOneThreadFinds) {
 // window, every time.
 TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
   std::mt19937 rng(12);
-  size_t matched = 0, skipped = 0;
+  size_t matched = 0, skipped = 0, device = 0, overflowed = 0;
   for (size_t npat : {1u, 20u, 300u}) {
     std::string text;
     for (size_t i = 0; i < npat; ++i) {
@@ -175,7 +175,7 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
     ASSERT_TRUE(db.build(set.rules(), EngineKind::Builtin, err)) << err;
     ASSERT_EQ(db.stream_rules().size(), npat + 1);
     for (uint32_t window : {16u, 100u, 2048u}) {
-      StreamPrefilter pre;
+      StreamPrefilter pre, dev;  // dev: fed the device's scan of each piece (the seam scanned here)
       std::string w;
       uint64_t end = 0;  // the stream offset w ends at
       size_t nonempty = 0;
@@ -185,6 +185,7 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
           end += 1 + rng() % 100;
           w.clear();
           pre.clear();
+          dev.clear();
         }
         std::string piece = random_text(rng, rng() % (rng() % 4 ? 20 : 300), "abcdefghE");
         if (rng() % 2 && npat) {  // a rule's pattern, sometimes cut across pieces
@@ -197,9 +198,19 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
         const auto* s = reinterpret_cast<const uint8_t*>(w.data());
         auto n = uint32_t(w.size());
         pre.add(db, s, old, n, end - n);
+        k::IdsStreamOut found;
+        k::ids_stream_scan(db.stream_automaton().view(), s + old, n - old, found);
+        if (dev.add_found(db, found, s, old, n, end - n)) {
+          device += found.count > 0;
+        } else {
+          ++overflowed;
+          dev.add(db, s, old, n, end - n);
+        }
         pre.candidates(db, end - n, got);
         db.stream_candidates(s, n, want);
         ASSERT_EQ(got, want) << npat << " patterns, window " << window << ", step " << step;
+        dev.candidates(db, end - n, got);
+        ASSERT_EQ(got, want) << "device scan: " << npat << " patterns, window " << window << ", step " << step;
         nonempty += want.size() > 1;
         // leaving out the plain rules whose pattern is not new loses no new match
         auto anew = [&](const std::vector<uint32_t>& cands) {
@@ -209,9 +220,12 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
               m.push_back(r);
           return m;
         };
-        pre.candidates(db, end - n, got, true);
+        pre.candidates(db, end - n, got, end - n + old);
         EXPECT_LE(got.size(), want.size());
         ASSERT_EQ(anew(got), anew(want)) << npat << " patterns, window " << window << ", step " << step;
+        std::vector<uint32_t> got_dev;
+        dev.candidates(db, end - n, got_dev, end - n + old);
+        ASSERT_EQ(got_dev, got) << "device scan: " << npat << " patterns, window " << window << ", step " << step;
         matched += !anew(want).empty();
         skipped += want.size() - got.size();
         if (w.size() > window) w.erase(0, w.size() - window);
@@ -221,6 +235,8 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
   }
   EXPECT_GT(matched, 300u) << "rules match anew often";
   EXPECT_GT(skipped, 300u) << "plain rules whose pattern is old are left out often";
+  EXPECT_GT(device, 300u) << "the device's lists carried patterns";
+  EXPECT_GT(overflowed, 10u) << "some pieces hold more distinct patterns than a device list";
 }
 
 TEST(AhoCorasick, EnginesAgreeWithANaiveSearchOnRuleSets) {

@@ -121,6 +121,10 @@ class Database {
     });
   }
   uint32_t stream_longest() const { return stream_longest_; }
+  uint32_t stream_pattern_len(uint32_t pattern) const { return stream_len_[pattern]; }
+  // The automaton stream_scan() runs (the device runs it too: k::ids_stream_scan).
+  const AcTable& stream_automaton() const { return stream_ac_; }
+  bool has_stream_patterns() const { return !stream_of_.empty(); }
   // Whether stream rule r's payload is its fast pattern alone (one content,
   // no position, modifier or transform): it matches newly only where its
   // pattern occurs newly.

@@ -4,29 +4,48 @@
 
 namespace shoal::ids {
 
+void StreamPrefilter::note(uint32_t pattern, uint64_t at) {
+  for (Found& f : last_)
+    if (f.pattern == pattern) {
+      f.last = std::max(f.last, at);
+      return;
+    }
+  last_.push_back({pattern, at});
+}
+
 void StreamPrefilter::add(const Database& db, const uint8_t* w, uint32_t old, uint32_t n, uint64_t base) {
   uint32_t longest = db.stream_longest();
   uint32_t look = std::min(old, longest ? longest - 1 : 0);
   uint64_t from = base + old - look;  // the stream offset of the first byte scanned
-  for (Found& f : last_) f.fresh = false;
-  db.stream_scan(w + old - look, n - old + look, look, [&](uint32_t id, uint32_t start) {
-    uint64_t at = from + start;
-    for (Found& f : last_)
-      if (f.pattern == id) {
-        f.last = std::max(f.last, at), f.fresh = true;
-        return;
-      }
-    last_.push_back({id, true, at});
-  });
+  db.stream_scan(w + old - look, n - old + look, look, [&](uint32_t id, uint32_t start) { note(id, from + start); });
 }
 
-void StreamPrefilter::candidates(const Database& db, uint64_t base, std::vector<uint32_t>& out, bool fresh_only) {
+bool StreamPrefilter::add_found(const Database& db, const k::IdsStreamOut& found, const uint8_t* w, uint32_t old,
+                                uint32_t n, uint64_t base) {
+  if (found.count > k::kStreamFound) return false;  // (kIdsNotScanned too)
+  for (uint32_t i = 0; i < found.count; ++i)
+    note(found.ids[i], base + old + found.end[i] - db.stream_pattern_len(found.ids[i]));
+  // the seam: occurrences that start before w[old] and end after it
+  uint32_t longest = db.stream_longest();
+  uint32_t look = std::min(old, longest ? longest - 1 : 0);
+  if (!look) return true;
+  uint32_t ahead = std::min(n - old, longest - 1);
+  uint64_t from = base + old - look;
+  db.stream_scan(w + old - look, look + ahead, look, [&](uint32_t id, uint32_t start) {
+    if (start < look) note(id, from + start);
+  });
+  return true;
+}
+
+void StreamPrefilter::candidates(const Database& db, uint64_t base, std::vector<uint32_t>& out, uint64_t fresh_from) {
   out.clear();
   // a pattern whose latest occurrence starts before the window has none in it
   std::erase_if(last_, [&](const Found& f) { return f.last < base; });
-  for (const Found& f : last_)
+  for (const Found& f : last_) {
+    bool fresh = f.last + db.stream_pattern_len(f.pattern) > fresh_from;
     for (uint32_t r : db.stream_rules_of(f.pattern))
-      if (f.fresh || !fresh_only || !db.stream_plain(r)) out.push_back(r);
+      if (fresh || !db.stream_plain(r)) out.push_back(r);
+  }
   out.insert(out.end(), db.stream_always().begin(), db.stream_always().end());
   std::sort(out.begin(), out.end());
 }

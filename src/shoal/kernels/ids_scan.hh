@@ -77,6 +77,45 @@ SHOAL_HD void ids_scan(const AcView& a, const uint8_t* s, uint32_t n, IdsScanOut
   out.count = count;
 }
 
+// The stream rules' scan of one TCP segment (GASPP §5: stream-aware
+// matching, the device's part of it): the distinct patterns of the stream
+// automaton that occur in the payload, each with the end of its latest
+// occurrence (a payload offset, exclusive). The host adds the occurrences
+// that start in the stream before the segment by scanning the seam (the
+// longest pattern less one byte on each side, ids::StreamPrefilter), so
+// both together are what a scan of the stream finds, whatever the segment
+// boundaries. count > kStreamFound: the list overflowed and the scan
+// stopped (the host scans the segment itself).
+constexpr uint32_t kStreamFound = 8;
+struct IdsStreamOut {
+  uint32_t count;
+  uint32_t ids[kStreamFound];
+  uint16_t end[kStreamFound];
+};
+
+SHOAL_HD void ids_stream_scan(const AcView& a, const uint8_t* s, uint32_t n, IdsStreamOut& out) {
+  uint32_t count = 0;
+  if (n > 0xffff) {  // (ends would not fit: a jumbogram is the host's)
+    out.count = kStreamFound + 1;
+    return;
+  }
+  ac_scan16(a, s, n, [&](uint32_t id, uint32_t end) {
+    for (uint32_t k = 0; k < count; ++k)
+      if (out.ids[k] == id) {
+        out.end[k] = uint16_t(end);  // (the scan goes forward: the latest so far)
+        return true;
+      }
+    if (count == kStreamFound) {
+      count = kStreamFound + 1;
+      return false;
+    }
+    out.ids[count] = id;
+    out.end[count++] = uint16_t(end);
+    return true;
+  });
+  out.count = count;
+}
+
 // GASPP's parallel payload scan (§4): a long payload is cut into chunks and
 // each thread scans one, from the automaton's start, over its `chunk` bytes
 // and the `overlap` bytes after them (the longest pattern less one), so an

@@ -127,7 +127,8 @@ uint16_t IdsAppLayer::app(uint32_t id) {
   return c ? c->app : uint16_t(ids::kAppNone);
 }
 
-void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits) {
+void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits,
+                         const k::IdsStreamOut* found) {
   if (!info.l4 || (info.proto != 6 && info.proto != 17)) return;
   Conn*& c = slot(id);
   if (!c) {
@@ -171,6 +172,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   cur_ = &info;
   cur_ts_ = ts;
   cur_hits_ = &hits;
+  cur_found_ = found;
   size_t first = hits.size();
   reasm_.segment(c->stream, id, info.dir, k::load_be32(info.l4 + 4), info.l4[13], info.payload, info.plen);
   if (!stream_acked_) {
@@ -202,6 +204,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     c->ftp_done.clear();
   }
   cur_ = nullptr;
+  cur_found_ = nullptr;
   info.app = c->app;
   info.app_known = c->app != ids::kAppNone || c->detect[info.dir & 1] != 0;
   // The alerts' metadata, from the transactions as this packet left them
@@ -220,10 +223,23 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     c_.depth_reached.add();
   }
   if (stream_rules_) {
-    c->raw[dir].append(reinterpret_cast<const char*>(data), len);
+    std::string& w = c->raw[dir];
+    w.append(reinterpret_cast<const char*>(data), len);
     c->fresh[dir] += len;
     held_ += len, waiting_ += len;
     c->raw_end[dir] = offset + len;
+    // the new bytes' patterns: the device's scan of the segment when these
+    // are its payload as it came (the seam scanned here), else a scan here
+    const auto* s = reinterpret_cast<const uint8_t*>(w.data());
+    auto n = uint32_t(w.size()), old = n - len;
+    uint64_t base = c->raw_end[dir] - n;
+    if (cur_found_ && cur_ && data == cur_->payload && len == cur_->plen &&
+        c->pre[dir].add_found(*db_, *cur_found_, s, old, n, base)) {
+      ss_.device_scans.add();
+    } else {
+      c->pre[dir].add(*db_, s, old, n, base);
+      ss_.host_scans.add();
+    }
   }
   auto dns = [&](const uint8_t* d, uint32_t n) {
     c->dns_tcp[dir].data(d, n, [&](const uint8_t* m, uint32_t k) { dns_message(*c, dir, m, k); });
@@ -389,9 +405,8 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
   }
   const auto* s = reinterpret_cast<const uint8_t*>(w.data());
   auto n = uint32_t(w.size() - pending), old = n - fresh;
-  uint64_t base = c.raw_end[dir] - w.size();  // the stream offset of w[0]
-  c.pre[dir].add(*db_, s, old, n, base);      // (the new bytes, not the window again)
-  c.pre[dir].candidates(*db_, base, scand_, true);
+  uint64_t base = c.raw_end[dir] - w.size();              // the stream offset of w[0]
+  c.pre[dir].candidates(*db_, base, scand_, base + old);  // (each piece was scanned as it came: stream_data)
   const auto& rules = db_->rules();
   for (uint32_t r : scand_) {
     const ids::Rule& rule = rules[r];

@@ -22,6 +22,7 @@
 #include "shoal/flow/ssh.hh"
 #include "shoal/flow/tls.hh"
 #include "shoal/ids/engine.hh"
+#include "shoal/kernels/ids_scan.hh"
 
 namespace shoal {
 
@@ -93,6 +94,9 @@ class IdsAppLayer : private flow::StreamSink {
     Stat matches;             // stream rules that matched
     Stat memory;              // bytes held now for stream rules (windows and data waiting)
     Stat memcap_inspections;  // inspections made early because the data waiting was over the memcap
+    Stat device_scans;        // pieces of streams whose patterns the device found (the host scanned the seam)
+    Stat host_scans;          // pieces the host scanned (no device scan, a list overflowed, a piece not
+                              // delivered as its packet came)
   };
   const StreamStats& stream_stats() const { return ss_; }
   // The records made since the last call (the caller writes and clears them).
@@ -121,8 +125,11 @@ class IdsAppLayer : private flow::StreamSink {
   // One TCP or UDP packet of flow `id`: a TCP segment goes through
   // reassembly and the parsers, a DNS datagram is parsed; rules of transactions that progressed are matched against
   // `info` (its flow fields filled) and appended to `hits`. info.app gets the
-  // flow's application protocol.
-  void packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits);
+  // flow's application protocol. `found`: the device's scan of the payload
+  // with the stream rules' automaton (k::ids_stream_scan), used when the
+  // segment is delivered to its stream as it came (else the host scans).
+  void packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits,
+              const k::IdsStreamOut* found = nullptr);
   // The flow's application protocol (ids::App), 0 when unknown.
   uint16_t app(uint32_t id);
   const Counters& counters() const { return c_; }
@@ -155,6 +162,7 @@ class IdsAppLayer : private flow::StreamSink {
   Counters c_;
   // the packet being processed, for the events its data raises
   ids::PacketInfo* cur_ = nullptr;
+  const k::IdsStreamOut* cur_found_ = nullptr;  // the current packet's device scan (packet())
   uint64_t cur_ts_ = 0;
   std::vector<TxHit>* cur_hits_ = nullptr;
   // The tx rules that may match a transaction's buffers (a's, and b's

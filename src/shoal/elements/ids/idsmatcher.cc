@@ -472,6 +472,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("stream_matches", ss.matches);
     add_stat_handler("stream_memory", ss.memory);
     add_stat_handler("stream_memcap_inspections", ss.memcap_inspections);
+    add_stat_handler("stream_device_scans", ss.device_scans);
+    add_stat_handler("stream_host_scans", ss.host_scans);
     add_stat_handler("dns_messages", ac.dns_messages);
     add_stat_handler("tls_connections", ac.tls.connections);
     add_stat_handler("tls_anomalies", ac.tls.anomalies);
@@ -487,23 +489,28 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     whole.end = offload::kToEnd;
     range_ = plan.add(whole);
     block_ = plan.add_block(sizeof(k::IdsScanIn), sizeof(k::IdsScanOut));
+    // the stream rules' scan of each TCP payload (GASPP §5), when there are
+    // stream rules and the application layer that feeds them
+    stream_block_ = kNoBlock;
+    if (app_on_ && shared_ && shared_->db && shared_->db->has_stream_patterns())
+      stream_block_ = plan.add_block(1, sizeof(k::IdsStreamOut));
     ip_at_ = plan.ip_at;
     plan.annos.pred |= offload_uses_pred() || alert_bit_;
   }
   bool offload_ends_chain() const override { return true; }
   void offload_pre(offload::Aggregate& a) override {
     auto* in = reinterpret_cast<k::IdsScanIn*>(a.block_in(block_));
-    max_plen_ = 0;
     for (uint32_t i = 0; i < a.n; ++i) {
       ids::PacketInfo info;
       uint32_t ip_off;
       Packet* p = a.batch->at(i);
-      if (locate(p, info, ip_off, ip_at_)) {
+      bool ok = locate(p, info, ip_off, ip_at_);
+      if (ok) {
         in[i] = {uint32_t(info.payload - p->data()), info.plen};
-        max_plen_ = std::max(max_plen_, info.plen);
       } else {
         in[i] = {k::kAbsent, 0};
       }
+      if (stream_block_ != kNoBlock) a.block_in(stream_block_)[i] = ok && info.proto == 6 && info.l4;
     }
   }
   bool offload_launch(offload::Launch& L, std::string& err) override {
@@ -531,9 +538,16 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       prm.ac.out_off = mirror_.at<uint32_t>(2);
       prm.ac.out_ids = mirror_.at<uint32_t>(3);
     }
+    if (stream_block_ != kNoBlock && !stream_scan(L, prm, err)) return false;
     // One thread per packet, or GASPP's chunks when the longest payload of
     // the aggregate spans several.
-    uint32_t chunks = scan_chunk_ ? (max_plen_ + scan_chunk_ - 1) / scan_chunk_ : 1;
+    // (the aggregate's own longest payload: an aggregate redone on the host
+    // after a device fault is launched again after others were prepared)
+    uint32_t max_plen = 0;
+    const auto* host_in = reinterpret_cast<const k::IdsScanIn*>(L.agg->block_in(block_));
+    for (uint32_t i = 0; i < L.view.n; ++i)
+      if (host_in[i].off != k::kAbsent) max_plen = std::max(max_plen, host_in[i].len);
+    uint32_t chunks = scan_chunk_ ? (max_plen + scan_chunk_ - 1) / scan_chunk_ : 1;
     if (chunks <= 1) {
       L.run<k::IdsScanStep>(prm);
       return true;
@@ -547,8 +561,40 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     chunked_.add();
     return true;
   }
+  // The stream step (before the packet scan, whose predicate bits it must not see).
+  bool stream_scan(offload::Launch& L, const k::IdsScanStep::Params& scan, std::string& err) {
+    const ids::Database& db = *shared_->db;
+    k::IdsStreamScanStep::Params prm{L.view,
+                                     L.ctl,
+                                     range_,
+                                     scan.in,
+                                     L.block_in(stream_block_),
+                                     reinterpret_cast<k::IdsStreamOut*>(L.block_out(stream_block_)),
+                                     db.stream_automaton().view()};
+    if (L.host) {
+      L.keep(shared_->db);
+    } else {
+      const ids::AcTable& ac = db.stream_automaton();
+      // (keyed by the automaton, owned by the database: the packet one is keyed by the database)
+      if (!stream_mirror_.sync(L, std::shared_ptr<const void>(shared_->db, &ac),
+                               {{ac.cls().data(), ac.cls().size()},
+                                {ac.next().data(), ac.next().size() * 4},
+                                {ac.out_off().data(), ac.out_off().size() * 4},
+                                {ac.out_ids().data(), ac.out_ids().size() * 4}},
+                               err))
+        return false;
+      prm.ac.cls = stream_mirror_.at<uint8_t>(0);
+      prm.ac.next = stream_mirror_.at<uint32_t>(1);
+      prm.ac.out_off = stream_mirror_.at<uint32_t>(2);
+      prm.ac.out_ids = stream_mirror_.at<uint32_t>(3);
+    }
+    L.run<k::IdsStreamScanStep>(prm);
+    return true;
+  }
   void offload_post(offload::Aggregate& a, size_t step) override {
     const auto* out = reinterpret_cast<const k::IdsScanOut*>(a.block_out(block_));
+    const auto* sout =
+        stream_block_ == kNoBlock ? nullptr : reinterpret_cast<const k::IdsStreamOut*>(a.block_out(stream_block_));
     for (uint32_t i = 0; i < a.n; ++i) {
       if (!a.reached(i, step) || out[i].count == k::kIdsNotScanned) continue;
       Packet* p = a.batch->at(i);
@@ -564,7 +610,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
       FlowState* fs = flow_of(p, info);  // before matching: the flow options read it
       if (fs && fs->verdict != uint8_t(Verdict::Drop) && app_on_) {
-        app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
+        app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_, sout ? &sout[i] : nullptr);
         tx_logs(p, p->timestamp_ns());
       }
       if (out[i].count > k::kIdsFound) {
@@ -1299,14 +1345,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   std::string fast_buf_, eve_buf_;
   uint64_t fast_lines_ = 0, eve_lines_ = 0;
   io::SharedFile<io::OutFile> fast_, eve_;
-  uint32_t range_ = 0, block_ = 0, alert_bit_ = 0;
+  static constexpr uint32_t kNoBlock = UINT32_MAX;
+  uint32_t range_ = 0, block_ = 0, stream_block_ = kNoBlock, alert_bit_ = 0;
   int32_t ip_at_ = -1;  // where an earlier step of the chain checked the IP header
-  offload::TableMirror mirror_;
+  offload::TableMirror mirror_, stream_mirror_;
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, log_lost_;
   // Offloaded scan: chunk bytes (0: a thread per packet), the aggregate's
   // longest payload, the longest fast pattern (of the database it was
   // measured for), aggregates scanned in chunks.
-  uint32_t scan_chunk_ = 128, max_plen_ = 0, longest_ = 1;
+  uint32_t scan_chunk_ = 128, longest_ = 1;
   const void* longest_for_ = nullptr;
   Stat chunked_;
   Stat passed_, dropped_, flow_passed_, flow_dropped_;
@@ -1421,6 +1468,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"stream_memory", "r", "bytes held now for stream rules (windows, and data waiting for its acknowledgement)"}, \
       {"stream_memcap_inspections", "r",                                                                             \
        "stream inspections made before the acknowledgement because the data waiting was over STREAM_MEMCAP"},        \
+      {"stream_device_scans", "r",                                                                                   \
+       "offloaded: segments whose stream-rule patterns the device found (GASPP's stream-aware matching; the host "   \
+       "scanned only the seam with the bytes before)"},                                                              \
+      {"stream_host_scans", "r",                                                                                     \
+       "pieces of streams the host scanned for the stream rules' patterns (not offloaded, a device list over 8 "     \
+       "patterns, data delivered otherwise than its segment came)"},                                                 \
       {"dns_messages", "r", "DNS messages parsed (UDP, and TCP by port 53)"},                                        \
       {"dns_malformed", "r", "DNS messages with sections that could not be read"},                                   \
       {"tls_connections", "r", "TCP connections detected as TLS"},                                                   \

@@ -40,6 +40,38 @@ struct IdsScanStep {
 
 SHOAL_STEP(IdsScanStep)
 
+// IDSMatcher's stream scan (GASPP §5): each TCP payload scanned with the
+// stream rules' automaton (ids_stream_scan), so the host, as it delivers
+// the segment to the stream in order, takes the patterns found here and
+// scans only the seam with the bytes before it.
+struct IdsStreamScanStep {
+  struct Params {
+    AggView a;
+    StepCtl c;
+    uint32_t range;       // the whole packet (read-only)
+    const IdsScanIn* in;  // the payloads (IdsScanStep's)
+    const uint8_t* tcp;   // per packet: nonzero for TCP
+    IdsStreamOut* out;
+    AcView ac;
+  };
+  static SHOAL_HD void run(const Params& p, uint32_t i) {
+    if (!step_enter(p.a, p.c, i)) {
+      p.out[i].count = kIdsNotScanned;
+      return;
+    }
+    const IdsScanIn in = p.in[i];
+    p.out[i].count = 0;
+    if (in.off == kAbsent || !p.tcp[i] || in.len == 0 || p.ac.nclasses == 0) return;
+    const uint8_t* pkt = range_ptr(p.a, p.range, i);
+    if (!pkt || uint64_t(in.off) + in.len > range_len(p.a, p.range, i))
+      p.out[i].count = kStreamFound + 1;  // not all there: the host scans it
+    else
+      ids_stream_scan(p.ac, pkt + in.off, in.len, p.out[i]);
+  }
+};
+
+SHOAL_STEP(IdsStreamScanStep)
+
 // The same step with each payload cut into chunks (ids_scan_chunk): thread t
 // scans chunk t % chunks of the packet t / chunks (in the order of packet
 // scheduling when the aggregate has one). Launched over n * chunks threads.
