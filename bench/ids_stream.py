@@ -9,7 +9,7 @@ patterns (some cut across two segments), then times `shoal ids` on it: with
 same session, back to back, and the alerts of the two are compared (rule,
 packet, ports, payload). Prints a table; writes JSON with machine and commit.
 
-    /usr/bin/python3 bench/ids_stream.py --shoal build/shoal [--baseline OLD/shoal] [--out F]
+    /usr/bin/python3 bench/ids_stream.py --shoal build/shoal [--baseline OLD/shoal] [--offload cuda] [--out F]
 """
 import argparse
 import hashlib
@@ -66,10 +66,10 @@ def make(d, conns, segs):
     w.close()
 
 
-def run(shoal, d):
+def run(shoal, d, extra):
     log = tempfile.mkdtemp(dir=d)
     r = subprocess.run(
-        [shoal, "ids", "-r", os.path.join(d, "streams.pcap"), "-S", os.path.join(d, "stream.rules"), "-l", log],
+        [shoal, "ids", "-r", os.path.join(d, "streams.pcap"), "-S", os.path.join(d, "stream.rules"), "-l", log] + extra,
         capture_output=True,
         text=True,
     )
@@ -91,6 +91,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shoal", default="build/shoal")
     ap.add_argument("--baseline", help="another shoal build, run on the same capture")
+    ap.add_argument("--offload", help="also run this build with `shoal ids --offload DEVICE` (host, cuda): the "
+                    "payload and stream scans on the device")
     ap.add_argument("--conns", type=int, default=1000)
     ap.add_argument("--segs", type=int, default=100)
     ap.add_argument("--reps", type=int, default=5)
@@ -98,24 +100,31 @@ def main():
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="shoal-ids-stream-")
     make(d, a.conns, a.segs)
-    builds = [("this", a.shoal)] + ([("baseline", a.baseline)] if a.baseline else [])
-    times = {n: [] for n, _ in builds}
+    builds = [("this", a.shoal, [])]
+    if a.offload:
+        builds.append((f"offload-{a.offload}", a.shoal, ["--offload", a.offload]))
+    if a.baseline:
+        builds.append(("baseline", a.baseline, []))
+    times = {n: [] for n, _, _ in builds}
     alerts = {}
     for _ in range(a.reps):  # back to back, so drift hits both alike
-        for n, b in builds:
-            secs, pkts, al = run(b, d)
+        for n, b, extra in builds:
+            secs, pkts, al = run(b, d, extra)
             times[n].append(secs)
             alerts[n] = al
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
     print(f"shoal ids, {a.conns} connections x {a.segs} segments of 60 bytes, 500 tcp-stream rules, on {cpu}")
-    print(f"{'build':<10} {'seconds':>8} {'ns/packet':>10} {'alerts':>7}  alerts digest")
+    print(f"{'build':<14} {'seconds':>8} {'ns/packet':>10} {'alerts':>7}  alerts digest")
     rows = []
-    for n, b in builds:
+    for n, b, _ in builds:
         s = statistics.median(times[n])
         dig = hashlib.md5(repr(alerts[n]).encode()).hexdigest()[:12]
-        print(f"{n:<10} {s:>8.3f} {s * 1e9 / pkts:>10.1f} {len(alerts[n]):>7}  {dig}")
+        print(f"{n:<14} {s:>8.3f} {s * 1e9 / pkts:>10.1f} {len(alerts[n]):>7}  {dig}")
         rows.append({"build": n, "binary": b, "seconds": s, "ns_per_packet": s * 1e9 / pkts, "alerts": len(alerts[n]), "alerts_md5": dig})
     same = len({r["alerts_md5"] for r in rows}) == 1
+    if a.offload:
+        print(f"offloaded ({a.offload}): {statistics.median(times['this']) / statistics.median(times['offload-' + a.offload]):.2f}x "
+              f"the CPU's speed; alerts {'identical' if same else 'DIFFER'}")
     if a.baseline:
         print(f"speed-up {statistics.median(times['baseline']) / statistics.median(times['this']):.2f}x; alerts {'identical' if same else 'DIFFER'}")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -128,6 +137,7 @@ def main():
         "connections": a.conns,
         "segments": a.segs,
         "repetitions": a.reps,
+        "device": a.offload or "none",
         "results": rows,
         "alerts_identical": same,
     }

@@ -43,7 +43,7 @@ if [ "${PREBUILT:-0}" = 1 ]; then
     timeout 120 ./build-gpu/tests/shoal_gpu_test
     stamp "offload tests on the CUDA backend (the same tests CI runs on the host backend)"
     SHOAL_TEST_DEVICE=cuda timeout ${TESTS_TIMEOUT:-240} ./build-gpu/tests/shoal_unit --gtest_brief=1 \
-      --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*:NfChain*:DeviceCollectives*:BatchReassembly*' 2>&1 |
+      --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:IdsStream.TheDevice*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*:NfChain*:DeviceCollectives*:BatchReassembly*' 2>&1 |
       grep -vE 'device failure|offloading stops'
   }
   prebuilt_tests
@@ -55,11 +55,11 @@ cmake --build build-gpu -j "$(nproc)" || exit 1
 stamp "GPU tests"
 ctest --test-dir build-gpu -L gpu --output-on-failure
 stamp "offload tests on the CUDA backend (the same tests CI runs on the host backend)"
-SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*:NfChain*:DeviceCollectives*:BatchReassembly*' 2>&1 | grep -vE 'device failure|offloading stops'
+SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:IdsStream.TheDevice*:SDNClassifier*:SnapApps*:SetIPDSCP*:DeviceFlowTable*:NfChain*:DeviceCollectives*:BatchReassembly*' 2>&1 | grep -vE 'device failure|offloading stops'
 stamp "full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure 2>&1 | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Passed"
 fi
-BENCHES=${BENCHES:-scale snap classify ids offload lpm core flow schedule nf ipsec}
+BENCHES=${BENCHES:-scale snap classify ids ids-stream offload lpm core flow schedule nf ipsec}
 want() { [[ " $BENCHES " == *" $1 "* ]]; }
 if want scale; then
   stamp "bench-scale (workers x applications x sizes, CPU vs offloaded, from memory)"
@@ -78,6 +78,14 @@ fi
 if want ids; then
   stamp "bench-ids"
   ./build-gpu/shoal bench-ids --out "$OUT/bench-ids.json" --seconds 0.3
+fi
+if want ids-stream; then
+  stamp "ids-stream: shoal ids with 500 tcp-stream rules, on the CPU and with the stream scans on the device (GASPP §5)"
+  if python3 -c 'import scapy' 2>/dev/null; then
+    timeout 200 python3 bench/ids_stream.py --shoal ./build-gpu/shoal --offload cuda --reps 3 --out "$OUT/bench-ids-stream.json"
+  else
+    echo "scapy is missing on this machine: ids-stream skipped"
+  fi
 fi
 if want nf; then
   stamp "bench-nf (the network functions on one core; GPUNFV's chain on the device by aggregate size and adaptive)"

@@ -75,6 +75,14 @@ ok "$SHOAL" ids -q -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/ids-log" --set 
 grep -q '"event_type":"alert"' "$tmp/ids-log/eve.json" && grep -q '"event_type":"flow"' "$tmp/ids-log/eve.json" \
   && pass=$((pass+1)) || { echo "FAIL: shoal ids wrote no alert or flow record"; fail=$((fail+1)); }
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --dump-config; has "FlowIPManager(MIDSTREAM false)"; has "IDSMatcher(RULES"
+# --offload: the scans on the host device backend, the same alerts and flows
+mkdir -p "$tmp/ids-log-off"
+ok "$SHOAL" ids -q -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/ids-log-off" --set stream.midstream=true --offload host
+cmp -s <(grep -c '"event_type":"alert"' "$tmp/ids-log/eve.json") <(grep -c '"event_type":"alert"' "$tmp/ids-log-off/eve.json") \
+  && cmp -s <(grep -c '"event_type":"flow"' "$tmp/ids-log/eve.json") <(grep -c '"event_type":"flow"' "$tmp/ids-log-off/eve.json") \
+  && pass=$((pass+1)) || { echo "FAIL: shoal ids --offload host: other alerts or flows than on the CPU"; fail=$((fail+1)); }
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --offload host --dump-config; has "OffloadBalancer(FRACTION 1)"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --offload gpu0
 # a suricata.yaml's action-order and EVE alert options (read with libyaml)
 cat >"$tmp/suricata.yaml" <<'YAML'
 %YAML 1.1

@@ -71,6 +71,7 @@ struct IdsArgs {
   std::vector<std::string> sets;
   bool ips = false, dump = false, quiet = false;
   std::string checksums = "auto", runmode;
+  std::string offload;  // a device backend: the payload and stream scans run there (empty: the CPU)
   int threads = 1;
 };
 
@@ -160,9 +161,11 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
       "  -> defrag :: IPReassembler(FRAGMENTS true)\n"
       "  -> tunnels :: TunnelDecap\n"
       "  -> flows :: FlowIPManager(MIDSTREAM {})\n"
+      "{}"
       "  -> ids :: {};\n"
       "ids[0] -> Discard;\n",
-      a.ips ? " (IPS: dropped packets leave on ids[1])" : "", src, get("stream.midstream", "false"), ids);
+      a.ips ? " (IPS: dropped packets leave on ids[1])" : "", src, get("stream.midstream", "false"),
+      a.offload.empty() ? "" : "  -> OffloadBalancer(FRACTION 1)  // the scans on the device, the rest here\n", ids);
   conf += "ids[1] -> dropped :: Discard;\n";
   return conf;
 }
@@ -187,6 +190,10 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("--runmode", a.runmode, "accepted (the run mode is -t)");
   app.add_option("-t,--threads", a.threads, "worker threads")->check(CLI::Range(1, 256));
   app.add_flag("--dump-config", a.dump, "print the Click configuration instead of running it");
+  app.add_option("--offload", a.offload,
+                 "scan the payloads and the TCP streams on this device backend (the host verifies the candidates: "
+                 "the same alerts)")
+      ->check(CLI::IsMember({"auto", "host", "cuda"}));
   app.add_flag("-q,--quiet", a.quiet, "no status line, no summary");
   CLI11_PARSE(app, argc, argv);
   if (a.pcap.empty() && a.iface.empty()) {
@@ -260,6 +267,7 @@ int cmd_ids(int argc, char** argv) {
   ra.text_name = "shoal-ids";
   ra.threads = a.threads;
   ra.quiet = a.quiet;
+  if (!a.offload.empty()) ra.device = a.offload;
   return cmd_run(ra);
 }
 
