@@ -2007,7 +2007,7 @@ TEST(IdsStream, TheDeviceScansSegmentsWithTheCpusAlerts) {
     ASSERT_TRUE(cpu.r->ok);
     EXPECT_GT(cpu.eve.size(), 60u) << mode;
     EXPECT_EQ(cpu.r->n("ids.stream_device_scans"), 0u);
-    for (double faults : {0.0, 0.3}) {
+    for (double faults : {0.0, 0.1}) {
       test::Options o = test::default_options();
       o.offload.device.delay_us = 20;
       o.offload.device.fault_rate = faults;
