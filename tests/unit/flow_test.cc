@@ -630,8 +630,7 @@ TEST(Reassembly, RstEndsBothDirectionsAndMidstreamIsAnOption) {
 }
 
 TEST(FlowElements, ManagerAndLogInAGraph) {
-  auto dir = std::filesystem::temp_directory_path() / ("shoal-flow-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  std::filesystem::path dir = test::tmpdir();
   std::string log = (dir / "conn.log").string();
   // 3 UDP flows of 2 packets from a generator (no replies), then the stop
   auto r = test::run(
@@ -654,14 +653,14 @@ TEST(FlowElements, ManagerAndLogInAGraph) {
     EXPECT_NE(line.find("\"conn_state\":\"S0\""), std::string::npos) << line;
   }
   EXPECT_EQ(n, 3);
-  std::filesystem::remove_all(dir);
+  std::filesystem::remove(log);
 }
 
 // Reading the flow list while the workers run: each worker's table is
 // listed on its own thread (the other worker's read goes through its
 // mailbox), so the list is whole and the read races with nothing (TSan).
 TEST(FlowElements, FlowListReadWhileRunningOnTwoWorkers) {
-  std::string out = (std::filesystem::temp_directory_path() / ("shoal-flows-" + std::to_string(getpid()))).string();
+  std::string out = test::tmpdir() + "/flows.txt";
   auto r = test::run(
       "FastUDPFlows(RATE 4000, LIMIT 2000, FLOWS 6, STOP true) -> m :: FlowIPManager -> Discard;"
       "Script(wait 0.2s, print >" +

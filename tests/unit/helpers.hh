@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -156,10 +158,12 @@ inline std::string example_config(const std::string& file) {
 #endif
 
 inline std::string tmpdir() {
+  // a new directory per process (named after the pid, but never one an
+  // earlier process of the same pid left: files there would be appended to)
   static std::string dir = [] {
-    std::string d = std::filesystem::temp_directory_path() / ("shoal-unit-" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d;
+    std::string t = std::filesystem::temp_directory_path() / ("shoal-unit-" + std::to_string(getpid()) + "-XXXXXX");
+    if (!::mkdtemp(t.data())) throw std::runtime_error("tmpdir: cannot make " + t);
+    return t;
   }();
   return dir;
 }
