@@ -522,22 +522,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                                reinterpret_cast<k::IdsScanOut*>(L.block_out(block_)),
                                engine_.automaton().view(),
                                alert_bit_};
-    if (L.host) {
-      L.keep(engine_.database());
-    } else {
-      const ids::AcTable& ac = engine_.automaton();  // one copy per device and rule set, shared by the workers
-      if (!mirror_.sync(L, engine_.database(),
-                        {{ac.cls().data(), ac.cls().size()},
-                         {ac.next().data(), ac.next().size() * 4},
-                         {ac.out_off().data(), ac.out_off().size() * 4},
-                         {ac.out_ids().data(), ac.out_ids().size() * 4}},
-                        err))
-        return false;
-      prm.ac.cls = mirror_.at<uint8_t>(0);
-      prm.ac.next = mirror_.at<uint32_t>(1);
-      prm.ac.out_off = mirror_.at<uint32_t>(2);
-      prm.ac.out_ids = mirror_.at<uint32_t>(3);
-    }
+    // one copy per device and rule set, shared by the workers
+    if (!automaton_on(L, mirror_, engine_.database(), engine_.automaton(), prm.ac, err)) return false;
     if (stream_block_ != kNoBlock && !stream_scan(L, prm, err)) return false;
     // One thread per packet, or GASPP's chunks when the longest payload of
     // the aggregate spans several.
@@ -571,24 +557,32 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                                      L.block_in(stream_block_),
                                      reinterpret_cast<k::IdsStreamOut*>(L.block_out(stream_block_)),
                                      db.stream_automaton().view()};
-    if (L.host) {
-      L.keep(shared_->db);
-    } else {
-      const ids::AcTable& ac = db.stream_automaton();
-      // (keyed by the automaton, owned by the database: the packet one is keyed by the database)
-      if (!stream_mirror_.sync(L, std::shared_ptr<const void>(shared_->db, &ac),
-                               {{ac.cls().data(), ac.cls().size()},
-                                {ac.next().data(), ac.next().size() * 4},
-                                {ac.out_off().data(), ac.out_off().size() * 4},
-                                {ac.out_ids().data(), ac.out_ids().size() * 4}},
-                               err))
-        return false;
-      prm.ac.cls = stream_mirror_.at<uint8_t>(0);
-      prm.ac.next = stream_mirror_.at<uint32_t>(1);
-      prm.ac.out_off = stream_mirror_.at<uint32_t>(2);
-      prm.ac.out_ids = stream_mirror_.at<uint32_t>(3);
-    }
+    // (keyed by the automaton, owned by the database: the packet one is keyed by the database)
+    const ids::AcTable& ac = db.stream_automaton();
+    if (!automaton_on(L, stream_mirror_, std::shared_ptr<const void>(shared_->db, &ac), ac, prm.ac, err)) return false;
     L.run<k::IdsStreamScanStep>(prm);
+    return true;
+  }
+  // Where the kernel finds automaton `ac` (owned by `owner`): the host's
+  // copy, kept for the aggregate, or the device's (uploaded once per device
+  // and `owner`).
+  static bool automaton_on(offload::Launch& L, offload::TableMirror& m, std::shared_ptr<const void> owner,
+                           const ids::AcTable& ac, k::AcView& v, std::string& err) {
+    if (L.host) {
+      L.keep(std::move(owner));
+      return true;
+    }
+    if (!m.sync(L, std::move(owner),
+                {{ac.cls().data(), ac.cls().size()},
+                 {ac.next().data(), ac.next().size() * 4},
+                 {ac.out_off().data(), ac.out_off().size() * 4},
+                 {ac.out_ids().data(), ac.out_ids().size() * 4}},
+                err))
+      return false;
+    v.cls = m.at<uint8_t>(0);
+    v.next = m.at<uint32_t>(1);
+    v.out_off = m.at<uint32_t>(2);
+    v.out_ids = m.at<uint32_t>(3);
     return true;
   }
   void offload_post(offload::Aggregate& a, size_t step) override {
