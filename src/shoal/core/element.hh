@@ -168,8 +168,8 @@ class Element {
   virtual bool drain() { return false; }
   // Mid-run (a driver script took a stop event): push on asynchronous work
   // that needs no new input to finish (offload aggregates), and nothing
-  // else; true while some remains. drain() is for the final stop (it may
-  // also end state, as the flow layer flushing its table).
+  // else; true while some remains. drain() is for the final stop (state
+  // that ends with the run ends in end_at_stop(), after it).
   virtual bool settle() { return false; }
   // At a stop, once no element has anything more to drain (or the drain's
   // bound passed): end the state that ends with the run, as the flow layer

@@ -223,9 +223,10 @@ void Worker::run() {
   if (!swap) finish_router(*router_, until, [this] { refresh_now(); });
 }
 
-// Then the state that ends with the run ends (Element::end_at_stop), each time
-// followed by what it set going draining (bounded by `until`, but finish()
-// runs whatever the bound: flows' records are not lost to a wedged device).
+// Then the state that ends with the run ends (Element::end_at_stop), each
+// time followed by what it set going draining (bounded by `until`, but
+// end_at_stop() runs whatever the bound: flows' records are not lost to a
+// wedged device).
 void finish_router(Router& r, uint64_t until, const std::function<void()>& tick) {
   for (bool did = true; did;) {
     did = false;
