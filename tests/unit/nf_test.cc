@@ -519,7 +519,7 @@ std::string write_nf_workload(const std::string& path, uint32_t packets, uint32_
     uint8_t* t = ip + 20;
     if (proto == 1) {
       t[0] = 3, t[1] = 3;  // port unreachable, quoting a datagram
-      std::memcpy(t + 8, quote, payload);
+      if (quote) std::memcpy(t + 8, quote, payload);
     } else {
       k::store_be16(t, sp), k::store_be16(t + 2, dp);
       if (proto == 6)
