@@ -111,11 +111,18 @@ outputs:
               deployment: forward
         - dns:
             version: 2
-        - flow
+        - flow:
+            exception-policy: true
+exception-policy: auto
 YAML
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
 has 'ACTION_ORDER "drop pass reject alert"'; has "EVE_VERDICT true"; has "EVE_ETHERNET true"; has "EVE_PACKET true"
 has "EVE_DNS_VERSION 2"; has 'XFF_MODE "overwrite", XFF_DEPLOYMENT "forward"'
+has "MIDSTREAM_POLICY auto"; has "EVE_EXCEPTION_POLICY true"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.midstream-policy=pass-flow \
+  --dump-config
+has "MIDSTREAM_POLICY pass-flow"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.midstream-policy=drop; has "drop-flow"
 ok env SURICATA_EVE_DNS_VERSION=3 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
 has "EVE_DNS_VERSION 3"
 bad env SURICATA_EVE_DNS_VERSION=7 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules"; has "2 or 3"

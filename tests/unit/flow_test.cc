@@ -262,6 +262,34 @@ TEST(FlowTable, TcpFollowsConntrackStates) {
   EXPECT_EQ(tb.t.flow(id2).tcp.state, k::kTcpClose);
 }
 
+// Each packet's facts are the flow's condition once it was tracked; the
+// packet that completes a handshake is established but was not before it
+// (what Suricata's flow:established sees), a UDP flow is established by its
+// first reply, that reply included, and a connection picked up midstream by
+// its first packet.
+TEST(FlowTable, FactsSayWhenTheHandshakeCompleted) {
+  Table tb(16);
+  uint32_t c = 0x0a000001, s = 0x0a000002;
+  std::vector<std::vector<uint8_t>> pkts = {
+      ip4(c, s, 6, 1000, 80, k::kTcpSyn),
+      ip4(s, c, 6, 80, 1000, k::kTcpSyn | k::kTcpAck),
+      ip4(c, s, 6, 1000, 80, k::kTcpAck, 10),
+      ip4(c, s, 6, 1000, 80, k::kTcpAck, 10),
+      ip4(c, s, 6, 1000, 80, k::kTcpFin | k::kTcpAck),
+      ip4(c, s, 17, 5000, 53, 0, 8),
+      ip4(s, c, 17, 53, 5000, 0, 8),
+      ip4(c, s, 17, 5000, 53, 0, 8),
+      ip4(c, s, 6, 1001, 80, k::kTcpAck, 10)};  // picked up midstream: established from its first packet
+  std::vector<k::ParsedKey> keys;
+  std::vector<uint32_t> lens, ids(pkts.size());
+  std::vector<uint64_t> nows;
+  for (auto& p : pkts) keys.push_back(parse(p)), lens.push_back(uint32_t(p.size())), nows.push_back(keys.size());
+  std::vector<uint8_t> dirs(pkts.size()), facts(pkts.size());
+  tb.t.track_batch(keys.data(), lens.data(), nows.data(), uint32_t(pkts.size()), ids.data(), dirs.data(), facts.data());
+  constexpr uint8_t E = flow::kFactEstablished, B = flow::kFactEstablishedBefore, F = flow::kFactFirstInDir;
+  EXPECT_EQ(facts, (std::vector<uint8_t>{F, F, E, E | B, E | B, F, E | B | F, E | B, E | B | F}));
+}
+
 TEST(FlowTable, MidstreamPickupIsAnOption) {
   Table loose(4);
   uint32_t id = loose.pkt(ip4(1, 2, 6, 1, 2, k::kTcpAck), 1);

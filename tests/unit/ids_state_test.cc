@@ -249,6 +249,111 @@ TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   EXPECT_EQ(told.flows[0]["flow"]["alerted"], true);
 }
 
+// Suricata applies a drop or pass to the whole flow only where the match
+// was on the stream or a transaction, or the rule looks at no payload
+// (IP-only, ports included); a payload matched on a packet before the
+// connection is established (a SYN's data, the handshake's last ACK with
+// data) acts on that packet alone.
+TEST(IdsActions, APacketsMatchActsOnThePacketAndAStreamsOnTheFlow) {
+  Conv c;
+  std::vector<Bytes> frames = {ether(ip4(kClient, kServer, 6, 40000, 80, "attack syn", 999, 0, 0x02)), c.out[1],
+                               ether(ip4(kClient, kServer, 6, 40000, 80, "attack ack", 1000, 5000, 0x18))};
+  c.cseq += 10;
+  c.out = frames;
+  c.send(0, "hello");
+  c.send(0, "attack three");
+  c.send(0, "after");
+  auto ips = run_ids("drop-scope", c.out, "drop tcp any any -> any any (content:\"attack\"; sid:3;)\n", true);
+  ASSERT_TRUE(ips.r->ok);
+  EXPECT_EQ(ips.eve.size(), 3u);
+  EXPECT_EQ(ips.r->n("ids.dropped"), 3u) << "the SYN, the last ACK of the handshake and the established segment";
+  EXPECT_EQ(ips.r->n("ids.flow_dropped"), 1u) << "only the established match drops the flow";
+  EXPECT_EQ(ips.r->n("pass.count"), 2u) << "the SYN-ACK and hello";
+  ASSERT_EQ(ips.flows.size(), 1u);
+  EXPECT_EQ(ips.flows[0]["flow"]["action"], "drop");
+
+  // a pass on the SYN's data passes that packet; the later match alerts
+  auto pass = run_ids("pass-scope", c.out,
+                      "pass tcp any any -> any any (content:\"syn\"; sid:2;)\n"
+                      "alert tcp any any -> any any (content:\"three\"; sid:1;)\n");
+  ASSERT_TRUE(pass.r->ok);
+  EXPECT_EQ(pass.sids(), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(pass.r->n("ids.flow_passed"), 0u);
+  // a rule on addresses and ports only passes the flow from its first match
+  auto ports = run_ids("pass-ports", c.out,
+                       "pass tcp any 80 -> any any (sid:2;)\n"
+                       "alert tcp any any -> any any (content:\"three\"; sid:1;)\n");
+  ASSERT_TRUE(ports.r->ok);
+  EXPECT_TRUE(ports.eve.empty());
+  EXPECT_EQ(ports.r->n("ids.flow_passed"), 4u) << "the SYN-ACK from port 80 matched: the four packets after it";
+}
+
+// Suricata's stream.midstream-policy decides a connection seen without its
+// handshake; one with its handshake is inspected as usual.
+TEST(IdsActions, TheMidstreamPolicyDecidesConnectionsPickedUpMidstream) {
+  Conv whole(40001);
+  whole.send(1, "uid=0(root)");
+  std::vector<Bytes> frames = {ether(ip4(kClient, kServer, 6, 40000, 80, "id\n", 1000, 5000, 0x18)),
+                               ether(ip4(kServer, kClient, 6, 80, 40000, "uid=0(root)", 5000, 1003, 0x18))};
+  frames.insert(frames.end(), whole.out.begin(), whole.out.end());
+  std::string rules = "alert tcp any any -> any any (content:\"uid=0\"; sid:1;)\n";
+  auto policy = [&](const std::string& name, const std::string& pol, bool ips, bool pickup) {
+    return run_ids(name, frames, rules, ips, pickup,
+                   fmt::format(", MIDSTREAM_POLICY {}, EVE_EXCEPTION_POLICY true", pol));
+  };
+  auto flow_of = [](const IdsRun& r, int port) {
+    for (const auto& f : r.flows)
+      if (f["src_port"] == port || f["dest_port"] == port) return f["flow"];
+    return nlohmann::json();
+  };
+  auto pass = policy("mid-pass", "pass-flow", false, false);
+  ASSERT_TRUE(pass.r->ok);
+  ASSERT_EQ(pass.eve.size(), 1u) << "the handshaken connection's alert only";
+  EXPECT_EQ(pass.eve[0]["src_port"], 80);
+  EXPECT_EQ(pass.eve[0]["dest_port"], 40001);
+  EXPECT_EQ(pass.r->n("ids.flow_passed"), 2u);
+  EXPECT_EQ(flow_of(pass, 40000)["action"], "pass");
+  EXPECT_EQ(flow_of(pass, 40000)["exception_policy"][0]["policy"], "pass_flow");
+  EXPECT_EQ(flow_of(pass, 40000)["exception_policy"][0]["target"], "stream_midstream");
+  EXPECT_FALSE(flow_of(pass, 40001).contains("exception_policy"));
+
+  auto bypass = policy("mid-bypass", "bypass", true, false);
+  ASSERT_TRUE(bypass.r->ok);
+  EXPECT_EQ(bypass.eve.size(), 1u);
+  EXPECT_EQ(bypass.r->n("ids.flow_bypassed"), 2u);
+  EXPECT_EQ(flow_of(bypass, 40000)["state"], "bypassed");
+  EXPECT_TRUE(bypass.drops.empty());
+
+  auto drop = policy("mid-drop", "drop-flow", true, false);
+  ASSERT_TRUE(drop.r->ok);
+  EXPECT_EQ(drop.eve.size(), 1u);
+  ASSERT_EQ(drop.drops.size(), 2u);
+  EXPECT_EQ(drop.drops[0]["drop"]["reason"], "stream midstream");
+  EXPECT_EQ(drop.drops[1]["drop"]["reason"], "flow drop");
+  EXPECT_EQ(drop.r->n("ids.flow_dropped"), 2u);
+  EXPECT_EQ(drop.r->n("out1.count"), 2u + 1u) << "the midstream pair, and the alerted packet";
+  EXPECT_EQ(flow_of(drop, 40000)["action"], "drop");
+  // auto: drop-flow in IPS mode without pick-up
+  auto autop = policy("mid-auto", "auto", true, false);
+  ASSERT_TRUE(autop.r->ok);
+  EXPECT_EQ(autop.r->n("ids.flow_dropped"), 2u);
+
+  // not applicable: drop-flow in IDS mode, bypass with pick-up (ignore)
+  for (auto [name, pol, ips, pickup] : {std::tuple{"mid-drop-ids", "drop-flow", false, false},
+                                        std::tuple{"mid-bypass-pickup", "bypass", false, true}}) {
+    auto r = policy(name, pol, ips, pickup);
+    ASSERT_TRUE(r.r->ok);
+    EXPECT_EQ(r.eve.size(), 2u) << name;
+    EXPECT_EQ(r.r->n("ids.flow_dropped") + r.r->n("ids.flow_bypassed") + r.r->n("ids.flow_passed"), 0u) << name;
+    EXPECT_FALSE(flow_of(r, 40000).contains("exception_policy")) << name;
+  }
+  // with pick-up, pass-flow: tracked, parsed and logged, not detected
+  auto picked = policy("mid-pass-pickup", "pass-flow", false, true);
+  ASSERT_TRUE(picked.r->ok);
+  EXPECT_EQ(picked.eve.size(), 1u);
+  EXPECT_EQ(flow_of(picked, 40000)["action"], "pass");
+}
+
 TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {
   Conv c;
   // the request line split over two segments: only reassembly sees "/admin/login.php"
@@ -1110,9 +1215,11 @@ TEST(IdsRules, ThresholdConfigSuppressesOverridesAndRateFilters) {
                 "rate_filter gen_id 1, sig_id 3, track by_rule, count 2, seconds 60, new_action drop, timeout 5\n",
                 true, ips);
   ASSERT_TRUE(r2->ok);
-  EXPECT_EQ(ips[3], 2 + 2) << "two alerts, then the two drops (logged as blocked)";
-  EXPECT_EQ(r2->n("ids.dropped"), 2u) << "the 3rd match drops its flow; the other source's first match too";
-  EXPECT_EQ(r2->n("ids.flow_dropped"), 7u + 1u);
+  // a UDP payload's match acts on its packet only (Suricata: a drop reaches
+  // the flow from a stream or transaction match, or an IP-only rule)
+  EXPECT_EQ(ips[3], 2 + 8 + 2) << "two alerts, then every later match a drop (logged as blocked)";
+  EXPECT_EQ(r2->n("ids.dropped"), 10u) << "from the 3rd match on, each packet; the other source's too";
+  EXPECT_EQ(r2->n("ids.flow_dropped"), 0u);
 }
 
 TEST(IdsRules, FragbitsAndFastPatternSlices) {

@@ -106,6 +106,13 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     honoured["dns-ports"] = words;
     return true;
   }
+  if (k == "stream.midstream-policy" || k == "exception-policy") {
+    static const std::set<std::string> kPolicies = {"ignore", "auto", "pass-flow", "bypass", "drop-flow", "reject"};
+    if (!kPolicies.count(v))
+      return err = fmt::format("--set {}: ignore, auto, pass-flow, bypass, drop-flow or reject, not '{}'", k, v), false;
+    if (k == "stream.midstream-policy" || !honoured.count("stream.midstream-policy")) honoured[k] = v;
+    return true;
+  }
   if (k == "threshold-file") {
     honoured[k] = v;
     return true;
@@ -141,6 +148,12 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
     for (const std::string& x : st.action_order) order += (order.empty() ? "" : " ") + x;
     ids += fmt::format(", ACTION_ORDER {}", cquote(order));
   }
+  // the midstream policy: --set's, over suricata.yaml's, the specific one over the master switch
+  std::string mid = set.count("stream.midstream-policy") ? set.at("stream.midstream-policy")
+                    : set.count("exception-policy")      ? set.at("exception-policy")
+                                                         : st.midstream_policy;
+  if (!mid.empty() && mid != "ignore") ids += fmt::format(", MIDSTREAM_POLICY {}", mid);
+  if (st.eve_exception_policy) ids += ", EVE_EXCEPTION_POLICY true";
   if (st.eve_verdict) ids += ", EVE_VERDICT true";
   if (st.eve_ethernet) ids += ", EVE_ETHERNET true";
   if (st.eve_packet) ids += ", EVE_PACKET true";
@@ -182,8 +195,8 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("-c", a.config, "variables: a suricata.yaml (vars:) or Snort var lines");
   app.add_option("-l", a.logdir, "log directory: eve.json and fast.log (default .)");
   app.add_option("--set", a.sets,
-                 "NAME=VALUE Suricata setting (stream.midstream, threshold-file, DNS's detection ports and the HTTP "
-                 "decompression layer limit are honoured)");
+                 "NAME=VALUE Suricata setting (stream.midstream, stream.midstream-policy, exception-policy, "
+                 "threshold-file, DNS's detection ports and the HTTP decompression layer limit are honoured)");
   app.add_flag("--ips,--simulate-ips", a.ips, "IPS mode: drop and reject rules drop packets");
   app.add_option("-k", a.checksums, "checksum checks (accepted: checksums are not validated)")
       ->check(CLI::IsMember({"auto", "all", "none"}));

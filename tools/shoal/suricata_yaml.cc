@@ -75,6 +75,12 @@ SuricataSettings suricata_settings(const YamlNode& root) {
   SuricataSettings s;
   if (const YamlNode* order = root.get("action-order"); order && order->kind == YamlNode::Seq)
     for (const YamlNode& a : order->seq) s.action_order.push_back(a.value);
+  // exception policies: the midstream one, or the master switch
+  if (const YamlNode* master = root.get("exception-policy"); master && master->kind == YamlNode::Scalar)
+    s.midstream_policy = master->value;
+  if (const YamlNode* stream = root.get("stream"))
+    if (const YamlNode* m = stream->get("midstream-policy"); m && m->kind == YamlNode::Scalar)
+      s.midstream_policy = m->value;
   // outputs: a list of one-key maps; eve-log's types: the same; alert's options
   if (const YamlNode* outputs = root.get("outputs"); outputs && outputs->kind == YamlNode::Seq)
     for (const YamlNode& o : outputs->seq) {
@@ -83,6 +89,8 @@ SuricataSettings suricata_settings(const YamlNode& root) {
       if (const YamlNode* eth = eve->get("ethernet")) s.eve_ethernet = eth->yes();
       if (const YamlNode* types = eve->get("types"); types && types->kind == YamlNode::Seq)
         for (const YamlNode& t : types->seq) {
+          if (const YamlNode* fl = t.get("flow"); fl && fl->get("exception-policy"))
+            s.eve_exception_policy = fl->get("exception-policy")->yes();
           if (const YamlNode* dns = t.get("dns"); dns && dns->get("version"))
             s.dns_version = std::atoi(dns->get("version")->value.c_str());
           if (const YamlNode* alert = t.get("alert")) {

@@ -28,6 +28,8 @@ struct SuricataSettings {
   bool eve_payload = false, eve_payload_printable = false;  // alert: payload, payload-printable
   int dns_version = 0;                                      // eve-log's dns version (0: not given)
   std::string xff_mode, xff_deployment, xff_header;         // alert's xff (mode empty: off)
+  std::string midstream_policy;       // stream.midstream-policy, or the exception-policy master switch (empty: not set)
+  bool eve_exception_policy = false;  // flow's exception-policy: yes
 };
 SuricataSettings suricata_settings(const YamlNode& root);
 

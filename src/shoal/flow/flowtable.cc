@@ -331,7 +331,9 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
       Flow& g = flows_[id - 1];
       if (fresh_flow && (pk.tcp_flags & (k::kTcpSyn | k::kTcpAck)) != k::kTcpSyn)
         g.flags |= Flow::kMidstream;  // (a SYN-ACK first too)
-      if (g.tcp.state == k::kTcpEstablished) g.flags |= Flow::kEstablished;
+      g.flags &= uint8_t(~Flow::kJustEstablished);
+      if (g.tcp.state == k::kTcpEstablished && !(g.flags & Flow::kEstablished))
+        g.flags |= Flow::kEstablished | (g.flags & Flow::kMidstream ? 0 : Flow::kJustEstablished);
       g.tcp_flags[dir] |= pk.tcp_flags;
     }
     if (pk.kind == k::KeyKind::FirstFrag) {
@@ -405,7 +407,9 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
       facts[i] = 0;
       if (ids[i]) {
         const Flow& f = flows_[ids[i] - 1];
-        facts[i] = uint8_t((established(f) ? kFactEstablished : 0) | (f.pkts[dirs[i]] == 1 ? kFactFirstInDir : 0));
+        bool est = established(f);
+        facts[i] = uint8_t((est ? kFactEstablished : 0) | (f.pkts[dirs[i]] == 1 ? kFactFirstInDir : 0) |
+                           (est && !(f.flags & Flow::kJustEstablished) ? kFactEstablishedBefore : 0));
       }
     }
   }

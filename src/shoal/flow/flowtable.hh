@@ -47,12 +47,15 @@ struct alignas(64) Flow {
   k::TcpTrack tcp;
   uint8_t orig_dir;      // canonical direction of the originator
   uint8_t cls;           // timeout class (k::FlowClass)
-  uint8_t flags;         // kLive, kMidstream, kEstablished
+  uint8_t flags;         // kLive, kMidstream, kEstablished, kJustEstablished
   uint8_t tcp_flags[2];  // every TCP flag seen per direction
   uint16_t app;          // application protocol (FlowTable::app_name), 0: not known
   // kEstablished: the TCP connection reached ESTABLISHED (it stays set
-  // through the close, as Suricata's "established" does)
-  static constexpr uint8_t kLive = 1, kMidstream = 2, kEstablished = 4;
+  // through the close, as Suricata's "established" does); kJustEstablished:
+  // the last packet tracked is the one that completed the handshake (not
+  // set for a connection picked up midstream: established from its first
+  // packet here, from its second in Suricata)
+  static constexpr uint8_t kLive = 1, kMidstream = 2, kEstablished = 4, kJustEstablished = 8;
 };
 static_assert(sizeof(Flow) == 128, "a flow entry is two cache lines");
 
@@ -60,6 +63,11 @@ static_assert(sizeof(Flow) == 128, "a flow entry is two cache lines");
 // packet, which later packets of the same batch may change.
 constexpr uint8_t kFactEstablished = 1;  // TCP: the handshake completed; others: both directions seen
 constexpr uint8_t kFactFirstInDir = 2;   // the flow's first packet in this packet's direction
+// TCP: the handshake had completed before this packet (the packet that
+// completes it is not yet "established" to Suricata's flow keyword: its flow
+// engine reads the session's state before the stream engine sees the packet);
+// others: as kFactEstablished
+constexpr uint8_t kFactEstablishedBefore = 4;
 
 struct Timeouts {
   uint64_t ns[k::kFlowClasses];

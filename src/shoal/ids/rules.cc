@@ -1588,6 +1588,16 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   r.ip_only = r.items.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side && !r.has_dsize &&
               r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.flow && !checks_flowbits && !r.has_app_cond &&
               !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
+  // Suricata's IP-only classification (ports allowed, flow in both
+  // directions or none), protocol-detection-only rules, and rules of an
+  // application protocol: their pass or drop acts on the whole flow
+  bool one_way = (r.flow & (kFlowToServer | kFlowToClient)) &&
+                 (r.flow & (kFlowToServer | kFlowToClient)) != (kFlowToServer | kFlowToClient);
+  bool header_only = r.items.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side && !r.has_dsize &&
+                     r.fields.empty() && !r.has_flags && !r.has_fragbits && !checks_flowbits && !r.has_urilen;
+  bool like_ip_only = header_only && !(r.flow & ~(kFlowToServer | kFlowToClient)) && !one_way && !r.has_app_cond;
+  bool pd_only = header_only && r.has_app_cond && !(r.flow & ~(kFlowToServer | kFlowToClient));
+  r.flow_scope = like_ip_only || pd_only || r.app != kAppNone || r.uses_tx();
   if (!r.sid) return err = "the rule has no sid", false;
   if (r.action == "config") {
     if (!r.no_tx_log || !r.uses_tx())

@@ -395,6 +395,11 @@ struct Rule {
   // header, flow or port test) are matched once per flow direction, on its
   // first packet.
   bool ip_only = false;
+  // A pass or drop of this rule acts on the whole flow wherever it matched
+  // (Suricata's IP-only and protocol-detection-only rules, and rules of an
+  // application protocol); otherwise only a match on the stream or a
+  // transaction does (IdsMatcher).
+  bool flow_scope = false;
   bool header_bufs = false;                    // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
   std::vector<std::vector<Transform>> xforms;  // transform chains; an item's xform indexes them
   uint64_t decode_events = 0;  // decode-event: the decoder events the packet must have (DecodeEvent bits)

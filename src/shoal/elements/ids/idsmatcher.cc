@@ -149,6 +149,21 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
     a.read("EVE_PAYLOAD", eve_payload_).read("EVE_PAYLOAD_PRINTABLE", eve_printable_);
+    std::string mid = "ignore";
+    a.read("MIDSTREAM_POLICY", mid).read("EVE_EXCEPTION_POLICY", eve_exception_);
+    midstream_auto_ = mid == "auto";
+    if (mid == "ignore" || mid == "auto")
+      midstream_ = Midstream::Ignore;
+    else if (mid == "pass-flow")
+      midstream_ = Midstream::PassFlow;
+    else if (mid == "bypass")
+      midstream_ = Midstream::Bypass;
+    else if (mid == "drop-flow")
+      midstream_ = Midstream::DropFlow;
+    else if (mid == "reject")
+      midstream_ = Midstream::Reject;
+    else
+      a.fail(fmt::format("MIDSTREAM_POLICY '{}': ignore, auto, pass-flow, bypass, drop-flow or reject", mid));
     uint32_t window = 2048;
     a.read("STREAM_WINDOW", window);
     if (window > (16u << 20)) a.fail("STREAM_WINDOW: at most 16 MiB");
@@ -341,15 +356,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
       FlowState* fs = flow_of(p, info);
       Verdict v = Verdict::None;
-      if (fs && fs->verdict) {  // the flow was passed or dropped: not inspected again
-        v = Verdict(fs->verdict);
-        (v == Verdict::Pass ? flow_passed_ : flow_dropped_).add();
-        if (v == Verdict::Drop && ips_) drop_record(p, info, nullptr, flow_id_of(p));
-        if (v == Verdict::Pass && app_on_) {  // a passed flow is still parsed and logged (Suricata)
-          app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
-          tx_logs(p, p->timestamp_ns());
-          tx_hits_.clear();
-        }
+      if (fs && fs->verdict) {  // the flow was passed, dropped or bypassed: not inspected again
+        v = settled(p, info, fs, nullptr);
       } else {
         if (fs && app_on_) {
           app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
@@ -458,6 +466,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("dropped", dropped_);
     add_stat_handler("flow_passed", flow_passed_);
     add_stat_handler("flow_dropped", flow_dropped_);
+    add_stat_handler("flow_bypassed", flow_bypassed_);
     add_stat_handler("threshold_untracked", threshold_.untracked);
     const IdsAppLayer::Counters& ac = app_.counters();
     add_stat_handler("http_connections", ac.http.connections);
@@ -603,17 +612,22 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         continue;
       }
       FlowState* fs = flow_of(p, info);  // before matching: the flow options read it
-      if (fs && fs->verdict != uint8_t(Verdict::Drop) && app_on_) {
-        app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_, sout ? &sout[i] : nullptr);
-        tx_logs(p, p->timestamp_ns());
-      }
-      if (out[i].count > k::kIdsFound) {
-        overflows_.add();
-        engine_.match(info, hits_);
+      Verdict v;
+      if (fs && fs->verdict) {
+        v = settled(p, info, fs, sout ? &sout[i] : nullptr);
       } else {
-        engine_.match_found(info, out[i].ids, out[i].count, hits_);
+        if (fs && app_on_) {
+          app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_, sout ? &sout[i] : nullptr);
+          tx_logs(p, p->timestamp_ns());
+        }
+        if (out[i].count > k::kIdsFound) {
+          overflows_.add();
+          engine_.match(info, hits_);
+        } else {
+          engine_.match_found(info, out[i].ids, out[i].count, hits_);
+        }
+        v = record(p, info, fs);
       }
-      Verdict v = record(p, info, fs);
       bool alerted = v == Verdict::Alert || v == Verdict::Drop;
       if (gpu_form_) {  // the ALERT bit now means verified: set or cleared
         if (alerted)
@@ -628,7 +642,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
 
  private:
-  enum class Verdict : uint8_t { None, Pass, Drop, Alert };
+  enum class Verdict : uint8_t { None, Pass, Drop, Alert, Bypass };
   // A flow's id in EVE: unique over the run (worker, entry reuse, entry).
   uint64_t flow_id_of(uint32_t id) {
     return uint64_t(worker().id()) << 52 | uint64_t(mgr_->table().flow(id).gen & 0xfffff) << 32 | id;
@@ -636,7 +650,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   uint64_t flow_id_of(Packet* p) { return mgr_ && p->anno().flow ? flow_id_of(p->anno().flow) : 0; }
   // An EVE drop record (IPS): the rule that dropped the packet, or its
   // flow's earlier drop.
-  void drop_record(Packet* p, const ids::PacketInfo& info, const ids::Rule* r, uint64_t flow_id) {
+  void drop_record(Packet* p, const ids::PacketInfo& info, const ids::Rule* r, uint64_t flow_id,
+                   const char* reason = nullptr) {
     if (!eve(kEveDrop)) return;
     nlohmann::json j = {{"timestamp", time_text(p->timestamp_ns(), true)}};
     if (flow_id) j["flow_id"] = flow_id;
@@ -650,7 +665,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                 {"ip_v", info.src.v6 ? 6 : 4},
                 {"proto", proto_name(info.proto)}});
     ports_json(info, j);
-    nlohmann::json d = {{"len", p->length()}, {"ttl", info.ttl}, {"reason", r ? "rules" : "flow drop"}};
+    nlohmann::json d = {{"len", p->length()},
+                        {"ttl", info.ttl},
+                        {"reason", reason ? reason
+                                   : r    ? "rules"
+                                          : "flow drop"}};
     if (info.proto == 6 && info.l4) {
       uint8_t fl = info.l4[13];
       d["tcpseq"] = k::load_be32(info.l4 + 4);
@@ -738,6 +757,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                          {"alerted", fs->alerted != 0}};
     if (fs->verdict == uint8_t(Verdict::Pass)) fl["action"] = "pass";
     if (fs->verdict == uint8_t(Verdict::Drop) && ips_) fl["action"] = "drop";
+    if (fs->verdict == uint8_t(Verdict::Bypass)) fl["state"] = "bypassed";
+    if (fs->exception && eve_exception_)
+      fl["exception_policy"] = {{{"target", "stream_midstream"}, {"policy", kMidstreamNames[fs->exception]}}};
     j["flow"] = fl;
     traffic_json(fs->bits, j);
     if (key.proto == 6) {
@@ -765,7 +787,53 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint64_t pkts[2];         // per direction, as of the packet inspected (the table's are the batch's end)
     uint32_t isn[2], next_seq[2];  // TCP, per direction: the first sequence number, and past the last byte seen
     uint8_t seq_seen;              // bit per direction: isn set
+    uint8_t exception;             // the midstream policy applied to the flow (Midstream), 0: none
   };
+  // A packet of a flow with a verdict: not inspected. A passed flow is
+  // still parsed and logged (Suricata); a bypassed one is not; a dropped
+  // one's packets are dropped (IPS), the packet that met the midstream
+  // policy with that reason.
+  Verdict settled(Packet* p, ids::PacketInfo& info, FlowState* fs, const k::IdsStreamOut* found) {
+    Verdict v = Verdict(fs->verdict);
+    (v == Verdict::Pass ? flow_passed_ : v == Verdict::Drop ? flow_dropped_ : flow_bypassed_).add();
+    if (v == Verdict::Drop && ips_)
+      drop_record(p, info, nullptr, flow_id_of(p), midstream_now_ ? "stream midstream" : nullptr);
+    if (v == Verdict::Pass && app_on_) {
+      app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_, found);
+      tx_logs(p, p->timestamp_ns());
+    }
+    tx_hits_.clear();
+    return v;
+  }
+  // Suricata's stream.midstream-policy: what happens to a TCP connection
+  // picked up without its handshake. With pick-up off (the flow layer's
+  // MIDSTREAM false) the session is not tracked and the policy decides the
+  // flow: pass-flow (no detection), bypass (nothing more), drop-flow or
+  // reject (IPS; ignore in IDS mode). With pick-up on, only pass-flow
+  // applies (tracked and parsed, no detection). ignore (and auto, except
+  // auto in IPS mode without pick-up: drop-flow) changes nothing.
+  enum class Midstream : uint8_t { Ignore, PassFlow, Bypass, DropFlow, Reject };
+  static constexpr const char* kMidstreamNames[] = {"ignore", "pass_flow", "bypass", "drop_flow", "reject"};
+  void midstream(FlowState* fs) {
+    bool pickup = mgr_->table().config().midstream;
+    Midstream m = midstream_auto_ && ips_ && !pickup ? Midstream::DropFlow : midstream_;
+    if (pickup ? m != Midstream::PassFlow : (!ips_ && (m == Midstream::DropFlow || m == Midstream::Reject)))
+      m = Midstream::Ignore;
+    if (m == Midstream::Ignore) return;
+    if (fs->exception) {
+      // not tracked, a passed flow's every packet meets the policy again
+      // (Suricata counts each); the others settled the flow for good
+      if (!pickup && m == Midstream::PassFlow) ++midstream_applied_[size_t(m)];
+      return;
+    }
+    fs->exception = uint8_t(m);
+    ++midstream_applied_[size_t(m)];
+    if (fs->verdict) return;
+    fs->verdict = uint8_t(m == Midstream::PassFlow ? Verdict::Pass
+                          : m == Midstream::Bypass ? Verdict::Bypass
+                                                   : Verdict::Drop);
+    midstream_now_ = m == Midstream::DropFlow || m == Midstream::Reject;
+  }
   // p's flow state, with the flow's facts filled into info; null without a
   // flow layer or a flow.
   FlowState* flow_of(Packet* p, ids::PacketInfo& info) {
@@ -774,7 +842,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     flow::FlowTable& t = mgr_->table();
     info.has_flow = true;
     info.dir = p->anno().flow_dir;
-    info.established = p->anno().flow_facts & flow::kFactEstablished;  // as of this packet, not the batch's end
+    // as of this packet, not the batch's end; and as Suricata's flow keyword
+    // sees it: the packet completing a handshake is not yet established
+    info.established = p->anno().flow_facts & flow::kFactEstablishedBefore;
     info.first_in_dir = p->anno().flow_facts & flow::kFactFirstInDir;
     auto* fs = reinterpret_cast<FlowState*>(t.state(id) + state_off_);
     info.flowbits = fs->bits;
@@ -794,6 +864,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       for (int s = 0; s < 2; ++s) info.stream_size[s] = fs->seq_seen >> s & 1 ? fs->next_seq[s] - fs->isn[s] : 0;
       info.has_stream = true;
     }
+    midstream_now_ = false;
+    if ((midstream_ != Midstream::Ignore || midstream_auto_) && info.proto == 6 &&
+        (t.flow(id).flags & flow::Flow::kMidstream))
+      midstream(fs);
     return fs;
   }
   // Flow id's view from direction d at its end: its addresses, ports and
@@ -847,6 +921,18 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (logged) alerts_.add(logged), fs->alerted = 1;
     write_logs();
   }
+  // Whether a pass or drop rule's match applies to the whole flow, as
+  // Suricata decides (FlowApplySignatureActions): a match on a transaction or
+  // on the stream, or a rule whose kind says so (Rule::flow_scope). A TCP
+  // packet's payload matched once its connection is established counts as
+  // the stream's (Suricata inspects the reassembled stream there). Anything
+  // else (a SYN's payload, a header check) acts on the packet only.
+  static bool flow_scoped(const ids::Rule& rule, const IdsAppLayer::TxHit* tx, const ids::PacketInfo& info) {
+    if (tx || rule.flow_scope) return true;
+    bool payload = false;
+    for (const ids::Item& it : rule.items) payload |= it.buf == ids::Buf::Packet;
+    return payload && info.proto == 6 && info.established;
+  }
   // Applies the verdict of hits_ for p (rules in action order: a pass rule
   // first means no alert, and the flow is passed), and counts and logs the
   // alerts.
@@ -887,8 +973,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (*actions_[0] == "pass") {
       passed_.add();
       const ids::Rule& pr = rules[all_[0].first];
-      // a pass rule passes the flow; a rate_filter's pass, this packet
-      if (fs && pr.action == "pass") fs->verdict = uint8_t(Verdict::Pass);
+      // a pass rule passes the flow where Suricata applies it to the flow; a
+      // rate_filter's pass, this packet
+      if (fs && pr.action == "pass" && flow_scoped(pr, all_[0].second, info)) fs->verdict = uint8_t(Verdict::Pass);
       if (pr.force_alert && !pr.noalert) {  // alert then pass
         verdict_ = "pass";
         log(pr, info, ts, false, all_[0].second, p, flow_id);
@@ -898,7 +985,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
       return Verdict::Pass;
     }
-    bool dropped = false;
+    bool dropped = false, drop_flow = false;
     uint32_t logged = 0;
     const ids::Rule* dropper = nullptr;
     // the packet's verdict, for EVE: matches after a pass rule do not count
@@ -917,6 +1004,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (*actions_[i] == "pass") continue;  // (a rate_filter's pass after the first match)
       bool d = ids::is_drop_action(*actions_[i]);
       dropped |= d;
+      drop_flow |= d && flow_scoped(rule, tx, info);
       if (d && !dropper) dropper = &rule;
       if (rule.noalert) continue;
       log(rule, info, ts, ips_ && d, tx, p, flow_id);
@@ -929,7 +1017,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     if (dropped && ips_) {
       dropped_.add();
-      if (fs) fs->verdict = uint8_t(Verdict::Drop);
+      if (fs && drop_flow) fs->verdict = uint8_t(Verdict::Drop);
       drop_record(p, info, dropper, flow_id);
       return Verdict::Drop;
     }
@@ -1075,6 +1163,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       s["app_layer.tx.sip_udp"] += app_.counters().sip_udp_messages.get();
       s["app_layer.tx.sip_tcp"] += app_.counters().sip_messages.get() - app_.counters().sip_udp_messages.get();
     }
+    for (size_t m = 1; m < midstream_applied_.size(); ++m)
+      if (midstream_applied_[m])
+        s[fmt::format("exception_policy.tcp.midstream.{}", kMidstreamNames[m])] += midstream_applied_[m];
+    midstream_applied_.fill(0);
     if (ips_) {  // packets dropped by a rule, or for their flow's earlier drop
       uint64_t blocked = dropped_.get() + flow_dropped_.get();
       s["ips.blocked"] += blocked;
@@ -1350,7 +1442,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   uint32_t scan_chunk_ = 128, longest_ = 1;
   const void* longest_for_ = nullptr;
   Stat chunked_;
-  Stat passed_, dropped_, flow_passed_, flow_dropped_;
+  Stat passed_, dropped_, flow_passed_, flow_dropped_, flow_bypassed_;
+  Midstream midstream_ = Midstream::Ignore;
+  bool midstream_auto_ = false;  // MIDSTREAM_POLICY auto
+  bool midstream_now_ = false;   // the packet being looked at met the midstream policy's drop
+  bool eve_exception_ = false;   // flow records name the exception policy applied
+  std::array<uint64_t, 5> midstream_applied_{};
   enum PktStat {
     kPkts,
     kBytes,
@@ -1413,6 +1510,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \
+      {"MIDSTREAM_POLICY", "word",                                                                                     \
+       "Suricata's stream.midstream-policy, for TCP connections seen without their handshake: ignore (default), "      \
+       "pass-flow (no detection; parsed and logged when the flow layer picks connections up midstream), bypass, "      \
+       "drop-flow or reject (IPS, without midstream pick-up: the flow is dropped; reject sends nothing more), auto "   \
+       "(drop-flow in IPS mode without pick-up, else ignore)"},                                                        \
+      {"EVE_EXCEPTION_POLICY", "boolean",                                                                              \
+       "flow records name the exception policy applied to the flow (Suricata's flow: exception-policy: yes)"},         \
       {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"},          \
       {"CLASSIFICATION", "file",                                                                                       \
        "classification.config (classtype descriptions and priorities; the standard table is built in)"},               \
@@ -1449,6 +1553,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"dropped", "r", "packets a drop or reject rule dropped (IPS)"},                                               \
       {"flow_passed", "r", "later packets of passed flows, not inspected"},                                          \
       {"flow_dropped", "r", "later packets of dropped flows, dropped uninspected (IPS)"},                            \
+      {"flow_bypassed", "r", "packets of flows the midstream policy bypassed, not inspected nor parsed"},            \
       {"threshold_untracked", "r", "threshold matches not tracked (the table of 65,536 keys was full): they alert"}, \
       {"http_connections", "r", "TCP connections detected as HTTP"},                                                 \
       {"http_transactions", "r", "HTTP transactions parsed"},                                                        \
