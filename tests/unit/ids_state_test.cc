@@ -1151,6 +1151,20 @@ TEST(IdsRules, ThresholdAndDetectionFilterCountPerKeyAndWindow) {
   EXPECT_EQ(per_sid[5], 3 + 1) << "limit 1 per 4 s window: seconds 0, 4, 8 of the first source";
 }
 
+// by_both counts a pair of hosts whichever way the packet goes (Suricata's
+// IP pair).
+TEST(IdsRules, ByBothTracksAPairOfHostsEitherWay) {
+  std::vector<Bytes> frames = {
+      ether(ip4(kClient, kServer, 17, 1000, 53, "hit")), ether(ip4(kServer, kClient, 17, 53, 1000, "hit")),
+      ether(ip4(kClient, kServer, 17, 1000, 53, "hit")), ether(ip4(kServer, kClient, 17, 53, 1000, "hit")),
+      ether(ip4(kClient + 7, kServer, 17, 1000, 53, "hit"))};
+  auto r = run_ids("by-both", frames,
+                   "alert udp any any -> any any (content:\"hit\"; threshold:type limit,track by_both,count 2,"
+                   "seconds 60; sid:1;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.sids().size(), 2u + 1u) << "the first two of the pair, either way, and the other pair's";
+}
+
 TEST(IdsRules, ThresholdConfigSuppressesOverridesAndRateFilters) {
   // the same traffic: 10 packets from one source, 2 from another, a second apart
   std::vector<Bytes> frames;

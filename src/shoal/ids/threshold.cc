@@ -35,10 +35,12 @@ ThresholdState::Key ThresholdState::key(Threshold::Track track, uint32_t r, cons
   switch (track) {
     case Threshold::BySrc: std::memcpy(k.a, p.src.b, 16); break;
     case Threshold::ByDst: std::memcpy(k.a, p.dst.b, 16); break;
-    case Threshold::ByBoth:
-      std::memcpy(k.a, p.src.b, 16);
-      std::memcpy(k.b, p.dst.b, 16);
+    case Threshold::ByBoth: {  // the pair of hosts, either way (Suricata's IP pair)
+      bool swap = std::memcmp(p.src.b, p.dst.b, 16) > 0;
+      std::memcpy(k.a, (swap ? p.dst : p.src).b, 16);
+      std::memcpy(k.b, (swap ? p.src : p.dst).b, 16);
       break;
+    }
     case Threshold::ByRule: break;
     case Threshold::ByFlow: k.flow = flow; break;
   }
