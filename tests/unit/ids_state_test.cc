@@ -263,14 +263,24 @@ TEST(IdsActions, APacketsMatchActsOnThePacketAndAStreamsOnTheFlow) {
   c.send(0, "hello");
   c.send(0, "attack three");
   c.send(0, "after");
-  auto ips = run_ids("drop-scope", c.out, "drop tcp any any -> any any (content:\"attack\"; sid:3;)\n", true);
+  c.fin(0);
+  c.fin(1);
+  std::string drop = "drop tcp any any -> any any (content:\"attack\"; sid:3;)\n";
+  auto ips = run_ids("drop-scope", c.out, drop, true);
   ASSERT_TRUE(ips.r->ok);
   EXPECT_EQ(ips.eve.size(), 3u);
   EXPECT_EQ(ips.r->n("ids.dropped"), 3u) << "the SYN, the last ACK of the handshake and the established segment";
-  EXPECT_EQ(ips.r->n("ids.flow_dropped"), 1u) << "only the established match drops the flow";
+  EXPECT_EQ(ips.r->n("ids.flow_dropped"), 3u) << "only the established match drops the flow: then after, 2 FINs";
   EXPECT_EQ(ips.r->n("pass.count"), 2u) << "the SYN-ACK and hello";
   ASSERT_EQ(ips.flows.size(), 1u);
   EXPECT_EQ(ips.flows[0]["flow"]["action"], "drop");
+  // the session as Suricata's stream engine saw it: a dropped flow's FINs
+  // never reached it; in IDS mode they did (the originator closed first)
+  EXPECT_EQ(ips.flows[0]["tcp"]["state"], "established");
+  auto ids = run_ids("drop-scope-ids", c.out, drop, false);
+  ASSERT_TRUE(ids.r->ok);
+  ASSERT_EQ(ids.flows.size(), 1u);
+  EXPECT_EQ(ids.flows[0]["tcp"]["state"], "time_wait");
 
   // a pass on the SYN's data passes that packet; the later match alerts
   auto pass = run_ids("pass-scope", c.out,
@@ -285,7 +295,7 @@ TEST(IdsActions, APacketsMatchActsOnThePacketAndAStreamsOnTheFlow) {
                        "alert tcp any any -> any any (content:\"three\"; sid:1;)\n");
   ASSERT_TRUE(ports.r->ok);
   EXPECT_TRUE(ports.eve.empty());
-  EXPECT_EQ(ports.r->n("ids.flow_passed"), 4u) << "the SYN-ACK from port 80 matched: the four packets after it";
+  EXPECT_EQ(ports.r->n("ids.flow_passed"), 6u) << "the SYN-ACK from port 80 matched: the six packets after it";
 }
 
 // Suricata's stream.midstream-policy decides a connection seen without its

@@ -774,9 +774,27 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                                {0x10, "ack"},
                                {0x20, "urg"}})
         if (all & bit) j["tcp"][name] = true;
+      if (const char* st = tcp_state_name(fs->tcp)) j["tcp"]["state"] = st;
     }
     eve_buf_ += eve_text(j);
     ++eve_lines_;
+  }
+  // Suricata's name for the session's TCP state (tcp.state in flow records)
+  // from the flow layer's conntrack-like one; none without a session (not
+  // picked up midstream).
+  static const char* tcp_state_name(const k::TcpTrack& t) {
+    bool client_closed = t.first_fin == 0;  // the originator's FIN came first
+    switch (t.state) {
+      case k::kTcpSynSent: return "syn_sent";
+      case k::kTcpSynRecv: return "syn_recv";
+      case k::kTcpEstablished: return "established";
+      case k::kTcpFinWait: return client_closed ? "fin_wait1" : "close_wait";
+      case k::kTcpCloseWait: return client_closed ? "fin_wait2" : "close_wait";
+      case k::kTcpLastAck: return client_closed ? "time_wait" : "last_ack";
+      case k::kTcpTimeWait:
+      case k::kTcpClose: return "closed";
+      default: return nullptr;
+    }
   }
   // What the IDS keeps per flow, in the flow layer's state block.
   struct FlowState {
@@ -788,6 +806,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint32_t isn[2], next_seq[2];  // TCP, per direction: the first sequence number, and past the last byte seen
     uint8_t seq_seen;              // bit per direction: isn set
     uint8_t exception;             // the midstream policy applied to the flow (Midstream), 0: none
+    // the session as this element saw it: a dropped flow's later packets
+    // (IPS) do not move it, as they never reach Suricata's stream engine
+    k::TcpTrack tcp;
   };
   // A packet of a flow with a verdict: not inspected. A passed flow is
   // still parsed and logged (Suricata); a bypassed one is not; a dropped
@@ -853,6 +874,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (info.proto == 6 && info.l4) {  // the sequence space seen each way (stream_size)
       int d = info.dir & 1;
       uint8_t fl = info.l4[13];
+      if (!(ips_ && fs->verdict == uint8_t(Verdict::Drop))) k::tcp_track(fs->tcp, fl, uint8_t(d), t.config().midstream);
       uint32_t seq = k::load_be32(info.l4 + 4);
       uint32_t end = seq + info.plen + ((fl & 0x02) ? 1 : 0) + ((fl & 0x01) ? 1 : 0);
       if (!(fs->seq_seen >> d & 1)) {
