@@ -1244,6 +1244,13 @@ TEST(IdsRules, ThresholdConfigSuppressesOverridesAndRateFilters) {
   EXPECT_EQ(ips[3], 2 + 8 + 2) << "two alerts, then every later match a drop (logged as blocked)";
   EXPECT_EQ(r2->n("ids.dropped"), 10u) << "from the 3rd match on, each packet; the other source's too";
   EXPECT_EQ(r2->n("ids.flow_dropped"), 0u);
+  std::map<std::string, int> reasons;  // the drops' reason: the rate_filter's (Suricata's name)
+  std::ifstream drops(dir + "/tconf-ips.json");
+  for (std::string line; std::getline(drops, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event_type"] == "drop") ++reasons[j["drop"]["reason"]];
+  }
+  EXPECT_EQ(reasons, (std::map<std::string, int>{{"threshold detection_filter", 10}}));
 }
 
 TEST(IdsRules, FragbitsAndFastPatternSlices) {

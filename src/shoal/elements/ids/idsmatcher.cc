@@ -1010,6 +1010,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     bool dropped = false, drop_flow = false;
     uint32_t logged = 0;
     const ids::Rule* dropper = nullptr;
+    bool by_rate = false;  // the drop is a rate_filter's new action
     // the packet's verdict, for EVE: matches after a pass rule do not count
     size_t end = all_.size();
     for (size_t i = 1; i < all_.size(); ++i)
@@ -1027,7 +1028,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       bool d = ids::is_drop_action(*actions_[i]);
       dropped |= d;
       drop_flow |= d && flow_scoped(rule, tx, info);
-      if (d && !dropper) dropper = &rule;
+      if (d && !dropper) dropper = &rule, by_rate = actions_[i] != &rule.action;
       if (rule.noalert) continue;
       log(rule, info, ts, ips_ && d, tx, p, flow_id);
       ++logged;
@@ -1040,7 +1041,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (dropped && ips_) {
       dropped_.add();
       if (fs && drop_flow) fs->verdict = uint8_t(Verdict::Drop);
-      drop_record(p, info, dropper, flow_id);
+      drop_record(p, info, dropper, flow_id, by_rate ? "threshold detection_filter" : nullptr);
       return Verdict::Drop;
     }
     return logged ? Verdict::Alert : Verdict::None;
