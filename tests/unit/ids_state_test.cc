@@ -1833,6 +1833,16 @@ TEST(IdsActions, ActionOrderVerdictAndEthernetAsSuricataYamlSetsThem) {
   EXPECT_EQ(drop.eve[0]["verdict"]["action"], "drop");
   EXPECT_EQ(drop.eve[0]["ether"]["src_mac"], "02:00:00:00:00:01");
   EXPECT_EQ(drop.eve[0]["ether"]["dest_mac"], "02:00:00:00:00:02");
+  // a pass rule with `alert` under the drop: the packet is dropped, both
+  // alert, the alert rule under the pass does not
+  std::string loud =
+      "alert tcp any any -> any any (content:\"attack\"; sid:1;)\n"
+      "pass tcp any any -> any any (content:\"trusted\"; alert; sid:2;)\n"
+      "drop tcp any any -> any any (content:\"attack\"; sid:3;)\n";
+  auto both = run_ids("order-drop-pass-alert", c.out, loud, true, false, ", ACTION_ORDER \"drop pass reject alert\"");
+  ASSERT_TRUE(both.r->ok);
+  EXPECT_EQ(both.sids(), (std::vector<uint32_t>{3, 2}));
+  EXPECT_EQ(both.r->n("ids.dropped"), 1u);
   EXPECT_FALSE(
       test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, ACTION_ORDER \"drop pass\") -> Discard;")->ok);
 }

@@ -1012,6 +1012,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     const ids::Rule* dropper = nullptr;
     bool by_rate = false;  // the drop is a rate_filter's new action
     // the packet's verdict, for EVE: matches after a pass rule do not count
+    // (the pass rule's own `alert` does)
     size_t end = all_.size();
     for (size_t i = 1; i < all_.size(); ++i)
       if (rules[all_[i].first].action == "pass") {
@@ -1032,6 +1033,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (rule.noalert) continue;
       log(rule, info, ts, ips_ && d, tx, p, flow_id);
       ++logged;
+    }
+    if (end < all_.size()) {  // alert then pass, the pass after other matches
+      const ids::Rule& pr = rules[all_[end].first];
+      if (pr.force_alert && !pr.noalert) {
+        log(pr, info, ts, false, all_[end].second, p, flow_id);
+        ++logged;
+      }
     }
     if (logged) {
       alerted_packets_.add();
