@@ -123,6 +123,11 @@ ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --s
   --dump-config
 has "MIDSTREAM_POLICY pass-flow"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.midstream-policy=drop; has "drop-flow"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set app-layer.protocols.ssh.encryption-handling=bypass \
+  --dump-config
+has "SSH_ENCRYPTION bypass"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set app-layer.protocols.ssh.encryption-handling=off
+has "track-only, full or bypass"
 ok env SURICATA_EVE_DNS_VERSION=3 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
 has "EVE_DNS_VERSION 3"
 bad env SURICATA_EVE_DNS_VERSION=7 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules"; has "2 or 3"

@@ -1715,6 +1715,24 @@ TEST(IdsSsh, BannersAndHasshFingerprintsAreMatchedOncePerSideAndLogged) {
   EXPECT_EQ(s["server"]["hassh"]["hash"], hassh_server);
   ASSERT_EQ(r.flows.size(), 1u);
   EXPECT_EQ(r.flows[0]["app_proto"], "ssh");
+  EXPECT_EQ(r.flows[0]["flow"]["state"], "established");
+
+  // encryption-handling bypass: once both sides sent NEWKEYS the flow is
+  // bypassed, its encrypted packets neither inspected nor parsed
+  std::string enc = rules + "alert tcp any any -> any any (content:\"|7f 7f 7f 7f|\"; sid:7;)\n";
+  auto kept = run_ids("ssh-track", c.out, enc);
+  ASSERT_TRUE(kept.r->ok);
+  std::vector<uint32_t> k = kept.sids();
+  EXPECT_EQ(std::count(k.begin(), k.end(), 7u), 1) << "track-only: packet rules go on";
+  auto bypass = run_ids("ssh-bypass", c.out, enc, false, false, ", SSH_ENCRYPTION bypass");
+  ASSERT_TRUE(bypass.r->ok);
+  std::vector<uint32_t> b = bypass.sids();
+  std::sort(b.begin(), b.end());
+  EXPECT_EQ(b, (std::vector<uint32_t>{1, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(bypass.r->n("ids.flow_bypassed"), 1u) << "the encrypted segment";
+  ASSERT_EQ(bypass.flows.size(), 1u);
+  EXPECT_EQ(bypass.flows[0]["flow"]["state"], "bypassed");
+  EXPECT_EQ(bypass.other["ssh"].size(), 1u);
 }
 
 // Suricata's version 2 dns records (SURICATA_EVE_DNS_VERSION=2): a query

@@ -113,6 +113,12 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     if (k == "stream.midstream-policy" || !honoured.count("stream.midstream-policy")) honoured[k] = v;
     return true;
   }
+  if (k == "app-layer.protocols.ssh.encryption-handling") {
+    if (v != "track-only" && v != "full" && v != "bypass")
+      return err = fmt::format("--set {}: track-only, full or bypass, not '{}'", k, v), false;
+    honoured[k] = v;
+    return true;
+  }
   if (k == "threshold-file") {
     honoured[k] = v;
     return true;
@@ -154,6 +160,10 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
                                                          : st.midstream_policy;
   if (!mid.empty() && mid != "ignore") ids += fmt::format(", MIDSTREAM_POLICY {}", mid);
   if (st.eve_exception_policy) ids += ", EVE_EXCEPTION_POLICY true";
+  std::string ssh = set.count("app-layer.protocols.ssh.encryption-handling")
+                        ? set.at("app-layer.protocols.ssh.encryption-handling")
+                        : st.ssh_encryption;
+  if (!ssh.empty() && ssh != "track-only") ids += fmt::format(", SSH_ENCRYPTION {}", ssh);
   if (st.eve_verdict) ids += ", EVE_VERDICT true";
   if (st.eve_ethernet) ids += ", EVE_ETHERNET true";
   if (st.eve_packet) ids += ", EVE_PACKET true";
@@ -196,7 +206,8 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("-l", a.logdir, "log directory: eve.json and fast.log (default .)");
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.midstream-policy, exception-policy, "
-                 "threshold-file, DNS's detection ports and the HTTP decompression layer limit are honoured)");
+                 "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "
+                 "decompression layer limit are honoured)");
   app.add_flag("--ips,--simulate-ips", a.ips, "IPS mode: drop and reject rules drop packets");
   app.add_option("-k", a.checksums, "checksum checks (accepted: checksums are not validated)")
       ->check(CLI::IsMember({"auto", "all", "none"}));

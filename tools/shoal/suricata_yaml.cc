@@ -81,6 +81,11 @@ SuricataSettings suricata_settings(const YamlNode& root) {
   if (const YamlNode* stream = root.get("stream"))
     if (const YamlNode* m = stream->get("midstream-policy"); m && m->kind == YamlNode::Scalar)
       s.midstream_policy = m->value;
+  if (const YamlNode* al = root.get("app-layer"))
+    if (const YamlNode* pr = al->get("protocols"))
+      if (const YamlNode* ssh = pr->get("ssh"))
+        if (const YamlNode* e = ssh->get("encryption-handling"); e && e->kind == YamlNode::Scalar)
+          s.ssh_encryption = e->value;
   // outputs: a list of one-key maps; eve-log's types: the same; alert's options
   if (const YamlNode* outputs = root.get("outputs"); outputs && outputs->kind == YamlNode::Seq)
     for (const YamlNode& o : outputs->seq) {

@@ -30,6 +30,7 @@ struct SuricataSettings {
   std::string xff_mode, xff_deployment, xff_header;         // alert's xff (mode empty: off)
   std::string midstream_policy;       // stream.midstream-policy, or the exception-policy master switch (empty: not set)
   bool eve_exception_policy = false;  // flow's exception-policy: yes
+  std::string ssh_encryption;         // app-layer.protocols.ssh.encryption-handling (empty: not set)
 };
 SuricataSettings suricata_settings(const YamlNode& root);
 

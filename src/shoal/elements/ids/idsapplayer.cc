@@ -127,6 +127,11 @@ uint16_t IdsAppLayer::app(uint32_t id) {
   return c ? c->app : uint16_t(ids::kAppNone);
 }
 
+bool IdsAppLayer::ssh_encrypted(uint32_t id) {
+  Conn* c = slot(id);
+  return c && c->app == ids::kAppSsh && c->ssh && c->ssh->done();
+}
+
 void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits,
                          const k::IdsStreamOut* found) {
   if (!info.l4 || (info.proto != 6 && info.proto != 17)) return;

@@ -132,6 +132,8 @@ class IdsAppLayer : private flow::StreamSink {
               const k::IdsStreamOut* found = nullptr);
   // The flow's application protocol (ids::App), 0 when unknown.
   uint16_t app(uint32_t id);
+  // The connection is SSH and both sides sent NEWKEYS: encrypted from here on.
+  bool ssh_encrypted(uint32_t id);
   const Counters& counters() const { return c_; }
   const flow::StreamCounters& stream_counters() const { return reasm_.counters(); }
   static constexpr uint64_t kDepth = 1u << 20;  // bytes per direction parsed (Suricata's stream.reassembly.depth)

@@ -149,6 +149,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
     a.read("EVE_PAYLOAD", eve_payload_).read("EVE_PAYLOAD_PRINTABLE", eve_printable_);
+    std::string ssh_enc = "track-only";
+    a.read("SSH_ENCRYPTION", ssh_enc);
+    if (ssh_enc != "track-only" && ssh_enc != "full" && ssh_enc != "bypass")
+      a.fail(fmt::format("SSH_ENCRYPTION '{}': track-only, full or bypass", ssh_enc));
+    ssh_bypass_ = ssh_enc == "bypass";
     std::string mid = "ignore";
     a.read("MIDSTREAM_POLICY", mid).read("EVE_EXCEPTION_POLICY", eve_exception_);
     midstream_auto_ = mid == "auto";
@@ -365,6 +370,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         }
         engine_.match(info, hits_);
         v = record(p, info, fs);
+        if (fs && app_on_) encrypted(p, fs);
       }
       // IPS: dropped packets leave on output 1 (or are dropped, counted);
       // IDS: alerted packets leave on output 1 when it is connected.
@@ -627,6 +633,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           engine_.match_found(info, out[i].ids, out[i].count, hits_);
         }
         v = record(p, info, fs);
+        if (fs && app_on_) encrypted(p, fs);
       }
       bool alerted = v == Verdict::Alert || v == Verdict::Drop;
       if (gpu_form_) {  // the ALERT bit now means verified: set or cleared
@@ -825,6 +832,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     tx_hits_.clear();
     return v;
+  }
+  // Suricata's ssh encryption-handling bypass: once both sides of an SSH
+  // connection sent NEWKEYS, its later packets are neither inspected nor
+  // parsed (this one still is: inspected, its verdict applied).
+  void encrypted(Packet* p, FlowState* fs) {
+    if (ssh_bypass_ && !fs->verdict && app_.ssh_encrypted(p->anno().flow)) fs->verdict = uint8_t(Verdict::Bypass);
   }
   // Suricata's stream.midstream-policy: what happens to a TCP connection
   // picked up without its handshake. With pick-up off (the flow layer's
@@ -1476,6 +1489,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   Stat passed_, dropped_, flow_passed_, flow_dropped_, flow_bypassed_;
   Midstream midstream_ = Midstream::Ignore;
   bool midstream_auto_ = false;  // MIDSTREAM_POLICY auto
+  bool ssh_bypass_ = false;      // SSH_ENCRYPTION bypass
   bool midstream_now_ = false;   // the packet being looked at met the midstream policy's drop
   bool eve_exception_ = false;   // flow records name the exception policy applied
   std::array<uint64_t, 5> midstream_applied_{};
@@ -1546,6 +1560,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "pass-flow (no detection; parsed and logged when the flow layer picks connections up midstream), bypass, "      \
        "drop-flow or reject (IPS, without midstream pick-up: the flow is dropped; reject sends nothing more), auto "   \
        "(drop-flow in IPS mode without pick-up, else ignore)"},                                                        \
+      {"SSH_ENCRYPTION", "word",                                                                                       \
+       "Suricata's ssh encryption-handling: track-only (default) or full (the parser stops at NEWKEYS; packet rules "  \
+       "go on), or bypass (once both sides sent NEWKEYS, the flow's packets are neither inspected nor parsed: flow "   \
+       "state bypassed)"},                                                                                             \
       {"EVE_EXCEPTION_POLICY", "boolean",                                                                              \
        "flow records name the exception policy applied to the flow (Suricata's flow: exception-policy: yes)"},         \
       {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"},          \
@@ -1584,7 +1602,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"dropped", "r", "packets a drop or reject rule dropped (IPS)"},                                               \
       {"flow_passed", "r", "later packets of passed flows, not inspected"},                                          \
       {"flow_dropped", "r", "later packets of dropped flows, dropped uninspected (IPS)"},                            \
-      {"flow_bypassed", "r", "packets of flows the midstream policy bypassed, not inspected nor parsed"},            \
+      {"flow_bypassed", "r",                                                                                         \
+       "packets of flows bypassed (midstream policy, SSH encryption), not inspected nor parsed"},                    \
       {"threshold_untracked", "r", "threshold matches not tracked (the table of 65,536 keys was full): they alert"}, \
       {"http_connections", "r", "TCP connections detected as HTTP"},                                                 \
       {"http_transactions", "r", "HTTP transactions parsed"},                                                        \
