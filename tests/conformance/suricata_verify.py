@@ -4,8 +4,8 @@
 Runs each test of ../shared/conformance/suricata-verify (the tests listed in
 its TESTS.txt) the way Suricata-verify's run.py does: the test's capture,
 rules, suricata.yaml and arguments given to `shoal ids`, then every check of
-its test.yaml over the EVE output (filters, with their match operators, and
-shell checks). Suricata 8 is the reference version.
+its test.yaml over the EVE output (filters, with their match operators,
+shell checks, and files compared with the expected ones). Suricata 8 is the reference version.
 
 Each test ends as
   pass  every check holds;
@@ -226,6 +226,11 @@ def translate_args(args, tdir, outdir):
             continue
         if w == "--simulate-ips":
             out.append("--ips")
+        elif w.startswith("--data-dir="):
+            out.append(w)
+        elif w == "--data-dir" and i + 1 < len(words):
+            out += ["--data-dir", words[i + 1]]
+            i += 1
         elif w.startswith("--runmode"):
             if w == "--runmode":
                 i += 1
@@ -312,6 +317,12 @@ def run_test(name, suite, shoal, work):
             why = check_shell(body, outdir, env)
             if why:
                 failures.append((why, None))
+        elif kind == "file-compare":  # a file written to the output directory, byte for byte
+            got, want = os.path.join(outdir, body.get("filename", "")), os.path.join(tdir, body.get("expected", ""))
+            if not os.path.isfile(got):
+                failures.append((f"file-compare: {body.get('filename')} was not written", None))
+            elif open(got, "rb").read() != open(want, "rb").read():
+                failures.append((f"file-compare: {body.get('filename')} differs from {body.get('expected')}", None))
         elif kind == "stats":
             why = check_stats(body, outdir)
             if why:

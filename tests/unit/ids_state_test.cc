@@ -2236,3 +2236,99 @@ TEST(IdsHttp, AUriWithASpaceIsTheWholeUri) {
   ASSERT_TRUE(r.r->ok);
   EXPECT_EQ(r.sids(), (std::vector<uint32_t>{1}));
 }
+
+namespace {
+std::string b64(const std::string& s) {  // the oracle: OpenSSL directly
+  std::string out(4 * ((s.size() + 2) / 3) + 1, '\0');
+  out.resize(size_t(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                    reinterpret_cast<const unsigned char*>(s.data()), int(s.size()))));
+  return out;
+}
+}  // namespace
+
+// Suricata's datasets: string values base64 in their files, digests in hex,
+// addresses as text; set and unset hold when they changed the set; a set's
+// capacity bounds it; save writes what load reads.
+TEST(IdsDataset, ValuesFilesAndCommands) {
+  using ids::Dataset;
+  std::string dir = test::tmpdir();
+  std::ofstream(dir + "/s.lst") << b64("evil.example") << "\n# a comment\n\n" << b64("x") << ",42\n";
+  Dataset s("s", Dataset::Type::String, 3);
+  std::string err;
+  ASSERT_TRUE(s.load(dir + "/s.lst", err)) << err;
+  auto u8 = [](const std::string& v) { return reinterpret_cast<const uint8_t*>(v.data()); };
+  std::string evil = "evil.example", other = "other";
+  EXPECT_TRUE(s.contains(u8(evil), uint32_t(evil.size())));
+  EXPECT_TRUE(s.contains(u8(std::string("x")), 1));
+  EXPECT_FALSE(s.contains(u8(other), uint32_t(other.size())));
+  ids::DatasetUse set, unset;
+  ASSERT_TRUE(ids::parse_dataset("set, s, type string, memcap 1mb, hashsize 1024", set, err)) << err;
+  ASSERT_TRUE(ids::parse_dataset("unset,s", unset, err)) << err;
+  EXPECT_EQ(set.memcap, 1u << 20);
+  EXPECT_TRUE(ids::dataset_check(set, s, u8(other), uint32_t(other.size()))) << "new: added";
+  EXPECT_FALSE(ids::dataset_check(set, s, u8(other), uint32_t(other.size()))) << "there already";
+  std::string more = "more";
+  EXPECT_FALSE(s.add(u8(more), uint32_t(more.size()))) << "the capacity, 3 values";
+  EXPECT_EQ(s.full(), 1u);
+  EXPECT_TRUE(ids::dataset_check(unset, s, u8(evil), uint32_t(evil.size())));
+  EXPECT_FALSE(ids::dataset_check(unset, s, u8(evil), uint32_t(evil.size())));
+  ASSERT_TRUE(s.save(dir + "/saved.lst", err)) << err;
+  Dataset back("b", Dataset::Type::String, 10);
+  ASSERT_TRUE(back.load(dir + "/saved.lst", err)) << err;
+  EXPECT_EQ(back.size(), 2u);
+  EXPECT_TRUE(back.contains(u8(other), uint32_t(other.size())));
+
+  std::ofstream(dir + "/ip.lst") << "10.0.0.1\n2001:db8::1\n";
+  Dataset ip("ip", Dataset::Type::Ip, 10);
+  ASSERT_TRUE(ip.load(dir + "/ip.lst", err)) << err;
+  const uint8_t v4[4] = {10, 0, 0, 1};
+  EXPECT_TRUE(ip.contains(v4, 4)) << "an IPv4 buffer, mapped";
+  EXPECT_FALSE(ip.contains(v4, 3)) << "not an address";
+  std::ofstream(dir + "/bad.lst") << "0123456789abcdef0123456789abcdef\nnot-hex\n";
+  Dataset md5("m", Dataset::Type::Md5, 10);
+  EXPECT_FALSE(md5.load(dir + "/bad.lst", err));
+  EXPECT_NE(err.find("bad.lst:2: not a md5 value"), std::string::npos) << err;
+  for (const char* bad : {"isset", "maybe,x", "isset,x,type blob", "isset,x,colour red", "isset,x,memcap lots"})
+    EXPECT_FALSE(ids::parse_dataset(bad, set, err)) << bad;
+}
+
+// Rules test DNS names against sets, add them to one kept in a state file
+// that the next run starts from, and refuse what cannot work.
+TEST(IdsDataset, RulesTestAndKeepSetsAcrossRuns) {
+  std::vector<Bytes> f;
+  uint16_t id = 1;
+  for (const char* q : {"a.example", "b.example", "a.example", "c.example"})
+    f.push_back(ether(ip4(kClient, kServer, 17, 40001, 53, dns_msg(id++, false, q, 1))));
+  std::string dir = test::tmpdir();
+  std::ofstream(dir + "/bad.lst") << b64("b.example") << "\n";
+  std::ofstream(dir + "/md5.lst") << md5_hex("c.example") << "\n";
+  std::string rules = fmt::format(
+      "alert dns any any -> any any (dns.query; dataset:set,seen,type string,state seen.lst; sid:1;)\n"
+      "alert dns any any -> any any (dns.query; dataset:isset,bad,type string,load {0}/bad.lst; sid:2;)\n"
+      "alert dns any any -> any any (dns.query; dataset:isnotset,bad; sid:3;)\n"
+      "alert dns any any -> any any (dns.query; to_md5; dataset:isset,md5s,type md5,load {0}/md5.lst; sid:4;)\n"
+      "alert dns any any -> any any (dataset:isset,bad; sid:5;)\n"
+      "alert dns any any -> any any (dns.query; dataset:isset,nameless; sid:6;)\n"
+      "alert dns any any -> any any (dns.query; dataset:isset,bad,type md5; sid:7;)\n"
+      "alert dns any any -> any any (dns.query; dataset:isset,gone,type string,load {0}/none.lst; sid:8;)\n",
+      dir);
+  std::string extra = fmt::format(", DATA_DIR {}", dir);
+  auto r = run_ids("datasets", f, rules, false, false, extra);
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::multiset<uint32_t> sids(got.begin(), got.end());
+  EXPECT_EQ(sids, (std::multiset<uint32_t>{1, 1, 1, 2, 3, 3, 3, 4}));
+  std::string problems = r.r->h("ids.problems");
+  for (const char* why : {"sid 5: dataset needs a sticky buffer", "sid 6: dataset 'nameless': the first rule",
+                          "sid 7: dataset 'bad': type md5, but it is a string set", "none.lst"})
+    EXPECT_NE(problems.find(why), std::string::npos) << why << " in " << problems;
+  // the state file: the three names, and the next run starts from it
+  std::ifstream st(dir + "/seen.lst");
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(st, l);) lines.push_back(l);
+  EXPECT_EQ(lines, (std::vector<std::string>{b64("a.example"), b64("b.example"), b64("c.example")}));
+  auto again = run_ids("datasets-again", f, rules, false, false, extra);
+  ASSERT_TRUE(again.r->ok);
+  std::vector<uint32_t> s2 = again.sids();
+  EXPECT_EQ(std::count(s2.begin(), s2.end(), 1u), 0) << "every name was in the state";
+}

@@ -67,7 +67,7 @@ const char* kDefaultVars = R"(vars:
 )";
 
 struct IdsArgs {
-  std::string pcap, iface, rules, config, logdir = ".";
+  std::string pcap, iface, rules, config, logdir = ".", datadir;
   std::vector<std::string> sets;
   bool ips = false, dump = false, quiet = false;
   std::string checksums = "auto", runmode;
@@ -160,6 +160,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
                                                          : st.midstream_policy;
   if (!mid.empty() && mid != "ignore") ids += fmt::format(", MIDSTREAM_POLICY {}", mid);
   if (st.eve_exception_policy) ids += ", EVE_EXCEPTION_POLICY true";
+  ids += fmt::format(", DATA_DIR {}", cquote(a.datadir.empty() ? a.logdir : a.datadir));
   std::string ssh = set.count("app-layer.protocols.ssh.encryption-handling")
                         ? set.at("app-layer.protocols.ssh.encryption-handling")
                         : st.ssh_encryption;
@@ -204,6 +205,7 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("-S", a.rules, "the rules file")->required();
   app.add_option("-c", a.config, "variables: a suricata.yaml (vars:) or Snort var lines");
   app.add_option("-l", a.logdir, "log directory: eve.json and fast.log (default .)");
+  app.add_option("--data-dir", a.datadir, "where datasets' save and state files go (default the log directory)");
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.midstream-policy, exception-policy, "
                  "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "
@@ -284,6 +286,10 @@ int cmd_ids(int argc, char** argv) {
   struct stat st;
   if (::stat(a.logdir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     fmt::print(stderr, "shoal ids: -l {}: not a directory\n", a.logdir);
+    return 2;
+  }
+  if (!a.datadir.empty() && (::stat(a.datadir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+    fmt::print(stderr, "shoal ids: --data-dir {}: not a directory\n", a.datadir);
     return 2;
   }
   RunArgs ra;

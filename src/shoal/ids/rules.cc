@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <span>
@@ -1220,6 +1221,18 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       r.items.push_back(std::move(it));
       last = nullptr;
       last_item = nullptr;
+    } else if (k == "dataset") {
+      // the sticky buffer's value tested against, or added to, a named set
+      if (sticky == Buf::Packet) return err = "dataset needs a sticky buffer before it", false;
+      auto use = std::make_shared<DatasetUse>();
+      if (!parse_dataset(v, *use, err)) return false;
+      Item it;
+      it.buf = sticky;
+      it.byte.kind = ByteOp::Dataset;
+      it.dataset_use = std::move(use);
+      r.items.push_back(std::move(it));
+      last = nullptr;
+      last_item = nullptr;
     } else if (k == "bsize") {
       // the size of the sticky buffer it follows: N, <N, >N, <=N, >=N, !N, N<>M
       if (sticky == Buf::Packet) return err = "bsize needs a sticky buffer before it", false;
@@ -1634,7 +1647,7 @@ bool RuleSet::load_text(const std::string& text, const std::string& name, const 
     std::string why;
     r.file = name;
     r.line = start;
-    if (parse_rule(rule, vars, r, why) && number_flowbits(r, why)) {
+    if (parse_rule(rule, vars, r, why) && number_flowbits(r, why) && bind_datasets(r, name, why)) {
       // a duplicate gid:sid: the later rule wins (as Suricata), the earlier is reported
       uint64_t key = uint64_t(r.gid) << 32 | r.sid;
       auto [it, fresh] = sid_index_.emplace(key, rules_.size());
@@ -1675,6 +1688,18 @@ bool RuleSet::number_flowbits(Rule& r, std::string& why) {
       }
       fb.bits.push_back(it->second);
     }
+  }
+  return true;
+}
+
+// Each dataset item's set: made by the first rule that names it (its file
+// loaded relative to the rules file's directory), shared by the others.
+bool RuleSet::bind_datasets(Rule& r, const std::string& file, std::string& why) {
+  std::string dir = std::filesystem::path(file).parent_path().string();
+  for (Item& it : r.items) {
+    if (it.byte.kind != ByteOp::Dataset) continue;
+    it.dataset = datasets_.bind(*it.dataset_use, dir, why);
+    if (!it.dataset) return false;
   }
   return true;
 }

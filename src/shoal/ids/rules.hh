@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shoal/ids/dataset.hh"
 #include "shoal/ids/transform.hh"
 
 namespace shoal::ids {
@@ -203,7 +204,8 @@ struct ByteOp {
   // into variable `var` (the cursor moves past it); ByteMath: var = number op rvalue
   // Absent: the buffer's first item, `absent` (neg: `absent: or_else`, the
   // rest of the run holds otherwise)
-  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump, Bsize, ByteExtract, ByteMath, Absent };
+  // Dataset: the buffer tested against or added to a dataset (Item::dataset)
+  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump, Bsize, ByteExtract, ByteMath, Absent, Dataset };
   Kind kind = None;
   bool relative = false, neg = false;
   int32_t offset = 0;
@@ -237,6 +239,10 @@ struct Item {
   bool relative() const;
   Content content;
   Pcre pcre;
+  // byte.kind Dataset: the use (cmd, name, files) and the set, bound when
+  // the rule set loads the rule (RuleSet's Datasets)
+  std::shared_ptr<const DatasetUse> dataset_use;
+  std::shared_ptr<Dataset> dataset;
 };
 
 enum class Proto : uint8_t { IP, TCP, UDP, ICMP, ICMP4, ICMP6, IP4, IP6, SCTP };
@@ -506,12 +512,18 @@ class RuleSet {
   // false with err when the file cannot be read.
   bool load_threshold_config(const std::string& path, const Vars& vars, std::string& err);
   bool apply_threshold_text(const std::string& text, const std::string& name, const Vars& vars);
+  // The datasets the rules name (save_all writes those with a save or state
+  // file), and where their relative save and state files go (before loading).
+  const Datasets& datasets() const { return datasets_; }
+  void set_data_dir(const std::string& d) { datasets_.set_data_dir(d); }
   // Flowbit names numbered so far (kMaxFlowbits at most).
   size_t flowbit_count() const { return flowbit_ids_.size(); }
   const std::map<std::string, uint16_t>& flowbit_ids() const { return flowbit_ids_; }
 
  private:
   bool number_flowbits(Rule& r, std::string& why);
+  bool bind_datasets(Rule& r, const std::string& file, std::string& why);
+  Datasets datasets_;
   std::map<std::string, uint16_t> flowbit_ids_;
   std::map<uint64_t, size_t> sid_index_;  // gid << 32 | sid -> index in rules_
   std::vector<Rule> rules_;

@@ -141,7 +141,8 @@ inline bool byte_check(const ByteOp& b, const uint8_t* s, int64_t n, int64_t pre
       return true;
     }
     case ByteOp::Bsize: return (uint64_t(n) >= b.value && uint64_t(n) <= b.hi) != b.neg;
-    case ByteOp::Absent: return true;  // (tx_matches decides a run that starts so)
+    case ByteOp::Absent: return true;    // (tx_matches decides a run that starts so)
+    case ByteOp::Dataset: return false;  // (items_from runs it: it needs the item's set)
     case ByteOp::None: break;
   }
   return false;
@@ -157,6 +158,9 @@ bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t p
   if (k == r.items.size() || (k > start && r.items[k].buf != r.items[k - 1].buf)) return true;
   if (--budget < 0) return false;  // pathological backtracking: no match (as Snort's limits)
   const Item& it = r.items[k];
+  if (it.byte.kind == ByteOp::Dataset)  // the whole buffer, whatever the cursor
+    return it.dataset && dataset_check(*it.dataset_use, *it.dataset, s, n) &&
+           items_from(r, k + 1, s, n, prev_end, budget, exists, start);
   if (it.byte.kind != ByteOp::None) {
     int64_t cur;
     return byte_check(it.byte, s, int64_t(n), prev_end, cur) && items_from(r, k + 1, s, n, cur, budget, exists, start);

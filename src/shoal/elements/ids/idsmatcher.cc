@@ -110,6 +110,7 @@ struct IdsShared {
   // as they stop; the last one writes the stats record.
   std::mutex stats_mu;
   std::map<std::string, uint64_t> stats;
+  int copies = 0, stopped = 0;  // (under stats_mu) the last copy to stop saves the datasets
 };
 
 // Suricata's stats object from dotted counter names.
@@ -149,6 +150,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
     a.read("EVE_PAYLOAD", eve_payload_).read("EVE_PAYLOAD_PRINTABLE", eve_printable_);
+    a.read("DATA_DIR", data_dir_);
     std::string ssh_enc = "track-only";
     a.read("SSH_ENCRYPTION", ssh_enc);
     if (ssh_enc != "track-only" && ssh_enc != "full" && ssh_enc != "bypass")
@@ -263,13 +265,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // errors point at the element.
     bool first = false;
     shared_ = shared_state<IdsShared>(this, &first);
+    {
+      std::lock_guard<std::mutex> g(shared_->stats_mu);
+      ++shared_->copies;
+    }
     std::string err;
     if (first) {
       ids::Vars vars;
       auto db = std::make_shared<ids::Database>();
       if ((!vars_file_.empty() && !vars.load_file(vars_file_, err)) ||
           (!class_file_.empty() && !shared_->classes.load_file(class_file_, err)) ||
-          !shared_->set.load_file(rules_file_, vars, strict_, err) ||
+          (shared_->set.set_data_dir(data_dir_), !shared_->set.load_file(rules_file_, vars, strict_, err)) ||
           (!threshold_file_.empty() && !shared_->set.load_threshold_config(threshold_file_, vars, err)))
         throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
       if (!mgr_) {
@@ -392,6 +398,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   void on_stop() override {
     write_logs();  // flow records of the flows that ended at the stop
     add_stats();
+    // datasets with a save or state file, written once the last copy stopped
+    // (a hot swap's new configuration goes on with its own sets)
+    bool all_stopped;
+    {
+      std::lock_guard<std::mutex> g(shared_->stats_mu);
+      all_stopped = ++shared_->stopped == shared_->copies;
+    }
+    if (std::string err; all_stopped && !shared_->set.datasets().save_all(err))
+      run_error(fmt::format("{}: {}", name(), err));
     // Every copy writes what it holds; the last one to stop on a file closes
     // it, so an error at the close is reported too. For a hot swap the new
     // configuration's IDSMatcher of the same files goes on writing them:
@@ -1490,6 +1505,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   Midstream midstream_ = Midstream::Ignore;
   bool midstream_auto_ = false;  // MIDSTREAM_POLICY auto
   bool ssh_bypass_ = false;      // SSH_ENCRYPTION bypass
+  std::string data_dir_;         // DATA_DIR: datasets' save and state files
   bool midstream_now_ = false;   // the packet being looked at met the midstream policy's drop
   bool eve_exception_ = false;   // flow records name the exception policy applied
   std::array<uint64_t, 5> midstream_applied_{};
@@ -1560,6 +1576,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "pass-flow (no detection; parsed and logged when the flow layer picks connections up midstream), bypass, "      \
        "drop-flow or reject (IPS, without midstream pick-up: the flow is dropped; reject sends nothing more), auto "   \
        "(drop-flow in IPS mode without pick-up, else ignore)"},                                                        \
+      {"DATA_DIR", "directory",                                                                                        \
+       "where datasets' relative save and state files are (Suricata's data directory; default the rules file's)"},     \
       {"SSH_ENCRYPTION", "word",                                                                                       \
        "Suricata's ssh encryption-handling: track-only (default) or full (the parser stops at NEWKEYS; packet rules "  \
        "go on), or bypass (once both sides sent NEWKEYS, the flow's packets are neither inspected nor parsed: flow "   \
