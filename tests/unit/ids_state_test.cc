@@ -2288,6 +2288,7 @@ TEST(IdsDataset, ValuesFilesAndCommands) {
   Dataset md5("m", Dataset::Type::Md5, 10);
   EXPECT_FALSE(md5.load(dir + "/bad.lst", err));
   EXPECT_NE(err.find("bad.lst:2: not a md5 value"), std::string::npos) << err;
+  EXPECT_FALSE(md5.load("/dev/zero", err)) << "a device is not a set's file (it would never end)";
   for (const char* bad : {"isset", "maybe,x", "isset,x,type blob", "isset,x,colour red", "isset,x,memcap lots"})
     EXPECT_FALSE(ids::parse_dataset(bad, set, err)) << bad;
 }

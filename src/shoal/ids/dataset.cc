@@ -148,12 +148,18 @@ std::string Dataset::text(const std::string& v) const {
 }
 
 bool Dataset::load(const std::string& path, std::string& err) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))  // (not a device or a pipe that never ends)
+    return err = fmt::format("dataset '{}': cannot read '{}': not a file", name_, path), false;
   std::ifstream f(path);
   if (!f) return err = fmt::format("dataset '{}': cannot read '{}'", name_, path), false;
   std::string line, v;
   int n = 0;
+  constexpr size_t kMaxLine = 64 * 1024;
   while (std::getline(f, line)) {
     ++n;
+    if (line.size() > kMaxLine)
+      return err = fmt::format("{}:{}: a line longer than {} bytes (dataset '{}')", path, n, kMaxLine, name_), false;
     std::string_view l = trim(line);
     if (l.empty() || l[0] == '#') continue;
     if (!parse_line(l, v))
