@@ -435,6 +435,20 @@ TEST(IdsHttp, AnAbsentHeaderIsNoBuffer) {
     EXPECT_EQ(sids, sent ? (std::vector<uint32_t>{1, 3, 4, 5}) : (std::vector<uint32_t>{2, 3, 5}))
         << (sent ? "Referer sent empty" : "no Referer");
   }
+  // no host: neither a Host header nor one in the target (CONNECT's "/" is
+  // no authority): no http.host buffer, no hostname in the record
+  for (const char* req : {"GET / HTTP/1.0\r\n\r\n", "CONNECT / HTTP/1.1\r\nX: y\r\n\r\n"}) {
+    Conv c;
+    c.send(0, req);
+    c.send(1, "HTTP/1.1 200 OK\r\n\r\n");
+    auto r = run_ids("httpnohost", c.out,
+                     "alert http any any -> any any (http.host; bsize:<3; sid:1;)\n"
+                     "alert http any any -> any any (http.host; absent; sid:2;)\n");
+    ASSERT_TRUE(r.r->ok);
+    EXPECT_EQ(r.sids(), (std::vector<uint32_t>{2})) << req;
+    ASSERT_FALSE(r.other["http"].empty()) << req;
+    EXPECT_FALSE(r.other["http"][0]["http"].contains("hostname")) << req;
+  }
 }
 
 TEST(IdsHttp, TransactionsAndFilesAreLoggedAsSuricataLogsThem) {

@@ -171,6 +171,8 @@ struct HttpConn::Impl {
     HttpTx& t = im->tx_of(tx);
     line_fields(t, tx);  // normalization may have gone on (the Host header)
     t.host = str(tx->request_hostname);
+    // a CONNECT target that is no authority ("CONNECT /") names no host
+    if (t.host.find('/') != std::string::npos) t.host.clear();
     t.port = tx->request_port_number;
     t.host_raw = header(tx->request_headers, "host");
     if (t.host_raw.empty() && tx->parsed_uri_raw) t.host_raw = str(tx->parsed_uri_raw->hostname);

@@ -106,7 +106,8 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
 }
 
 nlohmann::json IdsAppLayer::http_json(const flow::HttpTx& tx) {
-  nlohmann::json h = {{"hostname", tx.host}};
+  nlohmann::json h = nlohmann::json::object();
+  if (!tx.host.empty()) h["hostname"] = tx.host;  // (none without a Host header or a URI's host, as Suricata)
   if (tx.port >= 0) h["http_port"] = tx.port;
   h["url"] = tx.uri_raw;
   if (!tx.user_agent.empty()) h["http_user_agent"] = tx.user_agent;
@@ -483,8 +484,15 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     b.set(Buf::HttpRequestLine, tx.request_line);
   }
   if (tx.progress & flow::HttpTx::kRequestHeaders) {
-    b.set(Buf::HttpHost, tx.host);
-    b.set(Buf::HttpHostRaw, tx.host_raw);
+    // no host (no Host header, nor one in the URI): no buffer (Suricata's)
+    if (!tx.host.empty())
+      b.set(Buf::HttpHost, tx.host);
+    else
+      b.set_absent(Buf::HttpHost);
+    if (!tx.host_raw.empty())
+      b.set(Buf::HttpHostRaw, tx.host_raw);
+    else
+      b.set_absent(Buf::HttpHostRaw);
     // a header the request did not send is no buffer (one sent empty is a buffer of length 0)
     auto header = [&](Buf k, const std::string& v, uint32_t bit) {
       if (tx.request_has & bit)
