@@ -128,6 +128,11 @@ ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set app-layer.protocols.s
 has "SSH_ENCRYPTION bypass"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set app-layer.protocols.ssh.encryption-handling=off
 has "track-only, full or bypass"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" \
+  --set app-layer.protocols.http.libhtp.default-config.response-body-limit=1mb --dump-config
+has "HTTP_RESPONSE_BODY_LIMIT 1048576"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" \
+  --set app-layer.protocols.http.libhtp.default-config.request-body-limit=1tb; has "a size up to 64mb"
 ok env SURICATA_EVE_DNS_VERSION=3 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
 has "EVE_DNS_VERSION 3"
 bad env SURICATA_EVE_DNS_VERSION=7 "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules"; has "2 or 3"

@@ -539,6 +539,17 @@ TEST(IdsHttp, ABodyTheServerEndsByClosingIsInspectedAtItsFin) {
     ASSERT_EQ(r.sids(), (std::vector<uint32_t>{1})) << resp;
     EXPECT_EQ(r.eve[0]["pcap_cnt"], at) << resp;
   }
+  // no FIN at all: the capture ends inside the body; at the flow's end what
+  // came of it is inspected (an alert without a packet, of transaction 0)
+  Conv cut;
+  cut.send(0, "GET /f HTTP/1.1\r\nHost: h\r\n\r\n");
+  cut.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nthe secret body, then the capture stops");
+  auto r = run_ids("cut", cut.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  ASSERT_EQ(r.sids(), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(r.eve[0]["tx_id"], 0);
+  EXPECT_FALSE(r.eve[0].contains("pcap_cnt"));
+  EXPECT_EQ(r.eve[0]["app_proto"], "http");
 }
 
 namespace {

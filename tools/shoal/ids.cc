@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -75,6 +76,8 @@ struct IdsArgs {
   int threads = 1;
 };
 
+constexpr const char* kRequestBodyLimit = "app-layer.protocols.http.libhtp.default-config.request-body-limit";
+constexpr const char* kResponseBodyLimit = "app-layer.protocols.http.libhtp.default-config.response-body-limit";
 constexpr const char* kDecompressLayers =
     "app-layer.protocols.http.libhtp.default-config.response-body-decompress-layer-limit";
 
@@ -119,6 +122,24 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     honoured[k] = v;
     return true;
   }
+  // libhtp's body limits: Suricata's sizes (100kb, 1mb, 1048576)
+  if (k == kRequestBodyLimit || k == kResponseBodyLimit) {
+    size_t d = 0;
+    uint64_t n = 0;
+    while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d])) && n < (uint64_t(1) << 40))
+      n = n * 10 + uint64_t(v[d++] - '0');
+    std::string unit;
+    for (char c : v.substr(d)) unit += char(std::tolower(static_cast<unsigned char>(c)));
+    uint64_t mult = unit.empty() || unit == "b"   ? 1
+                    : unit == "kb" || unit == "k" ? 1024
+                    : unit == "mb" || unit == "m" ? 1024 * 1024
+                    : unit == "gb" || unit == "g" ? 1024ull * 1024 * 1024
+                                                  : 0;
+    if (d == 0 || !mult || n * mult > (64u << 20))
+      return err = fmt::format("--set {}: a size up to 64mb (100kb, 1mb, 1048576), not '{}'", k, v), false;
+    honoured[k] = std::to_string(n * mult);
+    return true;
+  }
   if (k == "threshold-file") {
     honoured[k] = v;
     return true;
@@ -149,6 +170,8 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (set.count("threshold-file")) ids += fmt::format(", THRESHOLD {}", cquote(set.at("threshold-file")));
   if (set.count("dns-ports")) ids += fmt::format(", DNS_PORTS {}", cquote(set.at("dns-ports")));
   if (set.count(kDecompressLayers)) ids += fmt::format(", HTTP_DECOMPRESS_LAYERS {}", set.at(kDecompressLayers));
+  if (set.count(kRequestBodyLimit)) ids += fmt::format(", HTTP_REQUEST_BODY_LIMIT {}", set.at(kRequestBodyLimit));
+  if (set.count(kResponseBodyLimit)) ids += fmt::format(", HTTP_RESPONSE_BODY_LIMIT {}", set.at(kResponseBodyLimit));
   if (!st.action_order.empty()) {
     std::string order;
     for (const std::string& x : st.action_order) order += (order.empty() ? "" : " ") + x;
@@ -209,7 +232,7 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.midstream-policy, exception-policy, "
                  "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "
-                 "decompression layer limit are honoured)");
+                 "body and decompression layer limits are honoured)");
   app.add_flag("--ips,--simulate-ips", a.ips, "IPS mode: drop and reject rules drop packets");
   app.add_option("-k", a.checksums, "checksum checks (accepted: checksums are not validated)")
       ->check(CLI::IsMember({"auto", "all", "none"}));

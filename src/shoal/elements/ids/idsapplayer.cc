@@ -85,6 +85,21 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
       if (end_hits_[i].stream && end_hits_[i].dir == d) end_hits_[i].window = end_shown_[d];
   }
   end_info_ = nullptr;
+  if (c->http && at_end && db_) {
+    // bodies left incomplete by the flow's end (a capture cut short, a
+    // timeout) are final: matched as far as they go (Suricata's flow-timeout
+    // pseudo packets inspect them too); the alerts go with the end's
+    size_t tx_first = end_hits_.size();
+    std::vector<TxHit>* was = cur_hits_;
+    cur_hits_ = &end_hits_;
+    for (uint8_t d = 0; d < 2; ++d) {
+      cur_ = &at_end[d];
+      c->http->end(d, cur_ts_);
+    }
+    cur_ = nullptr;
+    cur_hits_ = was;
+    for (size_t i = tx_first; i < end_hits_.size(); ++i) end_hits_[i].tx = nullptr;  // (the connection goes now)
+  }
   if (c->http) c->http->close(0);
   const flow::TlsInfo* ti = c->tls ? &c->tls->info() : nullptr;
   if (ti && (ti->client_hello || ti->server_hello || !ti->certs.empty()) && !c->tls_logged &&

@@ -122,6 +122,9 @@ class IdsAppLayer : private flow::StreamSink {
   static nlohmann::json ftp_json(const flow::FtpTx& t);
   // Content-Encoding layers undone (before init).
   void set_decompress_layers(int n) { http_cfg_.decompress_layers = n; }
+  void set_body_limits(uint32_t request, uint32_t response) {
+    http_cfg_.request_body_limit = request, http_cfg_.response_body_limit = response;
+  }
   // One TCP or UDP packet of flow `id`: a TCP segment goes through
   // reassembly and the parsers, a DNS datagram is parsed; rules of transactions that progressed are matched against
   // `info` (its flow fields filled) and appended to `hits`. info.app gets the

@@ -146,6 +146,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
+    uint32_t req_body = 100 * 1024, resp_body = 100 * 1024;
+    a.read("HTTP_REQUEST_BODY_LIMIT", req_body).read("HTTP_RESPONSE_BODY_LIMIT", resp_body);
+    if (req_body > (64u << 20) || resp_body > (64u << 20)) a.fail("HTTP_*_BODY_LIMIT: at most 64 MiB");
+    app_.set_body_limits(req_body, resp_body);
     std::string order;
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
@@ -336,7 +340,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           for (uint8_t d = 0; d < 2; ++d) end_view(id, f, d, at[d], l4[d]);
           app_.release(id, at);
           tx_logs(nullptr, f.last_ns);
-          end_alerts(id, f);
+          end_alerts(id, f, app);
         }
         if (eve(kEveFlow)) flow_record(id, f, why, app);
       });
@@ -947,7 +951,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // The stream rules' matches on the data a flow's end delivered: alerts
   // without a packet (Suricata's pkt_src "stream (flow timeout)"); a drop
   // has no packet to drop.
-  void end_alerts(uint32_t id, const flow::Flow& f) {
+  void end_alerts(uint32_t id, const flow::Flow& f, uint16_t app) {
     auto& hits = app_.end_hits();
     if (hits.empty()) return;
     auto* fs = reinterpret_cast<FlowState*>(mgr_->table().state(id) + state_off_);
@@ -958,6 +962,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       ids::PacketInfo info;
       uint8_t l4[20] = {};
       end_view(id, f, h.dir, info, l4);
+      info.app = app;  // (the application layer let the flow go already)
       if (fs->verdict || rule.noalert || rule.action == "pass") continue;
       if ((rule.threshold.type != ids::Threshold::None &&
            !threshold_.allow(rule, h.rule, info, uint64_t(id), f.last_ns)) ||
@@ -1570,6 +1575,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "question of a request, an answer record per response)"},                                                       \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
+      {"HTTP_REQUEST_BODY_LIMIT", "bytes",                                                                             \
+       "the bytes of each request body inspected and tracked (Suricata's request-body-limit; default 100 KiB; at "     \
+       "most 64 MiB)"},                                                                                                \
+      {"HTTP_RESPONSE_BODY_LIMIT", "bytes",                                                                            \
+       "the bytes of each response body inspected and tracked (Suricata's response-body-limit; default 100 KiB)"},     \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \
       {"MIDSTREAM_POLICY", "word",                                                                                     \
        "Suricata's stream.midstream-policy, for TCP connections seen without their handshake: ignore (default), "      \
