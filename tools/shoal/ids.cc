@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include <sstream>
 
 #include "common.hh"
+#include "shoal/ids/dataset.hh"
 #include "suricata_yaml.hh"
 
 namespace shoal::tool {
@@ -124,20 +124,10 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
   }
   // libhtp's body limits: Suricata's sizes (100kb, 1mb, 1048576)
   if (k == kRequestBodyLimit || k == kResponseBodyLimit) {
-    size_t d = 0;
     uint64_t n = 0;
-    while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d])) && n < (uint64_t(1) << 40))
-      n = n * 10 + uint64_t(v[d++] - '0');
-    std::string unit;
-    for (char c : v.substr(d)) unit += char(std::tolower(static_cast<unsigned char>(c)));
-    uint64_t mult = unit.empty() || unit == "b"   ? 1
-                    : unit == "kb" || unit == "k" ? 1024
-                    : unit == "mb" || unit == "m" ? 1024 * 1024
-                    : unit == "gb" || unit == "g" ? 1024ull * 1024 * 1024
-                                                  : 0;
-    if (d == 0 || !mult || n * mult > (64u << 20))
+    if (!ids::parse_suricata_size(v, n) || n > (64u << 20))
       return err = fmt::format("--set {}: a size up to 64mb (100kb, 1mb, 1048576), not '{}'", k, v), false;
-    honoured[k] = std::to_string(n * mult);
+    honoured[k] = std::to_string(n);
     return true;
   }
   if (k == "threshold-file") {

@@ -255,26 +255,30 @@ bool parse_dataset(std::string_view v, DatasetUse& u, std::string& err) {
       if (val.empty()) return err = fmt::format("dataset: {} needs a file", k), false;
       if (k != "save") u.load = std::string(val);
       if (k != "load") u.save = std::string(val);
-    } else if (k == "memcap") {  // N, Nkb, Nmb, Ngb (k, m, g too)
-      size_t d = 0;
-      uint64_t n = 0;
-      while (d < val.size() && val[d] >= '0' && val[d] <= '9' && n < (uint64_t(1) << 40))
-        n = n * 10 + uint64_t(val[d++] - '0');
-      std::string unit;
-      for (char c : val.substr(d)) unit += char(std::tolower(static_cast<unsigned char>(c)));
-      uint64_t mult = unit.empty() || unit == "b"   ? 1
-                      : unit == "k" || unit == "kb" ? 1024
-                      : unit == "m" || unit == "mb" ? 1024 * 1024
-                      : unit == "g" || unit == "gb" ? 1024ull * 1024 * 1024
-                                                    : 0;
-      if (d == 0 || !mult || n >= (uint64_t(1) << 40)) return err = fmt::format("dataset: bad memcap '{}'", val), false;
-      u.memcap = n * mult;
+    } else if (k == "memcap") {
+      if (!parse_suricata_size(val, u.memcap)) return err = fmt::format("dataset: bad memcap '{}'", val), false;
     } else if (k == "hashsize") {
       // a hint for Suricata's hash table; a set here grows as it needs
     } else {
       return err = fmt::format("dataset: '{}' is not type, load, save, state, memcap or hashsize", k), false;
     }
   }
+  return true;
+}
+
+bool parse_suricata_size(std::string_view v, uint64_t& out) {
+  size_t d = 0;
+  uint64_t n = 0;
+  while (d < v.size() && v[d] >= '0' && v[d] <= '9' && n < (uint64_t(1) << 40)) n = n * 10 + uint64_t(v[d++] - '0');
+  std::string unit;
+  for (char c : v.substr(d)) unit += char(std::tolower(static_cast<unsigned char>(c)));
+  uint64_t mult = unit.empty() || unit == "b"   ? 1
+                  : unit == "k" || unit == "kb" ? 1024
+                  : unit == "m" || unit == "mb" ? 1024 * 1024
+                  : unit == "g" || unit == "gb" ? 1024ull * 1024 * 1024
+                                                : 0;
+  if (d == 0 || !mult || n >= (uint64_t(1) << 40)) return false;
+  out = n * mult;
   return true;
 }
 

@@ -65,6 +65,9 @@ struct DatasetUse {
   uint64_t memcap = 0;
 };
 bool parse_dataset(std::string_view v, DatasetUse& u, std::string& err);
+// Suricata's size values (memcaps, limits): N, Nb, Nkb, Nmb, Ngb (k, m, g
+// too; any case), below 2^40 before the unit; false when it is not one.
+bool parse_suricata_size(std::string_view v, uint64_t& out);
 // Runs a use against the buffer: isset / isnotset test it; set / unset
 // change the set and hold when they did.
 bool dataset_check(const DatasetUse& u, Dataset& set, const uint8_t* s, uint32_t n);
