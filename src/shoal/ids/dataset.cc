@@ -58,7 +58,10 @@ const char* Dataset::type_name(Type t) {
 
 bool Dataset::value(const uint8_t* s, uint32_t n, std::string& out) const {
   switch (type_) {
-    case Type::String: out.assign(reinterpret_cast<const char*>(s), n); return true;
+    case Type::String:  // (an empty buffer is no value: its file line would be empty)
+      if (n == 0) return false;
+      out.assign(reinterpret_cast<const char*>(s), n);
+      return true;
     case Type::Md5:
     case Type::Sha256:
       if (n != digest_len(type_)) return false;
@@ -151,38 +154,53 @@ bool Dataset::load(const std::string& path, std::string& err) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))  // (not a device or a pipe that never ends)
     return err = fmt::format("dataset '{}': cannot read '{}': not a file", name_, path), false;
-  std::ifstream f(path);
+  std::ifstream f(path, std::ios::binary);
   if (!f) return err = fmt::format("dataset '{}': cannot read '{}'", name_, path), false;
-  std::string line, v;
-  int n = 0;
+  std::string text((std::istreambuf_iterator<char>(f)), {});
+  return load_text(text, path, err);
+}
+
+bool Dataset::load_text(std::string_view text, const std::string& name, std::string& err) {
   constexpr size_t kMaxLine = 64 * 1024;
-  while (std::getline(f, line)) {
+  std::string v;
+  int n = 0;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(at, nl - at);
+    at = nl + 1;
     ++n;
     if (line.size() > kMaxLine)
-      return err = fmt::format("{}:{}: a line longer than {} bytes (dataset '{}')", path, n, kMaxLine, name_), false;
+      return err = fmt::format("{}:{}: a line longer than {} bytes (dataset '{}')", name, n, kMaxLine, name_), false;
     std::string_view l = trim(line);
     if (l.empty() || l[0] == '#') continue;
     if (!parse_line(l, v))
-      return err = fmt::format("{}:{}: not a {} value of dataset '{}'", path, n, type_name(type_), name_), false;
+      return err = fmt::format("{}:{}: not a {} value of dataset '{}'", name, n, type_name(type_), name_), false;
     std::lock_guard<std::mutex> g(mu_);
     if (values_.size() >= capacity_)
-      return err = fmt::format("{}:{}: dataset '{}' is full ({} values)", path, n, name_, capacity_), false;
+      return err = fmt::format("{}:{}: dataset '{}' is full ({} values)", name, n, name_, capacity_), false;
     values_.insert(v);
   }
   return true;
 }
 
-bool Dataset::save(const std::string& path, std::string& err) const {
+std::string Dataset::save_text() const {
   std::vector<std::string> lines;
   {
     std::lock_guard<std::mutex> g(mu_);
     for (const std::string& v : values_) lines.push_back(text(v));
   }
   std::sort(lines.begin(), lines.end());  // (a stable file for the same set)
+  std::string out;
+  for (const std::string& l : lines) out += l + '\n';
+  return out;
+}
+
+bool Dataset::save(const std::string& path, std::string& err) const {
   std::string tmp = path + ".tmp";
   {
-    std::ofstream f(tmp, std::ios::trunc);
-    for (const std::string& l : lines) f << l << '\n';
+    std::ofstream f(tmp, std::ios::trunc | std::ios::binary);
+    f << save_text();
     f.flush();
     if (!f) return err = fmt::format("dataset '{}': cannot write '{}'", name_, tmp), false;
   }

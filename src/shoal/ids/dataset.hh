@@ -30,8 +30,12 @@ class Dataset {
   // The file's values added; false with err (file:line: why) when it cannot
   // be read or a line is not a value of the type.
   bool load(const std::string& path, std::string& err);
+  // The same from a file's text (`name` for the errors).
+  bool load_text(std::string_view text, const std::string& name, std::string& err);
   // Writes every value, one a line, in the file format; false with err.
   bool save(const std::string& path, std::string& err) const;
+  // The file's text: the values in the file format, sorted.
+  std::string save_text() const;
   // The buffer as this set's value: false when it cannot be one (a digest
   // or an address of the wrong length).
   bool value(const uint8_t* s, uint32_t n, std::string& out) const;
