@@ -47,7 +47,7 @@ unit: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 asan: deps
-	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_SANITIZE=ON -DSHOAL_CUDA=OFF \
+	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_SANITIZE=ON -DSHOAL_CUDA=OFF -DCMAKE_UNITY_BUILD=ON \
 	  >$(ASAN_BUILD).configure.log 2>&1 || (cat $(ASAN_BUILD).configure.log; exit 1)
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@echo "== ASan+UBSan build tests"
@@ -58,7 +58,7 @@ asan: deps
 # The unit tests (workers, host device backend, offload chains...) under
 # ThreadSanitizer, one process a core (gtest shards).
 tsan: deps
-	@cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_TSAN=ON -DSHOAL_CUDA=OFF \
+	@cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_TSAN=ON -DSHOAL_CUDA=OFF -DCMAKE_UNITY_BUILD=ON \
 	  >$(TSAN_BUILD).configure.log 2>&1 || (cat $(TSAN_BUILD).configure.log; exit 1)
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target shoal_unit
 	@echo "== ThreadSanitizer build: unit tests"
@@ -69,7 +69,7 @@ lint: build
 	@scripts/lint.sh $(BUILD)
 
 fuzz: deps
-	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON \
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON -DCMAKE_UNITY_BUILD=ON \
 	  -DSHOAL_CUDA=OFF -DSHOAL_TESTS=OFF -DSHOAL_WERROR=OFF >$(FUZZ_BUILD).configure.log 2>&1 \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip fuzz_ssh fuzz_ftp fuzz_esp fuzz_dataset

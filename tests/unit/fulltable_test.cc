@@ -21,12 +21,12 @@ namespace {
 
 const std::string kTable = std::string(SHOAL_SOURCE_DIR) + "/../shared/data/routes/internet-table-prefixes.txt.gz";
 
-struct Table {
+struct PrefixTable {
   std::vector<IPRoute> v4;
   std::vector<k::Prefix6> v6;
 };
 
-bool load(Table& t) {
+bool load(PrefixTable& t) {
   if (!std::filesystem::exists(kTable)) return false;
   FILE* f = popen(("gzip -dc '" + kTable + "'").c_str(), "r");
   if (!f) return false;
@@ -67,7 +67,7 @@ double since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 TEST(FullTable, Ipv4LookupsMatchThePerLengthOracle) {
-  Table t;
+  PrefixTable t;
   if (!load(t)) GTEST_SKIP() << "no " << kTable << " (optional public data)";
   // The oracle: (masked address, length) -> route, probed /32 down to /0.
   std::unordered_map<uint64_t, size_t> by;
@@ -130,7 +130,7 @@ TEST(FullTable, Ipv4LookupsMatchThePerLengthOracle) {
 }
 
 TEST(FullTable, Ipv6LookupsMatchThePerLengthOracle) {
-  Table t;
+  PrefixTable t;
   if (!load(t)) GTEST_SKIP() << "no " << kTable << " (optional public data)";
   ASSERT_FALSE(t.v6.empty());
   struct H {

@@ -141,7 +141,7 @@ std::string click_expr(std::mt19937& rng, int depth) {
 
 struct Compiled {
   AtomTable atoms;
-  std::vector<Rule> rules;
+  std::vector<ipf::Rule> rules;
   ipf::Program prog;
 };
 void compile(Compiled& c, const std::vector<std::string>& pats) {

@@ -49,7 +49,7 @@ Bytes ipv4(uint32_t src, uint32_t dst, uint32_t n, Bytes opts = {}, uint8_t ttl 
   return p;
 }
 
-std::string tmp(const std::string& name) { return test::tmpdir() + "/router-" + name; }
+std::string router_tmp(const std::string& name) { return test::tmpdir() + "/router-" + name; }
 }  // namespace
 
 TEST(Lpm6, MatchesLinearScanOnRandomTables) {
@@ -87,7 +87,7 @@ TEST(RadixIPLookup, AndDirectEqualLinearOnRandomTables) {
   std::vector<Bytes> frames;
   for (int i = 0; i < 3000; ++i)
     frames.push_back(ipv4(0x0a000001, (uint32_t(rng() % 4) << 30) | (rng() & 0x3fffffff), 8));
-  write_pcap(tmp("radix.pcap"), frames, 12);
+  write_pcap(router_tmp("radix.pcap"), frames, 12);
   std::string routes;
   for (int i = 0; i < 300; ++i) {
     uint8_t len = uint8_t(rng() % 33);
@@ -98,12 +98,13 @@ TEST(RadixIPLookup, AndDirectEqualLinearOnRandomTables) {
   std::map<std::string, std::vector<std::vector<test::Frame>>> out;
   for (std::string cls : {"LinearIPLookup", "RadixIPLookup", "RangeIPLookup", "DirectIPLookup", "StaticIPLookup"}) {
     std::string cfg =
-        fmt::format("FromDump({}, STOP true) -> CheckIPHeader -> rt :: {}({});", tmp("radix.pcap"), cls, routes);
-    for (int o = 0; o < 3; ++o) cfg += fmt::format(" rt[{}] -> ToDump({});", o, tmp(fmt::format("{}-{}.pcap", cls, o)));
+        fmt::format("FromDump({}, STOP true) -> CheckIPHeader -> rt :: {}({});", router_tmp("radix.pcap"), cls, routes);
+    for (int o = 0; o < 3; ++o)
+      cfg += fmt::format(" rt[{}] -> ToDump({});", o, router_tmp(fmt::format("{}-{}.pcap", cls, o)));
     auto r = test::run(cfg);
     ASSERT_TRUE(r->ok) << r->errors;
     test::finish(*r);
-    for (int o = 0; o < 3; ++o) out[cls].push_back(test::read_pcap(tmp(fmt::format("{}-{}.pcap", cls, o))));
+    for (int o = 0; o < 3; ++o) out[cls].push_back(test::read_pcap(router_tmp(fmt::format("{}-{}.pcap", cls, o))));
   }
   size_t total = 0;
   for (int o = 0; o < 3; ++o) {
@@ -130,12 +131,12 @@ TEST(LookupIP6Route, RoutesAndChangesWhileRunning) {
     p[24] = 0x20, p[25] = 0x01, p[26] = 0x0d, p[27] = 0xb8, p[29] = uint8_t(1 + i % 2), p[39] = 5;
     frames.push_back(p);
   }
-  write_pcap(tmp("v6.pcap"), frames, 12);
+  write_pcap(router_tmp("v6.pcap"), frames, 12);
   auto r = test::run(fmt::format(R"(
     FromDump({}, STOP true) -> CheckIP6Header -> dh :: DecIP6HLIM -> rt :: LookupIP6Route(2001:db8:1::/48 0, ::/0 fe80::1 1);
     rt[0] -> a :: Counter -> Discard;
     rt[1] -> b :: Counter -> Discard;)",
-                                 tmp("v6.pcap")));
+                                 router_tmp("v6.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("a.count"), 100u);
   EXPECT_EQ(r->n("b.count"), 100u);
@@ -191,15 +192,15 @@ TEST(IPFragmenter, SplitsReassemblesAndHonoursDF) {
   Bytes df = ipv4(0x0a000001, 0x0a000002, 3001, {}, 64, true);
   Bytes small = ipv4(0x0a000001, 0x0a000002, 100);
   Bytes frag = ipv4(0x0a000001, 0x0a000003, 2000, {}, 64, false, 100, true);  // a middle fragment
-  write_pcap(tmp("frag.pcap"), {big, df, small, frag}, 12);
+  write_pcap(router_tmp("frag.pcap"), {big, df, small, frag}, 12);
   auto r = test::run(fmt::format(R"(
     FromDump({}, STOP true) -> CheckIPHeader -> fr :: IPFragmenter(1000) -> ToDump({}, ENCAP IP);
     fr[1] -> toobig :: Counter -> Discard;)",
-                                 tmp("frag.pcap"), tmp("frag-out.pcap")));
+                                 router_tmp("frag.pcap"), router_tmp("frag-out.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("toobig.count"), 1u) << "DF packet to output 1";
   test::finish(*r);
-  auto out = test::read_pcap(tmp("frag-out.pcap"));
+  auto out = test::read_pcap(router_tmp("frag-out.pcap"));
   std::vector<test::Frame> f1, f2;
   bool saw_small = false;
   for (auto& f : out) {
@@ -235,8 +236,8 @@ TEST(IPFragmenter, SplitsReassemblesAndHonoursDF) {
   }
   EXPECT_EQ(covered, 2000u);
   // An MTU below header + 8 bytes drops, with its reason.
-  auto r2 = test::run(
-      fmt::format("FromDump({}, STOP true) -> CheckIPHeader -> fr :: IPFragmenter(30) -> Discard;", tmp("frag.pcap")));
+  auto r2 = test::run(fmt::format("FromDump({}, STOP true) -> CheckIPHeader -> fr :: IPFragmenter(30) -> Discard;",
+                                  router_tmp("frag.pcap")));
   ASSERT_TRUE(r2->ok) << r2->errors;
   std::map<std::string, uint64_t> got;
   for (auto& d : r2->rt->router(0).find("fr")->drop_reasons())
@@ -256,15 +257,15 @@ TEST(ICMPError, FormatAndRefusals) {
   Bytes icmp_echo = ipv4(0x0a000005, 0x0a010002, 36, {}, 1, false, 0, false, 1);
   icmp_echo[20] = 8;
   icmp_echo[21] = 0;
-  write_pcap(tmp("icmp.pcap"), {ttl1, to_bcast, from_mcast_src, later_frag, icmp_err, icmp_echo}, 12);
+  write_pcap(router_tmp("icmp.pcap"), {ttl1, to_bcast, from_mcast_src, later_frag, icmp_err, icmp_echo}, 12);
   auto r = test::run(fmt::format(R"(
     FromDump({}, STOP true) -> CheckIPHeader(BADSRC 1.1.1.1) -> dt :: DecIPTTL;
     dt -> Discard;
     dt[1] -> e :: ICMPError(10.0.0.1, timeexceeded) -> FixIPSrc(10.9.9.9) -> ToDump({}, ENCAP IP);)",
-                                 tmp("icmp.pcap"), tmp("icmp-out.pcap")));
+                                 router_tmp("icmp.pcap"), router_tmp("icmp-out.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   test::finish(*r);
-  auto out = test::read_pcap(tmp("icmp-out.pcap"));
+  auto out = test::read_pcap(router_tmp("icmp-out.pcap"));
   ASSERT_EQ(out.size(), 2u) << "errors for the TTL-expired datagram and the echo request only";
   // CheckIPHeader drops the multicast source itself; the others are refused by ICMPError.
   for (size_t i = 0; i < out.size(); ++i) {
@@ -294,14 +295,14 @@ TEST(ARPQuerier, ResolvesThroughResponderAndQueues) {
     q -> c :: Classifier(12/0806 20/0001, 12/0800);
     c[0] -> ar :: ARPResponder(10.0.0.0/24 02:00:00:00:00:02) -> [1]q;
     c[1] -> ToDump({});)",
-                                 tmp("arp.pcap")));
+                                 router_tmp("arp.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("q.queries"), 1u) << "one query for five waiting packets";
   EXPECT_EQ(r->n("q.responses"), 1u);
   EXPECT_EQ(r->n("ar.replies"), 1u);
   EXPECT_EQ(r->h("q.table").rfind("10.0.0.2 1 02-00-00-00-00-02 ", 0), 0u) << r->h("q.table");
   test::finish(*r);
-  auto out = test::read_pcap(tmp("arp.pcap"));
+  auto out = test::read_pcap(router_tmp("arp.pcap"));
   ASSERT_EQ(out.size(), 5u);
   for (auto& f : out) {
     EXPECT_EQ(Bytes(f.bytes.begin(), f.bytes.begin() + 12), (Bytes{2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}));
@@ -348,13 +349,13 @@ TEST(IP6NDSolicitor, ResolvesThroughAdvertiser) {
     nds -> c :: Classifier(12/86dd 20/3a 54/87, 12/86dd);
     c[0] -> adv :: IP6NDAdvertiser(fd00::2/64 02:00:00:00:00:02) -> [1]nds;
     c[1] -> ToDump({});)",
-                                 tmp("nd.pcap")));
+                                 router_tmp("nd.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("nds.queries"), 1u);
   EXPECT_EQ(r->n("adv.replies"), 1u) << "the solicitation passed the advertiser's checks (hop limit, checksum)";
   EXPECT_EQ(r->n("nds.responses"), 1u) << "the advertisement passed the solicitor's checks";
   test::finish(*r);
-  auto out = test::read_pcap(tmp("nd.pcap"));
+  auto out = test::read_pcap(router_tmp("nd.pcap"));
   ASSERT_EQ(out.size(), 4u);
   for (auto& f : out) EXPECT_EQ(Bytes(f.bytes.begin(), f.bytes.begin() + 6), (Bytes{2, 0, 0, 0, 0, 2}));
 }
@@ -367,16 +368,16 @@ TEST(ICMPPingResponder, AndRecordRoute) {
   k::store_be16(echo.data() + 22, k::ip_checksum(echo.data() + 20, 16));
   Bytes rr = ipv4(0x0a000005, 0x0a010002, 8, {7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0});
   Bytes badopt = ipv4(0x0a000005, 0x0a010002, 8, {7, 11, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0});  // pointer < 4
-  write_pcap(tmp("ping.pcap"), {echo, rr, badopt}, 12);
+  write_pcap(router_tmp("ping.pcap"), {echo, rr, badopt}, 12);
   auto r = test::run(fmt::format(R"(
     FromDump({}, STOP true) -> CheckIPHeader -> p :: ICMPPingResponder -> ToDump({}, ENCAP IP);
     p[1] -> g :: IPGWOptions(10.0.0.1) -> ToDump({}, ENCAP IP);
     g[1] -> bad :: Counter -> Discard;)",
-                                 tmp("ping.pcap"), tmp("ping-out.pcap"), tmp("rr-out.pcap")));
+                                 router_tmp("ping.pcap"), router_tmp("ping-out.pcap"), router_tmp("rr-out.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("bad.count"), 1u);
   test::finish(*r);
-  auto pong = test::read_pcap(tmp("ping-out.pcap"));
+  auto pong = test::read_pcap(router_tmp("ping-out.pcap"));
   ASSERT_EQ(pong.size(), 1u);
   const Bytes& e = pong[0].bytes;
   EXPECT_EQ(k::load_be32(e.data() + 12), 0x0a000001u);
@@ -384,7 +385,7 @@ TEST(ICMPPingResponder, AndRecordRoute) {
   EXPECT_EQ(e[20], 0);
   EXPECT_EQ(k::ip_checksum(e.data(), 20), 0);
   EXPECT_EQ(k::ip_checksum(e.data() + 20, 16), 0);
-  auto rrout = test::read_pcap(tmp("rr-out.pcap"));
+  auto rrout = test::read_pcap(router_tmp("rr-out.pcap"));
   ASSERT_EQ(rrout.size(), 1u);
   const Bytes& o = rrout[0].bytes;
   EXPECT_EQ(o[22], 8) << "pointer advanced";

@@ -10,7 +10,7 @@
 namespace shoal {
 namespace {
 
-std::string tmp(const std::string& n) { return test::tmpdir() + "/dscp-" + n; }
+std::string dscp_tmp(const std::string& n) { return test::tmpdir() + "/dscp-" + n; }
 
 // IMIX UDP/TCP/ICMP frames with ToS 0x03 (both ECN bits set) on some.
 void make_input(const std::string& path) {
@@ -30,14 +30,14 @@ void expect_marked(const std::vector<test::Frame>& frames, uint8_t dscp) {
 }
 
 TEST(SetIPDSCP, CpuNbaAndSnapFormsMarkEveryPacketAlike) {
-  std::string in = tmp("in.pcap");
+  std::string in = dscp_tmp("in.pcap");
   make_input(in);
   auto input = test::read_pcap(in);
   ASSERT_EQ(input.size(), 3000u);
   constexpr const char* kGraph = "FromDump({}, STOP true) -> CheckIPHeader(14) -> {} -> Unstrip(0) -> ToDump({});";
-  auto cpu = test::run(fmt::format(fmt::runtime(kGraph), in, "d :: SetIPDSCP(46)", tmp("cpu.pcap")));
+  auto cpu = test::run(fmt::format(fmt::runtime(kGraph), in, "d :: SetIPDSCP(46)", dscp_tmp("cpu.pcap")));
   ASSERT_TRUE(cpu->ok) << cpu->errors;
-  auto cpu_out = test::read_pcap(tmp("cpu.pcap"));
+  auto cpu_out = test::read_pcap(dscp_tmp("cpu.pcap"));
   ASSERT_EQ(cpu_out.size(), input.size());
   expect_marked(cpu_out, 46);
   // Only the ToS byte and the checksum changed.
@@ -49,9 +49,9 @@ TEST(SetIPDSCP, CpuNbaAndSnapFormsMarkEveryPacketAlike) {
   }
   test::finish(*cpu);
 
-  auto nba =
-      test::run_with(fmt::format(fmt::runtime(kGraph), in, "OffloadBalancer(1) -> d :: SetIPDSCP(46)", tmp("nba.pcap")),
-                     test::default_options());
+  auto nba = test::run_with(
+      fmt::format(fmt::runtime(kGraph), in, "OffloadBalancer(1) -> d :: SetIPDSCP(46)", dscp_tmp("nba.pcap")),
+      test::default_options());
   ASSERT_TRUE(nba->ok) << nba->errors;
   EXPECT_EQ(nba->n("d.offload_packets"), input.size());
   EXPECT_EQ(nba->n("d.offload_cpu_fault"), 0u) << "the device did the work";
@@ -63,7 +63,7 @@ TEST(SetIPDSCP, CpuNbaAndSnapFormsMarkEveryPacketAlike) {
       fmt::format(fmt::runtime(kGraph), in,
                   "Batcher(512) -> h :: HostToDevice -> GPUSetIPDSCP(46) -> DeviceToHost -> CompletionQueue -> "
                   "Debatcher",
-                  tmp("snap.pcap")),
+                  dscp_tmp("snap.pcap")),
       test::default_options());
   ASSERT_TRUE(snap->ok) << snap->errors;
   EXPECT_EQ(snap->n("h.cpu_fault"), 0u) << "the device did the work";
@@ -74,7 +74,7 @@ TEST(SetIPDSCP, CpuNbaAndSnapFormsMarkEveryPacketAlike) {
   EXPECT_EQ(snap->n("h.roi_bytes"), 4 * input.size());
   test::finish(*snap);
   for (const char* v : {"nba.pcap", "snap.pcap"}) {
-    auto out = test::read_pcap(tmp(v));
+    auto out = test::read_pcap(dscp_tmp(v));
     ASSERT_EQ(out.size(), cpu_out.size()) << v;
     for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i].bytes, cpu_out[i].bytes) << v << " packet " << i;
   }
@@ -82,7 +82,7 @@ TEST(SetIPDSCP, CpuNbaAndSnapFormsMarkEveryPacketAlike) {
 
 TEST(SetIPDSCP, KeepsEcnRejectsBadValuesAndDropsWhatIsNotIP) {
   // ECN bits kept: ToS 0xff (DSCP 63, both ECN bits) becomes 10 << 2 | 3.
-  std::string in = tmp("ecn.pcap");
+  std::string in = dscp_tmp("ecn.pcap");
   auto gen =
       test::run(fmt::format("InfiniteSource(LENGTH 30, LIMIT 10, STOP true) -> UDPIPEncap(10.0.0.1, 1000, "
                             "10.0.0.2, 2000, TOS 255) -> EtherEncap(0x0800, 02:00:00:00:00:01, 02:00:00:00:00:02) -> "
@@ -91,7 +91,7 @@ TEST(SetIPDSCP, KeepsEcnRejectsBadValuesAndDropsWhatIsNotIP) {
   ASSERT_TRUE(gen->ok) << gen->errors;
   test::finish(*gen);
   auto r = test::run(fmt::format("FromDump({}, STOP true) -> CheckIPHeader(14) -> d :: SetIPDSCP(10) -> ToDump({});",
-                                 in, tmp("ecn-out.pcap")));
+                                 in, dscp_tmp("ecn-out.pcap")));
   ASSERT_TRUE(r->ok) << r->errors;
   std::string err;
   EXPECT_EQ(r->h("d.dscp"), "10");
@@ -99,7 +99,7 @@ TEST(SetIPDSCP, KeepsEcnRejectsBadValuesAndDropsWhatIsNotIP) {
   EXPECT_EQ(r->h("d.dscp"), "12");
   EXPECT_FALSE(r->rt->write_handler("d.dscp", "64", err));
   test::finish(*r);
-  auto ecn = test::read_pcap(tmp("ecn-out.pcap"));
+  auto ecn = test::read_pcap(dscp_tmp("ecn-out.pcap"));
   ASSERT_EQ(ecn.size(), 10u);
   expect_marked(ecn, 10);
   for (const auto& f : ecn) EXPECT_EQ(f.bytes[15], 10 << 2 | 3);

@@ -47,7 +47,6 @@ namespace shoal::tool {
 namespace {
 
 using clk = std::chrono::steady_clock;
-double since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
 
 // The i-th flow's key, as the parser makes it (UDP, IPv4).
 k::ParsedKey key_of(uint64_t i, uint32_t salt = 0) {

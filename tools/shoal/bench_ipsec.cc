@@ -25,7 +25,6 @@ namespace shoal::tool {
 namespace {
 
 using clk = std::chrono::steady_clock;
-double since(clk::time_point t) { return std::chrono::duration<double>(clk::now() - t).count(); }
 
 struct Suite {
   const char* name;

@@ -1,5 +1,6 @@
 // Shared by the shoal subcommands.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +16,11 @@
 #include "shoal/offload/services.hh"
 
 namespace shoal::tool {
+
+// Seconds since t (the benchmarks' timing).
+inline double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 // What `shoal run` (and `shoal click`) runs, and how.
 struct RunArgs {
