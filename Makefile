@@ -16,9 +16,11 @@ FUZZ_SSH_SECONDS ?= 10
 FUZZ_FTP_SECONDS ?= 10
 FUZZ_ESP_SECONDS ?= 10
 FUZZ_DATASET_SECONDS ?= 10
+FUZZ_SMTP_SECONDS ?= 10
 JOBS       ?= $(shell nproc)
 export FUZZ_SECONDS FUZZ_RULES_SECONDS FUZZ_CB_SECONDS FUZZ_PACKETS_SECONDS FUZZ_REASSEMBLY_SECONDS \
-  FUZZ_HTTP_SECONDS FUZZ_DNS_SECONDS FUZZ_TLS_SECONDS FUZZ_SIP_SECONDS FUZZ_SSH_SECONDS FUZZ_FTP_SECONDS FUZZ_ESP_SECONDS FUZZ_DATASET_SECONDS
+  FUZZ_HTTP_SECONDS FUZZ_DNS_SECONDS FUZZ_TLS_SECONDS FUZZ_SIP_SECONDS FUZZ_SSH_SECONDS FUZZ_FTP_SECONDS FUZZ_ESP_SECONDS FUZZ_DATASET_SECONDS \
+  FUZZ_SMTP_SECONDS
 CMAKE_ARGS ?=
 
 .PHONY: all deps build demo test unit asan tsan fuzz lint bench clean
@@ -72,7 +74,7 @@ fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHOAL_FUZZ=ON -DCMAKE_UNITY_BUILD=ON \
 	  -DSHOAL_CUDA=OFF -DSHOAL_TESTS=OFF -DSHOAL_WERROR=OFF >$(FUZZ_BUILD).configure.log 2>&1 \
 	  || (cat $(FUZZ_BUILD).configure.log; exit 1)
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip fuzz_ssh fuzz_ftp fuzz_esp fuzz_dataset
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_config fuzz_rules fuzz_classbench fuzz_packets fuzz_reassembly fuzz_http fuzz_dns fuzz_tls fuzz_sip fuzz_ssh fuzz_ftp fuzz_esp fuzz_dataset fuzz_smtp
 	@scripts/fuzz.sh $(FUZZ_BUILD)
 
 bench: build

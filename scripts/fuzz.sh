@@ -21,6 +21,7 @@ harnesses=(
   "sip ${FUZZ_SIP_SECONDS:-10} 8192 2048 the-SIP-parser-(datagrams-and-TCP-framing) tests/fuzz/seeds-sip"
   "ssh ${FUZZ_SSH_SECONDS:-10} 8192 2048 the-SSH-parser-(identification-lines,-packets,-KEXINIT) tests/fuzz/seeds-ssh"
   "ftp ${FUZZ_FTP_SECONDS:-10} 8192 2048 the-FTP-parser-(command-and-reply-lines) tests/fuzz/seeds-ftp"
+  "smtp ${FUZZ_SMTP_SECONDS:-10} 8192 2048 the-SMTP-parser-(commands,-DATA,-BDAT,-MIME-messages) tests/fuzz/seeds-smtp"
   "dataset ${FUZZ_DATASET_SECONDS:-10} 4096 2048 Suricata-dataset-files-and-options"
   "esp ${FUZZ_ESP_SECONDS:-10} 4096 2048 IPsec-(ip-xfrm-commands,-ESP-packets-through-every-suite) tests/fuzz/seeds-sad"
 )

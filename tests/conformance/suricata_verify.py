@@ -38,7 +38,7 @@ except ImportError:  # the project's install-deps.sh installs python3-yaml
 
 REFERENCE = (8, 0, 7)  # Suricata 8: the behaviour the tests are read against
 # Event types `shoal ids` writes.
-PRODUCED = {"alert", "flow", "drop", "http", "fileinfo", "dns", "tls", "stats", "sip", "ssh", "anomaly", "ftp"}
+PRODUCED = {"alert", "flow", "drop", "http", "fileinfo", "dns", "tls", "stats", "sip", "ssh", "anomaly", "ftp", "smtp"}
 # Suricata features Shoal has (test.yaml `features:`).
 FEATURES = {"HAVE_JA3", "HAVE_JA4"}
 
@@ -114,13 +114,10 @@ def find_value(name, obj):
 
 def record_matches(match, rec):
     for key, expected in match.items():
-        if key == "has-key":
-            if find_value(expected, rec) is None:
-                return False
-            continue
-        if key == "not-has-key":
-            if find_value(expected, rec) is not None:
-                return False
+        if key in ("has-key", "not-has-key"):  # a key, or a list of them
+            for k in expected if isinstance(expected, list) else [expected]:
+                if (find_value(k, rec) is None) == (key == "has-key"):
+                    return False
             continue
         val = find_value(key, rec)
         op = key.rsplit(".", 1)[-1] if "." in key else ""

@@ -512,9 +512,9 @@ TEST(IdsHttp, TransactionsAndFilesAreLoggedAsSuricataLogsThem) {
   ASSERT_TRUE(only.r->ok);
   EXPECT_EQ(only.sids(), (std::vector<uint32_t>{1}));
   EXPECT_TRUE(only.other.empty() && only.flows.empty());
-  auto bad = test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, EVE_TYPES \"alert smtp\") -> Discard;");
+  auto bad = test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, EVE_TYPES \"alert imap\") -> Discard;");
   EXPECT_FALSE(bad->ok);
-  EXPECT_NE(bad->errors.find("EVE_TYPES: unknown type 'smtp'"), std::string::npos) << bad->errors;
+  EXPECT_NE(bad->errors.find("EVE_TYPES: unknown type 'imap'"), std::string::npos) << bad->errors;
 }
 
 TEST(IdsHttp, ABodyTheServerEndsByClosingIsInspectedAtItsFin) {
@@ -1853,6 +1853,59 @@ TEST(IdsFtp, CommandsAndRepliesAreTransactionsInspectedEachWay) {
   EXPECT_EQ(retr["command"], "RETR");
   EXPECT_EQ(retr["completion_code"], (std::vector<std::string>{"150", "150", "226"}));
   EXPECT_EQ(r.other["ftp"][2]["ftp"]["mode"], "passive");
+}
+
+TEST(IdsSmtp, CommandsMessageAndAttachmentsAreOneTransaction) {
+  Conv c(40000, 25);
+  c.send(1, "220 mail.example ESMTP\r\n");
+  c.send(0, "EHLO client.example\r\n");
+  c.send(1, "250 mail.example\r\n");
+  c.send(0, "MAIL FROM:<a@example.com>\r\nRCPT TO:<b@example.com>\r\n");
+  c.send(1, "250 ok\r\n250 ok\r\n");
+  c.send(0, "DATA\r\n");
+  c.send(1, "354 go ahead\r\n");
+  c.send(0,
+         "From: A <a@example.com>\r\nTo: b@example.com, \"c, d\" <c@example.com>\r\nSubject: invoice\r\n"
+         "Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\n"
+         "pay at http://pay.example/now today\r\n--b1\r\n");
+  c.send(0,
+         "Content-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"inv.exe\"\r\n"
+         "Content-Transfer-Encoding: base64\r\n\r\nTVqQAAMAAABtYWx3YXJl\r\n--b1--\r\n.\r\n");
+  c.send(1, "250 queued\r\n");
+  c.send(0, "QUIT\r\n");
+  std::string rules =
+      "alert smtp any any -> any any (smtp.helo; content:\"client.example\"; bsize:14; sid:1;)\n"
+      "alert smtp any any -> any any (smtp.rcpt_to; content:\"<b@\"; startswith; sid:2;)\n"
+      "alert smtp any any -> any any (email.subject; content:\"invoice\"; sid:3;)\n"
+      "alert smtp any any -> any any (email.url; content:\"pay.example/now\"; startswith; endswith; sid:4;)\n"
+      "alert smtp any any -> any any (file.data; content:\"malware\"; sid:5;)\n"  // decoded
+      "alert smtp any any -> any any (file.name; content:\".exe\"; endswith; sid:6;)\n"
+      "alert tcp any any -> any any (app-layer-protocol:smtp; flow:to_server; content:\"QUIT\"; sid:7;)\n"
+      "alert smtp any any -> any any (email.subject; content:\"receipt\"; sid:8;)\n";
+  auto r = run_ids("smtp", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 7})) << "each once: one transaction";
+  ASSERT_EQ(r.other["smtp"].size(), 1u);
+  const auto& rec = r.other["smtp"][0];
+  EXPECT_EQ(rec["smtp"]["helo"], "client.example");
+  EXPECT_EQ(rec["smtp"]["rcpt_to"], std::vector<std::string>{"<b@example.com>"});
+  EXPECT_EQ(rec["email"]["status"], "PARSE_DONE");
+  EXPECT_EQ(rec["email"]["to"], (std::vector<std::string>{"b@example.com", "\"c, d\" <c@example.com>"}));
+  EXPECT_EQ(rec["email"]["attachment"], std::vector<std::string>{"inv.exe"});
+  ASSERT_EQ(r.other["fileinfo"].size(), 1u);
+  EXPECT_EQ(r.other["fileinfo"][0]["app_proto"], "smtp");
+  EXPECT_EQ(r.other["fileinfo"][0]["fileinfo"]["size"], 15) << "the attachment decoded";
+  for (const auto& a : r.eve) {
+    if (a["alert"]["signature_id"] == 3) {
+      EXPECT_EQ(a["email"]["from"], "A <a@example.com>") << a;
+    }
+    if (a["alert"]["signature_id"] != 5) continue;
+    ASSERT_TRUE(a.contains("files")) << a;
+    EXPECT_EQ(a["files"][0]["filename"], "inv.exe");
+    EXPECT_EQ(a["files"][0]["state"], "CLOSED");
+  }
 }
 
 TEST(IdsActions, ActionOrderVerdictAndEthernetAsSuricataYamlSetsThem) {

@@ -792,6 +792,20 @@ constexpr BufName kSticky[] = {
     {"ftp.command_data", Buf::FtpCommandData},
     {"ftp.completion_code", Buf::FtpCompletionCode},
     {"ftp.reply", Buf::FtpReply},
+    {"smtp.helo", Buf::SmtpHelo},
+    {"smtp.mail_from", Buf::SmtpMailFrom},
+    {"smtp.rcpt_to", Buf::SmtpRcptTo},
+    {"email.from", Buf::EmailFrom},
+    {"email.to", Buf::EmailTo},
+    {"email.cc", Buf::EmailCc},
+    {"email.subject", Buf::EmailSubject},
+    {"email.date", Buf::EmailDate},
+    {"email.message_id", Buf::EmailMessageId},
+    {"email.x_mailer", Buf::EmailXMailer},
+    {"email.received", Buf::EmailReceived},
+    {"email.url", Buf::EmailUrl},
+    {"file.data", Buf::SmtpFileData},  // (found as http's first: an smtp rule's is this one)
+    {"file.name", Buf::SmtpFileName},
     {"ipv4.hdr", Buf::Ipv4Hdr},
     {"ipv6.hdr", Buf::Ipv6Hdr},
     {"tcp.hdr", Buf::TcpHdr},
@@ -1070,6 +1084,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   } else if (f[1] == "ftp") {
     r.app = kAppFtp;
     r.proto = Proto::TCP;
+  } else if (f[1] == "smtp") {
+    r.app = kAppSmtp;
+    r.proto = Proto::TCP;
   } else if (f[1] == "sip") {
     r.app = kAppSip;  // over UDP and TCP
     r.proto = Proto::IP;
@@ -1198,6 +1215,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
         return err = fmt::format("'{}' takes no value{}", k, r.transactional ? " but to_server or to_client" : ""),
                false;
       if (side == "to_server" && b == Buf::HttpResponseBody) b = Buf::HttpRequestBody;
+      if (r.app == kAppSmtp && b == Buf::HttpResponseBody) b = Buf::SmtpFileData;  // an email's attachments
       sticky = b;
       sticky_at = r.items.size();
       sticky_starts.push_back(sticky_at);
@@ -1468,17 +1486,19 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       std::string_view a = trim(v);
       bool neg = !a.empty() && a[0] == '!';
       if (neg) a = trim(a.substr(1));
-      if (a != "http" && a != "http1" && a != "dns" && a != "tls" && a != "sip" && a != "ssh" && a != "ftp")
-        return err =
-                   fmt::format("app-layer-protocol '{}': this engine detects http, dns, tls, sip, ssh and ftp only", a),
+      if (a != "http" && a != "http1" && a != "dns" && a != "tls" && a != "sip" && a != "ssh" && a != "ftp" &&
+          a != "smtp")
+        return err = fmt::format(
+                   "app-layer-protocol '{}': this engine detects http, dns, tls, sip, ssh, ftp and smtp only", a),
                false;
       r.has_app_cond = true;
-      r.app_conds.push_back({uint16_t(a == "dns"   ? kAppDns
-                                      : a == "tls" ? kAppTls
-                                      : a == "sip" ? kAppSip
-                                      : a == "ssh" ? kAppSsh
-                                      : a == "ftp" ? kAppFtp
-                                                   : kAppHttp),
+      r.app_conds.push_back({uint16_t(a == "dns"    ? kAppDns
+                                      : a == "tls"  ? kAppTls
+                                      : a == "sip"  ? kAppSip
+                                      : a == "ssh"  ? kAppSsh
+                                      : a == "ftp"  ? kAppFtp
+                                      : a == "smtp" ? kAppSmtp
+                                                    : kAppHttp),
                              neg});
     } else if (k == "nocase") {
       if (!need_last(k)) return false;
@@ -1573,12 +1593,13 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     for (const FieldCond& c : r.tx_fields) apps |= 1u << c.app();
     for (const Item& it : r.items)
       if (!packet_buf(it.buf))
-        apps |= 1u << (dns_buf(it.buf)   ? kAppDns
-                       : tls_buf(it.buf) ? kAppTls
-                       : sip_buf(it.buf) ? kAppSip
-                       : ssh_buf(it.buf) ? kAppSsh
-                       : ftp_buf(it.buf) ? kAppFtp
-                                         : kAppHttp);
+        apps |= 1u << (dns_buf(it.buf)    ? kAppDns
+                       : tls_buf(it.buf)  ? kAppTls
+                       : sip_buf(it.buf)  ? kAppSip
+                       : ssh_buf(it.buf)  ? kAppSsh
+                       : ftp_buf(it.buf)  ? kAppFtp
+                       : smtp_buf(it.buf) ? kAppSmtp
+                                          : kAppHttp);
     if (__builtin_popcount(apps) > 1) return err = "buffers of two application protocols in one rule", false;
     if (!apps) apps = 1u << kAppHttp;
     uint16_t app = uint16_t(__builtin_ctz(apps));
@@ -1722,7 +1743,7 @@ bool dns_buf(Buf b) {
 }
 
 const char* app_name(uint16_t app) {
-  static const char* const kNames[] = {nullptr, "http", "dns", "tls", "sip", "ssh", "ftp"};
+  static const char* const kNames[] = {nullptr, "http", "dns", "tls", "sip", "ssh", "ftp", "smtp"};
   return app < std::size(kNames) ? kNames[app] : nullptr;
 }
 

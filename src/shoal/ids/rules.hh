@@ -140,6 +140,21 @@ enum class Buf : uint8_t {
   FtpCommandData,
   FtpCompletionCode,  // each reply's code (a multi-buffer)
   FtpReply,           // each reply's text
+  // SMTP (a transaction's: the commands, then its message's headers, URLs and attachments)
+  SmtpHelo,
+  SmtpMailFrom,
+  SmtpRcptTo,  // each recipient (a multi-buffer)
+  EmailFrom,
+  EmailTo,
+  EmailCc,
+  EmailSubject,
+  EmailDate,
+  EmailMessageId,
+  EmailXMailer,
+  EmailReceived,  // each Received header (a multi-buffer)
+  EmailUrl,       // each URL of the text (a multi-buffer)
+  SmtpFileData,   // each attachment's content, decoded (file.data of an smtp rule)
+  SmtpFileName,   // each attachment's name (file.name)
   Count
 };
 const char* buf_name(Buf b);
@@ -152,12 +167,22 @@ bool tls_buf(Buf b);
 inline bool sip_buf(Buf b) { return b >= Buf::SipMethod && b <= Buf::SipContentLength; }
 inline bool ssh_buf(Buf b) { return b >= Buf::SshProto && b <= Buf::SshHasshServerString; }
 inline bool ftp_buf(Buf b) { return b >= Buf::FtpCommand && b <= Buf::FtpReply; }
+inline bool smtp_buf(Buf b) { return b >= Buf::SmtpHelo && b <= Buf::SmtpFileName; }
 // The packet's payload or one of its headers (not an application buffer).
 inline bool packet_buf(Buf b) { return b == Buf::Packet || (b >= Buf::Ipv4Hdr && b <= Buf::Icmpv6Hdr); }
 
 // Application protocols a rule header may name.
-enum App : uint16_t { kAppNone = 0, kAppHttp = 1, kAppDns = 2, kAppTls = 3, kAppSip = 4, kAppSsh = 5, kAppFtp = 6 };
-const char* app_name(uint16_t app);  // "http", "dns", "tls", "sip", "ssh", "ftp"; null for none
+enum App : uint16_t {
+  kAppNone = 0,
+  kAppHttp = 1,
+  kAppDns = 2,
+  kAppTls = 3,
+  kAppSip = 4,
+  kAppSsh = 5,
+  kAppFtp = 6,
+  kAppSmtp = 7
+};
+const char* app_name(uint16_t app);  // "http", "dns", "tls", "sip", "ssh", "ftp", "smtp"; null for none
 
 // Suricata's application-layer events this engine raises, per protocol (a
 // transaction's events are bits in this order).

@@ -16,7 +16,9 @@ struct IdsAppLayer::Conn {
   bool port21 = false;    // FTP's (its control connection: the port, then the first bytes)
   std::unique_ptr<flow::FtpConn> ftp;
   std::deque<flow::FtpTx> ftp_done;  // replied to, still to be inspected on a packet to the server
-  uint64_t dns_tx = 0;               // DNS messages so far (each is a transaction)
+  bool smtp_port = false;            // SMTP's (its server's greeting is looked for)
+  std::unique_ptr<flow::SmtpConn> smtp;
+  uint64_t dns_tx = 0;  // DNS messages so far (each is a transaction)
   flow::DnsTcpFramer dns_tcp[2];
   std::unique_ptr<flow::TlsConn> tls;
   // rules that alerted on the handshake (one transaction per flow): 2 *
@@ -57,10 +59,10 @@ void IdsAppLayer::reserve(FlowIPManager& mgr) {
 IdsAppLayer::Conn*& IdsAppLayer::slot(uint32_t id) { return *reinterpret_cast<Conn**>(mgr_->table().state(id) + off_); }
 
 void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns,
-                       bool log_tls, bool log_sip, bool log_ssh, bool log_anomaly, bool log_ftp) {
+                       bool log_tls, bool log_sip, bool log_ssh, bool log_anomaly, bool log_ftp, bool log_smtp) {
   db_ = std::move(db);
   log_http_ = log_http, log_files_ = log_files, log_dns_ = log_dns, log_tls_ = log_tls, log_sip_ = log_sip;
-  log_ssh_ = log_ssh, log_anomaly_ = log_anomaly, log_ftp_ = log_ftp;
+  log_ssh_ = log_ssh, log_anomaly_ = log_anomaly, log_ftp_ = log_ftp, log_smtp_ = log_smtp;
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
   reasm_.configure(sc);
@@ -107,7 +109,8 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
     c->tls_logged = true;
     logs_.push_back({c->id, TxLog::Tls, 0, 0, tls_json(c->tls->info()), {}});
   }
-  if (c->ftp && log_ftp_)  // commands without their reply
+  if (c->smtp) c->smtp->end();  // (transactions left open: logged, no packet to alert on)
+  if (c->ftp && log_ftp_)       // commands without their reply
     for (flow::FtpTx& t : c->ftp->open()) logs_.push_back({c->id, TxLog::Ftp, 0, t.index, ftp_json(t), {}});
   if (c->ssh && !c->ssh_logged && log_ssh_) {  // a handshake that never finished
     c->ssh_logged = true;
@@ -159,6 +162,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     c->dns_port = info.has_ports && (std::find(dns_ports_.begin(), dns_ports_.end(), info.sport) != dns_ports_.end() ||
                                      std::find(dns_ports_.begin(), dns_ports_.end(), info.dport) != dns_ports_.end());
     c->port21 = info.has_ports && (info.sport == 21 || info.dport == 21);
+    for (uint16_t p : {25, 587, 2525}) c->smtp_port |= info.has_ports && (info.sport == p || info.dport == p);
   }
   if (info.proto == 17) {  // a datagram is a message
     if (c->app == ids::kAppNone && c->dns_port && flow::dns_probe(info.payload, info.plen)) c->app = ids::kAppDns;
@@ -307,6 +311,23 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
       c->ftp->data(dir, data, len);
       return;
     }
+    // SMTP: a client's EHLO or HELO, or the greeting on an SMTP port
+    int smtp = c->app == ids::kAppSmtp   ? 1
+               : c->app == ids::kAppNone ? flow::smtp_probe(dir, pd, uint32_t(pb.size()), c->smtp_port)
+                                         : 0;
+    if (smtp < 0 && pb.size() < 16) return;
+    if (smtp > 0) {
+      c->app = ids::kAppSmtp;
+      c->detect[dir] = 8;
+      if (!c->smtp)
+        c->smtp = std::make_unique<flow::SmtpConn>([this, c](flow::SmtpTx& t, uint8_t what) { on_smtp(*c, t, what); });
+      std::string first = std::move(pb);
+      pb.clear();
+      pb.shrink_to_fit();
+      if (held) c->smtp->data(dir, reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
+      c->smtp->data(dir, data, len);
+      return;
+    }
     // SSH: an identification line, either side first
     int ssh = c->app == ids::kAppNone ? flow::ssh_detect(pd, uint32_t(pb.size())) : c->app == ids::kAppSsh ? 1 : 0;
     if (ssh < 0) return;  // (fewer than 4 bytes, all in pb)
@@ -369,6 +390,10 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     c->ftp->data(dir, data, len);
     return;
   }
+  if (c->detect[dir] == 8) {
+    c->smtp->data(dir, data, len);
+    return;
+  }
   if (c->detect[dir] == 4) return c->tls->data(dir, data, len);
   if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
 }
@@ -395,6 +420,7 @@ void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t len)
   if (c && c->tls) c->tls->gap(dir);
   if (c && c->ssh) c->ssh->gap(dir);
   if (c && c->ftp) c->ftp->gap(dir);
+  if (c && c->smtp) c->smtp->gap(dir);
   if (c && c->http) c->http->gap(dir);
   if (c && c->detect[dir] == 0) c->detect[dir] = 2;
 }
@@ -1056,6 +1082,119 @@ void IdsAppLayer::on_ftp(Conn& c, flow::FtpTx& t, uint8_t what) {
                         {"layer", "proto_parser"}},
                        {}});
   if (what == flow::FtpConn::kDone && log_ftp_) logs_.push_back({c.id, TxLog::Ftp, 0, t.index, ftp_json(t), {}});
+}
+
+nlohmann::json IdsAppLayer::smtp_json(const flow::SmtpTx& t) {
+  nlohmann::json smtp = nlohmann::json::object();
+  if (!t.helo.empty()) smtp["helo"] = t.helo;
+  if (!t.mail_from.empty()) smtp["mail_from"] = t.mail_from;
+  if (!t.rcpt_to.empty()) smtp["rcpt_to"] = t.rcpt_to;
+  nlohmann::json j = {{"smtp", std::move(smtp)}};
+  if (!t.has_message) return j;
+  const flow::MimeParser& m = t.mime;
+  // Suricata's email object: the addresses (To and Cc split at their commas),
+  // then the extended and custom fields, the attachments and the URLs
+  nlohmann::json e = {{"status", m.status()}};
+  // an address list at its commas, those within quotes or angle brackets not
+  // (blanks before each dropped, empty ones left out)
+  auto list = [](const std::string& v) {
+    nlohmann::json a = nlohmann::json::array();
+    std::string cur;
+    bool quoted = false;
+    int angle = 0;
+    auto push = [&] {
+      size_t lead = cur.find_first_not_of(" \t");
+      if (lead != std::string::npos) a.push_back(cur.substr(lead));
+      cur.clear();
+    };
+    for (char ch : v) {
+      if (ch == '"') quoted = !quoted;
+      if (!quoted && ch == '<') ++angle;
+      if (!quoted && ch == '>' && angle > 0) --angle;
+      if (ch == ',' && !quoted && angle == 0) {
+        push();
+        continue;
+      }
+      cur += ch;
+    }
+    push();
+    return a;
+  };
+  if (const std::string* v = m.header("from")) e["from"] = *v;
+  if (const std::string* v = m.header("to")) e["to"] = list(*v);
+  if (const std::string* v = m.header("cc")) e["cc"] = list(*v);
+  if (const std::string* v = m.header("bcc")) e["bcc"] = list(*v);
+  static const std::pair<const char*, const char*> kFields[] = {
+      {"reply-to", "reply_to"},       {"message-id", "message_id"}, {"subject", "subject"},
+      {"x-mailer", "x_mailer"},       {"user-agent", "user_agent"}, {"x-originating-ip", "x_originating_ip"},
+      {"in-reply-to", "in_reply_to"}, {"references", "references"}, {"date", "date"}};
+  for (const auto& [header, field] : kFields)
+    if (const std::string* v = m.header(header)) e[field] = *v;
+  if (std::vector<std::string> r = m.all("received"); !r.empty()) e["received"] = std::move(r);
+  if (!m.attachments().empty()) e["attachment"] = m.attachments();
+  if (!m.urls().empty()) e["url"] = std::vector<std::string>(m.urls().rbegin(), m.urls().rend());  // (newest first)
+  j["email"] = std::move(e);
+  return j;
+}
+
+void IdsAppLayer::match_smtp(flow::SmtpTx& t) {
+  if (!cur_ || !db_ || db_->tx_rules().empty()) return;
+  using ids::Buf;
+  ids::TxBuffers b;
+  if (!t.helo.empty()) b.set(Buf::SmtpHelo, t.helo);
+  if (!t.mail_from.empty()) b.set(Buf::SmtpMailFrom, t.mail_from);
+  if (!t.rcpt_to.empty()) b.set_many(Buf::SmtpRcptTo, t.rcpt_to);
+  const flow::MimeParser& m = t.mime;
+  static const std::pair<Buf, const char*> kHeaders[] = {
+      {Buf::EmailFrom, "from"},       {Buf::EmailTo, "to"},     {Buf::EmailCc, "cc"},
+      {Buf::EmailSubject, "subject"}, {Buf::EmailDate, "date"}, {Buf::EmailMessageId, "message-id"},
+      {Buf::EmailXMailer, "x-mailer"}};
+  for (const auto& [buf, name] : kHeaders)
+    if (const std::string* v = m.header(name)) b.set(buf, *v);
+  std::vector<std::string> received = m.all("received"), names;
+  if (!received.empty()) b.set_many(Buf::EmailReceived, received);
+  if (!m.urls().empty()) b.set_many(Buf::EmailUrl, m.urls());
+  for (const flow::MimeFile& f : m.files()) names.push_back(f.name);
+  if (!names.empty()) b.set_many(Buf::SmtpFileName, names), b.set_many(Buf::SmtpFileData, m.file_data());
+  nlohmann::json meta;
+  const auto& rules = db_->rules();
+  for (uint32_t r : tx_candidates(b)) {
+    const ids::Rule& rule = rules[r];
+    if (rule.app != ids::kAppSmtp) continue;
+    if (std::find(t.alerted.begin(), t.alerted.end(), r) != t.alerted.end()) continue;
+    if (!ids::tx_matches(rule, b, *cur_)) continue;
+    t.alerted.push_back(r);
+    ids::apply_flowbits(rule, *cur_);
+    if (meta.is_null()) {
+      meta = smtp_json(t);
+      // the transaction's files as the alert sees them (Suricata's alert "files")
+      for (const flow::MimeFile& f : m.files())
+        meta["files"].push_back({{"filename", f.name},
+                                 {"gaps", false},
+                                 {"state", !f.closed ? "OPEN"
+                                           : t.cut   ? "TRUNCATED"
+                                                     : "CLOSED"},
+                                 {"stored", false},
+                                 {"size", f.size},
+                                 {"tx_id", t.index}});
+    }
+    cur_hits_->push_back({r, nullptr, meta, t.index, ids::kAppSmtp});
+  }
+}
+
+void IdsAppLayer::on_smtp(Conn& c, flow::SmtpTx& t, uint8_t what) {
+  if (cur_) cur_->app = ids::kAppSmtp;
+  if (what == flow::SmtpConn::kRequest) match_smtp(t);
+  // the attachments closed since, as fileinfo records; the transaction's own when it ends
+  const std::vector<flow::MimeFile>& files = t.mime.files();
+  for (; t.files_logged < files.size() && files[t.files_logged].closed; ++t.files_logged) {
+    if (!log_files_) continue;
+    const flow::MimeFile& f = files[t.files_logged];
+    nlohmann::json fi = {{"filename", f.name}, {"gaps", false},  {"state", t.cut ? "TRUNCATED" : "CLOSED"},
+                         {"stored", false},    {"size", f.size}, {"tx_id", t.index}};
+    logs_.push_back({c.id, TxLog::SmtpFile, 0, t.index, smtp_json(t), std::move(fi)});
+  }
+  if (what == flow::SmtpConn::kDone && log_smtp_) logs_.push_back({c.id, TxLog::Smtp, 0, t.index, smtp_json(t), {}});
 }
 
 }  // namespace shoal

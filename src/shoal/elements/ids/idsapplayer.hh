@@ -19,6 +19,7 @@
 #include "shoal/flow/http.hh"
 #include "shoal/flow/reassembly.hh"
 #include "shoal/flow/sip.hh"
+#include "shoal/flow/smtp.hh"
 #include "shoal/flow/ssh.hh"
 #include "shoal/flow/tls.hh"
 #include "shoal/ids/engine.hh"
@@ -40,12 +41,13 @@ class IdsAppLayer : private flow::StreamSink {
   };
   // A transaction, a file or a DNS message: an http, fileinfo or dns record.
   struct TxLog {
-    enum Kind : uint8_t { Http, File, Dns, Tls, Sip, Ssh, Anomaly, Ftp };
+    enum Kind : uint8_t { Http, File, Dns, Tls, Sip, Ssh, Anomaly, Ftp, Smtp, SmtpFile };
     uint32_t flow;
     Kind kind;
     uint8_t dir;  // the file's or message's direction: 0 to the server, 1 to the client
     uint64_t tx_id;
-    nlohmann::json meta;      // the transaction's http object, or the message's dns object
+    nlohmann::json meta;      // the transaction's http object, the message's dns object... (Smtp, SmtpFile:
+                              // an object of the smtp and email objects)
     nlohmann::json fileinfo;  // File: Suricata's fileinfo object
   };
   struct Counters {
@@ -66,7 +68,7 @@ class IdsAppLayer : private flow::StreamSink {
   // At initialize: the rules (may be null: logging only), and which
   // records are made.
   void init(std::shared_ptr<const ids::Database> db, bool log_http, bool log_files, bool log_dns, bool log_tls,
-            bool log_sip, bool log_ssh, bool log_anomaly, bool log_ftp);
+            bool log_sip, bool log_ssh, bool log_anomaly, bool log_ftp, bool log_smtp);
   // Flow `id` leaves the table: its streams and parser end (transactions
   // still open are logged as they are). With `at_end` (each direction's
   // view of the flow, as a packet of that direction would show it), the
@@ -120,6 +122,8 @@ class IdsAppLayer : private flow::StreamSink {
   static nlohmann::json ssh_json(const flow::SshConn& s);
   // Suricata's ftp object of a command's transaction.
   static nlohmann::json ftp_json(const flow::FtpTx& t);
+  // Suricata's smtp and email objects of a transaction, as {"smtp": ..., "email": ...}.
+  static nlohmann::json smtp_json(const flow::SmtpTx& t);
   // Content-Encoding layers undone (before init).
   void set_decompress_layers(int n) { http_cfg_.decompress_layers = n; }
   void set_body_limits(uint32_t request, uint32_t response) {
@@ -157,6 +161,8 @@ class IdsAppLayer : private flow::StreamSink {
   void on_ssh(Conn& c, uint8_t dir, uint8_t what);
   void on_ftp(Conn& c, flow::FtpTx& t, uint8_t what);
   void match_ftp(flow::FtpTx& t, uint8_t dir);
+  void on_smtp(Conn& c, flow::SmtpTx& t, uint8_t what);
+  void match_smtp(flow::SmtpTx& t);
   void raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits, bool all = true);
 
   FlowIPManager* mgr_ = nullptr;
@@ -177,7 +183,7 @@ class IdsAppLayer : private flow::StreamSink {
   int dns_version_ = 3;
   std::vector<uint16_t> dns_ports_ = {53};
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false, log_ssh_ = false;
-  bool log_anomaly_ = false, log_ftp_ = false;
+  bool log_anomaly_ = false, log_ftp_ = false, log_smtp_ = false;
   std::vector<TxLog> logs_;
   bool stream_rules_ = false;
   uint32_t stream_window_ = 2048;

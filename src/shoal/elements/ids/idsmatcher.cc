@@ -142,7 +142,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("CLASSIFICATION", classification);
     InputPath threshold;
     a.read("THRESHOLD", threshold);
-    std::string types = "alert drop flow http files dns tls sip ssh ftp anomaly stats";
+    std::string types = "alert drop flow http files dns tls sip ssh ftp smtp anomaly stats";
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
@@ -234,11 +234,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow}, {"http", kEveHttp},
           {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},
           {"stats", kEveStats}, {"sip", kEveSip},        {"ssh", kEveSsh},   {"anomaly", kEveAnomaly},
-          {"ftp", kEveFtp}};
+          {"ftp", kEveFtp},     {"smtp", kEveSmtp}};
       auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
       if (it == std::end(kTypes))
         a.fail(fmt::format(
-            "EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, anomaly, stats)",
+            "EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, smtp, anomaly, "
+            "stats)",
             t));
       eve_types_ |= it->second;
     }
@@ -324,9 +325,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns), log_tls = eve(kEveTls);
     for (const ids::Rule& r : shared_->db->rules())
       app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond || r.stream_only());
-    bool log_sip = eve(kEveSip), log_ssh = eve(kEveSsh), log_anomaly = eve(kEveAnomaly), log_ftp = eve(kEveFtp);
-    app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip || log_ssh || log_ftp);
-    if (app_on_) app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip, log_ssh, log_anomaly, log_ftp);
+    bool log_sip = eve(kEveSip), log_ssh = eve(kEveSsh), log_anomaly = eve(kEveAnomaly), log_ftp = eve(kEveFtp),
+         log_smtp = eve(kEveSmtp);
+    app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip || log_ssh || log_ftp || log_smtp);
+    if (app_on_)
+      app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip, log_ssh, log_anomaly, log_ftp, log_smtp);
     // A flow that ends: its transactions' records, then its flow record
     if (mgr_ && (app_on_ || eve(kEveFlow)))
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
@@ -746,7 +749,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     for (IdsAppLayer::TxLog& l : logs) {
       using K = IdsAppLayer::TxLog;
       // http records go from the client; files and DNS messages the way they went
-      static const char* const kType[] = {"http", "fileinfo", "dns", "tls", "sip", "ssh", "anomaly", "ftp"};
+      static const char* const kType[] = {"http", "fileinfo", "dns", "tls",  "sip",
+                                          "ssh",  "anomaly",  "ftp", "smtp", "fileinfo"};
       const char* type = kType[l.kind];
       nlohmann::json j = flow_head(l.flow, mgr_->table().flow(l.flow), l.kind == K::Http || l.dir == 0, ts, type);
       if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
@@ -754,8 +758,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (p) j["pkt_src"] = pkt_src(p);
       if (l.kind == K::File) j["app_proto"] = "http";
       if (l.kind == K::Sip || l.kind == K::Ssh || l.kind == K::Ftp) j["app_proto"] = kType[l.kind];
-      j[kType[l.kind == K::File ? K::Http : l.kind]] = std::move(l.meta);
-      if (l.kind == K::File) j["fileinfo"] = std::move(l.fileinfo);
+      if (l.kind == K::Smtp || l.kind == K::SmtpFile) {  // the smtp and email objects
+        if (l.kind == K::SmtpFile) j["app_proto"] = "smtp";
+        for (auto& [k, v] : l.meta.items()) j[k] = std::move(v);
+      } else {
+        j[kType[l.kind == K::File ? K::Http : l.kind]] = std::move(l.meta);
+      }
+      if (l.kind == K::File || l.kind == K::SmtpFile) j["fileinfo"] = std::move(l.fileinfo);
       eve_buf_ += eve_text(j);
       ++eve_lines_;
     }
@@ -1382,7 +1391,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                     {"category", category},
                     {"severity", prio}};
       if (const char* a = ids::app_name(p.app)) j["app_proto"] = a;
-      if (tx && !tx->stream) j["tx_id"] = tx->tx_id, j[ids::app_name(tx->app)] = tx->meta;
+      if (tx && !tx->stream) {
+        j["tx_id"] = tx->tx_id;
+        if (tx->app == ids::kAppSmtp)  // (its smtp and email objects)
+          for (const auto& [k, v] : tx->meta.items()) j[k] = v;
+        else
+          j[ids::app_name(tx->app)] = tx->meta;
+      }
       if (eve_verdict_) j["verdict"] = {{"action", verdict_}};
       if (eve_ethernet_ && pkt && pkt->has_mac_header() && pkt->mac_header_offset() >= 0 &&
           pkt->mac_header_offset() + 14 <= int64_t(pkt->length())) {
@@ -1453,7 +1468,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
 
   static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32,
                            kEveTls = 64, kEveStats = 128;
-  static constexpr uint16_t kEveSip = 256, kEveSsh = 512, kEveAnomaly = 1024, kEveFtp = 2048;
+  static constexpr uint16_t kEveSip = 256, kEveSsh = 512, kEveAnomaly = 1024, kEveFtp = 2048, kEveSmtp = 4096;
   bool eve(uint16_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
 
   std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_, eve_file_;
@@ -1550,8 +1565,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "and keeps the faster (handler engine)"},                                                                       \
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
       {"EVE_TYPES", "list",                                                                                            \
-       "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, anomaly and stats "   \
-       "(default all)"},                                                                                               \
+       "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, smtp, anomaly and "   \
+       "stats (default all)"},                                                                                         \
       {"ACTION_ORDER", "list",                                                                                         \
        "Suricata's action-order: pass, drop, reject and alert in the order wanted (default that)"},                    \
       {"EVE_VERDICT", "boolean", "alerts carry the packet's verdict (Suricata's verdict: yes; default false)"},        \
