@@ -95,11 +95,11 @@ class McastSocket : public Element {
     recycle(b);
   }
 
-  // Reads the datagrams waiting (at most BURST) and pushes them out.
+  // Reads the datagrams waiting (at most BURST, at most a batch) and pushes them out.
   bool run_task() override {
     if (recv_fd_ < 0) return false;
     PacketBatch* b = nullptr;
-    for (uint32_t i = 0; i < burst_; ++i) {
+    for (uint32_t i = 0; i < burst_ && !(b && b->full()); ++i) {  // (a batch smaller than BURST: the rest waits)
       sockaddr_in from{};
       socklen_t flen = sizeof from;
       ssize_t n = recvfrom(recv_fd_, buf_.data(), buf_.size(), MSG_TRUNC, reinterpret_cast<sockaddr*>(&from), &flen);
