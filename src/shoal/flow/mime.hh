@@ -62,6 +62,8 @@ class MimeParser {
   const std::vector<MimeFile>& files() const { return files_; }
   // Each file's content as far as it is kept (a multi-buffer's values).
   const std::vector<std::string>& file_data() const { return data_; }
+  // The caller is done with file i's content: its memory goes (an open file keeps what comes next).
+  void drop_data(size_t i) { std::string().swap(data_[i]); }
   uint32_t anomalies() const { return anomalies_; }
 
  private:

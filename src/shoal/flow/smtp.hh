@@ -34,6 +34,7 @@ struct SmtpTx {
   bool cut = false;               // the message ended at a hole or the connection's end, not its own
   std::vector<uint32_t> alerted;  // rules that alerted on it (once each), for the caller
   size_t files_logged = 0;        // files the caller logged (the first n of mime.files())
+  size_t files_matched = 0;       // ... and whose content its rules were matched against
 };
 
 class SmtpConn {

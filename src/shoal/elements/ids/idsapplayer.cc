@@ -1151,11 +1151,16 @@ void IdsAppLayer::match_smtp(flow::SmtpTx& t) {
       {Buf::EmailXMailer, "x-mailer"}};
   for (const auto& [buf, name] : kHeaders)
     if (const std::string* v = m.header(name)) b.set(buf, *v);
-  std::vector<std::string> received = m.all("received"), names;
+  std::vector<std::string> received = m.all("received"), names, closed;
   if (!received.empty()) b.set_many(Buf::EmailReceived, received);
   if (!m.urls().empty()) b.set_many(Buf::EmailUrl, m.urls());
   for (const flow::MimeFile& f : m.files()) names.push_back(f.name);
-  if (!names.empty()) b.set_many(Buf::SmtpFileName, names), b.set_many(Buf::SmtpFileData, m.file_data());
+  if (!names.empty()) b.set_many(Buf::SmtpFileName, names);
+  // a file's content is matched once, when it is complete (not again at each
+  // packet of a long message: the cost stays linear in its size)
+  for (; t.files_matched < m.files().size() && m.files()[t.files_matched].closed; ++t.files_matched)
+    closed.push_back(m.file_data()[t.files_matched]);
+  if (!closed.empty()) b.set_many(Buf::SmtpFileData, closed);
   nlohmann::json meta;
   const auto& rules = db_->rules();
   for (uint32_t r : tx_candidates(b)) {
@@ -1185,6 +1190,10 @@ void IdsAppLayer::match_smtp(flow::SmtpTx& t) {
 void IdsAppLayer::on_smtp(Conn& c, flow::SmtpTx& t, uint8_t what) {
   if (cur_) cur_->app = ids::kAppSmtp;
   if (what == flow::SmtpConn::kRequest) match_smtp(t);
+  // the content of files closed (matched, or with no rule to match) is not kept
+  const bool rules = cur_ && db_ && !db_->tx_rules().empty();
+  for (size_t i = 0; i < t.mime.files().size() && t.mime.files()[i].closed; ++i)
+    if (!rules || i < t.files_matched) t.mime.drop_data(i);
   // the attachments closed since, as fileinfo records; the transaction's own when it ends
   const std::vector<flow::MimeFile>& files = t.mime.files();
   for (; t.files_logged < files.size() && files[t.files_logged].closed; ++t.files_logged) {
