@@ -294,6 +294,14 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
       if (held) sip_tcp(reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
       return sip_tcp(data, len);
     }
+    // a protocol decided: the bytes held while undecided, then this segment's, go to its parser
+    auto hand_over = [&](auto& parser) {
+      std::string first = std::move(pb);
+      pb.clear();
+      pb.shrink_to_fit();
+      if (held) parser.data(dir, reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
+      parser.data(dir, data, len);
+    };
     // FTP's control connection: its port, then a reply code or a command
     int ftp = c->app == ids::kAppFtp                 ? 1
               : c->app == ids::kAppNone && c->port21 ? flow::ftp_probe(dir, pd, uint32_t(pb.size()))
@@ -304,12 +312,7 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
       c->detect[dir] = 7;
       if (!c->ftp)
         c->ftp = std::make_unique<flow::FtpConn>([this, c](flow::FtpTx& t, uint8_t what) { on_ftp(*c, t, what); });
-      std::string first = std::move(pb);
-      pb.clear();
-      pb.shrink_to_fit();
-      if (held) c->ftp->data(dir, reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
-      c->ftp->data(dir, data, len);
-      return;
+      return hand_over(*c->ftp);
     }
     // SMTP: a client's EHLO or HELO, or the greeting on an SMTP port
     int smtp = c->app == ids::kAppSmtp   ? 1
@@ -321,12 +324,7 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
       c->detect[dir] = 8;
       if (!c->smtp)
         c->smtp = std::make_unique<flow::SmtpConn>([this, c](flow::SmtpTx& t, uint8_t what) { on_smtp(*c, t, what); });
-      std::string first = std::move(pb);
-      pb.clear();
-      pb.shrink_to_fit();
-      if (held) c->smtp->data(dir, reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
-      c->smtp->data(dir, data, len);
-      return;
+      return hand_over(*c->smtp);
     }
     // SSH: an identification line, either side first
     int ssh = c->app == ids::kAppNone ? flow::ssh_detect(pd, uint32_t(pb.size())) : c->app == ids::kAppSsh ? 1 : 0;
@@ -336,12 +334,7 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
       c->detect[dir] = 6;
       if (!c->ssh)
         c->ssh = std::make_unique<flow::SshConn>([this, c](uint8_t d, uint8_t what) { on_ssh(*c, d, what); });
-      std::string first = std::move(pb);
-      pb.clear();
-      pb.shrink_to_fit();
-      if (held) c->ssh->data(dir, reinterpret_cast<const uint8_t*>(first.data()), uint32_t(held));
-      c->ssh->data(dir, data, len);
-      return;
+      return hand_over(*c->ssh);
     }
     int d = flow::http_detect(dir, pd, uint32_t(pb.size()));
     if (d < 0 && pb.size() < 16) return;  // more bytes needed (all of them are in pb)
