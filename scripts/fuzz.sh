@@ -10,12 +10,12 @@ build=$1
 
 # name seconds max_len rss_mb "what it fuzzes" seed dirs...
 harnesses=(
-  "config ${FUZZ_SECONDS:-30} 4096 2048 the-configuration-parser tests/fuzz/seeds examples"
-  "rules ${FUZZ_RULES_SECONDS:-20} 4096 2048 the-IDS-rule-parser tests/fuzz/seeds-rules"
+  "config ${FUZZ_SECONDS:-20} 4096 2048 the-configuration-parser tests/fuzz/seeds examples"
+  "rules ${FUZZ_RULES_SECONDS:-15} 4096 2048 the-IDS-rule-parser tests/fuzz/seeds-rules"
   "classbench ${FUZZ_CB_SECONDS:-15} 4096 2048 the-ClassBench-filter-parser-and-the-cut-trees tests/fuzz/seeds-classbench"
-  "packets ${FUZZ_PACKETS_SECONDS:-45} 8192 4096 packets-through-configurations tests/fuzz/seeds-packets"
-  "reassembly ${FUZZ_REASSEMBLY_SECONDS:-20} 4096 2048 TCP-reassembly-against-its-model"
-  "http ${FUZZ_HTTP_SECONDS:-20} 8192 2048 the-HTTP-parser-(libhtp-and-its-transactions) tests/fuzz/seeds-http"
+  "packets ${FUZZ_PACKETS_SECONDS:-30} 8192 4096 packets-through-configurations tests/fuzz/seeds-packets"
+  "reassembly ${FUZZ_REASSEMBLY_SECONDS:-15} 4096 2048 TCP-reassembly-against-its-model"
+  "http ${FUZZ_HTTP_SECONDS:-15} 8192 2048 the-HTTP-parser-(libhtp-and-its-transactions) tests/fuzz/seeds-http"
   "dns ${FUZZ_DNS_SECONDS:-15} 4096 2048 the-DNS-parser-(datagrams-and-TCP-framing)"
   "tls ${FUZZ_TLS_SECONDS:-15} 8192 2048 the-TLS-parser-(records,-handshakes,-certificates)"
   "sip ${FUZZ_SIP_SECONDS:-10} 8192 2048 the-SIP-parser-(datagrams-and-TCP-framing) tests/fuzz/seeds-sip"
