@@ -1,7 +1,8 @@
 // libFuzzer: arbitrary bytes as the two directions of an HTTP connection,
 // cut into chunks the input chooses, through libhtp and Shoal's transaction
-// layer (flow::HttpConn), with gaps. No crash, no leak (ASan), and what is
-// kept stays within the body limits.
+// layer (flow::HttpConn), with gaps. No crash, no leak (ASan), what is
+// kept stays within the body limits, and a form's uploaded files that came
+// whole have their digests.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -14,12 +15,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* p, size_t n) {
   HttpConfig cfg;
   cfg.request_body_limit = 256;
   cfg.response_body_limit = 512;
+  cfg.file_digests = kDigestAll;
   HttpCounters counters;
   {
     HttpConn conn(cfg, counters, [&](HttpTx& tx, uint8_t progress) {
       if (tx.request_body.size() > cfg.request_body_limit || tx.response_body.size() > cfg.response_body_limit)
         std::abort();
       if (!(tx.progress & progress)) std::abort();  // the bit announced is set
+      if (const HttpForm* f = tx.form.get())
+        for (size_t k = 0; k < f->mime.files().size(); ++k) {
+          const MimeFile& m = f->mime.files()[k];
+          if (f->mime.file_data()[k].size() > cfg.request_body_limit || (f->whole(k) && m.digests.md5().empty()))
+            std::abort();
+        }
     });
     size_t i = 0;
     while (i < n) {

@@ -2411,3 +2411,139 @@ TEST(IdsDataset, RulesTestAndKeepSetsAcrossRuns) {
   std::vector<uint32_t> s2 = again.sids();
   EXPECT_EQ(std::count(s2.begin(), s2.end(), 1u), 0) << "every name was in the state";
 }
+
+namespace {
+
+// A digest list as Suricata reads one: a line's leading hex, the rest ignored.
+void write_list(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+}  // namespace
+
+TEST(IdsFiles, DigestListsNamesAndExtensionsOfHttpFiles) {
+  Conv c;
+  // 0: a whole download named by Content-Disposition, "hello world"
+  c.send(0, "GET /dl HTTP/1.1\r\nHost: files.example\r\n\r\n");
+  c.send(1,
+         "HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"Report.PDF\"\r\nContent-Length: 11\r\n\r\n"
+         "hello world");
+  // 1: a download the capture cuts short: no digest
+  c.send(0, "GET /partial.bin HTTP/1.1\r\nHost: files.example\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello world");
+  std::string dir = test::tmpdir();
+  write_list(dir + "/files.md5", "# known bad\n\n5EB63BBBE01EEED093CB22BB8F5ACDC3  hello world\n");
+  write_list(dir + "/files.sha1", "da39a3ee5e6b4b0d3255bfef95601890afd80709\n");  // the empty file's
+  write_list(dir + "/other.sha256", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n");
+  write_list(dir + "/short.md5", "5eb63bbbe01eeed093cb22bb8f5acdc\n");
+  std::string rules =
+      "alert http any any -> any any (filemd5:files.md5; sid:1;)\n"
+      "alert http any any -> any any (filesha1:files.sha1; sid:2;)\n"
+      "alert http any any -> any any (filesha256:!other.sha256; sid:3;)\n"  // whole files not in the list
+      "alert tcp any any -> any any (filename:\"report.pdf\"; sid:4;)\n"    // any case
+      "alert http any any -> any any (fileext:\"pdf\"; sid:5;)\n"
+      "alert http any any -> any any (fileext:exe; sid:6;)\n"
+      "alert http any any -> any any (filename:!\"report\"; sid:7;)\n"  // names without it: /partial.bin
+      "alert http any any -> any any (file.name; content:\"partial\"; sid:8;)\n"
+      "alert http any any -> any any (filemd5:missing.md5; sid:9;)\n"
+      "alert http any any -> any any (filemd5:short.md5; sid:10;)\n"
+      "alert dns any any -> any any (filemd5:files.md5; sid:11;)\n";
+  auto r = run_ids("filehash", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.r->n("ids.skipped"), 3u) << "sids 9 (no list), 10 (a digest too short), 11 (dns has no files)";
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 3, 4, 5, 7, 8})) << "each once: the truncated file has no digest";
+  std::map<std::string, nlohmann::json> by_name;
+  for (auto& f : r.other["fileinfo"]) by_name[f["fileinfo"]["filename"]] = f["fileinfo"];
+  ASSERT_EQ(by_name.count("Report.PDF"), 1u);
+  EXPECT_EQ(by_name["Report.PDF"]["md5"], "5eb63bbbe01eeed093cb22bb8f5acdc3") << "the digests the rules read";
+  EXPECT_EQ(by_name["Report.PDF"]["sha1"], "2aae6c35c94fcfb415dbe95f408b9ce91ee846ed");
+  EXPECT_EQ(by_name["Report.PDF"]["sha256"], "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9");
+  ASSERT_EQ(by_name.count("/partial.bin"), 1u);
+  EXPECT_FALSE(by_name["/partial.bin"].contains("md5")) << by_name["/partial.bin"];
+  // no rule reads digests: FILE_HASHES (Suricata's force-hash) says which the records show
+  auto forced = run_ids("filehash-force", c.out, "", false, false, ", FILE_HASHES md5");
+  ASSERT_TRUE(forced.r->ok);
+  ASSERT_FALSE(forced.other["fileinfo"].empty());
+  for (auto& f : forced.other["fileinfo"]) {
+    if (f["fileinfo"]["state"] != "CLOSED") continue;
+    EXPECT_EQ(f["fileinfo"]["md5"], "5eb63bbbe01eeed093cb22bb8f5acdc3");
+    EXPECT_FALSE(f["fileinfo"].contains("sha256"));
+  }
+  auto bad = test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, FILE_HASHES crc32) -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("FILE_HASHES: 'crc32' is not md5, sha1 or sha256"), std::string::npos) << bad->errors;
+}
+
+TEST(IdsFiles, SmtpAttachmentsAreDigestedDecoded) {
+  Conv c(40000, 25);
+  c.send(1, "220 mail.example ESMTP\r\n");
+  c.send(0, "EHLO client.example\r\n");
+  c.send(1, "250 mail.example\r\n");
+  c.send(0, "MAIL FROM:<a@example.com>\r\nRCPT TO:<b@example.com>\r\n");
+  c.send(1, "250 ok\r\n250 ok\r\n");
+  c.send(0, "DATA\r\n");
+  c.send(1, "354 go ahead\r\n");
+  c.send(0,
+         "Subject: x\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\n"
+         "Content-Disposition: attachment; filename=\"a.txt\"\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+         "aGVsbG8gd29ybGQ=\r\n--b1--\r\n.\r\n");
+  c.send(1, "250 queued\r\n");
+  write_list(test::tmpdir() + "/smtp.md5", "5eb63bbbe01eeed093cb22bb8f5acdc3\n");
+  auto r = run_ids("smtphash", c.out,
+                   "alert smtp any any -> any any (filemd5:smtp.md5; sid:1;)\n"
+                   "alert smtp any any -> any any (fileext:\"TXT\"; sid:2;)\n");
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2}));
+  ASSERT_EQ(r.other["fileinfo"].size(), 1u);
+  EXPECT_EQ(r.other["fileinfo"][0]["fileinfo"]["md5"], "5eb63bbbe01eeed093cb22bb8f5acdc3");
+  for (const auto& a : r.eve) EXPECT_EQ(a["files"][0]["md5"], "5eb63bbbe01eeed093cb22bb8f5acdc3") << a;
+}
+
+TEST(IdsFiles, AFormsUploadsAreFilesMatchedOneByOne) {
+  Conv c;
+  const std::string body =
+      "--XyZ\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nnot a file\r\n"
+      "--XyZ\r\nContent-Disposition: form-data; name=\"a\"; filename=\"titi.txt\"\r\nContent-Type: text/plain\r\n\r\n"
+      "Titi a vu un gros minet.\r\n"
+      "--XyZ\r\nContent-Disposition: form-data; name=\"b\"; filename=\"toto.txt\"\r\n\r\n"
+      "toto est dans un bateau\r\n--XyZ--\r\n";
+  c.send(0, "POST /up HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 100));
+  c.send(0, body.substr(100));  // (a part across segments)
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  // a second upload the capture cuts inside its file
+  c.send(0,
+         "POST /up2 HTTP/1.1\r\nHost: x\r\nContent-Type: Multipart/Form-Data; boundary=b\r\nContent-Length: 500\r\n\r\n"
+         "--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"cut.bin\"\r\n\r\nhello");
+  write_list(test::tmpdir() + "/toto.md5", fmt::format("{}\n", md5_hex("toto est dans un bateau")));
+  std::string rules =
+      "alert http any any -> any any (file.data; content:\"minet\"; sid:1;)\n"
+      "alert http any any -> any any (file.data; content:\"bateau\"; file.data; content:\"minet\"; sid:2;)\n"
+      "alert http any any -> any any (file.data; content:\"bateau\"; content:\"minet\"; sid:3;)\n"  // one file: none
+      "alert http any any -> any any (flow:to_client; file.data; content:\"minet\"; sid:4;)\n"      // the response's
+      "alert http any any -> any any (file.name; content:\"toto.txt\"; sid:5;)\n"
+      "alert http any any -> any any (filemd5:toto.md5; sid:6;)\n"
+      "alert http any any -> any any (file.data; content:\"not a file\"; sid:7;)\n"  // a field, not a file
+      "alert http any any -> any any (file.name; content:\"cut.bin\"; sid:8;)\n";
+  auto r = run_ids("form", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2, 5, 6, 8}));
+  std::map<std::string, nlohmann::json> by_name;
+  for (auto& f : r.other["fileinfo"]) by_name[f["fileinfo"]["filename"]] = f;
+  ASSERT_EQ(by_name.count("titi.txt"), 1u);
+  EXPECT_EQ(by_name["titi.txt"]["fileinfo"]["size"], 24) << "the part's content, without the CRLF before the boundary";
+  EXPECT_EQ(by_name["titi.txt"]["fileinfo"]["state"], "CLOSED");
+  EXPECT_EQ(by_name["titi.txt"]["src_ip"], "10.0.0.1") << "an upload comes from the client";
+  EXPECT_EQ(by_name["titi.txt"]["http"]["http_method"], "POST");
+  ASSERT_EQ(by_name.count("toto.txt"), 1u);
+  EXPECT_EQ(by_name["toto.txt"]["fileinfo"]["md5"], md5_hex("toto est dans un bateau"));
+  EXPECT_EQ(by_name.count("note"), 0u);
+  ASSERT_EQ(by_name.count("cut.bin"), 1u);
+  EXPECT_EQ(by_name["cut.bin"]["fileinfo"]["state"], "TRUNCATED");
+  EXPECT_EQ(by_name["cut.bin"]["fileinfo"]["size"], 5);
+  EXPECT_FALSE(by_name["cut.bin"]["fileinfo"].contains("md5"));
+}

@@ -1,6 +1,7 @@
 // SMTP (flow::SmtpConn) and the MIME messages it carries (flow::MimeParser):
 // Suricata's transactions, pipelining, DATA and BDAT, STARTTLS, and what a
-// message yields (headers, attachments decoded, URLs), by construction.
+// message yields (headers, attachments decoded and digested, URLs), by
+// construction.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -204,4 +205,42 @@ TEST(Smtp, ProbeSaysSmtpFromEitherSide) {
   EXPECT_EQ(probe(0, "GET / HTTP/1.1\r\n", false), 0);
   EXPECT_EQ(probe(1, "220 mail ESMTP\r\n", true), 1);
   EXPECT_EQ(probe(1, "220 ftp ready\r\n", false), 0) << "a greeting alone is SMTP on SMTP's ports only";
+}
+
+// The digests of a file fed in pieces: RFC 1321's, FIPS 180's "abc" vectors,
+// and nothing for a digest not asked for or a file never finished.
+TEST(FileHasher, PiecesGiveTheWholeFilesDigests) {
+  FileHasher h;
+  h.start(kDigestAll);
+  for (char c : std::string("abc")) h.update(&c, 1);
+  h.update("", 0);
+  EXPECT_TRUE(h.running());
+  h.finish();
+  EXPECT_FALSE(h.running());
+  EXPECT_EQ(h.md5(), "900150983cd24fb0d6963f7d28e17f72");
+  EXPECT_EQ(h.sha1(), "a9993e364706816aba3e25717850c26c9cd0d89d");
+  EXPECT_EQ(h.sha256(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  FileHasher only;
+  only.start(kDigestSha1);
+  only.update("abc", 3);
+  only.finish();
+  EXPECT_TRUE(only.md5().empty() && only.sha256().empty());
+  EXPECT_EQ(only.sha1(), "a9993e364706816aba3e25717850c26c9cd0d89d");
+  FileHasher cut;  // started, never finished: a file cut short has no digest
+  cut.start(kDigestMd5);
+  cut.update("ab", 2);
+  EXPECT_TRUE(cut.md5().empty());
+}
+
+TEST(Mime, AttachmentsAreDigestedAsDecoded) {
+  MimeParser m;
+  m.set_file_digests(kDigestMd5);
+  for (std::string_view l :
+       {"Content-Type: multipart/mixed; boundary=b", "", "--b", "Content-Disposition: attachment; filename=a.txt",
+        "Content-Transfer-Encoding: base64", "", "aGVsbG8g", "d29ybGQ=", "--b--"})
+    m.line(l, "\r\n");
+  m.finish();
+  ASSERT_EQ(m.files().size(), 1u);
+  EXPECT_EQ(m.files()[0].size, 11u);
+  EXPECT_EQ(m.files()[0].digests.md5(), "5eb63bbbe01eeed093cb22bb8f5acdc3") << "md5(\"hello world\")";
 }

@@ -185,6 +185,11 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (!a.ips) ids += ", STREAM_INSPECT acked";  // Suricata's IDS mode (inline: on arrival)
   if (st.eve_payload_printable) ids += ", EVE_PAYLOAD_PRINTABLE true";
   if (st.dns_version) ids += fmt::format(", EVE_DNS_VERSION {}", st.dns_version);
+  if (!st.file_hashes.empty()) {
+    std::string h;
+    for (const std::string& x : st.file_hashes) h += (h.empty() ? "" : " ") + x;
+    ids += fmt::format(", FILE_HASHES {}", cquote(h));
+  }
   if (!st.xff_mode.empty()) ids += fmt::format(", XFF_MODE {}", cquote(st.xff_mode));
   if (!st.xff_mode.empty() && !st.xff_deployment.empty())
     ids += fmt::format(", XFF_DEPLOYMENT {}", cquote(st.xff_deployment));

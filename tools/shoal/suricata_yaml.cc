@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -96,6 +97,19 @@ SuricataSettings suricata_settings(const YamlNode& root) {
         for (const YamlNode& t : types->seq) {
           if (const YamlNode* fl = t.get("flow"); fl && fl->get("exception-policy"))
             s.eve_exception_policy = fl->get("exception-policy")->yes();
+          // files' force-hash: [md5, sha1, sha256] (a list, or one word)
+          if (const YamlNode* f = t.get("files"); f && f->get("force-hash")) {
+            const YamlNode* h = f->get("force-hash");
+            std::vector<std::string> words;
+            if (h->kind == YamlNode::Seq)
+              for (const YamlNode& x : h->seq) words.push_back(x.value);
+            else
+              words.push_back(h->value);
+            for (const std::string& w : words)
+              if ((w == "md5" || w == "sha1" || w == "sha256") &&
+                  std::find(s.file_hashes.begin(), s.file_hashes.end(), w) == s.file_hashes.end())
+                s.file_hashes.push_back(w);
+          }
           if (const YamlNode* dns = t.get("dns"); dns && dns->get("version"))
             s.dns_version = std::atoi(dns->get("version")->value.c_str());
           if (const YamlNode* alert = t.get("alert")) {

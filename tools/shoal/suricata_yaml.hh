@@ -1,6 +1,7 @@
 // A suricata.yaml read with libyaml (Suricata's own YAML library) into a
 // tree, for the settings `shoal ids` honours: action-order and the EVE
-// alert options (verdict, packet, ethernet, xff) and the dns records' version.
+// alert options (verdict, packet, ethernet, xff), the dns records' version
+// and the files' force-hash.
 #pragma once
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ struct SuricataSettings {
   std::string midstream_policy;       // stream.midstream-policy, or the exception-policy master switch (empty: not set)
   bool eve_exception_policy = false;  // flow's exception-policy: yes
   std::string ssh_encryption;         // app-layer.protocols.ssh.encryption-handling (empty: not set)
+  std::vector<std::string> file_hashes;  // eve-log files' force-hash: md5, sha1, sha256
 };
 SuricataSettings suricata_settings(const YamlNode& root);
 

@@ -128,19 +128,24 @@ struct HttpConn::Impl {
   }
   // A body's bytes go to its file, opened at the first of them: the
   // response's always, the request's for PUT (Suricata's files).
-  static void file_bytes(HttpTx& t, htp_tx_t* tx, uint8_t dir, size_t n) {
+  static void file_bytes(Impl* im, HttpTx& t, htp_tx_t* tx, uint8_t dir, const uint8_t* d, size_t n) {
     HttpFile& f = t.files[dir];
     if (f.state == HttpFile::None) {
       if (dir == 0 && tx->request_method_number != HTP_M_PUT) return;
       if (dir == 1) f.name = content_disposition_filename(header(tx->response_headers, "content-disposition"));
       if (f.name.empty() && tx->parsed_uri) f.name = str(tx->parsed_uri->path);
       f.state = HttpFile::Open;
+      f.digests.start(im->cfg.file_digests);
     }
-    if (f.state == HttpFile::Open) f.size += n;
+    if (f.state != HttpFile::Open) return;
+    f.size += n;
+    if (!f.gaps) f.digests.update(d, n);
   }
   static void file_close(HttpTx& t, uint8_t dir) {
     HttpFile& f = t.files[dir];
-    if (f.state == HttpFile::Open) f.state = f.gaps ? HttpFile::Truncated : HttpFile::Closed;
+    if (f.state != HttpFile::Open) return;
+    f.state = f.gaps ? HttpFile::Truncated : HttpFile::Closed;
+    if (f.state == HttpFile::Closed) f.digests.finish();
   }
   // The request line's fields (the URI, normalized by libhtp, is ready here).
   static void line_fields(HttpTx& t, htp_tx_t* tx) {
@@ -196,6 +201,15 @@ struct HttpConn::Impl {
     t.request_header_list = header_list(tx->request_headers);
     t.request_header_names = header_names(tx->request_headers);
     t.request_start = t.request_line + "\r\n" + t.request_headers_raw;
+    // a form's uploads: its body read as the MIME message its type announces
+    if (!t.form && tx->request_method_number != HTP_M_PUT && t.content_type.size() >= 19 &&
+        strncasecmp(t.content_type.c_str(), "multipart/form-data", 19) == 0) {
+      t.form = std::make_unique<HttpForm>();
+      t.form->mime.set_file_digests(im->cfg.file_digests);
+      t.form->mime.set_file_keep(im->cfg.request_body_limit);  // (each file's, as file.data inspects it)
+      t.form->mime.line("Content-Type: " + t.content_type, "\r\n");
+      t.form->mime.line("", "\r\n");
+    }
     im->fire(t, HttpTx::kRequestHeaders);
     return HTP_OK;
   }
@@ -216,7 +230,8 @@ struct HttpConn::Impl {
   static int on_request_body(htp_tx_data_t* d) {
     Impl* im = of(d->tx);
     HttpTx& t = im->tx_of(d->tx);
-    if (d->data && d->len) file_bytes(t, d->tx, 0, d->len);
+    if (d->data && d->len) file_bytes(im, t, d->tx, 0, d->data, d->len);
+    if (d->data && d->len && t.form) t.form->data(d->data, d->len);
     body(im, t.request_body, im->cfg.request_body_limit, d);
     return HTP_OK;
   }
@@ -227,6 +242,10 @@ struct HttpConn::Impl {
     if (!htp_tx_get_user_data(tx)) return HTP_OK;
     HttpTx& t = im->tx_of(tx);
     file_close(t, 0);
+    // (a body shorter than its Content-Length ended with the connection)
+    if (t.form)
+      t.form->finish(tx->request_transfer_coding == HTP_CODING_IDENTITY && tx->request_content_length >= 0 &&
+                     tx->request_message_len < tx->request_content_length);
     im->fire(t, HttpTx::kRequestDone);
     return HTP_OK;
   }
@@ -261,7 +280,7 @@ struct HttpConn::Impl {
   static int on_response_body(htp_tx_data_t* d) {
     Impl* im = of(d->tx);
     HttpTx& t = im->tx_of(d->tx);
-    if (d->data && d->len) file_bytes(t, d->tx, 1, d->len);
+    if (d->data && d->len) file_bytes(im, t, d->tx, 1, d->data, d->len);
     body(im, t.response_body, im->cfg.response_body_limit, d);
     return HTP_OK;
   }
@@ -321,8 +340,10 @@ void HttpConn::release_done() { impl_->reap(); }
 void HttpConn::gap(uint8_t dir) {
   impl_->c.gaps.add();
   impl_->broken[dir] = true;
-  for (HttpTx& t : impl_->txs)
+  for (HttpTx& t : impl_->txs) {
     if (t.files[dir].state == HttpFile::Open) t.files[dir].gaps = true;
+    if (dir == 0 && t.form) t.form->finish(true);
+  }
 }
 
 void HttpConn::end(uint8_t dir, uint64_t ts) {
@@ -355,8 +376,33 @@ void HttpConn::close(uint64_t ts) {
     if (x.progress == 0 || (x.progress & (HttpTx::kResponseDone | HttpTx::kEnded))) continue;
     for (HttpFile& f : x.files)
       if (f.state == HttpFile::Open) f.state = HttpFile::Truncated;
+    if (x.form) x.form->finish(true);
     impl_->fire(x, HttpTx::kEnded);
   }
+}
+
+void HttpForm::data(const uint8_t* d, size_t n) {
+  if (mime.done()) return;
+  for (size_t i = 0; i < n; ++i) {
+    char c = char(d[i]);
+    if (c == '\n') {
+      bool cr = !line.empty() && line.back() == '\r';
+      if (cr) line.pop_back();
+      mime.line(line, cr ? "\r\n" : "\n");
+      line.clear();
+    } else {
+      line.push_back(c);
+      // a very long line goes in pieces (a binary upload's), keeping a CR that may end it
+      if (line.size() >= kMimeMaxLine && line.back() != '\r') mime.line(line, {}), line.clear();
+    }
+  }
+}
+
+void HttpForm::finish(bool cut_short) {
+  if (mime.done()) return;
+  if (!line.empty()) mime.line(line, {}), line.clear();
+  cut = cut_short;
+  mime.finish();
 }
 
 std::string content_disposition_filename(const std::string& v) {

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "shoal/core/stat.hh"
+#include "shoal/flow/digest.hh"
+#include "shoal/flow/mime.hh"
 
 namespace shoal::flow {
 
@@ -24,12 +26,13 @@ struct HttpConfig {
   uint32_t response_body_limit = 100 * 1024;
   uint32_t max_tx = 512;      // live transactions per connection (requests without responses); past it, parsing stops
   int decompress_layers = 2;  // nested Content-Encodings undone (Suricata's response-body-decompress-layer-limit)
+  uint8_t file_digests = 0;   // the files' digests computed (FileDigest bits)
 };
 
 // A file carried by a transaction, as Suricata tracks it: a response body,
 // or a PUT request's body. Its name comes from Content-Disposition's
-// filename, else the URI's path. The bytes are counted, not kept (detection
-// reads the bodies).
+// filename, else the URI's path. The bytes are counted and digested as
+// HttpConfig::file_digests asks, not kept (detection reads the bodies).
 struct HttpFile {
   enum State : uint8_t { None, Open, Closed, Truncated };
   std::string name;
@@ -37,6 +40,22 @@ struct HttpFile {
   State state = None;
   bool gaps = false;    // a hole in the stream cut it short
   bool logged = false;  // the user's: a record was made of it
+  FileHasher digests;   // finished when the file closes whole
+};
+
+// A multipart/form-data request's body read as MIME, part by part (RFC
+// 7578): each part with a file name is an uploaded file (Suricata's HTTP
+// uploads), counted and digested, its content kept up to the request body
+// limit for file.data.
+struct HttpForm {
+  MimeParser mime;
+  std::string line;   // a body line not ended yet
+  bool cut = false;   // the body ended at a hole or the connection's end, not its own
+  size_t logged = 0;  // the user's: files of mime.files() a record was made of
+  void data(const uint8_t* d, size_t n);
+  void finish(bool cut_short);
+  // Whether file i came whole (its digests then hold).
+  bool whole(size_t i) const { return mime.files()[i].closed && !(cut && mime.files()[i].at_finish); }
 };
 
 // One request/response exchange, Suricata's buffers filled in as the
@@ -61,9 +80,10 @@ struct HttpTx {
   std::string response_body;  // decompressed, as file.data sees it
   std::string content_type;   // of the response (request's until then)
   std::string response_content_type;
-  uint64_t response_length = 0;  // the response's message body as sent (before decoding)
-  int port = -1;                 // the request's port (URI or Host header), -1 when none was given
-  HttpFile files[2];             // by direction: 0 the request's, 1 the response's
+  uint64_t response_length = 0;    // the response's message body as sent (before decoding)
+  int port = -1;                   // the request's port (URI or Host header), -1 when none was given
+  HttpFile files[2];               // by direction: 0 the request's, 1 the response's
+  std::unique_ptr<HttpForm> form;  // a multipart/form-data request's uploads (null for other requests)
   // progress
   static constexpr uint8_t kRequestHeaders = 1, kRequestDone = 2, kResponseHeaders = 4, kResponseDone = 8,
                            kRequestLine = 16;

@@ -173,7 +173,9 @@ void MimeParser::headers_done() {
     return;
   }
   attachments_.push_back(filename);
-  files_.push_back({std::move(filename)});
+  files_.emplace_back();
+  files_.back().name = std::move(filename);
+  files_.back().digests.start(digests_);
   data_.emplace_back();
   file_open_ = true;
   eol_held_.clear();
@@ -268,13 +270,15 @@ std::string MimeParser::b64_decode(std::string_view in) {
 void MimeParser::file_data(std::string_view d) {
   if (!file_open_ || d.empty()) return;
   files_.back().size += d.size();
+  files_.back().digests.update(d.data(), d.size());
   std::string& kept = data_.back();
-  if (kept.size() < kMimeFileKeep) kept.append(d.substr(0, kMimeFileKeep - kept.size()));
+  if (kept.size() < keep_) kept.append(d.substr(0, keep_ - kept.size()));
 }
 
 void MimeParser::close_file() {
   if (!file_open_) return;
   files_.back().closed = true;
+  files_.back().digests.finish();
   file_open_ = false;
   eol_held_.clear();
 }
@@ -307,6 +311,7 @@ void MimeParser::find_urls(std::string_view decoded, bool flush) {
 void MimeParser::finish() {
   if (done_) return;
   if (enc_ == Enc::Base64 && file_open_) file_data(b64_decode("="));
+  if (file_open_) files_.back().at_finish = true;
   close_file();
   find_urls({}, true);
   done_ = true;

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "shoal/flow/digest.hh"
+
 namespace shoal::flow {
 
 constexpr size_t kMimeMaxHeaders = 256, kMimeMaxValue = 8192, kMimeMaxBoundaries = 32, kMimeMaxUrls = 256,
@@ -28,6 +30,8 @@ struct MimeFile {
   std::string name;
   uint64_t size = 0;  // bytes decoded (the first kMimeFileKeep of them in file_data())
   bool closed = false;
+  bool at_finish = false;  // closed by the message's end, not by its boundary (cut short, if the message was)
+  FileHasher digests;      // of the decoded content, finished when the file closes
 };
 
 class MimeParser {
@@ -42,6 +46,11 @@ class MimeParser {
     kLongFilename = 32,
     kTooMany = 64,  // headers, boundaries, URLs or files past their bounds
   };
+  // The attachments' digests computed (FileDigest bits; before the first line).
+  void set_file_digests(uint8_t which) { digests_ = which; }
+  // The bytes of each file kept for file_data() (default kMimeFileKeep; 0:
+  // none, the files are only counted and digested).
+  void set_file_keep(size_t bytes) { keep_ = bytes; }
   // One line of the message, without its end of line (`eol`: "\r\n", "\n",
   // or empty for a piece of a longer line).
   void line(std::string_view l, std::string_view eol);
@@ -92,6 +101,8 @@ class MimeParser {
   std::vector<MimeFile> files_;
   std::vector<std::string> data_;
   uint32_t anomalies_ = 0;
+  uint8_t digests_ = 0;
+  size_t keep_ = kMimeFileKeep;
 };
 
 // The value of parameter `name` ("filename", "boundary") of a header value

@@ -119,6 +119,7 @@ void SmtpConn::command(const std::string& line, bool cut) {
     txs_.emplace_back();
     txs_.back().index = next_++;
     txs_.back().helo = helo_;
+    txs_.back().mime.set_file_digests(digests_);
     any_tx_ = true, last_ended_ = false;
   }
   SmtpTx* tx = txs_.empty() || last_ended_ ? nullptr : &txs_.back();

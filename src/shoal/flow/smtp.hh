@@ -43,6 +43,8 @@ class SmtpConn {
   // A transaction progressed with the client's data (kRequest), or ended (kDone; then dropped).
   using Event = std::function<void(SmtpTx& tx, uint8_t what)>;
   explicit SmtpConn(Event on) : on_(std::move(on)) {}
+  // The attachments' digests computed (FileDigest bits), for transactions begun after.
+  void set_file_digests(uint8_t which) { digests_ = which; }
   // In-order stream data of one direction (0: client, 1: server).
   void data(uint8_t dir, const uint8_t* d, uint32_t n);
   void gap(uint8_t dir);
@@ -78,6 +80,7 @@ class SmtpConn {
   std::string mline_;                         // a message line in progress
   std::deque<Cmd> pending_;                   // commands awaiting their reply
   bool any_tx_ = false, last_ended_ = false;  // a transaction began; the last one's message ended
+  uint8_t digests_ = 0;
   bool tls_ = false;
   uint32_t events_ = 0;
 };

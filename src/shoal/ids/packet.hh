@@ -50,6 +50,12 @@ struct TxBuffers {
   uint64_t events = 0;                                            // the transaction's app-layer events (bits)
   // the transaction's numbers (FieldCond::Dns*, from kTxFirst): any value may match
   std::vector<uint64_t> nums[FieldCond::kTxFields];
+  // the transaction's whole files' digests (lower-case hex; empty: not
+  // computed), for filemd5, filesha1 and filesha256: one file may match
+  struct FileDigests {
+    std::string_view md5, sha1, sha256;
+  };
+  std::vector<FileDigests> files;
   void set(Buf x, std::string_view v) {
     b[size_t(x)] = v;
     ready[size_t(x) >> 6] |= uint64_t(1) << (size_t(x) & 63);

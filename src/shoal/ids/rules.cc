@@ -804,6 +804,7 @@ constexpr BufName kSticky[] = {
     {"email.x_mailer", Buf::EmailXMailer},
     {"email.received", Buf::EmailReceived},
     {"email.url", Buf::EmailUrl},
+    {"file.name", Buf::HttpFileName},
     {"file.data", Buf::SmtpFileData},  // (found as http's first: an smtp rule's is this one)
     {"file.name", Buf::SmtpFileName},
     {"ipv4.hdr", Buf::Ipv4Hdr},
@@ -1136,6 +1137,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   Buf sticky = Buf::Packet;
   size_t sticky_at = SIZE_MAX;        // the item count when a sticky buffer was named last
   std::vector<size_t> sticky_starts;  // items named right after a sticky buffer
+  bool file_data = false;             // file.data / file_data named, without a side
   std::vector<Transform> pending_xf;  // the transforms named after the last sticky buffer
   int8_t xf_index = -1;               // ... as a chain of Rule::xforms, once an item uses it
   auto need_last = [&](const std::string& k) {
@@ -1215,7 +1217,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
         return err = fmt::format("'{}' takes no value{}", k, r.transactional ? " but to_server or to_client" : ""),
                false;
       if (side == "to_server" && b == Buf::HttpResponseBody) b = Buf::HttpRequestBody;
+      file_data |= (k == "file.data" || k == "file_data") && side.empty();
       if (r.app == kAppSmtp && b == Buf::HttpResponseBody) b = Buf::SmtpFileData;  // an email's attachments
+      if (r.app == kAppSmtp && b == Buf::HttpFileName) b = Buf::SmtpFileName;
       sticky = b;
       sticky_at = r.items.size();
       sticky_starts.push_back(sticky_at);
@@ -1314,6 +1318,28 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       r.items.push_back(std::move(it));
       last = nullptr;
       last_item = nullptr;
+    } else if (k == "filename" || k == "fileext") {
+      // Suricata's older forms of file.name: a part of the name (fileext:
+      // its extension, after a dot), case ignored; '!' negates
+      std::string_view pv = trim(v);
+      Item it;
+      if (!pv.empty() && pv[0] == '!') it.content.neg = true, pv = trim(pv.substr(1));
+      std::string quoted = !pv.empty() && pv[0] == '"' ? std::string(pv) : fmt::format("\"{}\"", pv);
+      if (!parse_content_bytes(quoted, it.content.bytes, err)) return err = fmt::format("{}: {}", k, err), false;
+      if (k == "fileext") it.content.bytes.insert(0, 1, '.'), it.content.endswith = true;
+      it.content.nocase = true;
+      it.buf = r.app == kAppSmtp ? Buf::SmtpFileName : Buf::HttpFileName;
+      r.items.push_back(std::move(it));
+      last = nullptr;
+      last_item = nullptr;
+    } else if (k == "filemd5" || k == "filesha1" || k == "filesha256") {
+      FileHashCond c;
+      c.algo = k == "filemd5" ? kFileMd5 : k == "filesha1" ? kFileSha1 : kFileSha256;
+      std::string_view pv = trim(v);
+      if (!pv.empty() && pv[0] == '!') c.neg = true, pv = trim(pv.substr(1));
+      c.list = unquote(std::string(pv));
+      if (c.list.empty()) return err = fmt::format("{} names no file of digests", k), false;
+      r.file_hashes.push_back(std::move(c));
     } else if (k == "filesize") {
       // filesize:[to_server,|to_client,]N|<N|>N|N<>M: a file once it is whole
       std::string_view pv = trim(v);
@@ -1572,9 +1598,12 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     if (it.is_content() && it.content.relative() && (it.content.has_offset || it.content.has_depth))
       return err = "a content mixes offset/depth with distance/within", false;
   for (size_t i = 1; i < r.items.size(); ++i) {  // a relative item follows one in its own buffer
-    const Item& it = r.items[i];
+    Item& it = r.items[i];
     // (the first item of a sticky buffer is relative to its start, as Suricata)
     bool starts = std::find(sticky_starts.begin(), sticky_starts.end(), i) != sticky_starts.end();
+    // an application buffer named again begins a run of its own (a
+    // multi-buffer's runs may hold in different values, as Suricata's)
+    it.run_start = starts && !packet_buf(it.buf) && it.buf == r.items[i - 1].buf;
     if (it.relative() && it.buf != r.items[i - 1].buf && !starts)
       return err = fmt::format("a relative {} in {} follows an item in {}",
                                it.is_pcre                         ? "pcre"
@@ -1601,13 +1630,20 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
                        : smtp_buf(it.buf) ? kAppSmtp
                                           : kAppHttp);
     if (__builtin_popcount(apps) > 1) return err = "buffers of two application protocols in one rule", false;
-    if (!apps) apps = 1u << kAppHttp;
+    if (!apps)
+      apps =
+          1u << (r.app ? unsigned(r.app) : unsigned(kAppHttp));  // (file digests only: the header's protocol's files)
     uint16_t app = uint16_t(__builtin_ctz(apps));
     if (r.app && r.app != app)
       return err = fmt::format("a {} rule reads {} buffers", app_name(r.app), app_name(app)), false;
     r.app = app;
+    if (!r.file_hashes.empty() && app != kAppHttp && app != kAppSmtp)
+      return err = fmt::format("file digests: {} carries no files this engine reads (http and smtp do)", app_name(app)),
+             false;
   }
   for (const Item& it : r.items) r.header_bufs |= it.buf != Buf::Packet && packet_buf(it.buf);
+  r.file_data_either =
+      file_data && r.app == kAppHttp && !(r.flow & (kFlowToServer | kFlowToClient)) && !r.transactional;
   if (r.stream_only()) {  // what a byte stream has: its bytes
     if (r.proto != Proto::TCP && r.proto != Proto::IP) return err = "only_stream: streams are TCP's", false;
     if (r.uses_tx() || r.header_bufs)
@@ -1668,7 +1704,8 @@ bool RuleSet::load_text(const std::string& text, const std::string& name, const 
     std::string why;
     r.file = name;
     r.line = start;
-    if (parse_rule(rule, vars, r, why) && number_flowbits(r, why) && bind_datasets(r, name, why)) {
+    if (parse_rule(rule, vars, r, why) && number_flowbits(r, why) && bind_datasets(r, name, why) &&
+        bind_file_hashes(r, name, why)) {
       // a duplicate gid:sid: the later rule wins (as Suricata), the earlier is reported
       uint64_t key = uint64_t(r.gid) << 32 | r.sid;
       auto [it, fresh] = sid_index_.emplace(key, rules_.size());
@@ -1721,6 +1758,45 @@ bool RuleSet::bind_datasets(Rule& r, const std::string& file, std::string& why) 
     if (it.byte.kind != ByteOp::Dataset) continue;
     it.dataset = datasets_.bind(*it.dataset_use, dir, why);
     if (!it.dataset) return false;
+  }
+  return true;
+}
+
+// Each file digest condition's list: read (as Suricata reads it: each
+// line's leading run of hex digits, lines without one skipped) by the
+// first rule that names it, relative to the rules file's directory, and
+// shared by the others.
+bool RuleSet::bind_file_hashes(Rule& r, const std::string& file, std::string& why) {
+  for (FileHashCond& c : r.file_hashes) {
+    std::filesystem::path p(c.list);
+    if (p.is_relative()) p = std::filesystem::path(file).parent_path() / p;
+    auto key = std::make_pair(c.algo, p.lexically_normal().string());
+    if (auto it = hash_lists_.find(key); it != hash_lists_.end()) {
+      c.set = it->second;
+      continue;
+    }
+    const char* kw = c.algo == kFileMd5 ? "filemd5" : c.algo == kFileSha1 ? "filesha1" : "filesha256";
+    size_t want = c.algo == kFileMd5 ? 32 : c.algo == kFileSha1 ? 40 : 64;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(p, ec))
+      return why = fmt::format("{}: '{}' is not a file", kw, key.second), false;
+    std::ifstream in(p);
+    if (!in) return why = fmt::format("{}: cannot read '{}'", kw, key.second), false;
+    auto set = std::make_shared<std::unordered_set<std::string>>();
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      if (line.size() > 8192) return why = fmt::format("{}: {}:{}: a line over 8 KiB", kw, key.second, n), false;
+      size_t len = 0;
+      while (len < line.size() && std::isxdigit(uint8_t(line[len]))) ++len;
+      if (!len) continue;
+      if (len != want)
+        return why = fmt::format("{}: {}:{}: a digest of {} hex digits, not {}", kw, key.second, n, want, len), false;
+      std::string h = line.substr(0, len);
+      for (char& ch : h) ch = char(std::tolower(uint8_t(ch)));
+      set->insert(std::move(h));
+    }
+    c.set = set;
+    hash_lists_.emplace(std::move(key), std::move(set));
   }
   return true;
 }

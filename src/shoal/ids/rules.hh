@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "shoal/ids/dataset.hh"
@@ -86,6 +87,7 @@ enum class Buf : uint8_t {
   HttpRequestHeader,   // each request header, "Name: value" (a multi-buffer)
   HttpResponseHeader,  // each response header
   HttpHeaderNames,     // the header names (either side's)
+  HttpFileName,        // the transaction's files' names (file.name, filename, fileext of an http rule)
   // DNS (multi-buffers: a run matches when one of the values does)
   DnsQuery,           // a request's query names (dns.query)
   DnsQueriesRrname,   // the query names of either side
@@ -260,6 +262,10 @@ struct Item {
   ByteOp byte;  // kind != None: this item is a byte check, not a content
   Buf buf = Buf::Packet;
   int8_t xform = -1;  // the transform chain its buffer is read through (Rule::xforms), or none
+  // the first item of a run although the item before it reads the same
+  // buffer (the buffer was named again): a multi-buffer's runs hold each in
+  // any value
+  bool run_start = false;
   bool is_content() const { return !is_pcre && byte.kind == ByteOp::None; }
   bool relative() const;
   Content content;
@@ -268,6 +274,17 @@ struct Item {
   // the rule set loads the rule (RuleSet's Datasets)
   std::shared_ptr<const DatasetUse> dataset_use;
   std::shared_ptr<Dataset> dataset;
+};
+
+// filemd5, filesha1, filesha256: a whole file's digest is in a list (neg:
+// is not). The list (a file of hex digests, one a line, as Suricata reads
+// it) is loaded relative to the rules file when the rule set takes the rule.
+enum FileHashAlgo : uint8_t { kFileMd5 = 1, kFileSha1 = 2, kFileSha256 = 4 };
+struct FileHashCond {
+  uint8_t algo = kFileMd5;
+  bool neg = false;
+  std::string list;                                            // as written
+  std::shared_ptr<const std::unordered_set<std::string>> set;  // lower-case hex, bound at load
 };
 
 enum class Proto : uint8_t { IP, TCP, UDP, ICMP, ICMP4, ICMP6, IP4, IP6, SCTP };
@@ -437,6 +454,7 @@ struct Rule {
   uint64_t app_events = 0;     // app-layer-event: the transaction's events it must have (bits of app_event_names)
   std::vector<FieldCond> fields;
   std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)
+  std::vector<FileHashCond> file_hashes;
   bool has_flags = false;
   FlagsCond flags;
   uint16_t ipopts = 0;  // ipopts: one of the IPv4 options (kIpOpt* bits) the packet must have
@@ -448,12 +466,16 @@ struct Rule {
   } stream_size;
   bool has_fragbits = false;  // fragbits: IPv4 flags (R 4, D 2, M 1), modifier as flags'
   FlagsCond fragbits;
+  // an http rule's file.data with no side (no flow:to_server/to_client):
+  // the files uploaded by a form as well as the response's (Suricata
+  // inspects files both ways)
+  bool file_data_either = false;
   bool has_urilen = false, urilen_raw = false;
   uint32_t urilen_lo = 0, urilen_hi = UINT32_MAX;
   // Whether the rule reads a transaction's buffers (it is then matched on
   // transactions, not packets), and which side's.
   bool uses_tx() const {
-    if (has_urilen || !tx_fields.empty() || app_events) return true;
+    if (has_urilen || !tx_fields.empty() || app_events || !file_hashes.empty()) return true;
     for (const Item& it : items)
       if (!packet_buf(it.buf)) return true;
     return false;
@@ -548,7 +570,10 @@ class RuleSet {
  private:
   bool number_flowbits(Rule& r, std::string& why);
   bool bind_datasets(Rule& r, const std::string& file, std::string& why);
+  bool bind_file_hashes(Rule& r, const std::string& file, std::string& why);
   Datasets datasets_;
+  // hash lists by algorithm and path, shared by the rules that name them
+  std::map<std::pair<uint8_t, std::string>, std::shared_ptr<const std::unordered_set<std::string>>> hash_lists_;
   std::map<std::string, uint16_t> flowbit_ids_;
   std::map<uint64_t, size_t> sid_index_;  // gid << 32 | sid -> index in rules_
   std::vector<Rule> rules_;

@@ -198,6 +198,15 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
                       : (v < c.lo || v > c.hi) == c.neg;
     if (!any) return false;
   }
+  // file digests: a whole file's digest in (or not in) each list
+  for (const FileHashCond& c : r.file_hashes) {
+    bool any = false;
+    for (const TxBuffers::FileDigests& f : tx.files) {
+      std::string_view h = c.algo == kFileMd5 ? f.md5 : c.algo == kFileSha1 ? f.sha1 : f.sha256;
+      if (!h.empty() && c.set) any |= (c.set->count(std::string(h)) != 0) != c.neg;
+    }
+    if (!any) return false;
+  }
   auto pcre2 = [](size_t) { return -1; };
   static const uint8_t kEmpty = 0;
   std::string transformed;
@@ -211,7 +220,7 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
     return items_from(r, k, s, uint32_t(v.size()), 0, budget, pcre2, k);
   };
   for (size_t k = 0; k < r.items.size(); ++k) {
-    if (k > 0 && r.items[k].buf == r.items[k - 1].buf) continue;  // inside a run
+    if (k > 0 && r.items[k].buf == r.items[k - 1].buf && !r.items[k].run_start) continue;  // inside a run
     Buf b = r.items[k].buf;
     if (b == Buf::Packet) {
       if (!run(k, {reinterpret_cast<const char*>(p.payload), p.plen})) return false;

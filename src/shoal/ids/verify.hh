@@ -155,7 +155,7 @@ template <class Exists>
 bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t prev_end, int& budget, Exists& exists,
                 size_t start = 0) {
   // the end of the rule, or of the run of items in one buffer that began at `start`
-  if (k == r.items.size() || (k > start && r.items[k].buf != r.items[k - 1].buf)) return true;
+  if (k == r.items.size() || (k > start && (r.items[k].buf != r.items[k - 1].buf || r.items[k].run_start))) return true;
   if (--budget < 0) return false;  // pathological backtracking: no match (as Snort's limits)
   const Item& it = r.items[k];
   if (it.byte.kind == ByteOp::Dataset)  // the whole buffer, whatever the cursor
@@ -205,7 +205,7 @@ bool packet_items_match(const Rule& r, const PacketInfo& p, int& budget, Exists&
   if (!r.header_bufs) return items_from(r, 0, p.payload, p.plen, 0, budget, exists);
   auto unknown = [](size_t) { return -1; };
   for (size_t k = 0; k < r.items.size(); ++k) {
-    if (k > 0 && r.items[k].buf == r.items[k - 1].buf) continue;  // inside a run
+    if (k > 0 && r.items[k].buf == r.items[k - 1].buf && !r.items[k].run_start) continue;  // inside a run
     if (r.items[k].buf == Buf::Packet) {
       if (!items_from(r, k, p.payload, p.plen, 0, budget, exists, k)) return false;
       continue;

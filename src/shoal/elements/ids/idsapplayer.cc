@@ -68,7 +68,26 @@ void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, b
   reasm_.configure(sc);
   reasm_.set_sink(this);
   stream_rules_ = db_ && !db_->stream_rules().empty();
+  // the files' digests: those the rules read, and those the records must show
+  static_assert(int(ids::kFileMd5) == flow::kDigestMd5 && int(ids::kFileSha1) == flow::kDigestSha1 &&
+                int(ids::kFileSha256) == flow::kDigestSha256);
+  uint8_t digests = force_digests_;
+  if (db_)
+    for (const ids::Rule& r : db_->rules())
+      for (const ids::FileHashCond& c : r.file_hashes) digests |= c.algo;
+  http_cfg_.file_digests = digests;
 }
+
+namespace {
+
+// A file's digests, where computed, in its fileinfo object (Suricata's md5, sha1, sha256).
+void digests_json(nlohmann::json& fi, const flow::FileHasher& h) {
+  if (!h.md5().empty()) fi["md5"] = h.md5();
+  if (!h.sha1().empty()) fi["sha1"] = h.sha1();
+  if (!h.sha256().empty()) fi["sha256"] = h.sha256();
+}
+
+}  // namespace
 
 void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
   Conn*& c = slot(id);
@@ -322,8 +341,10 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     if (smtp > 0) {
       c->app = ids::kAppSmtp;
       c->detect[dir] = 8;
-      if (!c->smtp)
+      if (!c->smtp) {
         c->smtp = std::make_unique<flow::SmtpConn>([this, c](flow::SmtpTx& t, uint8_t what) { on_smtp(*c, t, what); });
+        c->smtp->set_file_digests(http_cfg_.file_digests);
+      }
       return hand_over(*c->smtp);
     }
     // SSH: an identification line, either side first
@@ -473,7 +494,22 @@ void IdsAppLayer::log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir) {
   nlohmann::json fi = {
       {"filename", f.name}, {"gaps", f.gaps}, {"state", f.state == flow::HttpFile::Closed ? "CLOSED" : "TRUNCATED"},
       {"stored", false},    {"size", f.size}, {"tx_id", tx.index}};
+  digests_json(fi, f.digests);
   logs_.push_back({c.id, TxLog::File, dir, tx.index, http_json(tx), std::move(fi)});
+}
+
+void IdsAppLayer::log_uploads(const Conn& c, flow::HttpTx& tx) {
+  flow::HttpForm* form = tx.form.get();
+  if (!log_files_ || !form) return;
+  const std::vector<flow::MimeFile>& up = form->mime.files();
+  for (; form->logged < up.size() && up[form->logged].closed; ++form->logged) {
+    const flow::MimeFile& f = up[form->logged];
+    bool whole = form->whole(form->logged);
+    nlohmann::json fi = {{"filename", f.name}, {"gaps", false},  {"state", whole ? "CLOSED" : "TRUNCATED"},
+                         {"stored", false},    {"size", f.size}, {"tx_id", tx.index}};
+    if (whole) digests_json(fi, f.digests);
+    logs_.push_back({c.id, TxLog::File, 0, tx.index, http_json(tx), std::move(fi)});
+  }
 }
 
 void IdsAppLayer::stream_end(uint32_t flow, uint8_t dir) {
@@ -486,6 +522,7 @@ void IdsAppLayer::on_tx(Conn& c, flow::HttpTx& tx, uint8_t what) {
   // records of what ended (unless a config rule said not to): a file with
   // its body, a transaction when both sides are done or the connection ends
   if (tx.no_log) return;
+  log_uploads(c, tx);
   if (what == flow::HttpTx::kRequestDone) log_file(c, tx, 0);
   if (what == flow::HttpTx::kResponseDone || what == flow::HttpTx::kEnded) {
     if (what == flow::HttpTx::kEnded) log_file(c, tx, 0);
@@ -553,14 +590,26 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
   }
   if (tx.progress & (flow::HttpTx::kResponseDone | flow::HttpTx::kResponseBodyEnd))
     b.set(Buf::HttpResponseBody, tx.response_body);
-  // the files' sizes once whole (either side's, and each side's)
+  // the files' names once opened, their sizes once ended (either side's,
+  // and each side's), their digests once whole
   using F = ids::FieldCond;
+  std::vector<std::string> file_names;
   for (int d = 0; d < 2; ++d) {
     const flow::HttpFile& f = tx.files[d];
+    if (f.state != flow::HttpFile::None) file_names.push_back(f.name);
+    if (f.state == flow::HttpFile::Closed) b.files.push_back({f.digests.md5(), f.digests.sha1(), f.digests.sha256()});
     if (f.state != flow::HttpFile::Closed && f.state != flow::HttpFile::Truncated) continue;
     b.nums[F::FileSize - F::kTxFirst].push_back(f.size);
     b.nums[(d == 0 ? F::FileSizeToServer : F::FileSizeToClient) - F::kTxFirst] = {f.size};
   }
+  if (const flow::HttpForm* form = tx.form.get()) {  // a form's uploads: names, and digests once whole
+    const std::vector<flow::MimeFile>& up = form->mime.files();
+    for (size_t i = 0; i < up.size(); ++i) {
+      file_names.push_back(up[i].name);
+      if (form->whole(i)) b.files.push_back({up[i].digests.md5(), up[i].digests.sha1(), up[i].digests.sha256()});
+    }
+  }
+  if (!file_names.empty()) b.set_many(Buf::HttpFileName, file_names);
   // buffers either side has: the request's for rules on the request, the
   // response's for rules on the response
   ids::TxBuffers req = b, res = b;
@@ -586,12 +635,26 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     res.set_many(Buf::HttpResponseHeader, tx.response_header_list);
     res.set(Buf::HttpHeaderNames, tx.response_header_names);
   }
+  // file.data with no side: the response's body and the form's files whole
+  // (a multi-buffer), for rules that say no side
+  ids::TxBuffers either;
+  std::vector<std::string> file_data;
+  if (const flow::HttpForm* form = tx.form.get()) {
+    for (size_t i = 0; i < form->mime.files().size(); ++i)
+      if (form->whole(i)) file_data.push_back(form->mime.file_data()[i]);
+  }
+  const bool uploads = !file_data.empty();
+  if (uploads) {
+    either = res;
+    if (res.has(Buf::HttpResponseBody) && !res.absent(Buf::HttpResponseBody)) file_data.push_back(tx.response_body);
+    either.set_many(Buf::HttpResponseBody, file_data);
+  }
   const auto& rules = db_->rules();
-  for (uint32_t r : tx_candidates(req, &res)) {
+  for (uint32_t r : uploads ? tx_candidates(req, &either) : tx_candidates(req, &res)) {
     if (std::find(tx.alerted.begin(), tx.alerted.end(), r) != tx.alerted.end()) continue;
     const ids::Rule& rule = rules[r];
     if (rule.app != ids::kAppHttp) continue;
-    const ids::TxBuffers& use = rule.response_side() ? res : req;
+    const ids::TxBuffers& use = uploads && rule.file_data_either ? either : rule.response_side() ? res : req;
     if (!ids::tx_matches(rule, use, *cur_)) continue;
     tx.alerted.push_back(r);
     tx.no_log |= rule.no_tx_log;
@@ -1154,6 +1217,8 @@ void IdsAppLayer::match_smtp(flow::SmtpTx& t) {
   for (; t.files_matched < m.files().size() && m.files()[t.files_matched].closed; ++t.files_matched)
     closed.push_back(m.file_data()[t.files_matched]);
   if (!closed.empty()) b.set_many(Buf::SmtpFileData, closed);
+  for (const flow::MimeFile& f : m.files())  // the digests of the attachments whole
+    if (f.closed && !(t.cut && f.at_finish)) b.files.push_back({f.digests.md5(), f.digests.sha1(), f.digests.sha256()});
   nlohmann::json meta;
   const auto& rules = db_->rules();
   for (uint32_t r : tx_candidates(b)) {
@@ -1166,15 +1231,16 @@ void IdsAppLayer::match_smtp(flow::SmtpTx& t) {
     if (meta.is_null()) {
       meta = smtp_json(t);
       // the transaction's files as the alert sees them (Suricata's alert "files")
-      for (const flow::MimeFile& f : m.files())
-        meta["files"].push_back({{"filename", f.name},
-                                 {"gaps", false},
-                                 {"state", !f.closed ? "OPEN"
-                                           : t.cut   ? "TRUNCATED"
-                                                     : "CLOSED"},
-                                 {"stored", false},
-                                 {"size", f.size},
-                                 {"tx_id", t.index}});
+      for (const flow::MimeFile& f : m.files()) {
+        nlohmann::json fi = {{"filename", f.name},
+                             {"gaps", false},
+                             {"state", !f.closed ? "OPEN" : t.cut && f.at_finish ? "TRUNCATED" : "CLOSED"},
+                             {"stored", false},
+                             {"size", f.size},
+                             {"tx_id", t.index}};
+        if (f.closed && !(t.cut && f.at_finish)) digests_json(fi, f.digests);
+        meta["files"].push_back(std::move(fi));
+      }
     }
     cur_hits_->push_back({r, nullptr, meta, t.index, ids::kAppSmtp});
   }
@@ -1192,8 +1258,10 @@ void IdsAppLayer::on_smtp(Conn& c, flow::SmtpTx& t, uint8_t what) {
   for (; t.files_logged < files.size() && files[t.files_logged].closed; ++t.files_logged) {
     if (!log_files_) continue;
     const flow::MimeFile& f = files[t.files_logged];
-    nlohmann::json fi = {{"filename", f.name}, {"gaps", false},  {"state", t.cut ? "TRUNCATED" : "CLOSED"},
-                         {"stored", false},    {"size", f.size}, {"tx_id", t.index}};
+    nlohmann::json fi = {
+        {"filename", f.name}, {"gaps", false},  {"state", t.cut && f.at_finish ? "TRUNCATED" : "CLOSED"},
+        {"stored", false},    {"size", f.size}, {"tx_id", t.index}};
+    if (!(t.cut && f.at_finish)) digests_json(fi, f.digests);
     logs_.push_back({c.id, TxLog::SmtpFile, 0, t.index, smtp_json(t), std::move(fi)});
   }
   if (what == flow::SmtpConn::kDone && log_smtp_) logs_.push_back({c.id, TxLog::Smtp, 0, t.index, smtp_json(t), {}});

@@ -124,6 +124,10 @@ class IdsAppLayer : private flow::StreamSink {
   static nlohmann::json ftp_json(const flow::FtpTx& t);
   // Suricata's smtp and email objects of a transaction, as {"smtp": ..., "email": ...}.
   static nlohmann::json smtp_json(const flow::SmtpTx& t);
+  // The files' digests every fileinfo record shows (flow::FileDigest bits,
+  // Suricata's force-hash; before init): those the rules read are computed
+  // anyway.
+  void set_force_digests(uint8_t which) { force_digests_ = which; }
   // Content-Encoding layers undone (before init).
   void set_decompress_layers(int n) { http_cfg_.decompress_layers = n; }
   void set_body_limits(uint32_t request, uint32_t response) {
@@ -154,6 +158,7 @@ class IdsAppLayer : private flow::StreamSink {
   Conn*& slot(uint32_t id);
   void on_tx(Conn& c, flow::HttpTx& tx, uint8_t what);
   void log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir);
+  void log_uploads(const Conn& c, flow::HttpTx& tx);  // a form's files closed since
   void match_tx(flow::HttpTx& tx);
   void dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n);
   void on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what);
@@ -170,6 +175,7 @@ class IdsAppLayer : private flow::StreamSink {
   std::shared_ptr<const ids::Database> db_;
   flow::Reassembler reasm_;
   flow::HttpConfig http_cfg_;
+  uint8_t force_digests_ = 0;
   Counters c_;
   // the packet being processed, for the events its data raises
   ids::PacketInfo* cur_ = nullptr;

@@ -192,7 +192,21 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("EVE_DNS_VERSION", dns_version);
     std::string dns_ports = "53";
     a.read("DNS_PORTS", dns_ports);
+    std::string file_hashes;
+    a.read("FILE_HASHES", file_hashes);
     a.complete();
+    uint8_t digests = 0;
+    for (std::string_view w : split_words(file_hashes)) {
+      if (w == "md5")
+        digests |= flow::kDigestMd5;
+      else if (w == "sha1")
+        digests |= flow::kDigestSha1;
+      else if (w == "sha256")
+        digests |= flow::kDigestSha256;
+      else
+        a.fail(fmt::format("FILE_HASHES: '{}' is not md5, sha1 or sha256", w));
+    }
+    app_.set_force_digests(digests);
     if (!order.empty()) {
       // Suricata's action-order: each of pass, drop, reject, alert once
       std::vector<std::string> seen;
@@ -1588,6 +1602,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"EVE_DNS_VERSION", "integer",                                                                                   \
        "the dns records' format, Suricata's eve-log dns version: 3 (default, one record per message) or 2 (one per "   \
        "question of a request, an answer record per response)"},                                                       \
+      {"FILE_HASHES", "string",                                                                                        \
+       "the digests every fileinfo record shows: md5, sha1, sha256 (Suricata's files force-hash; default none: those " \
+       "the rules' filemd5, filesha1 and filesha256 read are computed and shown anyway)"},                             \
       {"HTTP_DECOMPRESS_LAYERS", "integer",                                                                            \
        "nested Content-Encodings of HTTP bodies undone (Suricata's response-body-decompress-layer-limit; default 2)"}, \
       {"HTTP_REQUEST_BODY_LIMIT", "bytes",                                                                             \
