@@ -153,8 +153,10 @@ TEST(IdsFlow, EstablishedAndDirectionFollowTheHandshake) {
   c.out.push_back(ether(ip4(kClient, kServer, 17, 5353, 53, "question")));
   c.out.push_back(ether(ip4(kServer, kClient, 17, 53, 5353, "answer")));
   c.out.push_back(ether(ip4(kClient, kServer, 17, 5353, 53, "question again")));
+  // (the client's "hello server" starts where "early" did: the stream keeps
+  // the first data, "early" then " server", and inspects what is new)
   auto r = run_ids("flowdir", c.out,
-                   "alert tcp any any -> any any (content:\"hello\"; flow:established,to_server; sid:1;)\n"
+                   "alert tcp any any -> any any (content:\" server\"; flow:established,to_server; sid:1;)\n"
                    "alert tcp any any -> any any (content:\"hello\"; flow:to_client; sid:2;)\n"
                    "alert tcp any any -> any any (content:\"early\"; flow:not_established; sid:3;)\n"
                    "alert tcp any any -> any any (content:\"early\"; flow:established; sid:4;)\n"
@@ -2546,4 +2548,37 @@ TEST(IdsFiles, AFormsUploadsAreFilesMatchedOneByOne) {
   EXPECT_EQ(by_name["cut.bin"]["fileinfo"]["state"], "TRUNCATED");
   EXPECT_EQ(by_name["cut.bin"]["fileinfo"]["size"], 5);
   EXPECT_FALSE(by_name["cut.bin"]["fileinfo"].contains("md5"));
+}
+
+TEST(IdsStream, TcpPayloadRulesReadTheStreamWherePacketsJoinedIt) {
+  Conv c;
+  c.send(0, "GET /sec");  // "/secret" split across two segments
+  c.send(0, "ret HTTP/1.0\r\n\r\n");
+  c.send(1, "HTTP/1.0 200 OK\r\n\r\n");
+  // a RST's data joins no stream: its packet is inspected
+  c.out.push_back(ether(ip4(kClient, kServer, 6, c.port, c.server, "bye now", c.cseq, c.sseq, 0x14)));
+  c.out.push_back(ether(ip4(kClient, kServer, 17, 5353, 53, "udp /secret")));
+  std::string rules =
+      "alert tcp any any -> any any (content:\"/secret\"; sid:1;)\n"                 // across the segments
+      "alert tcp-pkt any any -> any any (content:\"/secret\"; sid:2;)\n"             // packets only: never whole
+      "alert tcp any any -> any any (content:\"ret\"; depth:3; sid:3;)\n"            // from the inspection's start
+      "alert tcp any any -> any any (content:\"ret\"; dsize:<20; sid:4;)\n"          // a packet's size: on packets
+      "alert tcp any any -> any any (content:\"bye\"; sid:5;)\n"                     // the RST's data
+      "alert ip any any -> any any (content:\"/secret\"; flow:to_server; sid:6;)\n"  // TCP's stream, UDP's packet
+      "alert tcp any any -> any any (content:\"GET /sec\"; content:\"ret\"; distance:0; sid:7;)\n";  // the seam
+  auto r = run_ids("streampayload", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  std::map<uint32_t, int> n;
+  for (auto& a : r.eve) ++n[a["alert"]["signature_id"]];
+  EXPECT_EQ(n, (std::map<uint32_t, int>{{1, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 2}, {7, 1}}));
+  for (auto& a : r.eve)
+    if (a["alert"]["signature_id"] == 6 && a["proto"] == "UDP") {
+      EXPECT_FALSE(a.contains("stream")) << a;
+    }
+  // STREAM_PAYLOAD false: every payload rule reads packets, as Snort 2
+  auto pk = run_ids("streampayload-off", c.out, rules, false, false, ", STREAM_PAYLOAD false");
+  ASSERT_TRUE(pk.r->ok);
+  std::map<uint32_t, int> m;
+  for (auto& a : pk.eve) ++m[a["alert"]["signature_id"]];
+  EXPECT_EQ(m, (std::map<uint32_t, int>{{3, 1}, {4, 1}, {5, 1}, {6, 1}}));
 }

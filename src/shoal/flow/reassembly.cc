@@ -109,20 +109,20 @@ void Reassembler::insert(DirStream& d, uint64_t off, const uint8_t* data, uint32
   c_.buffered_peak.set(std::max(c_.buffered_peak.get(), c_.buffered.get()));
 }
 
-void Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, uint8_t flags, const uint8_t* data,
+bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, uint8_t flags, const uint8_t* data,
                           uint32_t len) {
   DirStream& d = s.d[dir];
   bool syn = flags & k::kTcpSyn, fin = flags & k::kTcpFin, rst = flags & k::kTcpRst;
   if (d.rst || (rst && d.ended)) {
     if (len) c_.after_rst.add();
-    return;
+    return false;
   }
   if (rst) {
     // the connection is aborted: both directions end with what they have
     s.d[0].rst = s.d[1].rst = true;
     if (len) c_.after_rst.add();
     finish(s, flow);
-    return;
+    return false;
   }
   if (syn) {
     if (!d.init) {
@@ -133,10 +133,10 @@ void Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
     seq += 1;  // a SYN's data starts after its own sequence number
   }
   if (!d.init) {
-    if (!len && !fin) return;
+    if (!len && !fin) return false;
     if (!cfg_.midstream) {
       if (len) c_.no_handshake.add();
-      return;
+      return false;
     }
     d.init = true;  // picked up midstream: this segment starts the stream
     d.base = seq;
@@ -205,6 +205,7 @@ void Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
     }
   }
   drain(d, flow, dir);
+  return len > 0;
 }
 
 void Reassembler::finish(Stream& s, uint32_t flow) {

@@ -91,8 +91,10 @@ class Reassembler {
   const StreamConfig& config() const { return cfg_; }
   const StreamCounters& counters() const { return c_; }
 
-  // One TCP segment of `flow` in direction `dir`.
-  void segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, uint8_t flags, const uint8_t* data, uint32_t len);
+  // One TCP segment of `flow` in direction `dir`. True when its data is
+  // the stream's (delivered, held, or a retransmission of what it has):
+  // false for no data, a RST's, or data before the stream began.
+  bool segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, uint8_t flags, const uint8_t* data, uint32_t len);
   // The connection ended: each direction's holes become gaps, and what was
   // buffered is delivered.
   void finish(Stream& s, uint32_t flow);

@@ -164,6 +164,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
       stream_rules_.push_back(i);
       continue;
     }
+    if (rules_[i].stream_payload) stream_rules_.push_back(i);  // (and a packet rule)
     if (rules_[i].uses_tx()) {
       tx_rules_.push_back(i);
       continue;

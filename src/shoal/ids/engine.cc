@@ -158,6 +158,7 @@ void Engine::verify(const PacketInfo& p, std::vector<uint32_t>& hits) {
   verified_ = merged_.size();
   const auto& rules = db_->rules();
   for (uint32_t r : merged_) {
+    if (p.stream_added && rules[r].stream_payload) continue;  // (the stream's inspection reads this payload)
     if (!header_matches(rules[r], p)) continue;
     auto known = [&](size_t k) {
       int32_t sl = db_->existence_slot(r, uint32_t(k));

@@ -39,6 +39,9 @@ struct PacketInfo {
   uint64_t* flowbits = nullptr;  // the flow's bits (kMaxFlowbits), or null
   uint16_t app = kAppNone;       // the flow's application protocol, when detected
   bool app_known = false;        // detection ended this way (app none then: no protocol this engine knows)
+  // TCP: the payload joined the flow's reassembled stream, whose inspection
+  // reads it (the stream payload rules do not read the packet then)
+  bool stream_added = false;
 };
 
 // An application-layer transaction's buffers, as the rules read them.

@@ -1065,8 +1065,11 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     return err = fmt::format("unknown action '{}'", f[0]), false;
   r.action = f[0];
   std::transform(f[1].begin(), f[1].end(), f[1].begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (f[1] == "tcp-pkt") f[1] = "tcp";  // TCP rules matched on packets: all Shoal's packet rules are
-  if (f[1] == "tcp-stream") {           // matched on the reassembled stream only (flow:only_stream)
+  if (f[1] == "tcp-pkt") {  // TCP rules matched on packets only (not on the reassembled stream)
+    f[1] = "tcp";
+    r.packet_only = true;
+  }
+  if (f[1] == "tcp-stream") {  // matched on the reassembled stream only (flow:only_stream)
     f[1] = "tcp";
     r.flow |= kFlowOnlyStream;
   }
@@ -1653,6 +1656,15 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     if (r.has_dsize) return err = "only_stream: dsize is a packet's size, a stream has none", false;
     r.proto = Proto::TCP;
   }
+  // Suricata's TCP payload rules: where a packet's data joined the
+  // reassembled stream, the stream is inspected, not the packet; rules
+  // that read a packet's own size or headers stay on packets
+  r.stream_payload =
+      (r.proto == Proto::TCP || r.proto == Proto::IP || r.proto == Proto::IP4 || r.proto == Proto::IP6) &&
+      !r.stream_only() && !r.packet_only && !(r.flow & kFlowNoStream) && !r.uses_tx() && !r.items.empty() &&
+      !r.header_bufs && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.ipopts &&
+      !r.decode_events;
+  for (const Item& it : r.items) r.stream_payload &= it.buf == Buf::Packet;
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
   r.ip_only = r.items.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side && !r.has_dsize &&

@@ -443,6 +443,14 @@ struct Rule {
   // header, flow or port test) are matched once per flow direction, on its
   // first packet.
   bool ip_only = false;
+  bool packet_only = false;  // tcp-pkt: matched on packets, never on the stream
+  // A TCP payload rule as Suricata inspects it: on the reassembled stream
+  // (the data acknowledged, or arrived, since the last inspection, across
+  // segments) where a packet's data joined the stream, and on the packet
+  // otherwise (no flow, data before the stream or past its depth, a RST's).
+  // Rules reading a packet's own size or headers (dsize, flags, ttl, ...)
+  // stay on packets.
+  bool stream_payload = false;
   // A pass or drop of this rule acts on the whole flow wherever it matched
   // (Suricata's IP-only and protocol-detection-only rules, and rules of an
   // application protocol); otherwise only a match on the stream or a

@@ -42,6 +42,10 @@ struct IdsAppLayer::Conn {
   uint32_t fresh[2] = {0, 0};
   uint64_t raw_end[2] = {0, 0};  // the stream offset raw[d] ends at
   uint64_t acked[2] = {0, 0};    // the stream offset each direction's receiver acknowledged
+  // where the stream payload rules' inspection begins: the first data that
+  // joined the stream once the connection was established (what came
+  // before, a SYN's data, was inspected on its packets)
+  uint64_t payload_from[2] = {UINT64_MAX, UINT64_MAX};
 };
 
 IdsAppLayer::IdsAppLayer() = default;
@@ -68,6 +72,9 @@ void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, b
   reasm_.configure(sc);
   reasm_.set_sink(this);
   stream_rules_ = db_ && !db_->stream_rules().empty();
+  stream_payload_ = false;
+  if (db_)
+    for (uint32_t r : db_->stream_rules()) stream_payload_ |= db_->rules()[r].stream_payload;
   // the files' digests: those the rules read, and those the records must show
   static_assert(int(ids::kFileMd5) == flow::kDigestMd5 && int(ids::kFileSha1) == flow::kDigestSha1 &&
                 int(ids::kFileSha256) == flow::kDigestSha256);
@@ -218,7 +225,16 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   cur_hits_ = &hits;
   cur_found_ = found;
   size_t first = hits.size();
-  reasm_.segment(c->stream, id, info.dir, k::load_be32(info.l4 + 4), info.l4[13], info.payload, info.plen);
+  uint32_t seq = k::load_be32(info.l4 + 4);
+  bool added = reasm_.segment(c->stream, id, info.dir, seq, info.l4[13], info.payload, info.plen);
+  // the stream's inspection reads this payload: the data joined the stream
+  // of an established connection, within its depth
+  const flow::DirStream& sd = c->stream.d[info.dir & 1];
+  if (added && stream_payload_ && info.established && sd.init) {
+    uint32_t off = seq - sd.base + ((info.l4[13] & k::kTcpSyn) ? 1 : 0);
+    info.stream_added = off < kDepth;
+    if (info.stream_added) c->payload_from[info.dir & 1] = std::min<uint64_t>(c->payload_from[info.dir & 1], off);
+  }
   if (!stream_acked_) {
     for (uint8_t d = 0; d < 2; ++d) raw_inspect(*c, d, info, hits);
   } else if (stream_rules_) {
@@ -454,15 +470,17 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
   ss_.bytes.add(fresh);
   // the rules' header is matched against the direction's sender: the
   // packet that delivered the data, or that packet seen the other way
-  ids::PacketInfo flip;
-  const ids::PacketInfo* info = &at;
+  // (with the connection's protocol as detection left it: an application
+  // protocol's rules read its stream)
+  ids::PacketInfo view = at;
+  const ids::PacketInfo* info = &view;
+  view.app = c.app;
+  view.app_known = c.app != ids::kAppNone || c.detect[dir] != 0;
   if ((at.dir & 1) != dir) {
-    flip = at;
-    std::swap(flip.src, flip.dst);
-    std::swap(flip.sport, flip.dport);
-    flip.dir = dir;
-    flip.payload = nullptr, flip.plen = 0;
-    info = &flip;
+    std::swap(view.src, view.dst);
+    std::swap(view.sport, view.dport);
+    view.dir = dir;
+    view.payload = nullptr, view.plen = 0;
   }
   const auto* s = reinterpret_cast<const uint8_t*>(w.data());
   auto n = uint32_t(w.size() - pending), old = n - fresh;
@@ -471,14 +489,35 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
   const auto& rules = db_->rules();
   for (uint32_t r : scand_) {
     const ids::Rule& rule = rules[r];
-    if (!ids::header_matches(rule, *info) || !ids::payload_matches(rule, s, n)) continue;
-    if (old && ids::payload_matches(rule, s, old)) continue;  // found in the window before (inspected then)
+    if (!ids::header_matches(rule, *info)) continue;
+    uint32_t read_from = 0;  // the bytes of w the rule read: from here to n
+    if (rule.stream_payload) {
+      // A TCP payload rule: the data since the last inspection, its offsets
+      // and depths counted from there (Suricata's inspection of the stream),
+      // or a match that crosses into it from the window before (found
+      // nowhere in that window alone); what came before the connection was
+      // established was inspected on its packets
+      uint64_t lo = std::max<uint64_t>(base, c.payload_from[dir]);
+      if (lo >= base + n) continue;
+      auto wfrom = uint32_t(lo - base), ffrom = std::max(old, wfrom);
+      if (ffrom < n && ids::payload_matches(rule, s + ffrom, n - ffrom)) {
+        read_from = ffrom;
+      } else if (ffrom > wfrom && ids::payload_matches(rule, s + wfrom, n - wfrom) &&
+                 !ids::payload_matches(rule, s + wfrom, ffrom - wfrom)) {
+        read_from = wfrom;
+      } else {
+        continue;
+      }
+    } else {
+      if (!ids::payload_matches(rule, s, n)) continue;
+      if (old && ids::payload_matches(rule, s, old)) continue;  // found in the window before (inspected then)
+    }
     ids::apply_flowbits(rule, *info);
     ss_.matches.add();
     TxHit h{r, nullptr, {}, 0, ids::kAppNone};
     h.stream = true;
     h.dir = dir;
-    h.window.assign(w, 0, n);
+    h.window.assign(w, read_from, n - read_from);
     hits.push_back(std::move(h));
   }
   if (n > stream_window_) {

@@ -176,6 +176,7 @@ class IdsAppLayer : private flow::StreamSink {
   flow::Reassembler reasm_;
   flow::HttpConfig http_cfg_;
   uint8_t force_digests_ = 0;
+  bool stream_payload_ = false;  // some stream rules are TCP payload rules (ids::Rule::stream_payload)
   Counters c_;
   // the packet being processed, for the events its data raises
   ids::PacketInfo* cur_ = nullptr;

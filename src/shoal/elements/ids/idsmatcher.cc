@@ -180,7 +180,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (window > (16u << 20)) a.fail("STREAM_WINDOW: at most 16 MiB");
     app_.set_stream_window(window);
     std::string when = "arrival";
-    a.read("STREAM_INSPECT", when);
+    a.read("STREAM_INSPECT", when).read("STREAM_PAYLOAD", stream_payload_);
     if (when != "arrival" && when != "acked") a.fail(fmt::format("STREAM_INSPECT '{}': arrival or acked", when));
     app_.set_stream_acked(when == "acked");
     uint64_t memcap = 64ull << 20;
@@ -309,7 +309,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         shared_->set.refuse_if(needs, why);
       }
       db->set_action_order(action_order_);
-      if (!db->build(shared_->set.rules(), kind_, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
+      std::vector<ids::Rule> rules = shared_->set.rules();
+      if (!mgr_ || !stream_payload_)  // (no streams: every payload rule reads packets)
+        for (ids::Rule& r : rules) r.stream_payload = false;
+      if (!db->build(std::move(rules), kind_, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
       if (auto_engine_) db->pick_faster();
       shared_->db = std::move(db);
       if (!quiet_) {
@@ -338,7 +341,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // logged.
     bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns), log_tls = eve(kEveTls);
     for (const ids::Rule& r : shared_->db->rules())
-      app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond || r.stream_only());
+      app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond || r.stream_only() || r.stream_payload);
     bool log_sip = eve(kEveSip), log_ssh = eve(kEveSsh), log_anomaly = eve(kEveAnomaly), log_ftp = eve(kEveFtp),
          log_smtp = eve(kEveSmtp);
     app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip || log_ssh || log_ftp || log_smtp);
@@ -791,19 +794,20 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
     if (const char* a = ids::app_name(app)) j["app_proto"] = a;
     static const char* const kReason[] = {"timeout", "forced", "tcp_reuse", "shutdown"};
-    nlohmann::json fl = {{"pkts_toserver", f.pkts[0]},
-                         {"pkts_toclient", f.pkts[1]},
-                         {"bytes_toserver", fs->frame_bytes[0]},
-                         {"bytes_toclient", fs->frame_bytes[1]},
-                         {"start", time_text(f.first_ns, true)},
-                         {"end", time_text(f.last_ns, true)},
-                         {"age", (f.last_ns - f.first_ns) / 1000000000ull},
-                         {"state", key.proto == 6 ? (f.tcp.state >= k::kTcpFinWait     ? "closed"
-                                                     : flow::FlowTable::established(f) ? "established"
-                                                                                       : "new")
-                                                  : (f.pkts[0] && f.pkts[1] ? "established" : "new")},
-                         {"reason", kReason[int(why)]},
-                         {"alerted", fs->alerted != 0}};
+    nlohmann::json fl = {
+        {"pkts_toserver", f.pkts[0]},
+        {"pkts_toclient", f.pkts[1]},
+        {"bytes_toserver", fs->frame_bytes[0]},
+        {"bytes_toclient", fs->frame_bytes[1]},
+        {"start", time_text(f.first_ns, true)},
+        {"end", time_text(f.last_ns, true)},
+        {"age", f.last_ns / 1000000000ull - f.first_ns / 1000000000ull},  // (whole seconds, as Suricata)
+        {"state", key.proto == 6 ? (f.tcp.state >= k::kTcpFinWait     ? "closed"
+                                    : flow::FlowTable::established(f) ? "established"
+                                                                      : "new")
+                                 : (f.pkts[0] && f.pkts[1] ? "established" : "new")},
+        {"reason", kReason[int(why)]},
+        {"alerted", fs->alerted != 0}};
     if (fs->verdict == uint8_t(Verdict::Pass)) fl["action"] = "pass";
     if (fs->verdict == uint8_t(Verdict::Drop) && ips_) fl["action"] = "drop";
     if (fs->verdict == uint8_t(Verdict::Bypass)) fl["state"] = "bypassed";
@@ -1501,6 +1505,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   ids::ThresholdState threshold_;
   bool app_on_ = false;
   std::array<uint8_t, 4> action_order_ = {0, 1, 2, 3};
+  bool stream_payload_ = true;  // TCP payload rules read the reassembled stream (STREAM_PAYLOAD)
   bool eve_verdict_ = false, eve_ethernet_ = false, eve_packet_ = false;
   bool eve_payload_ = false, eve_printable_ = false;
   struct TrafficBit {
@@ -1634,6 +1639,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "when stream rules see a direction's data: arrival (default; on the packet that completed it, as Suricata "     \
        "inline) or acked (once its receiver acknowledged it, on that direction's next packet, at a hole or at the "    \
        "flow's end: Suricata's IDS mode, what shoal ids uses)"},                                                       \
+      {"STREAM_PAYLOAD", "boolean",                                                                                    \
+       "TCP payload rules read the reassembled stream where a packet's data joined it (the data since the last "       \
+       "inspection, across segments; Suricata's inspection), and packets otherwise; false: every payload rule reads "  \
+       "packets, as Snort 2 (default true; needs a FlowIPManager)"},                                                   \
       {"STREAM_WINDOW", "bytes",                                                                                       \
        "stream rules (flow:only_stream, tcp-stream) see each direction's new data with this many bytes before it, so " \
        "a match across segments is found when it fits in them (default 2048)"},                                        \
