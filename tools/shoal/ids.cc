@@ -87,7 +87,8 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
   size_t eq = kv.find('=');
   if (eq == std::string::npos || eq == 0) return err = fmt::format("--set '{}': NAME=VALUE expected", kv), false;
   std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-  static const std::set<std::string> kBool = {"stream.midstream"};
+  // (shoal.stream-payload is Shoal's own: false puts TCP payload rules on packets, IDSMatcher's STREAM_PAYLOAD)
+  static const std::set<std::string> kBool = {"stream.midstream", "shoal.stream-payload"};
   if (kBool.count(k)) {
     if (v != "true" && v != "false" && v != "yes" && v != "no")
       return err = fmt::format("--set {}: true or false, not '{}'", k, v), false;
@@ -159,6 +160,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (!vars.empty()) ids += fmt::format(", VARS {}", cquote(vars));
   if (set.count("threshold-file")) ids += fmt::format(", THRESHOLD {}", cquote(set.at("threshold-file")));
   if (set.count("dns-ports")) ids += fmt::format(", DNS_PORTS {}", cquote(set.at("dns-ports")));
+  if (set.count("shoal.stream-payload")) ids += fmt::format(", STREAM_PAYLOAD {}", set.at("shoal.stream-payload"));
   if (set.count(kDecompressLayers)) ids += fmt::format(", HTTP_DECOMPRESS_LAYERS {}", set.at(kDecompressLayers));
   if (set.count(kRequestBodyLimit)) ids += fmt::format(", HTTP_REQUEST_BODY_LIMIT {}", set.at(kRequestBodyLimit));
   if (set.count(kResponseBodyLimit)) ids += fmt::format(", HTTP_RESPONSE_BODY_LIMIT {}", set.at(kResponseBodyLimit));
@@ -227,7 +229,8 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.midstream-policy, exception-policy, "
                  "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "
-                 "body and decompression layer limits are honoured)");
+                 "body and decompression layer limits are honoured; Shoal's own shoal.stream-payload=false puts TCP "
+                 "payload rules on packets)");
   app.add_flag("--ips,--simulate-ips", a.ips, "IPS mode: drop and reject rules drop packets");
   app.add_option("-k", a.checksums, "checksum checks (accepted: checksums are not validated)")
       ->check(CLI::IsMember({"auto", "all", "none"}));
