@@ -22,12 +22,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* p, size_t n) {
       if (tx.request_body.size() > cfg.request_body_limit || tx.response_body.size() > cfg.response_body_limit)
         std::abort();
       if (!(tx.progress & progress)) std::abort();  // the bit announced is set
-      if (const HttpForm* f = tx.form.get())
+      if (const HttpForm* f = tx.form.get()) {
+        size_t kept = 0;
+        for (const std::string& d : f->mime.file_data()) kept += d.size();
+        if (kept > cfg.request_body_limit) std::abort();  // all files together within the limit
         for (size_t k = 0; k < f->mime.files().size(); ++k) {
           const MimeFile& m = f->mime.files()[k];
           if (f->mime.file_data()[k].size() > cfg.request_body_limit || (f->whole(k) && m.digests.md5().empty()))
             std::abort();
         }
+      }
     });
     size_t i = 0;
     while (i < n) {

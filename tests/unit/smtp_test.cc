@@ -244,3 +244,17 @@ TEST(Mime, AttachmentsAreDigestedAsDecoded) {
   EXPECT_EQ(m.files()[0].size, 11u);
   EXPECT_EQ(m.files()[0].digests.md5(), "5eb63bbbe01eeed093cb22bb8f5acdc3") << "md5(\"hello world\")";
 }
+
+TEST(Mime, KeptContentIsBoundedPerFileAndInAll) {
+  MimeParser m;
+  m.set_file_keep(4, 6);
+  for (std::string_view l : {"Content-Type: multipart/mixed; boundary=b", "", "--b",
+                             "Content-Disposition: attachment; filename=a", "", "hello world", "--b",
+                             "Content-Disposition: attachment; filename=b", "", "hello world", "--b--"})
+    m.line(l, "\r\n");
+  m.finish();
+  ASSERT_EQ(m.files().size(), 2u);
+  EXPECT_EQ(m.file_data()[0], "hell");
+  EXPECT_EQ(m.file_data()[1], "he") << "the total bound left 2 bytes";
+  EXPECT_EQ(m.files()[1].size, 11u) << "counted whole";
+}

@@ -206,7 +206,8 @@ struct HttpConn::Impl {
         strncasecmp(t.content_type.c_str(), "multipart/form-data", 19) == 0) {
       t.form = std::make_unique<HttpForm>();
       t.form->mime.set_file_digests(im->cfg.file_digests);
-      t.form->mime.set_file_keep(im->cfg.request_body_limit);  // (each file's, as file.data inspects it)
+      // (what file.data inspects: no more than the request body limit, all files together)
+      t.form->mime.set_file_keep(im->cfg.request_body_limit, im->cfg.request_body_limit);
       t.form->mime.line("Content-Type: " + t.content_type, "\r\n");
       t.form->mime.line("", "\r\n");
     }

@@ -272,7 +272,11 @@ void MimeParser::file_data(std::string_view d) {
   files_.back().size += d.size();
   files_.back().digests.update(d.data(), d.size());
   std::string& kept = data_.back();
-  if (kept.size() < keep_) kept.append(d.substr(0, keep_ - kept.size()));
+  if (kept.size() < keep_ && kept_total_ < keep_total_) {
+    size_t take = std::min({d.size(), keep_ - kept.size(), keep_total_ - kept_total_});
+    kept.append(d.substr(0, take));
+    kept_total_ += take;
+  }
 }
 
 void MimeParser::close_file() {

@@ -10,6 +10,7 @@
 // URLs, kMimeMaxFiles files each kept for inspection up to kMimeFileKeep
 // bytes (their size counts on); past a bound, an anomaly bit is set.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -49,8 +50,9 @@ class MimeParser {
   // The attachments' digests computed (FileDigest bits; before the first line).
   void set_file_digests(uint8_t which) { digests_ = which; }
   // The bytes of each file kept for file_data() (default kMimeFileKeep; 0:
-  // none, the files are only counted and digested).
-  void set_file_keep(size_t bytes) { keep_ = bytes; }
+  // none, the files are only counted and digested), and of all files
+  // together (default no more than that bound allows).
+  void set_file_keep(size_t each, size_t total = SIZE_MAX) { keep_ = each, keep_total_ = total; }
   // One line of the message, without its end of line (`eol`: "\r\n", "\n",
   // or empty for a piece of a longer line).
   void line(std::string_view l, std::string_view eol);
@@ -102,7 +104,7 @@ class MimeParser {
   std::vector<std::string> data_;
   uint32_t anomalies_ = 0;
   uint8_t digests_ = 0;
-  size_t keep_ = kMimeFileKeep;
+  size_t keep_ = kMimeFileKeep, keep_total_ = SIZE_MAX, kept_total_ = 0;
 };
 
 // The value of parameter `name` ("filename", "boundary") of a header value
