@@ -1857,7 +1857,10 @@ TEST(IdsFtp, CommandsAndRepliesAreTransactionsInspectedEachWay) {
   EXPECT_EQ(r.other["ftp"][2]["ftp"]["mode"], "passive");
 }
 
-TEST(IdsSmtp, CommandsMessageAndAttachmentsAreOneTransaction) {
+namespace {
+
+// An SMTP session up to the server's go-ahead for DATA (a@ to b@).
+Conv smtp_to_data() {
   Conv c(40000, 25);
   c.send(1, "220 mail.example ESMTP\r\n");
   c.send(0, "EHLO client.example\r\n");
@@ -1866,6 +1869,13 @@ TEST(IdsSmtp, CommandsMessageAndAttachmentsAreOneTransaction) {
   c.send(1, "250 ok\r\n250 ok\r\n");
   c.send(0, "DATA\r\n");
   c.send(1, "354 go ahead\r\n");
+  return c;
+}
+
+}  // namespace
+
+TEST(IdsSmtp, CommandsMessageAndAttachmentsAreOneTransaction) {
+  Conv c = smtp_to_data();
   c.send(0,
          "From: A <a@example.com>\r\nTo: b@example.com, \"c, d\" <c@example.com>\r\nSubject: invoice\r\n"
          "Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain\r\n\r\n"
@@ -2477,14 +2487,7 @@ TEST(IdsFiles, DigestListsNamesAndExtensionsOfHttpFiles) {
 }
 
 TEST(IdsFiles, SmtpAttachmentsAreDigestedDecoded) {
-  Conv c(40000, 25);
-  c.send(1, "220 mail.example ESMTP\r\n");
-  c.send(0, "EHLO client.example\r\n");
-  c.send(1, "250 mail.example\r\n");
-  c.send(0, "MAIL FROM:<a@example.com>\r\nRCPT TO:<b@example.com>\r\n");
-  c.send(1, "250 ok\r\n250 ok\r\n");
-  c.send(0, "DATA\r\n");
-  c.send(1, "354 go ahead\r\n");
+  Conv c = smtp_to_data();
   c.send(0,
          "Subject: x\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\n"
          "Content-Disposition: attachment; filename=\"a.txt\"\r\nContent-Transfer-Encoding: base64\r\n\r\n"

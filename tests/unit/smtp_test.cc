@@ -248,9 +248,9 @@ TEST(Mime, AttachmentsAreDigestedAsDecoded) {
 TEST(Mime, KeptContentIsBoundedPerFileAndInAll) {
   MimeParser m;
   m.set_file_keep(4, 6);
-  for (std::string_view l : {"Content-Type: multipart/mixed; boundary=b", "", "--b",
-                             "Content-Disposition: attachment; filename=a", "", "hello world", "--b",
-                             "Content-Disposition: attachment; filename=b", "", "hello world", "--b--"})
+  for (std::string_view l :
+       {"Content-Type: multipart/mixed; boundary=b", "", "--b", "Content-Disposition: attachment; filename=a", "",
+        "hello world", "--b", "Content-Disposition: attachment; filename=b", "", "hello world", "--b--"})
     m.line(l, "\r\n");
   m.finish();
   ASSERT_EQ(m.files().size(), 2u);
