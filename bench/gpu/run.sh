@@ -59,7 +59,7 @@ SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload
 stamp "full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure 2>&1 | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Passed"
 fi
-BENCHES=${BENCHES:-scale snap classify ids ids-stream offload lpm core flow schedule nf ipsec}
+BENCHES=${BENCHES:-scale snap classify ids ids-stream ids-stream-plain offload lpm core flow schedule nf ipsec}
 want() { [[ " $BENCHES " == *" $1 "* ]]; }
 if want scale; then
   stamp "bench-scale (workers x applications x sizes, CPU vs offloaded, from memory)"
@@ -85,6 +85,15 @@ if want ids-stream; then
     timeout 200 python3 bench/ids_stream.py --shoal ./build-gpu/shoal --offload cuda --reps 3 --out "$OUT/bench-ids-stream.json"
   else
     echo "scapy is missing on this machine: ids-stream skipped"
+  fi
+fi
+if want ids-stream-plain; then
+  stamp "ids-stream-plain: 500 plain tcp rules on the stream (CPU, and the stream scans on the device) and on packets"
+  if python3 -c 'import scapy' 2>/dev/null; then
+    timeout 200 python3 bench/ids_stream.py --shoal ./build-gpu/shoal --plain --offload cuda --reps 3 \
+      --out "$OUT/bench-ids-stream-plain.json"
+  else
+    echo "scapy is missing on this machine: ids-stream-plain skipped"
   fi
 fi
 if want nf; then
