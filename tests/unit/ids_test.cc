@@ -174,8 +174,16 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
     Database db;
     ASSERT_TRUE(db.build(set.rules(), EngineKind::Builtin, err)) << err;
     ASSERT_EQ(db.stream_rules().size(), npat + 1);
+    // hs: fed by an engine over a Hyperscan database (Engine::stream_scan)
+    auto hdb = std::make_shared<Database>();
+    Engine he;
+    bool with_hs = have_hyperscan();
+    if (with_hs) {
+      ASSERT_TRUE(hdb->build(set.rules(), EngineKind::Hyperscan, err)) << err;
+      ASSERT_TRUE(he.use(hdb, err)) << err;
+    }
     for (uint32_t window : {16u, 100u, 2048u}) {
-      StreamPrefilter pre, dev;  // dev: fed the device's scan of each piece (the seam scanned here)
+      StreamPrefilter pre, dev, hs;  // dev: fed the device's scan of each piece (the seam scanned here)
       std::string w;
       uint64_t end = 0;  // the stream offset w ends at
       size_t nonempty = 0;
@@ -186,6 +194,7 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
           w.clear();
           pre.clear();
           dev.clear();
+          hs.clear();
         }
         std::string piece = random_text(rng, rng() % (rng() % 4 ? 20 : 300), "abcdefghE");
         if (rng() % 2 && npat) {  // a rule's pattern, sometimes cut across pieces
@@ -198,6 +207,7 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
         const auto* s = reinterpret_cast<const uint8_t*>(w.data());
         auto n = uint32_t(w.size());
         pre.add(db, s, old, n, end - n);
+        if (with_hs) hs.add(he, s, old, n, end - n);
         k::IdsStreamOut found;
         k::ids_stream_scan(db.stream_automaton().view(), s + old, n - old, found);
         if (dev.add_found(db, found, s, old, n, end - n)) {
@@ -211,6 +221,10 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
         ASSERT_EQ(got, want) << npat << " patterns, window " << window << ", step " << step;
         dev.candidates(db, end - n, got);
         ASSERT_EQ(got, want) << "device scan: " << npat << " patterns, window " << window << ", step " << step;
+        if (with_hs) {
+          hs.candidates(*hdb, end - n, got);
+          ASSERT_EQ(got, want) << "Hyperscan: " << npat << " patterns, window " << window << ", step " << step;
+        }
         nonempty += want.size() > 1;
         // leaving out the plain rules whose pattern is not new loses no new match
         auto anew = [&](const std::vector<uint32_t>& cands) {
@@ -226,11 +240,18 @@ TEST(AhoCorasick, StreamPrefilterEqualsScanningTheWholeWindow) {
         std::vector<uint32_t> got_dev;
         dev.candidates(db, end - n, got_dev, end - n + old);
         ASSERT_EQ(got_dev, got) << "device scan: " << npat << " patterns, window " << window << ", step " << step;
+        if (with_hs) {
+          hs.candidates(*hdb, end - n, got_dev, end - n + old);
+          ASSERT_EQ(got_dev, got) << "Hyperscan: " << npat << " patterns, window " << window << ", step " << step;
+        }
         matched += !anew(want).empty();
         skipped += want.size() - got.size();
         if (w.size() > window) w.erase(0, w.size() - window);
       }
       EXPECT_GT(nonempty, 100u) << "most windows hold a pattern";
+    }
+    if (with_hs) {
+      EXPECT_EQ(he.hs_stream_scans(), 3u * 400) << "Hyperscan scanned each piece (no fall back to the DFA)";
     }
   }
   EXPECT_GT(matched, 300u) << "rules match anew often";
@@ -378,8 +399,10 @@ TEST(AhoCorasick, PortGroupsLoseNoRule) {
     std::string sp = ported && rng() % 3 == 0 ? ports[rng() % std::size(ports)] : "any";
     std::string dp = ported && rng() % 5 ? ports[rng() % std::size(ports)] : "any";
     pats.push_back(fmt::format("k{}q{}", random_text(rng, 2, "abcdefgh"), i));
-    rules += fmt::format("alert {} any {} {} any {} (content:\"{}\"; sid:{};)\n", proto, sp,
-                         rng() % 10 == 0 ? "<>" : "->", dp, pats.back(), i + 1);
+    // (a third of the TCP rules are no stream-payload rules: dsize reads the packet)
+    rules +=
+        fmt::format("alert {} any {} {} any {} (content:\"{}\"; {}sid:{};)\n", proto, sp, rng() % 10 == 0 ? "<>" : "->",
+                    dp, pats.back(), proto == "tcp" && i % 3 == 0 ? "dsize:>0; " : "", i + 1);
   }
   RuleSet set;
   std::string err;
@@ -410,7 +433,7 @@ TEST(AhoCorasick, PortGroupsLoseNoRule) {
                                  1023, 1024, 8080, 9000, 34443, 6005, 65535, 0,  1,  40000, 311,  8443};
   const uint8_t some_protos[] = {6, 6, 17, 1, 47};
   std::vector<uint32_t> got, got_hs;
-  size_t hits = 0, scanned = 0;
+  size_t hits = 0, scanned = 0, added_hits = 0, scanned_tcp = 0, scanned_added = 0;
   for (int t = 0; t < 1500; ++t) {
     std::string text = random_text(rng, rng() % 40, "abcdefgh ");
     for (int k = 0; k < 60; ++k) text += pats[rng() % pats.size()] + " ";
@@ -434,9 +457,29 @@ TEST(AhoCorasick, PortGroupsLoseNoRule) {
     int32_t g =
         d.port_groups().pick(Database::proto_class(p.proto), p.has_ports, p.sport, p.dport, d.patterns().size());
     scanned += d.port_groups().size_of(g, d.patterns().size());
+    if (p.proto != 6) continue;
+    // The same TCP packet's payload joined its connection's stream: the
+    // stream-payload rules are the stream's (the packet is scanned for the
+    // others' patterns only, Database::port_groups(true)), the others match
+    // as before
+    p.stream_added = true;
+    std::erase_if(want, [&](uint32_t r) { return db[r].stream_payload; });
+    builtin.match(p, got);
+    ASSERT_EQ(got, want) << "added: packet " << t << " ports " << p.sport << "->" << p.dport;
+    if (with_hs) {
+      hs.match(p, got_hs);
+      ASSERT_EQ(got_hs, want) << "added: packet " << t << " ports " << p.sport << "->" << p.dport;
+    }
+    added_hits += want.size();
+    scanned_tcp += d.port_groups().size_of(g, d.patterns().size());
+    g = d.port_groups(true).pick(0, p.has_ports, p.sport, p.dport, d.patterns().size());
+    scanned_added += d.port_groups(true).size_of(g, d.patterns().size());
   }
   EXPECT_GT(hits, 1500u) << "the packets match rules";
   EXPECT_LT(scanned, 1500 * d.patterns().size() * 2 / 3) << "the groups scan for fewer patterns than the whole";
+  EXPECT_EQ(d.form(true), 1u) << "stream-payload rules with fast patterns: a second form";
+  EXPECT_GT(added_hits, 300u) << "packet rules matched stream-added packets";
+  EXPECT_LT(scanned_added * 2, scanned_tcp) << "a stream-added packet is scanned for far fewer patterns";
 }
 
 // Rules on thousands of distinct ports: the groups stay bounded (512 sets;

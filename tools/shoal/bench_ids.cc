@@ -307,7 +307,7 @@ int cmd_bench_ids(int argc, char** argv) {
         fmt::print(stderr, "bench-ids: Hyperscan: {}\n", ce ? ce->message : "no scratch");
         return 1;
       }
-      for (hs_database_t* g : hs.database()->hs()->group)
+      for (hs_database_t* g : hs.database()->hs()->group[0])
         if (g && hs_alloc_scratch(g, &bare_scratch) != HS_SUCCESS)
           return fmt::print(stderr, "bench-ids: Hyperscan: no scratch\n"), 1;
     }
@@ -356,7 +356,7 @@ int cmd_bench_ids(int argc, char** argv) {
             uint16_t sp = uint16_t(f[34] << 8 | f[35]), dp = uint16_t(f[36] << 8 | f[37]);
             int32_t g = pg.pick(0, true, sp, dp, hdb.patterns().size());
             if (g >= 0 && pg.sets[size_t(g)].empty()) return;
-            hs_database_t* d = g >= 0 && hdb.hs()->group[size_t(g)] ? hdb.hs()->group[size_t(g)] : hdb.hs()->db;
+            hs_database_t* d = g >= 0 && hdb.hs()->group[0][size_t(g)] ? hdb.hs()->group[0][size_t(g)] : hdb.hs()->db;
             hs_scan(
                 d, reinterpret_cast<const char*>(f.data()) + 54, unsigned(f.size() - 54), 0, bare_scratch,
                 [](unsigned, unsigned long long, unsigned long long, unsigned, void* c) -> int {

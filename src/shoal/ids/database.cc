@@ -484,6 +484,7 @@ bool Database::build_stream_prefilter(std::string& err) {
     }
     stream_of_[pos->second].push_back(r);
   }
+  stream_pats_ = pats;
   return pats.empty() || stream_ac_.build(pats, err);
 }
 
@@ -525,7 +526,7 @@ EngineKind Database::pick_faster() {
   build_group_automata();
   hs_scratch_t* scratch = nullptr;
   if (hs_alloc_scratch(hs_->db, &scratch) != HS_SUCCESS) return kind_;
-  for (auto* g : hs_->group)
+  for (auto* g : hs_->group[0])
     if (g && hs_alloc_scratch(g, &scratch) != HS_SUCCESS) return hs_free_scratch(scratch), kind_;
   std::vector<uint32_t> seen(patterns_.size(), 0);
   uint32_t epoch = 0;
@@ -538,8 +539,8 @@ EngineKind Database::pick_faster() {
         uint32_t epoch;
       } ctx{&seen, epoch};
       hs_scan(
-          set < 0 || !hs_->group[size_t(set)] ? hs_->db : hs_->group[size_t(set)], reinterpret_cast<const char*>(d),
-          1024, 0, scratch,
+          set < 0 || !hs_->group[0][size_t(set)] ? hs_->db : hs_->group[0][size_t(set)],
+          reinterpret_cast<const char*>(d), 1024, 0, scratch,
           [](unsigned id, unsigned long long, unsigned long long, unsigned, void* c) -> int {
             auto* k = static_cast<Ctx*>(c);
             (*k->seen)[id] = k->epoch;
@@ -548,7 +549,7 @@ EngineKind Database::pick_faster() {
           &ctx);
     } else {
       const AcTable* t = group_automaton(set);
-      const uint32_t* ids = t ? port_groups_.sets[size_t(set)].data() : nullptr;
+      const uint32_t* ids = t ? port_groups_[0].sets[size_t(set)].data() : nullptr;
       k::ac_scan((t ? *t : ac_).view(), d, 1024, [&](uint32_t id, uint32_t) {
         uint32_t p = ids ? ids[id] : id;
         if (seen[p] != epoch) seen[p] = epoch;
@@ -560,8 +561,8 @@ EngineKind Database::pick_faster() {
     uint64_t best = ~0ull;
     for (int round = 0; round < 3; ++round) {
       auto t0 = std::chrono::steady_clock::now();
-      for (int32_t set = -1; set < int32_t(port_groups_.sets.size()); ++set) {
-        if (set >= 0 && port_groups_.sets[size_t(set)].empty()) continue;
+      for (int32_t set = -1; set < int32_t(port_groups_[0].sets.size()); ++set) {
+        if (set >= 0 && port_groups_[0].sets[size_t(set)].empty()) continue;
         for (size_t at = 0; at < sample.size(); at += 1024)
           scan(hs, set, reinterpret_cast<const uint8_t*>(sample.data()) + at);
       }
@@ -570,7 +571,7 @@ EngineKind Database::pick_faster() {
           uint64_t(
               std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count()));
     }
-    return best / 64 / (port_groups_.sets.size() + 1);  // per KiB (and matcher)
+    return best / 64 / (port_groups_[0].sets.size() + 1);  // per KiB (and matcher)
   };
   scan_ns_per_kib_[0] = time(false);
   scan_ns_per_kib_[1] = time(true);
@@ -578,7 +579,7 @@ EngineKind Database::pick_faster() {
   if (scan_ns_per_kib_[0] < scan_ns_per_kib_[1])
     kind_ = EngineKind::Builtin;
   else
-    group_ac_.clear();
+    clear_group_automata();
 #endif
   return kind_;
 }
@@ -587,30 +588,50 @@ bool Database::build_port_groups(std::string& err) {
   std::vector<uint8_t> cls(rules_.size()), ports(rules_.size());
   for (size_t r = 0; r < rules_.size(); ++r) cls[r] = quick_[r].classes, ports[r] = quick_[r].need_ports;
   // a set of more than 3/4 of the patterns scans at nearly the whole's cost
-  port_groups_ = ids::build_port_groups(rules_, cls, ports, pattern_rules_, 0.75);
-  const auto& sets = port_groups_.sets;
-  group_ac_.clear();
+  port_groups_[0] = ids::build_port_groups(rules_, cls, ports, pattern_rules_, 0.75);
+  // The second form, for packets whose payload the stream's inspection
+  // reads: the patterns of the rules that are not stream-payload ones (those
+  // are TCP rules: only the TCP class's sets are built; the other classes'
+  // packets use the first form)
+  two_forms_ = false;
+  std::vector<std::vector<uint32_t>> packet_rules(pattern_rules_.size());
+  for (size_t p = 0; p < pattern_rules_.size(); ++p)
+    for (uint32_t r : pattern_rules_[p]) {
+      if (rules_[r].stream_payload)
+        two_forms_ = true;
+      else
+        packet_rules[p].push_back(r);
+    }
+  port_groups_[1] = PortGroups();
+  if (two_forms_) {
+    for (uint8_t& c : cls) c &= 1;
+    port_groups_[1] = ids::build_port_groups(rules_, cls, ports, packet_rules, 0.75);
+  }
+  clear_group_automata();
   if (kind_ == EngineKind::Builtin) build_group_automata();
 #ifdef SHOAL_HAVE_HYPERSCAN
   if (hs_) {
-    hs_->group.assign(sets.size(), nullptr);
-    for (size_t i = 0; i < sets.size(); ++i) {
-      if (sets[i].empty()) continue;
-      std::vector<const char*> exprs;
-      std::vector<size_t> lens;
-      std::vector<unsigned> flags, idv;
-      for (uint32_t p : sets[i]) {
-        exprs.push_back(patterns_[p].data());
-        lens.push_back(patterns_[p].size());
-        flags.push_back(HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH);
-        idv.push_back(p);
-      }
-      hs_compile_error_t* ce = nullptr;
-      if (hs_compile_lit_multi(exprs.data(), flags.data(), idv.data(), lens.data(), unsigned(exprs.size()),
-                               HS_MODE_BLOCK, nullptr, &hs_->group[i], &ce) != HS_SUCCESS) {
-        err = fmt::format("Hyperscan: {}", ce ? ce->message : "compile failed");
-        if (ce) hs_free_compile_error(ce);
-        return false;
+    for (size_t form = 0; form < 2; ++form) {
+      const auto& sets = port_groups_[form].sets;
+      hs_->group[form].assign(sets.size(), nullptr);
+      for (size_t i = 0; i < sets.size(); ++i) {
+        if (sets[i].empty()) continue;
+        std::vector<const char*> exprs;
+        std::vector<size_t> lens;
+        std::vector<unsigned> flags, idv;
+        for (uint32_t p : sets[i]) {
+          exprs.push_back(patterns_[p].data());
+          lens.push_back(patterns_[p].size());
+          flags.push_back(HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH);
+          idv.push_back(p);
+        }
+        hs_compile_error_t* ce = nullptr;
+        if (hs_compile_lit_multi(exprs.data(), flags.data(), idv.data(), lens.data(), unsigned(exprs.size()),
+                                 HS_MODE_BLOCK, nullptr, &hs_->group[form][i], &ce) != HS_SUCCESS) {
+          err = fmt::format("Hyperscan: {}", ce ? ce->message : "compile failed");
+          if (ce) hs_free_compile_error(ce);
+          return false;
+        }
       }
     }
   }
@@ -619,43 +640,52 @@ bool Database::build_port_groups(std::string& err) {
 }
 
 void Database::build_group_automata() {
-  const auto& sets = port_groups_.sets;
-  group_ac_.assign(sets.size(), AcTable());
-  // together no more than the whole DFA's memory again
-  size_t budget = ac_.memory_bytes();
-  for (size_t i = 0; i < sets.size(); ++i) {
-    if (sets[i].empty()) continue;
-    std::vector<std::string> pats;
-    for (uint32_t p : sets[i]) pats.push_back(patterns_[p]);
-    std::string why;
-    if (!group_ac_[i].build(pats, why) || group_ac_[i].memory_bytes() > budget) {
-      group_ac_[i] = AcTable();
-      continue;
+  for (size_t form = 0; form < 2; ++form) {
+    const auto& sets = port_groups_[form].sets;
+    std::vector<AcTable>& ac = group_ac_[form];
+    ac.assign(sets.size(), AcTable());
+    // together no more than the whole DFA's memory again (per form)
+    size_t budget = ac_.memory_bytes();
+    for (size_t i = 0; i < sets.size(); ++i) {
+      if (sets[i].empty()) continue;
+      std::vector<std::string> pats;
+      for (uint32_t p : sets[i]) pats.push_back(patterns_[p]);
+      std::string why;
+      if (!ac[i].build(pats, why) || ac[i].memory_bytes() > budget) {
+        ac[i] = AcTable();
+        continue;
+      }
+      budget -= ac[i].memory_bytes();
     }
-    budget -= group_ac_[i].memory_bytes();
   }
 }
 
 bool Database::build_hyperscan(std::string& err) {
 #ifdef SHOAL_HAVE_HYPERSCAN
-  if (patterns_.empty()) return true;
-  std::vector<const char*> exprs;
-  std::vector<size_t> lens;
-  std::vector<unsigned> flags, idv;
-  for (uint32_t i = 0; i < patterns_.size(); ++i) {
-    exprs.push_back(patterns_[i].data());
-    lens.push_back(patterns_[i].size());
-    flags.push_back(HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH);
-    idv.push_back(i);
-  }
-  hs_compile_error_t* ce = nullptr;
-  if (hs_compile_lit_multi(exprs.data(), flags.data(), idv.data(), lens.data(), unsigned(exprs.size()), HS_MODE_BLOCK,
-                           nullptr, &hs_->db, &ce) != HS_SUCCESS) {
-    err = fmt::format("Hyperscan: {}", ce ? ce->message : "compile failed");
-    if (ce) hs_free_compile_error(ce);
-    return false;
-  }
-  return true;
+  // a literal database of pats (ids: their positions), nothing when empty
+  auto compile = [&](const std::vector<std::string>& pats, unsigned flag, hs_database_t** out) {
+    if (pats.empty()) return true;
+    std::vector<const char*> exprs;
+    std::vector<size_t> lens;
+    std::vector<unsigned> flags(pats.size(), flag), idv;
+    for (uint32_t i = 0; i < pats.size(); ++i) {
+      exprs.push_back(pats[i].data());
+      lens.push_back(pats[i].size());
+      idv.push_back(i);
+    }
+    hs_compile_error_t* ce = nullptr;
+    if (hs_compile_lit_multi(exprs.data(), flags.data(), idv.data(), lens.data(), unsigned(exprs.size()), HS_MODE_BLOCK,
+                             nullptr, out, &ce) != HS_SUCCESS) {
+      err = fmt::format("Hyperscan: {}", ce ? ce->message : "compile failed");
+      if (ce) hs_free_compile_error(ce);
+      return false;
+    }
+    return true;
+  };
+  // the fast patterns, each once per scan; the stream rules' patterns, each
+  // occurrence (the stream's prefilter keeps each pattern's latest)
+  return compile(patterns_, HS_FLAG_CASELESS | HS_FLAG_SINGLEMATCH, &hs_->db) &&
+         compile(stream_pats_, HS_FLAG_CASELESS, &hs_->stream);
 #else
   err = "this build has no Hyperscan";
   return false;

@@ -28,8 +28,9 @@ bool Engine::use(std::shared_ptr<const Database> db, std::string& err) {
   if (const Database::Hs* hs = db_->hs()) {
     // one scratch, grown to serve every database
     auto grow = [&](const hs_database_t* d) { return !d || hs_alloc_scratch(d, &hs_scratch_->s) == HS_SUCCESS; };
-    bool ok = grow(hs->db) && grow(hs->prefilter);
-    for (auto* d : hs->group) ok = ok && grow(d);
+    bool ok = grow(hs->db) && grow(hs->prefilter) && grow(hs->stream);
+    for (const auto& form : hs->group)
+      for (auto* d : form) ok = ok && grow(d);
     for (auto* d : hs->re) ok = ok && grow(d);
     if (!ok) return err = "Hyperscan: no scratch", false;
   }
@@ -57,14 +58,15 @@ void Engine::add_candidates(uint32_t pattern) {
       for (uint32_t i = g->first; i < g->end; ++i) add_rule(rules[i]);
 }
 
-void Engine::candidates(const uint8_t* s, uint32_t n) {
+void Engine::candidates(const uint8_t* s, uint32_t n, bool added) {
   if (db_->patterns().empty() || n == 0) return;
   // the packet's port group: the patterns its protocol and ports can need
-  const PortGroups& pg = db_->port_groups();
+  added = added && cls_ == 0;  // (the second form has TCP's sets only)
+  const PortGroups& pg = db_->port_groups(added);
   int32_t g = pg.pick(cls_, has_ports_, sport_, dport_, db_->patterns().size());
   if (g >= 0 && pg.sets[size_t(g)].empty()) return;
   if (db_->kind() == EngineKind::Builtin) {
-    if (const AcTable* t = db_->group_automaton(g)) {
+    if (const AcTable* t = db_->group_automaton(g, added)) {
       const uint32_t* ids = pg.sets[size_t(g)].data();
       k::ac_scan(t->view(), s, n, [&](uint32_t id, uint32_t) {
         add_candidates(ids[id]);
@@ -81,8 +83,8 @@ void Engine::candidates(const uint8_t* s, uint32_t n) {
 #ifdef SHOAL_HAVE_HYPERSCAN
   const Database::Hs* hs = db_->hs();
   hs_scan(
-      g >= 0 && hs->group[size_t(g)] ? hs->group[size_t(g)] : hs->db, reinterpret_cast<const char*>(s), n, 0,
-      hs_scratch_->s,
+      g >= 0 && hs->group[db_->form(added)][size_t(g)] ? hs->group[db_->form(added)][size_t(g)] : hs->db,
+      reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
       [](unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) -> int {
         static_cast<Engine*>(ctx)->add_candidates(id);
         return 0;
@@ -108,6 +110,30 @@ void Engine::prefilter(const uint8_t* s, uint32_t n) {
 #else
   (void)s;
   (void)n;
+#endif
+}
+
+bool Engine::hs_stream_scan(const uint8_t* s, uint32_t n, uint32_t from) {
+#ifdef SHOAL_HAVE_HYPERSCAN
+  const Database::Hs* hs = db_->hs();
+  if (!hs || !hs->stream) return false;
+  stream_found_.clear();
+  stream_from_ = from;
+  if (n == 0) return ++hs_stream_scans_, true;
+  hs_error_t e = hs_scan(
+      hs->stream, reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
+      [](unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) -> int {
+        auto* en = static_cast<Engine*>(ctx);
+        if (to > en->stream_from_) en->stream_found_.emplace_back(id, uint32_t(to) - en->db_->stream_pattern_len(id));
+        return 0;
+      },
+      this);
+  if (e != HS_SUCCESS) return false;  // (the DFA scans it again)
+  ++hs_stream_scans_;
+  return true;
+#else
+  (void)s, (void)n, (void)from;
+  return false;
 #endif
 }
 
@@ -181,7 +207,7 @@ void Engine::packet_filter(const PacketInfo& p) {
 void Engine::match(const PacketInfo& p, std::vector<uint32_t>& hits) {
   start();
   packet_filter(p);
-  candidates(p.payload, p.plen);
+  candidates(p.payload, p.plen, p.stream_added);
   prefilter(p.payload, p.plen);
   verify(p, hits);
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shoal/ids/ac_build.hh"
@@ -124,6 +125,7 @@ class Database {
   uint32_t stream_pattern_len(uint32_t pattern) const { return stream_len_[pattern]; }
   // The automaton stream_scan() runs (the device runs it too: k::ids_stream_scan).
   const AcTable& stream_automaton() const { return stream_ac_; }
+  const std::vector<std::string>& stream_patterns() const { return stream_pats_; }
   bool has_stream_patterns() const { return !stream_of_.empty(); }
   // Whether stream rule r's payload is its fast pattern alone (one content,
   // no position, modifier or transform): it matches newly only where its
@@ -171,12 +173,19 @@ class Database {
   const Hs* hs() const { return hs_.get(); }
   // The packet prefilter's port groups (ids/port_groups.hh) and, per set,
   // its Aho-Corasick DFA (ids: positions in the set), none where the set
-  // did not fit the memory bound (the whole DFA scans).
-  const PortGroups& port_groups() const { return port_groups_; }
-  const AcTable* group_automaton(int32_t set) const {
-    return set >= 0 && size_t(set) < group_ac_.size() && group_ac_[size_t(set)].states() ? &group_ac_[size_t(set)]
-                                                                                         : nullptr;
+  // did not fit the memory bound (the whole DFA scans). With `added`, those
+  // of a packet whose payload joined its connection's stream
+  // (PacketInfo::stream_added): the stream's inspection reads that payload
+  // for the stream-payload rules (Rule::stream_payload), so the packet is
+  // scanned for the other rules' patterns only (Suricata's packet and
+  // stream matchers: each byte scanned once); the same groups when no
+  // stream-payload rule has a fast pattern.
+  const PortGroups& port_groups(bool added = false) const { return port_groups_[form(added)]; }
+  const AcTable* group_automaton(int32_t set, bool added = false) const {
+    const std::vector<AcTable>& g = group_ac_[form(added)];
+    return set >= 0 && size_t(set) < g.size() && g[size_t(set)].states() ? &g[size_t(set)] : nullptr;
   }
+  size_t form(bool added) const { return added && two_forms_ ? 1 : 0; }
 
  private:
   EngineKind kind_ = EngineKind::Builtin;
@@ -189,6 +198,7 @@ class Database {
   std::vector<std::vector<uint32_t>> stream_of_;  // per pattern of stream_ac_, its rules
   std::vector<uint32_t> stream_always_;           // stream rules without a fast pattern
   std::vector<uint32_t> stream_len_;              // per pattern of stream_ac_, its length
+  std::vector<std::string> stream_pats_;          // the patterns of stream_ac_ (case-folded)
   std::vector<uint8_t> stream_plain_;             // per rule: stream_plain()
   uint32_t stream_longest_ = 0;
   bool build_stream_prefilter(std::string& err);
@@ -214,12 +224,14 @@ class Database {
   std::vector<const RegexDfa*> slot_dfa_;  // null where the slot has only Hyperscan
   std::vector<std::vector<uint32_t>> slot_rules_;
   std::unique_ptr<Hs> hs_;
-  PortGroups port_groups_;
-  std::vector<AcTable> group_ac_;
+  std::array<PortGroups, 2> port_groups_;         // [form(added)]
+  std::array<std::vector<AcTable>, 2> group_ac_;  // [form(added)]
+  bool two_forms_ = false;                        // a stream-payload rule has a fast pattern
 
   bool build_hyperscan(std::string& err);
   bool build_port_groups(std::string& err);
   void build_group_automata();  // group_ac_ (ENGINE builtin, or auto picking it)
+  void clear_group_automata() { group_ac_[0].clear(), group_ac_[1].clear(); }
 };
 
 // A matcher over a Database: its scratch state. Not thread-safe: one per
@@ -249,11 +261,27 @@ class Engine {
   size_t always_checked() const { return db_->always().size(); }
   // Candidate rules the last match() verified (statistics).
   uint64_t verified() const { return verified_; }
+  // The stream automaton's pattern occurrences in s[0, n) that end after
+  // s[0, from): on(pattern, start) for each, as Database::stream_scan does,
+  // found by Hyperscan's literal matcher where the database has Hyperscan
+  // (several times the DFA's speed on a CPU: the DFA is what a device
+  // runs), else by the DFA.
+  template <class F>
+  void stream_scan(const uint8_t* s, uint32_t n, uint32_t from, F&& on) {
+    if (!hs_stream_scan(s, n, from)) return db_->stream_scan(s, n, from, on);
+    for (const auto& [id, start] : stream_found_) on(id, start);
+  }
+  uint64_t hs_stream_scans() const { return hs_stream_scans_; }  // (of them, by Hyperscan)
 
  private:
+  bool hs_stream_scan(const uint8_t* s, uint32_t n, uint32_t from);  // into stream_found_; false: no such database
+  std::vector<std::pair<uint32_t, uint32_t>> stream_found_;          // (pattern, start)
+  uint32_t stream_from_ = 0;
+  uint64_t hs_stream_scans_ = 0;
   void start();
   void verify(const PacketInfo& p, std::vector<uint32_t>& hits);
-  void candidates(const uint8_t* s, uint32_t n);
+  // (added: the payload joined its connection's stream, Database::port_groups)
+  void candidates(const uint8_t* s, uint32_t n, bool added = false);
   void add_candidates(uint32_t pattern);
   void add_rule(uint32_t rule);
   void packet_filter(const PacketInfo& p);  // the packet's protocol class and ports, for may_match

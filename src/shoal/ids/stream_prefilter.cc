@@ -13,11 +13,23 @@ void StreamPrefilter::note(uint32_t pattern, uint64_t at) {
   last_.push_back({pattern, at});
 }
 
-void StreamPrefilter::add(const Database& db, const uint8_t* w, uint32_t old, uint32_t n, uint64_t base) {
+template <class Scan>
+void StreamPrefilter::add_by(const Database& db, const uint8_t* w, uint32_t old, uint32_t n, uint64_t base,
+                             Scan&& scan) {
   uint32_t longest = db.stream_longest();
   uint32_t look = std::min(old, longest ? longest - 1 : 0);
   uint64_t from = base + old - look;  // the stream offset of the first byte scanned
-  db.stream_scan(w + old - look, n - old + look, look, [&](uint32_t id, uint32_t start) { note(id, from + start); });
+  scan(w + old - look, n - old + look, look, [&](uint32_t id, uint32_t start) { note(id, from + start); });
+}
+
+void StreamPrefilter::add(const Database& db, const uint8_t* w, uint32_t old, uint32_t n, uint64_t base) {
+  add_by(db, w, old, n, base,
+         [&](const uint8_t* s, uint32_t k, uint32_t from, auto&& on) { db.stream_scan(s, k, from, on); });
+}
+
+void StreamPrefilter::add(Engine& e, const uint8_t* w, uint32_t old, uint32_t n, uint64_t base) {
+  add_by(*e.database(), w, old, n, base,
+         [&](const uint8_t* s, uint32_t k, uint32_t from, auto&& on) { e.stream_scan(s, k, from, on); });
 }
 
 bool StreamPrefilter::add_found(const Database& db, const k::IdsStreamOut& found, const uint8_t* w, uint32_t old,

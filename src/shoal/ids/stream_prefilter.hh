@@ -23,6 +23,9 @@ class StreamPrefilter {
   // The window w[0, n) holds the stream from offset base, and w[old, n) is
   // new since the last call (old == 0 after clear()).
   void add(const Database& db, const uint8_t* w, uint32_t old, uint32_t n, uint64_t base);
+  // The same, scanned by an engine over the database (Engine::stream_scan:
+  // Hyperscan where the database has it).
+  void add(Engine& e, const uint8_t* w, uint32_t old, uint32_t n, uint64_t base);
   // The same with w[old, n) scanned elsewhere (the device's
   // k::ids_stream_scan, ends counted from w[old]): only the seam is scanned
   // here, for the occurrences that start before w[old]. False, with nothing
@@ -41,6 +44,8 @@ class StreamPrefilter {
 
  private:
   void note(uint32_t pattern, uint64_t at);
+  template <class Scan>
+  void add_by(const Database& db, const uint8_t* w, uint32_t old, uint32_t n, uint64_t base, Scan&& scan);
   struct Found {
     uint32_t pattern;
     uint64_t last;  // the stream offset of its latest occurrence

@@ -72,6 +72,10 @@ void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, b
   reasm_.configure(sc);
   reasm_.set_sink(this);
   stream_rules_ = db_ && !db_->stream_rules().empty();
+  if (stream_rules_) {
+    std::string err;
+    if (!scan_.use(db_, err)) throw std::runtime_error(fmt::format("IDSMatcher: the stream's scanner: {}", err));
+  }
   stream_payload_ = false;
   if (db_)
     for (uint32_t r : db_->stream_rules()) stream_payload_ |= db_->rules()[r].stream_payload;
@@ -297,7 +301,7 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
         c->pre[dir].add_found(*db_, *cur_found_, s, old, n, base)) {
       ss_.device_scans.add();
     } else {
-      c->pre[dir].add(*db_, s, old, n, base);
+      c->pre[dir].add(scan_, s, old, n, base);
       ss_.host_scans.add();
     }
   }

@@ -173,6 +173,7 @@ class IdsAppLayer : private flow::StreamSink {
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
   std::shared_ptr<const ids::Database> db_;
+  ids::Engine scan_;  // over db_: the streams' pieces scanned by it (Hyperscan where db_ has it)
   flow::Reassembler reasm_;
   flow::HttpConfig http_cfg_;
   uint8_t force_digests_ = 0;

@@ -742,6 +742,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // The EVE header of a flow's record: its addresses from the client's
   // side (from_client) or the server's.
   nlohmann::json flow_head(uint32_t id, const flow::Flow& f, bool from_client, uint64_t ts, const char* type) {
+    nlohmann::json j = {{"timestamp", time_text(ts, true)},
+                        {"flow_id", flow_id_of(id)},
+                        {"event_type", type},
+                        {"ip_v", f.key.family == 6 ? 6 : 4},
+                        {"proto", proto_name(f.key.proto)}};
+    flow_ends(f, from_client, j);
+    return j;
+  }
+  // A flow's addresses and ports into j, from the client's side
+  // (from_client) or the server's.
+  static void flow_ends(const flow::Flow& f, bool from_client, nlohmann::json& j) {
     const k::ConnKey& key = f.key;
     bool ab = (f.orig_dir == 0) == from_client;
     auto addr = [&](const uint32_t* a) {
@@ -750,13 +761,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       for (int i = 0; i < 4; ++i) k::store_be32(x.b + 4 * i, a[i]);
       return addr_text(x);
     };
-    nlohmann::json j = {
-        {"timestamp", time_text(ts, true)},   {"flow_id", flow_id_of(id)},           {"event_type", type},
-        {"src_ip", addr(ab ? key.a : key.b)}, {"dest_ip", addr(ab ? key.b : key.a)}, {"ip_v", key.family == 6 ? 6 : 4},
-        {"proto", proto_name(key.proto)}};
+    j["src_ip"] = addr(ab ? key.a : key.b), j["dest_ip"] = addr(ab ? key.b : key.a);
     if (key.proto == 6 || key.proto == 17 || key.proto == 132)
       j["src_port"] = ab ? key.pa : key.pb, j["dest_port"] = ab ? key.pb : key.pa;
-    return j;
   }
   // The application layer's records (http, fileinfo) made by packet p (null
   // at a flow's end).
@@ -1461,9 +1468,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                      {"bytes_toserver", fs->frame_bytes[0]},
                      {"bytes_toclient", fs->frame_bytes[1]},
                      {"start", time_text(f.first_ns, true)}};
-        nlohmann::json ends = flow_head(fid, f, true, 0, "");
-        for (const char* k : {"src_ip", "dest_ip", "src_port", "dest_port"})
-          if (ends.contains(k)) j["flow"][k] = ends[k];
+        flow_ends(f, true, j["flow"]);
         traffic_json(fs->bits, j);
       }
       eve_buf_ += eve_text(j);
