@@ -519,6 +519,30 @@ TEST(IdsHttp, TransactionsAndFilesAreLoggedAsSuricataLogsThem) {
   EXPECT_NE(bad->errors.find("EVE_TYPES: unknown type 'imap'"), std::string::npos) << bad->errors;
 }
 
+// Junk before a response line, which libhtp passes on as body (HTTP
+// evasions): the file is the real response's, named by its headers, its
+// size without the junk (Suricata opens a response's file only once the
+// response line is in).
+TEST(IdsHttp, JunkBeforeTheResponseLineIsNoPartOfItsFile) {
+  for (const char* junk : {" \t\r\n", "foobar\r\n", " \r"}) {
+    Conv c;
+    c.send(0, "GET /broken/x.bin HTTP/1.1\r\nHost: evader.example\r\n\r\n");
+    c.send(1, std::string(junk) +
+                  "HTTP/1.1 200 ok\r\nContent-Disposition: attachment; filename=\"eicar.txt\"\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    c.fin(1);
+    c.fin(0);
+    auto r = run_ids("httpjunk", c.out, "alert http any any -> any any (file.data; content:\"hello\"; sid:1;)\n");
+    ASSERT_TRUE(r.r->ok);
+    EXPECT_EQ(r.sids(), (std::vector<uint32_t>{1})) << junk;
+    auto& files = r.other["fileinfo"];
+    ASSERT_EQ(files.size(), 1u) << junk;
+    EXPECT_EQ(files[0]["fileinfo"]["filename"], "eicar.txt") << junk;
+    EXPECT_EQ(files[0]["fileinfo"]["size"], 5) << junk;
+    EXPECT_EQ(files[0]["fileinfo"]["state"], "CLOSED") << junk;
+  }
+}
+
 TEST(IdsHttp, ABodyTheServerEndsByClosingIsInspectedAtItsFin) {
   // a response without length (ends at the close), one with a lower-case
   // status line, and a chunked body whose final chunk never comes

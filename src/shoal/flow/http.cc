@@ -132,6 +132,10 @@ struct HttpConn::Impl {
     HttpFile& f = t.files[dir];
     if (f.state == HttpFile::None) {
       if (dir == 0 && tx->request_method_number != HTP_M_PUT) return;
+      // junk before the response line that libhtp passes on as body
+      // (" \t\r\nHTTP/1.1 200 ..."): no file yet, the real response's
+      // headers name it (Suricata's HtpResponseBodyHandle)
+      if (dir == 1 && !tx->response_line && !tx->is_protocol_0_9) return;
       if (dir == 1) f.name = content_disposition_filename(header(tx->response_headers, "content-disposition"));
       if (f.name.empty() && tx->parsed_uri) f.name = str(tx->parsed_uri->path);
       f.state = HttpFile::Open;
