@@ -2555,12 +2555,16 @@ TEST(IdsFiles, AFormsUploadsAreFilesMatchedOneByOne) {
       "alert http any any -> any any (file.name; content:\"toto.txt\"; sid:5;)\n"
       "alert http any any -> any any (filemd5:toto.md5; sid:6;)\n"
       "alert http any any -> any any (file.data; content:\"not a file\"; sid:7;)\n"  // a field, not a file
-      "alert http any any -> any any (file.name; content:\"cut.bin\"; sid:8;)\n";
+      "alert http any any -> any any (file.name; content:\"cut.bin\"; sid:8;)\n"
+      // the client's side: its files, one by one (not the form's body), and the body itself
+      "alert http any any -> any any (flow:to_server; file.data; content:\"toto\"; startswith; sid:9;)\n"
+      "alert http any any -> any any (flow:to_server; file.data; content:\"--XyZ\"; sid:10;)\n"
+      "alert http any any -> any any (flow:to_server; http.request_body; content:\"--XyZ\"; startswith; sid:11;)\n";
   auto r = run_ids("form", c.out, rules);
   ASSERT_TRUE(r.r->ok);
   std::vector<uint32_t> got = r.sids();
   std::sort(got.begin(), got.end());
-  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2, 5, 6, 8}));
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2, 5, 6, 8, 9, 11}));
   std::map<std::string, nlohmann::json> by_name;
   for (auto& f : r.other["fileinfo"]) by_name[f["fileinfo"]["filename"]] = f;
   ASSERT_EQ(by_name.count("titi.txt"), 1u);
@@ -2575,6 +2579,28 @@ TEST(IdsFiles, AFormsUploadsAreFilesMatchedOneByOne) {
   EXPECT_EQ(by_name["cut.bin"]["fileinfo"]["state"], "TRUNCATED");
   EXPECT_EQ(by_name["cut.bin"]["fileinfo"]["size"], 5);
   EXPECT_FALSE(by_name["cut.bin"]["fileinfo"].contains("md5"));
+}
+
+// A POST's body that is no form is a file (Suricata's
+// HtpRequestBodyHandlePOSTorPUT), named by the path; file.data on the
+// client's side reads it.
+TEST(IdsFiles, APostsBodyIsAFileUnlessAForm) {
+  Conv c;
+  c.send(0,
+         "POST /api/submit.json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n"
+         "{\"k\": \"evil\"}");
+  c.send(1, "HTTP/1.1 204 No Content\r\n\r\n");
+  auto r = run_ids("postfile", c.out,
+                   "alert http any any -> any any (flow:to_server; file.data; content:\"evil\"; sid:1;)\n"
+                   "alert http any any -> any any (file.name; content:\"submit.json\"; sid:2;)\n");
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<uint32_t>{1, 2}));
+  ASSERT_EQ(r.other["fileinfo"].size(), 1u);
+  EXPECT_EQ(r.other["fileinfo"][0]["fileinfo"]["filename"], "/api/submit.json");
+  EXPECT_EQ(r.other["fileinfo"][0]["fileinfo"]["size"], 13);
+  EXPECT_EQ(r.other["fileinfo"][0]["src_ip"], "10.0.0.1");
 }
 
 TEST(IdsStream, TcpPayloadRulesReadTheStreamWherePacketsJoinedIt) {

@@ -131,7 +131,11 @@ struct HttpConn::Impl {
   static void file_bytes(Impl* im, HttpTx& t, htp_tx_t* tx, uint8_t dir, const uint8_t* d, size_t n) {
     HttpFile& f = t.files[dir];
     if (f.state == HttpFile::None) {
-      if (dir == 0 && tx->request_method_number != HTP_M_PUT) return;
+      // a request's body is a file for PUT, and for POST when it is no form
+      // (whose parts are the files: HttpForm), as Suricata's
+      // HtpRequestBodyHandlePOSTorPUT; named by the path
+      if (dir == 0 && tx->request_method_number != HTP_M_PUT && (tx->request_method_number != HTP_M_POST || t.form))
+        return;
       // junk before the response line that libhtp passes on as body
       // (" \t\r\nHTTP/1.1 200 ..."): no file yet, the real response's
       // headers name it (Suricata's HtpResponseBodyHandle)

@@ -1647,6 +1647,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   for (const Item& it : r.items) r.header_bufs |= it.buf != Buf::Packet && packet_buf(it.buf);
   r.file_data_either =
       file_data && r.app == kAppHttp && !(r.flow & (kFlowToServer | kFlowToClient)) && !r.transactional;
+  r.file_data_request =
+      file_data && r.app == kAppHttp && (r.flow & kFlowToServer) &&
+      std::none_of(r.items.begin(), r.items.end(), [](const Item& it) { return it.buf == Buf::HttpRequestBody; });
   if (r.stream_only()) {  // what a byte stream has: its bytes
     if (r.proto != Proto::TCP && r.proto != Proto::IP) return err = "only_stream: streams are TCP's", false;
     if (r.uses_tx() || r.header_bufs)

@@ -478,6 +478,10 @@ struct Rule {
   // the files uploaded by a form as well as the response's (Suricata
   // inspects files both ways)
   bool file_data_either = false;
+  // an http rule's file.data on the client's side (flow:to_server) that
+  // reads no request body of its own (http.request_body): the request's
+  // files, a form's uploads one by one rather than its whole body
+  bool file_data_request = false;
   bool has_urilen = false, urilen_raw = false;
   uint32_t urilen_lo = 0, urilen_hi = UINT32_MAX;
   // Whether the rule reads a transaction's buffers (it is then matched on

@@ -679,25 +679,39 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     res.set(Buf::HttpHeaderNames, tx.response_header_names);
   }
   // file.data with no side: the response's body and the form's files whole
-  // (a multi-buffer), for rules that say no side
-  ids::TxBuffers either;
-  std::vector<std::string> file_data;
+  // (a multi-buffer), for rules that say no side; on the client's side, the
+  // form's files, not its body (the buffers point into these vectors)
+  ids::TxBuffers either, req_files, req_scan;  // (req_scan: the prefilter's, the body and the files)
+  std::vector<std::string> up_files, up_and_body, up_and_response;
   if (const flow::HttpForm* form = tx.form.get()) {
     for (size_t i = 0; i < form->mime.files().size(); ++i)
-      if (form->whole(i)) file_data.push_back(form->mime.file_data()[i]);
+      if (form->whole(i)) up_files.push_back(form->mime.file_data()[i]);
   }
-  const bool uploads = !file_data.empty();
+  const bool uploads = !up_files.empty(), form = tx.form != nullptr;
+  if (form) {
+    up_and_body = up_files;
+    req_files = req;
+    req_files.set_many(Buf::HttpRequestBody, up_files);  // (no whole file yet: nothing to match)
+    req_scan = req;
+    if (req.has(Buf::HttpRequestBody) && !req.absent(Buf::HttpRequestBody)) up_and_body.push_back(tx.request_body);
+    req_scan.set_many(Buf::HttpRequestBody, up_and_body);
+  }
   if (uploads) {
+    up_and_response = up_files;
     either = res;
-    if (res.has(Buf::HttpResponseBody) && !res.absent(Buf::HttpResponseBody)) file_data.push_back(tx.response_body);
-    either.set_many(Buf::HttpResponseBody, file_data);
+    if (res.has(Buf::HttpResponseBody) && !res.absent(Buf::HttpResponseBody))
+      up_and_response.push_back(tx.response_body);
+    either.set_many(Buf::HttpResponseBody, up_and_response);
   }
   const auto& rules = db_->rules();
-  for (uint32_t r : uploads ? tx_candidates(req, &either) : tx_candidates(req, &res)) {
+  for (uint32_t r : tx_candidates(form ? req_scan : req, uploads ? &either : &res)) {
     if (std::find(tx.alerted.begin(), tx.alerted.end(), r) != tx.alerted.end()) continue;
     const ids::Rule& rule = rules[r];
     if (rule.app != ids::kAppHttp) continue;
-    const ids::TxBuffers& use = uploads && rule.file_data_either ? either : rule.response_side() ? res : req;
+    const ids::TxBuffers& use = uploads && rule.file_data_either ? either
+                                : form && rule.file_data_request ? req_files
+                                : rule.response_side()           ? res
+                                                                 : req;
     if (!ids::tx_matches(rule, use, *cur_)) continue;
     tx.alerted.push_back(r);
     tx.no_log |= rule.no_tx_log;
