@@ -13,7 +13,9 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
+#include "shoal/core/json_record.hh"
 #include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
@@ -752,7 +754,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
   // A flow's addresses and ports into j, from the client's side
   // (from_client) or the server's.
-  static void flow_ends(const flow::Flow& f, bool from_client, nlohmann::json& j) {
+  template <class J>  // (a nlohmann::json or a JsonRecord)
+  static void flow_ends(const flow::Flow& f, bool from_client, J& j) {
     const k::ConnKey& key = f.key;
     bool ab = (f.orig_dir == 0) == from_client;
     auto addr = [&](const uint32_t* a) {
@@ -761,9 +764,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       for (int i = 0; i < 4; ++i) k::store_be32(x.b + 4 * i, a[i]);
       return addr_text(x);
     };
-    j["src_ip"] = addr(ab ? key.a : key.b), j["dest_ip"] = addr(ab ? key.b : key.a);
-    if (key.proto == 6 || key.proto == 17 || key.proto == 132)
-      j["src_port"] = ab ? key.pa : key.pb, j["dest_port"] = ab ? key.pb : key.pa;
+    std::string src = addr(ab ? key.a : key.b), dst = addr(ab ? key.b : key.a);
+    bool ports = key.proto == 6 || key.proto == 17 || key.proto == 132;
+    if constexpr (std::is_same_v<J, JsonRecord>) {
+      j.str("src_ip", src), j.str("dest_ip", dst);
+      if (ports) j.num("src_port", ab ? key.pa : key.pb), j.num("dest_port", ab ? key.pb : key.pa);
+    } else {
+      j["src_ip"] = src, j["dest_ip"] = dst;
+      if (ports) j["src_port"] = ab ? key.pa : key.pb, j["dest_port"] = ab ? key.pb : key.pa;
+    }
   }
   // The application layer's records (http, fileinfo) made by packet p (null
   // at a flow's end).
@@ -1395,44 +1404,63 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       ++fast_lines_;
     }
     if (eve(kEveAlert)) {
-      nlohmann::json j = {{"timestamp", time_text(ts, true)}};
-      if (flow_id) j["flow_id"] = flow_id;
-      if (pcap_cnt) j["pcap_cnt"] = pcap_cnt;
-      j["pkt_src"] = pkt ? pkt_src(pkt) : "stream (flow timeout)";
-      if (pkt) tunnel_json(pkt, j);
-      j["event_type"] = "alert";
-      if (!p.no_l3)  // (a packet whose IP header could not be read has none, as Suricata's)
-        j.update({{"src_ip", addr_text(p.src)},
-                  {"dest_ip", addr_text(p.dst)},
-                  {"ip_v", p.src.v6 ? 6 : 4},
-                  {"proto", proto}});
-      ports_json(p, j);
-      if (p.has_flow) j["direction"] = p.dir == 0 ? "to_server" : "to_client";
-      j["alert"] = {{"action", blocked ? "blocked" : "allowed"},
-                    {"gid", r.gid},
-                    {"signature_id", r.sid},
-                    {"rev", r.rev},
-                    {"signature", r.msg},
-                    {"category", category},
-                    {"severity", prio}};
-      if (const char* a = ids::app_name(p.app)) j["app_proto"] = a;
-      if (tx && !tx->stream) {
-        j["tx_id"] = tx->tx_id;
-        if (tx->app == ids::kAppSmtp)  // (its smtp and email objects)
-          for (const auto& [k, v] : tx->meta.items()) j[k] = v;
-        else
-          j[ids::app_name(tx->app)] = tx->meta;
+      // (written field by field: the text nlohmann::json would give, at a
+      // fraction of its cost; the rarer parts come as json values)
+      JsonRecord& j = rec_;
+      j.clear();
+      j.str("timestamp", time_text(ts, true));
+      if (flow_id) j.num("flow_id", flow_id);
+      if (pcap_cnt) j.num("pcap_cnt", pcap_cnt);
+      j.str("pkt_src", pkt ? pkt_src(pkt) : "stream (flow timeout)");
+      if (pkt && (pkt->anno().flags & Anno::kTunnelInner)) {
+        nlohmann::json t;
+        tunnel_json(pkt, t);
+        j.merge(t);
       }
-      if (eve_verdict_) j["verdict"] = {{"action", verdict_}};
+      j.str("event_type", "alert");
+      if (!p.no_l3) {  // (a packet whose IP header could not be read has none, as Suricata's)
+        j.str("src_ip", addr_text(p.src));
+        j.str("dest_ip", addr_text(p.dst));
+        j.num("ip_v", p.src.v6 ? 6 : 4);
+        j.str("proto", proto);
+      }
+      if (p.has_ports) {
+        j.num("src_port", p.sport), j.num("dest_port", p.dport);
+      } else if ((p.proto == 1 || p.proto == 58) && p.l4) {
+        j.num("icmp_type", p.l4[0]), j.num("icmp_code", p.l4[1]);
+      }
+      if (p.has_flow) j.str("direction", p.dir == 0 ? "to_server" : "to_client");
+      JsonRecord& al = alert_rec_;
+      al.clear();
+      al.str("action", blocked ? "blocked" : "allowed");
+      al.num("gid", r.gid);
+      al.num("signature_id", r.sid);
+      al.num("rev", r.rev);
+      al.str("signature", r.msg);
+      al.str("category", category);
+      al.num("severity", prio);
+      if (const char* a = ids::app_name(p.app)) j.str("app_proto", a);
+      if (tx && !tx->stream) {
+        j.num("tx_id", tx->tx_id);
+        if (tx->app == ids::kAppSmtp)  // (its smtp and email objects)
+          j.merge(tx->meta);
+        else
+          j.json(ids::app_name(tx->app), tx->meta);
+      }
+      if (eve_verdict_) j.raw("verdict", fmt::format("{{\"action\":\"{}\"}}", verdict_));
       if (eve_ethernet_ && pkt && pkt->has_mac_header() && pkt->mac_header_offset() >= 0 &&
           pkt->mac_header_offset() + 14 <= int64_t(pkt->length())) {
         const uint8_t* e = pkt->data() + pkt->mac_header_offset();
         auto mac = [](const uint8_t* m) {
           return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5]);
         };
-        j["ether"] = {{"src_mac", mac(e + 6)}, {"dest_mac", mac(e)}};
+        j.raw("ether", fmt::format("{{\"dest_mac\":\"{}\",\"src_mac\":\"{}\"}}", mac(e), mac(e + 6)));
       }
-      if (eve_packet_ && pkt) packet_json(pkt, j);
+      if (eve_packet_ && pkt) {
+        nlohmann::json pj;
+        packet_json(pkt, pj);
+        j.merge(pj);
+      }
       if (eve_payload_ || eve_printable_) {  // Suricata's: the packet's payload, or a stream match's bytes
         bool stream = tx && tx->stream;
         std::string_view pl = stream
@@ -1443,35 +1471,42 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           std::string b64(4 * ((pl.size() + 2) / 3) + 1, '\0');
           b64.resize(size_t(EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()),
                                             reinterpret_cast<const unsigned char*>(pl.data()), int(pl.size()))));
-          j["payload"] = std::move(b64);
+          j.str("payload", b64);
         }
         if (eve_printable_) {
           std::string t(pl);
           for (char& c : t)
             if (!std::isprint(static_cast<unsigned char>(c)) && c != '\n' && c != '\r') c = '.';
-          j["payload_printable"] = std::move(t);
+          j.str("payload_printable", t);
         }
-        j["stream"] = stream ? 1 : 0;
+        j.num("stream", stream ? 1 : 0);
       }
       if (xff_mode_ && tx && tx->tx) {
         std::string ip = xff_address(*tx->tx);
-        if (!ip.empty() && xff_mode_ == 1) j["alert"]["xff"] = ip;
-        if (!ip.empty() && xff_mode_ == 2) j[p.has_flow && p.dir == 1 ? "dest_ip" : "src_ip"] = ip;
+        if (!ip.empty() && xff_mode_ == 1) al.str("xff", ip);
+        if (!ip.empty() && xff_mode_ == 2) j.str(p.has_flow && p.dir == 1 ? "dest_ip" : "src_ip", ip);
       }
+      j.object("alert", al);
       // the flow as of this packet (Suricata's alert flow object)
       uint32_t fid = pkt ? pkt->anno().flow : end;
       if (p.has_flow && mgr_ && fid) {
         const flow::Flow& f = mgr_->table().flow(fid);
         const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(fid) + state_off_);
-        j["flow"] = {{"pkts_toserver", fs->pkts[0]},
-                     {"pkts_toclient", fs->pkts[1]},
-                     {"bytes_toserver", fs->frame_bytes[0]},
-                     {"bytes_toclient", fs->frame_bytes[1]},
-                     {"start", time_text(f.first_ns, true)}};
-        flow_ends(f, true, j["flow"]);
-        traffic_json(fs->bits, j);
+        JsonRecord& fl = flow_rec_;
+        fl.clear();
+        fl.num("pkts_toserver", fs->pkts[0]);
+        fl.num("pkts_toclient", fs->pkts[1]);
+        fl.num("bytes_toserver", fs->frame_bytes[0]);
+        fl.num("bytes_toclient", fs->frame_bytes[1]);
+        fl.str("start", time_text(f.first_ns, true));
+        flow_ends(f, true, fl);
+        j.object("flow", fl);
+        nlohmann::json tr;
+        traffic_json(fs->bits, tr);
+        j.merge(tr);
       }
-      eve_buf_ += eve_text(j);
+      j.write(eve_buf_);
+      eve_buf_.push_back('\n');
       ++eve_lines_;
     }
   }
@@ -1532,6 +1567,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
   std::vector<const std::string*> actions_;  // all_'s actions after rate filters
   std::string fast_buf_, eve_buf_;
+  JsonRecord rec_, alert_rec_, flow_rec_;  // an alert record's, kept for their buffers
   uint64_t fast_lines_ = 0, eve_lines_ = 0;
   io::SharedFile<io::OutFile> fast_, eve_;
   static constexpr uint32_t kNoBlock = UINT32_MAX;
