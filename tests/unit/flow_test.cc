@@ -317,6 +317,44 @@ TEST(FlowTable, MidstreamPickupIsAnOption) {
   EXPECT_EQ(dir, 0);
 }
 
+// A capture of one side of each connection (asymmetric routing): with
+// async_oneside (Suricata's stream.async-oneside) the handshake completes
+// without the other side's packets; without it the connection never does.
+TEST(FlowTable, OneSidedConnectionsAreEstablishedWithAsyncOneside) {
+  flow::Config async;
+  async.midstream = false;
+  async.async_oneside = true;
+  flow::Config strict = async;
+  strict.async_oneside = false;
+  for (bool on : {true, false}) {
+    Table tb(8, on ? async : strict);
+    // the client's side: SYN, then its ACK (the SYN-ACK unseen), then data
+    uint32_t id = tb.pkt(ip4(1, 2, 6, 1000, 80, k::kTcpSyn), 1);
+    tb.pkt(ip4(1, 2, 6, 1000, 80, k::kTcpAck), 2);
+    EXPECT_EQ(tb.t.flow(id).tcp.state, on ? k::kTcpEstablished : k::kTcpSynSent) << on;
+    tb.pkt(ip4(1, 2, 6, 1000, 80, k::kTcpAck | 0x08, 10), 3);
+    EXPECT_EQ(tb.t.flow(id).tcp.state, on ? k::kTcpEstablished : k::kTcpSynSent) << on;
+    // the server's side: its SYN-ACK (picked up, midstream off), then its data
+    uint8_t dir = 9;
+    id = tb.pkt(ip4(6, 5, 6, 80, 2000, k::kTcpSyn | k::kTcpAck), 4, &dir);
+    if (on) {
+      EXPECT_EQ(dir, 1) << "the SYN-ACK goes to the client";
+      EXPECT_EQ(tb.t.flow(id).tcp.state, k::kTcpSynRecv);
+    } else {
+      EXPECT_EQ(tb.t.flow(id).tcp.state, k::kTcpNone);
+    }
+    tb.pkt(ip4(6, 5, 6, 80, 2000, k::kTcpAck | 0x08, 10), 5);
+    EXPECT_EQ(tb.t.flow(id).tcp.state, on ? k::kTcpEstablished : k::kTcpNone) << on;
+  }
+  // both sides seen: the usual handshake, async or not
+  Table both(8, async);
+  uint32_t id = both.pkt(ip4(1, 2, 6, 1000, 80, k::kTcpSyn), 1);
+  both.pkt(ip4(2, 1, 6, 80, 1000, k::kTcpSyn | k::kTcpAck), 2);
+  EXPECT_EQ(both.t.flow(id).tcp.state, k::kTcpSynRecv);
+  both.pkt(ip4(1, 2, 6, 1000, 80, k::kTcpAck), 3);
+  EXPECT_EQ(both.t.flow(id).tcp.state, k::kTcpEstablished);
+}
+
 TEST(FlowTable, ExpiryIsExactOnASimulatedClock) {
   Table tb(64);
   uint64_t t0 = 1000 * kSec;

@@ -249,7 +249,7 @@ uint32_t FlowTable::insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now) 
   f.key = pk.key;
   f.hash = hash;
   f.first_ns = f.last_ns = now;
-  f.orig_dir = cfg_.midstream ? k::originator_dir(pk) : pk.dir;
+  f.orig_dir = cfg_.midstream || cfg_.async_oneside ? k::originator_dir(pk) : pk.dir;
   f.flags = Flow::kLive;  // track() links it to its class's list
   if (state_bytes_) std::memset(state(id), 0, state_bytes_);
   size_t slot;
@@ -315,7 +315,7 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
     dir = pk.dir == f.orig_dir ? 0 : 1;
     if (f.key.proto == 6 && !pk.icmp_error && pk.l4_off) {
       bool fresh_flow = f.pkts[0] + f.pkts[1] == 0;
-      if (k::tcp_track(f.tcp, pk.tcp_flags, dir, cfg_.midstream)) {
+      if (k::tcp_track(f.tcp, pk.tcp_flags, dir, cfg_.midstream, cfg_.async_oneside)) {
         // a SYN on an ended connection's tuple opens a new one: the old flow goes first
         release(id, Release::Reopened);
         id = insert(pk, hash, now);
@@ -325,7 +325,7 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
         }
         fresh = true;
         dir = 0;
-        k::tcp_track(flows_[id - 1].tcp, pk.tcp_flags, 0, cfg_.midstream);
+        k::tcp_track(flows_[id - 1].tcp, pk.tcp_flags, 0, cfg_.midstream, cfg_.async_oneside);
         fresh_flow = true;
       }
       Flow& g = flows_[id - 1];

@@ -80,6 +80,10 @@ struct Config {
   uint64_t memory = 0;  // bytes; 0: no cap beyond capacity
   Timeouts timeouts;
   bool midstream = true;  // pick up TCP connections without their handshake
+  // a capture of one side of a TCP connection (asymmetric routing): its
+  // handshake completes without the other side's packets (Suricata's
+  // stream.async-oneside)
+  bool async_oneside = false;
   // A flow moves to its expiry list's tail at most once per granularity
   // (or when its class changes), so a busy flow costs no list work on most
   // packets; a flow may then expire up to this much after its timeout.

@@ -50,7 +50,7 @@ struct TcpTrack {
 // flow for it. `midstream`: a connection first seen after its handshake is
 // picked up as ESTABLISHED (conntrack's tcp_loose); otherwise it stays NONE
 // and times out as a generic flow.
-SHOAL_HD bool tcp_track(TcpTrack& t, uint8_t flags, uint8_t dir, bool midstream) {
+SHOAL_HD bool tcp_track(TcpTrack& t, uint8_t flags, uint8_t dir, bool midstream, bool async = false) {
   bool syn = flags & kTcpSyn, ack = flags & kTcpAck, fin = flags & kTcpFin, rst = flags & kTcpRst;
   if ((t.state == kTcpTimeWait || t.state == kTcpClose) && syn && !ack && dir == 0) return true;
   if (rst) {
@@ -61,14 +61,17 @@ SHOAL_HD bool tcp_track(TcpTrack& t, uint8_t flags, uint8_t dir, bool midstream)
     case kTcpNone:
       if (syn && !ack)
         t.state = kTcpSynSent;
-      else if (midstream)
+      else if (midstream || (async && syn))  // (a server's side alone begins with its SYN-ACK)
         t.state = syn ? kTcpSynRecv : kTcpEstablished;
       break;
     case kTcpSynSent:
-      if (dir == 1 && syn) t.state = kTcpSynRecv;  // SYN-ACK, or a simultaneous open
+      if (dir == 1 && syn)
+        t.state = kTcpSynRecv;  // SYN-ACK, or a simultaneous open
+      else if (async && dir == 0 && ack && !syn)
+        t.state = kTcpEstablished;  // the client's side alone: its ACK, the SYN-ACK unseen
       break;
     case kTcpSynRecv:
-      if (dir == 0 && ack && !syn) t.state = kTcpEstablished;
+      if (ack && !syn && (dir == 0 || async)) t.state = kTcpEstablished;  // (async: the server's side alone)
       break;
     default: break;
   }

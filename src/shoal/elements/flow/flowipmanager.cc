@@ -55,6 +55,7 @@ void FlowIPManager::configure(Args& a) {
   uint64_t capacity = cfg_.capacity, memory = 0;
   Duration gran{cfg_.granularity_ns};
   a.read_p("CAPACITY", capacity).read("MEMORY", memory).read("MIDSTREAM", cfg_.midstream).read("GRANULARITY", gran);
+  a.read("ASYNC_ONESIDE", cfg_.async_oneside);
   cfg_.granularity_ns = gran.ns;
   for (int c = 0; c < k::kFlowClasses; ++c) {
     Duration d{cfg_.timeouts.ns[c]};
@@ -308,6 +309,10 @@ SHOAL_ELEMENT(
              {"MIDSTREAM", "boolean",
               "pick up TCP connections whose handshake was not seen, as ESTABLISHED (default true, as conntrack's "
               "tcp_loose)"},
+             {"ASYNC_ONESIDE", "boolean",
+              "a capture of one side of each TCP connection (asymmetric routing): the handshake completes on the "
+              "client's ACK without the SYN-ACK, or on the server's packets after its SYN-ACK, and a SYN-ACK opens "
+              "a connection even without MIDSTREAM (Suricata's stream.async-oneside; default false)"},
              {"GRANULARITY", "duration",
               "a flow moves on its expiry list at most this often, and may expire up to this late (default 1 s; 0: "
               "exact, with list work on every packet)"},

@@ -949,7 +949,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (info.proto == 6 && info.l4) {  // the sequence space seen each way (stream_size)
       int d = info.dir & 1;
       uint8_t fl = info.l4[13];
-      if (!(ips_ && fs->verdict == uint8_t(Verdict::Drop))) k::tcp_track(fs->tcp, fl, uint8_t(d), t.config().midstream);
+      if (!(ips_ && fs->verdict == uint8_t(Verdict::Drop)))
+        k::tcp_track(fs->tcp, fl, uint8_t(d), t.config().midstream, t.config().async_oneside);
       uint32_t seq = k::load_be32(info.l4 + 4);
       uint32_t end = seq + info.plen + ((fl & 0x02) ? 1 : 0) + ((fl & 0x01) ? 1 : 0);
       if (!(fs->seq_seen >> d & 1)) {
