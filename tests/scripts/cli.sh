@@ -114,11 +114,17 @@ outputs:
         - flow:
             exception-policy: true
 exception-policy: auto
+stream:
+  midstream: true
+  async-oneside: yes
 YAML
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
 has 'ACTION_ORDER "drop pass reject alert"'; has "EVE_VERDICT true"; has "EVE_ETHERNET true"; has "EVE_PACKET true"
 has "EVE_DNS_VERSION 2"; has 'XFF_MODE "overwrite", XFF_DEPLOYMENT "forward"'
-has "MIDSTREAM_POLICY auto"; has "EVE_EXCEPTION_POLICY true"
+has "MIDSTREAM_POLICY auto"; has "EVE_EXCEPTION_POLICY true"; has "FlowIPManager(MIDSTREAM true, ASYNC_ONESIDE true)"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.async-oneside=false \
+  --dump-config
+has "FlowIPManager(MIDSTREAM true)"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.midstream-policy=pass-flow \
   --dump-config
 has "MIDSTREAM_POLICY pass-flow"

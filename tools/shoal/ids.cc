@@ -208,8 +208,11 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
       "{}"
       "  -> ids :: {};\n"
       "ids[0] -> Discard;\n",
-      a.ips ? " (IPS: dropped packets leave on ids[1])" : "", src, get("stream.midstream", "false"),
-      get("stream.async-oneside", "false") == "true" ? ", ASYNC_ONESIDE true" : "",
+      a.ips ? " (IPS: dropped packets leave on ids[1])" : "", src,
+      get("stream.midstream", st.midstream.empty() ? "false" : st.midstream.c_str()),
+      get("stream.async-oneside", st.async_oneside.empty() ? "false" : st.async_oneside.c_str()) == "true"
+          ? ", ASYNC_ONESIDE true"
+          : "",
       a.offload.empty() ? "" : "  -> OffloadBalancer(FRACTION 1)  // the scans on the device, the rest here\n", ids);
   conf += "ids[1] -> dropped :: Discard;\n";
   return conf;

@@ -79,9 +79,14 @@ SuricataSettings suricata_settings(const YamlNode& root) {
   // exception policies: the midstream one, or the master switch
   if (const YamlNode* master = root.get("exception-policy"); master && master->kind == YamlNode::Scalar)
     s.midstream_policy = master->value;
-  if (const YamlNode* stream = root.get("stream"))
+  if (const YamlNode* stream = root.get("stream")) {
     if (const YamlNode* m = stream->get("midstream-policy"); m && m->kind == YamlNode::Scalar)
       s.midstream_policy = m->value;
+    if (const YamlNode* m = stream->get("midstream"); m && m->kind == YamlNode::Scalar)
+      s.midstream = m->yes() ? "true" : "false";
+    if (const YamlNode* a = stream->get("async-oneside"); a && a->kind == YamlNode::Scalar)
+      s.async_oneside = a->yes() ? "true" : "false";
+  }
   if (const YamlNode* al = root.get("app-layer"))
     if (const YamlNode* pr = al->get("protocols"))
       if (const YamlNode* ssh = pr->get("ssh"))

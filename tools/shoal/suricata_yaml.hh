@@ -29,9 +29,10 @@ struct SuricataSettings {
   bool eve_payload = false, eve_payload_printable = false;  // alert: payload, payload-printable
   int dns_version = 0;                                      // eve-log's dns version (0: not given)
   std::string xff_mode, xff_deployment, xff_header;         // alert's xff (mode empty: off)
-  std::string midstream_policy;       // stream.midstream-policy, or the exception-policy master switch (empty: not set)
-  bool eve_exception_policy = false;  // flow's exception-policy: yes
-  std::string ssh_encryption;         // app-layer.protocols.ssh.encryption-handling (empty: not set)
+  std::string midstream_policy;  // stream.midstream-policy, or the exception-policy master switch (empty: not set)
+  std::string midstream, async_oneside;  // stream.midstream, stream.async-oneside: "true", "false" (empty: not set)
+  bool eve_exception_policy = false;     // flow's exception-policy: yes
+  std::string ssh_encryption;            // app-layer.protocols.ssh.encryption-handling (empty: not set)
   std::vector<std::string> file_hashes;  // eve-log files' force-hash: md5, sha1, sha256
 };
 SuricataSettings suricata_settings(const YamlNode& root);

@@ -23,6 +23,8 @@ bool Engine::use(std::shared_ptr<const Database> db, std::string& err) {
   seen_.assign(std::max(db_->rules().size(), db_->patterns().size()) * 2, 0);
   slot_epoch_.assign(db_->slots(), 0);
   slot_answer_.assign(db_->slots(), 0);
+  stream_found_.clear();
+  stream_at_.assign(db_->stream_patterns().size(), 0);
   epoch_ = 0;
 #ifdef SHOAL_HAVE_HYPERSCAN
   if (const Database::Hs* hs = db_->hs()) {
@@ -117,14 +119,25 @@ bool Engine::hs_stream_scan(const uint8_t* s, uint32_t n, uint32_t from) {
 #ifdef SHOAL_HAVE_HYPERSCAN
   const Database::Hs* hs = db_->hs();
   if (!hs || !hs->stream) return false;
+  for (const auto& f : stream_found_) stream_at_[f.first] = 0;
   stream_found_.clear();
   stream_from_ = from;
   if (n == 0) return ++hs_stream_scans_, true;
+  // each pattern's latest occurrence, kept once (a piece full of repeats
+  // costs no memory; no order of the matches is assumed)
   hs_error_t e = hs_scan(
       hs->stream, reinterpret_cast<const char*>(s), n, 0, hs_scratch_->s,
       [](unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) -> int {
         auto* en = static_cast<Engine*>(ctx);
-        if (to > en->stream_from_) en->stream_found_.emplace_back(id, uint32_t(to) - en->db_->stream_pattern_len(id));
+        if (to <= en->stream_from_) return 0;
+        auto start = uint32_t(to) - en->db_->stream_pattern_len(id);
+        uint32_t& at = en->stream_at_[id];
+        if (at) {
+          en->stream_found_[at - 1].second = std::max(en->stream_found_[at - 1].second, start);
+        } else {
+          en->stream_found_.emplace_back(id, start);
+          at = uint32_t(en->stream_found_.size());
+        }
         return 0;
       },
       this);

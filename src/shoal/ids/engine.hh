@@ -261,9 +261,10 @@ class Engine {
   size_t always_checked() const { return db_->always().size(); }
   // Candidate rules the last match() verified (statistics).
   uint64_t verified() const { return verified_; }
-  // The stream automaton's pattern occurrences in s[0, n) that end after
-  // s[0, from): on(pattern, start) for each, as Database::stream_scan does,
-  // found by Hyperscan's literal matcher where the database has Hyperscan
+  // The stream automaton's patterns that occur in s[0, n), ending after
+  // s[0, from): on(pattern, start) for the latest occurrence of each (what
+  // a stream prefilter keeps; Database::stream_scan reports every one),
+  // found by Hyperscan's literal matcher where the database has it
   // (several times the DFA's speed on a CPU: the DFA is what a device
   // runs), else by the DFA.
   template <class F>
@@ -275,7 +276,8 @@ class Engine {
 
  private:
   bool hs_stream_scan(const uint8_t* s, uint32_t n, uint32_t from);  // into stream_found_; false: no such database
-  std::vector<std::pair<uint32_t, uint32_t>> stream_found_;          // (pattern, start)
+  std::vector<std::pair<uint32_t, uint32_t>> stream_found_;          // (pattern, latest start), one per pattern
+  std::vector<uint32_t> stream_at_;  // per stream pattern: its place in stream_found_ + 1 (0: none this scan)
   uint32_t stream_from_ = 0;
   uint64_t hs_stream_scans_ = 0;
   void start();

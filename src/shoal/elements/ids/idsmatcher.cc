@@ -1294,11 +1294,18 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     return eve_text(j);
   }
   // The transport's end points: ports, or ICMP's type and code (Suricata).
-  static void ports_json(const ids::PacketInfo& p, nlohmann::json& j) {
+  template <class J>  // (a nlohmann::json or a JsonRecord)
+  static void ports_json(const ids::PacketInfo& p, J& j) {
+    auto set = [&](const char* k, unsigned v) {
+      if constexpr (std::is_same_v<J, JsonRecord>)
+        j.num(k, v);
+      else
+        j[k] = v;
+    };
     if (p.has_ports) {
-      j["src_port"] = p.sport, j["dest_port"] = p.dport;
+      set("src_port", p.sport), set("dest_port", p.dport);
     } else if ((p.proto == 1 || p.proto == 58) && p.l4) {
-      j["icmp_type"] = p.l4[0], j["icmp_code"] = p.l4[1];
+      set("icmp_type", p.l4[0]), set("icmp_code", p.l4[1]);
     }
   }
   // Suricata's pkt_src: where the packet came from
@@ -1425,11 +1432,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         j.num("ip_v", p.src.v6 ? 6 : 4);
         j.str("proto", proto);
       }
-      if (p.has_ports) {
-        j.num("src_port", p.sport), j.num("dest_port", p.dport);
-      } else if ((p.proto == 1 || p.proto == 58) && p.l4) {
-        j.num("icmp_type", p.l4[0]), j.num("icmp_code", p.l4[1]);
-      }
+      ports_json(p, j);
       if (p.has_flow) j.str("direction", p.dir == 0 ? "to_server" : "to_client");
       JsonRecord& al = alert_rec_;
       al.clear();
