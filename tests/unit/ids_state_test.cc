@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 #include <pcap/pcap.h>
+#include <zlib.h>
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -540,6 +541,40 @@ TEST(IdsHttp, JunkBeforeTheResponseLineIsNoPartOfItsFile) {
     EXPECT_EQ(files[0]["fileinfo"]["filename"], "eicar.txt") << junk;
     EXPECT_EQ(files[0]["fileinfo"]["size"], 5) << junk;
     EXPECT_EQ(files[0]["fileinfo"]["state"], "CLOSED") << junk;
+  }
+}
+
+// A request body sent gzip'd is read decoded (http.request_body, and the
+// POST body's file), as Suricata since 7.0.16; clear text under a gzip
+// header is read as sent.
+TEST(IdsHttp, AGzippedRequestBodyIsReadDecoded) {
+  const std::string json = "{\"sdk_version\":\"2.1\",\"device_id\":\"abc\"}";
+  z_stream z{};
+  ASSERT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string gz(256, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(json.data()));
+  z.avail_in = uInt(json.size());
+  z.next_out = reinterpret_cast<Bytef*>(gz.data());
+  z.avail_out = uInt(gz.size());
+  ASSERT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  gz.resize(z.total_out);
+  deflateEnd(&z);
+  for (const std::string& sent : {gz, json}) {
+    Conv c;
+    c.send(0, "POST /api HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                  std::to_string(sent.size()) + "\r\n\r\n" + sent.substr(0, 9));
+    c.send(0, sent.substr(9));  // (the stream across segments)
+    c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    auto r = run_ids("reqgzip", c.out,
+                     "alert http any any -> any any (flow:to_server; http.request_body; content:\"|22|device_id|22|\"; "
+                     "sid:1;)\n"
+                     "alert http any any -> any any (flow:to_server; file.data; content:\"sdk_version\"; sid:2;)\n");
+    ASSERT_TRUE(r.r->ok);
+    std::vector<uint32_t> got = r.sids();
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, (std::vector<uint32_t>{1, 2})) << (sent == gz ? "gzip'd" : "clear text");
+    ASSERT_EQ(r.other["fileinfo"].size(), 1u);
+    EXPECT_EQ(r.other["fileinfo"][0]["fileinfo"]["size"], json.size()) << "the decoded body";
   }
 }
 

@@ -1,6 +1,7 @@
 #include "shoal/flow/http.hh"
 
 #include <htp/htp.h>
+#include <zlib.h>
 
 #include <strings.h>
 #include <algorithm>
@@ -205,6 +206,10 @@ struct HttpConn::Impl {
     t.request_connection = header(tx->request_headers, "connection");
     t.request_content_len = header(tx->request_headers, "content-length");
     t.content_type = header(tx->request_headers, "content-type");
+    std::string enc = header(tx->request_headers, "content-encoding");
+    for (const char* e : {"gzip", "x-gzip", "deflate"})
+      if (strcasecmp(enc.c_str(), e) == 0 && !t.request_inflate)
+        t.request_inflate = std::make_unique<BodyInflater>(e[0] == 'd');
     t.request_headers = headers_text(tx->request_headers);
     t.request_header_list = header_list(tx->request_headers);
     t.request_header_names = header_names(tx->request_headers);
@@ -229,19 +234,30 @@ struct HttpConn::Impl {
       t.request_headers_raw.append(reinterpret_cast<const char*>(d->data), d->len);
     return HTP_OK;
   }
-  static void body(Impl* im, std::string& b, uint32_t limit, const htp_tx_data_t* d) {
-    if (!d->data || !d->len) return;
+  static void body(Impl* im, std::string& b, uint32_t limit, const uint8_t* data, size_t len) {
+    if (!data || !len) return;
     if (b.size() >= limit) return;
     size_t room = limit - b.size();
-    if (d->len > room) im->c.body_truncated.add();
-    b.append(reinterpret_cast<const char*>(d->data), std::min(room, d->len));
+    if (len > room) im->c.body_truncated.add();
+    b.append(reinterpret_cast<const char*>(data), std::min(room, len));
+  }
+  static void body(Impl* im, std::string& b, uint32_t limit, const htp_tx_data_t* d) {
+    body(im, b, limit, d->data, d->len);
   }
   static int on_request_body(htp_tx_data_t* d) {
     Impl* im = of(d->tx);
     HttpTx& t = im->tx_of(d->tx);
-    if (d->data && d->len) file_bytes(im, t, d->tx, 0, d->data, d->len);
-    if (d->data && d->len && t.form) t.form->data(d->data, d->len);
-    body(im, t.request_body, im->cfg.request_body_limit, d);
+    if (!d->data || !d->len) return HTP_OK;
+    // (a gzip'd or deflated body: its decoded bytes)
+    auto take = [&](const uint8_t* p, size_t n) {
+      file_bytes(im, t, d->tx, 0, p, n);
+      if (t.form) t.form->data(p, n);
+      body(im, t.request_body, im->cfg.request_body_limit, p, n);
+    };
+    if (t.request_inflate)
+      t.request_inflate->data(d->data, d->len, take);
+    else
+      take(d->data, d->len);
     return HTP_OK;
   }
   static int on_request_complete(htp_tx_t* tx) {
@@ -412,6 +428,95 @@ void HttpForm::finish(bool cut_short) {
   if (!line.empty()) mime.line(line, {}), line.clear();
   cut = cut_short;
   mime.finish();
+}
+
+struct BodyInflater::Z {
+  z_stream s{};
+  bool init = false;
+  ~Z() {
+    if (init) inflateEnd(&s);
+  }
+};
+
+BodyInflater::BodyInflater(bool deflate) : deflate_(deflate) {}
+BodyInflater::~BodyInflater() = default;
+
+bool BodyInflater::begin(bool raw) {
+  z_ = std::make_unique<Z>();
+  if (inflateInit2(&z_->s, raw ? -15 : 15 + 32) != Z_OK) return false;  // (15 + 32: a gzip or zlib header)
+  z_->init = true;
+  raw_deflate_ = raw;
+  return true;
+}
+
+void BodyInflater::data(const uint8_t* d, size_t n, const std::function<void(const uint8_t*, size_t)>& out) {
+  if (state_ == Raw) {
+    if (n) out(d, n);
+    return;
+  }
+  if (state_ == Stopped || n == 0) return;
+  if (state_ == Start) {
+    if (!begin(false)) {
+      state_ = Raw;
+      return out(d, n);
+    }
+    state_ = Inflating;
+  }
+  // Feeds p[0, k) to the decoder: false when it refused the data.
+  auto feed = [&](const uint8_t* p, size_t k) {
+    z_stream& z = z_->s;
+    z.next_in = const_cast<Bytef*>(p);
+    z.avail_in = uInt(k);
+    in_ += k;
+    uint8_t buf[16384];
+    do {
+      z.next_out = buf;
+      z.avail_out = sizeof buf;
+      int rc = inflate(&z, Z_NO_FLUSH);
+      size_t got = sizeof buf - z.avail_out;
+      if (got) {
+        out_ += got;
+        out(buf, got);
+        if (out_ > (1u << 20) && out_ > 1000 * uint64_t(z.total_in)) return state_ = Stopped, true;  // a bomb
+      }
+      if (rc == Z_STREAM_END) return state_ = Stopped, true;  // (what follows the stream is no body)
+      if (rc != Z_OK && !(rc == Z_BUF_ERROR && !got)) return false;
+      if (!got && z.avail_in == 0) break;  // it needs more input
+    } while (z.avail_in > 0 || z.avail_out == 0);
+    return true;
+  };
+  if (out_ == 0) held_.append(reinterpret_cast<const char*>(d), n);  // (what a fallback replays)
+  bool ok = feed(d, n);
+  if (ok) {
+    if (out_ > 0) held_.clear(), held_.shrink_to_fit();
+    if (out_ == 0 && held_.size() > 65536) ok = false;  // nothing decoded from 64 KiB: not what it claims
+    if (ok) return;
+  }
+  if (out_ > 0) {  // it decoded, then broke: the body ends there
+    state_ = Stopped;
+    return;
+  }
+  // nothing decoded: raw deflate (a "deflate" body without its zlib
+  // header), else the bytes as sent
+  std::string h = std::move(held_);
+  held_.clear();
+  in_ = 0;
+  if (deflate_ && !raw_deflate_ && begin(true)) {
+    held_ = h;
+    if (feed(reinterpret_cast<const uint8_t*>(h.data()), h.size())) {
+      if (out_ > 0) held_.clear();
+      return;  // decoding (or waiting for more of its first block)
+    }
+    if (out_ > 0) {
+      state_ = Stopped;
+      return;
+    }
+    h = std::move(held_);
+    held_.clear();
+  }
+  state_ = Raw;
+  z_.reset();
+  out(reinterpret_cast<const uint8_t*>(h.data()), h.size());
 }
 
 std::string content_disposition_filename(const std::string& v) {

@@ -58,6 +58,35 @@ struct HttpForm {
   bool whole(size_t i) const { return mime.files()[i].closed && !(cut && mime.files()[i].at_finish); }
 };
 
+// A request body sent with Content-Encoding gzip or deflate, decoded as
+// it comes (zlib: a gzip or zlib stream; for deflate, raw deflate too). A
+// body whose first bytes do not decode is passed on as sent, as Suricata
+// reads clear text under a gzip header; one that stops decoding later ends
+// there. The output is bounded: past 1 MiB, no more than 1000 times the
+// input consumed (a compression bomb stops).
+class BodyInflater {
+ public:
+  explicit BodyInflater(bool deflate = false);
+  ~BodyInflater();
+  BodyInflater(const BodyInflater&) = delete;
+  BodyInflater& operator=(const BodyInflater&) = delete;
+  // Decodes d[0, n), calling out(data, len) for what comes out.
+  void data(const uint8_t* d, size_t n, const std::function<void(const uint8_t*, size_t)>& out);
+  bool passed_through() const { return state_ == Raw; }
+  bool stopped() const { return state_ == Stopped; }
+
+ private:
+  enum State : uint8_t { Start, Inflating, Raw, Stopped };
+  State state_ = Start;
+  bool deflate_ = false;      // Content-Encoding deflate: raw deflate is tried when a zlib header fails
+  bool raw_deflate_ = false;  // (tried)
+  uint64_t in_ = 0, out_ = 0;
+  std::string held_;  // the input while nothing came out of it (replayed if the decoder refuses it)
+  struct Z;
+  std::unique_ptr<Z> z_;
+  bool begin(bool raw);
+};
+
 // One request/response exchange, Suricata's buffers filled in as the
 // parser gets them (empty until then).
 struct HttpTx {
@@ -80,10 +109,11 @@ struct HttpTx {
   std::string response_body;  // decompressed, as file.data sees it
   std::string content_type;   // of the response (request's until then)
   std::string response_content_type;
-  uint64_t response_length = 0;    // the response's message body as sent (before decoding)
-  int port = -1;                   // the request's port (URI or Host header), -1 when none was given
-  HttpFile files[2];               // by direction: 0 the request's, 1 the response's
-  std::unique_ptr<HttpForm> form;  // a multipart/form-data request's uploads (null for other requests)
+  uint64_t response_length = 0;                   // the response's message body as sent (before decoding)
+  int port = -1;                                  // the request's port (URI or Host header), -1 when none was given
+  HttpFile files[2];                              // by direction: 0 the request's, 1 the response's
+  std::unique_ptr<HttpForm> form;                 // a multipart/form-data request's uploads (null for other requests)
+  std::unique_ptr<BodyInflater> request_inflate;  // a gzip'd or deflated request body's decoder (else null)
   // progress
   static constexpr uint8_t kRequestHeaders = 1, kRequestDone = 2, kResponseHeaders = 4, kResponseDone = 8,
                            kRequestLine = 16;
