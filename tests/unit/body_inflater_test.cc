@@ -46,8 +46,11 @@ TEST(BodyInflater, DecodesGzipZlibAndRawDeflateInAnyPieces) {
     for (int i = 0, n = int(rng() % 3000); i < n; ++i) text += char(rng() % 4 ? 'a' + rng() % 6 : rng());
     for (int wb : {15 + 16, 15, -15}) {
       flow::BodyInflater f(wb == -15);  // (raw deflate only for Content-Encoding deflate)
-      EXPECT_EQ(feed(f, squeeze(text, wb), rng), text) << "window bits " << wb << ", " << text.size() << " bytes";
+      EXPECT_EQ(feed(f, squeeze(text, wb) + "trailing", rng), text)
+          << "window bits " << wb << ", " << text.size() << " bytes";
       EXPECT_FALSE(f.passed_through());
+      EXPECT_TRUE(f.ended()) << "the stream's end, what follows it no body";
+      EXPECT_FALSE(f.stopped());
     }
   }
 }
@@ -59,6 +62,7 @@ TEST(BodyInflater, ClearTextUnderAGzipHeaderPassesAsSent) {
     flow::BodyInflater f;
     EXPECT_EQ(feed(f, body, rng), body);
     EXPECT_TRUE(f.passed_through());
+    EXPECT_FALSE(f.stopped());
   }
 }
 

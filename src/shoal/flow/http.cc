@@ -254,10 +254,13 @@ struct HttpConn::Impl {
       if (t.form) t.form->data(p, n);
       body(im, t.request_body, im->cfg.request_body_limit, p, n);
     };
-    if (t.request_inflate)
-      t.request_inflate->data(d->data, d->len, take);
-    else
+    if (!t.request_inflate) {
       take(d->data, d->len);
+      return HTP_OK;
+    }
+    bool was = t.request_inflate->stopped();
+    t.request_inflate->data(d->data, d->len, take);
+    if (!was && t.request_inflate->stopped()) im->c.body_undecoded.add();  // (counted once per body)
     return HTP_OK;
   }
   static int on_request_complete(htp_tx_t* tx) {
@@ -454,7 +457,7 @@ void BodyInflater::data(const uint8_t* d, size_t n, const std::function<void(con
     if (n) out(d, n);
     return;
   }
-  if (state_ == Stopped || n == 0) return;
+  if (state_ == Stopped || state_ == Ended || n == 0) return;
   if (state_ == Start) {
     if (!begin(false)) {
       state_ = Raw;
@@ -467,7 +470,6 @@ void BodyInflater::data(const uint8_t* d, size_t n, const std::function<void(con
     z_stream& z = z_->s;
     z.next_in = const_cast<Bytef*>(p);
     z.avail_in = uInt(k);
-    in_ += k;
     uint8_t buf[16384];
     do {
       z.next_out = buf;
@@ -479,7 +481,7 @@ void BodyInflater::data(const uint8_t* d, size_t n, const std::function<void(con
         out(buf, got);
         if (out_ > (1u << 20) && out_ > 1000 * uint64_t(z.total_in)) return state_ = Stopped, true;  // a bomb
       }
-      if (rc == Z_STREAM_END) return state_ = Stopped, true;  // (what follows the stream is no body)
+      if (rc == Z_STREAM_END) return state_ = Ended, true;  // (what follows the stream is no body)
       if (rc != Z_OK && !(rc == Z_BUF_ERROR && !got)) return false;
       if (!got && z.avail_in == 0) break;  // it needs more input
     } while (z.avail_in > 0 || z.avail_out == 0);
@@ -500,7 +502,6 @@ void BodyInflater::data(const uint8_t* d, size_t n, const std::function<void(con
   // header), else the bytes as sent
   std::string h = std::move(held_);
   held_.clear();
-  in_ = 0;
   if (deflate_ && !raw_deflate_ && begin(true)) {
     held_ = h;
     if (feed(reinterpret_cast<const uint8_t*>(h.data()), h.size())) {

@@ -73,14 +73,15 @@ class BodyInflater {
   // Decodes d[0, n), calling out(data, len) for what comes out.
   void data(const uint8_t* d, size_t n, const std::function<void(const uint8_t*, size_t)>& out);
   bool passed_through() const { return state_ == Raw; }
-  bool stopped() const { return state_ == Stopped; }
+  bool stopped() const { return state_ == Stopped; }  // broken, or a bomb: what follows is dropped
+  bool ended() const { return state_ == Ended; }      // the compressed stream's end
 
  private:
-  enum State : uint8_t { Start, Inflating, Raw, Stopped };
+  enum State : uint8_t { Start, Inflating, Raw, Stopped, Ended };
   State state_ = Start;
   bool deflate_ = false;      // Content-Encoding deflate: raw deflate is tried when a zlib header fails
   bool raw_deflate_ = false;  // (tried)
-  uint64_t in_ = 0, out_ = 0;
+  uint64_t out_ = 0;
   std::string held_;  // the input while nothing came out of it (replayed if the decoder refuses it)
   struct Z;
   std::unique_ptr<Z> z_;
@@ -137,6 +138,7 @@ struct HttpCounters {
   Stat parse_errors;    // directions the parser gave up on
   Stat gaps;            // directions given up because of a stream gap
   Stat body_truncated;  // bodies cut at their limit
+  Stat body_undecoded;  // gzip'd or deflated request bodies whose decoding broke or stopped (a bomb): cut there
   Stat tx_limit;        // connections whose parsing stopped at max_tx live transactions
 };
 

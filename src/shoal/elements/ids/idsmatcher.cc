@@ -521,6 +521,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("http_parse_errors", ac.http.parse_errors);
     add_stat_handler("http_gaps", ac.http.gaps);
     add_stat_handler("http_tx_limit", ac.http.tx_limit);
+    add_stat_handler("http_body_undecoded", ac.http.body_undecoded);
     add_stat_handler("stream_depth_reached", ac.depth_reached);
     const IdsAppLayer::StreamStats& ss = app_.stream_stats();
     add_stat_handler("stream_inspections", ss.inspections);
@@ -1724,6 +1725,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"http_parse_errors", "r", "HTTP directions libhtp gave up on"},                                               \
       {"http_gaps", "r", "HTTP directions given up at a stream gap"},                                                \
       {"http_tx_limit", "r", "HTTP connections stopped at 512 live transactions"},                                   \
+      {"http_body_undecoded", "r", "gzip'd request bodies cut where decoding broke (or a bomb)"},                    \
       {"stream_depth_reached", "r", "stream directions past the 1 MiB inspected (not parsed further)"},              \
       {"stream_inspections", "r", "stream windows matched against the stream rules"},                                \
       {"stream_bytes", "r", "new stream bytes the stream rules were matched against"},                               \
