@@ -1153,6 +1153,157 @@ TEST(IdsRules, ByteChecksMoveTheCursorAsSnortDoes) {
   EXPECT_FALSE(m("isdataat:11;", bin));
 }
 
+TEST(IdsRules, ByteCountsFromVariablesAndJumpsBackAsSuricata) {
+  auto m = [](const std::string& opts, const std::string& payload) {
+    RuleSet set;
+    std::string err;
+    EXPECT_TRUE(set.load_text("alert tcp any any -> any any (" + opts + " sid:1;)\n", "b", Vars(), true, err)) << err;
+    if (set.rules().empty()) return false;
+    return payload_matches(set.rules()[0], reinterpret_cast<const uint8_t*>(payload.data()), uint32_t(payload.size()));
+  };
+  // the first byte says how many bytes the number after it has
+  std::string two("\x02\x01\x00zz", 5), three("\x03\x01\x00\x00", 4), nine("\x09\x01", 2);
+  EXPECT_TRUE(m("byte_extract:1,0,n; byte_test:n,=,256,1;", two));
+  EXPECT_FALSE(m("byte_extract:1,0,n; byte_test:n,=,256,1;", three)) << "three bytes read: 65536";
+  EXPECT_TRUE(m("byte_extract:1,0,n; byte_test:n,=,65536,1;", three));
+  EXPECT_FALSE(m("byte_extract:1,0,n; byte_test:n,>,0,1;", nine)) << "a count past 8 fails, as written it is refused";
+  EXPECT_TRUE(m("byte_extract:1,0,n; byte_math:bytes n, offset 1, oper +, rvalue 1, result r; byte_test:1,=,r,0;",
+                std::string("\x02\x00\x01", 3)))
+      << "2 bytes at 1 (1) + 1 = 2, the first byte";
+  EXPECT_TRUE(m("byte_extract:1,0,n,relative; byte_jump:n,0,relative; content:\"zz\"; within:2;",
+                std::string("\x02\x00\x01xzz", 6)))
+      << "the jump moves past the n bytes read, then by their value";
+  EXPECT_FALSE(m("byte_extract:1,0,n,relative; byte_jump:n,0,relative; content:\"zz\"; within:2;",
+                 std::string("\x01\x00\x01xzz", 6)));
+  // byte_jump reading no byte: a move by post_offset alone; before the start it stops at the start
+  EXPECT_TRUE(m("content:\"cd\"; byte_jump:0,0,relative,post_offset -4; content:\"ab\"; within:2;", "abcdef"));
+  EXPECT_TRUE(m("content:\"cd\"; byte_jump:0,0,relative,post_offset -40; content:\"ab\"; within:2;", "abcdef"));
+  EXPECT_TRUE(m("content:\"ef\"; byte_jump:0,0,relative,post_offset -2; content:\"ef\"; within:2;", "abcdef"))
+      << "from the buffer's end (nothing to read there)";
+  EXPECT_FALSE(m("content:\"ab\"; byte_jump:0,0,relative,post_offset 4;", "abcdef")) << "a jump to the end fails";
+  EXPECT_TRUE(m("content:\"ab\"; byte_jump:0,0,relative,post_offset 3;", "abcdef"));
+  RuleSet bad;
+  std::string err;
+  EXPECT_TRUE(
+      bad.load_text("alert tcp any any -> any any (byte_test:0,=,1,0; sid:1;)\n"
+                    "alert tcp any any -> any any (byte_test:n,=,1,0; sid:2;)\n"
+                    "alert tcp any any -> any any (byte_jump:0,0,string; sid:3;)\n",
+                    "b", Vars(), false, err));
+  EXPECT_TRUE(bad.rules().empty()) << "0 bytes to test, a variable not set before, a string of no digit";
+  EXPECT_EQ(bad.problems().size(), 3u);
+}
+
+TEST(IdsRules, Base64DecodeAndBase64DataReadTheDecodedBytes) {
+  auto m = [](const std::string& opts, const std::string& payload) {
+    RuleSet set;
+    std::string err;
+    EXPECT_TRUE(set.load_text("alert tcp any any -> any any (" + opts + " sid:1;)\n", "b", Vars(), true, err)) << err;
+    if (set.rules().empty()) return false;
+    return payload_matches(set.rules()[0], reinterpret_cast<const uint8_t*>(payload.data()), uint32_t(payload.size()));
+  };
+  // "thisisatest" is dGhpc2lzYXRlc3Q=
+  const std::string p = "GET /?arg=dGhpc2lzYXRlc3Q= HTTP/1.1";
+  EXPECT_TRUE(m("content:\"arg=\"; base64_decode:relative; base64_data; content:\"thisisatest\";", p));
+  EXPECT_TRUE(m("content:\"arg=\"; base64_decode:relative; base64_data; content:\"this\"; startswith;", p));
+  EXPECT_FALSE(m("content:\"arg=\"; base64_decode:relative; base64_data; content:\"isatest\"; startswith;", p));
+  EXPECT_TRUE(
+      m("content:\"arg\"; base64_decode:bytes 17, offset 1, relative; base64_data; content:\"thisisatest\";", p));
+  EXPECT_FALSE(m("content:\"arg\"; base64_decode:bytes 10, offset 1, relative; base64_data; content:\"test\";", p))
+      << "10 bytes decode to 7: thisisa";
+  EXPECT_TRUE(m("base64_decode:offset 10; base64_data; content:\"thisisatest\"; endswith;", p))
+      << "the decoding stops at the space after the padding";
+  EXPECT_FALSE(m("content:\"arg=\"; base64_decode:relative; base64_data; content:\"arg\";", p))
+      << "base64_data's contents read the decoded bytes, not the buffer";
+  EXPECT_TRUE(m("content:\"arg=\"; base64_decode:relative; base64_data; pcre:\"/^this.*test$/\";", p));
+  EXPECT_TRUE(m("content:\"arg=\"; base64_decode:relative; content:\"HTTP\"; distance:0;", p))
+      << "without base64_data the buffer goes on from the cursor";
+  EXPECT_FALSE(m("base64_decode:offset 40;", p)) << "an offset past the end decodes nothing: no match";
+  EXPECT_FALSE(m("content:\"GET \"; base64_decode:relative; base64_data; content:\"x\";", p))
+      << "'/' decodes nothing on its own ('/?' stops at '?')";
+  // the engines' prefilters look for the buffer's own bytes, never the decoded ones
+  {
+    RuleSet set;
+    std::string err;
+    ASSERT_TRUE(
+        set.load_text("alert ip any any -> any any (content:\"arg=\"; base64_decode:relative; base64_data; "
+                      "content:\"thisisatest\"; sid:1;)\n"
+                      "alert ip any any -> any any (base64_decode:offset 10; base64_data; "
+                      "pcre:\"/^thisis/\"; sid:2;)\n",
+                      "e", Vars(), true, err))
+        << err;
+    std::vector<EngineKind> kinds = {EngineKind::Builtin};
+    if (have_hyperscan()) kinds.push_back(EngineKind::Hyperscan);
+    for (EngineKind kind : kinds) {
+      Engine eng;
+      ASSERT_TRUE(eng.build(set.rules(), kind, err)) << err;
+      PacketInfo pi;
+      pi.payload = reinterpret_cast<const uint8_t*>(p.data());
+      pi.plen = uint32_t(p.size());
+      std::vector<uint32_t> got;
+      eng.match(pi, got);
+      EXPECT_EQ(got, (std::vector<uint32_t>{0, 1})) << "engine " << int(kind);
+    }
+  }
+  // the transforms of the buffer apply before the decoding (url_decode of %3D)
+  RuleSet http;
+  std::string err;
+  EXPECT_TRUE(
+      http.load_text("alert http any any -> any any (http.uri; content:\"arg=\"; base64_decode:relative; "
+                     "base64_data; content:\"test\"; sid:1;)\n",
+                     "h", Vars(), true, err))
+      << err;
+  ASSERT_EQ(http.rules().size(), 1u);
+  EXPECT_TRUE(http.rules()[0].uses_tx());
+  EXPECT_TRUE(http.rules()[0].items.back().b64);
+  RuleSet bad;
+  EXPECT_TRUE(
+      bad.load_text("alert tcp any any -> any any (base64_data; content:\"x\"; sid:1;)\n"
+                    "alert tcp any any -> any any (base64_decode:bytes x; sid:2;)\n"
+                    "alert tcp any any -> any any (base64_decode; base64_data; content:\"x\"; http_uri; sid:3;)\n"
+                    "alert tcp any any -> any any (base64_decode; base64_data; content:\"x\"; pkt_data; "
+                    "content:\"y\"; sid:4;)\n"
+                    "alert tcp any any -> any any (base64_decode; content:\"a\"; base64_data; sid:5;)\n",
+                    "b", Vars(), false, err));
+  EXPECT_TRUE(bad.rules().empty());
+  EXPECT_EQ(bad.problems().size(), 5u);
+}
+
+TEST(Base64, DecodesAsSuricatasRfc4648Mode) {
+  auto d = [](const std::string& in) {
+    std::string out;
+    base64_decode_rfc4648(reinterpret_cast<const uint8_t*>(in.data()), in.size(), out);
+    return out;
+  };
+  EXPECT_EQ(d("Zm9vYmFy"), "foobar");
+  EXPECT_EQ(d("Zm9vYmE="), "fooba");
+  EXPECT_EQ(d("Zm9vYg=="), "foob");
+  EXPECT_EQ(d("Zm9vYg"), "foob") << "a short group at the end is padded";
+  EXPECT_EQ(d("Zm 9vYmFy"), "f") << "a byte outside the alphabet ends it";
+  EXPECT_EQ(d("Zm$9vYm.Fy"), "f");
+  EXPECT_EQ(d("Zg==Zm8="), "ffo") << "padding ends a group, not the decoding";
+  EXPECT_EQ(d("Zm9vY"), "foo") << "a lone last character decodes nothing more";
+  EXPECT_EQ(d("=Zm9"), "");
+  EXPECT_EQ(d(""), "");
+  // random text against a straightforward decoder of whole groups
+  std::mt19937 rng(3);
+  const std::string alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (int i = 0; i < 2000; ++i) {
+    std::string raw;
+    for (size_t n = rng() % 40; n--;) raw.push_back(char(rng()));
+    std::string enc;  // raw encoded, with padding
+    for (size_t j = 0; j < raw.size(); j += 3) {
+      uint32_t v = uint32_t(uint8_t(raw[j])) << 16 | (j + 1 < raw.size() ? uint8_t(raw[j + 1]) << 8 : 0) |
+                   (j + 2 < raw.size() ? uint8_t(raw[j + 2]) : 0);
+      enc += alpha[v >> 18 & 63];
+      enc += alpha[v >> 12 & 63];
+      enc += j + 1 < raw.size() ? alpha[v >> 6 & 63] : '=';
+      enc += j + 2 < raw.size() ? alpha[v & 63] : '=';
+    }
+    ASSERT_EQ(d(enc), raw) << enc;
+    ASSERT_EQ(d(enc + " tail"), raw) << enc;
+  }
+}
+
 TEST(IdsRules, HeaderFieldsAndTcpFlags) {
   RuleSet set;
   std::string err;

@@ -28,7 +28,7 @@ namespace {
 // items after it up to the next non-negated one (which would take its end
 // as their reference) are not relative either.
 bool existence_only(const Rule& r, size_t k) {
-  if (r.items[k].pcre.relative || r.items[k].buf != Buf::Packet) return false;
+  if (r.items[k].pcre.relative || r.items[k].buf != Buf::Packet || r.items[k].b64) return false;
   for (size_t j = k + 1; j < r.items.size(); ++j) {
     const Item& it = r.items[j];
     if (it.byte.kind != ByteOp::None) return false;  // byte checks read the cursor: PCRE2 gives it
@@ -171,7 +171,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     }
     const Content* best = nullptr;
     for (const Item& it : rules_[i].items) {
-      if (!it.is_content() || it.content.neg || it.buf != Buf::Packet) continue;
+      if (!it.is_content() || it.content.neg || it.buf != Buf::Packet || it.b64) continue;
       const Content& c = it.content;
       if (c.fast_pattern) {
         best = &c;
@@ -390,7 +390,8 @@ bool Database::build_tx_prefilter(std::string& err) {
     bool usable = !x.transactional;
     for (const Item& it : x.items) {
       if (it.byte.kind == ByteOp::Absent) usable = false;
-      if (!it.is_content() || it.content.neg || it.content.bytes.empty() || it.xform >= 0 || packet_buf(it.buf))
+      if (!it.is_content() || it.content.neg || it.content.bytes.empty() || it.xform >= 0 || packet_buf(it.buf) ||
+          it.b64)
         continue;
       if (best && best->content.fast_pattern) continue;
       if (it.content.fast_pattern || !best || it.content.bytes.size() > best->content.bytes.size()) best = &it;
@@ -447,7 +448,8 @@ void Database::tx_candidates(const TxBuffers& tx, std::vector<uint32_t>& out) co
 static const Content* fast_content(const Rule& r, Buf b) {
   const Content* best = nullptr;
   for (const Item& it : r.items) {
-    if (!it.is_content() || it.content.neg || it.content.bytes.empty() || it.buf != b || it.xform >= 0) continue;
+    if (!it.is_content() || it.content.neg || it.content.bytes.empty() || it.buf != b || it.xform >= 0 || it.b64)
+      continue;
     if (it.content.fast_pattern) return &it.content;
     if (!best || it.content.bytes.size() > best->bytes.size()) best = &it.content;
   }

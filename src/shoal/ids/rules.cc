@@ -270,6 +270,15 @@ bool num_or_var(std::string_view s, int32_t& n, int8_t& var, const VarNames& nam
   return true;
 }
 
+// A byte count: a number (checked against the options later), or a variable
+// set before (byte_test, byte_jump, byte_math).
+bool byte_count(std::string_view s, ByteOp& b, const VarNames& names) {
+  int32_t n = 0;
+  if (!num_or_var(s, n, b.var_nbytes, names) || n < 0 || n > 10) return false;
+  b.nbytes = uint8_t(n);
+  return true;
+}
+
 // The options byte_test and byte_jump share (after their positional ones).
 bool byte_flags(const std::vector<std::string>& a, size_t from, ByteOp& b, std::string& err) {
   for (size_t i = from; i < a.size(); ++i) {
@@ -305,7 +314,9 @@ bool byte_flags(const std::vector<std::string>& a, size_t from, ByteOp& b, std::
       return err = fmt::format("unknown option '{}'", w), false;
     }
   }
-  if (b.string ? (b.nbytes < 1 || b.nbytes > 10) : (b.nbytes < 1 || b.nbytes > 8))
+  // (byte_jump may read no byte: a jump by post_offset alone, as Suricata's)
+  const int least = b.kind == ByteOp::ByteJump && !b.string ? 0 : 1;
+  if (b.var_nbytes < 0 && (b.string ? (b.nbytes < least || b.nbytes > 10) : (b.nbytes < least || b.nbytes > 8)))
     return err = fmt::format("{} bytes cannot be read{}", b.nbytes, b.string ? " as a string (1-10)" : " (1-8)"), false;
   return true;
 }
@@ -334,9 +345,7 @@ bool parse_byte_test(std::string_view v, Item& it, const VarNames& names, std::s
   ByteOp& b = it.byte;
   b.kind = ByteOp::ByteTest;
   if (a.size() < 4) return err = "byte_test: bytes, operator, value and offset are needed", false;
-  int32_t n;
-  if (!parse_i32(a[0], n) || n < 1 || n > 10) return err = fmt::format("byte_test: bad byte count '{}'", a[0]), false;
-  b.nbytes = uint8_t(n);
+  if (!byte_count(a[0], b, names)) return err = fmt::format("byte_test: bad byte count '{}'", a[0]), false;
   std::string op = a[1];
   if (!op.empty() && op[0] == '!') b.neg = true, op = op.substr(1);
   if (op.empty() && b.neg) op = "=";  // "!" alone: not equal
@@ -363,13 +372,35 @@ bool parse_byte_jump(std::string_view v, Item& it, const VarNames& names, std::s
   ByteOp& b = it.byte;
   b.kind = ByteOp::ByteJump;
   if (a.size() < 2) return err = "byte_jump: bytes and offset are needed", false;
-  int32_t n;
-  if (!parse_i32(a[0], n) || n < 1 || n > 10) return err = fmt::format("byte_jump: bad byte count '{}'", a[0]), false;
-  b.nbytes = uint8_t(n);
+  if (!byte_count(a[0], b, names)) return err = fmt::format("byte_jump: bad byte count '{}'", a[0]), false;
   if (!num_or_var(a[1], b.offset, b.var_offset, names))
     return err = fmt::format("byte_jump: offset '{}' is not a number or a variable set before", a[1]), false;
   if (!byte_flags(a, 2, b, err)) return err = "byte_jump: " + err, false;
   if (b.from_beginning && b.from_end) return err = "byte_jump: from_beginning and from_end together", false;
+  return true;
+}
+
+// base64_decode[:bytes N][, offset O][, relative]: N 0 or absent: as many as there are (up to 65535).
+bool parse_base64_decode(std::string_view v, Item& it, std::string& err) {
+  ByteOp& b = it.byte;
+  b.kind = ByteOp::Base64Decode;
+  b.value = 65535;
+  if (trim(v).empty()) return true;
+  for (const std::string& raw : split_args(v)) {
+    std::string_view w = trim(std::string_view(raw));
+    size_t sp = w.find_first_of(" \t");
+    std::string_view key = w.substr(0, sp), val = sp == std::string_view::npos ? "" : trim(w.substr(sp));
+    uint32_t x = 0;
+    if (key == "relative" && val.empty()) {
+      b.relative = true;
+    } else if (key == "bytes" && parse_u32(val, x) && x <= 65535) {
+      b.value = x ? x : 65535;
+    } else if (key == "offset" && parse_u32(val, x) && x <= 65535) {
+      b.offset = int32_t(x);
+    } else {
+      return err = fmt::format("base64_decode: '{}' is not bytes N, offset N or relative", w), false;
+    }
+  }
   return true;
 }
 
@@ -424,9 +455,8 @@ bool parse_byte_math(std::string_view v, Item& it, VarNames& names, std::string&
     std::string_view w = trim(std::string_view(raw));
     size_t sp = w.find_first_of(" \t");
     std::string key(w.substr(0, sp)), val(sp == std::string_view::npos ? "" : trim(w.substr(sp)));
-    int32_t n = 0;
-    if (key == "bytes" && parse_i32(val, n) && n >= 1 && n <= 10) {
-      b.nbytes = uint8_t(n), have_bytes = true;
+    if (key == "bytes" && byte_count(val, b, names)) {
+      have_bytes = true;
     } else if (key == "offset" && parse_i32(val, b.offset)) {
       have_offset = true;
     } else if (key == "oper") {
@@ -885,8 +915,8 @@ bool parse_urilen(std::string_view v, Rule& r, std::string& err) {
 
 bool is_http_modifier(const std::string& k) {
   return k.rfind("http_", 0) == 0 || k.rfind("http.", 0) == 0 || k == "uricontent" || k == "file_data" ||
-         k == "pkt_data" || k == "base64_decode" || k == "base64_data" || k.rfind("tls", 0) == 0 ||
-         k.rfind("dns", 0) == 0 || k.rfind("ssl_", 0) == 0 || k == "sip_method" || k == "dce_iface";
+         k == "pkt_data" || k.rfind("tls", 0) == 0 || k.rfind("dns", 0) == 0 || k.rfind("ssl_", 0) == 0 ||
+         k == "sip_method" || k == "dce_iface";
 }
 
 }  // namespace
@@ -1142,6 +1172,9 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   std::vector<size_t> sticky_starts;  // items named right after a sticky buffer
   bool file_data = false;             // file.data / file_data named, without a side
   std::vector<Transform> pending_xf;  // the transforms named after the last sticky buffer
+  size_t b64_at = SIZE_MAX;           // the last base64_decode item
+  Buf b64_buf = Buf::Packet;          // ... and the buffer it decodes
+  bool in_b64 = false;                // base64_data is the sticky buffer: items read the decoded bytes
   int8_t xf_index = -1;               // ... as a chain of Rule::xforms, once an item uses it
   auto need_last = [&](const std::string& k) {
     if (!last) err = fmt::format("'{}' needs a content before it", k);
@@ -1159,6 +1192,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     parse_transform(k, trim(v), t, is_transform, err);
     if (is_transform) {
       if (!err.empty()) return false;
+      if (in_b64) return err = fmt::format("transform '{}' of base64_data is not supported", k), false;
       if (sticky == Buf::Packet || sticky_at == SIZE_MAX)
         return err = fmt::format("transform '{}' needs a sticky buffer before it", k), false;
       if (r.items.size() != sticky_at)
@@ -1223,6 +1257,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       file_data |= (k == "file.data" || k == "file_data") && side.empty();
       if (r.app == kAppSmtp && b == Buf::HttpResponseBody) b = Buf::SmtpFileData;  // an email's attachments
       if (r.app == kAppSmtp && b == Buf::HttpFileName) b = Buf::SmtpFileName;
+      in_b64 = false;
       sticky = b;
       sticky_at = r.items.size();
       sticky_starts.push_back(sticky_at);
@@ -1230,8 +1265,31 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       xf_index = -1;
       last = nullptr;  // modifiers after a sticky buffer have no content to modify
       last_item = nullptr;
+    } else if (k == "base64_decode") {
+      // decodes from the buffer it reads (the sticky one, or a relative one's, as byte_*)
+      if (in_b64) return err = "base64_decode reads a buffer, not base64_data", false;
+      Item it;
+      it.buf = sticky;
+      if (!parse_base64_decode(v, it, err)) return false;
+      if (it.byte.relative && !r.items.empty() && sticky_at != r.items.size()) it.buf = r.items.back().buf;
+      b64_buf = it.buf;
+      b64_at = r.items.size();
+      r.items.push_back(std::move(it));
+      last = nullptr;
+      last_item = nullptr;
+    } else if (k == "base64_data") {
+      // a sticky buffer: what the base64_decode just before decoded
+      if (!trim(v).empty()) return err = "'base64_data' takes no value", false;
+      if (b64_at == SIZE_MAX) return err = "base64_data needs a base64_decode before it", false;
+      if (b64_at + 1 != r.items.size()) return err = "base64_data comes right after its base64_decode", false;
+      in_b64 = true;
+      sticky = b64_buf;
+      sticky_at = r.items.size();
+      last = nullptr;
+      last_item = nullptr;
     } else if (find_buf(kModifiers, std::size(kModifiers), k, b)) {
       if (!need_last(k)) return false;
+      if (in_b64) return err = fmt::format("'{}' on a content of base64_data", k), false;
       last_item->buf = b;
     } else if (k == "absent") {
       // absent / absent: or_else, right after a sticky buffer of a transaction
@@ -1586,6 +1644,12 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     } else {
       return err = fmt::format("option '{}' is not supported", k), false;
     }
+    // base64_data's items: in the decoded buffer's run, reading what it decoded
+    if (in_b64)
+      for (size_t i = items_before; i < r.items.size(); ++i) {
+        if (r.items[i].buf != b64_buf) return err = fmt::format("'{}' in base64_data reads another buffer", k), false;
+        r.items[i].b64 = true;
+      }
     // the items this option made in the sticky buffer read it through its transforms
     if (!pending_xf.empty())
       for (size_t i = items_before; i < r.items.size(); ++i)
@@ -1607,6 +1671,11 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
     // an application buffer named again begins a run of its own (a
     // multi-buffer's runs may hold in different values, as Suricata's)
     it.run_start = starts && !packet_buf(it.buf) && it.buf == r.items[i - 1].buf;
+    // base64_data's items end their run (Suricata inspects nothing after them in that buffer)
+    if (it.b64 && !r.items[i - 1].b64 && r.items[i - 1].byte.kind != ByteOp::Base64Decode)
+      return err = "base64_data's items follow its base64_decode", false;
+    if (r.items[i - 1].b64 && !it.b64 && it.buf == r.items[i - 1].buf && !it.run_start)
+      return err = fmt::format("base64_data's items come last in their buffer ({})", buf_name(it.buf)), false;
     if (it.relative() && it.buf != r.items[i - 1].buf && !starts)
       return err = fmt::format("a relative {} in {} follows an item in {}",
                                it.is_pcre                         ? "pcre"

@@ -232,7 +232,21 @@ struct ByteOp {
   // Absent: the buffer's first item, `absent` (neg: `absent: or_else`, the
   // rest of the run holds otherwise)
   // Dataset: the buffer tested against or added to a dataset (Item::dataset)
-  enum Kind : uint8_t { None, IsDataAt, ByteTest, ByteJump, Bsize, ByteExtract, ByteMath, Absent, Dataset };
+  // Base64Decode: decodes `value` bytes (RFC 4648, up to the first byte
+  // outside the alphabet) from offset; the items after it marked Item::b64
+  // (base64_data) read what it decoded, and end the run
+  enum Kind : uint8_t {
+    None,
+    IsDataAt,
+    ByteTest,
+    ByteJump,
+    Bsize,
+    ByteExtract,
+    ByteMath,
+    Absent,
+    Dataset,
+    Base64Decode
+  };
   Kind kind = None;
   bool relative = false, neg = false;
   int32_t offset = 0;
@@ -252,6 +266,9 @@ struct ByteOp {
   // byte_extract / byte_math variables (kMaxRuleVars per rule): the one set,
   // and those read for the offset and the value (-1: a literal)
   int8_t var = -1, var_offset = -1, var_value = -1;
+  // the byte count read from a variable (byte_test, byte_jump, byte_math: a
+  // count out of range then fails the check), or -1: nbytes
+  int8_t var_nbytes = -1;
   char math = 0;         // byte_math: + - * / < (<<) > (>>)
   uint8_t align_to = 0;  // byte_extract: round the number up to a multiple of 2 or 4
 };
@@ -266,6 +283,9 @@ struct Item {
   // buffer (the buffer was named again): a multi-buffer's runs hold each in
   // any value
   bool run_start = false;
+  // base64_data: reads the bytes the Base64Decode item before it decoded
+  // (the run's last items), not the buffer itself
+  bool b64 = false;
   bool is_content() const { return !is_pcre && byte.kind == ByteOp::None; }
   bool relative() const;
   Content content;

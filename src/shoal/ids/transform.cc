@@ -23,7 +23,37 @@ std::string digest(const EVP_MD* md, const std::string& s) {
   return std::string(reinterpret_cast<const char*>(out), n);
 }
 
+int b64val(uint8_t c) {
+  return c >= 'A' && c <= 'Z'   ? c - 'A'
+         : c >= 'a' && c <= 'z' ? c - 'a' + 26
+         : c >= '0' && c <= '9' ? c - '0' + 52
+         : c == '+'             ? 62
+         : c == '/'             ? 63
+                                : -1;
+}
+
 }  // namespace
+
+void base64_decode_rfc4648(const uint8_t* in, size_t n, std::string& out) {
+  size_t i = 0;
+  while (i < n) {
+    uint8_t g[4];
+    int k = 0;
+    while (k < 4 && i < n && (b64val(in[i]) >= 0 || in[i] == '=')) g[k++] = in[i++];
+    const bool stop = k < 4;
+    if (k == 0) return;
+    for (; k < 4; ++k) g[k] = '=';  // a short group at the end or before a byte outside the alphabet
+    int a = b64val(g[0]), b = b64val(g[1]);
+    if (a < 0 || b < 0) return;
+    out.push_back(char(a << 2 | b >> 4));
+    if (g[2] != '=') {
+      int c = b64val(g[2]);
+      out.push_back(char((b & 15) << 4 | c >> 2));
+      if (g[3] != '=') out.push_back(char((c & 3) << 6 | b64val(g[3])));
+    }
+    if (stop) return;
+  }
+}
 
 bool parse_transform(std::string_view k, std::string_view v, Transform& out, bool& is_transform, std::string& err) {
   static const std::pair<const char*, Transform::Kind> kNames[] = {

@@ -34,6 +34,13 @@ struct Transform {
 bool parse_transform(std::string_view keyword, std::string_view value, Transform& out, bool& is_transform,
                      std::string& err);
 
+// Base64 as Suricata's base64_decode reads it (RFC 4648 mode): groups of
+// four from the alphabet or '=', up to the first other byte, where a group
+// left short is padded; '=' in a group's third or fourth place ends it
+// short. The bytes decoded before a group that cannot be (a '=' in its
+// first two places) are the result. Appends to out.
+void base64_decode_rfc4648(const uint8_t* in, size_t n, std::string& out);
+
 // in through the chain.
 std::string apply_transforms(const std::vector<Transform>& chain, std::string_view in);
 

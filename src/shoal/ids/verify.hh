@@ -5,9 +5,11 @@
 #pragma once
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "shoal/ids/engine.hh"
+#include "shoal/ids/transform.hh"
 
 namespace shoal::ids {
 
@@ -33,15 +35,15 @@ inline int64_t find_content(const Content& c, const uint8_t* s, int64_t from, in
   return -1;
 }
 
-// A number of b.nbytes bytes at pos (binary: big or little endian; string:
+// A number of `nbytes` bytes at pos (binary: big or little endian; string:
 // digits in b.base), masked; false when the bytes are not all there, or a
 // string has no digit.
-inline bool read_number(const ByteOp& b, const uint8_t* s, int64_t n, int64_t pos, uint64_t& v) {
-  if (pos < 0 || pos + b.nbytes > n) return false;
+inline bool read_number(const ByteOp& b, int nbytes, const uint8_t* s, int64_t n, int64_t pos, uint64_t& v) {
+  if (pos < 0 || pos + nbytes > n) return false;
   v = 0;
   if (b.string) {
     int digits = 0;
-    for (int i = 0; i < b.nbytes; ++i) {
+    for (int i = 0; i < nbytes; ++i) {
       uint8_t c = s[pos + i];
       int d = c >= '0' && c <= '9'   ? c - '0'
               : c >= 'a' && c <= 'f' ? c - 'a' + 10
@@ -53,7 +55,7 @@ inline bool read_number(const ByteOp& b, const uint8_t* s, int64_t n, int64_t po
     }
     if (!digits) return false;
   } else {
-    for (int i = 0; i < b.nbytes; ++i) v = b.little ? v | uint64_t(s[pos + i]) << (8 * i) : v << 8 | s[pos + i];
+    for (int i = 0; i < nbytes; ++i) v = b.little ? v | uint64_t(s[pos + i]) << (8 * i) : v << 8 | s[pos + i];
   }
   if (b.bitmask) v = (v & b.bitmask) >> __builtin_ctzll(b.bitmask);
   return true;
@@ -71,6 +73,12 @@ inline bool byte_check(const ByteOp& b, const uint8_t* s, int64_t n, int64_t pre
   cur = prev_end;
   int64_t base = b.relative ? prev_end : 0;
   const int64_t offset = var_or(b.var_offset, b.offset);
+  // a count from a variable must be one the option could have been written with
+  const int64_t nb = var_or(b.var_nbytes, b.nbytes);
+  const bool reads = b.kind == ByteOp::ByteTest || b.kind == ByteOp::ByteJump || b.kind == ByteOp::ByteExtract ||
+                     b.kind == ByteOp::ByteMath;
+  if (reads && (nb < (b.kind == ByteOp::ByteJump && !b.string ? 0 : 1) || nb > (b.string ? 10 : 8))) return false;
+  const int nbytes = int(nb);
   switch (b.kind) {
     case ByteOp::IsDataAt: {  // as Suricata: N more bytes after the cursor, or a byte at offset N
       bool has = b.relative ? base + offset <= n : offset < n;
@@ -78,17 +86,17 @@ inline bool byte_check(const ByteOp& b, const uint8_t* s, int64_t n, int64_t pre
     }
     case ByteOp::ByteExtract: {
       uint64_t v;
-      if (!read_number(b, s, n, base + offset, v)) return false;
+      if (!read_number(b, nbytes, s, n, base + offset, v)) return false;
       if (v > (uint64_t(1) << 40)) return false;  // (absurd: no offset can use it)
       v *= b.multiplier;
       if (b.align_to) v = (v + b.align_to - 1) / b.align_to * b.align_to;
       tl_rule_vars[b.var] = v;
-      cur = base + offset + b.nbytes;
+      cur = base + offset + nbytes;
       return true;
     }
     case ByteOp::ByteMath: {
       uint64_t v;
-      if (!read_number(b, s, n, base + offset, v)) return false;
+      if (!read_number(b, nbytes, s, n, base + offset, v)) return false;
       uint64_t r = uint64_t(var_or(b.var_value, int64_t(b.value)));
       switch (b.math) {
         case '+': v += r; break;
@@ -107,7 +115,7 @@ inline bool byte_check(const ByteOp& b, const uint8_t* s, int64_t n, int64_t pre
     }
     case ByteOp::ByteTest: {
       uint64_t v;
-      if (!read_number(b, s, n, base + offset, v)) return false;
+      if (!read_number(b, nbytes, s, n, base + offset, v)) return false;
       const uint64_t value = uint64_t(var_or(b.var_value, int64_t(b.value)));
       bool ok = false;
       std::string_view op(b.op);
@@ -127,22 +135,23 @@ inline bool byte_check(const ByteOp& b, const uint8_t* s, int64_t n, int64_t pre
         ok = (v ^ value) != 0;
       return ok != b.neg;
     }
-    case ByteOp::ByteJump: {
+    case ByteOp::ByteJump: {  // as Suricata: a jump before the buffer stops at its start, one to its end fails
       int64_t pos = base + offset;
       uint64_t v;
-      if (!read_number(b, s, n, pos, v)) return false;
+      if (n == 0 || (b.relative && nbytes && pos >= n) || !read_number(b, nbytes, s, n, pos, v)) return false;
       if (v > uint64_t(n) || (b.multiplier > 1 && v > uint64_t(n) / b.multiplier)) return false;  // past the end
       int64_t jump = int64_t(v * b.multiplier);
       if (b.align) jump = (jump + 3) & ~int64_t(3);
-      int64_t np = b.from_beginning ? jump : b.from_end ? n + jump : pos + b.nbytes + jump;
-      np += b.post_offset;
-      if (np < 0 || np > n) return false;
+      int64_t np = b.from_beginning ? jump : b.from_end ? n + jump : pos + nbytes + jump;
+      np = std::max<int64_t>(np + b.post_offset, 0);
+      if (np >= n) return false;
       cur = np;
       return true;
     }
     case ByteOp::Bsize: return (uint64_t(n) >= b.value && uint64_t(n) <= b.hi) != b.neg;
-    case ByteOp::Absent: return true;    // (tx_matches decides a run that starts so)
-    case ByteOp::Dataset: return false;  // (items_from runs it: it needs the item's set)
+    case ByteOp::Absent: return true;         // (tx_matches decides a run that starts so)
+    case ByteOp::Dataset: return false;       // (items_from runs it: it needs the item's set)
+    case ByteOp::Base64Decode: return false;  // (items_from runs it: the items after it read its bytes)
     case ByteOp::None: break;
   }
   return false;
@@ -161,6 +170,18 @@ bool items_from(const Rule& r, size_t k, const uint8_t* s, uint32_t n, int64_t p
   if (it.byte.kind == ByteOp::Dataset)  // the whole buffer, whatever the cursor
     return it.dataset && dataset_check(*it.dataset_use, *it.dataset, s, n) &&
            items_from(r, k + 1, s, n, prev_end, budget, exists, start);
+  if (it.byte.kind == ByteOp::Base64Decode) {
+    // as Suricata: from the cursor (relative) plus offset, which must leave a byte to decode
+    const int64_t from = (it.byte.relative ? prev_end : 0) + it.byte.offset;
+    if (from < 0 || from >= int64_t(n)) return false;
+    std::string d;
+    base64_decode_rfc4648(s + from, size_t(std::min<uint64_t>(n - uint64_t(from), it.byte.value)), d);
+    if (d.empty()) return false;
+    if (k + 1 < r.items.size() && r.items[k + 1].b64)  // base64_data: the run's last items read d
+      return items_from(r, k + 1, reinterpret_cast<const uint8_t*>(d.data()), uint32_t(d.size()), 0, budget, exists,
+                        k + 1);
+    return items_from(r, k + 1, s, n, prev_end, budget, exists, start);
+  }
   if (it.byte.kind != ByteOp::None) {
     int64_t cur;
     return byte_check(it.byte, s, int64_t(n), prev_end, cur) && items_from(r, k + 1, s, n, cur, budget, exists, start);
