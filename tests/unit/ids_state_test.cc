@@ -1376,7 +1376,11 @@ TEST(IdsRules, ThresholdAndDetectionFilterCountPerKeyAndWindow) {
          "sid:3;)\n"
          "alert udp any any -> any any (content:\"hit\"; detection_filter:track by_src,count 8,seconds 60; sid:4;)\n"
          "alert udp any any -> any any (content:\"hit\"; threshold:type limit,track by_src,count 1,seconds 4; "
-         "sid:5;)\n";
+         "sid:5;)\n"
+         "alert udp any any -> any any (content:\"hit\"; threshold:type backoff,track by_src,count 1,multiplier 2; "
+         "sid:6;)\n"
+         "alert udp any any -> any any (content:\"hit\"; threshold:type backoff,track by_rule,count 3,multiplier 3; "
+         "sid:7;)\n";
   std::string eve = dir + "/threshold-eve.json";
   std::remove(eve.c_str());
   auto r = test::run(fmt::format(
@@ -1396,6 +1400,19 @@ TEST(IdsRules, ThresholdAndDetectionFilterCountPerKeyAndWindow) {
   EXPECT_EQ(per_sid[3], 1) << "both: once, at the 4th of the rule";
   EXPECT_EQ(per_sid[4], 2) << "detection_filter: the 9th and 10th of the first source";
   EXPECT_EQ(per_sid[5], 3 + 1) << "limit 1 per 4 s window: seconds 0, 4, 8 of the first source";
+  EXPECT_EQ(per_sid[6], 4 + 2) << "backoff: the 1st, 2nd, 4th and 8th of the first source, 1st and 2nd of the other";
+  EXPECT_EQ(per_sid[7], 2) << "backoff: the rule's 3rd and 9th";
+  RuleSet bad;
+  std::string err;
+  EXPECT_TRUE(
+      bad.load_text("alert udp any any -> any any (threshold:type backoff,track by_flow,count 1,seconds 2; "
+                    "sid:1;)\n"
+                    "alert udp any any -> any any (threshold:type limit,track by_flow,count 1,multiplier 2,"
+                    "seconds 2; sid:2;)\n"
+                    "alert udp any any -> any any (threshold:type backoff,track by_flow,count 1,multiplier 1; "
+                    "sid:3;)\n",
+                    "t", Vars(), false, err));
+  EXPECT_EQ(bad.problems().size(), 3u) << "backoff has no window, only backoff a multiplier, and one of 2 or more";
 }
 
 // by_both counts a pair of hosts whichever way the packet goes (Suricata's

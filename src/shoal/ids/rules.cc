@@ -544,6 +544,7 @@ bool parse_flags(std::string_view v, Rule& r, std::string& err) {
 }
 
 // threshold: type limit|threshold|both, track by_src|by_dst|by_both|by_rule|by_flow, count N, seconds T
+//   or type backoff, track ..., count N, multiplier M
 // detection_filter: track ..., count N, seconds T
 bool parse_threshold(std::string_view v, bool detection_filter, Rule& r, std::string& err) {
   const char* kw = detection_filter ? "detection_filter" : "threshold";
@@ -564,8 +565,10 @@ bool parse_threshold(std::string_view v, bool detection_filter, Rule& r, std::st
         t.type = Threshold::EveryNth;
       else if (val == "both")
         t.type = Threshold::Both;
+      else if (val == "backoff")
+        t.type = Threshold::Backoff;
       else
-        return err = fmt::format("threshold: type '{}' is not limit, threshold or both", val), false;
+        return err = fmt::format("threshold: type '{}' is not limit, threshold, both or backoff", val), false;
     } else if (key == "track") {
       static const std::pair<const char*, Threshold::Track> kTracks[] = {{"by_src", Threshold::BySrc},
                                                                          {"by_dst", Threshold::ByDst},
@@ -582,12 +585,20 @@ bool parse_threshold(std::string_view v, bool detection_filter, Rule& r, std::st
     } else if (key == "seconds" && parse_i32(val, n) && n >= 1) {
       t.seconds = uint32_t(n);
       have_seconds = true;
+    } else if (key == "multiplier" && !detection_filter && parse_i32(val, n) && n >= 2) {
+      t.multiplier = uint32_t(n);
     } else {
       return err = fmt::format("{}: bad '{}'", kw, a), false;
     }
   }
-  if (t.type == Threshold::None || !have_track || !have_count || !have_seconds)
-    return err = fmt::format("{}: {}track, count and seconds are needed", kw, detection_filter ? "" : "type, "), false;
+  if (t.type == Threshold::Backoff) {  // Suricata 8: no window, a multiplier instead
+    if (!have_track || !have_count || !t.multiplier || have_seconds)
+      return err = "threshold: type backoff takes track, count and multiplier (2 or more), no seconds", false;
+  } else if (t.type == Threshold::None || !have_track || !have_count || !have_seconds || t.multiplier) {
+    return err = fmt::format("{}: {}track, count and seconds are needed{}", kw, detection_filter ? "" : "type, ",
+                             t.multiplier ? " (multiplier is backoff's)" : ""),
+           false;
+  }
   r.threshold = t;
   return true;
 }

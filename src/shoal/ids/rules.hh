@@ -405,11 +405,12 @@ struct FlagsCond {
 // tracked key (source, destination, both, the rule, or the flow) within a
 // time window.
 struct Threshold {
-  enum Type : uint8_t { None, Limit, EveryNth, Both, DetectionFilter };  // EveryNth: type threshold
+  // EveryNth: type threshold; Backoff: at the count-th match, then at count x multiplier^k (no window)
+  enum Type : uint8_t { None, Limit, EveryNth, Both, DetectionFilter, Backoff };
   enum Track : uint8_t { BySrc, ByDst, ByBoth, ByRule, ByFlow };
   Type type = None;
   Track track = BySrc;
-  uint32_t count = 0, seconds = 0;
+  uint32_t count = 0, seconds = 0, multiplier = 0;
 };
 
 // threshold.config's suppress: matches of the rule raise no alert (all of

@@ -66,6 +66,12 @@ bool ThresholdState::allow(const Rule& rule, uint32_t r, const PacketInfo& p, ui
   Entry* ep = entry(map_, key(t.track, r, p, flow), now_ns);
   if (!ep) return true;
   Entry& e = *ep;
+  if (t.type == Threshold::Backoff) {  // the count-th match, then every multiplier times as many
+    if (!e.next) e.next = t.count;
+    if (++e.count != e.next) return false;
+    e.next = e.next > (uint64_t(1) << 40) ? UINT64_MAX : e.next * t.multiplier;
+    return true;
+  }
   if (now_ns - e.start_ns >= uint64_t(t.seconds) * 1000000000ull) e = Entry{now_ns, 0};  // a new window
   ++e.count;
   switch (t.type) {
@@ -76,7 +82,8 @@ bool ThresholdState::allow(const Rule& rule, uint32_t r, const PacketInfo& p, ui
       return true;
     case Threshold::Both: return e.count == t.count;            // once a window, at the count-th
     case Threshold::DetectionFilter: return e.count > t.count;  // past the count, every one
-    case Threshold::None: break;
+    case Threshold::None:
+    case Threshold::Backoff: break;
   }
   return true;
 }

@@ -40,6 +40,7 @@ class ThresholdState {
     uint64_t start_ns = 0;
     uint32_t count = 0;
     uint64_t until_ns = 0;  // rate_filter: the new action holds until then
+    uint64_t next = 0;      // backoff: the match number that alerts next
   };
   Key key(Threshold::Track track, uint32_t r, const PacketInfo& p, uint64_t flow) const;
   Entry* entry(std::unordered_map<Key, Entry, KeyHash>& m, const Key& k, uint64_t now_ns);
