@@ -190,6 +190,44 @@ TEST(IdsFlow, FlowbitsCarryStateBetweenPacketsOfAFlow) {
   EXPECT_EQ(r.sids(), (std::vector<uint32_t>{4, 2, 3})) << "noalert raises nothing; the other flow has no bit";
 }
 
+TEST(IdsFlow, FlowintsCountPerFlowInRuleOrder) {
+  std::vector<Bytes> frames;
+  for (int i = 0; i < 5; ++i) frames.push_back(ether(ip4(kClient, kServer, 17, 5000, 53, "ping")));
+  for (int i = 0; i < 2; ++i) frames.push_back(ether(ip4(kClient, kServer, 17, 5001, 53, "ping")));
+  auto r = run_ids("flowint", frames,
+                   // the count goes up on every ping, the comparison after it sees the new value
+                   "alert udp any any -> any any (content:\"ping\"; flowint:pings,+,1; flowint:pings,>,3; sid:1;)\n"
+                   // once per flow: not set, then set
+                   "alert udp any any -> any any (content:\"ping\"; flowint:first,notset; flowint:first,=,7; sid:2;)\n"
+                   // compared with another flowint's value
+                   "alert udp any any -> any any (content:\"ping\"; flowint:lim,=,2; flowint:pings,==,lim; sid:3;)\n"
+                   // a flowint never set compares with nothing
+                   "alert udp any any -> any any (content:\"ping\"; flowint:nothing,<,5; sid:4;)\n"
+                   "alert udp any any -> any any (content:\"ping\"; flowint:first,isset; flowint:first,-,1; "
+                   "flowint:first,==,3; sid:5;)\n");
+  ASSERT_TRUE(r.r->ok);
+  std::map<uint32_t, int> per_sid;
+  for (uint32_t sid : r.sids()) ++per_sid[sid];
+  EXPECT_EQ(per_sid[1], 2) << "the 4th and 5th ping of the first flow; the second counts its own";
+  EXPECT_EQ(per_sid[2], 2) << "the first ping of each flow";
+  EXPECT_EQ(per_sid[3], 2) << "the 2nd ping of each flow";
+  EXPECT_EQ(per_sid[4], 0);
+  EXPECT_EQ(per_sid[5], 1) << "first goes 7, 6, 5, 4, 3 on the first flow's pings";
+  RuleSet bad;
+  std::string err, many;
+  for (int i = 0; i < int(kMaxFlowints) + 1; ++i)
+    many += fmt::format("alert udp any any -> any any (flowint:n{},+,1; sid:{};)\n", i, 100 + i);
+  EXPECT_TRUE(
+      bad.load_text("alert udp any any -> any any (flowint:x,+; sid:1;)\n"
+                    "alert udp any any -> any any (flowint:x,isset,3; sid:2;)\n"
+                    "alert udp any any -> any any (flowint:x,~,1; sid:3;)\n"
+                    "alert udp any any -> any any (flowint:x,=,99999999999; sid:4;)\n" +
+                        many,
+                    "f", Vars(), false, err));
+  EXPECT_EQ(bad.problems().size(), 5u) << "four malformed, and the 17th name a flow cannot keep";
+  EXPECT_EQ(bad.rules().size(), size_t(kMaxFlowints));
+}
+
 TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   Conv c;
   c.send(0, "trusted hello");

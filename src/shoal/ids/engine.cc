@@ -204,7 +204,7 @@ void Engine::verify(const PacketInfo& p, std::vector<uint32_t>& hits) {
       return sl < 0 ? -1 : exists(uint32_t(sl), p.payload, p.plen);
     };
     int budget = kBacktrackBudget;
-    if (packet_items_match(rules[r], p, budget, known)) {
+    if (packet_items_match(rules[r], p, budget, known) && flowints_hold(rules[r], p)) {
       hits.push_back(r);
       apply_flowbits(rules[r], p);
     }

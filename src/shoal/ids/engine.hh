@@ -24,6 +24,10 @@ namespace shoal::ids {
 bool header_matches(const Rule& r, const PacketInfo& p);
 // A matched rule's flowbits set/unset/toggle on the packet's flow.
 void apply_flowbits(const Rule& r, const PacketInfo& p);
+// A rule's flowints, run in order on the packet's flow once the rest of the
+// rule matched: false when a comparison fails (the changes before it stay),
+// or the packet has no flow.
+bool flowints_hold(const Rule& r, const PacketInfo& p);
 bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen);
 // Whether a transaction rule r matches: its header against the packet that
 // completed the transaction's data, urilen, and each run of its items in

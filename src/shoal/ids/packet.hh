@@ -37,6 +37,7 @@ struct PacketInfo {
   bool has_stream = false;       // TCP: stream_size's numbers below are known
   uint32_t stream_size[2] = {};  // per side (0 client, 1 server): next sequence number minus the initial one
   uint64_t* flowbits = nullptr;  // the flow's bits (kMaxFlowbits), or null
+  FlowInts* flowints = nullptr;  // the flow's flowints, or null
   uint16_t app = kAppNone;       // the flow's application protocol, when detected
   bool app_known = false;        // detection ended this way (app none then: no protocol this engine knows)
   // TCP: the payload joined the flow's reassembled stream, whose inspection

@@ -686,6 +686,44 @@ bool parse_flowbits(std::string_view v, Rule& r, std::string& err) {
   return true;
 }
 
+// flowint: NAME, +|-|=|<|>|<=|>=|==|!=, VALUE (a number or a flowint's
+// name); flowint: NAME, isset|notset|isnotset.
+bool parse_flowint(std::string_view v, Rule& r, std::string& err) {
+  auto a = split_args(v);
+  if (a.size() < 2 || a.size() > 3) return err = "flowint: NAME, operator[, value]", false;
+  Flowint fi;
+  fi.name = std::string(trim(std::string_view(a[0])));
+  if (fi.name.empty() || fi.name.find_first_of(" \t") != std::string::npos)
+    return err = fmt::format("flowint: bad name '{}'", fi.name), false;
+  static const std::pair<const char*, Flowint::Op> kOps[] = {
+      {"=", Flowint::Set}, {"+", Flowint::Add},       {"-", Flowint::Sub},         {"<", Flowint::Lt},
+      {">", Flowint::Gt},  {"<=", Flowint::Le},       {">=", Flowint::Ge},         {"==", Flowint::Eq},
+      {"!=", Flowint::Ne}, {"isset", Flowint::IsSet}, {"notset", Flowint::NotSet}, {"isnotset", Flowint::NotSet}};
+  std::string op(trim(std::string_view(a[1])));
+  auto it = std::find_if(std::begin(kOps), std::end(kOps), [&](auto& o) { return op == o.first; });
+  if (it == std::end(kOps))
+    return err = fmt::format("flowint: '{}' is not + - = < > <= >= == != isset notset isnotset", op), false;
+  fi.op = it->second;
+  bool test = fi.op == Flowint::IsSet || fi.op == Flowint::NotSet;
+  if (test != (a.size() == 2))
+    return err = fmt::format("flowint: '{}' {} a value", op, test ? "takes no" : "needs"), false;
+  if (!test) {
+    std::string val(trim(std::string_view(a[2])));
+    uint64_t n = 0;
+    if (parse_u64_any(val, n)) {
+      if (n > UINT32_MAX) return err = fmt::format("flowint: {} is more than 32 bits", val), false;
+      fi.value = uint32_t(n);
+    } else if (!val.empty() && (std::isalpha(uint8_t(val[0])) || val[0] == '_') &&
+               val.find_first_of(" \t") == std::string::npos) {
+      fi.value_name = val;
+    } else {
+      return err = fmt::format("flowint: '{}' is not a number or a flowint's name", val), false;
+    }
+  }
+  r.flowints.push_back(std::move(fi));
+  return true;
+}
+
 // Splits "key:value; key; ..." on unescaped semicolons outside quotes.
 bool split_options(std::string_view s, std::vector<std::pair<std::string, std::string>>& out, std::string& err) {
   size_t i = 0;
@@ -1229,6 +1267,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_flow(v, r, err)) return false;
     } else if (k == "flowbits") {
       if (!parse_flowbits(v, r, err)) return false;
+    } else if (k == "flowint") {
+      if (!parse_flowint(v, r, err)) return false;
     } else if (k == "noalert") {
       r.noalert = true;
     } else if (k == "app-layer-event") {
@@ -1750,16 +1790,17 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   for (const Item& it : r.items) r.stream_payload &= it.buf == Buf::Packet;
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
-  r.ip_only = r.items.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side && !r.has_dsize &&
-              r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.flow && !checks_flowbits && !r.has_app_cond &&
-              !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
+  r.ip_only = r.items.empty() && r.flowints.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side &&
+              !r.has_dsize && r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.flow && !checks_flowbits &&
+              !r.has_app_cond && !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
   // Suricata's IP-only classification (ports allowed, flow in both
   // directions or none), protocol-detection-only rules, and rules of an
   // application protocol: their pass or drop acts on the whole flow
   bool one_way = (r.flow & (kFlowToServer | kFlowToClient)) &&
                  (r.flow & (kFlowToServer | kFlowToClient)) != (kFlowToServer | kFlowToClient);
-  bool header_only = r.items.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side && !r.has_dsize &&
-                     r.fields.empty() && !r.has_flags && !r.has_fragbits && !checks_flowbits && !r.has_urilen;
+  bool header_only = r.items.empty() && r.flowints.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side &&
+                     !r.has_dsize && r.fields.empty() && !r.has_flags && !r.has_fragbits && !checks_flowbits &&
+                     !r.has_urilen;
   bool like_ip_only = header_only && !(r.flow & ~(kFlowToServer | kFlowToClient)) && !one_way && !r.has_app_cond;
   bool pd_only = header_only && r.has_app_cond && !(r.flow & ~(kFlowToServer | kFlowToClient));
   r.flow_scope = like_ip_only || pd_only || r.app != kAppNone || r.uses_tx();
@@ -1842,6 +1883,20 @@ bool RuleSet::number_flowbits(Rule& r, std::string& why) {
       fb.bits.push_back(it->second);
     }
   }
+  auto number = [&](const std::string& n, uint16_t& out) {
+    auto it = flowint_ids_.find(n);
+    if (it == flowint_ids_.end()) {
+      if (flowint_ids_.size() >= kMaxFlowints)
+        return why = fmt::format("flowint '{}': the rule set already uses {} flowint names, the most a flow keeps", n,
+                                 kMaxFlowints),
+               false;
+      it = flowint_ids_.emplace(n, uint16_t(flowint_ids_.size())).first;
+    }
+    out = it->second;
+    return true;
+  };
+  for (Flowint& fi : r.flowints)
+    if (!number(fi.name, fi.var) || (!fi.value_name.empty() && !number(fi.value_name, fi.value_var))) return false;
   return true;
 }
 

@@ -335,6 +335,27 @@ struct Flowbit {
 // bit per name, so per-flow memory stays fixed.
 constexpr uint32_t kMaxFlowbits = 512;
 
+// One flowint option (Suricata's integer per flow): set, add or subtract a
+// value (a number, or another flowint's value), compare with one, or test
+// whether it is set. Names become variable numbers when the rule set is
+// loaded; run in rule order once the rest of the rule matched (a change
+// before a failing comparison stays, as Suricata's).
+struct Flowint {
+  enum Op : uint8_t { Set, Add, Sub, Lt, Gt, Le, Ge, Eq, Ne, IsSet, NotSet };
+  Op op = Set;
+  std::string name, value_name;  // value_name: the value is that flowint's (empty: `value`)
+  uint16_t var = 0, value_var = 0;
+  uint32_t value = 0;
+  bool modifies() const { return op <= Sub; }
+};
+// How many distinct flowint names a rule set may use (each flow keeps them all).
+constexpr uint32_t kMaxFlowints = 16;
+// A flow's flowints: values, and a bit per variable set.
+struct FlowInts {
+  uint32_t v[kMaxFlowints] = {};
+  uint32_t set = 0;
+};
+
 // Suricata's action order: pass, drop, reject, alert (log, sdrop as drop).
 int action_rank(const std::string& action);
 bool is_drop_action(const std::string& action);  // drop, sdrop, reject*
@@ -445,6 +466,7 @@ struct Rule {
   uint32_t dsize_lo = 0, dsize_hi = UINT32_MAX;  // inclusive bounds
   uint8_t flow = 0;                              // FlowOpt bits
   std::vector<Flowbit> flowbits;
+  std::vector<Flowint> flowints;
   bool noalert = false;      // matches (flowbits act) but raises no alert
   bool force_alert = false;  // alert: a pass rule alerts too (Suricata's alert-then-pass)
   bool no_tx_log = false;    // config rule: the transaction it matches is not logged
@@ -514,7 +536,7 @@ struct Rule {
     return false;
   }
   bool response_side() const;
-  bool uses_flow() const { return (flow & ~kFlowStateless) || !flowbits.empty() || has_app_cond; }
+  bool uses_flow() const { return (flow & ~kFlowStateless) || !flowbits.empty() || !flowints.empty() || has_app_cond; }
   // A rule matched on a TCP connection's reassembled byte stream (each
   // direction's data in order, across segments) instead of on packets.
   bool stream_only() const { return flow & kFlowOnlyStream; }
@@ -599,6 +621,7 @@ class RuleSet {
   // Flowbit names numbered so far (kMaxFlowbits at most).
   size_t flowbit_count() const { return flowbit_ids_.size(); }
   const std::map<std::string, uint16_t>& flowbit_ids() const { return flowbit_ids_; }
+  const std::map<std::string, uint16_t>& flowint_ids() const { return flowint_ids_; }
 
  private:
   bool number_flowbits(Rule& r, std::string& why);
@@ -607,7 +630,7 @@ class RuleSet {
   Datasets datasets_;
   // hash lists by algorithm and path, shared by the rules that name them
   std::map<std::pair<uint8_t, std::string>, std::shared_ptr<const std::unordered_set<std::string>>> hash_lists_;
-  std::map<std::string, uint16_t> flowbit_ids_;
+  std::map<std::string, uint16_t> flowbit_ids_, flowint_ids_;
   std::map<uint64_t, size_t> sid_index_;  // gid << 32 | sid -> index in rules_
   std::vector<Rule> rules_;
   std::vector<RuleProblem> problems_;

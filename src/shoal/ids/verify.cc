@@ -22,6 +22,41 @@ void apply_flowbits(const Rule& r, const PacketInfo& p) {
   }
 }
 
+bool flowints_hold(const Rule& r, const PacketInfo& p) {
+  if (r.flowints.empty()) return true;
+  if (!p.flowints) return false;
+  FlowInts& f = *p.flowints;
+  for (const Flowint& fi : r.flowints) {
+    const bool is = f.set >> fi.var & 1;
+    if (fi.op == Flowint::IsSet || fi.op == Flowint::NotSet) {
+      if (is != (fi.op == Flowint::IsSet)) return false;
+      continue;
+    }
+    uint32_t value = fi.value;
+    if (!fi.value_name.empty()) {  // another flowint's value: none, no match
+      if (!(f.set >> fi.value_var & 1)) return false;
+      value = f.v[fi.value_var];
+    }
+    if (fi.modifies()) {  // (+ and - on a flowint not set start from the value, as Suricata's)
+      f.v[fi.var] = !is || fi.op == Flowint::Set ? value
+                    : fi.op == Flowint::Add      ? f.v[fi.var] + value
+                                                 : f.v[fi.var] - value;
+      f.set |= uint32_t(1) << fi.var;
+      continue;
+    }
+    if (!is) return false;
+    const uint32_t x = f.v[fi.var];
+    bool ok = fi.op == Flowint::Lt   ? x < value
+              : fi.op == Flowint::Gt ? x > value
+              : fi.op == Flowint::Le ? x <= value
+              : fi.op == Flowint::Ge ? x >= value
+              : fi.op == Flowint::Eq ? x == value
+                                     : x != value;
+    if (!ok) return false;
+  }
+  return true;
+}
+
 bool header_matches(const Rule& r, const PacketInfo& p) {
   bool ports = false;
   switch (r.proto) {

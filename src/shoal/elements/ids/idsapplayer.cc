@@ -516,6 +516,7 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
       if (!ids::payload_matches(rule, s, n)) continue;
       if (old && ids::payload_matches(rule, s, old)) continue;  // found in the window before (inspected then)
     }
+    if (!ids::flowints_hold(rule, *info)) continue;
     ids::apply_flowbits(rule, *info);
     ss_.matches.add();
     TxHit h{r, nullptr, {}, 0, ids::kAppNone};
@@ -712,7 +713,7 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
                                 : form && rule.file_data_request ? req_files
                                 : rule.response_side()           ? res
                                                                  : req;
-    if (!ids::tx_matches(rule, use, *cur_)) continue;
+    if (!ids::tx_matches(rule, use, *cur_) || !ids::flowints_hold(rule, *cur_)) continue;
     tx.alerted.push_back(r);
     tx.no_log |= rule.no_tx_log;
     ids::apply_flowbits(rule, *cur_);
@@ -851,6 +852,7 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
     for (uint32_t r : tx_candidates(b)) {
       const ids::Rule& rule = rules[r];
       if (rule.app != ids::kAppDns || !ids::tx_matches(rule, b, *cur_)) continue;
+      if (!ids::flowints_hold(rule, *cur_)) continue;
       ids::apply_flowbits(rule, *cur_);
       cur_hits_->push_back({r, nullptr, j, tx_id, ids::kAppDns});
     }
@@ -994,6 +996,7 @@ void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
       if (!ids::tx_matches(rule, b, *cur_) && (t.client_certs.empty() || !ids::tx_matches(rule, client, *cur_)))
         continue;
       c.tls_alerted.push_back(key);
+      if (!ids::flowints_hold(rule, *cur_)) continue;
       ids::apply_flowbits(rule, *cur_);
       if (meta.is_null()) meta = tls_json(t);
       cur_hits_->push_back({r, nullptr, meta, 0, ids::kAppTls});
@@ -1048,6 +1051,7 @@ void IdsAppLayer::sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m) {
     for (uint32_t r : tx_candidates(b)) {
       const ids::Rule& rule = rules[r];
       if (rule.app != ids::kAppSip || !ids::tx_matches(rule, b, *cur_)) continue;
+      if (!ids::flowints_hold(rule, *cur_)) continue;
       ids::apply_flowbits(rule, *cur_);
       cur_hits_->push_back({r, nullptr, j, tx_id, ids::kAppSip});
     }
@@ -1096,6 +1100,7 @@ void IdsAppLayer::on_ssh(Conn& c, uint8_t dir, uint8_t what) {
       if (std::find(c.ssh_alerted.begin(), c.ssh_alerted.end(), key) != c.ssh_alerted.end()) continue;
       if (!ids::tx_matches(rule, b, *cur_)) continue;
       c.ssh_alerted.push_back(key);
+      if (!ids::flowints_hold(rule, *cur_)) continue;
       ids::apply_flowbits(rule, *cur_);
       if (meta.is_null()) meta = ssh_json(s);
       cur_hits_->push_back({r, nullptr, meta, 0, ids::kAppSsh});
@@ -1167,6 +1172,7 @@ void IdsAppLayer::match_ftp(flow::FtpTx& t, uint8_t dir) {
     if (std::find(t.alerted.begin(), t.alerted.end(), key) != t.alerted.end()) continue;
     if (!ids::tx_matches(rule, b, *cur_)) continue;
     t.alerted.push_back(key);
+    if (!ids::flowints_hold(rule, *cur_)) continue;
     ids::apply_flowbits(rule, *cur_);
     if (meta.is_null()) meta = ftp_json(t);
     cur_hits_->push_back({r, nullptr, meta, t.index, ids::kAppFtp});
@@ -1284,6 +1290,7 @@ void IdsAppLayer::match_smtp(flow::SmtpTx& t) {
     if (std::find(t.alerted.begin(), t.alerted.end(), r) != t.alerted.end()) continue;
     if (!ids::tx_matches(rule, b, *cur_)) continue;
     t.alerted.push_back(r);
+    if (!ids::flowints_hold(rule, *cur_)) continue;
     ids::apply_flowbits(rule, *cur_);
     if (meta.is_null()) {
       meta = smtp_json(t);

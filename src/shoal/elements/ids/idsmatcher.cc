@@ -871,6 +871,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint8_t verdict;  // Verdict::Pass or Drop once the flow has one (no more inspection)
     uint8_t alerted;  // an alert was raised on the flow
     uint64_t bits[ids::kMaxFlowbits / 64];
+    ids::FlowInts ints;
     uint64_t frame_bytes[2];  // per direction, with the link header (Suricata's flow bytes; the table counts IP bytes)
     uint64_t pkts[2];         // per direction, as of the packet inspected (the table's are the batch's end)
     uint32_t isn[2], next_seq[2];  // TCP, per direction: the first sequence number, and past the last byte seen
@@ -945,6 +946,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     info.first_in_dir = p->anno().flow_facts & flow::kFactFirstInDir;
     auto* fs = reinterpret_cast<FlowState*>(t.state(id) + state_off_);
     info.flowbits = fs->bits;
+    info.flowints = &fs->ints;
     fs->frame_bytes[info.dir & 1] += p->length();
     ++fs->pkts[info.dir & 1];
     if (info.proto == 6 && info.l4) {  // the sequence space seen each way (stream_size)
@@ -991,6 +993,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     info.established = flow::FlowTable::established(f);
     auto* fs = reinterpret_cast<FlowState*>(mgr_->table().state(id) + state_off_);
     info.flowbits = fs->bits;
+    info.flowints = &fs->ints;
     info.app = app_.app(id), info.app_known = true;
   }
   // The stream rules' matches on the data a flow's end delivered: alerts
