@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* p, size_t n) {
     HttpConn conn(cfg, counters, [&](HttpTx& tx, uint8_t progress) {
       if (tx.request_body.size() > cfg.request_body_limit || tx.response_body.size() > cfg.response_body_limit)
         std::abort();
-      if (!(tx.progress & progress)) std::abort();  // the bit announced is set
+      if (progress && !(tx.progress & progress)) std::abort();  // the bit announced is set
+      if (!progress && !tx.events) std::abort();                // (0: new events)
       if (const HttpForm* f = tx.form.get()) {
         size_t kept = 0;
         for (const std::string& d : f->mime.file_data()) kept += d.size();

@@ -582,6 +582,44 @@ TEST(IdsHttp, JunkBeforeTheResponseLineIsNoPartOfItsFile) {
   }
 }
 
+// libhtp's warnings and its transactions' flags are Suricata's HTTP
+// events: app-layer-event rules meet them, EVE has an anomaly record of each.
+TEST(IdsHttp, ParserWarningsAreAppLayerEvents) {
+  Conv c;
+  c.send(0, "GET /a HTTP/1.1\r\nAuthorization: Foo bar\r\n\r\n");  // no Host, a scheme nobody knows
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nContent-Length: 2\r\n\r\nok");
+  c.send(0, "GET /b HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer abc\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  c.fin(0);
+  c.fin(1);
+  auto r = run_ids("httpevents", c.out,
+                   "alert http any any -> any any (flow:established,to_server; "
+                   "app-layer-event:http.missing_host_header; sid:1;)\n"
+                   "alert http any any -> any any (app-layer-event:http.request_auth_unrecognized; sid:2;)\n"
+                   "alert http any any -> any any (app-layer-event:http.abnormal_ce_header; sid:3;)\n"
+                   "alert http any any -> any any (http.uri; content:\"/b\"; "
+                   "app-layer-event:http.request_auth_unrecognized; sid:4;)\n"
+                   "alert http any any -> any any (app-layer-event:http.missing_host_header; "
+                   "flowint:http.anomaly.count,+,1; flowint:http.anomaly.count,==,1; sid:5;)\n");
+  ASSERT_TRUE(r.r->ok);
+  auto sids = r.sids();
+  std::sort(sids.begin(), sids.end());
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 2, 5}))
+      << "identity is no abnormal Content-Encoding, a bearer token a known scheme";
+  std::set<std::string> anomalies;
+  for (const auto& a : r.other["anomaly"]) {
+    EXPECT_EQ(a["anomaly"]["app_proto"], "http");
+    EXPECT_EQ(a["anomaly"]["type"], "applayer");
+    anomalies.insert(a["anomaly"]["event"]);
+  }
+  EXPECT_EQ(anomalies, (std::set<std::string>{"MISSING_HOST_HEADER", "REQUEST_AUTH_UNRECOGNIZED"}));
+  RuleSet bad;
+  std::string err;
+  EXPECT_TRUE(bad.load_text("alert http any any -> any any (app-layer-event:http.request_chunk_extension; sid:1;)\n",
+                            "e", Vars(), false, err));
+  EXPECT_EQ(bad.problems().size(), 1u) << "an event this engine does not raise is refused, not silently never met";
+}
+
 // A request body sent gzip'd is read decoded (http.request_body, and the
 // POST body's file), as Suricata since 7.0.16; clear text under a gzip
 // header is read as sent.

@@ -1,5 +1,7 @@
 #include "shoal/flow/http.hh"
 
+#include "shoal/ids/rules.hh"
+
 #include <htp/htp.h>
 #include <zlib.h>
 
@@ -64,6 +66,59 @@ std::string header(const htp_table_t* t, const char* name) {
 }
 bool has_header(const htp_table_t* t, const char* name) { return t && htp_table_get_c(t, name); }
 
+// libhtp's warnings and errors as Suricata reads them: the event of the
+// first prefix a message starts with (Suricata 7's tables, then the three
+// its next parser names; anything else is an unknown error).
+uint8_t event_of(const char* msg) {
+  using namespace ids;
+  static const std::pair<const char*, HttpEvent> kPrefixes[] = {
+      {"Request field invalid: colon missing", kHttpRequestFieldMissingColon},
+      {"Response field invalid: missing colon", kHttpResponseFieldMissingColon},
+      {"Request chunk encoding: Invalid chunk length", kHttpInvalidRequestChunkLen},
+      {"Response chunk encoding: Invalid chunk length", kHttpInvalidResponseChunkLen},
+      {"Invalid C-L field in response", kHttpInvalidContentLengthFieldInResponse},
+      {"Already seen 100-Continue", kHttp100ContinueAlreadySeen},
+      {"Unable to match response to request", kHttpUnableToMatchResponseToRequest},
+      {"Invalid server port information in request", kHttpInvalidServerPortInRequest},
+      {"Request buffer over", kHttpRequestFieldTooLong},
+      {"Response buffer over", kHttpResponseFieldTooLong},
+      {"Response the buffer limit", kHttpResponseFieldTooLong},  // (libhtp 0.5's wording of it)
+      {"C-T multipart/byteranges in responses not supported", kHttpResponseMultipartByteranges},
+      {"Compression bomb:", kHttpCompressionBomb},
+      {"GZip decompressor:", kHttpGzipDecompressionFailed},
+      {"Request field invalid", kHttpRequestHeaderInvalid},
+      {"Response field invalid", kHttpResponseHeaderInvalid},
+      {"Request header name is not a token", kHttpRequestHeaderInvalid},
+      {"Response header name is not a token", kHttpResponseHeaderInvalid},
+      {"Invalid request field folding", kHttpInvalidRequestFieldFolding},
+      {"Invalid response field folding", kHttpInvalidResponseFieldFolding},
+      {"Request server port=", kHttpRequestServerPortTcpPortMismatch},
+      {"Request line: URI contains non-compliant delimiter", kHttpUriDelimNonCompliant},
+      {"Request line: non-compliant delimiter between Method and URI", kHttpMethodDelimNonCompliant},
+      {"Request line: leading whitespace", kHttpRequestLineLeadingWhitespace},
+      {"Too many response content encoding layers", kHttpTooManyEncodingLayers},
+      {"C-E gzip has abnormal value", kHttpAbnormalCeHeader},
+      {"C-E deflate has abnormal value", kHttpAbnormalCeHeader},
+      {"C-E unknown setting", kHttpAbnormalCeHeader},
+      {"Excessive request header repetitions", kHttpRequestHeaderRepetition},
+      {"Excessive response header repetitions", kHttpResponseHeaderRepetition},
+      {"Transfer-encoding has abnormal chunked value", kHttpResponseAbnormalTransferEncoding},
+      {"Chunked transfer-encoding on HTTP/0.9 or HTTP/1.0", kHttpResponseChunkedOldProto},
+      {"Invalid response line: invalid protocol", kHttpResponseInvalidProtocol},
+      {"Invalid response line: invalid response status", kHttpResponseInvalidStatus},
+      {"Request line incomplete", kHttpRequestLineIncomplete},
+      {"Unexpected request body", kHttpRequestBodyUnexpected},
+      {"LZMA decompressor: memory limit reached", kHttpLzmaMemlimitReached},
+      {"Ambiguous request C-L value", kHttpDuplicateContentLengthFieldInRequest},
+      {"Ambiguous response C-L value", kHttpDuplicateContentLengthFieldInResponse},
+      {"Request line: missing protocol", kHttpRequestLineMissingProtocol},
+      {"Too many request headers", kHttpRequestTooManyHeaders},
+      {"Too many response headers", kHttpResponseTooManyHeaders}};
+  for (auto& [prefix, e] : kPrefixes)
+    if (std::strncmp(msg, prefix, std::strlen(prefix)) == 0) return e;
+  return kHttpUnknownError;
+}
+
 }  // namespace
 
 struct HttpConn::Impl {
@@ -91,7 +146,72 @@ struct HttpConn::Impl {
   }
   void fire(HttpTx& t, uint8_t what) {
     t.progress |= what;
+    drain(nullptr);  // what libhtp found wrong on the way here
     on_event(t, what);
+  }
+  // libhtp's new warnings and errors, as events of the transactions they
+  // name (else the newest); `changed` gets the transactions that got a new
+  // one. Past kMaxMessages on a connection, too_many_warnings and no more.
+  static constexpr size_t kMaxMessages = 512;
+  size_t msg_seen = 0;
+  bool msg_capped = false;
+  void drain(std::vector<HttpTx*>* changed) {
+    htp_conn_t* conn = htp_connp_get_connection(connp);
+    if (!conn || !conn->messages || msg_capped) return;
+    size_t n = htp_list_size(conn->messages);
+    auto add = [&](HttpTx* t, uint8_t e) {
+      uint64_t bit = uint64_t(1) << e;
+      if (!t || (t->events & bit)) return;
+      t->events |= bit;
+      if (changed) changed->push_back(t);
+    };
+    if (n >= kMaxMessages) {
+      msg_capped = true;
+      if (!txs.empty()) add(&txs.back(), ids::kHttpTooManyWarnings);
+      return;
+    }
+    for (; msg_seen < n; ++msg_seen) {
+      auto* log = static_cast<htp_log_t*>(htp_list_get(conn->messages, msg_seen));
+      if (!log || !log->msg) continue;
+      auto* t = log->tx ? static_cast<HttpTx*>(htp_tx_get_user_data(log->tx)) : nullptr;
+      uint8_t e = event_of(log->msg);
+      // (libhtp 0.5.42 calls Content-Encoding identity an unknown setting; Suricata's libhtp does not)
+      if (e == ids::kHttpAbnormalCeHeader) {
+        htp_tx_t* ht[] = {log->tx, htp_connp_get_out_tx(connp), htp_connp_get_in_tx(connp)};
+        if (std::any_of(std::begin(ht), std::end(ht), [](const htp_tx_t* x) {
+              return x && (strcasecmp(header(x->response_headers, "content-encoding").c_str(), "identity") == 0 ||
+                           strcasecmp(header(x->request_headers, "content-encoding").c_str(), "identity") == 0);
+            }))
+          continue;
+      }
+      add(t ? t : txs.empty() ? nullptr : &txs.back(), e);
+    }
+  }
+  // libhtp's findings kept in a request's flags (Suricata's reading of them)
+  static void request_flags(HttpTx& t, const htp_tx_t* tx) {
+    auto set = [&](bool on, uint8_t e) { t.events |= on ? uint64_t(1) << e : 0; };
+    set(tx->flags & HTP_REQUEST_INVALID_T_E, ids::kHttpInvalidTransferEncodingValueInRequest);
+    set(tx->flags & HTP_REQUEST_INVALID_C_L, ids::kHttpInvalidContentLengthFieldInRequest);
+    set(tx->flags & HTP_HOST_MISSING, ids::kHttpMissingHostHeader);
+    set(tx->flags & HTP_HOST_AMBIGUOUS, ids::kHttpHostHeaderAmbiguous);
+    set(tx->flags & HTP_HOSTU_INVALID, ids::kHttpRequestUriHostInvalid);
+    set(tx->flags & HTP_HOSTH_INVALID, ids::kHttpRequestHeaderHostInvalid);
+    // (a bearer token is a scheme libhtp 0.5.42 does not know, and Suricata's libhtp does)
+    std::string auth = header(tx->request_headers, "authorization");
+    bool bearer = auth.size() >= 6 && strncasecmp(auth.c_str(), "bearer", 6) == 0 &&
+                  (auth.size() == 6 || auth[6] == ' ' || auth[6] == '\t');
+    set(tx->request_auth_type == HTP_AUTH_UNRECOGNIZED && !bearer, ids::kHttpRequestAuthUnrecognized);
+    set(tx->is_protocol_0_9 && tx->request_method_number == HTP_M_UNKNOWN &&
+            (tx->request_protocol_number == HTP_PROTOCOL_INVALID ||
+             tx->request_protocol_number == HTP_PROTOCOL_UNKNOWN),
+        ids::kHttpRequestLineInvalid);
+  }
+  // After a call into libhtp: its new findings, and the transactions they
+  // changed inspected again (event 0).
+  void after_call() {
+    std::vector<HttpTx*> changed;
+    drain(&changed);
+    for (HttpTx* t : changed) on_event(*t, 0);
   }
   // The configuration: callbacks and limits are the same for every
   // connection (libhtp allows one configuration for many parsers); one per
@@ -177,6 +297,7 @@ struct HttpConn::Impl {
     }
     HttpTx& t = im->tx_of(tx);
     line_fields(t, tx);
+    request_flags(t, tx);
     im->fire(t, HttpTx::kRequestLine);
     return HTP_OK;
   }
@@ -224,6 +345,7 @@ struct HttpConn::Impl {
       t.form->mime.line("Content-Type: " + t.content_type, "\r\n");
       t.form->mime.line("", "\r\n");
     }
+    request_flags(t, tx);
     im->fire(t, HttpTx::kRequestHeaders);
     return HTP_OK;
   }
@@ -361,9 +483,14 @@ void HttpConn::data(uint8_t dir, const uint8_t* d, uint32_t n, uint64_t ts) {
     impl_->broken[dir] = true;
     impl_->c.parse_errors.add();
   }
+  impl_->after_call();
 }
 
 void HttpConn::release_done() { impl_->reap(); }
+
+void HttpConn::each(const std::function<void(HttpTx&)>& f) {
+  for (HttpTx& t : impl_->txs) f(t);
+}
 
 void HttpConn::gap(uint8_t dir) {
   impl_->c.gaps.add();
@@ -385,6 +512,7 @@ void HttpConn::end(uint8_t dir, uint64_t ts) {
     htp_connp_close(impl_->connp, &t);
     impl_->closed = true;
   }
+  impl_->after_call();
   // messages of that direction left incomplete: their bodies are final
   uint8_t started = dir == 0 ? HttpTx::kRequestHeaders : HttpTx::kResponseHeaders;
   uint8_t done = dir == 0 ? HttpTx::kRequestDone : HttpTx::kResponseDone;
@@ -397,6 +525,7 @@ void HttpConn::close(uint64_t ts) {
   htp_time_t t = tv(ts);
   if (!impl_->closed) htp_connp_close(impl_->connp, &t);
   impl_->closed = true;
+  impl_->drain(nullptr);  // (nothing is inspected at the close: kEnded follows)
   impl_->reap();
   // what never completed ends here: its files are cut short
   for (HttpTx& x : impl_->txs) {

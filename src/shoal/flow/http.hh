@@ -125,10 +125,14 @@ struct HttpTx {
   // far as it goes, is final (detection inspects it, as Suricata at EOF)
   static constexpr uint8_t kRequestBodyEnd = 64, kResponseBodyEnd = 128;
   uint8_t progress = 0;
+  // what went wrong in its parsing: ids::HttpEvent bits (libhtp's warnings
+  // and errors, and its transaction flags, as Suricata reads them)
+  uint64_t events = 0;
   // the detection engine's: rules that already alerted on this transaction,
   // and whether a config rule turned its logging off
   std::vector<uint32_t> alerted;
   bool no_log = false;
+  uint64_t events_logged = 0;  // the events an anomaly record was made of
 };
 
 // What the parser saw, over all connections of a worker.
@@ -144,7 +148,8 @@ struct HttpCounters {
 
 class HttpConn {
  public:
-  // progress: one of HttpTx's k* bits reached by tx.
+  // progress: one of HttpTx's k* bits reached by tx; 0: only its events
+  // changed (a warning libhtp gave after the transaction's last step).
   using Event = std::function<void(HttpTx& tx, uint8_t progress)>;
   HttpConn(const HttpConfig& cfg, HttpCounters& counters, Event on_event);
   ~HttpConn();
@@ -156,6 +161,8 @@ class HttpConn {
   void data(uint8_t dir, const uint8_t* d, uint32_t n, uint64_t ts);
   // Frees the transactions that completed (their events were delivered).
   void release_done();
+  // Each live transaction (those release_done() frees included), oldest first.
+  void each(const std::function<void(HttpTx&)>& f);
   // A hole in a direction's stream: that direction is not parsed further.
   void gap(uint8_t dir);
   // A direction ended (its FIN): a response delimited by the connection's

@@ -1979,11 +1979,60 @@ namespace {
 constexpr const char* kDnsEvents[] = {"malformed_data", "not_a_request",       "not_a_response",      "z_flag_set",
                                       "invalid_opcode", "invalid_additionals", "invalid_authorities", "name_too_long"};
 constexpr const char* kFtpEvents[] = {"request_command_too_long", "response_command_too_long"};
+constexpr const char* kHttpEvents[] = {"unknown_error",
+                                       "gzip_decompression_failed",
+                                       "request_field_missing_colon",
+                                       "response_field_missing_colon",
+                                       "invalid_request_chunk_len",
+                                       "invalid_response_chunk_len",
+                                       "invalid_transfer_encoding_value_in_request",
+                                       "invalid_content_length_field_in_request",
+                                       "invalid_content_length_field_in_response",
+                                       "100_continue_already_seen",
+                                       "unable_to_match_response_to_request",
+                                       "invalid_server_port_in_request",
+                                       "request_header_invalid",
+                                       "response_header_invalid",
+                                       "missing_host_header",
+                                       "host_header_ambiguous",
+                                       "invalid_request_field_folding",
+                                       "invalid_response_field_folding",
+                                       "request_field_too_long",
+                                       "response_field_too_long",
+                                       "request_server_port_tcp_port_mismatch",
+                                       "request_uri_host_invalid",
+                                       "request_header_host_invalid",
+                                       "uri_delim_non_compliant",
+                                       "method_delim_non_compliant",
+                                       "request_line_leading_whitespace",
+                                       "too_many_encoding_layers",
+                                       "abnormal_ce_header",
+                                       "request_auth_unrecognized",
+                                       "request_header_repetition",
+                                       "response_header_repetition",
+                                       "response_multipart_byteranges",
+                                       "response_abnormal_transfer_encoding",
+                                       "response_chunked_old_proto",
+                                       "response_invalid_protocol",
+                                       "response_invalid_status",
+                                       "request_line_incomplete",
+                                       "request_line_invalid",
+                                       "request_body_unexpected",
+                                       "lzma_memlimit_reached",
+                                       "duplicate_content_length_field_in_request",
+                                       "duplicate_content_length_field_in_response",
+                                       "compression_bomb",
+                                       "too_many_warnings",
+                                       "request_line_missing_protocol",
+                                       "request_too_many_headers",
+                                       "response_too_many_headers"};
+static_assert(std::size(kHttpEvents) == kHttpEventCount && kHttpEventCount <= 64);
 }  // namespace
 
 const char* app_event_name(uint16_t app, uint8_t event) {
   if (app == kAppDns && event < std::size(kDnsEvents)) return kDnsEvents[event];
   if (app == kAppFtp && event < std::size(kFtpEvents)) return kFtpEvents[event];
+  if (app == kAppHttp && event < std::size(kHttpEvents)) return kHttpEvents[event];
   return "unknown";
 }
 
@@ -1994,7 +2043,7 @@ bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event) {
       if (name.substr(prefix.size()) == table[i]) return app = a, event = uint8_t(i), true;
     return false;
   };
-  return find("dns.", kAppDns, kDnsEvents) || find("ftp.", kAppFtp, kFtpEvents);
+  return find("dns.", kAppDns, kDnsEvents) || find("ftp.", kAppFtp, kFtpEvents) || find("http.", kAppHttp, kHttpEvents);
 }
 
 uint16_t FieldCond::app() const {

@@ -199,6 +199,58 @@ enum DnsEvent : uint8_t {
   kDnsNameTooLong,
 };
 enum FtpEvent : uint8_t { kFtpRequestCommandTooLong, kFtpResponseCommandTooLong };
+// HTTP's: libhtp's warnings and errors and its transactions' flags, as
+// Suricata names them (http-events.rules)
+enum HttpEvent : uint8_t {
+  kHttpUnknownError,
+  kHttpGzipDecompressionFailed,
+  kHttpRequestFieldMissingColon,
+  kHttpResponseFieldMissingColon,
+  kHttpInvalidRequestChunkLen,
+  kHttpInvalidResponseChunkLen,
+  kHttpInvalidTransferEncodingValueInRequest,
+  kHttpInvalidContentLengthFieldInRequest,
+  kHttpInvalidContentLengthFieldInResponse,
+  kHttp100ContinueAlreadySeen,
+  kHttpUnableToMatchResponseToRequest,
+  kHttpInvalidServerPortInRequest,
+  kHttpRequestHeaderInvalid,
+  kHttpResponseHeaderInvalid,
+  kHttpMissingHostHeader,
+  kHttpHostHeaderAmbiguous,
+  kHttpInvalidRequestFieldFolding,
+  kHttpInvalidResponseFieldFolding,
+  kHttpRequestFieldTooLong,
+  kHttpResponseFieldTooLong,
+  kHttpRequestServerPortTcpPortMismatch,
+  kHttpRequestUriHostInvalid,
+  kHttpRequestHeaderHostInvalid,
+  kHttpUriDelimNonCompliant,
+  kHttpMethodDelimNonCompliant,
+  kHttpRequestLineLeadingWhitespace,
+  kHttpTooManyEncodingLayers,
+  kHttpAbnormalCeHeader,
+  kHttpRequestAuthUnrecognized,
+  kHttpRequestHeaderRepetition,
+  kHttpResponseHeaderRepetition,
+  kHttpResponseMultipartByteranges,
+  kHttpResponseAbnormalTransferEncoding,
+  kHttpResponseChunkedOldProto,
+  kHttpResponseInvalidProtocol,
+  kHttpResponseInvalidStatus,
+  kHttpRequestLineIncomplete,
+  kHttpRequestLineInvalid,
+  kHttpRequestBodyUnexpected,
+  kHttpLzmaMemlimitReached,
+  kHttpDuplicateContentLengthFieldInRequest,
+  kHttpDuplicateContentLengthFieldInResponse,
+  kHttpCompressionBomb,
+  kHttpTooManyWarnings,
+  kHttpRequestLineMissingProtocol,
+  kHttpRequestTooManyHeaders,
+  kHttpResponseTooManyHeaders,
+  kHttpEventCount
+};
 // "dns.z_flag_set" -> (kAppDns, kDnsZFlagSet); false when unknown.
 bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event);
 const char* app_event_name(uint16_t app, uint8_t event);  // "z_flag_set" (without the protocol)

@@ -223,11 +223,24 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     info.app_known = true;  // a datagram decides
     return;
   }
-  if (c->http) c->http->release_done();  // the last packet's alerts are logged: its transactions can go
   cur_ = &info;
   cur_ts_ = ts;
   cur_hits_ = &hits;
   cur_found_ = found;
+  if (c->http) {
+    // transactions with events are inspected on each packet, either way
+    // (Suricata inspects every open transaction: an event found in a
+    // response meets the rules on the client's side at its next packet)
+    size_t from = hits.size();
+    if (db_)
+      c->http->each([&](flow::HttpTx& t) {
+        if (t.events && !(t.progress & flow::HttpTx::kEnded)) match_tx(t);
+      });
+    for (size_t i = from; i < hits.size(); ++i)  // (before the transactions go)
+      if (const flow::HttpTx* t = hits[i].tx)
+        hits[i].meta = http_json(*t), hits[i].tx_id = t->index, hits[i].tx = nullptr;
+    c->http->release_done();  // the last packet's alerts are logged: its transactions can go
+  }
   size_t first = hits.size();
   uint32_t seq = k::load_be32(info.l4 + 4);
   bool added = reasm_.segment(c->stream, id, info.dir, seq, info.l4[13], info.payload, info.plen);
@@ -563,6 +576,18 @@ void IdsAppLayer::stream_end(uint32_t flow, uint8_t dir) {
 
 void IdsAppLayer::on_tx(Conn& c, flow::HttpTx& tx, uint8_t what) {
   if (what != flow::HttpTx::kEnded && cur_ && db_) match_tx(tx);
+  if (log_anomaly_)  // each event once, as Suricata's applayer anomalies (its C parser's names: upper case)
+    for (uint64_t e = tx.events & ~tx.events_logged; e; e &= e - 1) {
+      std::string name = ids::app_event_name(ids::kAppHttp, uint8_t(__builtin_ctzll(e)));
+      for (char& ch : name) ch = char(std::toupper(uint8_t(ch)));
+      logs_.push_back({c.id,
+                       TxLog::Anomaly,
+                       uint8_t(cur_ ? cur_->dir & 1 : 0),
+                       tx.index,
+                       {{"app_proto", "http"}, {"type", "applayer"}, {"event", name}, {"layer", "proto_parser"}},
+                       {}});
+      tx.events_logged |= e & -e;
+    }
   // records of what ended (unless a config rule said not to): a file with
   // its body, a transaction when both sides are done or the connection ends
   if (tx.no_log) return;
@@ -591,6 +616,7 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
   cur_->app = ids::kAppHttp;  // this packet's data made the transaction progress
   using ids::Buf;
   ids::TxBuffers b;
+  b.events = tx.events;
   if (tx.progress & (flow::HttpTx::kRequestLine | flow::HttpTx::kRequestHeaders)) {
     b.set(Buf::HttpMethod, tx.method);
     b.set(Buf::HttpUri, tx.uri);
