@@ -1380,6 +1380,101 @@ TEST(Base64, DecodesAsSuricatasRfc4648Mode) {
   }
 }
 
+// tcp.mss, icmpv6.mtu and the checksum keywords, against checksums summed
+// here the plain way (RFC 1071 over a pseudo header written out).
+TEST(IdsRules, MssMtuAndChecksumsAsSuricata) {
+  auto sum16 = [](const Bytes& d) {
+    uint32_t s = 0;
+    for (size_t i = 0; i < d.size(); i += 2) s += uint32_t(d[i] << 8 | (i + 1 < d.size() ? d[i + 1] : 0));
+    while (s >> 16) s = (s & 0xffff) + (s >> 16);
+    return uint16_t(~s);
+  };
+  // the transport checksum of an IPv4 packet written in place (off: its field in the L4 header)
+  auto fix4 = [&](Bytes& ip, size_t off) {
+    size_t hl = size_t(ip[0] & 15) * 4, l4 = ip.size() - hl;
+    ip[hl + off] = ip[hl + off + 1] = 0;
+    Bytes ph(ip.begin() + 12, ip.begin() + 20);
+    ph.insert(ph.end(), {0, ip[9], uint8_t(l4 >> 8), uint8_t(l4)});
+    if (ip[9] == 1) ph.clear();  // (ICMPv4: no pseudo header)
+    ph.insert(ph.end(), ip.begin() + std::ptrdiff_t(hl), ip.end());
+    uint16_t c = sum16(ph);
+    ip[hl + off] = uint8_t(c >> 8), ip[hl + off + 1] = uint8_t(c);
+    ip[10] = ip[11] = 0;
+    uint16_t h = sum16(Bytes(ip.begin(), ip.begin() + std::ptrdiff_t(hl)));
+    ip[10] = uint8_t(h >> 8), ip[11] = uint8_t(h);
+  };
+  // a SYN with options NOP, MSS 1200, and 4 bytes of window scale and NOP
+  Bytes syn = ip4(kClient, kServer, 6, 1000, 80, "", 1, 0, 0x02);
+  syn[32] = 0x80;  // 32-byte header
+  syn.insert(syn.end(), {1, 2, 4, 0x04, 0xb0, 3, 3, 7, 1, 1, 1, 0});
+  syn[3] = uint8_t(syn.size());
+  fix4(syn, 16);
+  Bytes udp = ip4(kClient, kServer, 17, 1000, 53, "abc");
+  Bytes udp_nosum = udp;  // (no checksum: valid)
+  udp_nosum[10] = udp_nosum[11] = 0;
+  uint16_t h = sum16(Bytes(udp_nosum.begin(), udp_nosum.begin() + 20));
+  udp_nosum[10] = uint8_t(h >> 8), udp_nosum[11] = uint8_t(h);
+  fix4(udp, 6);
+  Bytes icmp = ip4(kClient, kServer, 1, 0, 0, "ping");  // (ports: type 0, code 0)
+  fix4(icmp, 2);
+  // ICMPv6 Packet Too Big, MTU 1000, with its checksum
+  Bytes v6(40, 0);
+  v6[0] = 0x60, v6[6] = 58, v6[7] = 64;
+  v6[23] = 1, v6[39] = 2;  // ::1 -> ::2
+  Bytes msg = {2, 0, 0, 0, 0, 0, 0x03, 0xe8, 0x60, 0, 0, 0};
+  v6[4] = 0, v6[5] = uint8_t(msg.size());
+  Bytes ph(v6.begin() + 8, v6.begin() + 40);
+  ph.insert(ph.end(), {0, 0, 0, uint8_t(msg.size()), 0, 0, 0, 58});
+  ph.insert(ph.end(), msg.begin(), msg.end());
+  uint16_t c6 = sum16(ph);
+  msg[2] = uint8_t(c6 >> 8), msg[3] = uint8_t(c6);
+  v6.insert(v6.end(), msg.begin(), msg.end());
+  auto broken = [](Bytes b) {
+    b.back() ^= 0x40;
+    return b;
+  };
+  RuleSet set;
+  std::string err;
+  ASSERT_TRUE(
+      set.load_text("alert tcp any any -> any any (tcp.mss:<1300; sid:1;)\n"
+                    "alert tcp any any -> any any (tcp.mss:1460; sid:2;)\n"
+                    "alert ipv6 any any -> any any (icmpv6.mtu:<1280; sid:3;)\n"
+                    "alert ip any any -> any any (ipv4-csum:valid; sid:4;)\n"
+                    "alert tcp any any -> any any (tcpv4-csum:valid; sid:5;)\n"
+                    "alert tcp any any -> any any (tcpv4-csum:invalid; sid:6;)\n"
+                    "alert udp any any -> any any (udpv4-csum:valid; sid:7;)\n"
+                    "alert icmp any any -> any any (icmpv4-csum:valid; sid:8;)\n"
+                    "alert ip any any -> any any (icmpv6-csum:valid; sid:9;)\n"
+                    "alert ip any any -> any any (icmpv6-csum:invalid; sid:10;)\n"
+                    "alert ip any any -> any any (tcpv6-csum:valid; sid:11;)\n",
+                    "c", Vars(), true, err))
+      << err;
+  auto hits = [&](const Bytes& ip) {
+    PacketInfo p;
+    EXPECT_TRUE(parse_packet(ip.data(), uint32_t(ip.size()), p));
+    std::vector<uint32_t> out;
+    for (uint32_t i = 0; i < set.rules().size(); ++i)
+      if (header_matches(set.rules()[i], p)) out.push_back(set.rules()[i].sid);
+    return out;
+  };
+  EXPECT_EQ(hits(syn), (std::vector<uint32_t>{1, 4, 5}));
+  Bytes syn_bad = syn;
+  syn_bad[24] ^= 1;  // the sequence number: the TCP checksum breaks, not the IP header's
+  EXPECT_EQ(hits(syn_bad), (std::vector<uint32_t>{1, 4, 6}));
+  EXPECT_EQ(hits(udp), (std::vector<uint32_t>{4, 7}));
+  EXPECT_EQ(hits(broken(udp)), (std::vector<uint32_t>{4}));
+  EXPECT_EQ(hits(udp_nosum), (std::vector<uint32_t>{4, 7}));
+  EXPECT_EQ(hits(icmp), (std::vector<uint32_t>{4, 8}));
+  EXPECT_EQ(hits(v6), (std::vector<uint32_t>{3, 9}));
+  EXPECT_EQ(hits(broken(v6)), (std::vector<uint32_t>{3, 10}));
+  Bytes ip_bad = udp;
+  ip_bad[8] = 3;  // the TTL: the IP header's checksum breaks
+  EXPECT_EQ(hits(ip_bad), (std::vector<uint32_t>{7}));
+  RuleSet bad;
+  EXPECT_TRUE(bad.load_text("alert tcp any any -> any any (tcpv4-csum:maybe; sid:1;)\n", "c", Vars(), false, err));
+  EXPECT_EQ(bad.problems().size(), 1u);
+}
+
 TEST(IdsRules, HeaderFieldsAndTcpFlags) {
   RuleSet set;
   std::string err;

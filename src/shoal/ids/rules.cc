@@ -1396,12 +1396,23 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       r.items.push_back(std::move(it));
       last = nullptr;
       last_item = nullptr;
+    } else if (k == "ipv4-csum" || k == "tcpv4-csum" || k == "tcpv6-csum" || k == "udpv4-csum" || k == "udpv6-csum" ||
+               k == "icmpv4-csum" || k == "icmpv6-csum") {
+      static const std::pair<const char*, Rule::Csum::Kind> kCsums[] = {
+          {"ipv4-csum", Rule::Csum::Ipv4},    {"tcpv4-csum", Rule::Csum::Tcpv4}, {"tcpv6-csum", Rule::Csum::Tcpv6},
+          {"udpv4-csum", Rule::Csum::Udpv4},  {"udpv6-csum", Rule::Csum::Udpv6}, {"icmpv4-csum", Rule::Csum::Icmpv4},
+          {"icmpv6-csum", Rule::Csum::Icmpv6}};
+      std::string w = unquote(std::string(trim(v)));
+      if (w != "valid" && w != "invalid") return err = fmt::format("{}: '{}' is not valid or invalid", k, w), false;
+      for (auto& [n, kind] : kCsums)
+        if (k == n) r.csums.push_back({kind, w == "valid"});
     } else if (k == "itype" || k == "icode" || k == "icmp_id" || k == "icmp_seq" || k == "ttl" || k == "id" ||
-               k == "seq" || k == "ack") {
+               k == "seq" || k == "ack" || k == "tcp.mss" || k == "icmpv6.mtu") {
       static const std::pair<const char*, FieldCond::Field> kFields[] = {
-          {"itype", FieldCond::IcmpType},   {"icode", FieldCond::IcmpCode}, {"icmp_id", FieldCond::IcmpId},
-          {"icmp_seq", FieldCond::IcmpSeq}, {"ttl", FieldCond::Ttl},        {"id", FieldCond::IpId},
-          {"seq", FieldCond::TcpSeq},       {"ack", FieldCond::TcpAck}};
+          {"itype", FieldCond::IcmpType},      {"icode", FieldCond::IcmpCode}, {"icmp_id", FieldCond::IcmpId},
+          {"icmp_seq", FieldCond::IcmpSeq},    {"ttl", FieldCond::Ttl},        {"id", FieldCond::IpId},
+          {"seq", FieldCond::TcpSeq},          {"ack", FieldCond::TcpAck},     {"tcp.mss", FieldCond::TcpMss},
+          {"icmpv6.mtu", FieldCond::Icmpv6Mtu}};
       for (auto& [n, f] : kFields)
         if (k == n && !parse_field(v, f, n, r, err)) return false;
     } else if (k == "dns.opcode" || k == "dns.rcode" || k == "dns.rrtype") {
@@ -1785,22 +1796,23 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
   r.stream_payload =
       (r.proto == Proto::TCP || r.proto == Proto::IP || r.proto == Proto::IP4 || r.proto == Proto::IP6) &&
       !r.stream_only() && !r.packet_only && !(r.flow & kFlowNoStream) && !r.uses_tx() && !r.items.empty() &&
-      !r.header_bufs && !r.has_dsize && r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.ipopts &&
-      !r.decode_events;
+      !r.header_bufs && !r.has_dsize && r.fields.empty() && r.csums.empty() && !r.has_flags && !r.has_fragbits &&
+      !r.ipopts && !r.decode_events;
   for (const Item& it : r.items) r.stream_payload &= it.buf == Buf::Packet;
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
   r.ip_only = r.items.empty() && r.flowints.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side &&
-              !r.has_dsize && r.fields.empty() && !r.has_flags && !r.has_fragbits && !r.flow && !checks_flowbits &&
-              !r.has_app_cond && !r.app && !r.has_urilen && r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
+              !r.has_dsize && r.fields.empty() && r.csums.empty() && !r.has_flags && !r.has_fragbits && !r.flow &&
+              !checks_flowbits && !r.has_app_cond && !r.app && !r.has_urilen && r.sport.any && r.dport.any &&
+              !r.sport.neg && !r.dport.neg;
   // Suricata's IP-only classification (ports allowed, flow in both
   // directions or none), protocol-detection-only rules, and rules of an
   // application protocol: their pass or drop acts on the whole flow
   bool one_way = (r.flow & (kFlowToServer | kFlowToClient)) &&
                  (r.flow & (kFlowToServer | kFlowToClient)) != (kFlowToServer | kFlowToClient);
   bool header_only = r.items.empty() && r.flowints.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side &&
-                     !r.has_dsize && r.fields.empty() && !r.has_flags && !r.has_fragbits && !checks_flowbits &&
-                     !r.has_urilen;
+                     !r.has_dsize && r.fields.empty() && r.csums.empty() && !r.has_flags && !r.has_fragbits &&
+                     !checks_flowbits && !r.has_urilen;
   bool like_ip_only = header_only && !(r.flow & ~(kFlowToServer | kFlowToClient)) && !one_way && !r.has_app_cond;
   bool pd_only = header_only && r.has_app_cond && !(r.flow & ~(kFlowToServer | kFlowToClient));
   r.flow_scope = like_ip_only || pd_only || r.app != kAppNone || r.uses_tx();

@@ -440,6 +440,8 @@ struct FieldCond {
     IpId,
     TcpSeq,
     TcpAck,
+    TcpMss,     // the MSS option's value (none: no match)
+    Icmpv6Mtu,  // an ICMPv6 Packet Too Big's MTU (other messages: no match)
     // a transaction's (Rule::tx_fields)
     DnsOpcode,
     DnsRcode,
@@ -567,6 +569,15 @@ struct Rule {
     char op = '=';     // < > = ! (not equal) l (<=) g (>=)
     uint32_t value = 0;
   } stream_size;
+  // ipv4-csum, tcpv4-csum, tcpv6-csum, udpv4-csum, udpv6-csum, icmpv4-csum,
+  // icmpv6-csum: the checksum is valid (or invalid); another protocol, or a
+  // packet cut short: no match
+  struct Csum {
+    enum Kind : uint8_t { Ipv4, Tcpv4, Tcpv6, Udpv4, Udpv6, Icmpv4, Icmpv6 };
+    Kind kind;
+    bool valid;
+  };
+  std::vector<Csum> csums;
   bool has_fragbits = false;  // fragbits: IPv4 flags (R 4, D 2, M 1), modifier as flags'
   FlagsCond fragbits;
   // an http rule's file.data with no side (no flow:to_server/to_client):

@@ -2,6 +2,8 @@
 // and pcre in order, backtracking over earlier contents' occurrences.
 #include "shoal/ids/verify.hh"
 
+#include "shoal/kernels/checksum.hh"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +22,31 @@ void apply_flowbits(const Rule& r, const PacketInfo& p) {
       w = fb.cmd == Flowbit::Set ? (w | m) : fb.cmd == Flowbit::Unset ? (w & ~m) : (w ^ m);
     }
   }
+}
+
+// A packet's checksum of `kind`: 1 valid, 0 invalid, -1 not this kind of
+// packet (or not all of it there: a fragment, a packet cut short).
+int checksum_valid(Rule::Csum::Kind kind, const PacketInfo& p) {
+  if (!p.l3 || p.no_l3) return -1;
+  const bool v6 = p.src.v6;
+  if (kind == Rule::Csum::Ipv4) {
+    if (v6 || p.l3len < 20) return -1;
+    return k::ip_checksum(p.l3, p.l3len) == 0;
+  }
+  const uint8_t want = kind == Rule::Csum::Tcpv4 || kind == Rule::Csum::Tcpv6   ? 6
+                       : kind == Rule::Csum::Udpv4 || kind == Rule::Csum::Udpv6 ? 17
+                       : kind == Rule::Csum::Icmpv4                             ? 1
+                                                                                : 58;
+  const bool want_v6 = kind == Rule::Csum::Tcpv6 || kind == Rule::Csum::Udpv6 || kind == Rule::Csum::Icmpv6;
+  if (p.proto != want || v6 != want_v6 || !p.l4 || !p.payload || p.payload < p.l4) return -1;
+  if (!v6 && (p.ip_flags & 1 || (k::load_be16(p.l3 + 6) & 0x1fff))) return -1;  // a fragment: not the datagram
+  const auto len = uint32_t(p.payload + p.plen - p.l4);
+  if (len < 8) return -1;
+  if (want == 17 && !v6 && k::load_be16(p.l4 + 6) == 0) return 1;  // (UDP over IPv4 without a checksum)
+  uint32_t sum = want == 1 ? 0
+                 : v6      ? k::ipv6_pseudo_sum(p.l3 + 8, p.l3 + 24, want, len)
+                           : k::ipv4_pseudo_sum(p.l3 + 12, p.l3 + 16, want, len);
+  return k::csum_fold(k::csum_partial(p.l4, len, sum)) == 0;
 }
 
 bool flowints_hold(const Rule& r, const PacketInfo& p) {
@@ -128,9 +155,34 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
         v = uint64_t(q[0]) << 24 | uint64_t(q[1]) << 16 | uint64_t(q[2]) << 8 | q[3];
         break;
       }
+      case FieldCond::TcpMss: {  // the option, as Suricata parses TCP options: no option, no match
+        if (p.proto != 6 || !p.l4 || p.l4len < 20) return false;
+        bool found = false;
+        for (uint32_t i = 20; i < p.l4len && !found;) {
+          uint8_t kind = p.l4[i];
+          if (kind == 0) break;
+          if (kind == 1) {
+            ++i;
+            continue;
+          }
+          if (i + 1 >= p.l4len || p.l4[i + 1] < 2 || i + p.l4[i + 1] > p.l4len) break;
+          if (kind == 2 && p.l4[i + 1] == 4) v = uint64_t(p.l4[i + 2] << 8 | p.l4[i + 3]), found = true;
+          i += p.l4[i + 1];
+        }
+        if (!found) return false;
+        break;
+      }
+      case FieldCond::Icmpv6Mtu:  // Packet Too Big (type 2): the MTU after the checksum
+        if (p.proto != 58 || !p.l4 || p.l4len < 8 || p.l4[0] != 2) return false;
+        v = uint64_t(p.l4[4]) << 24 | uint64_t(p.l4[5]) << 16 | uint64_t(p.l4[6]) << 8 | p.l4[7];
+        break;
       default: return false;
     }
     if ((v < c.lo || v > c.hi) != c.neg) return false;
+  }
+  for (const Rule::Csum& c : r.csums) {
+    int ok = checksum_valid(c.kind, p);
+    if (ok < 0 || (ok == 1) != c.valid) return false;
   }
   if (r.has_flags) {
     if (p.proto != 6 || !p.l4) return false;
