@@ -228,6 +228,69 @@ TEST(IdsFlow, FlowintsCountPerFlowInRuleOrder) {
   EXPECT_EQ(bad.rules().size(), size_t(kMaxFlowints));
 }
 
+// hostbits and xbits: bits per host or pair of hosts, across flows, until
+// they expire (packet time).
+TEST(IdsFlow, HostbitsAndXbitsOutliveFlowsUntilTheyExpire) {
+  struct At {
+    Bytes frame;
+    uint64_t s;  // seconds into the capture
+  };
+  std::vector<At> at = {
+      {ether(ip4(kClient, kServer, 17, 1000, 53, "login")), 0},      // the client logs in
+      {ether(ip4(kClient, kServer, 17, 1001, 53, "fetch")), 1},      // another flow of it
+      {ether(ip4(kClient + 7, kServer, 17, 1000, 53, "fetch")), 2},  // a host that did not
+      {ether(ip4(kClient, kServer, 17, 1002, 53, "hello")), 3},      // the pair talks
+      {ether(ip4(kServer, kClient, 17, 53, 1003, "again")), 4},      // ... either way
+      {ether(ip4(kServer, kClient + 7, 17, 53, 1004, "again")), 5},  // another pair
+      {ether(ip4(kServer, kClient, 17, 53, 1005, "again")), 20},     // expired (5 s)
+      {ether(ip4(kClient, kServer, 17, 1006, 53, "fetch")), 40},     // expired (30 s, the default)
+  };
+  std::string dir = test::tmpdir(), pcap = dir + "/hostbits.pcap", rules = dir + "/hostbits.rules",
+              eve = dir + "/hostbits-eve.json";
+  {
+    io::PcapWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(pcap, 1, 65535, true, err)) << err;
+    for (const At& a : at)
+      w.write(a.frame.data(), uint32_t(a.frame.size()), uint32_t(a.frame.size()),
+              1700000000000000000ull + a.s * 1000000000ull);
+    ASSERT_TRUE(w.close());
+  }
+  std::ofstream(rules)
+      << "alert udp any any -> any any (content:\"login\"; hostbits:set,authed,src; hostbits:noalert; sid:1;)\n"
+         "alert udp any any -> any any (content:\"fetch\"; hostbits:isset,authed,src; sid:2;)\n"
+         "alert udp any any -> any any (content:\"fetch\"; hostbits:isnotset,authed; sid:3;)\n"
+         "alert udp any any -> any any (content:\"hello\"; xbits:set,talked,track ip_pair,expire 5; "
+         "xbits:noalert; sid:4;)\n"
+         "alert udp any any -> any any (content:\"again\"; xbits:isset,talked,track ip_pair; sid:5;)\n"
+         "alert udp any any -> any any (content:\"again\"; xbits:isset,talked,track ip_src; sid:6;)\n";
+  std::remove(eve.c_str());
+  auto r = test::run(
+      fmt::format("FromDump({}, STOP true) -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, QUIET true) -> "
+                  "Discard; ids[1] -> Discard;",
+                  pcap, rules, eve));
+  ASSERT_TRUE(r->ok) << r->errors;
+  test::finish(*r);
+  std::vector<std::pair<uint32_t, uint64_t>> got;  // (sid, pcap_cnt)
+  std::ifstream f(eve);
+  for (std::string line; std::getline(f, line);)
+    if (auto j = nlohmann::json::parse(line); j["event_type"] == "alert")
+      got.emplace_back(j["alert"]["signature_id"], j["pcap_cnt"]);
+  std::sort(got.begin(), got.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  EXPECT_EQ(got, (std::vector<std::pair<uint32_t, uint64_t>>{{2, 2}, {3, 3}, {5, 5}, {3, 8}}))
+      << "the login's host, on another flow; the other host has none; the pair either way, not another pair "
+         "nor the server alone; nothing once expired";
+  RuleSet bad;
+  std::string err;
+  EXPECT_TRUE(
+      bad.load_text("alert ip any any -> any any (xbits:set,x; sid:1;)\n"
+                    "alert ip any any -> any any (xbits:set,x,track ip_both; sid:2;)\n"
+                    "alert ip any any -> any any (hostbits:isset,x,expire 3; sid:3;)\n"
+                    "alert ip any any -> any any (hostbits:flip,x; sid:4;)\n",
+                    "h", Vars(), false, err));
+  EXPECT_EQ(bad.problems().size(), 4u);
+}
+
 TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   Conv c;
   c.send(0, "trusted hello");

@@ -10,6 +10,8 @@
 
 namespace shoal::ids {
 
+class HostBits;
+
 // What the rules look at in a packet.
 struct PacketInfo {
   Addr src, dst;
@@ -38,6 +40,8 @@ struct PacketInfo {
   uint32_t stream_size[2] = {};  // per side (0 client, 1 server): next sequence number minus the initial one
   uint64_t* flowbits = nullptr;  // the flow's bits (kMaxFlowbits), or null
   FlowInts* flowints = nullptr;  // the flow's flowints, or null
+  HostBits* hostbits = nullptr;  // the matcher's hostbits and xbits, or null
+  uint64_t ts_ns = 0;            // the packet's time (hostbits expire by it)
   uint16_t app = kAppNone;       // the flow's application protocol, when detected
   bool app_known = false;        // detection ended this way (app none then: no protocol this engine knows)
   // TCP: the payload joined the flow's reassembled stream, whose inspection

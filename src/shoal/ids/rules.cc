@@ -686,6 +686,60 @@ bool parse_flowbits(std::string_view v, Rule& r, std::string& err) {
   return true;
 }
 
+// hostbits: set|unset|toggle|isset|isnotset,NAME[,src|dst|both][,expire N]
+// xbits: set|unset|toggle|isset|isnotset,NAME,track ip_src|ip_dst|ip_pair[,expire N]
+// either: noalert.
+bool parse_hostbits(std::string_view v, bool xbits, Rule& r, std::string& err) {
+  const char* kw = xbits ? "xbits" : "hostbits";
+  auto a = split_args(v);
+  for (std::string& x : a) x = std::string(trim(std::string_view(x)));
+  if (a.size() == 1 && a[0] == "noalert") return r.noalert = true, true;
+  static const std::pair<const char*, Hostbit::Cmd> kCmds[] = {{"set", Hostbit::Set},
+                                                               {"unset", Hostbit::Unset},
+                                                               {"toggle", Hostbit::Toggle},
+                                                               {"isset", Hostbit::IsSet},
+                                                               {"isnotset", Hostbit::IsNotSet}};
+  Hostbit h;
+  auto cmd = std::find_if(std::begin(kCmds), std::end(kCmds), [&](auto& c) { return a[0] == c.first; });
+  if (cmd == std::end(kCmds))
+    return err = fmt::format("{}: '{}' is not set, unset, toggle, isset, isnotset or noalert", kw, a[0]), false;
+  h.cmd = cmd->second;
+  if (a.size() < 2 || a[1].empty() || a[1].find_first_of(" \t") != std::string::npos)
+    return err = fmt::format("{}:{} needs a name", kw, a[0]), false;
+  h.name = a[1];
+  bool tracked = false;
+  for (size_t i = 2; i < a.size(); ++i) {
+    const std::string& w = a[i];
+    if (!xbits && (w == "src" || w == "dst" || w == "both")) {
+      h.track = w == "src" ? Hostbit::Src : w == "dst" ? Hostbit::Dst : Hostbit::Both;
+    } else if (xbits && w.rfind("track", 0) == 0) {
+      std::string_view t = trim(std::string_view(w).substr(5));
+      if (t == "ip_src")
+        h.track = Hostbit::Src;
+      else if (t == "ip_dst")
+        h.track = Hostbit::Dst;
+      else if (t == "ip_pair")
+        h.track = Hostbit::Pair;
+      else
+        return err = fmt::format("xbits: track '{}' is not ip_src, ip_dst or ip_pair", t), false;
+      tracked = true;
+    } else if (w.rfind("expire", 0) == 0 && !h.check()) {
+      uint32_t e = 0;
+      if (!parse_u32(trim(std::string_view(w).substr(6)), e) || !e)
+        return err = fmt::format("{}: bad expire '{}'", kw, w), false;
+      h.expire = e;
+    } else {
+      return err = fmt::format("{}: '{}' is not {}", kw, w,
+                               xbits ? "track ip_src|ip_dst|ip_pair or expire N (set, toggle)"
+                                     : "src, dst, both or expire N (set, toggle)"),
+             false;
+    }
+  }
+  if (xbits && !tracked) return err = "xbits: track ip_src, ip_dst or ip_pair is needed", false;
+  r.hostbits.push_back(std::move(h));
+  return true;
+}
+
 // flowint: NAME, +|-|=|<|>|<=|>=|==|!=, VALUE (a number or a flowint's
 // name); flowint: NAME, isset|notset|isnotset.
 bool parse_flowint(std::string_view v, Rule& r, std::string& err) {
@@ -1269,6 +1323,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_flowbits(v, r, err)) return false;
     } else if (k == "flowint") {
       if (!parse_flowint(v, r, err)) return false;
+    } else if (k == "hostbits" || k == "xbits") {
+      if (!parse_hostbits(v, k == "xbits", r, err)) return false;
     } else if (k == "noalert") {
       r.noalert = true;
     } else if (k == "app-layer-event") {
@@ -1909,6 +1965,15 @@ bool RuleSet::number_flowbits(Rule& r, std::string& why) {
   };
   for (Flowint& fi : r.flowints)
     if (!number(fi.name, fi.var) || (!fi.value_name.empty() && !number(fi.value_name, fi.value_var))) return false;
+  for (Hostbit& h : r.hostbits) {
+    auto it = hostbit_ids_.find(h.name);
+    if (it == hostbit_ids_.end()) {
+      if (hostbit_ids_.size() >= UINT16_MAX)
+        return why = fmt::format("hostbits '{}': the rule set already uses {} names", h.name, UINT16_MAX), false;
+      it = hostbit_ids_.emplace(h.name, uint16_t(hostbit_ids_.size())).first;
+    }
+    h.id = it->second;
+  }
   return true;
 }
 

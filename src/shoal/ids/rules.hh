@@ -400,6 +400,19 @@ struct Flowint {
   uint32_t value = 0;
   bool modifies() const { return op <= Sub; }
 };
+// hostbits and xbits: a named bit per host (the packet's source, its
+// destination, both) or per pair of hosts, which expires. Names become
+// numbers when the rule set is loaded (HostBits keeps the bits).
+struct Hostbit {
+  enum Cmd : uint8_t { Set, Unset, Toggle, IsSet, IsNotSet };
+  enum Track : uint8_t { Src, Dst, Both, Pair };
+  Cmd cmd = Set;
+  Track track = Src;
+  std::string name;
+  uint16_t id = 0;
+  uint32_t expire = 30;  // seconds (Suricata's default)
+  bool check() const { return cmd == IsSet || cmd == IsNotSet; }
+};
 // How many distinct flowint names a rule set may use (each flow keeps them all).
 constexpr uint32_t kMaxFlowints = 16;
 // A flow's flowints: values, and a bit per variable set.
@@ -521,10 +534,11 @@ struct Rule {
   uint8_t flow = 0;                              // FlowOpt bits
   std::vector<Flowbit> flowbits;
   std::vector<Flowint> flowints;
-  bool noalert = false;      // matches (flowbits act) but raises no alert
-  bool force_alert = false;  // alert: a pass rule alerts too (Suricata's alert-then-pass)
-  bool no_tx_log = false;    // config rule: the transaction it matches is not logged
-  uint16_t app = kAppNone;   // the header's application protocol (alert http ...)
+  std::vector<Hostbit> hostbits;  // hostbits and xbits
+  bool noalert = false;           // matches (flowbits act) but raises no alert
+  bool force_alert = false;       // alert: a pass rule alerts too (Suricata's alert-then-pass)
+  bool no_tx_log = false;         // config rule: the transaction it matches is not logged
+  uint16_t app = kAppNone;        // the header's application protocol (alert http ...)
   // app-layer-protocol:[!]NAME, each of them
   struct AppCond {
     uint16_t app;
@@ -685,6 +699,7 @@ class RuleSet {
   size_t flowbit_count() const { return flowbit_ids_.size(); }
   const std::map<std::string, uint16_t>& flowbit_ids() const { return flowbit_ids_; }
   const std::map<std::string, uint16_t>& flowint_ids() const { return flowint_ids_; }
+  const std::map<std::string, uint16_t>& hostbit_ids() const { return hostbit_ids_; }
 
  private:
   bool number_flowbits(Rule& r, std::string& why);
@@ -693,7 +708,7 @@ class RuleSet {
   Datasets datasets_;
   // hash lists by algorithm and path, shared by the rules that name them
   std::map<std::pair<uint8_t, std::string>, std::shared_ptr<const std::unordered_set<std::string>>> hash_lists_;
-  std::map<std::string, uint16_t> flowbit_ids_, flowint_ids_;
+  std::map<std::string, uint16_t> flowbit_ids_, flowint_ids_, hostbit_ids_;
   std::map<uint64_t, size_t> sid_index_;  // gid << 32 | sid -> index in rules_
   std::vector<Rule> rules_;
   std::vector<RuleProblem> problems_;

@@ -2,6 +2,7 @@
 // and pcre in order, backtracking over earlier contents' occurrences.
 #include "shoal/ids/verify.hh"
 
+#include "shoal/ids/hostbits.hh"
 #include "shoal/kernels/checksum.hh"
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 namespace shoal::ids {
 
 void apply_flowbits(const Rule& r, const PacketInfo& p) {
+  if (p.hostbits && !r.hostbits.empty()) p.hostbits->apply(r, p, p.ts_ns);
   if (!p.flowbits) return;
   for (const Flowbit& fb : r.flowbits) {
     if (fb.check()) continue;
@@ -230,6 +232,10 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
     if ((r.flow & kFlowToServer) && !(p.has_flow && p.dir == 0)) return false;
     if ((r.flow & kFlowToClient) && !(p.has_flow && p.dir == 1)) return false;
   }
+  if (!r.hostbits.empty() && !(p.hostbits ? p.hostbits->check(r, p, p.ts_ns)
+                                          : std::none_of(r.hostbits.begin(), r.hostbits.end(),
+                                                         [](const Hostbit& h) { return h.cmd == Hostbit::IsSet; })))
+    return false;
   for (const Flowbit& fb : r.flowbits) {
     if (!fb.check()) continue;
     size_t set = 0;

@@ -22,6 +22,7 @@
 #include "shoal/elements/ids/idsapplayer.hh"
 #include "shoal/ids/decode_events.hh"
 #include "shoal/ids/engine.hh"
+#include "shoal/ids/hostbits.hh"
 #include "shoal/ids/threshold.hh"
 #include "shoal/io/outfile.hh"
 #include "shoal/io/pcap.hh"
@@ -515,6 +516,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("flow_dropped", flow_dropped_);
     add_stat_handler("flow_bypassed", flow_bypassed_);
     add_stat_handler("threshold_untracked", threshold_.untracked);
+    add_stat_handler("hostbits_untracked", hostbits_.untracked);
     const IdsAppLayer::Counters& ac = app_.counters();
     add_stat_handler("http_connections", ac.http.connections);
     add_stat_handler("http_transactions", ac.http.transactions);
@@ -994,6 +996,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     auto* fs = reinterpret_cast<FlowState*>(mgr_->table().state(id) + state_off_);
     info.flowbits = fs->bits;
     info.flowints = &fs->ints;
+    info.hostbits = &hostbits_, info.ts_ns = f.last_ns;
     info.app = app_.app(id), info.app_known = true;
   }
   // The stream rules' matches on the data a flow's end delivered: alerts
@@ -1165,6 +1168,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // addresses; one whose transport header cannot be has no ports and no
   // payload; neither has a flow. Its decoder events are counted.
   void rules_view(Packet* p, ids::PacketInfo& info, const uint8_t* ip, uint32_t len) {
+    info.hostbits = &hostbits_;
+    info.ts_ns = p->timestamp_ns();
     info.events = ids::decode_events(ip, len);
     if (p->anno().flags & Anno::kFragOverlap)
       info.events |= ids::event_bit(info.src.v6 ? ids::kIpv6FragOverlap : ids::kIpv4FragOverlap);
@@ -1551,6 +1556,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   std::vector<uint32_t> hits_;
   IdsAppLayer app_;
   ids::ThresholdState threshold_;
+  ids::HostBits hostbits_;  // hostbits and xbits
   bool app_on_ = false;
   std::array<uint8_t, 4> action_order_ = {0, 1, 2, 3};
   bool stream_payload_ = true;  // TCP payload rules read the reassembled stream (STREAM_PAYLOAD)
