@@ -291,6 +291,47 @@ TEST(IdsFlow, HostbitsAndXbitsOutliveFlowsUntilTheyExpire) {
   EXPECT_EQ(bad.problems().size(), 4u);
 }
 
+// tag: the packets after an alert, of its session or of a host, become EVE
+// packet records (Suricata's tagged packets); the alerting packet is not one.
+TEST(IdsActions, TagLogsWhatFollowsAnAlert) {
+  Conv c;
+  c.send(0, "attack");  // the 4th packet
+  c.send(1, "r1");
+  c.send(0, "x2");
+  c.send(1, "r3");
+  c.send(0, "x4");  // past the session tag's 3 packets
+  std::vector<Bytes> frames = c.out;
+  frames.push_back(ether(ip4(kClient + 9, kServer, 17, 999, 53, "mark")));   // 9: a host tag's start
+  frames.push_back(ether(ip4(kServer, kClient + 9, 17, 53, 999, "reply")));  // 10: either way
+  frames.push_back(ether(ip4(kClient + 5, kServer, 17, 998, 53, "other")));  // 11: another host
+  std::string rules =
+      "alert tcp any any -> any any (content:\"attack\"; tag:session,3,packets; sid:1;)\n"
+      "alert udp any any -> any any (content:\"mark\"; tag:host,60,seconds,src; sid:2;)\n";
+  auto r = run_ids("tag", frames, rules, false, false, ", EVE_TAGGED_PACKETS true");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.sids(), (std::vector<uint32_t>{1, 2}));
+  std::vector<uint64_t> cnt;
+  for (const auto& j : r.other["packet"]) {
+    cnt.push_back(j["pcap_cnt"]);
+    EXPECT_TRUE(j.contains("packet") && j.contains("src_ip")) << j.dump();
+  }
+  EXPECT_EQ(cnt, (std::vector<uint64_t>{5, 6, 7, 10}));
+  EXPECT_EQ(r.r->n("ids.tagged"), 4u);
+  auto quiet = run_ids("tag-off", frames, rules);
+  ASSERT_TRUE(quiet.r->ok);
+  EXPECT_TRUE(quiet.other["packet"].empty()) << "no records unless asked (Suricata's tagged-packets)";
+  EXPECT_EQ(quiet.r->n("ids.tagged"), 4u);
+  RuleSet bad;
+  std::string err;
+  EXPECT_TRUE(
+      bad.load_text("alert ip any any -> any any (tag:flow; sid:1;)\n"
+                    "alert ip any any -> any any (tag:session,10; sid:2;)\n"
+                    "alert ip any any -> any any (tag:session,10,packets,src; sid:3;)\n"
+                    "alert ip any any -> any any (tag:host,10,minutes; sid:4;)\n",
+                    "t", Vars(), false, err));
+  EXPECT_EQ(bad.problems().size(), 4u);
+}
+
 TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   Conv c;
   c.send(0, "trusted hello");

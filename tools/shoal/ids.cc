@@ -186,6 +186,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (st.eve_payload) ids += ", EVE_PAYLOAD true";
   if (!a.ips) ids += ", STREAM_INSPECT acked";  // Suricata's IDS mode (inline: on arrival)
   if (st.eve_payload_printable) ids += ", EVE_PAYLOAD_PRINTABLE true";
+  if (st.eve_tagged_packets) ids += ", EVE_TAGGED_PACKETS true";
   if (st.dns_version) ids += fmt::format(", EVE_DNS_VERSION {}", st.dns_version);
   if (!st.file_hashes.empty()) {
     std::string h;

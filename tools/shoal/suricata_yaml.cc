@@ -122,6 +122,7 @@ SuricataSettings suricata_settings(const YamlNode& root) {
             if (const YamlNode* v = alert->get("packet")) s.eve_packet = v->yes();
             if (const YamlNode* v = alert->get("payload")) s.eve_payload = v->yes();
             if (const YamlNode* v = alert->get("payload-printable")) s.eve_payload_printable = v->yes();
+            if (const YamlNode* v = alert->get("tagged-packets")) s.eve_tagged_packets = v->yes();
             if (const YamlNode* x = alert->get("xff"); x && x->get("enabled") && x->get("enabled")->yes()) {
               const YamlNode* m = x->get("mode");
               s.xff_mode = m ? m->value : "extra-data";

@@ -740,6 +740,38 @@ bool parse_hostbits(std::string_view v, bool xbits, Rule& r, std::string& err) {
   return true;
 }
 
+// tag:session|host[,COUNT,packets|bytes|seconds[,src|dst]]
+bool parse_tag(std::string_view v, Rule& r, std::string& err) {
+  auto a = split_args(v);
+  for (std::string& x : a) x = std::string(trim(std::string_view(x)));
+  Tag t;
+  if (a[0] == "session")
+    t.scope = Tag::Session;
+  else if (a[0] == "host")
+    t.scope = Tag::Host;
+  else
+    return err = fmt::format("tag: '{}' is not session or host", a[0]), false;
+  if (a.size() == 2 || a.size() > 4) return err = "tag: session|host[, count, packets|bytes|seconds[, src|dst]]", false;
+  if (a.size() >= 3) {
+    if (!parse_u32(a[1], t.count) || !t.count) return err = fmt::format("tag: bad count '{}'", a[1]), false;
+    if (a[2] == "packets")
+      t.metric = Tag::Packets;
+    else if (a[2] == "bytes")
+      t.metric = Tag::Bytes;
+    else if (a[2] == "seconds")
+      t.metric = Tag::Seconds;
+    else
+      return err = fmt::format("tag: '{}' is not packets, bytes or seconds", a[2]), false;
+  }
+  if (a.size() == 4) {
+    if (t.scope != Tag::Host) return err = "tag: a direction is a host tag's", false;
+    if (a[3] != "src" && a[3] != "dst") return err = fmt::format("tag: '{}' is not src or dst", a[3]), false;
+    t.dst = a[3] == "dst";
+  }
+  r.tags.push_back(t);
+  return true;
+}
+
 // flowint: NAME, +|-|=|<|>|<=|>=|==|!=, VALUE (a number or a flowint's
 // name); flowint: NAME, isset|notset|isnotset.
 bool parse_flowint(std::string_view v, Rule& r, std::string& err) {
@@ -1323,6 +1355,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_flowbits(v, r, err)) return false;
     } else if (k == "flowint") {
       if (!parse_flowint(v, r, err)) return false;
+    } else if (k == "tag") {
+      if (!parse_tag(v, r, err)) return false;
     } else if (k == "hostbits" || k == "xbits") {
       if (!parse_hostbits(v, k == "xbits", r, err)) return false;
     } else if (k == "noalert") {

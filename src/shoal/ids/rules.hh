@@ -413,6 +413,17 @@ struct Hostbit {
   uint32_t expire = 30;  // seconds (Suricata's default)
   bool check() const { return cmd == IsSet || cmd == IsNotSet; }
 };
+// tag: what follows an alert is logged (Suricata's tagged packets): the
+// session's packets, or a host's (the packet's source or destination), for
+// a count of packets, bytes or seconds.
+struct Tag {
+  enum Scope : uint8_t { Session, Host };
+  enum Metric : uint8_t { Packets, Bytes, Seconds };
+  Scope scope = Session;
+  Metric metric = Packets;
+  uint32_t count = 256;  // (Suricata's default: 256 packets)
+  bool dst = false;      // host: the destination's (default: the source's)
+};
 // How many distinct flowint names a rule set may use (each flow keeps them all).
 constexpr uint32_t kMaxFlowints = 16;
 // A flow's flowints: values, and a bit per variable set.
@@ -535,10 +546,11 @@ struct Rule {
   std::vector<Flowbit> flowbits;
   std::vector<Flowint> flowints;
   std::vector<Hostbit> hostbits;  // hostbits and xbits
-  bool noalert = false;           // matches (flowbits act) but raises no alert
-  bool force_alert = false;       // alert: a pass rule alerts too (Suricata's alert-then-pass)
-  bool no_tx_log = false;         // config rule: the transaction it matches is not logged
-  uint16_t app = kAppNone;        // the header's application protocol (alert http ...)
+  std::vector<Tag> tags;
+  bool noalert = false;      // matches (flowbits act) but raises no alert
+  bool force_alert = false;  // alert: a pass rule alerts too (Suricata's alert-then-pass)
+  bool no_tx_log = false;    // config rule: the transaction it matches is not logged
+  uint16_t app = kAppNone;   // the header's application protocol (alert http ...)
   // app-layer-protocol:[!]NAME, each of them
   struct AppCond {
     uint16_t app;

@@ -23,6 +23,7 @@
 #include "shoal/ids/decode_events.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/ids/hostbits.hh"
+#include "shoal/ids/tags.hh"
 #include "shoal/ids/threshold.hh"
 #include "shoal/io/outfile.hh"
 #include "shoal/io/pcap.hh"
@@ -157,6 +158,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("ACTION_ORDER", order).read("EVE_VERDICT", eve_verdict_).read("EVE_ETHERNET", eve_ethernet_);
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
     a.read("EVE_PAYLOAD", eve_payload_).read("EVE_PAYLOAD_PRINTABLE", eve_printable_);
+    a.read("EVE_TAGGED_PACKETS", eve_tagged_);
     a.read("DATA_DIR", data_dir_);
     std::string ssh_enc = "track-only";
     a.read("SSH_ENCRYPTION", ssh_enc);
@@ -393,6 +395,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         return;
       }
       FlowState* fs = flow_of(p, info);
+      const bool tagged = tags_.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
       Verdict v = Verdict::None;
       if (fs && fs->verdict) {  // the flow was passed, dropped or bypassed: not inspected again
         v = settled(p, info, fs, nullptr);
@@ -405,6 +408,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         v = record(p, info, fs);
         if (fs && app_on_) encrypted(p, fs);
       }
+      if (tagged) tagged_record(p, info);
       // IPS: dropped packets leave on output 1 (or are dropped, counted);
       // IDS: alerted packets leave on output 1 when it is connected.
       bool drop_it = v == Verdict::Drop, alerted = v == Verdict::Alert || (!ips_ && drop_it);
@@ -517,6 +521,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("flow_bypassed", flow_bypassed_);
     add_stat_handler("threshold_untracked", threshold_.untracked);
     add_stat_handler("hostbits_untracked", hostbits_.untracked);
+    add_stat_handler("tags_untracked", tags_.untracked);
+    add_stat_handler("tagged", tagged_);
     const IdsAppLayer::Counters& ac = app_.counters();
     add_stat_handler("http_connections", ac.http.connections);
     add_stat_handler("http_transactions", ac.http.transactions);
@@ -662,6 +668,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         continue;
       }
       FlowState* fs = flow_of(p, info);  // before matching: the flow options read it
+      const bool tagged = tags_.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
       Verdict v;
       if (fs && fs->verdict) {
         v = settled(p, info, fs, sout ? &sout[i] : nullptr);
@@ -679,6 +686,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         v = record(p, info, fs);
         if (fs && app_on_) encrypted(p, fs);
       }
+      if (tagged) tagged_record(p, info);
       bool alerted = v == Verdict::Alert || v == Verdict::Drop;
       if (gpu_form_) {  // the ALERT bit now means verified: set or cleared
         if (alerted)
@@ -741,6 +749,27 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                                  : cls       ? cls->priority
                                              : 3}};
     }
+    eve_buf_ += eve_text(j);
+    ++eve_lines_;
+  }
+  // A tagged packet's EVE record (Suricata's alert output with
+  // tagged-packets): its header fields, and the packet as read.
+  void tagged_record(Packet* p, const ids::PacketInfo& info) {
+    tagged_.add();
+    if (!eve(kEveAlert) || !eve_tagged_) return;
+    nlohmann::json j = {{"timestamp", time_text(p->timestamp_ns(), true)}};
+    if (uint64_t id = flow_id_of(p)) j["flow_id"] = id;
+    if (p->source_index()) j["pcap_cnt"] = p->source_index();
+    j["pkt_src"] = pkt_src(p);
+    tunnel_json(p, j);
+    j["event_type"] = "packet";
+    if (!info.no_l3)
+      j.update({{"src_ip", addr_text(info.src)},
+                {"dest_ip", addr_text(info.dst)},
+                {"ip_v", info.src.v6 ? 6 : 4},
+                {"proto", proto_name(info.proto)}});
+    ports_json(info, j);
+    packet_json(p, j);
     eve_buf_ += eve_text(j);
     ++eve_lines_;
   }
@@ -1116,6 +1145,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (d && !dropper) dropper = &rule, by_rate = actions_[i] != &rule.action;
       if (rule.noalert) continue;
       log(rule, info, ts, ips_ && d, tx, p, flow_id);
+      if (!rule.tags.empty()) tags_.start(rule, info, flow_id, ts);
       ++logged;
     }
     if (end < all_.size()) {  // alert then pass, the pass after other matches
@@ -1556,7 +1586,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   std::vector<uint32_t> hits_;
   IdsAppLayer app_;
   ids::ThresholdState threshold_;
-  ids::HostBits hostbits_;  // hostbits and xbits
+  ids::HostBits hostbits_;   // hostbits and xbits
+  ids::TagState tags_;       // the sessions and hosts tag rules started
+  Stat tagged_;              // packets a tag covered
+  bool eve_tagged_ = false;  // tagged packets become EVE packet records
   bool app_on_ = false;
   std::array<uint8_t, 4> action_order_ = {0, 1, 2, 3};
   bool stream_payload_ = true;  // TCP payload rules read the reassembled stream (STREAM_PAYLOAD)
@@ -1658,6 +1691,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "payload-printable; default false)"},                                                                           \
       {"EVE_PACKET", "boolean",                                                                                        \
        "alerts carry the packet as read, base64, and its link type (Suricata's alert packet: yes; default false)"},    \
+      {"EVE_TAGGED_PACKETS", "boolean",                                                                                \
+       "packets a tag rule covers become EVE packet records (Suricata's alert tagged-packets: yes; default false)"},   \
       {"DNS_PORTS", "string", "the ports DNS is looked for on, either side (default 53; Suricata's detection-ports)"}, \
       {"EVE_DNS_VERSION", "integer",                                                                                   \
        "the dns records' format, Suricata's eve-log dns version: 3 (default, one record per message) or 2 (one per "   \
