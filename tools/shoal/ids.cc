@@ -135,6 +135,17 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     honoured[k] = v;
     return true;
   }
+  if (k == "stream.reassembly.depth") {  // a size (1mb, 0: all)
+    uint64_t n = 0;
+    if (!ids::parse_suricata_size(v, n)) return err = fmt::format("--set {}: a size (1mb, 0), not '{}'", k, v), false;
+    honoured[k] = std::to_string(n);
+    return true;
+  }
+  // outputs.N.eve-log.types.M.anomaly.types.stream: stream events as anomaly records
+  if (k.size() > 21 && k.compare(k.size() - 21, 21, ".anomaly.types.stream") == 0 && k.rfind("outputs.", 0) == 0) {
+    honoured["anomaly-stream"] = (v == "yes" || v == "true") ? "true" : "false";
+    return true;
+  }
   static const std::set<std::string> kInt = {kDecompressLayers};
   if (kInt.count(k)) {
     char* end = nullptr;
@@ -187,6 +198,11 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (!a.ips) ids += ", STREAM_INSPECT acked";  // Suricata's IDS mode (inline: on arrival)
   if (st.eve_payload_printable) ids += ", EVE_PAYLOAD_PRINTABLE true";
   if (st.eve_tagged_packets) ids += ", EVE_TAGGED_PACKETS true";
+  if (set.count("anomaly-stream") ? set.at("anomaly-stream") == "true" : st.eve_anomaly_stream)
+    ids += ", EVE_ANOMALY_STREAM true";
+  if (set.count("stream.reassembly.depth") || !st.stream_depth.empty())
+    ids += fmt::format(", STREAM_DEPTH {}",
+                       set.count("stream.reassembly.depth") ? set.at("stream.reassembly.depth") : st.stream_depth);
   if (st.dns_version) ids += fmt::format(", EVE_DNS_VERSION {}", st.dns_version);
   if (!st.file_hashes.empty()) {
     std::string h;

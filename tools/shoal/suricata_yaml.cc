@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "shoal/ids/dataset.hh"
+
 namespace shoal::tool {
 
 const YamlNode* YamlNode::get(const std::string& key) const {
@@ -86,6 +88,11 @@ SuricataSettings suricata_settings(const YamlNode& root) {
       s.midstream = m->yes() ? "true" : "false";
     if (const YamlNode* a = stream->get("async-oneside"); a && a->kind == YamlNode::Scalar)
       s.async_oneside = a->yes() ? "true" : "false";
+    if (const YamlNode* r = stream->get("reassembly"))
+      if (const YamlNode* d = r->get("depth"); d && d->kind == YamlNode::Scalar) {
+        uint64_t n = 0;
+        if (ids::parse_suricata_size(d->value, n)) s.stream_depth = std::to_string(n);
+      }
   }
   if (const YamlNode* al = root.get("app-layer"))
     if (const YamlNode* pr = al->get("protocols"))
@@ -115,6 +122,9 @@ SuricataSettings suricata_settings(const YamlNode& root) {
                   std::find(s.file_hashes.begin(), s.file_hashes.end(), w) == s.file_hashes.end())
                 s.file_hashes.push_back(w);
           }
+          if (const YamlNode* an = t.get("anomaly"))
+            if (const YamlNode* ty = an->get("types"))
+              if (const YamlNode* v = ty->get("stream")) s.eve_anomaly_stream = v->yes();
           if (const YamlNode* dns = t.get("dns"); dns && dns->get("version"))
             s.dns_version = std::atoi(dns->get("version")->value.c_str());
           if (const YamlNode* alert = t.get("alert")) {

@@ -740,6 +740,55 @@ bool parse_hostbits(std::string_view v, bool xbits, Rule& r, std::string& err) {
   return true;
 }
 
+// requires: feature NAME, version OP V [OP V] (Suricata 7.0.3+): a rule
+// whose requirements this engine does not meet is not loaded. Rules are
+// read as Suricata 8.0.7's; the features are those it has.
+bool parse_requires(std::string_view v, std::string& err) {
+  static const int kVersion[3] = {8, 0, 7};
+  static const char* const kFeatures[] = {"ja3", "ja4"};
+  for (const std::string& raw : split_args(v)) {
+    std::string_view w = trim(std::string_view(raw));
+    size_t sp = w.find_first_of(" \t");
+    std::string_view key = w.substr(0, sp), rest = sp == std::string_view::npos ? "" : trim(w.substr(sp));
+    if (key == "feature") {
+      if (std::find(std::begin(kFeatures), std::end(kFeatures), rest) == std::end(kFeatures))
+        return err = fmt::format("requires: feature '{}' is not one this engine has", rest), false;
+    } else if (key == "version") {
+      // one or two "OP X[.Y[.Z]]" terms, all of which must hold
+      size_t i = 0;
+      bool any = false;
+      while (i < rest.size()) {
+        while (i < rest.size() && std::isspace(uint8_t(rest[i]))) ++i;
+        size_t o = i;
+        while (i < rest.size() && (rest[i] == '<' || rest[i] == '>' || rest[i] == '=')) ++i;
+        std::string_view op = rest.substr(o, i - o);
+        while (i < rest.size() && std::isspace(uint8_t(rest[i]))) ++i;
+        size_t n = i;
+        while (i < rest.size() && (std::isdigit(uint8_t(rest[i])) || rest[i] == '.')) ++i;
+        std::string_view num = rest.substr(n, i - n);
+        int want[3] = {0, 0, 0}, parts = 0;
+        for (size_t j = 0; j < num.size() && parts < 3;) {
+          size_t d = num.find('.', j);
+          if (d == std::string_view::npos) d = num.size();
+          want[parts++] = std::atoi(std::string(num.substr(j, d - j)).c_str());
+          j = d + 1;
+        }
+        if (op.empty() || !parts || !(op == ">=" || op == ">" || op == "<" || op == "<=" || op == "="))
+          return err = fmt::format("requires: bad version '{}'", rest), false;
+        int cmp = 0;  // our version against the one named, to the parts it names
+        for (int k = 0; k < parts && !cmp; ++k) cmp = (kVersion[k] > want[k]) - (kVersion[k] < want[k]);
+        bool ok = op == ">=" ? cmp >= 0 : op == ">" ? cmp > 0 : op == "<" ? cmp < 0 : op == "<=" ? cmp <= 0 : cmp == 0;
+        if (!ok) return err = fmt::format("requires: version {} (rules are read as Suricata 8.0.7's)", rest), false;
+        any = true;
+      }
+      if (!any) return err = "requires: version needs a comparison", false;
+    } else {
+      return err = fmt::format("requires: '{}' is not feature or version", w), false;
+    }
+  }
+  return true;
+}
+
 // tag:session|host[,COUNT,packets|bytes|seconds[,src|dst]]
 bool parse_tag(std::string_view v, Rule& r, std::string& err) {
   auto a = split_args(v);
@@ -1355,6 +1404,8 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!parse_flowbits(v, r, err)) return false;
     } else if (k == "flowint") {
       if (!parse_flowint(v, r, err)) return false;
+    } else if (k == "requires") {
+      if (!parse_requires(v, err)) return false;
     } else if (k == "tag") {
       if (!parse_tag(v, r, err)) return false;
     } else if (k == "hostbits" || k == "xbits") {
@@ -1377,6 +1428,16 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       if (!find_decode_event(name, e))
         return err = fmt::format("decode-event '{}' is not an event this decoder raises", name), false;
       r.decode_events |= event_bit(e);
+    } else if (k == "stream-event") {
+      std::string_view name = trim(v);
+      uint8_t e = 0;
+      if (!find_stream_event(name, e))
+        return err = fmt::format(
+                   "stream-event '{}' is not an event this engine raises (reassembly_seq_gap, "
+                   "reassembly_depth_reached)",
+                   name),
+               false;
+      r.stream_events |= uint32_t(1) << e;
     } else if (k == "alert") {
       if (!v.empty()) return err = "'alert' takes no value", false;
       r.force_alert = true;
@@ -1887,22 +1948,22 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       (r.proto == Proto::TCP || r.proto == Proto::IP || r.proto == Proto::IP4 || r.proto == Proto::IP6) &&
       !r.stream_only() && !r.packet_only && !(r.flow & kFlowNoStream) && !r.uses_tx() && !r.items.empty() &&
       !r.header_bufs && !r.has_dsize && r.fields.empty() && r.csums.empty() && !r.has_flags && !r.has_fragbits &&
-      !r.ipopts && !r.decode_events;
+      !r.ipopts && !r.decode_events && !r.stream_events;
   for (const Item& it : r.items) r.stream_payload &= it.buf == Buf::Packet;
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
-  r.ip_only = r.items.empty() && r.flowints.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side &&
-              !r.has_dsize && r.fields.empty() && r.csums.empty() && !r.has_flags && !r.has_fragbits && !r.flow &&
-              !checks_flowbits && !r.has_app_cond && !r.app && !r.has_urilen && r.sport.any && r.dport.any &&
-              !r.sport.neg && !r.dport.neg;
+  r.ip_only = r.items.empty() && r.flowints.empty() && !r.decode_events && !r.stream_events && !r.ipopts &&
+              !r.stream_size.side && !r.has_dsize && r.fields.empty() && r.csums.empty() && !r.has_flags &&
+              !r.has_fragbits && !r.flow && !checks_flowbits && !r.has_app_cond && !r.app && !r.has_urilen &&
+              r.sport.any && r.dport.any && !r.sport.neg && !r.dport.neg;
   // Suricata's IP-only classification (ports allowed, flow in both
   // directions or none), protocol-detection-only rules, and rules of an
   // application protocol: their pass or drop acts on the whole flow
   bool one_way = (r.flow & (kFlowToServer | kFlowToClient)) &&
                  (r.flow & (kFlowToServer | kFlowToClient)) != (kFlowToServer | kFlowToClient);
-  bool header_only = r.items.empty() && r.flowints.empty() && !r.decode_events && !r.ipopts && !r.stream_size.side &&
-                     !r.has_dsize && r.fields.empty() && r.csums.empty() && !r.has_flags && !r.has_fragbits &&
-                     !checks_flowbits && !r.has_urilen;
+  bool header_only = r.items.empty() && r.flowints.empty() && !r.decode_events && !r.stream_events && !r.ipopts &&
+                     !r.stream_size.side && !r.has_dsize && r.fields.empty() && r.csums.empty() && !r.has_flags &&
+                     !r.has_fragbits && !checks_flowbits && !r.has_urilen;
   bool like_ip_only = header_only && !(r.flow & ~(kFlowToServer | kFlowToClient)) && !one_way && !r.has_app_cond;
   bool pd_only = header_only && r.has_app_cond && !(r.flow & ~(kFlowToServer | kFlowToClient));
   r.flow_scope = like_ip_only || pd_only || r.app != kAppNone || r.uses_tx();
@@ -2139,6 +2200,18 @@ constexpr const char* kHttpEvents[] = {"unknown_error",
                                        "response_too_many_headers"};
 static_assert(std::size(kHttpEvents) == kHttpEventCount && kHttpEventCount <= 64);
 }  // namespace
+
+const char* stream_event_name(uint8_t e) {
+  static const char* const kNames[] = {"reassembly_seq_gap", "reassembly_depth_reached"};
+  static_assert(std::size(kNames) == kStreamEventCount);
+  return e < kStreamEventCount ? kNames[e] : "unknown";
+}
+
+bool find_stream_event(std::string_view name, uint8_t& e) {
+  for (uint8_t i = 0; i < kStreamEventCount; ++i)
+    if (name == stream_event_name(i)) return e = i, true;
+  return false;
+}
 
 const char* app_event_name(uint16_t app, uint8_t event) {
   if (app == kAppDns && event < std::size(kDnsEvents)) return kDnsEvents[event];

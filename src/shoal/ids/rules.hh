@@ -255,6 +255,13 @@ enum HttpEvent : uint8_t {
 bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event);
 const char* app_event_name(uint16_t app, uint8_t event);  // "z_flag_set" (without the protocol)
 
+// Suricata's stream events this engine raises (stream-event:NAME): on the
+// packet whose data met a hole in its stream, or first went past the
+// reassembly depth.
+enum StreamEvent : uint8_t { kStreamReassemblySeqGap, kStreamReassemblyDepthReached, kStreamEventCount };
+const char* stream_event_name(uint8_t e);  // "reassembly_seq_gap"
+bool find_stream_event(std::string_view name, uint8_t& e);
+
 // One content or pcre, in rule order (relative ones follow the previous).
 struct Content {
   std::string bytes;  // the pattern, escapes and |hex| resolved
@@ -582,6 +589,7 @@ struct Rule {
   bool header_bufs = false;                    // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
   std::vector<std::vector<Transform>> xforms;  // transform chains; an item's xform indexes them
   uint64_t decode_events = 0;  // decode-event: the decoder events the packet must have (DecodeEvent bits)
+  uint32_t stream_events = 0;  // stream-event: the stream events the packet must have (StreamEvent bits)
   uint64_t app_events = 0;     // app-layer-event: the transaction's events it must have (bits of app_event_names)
   std::vector<FieldCond> fields;
   std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)

@@ -123,6 +123,7 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
   // app-layer-protocol: no match, negated or not, while detection goes on (Suricata)
   if (r.has_app_cond && !p.app_known) return false;
   if ((p.events & r.decode_events) != r.decode_events) return false;
+  if ((p.stream_events & r.stream_events) != r.stream_events) return false;
   for (const Rule::AppCond& c : r.app_conds)
     if ((p.app == c.app) == c.neg) return false;
   if (r.ip_only && !p.first_in_dir) return false;

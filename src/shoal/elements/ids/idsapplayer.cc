@@ -46,6 +46,7 @@ struct IdsAppLayer::Conn {
   // joined the stream once the connection was established (what came
   // before, a SYN's data, was inspected on its packets)
   uint64_t payload_from[2] = {UINT64_MAX, UINT64_MAX};
+  uint8_t past_depth = 0;  // bit per direction: data went past the depth (its event raised)
 };
 
 IdsAppLayer::IdsAppLayer() = default;
@@ -242,6 +243,14 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     c->http->release_done();  // the last packet's alerts are logged: its transactions can go
   }
   size_t first = hits.size();
+  {
+    uint8_t o = (info.dir & 1) ^ 1;  // this packet's ACK acknowledges the other direction's data
+    const flow::DirStream& od = c->stream.d[o];
+    if ((info.l4[13] & 0x10) && od.init) {
+      uint32_t at = k::load_be32(info.l4 + 8) - od.base;  // (within 2^31 of the stream's start: the depth)
+      if (at < (1u << 31) && at > c->acked[o]) c->acked[o] = at;
+    }
+  }
   uint32_t seq = k::load_be32(info.l4 + 4);
   bool added = reasm_.segment(c->stream, id, info.dir, seq, info.l4[13], info.payload, info.plen);
   // the stream's inspection reads this payload: the data joined the stream
@@ -249,18 +258,12 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   const flow::DirStream& sd = c->stream.d[info.dir & 1];
   if (added && stream_payload_ && info.established && sd.init) {
     uint32_t off = seq - sd.base + ((info.l4[13] & k::kTcpSyn) ? 1 : 0);
-    info.stream_added = off < kDepth;
+    info.stream_added = off < depth_;
     if (info.stream_added) c->payload_from[info.dir & 1] = std::min<uint64_t>(c->payload_from[info.dir & 1], off);
   }
   if (!stream_acked_) {
     for (uint8_t d = 0; d < 2; ++d) raw_inspect(*c, d, info, hits);
   } else if (stream_rules_) {
-    uint8_t o = (info.dir & 1) ^ 1;  // this packet's ACK acknowledges the other direction's data
-    const flow::DirStream& od = c->stream.d[o];
-    if ((info.l4[13] & 0x10) && od.init) {
-      uint32_t at = k::load_be32(info.l4 + 8) - od.base;  // (within 2^31 of the stream's start: the depth)
-      if (at < (1u << 31) && at > c->acked[o]) c->acked[o] = at;
-    }
     raw_inspect(*c, info.dir & 1, info, hits, false);
     // a receiver that never acknowledges (a capture of one side) holds no
     // more than kUnackedCap bytes back: beyond, they are inspected as they come
@@ -294,10 +297,15 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
 
 void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) {
   Conn* c = slot(flow);
-  if (!c || offset >= kDepth) return;
-  if (offset + len > kDepth) {
-    len = uint32_t(kDepth - offset);
-    c_.depth_reached.add();
+  if (!c) return;
+  if (offset + len > depth_) {
+    if (!(c->past_depth >> dir & 1)) {  // (once a direction, as Suricata)
+      c->past_depth |= uint8_t(1 << dir);
+      c_.depth_reached.add();
+      stream_event(*c, dir, ids::kStreamReassemblyDepthReached);
+    }
+    if (offset >= depth_) return;
+    len = uint32_t(depth_ - offset);
   }
   if (stream_rules_) {
     std::string& w = c->raw[dir];
@@ -445,8 +453,27 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
   if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
 }
 
-void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t, uint64_t len) {
+void IdsAppLayer::stream_event(Conn& c, uint8_t dir, uint8_t event) {
+  if (!cur_) return;  // (a flow's end: no packet to carry it)
+  cur_->stream_events |= uint32_t(1) << event;
+  if (log_anomaly_ && log_stream_anomalies_)
+    logs_.push_back({c.id,
+                     TxLog::Anomaly,
+                     dir,
+                     0,
+                     {{"type", "stream"}, {"event", std::string("stream.") + ids::stream_event_name(event)}},
+                     {}});
+}
+
+void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t offset, uint64_t len) {
   Conn* c = slot(flow);
+  // a hole the receiver acknowledged past: data the capture lost (Suricata's
+  // gap); one it did not (a connection reset before its data was
+  // acknowledged) is no gap of the stream, only of what was sent
+  if (c && offset < c->acked[dir]) {
+    c_.stream_gaps.add();
+    stream_event(*c, dir, ids::kStreamReassemblySeqGap);
+  }
   if (c && stream_rules_) {  // the data before the hole is inspected, then the window starts over
     if (cur_) raw_inspect(*c, dir, *cur_, *cur_hits_);
     if (!cur_ && end_info_) {

@@ -57,6 +57,7 @@ class IdsAppLayer : private flow::StreamSink {
     Stat dns_udp_messages;  // ... of them over UDP
     Stat dns_malformed;     // ... whose sections could not all be read
     Stat depth_reached;     // directions past the reassembly depth (not parsed further)
+    Stat stream_gaps;       // holes in a stream its receiver acknowledged past (Suricata's tcp.reassembly_gap)
     Stat sip_messages;      // SIP messages parsed (UDP and TCP)
     Stat sip_udp_messages;  // ... of them over UDP
     Stat sip_errors;        // ... messages or directions given up (not SIP after all, past the bounds, a gap)
@@ -147,7 +148,11 @@ class IdsAppLayer : private flow::StreamSink {
   bool ssh_encrypted(uint32_t id);
   const Counters& counters() const { return c_; }
   const flow::StreamCounters& stream_counters() const { return reasm_.counters(); }
-  static constexpr uint64_t kDepth = 1u << 20;  // bytes per direction parsed (Suricata's stream.reassembly.depth)
+  // Bytes per direction parsed and inspected (Suricata's stream.reassembly.depth; 1 MiB; before init).
+  void set_depth(uint64_t bytes) { depth_ = bytes; }
+  uint64_t depth() const { return depth_; }
+  // Stream events become EVE anomaly records (Suricata's anomaly types.stream).
+  void set_log_stream_anomalies(bool on) { log_stream_anomalies_ = on; }
 
   struct Conn;
 
@@ -192,6 +197,10 @@ class IdsAppLayer : private flow::StreamSink {
   std::vector<uint16_t> dns_ports_ = {53};
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false, log_ssh_ = false;
   bool log_anomaly_ = false, log_ftp_ = false, log_smtp_ = false;
+  bool log_stream_anomalies_ = false;
+  uint64_t depth_ = 1u << 20;
+  // A stream event on the packet being processed (ids::StreamEvent), and its anomaly record.
+  void stream_event(Conn& c, uint8_t dir, uint8_t event);
   std::vector<TxLog> logs_;
   bool stream_rules_ = false;
   uint32_t stream_window_ = 2048;

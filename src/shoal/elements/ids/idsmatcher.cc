@@ -159,6 +159,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
     a.read("EVE_PAYLOAD", eve_payload_).read("EVE_PAYLOAD_PRINTABLE", eve_printable_);
     a.read("EVE_TAGGED_PACKETS", eve_tagged_);
+    bool stream_anomalies = false;
+    a.read("EVE_ANOMALY_STREAM", stream_anomalies);
+    app_.set_log_stream_anomalies(stream_anomalies);
+    uint64_t depth = app_.depth();
+    a.read("STREAM_DEPTH", depth);
+    app_.set_depth(depth ? depth : UINT64_MAX);  // (0: no depth, as Suricata's)
     a.read("DATA_DIR", data_dir_);
     std::string ssh_enc = "track-only";
     a.read("SSH_ENCRYPTION", ssh_enc);
@@ -819,7 +825,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       const char* type = kType[l.kind];
       nlohmann::json j = flow_head(l.flow, mgr_->table().flow(l.flow), l.kind == K::Http || l.dir == 0, ts, type);
       if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
-      if (l.kind != K::Dns) j["tx_id"] = l.tx_id;
+      if (l.kind != K::Dns && !(l.kind == K::Anomaly && l.meta.value("type", "") == "stream")) j["tx_id"] = l.tx_id;
       if (p) j["pkt_src"] = pkt_src(p);
       if (l.kind == K::File) j["app_proto"] = "http";
       if (l.kind == K::Sip || l.kind == K::Ssh || l.kind == K::Ftp) j["app_proto"] = kType[l.kind];
@@ -1304,6 +1310,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     event_stats_.fill(0);
     s["detect.alert"] += alerts_.get();
     if (app_on_) {
+      s["tcp.reassembly_gap"] += app_.counters().stream_gaps.get();
       s["app_layer.tx.http"] += app_.counters().http.transactions.get();
       s["app_layer.tx.dns_udp"] += app_.counters().dns_udp_messages.get();
       s["app_layer.tx.dns_tcp"] += app_.counters().dns_messages.get() - app_.counters().dns_udp_messages.get();
@@ -1691,6 +1698,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "payload-printable; default false)"},                                                                           \
       {"EVE_PACKET", "boolean",                                                                                        \
        "alerts carry the packet as read, base64, and its link type (Suricata's alert packet: yes; default false)"},    \
+      {"EVE_ANOMALY_STREAM", "boolean",                                                                                \
+       "stream events (stream-event) become EVE anomaly records (Suricata's anomaly types.stream; default false)"},    \
+      {"STREAM_DEPTH", "integer",                                                                                      \
+       "bytes of each direction's stream reassembled, parsed and inspected (Suricata's stream.reassembly.depth; "      \
+       "0: all; default 1048576)"},                                                                                    \
       {"EVE_TAGGED_PACKETS", "boolean",                                                                                \
        "packets a tag rule covers become EVE packet records (Suricata's alert tagged-packets: yes; default false)"},   \
       {"DNS_PORTS", "string", "the ports DNS is looked for on, either side (default 53; Suricata's detection-ports)"}, \
