@@ -105,6 +105,7 @@ outputs:
         - alert:
             verdict: yes
             packet: yes
+            tagged-packets: yes
             xff:
               enabled: yes
               mode: overwrite
@@ -113,15 +114,30 @@ outputs:
             version: 2
         - flow:
             exception-policy: true
+        - anomaly:
+            types:
+              stream: yes
 exception-policy: auto
 stream:
   midstream: true
   async-oneside: yes
+  reassembly:
+    depth: 2mb
 YAML
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
 has 'ACTION_ORDER "drop pass reject alert"'; has "EVE_VERDICT true"; has "EVE_ETHERNET true"; has "EVE_PACKET true"
 has "EVE_DNS_VERSION 2"; has 'XFF_MODE "overwrite", XFF_DEPLOYMENT "forward"'
 has "MIDSTREAM_POLICY auto"; has "EVE_EXCEPTION_POLICY true"; has "FlowIPManager(MIDSTREAM true, ASYNC_ONESIDE true)"
+has "EVE_TAGGED_PACKETS true"; has "EVE_ANOMALY_STREAM true"; has "STREAM_DEPTH 2097152"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.reassembly.depth=50 \
+  --set outputs.1.eve-log.types.2.anomaly.types.stream=no --dump-config
+has "STREAM_DEPTH 50"; lacks "EVE_ANOMALY_STREAM"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.reassembly.depth=deep; has "a size"
+# a suricata.yaml that does not parse is an error, with its line; Snort's var lines are no YAML, and fine
+printf 'vars:\n  address-groups:\n    HOME_NET: "[10.0.0.0/8]"\n outputs:\n  - x\n' >"$tmp/broken.yaml"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/broken.yaml" --dump-config; has "broken.yaml:4:"
+printf '# Snort variables\nipvar HOME_NET 10.0.0.0/8\n' >"$tmp/snort.vars"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/snort.vars" --dump-config
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.async-oneside=false \
   --dump-config
 has "FlowIPManager(MIDSTREAM true)"

@@ -158,6 +158,20 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
   return true;
 }
 
+// Whether a -c file is Snort's var lines (var, ipvar, portvar) rather than
+// YAML: its first line that is not blank or a comment says.
+bool snort_var_lines(const std::string& path) {
+  std::ifstream f(path);
+  for (std::string line; std::getline(f, line);) {
+    size_t i = line.find_first_not_of(" \t\r");
+    if (i == std::string::npos || line[i] == '#') continue;
+    for (const char* w : {"var ", "ipvar ", "portvar ", "var\t", "ipvar\t", "portvar\t"})
+      if (line.compare(i, std::strlen(w), w) == 0) return true;
+    return false;
+  }
+  return true;  // (empty: nothing to read either way)
+}
+
 std::string build_config(const IdsArgs& a, const std::map<std::string, std::string>& set, const std::string& vars,
                          const SuricataSettings& st) {
   auto get = [&](const char* k, const char* def) {
@@ -311,7 +325,12 @@ int cmd_ids(int argc, char** argv) {
   if (!a.config.empty()) {
     YamlNode root;
     std::string yerr;
-    if (load_yaml(a.config, root, yerr)) settings = suricata_settings(root);
+    if (load_yaml(a.config, root, yerr)) {
+      settings = suricata_settings(root);
+    } else if (!snort_var_lines(a.config)) {  // a suricata.yaml that does not parse: said, not ignored
+      fmt::print(stderr, "shoal ids: -c {}\n", yerr);
+      return 2;
+    }
   }
   // Suricata's environment override of the dns records' format
   if (const char* v = std::getenv("SURICATA_EVE_DNS_VERSION")) {
