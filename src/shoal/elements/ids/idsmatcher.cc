@@ -713,23 +713,29 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     return uint64_t(worker().id()) << 52 | uint64_t(mgr_->table().flow(id).gen & 0xfffff) << 32 | id;
   }
   uint64_t flow_id_of(Packet* p) { return mgr_ && p->anno().flow ? flow_id_of(p->anno().flow) : 0; }
-  // An EVE drop record (IPS): the rule that dropped the packet, or its
-  // flow's earlier drop.
-  void drop_record(Packet* p, const ids::PacketInfo& info, const ids::Rule* r, uint64_t flow_id,
-                   const char* reason = nullptr) {
-    if (!eve(kEveDrop)) return;
+  // The EVE header of a record about packet p: time, flow, where it was
+  // read, its tunnel, its addresses and ports.
+  nlohmann::json packet_head(Packet* p, const ids::PacketInfo& info, uint64_t flow_id, const char* type) {
     nlohmann::json j = {{"timestamp", time_text(p->timestamp_ns(), true)}};
     if (flow_id) j["flow_id"] = flow_id;
     if (p->source_index()) j["pcap_cnt"] = p->source_index();
     j["pkt_src"] = pkt_src(p);
     tunnel_json(p, j);
-    j["event_type"] = "drop";
+    j["event_type"] = type;
     if (!info.no_l3)
       j.update({{"src_ip", addr_text(info.src)},
                 {"dest_ip", addr_text(info.dst)},
                 {"ip_v", info.src.v6 ? 6 : 4},
                 {"proto", proto_name(info.proto)}});
     ports_json(info, j);
+    return j;
+  }
+  // An EVE drop record (IPS): the rule that dropped the packet, or its
+  // flow's earlier drop.
+  void drop_record(Packet* p, const ids::PacketInfo& info, const ids::Rule* r, uint64_t flow_id,
+                   const char* reason = nullptr) {
+    if (!eve(kEveDrop)) return;
+    nlohmann::json j = packet_head(p, info, flow_id, "drop");
     nlohmann::json d = {{"len", p->length()},
                         {"ttl", info.ttl},
                         {"reason", reason ? reason
@@ -763,18 +769,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   void tagged_record(Packet* p, const ids::PacketInfo& info) {
     tagged_.add();
     if (!eve(kEveAlert) || !eve_tagged_) return;
-    nlohmann::json j = {{"timestamp", time_text(p->timestamp_ns(), true)}};
-    if (uint64_t id = flow_id_of(p)) j["flow_id"] = id;
-    if (p->source_index()) j["pcap_cnt"] = p->source_index();
-    j["pkt_src"] = pkt_src(p);
-    tunnel_json(p, j);
-    j["event_type"] = "packet";
-    if (!info.no_l3)
-      j.update({{"src_ip", addr_text(info.src)},
-                {"dest_ip", addr_text(info.dst)},
-                {"ip_v", info.src.v6 ? 6 : 4},
-                {"proto", proto_name(info.proto)}});
-    ports_json(info, j);
+    nlohmann::json j = packet_head(p, info, flow_id_of(p), "packet");
     packet_json(p, j);
     eve_buf_ += eve_text(j);
     ++eve_lines_;
