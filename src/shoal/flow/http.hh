@@ -132,7 +132,8 @@ struct HttpTx {
   // and whether a config rule turned its logging off
   std::vector<uint32_t> alerted;
   bool no_log = false;
-  uint64_t events_logged = 0;  // the events an anomaly record was made of
+  uint64_t events_logged = 0;    // the events an anomaly record was made of
+  uint64_t events_seen[2] = {};  // the events the rules were matched with, on a packet each way
 };
 
 // What the parser saw, over all connections of a worker.

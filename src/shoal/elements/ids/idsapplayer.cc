@@ -229,13 +229,14 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   cur_hits_ = &hits;
   cur_found_ = found;
   if (c->http) {
-    // transactions with events are inspected on each packet, either way
-    // (Suricata inspects every open transaction: an event found in a
-    // response meets the rules on the client's side at its next packet)
+    // a transaction whose events the rules have not met on a packet this
+    // way is inspected (Suricata inspects every open transaction each way:
+    // an event found in a response meets the rules on the client's side at
+    // its next packet); once per new event and direction
     size_t from = hits.size();
     if (db_)
       c->http->each([&](flow::HttpTx& t) {
-        if (t.events && !(t.progress & flow::HttpTx::kEnded)) match_tx(t);
+        if ((t.events & ~t.events_seen[info.dir & 1]) && !(t.progress & flow::HttpTx::kEnded)) match_tx(t);
       });
     for (size_t i = from; i < hits.size(); ++i)  // (before the transactions go)
       if (const flow::HttpTx* t = hits[i].tx)
@@ -644,6 +645,7 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
   using ids::Buf;
   ids::TxBuffers b;
   b.events = tx.events;
+  tx.events_seen[cur_->dir & 1] = tx.events;
   if (tx.progress & (flow::HttpTx::kRequestLine | flow::HttpTx::kRequestHeaders)) {
     b.set(Buf::HttpMethod, tx.method);
     b.set(Buf::HttpUri, tx.uri);
