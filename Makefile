@@ -81,4 +81,4 @@ bench: build
 	@$(BUILD)/shoal bench --out bench/results/latest-cpu.json
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) *.configure.log
+	rm -rf $(BUILD) $(BUILD)-lint $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) *.configure.log
