@@ -8,11 +8,13 @@
 #include <pcap/pcap.h>
 #include <zlib.h>
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "helpers.hh"
@@ -20,6 +22,7 @@
 #include "shoal/flow/sip.hh"
 #include "shoal/ids/decode_events.hh"
 #include "shoal/ids/engine.hh"
+#include "shoal/ids/threshold.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/checksum.hh"
 
@@ -1756,6 +1759,60 @@ TEST(IdsRules, ByBothTracksAPairOfHostsEitherWay) {
                    "seconds 60; sid:1;)\n");
   ASSERT_TRUE(r.r->ok);
   EXPECT_EQ(r.sids().size(), 2u + 1u) << "the first two of the pair, either way, and the other pair's";
+}
+
+// The workers' copies of an IDSMatcher share one threshold table, as
+// Suricata's threads do: a source's flows spread over four workers are
+// counted together, and by_flow keys one flow whichever worker has it.
+TEST(IdsRules, ThresholdsCountAcrossWorkers) {
+  std::vector<Bytes> frames;
+  for (uint16_t i = 0; i < 64; ++i) frames.push_back(ether(ip4(kClient, kServer, 17, uint16_t(1000 + i), 53, "hit")));
+  test::Options opt = test::default_options();
+  opt.threads = 4;
+  auto r = run_ids("threshold-workers", frames,
+                   "alert udp any any -> any any (content:\"hit\"; threshold:type limit,track by_src,count 1,"
+                   "seconds 60; sid:1;)\n"
+                   "alert udp any any -> any any (content:\"hit\"; detection_filter:track by_src,count 10,"
+                   "seconds 60; sid:2;)\n"
+                   "alert udp any any -> any any (content:\"hit\"; threshold:type both,track by_rule,count 5,"
+                   "seconds 60; sid:3;)\n"
+                   "alert udp any any -> any any (content:\"hit\"; threshold:type limit,track by_flow,count 1,"
+                   "seconds 60; sid:4;)\n",
+                   false, false, "", "", &opt);
+  ASSERT_TRUE(r.r->ok);
+  std::map<uint32_t, int> per_sid;
+  for (uint32_t sid : r.sids()) ++per_sid[sid];
+  EXPECT_EQ(per_sid[1], 1) << "limit 1 by_src: once for the source, not once a worker";
+  EXPECT_EQ(per_sid[2], 64 - 10) << "detection_filter: every match past the source's 10th";
+  EXPECT_EQ(per_sid[3], 1) << "both by_rule: once, at the rule's 5th match";
+  EXPECT_EQ(per_sid[4], 64) << "by_flow: each flow its own key (flow ids are unique over the workers)";
+}
+
+// A worker's packet a little older than the window another worker's packet
+// started counts in that window (not as a new one); concurrent matches are
+// counted exactly (the table's lock; ThreadSanitizer runs this too).
+TEST(IdsRules, ThresholdTableIsSharedSafely) {
+  Rule rule;
+  rule.threshold.type = Threshold::Limit, rule.threshold.track = Threshold::ByRule;
+  rule.threshold.count = 1, rule.threshold.seconds = 10;
+  ThresholdState t;
+  PacketInfo p;
+  const uint64_t s = 1000000000ull;
+  EXPECT_TRUE(t.allow(rule, 0, p, 0, 100 * s));
+  EXPECT_FALSE(t.allow(rule, 0, p, 0, 100 * s - 1000)) << "an older packet is in the window, not past it";
+  EXPECT_FALSE(t.allow(rule, 0, p, 0, 109 * s));
+  EXPECT_TRUE(t.allow(rule, 0, p, 0, 110 * s)) << "the next window";
+
+  rule.threshold.count = 100, rule.threshold.seconds = 60;
+  ThresholdState shared;
+  std::atomic<int> allowed{0};
+  std::vector<std::thread> th;
+  for (int w = 0; w < 4; ++w)
+    th.emplace_back([&, w] {
+      for (int i = 0; i < 1000; ++i) allowed += shared.allow(rule, 1, p, 0, 100 * s + uint64_t(w * 1000 + i));
+    });
+  for (auto& x : th) x.join();
+  EXPECT_EQ(allowed.load(), 100) << "limit 100 over 4,000 matches from 4 threads";
 }
 
 TEST(IdsRules, ThresholdConfigSuppressesOverridesAndRateFilters) {

@@ -54,6 +54,7 @@ bool HostBits::is_set(const Key& k, uint16_t id, uint64_t now_ns) const {
 }
 
 bool HostBits::check(const Rule& r, const PacketInfo& p, uint64_t now_ns) const {
+  std::lock_guard<std::mutex> g(mu_);
   for (const Hostbit& h : r.hostbits) {
     if (!h.check()) continue;
     Key k[2];
@@ -73,6 +74,7 @@ void HostBits::sweep(uint64_t now_ns) {
 }
 
 void HostBits::apply(const Rule& r, const PacketInfo& p, uint64_t now_ns) {
+  std::lock_guard<std::mutex> g(mu_);
   for (const Hostbit& h : r.hostbits) {
     if (h.check()) continue;
     Key k[2];
@@ -96,7 +98,8 @@ void HostBits::apply(const Rule& r, const PacketInfo& p, uint64_t now_ns) {
       const uint64_t until = now_ns + uint64_t(h.expire) * 1000000000ull;
       auto b = std::find_if(it->second.begin(), it->second.end(), [&](const Bit& x) { return x.id == h.id; });
       if (b != it->second.end())
-        b->until_ns = until;  // (set again: its expiry moves on)
+        b->until_ns = std::max(b->until_ns, until);  // (set again: its expiry moves on; never back, for a
+                                                     // worker whose packets are a little older)
       else
         it->second.push_back({h.id, until});
     }

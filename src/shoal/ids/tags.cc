@@ -40,14 +40,15 @@ bool TagState::count(std::vector<Active>& v, uint32_t bytes, uint64_t now_ns) {
       case Tag::Seconds: in = more = now_ns <= t.until_ns; break;
     }
     any |= in;
-    t.last_ns = now_ns;
+    t.last_ns = std::max(t.last_ns, now_ns);
     return !more;
   });
   return any;
 }
 
 bool TagState::tagged(const PacketInfo& p, uint64_t flow, uint32_t bytes, uint64_t now_ns) {
-  if (sessions_.empty() && hosts_.empty()) return false;
+  if (live_.load(std::memory_order_relaxed) == 0) return false;
+  std::lock_guard<std::mutex> g(mu_);
   bool any = false;
   if (flow)
     if (auto it = sessions_.find(flow); it != sessions_.end()) {
@@ -62,12 +63,13 @@ bool TagState::tagged(const PacketInfo& p, uint64_t flow, uint32_t bytes, uint64
         if (it->second.empty()) hosts_.erase(it);
       }
     }
+  live_.store(live(), std::memory_order_relaxed);
   return any;
 }
 
 void TagState::sweep(uint64_t now_ns) {
   auto idle = [&](const Active& t) {
-    return now_ns - t.last_ns > kIdleNs && (t.metric != Tag::Seconds || now_ns > t.until_ns);
+    return now_ns > t.last_ns && now_ns - t.last_ns > kIdleNs && (t.metric != Tag::Seconds || now_ns > t.until_ns);
   };
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     std::erase_if(it->second, idle);
@@ -80,13 +82,14 @@ void TagState::sweep(uint64_t now_ns) {
 }
 
 bool TagState::room(uint64_t now_ns) {
-  if (size() >= cap_) sweep(now_ns);
-  if (size() < cap_) return true;
+  if (live() >= cap_) sweep(now_ns);
+  if (live() < cap_) return true;
   untracked.add();
   return false;
 }
 
 void TagState::start(const Rule& r, const PacketInfo& p, uint64_t flow, uint64_t now_ns) {
+  std::lock_guard<std::mutex> g(mu_);
   for (const Tag& t : r.tags) {
     std::vector<Active>* v = nullptr;
     if (t.scope == Tag::Session) {
@@ -109,6 +112,7 @@ void TagState::start(const Rule& r, const PacketInfo& p, uint64_t flow, uint64_t
     else
       v->push_back(a);
   }
+  live_.store(live(), std::memory_order_relaxed);
 }
 
 }  // namespace shoal::ids

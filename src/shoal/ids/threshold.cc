@@ -24,9 +24,10 @@ size_t ThresholdState::KeyHash::operator()(const Key& k) const {
 void ThresholdState::sweep(uint64_t now_ns) {
   uint64_t longest = uint64_t(max_seconds_) * 1000000000ull;
   for (auto it = map_.begin(); it != map_.end();)
-    it = now_ns - it->second.start_ns > longest ? map_.erase(it) : std::next(it);
+    it = past(now_ns, it->second.start_ns, longest + 1) ? map_.erase(it) : std::next(it);
   for (auto it = rate_.begin(); it != rate_.end();)
-    it = now_ns - it->second.start_ns > longest && it->second.until_ns <= now_ns ? rate_.erase(it) : std::next(it);
+    it = past(now_ns, it->second.start_ns, longest + 1) && it->second.until_ns <= now_ns ? rate_.erase(it)
+                                                                                         : std::next(it);
 }
 
 ThresholdState::Key ThresholdState::key(Threshold::Track track, uint32_t r, const PacketInfo& p, uint64_t flow) const {
@@ -62,6 +63,7 @@ ThresholdState::Entry* ThresholdState::entry(std::unordered_map<Key, Entry, KeyH
 bool ThresholdState::allow(const Rule& rule, uint32_t r, const PacketInfo& p, uint64_t flow, uint64_t now_ns) {
   const Threshold& t = rule.threshold;
   if (t.type == Threshold::None) return true;
+  std::lock_guard<std::mutex> g(mu_);
   if (t.seconds > max_seconds_) max_seconds_ = t.seconds;
   Entry* ep = entry(map_, key(t.track, r, p, flow), now_ns);
   if (!ep) return true;
@@ -72,7 +74,7 @@ bool ThresholdState::allow(const Rule& rule, uint32_t r, const PacketInfo& p, ui
     e.next = e.next > (uint64_t(1) << 40) ? UINT64_MAX : e.next * t.multiplier;
     return true;
   }
-  if (now_ns - e.start_ns >= uint64_t(t.seconds) * 1000000000ull) e = Entry{now_ns, 0};  // a new window
+  if (past(now_ns, e.start_ns, uint64_t(t.seconds) * 1000000000ull)) e = Entry{now_ns, 0};  // a new window
   ++e.count;
   switch (t.type) {
     case Threshold::Limit: return e.count <= t.count;  // the first `count` of each window
@@ -92,11 +94,12 @@ const std::string& ThresholdState::action(const Rule& rule, uint32_t r, const Pa
                                           uint64_t now_ns) {
   if (!rule.has_rate) return rule.action;
   const RateFilter& f = rule.rate;
+  std::lock_guard<std::mutex> g(mu_);
   max_seconds_ = std::max(max_seconds_, std::max(f.seconds, f.timeout));
   Entry* e = entry(rate_, key(f.track, r, p, flow), now_ns);
   if (!e) return rule.action;
   if (e->until_ns > now_ns) return f.new_action;  // the filter holds
-  if (now_ns - e->start_ns >= uint64_t(f.seconds) * 1000000000ull) *e = Entry{now_ns, 0, 0};
+  if (past(now_ns, e->start_ns, uint64_t(f.seconds) * 1000000000ull)) *e = Entry{now_ns, 0, 0};
   if (++e->count <= f.count) return rule.action;
   e->until_ns = now_ns + uint64_t(f.timeout) * 1000000000ull;  // past the rate: the new action, for the timeout
   return f.new_action;

@@ -115,6 +115,11 @@ struct IdsShared {
   std::mutex stats_mu;
   std::map<std::string, uint64_t> stats;
   int copies = 0, stopped = 0;  // (under stats_mu) the last copy to stop saves the datasets
+  // The state Suricata keeps per host or across flows, one for the
+  // workers' copies (each locks its own): a host's flows go to any worker.
+  ids::ThresholdState threshold;
+  ids::HostBits hostbits;  // hostbits and xbits
+  ids::TagState tags;      // the sessions and hosts tag rules started
 };
 
 // Suricata's stats object from dotted counter names.
@@ -401,7 +406,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         return;
       }
       FlowState* fs = flow_of(p, info);
-      const bool tagged = tags_.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
+      const bool tagged = shared_->tags.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
       Verdict v = Verdict::None;
       if (fs && fs->verdict) {  // the flow was passed, dropped or bypassed: not inspected again
         v = settled(p, info, fs, nullptr);
@@ -525,9 +530,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("flow_passed", flow_passed_);
     add_stat_handler("flow_dropped", flow_dropped_);
     add_stat_handler("flow_bypassed", flow_bypassed_);
-    add_stat_handler("threshold_untracked", threshold_.untracked);
-    add_stat_handler("hostbits_untracked", hostbits_.untracked);
-    add_stat_handler("tags_untracked", tags_.untracked);
+    // (the workers' copies share these tables: one answers)
+    auto shared_stat = [this](const char* name, const Stat& (*of)(const IdsShared&)) {
+      add_read_handler(
+          name, [this, of] { return std::to_string(shared_ ? of(*shared_).get() : 0); }, Agg::First, true);
+    };
+    shared_stat("threshold_untracked", [](const IdsShared& s) -> const Stat& { return s.threshold.untracked; });
+    shared_stat("hostbits_untracked", [](const IdsShared& s) -> const Stat& { return s.hostbits.untracked; });
+    shared_stat("tags_untracked", [](const IdsShared& s) -> const Stat& { return s.tags.untracked; });
     add_stat_handler("tagged", tagged_);
     const IdsAppLayer::Counters& ac = app_.counters();
     add_stat_handler("http_connections", ac.http.connections);
@@ -674,7 +684,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         continue;
       }
       FlowState* fs = flow_of(p, info);  // before matching: the flow options read it
-      const bool tagged = tags_.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
+      const bool tagged = shared_->tags.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
       Verdict v;
       if (fs && fs->verdict) {
         v = settled(p, info, fs, sout ? &sout[i] : nullptr);
@@ -1026,7 +1036,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     auto* fs = reinterpret_cast<FlowState*>(mgr_->table().state(id) + state_off_);
     info.flowbits = fs->bits;
     info.flowints = &fs->ints;
-    info.hostbits = &hostbits_, info.ts_ns = f.last_ns;
+    info.hostbits = &shared_->hostbits, info.ts_ns = f.last_ns;
     info.app = app_.app(id), info.app_known = true;
   }
   // The stream rules' matches on the data a flow's end delivered: alerts
@@ -1046,7 +1056,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       info.app = app;  // (the application layer let the flow go already)
       if (fs->verdict || rule.noalert || rule.action == "pass") continue;
       if ((rule.threshold.type != ids::Threshold::None &&
-           !threshold_.allow(rule, h.rule, info, uint64_t(id), f.last_ns)) ||
+           !shared_->threshold.allow(rule, h.rule, info, flow_id_of(id), f.last_ns)) ||
           (!rule.suppress.empty() && ids::ThresholdState::suppressed(rule, info)))
         continue;
       verdict_ = "alert";
@@ -1090,7 +1100,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     std::erase_if(all_, [&](const auto& h) {
       const ids::Rule& rule = engine_.rules()[h.first];
       return (rule.threshold.type != ids::Threshold::None &&
-              !threshold_.allow(rule, h.first, info, uint64_t(p->anno().flow), now)) ||
+              !shared_->threshold.allow(rule, h.first, info, flow_id_of(p), now)) ||
              (!rule.suppress.empty() && ids::ThresholdState::suppressed(rule, info));  // threshold.config suppress
     });
     struct Clear {
@@ -1102,7 +1112,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // each match's action: the rule's, or its rate_filter's while that holds
     actions_.clear();
     for (const auto& [r, tx] : all_)
-      actions_.push_back(&threshold_.action(rules[r], r, info, uint64_t(p->anno().flow), now));
+      actions_.push_back(&shared_->threshold.action(rules[r], r, info, flow_id_of(p), now));
     uint64_t ts = p->timestamp_ns();  // the packet's time, as Suricata logs it (0 is 1970-01-01)
     // a flow's id in EVE: unique over the run (worker, entry reuse, entry)
     uint64_t flow_id = flow_id_of(p);
@@ -1146,7 +1156,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (d && !dropper) dropper = &rule, by_rate = actions_[i] != &rule.action;
       if (rule.noalert) continue;
       log(rule, info, ts, ips_ && d, tx, p, flow_id);
-      if (!rule.tags.empty()) tags_.start(rule, info, flow_id, ts);
+      if (!rule.tags.empty()) shared_->tags.start(rule, info, flow_id, ts);
       ++logged;
     }
     if (end < all_.size()) {  // alert then pass, the pass after other matches
@@ -1199,7 +1209,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // addresses; one whose transport header cannot be has no ports and no
   // payload; neither has a flow. Its decoder events are counted.
   void rules_view(Packet* p, ids::PacketInfo& info, const uint8_t* ip, uint32_t len) {
-    info.hostbits = &hostbits_;
+    info.hostbits = &shared_->hostbits;
     info.ts_ns = p->timestamp_ns();
     info.events = ids::decode_events(ip, len);
     if (p->anno().flags & Anno::kFragOverlap)
@@ -1587,9 +1597,6 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   ids::Engine engine_;
   std::vector<uint32_t> hits_;
   IdsAppLayer app_;
-  ids::ThresholdState threshold_;
-  ids::HostBits hostbits_;   // hostbits and xbits
-  ids::TagState tags_;       // the sessions and hosts tag rules started
   Stat tagged_;              // packets a tag covered
   bool eve_tagged_ = false;  // tagged packets become EVE packet records
   bool app_on_ = false;
