@@ -435,7 +435,16 @@ TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   ASSERT_EQ(ids.eve.size(), 1u);
   EXPECT_EQ(ids.eve[0]["alert"]["action"], "allowed") << "IDS mode never drops";
   EXPECT_EQ(ids.r->n("ids.dropped"), 0u);
-  auto ips = run_ids("drop-ips", d.out, drop, true);
+  // EVE: Suricata's drop output defaults (flows start, no alert object): the
+  // packet the rule dropped; the flow's later ones in that direction are not
+  // logged again
+  auto start = run_ids("drop-ips-start", d.out, drop, true);
+  ASSERT_TRUE(start.r->ok);
+  ASSERT_EQ(start.drops.size(), 1u);
+  EXPECT_EQ(start.drops[0]["drop"]["reason"], "rules");
+  EXPECT_FALSE(start.drops[0].contains("alert"));
+  EXPECT_EQ(start.r->n("out1.count"), 2u) << "both dropped all the same";
+  auto ips = run_ids("drop-ips", d.out, drop, true, false, ", EVE_DROP_FLOWS all, EVE_DROP_ALERTS true");
   ASSERT_TRUE(ips.r->ok);
   ASSERT_EQ(ips.eve.size(), 1u);
   EXPECT_EQ(ips.eve[0]["alert"]["action"], "blocked");
@@ -443,7 +452,8 @@ TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   EXPECT_EQ(ips.r->n("ids.flow_dropped"), 1u) << "the flow's later packet is dropped uninspected";
   EXPECT_EQ(ips.r->n("out1.count"), 2u);
   EXPECT_EQ(ips.r->n("pass.count"), d.out.size() - 2);
-  // EVE: a drop record per dropped packet, and the flow's record with its action
+  // EVE_DROP_FLOWS all: a drop record per dropped packet (EVE_DROP_ALERTS:
+  // with its rule), and the flow's record with its action
   ASSERT_EQ(ips.drops.size(), 2u);
   EXPECT_EQ(ips.drops[0]["drop"]["reason"], "rules");
   EXPECT_EQ(ips.drops[0]["alert"]["signature_id"], 3);
@@ -736,6 +746,31 @@ TEST(IdsHttp, TransactionsAndFilesAreLoggedAsSuricataLogsThem) {
   ASSERT_TRUE(only.r->ok);
   EXPECT_EQ(only.sids(), (std::vector<uint32_t>{1}));
   EXPECT_TRUE(only.other.empty() && only.flows.empty());
+  // EVE_OUTPUTS: more files, each taking its types (a type may go to two)
+  std::string dir = test::tmpdir(), fa = dir + "/multi-alerts.json", fb = dir + "/multi-nsm.json";
+  std::remove(fa.c_str()), std::remove(fb.c_str());
+  auto multi = run_ids("httplog-multi", c.out, rules, false, false,
+                       fmt::format(", EVE_TYPES alert, EVE_OUTPUTS \"{} alert; {} http flow\"", fa, fb));
+  ASSERT_TRUE(multi.r->ok);
+  EXPECT_EQ(multi.sids(), (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(multi.other.empty() && multi.flows.empty()) << "EVE keeps its own types";
+  auto types_in = [](const std::string& path) {
+    std::map<std::string, int> n;
+    std::ifstream f(path);
+    for (std::string line; std::getline(f, line);) ++n[nlohmann::json::parse(line)["event_type"]];
+    return n;
+  };
+  EXPECT_EQ(types_in(fa), (std::map<std::string, int>{{"alert", 1}}));
+  auto nsm = types_in(fb);
+  EXPECT_EQ(nsm.size(), 2u);
+  EXPECT_EQ(nsm["http"], int(r.other["http"].size()));
+  EXPECT_EQ(nsm["flow"], int(r.flows.size()));
+  for (const char* o : {"\"/dev/null alert; /dev/null flow\"", "\"x.json\"", "\"x.json alert imap\""}) {
+    auto b =
+        test::run(fmt::format("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, EVE_OUTPUTS {}) -> Discard;", o));
+    EXPECT_FALSE(b->ok) << o;
+    EXPECT_NE(b->errors.find("EVE_OUTPUTS: "), std::string::npos) << b->errors;
+  }
   auto bad = test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, EVE_TYPES \"alert imap\") -> Discard;");
   EXPECT_FALSE(bad->ok);
   EXPECT_NE(bad->errors.find("EVE_TYPES: unknown type 'imap'"), std::string::npos) << bad->errors;

@@ -180,8 +180,27 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   };
   std::string src = !a.pcap.empty() ? fmt::format("FromDump({}, DAMAGE warn)", cquote(a.pcap))
                                     : fmt::format("FromDevice({}, SNIFFER true, PROMISC true)", cquote(a.iface));
-  std::string ids = fmt::format("IDSMatcher(RULES {}, EVE {}, FASTLOG {}, IPS {}", cquote(a.rules),
-                                cquote(a.logdir + "/eve.json"), cquote(a.logdir + "/fast.log"), a.ips);
+  // EVE: suricata.yaml's eve-log outputs (each file with its types), or
+  // every type to eve.json
+  auto in_logdir = [&](const std::string& f) { return !f.empty() && f[0] == '/' ? f : a.logdir + "/" + f; };
+  auto words = [](const std::vector<std::string>& v) {
+    std::string w;
+    for (const std::string& x : v) w += (w.empty() ? "" : " ") + x;
+    return w;
+  };
+  std::string ids =
+      fmt::format("IDSMatcher(RULES {}, FASTLOG {}, IPS {}", cquote(a.rules), cquote(a.logdir + "/fast.log"), a.ips);
+  if (st.eve_logs.empty()) {
+    ids += fmt::format(", EVE {}", cquote(a.logdir + "/eve.json"));
+  } else {
+    ids += fmt::format(", EVE {}, EVE_TYPES {}", cquote(in_logdir(st.eve_logs[0].filename)),
+                       cquote(words(st.eve_logs[0].types)));
+    std::string more;
+    for (size_t i = 1; i < st.eve_logs.size(); ++i)
+      more += fmt::format("{}{} {}", more.empty() ? "" : "; ", in_logdir(st.eve_logs[i].filename),
+                          words(st.eve_logs[i].types));
+    if (!more.empty()) ids += fmt::format(", EVE_OUTPUTS {}", cquote(more));
+  }
   if (!vars.empty()) ids += fmt::format(", VARS {}", cquote(vars));
   if (set.count("threshold-file")) ids += fmt::format(", THRESHOLD {}", cquote(set.at("threshold-file")));
   if (set.count("dns-ports")) ids += fmt::format(", DNS_PORTS {}", cquote(set.at("dns-ports")));
@@ -206,6 +225,8 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
                         : st.ssh_encryption;
   if (!ssh.empty() && ssh != "track-only") ids += fmt::format(", SSH_ENCRYPTION {}", ssh);
   if (st.eve_verdict) ids += ", EVE_VERDICT true";
+  if (st.drop_flows == "all" || st.drop_flows == "start") ids += fmt::format(", EVE_DROP_FLOWS {}", st.drop_flows);
+  if (st.drop_alerts) ids += ", EVE_DROP_ALERTS true";
   if (st.eve_ethernet) ids += ", EVE_ETHERNET true";
   if (st.eve_packet) ids += ", EVE_PACKET true";
   if (st.eve_payload) ids += ", EVE_PAYLOAD true";

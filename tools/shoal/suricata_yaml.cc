@@ -105,8 +105,17 @@ SuricataSettings suricata_settings(const YamlNode& root) {
       const YamlNode* eve = o.get("eve-log");
       if (!eve || (eve->get("enabled") && !eve->get("enabled")->yes())) continue;
       if (const YamlNode* eth = eve->get("ethernet")) s.eve_ethernet = eth->yes();
+      SuricataSettings::EveLog& log = s.eve_logs.emplace_back();
+      if (const YamlNode* f = eve->get("filename"); f && f->kind == YamlNode::Scalar) log.filename = f->value;
       if (const YamlNode* types = eve->get("types"); types && types->kind == YamlNode::Seq)
         for (const YamlNode& t : types->seq) {
+          // a type is a word (- http) or a map of its options (- http: {...})
+          const std::string& name = t.kind == YamlNode::Scalar ? t.value : t.keys.empty() ? t.value : t.keys[0];
+          static const char* const kWritten[] = {"alert", "drop", "flow", "http", "files",   "dns",  "tls",
+                                                 "sip",   "ssh",  "ftp",  "smtp", "anomaly", "stats"};
+          if (std::find(std::begin(kWritten), std::end(kWritten), name) != std::end(kWritten) &&
+              std::find(log.types.begin(), log.types.end(), name) == log.types.end())
+            log.types.push_back(name);
           if (const YamlNode* fl = t.get("flow"); fl && fl->get("exception-policy"))
             s.eve_exception_policy = fl->get("exception-policy")->yes();
           // files' force-hash: [md5, sha1, sha256] (a list, or one word)
@@ -125,6 +134,10 @@ SuricataSettings suricata_settings(const YamlNode& root) {
           if (const YamlNode* an = t.get("anomaly"))
             if (const YamlNode* ty = an->get("types"))
               if (const YamlNode* v = ty->get("stream")) s.eve_anomaly_stream = v->yes();
+          if (const YamlNode* d = t.get("drop")) {
+            if (const YamlNode* f = d->get("flows"); f && f->kind == YamlNode::Scalar) s.drop_flows = f->value;
+            if (const YamlNode* al = d->get("alerts")) s.drop_alerts = al->yes();
+          }
           if (const YamlNode* dns = t.get("dns"); dns && dns->get("version"))
             s.dns_version = std::atoi(dns->get("version")->value.c_str());
           if (const YamlNode* alert = t.get("alert")) {

@@ -37,6 +37,16 @@ struct SuricataSettings {
   bool eve_exception_policy = false;     // flow's exception-policy: yes
   std::string ssh_encryption;            // app-layer.protocols.ssh.encryption-handling (empty: not set)
   std::vector<std::string> file_hashes;  // eve-log files' force-hash: md5, sha1, sha256
+  // The enabled eve-log outputs: each one's file (relative to -l) and the
+  // record types it takes that shoal ids writes (Suricata's others, smb or
+  // mqtt..., have no records here).
+  struct EveLog {
+    std::string filename = "eve.json";
+    std::vector<std::string> types;
+  };
+  std::vector<EveLog> eve_logs;
+  std::string drop_flows;    // eve-log's drop: flows: start or all (empty: not given)
+  bool drop_alerts = false;  // eve-log's drop: alerts
 };
 SuricataSettings suricata_settings(const YamlNode& root);
 

@@ -153,6 +153,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("THRESHOLD", threshold);
     std::string types = "alert drop flow http files dns tls sip ssh ftp smtp anomaly stats";
     a.read("EVE", eve).read("EVE_TYPES", types).read("STRICT", strict_).read("QUIET", quiet_).read("IPS", ips_);
+    std::string outputs, drop_flows = "start";
+    a.read("EVE_OUTPUTS", outputs).read("EVE_DROP_FLOWS", drop_flows).read("EVE_DROP_ALERTS", drop_alerts_);
+    if (drop_flows != "start" && drop_flows != "all") a.fail("EVE_DROP_FLOWS: start or all");
+    drop_all_ = drop_flows == "all";
     int layers = 2;
     a.read("HTTP_DECOMPRESS_LAYERS", layers);
     uint32_t req_body = 100 * 1024, resp_body = 100 * 1024;
@@ -258,21 +262,22 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     if (ports.empty()) a.fail("DNS_PORTS: at least one port");
     app_.set_dns_ports(std::move(ports));
-    eve_types_ = 0;
-    for (std::string_view t : split_words(types)) {
-      static const std::pair<const char*, uint16_t> kTypes[] = {
-          {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow}, {"http", kEveHttp},
-          {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},
-          {"stats", kEveStats}, {"sip", kEveSip},        {"ssh", kEveSsh},   {"anomaly", kEveAnomaly},
-          {"ftp", kEveFtp},     {"smtp", kEveSmtp}};
-      auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
-      if (it == std::end(kTypes))
-        a.fail(fmt::format(
-            "EVE_TYPES: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, smtp, anomaly, "
-            "stats)",
-            t));
-      eve_types_ |= it->second;
+    // EVE's outputs: EVE with EVE_TYPES, then each of EVE_OUTPUTS
+    // ("FILE TYPE...; FILE TYPE..."), as Suricata's eve-log outputs
+    eves_.clear();
+    if (uint16_t t = eve_type_bits(a, "EVE_TYPES", split_words(types)); !eve.path.empty()) add_eve(a, eve.path, t);
+    for (size_t at = 0; at <= outputs.size();) {
+      size_t end = std::min(outputs.find(';', at), outputs.size());
+      std::vector<std::string_view> w = split_words(std::string_view(outputs).substr(at, end - at));
+      at = end + 1;
+      if (w.empty()) continue;
+      std::string path(w[0]), why;
+      if (!check_output_path(path, why)) a.fail(fmt::format("EVE_OUTPUTS: {}", why));
+      if (w.size() == 1) a.fail(fmt::format("EVE_OUTPUTS: '{}' has no types", path));
+      add_eve(a, path, eve_type_bits(a, "EVE_OUTPUTS", {w.begin() + 1, w.end()}));
     }
+    eve_types_ = 0;
+    for (const auto& e : eves_) eve_types_ |= e->types;
     // The flow layer, when there is one upstream: the flow options and
     // flowbits, and whole-flow pass and drop verdicts, live there.
     if (ninputs()) mgr_ = FlowIPManager::upstream(this, 0);
@@ -281,7 +286,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           mgr_->table().reserve(sizeof(FlowState), alignof(FlowState), FlowIPManager::state_owner(*this, false));
       app_.reserve(*mgr_);
     }
-    rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path, eve_file_ = eve.path;
+    rules_file_ = rules.path, vars_file_ = vars.path, fastlog_file_ = fastlog.path;
     class_file_ = classification.path;
     threshold_file_ = threshold.path;
     auto_engine_ = engine == "auto";
@@ -389,7 +394,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         throw std::runtime_error(fmt::format("{}: cannot open for writing: {}", name(), why.empty() ? path : why));
     };
     open(fast_, fastlog_file_);
-    open(eve_, eve_file_);
+    for (auto& e : eves_) open(e->file, e->path);
     r_drop_ = add_drop_reason("ips-drop");
   }
   void cpu_push(int, PacketBatch* b) override {
@@ -454,13 +459,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // configuration's IDSMatcher of the same files goes on writing them:
     // flushed, not closed, and the stats record waits for the run's end.
     bool swap = worker().runtime().swap_pending();
-    for (auto* f : {&fast_, &eve_}) {
+    std::vector<std::pair<io::SharedFile<io::OutFile>*, bool>> files = {{&fast_, false}};
+    for (auto& e : eves_) files.push_back({&e->file, (e->types & kEveStats) != 0});
+    for (const auto& [file, with_stats] : files) {
+      io::SharedFile<io::OutFile>* f = file;
+      const bool stats = with_stats;  // (clang 14, clang-tidy's, lets no lambda capture a structured binding)
       std::string err;
       f->with([&](io::OutFile& o) {
         if (!o.is_open()) return;
         bool was = o.failed();  // (errors of earlier writes were reported with them)
         bool last = !swap && last_copy(o.path());
-        if (last && f == &eve_ && eve(kEveStats)) {  // the run's stats record, as Suricata's at its end
+        if (last && stats) {  // the run's stats record, as Suricata's at its end
           o.put(stats_record());
           o.end_record();
         }
@@ -474,7 +483,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   void cleanup() override {
     OffloadableElement::cleanup();
     fast_.close();
-    eve_.close();
+    for (auto& e : eves_) e->file.close();
   }
   void add_handlers() override {
     add_read_handler(
@@ -745,6 +754,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   void drop_record(Packet* p, const ids::PacketInfo& info, const ids::Rule* r, uint64_t flow_id,
                    const char* reason = nullptr) {
     if (!eve(kEveDrop)) return;
+    // EVE_DROP_FLOWS start (Suricata's default): a dropped flow's packets
+    // are logged once a direction; a packet a rule drops always is
+    if (!drop_all_ && mgr_ && p->anno().flow) {
+      auto* fs = reinterpret_cast<FlowState*>(mgr_->table().state(p->anno().flow) + state_off_);
+      const uint8_t bit = uint8_t(1u << (info.dir & 1));
+      if (!r && (fs->drop_logged & bit)) return;
+      fs->drop_logged |= bit;
+    }
     nlohmann::json j = packet_head(p, info, flow_id, "drop");
     nlohmann::json d = {{"len", p->length()},
                         {"ttl", info.ttl},
@@ -759,7 +776,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       d["urg"] = bool(fl & 0x20), d["fin"] = bool(fl & 1);
     }
     j["drop"] = d;
-    if (r) {
+    if (r && drop_alerts_) {  // (EVE_DROP_ALERTS: the rule that dropped it)
       const ids::Classifications::Class* cls = r->classtype.empty() ? nullptr : shared_->classes.find(r->classtype);
       j["alert"] = {{"action", "blocked"},
                     {"gid", r->gid},
@@ -771,8 +788,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                                  : cls       ? cls->priority
                                              : 3}};
     }
-    eve_buf_ += eve_text(j);
-    ++eve_lines_;
+    eve_put(kEveDrop, eve_text(j));
   }
   // A tagged packet's EVE record (Suricata's alert output with
   // tagged-packets): its header fields, and the packet as read.
@@ -781,8 +797,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (!eve(kEveAlert) || !eve_tagged_) return;
     nlohmann::json j = packet_head(p, info, flow_id_of(p), "packet");
     packet_json(p, j);
-    eve_buf_ += eve_text(j);
-    ++eve_lines_;
+    eve_put(kEveAlert, eve_text(j));  // (Suricata's alert output writes them)
   }
   // The EVE header of a flow's record: its addresses from the client's
   // side (from_client) or the server's.
@@ -821,12 +836,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // at a flow's end).
   void tx_logs(Packet* p, uint64_t ts) {
     auto& logs = app_.logs();
-    if (eve_file_.empty()) logs.clear();
+    if (eves_.empty()) logs.clear();
     for (IdsAppLayer::TxLog& l : logs) {
       using K = IdsAppLayer::TxLog;
       // http records go from the client; files and DNS messages the way they went
       static const char* const kType[] = {"http", "fileinfo", "dns", "tls",  "sip",
                                           "ssh",  "anomaly",  "ftp", "smtp", "fileinfo"};
+      static const uint16_t kOutput[] = {kEveHttp, kEveFiles,   kEveDns, kEveTls,  kEveSip,
+                                         kEveSsh,  kEveAnomaly, kEveFtp, kEveSmtp, kEveFiles};
       const char* type = kType[l.kind];
       nlohmann::json j = flow_head(l.flow, mgr_->table().flow(l.flow), l.kind == K::Http || l.dir == 0, ts, type);
       if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
@@ -841,8 +858,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         j[kType[l.kind == K::File ? K::Http : l.kind]] = std::move(l.meta);
       }
       if (l.kind == K::File || l.kind == K::SmtpFile) j["fileinfo"] = std::move(l.fileinfo);
-      eve_buf_ += eve_text(j);
-      ++eve_lines_;
+      eve_put(kOutput[l.kind], eve_text(j));
     }
     logs.clear();
   }
@@ -888,8 +904,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         if (all & bit) j["tcp"][name] = true;
       if (const char* st = tcp_state_name(fs->tcp)) j["tcp"]["state"] = st;
     }
-    eve_buf_ += eve_text(j);
-    ++eve_lines_;
+    eve_put(kEveFlow, eve_text(j));
   }
   // Suricata's name for the session's TCP state (tcp.state in flow records)
   // from the flow layer's conntrack-like one; none without a session (not
@@ -919,6 +934,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint32_t isn[2], next_seq[2];  // TCP, per direction: the first sequence number, and past the last byte seen
     uint8_t seq_seen;              // bit per direction: isn set
     uint8_t exception;             // the midstream policy applied to the flow (Midstream), 0: none
+    uint8_t drop_logged;           // bit per direction: a drop record was written (EVE_DROP_FLOWS start)
     // the session as this element saw it: a dropped flow's later packets
     // (IPS) do not move it, as they never reach Suricata's stream engine
     k::TcpTrack tcp;
@@ -1200,8 +1216,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       run_error(err);
     };
     put(fast_, fast_buf_, fast_lines_);
-    put(eve_, eve_buf_, eve_lines_);
-    fast_lines_ = eve_lines_ = 0;
+    fast_lines_ = 0;
+    for (auto& e : eves_) put(e->file, e->buf, e->lines), e->lines = 0;
   }
   // What the rules see of a packet, as Suricata's decoder leaves it: a
   // fragment passed on (its datagram follows) has no transport to read; a
@@ -1560,9 +1576,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         traffic_json(fs->bits, tr);
         j.merge(tr);
       }
-      j.write(eve_buf_);
-      eve_buf_.push_back('\n');
-      ++eve_lines_;
+      eve_scratch_.clear();
+      j.write(eve_scratch_);
+      eve_scratch_.push_back('\n');
+      eve_put(kEveAlert, eve_scratch_);
     }
   }
   static io::SharedRegistry<io::OutFile>& registry() {
@@ -1582,10 +1599,54 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32,
                            kEveTls = 64, kEveStats = 128;
   static constexpr uint16_t kEveSip = 256, kEveSsh = 512, kEveAnomaly = 1024, kEveFtp = 2048, kEveSmtp = 4096;
-  bool eve(uint16_t type) const { return !eve_file_.empty() && (eve_types_ & type); }
+  bool eve(uint16_t type) const { return eve_types_ & type; }
+  // An EVE output: its file and the record types it takes.
+  struct EveOutput {
+    std::string path;
+    uint16_t types = 0;
+    io::SharedFile<io::OutFile> file;
+    std::string buf;     // the batch's records
+    uint64_t lines = 0;  // (as many)
+  };
+  // The type bits of names (`arg` names the argument in errors).
+  static uint16_t eve_type_bits(Args& a, const char* arg, const std::vector<std::string_view>& names) {
+    static const std::pair<const char*, uint16_t> kTypes[] = {
+        {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow}, {"http", kEveHttp},
+        {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},
+        {"stats", kEveStats}, {"sip", kEveSip},        {"ssh", kEveSsh},   {"anomaly", kEveAnomaly},
+        {"ftp", kEveFtp},     {"smtp", kEveSmtp}};
+    uint16_t bits = 0;
+    for (std::string_view t : names) {
+      auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
+      if (it == std::end(kTypes))
+        a.fail(fmt::format(
+            "{}: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, smtp, anomaly, stats)",
+            arg, t));
+      bits |= it->second;
+    }
+    return bits;
+  }
+  // Adds an output of path for the types.
+  void add_eve(Args& a, const std::string& path, uint16_t types) {
+    for (const auto& e : eves_)
+      if (e->path == path) a.fail(fmt::format("EVE_OUTPUTS: '{}' is an EVE output already", path));
+    auto out = std::make_unique<EveOutput>();
+    out->path = path;
+    out->types = types;
+    eves_.push_back(std::move(out));
+  }
+  // A record (a line) of type for the outputs that take it.
+  void eve_put(uint16_t type, const std::string& line) {
+    for (auto& e : eves_)
+      if (e->types & type) e->buf += line, ++e->lines;
+  }
 
-  std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_, eve_file_;
-  uint16_t eve_types_ = 0;
+  std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_;
+  std::vector<std::unique_ptr<EveOutput>> eves_;
+  uint16_t eve_types_ = 0;    // the types any output takes
+  bool drop_all_ = false;     // EVE_DROP_FLOWS all: every dropped packet of a flow logged
+  bool drop_alerts_ = false;  // EVE_DROP_ALERTS: the dropping rule in drop records
+  std::string eve_scratch_;   // an alert record's line
   bool strict_ = false, quiet_ = false, ips_ = false;
   FlowIPManager* mgr_ = nullptr;
   uint32_t state_off_ = 0;
@@ -1622,10 +1683,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
   std::vector<const std::string*> actions_;  // all_'s actions after rate filters
-  std::string fast_buf_, eve_buf_;
+  std::string fast_buf_;
   JsonRecord rec_, alert_rec_, flow_rec_;  // an alert record's, kept for their buffers
-  uint64_t fast_lines_ = 0, eve_lines_ = 0;
-  io::SharedFile<io::OutFile> fast_, eve_;
+  uint64_t fast_lines_ = 0;
+  io::SharedFile<io::OutFile> fast_;
   static constexpr uint32_t kNoBlock = UINT32_MAX;
   uint32_t range_ = 0, block_ = 0, stream_block_ = kNoBlock, alert_bit_ = 0;
   int32_t ip_at_ = -1;  // where an earlier step of the chain checked the IP header
@@ -1683,6 +1744,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"EVE_TYPES", "list",                                                                                            \
        "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, smtp, anomaly and "   \
        "stats (default all)"},                                                                                         \
+      {"EVE_DROP_FLOWS", "word",                                                                                       \
+       "drop records of a dropped flow: start (once a direction, and every packet a rule drops; Suricata's default) "  \
+       "or all"},                                                                                                      \
+      {"EVE_DROP_ALERTS", "bool", "drop records name the rule that dropped the packet (default false)"},               \
+      {"EVE_OUTPUTS", "string",                                                                                        \
+       "more EVE files, each with its types, as Suricata's eve-log outputs: \"FILE TYPE...; FILE TYPE...\" (a record " \
+       "goes to every output that takes its type)"},                                                                   \
       {"ACTION_ORDER", "list",                                                                                         \
        "Suricata's action-order: pass, drop, reject and alert in the order wanted (default that)"},                    \
       {"EVE_VERDICT", "boolean", "alerts carry the packet's verdict (Suricata's verdict: yes; default false)"},        \
