@@ -1796,6 +1796,63 @@ TEST(IdsRules, ByBothTracksAPairOfHostsEitherWay) {
   EXPECT_EQ(r.sids().size(), 2u + 1u) << "the first two of the pair, either way, and the other pair's";
 }
 
+// vlan.layers and vlan.id (Suricata 8) over 802.1Q / QinQ tags, and the
+// EVE vlan array of the packet's records and of its flow's.
+TEST(IdsRules, VlanKeywordsAndEveVlan) {
+  auto tagged = [](std::vector<uint16_t> ids, const Bytes& ip) {
+    Bytes f = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1};
+    for (size_t i = 0; i < ids.size(); ++i) {
+      uint16_t tpid = i == 0 && ids.size() > 1 ? 0x88a8 : 0x8100;  // (QinQ's outer tag)
+      f.insert(f.end(), {uint8_t(tpid >> 8), uint8_t(tpid), uint8_t(0x20 | ids[i] >> 8), uint8_t(ids[i])});
+    }
+    f.insert(f.end(), {8, 0});
+    return concat(f, ip);
+  };
+  std::vector<Bytes> frames = {tagged({100}, ip4(kClient, kServer, 17, 1000, 53, "x")),
+                               tagged({200, 300}, ip4(kClient, kServer, 17, 1001, 53, "x")),
+                               tagged({}, ip4(kClient, kServer, 17, 1002, 53, "x"))};
+  auto r = run_ids("vlan", frames,
+                   "alert udp any any -> any any (vlan.layers:0; sid:1;)\n"
+                   "alert udp any any -> any any (vlan.layers:>=1; sid:2;)\n"
+                   "alert udp any any -> any any (vlan.id:100; sid:3;)\n"
+                   "alert udp any any -> any any (vlan.id:300,-1; sid:4;)\n"
+                   "alert udp any any -> any any (vlan.id:200,1; sid:5;)\n"
+                   "alert udp any any -> any any (vlan.id:<250,all; sid:6;)\n"
+                   "alert udp any any -> any any (vlan.id:!100; sid:7;)\n"
+                   "alert udp any any -> any any (vlan.id:200,0; sid:8;)\n");
+  ASSERT_TRUE(r.r->ok);
+  std::map<uint32_t, std::vector<int>> frames_of;  // sid: the frames (pcap_cnt) it alerted on
+  for (const auto& j : r.eve) frames_of[j["alert"]["signature_id"]].push_back(j["pcap_cnt"]);
+  EXPECT_EQ(frames_of[1], (std::vector<int>{3})) << "no tag";
+  EXPECT_EQ(frames_of[2], (std::vector<int>{1, 2}));
+  EXPECT_EQ(frames_of[3], (std::vector<int>{1}));
+  EXPECT_EQ(frames_of[4], (std::vector<int>{2})) << "-1: the innermost tag";
+  EXPECT_TRUE(frames_of[5].empty()) << "layer 1 of the second frame is 300";
+  EXPECT_EQ(frames_of[6], (std::vector<int>{1})) << "all: every tag under 250";
+  EXPECT_EQ(frames_of[7], (std::vector<int>{2})) << "any tag not 100 (no tag: no match)";
+  EXPECT_EQ(frames_of[8], (std::vector<int>{2})) << "layer 0: the outer (QinQ) tag";
+  for (const auto& j : r.eve) {
+    int n = j["pcap_cnt"];
+    if (n == 3)
+      EXPECT_FALSE(j.contains("vlan"));
+    else
+      EXPECT_EQ(j["vlan"], n == 1 ? nlohmann::json({100}) : nlohmann::json({200, 300})) << j.dump();
+  }
+  ASSERT_EQ(r.flows.size(), 3u);
+  for (const auto& f : r.flows) {
+    int sport = f["src_port"];
+    if (sport == 1002)
+      EXPECT_FALSE(f.contains("vlan"));
+    else
+      EXPECT_EQ(f["vlan"], sport == 1000 ? nlohmann::json({100}) : nlohmann::json({200, 300})) << f.dump();
+  }
+  EXPECT_EQ(refused("alert ip any any -> any any (vlan.id:5000; sid:1;)\n"
+                    "alert ip any any -> any any (vlan.id:10,3; sid:2;)\n"
+                    "alert ip any any -> any any (vlan.id:10,some; sid:3;)\n"
+                    "alert ip any any -> any any (vlan.layers:x; sid:4;)\n"),
+            4u);
+}
+
 // The workers' copies of an IDSMatcher share one threshold table, as
 // Suricata's threads do: a source's flows spread over four workers are
 // counted together, and by_flow keys one flow whichever worker has it.

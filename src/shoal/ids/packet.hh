@@ -28,6 +28,8 @@ struct PacketInfo {
   bool invalid = false;         // ... or on its transport: no flow
   uint8_t ttl = 0;              // IPv4 TTL, IPv6 hop limit
   uint16_t ip_id = 0;
+  uint8_t vlan_layers = 0;           // its 802.1Q/QinQ tags, outermost first (Suricata keeps 3 at most)
+  uint16_t vlan[3] = {};             // their ids
   uint8_t ip_flags = 0;              // IPv4: reserved 4, don't fragment 2, more fragments 1
   uint16_t ip_opts = 0;              // IPv4 options present (ipopts: kIpOpt* bits)
   const uint8_t* payload = nullptr;  // after the TCP/UDP/ICMP header (IP payload otherwise)

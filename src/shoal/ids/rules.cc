@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -1558,14 +1559,36 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       for (auto& [n, kind] : kCsums)
         if (k == n) r.csums.push_back({kind, w == "valid"});
     } else if (k == "itype" || k == "icode" || k == "icmp_id" || k == "icmp_seq" || k == "ttl" || k == "id" ||
-               k == "seq" || k == "ack" || k == "tcp.mss" || k == "icmpv6.mtu") {
-      static const std::pair<const char*, FieldCond::Field> kFields[] = {
-          {"itype", FieldCond::IcmpType},      {"icode", FieldCond::IcmpCode}, {"icmp_id", FieldCond::IcmpId},
-          {"icmp_seq", FieldCond::IcmpSeq},    {"ttl", FieldCond::Ttl},        {"id", FieldCond::IpId},
-          {"seq", FieldCond::TcpSeq},          {"ack", FieldCond::TcpAck},     {"tcp.mss", FieldCond::TcpMss},
-          {"icmpv6.mtu", FieldCond::Icmpv6Mtu}};
+               k == "seq" || k == "ack" || k == "tcp.mss" || k == "icmpv6.mtu" || k == "vlan.layers") {
+      static const std::pair<const char*, FieldCond::Field> kFields[] = {{"itype", FieldCond::IcmpType},
+                                                                         {"icode", FieldCond::IcmpCode},
+                                                                         {"icmp_id", FieldCond::IcmpId},
+                                                                         {"icmp_seq", FieldCond::IcmpSeq},
+                                                                         {"ttl", FieldCond::Ttl},
+                                                                         {"id", FieldCond::IpId},
+                                                                         {"seq", FieldCond::TcpSeq},
+                                                                         {"ack", FieldCond::TcpAck},
+                                                                         {"tcp.mss", FieldCond::TcpMss},
+                                                                         {"icmpv6.mtu", FieldCond::Icmpv6Mtu},
+                                                                         {"vlan.layers", FieldCond::VlanLayers}};
       for (auto& [n, f] : kFields)
         if (k == n && !parse_field(v, f, n, r, err)) return false;
+    } else if (k == "vlan.id") {  // [op]id[,layer]: layer 0 to 2, -3 to -1, any (default) or all
+      std::string_view pv = trim(v), layer;
+      if (size_t comma = pv.find(','); comma != std::string_view::npos)
+        layer = trim(pv.substr(comma + 1)), pv = trim(pv.substr(0, comma));
+      if (!parse_field(pv, FieldCond::VlanId, "vlan.id", r, err)) return false;
+      FieldCond& c = r.fields.back();
+      if (c.hi != UINT64_MAX && c.hi > 4095) return err = fmt::format("vlan.id: '{}' is past 4095", pv), false;
+      if (layer == "all") {
+        c.layer = FieldCond::kAllLayers;
+      } else if (!layer.empty() && layer != "any") {
+        int n = 0;
+        auto [end, ec] = std::from_chars(layer.data(), layer.data() + layer.size(), n);
+        if (ec != std::errc() || end != layer.data() + layer.size() || n < -3 || n > 2)
+          return err = fmt::format("vlan.id: layer '{}' is not -3 to 2, any or all", layer), false;
+        c.layer = int8_t(n);
+      }
     } else if (k == "dns.opcode" || k == "dns.rcode" || k == "dns.rrtype") {
       std::string pv(trim(v));
       if (k == "dns.rrtype") {  // a type's name for its number

@@ -471,8 +471,10 @@ struct FieldCond {
     IpId,
     TcpSeq,
     TcpAck,
-    TcpMss,     // the MSS option's value (none: no match)
-    Icmpv6Mtu,  // an ICMPv6 Packet Too Big's MTU (other messages: no match)
+    TcpMss,      // the MSS option's value (none: no match)
+    Icmpv6Mtu,   // an ICMPv6 Packet Too Big's MTU (other messages: no match)
+    VlanLayers,  // the packet's VLAN tags
+    VlanId,      // a tag's id: the one at `layer`, or any, or all
     // a transaction's (Rule::tx_fields)
     DnsOpcode,
     DnsRcode,
@@ -497,6 +499,9 @@ struct FieldCond {
   Field field;
   bool neg = false;
   uint64_t lo = 0, hi = UINT64_MAX;
+  // VlanId: the layer (0 outermost to 2; -1 innermost to -3), or one of these
+  static constexpr int8_t kAnyLayer = INT8_MIN, kAllLayers = INT8_MAX;
+  int8_t layer = kAnyLayer;
 };
 
 // flags: the TCP flags that must be set (Snort/Suricata letters FSRPAUCE),

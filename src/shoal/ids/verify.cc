@@ -175,6 +175,26 @@ bool header_matches(const Rule& r, const PacketInfo& p) {
         if (!found) return false;
         break;
       }
+      case FieldCond::VlanLayers: v = p.vlan_layers; break;
+      case FieldCond::VlanId: {  // (no tag: no match)
+        if (!p.vlan_layers) return false;
+        auto holds = [&](uint16_t id) { return (id < c.lo || id > c.hi) == c.neg; };
+        const int n = p.vlan_layers;
+        bool ok;
+        if (c.layer == FieldCond::kAnyLayer || c.layer == FieldCond::kAllLayers) {
+          ok = c.layer == FieldCond::kAllLayers;
+          for (int i = 0; i < n; ++i)
+            if (holds(p.vlan[i]) != ok) {
+              ok = !ok;
+              break;
+            }
+        } else {
+          int at = c.layer < 0 ? n + c.layer : c.layer;
+          ok = at >= 0 && at < n && holds(p.vlan[at]);
+        }
+        if (!ok) return false;
+        continue;
+      }
       case FieldCond::Icmpv6Mtu:  // Packet Too Big (type 2): the MTU after the checksum
         if (p.proto != 58 || !p.l4 || p.l4len < 8 || p.l4[0] != 2) return false;
         v = uint64_t(p.l4[4]) << 24 | uint64_t(p.l4[5]) << 16 | uint64_t(p.l4[6]) << 8 | p.l4[7];

@@ -747,6 +747,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                 {"ip_v", info.src.v6 ? 6 : 4},
                 {"proto", proto_name(info.proto)}});
     ports_json(info, j);
+    vlan_json(info.vlan_layers, info.vlan, j);
     return j;
   }
   // An EVE drop record (IPS): the rule that dropped the packet, or its
@@ -808,6 +809,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                         {"ip_v", f.key.family == 6 ? 6 : 4},
                         {"proto", proto_name(f.key.proto)}};
     flow_ends(f, from_client, j);
+    const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
+    vlan_json(fs->vlan_layers, fs->vlan, j);
     return j;
   }
   // A flow's addresses and ports into j, from the client's side
@@ -935,6 +938,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint8_t seq_seen;              // bit per direction: isn set
     uint8_t exception;             // the midstream policy applied to the flow (Midstream), 0: none
     uint8_t drop_logged;           // bit per direction: a drop record was written (EVE_DROP_FLOWS start)
+    uint8_t vlan_layers;           // the first packet's VLAN tags (its EVE records' vlan)
+    uint16_t vlan[3];
     // the session as this element saw it: a dropped flow's later packets
     // (IPS) do not move it, as they never reach Suricata's stream engine
     k::TcpTrack tcp;
@@ -1006,6 +1011,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     info.flowbits = fs->bits;
     info.flowints = &fs->ints;
     fs->frame_bytes[info.dir & 1] += p->length();
+    if (fs->pkts[0] + fs->pkts[1] == 0) {  // (the flow's first packet)
+      fs->vlan_layers = info.vlan_layers;
+      std::copy(info.vlan, info.vlan + 3, fs->vlan);
+    }
     ++fs->pkts[info.dir & 1];
     if (info.proto == 6 && info.l4) {  // the sequence space seen each way (stream_size)
       int d = info.dir & 1;
@@ -1052,6 +1061,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     auto* fs = reinterpret_cast<FlowState*>(mgr_->table().state(id) + state_off_);
     info.flowbits = fs->bits;
     info.flowints = &fs->ints;
+    info.vlan_layers = fs->vlan_layers;
+    std::copy(fs->vlan, fs->vlan + 3, info.vlan);
     info.hostbits = &shared_->hostbits, info.ts_ns = f.last_ns;
     info.app = app_.app(id), info.app_known = true;
   }
@@ -1225,6 +1236,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // addresses; one whose transport header cannot be has no ports and no
   // payload; neither has a flow. Its decoder events are counted.
   void rules_view(Packet* p, ids::PacketInfo& info, const uint8_t* ip, uint32_t len) {
+    vlan_tags(p, info);
     info.hostbits = &shared_->hostbits;
     info.ts_ns = p->timestamp_ns();
     info.events = ids::decode_events(ip, len);
@@ -1240,6 +1252,33 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       info.l4 = nullptr, info.l4len = 0;
       info.has_ports = false, info.sport = info.dport = 0;
       info.payload = ip, info.plen = 0;
+    }
+  }
+  // The packet's 802.1Q / 802.1ad tags, from its Ethernet header (a
+  // tunnel's inner packet has its outer frame's, as in Suricata); three at
+  // most, as Suricata keeps.
+  static void vlan_tags(const Packet* p, ids::PacketInfo& info) {
+    info.vlan_layers = 0;
+    if (!p->has_mac_header() || p->mac_header_offset() < 0) return;
+    if (int dlt = io::link_dlt(p->anno().link); dlt >= 0 && dlt != DLT_EN10MB) return;
+    const uint8_t* e = p->data() + p->mac_header_offset();
+    const uint8_t* end = p->data() + p->length();
+    for (const uint8_t* t = e + 12; t + 4 <= end && info.vlan_layers < 3; t += 4) {
+      uint16_t type = k::load_be16(t);
+      if (type != k::kEthVLAN && type != k::kEthQinQ) break;
+      info.vlan[info.vlan_layers++] = k::load_be16(t + 2) & 0x0fff;
+    }
+  }
+  // Suricata's vlan array of EVE records.
+  template <class J>  // (a nlohmann::json or a JsonRecord)
+  static void vlan_json(uint8_t n, const uint16_t* ids, J& j) {
+    if (!n) return;
+    if constexpr (std::is_same_v<J, JsonRecord>) {
+      std::string a = "[";
+      for (uint8_t i = 0; i < n; ++i) a += (i ? "," : "") + std::to_string(ids[i]);
+      j.raw("vlan", a + "]");
+    } else {
+      j["vlan"] = std::vector<uint16_t>(ids, ids + n);
     }
   }
   // A packet the IP parse refused (too short, headers cut): its decoder
@@ -1519,6 +1558,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           j.json(ids::app_name(tx->app), tx->meta);
       }
       if (eve_verdict_) j.raw("verdict", fmt::format("{{\"action\":\"{}\"}}", verdict_));
+      vlan_json(p.vlan_layers, p.vlan, j);
       if (eve_ethernet_ && pkt && pkt->has_mac_header() && pkt->mac_header_offset() >= 0 &&
           pkt->mac_header_offset() + 14 <= int64_t(pkt->length())) {
         const uint8_t* e = pkt->data() + pkt->mac_header_offset();
