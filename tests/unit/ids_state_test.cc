@@ -2063,6 +2063,72 @@ TEST(TunnelDecap, InnerPacketsAreDetectedAndLoggedWithTheirTunnel) {
             (std::multiset<std::string>{"ipv4 tunnel", "gre tunnel", "vxlan encapsulation", "wire/pcap", "wire/pcap"}));
 }
 
+// Suricata's tunnel packets: an inner packet's VLANs are its outer frame's,
+// then an ERSPAN II header's, then its inner frame's; its flow counts what
+// the tunnel carried. An ICMP flow's record has its first packet's type and
+// code, and once answered the answer's type.
+TEST(TunnelDecap, ErspanAndInnerFramesAddVlansAndIcmpFlowsTheirTypes) {
+  auto ip_raw = [](uint32_t a, uint32_t b, uint8_t proto, const Bytes& payload) {
+    uint32_t tot = 20 + uint32_t(payload.size());
+    Bytes ip(tot, 0);
+    ip[0] = 0x45, ip[8] = 64, ip[9] = proto;
+    ip[2] = uint8_t(tot >> 8), ip[3] = uint8_t(tot);
+    for (int i = 0; i < 4; ++i) ip[12 + i] = uint8_t(a >> (24 - 8 * i)), ip[16 + i] = uint8_t(b >> (24 - 8 * i));
+    std::copy(payload.begin(), payload.end(), ip.begin() + 20);
+    return ip;
+  };
+  auto tagged = [](uint16_t vlan, const Bytes& ip) {  // a frame with one 802.1Q tag
+    return concat({2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x81, 0, uint8_t(vlan >> 8), uint8_t(vlan), 8, 0}, ip);
+  };
+  const uint32_t o1 = 0xc0000201, o2 = 0xc0000202;
+  auto erspan = [&](uint32_t a, uint32_t b, const Bytes& inner_frame) {
+    // GRE with a sequence number, ERSPAN type II (version 1, VLAN 23), then the mirrored frame
+    Bytes g = {0x10, 0x00, 0x88, 0xbe, 0, 0, 0, 1, 0x10, 23, 0, 0, 0, 0, 0, 0};
+    g.insert(g.end(), inner_frame.begin(), inner_frame.end());
+    return tagged(10, ip_raw(a, b, 47, g));
+  };
+  Bytes request = tagged(7, ip4(kClient, kServer, 1, 0x0800, 0, "ping"));  // echo request (type 8, code 0)
+  Bytes reply = tagged(7, ip4(kServer, kClient, 1, 0x0000, 0, "ping"));    // its echo reply
+  std::vector<Bytes> frames = {erspan(o1, o2, request), erspan(o1, o2, reply),
+                               ether(ip4(kClient + 1, kServer, 1, 0x0d00, 0, "ts"))};  // a timestamp request
+  std::string dir = test::tmpdir(), pcap = dir + "/erspan.pcap", rf = dir + "/erspan.rules", eve = dir + "/erspan.json";
+  write_pcap(pcap, frames);
+  std::ofstream(rf) << "alert icmp any any -> any any (content:\"ping\"; sid:1;)\n";
+  std::remove(eve.c_str());
+  auto r = test::run(fmt::format(
+      "FromDump({}, STOP true) -> tun :: TunnelDecap -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, "
+      "EVE_TYPES 'alert flow', QUIET true) -> Discard; ids[1] -> Discard;",
+      pcap, rf, eve));
+  ASSERT_TRUE(r->ok) << r->errors;
+  test::finish(*r);
+  EXPECT_EQ(r->n("tun.inner"), 2u);
+  std::vector<nlohmann::json> alerts, icmp_flows;
+  std::ifstream f(eve);
+  for (std::string line; std::getline(f, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event_type"] == "alert") alerts.push_back(j);
+    if (j["event_type"] == "flow" && j["proto"] == "ICMP") icmp_flows.push_back(j);
+  }
+  ASSERT_EQ(alerts.size(), 2u);
+  for (auto& j : alerts) EXPECT_EQ(j["vlan"], nlohmann::json({10, 23, 7})) << "outer frame, ERSPAN, inner frame";
+  ASSERT_EQ(icmp_flows.size(), 2u);
+  for (auto& j : icmp_flows) {
+    if (j["src_ip"] == "10.0.0.1") {  // the mirrored echo
+      EXPECT_EQ(j["icmp_type"], 8);
+      EXPECT_EQ(j["icmp_code"], 0);
+      EXPECT_EQ(j["response_icmp_type"], 0) << "an echo request is answered by an echo reply";
+      EXPECT_EQ(j["response_icmp_code"], 0);
+      EXPECT_EQ(j["vlan"], nlohmann::json({10, 23, 7}));
+      // what the tunnel carried: the ERSPAN header and the mirrored frame
+      EXPECT_EQ(j["flow"]["bytes_toserver"], 8 + request.size());
+      EXPECT_EQ(j["flow"]["bytes_toclient"], 8 + reply.size());
+    } else {  // unanswered: no response type
+      EXPECT_EQ(j["icmp_type"], 13);
+      EXPECT_FALSE(j.contains("response_icmp_type")) << j.dump();
+    }
+  }
+}
+
 TEST(IdsRules, ByteExtractAndByteMathFeedLaterItems) {
   // a length-prefixed record: 2-byte length 5, "hello", then " world"
   std::vector<Bytes> frames = {ether(ip4(kClient, kServer, 17, 1000, 53, std::string("\x00\x05hello world", 13))),

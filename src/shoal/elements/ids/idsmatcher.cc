@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <type_traits>
 
 #include "shoal/core/json_record.hh"
@@ -891,6 +892,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (fs->verdict == uint8_t(Verdict::Bypass)) fl["state"] = "bypassed";
     if (fs->exception && eve_exception_)
       fl["exception_policy"] = {{{"target", "stream_midstream"}, {"policy", kMidstreamNames[fs->exception]}}};
+    if (key.proto == 1 || key.proto == 58) {
+      // the first packet's type and code; once answered, the type an answer
+      // has (Suricata's counterpart: 0 for an echo request; 0 where there is none)
+      j["icmp_type"] = fs->icmp[0], j["icmp_code"] = fs->icmp[1];
+      if (f.pkts[1]) j["response_icmp_type"] = icmp_counterpart(key.proto, fs->icmp[0]), j["response_icmp_code"] = 0;
+    }
     j["flow"] = fl;
     traffic_json(fs->bits, j);
     if (key.proto == 6) {
@@ -908,6 +915,18 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (const char* st = tcp_state_name(fs->tcp)) j["tcp"]["state"] = st;
     }
     eve_put(kEveFlow, eve_text(j));
+  }
+  // The ICMP type answering `type` (its request for a reply), as Suricata
+  // pairs them; 0 for a type without one.
+  static uint8_t icmp_counterpart(uint8_t proto, uint8_t type) {
+    static constexpr std::pair<uint8_t, uint8_t> kV4[] = {{8, 0}, {13, 14}, {15, 16}, {17, 18}};
+    static constexpr std::pair<uint8_t, uint8_t> kV6[] = {{128, 129}, {135, 136}, {133, 134}, {130, 131}, {139, 140},
+                                                          {144, 145}, {146, 147}, {148, 149}, {151, 152}, {157, 158}};
+    for (auto [a, b] : proto == 1 ? std::span<const std::pair<uint8_t, uint8_t>>(kV4) : std::span(kV6)) {
+      if (type == a) return b;
+      if (type == b) return a;
+    }
+    return 0;
   }
   // Suricata's name for the session's TCP state (tcp.state in flow records)
   // from the flow layer's conntrack-like one; none without a session (not
@@ -940,6 +959,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint8_t drop_logged;           // bit per direction: a drop record was written (EVE_DROP_FLOWS start)
     uint8_t vlan_layers;           // the first packet's VLAN tags (its EVE records' vlan)
     uint16_t vlan[3];
+    uint8_t icmp[2];  // an ICMP flow's first packet's type and code (its flow record's icmp_type, icmp_code)
     // the session as this element saw it: a dropped flow's later packets
     // (IPS) do not move it, as they never reach Suricata's stream engine
     k::TcpTrack tcp;
@@ -1010,10 +1030,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     auto* fs = reinterpret_cast<FlowState*>(t.state(id) + state_off_);
     info.flowbits = fs->bits;
     info.flowints = &fs->ints;
-    fs->frame_bytes[info.dir & 1] += p->length();
+    fs->frame_bytes[info.dir & 1] += flow_bytes(p);
     if (fs->pkts[0] + fs->pkts[1] == 0) {  // (the flow's first packet)
       fs->vlan_layers = info.vlan_layers;
       std::copy(info.vlan, info.vlan + 3, fs->vlan);
+      if ((info.proto == 1 || info.proto == 58) && info.l4 && info.l4len >= 2)
+        fs->icmp[0] = info.l4[0], fs->icmp[1] = info.l4[1];
     }
     ++fs->pkts[info.dir & 1];
     if (info.proto == 6 && info.l4) {  // the sequence space seen each way (stream_size)
@@ -1254,20 +1276,40 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       info.payload = ip, info.plen = 0;
     }
   }
-  // The packet's 802.1Q / 802.1ad tags, from its Ethernet header (a
-  // tunnel's inner packet has its outer frame's, as in Suricata); three at
-  // most, as Suricata keeps.
+  // The packet's 802.1Q / 802.1ad tags, from its Ethernet header; a
+  // tunnel's inner packet has its outer frame's, then an ERSPAN II header's
+  // VLAN (when not 0) and its inner Ethernet frame's tags, as Suricata's
+  // tunnel packets; three at most, as Suricata keeps.
   static void vlan_tags(const Packet* p, ids::PacketInfo& info) {
     info.vlan_layers = 0;
-    if (!p->has_mac_header() || p->mac_header_offset() < 0) return;
-    if (int dlt = io::link_dlt(p->anno().link); dlt >= 0 && dlt != DLT_EN10MB) return;
-    const uint8_t* e = p->data() + p->mac_header_offset();
     const uint8_t* end = p->data() + p->length();
-    for (const uint8_t* t = e + 12; t + 4 <= end && info.vlan_layers < 3; t += 4) {
-      uint16_t type = k::load_be16(t);
-      if (type != k::kEthVLAN && type != k::kEthQinQ) break;
-      info.vlan[info.vlan_layers++] = k::load_be16(t + 2) & 0x0fff;
-    }
+    auto frame_tags = [&](const uint8_t* e) {
+      for (const uint8_t* t = e + 12; t + 4 <= end && info.vlan_layers < 3; t += 4) {
+        uint16_t type = k::load_be16(t);
+        if (type != k::kEthVLAN && type != k::kEthQinQ) break;
+        info.vlan[info.vlan_layers++] = k::load_be16(t + 2) & 0x0fff;
+      }
+    };
+    int dlt = io::link_dlt(p->anno().link);
+    if (p->has_mac_header() && p->mac_header_offset() >= 0 && (dlt < 0 || dlt == DLT_EN10MB))
+      frame_tags(p->data() + p->mac_header_offset());
+    const Anno& a = p->anno();
+    uint32_t eth = uint32_t(a.user[1]) | uint32_t(a.user[2]) << 8;  // (TunnelDecap's inner frame)
+    if (!(a.flags & Anno::kTunnelInner) || !eth || a.user16 + eth + 14 > p->length()) return;
+    const uint8_t* inner = p->data() + a.user16 + eth;
+    if (a.user[3] && eth >= 8 && info.vlan_layers < 3)
+      if (uint16_t id = k::load_be16(inner - 8) & 0x0fff) info.vlan[info.vlan_layers++] = id;
+    frame_tags(inner);
+  }
+  // The bytes a packet adds to its flow's count (Suricata's packet length):
+  // the frame, or for a tunnel's inner packet what its tunnel carried (the
+  // inner IP packet, or the inner frame with an ERSPAN header before it).
+  static uint32_t flow_bytes(const Packet* p) {
+    const Anno& a = p->anno();
+    if (!(a.flags & Anno::kTunnelInner) || !p->has_network_header()) return p->length();
+    uint32_t eth = uint32_t(a.user[1]) | uint32_t(a.user[2]) << 8;
+    uint32_t from = eth ? a.user16 + eth - (a.user[3] && eth >= 8 ? 8 : 0) : uint32_t(p->network_header_offset());
+    return from < p->length() ? p->length() - from : 0;
   }
   // Suricata's vlan array of EVE records.
   template <class J>  // (a nlohmann::json or a JsonRecord)

@@ -14,6 +14,9 @@ namespace shoal {
 
 // Anno::user[0] of an inner packet: how it was carried (TunnelDecap::Kind).
 // Anno::user16: where the outer IP header starts (from the packet's data).
+// Anno::user[1..2]: where an inner Ethernet frame starts, from the outer IP
+// header (little-endian; 0: the tunnel carries IP); user[3]: 1 when an
+// ERSPAN type II header (8 bytes) comes just before that frame.
 class TunnelDecap : public Element {
  public:
   enum Kind : uint8_t { None, IPv4, IPv6, Gre, Vxlan, Teredo, Geneve };
@@ -34,7 +37,9 @@ class TunnelDecap : public Element {
       const uint8_t* ip = flow_ip_header(p, len);
       if (!ip || (p->anno().flags & (Anno::kTunnelInner | Anno::kFragment))) return;  // one level; datagrams only
       uint8_t kind = None;
-      uint32_t inner = inner_ip(ip, len, kind);
+      uint32_t eth = 0;
+      bool erspan = false;
+      uint32_t inner = inner_ip(ip, len, kind, eth, erspan);
       if (!inner) return;
       // the packets before this one, then this one, then its inner packet
       p->anno().flags |= Anno::kTunnelOuter;
@@ -47,6 +52,8 @@ class TunnelDecap : public Element {
       q->anno() = p->anno();
       q->anno().flags = uint8_t((q->anno().flags & ~Anno::kTunnelOuter) | Anno::kTunnelInner);
       q->anno().user[0] = kind;
+      q->anno().user[1] = uint8_t(eth), q->anno().user[2] = uint8_t(eth >> 8);
+      q->anno().user[3] = erspan ? 1 : 0;
       uint32_t outer_off = uint32_t(ip - p->data());
       q->anno().user16 = uint16_t(outer_off);
       if (p->has_mac_header()) q->set_mac_header(0);
@@ -61,7 +68,8 @@ class TunnelDecap : public Element {
 
  private:
   // Where the inner IP header starts (from the outer one), 0 if none.
-  uint32_t inner_ip(const uint8_t* ip, uint32_t len, uint8_t& kind) const {
+  // An inner Ethernet frame's start goes to eth; erspan: an ERSPAN II header before it.
+  uint32_t inner_ip(const uint8_t* ip, uint32_t len, uint8_t& kind, uint32_t& eth, bool& erspan) const {
     uint32_t hl;
     uint8_t proto;
     if ((ip[0] >> 4) == 4 && len >= 20) {
@@ -84,6 +92,7 @@ class TunnelDecap : public Element {
     };
     auto ether = [&](uint32_t at) -> uint32_t {  // an inner Ethernet frame's IP header
       if (at + 14 > len) return 0;
+      eth = at;
       uint32_t t = at + 12;
       uint16_t type = k::load_be16(ip + t);
       while ((type == k::kEthVLAN || type == k::kEthQinQ) && t + 6 <= len) t += 4, type = k::load_be16(ip + t);
@@ -96,8 +105,8 @@ class TunnelDecap : public Element {
       uint32_t at = hl + 4 + ((flags & 0x8000) ? 4 : 0) + ((flags & 0x2000) ? 4 : 0) + ((flags & 0x1000) ? 4 : 0);
       kind = Gre;
       if (type == k::kEthIPv4 || type == k::kEthIPv6) return is_ip(at) ? at : 0;
-      if (type == 0x6558) return ether(at);      // transparent Ethernet bridging
-      if (type == 0x88be) return ether(at + 8);  // ERSPAN type II
+      if (type == 0x6558) return ether(at);                     // transparent Ethernet bridging
+      if (type == 0x88be) return erspan = true, ether(at + 8);  // ERSPAN type II
       return 0;
     }
     if (proto == 17 && hl + 8 <= len) {
@@ -138,7 +147,8 @@ SHOAL_ELEMENT(
         "an outer fragment is "
         "not (put an IPReassembler first). The inner packet carries: Anno::flags kTunnelInner, Anno::user[0] the "
         "tunnel kind (1 IPv4, 2 IPv6, 3 GRE, 4 VXLAN, 5 Teredo, 6 Geneve), Anno::user16 the outer IP header's "
-        "offset.",
+        "offset, Anno::user[1..2] (little-endian) the inner Ethernet frame's offset from the outer IP header (0 when "
+        "the tunnel carries IP), Anno::user[3] 1 when an ERSPAN type II header precedes that frame.",
     .args = {{"VXLAN_PORT", "port", "VXLAN's UDP port (default 4789)"},
              {"TEREDO_PORT", "port", "Teredo's UDP port (default 3544)"},
              {"GENEVE_PORT", "port", "Geneve's UDP port (default 6081)"}},
