@@ -2626,6 +2626,10 @@ TEST(IdsFtp, CommandsAndRepliesAreTransactionsInspectedEachWay) {
   EXPECT_EQ(retr["command"], "RETR");
   EXPECT_EQ(retr["completion_code"], (std::vector<std::string>{"150", "150", "226"}));
   EXPECT_EQ(r.other["ftp"][2]["ftp"]["mode"], "passive");
+  ASSERT_FALSE(r.other["stats"].empty());
+  const auto& tx = r.other["stats"].back()["stats"]["app_layer"]["tx"];
+  EXPECT_EQ(tx["ftp"], 5) << "Suricata's app_layer.tx: one per command";
+  EXPECT_EQ(tx["smtp"], 0);
 }
 
 namespace {
@@ -2689,6 +2693,8 @@ TEST(IdsSmtp, CommandsMessageAndAttachmentsAreOneTransaction) {
     EXPECT_EQ(a["files"][0]["filename"], "inv.exe");
     EXPECT_EQ(a["files"][0]["state"], "CLOSED");
   }
+  ASSERT_FALSE(r.other["stats"].empty());
+  EXPECT_EQ(r.other["stats"].back()["stats"]["app_layer"]["tx"]["smtp"], 1) << "one transaction begun";
 }
 
 TEST(IdsActions, ActionOrderVerdictAndEthernetAsSuricataYamlSetsThem) {

@@ -25,7 +25,8 @@ struct IdsAppLayer::Conn {
   // rule, plus the direction for a rule that alerts once each way (both_ways)
   std::vector<uint32_t> tls_alerted;
   bool tls_logged = false;
-  uint64_t sip_tx = 0;  // SIP messages so far (each is a transaction)
+  uint64_t sip_tx = 0;    // SIP messages so far (each is a transaction)
+  uint64_t smtp_txs = 0;  // SMTP transactions counted (the next one's index)
   std::unique_ptr<flow::SshConn> ssh;
   std::vector<uint32_t> ssh_alerted;  // rules (times two, plus the side) that alerted: once a side, per flow
   bool ssh_logged = false;
@@ -1238,6 +1239,7 @@ void IdsAppLayer::on_ftp(Conn& c, flow::FtpTx& t, uint8_t what) {
   uint64_t events = (t.request_too_long ? uint64_t(1) << ids::kFtpRequestCommandTooLong : 0) |
                     (t.response_too_long ? uint64_t(1) << ids::kFtpResponseCommandTooLong : 0);
   if (cur_) cur_->app = ids::kAppFtp;
+  if (what == flow::FtpConn::kRequest) c_.ftp_transactions.add();  // (a command's transaction begins)
   match_ftp(t, what == flow::FtpConn::kRequest ? 0 : 1);
   if (what == flow::FtpConn::kDone && c.ftp_done.size() < flow::kFtpMaxTx) c.ftp_done.push_back(t);
   // the events once (at the command, or at the reply for a reply's), as anomaly records
@@ -1367,6 +1369,7 @@ void IdsAppLayer::match_smtp(flow::SmtpTx& t) {
 
 void IdsAppLayer::on_smtp(Conn& c, flow::SmtpTx& t, uint8_t what) {
   if (cur_) cur_->app = ids::kAppSmtp;
+  if (t.index >= c.smtp_txs) c_.smtp_transactions.add(t.index + 1 - c.smtp_txs), c.smtp_txs = t.index + 1;
   if (what == flow::SmtpConn::kRequest) match_smtp(t);
   // the content of files closed (matched, or with no rule to match) is not kept
   const bool rules = cur_ && db_ && !db_->tx_rules().empty();

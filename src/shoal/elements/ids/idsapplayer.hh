@@ -53,14 +53,16 @@ class IdsAppLayer : private flow::StreamSink {
   struct Counters {
     flow::HttpCounters http;
     flow::TlsCounters tls;
-    Stat dns_messages;      // DNS messages parsed (UDP and TCP)
-    Stat dns_udp_messages;  // ... of them over UDP
-    Stat dns_malformed;     // ... whose sections could not all be read
-    Stat depth_reached;     // directions past the reassembly depth (not parsed further)
-    Stat stream_gaps;       // holes in a stream its receiver acknowledged past (Suricata's tcp.reassembly_gap)
-    Stat sip_messages;      // SIP messages parsed (UDP and TCP)
-    Stat sip_udp_messages;  // ... of them over UDP
-    Stat sip_errors;        // ... messages or directions given up (not SIP after all, past the bounds, a gap)
+    Stat dns_messages;       // DNS messages parsed (UDP and TCP)
+    Stat dns_udp_messages;   // ... of them over UDP
+    Stat dns_malformed;      // ... whose sections could not all be read
+    Stat depth_reached;      // directions past the reassembly depth (not parsed further)
+    Stat stream_gaps;        // holes in a stream its receiver acknowledged past (Suricata's tcp.reassembly_gap)
+    Stat sip_messages;       // SIP messages parsed (UDP and TCP)
+    Stat sip_udp_messages;   // ... of them over UDP
+    Stat sip_errors;         // ... messages or directions given up (not SIP after all, past the bounds, a gap)
+    Stat ftp_transactions;   // FTP commands (each a transaction)
+    Stat smtp_transactions;  // SMTP transactions begun
   };
   IdsAppLayer();
   ~IdsAppLayer() override;

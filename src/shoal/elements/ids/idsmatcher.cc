@@ -1418,6 +1418,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       s["app_layer.tx.dns_tcp"] += app_.counters().dns_messages.get() - app_.counters().dns_udp_messages.get();
       s["app_layer.tx.sip_udp"] += app_.counters().sip_udp_messages.get();
       s["app_layer.tx.sip_tcp"] += app_.counters().sip_messages.get() - app_.counters().sip_udp_messages.get();
+      s["app_layer.tx.ftp"] += app_.counters().ftp_transactions.get();
+      s["app_layer.tx.smtp"] += app_.counters().smtp_transactions.get();
+      // Suricata counts the transactions each parse adds; a TLS or SSH
+      // connection is one transaction from its start, so those stay 0
+      s["app_layer.tx.tls"] += 0;
+      s["app_layer.tx.ssh"] += 0;
     }
     for (size_t m = 1; m < midstream_applied_.size(); ++m)
       if (midstream_applied_[m])
