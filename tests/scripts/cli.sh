@@ -74,7 +74,7 @@ mkdir -p "$tmp/ids-log"
 ok "$SHOAL" ids -q -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/ids-log" --set stream.midstream=true
 grep -q '"event_type":"alert"' "$tmp/ids-log/eve.json" && grep -q '"event_type":"flow"' "$tmp/ids-log/eve.json" \
   && pass=$((pass+1)) || { echo "FAIL: shoal ids wrote no alert or flow record"; fail=$((fail+1)); }
-ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --dump-config; has "FlowIPManager(MIDSTREAM false)"; has "IDSMatcher(RULES"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --dump-config; has "FlowIPManager(MIDSTREAM false, VLAN true)"; has "IDSMatcher(RULES"
 # --offload: the scans on the host device backend, the same alerts and flows
 mkdir -p "$tmp/ids-log-off"
 ok "$SHOAL" ids -q -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/ids-log-off" --set stream.midstream=true --offload host
@@ -127,11 +127,17 @@ YAML
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --dump-config
 has 'ACTION_ORDER "drop pass reject alert"'; has "EVE_VERDICT true"; has "EVE_ETHERNET true"; has "EVE_PACKET true"
 has "EVE_DNS_VERSION 2"; has 'XFF_MODE "overwrite", XFF_DEPLOYMENT "forward"'
-has "MIDSTREAM_POLICY auto"; has "EVE_EXCEPTION_POLICY true"; has "FlowIPManager(MIDSTREAM true, ASYNC_ONESIDE true)"
+has "MIDSTREAM_POLICY auto"; has "EVE_EXCEPTION_POLICY true"
+has "FlowIPManager(MIDSTREAM true, ASYNC_ONESIDE true, VLAN true)"  # (flows keyed on VLANs: Suricata's default)
 has "EVE_TAGGED_PACKETS true"; has "EVE_ANOMALY_STREAM true"; has "STREAM_DEPTH 2097152"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.reassembly.depth=50 \
   --set outputs.1.eve-log.types.2.anomaly.types.stream=no --dump-config
 has "STREAM_DEPTH 50"; lacks "EVE_ANOMALY_STREAM"
+printf 'vlan:\n  use-for-tracking: false\n' >"$tmp/novlan.yaml"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/novlan.yaml" --dump-config; lacks "VLAN true"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/novlan.yaml" --set vlan.use-for-tracking=yes \
+  --dump-config
+has "VLAN true"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.reassembly.depth=deep; has "a size"
 # a suricata.yaml that does not parse is an error, with its line; Snort's var lines are no YAML, and fine
 printf 'vars:\n  address-groups:\n    HOME_NET: "[10.0.0.0/8]"\n outputs:\n  - x\n' >"$tmp/broken.yaml"
@@ -140,7 +146,7 @@ printf '# Snort variables\nipvar HOME_NET 10.0.0.0/8\n' >"$tmp/snort.vars"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/snort.vars" --dump-config
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.async-oneside=false \
   --dump-config
-has "FlowIPManager(MIDSTREAM true)"
+has "FlowIPManager(MIDSTREAM true, VLAN true)"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.midstream-policy=pass-flow \
   --dump-config
 has "MIDSTREAM_POLICY pass-flow"

@@ -81,6 +81,26 @@ TEST(FlowKey, BothDirectionsShareAKeyAndKnowTheirDirection) {
   EXPECT_NE(d.dir, e.dir);
 }
 
+// A key's vlan: one id as it is, a stack of several folded above 0xfff (so
+// never one id's), a stack's every id counted; it tells keys and hashes apart.
+TEST(FlowKey, VlanIdsSetTheKeysVlan) {
+  const uint16_t one[] = {100}, a[] = {300, 5}, b[] = {300, 6}, c[] = {5, 300}, three[] = {300, 5, 7};
+  EXPECT_EQ(k::vlan_key(one, 0), 0);
+  EXPECT_EQ(k::vlan_key(one, 1), 100);
+  std::set<uint16_t> stacks;
+  for (auto [ids, n] : {std::pair{a, 2}, {b, 2}, {c, 2}, {three, 3}}) {
+    uint16_t v = k::vlan_key(ids, n);
+    EXPECT_GE(v, 0x1000);
+    stacks.insert(v);
+  }
+  EXPECT_EQ(stacks.size(), 4u) << "the inner id, the order and the third id count";
+  auto x = parse(ip4(0x0a000001, 0x0a000002, 17, 1000, 53));
+  auto y = x;
+  y.key.vlan = 100;
+  EXPECT_FALSE(x.key == y.key);
+  EXPECT_NE(k::conn_hash(x.key), k::conn_hash(y.key));
+}
+
 TEST(FlowKey, IcmpErrorsQuoteTheirConnection) {
   auto udp = ip4(0x0a000001, 0x0a000002, 17, 5000, 53, 0, 20);
   // the router 10.0.0.9 answers 10.0.0.1 about the datagram it sent

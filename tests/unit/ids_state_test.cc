@@ -62,6 +62,17 @@ Bytes concat(const Bytes& a, const Bytes& b) {
 
 Bytes ether(const Bytes& ip) { return concat({2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 8, 0}, ip); }
 
+// An Ethernet frame with 802.1Q tags (the outer one 802.1ad when there are several).
+Bytes tagged(const std::vector<uint16_t>& ids, const Bytes& ip) {
+  Bytes f = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    uint16_t tpid = i == 0 && ids.size() > 1 ? 0x88a8 : 0x8100;  // (QinQ's outer tag)
+    f.insert(f.end(), {uint8_t(tpid >> 8), uint8_t(tpid), uint8_t(0x20 | ids[i] >> 8), uint8_t(ids[i])});
+  }
+  f.insert(f.end(), {8, 0});
+  return concat(f, ip);
+}
+
 void write_pcap(const std::string& path, const std::vector<Bytes>& frames, int linktype = 1) {
   io::PcapWriter w;
   std::string err;
@@ -1799,15 +1810,6 @@ TEST(IdsRules, ByBothTracksAPairOfHostsEitherWay) {
 // vlan.layers and vlan.id (Suricata 8) over 802.1Q / QinQ tags, and the
 // EVE vlan array of the packet's records and of its flow's.
 TEST(IdsRules, VlanKeywordsAndEveVlan) {
-  auto tagged = [](std::vector<uint16_t> ids, const Bytes& ip) {
-    Bytes f = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1};
-    for (size_t i = 0; i < ids.size(); ++i) {
-      uint16_t tpid = i == 0 && ids.size() > 1 ? 0x88a8 : 0x8100;  // (QinQ's outer tag)
-      f.insert(f.end(), {uint8_t(tpid >> 8), uint8_t(tpid), uint8_t(0x20 | ids[i] >> 8), uint8_t(ids[i])});
-    }
-    f.insert(f.end(), {8, 0});
-    return concat(f, ip);
-  };
   std::vector<Bytes> frames = {tagged({100}, ip4(kClient, kServer, 17, 1000, 53, "x")),
                                tagged({200, 300}, ip4(kClient, kServer, 17, 1001, 53, "x")),
                                tagged({}, ip4(kClient, kServer, 17, 1002, 53, "x"))};
@@ -1851,6 +1853,42 @@ TEST(IdsRules, VlanKeywordsAndEveVlan) {
                     "alert ip any any -> any any (vlan.id:10,some; sid:3;)\n"
                     "alert ip any any -> any any (vlan.layers:x; sid:4;)\n"),
             4u);
+}
+
+// FlowIPManager(VLAN true), as Suricata's vlan.use-for-tracking: the same
+// addresses and ports on other VLAN ids (any layer) are another flow; the
+// default keys flows on addresses and ports alone.
+TEST(FlowIPManager, VlanKeysFlowsOnTheTags) {
+  std::vector<Bytes> frames = {tagged({100}, ip4(kClient, kServer, 17, 1000, 53, "a")),
+                               tagged({200}, ip4(kClient, kServer, 17, 1000, 53, "b")),
+                               tagged({100}, ip4(kServer, kClient, 17, 53, 1000, "c")),  // VLAN 100's reply
+                               tagged({300, 5}, ip4(kClient, kServer, 17, 1000, 53, "d")),
+                               tagged({300, 6}, ip4(kClient, kServer, 17, 1000, 53, "e")),  // another inner tag
+                               tagged({}, ip4(kClient, kServer, 17, 1000, 53, "f"))};
+  std::string dir = test::tmpdir(), pcap = dir + "/vlan-flows.pcap", rf = dir + "/vlan-flows.rules";
+  write_pcap(pcap, frames);
+  std::ofstream(rf) << "alert udp any any -> any any (content:\"zz\"; sid:1;)\n";
+  auto flows = [&](const std::string& mgr_args) {
+    std::string eve = dir + "/vlan-flows.json";
+    std::remove(eve.c_str());
+    auto r = test::run(
+        fmt::format("FromDump({}, STOP true) -> FlowIPManager({}) -> IDSMatcher(RULES {}, EVE {}, EVE_TYPES flow, "
+                    "QUIET true) -> Discard;",
+                    pcap, mgr_args, rf, eve));
+    EXPECT_TRUE(r->ok) << r->errors;
+    test::finish(*r);
+    std::map<std::string, std::pair<int, int>> out;  // the flow's vlan array: packets each way
+    std::ifstream f(eve);
+    for (std::string line; std::getline(f, line);) {
+      auto j = nlohmann::json::parse(line);
+      out[j.value("vlan", nlohmann::json::array()).dump()] = {j["flow"]["pkts_toserver"], j["flow"]["pkts_toclient"]};
+    }
+    return out;
+  };
+  using M = std::map<std::string, std::pair<int, int>>;
+  EXPECT_EQ(flows("VLAN true"),
+            (M{{"[100]", {1, 1}}, {"[200]", {1, 0}}, {"[300,5]", {1, 0}}, {"[300,6]", {1, 0}}, {"[]", {1, 0}}}));
+  EXPECT_EQ(flows("MIDSTREAM true"), (M{{"[100]", {5, 1}}})) << "one flow; its vlan is its first packet's";
 }
 
 // The workers' copies of an IDSMatcher share one threshold table, as

@@ -88,7 +88,8 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
   if (eq == std::string::npos || eq == 0) return err = fmt::format("--set '{}': NAME=VALUE expected", kv), false;
   std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
   // (shoal.stream-payload is Shoal's own: false puts TCP payload rules on packets, IDSMatcher's STREAM_PAYLOAD)
-  static const std::set<std::string> kBool = {"stream.midstream", "stream.async-oneside", "shoal.stream-payload"};
+  static const std::set<std::string> kBool = {"stream.midstream", "stream.async-oneside", "vlan.use-for-tracking",
+                                              "shoal.stream-payload"};
   if (kBool.count(k)) {
     if (v != "true" && v != "false" && v != "yes" && v != "no")
       return err = fmt::format("--set {}: true or false, not '{}'", k, v), false;
@@ -256,7 +257,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
       "src :: {}\n"
       "  -> defrag :: IPReassembler(FRAGMENTS true)\n"
       "  -> tunnels :: TunnelDecap\n"
-      "  -> flows :: FlowIPManager(MIDSTREAM {}{})\n"
+      "  -> flows :: FlowIPManager(MIDSTREAM {}{}{})\n"
       "{}"
       "  -> ids :: {};\n"
       "ids[0] -> Discard;\n",
@@ -264,6 +265,10 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
       get("stream.midstream", st.midstream.empty() ? "false" : st.midstream.c_str()),
       get("stream.async-oneside", st.async_oneside.empty() ? "false" : st.async_oneside.c_str()) == "true"
           ? ", ASYNC_ONESIDE true"
+          : "",
+      // flows keyed on VLAN ids too, as Suricata's default
+      get("vlan.use-for-tracking", st.vlan_tracking.empty() ? "true" : st.vlan_tracking.c_str()) == "true"
+          ? ", VLAN true"
           : "",
       a.offload.empty() ? "" : "  -> OffloadBalancer(FRACTION 1)  // the scans on the device, the rest here\n", ids);
   conf += "ids[1] -> dropped :: Discard;\n";
@@ -284,7 +289,7 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("--data-dir", a.datadir, "where datasets' save and state files go (default the log directory)");
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.async-oneside, stream.midstream-policy, "
-                 "exception-policy, "
+                 "exception-policy, vlan.use-for-tracking, "
                  "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "
                  "body and decompression layer limits are honoured; Shoal's own shoal.stream-payload=false puts TCP "
                  "payload rules on packets)");

@@ -94,6 +94,9 @@ SuricataSettings suricata_settings(const YamlNode& root) {
         if (ids::parse_suricata_size(d->value, n)) s.stream_depth = std::to_string(n);
       }
   }
+  if (const YamlNode* v = root.get("vlan"))
+    if (const YamlNode* t = v->get("use-for-tracking"); t && t->kind == YamlNode::Scalar)
+      s.vlan_tracking = t->yes() ? "true" : "false";
   if (const YamlNode* al = root.get("app-layer"))
     if (const YamlNode* pr = al->get("protocols"))
       if (const YamlNode* ssh = pr->get("ssh"))

@@ -34,8 +34,9 @@ struct SuricataSettings {
   std::string xff_mode, xff_deployment, xff_header;         // alert's xff (mode empty: off)
   std::string midstream_policy;  // stream.midstream-policy, or the exception-policy master switch (empty: not set)
   std::string midstream, async_oneside;  // stream.midstream, stream.async-oneside: "true", "false" (empty: not set)
-  bool eve_exception_policy = false;     // flow's exception-policy: yes
-  std::string ssh_encryption;            // app-layer.protocols.ssh.encryption-handling (empty: not set)
+  std::string vlan_tracking;          // vlan.use-for-tracking: "true", "false" (empty: not set; Suricata's default on)
+  bool eve_exception_policy = false;  // flow's exception-policy: yes
+  std::string ssh_encryption;         // app-layer.protocols.ssh.encryption-handling (empty: not set)
   std::vector<std::string> file_hashes;  // eve-log files' force-hash: md5, sha1, sha256
   // The enabled eve-log outputs: each one's file (relative to -l) and the
   // record types it takes that shoal ids writes (Suricata's others, smb or

@@ -266,6 +266,7 @@ FlowTable::FragSlot& FlowTable::frag_slot(const k::ConnKey& key, uint32_t frag_i
   for (int i = 0; i < 4; ++i) fk.a[i] = key.a[i], fk.b[i] = key.b[i];
   fk.proto = key.proto;
   fk.family = key.family;
+  fk.vlan = key.vlan;
   return frags_[k::conn_hash(fk, frag_id) & (frags_.size() - 1)];
 }
 
@@ -273,7 +274,8 @@ FlowTable::FragSlot& FlowTable::frag_slot(const k::ConnKey& key, uint32_t frag_i
 uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
   FragSlot& s = frag_slot(pk.key, pk.frag_id);
   bool same = s.flow && s.frag_id == pk.frag_id && s.proto == pk.key.proto && s.family == pk.key.family &&
-              now <= s.until_ns && std::memcmp(s.a, pk.key.a, 16) == 0 && std::memcmp(s.b, pk.key.b, 16) == 0;
+              s.vlan == pk.key.vlan && now <= s.until_ns && std::memcmp(s.a, pk.key.a, 16) == 0 &&
+              std::memcmp(s.b, pk.key.b, 16) == 0;
   if (!same || flows_[s.flow - 1].gen != s.gen || !(flows_[s.flow - 1].flags & Flow::kLive)) return 0;
   return s.flow;
 }
@@ -343,6 +345,7 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
       s.frag_id = pk.frag_id;
       s.proto = pk.key.proto;
       s.family = pk.key.family;
+      s.vlan = pk.key.vlan;
       s.flow = id;
       s.gen = flows_[id - 1].gen;
       s.until_ns = now + 30 * kSec;  // the IP reassembly timeout

@@ -176,6 +176,7 @@ class FlowTable {
     uint32_t frag_id;
     uint32_t flow, gen;
     uint8_t proto, family;
+    uint16_t vlan;
     uint64_t until_ns;
   };
   static bool hashable(const k::ParsedKey& pk) {

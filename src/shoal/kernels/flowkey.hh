@@ -16,11 +16,11 @@ struct ConnKey {
   uint16_t pa = 0, pb = 0;        // ports; ICMP echo: the identifier on both
   uint8_t proto = 0;
   uint8_t family = 0;  // 4 or 6
-  uint16_t pad = 0;
+  uint16_t vlan = 0;   // the packet's VLAN ids when the flow layer tracks them (vlan_key), else 0
   SHOAL_HD bool operator==(const ConnKey& o) const {
     for (int i = 0; i < 4; ++i)
       if (a[i] != o.a[i] || b[i] != o.b[i]) return false;
-    return pa == o.pa && pb == o.pb && proto == o.proto && family == o.family;
+    return pa == o.pa && pb == o.pb && proto == o.proto && family == o.family && vlan == o.vlan;
   }
 };
 static_assert(sizeof(ConnKey) == 40, "ConnKey is ten words");
@@ -248,12 +248,26 @@ SHOAL_HD KeyKind parse_conn_key(const uint8_t* ip, uint32_t len, ParsedKey& r) {
   return r.kind;
 }
 
+// A key's vlan from a packet's VLAN ids (outermost first; Suricata's
+// vlan.use-for-tracking keys flows on all of them): one id as it is, two or
+// three folded into 0x1000..0xffff (two stacks of several ids may fold
+// together, one in 61,440), none 0.
+SHOAL_HD uint16_t vlan_key(const uint16_t* ids, int n) {
+  if (n <= 0) return 0;
+  if (n == 1) return uint16_t(ids[0] & 0x0fff);
+  uint32_t h = 0x811C9DC5u;
+  for (int i = 0; i < n && i < 3; ++i) h = (h ^ (ids[i] & 0x0fffu)) * 0x01000193u;
+  h ^= h >> 15;
+  return uint16_t(0x1000u + h % 0xf000u);
+}
+
 // The key's ten words as five 64-bit ones, each folded in with a multiply
 // (cheap enough to be a small part of a lookup), then a final avalanche.
 SHOAL_HD uint32_t conn_hash(const ConnKey& k, uint32_t seed = 0x2545F491U) {
-  const uint64_t w[5] = {uint64_t(k.a[0]) << 32 | k.a[1], uint64_t(k.a[2]) << 32 | k.a[3],
-                         uint64_t(k.b[0]) << 32 | k.b[1], uint64_t(k.b[2]) << 32 | k.b[3],
-                         uint64_t(k.pa) << 48 | uint64_t(k.pb) << 32 | uint64_t(k.family) << 8 | k.proto};
+  const uint64_t w[5] = {
+      uint64_t(k.a[0]) << 32 | k.a[1], uint64_t(k.a[2]) << 32 | k.a[3], uint64_t(k.b[0]) << 32 | k.b[1],
+      uint64_t(k.b[2]) << 32 | k.b[3],
+      uint64_t(k.pa) << 48 | uint64_t(k.pb) << 32 | uint64_t(k.vlan) << 16 | uint64_t(k.family) << 8 | k.proto};
   uint64_t h = 0x9E3779B97F4A7C15ull ^ seed;
   for (int i = 0; i < 5; ++i) {
     h = (h ^ w[i]) * 0x9E3779B97F4A7C15ull;

@@ -4,6 +4,7 @@
 #include "shoal/elements/flow/flowipmanager.hh"
 
 #include <fmt/format.h>
+#include <pcap/dlt.h>
 
 #include <chrono>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
+#include "shoal/io/pcap.hh"
 #include "shoal/kernels/flowhash.hh"
 
 namespace shoal {
@@ -45,6 +47,29 @@ const uint8_t* flow_ip_header(Packet* p, uint32_t& len) {
   return nullptr;
 }
 
+int vlan_stack(const Packet* p, uint16_t ids[3]) {
+  int n = 0;
+  const uint8_t* end = p->data() + p->length();
+  auto frame_tags = [&](const uint8_t* e) {
+    for (const uint8_t* t = e + 12; t + 4 <= end && n < 3; t += 4) {
+      uint16_t type = k::load_be16(t);
+      if (type != k::kEthVLAN && type != k::kEthQinQ) break;
+      ids[n++] = k::load_be16(t + 2) & 0x0fff;
+    }
+  };
+  int dlt = io::link_dlt(p->anno().link);
+  if (p->has_mac_header() && p->mac_header_offset() >= 0 && (dlt < 0 || dlt == DLT_EN10MB))
+    frame_tags(p->data() + p->mac_header_offset());
+  const Anno& a = p->anno();
+  uint32_t eth = uint32_t(a.user[1]) | uint32_t(a.user[2]) << 8;  // (TunnelDecap's inner frame)
+  if (!(a.flags & Anno::kTunnelInner) || !eth || a.user16 + eth + 14 > p->length()) return n;
+  const uint8_t* inner = p->data() + a.user16 + eth;
+  if (a.user[3] && eth >= 8 && n < 3)
+    if (uint16_t id = k::load_be16(inner - 8) & 0x0fff) ids[n++] = id;
+  frame_tags(inner);
+  return n;
+}
+
 namespace {
 
 constexpr uint64_t kSec = 1'000'000'000ull;
@@ -55,7 +80,7 @@ void FlowIPManager::configure(Args& a) {
   uint64_t capacity = cfg_.capacity, memory = 0;
   Duration gran{cfg_.granularity_ns};
   a.read_p("CAPACITY", capacity).read("MEMORY", memory).read("MIDSTREAM", cfg_.midstream).read("GRANULARITY", gran);
-  a.read("ASYNC_ONESIDE", cfg_.async_oneside);
+  a.read("ASYNC_ONESIDE", cfg_.async_oneside).read("VLAN", vlan_);
   cfg_.granularity_ns = gran.ns;
   for (int c = 0; c < k::kFlowClasses; ++c) {
     Duration d{cfg_.timeouts.ns[c]};
@@ -171,6 +196,10 @@ void FlowIPManager::track(PacketBatch* b) {
       k::parse_conn_key(ip, len, keys_[n]);
     else
       keys_[n].kind = k::KeyKind::NotIP;  // counted as no flow
+    if (vlan_) {
+      uint16_t v[3];
+      keys_[n].key.vlan = k::vlan_key(v, vlan_stack(p, v));
+    }
     lens_[n] = len;
     nows_[n] = clock_;
     slots_[n] = i;
@@ -313,6 +342,11 @@ SHOAL_ELEMENT(
               "a capture of one side of each TCP connection (asymmetric routing): the handshake completes on the "
               "client's ACK without the SYN-ACK, or on the server's packets after its SYN-ACK, and a SYN-ACK opens "
               "a connection even without MIDSTREAM (Suricata's stream.async-oneside; default false)"},
+             {"VLAN", "boolean",
+              "flows are also keyed on the packets' VLAN ids (a frame's 802.1Q/802.1ad tags, and a tunnel's inner "
+              "packet's ERSPAN and inner-frame ones): the same addresses and ports on two VLANs are two flows "
+              "(Suricata's vlan.use-for-tracking; default false, as FastClick). One id is kept exactly; two or three "
+              "are folded into 16 bits, so two stacks of several ids may, one time in 61,440, share a flow"},
              {"GRANULARITY", "duration",
               "a flow moves on its expiry list at most this often, and may expire up to this late (default 1 s; 0: "
               "exact, with list work on every packet)"},

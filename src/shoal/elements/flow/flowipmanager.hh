@@ -20,6 +20,12 @@ namespace shoal {
 // starts like IP. nullptr when there is none; len is what remains.
 const uint8_t* flow_ip_header(Packet* p, uint32_t& len);
 
+// The VLAN ids a packet carries, outermost first, three at most (as
+// Suricata keeps): its Ethernet frame's 802.1Q / 802.1ad tags; a tunnel's
+// inner packet (TunnelDecap) adds an ERSPAN II header's id (when not 0) and
+// its inner frame's tags, as Suricata's tunnel packets. Returns how many.
+int vlan_stack(const Packet* p, uint16_t ids[3]);
+
 class FlowIPManager : public Element, public offload::FlowStateStore {
  public:
   // Where device chains of flow steps (Firewall, FlowIPLoadBalancer...) find
@@ -72,6 +78,7 @@ class FlowIPManager : public Element, public offload::FlowStateStore {
     uint32_t hash;
   };
   bool retain_ = false;
+  bool vlan_ = false;  // VLAN: flows keyed on the packets' VLAN ids too
   std::vector<Released> released_;
   std::vector<uint8_t> released_state_;
   uint32_t released_next_ = 0;

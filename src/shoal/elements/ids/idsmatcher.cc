@@ -1276,30 +1276,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       info.payload = ip, info.plen = 0;
     }
   }
-  // The packet's 802.1Q / 802.1ad tags, from its Ethernet header; a
-  // tunnel's inner packet has its outer frame's, then an ERSPAN II header's
-  // VLAN (when not 0) and its inner Ethernet frame's tags, as Suricata's
-  // tunnel packets; three at most, as Suricata keeps.
+  // The packet's VLAN ids (vlan_stack: its frame's tags; a tunnel's inner
+  // packet's also its ERSPAN header's and inner frame's).
   static void vlan_tags(const Packet* p, ids::PacketInfo& info) {
-    info.vlan_layers = 0;
-    const uint8_t* end = p->data() + p->length();
-    auto frame_tags = [&](const uint8_t* e) {
-      for (const uint8_t* t = e + 12; t + 4 <= end && info.vlan_layers < 3; t += 4) {
-        uint16_t type = k::load_be16(t);
-        if (type != k::kEthVLAN && type != k::kEthQinQ) break;
-        info.vlan[info.vlan_layers++] = k::load_be16(t + 2) & 0x0fff;
-      }
-    };
-    int dlt = io::link_dlt(p->anno().link);
-    if (p->has_mac_header() && p->mac_header_offset() >= 0 && (dlt < 0 || dlt == DLT_EN10MB))
-      frame_tags(p->data() + p->mac_header_offset());
-    const Anno& a = p->anno();
-    uint32_t eth = uint32_t(a.user[1]) | uint32_t(a.user[2]) << 8;  // (TunnelDecap's inner frame)
-    if (!(a.flags & Anno::kTunnelInner) || !eth || a.user16 + eth + 14 > p->length()) return;
-    const uint8_t* inner = p->data() + a.user16 + eth;
-    if (a.user[3] && eth >= 8 && info.vlan_layers < 3)
-      if (uint16_t id = k::load_be16(inner - 8) & 0x0fff) info.vlan[info.vlan_layers++] = id;
-    frame_tags(inner);
+    info.vlan_layers = uint8_t(vlan_stack(p, info.vlan));
   }
   // The bytes a packet adds to its flow's count (Suricata's packet length):
   // the frame, or for a tunnel's inner packet what its tunnel carried (the
