@@ -138,6 +138,14 @@ ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/novlan.yaml" --dum
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/novlan.yaml" --set vlan.use-for-tracking=yes \
   --dump-config
 has "VLAN true"
+# stream.inline: auto (inline in IPS mode only), or forced either way
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --dump-config; has "STREAM_INSPECT acked"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --ips --dump-config; lacks "STREAM_INSPECT acked"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.inline=true --dump-config; lacks "STREAM_INSPECT"
+printf 'stream:\n  inline: no\n' >"$tmp/noinline.yaml"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/noinline.yaml" --ips --dump-config
+has "STREAM_INSPECT acked"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.inline=maybe; has "auto, true or false"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.reassembly.depth=deep; has "a size"
 # a suricata.yaml that does not parse is an error, with its line; Snort's var lines are no YAML, and fine
 printf 'vars:\n  address-groups:\n    HOME_NET: "[10.0.0.0/8]"\n outputs:\n  - x\n' >"$tmp/broken.yaml"

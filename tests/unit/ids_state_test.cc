@@ -663,6 +663,43 @@ TEST(IdsHttp, RulesMatchTransactionBuffersAcrossSegments) {
 
 // A header the request did not send is no buffer: a negated content on it
 // fails and `absent` holds; a header sent empty is a buffer of length 0.
+// Suricata's IDS mode (STREAM_INSPECT acked): a direction's data goes to
+// the HTTP parser once the other side acknowledged it, and a transaction's
+// rules are inspected on packets of their direction: the request's rules on
+// the client's packet after the server's acknowledgement (the response, by
+// then acknowledged too, in the alert's metadata), the response's on the
+// server's next packet; data never acknowledged at the flow's end. On
+// arrival (the default, and IPS mode), each on the packet that completed it.
+TEST(IdsHttp, AcknowledgedDataIsParsedAndInspectedOnItsDirectionsPacket) {
+  Conv c;
+  c.send(0, "GET /index.html HTTP/1.1\r\nHost: a.example\r\n\r\n");  // 4
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");    // 5: acknowledges 4
+  c.send(0, "");                                                     // 6: acknowledges 5
+  c.send(1, "");                                                     // 7
+  c.send(0, "GET /late HTTP/1.1\r\nHost: a.example\r\n\r\n");        // 8: never acknowledged
+  std::string rules =
+      "alert http any any -> any any (http.uri; content:\"/index\"; sid:1;)\n"
+      "alert http any any -> any any (http.stat_code; content:\"200\"; sid:2;)\n"
+      "alert http any any -> any any (flow:to_server; http.uri; content:\"/late\"; sid:3;)\n";
+  auto at = [](const IdsRun& r) {
+    std::map<uint32_t, int> m;  // sid: the packet it alerted on (0: the flow's end)
+    for (const auto& j : r.eve) m[j["alert"]["signature_id"]] = j.value("pcap_cnt", 0);
+    return m;
+  };
+  auto acked = run_ids("http-acked", c.out, rules, false, false, ", STREAM_INSPECT acked");
+  ASSERT_TRUE(acked.r->ok);
+  EXPECT_EQ(at(acked), (std::map<uint32_t, int>{{1, 6}, {2, 7}, {3, 0}}));
+  for (const auto& j : acked.eve)
+    if (j["alert"]["signature_id"] == 1) {
+      EXPECT_EQ(j["direction"], "to_server");
+      EXPECT_EQ(j["http"]["status"], 200) << "the response, acknowledged by the alert's packet";
+      EXPECT_EQ(j["http"]["length"], 5);
+    }
+  auto arrival = run_ids("http-arrival", c.out, rules);
+  ASSERT_TRUE(arrival.r->ok);
+  EXPECT_EQ(at(arrival), (std::map<uint32_t, int>{{1, 4}, {2, 5}, {3, 8}}));
+}
+
 TEST(IdsHttp, AnAbsentHeaderIsNoBuffer) {
   for (bool sent : {false, true}) {
     Conv c;

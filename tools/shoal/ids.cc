@@ -111,6 +111,12 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     honoured["dns-ports"] = words;
     return true;
   }
+  if (k == "stream.inline") {  // true, false or auto (inline in IPS mode)
+    if (v != "auto" && v != "true" && v != "false" && v != "yes" && v != "no")
+      return err = fmt::format("--set {}: auto, true or false, not '{}'", k, v), false;
+    honoured[k] = v == "auto" ? "auto" : (v == "true" || v == "yes") ? "true" : "false";
+    return true;
+  }
   if (k == "stream.midstream-policy" || k == "exception-policy") {
     static const std::set<std::string> kPolicies = {"ignore", "auto", "pass-flow", "bypass", "drop-flow", "reject"};
     if (!kPolicies.count(v))
@@ -231,7 +237,10 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (st.eve_ethernet) ids += ", EVE_ETHERNET true";
   if (st.eve_packet) ids += ", EVE_PACKET true";
   if (st.eve_payload) ids += ", EVE_PAYLOAD true";
-  if (!a.ips) ids += ", STREAM_INSPECT acked";  // Suricata's IDS mode (inline: on arrival)
+  // Suricata's stream.inline: auto (inline in IPS mode) or forced; not
+  // inline, data is inspected and parsed once acknowledged (IDS mode)
+  std::string inl = get("stream.inline", st.stream_inline.empty() ? "auto" : st.stream_inline.c_str());
+  if (!(inl == "auto" ? a.ips : inl == "true")) ids += ", STREAM_INSPECT acked";
   if (st.eve_payload_printable) ids += ", EVE_PAYLOAD_PRINTABLE true";
   if (st.eve_tagged_packets) ids += ", EVE_TAGGED_PACKETS true";
   if (set.count("anomaly-stream") ? set.at("anomaly-stream") == "true" : st.eve_anomaly_stream)
@@ -289,7 +298,7 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("--data-dir", a.datadir, "where datasets' save and state files go (default the log directory)");
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.async-oneside, stream.midstream-policy, "
-                 "exception-policy, vlan.use-for-tracking, "
+                 "exception-policy, vlan.use-for-tracking, stream.inline, "
                  "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "
                  "body and decompression layer limits are honoured; Shoal's own shoal.stream-payload=false puts TCP "
                  "payload rules on packets)");

@@ -86,6 +86,8 @@ SuricataSettings suricata_settings(const YamlNode& root) {
       s.midstream_policy = m->value;
     if (const YamlNode* m = stream->get("midstream"); m && m->kind == YamlNode::Scalar)
       s.midstream = m->yes() ? "true" : "false";
+    if (const YamlNode* i = stream->get("inline"); i && i->kind == YamlNode::Scalar)
+      s.stream_inline = i->value == "auto" ? "auto" : i->yes() ? "true" : "false";
     if (const YamlNode* a = stream->get("async-oneside"); a && a->kind == YamlNode::Scalar)
       s.async_oneside = a->yes() ? "true" : "false";
     if (const YamlNode* r = stream->get("reassembly"))

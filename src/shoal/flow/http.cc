@@ -432,6 +432,7 @@ struct HttpConn::Impl {
     HttpTx& t = im->tx_of(d->tx);
     if (d->data && d->len) file_bytes(im, t, d->tx, 1, d->data, d->len);
     body(im, t.response_body, im->cfg.response_body_limit, d);
+    t.response_length = uint64_t(d->tx->response_message_len);  // (so far, as Suricata's alerts show it)
     return HTP_OK;
   }
   static int on_response_complete(htp_tx_t* tx) {
@@ -449,14 +450,19 @@ struct HttpConn::Impl {
     return HTP_OK;
   }
   // Frees what completed during the last data call.
-  void reap() {
+  void reap(const std::function<bool(const HttpTx&)>& keep) {
+    size_t kept = 0;
     for (htp_tx_t* tx : finished) {
       auto* t = static_cast<HttpTx*>(htp_tx_get_user_data(tx));
+      if (t && keep && keep(*t)) {
+        finished[kept++] = tx;
+        continue;
+      }
       htp_tx_set_user_data(tx, nullptr);
       htp_tx_destroy(tx);
       if (t) txs.remove_if([t](const HttpTx& x) { return &x == t; });
     }
-    finished.clear();
+    finished.resize(kept);
   }
 };
 
@@ -486,7 +492,7 @@ void HttpConn::data(uint8_t dir, const uint8_t* d, uint32_t n, uint64_t ts) {
   impl_->after_call();
 }
 
-void HttpConn::release_done() { impl_->reap(); }
+void HttpConn::release_done(const std::function<bool(const HttpTx&)>& keep) { impl_->reap(keep); }
 
 void HttpConn::each(const std::function<void(HttpTx&)>& f) {
   for (HttpTx& t : impl_->txs) f(t);
@@ -526,7 +532,7 @@ void HttpConn::close(uint64_t ts) {
   if (!impl_->closed) htp_connp_close(impl_->connp, &t);
   impl_->closed = true;
   impl_->drain(nullptr);  // (nothing is inspected at the close: kEnded follows)
-  impl_->reap();
+  impl_->reap({});
   // what never completed ends here: its files are cut short
   for (HttpTx& x : impl_->txs) {
     // (nor is one of which nothing was seen: libhtp's at a side's close)

@@ -110,7 +110,7 @@ struct HttpTx {
   std::string response_body;  // decompressed, as file.data sees it
   std::string content_type;   // of the response (request's until then)
   std::string response_content_type;
-  uint64_t response_length = 0;                   // the response's message body as sent (before decoding)
+  uint64_t response_length = 0;                   // the response's message body as sent so far (before decoding)
   int port = -1;                                  // the request's port (URI or Host header), -1 when none was given
   HttpFile files[2];                              // by direction: 0 the request's, 1 the response's
   std::unique_ptr<HttpForm> form;                 // a multipart/form-data request's uploads (null for other requests)
@@ -160,8 +160,9 @@ class HttpConn {
   // Stream data in order: dir 0 from the client, 1 from the server. ts: ns.
   // Transactions stay valid until release_done().
   void data(uint8_t dir, const uint8_t* d, uint32_t n, uint64_t ts);
-  // Frees the transactions that completed (their events were delivered).
-  void release_done();
+  // Frees the transactions that completed (their events were delivered),
+  // but those `keep` says are still needed (they go at a later call).
+  void release_done(const std::function<bool(const HttpTx&)>& keep = {});
   // Each live transaction (those release_done() frees included), oldest first.
   void each(const std::function<void(HttpTx&)>& f);
   // A hole in a direction's stream: that direction is not parsed further.

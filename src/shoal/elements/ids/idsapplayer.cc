@@ -48,6 +48,14 @@ struct IdsAppLayer::Conn {
   // before, a SYN's data, was inspected on its packets)
   uint64_t payload_from[2] = {UINT64_MAX, UINT64_MAX};
   uint8_t past_depth = 0;  // bit per direction: data went past the depth (its event raised)
+  // Suricata's IDS mode (stream_acked_): a direction's data waits for its
+  // receiver's acknowledgement before the parsers get it, and the alerts of
+  // what it advanced are raised on that direction's next packet (Suricata
+  // inspects a transaction's rules on packets of their direction)
+  std::string app_wait[2];
+  uint64_t app_wait_end[2] = {0, 0};  // the stream offset app_wait[d] ends at
+  std::vector<IdsAppLayer::TxHit> deferred[2];
+  uint8_t fins = 0, seen = 0;  // bit per direction: a FIN was seen; a packet was
 };
 
 IdsAppLayer::IdsAppLayer() = default;
@@ -118,22 +126,41 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
     for (size_t i = first; i < end_hits_.size(); ++i)
       if (end_hits_[i].stream && end_hits_[i].dir == d) end_hits_[i].window = end_shown_[d];
   }
+  // what still waited for acknowledgement goes to the parsers, each
+  // direction on its end's view, then the alerts held for each direction
+  std::vector<TxHit>* was_hits = cur_hits_;
+  for (uint8_t d = 0; d < 2; ++d) {
+    cur_ = at_end ? &at_end[d] : nullptr;
+    cur_hits_ = &end_hits_;
+    deliver(*c, d, UINT64_MAX);
+  }
+  cur_ = nullptr;
+  cur_hits_ = was_hits;
+  for (uint8_t d = 0; d < 2; ++d) {
+    if (at_end)
+      for (TxHit& h : c->deferred[d]) end_hits_.push_back(std::move(h));
+    c->deferred[d].clear();
+  }
   end_info_ = nullptr;
   if (c->http && at_end && db_) {
     // bodies left incomplete by the flow's end (a capture cut short, a
     // timeout) are final: matched as far as they go (Suricata's flow-timeout
     // pseudo packets inspect them too); the alerts go with the end's
-    size_t tx_first = end_hits_.size();
     std::vector<TxHit>* was = cur_hits_;
     cur_hits_ = &end_hits_;
     for (uint8_t d = 0; d < 2; ++d) {
+      size_t from = end_hits_.size();
       cur_ = &at_end[d];
       c->http->end(d, cur_ts_);
+      for (size_t i = from; i < end_hits_.size(); ++i) end_hits_[i].dir = d;
     }
     cur_ = nullptr;
     cur_hits_ = was;
-    for (size_t i = tx_first; i < end_hits_.size(); ++i) end_hits_[i].tx = nullptr;  // (the connection goes now)
   }
+  // the end's alerts on transactions: their metadata now (the connection goes)
+  for (size_t i = first; i < end_hits_.size(); ++i)
+    if (const flow::HttpTx* t = end_hits_[i].tx)
+      end_hits_[i].meta = http_json(*t), end_hits_[i].tx_id = t->index, end_hits_[i].tx = nullptr;
   if (c->http) c->http->close(0);
   const flow::TlsInfo* ti = c->tls ? &c->tls->info() : nullptr;
   if (ti && (ti->client_hello || ti->server_hello || !ti->certs.empty()) && !c->tls_logged &&
@@ -242,19 +269,48 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     for (size_t i = from; i < hits.size(); ++i)  // (before the transactions go)
       if (const flow::HttpTx* t = hits[i].tx)
         hits[i].meta = http_json(*t), hits[i].tx_id = t->index, hits[i].tx = nullptr;
-    c->http->release_done();  // the last packet's alerts are logged: its transactions can go
+    // the last packet's alerts are logged: its transactions can go, but
+    // those whose alerts wait for a packet the other way
+    if (c->deferred[0].empty() && c->deferred[1].empty())
+      c->http->release_done();
+    else
+      c->http->release_done([c](const flow::HttpTx& t) {
+        for (const auto& held : c->deferred)
+          for (const TxHit& h : held)
+            if (h.tx == &t) return true;
+        return false;
+      });
   }
   size_t first = hits.size();
+  const uint8_t here = info.dir & 1, there = here ^ 1;
+  c->seen |= uint8_t(1 << here);
   {
-    uint8_t o = (info.dir & 1) ^ 1;  // this packet's ACK acknowledges the other direction's data
-    const flow::DirStream& od = c->stream.d[o];
+    // this packet's ACK acknowledges the other direction's data
+    const flow::DirStream& od = c->stream.d[there];
     if ((info.l4[13] & 0x10) && od.init) {
       uint32_t at = k::load_be32(info.l4 + 8) - od.base;  // (within 2^31 of the stream's start: the depth)
-      if (at < (1u << 31) && at > c->acked[o]) c->acked[o] = at;
+      if (at < (1u << 31) && at > c->acked[there]) c->acked[there] = at;
     }
+  }
+  if (stream_acked_) {
+    deliver(*c, there, c->acked[there]);  // (to the parsers: what the other side's receiver acknowledged)
+    for (TxHit& h : c->deferred[here]) hits.push_back(std::move(h));  // alerts held for this direction
+    c->deferred[here].clear();
   }
   uint32_t seq = k::load_be32(info.l4 + 4);
   bool added = reasm_.segment(c->stream, id, info.dir, seq, info.l4[13], info.payload, info.plen);
+  if (stream_acked_) {
+    // as Suricata's stream engine: a reset's sender's data goes to the
+    // parsers at once, as all data once both sides closed, and a one-sided
+    // capture's (stream.async-oneside); what waits is bounded
+    uint8_t fl = info.l4[13];
+    if (fl & k::kTcpFin) c->fins |= uint8_t(1 << here);
+    bool async = mgr_->table().config().async_oneside && !(c->seen >> there & 1);
+    if ((fl & k::kTcpRst) || async || c->fins == 3) deliver(*c, here, UINT64_MAX);
+    if (c->fins == 3) deliver(*c, there, UINT64_MAX);
+    for (uint8_t x = 0; x < 2; ++x)
+      if (c->app_wait[x].size() > kUnackedCap || app_waiting_ > memcap_) deliver(*c, x, UINT64_MAX);
+  }
   // the stream's inspection reads this payload: the data joined the stream
   // of an established connection, within its depth
   const flow::DirStream& sd = c->stream.d[info.dir & 1];
@@ -328,6 +384,79 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
       ss_.host_scans.add();
     }
   }
+  // (to the parsers once acknowledged: deliver(); a direction no parser
+  // takes waits for nothing)
+  if (stream_acked_ && !(c->detect[dir] == 2 && c->app_wait[dir].empty())) {
+    std::string& w = c->app_wait[dir];
+    w.append(reinterpret_cast<const char*>(data), len);
+    c->app_wait_end[dir] = offset + len;
+    app_waiting_ += len;
+    return;
+  }
+  app_data(*c, dir, data, len);
+}
+
+void IdsAppLayer::deliver_all(Conn& c, uint8_t dir) {
+  if (c.app_wait[dir].empty()) return;
+  ids::PacketInfo* was = cur_;
+  std::vector<TxHit>* was_hits = cur_hits_;
+  if (!cur_ && end_info_) cur_ = &end_info_[dir], cur_hits_ = &end_hits_;  // (at the flow's end: its view)
+  deliver(c, dir, UINT64_MAX);
+  cur_ = was;
+  cur_hits_ = was_hits;
+}
+
+void IdsAppLayer::deliver(Conn& c, uint8_t dir, uint64_t upto) {
+  std::string& w = c.app_wait[dir];
+  uint64_t start = c.app_wait_end[dir] - w.size();
+  if (w.empty() || upto <= start) return;
+  size_t n = upto >= c.app_wait_end[dir] ? w.size() : size_t(upto - start);
+  app_waiting_ -= n;
+  const auto* part = reinterpret_cast<const uint8_t*>(w.data());  // (nothing appends to it while parsed)
+  // on a packet the other way: matched as that direction's packet would
+  // be, the alerts held for its next packet
+  ids::PacketInfo* was = cur_;
+  std::vector<TxHit>* was_hits = cur_hits_;
+  ids::PacketInfo view;
+  if (cur_) {
+    view = *cur_;
+    if ((cur_->dir & 1) != dir) {
+      std::swap(view.src, view.dst);
+      std::swap(view.sport, view.dport);
+      view.dir = dir;
+      view.first_in_dir = false;
+      cur_hits_ = &c.deferred[dir];
+    }
+    // a rule's payload items read the data delivered (Suricata's stream
+    // inspection for rules that mix them with transaction buffers)
+    view.payload = part, view.plen = uint32_t(n);
+    cur_ = &view;
+  }
+  size_t from = cur_hits_ ? cur_hits_->size() : 0;
+  const bool other_way = was && (was->dir & 1) != dir;
+  progressed_.clear();
+  collect_ = other_way;
+  app_data(c, dir, part, uint32_t(n));
+  w.erase(0, n);
+  collect_ = false;
+  if (cur_hits_)
+    for (size_t i = from; i < cur_hits_->size(); ++i) (*cur_hits_)[i].dir = dir;  // (whose data raised it)
+  cur_ = was;
+  cur_hits_ = was_hits;
+  // the HTTP transactions it advanced are inspected on this packet too, by
+  // the rules of its direction (an event in a response meets the client's
+  // rules on the client's packet that acknowledged it)
+  if (other_way && db_)
+    for (size_t i = 0; i < progressed_.size(); ++i)
+      if (std::find(progressed_.begin(), progressed_.begin() + std::ptrdiff_t(i), progressed_[i]) ==
+              progressed_.begin() + std::ptrdiff_t(i) &&
+          !(progressed_[i]->progress & flow::HttpTx::kEnded))
+        match_tx(*progressed_[i]);
+  progressed_.clear();
+}
+
+void IdsAppLayer::app_data(Conn& conn, uint8_t dir, const uint8_t* data, uint32_t len) {
+  Conn* c = &conn;
   auto dns = [&](const uint8_t* d, uint32_t n) {
     c->dns_tcp[dir].data(d, n, [&](const uint8_t* m, uint32_t k) { dns_message(*c, dir, m, k); });
   };
@@ -469,6 +598,7 @@ void IdsAppLayer::stream_event(Conn& c, uint8_t dir, uint8_t event) {
 
 void IdsAppLayer::stream_gap(uint32_t flow, uint8_t dir, uint64_t offset, uint64_t len) {
   Conn* c = slot(flow);
+  if (c) deliver_all(*c, dir);  // the data before the hole goes to the parsers first
   // a hole the receiver acknowledged past: data the capture lost (Suricata's
   // gap); one it did not (a connection reset before its data was
   // acknowledged) is no gap of the stream, only of what was sent
@@ -600,11 +730,15 @@ void IdsAppLayer::log_uploads(const Conn& c, flow::HttpTx& tx) {
 
 void IdsAppLayer::stream_end(uint32_t flow, uint8_t dir) {
   Conn* c = slot(flow);
+  if (c) deliver_all(*c, dir);                           // (all of the direction's data first)
   if (c && c->http && cur_) c->http->end(dir, cur_ts_);  // (at the flow's release, close() follows)
 }
 
 void IdsAppLayer::on_tx(Conn& c, flow::HttpTx& tx, uint8_t what) {
-  if (what != flow::HttpTx::kEnded && cur_ && db_) match_tx(tx);
+  if (what != flow::HttpTx::kEnded && cur_ && db_) {
+    match_tx(tx);
+    if (collect_) progressed_.push_back(&tx);
+  }
   if (log_anomaly_)  // each event once, as Suricata's applayer anomalies (its C parser's names: upper case)
     for (uint64_t e = tx.events & ~tx.events_logged; e; e &= e - 1) {
       std::string name = ids::app_event_name(ids::kAppHttp, uint8_t(__builtin_ctzll(e)));

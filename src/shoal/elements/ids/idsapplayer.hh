@@ -203,6 +203,18 @@ class IdsAppLayer : private flow::StreamSink {
   uint64_t depth_ = 1u << 20;
   // A stream event on the packet being processed (ids::StreamEvent), and its anomaly record.
   void stream_event(Conn& c, uint8_t dir, uint8_t event);
+  // In-order data of a direction to protocol detection and the parsers.
+  void app_data(Conn& c, uint8_t dir, const uint8_t* data, uint32_t len);
+  // Suricata's IDS mode: the data of `dir` waiting for acknowledgement, up
+  // to stream offset `upto`, goes to the parsers on the packet cur_ (null:
+  // none). Data of the other way than that packet's advances transactions
+  // whose alerts wait for dir's next packet (Conn::deferred).
+  void deliver(Conn& c, uint8_t dir, uint64_t upto);
+  // All of it, on the packet cur_, or at the flow's end on its view of dir.
+  void deliver_all(Conn& c, uint8_t dir);
+  std::vector<flow::HttpTx*> progressed_;  // HTTP transactions advanced by deliver() (when collect_)
+  bool collect_ = false;
+  uint64_t app_waiting_ = 0;  // bytes all connections hold for the parsers, waiting for acknowledgement
   std::vector<TxLog> logs_;
   bool stream_rules_ = false;
   uint32_t stream_window_ = 2048;

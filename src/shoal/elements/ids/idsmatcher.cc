@@ -1876,9 +1876,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "classification.config (classtype descriptions and priorities; the standard table is built in)"},               \
       {"THRESHOLD", "file", "threshold.config: threshold, event_filter, suppress and rate_filter lines"},              \
       {"STREAM_INSPECT", "word",                                                                                       \
-       "when stream rules see a direction's data: arrival (default; on the packet that completed it, as Suricata "     \
-       "inline) or acked (once its receiver acknowledged it, on that direction's next packet, at a hole or at the "    \
-       "flow's end: Suricata's IDS mode, what shoal ids uses)"},                                                       \
+       "when stream rules and the application layer see a direction's data: arrival (default; on the packet that "     \
+       "completed it, as Suricata inline) or acked (Suricata's IDS mode, what shoal ids uses unless stream.inline: "   \
+       "stream rules once the data's receiver acknowledged it, on that direction's next packet, at a hole or at the "  \
+       "flow's end; the parsers get the data on the packet that acknowledged it, a reset's sender's at once, all "     \
+       "once both sides closed, and a transaction's rules are inspected on packets of their direction: the "           \
+       "request's on the client's next packet, the response's on the server's)"},                                      \
       {"STREAM_PAYLOAD", "boolean",                                                                                    \
        "TCP payload rules read the reassembled stream where a packet's data joined it (the data since the last "       \
        "inspection, across segments; Suricata's inspection), and packets otherwise; false: every payload rule reads "  \
