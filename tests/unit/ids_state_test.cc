@@ -499,6 +499,35 @@ TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
 // (IP-only, ports included); a payload matched on a packet before the
 // connection is established (a SYN's data, the handshake's last ACK with
 // data) acts on that packet alone.
+// The flow record's tcp.state and state as Suricata's stream engine names
+// them (from the server's side), by who closed first and how far.
+TEST(IdsFlows, TcpStatesAreNamedFromTheServersSide) {
+  auto closing = [](std::vector<int> fins_then_acks) {
+    Conv c;
+    c.send(0, "hi");
+    for (int step : fins_then_acks) {
+      if (step < 2) {
+        c.fin(step);
+      } else {  // an ACK from side step - 2
+        c.out.push_back(step == 2 ? ether(ip4(kClient, kServer, 6, c.port, c.server, "", c.cseq, c.sseq, 0x10))
+                                  : ether(ip4(kServer, kClient, 6, c.server, c.port, "", c.sseq, c.cseq, 0x10)));
+      }
+    }
+    auto r = run_ids("tcp-states", c.out, "alert tcp any any -> any any (content:\"zz\"; sid:1;)\n");
+    EXPECT_TRUE(r.r->ok);
+    EXPECT_EQ(r.flows.size(), 1u);
+    return r.flows.empty()
+               ? std::pair<std::string, std::string>()
+               : std::pair<std::string, std::string>{r.flows[0]["tcp"]["state"], r.flows[0]["flow"]["state"]};
+  };
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(closing({0, 3}), (P{"close_wait", "established"})) << "the client's FIN, acknowledged";
+  EXPECT_EQ(closing({1}), (P{"fin_wait1", "established"})) << "the server's FIN";
+  EXPECT_EQ(closing({1, 2}), (P{"fin_wait2", "established"})) << "... acknowledged";
+  EXPECT_EQ(closing({0, 1}), (P{"last_ack", "closed"})) << "both FINs, the client's first";
+  EXPECT_EQ(closing({1, 0}), (P{"time_wait", "closed"})) << "both FINs, the server's first";
+}
+
 TEST(IdsActions, APacketsMatchActsOnThePacketAndAStreamsOnTheFlow) {
   Conv c;
   std::vector<Bytes> frames = {ether(ip4(kClient, kServer, 6, 40000, 80, "attack syn", 999, 0, 0x02)), c.out[1],
@@ -525,7 +554,10 @@ TEST(IdsActions, APacketsMatchActsOnThePacketAndAStreamsOnTheFlow) {
   auto ids = run_ids("drop-scope-ids", c.out, drop, false);
   ASSERT_TRUE(ids.r->ok);
   ASSERT_EQ(ids.flows.size(), 1u);
-  EXPECT_EQ(ids.flows[0]["tcp"]["state"], "time_wait");
+  // Suricata names the states from the server's side: the client's FIN,
+  // CLOSE_WAIT; the server's FIN after it, LAST_ACK (its flow closed)
+  EXPECT_EQ(ids.flows[0]["tcp"]["state"], "last_ack");
+  EXPECT_EQ(ids.flows[0]["flow"]["state"], "closed");
 
   // a pass on the SYN's data passes that packet; the later match alerts
   auto pass = run_ids("pass-scope", c.out,

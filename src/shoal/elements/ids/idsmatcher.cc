@@ -881,7 +881,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         {"start", time_text(f.first_ns, true)},
         {"end", time_text(f.last_ns, true)},
         {"age", f.last_ns / 1000000000ull - f.first_ns / 1000000000ull},  // (whole seconds, as Suricata)
-        {"state", key.proto == 6 ? (f.tcp.state >= k::kTcpFinWait     ? "closed"
+        // (Suricata's flow is closed once its session is: a second FIN or a reset)
+        {"state", key.proto == 6 ? (fs->tcp.state >= k::kTcpLastAck   ? "closed"
                                     : flow::FlowTable::established(f) ? "established"
                                                                       : "new")
                                  : (f.pkts[0] && f.pkts[1] ? "established" : "new")},
@@ -930,16 +931,19 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
   // Suricata's name for the session's TCP state (tcp.state in flow records)
   // from the flow layer's conntrack-like one; none without a session (not
-  // picked up midstream).
+  // picked up midstream). Suricata names them from the server's side: the
+  // client's FIN first puts it in CLOSE_WAIT (then LAST_ACK at the server's
+  // FIN), the server's in FIN_WAIT1, FIN_WAIT2 once acknowledged (then
+  // TIME_WAIT at the client's FIN).
   static const char* tcp_state_name(const k::TcpTrack& t) {
     bool client_closed = t.first_fin == 0;  // the originator's FIN came first
     switch (t.state) {
       case k::kTcpSynSent: return "syn_sent";
       case k::kTcpSynRecv: return "syn_recv";
       case k::kTcpEstablished: return "established";
-      case k::kTcpFinWait: return client_closed ? "fin_wait1" : "close_wait";
-      case k::kTcpCloseWait: return client_closed ? "fin_wait2" : "close_wait";
-      case k::kTcpLastAck: return client_closed ? "time_wait" : "last_ack";
+      case k::kTcpFinWait: return client_closed ? "close_wait" : "fin_wait1";
+      case k::kTcpCloseWait: return client_closed ? "close_wait" : "fin_wait2";
+      case k::kTcpLastAck: return client_closed ? "last_ack" : "time_wait";
       case k::kTcpTimeWait:
       case k::kTcpClose: return "closed";
       default: return nullptr;
