@@ -39,8 +39,8 @@ std::vector<Conf> load_configs() {
     if (std::filesystem::exists(d.path() / "config.click")) golden.push_back(d.path() / "config.click");
   std::sort(golden.begin(), golden.end());
   for (auto& g : golden) add(g);
-  for (const char* e :
-       {"ipv4-fastpath", "firewall", "ids-router", "ids-std-router", "sdn-forwarder", "divergence", "nf-chain"})
+  for (const char* e : {"ipv4-fastpath", "firewall", "ids-router", "ids-std-router", "ids-suricata", "sdn-forwarder",
+                        "divergence", "nf-chain"})
     add(root / "examples" / (std::string(e) + ".click"));
   if (out.empty()) std::abort();  // run from anywhere: the paths are absolute
   return out;
