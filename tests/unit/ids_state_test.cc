@@ -73,6 +73,17 @@ Bytes tagged(const std::vector<uint16_t>& ids, const Bytes& ip) {
   return concat(f, ip);
 }
 
+// An IPv4 header around a payload (no transport header: a tunnel's).
+Bytes ip4_raw(uint32_t a, uint32_t b, uint8_t proto, const Bytes& payload) {
+  uint32_t tot = 20 + uint32_t(payload.size());
+  Bytes ip(tot, 0);  // (sized once: g++ 12 -O2 misjudges an insert after a 20-byte vector)
+  ip[0] = 0x45, ip[8] = 64, ip[9] = proto;
+  ip[2] = uint8_t(tot >> 8), ip[3] = uint8_t(tot);
+  for (int i = 0; i < 4; ++i) ip[12 + i] = uint8_t(a >> (24 - 8 * i)), ip[16 + i] = uint8_t(b >> (24 - 8 * i));
+  std::copy(payload.begin(), payload.end(), ip.begin() + 20);
+  return ip;
+}
+
 void write_pcap(const std::string& path, const std::vector<Bytes>& frames, int linktype = 1) {
   io::PcapWriter w;
   std::string err;
@@ -80,6 +91,29 @@ void write_pcap(const std::string& path, const std::vector<Bytes>& frames, int l
   for (size_t i = 0; i < frames.size(); ++i)
     w.write(frames[i].data(), uint32_t(frames[i].size()), uint32_t(frames[i].size()), 1700000000000000000ull + i);
   ASSERT_TRUE(w.close()) << w.error();
+}
+
+// Frames through TunnelDecap and an IDSMatcher: its EVE records, and how
+// many inner packets the decapsulation made.
+std::vector<nlohmann::json> run_tunneled(const std::string& name, const std::vector<Bytes>& frames,
+                                         const std::string& rules, const std::string& extra, uint64_t& inner) {
+  std::string dir = test::tmpdir(), pcap = dir + "/" + name + ".pcap", rf = dir + "/" + name + ".rules",
+              eve = dir + "/" + name + ".json";
+  write_pcap(pcap, frames);
+  std::ofstream(rf) << rules;
+  std::remove(eve.c_str());
+  auto r = test::run(fmt::format(
+      "FromDump({}, STOP true) -> tun :: TunnelDecap -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, "
+      "QUIET true{}) -> Discard; ids[1] -> Discard;",
+      pcap, rf, eve, extra));
+  EXPECT_TRUE(r->ok) << r->errors;
+  std::vector<nlohmann::json> out;
+  if (!r->ok) return out;
+  test::finish(*r);
+  inner = r->n("tun.inner");
+  std::ifstream f(eve);
+  for (std::string line; std::getline(f, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
 }
 
 constexpr uint32_t kClient = 0x0a000001, kServer = 0x0a000002;  // 10.0.0.1, 10.0.0.2
@@ -2112,15 +2146,6 @@ TEST(IdsRules, FragbitsAndFastPatternSlices) {
 
 TEST(TunnelDecap, InnerPacketsAreDetectedAndLoggedWithTheirTunnel) {
   // an IPv4 header around a payload (no transport header)
-  auto ip_raw = [](uint32_t a, uint32_t b, uint8_t proto, const Bytes& payload) {
-    uint32_t tot = 20 + uint32_t(payload.size());
-    Bytes ip(tot, 0);  // (sized once: g++ 12 -O2 misjudges an insert after a 20-byte vector)
-    ip[0] = 0x45, ip[8] = 64, ip[9] = proto;
-    ip[2] = uint8_t(tot >> 8), ip[3] = uint8_t(tot);
-    for (int i = 0; i < 4; ++i) ip[12 + i] = uint8_t(a >> (24 - 8 * i)), ip[16 + i] = uint8_t(b >> (24 - 8 * i));
-    std::copy(payload.begin(), payload.end(), ip.begin() + 20);
-    return ip;
-  };
   const uint32_t o1 = 0xc0000201, o2 = 0xc0000202;  // 192.0.2.1 -> 192.0.2.2, the tunnel's ends
   Bytes inner = ip4(kClient, kServer, 17, 1000, 2000, "secret");
   Bytes inner_eth = ether(inner);
@@ -2128,29 +2153,20 @@ TEST(TunnelDecap, InnerPacketsAreDetectedAndLoggedWithTheirTunnel) {
   gre.insert(gre.end(), inner_eth.begin(), inner_eth.end());
   std::string vx = std::string("\x08\0\0\0\0\0\x01\0", 8) + std::string(inner_eth.begin(), inner_eth.end());
   std::vector<Bytes> frames = {
-      ether(ip_raw(o1, o2, 4, inner)),               // IP-in-IP
-      ether(ip_raw(o1, o2, 47, gre)),                // GRE with Ethernet inside
+      ether(ip4_raw(o1, o2, 4, inner)),              // IP-in-IP
+      ether(ip4_raw(o1, o2, 47, gre)),               // GRE with Ethernet inside
       ether(ip4(o1, o2, 17, 50000, 4789, vx)),       // VXLAN
       ether(ip4(o1, o2, 17, 1000, 2000, "secret")),  // no tunnel: inspected once
   };
-  std::string dir = test::tmpdir(), pcap = dir + "/tun.pcap", rf = dir + "/tun.rules", eve = dir + "/tun.json";
-  write_pcap(pcap, frames);
-  std::ofstream(rf) << "alert udp any any -> any any (content:\"secret\"; sid:1;)\n"
-                       "alert ip any any -> 192.0.2.2 any (ip_proto:4; sid:2;)\n";
-  std::remove(eve.c_str());
-  auto r = test::run(fmt::format(
-      "FromDump({}, STOP true) -> tun :: TunnelDecap -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, "
-      "QUIET true) -> Discard; ids[1] -> Discard;",
-      pcap, rf, eve));
-  ASSERT_TRUE(r->ok) << r->errors;
-  test::finish(*r);
-  EXPECT_EQ(r->n("tun.inner"), 3u);
+  uint64_t inner_packets = 0;
+  auto records = run_tunneled("tun", frames,
+                              "alert udp any any -> any any (content:\"secret\"; sid:1;)\n"
+                              "alert ip any any -> 192.0.2.2 any (ip_proto:4; sid:2;)\n",
+                              "", inner_packets);
+  EXPECT_EQ(inner_packets, 3u);
   std::vector<nlohmann::json> alerts;
-  std::ifstream f(eve);
-  for (std::string line; std::getline(f, line);) {
-    auto j = nlohmann::json::parse(line);
+  for (auto& j : records)
     if (j["event_type"] == "alert") alerts.push_back(j);
-  }
   ASSERT_EQ(alerts.size(), 5u) << "three inner packets and the plain one for sid 1; the IP-in-IP packet for sid 2";
   std::multiset<std::string> srcs;
   for (auto& j : alerts) {
@@ -2175,15 +2191,6 @@ TEST(TunnelDecap, InnerPacketsAreDetectedAndLoggedWithTheirTunnel) {
 // the tunnel carried. An ICMP flow's record has its first packet's type and
 // code, and once answered the answer's type.
 TEST(TunnelDecap, ErspanAndInnerFramesAddVlansAndIcmpFlowsTheirTypes) {
-  auto ip_raw = [](uint32_t a, uint32_t b, uint8_t proto, const Bytes& payload) {
-    uint32_t tot = 20 + uint32_t(payload.size());
-    Bytes ip(tot, 0);
-    ip[0] = 0x45, ip[8] = 64, ip[9] = proto;
-    ip[2] = uint8_t(tot >> 8), ip[3] = uint8_t(tot);
-    for (int i = 0; i < 4; ++i) ip[12 + i] = uint8_t(a >> (24 - 8 * i)), ip[16 + i] = uint8_t(b >> (24 - 8 * i));
-    std::copy(payload.begin(), payload.end(), ip.begin() + 20);
-    return ip;
-  };
   auto tagged = [](uint16_t vlan, const Bytes& ip) {  // a frame with one 802.1Q tag
     return concat({2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x81, 0, uint8_t(vlan >> 8), uint8_t(vlan), 8, 0}, ip);
   };
@@ -2192,27 +2199,18 @@ TEST(TunnelDecap, ErspanAndInnerFramesAddVlansAndIcmpFlowsTheirTypes) {
     // GRE with a sequence number, ERSPAN type II (version 1, VLAN 23), then the mirrored frame
     Bytes g = {0x10, 0x00, 0x88, 0xbe, 0, 0, 0, 1, 0x10, 23, 0, 0, 0, 0, 0, 0};
     g.insert(g.end(), inner_frame.begin(), inner_frame.end());
-    return tagged(10, ip_raw(a, b, 47, g));
+    return tagged(10, ip4_raw(a, b, 47, g));
   };
   Bytes request = tagged(7, ip4(kClient, kServer, 1, 0x0800, 0, "ping"));  // echo request (type 8, code 0)
   Bytes reply = tagged(7, ip4(kServer, kClient, 1, 0x0000, 0, "ping"));    // its echo reply
   std::vector<Bytes> frames = {erspan(o1, o2, request), erspan(o1, o2, reply),
                                ether(ip4(kClient + 1, kServer, 1, 0x0d00, 0, "ts"))};  // a timestamp request
-  std::string dir = test::tmpdir(), pcap = dir + "/erspan.pcap", rf = dir + "/erspan.rules", eve = dir + "/erspan.json";
-  write_pcap(pcap, frames);
-  std::ofstream(rf) << "alert icmp any any -> any any (content:\"ping\"; sid:1;)\n";
-  std::remove(eve.c_str());
-  auto r = test::run(fmt::format(
-      "FromDump({}, STOP true) -> tun :: TunnelDecap -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, "
-      "EVE_TYPES 'alert flow', QUIET true) -> Discard; ids[1] -> Discard;",
-      pcap, rf, eve));
-  ASSERT_TRUE(r->ok) << r->errors;
-  test::finish(*r);
-  EXPECT_EQ(r->n("tun.inner"), 2u);
+  uint64_t inner_packets = 0;
+  auto records = run_tunneled("erspan", frames, "alert icmp any any -> any any (content:\"ping\"; sid:1;)\n",
+                              ", EVE_TYPES 'alert flow'", inner_packets);
+  EXPECT_EQ(inner_packets, 2u);
   std::vector<nlohmann::json> alerts, icmp_flows;
-  std::ifstream f(eve);
-  for (std::string line; std::getline(f, line);) {
-    auto j = nlohmann::json::parse(line);
+  for (auto& j : records) {
     if (j["event_type"] == "alert") alerts.push_back(j);
     if (j["event_type"] == "flow" && j["proto"] == "ICMP") icmp_flows.push_back(j);
   }
