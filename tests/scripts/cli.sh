@@ -117,6 +117,7 @@ outputs:
         - anomaly:
             types:
               stream: yes
+              decode: yes
 exception-policy: auto
 stream:
   midstream: true
@@ -129,7 +130,7 @@ has 'ACTION_ORDER "drop pass reject alert"'; has "EVE_VERDICT true"; has "EVE_ET
 has "EVE_DNS_VERSION 2"; has 'XFF_MODE "overwrite", XFF_DEPLOYMENT "forward"'
 has "MIDSTREAM_POLICY auto"; has "EVE_EXCEPTION_POLICY true"
 has "FlowIPManager(MIDSTREAM true, ASYNC_ONESIDE true, VLAN true)"  # (flows keyed on VLANs: Suricata's default)
-has "EVE_TAGGED_PACKETS true"; has "EVE_ANOMALY_STREAM true"; has "STREAM_DEPTH 2097152"
+has "EVE_TAGGED_PACKETS true"; has "EVE_ANOMALY_STREAM true"; has "EVE_ANOMALY_DECODE true"; has "STREAM_DEPTH 2097152"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.reassembly.depth=50 \
   --set outputs.1.eve-log.types.2.anomaly.types.stream=no --dump-config
 has "STREAM_DEPTH 50"; lacks "EVE_ANOMALY_STREAM"

@@ -2404,6 +2404,38 @@ TEST(IdsDecodeEvents, EachEventFromTheBytesThatRaiseIt) {
   EXPECT_NE(err.find("decode-event 'ipv4.nope'"), std::string::npos) << err;
 }
 
+// EVE_ANOMALY_DECODE (Suricata's anomaly types.decode): each decoder event
+// of a packet as an anomaly record, "decode" for an IP packet, "packet" for
+// one whose IP header is not whole; nothing without the option.
+TEST(IdsDecodeEvents, DecoderEventsBecomeAnomalyRecords) {
+  Bytes opts = ip4(kClient, kServer, 17, 1000, 53, "x");
+  opts.insert(opts.begin() + 20, 12, 0x01);  // 12 bytes of NOPs: not a multiple of 8 (Suricata's pad_required)
+  opts[0] = 0x48;
+  opts[3] = uint8_t(opts.size());
+  Bytes cut = ip4(kClient, kServer, 17, 1000, 53, "y");
+  cut[0] = 0x44;  // a header length of 16 bytes
+  std::vector<Bytes> frames = {ether(opts), ether(cut), ether(ip4(kClient, kServer, 17, 1000, 53, "z"))};
+  std::string rules = "alert udp any any -> any any (content:\"zz\"; sid:1;)\n";
+  auto on = run_ids("decode-anomaly", frames, rules, false, false, ", EVE_ANOMALY_DECODE true");
+  ASSERT_TRUE(on.r->ok);
+  std::vector<std::tuple<int, std::string, std::string>> got;  // pcap_cnt, type, event
+  for (const auto& j : on.other["anomaly"]) {
+    got.emplace_back(j["pcap_cnt"], j["anomaly"]["type"], j["anomaly"]["event"]);
+    if (j["pcap_cnt"] == 1) {
+      EXPECT_EQ(j["src_ip"], "10.0.0.1") << j;
+      EXPECT_EQ(j["dest_port"], 53);
+    } else {
+      EXPECT_FALSE(j.contains("src_ip")) << "no whole IP header: no addresses";
+    }
+  }
+  using T = std::tuple<int, std::string, std::string>;
+  EXPECT_EQ(got, (std::vector<T>{{1, "decode", "decoder.ipv4.opt_pad_required"},
+                                 {2, "packet", "decoder.ipv4.hlen_too_small"}}));
+  auto off = run_ids("decode-anomaly-off", frames, rules);
+  ASSERT_TRUE(off.r->ok);
+  EXPECT_TRUE(off.other["anomaly"].empty());
+}
+
 TEST(IdsDecodeEvents, FragmentsAreInspectedBeforeTheirDatagramAndOverlapsFlagged) {
   // a UDP datagram in two IPv4 fragments whose data overlap (bytes 8-15 twice)
   std::string data = "12345678secret-payload!!";  // the UDP payload: 8 + 24 bytes with its header

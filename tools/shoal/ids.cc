@@ -148,11 +148,15 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     honoured[k] = std::to_string(n);
     return true;
   }
-  // outputs.N.eve-log.types.M.anomaly.types.stream: stream events as anomaly records
-  if (k.size() > 21 && k.compare(k.size() - 21, 21, ".anomaly.types.stream") == 0 && k.rfind("outputs.", 0) == 0) {
-    honoured["anomaly-stream"] = (v == "yes" || v == "true") ? "true" : "false";
-    return true;
-  }
+  // outputs.N.eve-log.types.M.anomaly.types.stream (or .decode): stream
+  // (decoder) events as anomaly records
+  for (const char* t : {"stream", "decode"})
+    if (std::string tail = std::string(".anomaly.types.") + t;
+        k.size() > tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0 &&
+        k.rfind("outputs.", 0) == 0) {
+      honoured[std::string("anomaly-") + t] = (v == "yes" || v == "true") ? "true" : "false";
+      return true;
+    }
   static const std::set<std::string> kInt = {kDecompressLayers};
   if (kInt.count(k)) {
     char* end = nullptr;
@@ -245,6 +249,8 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (st.eve_tagged_packets) ids += ", EVE_TAGGED_PACKETS true";
   if (set.count("anomaly-stream") ? set.at("anomaly-stream") == "true" : st.eve_anomaly_stream)
     ids += ", EVE_ANOMALY_STREAM true";
+  if (set.count("anomaly-decode") ? set.at("anomaly-decode") == "true" : st.eve_anomaly_decode)
+    ids += ", EVE_ANOMALY_DECODE true";
   if (set.count("stream.reassembly.depth") || !st.stream_depth.empty())
     ids += fmt::format(", STREAM_DEPTH {}",
                        set.count("stream.reassembly.depth") ? set.at("stream.reassembly.depth") : st.stream_depth);

@@ -138,7 +138,8 @@ SuricataSettings suricata_settings(const YamlNode& root) {
           }
           if (const YamlNode* an = t.get("anomaly"))
             if (const YamlNode* ty = an->get("types"))
-              if (const YamlNode* v = ty->get("stream")) s.eve_anomaly_stream = v->yes();
+              for (auto [name, flag] : {std::pair{"stream", &s.eve_anomaly_stream}, {"decode", &s.eve_anomaly_decode}})
+                if (const YamlNode* v = ty->get(name)) *flag = v->yes();
           if (const YamlNode* d = t.get("drop")) {
             if (const YamlNode* f = d->get("flows"); f && f->kind == YamlNode::Scalar) s.drop_flows = f->value;
             if (const YamlNode* al = d->get("alerts")) s.drop_alerts = al->yes();

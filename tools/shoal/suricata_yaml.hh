@@ -28,10 +28,11 @@ struct SuricataSettings {
   bool eve_verdict = false, eve_ethernet = false, eve_packet = false;
   bool eve_payload = false, eve_payload_printable = false;  // alert: payload, payload-printable
   bool eve_tagged_packets = false;                          // alert: tagged-packets
-  bool eve_anomaly_stream = false;                          // anomaly: types: stream
-  std::string stream_depth;                                 // stream.reassembly.depth, in bytes (empty: not given)
-  int dns_version = 0;                                      // eve-log's dns version (0: not given)
-  std::string xff_mode, xff_deployment, xff_header;         // alert's xff (mode empty: off)
+  bool eve_anomaly_stream = false;
+  bool eve_anomaly_decode = false;  // anomaly: types: decode                          // anomaly: types: stream
+  std::string stream_depth;         // stream.reassembly.depth, in bytes (empty: not given)
+  int dns_version = 0;              // eve-log's dns version (0: not given)
+  std::string xff_mode, xff_deployment, xff_header;  // alert's xff (mode empty: off)
   std::string midstream_policy;  // stream.midstream-policy, or the exception-policy master switch (empty: not set)
   std::string midstream, async_oneside;  // stream.midstream, stream.async-oneside: "true", "false" (empty: not set)
   std::string stream_inline;             // stream.inline: "true", "false", "auto" (empty: not set; auto)

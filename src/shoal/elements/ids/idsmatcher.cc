@@ -170,7 +170,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("EVE_PAYLOAD", eve_payload_).read("EVE_PAYLOAD_PRINTABLE", eve_printable_);
     a.read("EVE_TAGGED_PACKETS", eve_tagged_);
     bool stream_anomalies = false;
-    a.read("EVE_ANOMALY_STREAM", stream_anomalies);
+    a.read("EVE_ANOMALY_STREAM", stream_anomalies).read("EVE_ANOMALY_DECODE", decode_anomalies_);
     app_.set_log_stream_anomalies(stream_anomalies);
     uint64_t depth = app_.depth();
     a.read("STREAM_DEPTH", depth);
@@ -751,6 +751,19 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     vlan_json(info.vlan_layers, info.vlan, j);
     return j;
   }
+  // Suricata's anomaly records of a packet's decoder events (anomaly types
+  // decode): one a event, "decode" for an IP packet, "packet" for one whose
+  // IP header is not whole.
+  void decode_anomalies(Packet* p, const ids::PacketInfo& info) {
+    const bool ip = !((info.events & ids::kL3Invalid) || info.no_l3);
+    for (uint64_t e = info.events; e; e &= e - 1) {
+      nlohmann::json j = packet_head(p, info, flow_id_of(p), "anomaly");
+      j["anomaly"] = {
+          {"type", ip ? "decode" : "packet"},
+          {"event", fmt::format("decoder.{}", ids::decode_event_name(ids::DecodeEvent(__builtin_ctzll(e))))}};
+      eve_put(kEveAnomaly, eve_text(j));
+    }
+  }
   // An EVE drop record (IPS): the rule that dropped the packet, or its
   // flow's earlier drop.
   void drop_record(Packet* p, const ids::PacketInfo& info, const ids::Rule* r, uint64_t flow_id,
@@ -1279,6 +1292,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       info.has_ports = false, info.sport = info.dport = 0;
       info.payload = ip, info.plen = 0;
     }
+    if (info.events && decode_anomalies_ && eve(kEveAnomaly)) decode_anomalies(p, info);
   }
   // The packet's VLAN ids (vlan_stack: its frame's tags; a tunnel's inner
   // packet's also its ERSPAN header's and inner frame's).
@@ -1715,10 +1729,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
 
   std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_;
   std::vector<std::unique_ptr<EveOutput>> eves_;
-  uint16_t eve_types_ = 0;    // the types any output takes
-  bool drop_all_ = false;     // EVE_DROP_FLOWS all: every dropped packet of a flow logged
-  bool drop_alerts_ = false;  // EVE_DROP_ALERTS: the dropping rule in drop records
-  std::string eve_scratch_;   // an alert record's line
+  uint16_t eve_types_ = 0;         // the types any output takes
+  bool drop_all_ = false;          // EVE_DROP_FLOWS all: every dropped packet of a flow logged
+  bool decode_anomalies_ = false;  // EVE_ANOMALY_DECODE: a packet's decoder events as anomaly records
+  bool drop_alerts_ = false;       // EVE_DROP_ALERTS: the dropping rule in drop records
+  std::string eve_scratch_;        // an alert record's line
   bool strict_ = false, quiet_ = false, ips_ = false;
   FlowIPManager* mgr_ = nullptr;
   uint32_t state_off_ = 0;
@@ -1842,6 +1857,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "alerts carry the packet as read, base64, and its link type (Suricata's alert packet: yes; default false)"},    \
       {"EVE_ANOMALY_STREAM", "boolean",                                                                                \
        "stream events (stream-event) become EVE anomaly records (Suricata's anomaly types.stream; default false)"},    \
+      {"EVE_ANOMALY_DECODE", "boolean",                                                                                \
+       "a packet's decoder events (decode-event) become EVE anomaly records, one an event, type decode (packet for "   \
+       "one whose IP header is not whole), event decoder.NAME (Suricata's anomaly types.decode; default false)"},      \
       {"STREAM_DEPTH", "integer",                                                                                      \
        "bytes of each direction's stream reassembled, parsed and inspected (Suricata's stream.reassembly.depth; "      \
        "0: all; default 1048576)"},                                                                                    \
