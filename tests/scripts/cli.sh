@@ -148,6 +148,14 @@ ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/noinline.yaml" --i
 has "STREAM_INSPECT acked"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.inline=maybe; has "auto, true or false"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.reassembly.depth=deep; has "a size"
+# packet-alert-max: suricata.yaml's (an invalid one leaves Suricata's 15), --set over it
+printf 'packet-alert-max: 4\n' >"$tmp/amax.yaml"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/amax.yaml" --dump-config; has "PACKET_ALERT_MAX 4"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/amax.yaml" --set packet-alert-max=2 --dump-config
+has "PACKET_ALERT_MAX 2"
+printf 'packet-alert-max: 0\n' >"$tmp/amax0.yaml"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/amax0.yaml" --dump-config; lacks "PACKET_ALERT_MAX"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set packet-alert-max=300; has "1-255"
 # a suricata.yaml that does not parse is an error, with its line; Snort's var lines are no YAML, and fine
 printf 'vars:\n  address-groups:\n    HOME_NET: "[10.0.0.0/8]"\n outputs:\n  - x\n' >"$tmp/broken.yaml"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/broken.yaml" --dump-config; has "broken.yaml:4:"

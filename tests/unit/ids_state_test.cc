@@ -2869,6 +2869,43 @@ TEST(IdsActions, ActionOrderVerdictAndEthernetAsSuricataYamlSetsThem) {
       test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, ACTION_ORDER \"drop pass\") -> Discard;")->ok);
 }
 
+// Suricata's rule order (action, then priority, then sid) and its
+// packet-alert-max: a packet logs its first matches, counts the others as
+// alert_queue_overflow, and their actions still stand.
+TEST(IdsActions, PacketAlertMaxKeepsTheFirstMatchesInSuricatasOrder) {
+  Conv c;
+  c.send(0, "attack");
+  std::string rules =
+      "alert tcp any any -> any any (content:\"attack\"; sid:5;)\n"
+      "alert tcp any any -> any any (content:\"attack\"; priority:1; sid:9;)\n"
+      "alert tcp any any -> any any (content:\"attack\"; sid:3;)\n"
+      "alert tcp any any -> any any (content:\"attack\"; classtype:bad-unknown; sid:7;)\n"  // priority 2
+      "alert tcp any any -> any any (content:\"attack\"; noalert; sid:4;)\n"
+      "drop tcp any any -> any any (content:\"attack\"; sid:8;)\n";
+  auto all = run_ids("alert-max-all", c.out, rules);
+  ASSERT_TRUE(all.r->ok);
+  EXPECT_EQ(all.sids(), (std::vector<uint32_t>{8, 9, 7, 3, 5})) << "action, priority, sid";
+  auto three = run_ids("alert-max-3", c.out, rules, false, false, ", PACKET_ALERT_MAX 3");
+  ASSERT_TRUE(three.r->ok);
+  EXPECT_EQ(three.sids(), (std::vector<uint32_t>{8, 9, 7}));
+  EXPECT_EQ(three.r->n("ids.alerts_discarded"), 2u);
+  EXPECT_EQ(three.r->n("ids.alerts_suppressed"), 1u) << "the noalert rule";
+  ASSERT_FALSE(three.other["stats"].empty());
+  const auto& st = three.other["stats"].back()["stats"]["detect"];
+  EXPECT_EQ(st["alert"], 3);
+  EXPECT_EQ(st["alert_queue_overflow"], 2);
+  EXPECT_EQ(st["engines"][0]["rules_loaded"], 6);
+  EXPECT_EQ(st["engines"][0]["rules_failed"], 0);
+  // the drop rule last and over the limit: not logged, the packet dropped
+  auto ips = run_ids("alert-max-ips", c.out, rules, true, false,
+                     ", PACKET_ALERT_MAX 1, ACTION_ORDER \"pass alert reject drop\"");
+  ASSERT_TRUE(ips.r->ok);
+  EXPECT_EQ(ips.sids(), (std::vector<uint32_t>{9}));
+  EXPECT_EQ(ips.r->n("ids.dropped"), 1u);
+  EXPECT_EQ(ips.r->n("ids.alerts_discarded"), 4u);
+  EXPECT_FALSE(test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, PACKET_ALERT_MAX 0) -> Discard;")->ok);
+}
+
 // Only the server's side captured (stream.async-oneside), picked up at the
 // SYN-ACK: the flow is the client's, the response one transaction.
 TEST(IdsHttp, ServerSideOnlyCaptureIsTheClientsFlowWithOneResponse) {

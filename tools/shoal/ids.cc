@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -109,6 +110,14 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
       }
     }
     honoured["dns-ports"] = words;
+    return true;
+  }
+  if (k == "packet-alert-max") {  // 1-255
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > 255)
+      return err = fmt::format("--set {}: 1-255, not '{}'", k, v), false;
+    honoured[k] = std::to_string(n);
     return true;
   }
   if (k == "stream.inline") {  // true, false or auto (inline in IPS mode)
@@ -229,6 +238,9 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
                     : set.count("exception-policy")      ? set.at("exception-policy")
                                                          : st.midstream_policy;
   if (!mid.empty() && mid != "ignore") ids += fmt::format(", MIDSTREAM_POLICY {}", mid);
+  if (set.count("packet-alert-max") || st.packet_alert_max)
+    ids += fmt::format(", PACKET_ALERT_MAX {}", set.count("packet-alert-max") ? set.at("packet-alert-max")
+                                                                              : std::to_string(st.packet_alert_max));
   if (st.eve_exception_policy) ids += ", EVE_EXCEPTION_POLICY true";
   ids += fmt::format(", DATA_DIR {}", cquote(a.datadir.empty() ? a.logdir : a.datadir));
   std::string ssh = set.count("app-layer.protocols.ssh.encryption-handling")
@@ -304,7 +316,7 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("--data-dir", a.datadir, "where datasets' save and state files go (default the log directory)");
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.async-oneside, stream.midstream-policy, "
-                 "exception-policy, vlan.use-for-tracking, stream.inline, "
+                 "exception-policy, vlan.use-for-tracking, stream.inline, packet-alert-max, "
                  "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "
                  "body and decompression layer limits are honoured; Shoal's own shoal.stream-payload=false puts TCP "
                  "payload rules on packets)");

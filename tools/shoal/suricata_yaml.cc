@@ -4,6 +4,7 @@
 #include <yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -95,6 +96,12 @@ SuricataSettings suricata_settings(const YamlNode& root) {
         uint64_t n = 0;
         if (ids::parse_suricata_size(d->value, n)) s.stream_depth = std::to_string(n);
       }
+  }
+  // packet-alert-max: 1-255 (Suricata keeps its default, 15, for another value)
+  if (const YamlNode* m = root.get("packet-alert-max"); m && m->kind == YamlNode::Scalar) {
+    int n = 0;
+    auto [end, ec] = std::from_chars(m->value.data(), m->value.data() + m->value.size(), n);
+    if (ec == std::errc() && end == m->value.data() + m->value.size() && n >= 1 && n <= 255) s.packet_alert_max = n;
   }
   if (const YamlNode* v = root.get("vlan"))
     if (const YamlNode* t = v->get("use-for-tracking"); t && t->kind == YamlNode::Scalar)

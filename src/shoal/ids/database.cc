@@ -133,17 +133,35 @@ void port_bounds(const PortSet& ps, uint16_t& lo, uint16_t& hi) {
 bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err) {
   kind_ = kind;
   rules_ = std::move(rules);
-  // Suricata's evaluation order: by action, then flowbit setters before
-  // rules that read what they set; stable otherwise.
-  auto fb_rank = [](const Rule& r) {
-    bool set = false, read = false;
-    for (const Flowbit& fb : r.flowbits) (fb.check() ? read : set) = true;
-    return set && !read ? 0 : set ? 1 : read ? 2 : 3;
+  // Suricata's evaluation order (its signature ordering): by action; then
+  // by flowbits, flowints, hostbits and xbits (a rule that only sets a kind
+  // of variable before one that sets and reads it, before one that only
+  // reads it, before one that uses none); then by priority (1 first); then
+  // by sid. A packet's matches are handled in this order: a pass stops
+  // those after it, packet-alert-max keeps the first.
+  auto rank = [](bool set, bool read) { return set && !read ? 0 : set ? 1 : read ? 2 : 3; };
+  auto ranks = [&](const Rule& r) {
+    bool fs = false, fr = false, is = false, ir = false, hs = false, hr = false, xs = false, xr = false;
+    for (const Flowbit& fb : r.flowbits) (fb.check() ? fr : fs) = true;
+    for (const Flowint& fi : r.flowints) (fi.modifies() ? is : ir) = true;
+    for (const Hostbit& hb : r.hostbits)
+      (hb.track == Hostbit::Pair ? (hb.check() ? xr : xs) : (hb.check() ? hr : hs)) = true;
+    int prio = priority_of_ ? priority_of_(r) : r.priority ? r.priority : 3;
+    return std::array<int, 6>{
+        order_[size_t(action_rank(r.action))], rank(fs, fr), rank(is, ir), rank(hs, hr), rank(xs, xr), prio};
   };
-  std::stable_sort(rules_.begin(), rules_.end(), [&](const Rule& a, const Rule& b) {
-    int x = order_[size_t(action_rank(a.action))], y = order_[size_t(action_rank(b.action))];
-    return x != y ? x < y : fb_rank(a) < fb_rank(b);
-  });
+  {
+    std::vector<std::pair<std::array<int, 6>, uint32_t>> keys;
+    keys.reserve(rules_.size());
+    for (uint32_t i = 0; i < rules_.size(); ++i) keys.push_back({ranks(rules_[i]), i});
+    std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : rules_[a.second].sid < rules_[b.second].sid;
+    });
+    std::vector<Rule> sorted;
+    sorted.reserve(rules_.size());
+    for (const auto& k : keys) sorted.push_back(std::move(rules_[k.second]));
+    rules_ = std::move(sorted);
+  }
   // long port lists as bitmaps, one per distinct list
   std::map<std::string, std::shared_ptr<const std::vector<uint64_t>>> port_bits;
   for (Rule& r : rules_)

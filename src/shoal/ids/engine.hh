@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -56,6 +57,9 @@ class Database {
   // Suricata's action-order (before build): the place of each action class
   // (action_rank: pass, drop, reject, alert); the default is that order.
   void set_action_order(const std::array<uint8_t, 4>& place) { order_ = place; }
+  // A rule's priority for the evaluation order (before build): the rule's
+  // own, else its classtype's; unset, the rule's priority or 3.
+  void set_priority_of(std::function<int(const Rule&)> f) { priority_of_ = std::move(f); }
   EngineKind kind() const { return kind_; }
   // ENGINE auto: built for Hyperscan, the prefilter that scans faster (both
   // timed over 64 KiB of traffic-like bytes in packet-sized scans) becomes
@@ -219,6 +223,7 @@ class Database {
   std::vector<PatternGroup> groups_;
   std::vector<uint32_t> group_at_, group_rules_;
   std::array<uint8_t, 4> order_ = {0, 1, 2, 3};
+  std::function<int(const Rule&)> priority_of_;
   AcTable ac_;
   std::vector<std::vector<std::shared_ptr<const RegexDfa>>> dfas_;
   size_t regex_count_ = 0, regex_compiled_ = 0;

@@ -2441,7 +2441,7 @@ bool RuleSet::apply_threshold_text(const std::string& text, const std::string& n
     ++n;
     std::string_view l = trim(line);
     if (l.empty() || l[0] == '#') continue;
-    auto problem = [&](const std::string& what) { problems_.push_back({name, n, 0, what}); };
+    auto problem = [&](const std::string& what) { problems_.push_back({name, n, 0, what, true}); };
     size_t sp = l.find_first_of(" \t");
     std::string kind(l.substr(0, sp));
     if (kind != "threshold" && kind != "event_filter" && kind != "suppress" && kind != "rate_filter") {

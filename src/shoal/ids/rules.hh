@@ -653,6 +653,7 @@ struct RuleProblem {
   int line = 0;
   uint32_t sid = 0;
   std::string what;
+  bool threshold = false;   // a threshold.config line's, not a rule's
   std::string str() const;  // "file:line: sid N: what"
 };
 

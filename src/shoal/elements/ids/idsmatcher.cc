@@ -116,6 +116,7 @@ struct IdsShared {
   std::mutex stats_mu;
   std::map<std::string, uint64_t> stats;
   int copies = 0, stopped = 0;  // (under stats_mu) the last copy to stop saves the datasets
+  uint64_t loaded_ns = 0;       // when the rules were loaded (wall clock)
   // The state Suricata keeps per host or across flows, one for the
   // workers' copies (each locks its own): a host's flows go to any worker.
   ids::ThresholdState threshold;
@@ -169,6 +170,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
     a.read("EVE_PAYLOAD", eve_payload_).read("EVE_PAYLOAD_PRINTABLE", eve_printable_);
     a.read("EVE_TAGGED_PACKETS", eve_tagged_);
+    a.read("PACKET_ALERT_MAX", alert_max_);
+    if (alert_max_ < 1 || alert_max_ > 255) a.fail("PACKET_ALERT_MAX: 1-255 (Suricata's packet-alert-max)");
     bool stream_anomalies = false;
     a.read("EVE_ANOMALY_STREAM", stream_anomalies).read("EVE_ANOMALY_DECODE", decode_anomalies_);
     app_.set_log_stream_anomalies(stream_anomalies);
@@ -312,6 +315,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     std::string err;
     if (first) {
+      shared_->loaded_ns = realtime_ns();
       ids::Vars vars;
       auto db = std::make_shared<ids::Database>();
       if ((!vars_file_.empty() && !vars.load_file(vars_file_, err)) ||
@@ -331,6 +335,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         shared_->set.refuse_if(needs, why);
       }
       db->set_action_order(action_order_);
+      db->set_priority_of([this](const ids::Rule& r) { return priority(r); });
       std::vector<ids::Rule> rules = shared_->set.rules();
       if (!mgr_ || !stream_payload_)  // (no streams: every payload rule reads packets)
         for (ids::Rule& r : rules) r.stream_payload = false;
@@ -531,6 +536,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("uninspected", uninspected_);
     add_stat_handler("alerts", alerts_);
     add_stat_handler("alerted_packets", alerted_packets_);
+    add_stat_handler("alerts_discarded", discarded_);
+    add_stat_handler("alerts_suppressed", suppressed_);
     add_stat_handler("verified", verified_);
     add_stat_handler("device_overflows", overflows_);
     add_stat_handler("device_chunked", chunked_);
@@ -793,15 +800,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     j["drop"] = d;
     if (r && drop_alerts_) {  // (EVE_DROP_ALERTS: the rule that dropped it)
       const ids::Classifications::Class* cls = r->classtype.empty() ? nullptr : shared_->classes.find(r->classtype);
-      j["alert"] = {{"action", "blocked"},
-                    {"gid", r->gid},
-                    {"signature_id", r->sid},
-                    {"rev", r->rev},
-                    {"signature", r->msg},
-                    {"category", cls ? cls->description : r->classtype},
-                    {"severity", r->priority ? r->priority
-                                 : cls       ? cls->priority
-                                             : 3}};
+      j["alert"] = {{"action", "blocked"},     {"gid", r->gid},
+                    {"signature_id", r->sid},  {"rev", r->rev},
+                    {"signature", r->msg},     {"category", cls ? cls->description : r->classtype},
+                    {"severity", priority(*r)}};
     }
     eve_put(kEveDrop, eve_text(j));
   }
@@ -1113,18 +1115,31 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (hits.empty()) return;
     auto* fs = reinterpret_cast<FlowState*>(mgr_->table().state(id) + state_off_);
     const auto& rules = engine_.rules();
-    uint32_t logged = 0;
+    // each direction's matches as one packet's (Suricata's flow-end pseudo
+    // packets, the client's first): in the rules' order, packet-alert-max
+    // of them logged
+    std::stable_sort(hits.begin(), hits.end(), [](const IdsAppLayer::TxHit& a, const IdsAppLayer::TxHit& b) {
+      return a.dir != b.dir ? a.dir < b.dir : a.rule < b.rule;
+    });
+    uint32_t logged = 0, in_dir[2] = {0, 0};
     for (const IdsAppLayer::TxHit& h : hits) {
       const ids::Rule& rule = rules[h.rule];
       ids::PacketInfo info;
       uint8_t l4[20] = {};
       end_view(id, f, h.dir, info, l4);
       info.app = app;  // (the application layer let the flow go already)
-      if (fs->verdict || rule.noalert || rule.action == "pass") continue;
-      if ((rule.threshold.type != ids::Threshold::None &&
+      if (fs->verdict || rule.action == "pass") continue;
+      if (rule.noalert ||
+          (rule.threshold.type != ids::Threshold::None &&
            !shared_->threshold.allow(rule, h.rule, info, flow_id_of(id), f.last_ns)) ||
-          (!rule.suppress.empty() && ids::ThresholdState::suppressed(rule, info)))
+          (!rule.suppress.empty() && ids::ThresholdState::suppressed(rule, info))) {
+        suppressed_.add();
         continue;
+      }
+      if (in_dir[h.dir & 1]++ >= alert_max_) {
+        discarded_.add();
+        continue;
+      }
       verdict_ = "alert";
       log(rule, info, f.last_ns, false, &h, nullptr, flow_id_of(id), id);
       ++logged;
@@ -1163,12 +1178,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // threshold and detection_filter: matches that do not become alerts
     // take no action either
     uint64_t now = p->timestamp_ns();
+    size_t matched = all_.size();
     std::erase_if(all_, [&](const auto& h) {
       const ids::Rule& rule = engine_.rules()[h.first];
       return (rule.threshold.type != ids::Threshold::None &&
               !shared_->threshold.allow(rule, h.first, info, flow_id_of(p), now)) ||
              (!rule.suppress.empty() && ids::ThresholdState::suppressed(rule, info));  // threshold.config suppress
     });
+    suppressed_.add(matched - all_.size());
     struct Clear {
       std::vector<IdsAppLayer::TxHit>& v;
       ~Clear() { v.clear(); }
@@ -1220,16 +1237,29 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       dropped |= d;
       drop_flow |= d && flow_scoped(rule, tx, info);
       if (d && !dropper) dropper = &rule, by_rate = actions_[i] != &rule.action;
-      if (rule.noalert) continue;
-      log(rule, info, ts, ips_ && d, tx, p, flow_id);
+      if (rule.noalert) {
+        suppressed_.add();
+        continue;
+      }
       if (!rule.tags.empty()) shared_->tags.start(rule, info, flow_id, ts);
+      // packet-alert-max: the first matches (in the rules' order) are
+      // logged, the rest counted; their actions stand
+      if (logged >= alert_max_) {
+        discarded_.add();
+        continue;
+      }
+      log(rule, info, ts, ips_ && d, tx, p, flow_id);
       ++logged;
     }
     if (end < all_.size()) {  // alert then pass, the pass after other matches
       const ids::Rule& pr = rules[all_[end].first];
       if (pr.force_alert && !pr.noalert) {
-        log(pr, info, ts, false, all_[end].second, p, flow_id);
-        ++logged;
+        if (logged < alert_max_) {
+          log(pr, info, ts, false, all_[end].second, p, flow_id);
+          ++logged;
+        } else {
+          discarded_.add();
+        }
       }
     }
     if (logged) {
@@ -1409,6 +1439,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         s[fmt::format("decoder.event.{}", ids::decode_event_name(ids::DecodeEvent(e)))] += event_stats_[e];
     event_stats_.fill(0);
     s["detect.alert"] += alerts_.get();
+    s["detect.alert_queue_overflow"] += discarded_.get();
+    s["detect.alerts_suppressed"] += suppressed_.get();
     if (app_on_) {
       s["tcp.reassembly_gap"] += app_.counters().stream_gaps.get();
       s["app_layer.tx.http"] += app_.counters().http.transactions.get();
@@ -1442,6 +1474,16 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     nlohmann::json j = {{"timestamp", time_text(realtime_ns(), true)}, {"event_type", "stats"}};
     nlohmann::json st = stats_json(shared_->stats);
     st["uptime"] = (monotonic_ns() - started_ns_) / 1000000000ull;
+    // the rule set, as Suricata's detect.engines: rules refused for their
+    // `requires` are skipped, the others failed
+    uint64_t failed = 0, skipped = 0;
+    for (const ids::RuleProblem& pr : shared_->set.problems())
+      if (!pr.threshold) ++(pr.what.starts_with("requires:") ? skipped : failed);
+    st["detect"]["engines"] = nlohmann::json::array({{{"id", 0},
+                                                      {"last_reload", time_text(shared_->loaded_ns, true)},
+                                                      {"rules_loaded", shared_->set.rules().size()},
+                                                      {"rules_failed", failed},
+                                                      {"rules_skipped", skipped}}});
     j["stats"] = std::move(st);
     return eve_text(j);
   }
@@ -1544,6 +1586,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                    {"pkt_src", "wire/pcap"}};
     if (o.has_ports) j["tunnel"]["src_port"] = o.sport, j["tunnel"]["dest_port"] = o.dport;
   }
+  // A rule's priority: its own, else its classtype's, else 3 (Suricata's).
+  int priority(const ids::Rule& r) const {
+    if (r.priority) return r.priority;
+    const ids::Classifications::Class* cls = r.classtype.empty() ? nullptr : shared_->classes.find(r.classtype);
+    return cls ? cls->priority : 3;
+  }
   // An alert: of packet pkt, or (pkt null) of flow entry `end`'s stream at its end.
   void log(const ids::Rule& r, const ids::PacketInfo& p, uint64_t ts, bool blocked, const IdsAppLayer::TxHit* tx,
            const Packet* pkt, uint64_t flow_id, uint32_t end = 0) {
@@ -1551,7 +1599,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // category and severity from classification.config, as Suricata
     const ids::Classifications::Class* cls = r.classtype.empty() ? nullptr : shared_->classes.find(r.classtype);
     std::string category = cls ? cls->description : r.classtype;
-    int prio = r.priority ? r.priority : cls ? cls->priority : 3;
+    int prio = priority(r);
     std::string proto = proto_name(p.proto);
     if (!fastlog_file_.empty()) {
       auto ep = [&](const ids::Addr& a, uint16_t port) {
@@ -1779,6 +1827,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   int32_t ip_at_ = -1;  // where an earlier step of the chain checked the IP header
   offload::TableMirror mirror_, stream_mirror_;
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, log_lost_;
+  Stat discarded_, suppressed_;  // matches over packet-alert-max; thresholded or noalert
+  uint32_t alert_max_ = 15;      // PACKET_ALERT_MAX: alerts logged per packet (Suricata's packet-alert-max)
   // Offloaded scan: chunk bytes (0: a thread per packet), the aggregate's
   // longest payload, the longest fast pattern (of the database it was
   // measured for), aggregates scanned in chunks.
@@ -1880,6 +1930,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"HTTP_RESPONSE_BODY_LIMIT", "bytes",                                                                            \
        "the bytes of each response body inspected and tracked (Suricata's response-body-limit; default 100 KiB)"},     \
       {"STRICT", "boolean", "fail on the first unusable rule (default false)"},                                        \
+      {"PACKET_ALERT_MAX", "integer",                                                                                  \
+       "alerts logged per packet, 1-255: the first matches in the rules' order; the others counted "                   \
+       "(alerts_discarded, Suricata's detect.alert_queue_overflow), their actions applied (Suricata's "                \
+       "packet-alert-max; default 15)"},                                                                               \
       {"MIDSTREAM_POLICY", "word",                                                                                     \
        "Suricata's stream.midstream-policy, for TCP connections seen without their handshake: ignore (default), "      \
        "pass-flow (no detection; parsed and logged when the flow layer picks connections up midstream), bypass, "      \
@@ -1932,6 +1986,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"uninspected", "r", "packets that were not IP (sent on uninspected)"}, {"alerts", "r", "alerts raised"},      \
       {"log_lost", "r", "alert lines that could not be written (the run fails)"},                                    \
       {"alerted_packets", "r", "packets with at least one alert"},                                                   \
+      {"alerts_discarded", "r", "matches not logged: over PACKET_ALERT_MAX on their packet"},                        \
+      {"alerts_suppressed", "r", "matches not logged: thresholded, suppressed or noalert"},                          \
       {"passed", "r", "packets a pass rule matched (their flows are passed)"},                                       \
       {"dropped", "r", "packets a drop or reject rule dropped (IPS)"},                                               \
       {"flow_passed", "r", "later packets of passed flows, not inspected"},                                          \
@@ -1997,8 +2053,10 @@ SHOAL_OFFLOADABLE_ELEMENT(
         "Snort's backtracking. Rules with options the engine cannot honour (HTTP buffers, byte_test, "
         "flowbits...) are skipped and listed (handler 'problems'; STRICT fails the load instead). "
         "Alerts go to FASTLOG (Suricata's fast.log lines) and EVE (event_type alert records). Rules run in "
-        "Suricata's action order (pass, drop, reject, alert): a pass rule that matches stops inspection of the "
-        "packet and its flow, with no alert. With IPS true, drop and reject rules drop the packet and every later "
+        "Suricata's order (by action: pass, drop, reject, alert; then flowbits, flowint, hostbits and xbits setters "
+        "before readers; then priority; then sid): a pass rule that matches stops inspection of the "
+        "packet and its flow, with no alert; the first PACKET_ALERT_MAX matches of a packet are logged. With IPS true, "
+        "drop and reject rules drop the packet and every later "
         "packet of its flow (alert action 'blocked'; output 1, or a counted drop 'ips-drop' without it); without "
         "IPS they only alert ('allowed'), and packets that alert leave on output 1 if it exists (log and "
         "forward: connect it on), the rest on output 0. With a FlowIPManager upstream, flow (established, "
