@@ -766,6 +766,30 @@ TEST(IdsHttp, AcknowledgedDataIsParsedAndInspectedOnItsDirectionsPacket) {
   EXPECT_EQ(at(arrival), (std::map<uint32_t, int>{{1, 4}, {2, 5}, {3, 8}}));
 }
 
+// A rule with payload items and a transaction buffer: the payload items
+// match the stream data delivered for the transaction, and stay matched
+// while its buffers come (here a response header in one segment, the body's
+// end in a later one), as Suricata's stream inspection engine.
+TEST(IdsHttp, PayloadItemsMatchedEarlierInTheTransactionStayMatched) {
+  Conv c;
+  c.send(0, "GET / HTTP/1.1\r\nHost: a.example\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nX-Marker: yes\r\nContent-Length: 20\r\n\r\nhead");
+  c.send(0, "");
+  c.send(1, "-of-it-tail-secret");
+  c.send(0, "");
+  std::string rules =
+      "alert http any any -> any any (content:\"X-Marker: yes\"; file_data; content:\"tail-secret\"; sid:1;)\n"
+      "alert http any any -> any any (content:\"X-Marker: no\"; file_data; content:\"tail-secret\"; sid:2;)\n"
+      "alert http any any -> any any (content:\"Host: a\"; file_data; content:\"tail-secret\"; sid:3;)\n";
+  for (const char* mode : {"arrival", "acked"}) {
+    auto r = run_ids(fmt::format("http-stream-tx-{}", mode), c.out, rules, false, false,
+                     fmt::format(", STREAM_INSPECT {}", mode));
+    ASSERT_TRUE(r.r->ok);
+    EXPECT_EQ(r.sids(), (std::vector<uint32_t>{1})) << mode << ": the marker was in the response's stream, the "
+                                                               "Host in the request's";
+  }
+}
+
 TEST(IdsHttp, AnAbsentHeaderIsNoBuffer) {
   for (bool sent : {false, true}) {
     Conv c;

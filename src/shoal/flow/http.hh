@@ -131,6 +131,7 @@ struct HttpTx {
   // the detection engine's: rules that already alerted on this transaction,
   // and whether a config rule turned its logging off
   std::vector<uint32_t> alerted;
+  std::vector<uint32_t> stream_matched;  // rules whose payload items matched data delivered for it
   bool no_log = false;
   uint64_t events_logged = 0;    // the events an anomaly record was made of
   uint64_t events_seen[2] = {};  // the events the rules were matched with, on a packet each way

@@ -175,6 +175,7 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
   pattern_rules_.clear();
   always_.clear();
   tx_rules_.clear();
+  tx_payload_rules_.clear();
   stream_rules_.clear();
   std::map<std::string, uint32_t> ids;
   for (uint32_t i = 0; i < rules_.size(); ++i) {
@@ -185,6 +186,9 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     if (rules_[i].stream_payload) stream_rules_.push_back(i);  // (and a packet rule)
     if (rules_[i].uses_tx()) {
       tx_rules_.push_back(i);
+      if (std::any_of(rules_[i].items.begin(), rules_[i].items.end(),
+                      [](const Item& it) { return it.buf == Buf::Packet; }))
+        tx_payload_rules_.push_back(i);
       continue;
     }
     const Content* best = nullptr;

@@ -36,7 +36,13 @@ bool payload_matches(const Rule& r, const uint8_t* payload, uint32_t plen);
 // not have yet: no match (the caller tries again as the transaction
 // progresses).
 bool tx_needs(const Rule& r, const TxBuffers& tx);  // every buffer r reads is ready
-bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p);
+// stream_done: r's payload items matched already (on data delivered earlier
+// for this transaction: Suricata keeps a rule's inspection engines that
+// matched in the transaction's detection state), so they are not run again.
+bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p, bool stream_done = false);
+// Whether r's payload items (its runs in the packet's payload) match p's
+// payload, the rest of the rule aside; false for a rule without any.
+bool tx_payload_matches(const Rule& r, const PacketInfo& p);
 // The buffer a tx rule's item reads: file.data on a rule for the client's
 // side is the request body.
 Buf side_buf(const Rule& r, Buf b);
@@ -104,6 +110,10 @@ class Database {
   // Rules that read application-layer buffers: matched on transactions
   // (tx_matches), never on packets.
   const std::vector<uint32_t>& tx_rules() const { return tx_rules_; }
+  // Transaction rules with payload items too (content before a sticky
+  // buffer...): those items read the stream data delivered for the
+  // transaction, as it comes.
+  const std::vector<uint32_t>& tx_payload_rules() const { return tx_payload_rules_; }
   // The transaction rules that may match tx, in the database's order: those
   // whose fast pattern (a content each must find in an application-layer
   // buffer) is in its buffer, found by one Aho-Corasick scan per buffer,
@@ -201,7 +211,7 @@ class Database {
   std::vector<Rule> rules_;
   std::vector<std::string> patterns_;
   std::vector<std::vector<uint32_t>> pattern_rules_;
-  std::vector<uint32_t> always_, tx_rules_, stream_rules_;
+  std::vector<uint32_t> always_, tx_rules_, tx_payload_rules_, stream_rules_;
   AcTable stream_ac_;                             // the stream rules' fast patterns
   std::vector<std::vector<uint32_t>> stream_of_;  // per pattern of stream_ac_, its rules
   std::vector<uint32_t> stream_always_;           // stream rules without a fast pattern

@@ -297,7 +297,21 @@ bool tx_needs(const Rule& r, const TxBuffers& tx) {
   return true;
 }
 
-bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
+bool tx_payload_matches(const Rule& r, const PacketInfo& p) {
+  auto pcre2 = [](size_t) { return -1; };
+  static const uint8_t kEmpty = 0;
+  bool any = false;
+  for (size_t k = 0; k < r.items.size(); ++k) {
+    if (r.items[k].buf != Buf::Packet || (k > 0 && r.items[k - 1].buf == Buf::Packet && !r.items[k].run_start))
+      continue;  // (not a payload run's first item)
+    int budget = kBacktrackBudget;
+    if (!items_from(r, k, p.payload ? p.payload : &kEmpty, p.plen, 0, budget, pcre2, k)) return false;
+    any = true;
+  }
+  return any;
+}
+
+bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p, bool stream_done) {
   if (!tx_needs(r, tx) || !header_matches(r, p)) return false;
   if ((tx.events & r.app_events) != r.app_events) return false;
   if (r.has_urilen) {
@@ -337,7 +351,7 @@ bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p) {
     if (k > 0 && r.items[k].buf == r.items[k - 1].buf && !r.items[k].run_start) continue;  // inside a run
     Buf b = r.items[k].buf;
     if (b == Buf::Packet) {
-      if (!run(k, {reinterpret_cast<const char*>(p.payload), p.plen})) return false;
+      if (!stream_done && !run(k, {reinterpret_cast<const char*>(p.payload), p.plen})) return false;
       continue;
     }
     if (packet_buf(b)) {

@@ -394,6 +394,14 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     return;
   }
   app_data(*c, dir, data, len);
+  if (cur_ && c->http && db_ && !db_->tx_payload_rules().empty()) {  // (the data, as the stream has it)
+    ids::PacketInfo* was = cur_;
+    ids::PacketInfo view = *cur_;
+    view.payload = data, view.plen = len;
+    cur_ = &view;
+    stream_payload(*c, dir);
+    cur_ = was;
+  }
 }
 
 void IdsAppLayer::deliver_all(Conn& c, uint8_t dir) {
@@ -437,6 +445,7 @@ void IdsAppLayer::deliver(Conn& c, uint8_t dir, uint64_t upto) {
   progressed_.clear();
   collect_ = other_way;
   app_data(c, dir, part, uint32_t(n));
+  stream_payload(c, dir);
   w.erase(0, n);
   collect_ = false;
   if (cur_hits_)
@@ -775,6 +784,29 @@ const std::vector<uint32_t>& IdsAppLayer::tx_candidates(const ids::TxBuffers& a,
   return cand_;
 }
 
+void IdsAppLayer::stream_payload(Conn& c, uint8_t dir) {
+  if (!db_ || !c.http || !cur_ || !cur_->plen || db_->tx_payload_rules().empty()) return;
+  const auto& rules = db_->rules();
+  c.http->each([&](flow::HttpTx& tx) {
+    using T = flow::HttpTx;
+    if ((tx.progress & T::kEnded) ||
+        !(tx.progress & (dir ? T::kResponseHeaders : T::kRequestLine | T::kRequestHeaders)))
+      return;
+    bool fresh = false;
+    for (uint32_t r : db_->tx_payload_rules()) {
+      const ids::Rule& rule = rules[r];
+      if (rule.app != ids::kAppHttp || rule.response_side() != (dir == 1) ||
+          std::find(tx.stream_matched.begin(), tx.stream_matched.end(), r) != tx.stream_matched.end() ||
+          std::find(tx.alerted.begin(), tx.alerted.end(), r) != tx.alerted.end() ||
+          !ids::tx_payload_matches(rule, *cur_))
+        continue;
+      tx.stream_matched.push_back(r);
+      fresh = true;
+    }
+    if (fresh) match_tx(tx);
+  });
+}
+
 void IdsAppLayer::match_tx(flow::HttpTx& tx) {
   cur_->app = ids::kAppHttp;  // this packet's data made the transaction progress
   using ids::Buf;
@@ -903,7 +935,10 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
                                 : form && rule.file_data_request ? req_files
                                 : rule.response_side()           ? res
                                                                  : req;
-    if (!ids::tx_matches(rule, use, *cur_) || !ids::flowints_hold(rule, *cur_)) continue;
+    // payload items that matched data delivered for this transaction
+    // (stream_payload) stay matched while its buffers come
+    bool stream_done = std::find(tx.stream_matched.begin(), tx.stream_matched.end(), r) != tx.stream_matched.end();
+    if (!ids::tx_matches(rule, use, *cur_, stream_done) || !ids::flowints_hold(rule, *cur_)) continue;
     tx.alerted.push_back(r);
     tx.no_log |= rule.no_tx_log;
     ids::apply_flowbits(rule, *cur_);

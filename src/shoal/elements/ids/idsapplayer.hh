@@ -167,6 +167,11 @@ class IdsAppLayer : private flow::StreamSink {
   void log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir);
   void log_uploads(const Conn& c, flow::HttpTx& tx);  // a form's files closed since
   void match_tx(flow::HttpTx& tx);
+  // The HTTP transactions open in direction dir whose rules' payload items
+  // match the data just parsed (cur_'s payload): noted, and the
+  // transaction matched again (Suricata inspects a transaction's payload
+  // items on the raw stream of each packet, and keeps what matched).
+  void stream_payload(Conn& c, uint8_t dir);
   void dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n);
   void on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what);
   void sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m);
