@@ -785,8 +785,9 @@ TEST(IdsHttp, PayloadItemsMatchedEarlierInTheTransactionStayMatched) {
     auto r = run_ids(fmt::format("http-stream-tx-{}", mode), c.out, rules, false, false,
                      fmt::format(", STREAM_INSPECT {}", mode));
     ASSERT_TRUE(r.r->ok);
-    EXPECT_EQ(r.sids(), (std::vector<uint32_t>{1})) << mode << ": the marker was in the response's stream, the "
-                                                               "Host in the request's";
+    EXPECT_EQ(r.sids(), (std::vector<uint32_t>{1})) << mode
+                                                    << ": the marker was in the response's stream, the "
+                                                       "Host in the request's";
   }
 }
 
