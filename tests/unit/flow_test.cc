@@ -692,6 +692,29 @@ TEST(Reassembly, CapsGiveUpTheOldestHoleAndTheStreamGoesOn) {
   EXPECT_LE(r.counters().buffered_peak.get(), 8u);
 }
 
+// Suricata's streaming buffer regions: data held more than the region gap
+// (256 KiB) beyond the stream's next bytes, or beyond other held data,
+// takes a region of its own; the most at once stays the direction's.
+TEST(Reassembly, MaxRegionsCountsHeldDataFarAhead) {
+  flow::Reassembler r;
+  Collect c;
+  r.set_sink(&c);
+  flow::Stream s;
+  seg(r, s, 0, 0, k::kTcpSyn, "");
+  seg(r, s, 0, 1, k::kTcpAck, "ab");
+  seg(r, s, 0, 10, k::kTcpAck, "near");  // held, within the gap: the stream's region
+  EXPECT_EQ(s.d[0].max_regions, 1u);
+  seg(r, s, 0, 1 + 300 * 1024, k::kTcpAck, "far");  // 300 KiB ahead: a second region
+  EXPECT_EQ(s.d[0].max_regions, 2u);
+  seg(r, s, 0, 1 + 400 * 1024, k::kTcpAck, "close to it");  // within the gap of that one
+  EXPECT_EQ(s.d[0].max_regions, 2u);
+  seg(r, s, 0, 1 + 700 * 1024, k::kTcpAck, "further");  // a third
+  EXPECT_EQ(s.d[0].max_regions, 3u);
+  r.finish(s, 1);
+  EXPECT_EQ(s.d[0].max_regions, 3u) << "the most at once";
+  EXPECT_EQ(s.d[1].max_regions, 1u);
+}
+
 TEST(Reassembly, RstEndsBothDirectionsAndMidstreamIsAnOption) {
   flow::Reassembler r;
   Collect c;

@@ -550,6 +550,11 @@ TEST(IdsFlows, TcpStatesAreNamedFromTheServersSide) {
     auto r = run_ids("tcp-states", c.out, "alert tcp any any -> any any (content:\"zz\"; sid:1;)\n");
     EXPECT_TRUE(r.r->ok);
     EXPECT_EQ(r.flows.size(), 1u);
+    for (const char* side : {"ts_max_regions", "tc_max_regions"}) {  // (in order: one stream buffer region each)
+      if (!r.flows.empty()) {
+        EXPECT_EQ(r.flows[0]["tcp"].value(side, 0), 1) << side;
+      }
+    }
     return r.flows.empty()
                ? std::pair<std::string, std::string>()
                : std::pair<std::string, std::string>{r.flows[0]["tcp"]["state"], r.flows[0]["flow"]["state"]};

@@ -107,6 +107,20 @@ void Reassembler::insert(DirStream& d, uint64_t off, const uint8_t* data, uint32
     add(off, end);
   }
   c_.buffered_peak.set(std::max(c_.buffered_peak.get(), c_.buffered.get()));
+  count_regions(d);
+}
+
+void Reassembler::count_regions(DirStream& d) {
+  // Suricata's streaming buffer for TCP: a region starts 2 KiB long at the
+  // next byte; data within the region gap of a region's range joins it
+  constexpr uint64_t kGap = 256 * 1024, kFirst = 2048;
+  uint64_t end = d.next + kFirst;
+  uint16_t n = 1;
+  for (const auto& [off, bytes] : d.ooo) {
+    if (off > end + kGap) ++n;
+    end = std::max<uint64_t>(end, off + bytes.size());
+  }
+  d.max_regions = std::max(d.max_regions, n);
 }
 
 bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, uint8_t flags, const uint8_t* data,

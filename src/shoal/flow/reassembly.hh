@@ -71,6 +71,11 @@ struct DirStream {
   uint64_t fin_off = 0;                          // offset of the FIN (valid when fin)
   uint64_t held = 0;                             // bytes in ooo
   std::map<uint64_t, std::vector<uint8_t>> ooo;  // non-overlapping, keyed by offset
+  // Suricata's streaming buffer regions (its flow records' ts/tc_max_regions):
+  // the most stretches of memory the direction's data took at once. The
+  // stream's own region holds its next bytes; held data further than the
+  // region gap (256 KiB) from it and from other held data takes another.
+  uint16_t max_regions = 1;
   // BatchReassembler's: the last batch with this direction, its index there
   uint64_t batch = 0;
   uint32_t group = 0;
@@ -107,6 +112,7 @@ class Reassembler {
   void deliver(DirStream& d, uint32_t flow, uint8_t dir, const uint8_t* data, uint32_t len);
   void end(DirStream& d, uint32_t flow, uint8_t dir);
   void drop_held(DirStream& d, uint64_t n);
+  static void count_regions(DirStream& d);
   StreamConfig cfg_;
   StreamSink* sink_ = nullptr;
   StreamCounters c_;

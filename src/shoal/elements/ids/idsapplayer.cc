@@ -205,6 +205,11 @@ uint16_t IdsAppLayer::app(uint32_t id) {
   return c ? c->app : uint16_t(ids::kAppNone);
 }
 
+uint16_t IdsAppLayer::max_regions(uint32_t id, uint8_t dir) {
+  Conn* c = slot(id);
+  return c ? c->stream.d[dir & 1].max_regions : uint16_t(1);
+}
+
 bool IdsAppLayer::ssh_encrypted(uint32_t id) {
   Conn* c = slot(id);
   return c && c->app == ids::kAppSsh && c->ssh && c->ssh->done();

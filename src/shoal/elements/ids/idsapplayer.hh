@@ -146,6 +146,9 @@ class IdsAppLayer : private flow::StreamSink {
               const k::IdsStreamOut* found = nullptr);
   // The flow's application protocol (ids::App), 0 when unknown.
   uint16_t app(uint32_t id);
+  // Suricata's max_regions of a direction's stream (1 for a flow without
+  // reassembled data).
+  uint16_t max_regions(uint32_t id, uint8_t dir);
   // The connection is SSH and both sides sent NEWKEYS: encrypted from here on.
   bool ssh_encrypted(uint32_t id);
   const Counters& counters() const { return c_; }

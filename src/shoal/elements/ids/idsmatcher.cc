@@ -379,7 +379,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
         uint16_t app = app_on_ ? app_.app(id) : uint16_t(ids::kAppNone);
         count_flow(f, app);
+        uint16_t regions[2] = {0, 0};  // (0: not known: no reassembly)
         if (app_on_) {
+          regions[0] = app_.max_regions(id, 0), regions[1] = app_.max_regions(id, 1);
           // each direction as its packets showed it, for the stream rules
           // that match data the end delivers
           ids::PacketInfo at[2];
@@ -389,7 +391,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           tx_logs(nullptr, f.last_ns);
           end_alerts(id, f, app);
         }
-        if (eve(kEveFlow)) flow_record(id, f, why, app);
+        if (eve(kEveFlow)) flow_record(id, f, why, app, regions);
       });
     auto open = [&](io::SharedFile<io::OutFile>& f, const std::string& path) {
       if (path.empty()) return;
@@ -882,7 +884,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     logs.clear();
   }
   // An EVE flow record as a flow leaves the table (Suricata's fields).
-  void flow_record(uint32_t id, const flow::Flow& f, flow::Release why, uint16_t app) {
+  void flow_record(uint32_t id, const flow::Flow& f, flow::Release why, uint16_t app, const uint16_t regions[2]) {
     const k::ConnKey& key = f.key;
     nlohmann::json j = flow_head(id, f, true, f.first_ns, "flow");
     const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
@@ -928,7 +930,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                                {0x10, "ack"},
                                {0x20, "urg"}})
         if (all & bit) j["tcp"][name] = true;
-      if (const char* st = tcp_state_name(fs->tcp)) j["tcp"]["state"] = st;
+      if (const char* st = tcp_state_name(fs->tcp)) {
+        j["tcp"]["state"] = st;
+        // the session's stream buffers: each direction's most regions
+        // (Suricata's streaming buffer; the flow is not reassembled without
+        // an application layer, and they are not known)
+        if (regions[0]) j["tcp"]["ts_max_regions"] = regions[0];
+        if (regions[1]) j["tcp"]["tc_max_regions"] = regions[1];
+      }
     }
     eve_put(kEveFlow, eve_text(j));
   }
