@@ -335,6 +335,13 @@ TEST(FlowTable, MidstreamPickupIsAnOption) {
   // with no midstream pickup the first packet's sender stays the originator
   id = tb.pkt(ip4(5, 6, 6, 80, 1000, k::kTcpSyn | k::kTcpAck), 2, &dir);
   EXPECT_EQ(dir, 0);
+  // picked up at its SYN-ACK, the server's ACK completes it too (the
+  // client's may not have been captured; Suricata's midstream SYN/ACK)
+  id = loose.pkt(ip4(7, 8, 6, 80, 1000, k::kTcpSyn | k::kTcpAck), 4, &dir);
+  EXPECT_EQ(loose.t.flow(id).tcp.state, k::kTcpSynRecv);
+  loose.pkt(ip4(7, 8, 6, 80, 1000, k::kTcpAck), 5, &dir);
+  EXPECT_EQ(dir, 1);
+  EXPECT_EQ(loose.t.flow(id).tcp.state, k::kTcpEstablished);
 }
 
 // A capture of one side of each connection (asymmetric routing): with

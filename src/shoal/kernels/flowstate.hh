@@ -43,6 +43,10 @@ struct TcpTrack {
   uint8_t state = kTcpNone;
   uint8_t fin = 0;        // bit d: a FIN was seen from direction d (0 originator, 1 responder)
   uint8_t first_fin = 0;  // the direction that closed first
+  // picked up at its SYN-ACK (midstream): an ACK from either side completes
+  // the handshake (Suricata's midstream SYN/ACK session takes the server's
+  // ACK too, the client's may have gone unseen)
+  uint8_t synack_pickup = 0;
 };
 
 // What a TCP segment does to a connection. Returns true when a SYN reopens a
@@ -61,8 +65,10 @@ SHOAL_HD bool tcp_track(TcpTrack& t, uint8_t flags, uint8_t dir, bool midstream,
     case kTcpNone:
       if (syn && !ack)
         t.state = kTcpSynSent;
-      else if (midstream || (async && syn))  // (a server's side alone begins with its SYN-ACK)
+      else if (midstream || (async && syn)) {  // (a server's side alone begins with its SYN-ACK)
         t.state = syn ? kTcpSynRecv : kTcpEstablished;
+        t.synack_pickup = syn && midstream;
+      }
       break;
     case kTcpSynSent:
       if (dir == 1 && syn)
@@ -71,7 +77,8 @@ SHOAL_HD bool tcp_track(TcpTrack& t, uint8_t flags, uint8_t dir, bool midstream,
         t.state = kTcpEstablished;  // the client's side alone: its ACK, the SYN-ACK unseen
       break;
     case kTcpSynRecv:
-      if (ack && !syn && (dir == 0 || async)) t.state = kTcpEstablished;  // (async: the server's side alone)
+      if (ack && !syn && (dir == 0 || async || t.synack_pickup))
+        t.state = kTcpEstablished;  // (async: the server's side alone)
       break;
     default: break;
   }
