@@ -156,6 +156,10 @@ has "PACKET_ALERT_MAX 2"
 printf 'packet-alert-max: 0\n' >"$tmp/amax0.yaml"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/amax0.yaml" --dump-config; lacks "PACKET_ALERT_MAX"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set packet-alert-max=300; has "1-255"
+# an eve-log's pcap-file: records name the capture read
+printf 'outputs:\n  - eve-log:\n      enabled: yes\n      pcap-file: true\n' >"$tmp/pcapfile.yaml"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/pcapfile.yaml" --dump-config
+has "EVE_PCAP_FILENAME \"$tmp/g.pcap\""
 # a suricata.yaml that does not parse is an error, with its line; Snort's var lines are no YAML, and fine
 printf 'vars:\n  address-groups:\n    HOME_NET: "[10.0.0.0/8]"\n outputs:\n  - x\n' >"$tmp/broken.yaml"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/broken.yaml" --dump-config; has "broken.yaml:4:"

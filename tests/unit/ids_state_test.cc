@@ -2466,6 +2466,48 @@ TEST(IdsDecodeEvents, DecoderEventsBecomeAnomalyRecords) {
   EXPECT_TRUE(off.other["anomaly"].empty());
 }
 
+// Suricata's IPv4 option walk: an option that fails its own check raises
+// its event and the walk goes on (a second bad option raises it again); one
+// that overruns the header ends it. Each occurrence is an anomaly record and
+// a count; the packet counts as decoder.invalid. With pcap-file, every
+// record names the capture; with ethernet, anomaly records carry the MACs.
+TEST(IdsDecodeEvents, EachOccurrenceOfAnEventIsCounted) {
+  Bytes p = ip4(kClient, kServer, 17, 1000, 53, "x");
+  const uint8_t opts[12] = {0x82, 0x02, 0xf1, 0x35, 0, 0, 0xde, 0xad, 0xbe, 0xef, 0xaa, 0};  // security, length 2
+  p.insert(p.begin() + 20, opts, opts + 12);
+  p[0] = 0x48;
+  p[3] = uint8_t(p.size());
+  uint8_t counts[kDecodeEventCount] = {};
+  uint64_t ev = decode_events(p.data(), uint32_t(p.size()), counts);
+  EXPECT_EQ(ev, event_bit(kIpv4OptInvalidLen) | event_bit(kIpv4OptPadRequired));
+  EXPECT_EQ(counts[kIpv4OptInvalidLen], 2) << "the security option's length, then the overrunning one";
+  EXPECT_EQ(counts[kIpv4OptPadRequired], 1);
+  // a valid security option, then one with a bad length: a duplicate, not validated
+  Bytes q = ip4(kClient, kServer, 17, 1000, 53, "x");
+  Bytes dup(16, 0);
+  dup[0] = 0x82, dup[1] = 11, dup[11] = 0x82, dup[12] = 5;
+  q.insert(q.begin() + 20, dup.begin(), dup.end());
+  q[0] = 0x49, q[3] = uint8_t(q.size());
+  EXPECT_EQ(decode_events(q.data(), uint32_t(q.size())), event_bit(kIpv4OptDuplicate));
+  std::string dir = test::tmpdir(), capture = dir + "/opts.pcap";
+  auto r = run_ids("decode-counts", {ether(p)}, "alert udp any any -> any any (content:\"zz\"; sid:1;)\n", false, false,
+                   fmt::format(", EVE_ANOMALY_DECODE true, EVE_ETHERNET true, EVE_PCAP_FILENAME \"{}\"", capture));
+  ASSERT_TRUE(r.r->ok);
+  int invalid_len = 0;
+  for (const auto& j : r.other["anomaly"]) {
+    invalid_len += j["anomaly"]["event"] == "decoder.ipv4.opt_invalid_len";
+    EXPECT_EQ(j["ether"]["src_mac"], "02:00:00:00:00:01") << j;
+    EXPECT_EQ(j["pcap_filename"], capture);
+  }
+  EXPECT_EQ(invalid_len, 2);
+  ASSERT_FALSE(r.other["stats"].empty());
+  const auto& st = r.other["stats"].back();
+  EXPECT_EQ(st["pcap_filename"], capture);
+  EXPECT_EQ(st["stats"]["decoder"]["invalid"], 1);
+  EXPECT_EQ(st["stats"]["decoder"]["event"]["ipv4"]["opt_invalid_len"], 2);
+  for (const auto& f : r.flows) EXPECT_EQ(f["pcap_filename"], capture);
+}
+
 TEST(IdsDecodeEvents, FragmentsAreInspectedBeforeTheirDatagramAndOverlapsFlagged) {
   // a UDP datagram in two IPv4 fragments whose data overlap (bytes 8-15 twice)
   std::string data = "12345678secret-payload!!";  // the UDP payload: 8 + 24 bytes with its header

@@ -251,6 +251,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (st.drop_flows == "all" || st.drop_flows == "start") ids += fmt::format(", EVE_DROP_FLOWS {}", st.drop_flows);
   if (st.drop_alerts) ids += ", EVE_DROP_ALERTS true";
   if (st.eve_ethernet) ids += ", EVE_ETHERNET true";
+  if (st.eve_pcap_file && !a.pcap.empty()) ids += fmt::format(", EVE_PCAP_FILENAME {}", cquote(a.pcap));
   if (st.eve_packet) ids += ", EVE_PACKET true";
   if (st.eve_payload) ids += ", EVE_PAYLOAD true";
   // Suricata's stream.inline: auto (inline in IPS mode) or forced; not

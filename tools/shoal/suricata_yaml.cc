@@ -117,6 +117,7 @@ SuricataSettings suricata_settings(const YamlNode& root) {
       const YamlNode* eve = o.get("eve-log");
       if (!eve || (eve->get("enabled") && !eve->get("enabled")->yes())) continue;
       if (const YamlNode* eth = eve->get("ethernet")) s.eve_ethernet = eth->yes();
+      if (const YamlNode* pf = eve->get("pcap-file")) s.eve_pcap_file |= pf->yes();
       SuricataSettings::EveLog& log = s.eve_logs.emplace_back();
       if (const YamlNode* f = eve->get("filename"); f && f->kind == YamlNode::Scalar) log.filename = f->value;
       if (const YamlNode* types = eve->get("types"); types && types->kind == YamlNode::Seq)

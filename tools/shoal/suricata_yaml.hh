@@ -26,6 +26,7 @@ bool load_yaml(const std::string& path, YamlNode& out, std::string& err);
 struct SuricataSettings {
   std::vector<std::string> action_order;  // empty: Suricata's default
   bool eve_verdict = false, eve_ethernet = false, eve_packet = false;
+  bool eve_pcap_file = false;                               // eve-log's pcap-file: records name the capture read
   bool eve_payload = false, eve_payload_printable = false;  // alert: payload, payload-printable
   bool eve_tagged_packets = false;                          // alert: tagged-packets
   bool eve_anomaly_stream = false;

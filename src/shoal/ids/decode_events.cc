@@ -66,7 +66,11 @@ uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
 
 struct Events {
   uint64_t bits = 0;
-  void set(DecodeEvent e) { bits |= event_bit(e); }
+  uint8_t* counts = nullptr;  // (when asked for) each event's occurrences
+  void set(DecodeEvent e) {
+    bits |= event_bit(e);
+    if (counts && counts[e] < 255) ++counts[e];
+  }
 };
 
 // TCP: the header's lengths, then its options (RFC 793, 7323, 2018, 7413,
@@ -147,7 +151,10 @@ void transport(uint8_t l4, const uint8_t* p, uint32_t len, Events& ev) {
 }
 
 // IPv4 options (RFC 791 and the ones Suricata validates): lengths,
-// pointers, duplicates.
+// pointers, duplicates. As Suricata's decoder: an option whose length
+// overruns the rest ends the walk; a kind seen (valid) before is a
+// duplicate, not validated; one that fails its own checks raises its event
+// and the walk goes on past it (so an event may come more than once).
 void ipv4_options(const uint8_t* o, uint32_t n, Events& ev) {
   if (n % 8) ev.set(kIpv4OptPadRequired);  // (Suricata's rule: padded to 8 bytes)
   uint32_t seen = 0;                       // a bit per validated option kind
@@ -161,74 +168,80 @@ void ipv4_options(const uint8_t* o, uint32_t n, Events& ev) {
     if (n < 2) return ev.set(kIpv4OptEolRequired);
     uint8_t olen = o[1];
     if (olen > n || olen < 2) return ev.set(kIpv4OptInvalidLen);
-    const uint8_t* d = o + 2;  // the option's data (olen - 2 bytes)
-    int kind = -1;
-    bool bad = false;
-    switch (type) {
-      case 7:      // record route
-      case 131:    // loose source route
-      case 137: {  // strict source route
-        kind = type == 7 ? 0 : type == 131 ? 1 : 2;
-        if (olen < 3) return ev.set(kIpv4OptInvalidLen);
-        uint8_t ptr = d[0];
-        bad = ptr < 4 || ptr % 4 || ptr > olen + 1;
-        break;
-      }
-      case 68: {  // timestamp
-        kind = 3;
-        if (olen < 5) return ev.set(kIpv4OptInvalidLen);
-        uint8_t ptr = d[0];
-        if (ptr < 5) return ev.set(kIpv4OptMalformed);
-        uint8_t flag = n > 5 ? d[3] : 0;  // (the byte Suricata reads as the flag)
-        uint32_t rec = flag == 1 || flag == 3 ? 8 : 4;
-        bad = (ptr - 5) % rec || ptr > olen + 1;
-        break;
-      }
-      case 25:  // quick-start
-        kind = 4;
-        if (olen < 8) return ev.set(kIpv4OptInvalidLen);
-        break;
-      case 130:  // security
-        kind = 5;
-        if (olen != 11) return ev.set(kIpv4OptInvalidLen);
-        break;
-      case 136:  // stream id
-        kind = 6;
-        if (olen != 4) return ev.set(kIpv4OptInvalidLen);
-        break;
-      case 148:  // router alert
-        kind = 7;
-        if (olen != 4) return ev.set(kIpv4OptInvalidLen);
-        break;
-      case 134: {  // CIPSO: its tags
-        kind = 8;
-        if (olen < 10) return ev.set(kIpv4OptInvalidLen);
-        const uint8_t* tag = d + 4;
-        uint32_t left = olen - 6u;
-        while (left && !bad) {
-          if (left < 2) {
-            bad = true;
+    const uint8_t* d = o + 2;       // the option's data (olen - 2 bytes)
+    int kind = type == 7     ? 0    // record route
+               : type == 131 ? 1    // loose source route
+               : type == 137 ? 2    // strict source route
+               : type == 68  ? 3    // timestamp
+               : type == 25  ? 4    // quick-start
+               : type == 130 ? 5    // security
+               : type == 136 ? 6    // stream id
+               : type == 148 ? 7    // router alert
+               : type == 134 ? 8    // CIPSO
+                             : -1;  // an option Suricata does not know: it goes on
+    if (kind < 0) {
+      ev.set(kIpv4OptInvalid);
+    } else if (seen >> kind & 1) {
+      ev.set(kIpv4OptDuplicate);  // (the duplicate is not validated)
+    } else {
+      DecodeEvent bad = kDecodeEventCount;  // (none)
+      switch (kind) {
+        case 0:
+        case 1:
+        case 2: {
+          if (olen < 3) {
+            bad = kIpv4OptInvalidLen;
             break;
           }
-          uint8_t ttype = tag[0], tlen = tag[1];
-          if (tlen > left || !(ttype == 1 || ttype == 2 || ttype == 5 || ttype == 6 || ttype == 7) || tlen < 4 ||
-              (ttype != 7 && tag[2] != 0)) {
-            bad = true;
-            break;
-          }
-          tag += tlen, left -= tlen;
+          uint8_t ptr = d[0];
+          if (ptr < 4 || ptr % 4 || ptr > olen + 1) bad = kIpv4OptMalformed;
+          break;
         }
-        break;
+        case 3: {
+          if (olen < 5) {
+            bad = kIpv4OptInvalidLen;
+            break;
+          }
+          uint8_t ptr = d[0];
+          uint8_t flag = n > 5 ? d[3] : 0;  // (the byte Suricata reads as the flag)
+          uint32_t rec = flag == 1 || flag == 3 ? 8 : 4;
+          if (ptr < 5 || (ptr - 5) % rec || ptr > olen + 1) bad = kIpv4OptMalformed;
+          break;
+        }
+        case 4:
+          if (olen < 8) bad = kIpv4OptInvalidLen;
+          break;
+        case 5:
+          if (olen != 11) bad = kIpv4OptInvalidLen;
+          break;
+        case 6:
+        case 7:
+          if (olen != 4) bad = kIpv4OptInvalidLen;
+          break;
+        case 8: {  // CIPSO: its tags
+          if (olen < 10) {
+            bad = kIpv4OptInvalidLen;
+            break;
+          }
+          const uint8_t* tag = d + 4;
+          uint32_t left = olen - 6u;
+          while (left) {
+            uint8_t ttype = left < 2 ? 0 : tag[0], tlen = left < 2 ? 0 : tag[1];
+            if (left < 2 || tlen > left || !(ttype == 1 || ttype == 2 || ttype == 5 || ttype == 6 || ttype == 7) ||
+                tlen < 4 || (ttype != 7 && tag[2] != 0)) {
+              bad = kIpv4OptMalformed;
+              break;
+            }
+            tag += tlen, left -= tlen;
+          }
+          break;
+        }
+        default: break;
       }
-      default: ev.set(kIpv4OptInvalid); break;  // an option Suricata does not know: it goes on
-    }
-    if (kind >= 0) {
-      if (seen >> kind & 1) {
-        ev.set(kIpv4OptDuplicate);  // (the duplicate is not validated)
-      } else {
-        if (bad) return ev.set(kIpv4OptMalformed);
+      if (bad != kDecodeEventCount)
+        ev.set(bad);  // (not recorded: a later one of its kind is validated in turn)
+      else
         seen |= 1u << kind;
-      }
     }
     o += olen, n -= olen;
   }
@@ -407,8 +420,9 @@ bool find_decode_event(std::string_view name, DecodeEvent& out) {
   return false;
 }
 
-uint64_t decode_events(const uint8_t* ip, uint32_t len) {
+uint64_t decode_events(const uint8_t* ip, uint32_t len, uint8_t* counts) {
   Events ev;
+  ev.counts = counts;
   if (len == 0) return 0;
   if (ip[0] >> 4 == 4)
     ipv4(ip, len, ev);

@@ -78,12 +78,21 @@ constexpr uint64_t kL4Invalid = event_bit(kTcpPktTooSmall) | event_bit(kTcpHlenT
                                 event_bit(kTcpInvalidOptlen) | event_bit(kUdpPktTooSmall) |
                                 event_bit(kUdpHlenTooSmall) | event_bit(kUdpHlenInvalid) | event_bit(kUdpLenInvalid);
 
+// Events Suricata's decoder raises as invalid (ENGINE_SET_INVALID_EVENT):
+// the packet counts as decoder.invalid.
+constexpr uint64_t kPacketInvalid = kL3Invalid | kL4Invalid | event_bit(kIpv4OptInvalidLen) |
+                                    event_bit(kIpv4OptMalformed) | event_bit(kIpv4Icmpv6) |
+                                    event_bit(kIpv6TruncExthdr) | event_bit(kIcmpv4PktTooSmall) |
+                                    event_bit(kIcmpv6PktTooSmall);
+
 // The keyword's name of an event ("ipv4.trunc_pkt"), and back.
 const char* decode_event_name(DecodeEvent e);
 bool find_decode_event(std::string_view name, DecodeEvent& out);
 
 // The events of the packet whose IP header starts at ip (len bytes captured
 // from there).
-uint64_t decode_events(const uint8_t* ip, uint32_t len);
+// counts (kDecodeEventCount entries, zeroed by the caller), when given:
+// how many times each event occurred (Suricata raises some more than once).
+uint64_t decode_events(const uint8_t* ip, uint32_t len, uint8_t* counts = nullptr);
 
 }  // namespace shoal::ids

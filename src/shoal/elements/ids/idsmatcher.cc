@@ -170,6 +170,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("EVE_PACKET", eve_packet_).read("SCAN_CHUNK", scan_chunk_);
     a.read("EVE_PAYLOAD", eve_payload_).read("EVE_PAYLOAD_PRINTABLE", eve_printable_);
     a.read("EVE_TAGGED_PACKETS", eve_tagged_);
+    std::string pcap_filename;
+    a.read("EVE_PCAP_FILENAME", pcap_filename);
+    // (the member closing each record: Suricata's pcap-file)
+    pcap_suffix_ = pcap_filename.empty() ? "" : ",\"pcap_filename\":" + nlohmann::json(pcap_filename).dump() + "}\n";
     a.read("PACKET_ALERT_MAX", alert_max_);
     if (alert_max_ < 1 || alert_max_ > 255) a.fail("PACKET_ALERT_MAX: 1-255 (Suricata's packet-alert-max)");
     bool stream_anomalies = false;
@@ -414,6 +418,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       decoded(p, info, ok);
       if (ok) {
         rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
+        if (info.events & ids::kPacketInvalid) ++pkt_stats_[kInvalid];  // (decoded, with an invalid event)
       } else if (!invalid_view(p, info)) {
         uninspected_.add();
         return;
@@ -698,6 +703,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       decoded(p, info, ok);
       if (ok) {
         rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
+        if (info.events & ids::kPacketInvalid) ++pkt_stats_[kInvalid];  // (decoded, with an invalid event)
       } else if (!invalid_view(p, info)) {
         uninspected_.add();
         continue;
@@ -744,6 +750,18 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   uint64_t flow_id_of(Packet* p) { return mgr_ && p->anno().flow ? flow_id_of(p->anno().flow) : 0; }
   // The EVE header of a record about packet p: time, flow, where it was
   // read, its tunnel, its addresses and ports.
+  // A packet's Ethernet addresses (Suricata's ether object): false without a whole MAC header.
+  static bool macs(const Packet* pkt, std::string& dst, std::string& src) {
+    if (!pkt->has_mac_header() || pkt->mac_header_offset() < 0 ||
+        pkt->mac_header_offset() + 14 > int64_t(pkt->length()))
+      return false;
+    const uint8_t* e = pkt->data() + pkt->mac_header_offset();
+    auto mac = [](const uint8_t* m) {
+      return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5]);
+    };
+    dst = mac(e), src = mac(e + 6);
+    return true;
+  }
   nlohmann::json packet_head(Packet* p, const ids::PacketInfo& info, uint64_t flow_id, const char* type) {
     nlohmann::json j = {{"timestamp", time_text(p->timestamp_ns(), true)}};
     if (flow_id) j["flow_id"] = flow_id;
@@ -758,6 +776,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                 {"proto", proto_name(info.proto)}});
     ports_json(info, j);
     vlan_json(info.vlan_layers, info.vlan, j);
+    if (std::string d, sm; eve_ethernet_ && macs(p, d, sm)) j["ether"] = {{"dest_mac", d}, {"src_mac", sm}};
     return j;
   }
   // Suricata's anomaly records of a packet's decoder events (anomaly types
@@ -766,11 +785,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   void decode_anomalies(Packet* p, const ids::PacketInfo& info) {
     const bool ip = !((info.events & ids::kL3Invalid) || info.no_l3);
     for (uint64_t e = info.events; e; e &= e - 1) {
+      auto ev = ids::DecodeEvent(__builtin_ctzll(e));
       nlohmann::json j = packet_head(p, info, flow_id_of(p), "anomaly");
-      j["anomaly"] = {
-          {"type", ip ? "decode" : "packet"},
-          {"event", fmt::format("decoder.{}", ids::decode_event_name(ids::DecodeEvent(__builtin_ctzll(e))))}};
-      eve_put(kEveAnomaly, eve_text(j));
+      j["anomaly"] = {{"type", ip ? "decode" : "packet"},
+                      {"event", fmt::format("decoder.{}", ids::decode_event_name(ev))}};
+      std::string text = eve_text(j);
+      for (uint8_t k = 0; k < event_counts_[ev]; ++k) eve_put(kEveAnomaly, text);  // (once an occurrence)
     }
   }
   // An EVE drop record (IPS): the rule that dropped the packet, or its
@@ -1320,7 +1340,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     info.events = ids::decode_events(ip, len);
     if (p->anno().flags & Anno::kFragOverlap)
       info.events |= ids::event_bit(info.src.v6 ? ids::kIpv6FragOverlap : ids::kIpv4FragOverlap);
-    for (uint64_t e = info.events; e; e &= e - 1) ++event_stats_[size_t(__builtin_ctzll(e))];
+    if (info.events) {  // (rare: each event's occurrences, some come more than once)
+      event_counts_.fill(0);
+      ids::decode_events(ip, len, event_counts_.data());
+      for (uint64_t e = info.events; e; e &= e - 1) {
+        uint8_t& n = event_counts_[size_t(__builtin_ctzll(e))];
+        n = std::max<uint8_t>(n, 1);  // (the reassembler's overlap)
+        event_stats_[size_t(__builtin_ctzll(e))] += n;
+      }
+    }
     if (info.events & ids::kL3Invalid) {
       info.src = info.dst = ids::Addr();
       info.no_l3 = info.invalid = true;
@@ -1494,7 +1522,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                                                       {"rules_failed", failed},
                                                       {"rules_skipped", skipped}}});
     j["stats"] = std::move(st);
-    return eve_text(j);
+    std::string text = eve_text(j);
+    if (!pcap_suffix_.empty()) text.replace(text.size() - 2, 2, pcap_suffix_);
+    return text;
   }
   // The transport's end points: ports, or ICMP's type and code (Suricata).
   template <class J>  // (a nlohmann::json or a JsonRecord)
@@ -1662,14 +1692,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
       if (eve_verdict_) j.raw("verdict", fmt::format("{{\"action\":\"{}\"}}", verdict_));
       vlan_json(p.vlan_layers, p.vlan, j);
-      if (eve_ethernet_ && pkt && pkt->has_mac_header() && pkt->mac_header_offset() >= 0 &&
-          pkt->mac_header_offset() + 14 <= int64_t(pkt->length())) {
-        const uint8_t* e = pkt->data() + pkt->mac_header_offset();
-        auto mac = [](const uint8_t* m) {
-          return fmt::format("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5]);
-        };
-        j.raw("ether", fmt::format("{{\"dest_mac\":\"{}\",\"src_mac\":\"{}\"}}", mac(e), mac(e + 6)));
-      }
+      if (std::string d, sm; eve_ethernet_ && pkt && macs(pkt, d, sm))
+        j.raw("ether", fmt::format("{{\"dest_mac\":\"{}\",\"src_mac\":\"{}\"}}", d, sm));
       if (eve_packet_ && pkt) {
         nlohmann::json pj;
         packet_json(pkt, pj);
@@ -1781,7 +1805,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // A record (a line) of type for the outputs that take it.
   void eve_put(uint16_t type, const std::string& line) {
     for (auto& e : eves_)
-      if (e->types & type) e->buf += line, ++e->lines;
+      if (e->types & type) {
+        if (!pcap_suffix_.empty() && line.size() >= 2) {  // (the record's closing "}\n" replaced)
+          e->buf.append(line, 0, line.size() - 2);
+          e->buf += pcap_suffix_;
+        } else {
+          e->buf += line;
+        }
+        ++e->lines;
+      }
   }
 
   std::string rules_file_, vars_file_, class_file_, threshold_file_, fastlog_file_;
@@ -1791,6 +1823,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   bool decode_anomalies_ = false;  // EVE_ANOMALY_DECODE: a packet's decoder events as anomaly records
   bool drop_alerts_ = false;       // EVE_DROP_ALERTS: the dropping rule in drop records
   std::string eve_scratch_;        // an alert record's line
+  std::string pcap_suffix_;        // EVE_PCAP_FILENAME: the member ending each record (empty: none)
   bool strict_ = false, quiet_ = false, ips_ = false;
   FlowIPManager* mgr_ = nullptr;
   uint32_t state_off_ = 0;
@@ -1878,6 +1911,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   };
   std::array<uint64_t, kPktStats> pkt_stats_{};
   std::array<uint64_t, ids::kDecodeEventCount> event_stats_{};
+  std::array<uint8_t, ids::kDecodeEventCount> event_counts_{};  // the packet's events' occurrences (rules_view)
   std::map<std::string, uint64_t> flow_stats_;
   uint64_t started_ns_ = monotonic_ns();
 };
@@ -1900,7 +1934,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"ACTION_ORDER", "list",                                                                                         \
        "Suricata's action-order: pass, drop, reject and alert in the order wanted (default that)"},                    \
       {"EVE_VERDICT", "boolean", "alerts carry the packet's verdict (Suricata's verdict: yes; default false)"},        \
-      {"EVE_ETHERNET", "boolean", "alerts carry the Ethernet addresses (Suricata's ethernet: yes; default false)"},    \
+      {"EVE_ETHERNET", "boolean",                                                                                      \
+       "alerts and other packets' records (anomaly, drop) carry the Ethernet addresses (Suricata's ethernet: yes; "    \
+       "default false)"},                                                                                              \
+      {"EVE_PCAP_FILENAME", "string",                                                                                  \
+       "every EVE record ends with pcap_filename, this (Suricata's eve-log pcap-file: true, reading a capture)"},      \
       {"XFF_MODE", "string",                                                                                           \
        "the HTTP request's X-Forwarded-For in alerts (Suricata's xff): extra-data (alert.xff) or overwrite (the "      \
        "client's address replaced); default none"},                                                                    \
