@@ -80,10 +80,9 @@ constexpr uint64_t kL4Invalid = event_bit(kTcpPktTooSmall) | event_bit(kTcpHlenT
 
 // Events Suricata's decoder raises as invalid (ENGINE_SET_INVALID_EVENT):
 // the packet counts as decoder.invalid.
-constexpr uint64_t kPacketInvalid = kL3Invalid | kL4Invalid | event_bit(kIpv4OptInvalidLen) |
-                                    event_bit(kIpv4OptMalformed) | event_bit(kIpv4Icmpv6) |
-                                    event_bit(kIpv6TruncExthdr) | event_bit(kIcmpv4PktTooSmall) |
-                                    event_bit(kIcmpv6PktTooSmall);
+constexpr uint64_t kPacketInvalid =
+    kL3Invalid | kL4Invalid | event_bit(kIpv4OptInvalidLen) | event_bit(kIpv4OptMalformed) | event_bit(kIpv4Icmpv6) |
+    event_bit(kIpv6TruncExthdr) | event_bit(kIcmpv4PktTooSmall) | event_bit(kIcmpv6PktTooSmall);
 
 // The keyword's name of an event ("ipv4.trunc_pkt"), and back.
 const char* decode_event_name(DecodeEvent e);
