@@ -25,6 +25,7 @@
 #include "shoal/ids/threshold.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/checksum.hh"
+#include "shoal/kernels/flowhash.hh"
 
 using namespace shoal;
 using namespace shoal::ids;
@@ -2022,6 +2023,44 @@ TEST(FlowIPManager, VlanKeysFlowsOnTheTags) {
   EXPECT_EQ(flows("VLAN true"),
             (M{{"[100]", {1, 1}}, {"[200]", {1, 0}}, {"[300,5]", {1, 0}}, {"[300,6]", {1, 0}}, {"[]", {1, 0}}}));
   EXPECT_EQ(flows("MIDSTREAM true"), (M{{"[100]", {5, 1}}})) << "one flow; its vlan is its first packet's";
+}
+
+// A Network Service Header (RFC 8300) after the Ethernet header, as
+// Suricata decodes it with the frame: its IPv4 payload, or an Ethernet frame
+// inside it, is the packet's; flows and rules see through it, and
+// decoder.nsh counts the frames. One whose length overruns the frame is not IP.
+TEST(FlowIPManager, NetworkServiceHeadersAreDecodedWithTheFrame) {
+  auto nsh = [](const Bytes& payload, uint8_t next, uint8_t words, uint8_t claimed = 0) {
+    Bytes f = ether(ip4(kClient, kServer, 17, 1000, 53, ""));
+    f.resize(12);
+    f.push_back(0x89), f.push_back(0x4f);
+    Bytes h(size_t(words) * 4, 0);
+    h[1] = claimed ? claimed : words, h[2] = 1, h[3] = next, h[7] = 2;  // MD type 1, service path 0, index 2
+    f.insert(f.end(), h.begin(), h.end());
+    f.insert(f.end(), payload.begin(), payload.end());
+    return f;
+  };
+  Bytes inner = ip4(kClient, kServer, 17, 1000, 53, "via-nsh");
+  std::vector<Bytes> frames = {nsh(inner, 1, 6), nsh(ether(ip4(kClient, kServer, 17, 1000, 53, "via-nsh-eth")), 3, 2),
+                               ether(ip4(kServer, kClient, 17, 53, 1000, "reply")), nsh(inner, 1, 6, 60)};
+  uint32_t off = 0;
+  uint16_t type = 0;
+  ASSERT_TRUE(k::eth_l3(frames[0].data(), uint32_t(frames[0].size()), off, type));
+  EXPECT_EQ(type, 0x0800);
+  EXPECT_EQ(off, 14u + 24u);
+  ASSERT_TRUE(k::eth_l3(frames[1].data(), uint32_t(frames[1].size()), off, type));
+  EXPECT_EQ(off, 14u + 8u + 14u) << "the Ethernet frame inside";
+  ASSERT_TRUE(k::eth_l3(frames[3].data(), uint32_t(frames[3].size()), off, type));
+  EXPECT_EQ(type, k::kEthNsh) << "its length overruns the frame";
+  auto r = run_ids("nsh", frames, "alert udp any any -> any any (content:\"via-nsh\"; sid:1;)\n", false, false,
+                   ", EVE_TYPES \"alert flow stats\"");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.sids(), (std::vector<uint32_t>{1, 1}));
+  ASSERT_EQ(r.flows.size(), 1u);
+  EXPECT_EQ(r.flows[0]["flow"]["pkts_toserver"], 2);
+  EXPECT_EQ(r.flows[0]["flow"]["pkts_toclient"], 1) << "the plain reply is the same flow";
+  ASSERT_FALSE(r.other["stats"].empty());
+  EXPECT_EQ(r.other["stats"].back()["stats"]["decoder"]["nsh"], 3);
 }
 
 // The workers' copies of an IDSMatcher share one threshold table, as

@@ -9,6 +9,7 @@ constexpr uint16_t kEthIPv4 = 0x0800;
 constexpr uint16_t kEthIPv6 = 0x86DD;
 constexpr uint16_t kEthVLAN = 0x8100;
 constexpr uint16_t kEthQinQ = 0x88A8;
+constexpr uint16_t kEthNsh = 0x894F;
 
 struct FlowKey {
   uint32_t words[10];  // src[4] dst[4] (sport<<16|dport) (family<<8|proto)
@@ -60,19 +61,47 @@ SHOAL_HD bool extract_ip_key(const uint8_t* ip, uint32_t len, uint16_t type, Flo
 // be read: the Ethernet addresses and type) for non-IP or truncated frames.
 // Fragments other than the first, and first fragments too, hash on addresses
 // and protocol only, so all fragments of a datagram go the same way.
+// Where an Ethernet frame's network header starts (off) and its EtherType
+// (type): past 802.1Q and QinQ tags and a Network Service Header (RFC 8300;
+// its IPv4 or IPv6 payload answers 0x0800 or 0x86DD, an Ethernet payload is
+// read in turn), as Suricata's decoder reads them. False when the frame is
+// shorter than an Ethernet header; a truncated tag or NSH stays the type.
+SHOAL_HD bool eth_l3(const uint8_t* f, uint32_t len, uint32_t& off, uint16_t& type) {
+  uint32_t base = 0;
+  for (int depth = 0; depth < 4; ++depth) {
+    if (len < base + 14) return depth > 0;
+    uint32_t at = base + 12;
+    type = load_be16(f + at);
+    while ((type == kEthVLAN || type == kEthQinQ) && at + 6 <= len) {
+      at += 4;
+      type = load_be16(f + at);
+    }
+    off = at + 2;
+    if (type != kEthNsh || off + 8 > len) return true;
+    uint32_t nsh = uint32_t(load_be16(f + off) & 0x3f) * 4;  // its length, in 4-byte words
+    uint8_t next = f[off + 3];
+    if (nsh < 8 || off + nsh > len) return true;
+    if (next == 1 || next == 2) {
+      off += nsh;
+      type = next == 1 ? 0x0800 : 0x86DD;
+      return true;
+    }
+    if (next != 3) return true;
+    base = off + nsh;  // an Ethernet frame inside
+  }
+  return true;
+}
+
 SHOAL_HD bool extract_flow_key(const uint8_t* f, uint32_t len, FlowKey& key) {
   for (int i = 0; i < 10; ++i) key.words[i] = 0;
   if (len < 14) {
     for (uint32_t i = 0; i < len && i < 40; ++i) key.words[i / 4] |= uint32_t(f[i]) << (8 * (i % 4));
     return false;
   }
-  uint32_t off = 12;
-  uint16_t type = load_be16(f + off);
-  while ((type == kEthVLAN || type == kEthQinQ) && off + 6 <= len) {
-    off += 4;
-    type = load_be16(f + off);
-  }
-  if (extract_ip_key(f + off + 2, len - off - 2, type, key)) return true;
+  uint32_t off = 14;
+  uint16_t type = 0;
+  eth_l3(f, len, off, type);
+  if (extract_ip_key(f + off, len - off, type, key)) return true;
   key.words[0] = load_be32(f);
   key.words[1] = load_be16(f + 4);
   key.words[4] = load_be32(f + 6);

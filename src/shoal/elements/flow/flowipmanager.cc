@@ -28,17 +28,11 @@ const uint8_t* flow_ip_header(Packet* p, uint32_t& len) {
   }
   const uint8_t* d = p->data();
   uint32_t n = p->length();
-  if (n >= 14) {
-    uint32_t off = 12;
-    uint16_t type = k::load_be16(d + off);
-    while ((type == k::kEthVLAN || type == k::kEthQinQ) && off + 6 <= n) {
-      off += 4;
-      type = k::load_be16(d + off);
-    }
-    if (type == k::kEthIPv4 || type == k::kEthIPv6) {
-      len = n - off - 2;
-      return d + off + 2;
-    }
+  uint32_t off = 0;
+  uint16_t type = 0;
+  if (k::eth_l3(d, n, off, type) && (type == k::kEthIPv4 || type == k::kEthIPv6) && off <= n) {
+    len = n - off;
+    return d + off;
   }
   if (n >= 20 && ((d[0] >> 4) == 4 || (d[0] >> 4) == 6)) {
     len = n;

@@ -1418,7 +1418,18 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     pkt_stats_[kBytes] += p->length();
     if (!(p->anno().flags & Anno::kTunnelInner)) {  // the link it was read with (a tunnel's inner packet: none)
       switch (io::link_dlt(p->anno().link)) {
-        case DLT_EN10MB: ++pkt_stats_[kEthernet]; break;
+        case DLT_EN10MB: {
+          ++pkt_stats_[kEthernet];
+          // a Network Service Header after the tags (decoded with the frame)
+          int64_t mac = p->has_mac_header() ? p->mac_header_offset() : 0;
+          if (mac >= 0 && uint64_t(mac) < p->length()) {
+            const uint8_t* d = p->data() + mac;
+            uint32_t n = p->length() - uint32_t(mac), at = 12;
+            while (at + 6 <= n && (k::load_be16(d + at) == k::kEthVLAN || k::load_be16(d + at) == k::kEthQinQ)) at += 4;
+            if (at + 2 <= n && k::load_be16(d + at) == k::kEthNsh) ++pkt_stats_[kNsh];
+          }
+          break;
+        }
         case DLT_C_HDLC: ++pkt_stats_[kChdlc]; break;
         case DLT_RAW:
         case DLT_IPV4:
@@ -1459,13 +1470,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
   // This copy's counters into the run's.
   void add_stats() {
-    static constexpr const char* kNames[] = {"decoder.pkts",         "decoder.bytes",        "decoder.invalid",
-                                             "decoder.ipv4",         "decoder.ipv6",         "decoder.tcp",
-                                             "decoder.udp",          "decoder.sctp",         "decoder.icmpv4",
-                                             "decoder.icmpv6",       "decoder.ipv4_in_ipv4", "decoder.ipv6_in_ipv4",
-                                             "decoder.ipv4_in_ipv6", "decoder.ipv6_in_ipv6", "decoder.ethernet",
-                                             "decoder.chdlc",        "decoder.raw",          "decoder.null",
-                                             "decoder.sll",          "decoder.sll2",         "decoder.ppp"};
+    static constexpr const char* kNames[] = {
+        "decoder.pkts",         "decoder.bytes",        "decoder.invalid",      "decoder.ipv4",
+        "decoder.ipv6",         "decoder.tcp",          "decoder.udp",          "decoder.sctp",
+        "decoder.icmpv4",       "decoder.icmpv6",       "decoder.ipv4_in_ipv4", "decoder.ipv6_in_ipv4",
+        "decoder.ipv4_in_ipv6", "decoder.ipv6_in_ipv6", "decoder.ethernet",     "decoder.chdlc",
+        "decoder.raw",          "decoder.null",         "decoder.sll",          "decoder.sll2",
+        "decoder.ppp",          "decoder.nsh"};
     static_assert(std::size(kNames) == kPktStats);
     std::lock_guard<std::mutex> g(shared_->stats_mu);
     auto& s = shared_->stats;
@@ -1907,6 +1918,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     kSll,
     kSll2,
     kPpp,
+    kNsh,
     kPktStats
   };
   std::array<uint64_t, kPktStats> pkt_stats_{};
