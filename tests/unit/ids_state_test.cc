@@ -457,6 +457,27 @@ TEST(IdsFlow, StreamEventsAndTheReassemblyDepth) {
   EXPECT_EQ(loaded, (std::vector<uint32_t>{5, 6})) << "an event not raised, and what Suricata 8.0 does not meet";
 }
 
+// A flow dropped in IPS mode ends without its end's inspection, and the
+// transaction it left open is not logged (Suricata makes no flow-end pseudo
+// packets for a dropped flow); in IDS mode the same transaction is logged
+// at the flow's end.
+TEST(IdsActions, ADroppedFlowLogsNothingItLeftOpen) {
+  Conv c;
+  c.send(0, "GET /x HTTP/1.1\r\nHost: a.example\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nServer: SimpleHTTP/0.6\r\nContent-Length: 100\r\n\r\npart");
+  c.send(0, "");
+  std::string rules = "drop http any any -> any any (http.server; content:\"SimpleHTTP/\"; sid:1;)\n";
+  auto ips = run_ids("drop-open-tx", c.out, rules, true);
+  ASSERT_TRUE(ips.r->ok);
+  EXPECT_EQ(ips.sids(), (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(ips.other["http"].empty()) << "the dropped flow's open transaction";
+  ASSERT_EQ(ips.flows.size(), 1u);
+  auto ids = run_ids("drop-open-tx-ids", c.out, rules);
+  ASSERT_TRUE(ids.r->ok);
+  ASSERT_EQ(ids.other["http"].size(), 1u) << "logged at the flow's end";
+  EXPECT_EQ(ids.other["http"][0]["http"]["status"], 200);
+}
+
 TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   Conv c;
   c.send(0, "trusted hello");

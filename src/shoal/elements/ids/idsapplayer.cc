@@ -110,9 +110,11 @@ void digests_json(nlohmann::json& fi, const flow::FileHasher& h) {
 
 }  // namespace
 
-void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
+void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end, bool dropped) {
   Conn*& c = slot(id);
   if (!c) return;
+  if (dropped) at_end = nullptr;
+  const size_t logs_before = logs_.size();
   cur_ = nullptr;  // no packet: events at the end raise no alert
   end_info_ = at_end;
   size_t first = end_hits_.size();
@@ -175,6 +177,7 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end) {
     c->ssh_logged = true;
     logs_.push_back({c->id, TxLog::Ssh, 0, 0, ssh_json(*c->ssh), {}});
   }
+  if (dropped) logs_.erase(logs_.begin() + std::ptrdiff_t(logs_before), logs_.end());
   live_.erase(c);
   for (uint8_t d = 0; d < 2; ++d) held_ -= c->raw[d].size(), waiting_ -= c->fresh[d];
   ss_.memory.set(held_);

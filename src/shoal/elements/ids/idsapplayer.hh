@@ -77,7 +77,9 @@ class IdsAppLayer : private flow::StreamSink {
   // view of the flow, as a packet of that direction would show it), the
   // stream rules are matched on the data its end delivers (held past a
   // hole): the hits go to end_hits().
-  void release(uint32_t id, ids::PacketInfo* at_end = nullptr);
+  // dropped: the flow was dropped (IPS): nothing is inspected at its end
+  // and what it left open is not logged.
+  void release(uint32_t id, ids::PacketInfo* at_end = nullptr, bool dropped = false);
   std::vector<TxHit>& end_hits() { return end_hits_; }
   // Stream rules (ids::Rule::stream_only) see each direction's data in
   // order, as it is delivered: the new bytes with the `window` bytes before

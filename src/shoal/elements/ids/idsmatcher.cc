@@ -391,7 +391,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           ids::PacketInfo at[2];
           uint8_t l4[2][20] = {};
           for (uint8_t d = 0; d < 2; ++d) end_view(id, f, d, at[d], l4[d]);
-          app_.release(id, at);
+          // a flow dropped (IPS) ends without its end's inspection or the
+          // records of what was left open (Suricata makes no flow-end
+          // pseudo packets for it)
+          const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
+          app_.release(id, at, ips_ && fs->verdict == uint8_t(Verdict::Drop));
           tx_logs(nullptr, f.last_ns);
           end_alerts(id, f, app);
         }
