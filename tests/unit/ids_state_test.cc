@@ -818,6 +818,36 @@ TEST(IdsHttp, PayloadItemsMatchedEarlierInTheTransactionStayMatched) {
   }
 }
 
+// pcre captures in EVE, as Suricata writes them: an alert's own in
+// alert.context, the packet's pktvars and the flow's flowvars (kept from
+// earlier packets and noalert rules) in its metadata, and the flowvars in
+// the flow record.
+TEST(IdsHttp, PcreCapturesGoToAlertContextAndMetadata) {
+  if (!have_pcre()) GTEST_SKIP() << "built without PCRE2";
+  Conv c;
+  c.send(0,
+         "GET /?token=abc123 HTTP/1.1\r\nHost: x\r\nUser-Agent: Mozilla/5.0 (X11; Ubuntu/8.10) Firefox/3.0.13\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  std::string rules =
+      "alert http any any -> any any (http.uri; pcre:\"/token=(?P<flow_token>\\w+)/\"; noalert; sid:1;)\n"
+      "alert http any any -> any any (http.user_agent; pcre:\"/^([a-zA-Z]+).*Ubuntu\\/(\\d+\\.\\d).*Firefox\\/(.*)/, "
+      "alert:user_agent, flow:ubuntu, pkt:firefox\"; sid:2;)\n"
+      "alert http any any -> any any (http.stat_code; content:\"200\"; sid:3;)\n";
+  auto r = run_ids("pcre-vars", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  ASSERT_EQ(r.sids(), (std::vector<uint32_t>{2, 3}));
+  const auto& a = r.eve[0];
+  EXPECT_EQ(a["alert"]["context"]["user_agent"], "Mozilla") << a;
+  EXPECT_EQ(a["metadata"]["pktvars"], nlohmann::json::parse(R"([{"firefox":"3.0.13"}])"));
+  EXPECT_EQ(a["metadata"]["flowvars"], nlohmann::json::parse(R"([{"token":"abc123"},{"ubuntu":"8.1"}])"));
+  const auto& b = r.eve[1];
+  EXPECT_FALSE(b["alert"].contains("context"));
+  EXPECT_FALSE(b["metadata"].contains("pktvars")) << "another packet";
+  EXPECT_EQ(b["metadata"]["flowvars"].size(), 2u) << "the flow keeps them";
+  ASSERT_EQ(r.flows.size(), 1u);
+  EXPECT_EQ(r.flows[0]["metadata"]["flowvars"][1]["ubuntu"], "8.1");
+}
+
 TEST(IdsHttp, AnAbsentHeaderIsNoBuffer) {
   for (bool sent : {false, true}) {
     Conv c;

@@ -671,6 +671,53 @@ TEST(RuleSemantics, Pcre) {
   EXPECT_TRUE(payload("pcre:\"/a{2,3}b/\";", "caaab"));
 }
 
+// pcre captures (Suricata's): named groups pkt_/flow_/alert_NAME, or the
+// groups in order after the flags; a relative pcre's groups are those of
+// its match on the rule's path.
+TEST(RuleSemantics, PcreCapturesGroupsIntoVariables) {
+  if (!have_pcre()) GTEST_SKIP() << "built without PCRE2";
+  Rule r = parse(
+      "alert ip any any -> any any (pcre:\"/uid=(\\d+)\\(([^)]+)\\)/, pkt:uid, flow:user\"; "
+      "content:\"gid=\"; pcre:\"/^(?P<alert_gid>\\d+) (?P<other>x)?/R\"; sid:1;)");
+  ASSERT_EQ(r.items.size(), 3u);
+  EXPECT_TRUE(r.captures);
+  ASSERT_EQ(r.items[0].pcre.captures.size(), 2u);
+  EXPECT_EQ(r.items[0].pcre.flags, "");
+  std::string data = "gid=7 uid=0(root) gid=42 end";
+  PacketInfo p;
+  p.payload = reinterpret_cast<const uint8_t*>(data.data()), p.plen = uint32_t(data.size());
+  ASSERT_TRUE(payload_matches(r, p.payload, p.plen));
+  std::vector<Captured> got;
+  rule_captures(r, nullptr, p, got);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].scope, PcreCapture::Pkt);
+  EXPECT_EQ(got[0].name, "uid");
+  EXPECT_EQ(got[0].value, "0");
+  EXPECT_EQ(got[1].scope, PcreCapture::Flow);
+  EXPECT_EQ(got[1].value, "root");
+  EXPECT_EQ(got[2].scope, PcreCapture::Alert);
+  EXPECT_EQ(got[2].name, "gid");
+  EXPECT_EQ(got[2].value, "7") << "the first gid= the rule matched after";
+  Rule bad;
+  std::string err;
+  EXPECT_FALSE(parse_rule("alert ip any any -> any any (pcre:\"/(a)/, var:x\"; sid:2;)", Vars(), bad, err));
+  EXPECT_NE(err.find("pkt:NAME"), std::string::npos) << err;
+  EXPECT_FALSE(parse_rule("alert ip any any -> any any (pcre:\"/(a)/, pkt:x, pkt:y\"; sid:3;)", Vars(), bad, err));
+  EXPECT_NE(err.find("has 1"), std::string::npos) << err;
+  EXPECT_FALSE(parse_rule("alert ip any any -> any any (pcre:!\"/(?P<pkt_x>a)/\"; sid:4;)", Vars(), bad, err));
+  // more groups than are kept: the first ones still captured
+  Rule many = parse(
+      "alert ip any any -> any any (pcre:\"/(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)(l)(m)(n)(o)(p)(q)/, pkt:first\"; "
+      "sid:5;)");
+  std::string abc = "abcdefghijklmnopq";
+  PacketInfo q;
+  q.payload = reinterpret_cast<const uint8_t*>(abc.data()), q.plen = uint32_t(abc.size());
+  got.clear();
+  rule_captures(many, nullptr, q, got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].value, "a");
+}
+
 TEST(RuleSemantics, HeadersVariablesListsAndDirection) {
   Vars v;
   std::string err;

@@ -28,7 +28,8 @@ namespace {
 // items after it up to the next non-negated one (which would take its end
 // as their reference) are not relative either.
 bool existence_only(const Rule& r, size_t k) {
-  if (r.items[k].pcre.relative || r.items[k].buf != Buf::Packet || r.items[k].b64) return false;
+  if (r.items[k].pcre.relative || r.items[k].buf != Buf::Packet || r.items[k].b64 || !r.items[k].pcre.captures.empty())
+    return false;  // (a capturing pcre is run for its groups)
   for (size_t j = k + 1; j < r.items.size(); ++j) {
     const Item& it = r.items[j];
     if (it.byte.kind != ByteOp::None) return false;  // byte checks read the cursor: PCRE2 gives it

@@ -40,6 +40,17 @@ bool tx_needs(const Rule& r, const TxBuffers& tx);  // every buffer r reads is r
 // for this transaction: Suricata keeps a rule's inspection engines that
 // matched in the transaction's detection state), so they are not run again.
 bool tx_matches(const Rule& r, const TxBuffers& tx, const PacketInfo& p, bool stream_done = false);
+// A variable a rule's pcre captured (PcreCapture) where it matched.
+struct Captured {
+  PcreCapture::Scope scope;
+  std::string name, value;
+};
+// The variables r's capturing pcres took where r matched: each run that has
+// one is matched again on its buffer (the packet's payload or a header
+// buffer, or tx's) and the groups of its pcres on that match are kept
+// (appended to out). For a rule that matched: a run that no longer matches
+// gives nothing.
+void rule_captures(const Rule& r, const TxBuffers* tx, const PacketInfo& p, std::vector<Captured>& out);
 // Whether r's payload items (its runs in the packet's payload) match p's
 // payload, the rest of the rule aside; false for a rule without any.
 bool tx_payload_matches(const Rule& r, const PacketInfo& p);

@@ -1116,6 +1116,29 @@ bool parse_pcre(std::string_view v, Pcre& p, std::string& err) {
     return err = "pcre must look like \"/pattern/flags\"", false;
   p.pattern = std::string(v.substr(1, last - 1));
   p.flags = std::string(v.substr(last + 1));
+  // captures in order after the flags: ", pkt:NAME, flow:NAME, alert:NAME"
+  if (size_t comma = p.flags.find(','); comma != std::string::npos) {
+    std::string list = p.flags.substr(comma + 1);
+    p.flags = std::string(trim(std::string_view(p.flags).substr(0, comma)));
+    uint16_t group = 0;
+    for (std::string_view w : split_list(list)) {
+      size_t colon = w.find(':');
+      std::string_view scope = trim(w.substr(0, colon)), name = colon == w.npos ? "" : trim(w.substr(colon + 1));
+      PcreCapture c;
+      if (scope == "pkt")
+        c.scope = PcreCapture::Pkt;
+      else if (scope == "flow")
+        c.scope = PcreCapture::Flow;
+      else if (scope == "alert")
+        c.scope = PcreCapture::Alert;
+      else
+        return err = fmt::format("pcre capture '{}': pkt:NAME, flow:NAME or alert:NAME", w), false;
+      if (name.empty() || name.size() > 64) return err = fmt::format("pcre capture '{}': a name is needed", w), false;
+      c.name = std::string(name);
+      c.group = ++group;
+      p.captures.push_back(std::move(c));
+    }
+  }
 #ifdef SHOAL_HAVE_PCRE2
   uint32_t opt = 0;
   for (char f : p.flags) {
@@ -1155,6 +1178,34 @@ bool parse_pcre(std::string_view v, Pcre& p, std::string& err) {
            false;
   }
   p.code = std::shared_ptr<void>(c, [](void* x) { pcre2_code_free(static_cast<pcre2_code*>(x)); });
+  // named groups that say where they go: pkt_NAME, flow_NAME, alert_NAME
+  uint32_t names = 0, entry = 0, groups = 0;
+  PCRE2_SPTR table = nullptr;
+  pcre2_pattern_info(c, PCRE2_INFO_NAMECOUNT, &names);
+  pcre2_pattern_info(c, PCRE2_INFO_NAMEENTRYSIZE, &entry);
+  pcre2_pattern_info(c, PCRE2_INFO_NAMETABLE, &table);
+  pcre2_pattern_info(c, PCRE2_INFO_CAPTURECOUNT, &groups);
+  for (uint32_t i = 0; i < names && table; ++i) {
+    const uint8_t* e = reinterpret_cast<const uint8_t*>(table) + size_t(i) * entry;
+    std::string_view name(reinterpret_cast<const char*>(e + 2));
+    PcreCapture cap;
+    cap.group = uint16_t(e[0] << 8 | e[1]);
+    if (name.starts_with("pkt_"))
+      cap.scope = PcreCapture::Pkt, cap.name = name.substr(4);
+    else if (name.starts_with("flow_"))
+      cap.scope = PcreCapture::Flow, cap.name = name.substr(5);
+    else if (name.starts_with("alert_"))
+      cap.scope = PcreCapture::Alert, cap.name = name.substr(6);
+    else
+      continue;  // (a named group for the pattern's own use)
+    if (!cap.name.empty()) p.captures.push_back(std::move(cap));
+  }
+  for (const PcreCapture& cap : p.captures)
+    if (cap.group > groups || cap.group > 15)
+      return err = fmt::format("pcre /{}/: capture {} ({}) names group {}, and it has {} (15 at most are kept)",
+                               p.pattern, cap.name, cap.group, cap.group, groups),
+             false;
+  if (!p.captures.empty() && p.neg) return err = "a negated pcre captures nothing", false;
   return true;
 #else
   return err = "pcre needs PCRE2, which this build lacks", false;
@@ -1973,6 +2024,7 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       !r.header_bufs && !r.has_dsize && r.fields.empty() && r.csums.empty() && !r.has_flags && !r.has_fragbits &&
       !r.ipopts && !r.decode_events && !r.stream_events;
   for (const Item& it : r.items) r.stream_payload &= it.buf == Buf::Packet;
+  for (const Item& it : r.items) r.captures |= it.is_pcre && !it.pcre.captures.empty();
   bool checks_flowbits = false;
   for (const Flowbit& fb : r.flowbits) checks_flowbits |= fb.check();
   r.ip_only = r.items.empty() && r.flowints.empty() && !r.decode_events && !r.stream_events && !r.ipopts &&
@@ -2384,6 +2436,16 @@ bool have_pcre() {
 #endif
 }
 
+namespace {
+// Each capturing pcre's groups at its last match on this thread.
+std::vector<std::string>& capture_slot(const Pcre& p) {
+  thread_local std::map<const Pcre*, std::vector<std::string>> slots;  // (bounded: one per capturing pcre)
+  return slots[&p];
+}
+}  // namespace
+
+const std::vector<std::string>* pcre_last_groups(const Pcre& p) { return &capture_slot(p); }
+
 bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end, bool* limit_hit) {
   if (limit_hit) *limit_hit = false;
 #ifdef SHOAL_HAVE_PCRE2
@@ -2411,7 +2473,16 @@ bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t&
     if (limit_hit) *limit_hit = rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT;
     return false;
   }
-  match_end = start + pcre2_get_ovector_pointer(md)[1];
+  const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
+  match_end = start + ov[1];
+  if (!p.captures.empty()) {  // (rare) the groups, for pcre_last_groups
+    std::vector<std::string>& g = capture_slot(p);
+    int pairs = rc == 0 ? 16 : std::min(rc, 16);  // (0: more groups than the match data holds)
+    g.assign(size_t(pairs) - 1, std::string());
+    for (int i = 1; i < pairs; ++i)
+      if (ov[2 * i] != PCRE2_UNSET && ov[2 * i + 1] >= ov[2 * i])
+        g[size_t(i) - 1].assign(reinterpret_cast<const char*>(s + start + ov[2 * i]), ov[2 * i + 1] - ov[2 * i]);
+  }
   return true;
 #else
   (void)p, (void)s, (void)n, (void)start, (void)match_end;

@@ -6,7 +6,7 @@
 // (1024:), negation (!) and `any`, nested; the direction is -> or <>. The
 // options the engine honours: msg, sid, gid, rev, content (|hex| bytes,
 // escapes, ! negation), nocase, offset, depth, distance, within,
-// fast_pattern, rawbytes, pcre (flags i s m x A E G R B), dsize, flow
+// fast_pattern, rawbytes, pcre (flags i s m x A E G R B, captures to pkt/flow/alert variables), dsize, flow
 // (Suricata's: established, not_established, to_server, to_client,
 // no_stream, stateless), flowbits, noalert, classtype, priority, reference,
 // metadata. Any other option, an HTTP buffer modifier or an
@@ -276,11 +276,23 @@ struct Content {
 // pcre flags that name an HTTP buffer (U I P H D M C K S Y V W Q).
 bool pcre_buffer_flag(char f);
 
+// A pcre capture group kept in a variable (Suricata's pcre captures): of
+// the packet (pktvar), the flow (flowvar, which lasts) or the alert (its
+// context). Named groups say where: (?P<pkt_NAME>...), (?P<flow_NAME>...),
+// (?P<alert_NAME>...); or the groups in order after the flags:
+// "/.../, pkt:NAME, flow:NAME".
+struct PcreCapture {
+  enum Scope : uint8_t { Pkt, Flow, Alert };
+  Scope scope = Pkt;
+  std::string name;
+  uint16_t group = 0;
+};
 struct Pcre {
   std::string pattern, flags;  // as written between the slashes, and after
   bool neg = false, relative = false;
   char buffer_flag = 0;        // U I P H D M C K S Y V W Q: the HTTP buffer it looks at
   std::shared_ptr<void> code;  // compiled (pcre2_code), shared by copies
+  std::vector<PcreCapture> captures;
 };
 
 // isdataat, byte_test and byte_jump: checks on the payload that take part in
@@ -592,6 +604,7 @@ struct Rule {
   // transaction does (IdsMatcher).
   bool flow_scope = false;
   bool header_bufs = false;                    // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
+  bool captures = false;                       // a pcre keeps groups in variables (PcreCapture)
   std::vector<std::vector<Transform>> xforms;  // transform chains; an item's xform indexes them
   uint64_t decode_events = 0;  // decode-event: the decoder events the packet must have (DecodeEvent bits)
   uint32_t stream_events = 0;  // stream-event: the stream events the packet must have (StreamEvent bits)
@@ -754,5 +767,8 @@ bool have_pcre();
 // (catastrophic backtracking) counts as no match, as in Snort; limit_hit
 // says when that happened.
 bool pcre_match(const Pcre& p, const uint8_t* s, size_t n, size_t start, size_t& match_end, bool* limit_hit = nullptr);
+// The groups of a pcre with captures at its last match on this thread (by
+// pcre_match; group i at [i - 1]); null before any.
+const std::vector<std::string>* pcre_last_groups(const Pcre& p);
 
 }  // namespace shoal::ids

@@ -297,6 +297,53 @@ bool tx_needs(const Rule& r, const TxBuffers& tx) {
   return true;
 }
 
+void rule_captures(const Rule& r, const TxBuffers* tx, const PacketInfo& p, std::vector<Captured>& out) {
+  auto pcre2 = [](size_t) { return -1; };
+  static const uint8_t kEmpty = 0;
+  std::string transformed;
+  for (size_t k0 = 0; k0 < r.items.size(); ++k0) {
+    if (k0 > 0 && r.items[k0].buf == r.items[k0 - 1].buf && !r.items[k0].run_start) continue;  // inside a run
+    size_t k1 = k0 + 1;                                                                        // the run's end
+    while (k1 < r.items.size() && r.items[k1].buf == r.items[k0].buf && !r.items[k1].run_start) ++k1;
+    bool capturing = false;
+    for (size_t k = k0; k < k1; ++k) capturing |= r.items[k].is_pcre && !r.items[k].pcre.captures.empty();
+    if (!capturing) continue;
+    auto run = [&](std::string_view v) {
+      if (r.items[k0].xform >= 0) {
+        transformed = apply_transforms(r.xforms[size_t(r.items[k0].xform)], v);
+        v = transformed;
+      }
+      const uint8_t* s = v.data() ? reinterpret_cast<const uint8_t*>(v.data()) : &kEmpty;
+      int budget = kBacktrackBudget;
+      return items_from(r, k0, s, uint32_t(v.size()), 0, budget, pcre2, k0);
+    };
+    Buf b = r.items[k0].buf;
+    bool ok = false;
+    if (b == Buf::Packet) {
+      ok = run({reinterpret_cast<const char*>(p.payload), p.plen});
+    } else if (packet_buf(b)) {
+      std::string_view h;
+      ok = header_buffer(p, b, h) && run(h);
+    } else if (tx) {
+      b = side_buf(r, b);
+      if (const std::vector<std::string>* many = tx->many[size_t(b)]) {
+        for (const std::string& v : *many)
+          if ((ok = run(v))) break;
+      } else if (tx->has(b) && !tx->absent(b)) {
+        ok = run(tx->b[size_t(b)]);
+      }
+    }
+    if (!ok) continue;
+    // (the DFS ends at the match: each pcre's last match is the one on it)
+    for (size_t k = k0; k < k1; ++k) {
+      if (!r.items[k].is_pcre || r.items[k].pcre.captures.empty()) continue;
+      const std::vector<std::string>* g = pcre_last_groups(r.items[k].pcre);
+      for (const PcreCapture& c : r.items[k].pcre.captures)
+        if (g && c.group >= 1 && c.group <= g->size()) out.push_back({c.scope, c.name, (*g)[c.group - 1u]});
+    }
+  }
+}
+
 bool tx_payload_matches(const Rule& r, const PacketInfo& p) {
   auto pcre2 = [](size_t) { return -1; };
   static const uint8_t kEmpty = 0;

@@ -951,6 +951,7 @@ void IdsAppLayer::match_tx(flow::HttpTx& tx) {
     tx.no_log |= rule.no_tx_log;
     ids::apply_flowbits(rule, *cur_);
     cur_hits_->push_back({r, &tx, {}, tx.index, ids::kAppHttp});
+    if (rule.captures) ids::rule_captures(rule, &use, *cur_, cur_hits_->back().vars);
   }
 }
 
@@ -1088,6 +1089,7 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
       if (!ids::flowints_hold(rule, *cur_)) continue;
       ids::apply_flowbits(rule, *cur_);
       cur_hits_->push_back({r, nullptr, j, tx_id, ids::kAppDns});
+      if (rule.captures) ids::rule_captures(rule, &b, *cur_, cur_hits_->back().vars);
     }
   }
   if (log_dns_ && dns_version_ == 2) {
@@ -1287,6 +1289,7 @@ void IdsAppLayer::sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m) {
       if (!ids::flowints_hold(rule, *cur_)) continue;
       ids::apply_flowbits(rule, *cur_);
       cur_hits_->push_back({r, nullptr, j, tx_id, ids::kAppSip});
+      if (rule.captures) ids::rule_captures(rule, &b, *cur_, cur_hits_->back().vars);
     }
   }
   if (log_sip_) logs_.push_back({c.id, TxLog::Sip, dir, tx_id, std::move(j), {}});
@@ -1409,6 +1412,7 @@ void IdsAppLayer::match_ftp(flow::FtpTx& t, uint8_t dir) {
     ids::apply_flowbits(rule, *cur_);
     if (meta.is_null()) meta = ftp_json(t);
     cur_hits_->push_back({r, nullptr, meta, t.index, ids::kAppFtp});
+    if (rule.captures) ids::rule_captures(rule, &b, *cur_, cur_hits_->back().vars);
   }
 }
 

@@ -34,10 +34,11 @@ class IdsAppLayer : private flow::StreamSink {
     const flow::HttpTx* tx;  // HTTP's: valid until the connection's next packet (null for DNS)
     nlohmann::json meta;     // the transaction's metadata, as Suricata adds it to alerts
     uint64_t tx_id = 0;
-    uint16_t app = ids::kAppHttp;  // whose metadata (the alert's "http" or "dns" object)
-    bool stream = false;           // a stream rule's match (no transaction)
-    uint8_t dir = 0;               // ... in this direction's stream
-    std::string window;            // ... the stream bytes it was found in
+    uint16_t app = ids::kAppHttp;     // whose metadata (the alert's "http" or "dns" object)
+    bool stream = false;              // a stream rule's match (no transaction)
+    uint8_t dir = 0;                  // ... in this direction's stream
+    std::string window;               // ... the stream bytes it was found in
+    std::vector<ids::Captured> vars;  // what its pcres captured (pktvars, flowvars, alert context)
   };
   // A transaction, a file or a DNS message: an http, fileinfo or dns record.
   struct TxLog {

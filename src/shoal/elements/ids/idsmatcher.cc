@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 #include <type_traits>
+#include <unordered_map>
 
 #include "shoal/core/json_record.hh"
 #include "shoal/core/runtime.hh"
@@ -400,6 +401,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           end_alerts(id, f, app);
         }
         if (eve(kEveFlow)) flow_record(id, f, why, app, regions);
+        if (!flowvars_.empty()) flowvars_.erase(flow_id_of(id));
       });
     auto open = [&](io::SharedFile<io::OutFile>& f, const std::string& path) {
       if (path.empty()) return;
@@ -942,6 +944,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     j["flow"] = fl;
     traffic_json(fs->bits, j);
+    if (std::string m = vars_metadata(flow_id_of(id), false); !m.empty()) j["metadata"] = nlohmann::json::parse(m);
     if (key.proto == 6) {
       auto hex = [](uint8_t x) { return fmt::format("{:02x}", x); };
       uint8_t all = f.tcp_flags[0] | f.tcp_flags[1];
@@ -1174,7 +1177,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         continue;
       }
       verdict_ = "alert";
+      pkt_vars_.clear();  // (no packet)
+      keep_vars(h.vars, flow_id_of(id));
+      cur_vars_ = &h.vars;
       log(rule, info, f.last_ns, false, &h, nullptr, flow_id_of(id), id);
+      cur_vars_ = nullptr;
       ++logged;
     }
     hits.clear();
@@ -1225,6 +1232,20 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     } clear{tx_hits_};
     if (all_.empty()) return Verdict::None;
     const auto& rules = engine_.rules();
+    // what the matches' pcres captured: flowvars and pktvars before any
+    // alert is logged (each alert shows them), the alert context per match
+    pkt_vars_.clear();
+    hit_vars_.resize(all_.size());
+    for (size_t i = 0; i < all_.size(); ++i) {
+      hit_vars_[i].clear();
+      const ids::Rule& rule = engine_.rules()[all_[i].first];
+      if (!rule.captures) continue;
+      if (all_[i].second)
+        hit_vars_[i] = all_[i].second->vars;
+      else
+        ids::rule_captures(rule, nullptr, info, hit_vars_[i]);
+      keep_vars(hit_vars_[i], flow_id_of(p));
+    }
     // each match's action: the rule's, or its rate_filter's while that holds
     actions_.clear();
     for (const auto& [r, tx] : all_)
@@ -1240,7 +1261,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (fs && pr.action == "pass" && flow_scoped(pr, all_[0].second, info)) fs->verdict = uint8_t(Verdict::Pass);
       if (pr.force_alert && !pr.noalert) {  // alert then pass
         verdict_ = "pass";
+        cur_vars_ = &hit_vars_[0];
         log(pr, info, ts, false, all_[0].second, p, flow_id);
+        cur_vars_ = nullptr;
         alerted_packets_.add();
         alerts_.add();
         if (fs) fs->alerted = 1;
@@ -1281,14 +1304,18 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         discarded_.add();
         continue;
       }
+      cur_vars_ = &hit_vars_[i];
       log(rule, info, ts, ips_ && d, tx, p, flow_id);
+      cur_vars_ = nullptr;
       ++logged;
     }
     if (end < all_.size()) {  // alert then pass, the pass after other matches
       const ids::Rule& pr = rules[all_[end].first];
       if (pr.force_alert && !pr.noalert) {
         if (logged < alert_max_) {
+          cur_vars_ = &hit_vars_[end];
           log(pr, info, ts, false, all_[end].second, p, flow_id);
+          cur_vars_ = nullptr;
           ++logged;
         } else {
           discarded_.add();
@@ -1640,6 +1667,40 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
                    {"pkt_src", "wire/pcap"}};
     if (o.has_ports) j["tunnel"]["src_port"] = o.sport, j["tunnel"]["dest_port"] = o.dport;
   }
+  // One JSON value's text, as EVE writes it (non-UTF-8 replaced).
+  static std::string eve_json(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  // What rules' pcres captured (Suricata's metadata object): the flow's
+  // flowvars, and (with_pkt) the packet's pktvars; empty when neither.
+  std::string vars_metadata(uint64_t flow_id, bool with_pkt) const {
+    nlohmann::json m = nlohmann::json::object();
+    auto list = [](const std::vector<std::pair<std::string, std::string>>& vs) {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& [k, v] : vs) a.push_back({{k, v}});
+      return a;
+    };
+    if (auto it = flowvars_.find(flow_id); flow_id && it != flowvars_.end() && !it->second.empty())
+      m["flowvars"] = list(it->second);
+    if (with_pkt && !pkt_vars_.empty()) m["pktvars"] = list(pkt_vars_);
+    return m.empty() ? std::string() : eve_json(m);
+  }
+  // A match's captures: flowvars kept with the flow (a name set again takes
+  // the new value), pktvars with the packet.
+  void keep_vars(const std::vector<ids::Captured>& vars, uint64_t flow_id) {
+    for (const ids::Captured& v : vars) {
+      if (v.scope == ids::PcreCapture::Pkt) {
+        pkt_vars_.emplace_back(v.name, v.value);
+      } else if (v.scope == ids::PcreCapture::Flow && flow_id) {
+        auto& fv = flowvars_[flow_id];
+        auto at = std::find_if(fv.begin(), fv.end(), [&](const auto& x) { return x.first == v.name; });
+        if (at != fv.end())
+          at->second = v.value;
+        else if (fv.size() < 64)  // (bounded: a flow keeps 64 at most)
+          fv.emplace_back(v.name, v.value);
+      }
+    }
+  }
   // A rule's priority: its own, else its classtype's, else 3 (Suricata's).
   int priority(const ids::Rule& r) const {
     if (r.priority) return r.priority;
@@ -1739,7 +1800,14 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         if (!ip.empty() && xff_mode_ == 1) al.str("xff", ip);
         if (!ip.empty() && xff_mode_ == 2) j.str(p.has_flow && p.dir == 1 ? "dest_ip" : "src_ip", ip);
       }
+      if (cur_vars_) {  // the alert's own captures (Suricata's alert context)
+        nlohmann::json ctx = nlohmann::json::object();
+        for (const ids::Captured& v : *cur_vars_)
+          if (v.scope == ids::PcreCapture::Alert) ctx[v.name] = v.value;
+        if (!ctx.empty()) al.raw("context", eve_json(ctx));
+      }
       j.object("alert", al);
+      if (std::string m = vars_metadata(flow_id, true); !m.empty()) j.raw("metadata", m);
       // the flow as of this packet (Suricata's alert flow object)
       uint32_t fid = pkt ? pkt->anno().flow : end;
       if (p.has_flow && mgr_ && fid) {
@@ -1874,6 +1942,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   const char* verdict_ = "alert";  // the packet being logged's verdict (EVE_VERDICT)
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
+  std::vector<std::vector<ids::Captured>> hit_vars_;           // all_'s captures
+  const std::vector<ids::Captured>* cur_vars_ = nullptr;       // the alert being logged's
+  std::vector<std::pair<std::string, std::string>> pkt_vars_;  // the packet's pktvars
+  // flowvars by EVE flow id (erased with the flow)
+  std::unordered_map<uint64_t, std::vector<std::pair<std::string, std::string>>> flowvars_;
   std::vector<const std::string*> actions_;  // all_'s actions after rate filters
   std::string fast_buf_;
   JsonRecord rec_, alert_rec_, flow_rec_;  // an alert record's, kept for their buffers
