@@ -1674,6 +1674,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // What rules' pcres captured (Suricata's metadata object): the flow's
   // flowvars, and (with_pkt) the packet's pktvars; empty when neither.
   std::string vars_metadata(uint64_t flow_id, bool with_pkt) const {
+    if (flowvars_.empty() && (!with_pkt || pkt_vars_.empty())) return {};  // (the common case: no captures)
     nlohmann::json m = nlohmann::json::object();
     auto list = [](const std::vector<std::pair<std::string, std::string>>& vs) {
       nlohmann::json a = nlohmann::json::array();
@@ -1800,7 +1801,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         if (!ip.empty() && xff_mode_ == 1) al.str("xff", ip);
         if (!ip.empty() && xff_mode_ == 2) j.str(p.has_flow && p.dir == 1 ? "dest_ip" : "src_ip", ip);
       }
-      if (cur_vars_) {  // the alert's own captures (Suricata's alert context)
+      if (cur_vars_ && !cur_vars_->empty()) {  // the alert's own captures (Suricata's alert context)
         nlohmann::json ctx = nlohmann::json::object();
         for (const ids::Captured& v : *cur_vars_)
           if (v.scope == ids::PcreCapture::Alert) ctx[v.name] = v.value;
