@@ -38,7 +38,7 @@ except ImportError:  # the project's install-deps.sh installs python3-yaml
 
 REFERENCE = (8, 0, 7)  # Suricata 8: the behaviour the tests are read against
 # Event types `shoal ids` writes.
-PRODUCED = {"alert", "flow", "drop", "http", "fileinfo", "dns", "tls", "stats", "sip", "ssh", "anomaly", "ftp", "smtp"}
+PRODUCED = {"alert", "flow", "drop", "http", "fileinfo", "dns", "tls", "stats", "sip", "ssh", "anomaly", "ftp", "smtp", "netflow", "metadata"}
 # Suricata features Shoal has (test.yaml `features:`).
 FEATURES = {"HAVE_JA3", "HAVE_JA4"}
 

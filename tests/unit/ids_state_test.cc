@@ -848,6 +848,38 @@ TEST(IdsHttp, PcreCapturesGoToAlertContextAndMetadata) {
   EXPECT_EQ(r.flows[0]["metadata"]["flowvars"][1]["ubuntu"], "8.1");
 }
 
+// Suricata's netflow records (a record per direction of a flow, from its
+// sender, with its own counts, TTLs and TCP flags; the server's only once it
+// answered) and metadata records (a packet whose rules captured pktvars).
+TEST(IdsFlows, NetflowAndMetadataRecords) {
+  if (!have_pcre()) GTEST_SKIP() << "built without PCRE2";
+  Bytes q = ip4(kClient, kServer, 17, 5000, 53, "query uid=7");
+  q[8] = 60;  // a TTL of 60 on the second query
+  std::vector<Bytes> frames = {ether(ip4(kClient, kServer, 17, 5000, 53, "query")), ether(q),
+                               ether(ip4(kServer, kClient, 17, 53, 5000, "answer")),
+                               ether(ip4(kClient, kServer, 17, 5001, 53, "unanswered"))};
+  auto r =
+      run_ids("netflow", frames, "alert udp any any -> any any (pcre:\"/uid=(?P<pkt_uid>\\d+)/\"; noalert; sid:1;)\n",
+              false, false, ", EVE_TYPES \"flow netflow metadata\"");
+  ASSERT_TRUE(r.r->ok);
+  const auto& nf = r.other["netflow"];
+  ASSERT_EQ(nf.size(), 3u) << "two for the answered flow, one for the other";
+  std::map<std::string, nlohmann::json> by;  // "src port>dest port" -> netflow
+  for (const auto& j : nf) by[fmt::format("{}>{}", int(j["src_port"]), int(j["dest_port"]))] = j["netflow"];
+  EXPECT_EQ(by["5000>53"]["pkts"], 2);
+  EXPECT_EQ(by["5000>53"]["min_ttl"], 60);
+  EXPECT_EQ(by["5000>53"]["max_ttl"], 64);
+  EXPECT_EQ(by["53>5000"]["pkts"], 1);
+  EXPECT_EQ(by["5001>53"]["pkts"], 1);
+  EXPECT_FALSE(by.count("53>5001"));
+  ASSERT_EQ(r.other["metadata"].size(), 1u);
+  const auto& m = r.other["metadata"][0];
+  EXPECT_EQ(m["pcap_cnt"], 2);
+  EXPECT_EQ(m["metadata"]["pktvars"], nlohmann::json::parse(R"([{"uid":"7"}])"));
+  EXPECT_FALSE(
+      test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, EVE_TYPES \"netflows\") -> Discard;")->ok);
+}
+
 TEST(IdsHttp, AnAbsentHeaderIsNoBuffer) {
   for (bool sent : {false, true}) {
     Conv c;
@@ -3142,6 +3174,16 @@ TEST(IdsActions, TrafficFlowbitsTagAlertsAndFlows) {
   ASSERT_EQ(r.flows.size(), 1u);
   EXPECT_EQ(r.flows[0]["traffic"], nlohmann::json::parse(R"({"id":["browser"],"label":["greeting"]})"))
       << "other flowbits are not tags";
+  // they are the metadata's flowbits (Suricata's EVE metadata), with the flowints set
+  EXPECT_FALSE(r.eve[0].contains("metadata")) << "nothing but tags set yet";
+  EXPECT_EQ(r.eve[1]["metadata"], nlohmann::json::parse(R"({"flowbits":["plain"]})"));
+  EXPECT_EQ(r.flows[0]["metadata"], nlohmann::json::parse(R"({"flowbits":["plain"]})"));
+  auto ints = run_ids("traffic-ints", c.out,
+                      "alert tcp any any -> any any (content:\"mozilla\"; flowint:hits,=,7; noalert; sid:1;)\n"
+                      "alert tcp any any -> any any (content:\"welcome\"; flowint:hits,+,1; sid:2;)\n");
+  ASSERT_TRUE(ints.r->ok);
+  ASSERT_EQ(ints.eve.size(), 1u);
+  EXPECT_EQ(ints.eve[0]["metadata"], nlohmann::json::parse(R"({"flowints":{"hits":8}})"));
 }
 
 TEST(IdsHttp, TransactionalRulesReadBothSidesAndFileSizes) {

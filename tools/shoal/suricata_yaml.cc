@@ -124,8 +124,9 @@ SuricataSettings suricata_settings(const YamlNode& root) {
         for (const YamlNode& t : types->seq) {
           // a type is a word (- http) or a map of its options (- http: {...})
           const std::string& name = t.kind == YamlNode::Scalar ? t.value : t.keys.empty() ? t.value : t.keys[0];
-          static const char* const kWritten[] = {"alert", "drop", "flow", "http", "files",   "dns",  "tls",
-                                                 "sip",   "ssh",  "ftp",  "smtp", "anomaly", "stats"};
+          static const char* const kWritten[] = {"alert", "drop",    "flow",  "http",    "files",
+                                                 "dns",   "tls",     "sip",   "ssh",     "ftp",
+                                                 "smtp",  "anomaly", "stats", "netflow", "metadata"};
           if (std::find(std::begin(kWritten), std::end(kWritten), name) != std::end(kWritten) &&
               std::find(log.types.begin(), log.types.end(), name) == log.types.end())
             log.types.push_back(name);

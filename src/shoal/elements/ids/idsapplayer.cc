@@ -712,6 +712,11 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
     h.stream = true;
     h.dir = dir;
     h.window.assign(w, read_from, n - read_from);
+    if (rule.captures) {  // (what its pcres took from the stream bytes it matched in)
+      ids::PacketInfo v = *info;
+      v.payload = reinterpret_cast<const uint8_t*>(h.window.data()), v.plen = uint32_t(h.window.size());
+      ids::rule_captures(rule, nullptr, v, h.vars);
+    }
     hits.push_back(std::move(h));
   }
   if (n > stream_window_) {

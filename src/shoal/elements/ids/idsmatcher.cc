@@ -369,6 +369,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       for (const char* kind : {"id", "label"})
         if (std::string pre = fmt::format("traffic/{}/", kind); fb.size() > pre.size() && fb.rfind(pre, 0) == 0)
           traffic_bits_.push_back({bit, kind, fb.substr(pre.size())});
+    // the others by name, for EVE's metadata (flowbits, flowints)
+    flowbit_names_.clear(), flowint_names_.clear();
+    for (const auto& [fb, bit] : shared_->set.flowbit_ids())
+      if (fb.rfind("traffic/id/", 0) != 0 && fb.rfind("traffic/label/", 0) != 0) flowbit_names_.push_back({bit, fb});
+    for (const auto& [fi, var] : shared_->set.flowint_ids()) flowint_names_.push_back({var, fi});
+    std::sort(flowbit_names_.begin(), flowbit_names_.end());
+    std::sort(flowint_names_.begin(), flowint_names_.end());
     // The application layer runs when rules ask for it, or its records are
     // logged.
     bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns), log_tls = eve(kEveTls);
@@ -401,6 +408,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           end_alerts(id, f, app);
         }
         if (eve(kEveFlow)) flow_record(id, f, why, app, regions);
+        if (eve(kEveNetflow)) netflow_records(id, f, app);
         if (!flowvars_.empty()) flowvars_.erase(flow_id_of(id));
       });
     auto open = [&](io::SharedFile<io::OutFile>& f, const std::string& path) {
@@ -944,7 +952,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
     j["flow"] = fl;
     traffic_json(fs->bits, j);
-    if (std::string m = vars_metadata(flow_id_of(id), false); !m.empty()) j["metadata"] = nlohmann::json::parse(m);
+    if (std::string m = vars_metadata(flow_id_of(id), false, fs); !m.empty()) j["metadata"] = nlohmann::json::parse(m);
     if (key.proto == 6) {
       auto hex = [](uint8_t x) { return fmt::format("{:02x}", x); };
       uint8_t all = f.tcp_flags[0] | f.tcp_flags[1];
@@ -967,6 +975,38 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
     }
     eve_put(kEveFlow, eve_text(j));
+  }
+  // Suricata's netflow records of a flow: one a direction (the server's
+  // only when it sent packets), each with its own packets, bytes, TTLs and
+  // TCP flags, from that direction's sender.
+  void netflow_records(uint32_t id, const flow::Flow& f, uint16_t app) {
+    const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
+    for (uint8_t d = 0; d < 2; ++d) {
+      if (d == 1 && !f.pkts[1]) break;
+      nlohmann::json j = flow_head(id, f, d == 0, f.first_ns, "netflow");
+      if (const char* a = ids::app_name(app)) j["app_proto"] = a;
+      j["netflow"] = {{"pkts", f.pkts[d]},
+                      {"bytes", fs->frame_bytes[d]},
+                      {"start", time_text(f.first_ns, true)},
+                      {"end", time_text(f.last_ns, true)},
+                      {"age", f.last_ns / 1000000000ull - f.first_ns / 1000000000ull},
+                      {"min_ttl", fs->ttl[d][0]},
+                      {"max_ttl", fs->ttl[d][1]}};
+      traffic_json(fs->bits, j);
+      if (std::string m = vars_metadata(flow_id_of(id), false, fs); !m.empty())
+        j["metadata"] = nlohmann::json::parse(m);
+      if (f.key.proto == 6) {
+        j["tcp"] = {{"tcp_flags", fmt::format("{:02x}", f.tcp_flags[d])}};
+        for (auto [bit, name] : {std::pair<uint8_t, const char*>{2, "syn"},
+                                 {1, "fin"},
+                                 {4, "rst"},
+                                 {8, "psh"},
+                                 {0x10, "ack"},
+                                 {0x20, "urg"}})
+          if (f.tcp_flags[d] & bit) j["tcp"][name] = true;
+      }
+      eve_put(kEveNetflow, eve_text(j));
+    }
   }
   // The ICMP type answering `type` (its request for a reply), as Suricata
   // pairs them; 0 for a type without one.
@@ -1014,7 +1054,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint8_t drop_logged;           // bit per direction: a drop record was written (EVE_DROP_FLOWS start)
     uint8_t vlan_layers;           // the first packet's VLAN tags (its EVE records' vlan)
     uint16_t vlan[3];
-    uint8_t icmp[2];  // an ICMP flow's first packet's type and code (its flow record's icmp_type, icmp_code)
+    uint8_t icmp[2];    // an ICMP flow's first packet's type and code (its flow record's icmp_type, icmp_code)
+    uint8_t ttl[2][2];  // per direction: the lowest and highest TTL (hop limit) seen
     // the session as this element saw it: a dropped flow's later packets
     // (IPS) do not move it, as they never reach Suricata's stream engine
     k::TcpTrack tcp;
@@ -1091,6 +1132,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       std::copy(info.vlan, info.vlan + 3, fs->vlan);
       if ((info.proto == 1 || info.proto == 58) && info.l4 && info.l4len >= 2)
         fs->icmp[0] = info.l4[0], fs->icmp[1] = info.l4[1];
+    }
+    {  // each direction's TTLs (netflow records)
+      uint8_t* tt = fs->ttl[info.dir & 1];
+      if (!fs->pkts[info.dir & 1] || info.ttl < tt[0]) tt[0] = info.ttl;
+      tt[1] = std::max(tt[1], info.ttl);
     }
     ++fs->pkts[info.dir & 1];
     if (info.proto == 6 && info.l4) {  // the sequence space seen each way (stream_size)
@@ -1245,6 +1291,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       else
         ids::rule_captures(rule, nullptr, info, hit_vars_[i]);
       keep_vars(hit_vars_[i], flow_id_of(p));
+    }
+    if (!pkt_vars_.empty() && eve(kEveMetadata)) {  // Suricata's metadata record: a packet with pktvars
+      nlohmann::json j = packet_head(p, info, flow_id_of(p), "metadata");
+      j["metadata"] = nlohmann::json::parse(vars_metadata(flow_id_of(p), true, fs));
+      eve_put(kEveMetadata, eve_text(j));
     }
     // each match's action: the rule's, or its rate_filter's while that holds
     actions_.clear();
@@ -1671,11 +1722,21 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   static std::string eve_json(const nlohmann::json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
-  // What rules' pcres captured (Suricata's metadata object): the flow's
-  // flowvars, and (with_pkt) the packet's pktvars; empty when neither.
-  std::string vars_metadata(uint64_t flow_id, bool with_pkt) const {
-    if (flowvars_.empty() && (!with_pkt || pkt_vars_.empty())) return {};  // (the common case: no captures)
+  // Suricata's metadata object (EVE's metadata: yes, its default): the
+  // flow's flowbits (other than traffic/ ones) and flowints set, the
+  // flowvars its rules' pcres captured and (with_pkt) the packet's pktvars;
+  // empty when there are none.
+  std::string vars_metadata(uint64_t flow_id, bool with_pkt, const FlowState* fs) const {
+    if (flowvars_.empty() && (!with_pkt || pkt_vars_.empty()) &&
+        (!fs || (flowbit_names_.empty() && flowint_names_.empty())))
+      return {};  // (the common case: nothing to say)
     nlohmann::json m = nlohmann::json::object();
+    if (fs) {
+      for (const auto& [bit, name] : flowbit_names_)
+        if (fs->bits[bit >> 6] >> (bit & 63) & 1) m["flowbits"].push_back(name);
+      for (const auto& [var, name] : flowint_names_)
+        if (fs->ints.set >> var & 1) m["flowints"][name] = fs->ints.v[var];
+    }
     auto list = [](const std::vector<std::pair<std::string, std::string>>& vs) {
       nlohmann::json a = nlohmann::json::array();
       for (const auto& [k, v] : vs) a.push_back({{k, v}});
@@ -1808,7 +1869,6 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         if (!ctx.empty()) al.raw("context", eve_json(ctx));
       }
       j.object("alert", al);
-      if (std::string m = vars_metadata(flow_id, true); !m.empty()) j.raw("metadata", m);
       // the flow as of this packet (Suricata's alert flow object)
       uint32_t fid = pkt ? pkt->anno().flow : end;
       if (p.has_flow && mgr_ && fid) {
@@ -1827,6 +1887,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         traffic_json(fs->bits, tr);
         j.merge(tr);
       }
+      const FlowState* mfs = p.has_flow && mgr_ && fid
+                                 ? reinterpret_cast<const FlowState*>(mgr_->table().state(fid) + state_off_)
+                                 : nullptr;
+      if (std::string m = vars_metadata(flow_id, true, mfs); !m.empty()) j.raw("metadata", m);
       eve_scratch_.clear();
       j.write(eve_scratch_);
       eve_scratch_.push_back('\n');
@@ -1850,6 +1914,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   static constexpr uint8_t kEveAlert = 1, kEveDrop = 2, kEveFlow = 4, kEveHttp = 8, kEveFiles = 16, kEveDns = 32,
                            kEveTls = 64, kEveStats = 128;
   static constexpr uint16_t kEveSip = 256, kEveSsh = 512, kEveAnomaly = 1024, kEveFtp = 2048, kEveSmtp = 4096;
+  static constexpr uint16_t kEveNetflow = 8192, kEveMetadata = 16384;
   bool eve(uint16_t type) const { return eve_types_ & type; }
   // An EVE output: its file and the record types it takes.
   struct EveOutput {
@@ -1862,17 +1927,18 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // The type bits of names (`arg` names the argument in errors).
   static uint16_t eve_type_bits(Args& a, const char* arg, const std::vector<std::string_view>& names) {
     static const std::pair<const char*, uint16_t> kTypes[] = {
-        {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow}, {"http", kEveHttp},
-        {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns},   {"tls", kEveTls},
-        {"stats", kEveStats}, {"sip", kEveSip},        {"ssh", kEveSsh},   {"anomaly", kEveAnomaly},
-        {"ftp", kEveFtp},     {"smtp", kEveSmtp}};
+        {"alert", kEveAlert}, {"drop", kEveDrop},      {"flow", kEveFlow},       {"http", kEveHttp},
+        {"files", kEveFiles}, {"fileinfo", kEveFiles}, {"dns", kEveDns},         {"tls", kEveTls},
+        {"stats", kEveStats}, {"sip", kEveSip},        {"ssh", kEveSsh},         {"anomaly", kEveAnomaly},
+        {"ftp", kEveFtp},     {"smtp", kEveSmtp},      {"netflow", kEveNetflow}, {"metadata", kEveMetadata}};
     uint16_t bits = 0;
     for (std::string_view t : names) {
       auto it = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& k) { return t == k.first; });
       if (it == std::end(kTypes))
-        a.fail(fmt::format(
-            "{}: unknown type '{}' (alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, smtp, anomaly, stats)",
-            arg, t));
+        a.fail(
+            fmt::format("{}: unknown type '{}' (alert, drop, flow, netflow, http, files, dns, tls, sip, ssh, ftp, "
+                        "smtp, anomaly, stats, metadata)",
+                        arg, t));
       bits |= it->second;
     }
     return bits;
@@ -1932,6 +1998,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     std::string value;
   };
   std::vector<TrafficBit> traffic_bits_;
+  std::vector<std::pair<uint16_t, std::string>> flowbit_names_, flowint_names_;  // (by bit or variable)
   // The traffic object of a flow's tagging flowbits, into j (none set: none).
   void traffic_json(const uint64_t* bits, nlohmann::json& j) const {
     for (const TrafficBit& t : traffic_bits_)
@@ -2013,7 +2080,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"FASTLOG", "file", "fast.log alert lines (appended)"}, {"EVE", "file", "EVE JSON records (appended)"},          \
       {"EVE_TYPES", "list",                                                                                            \
        "the EVE event types written, of alert, drop, flow, http, files, dns, tls, sip, ssh, ftp, smtp, anomaly and "   \
-       "stats (default all)"},                                                                                         \
+       "stats (default these), netflow (a record per direction of each flow) and metadata (a packet whose rules' "     \
+       "pcres captured pktvars)"},                                                                                     \
       {"EVE_DROP_FLOWS", "word",                                                                                       \
        "drop records of a dropped flow: start (once a direction, and every packet a rule drops; Suricata's default) "  \
        "or all"},                                                                                                      \
