@@ -67,6 +67,12 @@ SHOAL_HD bool extract_ip_key(const uint8_t* ip, uint32_t len, uint16_t type, Flo
 // read in turn), as Suricata's decoder reads them. False when the frame is
 // shorter than an Ethernet header; a truncated tag or NSH stays the type.
 SHOAL_HD bool eth_l3(const uint8_t* f, uint32_t len, uint32_t& off, uint16_t& type) {
+  if (len < 14) return false;
+  type = load_be16(f + 12);
+  if (type == kEthIPv4 || type == kEthIPv6) {  // (most frames)
+    off = 14;
+    return true;
+  }
   uint32_t base = 0;
   for (int depth = 0; depth < 4; ++depth) {
     if (len < base + 14) return depth > 0;

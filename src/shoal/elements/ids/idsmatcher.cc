@@ -361,6 +361,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
     }
     if (!shared_->db) throw ConfigError(loc_, fmt::format("{}: the rules did not load", name()));
+    captures_ = std::any_of(shared_->db->rules().begin(), shared_->db->rules().end(),
+                            [](const ids::Rule& r) { return r.captures; });
     if (!engine_.use(shared_->db, err)) throw ConfigError(loc_, fmt::format("{}: {}", name(), err));
     kind_ = shared_->db->kind();  // (ENGINE auto: the one measured faster)
     // Suricata's traffic tagging: flowbits named traffic/id/NAME and
@@ -1282,7 +1284,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // alert is logged (each alert shows them), the alert context per match
     pkt_vars_.clear();
     hit_vars_.resize(all_.size());
-    for (size_t i = 0; i < all_.size(); ++i) {
+    for (size_t i = 0; i < all_.size() && captures_; ++i) {
       hit_vars_[i].clear();
       const ids::Rule& rule = engine_.rules()[all_[i].first];
       if (!rule.captures) continue;
@@ -1415,6 +1417,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // packet whose IP header cannot be right (cut short, bad lengths) has no
   // addresses; one whose transport header cannot be has no ports and no
   // payload; neither has a flow. Its decoder events are counted.
+  // A packet's decoder events, each occurrence counted (some come more than
+  // once; the reassembler's overlap once): event_counts_ and the stats.
+  [[gnu::noinline]] void count_events(uint64_t events, const uint8_t* ip, uint32_t len) {
+    event_counts_.fill(0);
+    ids::decode_events(ip, len, event_counts_.data());
+    for (uint64_t e = events; e; e &= e - 1) {
+      uint8_t& n = event_counts_[size_t(__builtin_ctzll(e))];
+      n = std::max<uint8_t>(n, 1);
+      event_stats_[size_t(__builtin_ctzll(e))] += n;
+    }
+  }
   void rules_view(Packet* p, ids::PacketInfo& info, const uint8_t* ip, uint32_t len) {
     vlan_tags(p, info);
     info.hostbits = &shared_->hostbits;
@@ -1422,15 +1435,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     info.events = ids::decode_events(ip, len);
     if (p->anno().flags & Anno::kFragOverlap)
       info.events |= ids::event_bit(info.src.v6 ? ids::kIpv6FragOverlap : ids::kIpv4FragOverlap);
-    if (info.events) {  // (rare: each event's occurrences, some come more than once)
-      event_counts_.fill(0);
-      ids::decode_events(ip, len, event_counts_.data());
-      for (uint64_t e = info.events; e; e &= e - 1) {
-        uint8_t& n = event_counts_[size_t(__builtin_ctzll(e))];
-        n = std::max<uint8_t>(n, 1);  // (the reassembler's overlap)
-        event_stats_[size_t(__builtin_ctzll(e))] += n;
-      }
-    }
+    if (info.events) [[unlikely]]
+      count_events(info.events, ip, len);
     if (info.events & ids::kL3Invalid) {
       info.src = info.dst = ids::Addr();
       info.no_l3 = info.invalid = true;
@@ -1507,8 +1513,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           if (mac >= 0 && uint64_t(mac) < p->length()) {
             const uint8_t* d = p->data() + mac;
             uint32_t n = p->length() - uint32_t(mac), at = 12;
-            while (at + 6 <= n && (k::load_be16(d + at) == k::kEthVLAN || k::load_be16(d + at) == k::kEthQinQ)) at += 4;
-            if (at + 2 <= n && k::load_be16(d + at) == k::kEthNsh) ++pkt_stats_[kNsh];
+            uint16_t type = n >= 14 ? k::load_be16(d + at) : 0;
+            while ((type == k::kEthVLAN || type == k::kEthQinQ) && at + 6 <= n) type = k::load_be16(d + (at += 4));
+            if (type == k::kEthNsh) ++pkt_stats_[kNsh];
           }
           break;
         }
@@ -2010,7 +2017,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   const char* verdict_ = "alert";  // the packet being logged's verdict (EVE_VERDICT)
   std::vector<IdsAppLayer::TxHit> tx_hits_;
   std::vector<std::pair<uint32_t, const IdsAppLayer::TxHit*>> all_;
-  std::vector<std::vector<ids::Captured>> hit_vars_;           // all_'s captures
+  std::vector<std::vector<ids::Captured>> hit_vars_;           // all_'s captures (when captures_)
+  bool captures_ = false;                                      // some rule's pcre captures
   const std::vector<ids::Captured>* cur_vars_ = nullptr;       // the alert being logged's
   std::vector<std::pair<std::string, std::string>> pkt_vars_;  // the packet's pktvars
   // flowvars by EVE flow id (erased with the flow)
