@@ -431,7 +431,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       ids::PacketInfo info;
       uint32_t ip_off;
       bool ok = locate(p, info, ip_off);
-      decoded(p, info, ok);
+      decoded(p, info, ok, ok ? ip_off : 0);
       if (ok) {
         rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
         if (info.events & ids::kPacketInvalid) ++pkt_stats_[kInvalid];  // (decoded, with an invalid event)
@@ -716,7 +716,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       ids::PacketInfo info;
       uint32_t ip_off;
       bool ok = locate(p, info, ip_off);
-      decoded(p, info, ok);
+      decoded(p, info, ok, ok ? ip_off : 0);
       if (ok) {
         rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
         if (info.events & ids::kPacketInvalid) ++pkt_stats_[kInvalid];  // (decoded, with an invalid event)
@@ -1273,7 +1273,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
               !shared_->threshold.allow(rule, h.first, info, flow_id_of(p), now)) ||
              (!rule.suppress.empty() && ids::ThresholdState::suppressed(rule, info));  // threshold.config suppress
     });
-    suppressed_.add(matched - all_.size());
+    if (matched != all_.size()) suppressed_.add(matched - all_.size());
     struct Clear {
       std::vector<IdsAppLayer::TxHit>& v;
       ~Clear() { v.clear(); }
@@ -1501,7 +1501,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // Suricata's decoder counters, for each packet that reaches the IDS (an
   // inner packet of a tunnel is one, as Suricata's; fragments taken into a
   // datagram upstream are not).
-  void decoded(const Packet* p, const ids::PacketInfo& info, bool ok) {
+  void decoded(const Packet* p, const ids::PacketInfo& info, bool ok, uint32_t ip_off) {
     ++pkt_stats_[kPkts];
     pkt_stats_[kBytes] += p->length();
     if (!(p->anno().flags & Anno::kTunnelInner)) {  // the link it was read with (a tunnel's inner packet: none)
@@ -1509,8 +1509,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         case DLT_EN10MB: {
           ++pkt_stats_[kEthernet];
           // a Network Service Header after the tags (decoded with the frame)
+          // (looked for only where something sits between the Ethernet header and IP, or no IP was found)
           int64_t mac = p->has_mac_header() ? p->mac_header_offset() : 0;
-          if (mac >= 0 && uint64_t(mac) < p->length()) {
+          if ((!ok || ip_off > uint64_t(mac) + 14) && mac >= 0 && uint64_t(mac) < p->length()) {
             const uint8_t* d = p->data() + mac;
             uint32_t n = p->length() - uint32_t(mac), at = 12;
             uint16_t type = n >= 14 ? k::load_be16(d + at) : 0;
