@@ -1044,8 +1044,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   }
   // What the IDS keeps per flow, in the flow layer's state block.
   struct FlowState {
-    uint8_t verdict;  // Verdict::Pass or Drop once the flow has one (no more inspection)
-    uint8_t alerted;  // an alert was raised on the flow
+    uint8_t verdict;    // Verdict::Pass or Drop once the flow has one (no more inspection)
+    uint8_t alerted;    // an alert was raised on the flow
+    uint8_t ttl[2][2];  // per direction: the lowest and highest TTL (hop limit) seen (in the padding here)
     uint64_t bits[ids::kMaxFlowbits / 64];
     ids::FlowInts ints;
     uint64_t frame_bytes[2];  // per direction, with the link header (Suricata's flow bytes; the table counts IP bytes)
@@ -1056,8 +1057,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint8_t drop_logged;           // bit per direction: a drop record was written (EVE_DROP_FLOWS start)
     uint8_t vlan_layers;           // the first packet's VLAN tags (its EVE records' vlan)
     uint16_t vlan[3];
-    uint8_t icmp[2];    // an ICMP flow's first packet's type and code (its flow record's icmp_type, icmp_code)
-    uint8_t ttl[2][2];  // per direction: the lowest and highest TTL (hop limit) seen
+    uint8_t icmp[2];  // an ICMP flow's first packet's type and code (its flow record's icmp_type, icmp_code)
     // the session as this element saw it: a dropped flow's later packets
     // (IPS) do not move it, as they never reach Suricata's stream engine
     k::TcpTrack tcp;
