@@ -960,13 +960,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       uint8_t all = f.tcp_flags[0] | f.tcp_flags[1];
       j["tcp"] = {
           {"tcp_flags", hex(all)}, {"tcp_flags_ts", hex(f.tcp_flags[0])}, {"tcp_flags_tc", hex(f.tcp_flags[1])}};
-      for (auto [bit, name] : {std::pair<uint8_t, const char*>{2, "syn"},
-                               {1, "fin"},
-                               {4, "rst"},
-                               {8, "psh"},
-                               {0x10, "ack"},
-                               {0x20, "urg"}})
-        if (all & bit) j["tcp"][name] = true;
+      tcp_flag_bools(all, j["tcp"]);
       if (const char* st = tcp_state_name(fs->tcp)) {
         j["tcp"]["state"] = st;
         // the session's stream buffers: each direction's most regions
@@ -977,6 +971,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
     }
     eve_put(kEveFlow, eve_text(j));
+  }
+  // Suricata's TCP flag booleans (syn, fin, rst, psh, ack, urg: those set).
+  static void tcp_flag_bools(uint8_t flags, nlohmann::json& t) {
+    for (auto [bit, name] :
+         {std::pair<uint8_t, const char*>{2, "syn"}, {1, "fin"}, {4, "rst"}, {8, "psh"}, {0x10, "ack"}, {0x20, "urg"}})
+      if (flags & bit) t[name] = true;
   }
   // Suricata's netflow records of a flow: one a direction (the server's
   // only when it sent packets), each with its own packets, bytes, TTLs and
@@ -999,13 +999,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         j["metadata"] = nlohmann::json::parse(m);
       if (f.key.proto == 6) {
         j["tcp"] = {{"tcp_flags", fmt::format("{:02x}", f.tcp_flags[d])}};
-        for (auto [bit, name] : {std::pair<uint8_t, const char*>{2, "syn"},
-                                 {1, "fin"},
-                                 {4, "rst"},
-                                 {8, "psh"},
-                                 {0x10, "ack"},
-                                 {0x20, "urg"}})
-          if (f.tcp_flags[d] & bit) j["tcp"][name] = true;
+        tcp_flag_bools(f.tcp_flags[d], j["tcp"]);
       }
       eve_put(kEveNetflow, eve_text(j));
     }
