@@ -876,6 +876,10 @@ TEST(IdsFlows, NetflowAndMetadataRecords) {
   const auto& m = r.other["metadata"][0];
   EXPECT_EQ(m["pcap_cnt"], 2);
   EXPECT_EQ(m["metadata"]["pktvars"], nlohmann::json::parse(R"([{"uid":"7"}])"));
+  auto only = run_ids("netflow-only", frames, "alert udp any any -> any any (content:\"zz\"; sid:1;)\n", false, false,
+                      ", EVE_TYPES netflow");
+  ASSERT_TRUE(only.r->ok);
+  EXPECT_EQ(only.other["netflow"].size(), 3u) << "without flow records or an application layer";
   EXPECT_FALSE(
       test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, EVE_TYPES \"netflows\") -> Discard;")->ok);
 }

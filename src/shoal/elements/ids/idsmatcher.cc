@@ -389,7 +389,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (app_on_)
       app_.init(shared_->db, log_http, log_files, log_dns, log_tls, log_sip, log_ssh, log_anomaly, log_ftp, log_smtp);
     // A flow that ends: its transactions' records, then its flow record
-    if (mgr_ && (app_on_ || eve(kEveFlow)))
+    if (mgr_ && (app_on_ || eve(kEveFlow) || eve(kEveNetflow) || captures_))
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
         uint16_t app = app_on_ ? app_.app(id) : uint16_t(ids::kAppNone);
         count_flow(f, app);
