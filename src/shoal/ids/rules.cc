@@ -2439,7 +2439,10 @@ bool have_pcre() {
 namespace {
 // Each capturing pcre's groups at its last match on this thread.
 std::vector<std::string>& capture_slot(const Pcre& p) {
-  thread_local std::map<const Pcre*, std::vector<std::string>> slots;  // (bounded: one per capturing pcre)
+  // one per capturing pcre; bounded across rule set reloads (the groups are
+  // read right after the run that matched, so starting over loses nothing)
+  thread_local std::map<const Pcre*, std::vector<std::string>> slots;
+  if (slots.size() >= 4096 && !slots.count(&p)) slots.clear();
   return slots[&p];
 }
 }  // namespace
