@@ -2868,6 +2868,27 @@ TEST(IdsSsh, BannersAndHasshFingerprintsAreMatchedOncePerSideAndLogged) {
   EXPECT_EQ(bypass.other["ssh"].size(), 1u);
 }
 
+// An alert held for the server's side's next packet (none comes: the flow's
+// end logs it) shows the connection as it is then, the client's banner
+// parsed since (Suricata's alert reads the transaction when it logs).
+TEST(IdsSsh, AHeldAlertShowsBothBannersParsedSince) {
+  Conv c(40000, 22);
+  c.send(1, "SSH-1.99-Cisco_server-1.24\r\n");
+  c.send(0, "SSH-2.0-Cisco_client-1.25\r\n");  // (acknowledges the server's banner)
+  auto r = run_ids("ssh-held", c.out,
+                   "alert ssh any any -> any any (flow:to_client; ssh.proto; content:\"1.99\"; sid:1;)\n"
+                   "alert ssh any any -> any any (flow:to_server; ssh.software; content:\"Cisco_client\"; sid:2;)\n",
+                   false, false, ", STREAM_INSPECT acked");
+  ASSERT_TRUE(r.r->ok);
+  std::vector<uint32_t> got = r.sids();
+  std::sort(got.begin(), got.end());
+  ASSERT_EQ(got, (std::vector<uint32_t>{1, 2}));
+  for (const auto& a : r.eve) {
+    EXPECT_EQ(a["ssh"]["server"]["proto_version"], "1.99") << a.dump();
+    EXPECT_EQ(a["ssh"]["client"]["software_version"], "Cisco_client-1.25") << a.dump();
+  }
+}
+
 // Suricata's version 2 dns records (SURICATA_EVE_DNS_VERSION=2): a query
 // record per question, an answer record per response, both written the
 // flow's way; and DNS looked for on the ports DNS_PORTS names.
@@ -2965,6 +2986,31 @@ TEST(IdsFtp, CommandsAndRepliesAreTransactionsInspectedEachWay) {
   const auto& tx = r.other["stats"].back()["stats"]["app_layer"]["tx"];
   EXPECT_EQ(tx["ftp"], 5) << "Suricata's app_layer.tx: one per command";
   EXPECT_EQ(tx["smtp"], 0);
+  EXPECT_EQ(r.other["ftp"][0]["ftp"]["command_truncated"], false);
+  EXPECT_EQ(r.other["ftp"][0]["ftp"]["reply_truncated"], false);
+  EXPECT_FALSE(r.other["ftp"][2]["ftp"].contains("command_truncated")) << "EPSV has no data";
+}
+
+// Lines longer than 4 KiB are cut: the record says which side's was.
+TEST(IdsFtp, TruncatedCommandsAndRepliesAreMarked) {
+  Conv c(40000, 21);
+  c.send(1, "220 ready\r\n");
+  c.send(0, "USER " + std::string(5000, 'u') + "\r\n");
+  c.send(1, "331 Please specify the password.\r\n");
+  c.send(0, "PASV\r\n");
+  c.send(1, "227 " + std::string(3000, 'A'));
+  c.send(1, std::string(3000, 'A') + "\r\n");
+  c.send(0, "QUIT\r\n");
+  auto r = run_ids("ftp-long", c.out, "");
+  ASSERT_TRUE(r.r->ok);
+  ASSERT_EQ(r.other["ftp"].size(), 3u) << "USER, PASV, QUIT (no reply)";
+  const auto& user = r.other["ftp"][0]["ftp"];
+  EXPECT_EQ(user["command_truncated"], true);
+  EXPECT_EQ(user["reply_truncated"], false);
+  EXPECT_EQ(user["command_data"].get<std::string>().size(), 4096u - 5) << "the line's first 4 KiB";
+  const auto& pasv = r.other["ftp"][1]["ftp"];
+  EXPECT_EQ(pasv["reply_truncated"], true);
+  EXPECT_EQ(pasv["completion_code"], std::vector<std::string>{"227"});
 }
 
 namespace {

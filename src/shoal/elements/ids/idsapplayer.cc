@@ -140,7 +140,7 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end, bool dropped) {
   cur_hits_ = was_hits;
   for (uint8_t d = 0; d < 2; ++d) {
     if (at_end)
-      for (TxHit& h : c->deferred[d]) end_hits_.push_back(std::move(h));
+      for (TxHit& h : c->deferred[d]) end_hits_.push_back(held_hit(*c, std::move(h)));
     c->deferred[d].clear();
   }
   end_info_ = nullptr;
@@ -211,6 +211,15 @@ uint16_t IdsAppLayer::app(uint32_t id) {
 uint16_t IdsAppLayer::max_regions(uint32_t id, uint8_t dir) {
   Conn* c = slot(id);
   return c ? c->stream.d[dir & 1].max_regions : uint16_t(1);
+}
+
+// An alert held for a packet the other way, logged now: a connection's one
+// transaction (SSH, TLS) shows what it holds by then, as Suricata's alert
+// reads the transaction when it logs.
+IdsAppLayer::TxHit IdsAppLayer::held_hit(const Conn& c, TxHit h) {
+  if (h.app == ids::kAppSsh && c.ssh) h.meta = ssh_json(*c.ssh);
+  if (h.app == ids::kAppTls && c.tls) h.meta = tls_json(c.tls->info());
+  return h;
 }
 
 bool IdsAppLayer::ssh_encrypted(uint32_t id) {
@@ -302,7 +311,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   }
   if (stream_acked_) {
     deliver(*c, there, c->acked[there]);  // (to the parsers: what the other side's receiver acknowledged)
-    for (TxHit& h : c->deferred[here]) hits.push_back(std::move(h));  // alerts held for this direction
+    for (TxHit& h : c->deferred[here]) hits.push_back(held_hit(*c, std::move(h)));  // alerts held for this direction
     c->deferred[here].clear();
   }
   uint32_t seq = k::load_be32(info.l4 + 4);
@@ -1360,12 +1369,16 @@ namespace shoal {
 nlohmann::json IdsAppLayer::ftp_json(const flow::FtpTx& t) {
   nlohmann::json j = nlohmann::json::object();
   if (!t.command.empty()) j["command"] = t.command;
-  if (!t.command_data.empty()) j["command_data"] = t.command_data;
+  if (!t.command_data.empty()) {
+    j["command_data"] = t.command_data;
+    j["command_truncated"] = t.request_too_long;  // (Suricata's: beside the data)
+  }
   if (!t.replies.empty()) j["reply"] = t.replies;
   if (!t.codes.empty()) j["completion_code"] = t.codes;
   if (t.dynamic_port >= 0) j["dynamic_port"] = t.dynamic_port;
   if (t.mode) j["mode"] = t.mode == 1 ? "active" : "passive";
   j["reply_received"] = t.reply_received ? "yes" : "no";
+  j["reply_truncated"] = t.response_too_long;
   return j;
 }
 
