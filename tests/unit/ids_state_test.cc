@@ -2342,6 +2342,73 @@ TEST(TunnelDecap, InnerPacketsAreDetectedAndLoggedWithTheirTunnel) {
             (std::multiset<std::string>{"ipv4 tunnel", "gre tunnel", "vxlan encapsulation", "wire/pcap", "wire/pcap"}));
 }
 
+// GRE carrying PPP (version 0, and PPTP's enhanced GRE with its key, sequence
+// and acknowledgement): the inner IP packet is decoded, its fragments are
+// reassembled by a second IPReassembler after TunnelDecap (as `shoal ids`
+// builds it), and EVE's packet is Suricata's tunnel packet: from the PPP
+// header on.
+TEST(TunnelDecap, PppInGreIsDecodedAndItsFragmentsReassembled) {
+  const uint32_t o1 = 0xc0000201, o2 = 0xc0000202;
+  Bytes whole = ip4(kClient, kServer, 17, 1000, 2000, "12345678secret-payload");
+  whole[5] = 7;  // the datagram's id
+  Bytes l4(whole.begin() + 20, whole.end());
+  auto frag = [&](uint32_t off, uint32_t len, bool more) {  // (the split falls inside "secret")
+    Bytes p(whole.begin(), whole.begin() + 20);
+    uint16_t f = uint16_t((more ? 0x2000 : 0) | off / 8);
+    p[6] = uint8_t(f >> 8), p[7] = uint8_t(f);
+    p.insert(p.end(), l4.begin() + off, l4.begin() + off + len);
+    p[2] = uint8_t(p.size() >> 8), p[3] = uint8_t(p.size());
+    return p;
+  };
+  auto gre_ppp = [&](const Bytes& ip) {  // version 0, a compressed PPP protocol (0x21: IPv4)
+    return ether(ip4_raw(o1, o2, 47, concat({0x00, 0x00, 0x88, 0x0b, 0x21}, ip)));
+  };
+  // PPTP: key (payload length, call id), sequence, acknowledgement; PPP with address and control
+  Bytes pptp = concat({0x30, 0x81, 0x88, 0x0b, 0, 0, 0, 1, 0, 0, 0, 5, 0, 0, 0, 4, 0xff, 0x03, 0x00, 0x21},
+                      ip4(kClient, kServer, 17, 1001, 2000, "secret-pptp"));
+  std::vector<Bytes> frames = {gre_ppp(frag(0, 16, true)), gre_ppp(frag(16, uint32_t(l4.size()) - 16, false)),
+                               ether(ip4_raw(o1, o2, 47, pptp))};
+  std::string dir = test::tmpdir(), pcap = dir + "/gre-ppp.pcap", rf = dir + "/gre-ppp.rules",
+              eve = dir + "/gre-ppp.json";
+  write_pcap(pcap, frames);
+  std::ofstream(rf) << "alert udp any any -> any any (content:\"secret\"; sid:1;)\n";
+  auto r = test::run(
+      fmt::format("FromDump({}, STOP true) -> IPReassembler(FRAGMENTS true) -> tun :: TunnelDecap -> inner :: "
+                  "IPReassembler(FRAGMENTS true, INNER true) -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, "
+                  "EVE_PACKET true, QUIET true) -> Discard; ids[1] -> Discard;",
+                  pcap, rf, eve));
+  ASSERT_TRUE(r->ok) << r->errors;
+  test::finish(*r);
+  EXPECT_EQ(r->n("tun.inner"), 3u);
+  EXPECT_EQ(r->n("inner.reassembled"), 1u);
+  std::vector<nlohmann::json> alerts;
+  std::ifstream f(eve);
+  for (std::string line; std::getline(f, line);)
+    if (auto j = nlohmann::json::parse(line); j["event_type"] == "alert") alerts.push_back(j);
+  ASSERT_EQ(alerts.size(), 2u) << "the rebuilt datagram (not its fragments) and the PPTP packet";
+  auto unb64 = [](const std::string& t) {
+    Bytes out(t.size(), 0);
+    int n = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(t.data()), int(t.size()));
+    out.resize(size_t(std::max(n, 0)));
+    return out;
+  };
+  Bytes rebuilt = unb64(alerts[0]["packet"]), pptp_pkt = unb64(alerts[1]["packet"]);
+  ASSERT_GE(rebuilt.size(), 1 + whole.size());
+  EXPECT_EQ(rebuilt[0], 0x21) << "from the PPP header";
+  EXPECT_EQ(Bytes(rebuilt.begin() + 21, rebuilt.begin() + 1 + long(whole.size())), l4) << "the datagram whole";
+  ASSERT_GE(pptp_pkt.size(), 4u);
+  EXPECT_EQ(Bytes(pptp_pkt.begin(), pptp_pkt.begin() + 4), (Bytes{0xff, 0x03, 0x00, 0x21}));
+  EXPECT_EQ(alerts[0]["tunnel"]["src_ip"], "192.0.2.1");
+  // a PPTP packet without its key, and GRE version 2, are not decoded
+  Bytes nokey = pptp;
+  nokey[0] = 0x10;
+  Bytes v2 = pptp;
+  v2[1] = 0x82;
+  uint64_t inner = 0;
+  run_tunneled("gre-bad", {ether(ip4_raw(o1, o2, 47, nokey)), ether(ip4_raw(o1, o2, 47, v2))}, "", "", inner);
+  EXPECT_EQ(inner, 0u);
+}
+
 // Suricata's tunnel packets: an inner packet's VLANs are its outer frame's,
 // then an ERSPAN II header's, then its inner frame's; its flow counts what
 // the tunnel carried. An ICMP flow's record has its first packet's type and

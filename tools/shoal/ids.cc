@@ -281,10 +281,11 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   // Suricata tracks every flow and, by default, picks up no TCP
   // connection midstream.
   std::string conf = fmt::format(
-      "// shoal ids: read, reassemble fragments, decode tunnels, track flows, detect, log{}\n"
+      "// shoal ids: read, reassemble fragments, decode tunnels (and reassemble theirs), track flows, detect, log{}\n"
       "src :: {}\n"
       "  -> defrag :: IPReassembler(FRAGMENTS true)\n"
       "  -> tunnels :: TunnelDecap\n"
+      "  -> inner_defrag :: IPReassembler(FRAGMENTS true, INNER true)\n"
       "  -> flows :: FlowIPManager(MIDSTREAM {}{}{})\n"
       "{}"
       "  -> ids :: {};\n"

@@ -56,9 +56,10 @@ int vlan_stack(const Packet* p, uint16_t ids[3]) {
     frame_tags(p->data() + p->mac_header_offset());
   const Anno& a = p->anno();
   uint32_t eth = uint32_t(a.user[1]) | uint32_t(a.user[2]) << 8;  // (TunnelDecap's inner frame)
-  if (!(a.flags & Anno::kTunnelInner) || !eth || a.user16 + eth + 14 > p->length()) return n;
+  if (!(a.flags & Anno::kTunnelInner) || !eth || a.user[3] == 2 || a.user16 + eth + 14 > p->length())
+    return n;  // (no inner frame: IP, or PPP)
   const uint8_t* inner = p->data() + a.user16 + eth;
-  if (a.user[3] && eth >= 8 && n < 3)
+  if (a.user[3] == 1 && eth >= 8 && n < 3)
     if (uint16_t id = k::load_be16(inner - 8) & 0x0fff) ids[n++] = id;
   frame_tags(inner);
   return n;

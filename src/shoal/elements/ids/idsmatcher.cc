@@ -1455,7 +1455,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     const Anno& a = p->anno();
     if (!(a.flags & Anno::kTunnelInner) || !p->has_network_header()) return p->length();
     uint32_t eth = uint32_t(a.user[1]) | uint32_t(a.user[2]) << 8;
-    uint32_t from = eth ? a.user16 + eth - (a.user[3] && eth >= 8 ? 8 : 0) : uint32_t(p->network_header_offset());
+    uint32_t from = eth ? a.user16 + eth - (a.user[3] == 1 && eth >= 8 ? 8 : 0) : uint32_t(p->network_header_offset());
     return from < p->length() ? p->length() - from : 0;
   }
   // Suricata's vlan array of EVE records.
@@ -1654,8 +1654,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     const uint8_t* end = p->data() + p->length();
     const uint8_t* at = p->data();
     int dlt = io::link_dlt(p->anno().link);
-    if (p->anno().flags & Anno::kTunnelInner) {
-      if (p->has_network_header() && p->network_header_offset() >= 0) at = p->data() + p->network_header_offset();
+    if (const Anno& a = p->anno(); a.flags & Anno::kTunnelInner) {
+      // (Suricata's tunnel packet: from the inner IP header, or from the PPP header GRE carried)
+      uint32_t ppp = a.user[3] == 2 ? uint32_t(a.user16) + (uint32_t(a.user[1]) | uint32_t(a.user[2]) << 8) : 0;
+      if (ppp && ppp < p->length())
+        at = p->data() + ppp;
+      else if (p->has_network_header() && p->network_header_offset() >= 0)
+        at = p->data() + p->network_header_offset();
       dlt = DLT_RAW;
     } else if (p->has_mac_header() && p->mac_header_offset() >= -int64_t(p->headroom())) {
       at = p->data() + p->mac_header_offset();

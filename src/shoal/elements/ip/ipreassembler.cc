@@ -22,7 +22,7 @@ class IPReassembler : public Element {
     Duration timeout{cfg.timeout_ns};
     std::string policy = "bsd";
     a.read_p("HIMEM", himem).read("TIMEOUT", timeout).read("POLICY", policy).read("MAX_FRAGMENTS", max_frags);
-    a.read("FRAGMENTS", pass_frags_);
+    a.read("FRAGMENTS", pass_frags_).read("INNER", inner_only_);
     a.complete();
     if (!flow::parse_defrag_policy(policy, cfg.policy))
       a.fail(fmt::format("POLICY '{}': first, last, bsd or linux", policy));
@@ -42,6 +42,7 @@ class IPReassembler : public Element {
     b->for_each([&](uint32_t i, Packet* p) {
       now_ = std::max(now_, p->timestamp_ns());
       uint32_t len = 0;
+      if (inner_only_ && !(p->anno().flags & Anno::kTunnelInner)) return;
       const uint8_t* ip = flow_ip_header(p, len);
       if (!ip) return;
       uint64_t overlaps = defrag_.counters().overlaps.get();
@@ -108,6 +109,7 @@ class IPReassembler : public Element {
   std::vector<uint8_t> buf_;
   uint64_t now_ = 0;
   bool pass_frags_ = false;
+  bool inner_only_ = false;  // tunnels' inner packets only
   uint16_t r_held_ = 0, r_invalid_ = 0, r_pool_ = 0;
 };
 SHOAL_ELEMENT(
@@ -128,12 +130,15 @@ SHOAL_ELEMENT(
         "short) are dropped ('bad-fragment'). An atomic IPv6 fragment passes as it is (RFC 6946). With FRAGMENTS "
         "true, fragments are not dropped but go on too, each before the datagram it completes, with Anno::flags "
         "kFragment (and kFragOverlap when its data overlapped data held): an IDS inspects them as Suricata does, "
-        "and the flow layer leaves them out of flows.",
+        "and the flow layer leaves them out of flows. With INNER true, only tunnels' inner packets (TunnelDecap's, "
+        "Anno::flags kTunnelInner) are looked at: a second IPReassembler after TunnelDecap reassembles fragments "
+        "carried in tunnels, the first one before it those of the outer packets.",
     .args = {{"HIMEM", "unsigned", "fragment data held at most, bytes (default 16 MiB)"},
              {"TIMEOUT", "time", "a datagram is given up this long after its first fragment (default 60s)"},
              {"POLICY", "first|last|bsd|linux", "overlap policy (default bsd)"},
              {"MAX_FRAGMENTS", "unsigned", "fragments per datagram (default 1024)"},
-             {"FRAGMENTS", "boolean", "fragments go on as well as their datagrams (default false: taken in)"}},
+             {"FRAGMENTS", "boolean", "fragments go on as well as their datagrams (default false: taken in)"},
+             {"INNER", "boolean", "only tunnels' inner packets are reassembled (default false: all)"}},
     .handlers = {{"fragments", "r", "fragments taken in"},
                  {"reassembled", "r", "datagrams made whole"},
                  {"overlaps", "r", "fragments that overlapped data already held"},

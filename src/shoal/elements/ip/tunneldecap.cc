@@ -2,12 +2,14 @@
 // packet of its own, as an IDS decodes them (Suricata's tunnel packets).
 
 #include <fmt/format.h>
+#include <pcap/pcap.h>
 
 #include <cstring>
 #include <optional>
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/flow/flowipmanager.hh"
+#include "shoal/io/pcap.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
@@ -16,7 +18,8 @@ namespace shoal {
 // Anno::user16: where the outer IP header starts (from the packet's data).
 // Anno::user[1..2]: where an inner Ethernet frame starts, from the outer IP
 // header (little-endian; 0: the tunnel carries IP); user[3]: 1 when an
-// ERSPAN type II header (8 bytes) comes just before that frame.
+// ERSPAN type II header (8 bytes) comes just before that frame, 2 when
+// user[1..2] is a PPP header's offset instead (GRE carrying PPP).
 class TunnelDecap : public Element {
  public:
   enum Kind : uint8_t { None, IPv4, IPv6, Gre, Vxlan, Teredo, Geneve };
@@ -38,8 +41,8 @@ class TunnelDecap : public Element {
       if (!ip || (p->anno().flags & (Anno::kTunnelInner | Anno::kFragment))) return;  // one level; datagrams only
       uint8_t kind = None;
       uint32_t eth = 0;
-      bool erspan = false;
-      uint32_t inner = inner_ip(ip, len, kind, eth, erspan);
+      bool erspan = false, ppp = false;
+      uint32_t inner = inner_ip(ip, len, kind, eth, erspan, ppp);
       if (!inner) return;
       // the packets before this one, then this one, then its inner packet
       p->anno().flags |= Anno::kTunnelOuter;
@@ -53,7 +56,7 @@ class TunnelDecap : public Element {
       q->anno().flags = uint8_t((q->anno().flags & ~Anno::kTunnelOuter) | Anno::kTunnelInner);
       q->anno().user[0] = kind;
       q->anno().user[1] = uint8_t(eth), q->anno().user[2] = uint8_t(eth >> 8);
-      q->anno().user[3] = erspan ? 1 : 0;
+      q->anno().user[3] = erspan ? 1 : ppp ? 2 : 0;
       uint32_t outer_off = uint32_t(ip - p->data());
       q->anno().user16 = uint16_t(outer_off);
       if (p->has_mac_header()) q->set_mac_header(0);
@@ -68,8 +71,9 @@ class TunnelDecap : public Element {
 
  private:
   // Where the inner IP header starts (from the outer one), 0 if none.
-  // An inner Ethernet frame's start goes to eth; erspan: an ERSPAN II header before it.
-  uint32_t inner_ip(const uint8_t* ip, uint32_t len, uint8_t& kind, uint32_t& eth, bool& erspan) const {
+  // An inner Ethernet frame's start goes to eth; erspan: an ERSPAN II header
+  // before it; ppp: eth is a PPP header's start instead.
+  uint32_t inner_ip(const uint8_t* ip, uint32_t len, uint8_t& kind, uint32_t& eth, bool& erspan, bool& ppp) const {
     uint32_t hl;
     uint8_t proto;
     if ((ip[0] >> 4) == 4 && len >= 20) {
@@ -101,9 +105,20 @@ class TunnelDecap : public Element {
     if (proto == 4 || proto == 41) return is_ip(hl) && (ip[hl] >> 4) == (proto == 4 ? 4 : 6) ? hl : 0;
     if (proto == 47 && hl + 4 <= len) {  // GRE (RFC 2784, 2890): checksum, key, sequence when flagged
       uint16_t flags = k::load_be16(ip + hl), type = k::load_be16(ip + hl + 2);
-      if (flags & 0x0007) return 0;  // version 0 only
       uint32_t at = hl + 4 + ((flags & 0x8000) ? 4 : 0) + ((flags & 0x2000) ? 4 : 0) + ((flags & 0x1000) ? 4 : 0);
+      if ((flags & 0x0007) == 1) {  // PPTP's enhanced GRE (RFC 2637): key (length, call id), sequence, ack: PPP only
+        if (type != kGrePpp || !(flags & 0x2000)) return 0;
+        at += (flags & 0x0080) ? 4 : 0;
+      } else if (flags & 0x0007) {
+        return 0;
+      }
       kind = Gre;
+      if (type == kGrePpp) {  // PPP: an optional address and control, a 1- or 2-byte protocol (IPv4, IPv6)
+        int off = at < len ? io::link_ip_offset(DLT_PPP, ip + at, len - at) : -1;
+        if (off <= 0 || !is_ip(at + uint32_t(off))) return 0;
+        ppp = true, eth = at;
+        return at + uint32_t(off);
+      }
       if (type == k::kEthIPv4 || type == k::kEthIPv6) return is_ip(at) ? at : 0;
       if (type == 0x6558) return ether(at);                     // transparent Ethernet bridging
       if (type == 0x88be) return erspan = true, ether(at + 8);  // ERSPAN type II
@@ -130,6 +145,7 @@ class TunnelDecap : public Element {
     return 0;
   }
 
+  static constexpr uint16_t kGrePpp = 0x880b;
   uint16_t vxlan_port_ = 4789, teredo_port_ = 3544, geneve_port_ = 6081;
   uint16_t r_pool_ = 0;
   Stat inner_;
@@ -148,7 +164,8 @@ SHOAL_ELEMENT(
         "not (put an IPReassembler first). The inner packet carries: Anno::flags kTunnelInner, Anno::user[0] the "
         "tunnel kind (1 IPv4, 2 IPv6, 3 GRE, 4 VXLAN, 5 Teredo, 6 Geneve), Anno::user16 the outer IP header's "
         "offset, Anno::user[1..2] (little-endian) the inner Ethernet frame's offset from the outer IP header (0 when "
-        "the tunnel carries IP), Anno::user[3] 1 when an ERSPAN type II header precedes that frame.",
+        "the tunnel carries IP), Anno::user[3] 1 when an ERSPAN type II header precedes that frame, 2 when "
+        "user[1..2] is instead the offset of a PPP header (GRE carrying PPP, version 0 or PPTP's enhanced GRE).",
     .args = {{"VXLAN_PORT", "port", "VXLAN's UDP port (default 4789)"},
              {"TEREDO_PORT", "port", "Teredo's UDP port (default 3544)"},
              {"GENEVE_PORT", "port", "Geneve's UDP port (default 6081)"}},
