@@ -10,6 +10,7 @@ define($IN examples/data/ids-traffic.pcap, $OUT /tmp/shoal-ids-suricata-)
 FromDump($IN, STOP true)
   -> IPReassembler(FRAGMENTS true)
   -> TunnelDecap
+  -> IPReassembler(FRAGMENTS true, INNER true)  // fragments carried in tunnels
   -> FlowIPManager(MIDSTREAM true, VLAN true)
   -> ids :: IDSMatcher(RULES examples/data/ids/local.rules, VARS examples/data/ids/vars.yaml, QUIET true,
                        STREAM_INSPECT acked, EVE ${OUT}eve.json, EVE_TYPES "alert http flow");
