@@ -156,6 +156,15 @@ has "PACKET_ALERT_MAX 2"
 printf 'packet-alert-max: 0\n' >"$tmp/amax0.yaml"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/amax0.yaml" --dump-config; lacks "PACKET_ALERT_MAX"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set packet-alert-max=300; has "1-255"
+# detect.guess-applayer-tx and its stream-tx-log-limit: suricata.yaml's, --set over it
+printf 'detect:\n  guess-applayer-tx: yes\n  stream-tx-log-limit: 2\n' >"$tmp/guess.yaml"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/guess.yaml" --dump-config
+has "GUESS_APPLAYER_TX true, STREAM_TX_LOG_LIMIT 2"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/guess.yaml" --set detect.guess-applayer-tx=no \
+  --dump-config
+lacks "GUESS_APPLAYER_TX"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --dump-config; lacks "GUESS_APPLAYER_TX"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set detect.stream-tx-log-limit=0; has "1-255"
 # an eve-log's pcap-file: records name the capture read
 printf 'outputs:\n  - eve-log:\n      enabled: yes\n      pcap-file: true\n' >"$tmp/pcapfile.yaml"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/pcapfile.yaml" --dump-config

@@ -2989,6 +2989,38 @@ TEST(IdsDns, Version2RecordsAndDetectionPorts) {
   EXPECT_FALSE(test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, DNS_PORTS \"53 x\") -> Discard;")->ok);
 }
 
+// Suricata's detect.guess-applayer-tx: a stream rule's alert is given the
+// first DNS transaction of its packet's direction not inspected yet, when it
+// is the only one live that way, at most STREAM_TX_LOG_LIMIT times each.
+TEST(IdsDns, GuessedTransactionsForStreamAlerts) {
+  auto tcp = [](const std::string& m) { return std::string{char(m.size() >> 8), char(m.size() & 0xff)} + m; };
+  Conv c(40000, 53);
+  c.send(0, tcp(dns_msg(1, false, "first.example", 1)));
+  c.send(1, tcp(dns_msg(1, true, "first.example", 1)));    // (acknowledges the query: its transaction, 0)
+  c.send(0, tcp(dns_msg(2, false, "second.example", 1)));  // (the response's: 1) the query's alerts come here
+  c.send(1, tcp(dns_msg(2, true, "second.example", 1)));
+  c.fin(0);
+  c.fin(1);
+  std::string rules =
+      "alert tcp any any -> any 53 (content:\"|05|first\"; sid:1;)\n"
+      "alert tcp any any -> any 53 (content:\"|07|example\"; sid:2;)\n";
+  auto off = run_ids("dns-noguess", c.out, rules, false, false, ", STREAM_INSPECT acked");
+  ASSERT_TRUE(off.r->ok);
+  ASSERT_FALSE(off.eve.empty());
+  for (const auto& a : off.eve) EXPECT_FALSE(a.contains("tx_id")) << "no guess by default";
+  auto on = run_ids("dns-guess", c.out, rules, false, false,
+                    ", STREAM_INSPECT acked, GUESS_APPLAYER_TX true, STREAM_TX_LOG_LIMIT 1");
+  ASSERT_TRUE(on.r->ok);
+  std::vector<const nlohmann::json*> first;  // the alerts on the first query's bytes
+  for (const auto& a : on.eve)
+    if (a["direction"] == "to_server" && a.contains("tx_id") && a["tx_id"] == 0) first.push_back(&a);
+  ASSERT_EQ(first.size(), 1u) << "one of the two alerts: the limit is 1";
+  EXPECT_EQ((*first[0])["tx_guessed"], true);
+  EXPECT_EQ((*first[0])["dns"]["queries"][0]["rrname"], "first.example");
+  EXPECT_FALSE(
+      test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, STREAM_TX_LOG_LIMIT 0) -> Discard;")->ok);
+}
+
 TEST(IdsDns, AppLayerEventsAlertAndBecomeAnomalyRecords) {
   std::string q = dns_msg(0x51, false, "odd.example", 1);
   q[2] = char(q[2] | 0x48);  // opcode 9

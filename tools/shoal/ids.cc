@@ -90,7 +90,7 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
   std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
   // (shoal.stream-payload is Shoal's own: false puts TCP payload rules on packets, IDSMatcher's STREAM_PAYLOAD)
   static const std::set<std::string> kBool = {"stream.midstream", "stream.async-oneside", "vlan.use-for-tracking",
-                                              "shoal.stream-payload"};
+                                              "shoal.stream-payload", "detect.guess-applayer-tx"};
   if (kBool.count(k)) {
     if (v != "true" && v != "false" && v != "yes" && v != "no")
       return err = fmt::format("--set {}: true or false, not '{}'", k, v), false;
@@ -110,6 +110,14 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
       }
     }
     honoured["dns-ports"] = words;
+    return true;
+  }
+  if (k == "detect.stream-tx-log-limit") {  // 1-255
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > 255)
+      return err = fmt::format("--set {}: 1-255, not '{}'", k, v), false;
+    honoured[k] = std::to_string(n);
     return true;
   }
   if (k == "packet-alert-max") {  // 1-255
@@ -241,6 +249,12 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (set.count("packet-alert-max") || st.packet_alert_max)
     ids += fmt::format(", PACKET_ALERT_MAX {}", set.count("packet-alert-max") ? set.at("packet-alert-max")
                                                                               : std::to_string(st.packet_alert_max));
+  if (set.count("detect.guess-applayer-tx") ? set.at("detect.guess-applayer-tx") == "true" : st.guess_applayer_tx)
+    ids += ", GUESS_APPLAYER_TX true";
+  if (set.count("detect.stream-tx-log-limit") || st.stream_tx_log_limit)
+    ids += fmt::format(", STREAM_TX_LOG_LIMIT {}", set.count("detect.stream-tx-log-limit")
+                                                       ? set.at("detect.stream-tx-log-limit")
+                                                       : std::to_string(st.stream_tx_log_limit));
   if (st.eve_exception_policy) ids += ", EVE_EXCEPTION_POLICY true";
   ids += fmt::format(", DATA_DIR {}", cquote(a.datadir.empty() ? a.logdir : a.datadir));
   std::string ssh = set.count("app-layer.protocols.ssh.encryption-handling")
@@ -318,7 +332,8 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("--data-dir", a.datadir, "where datasets' save and state files go (default the log directory)");
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.async-oneside, stream.midstream-policy, "
-                 "exception-policy, vlan.use-for-tracking, stream.inline, packet-alert-max, "
+                 "exception-policy, vlan.use-for-tracking, stream.inline, packet-alert-max, detect.guess-applayer-tx, "
+                 "detect.stream-tx-log-limit, "
                  "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "
                  "body and decompression layer limits are honoured; Shoal's own shoal.stream-payload=false puts TCP "
                  "payload rules on packets)");

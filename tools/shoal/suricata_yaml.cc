@@ -103,6 +103,16 @@ SuricataSettings suricata_settings(const YamlNode& root) {
     auto [end, ec] = std::from_chars(m->value.data(), m->value.data() + m->value.size(), n);
     if (ec == std::errc() && end == m->value.data() + m->value.size() && n >= 1 && n <= 255) s.packet_alert_max = n;
   }
+  if (const YamlNode* d = root.get("detect")) {
+    if (const YamlNode* g = d->get("guess-applayer-tx"); g && g->kind == YamlNode::Scalar)
+      s.guess_applayer_tx = g->yes();
+    if (const YamlNode* m = d->get("stream-tx-log-limit"); m && m->kind == YamlNode::Scalar) {
+      int n = 0;
+      auto [end, ec] = std::from_chars(m->value.data(), m->value.data() + m->value.size(), n);
+      if (ec == std::errc() && end == m->value.data() + m->value.size() && n >= 1 && n <= 255)
+        s.stream_tx_log_limit = n;
+    }
+  }
   if (const YamlNode* v = root.get("vlan"))
     if (const YamlNode* t = v->get("use-for-tracking"); t && t->kind == YamlNode::Scalar)
       s.vlan_tracking = t->yes() ? "true" : "false";

@@ -38,6 +38,8 @@ struct SuricataSettings {
   std::string midstream, async_oneside;  // stream.midstream, stream.async-oneside: "true", "false" (empty: not set)
   std::string stream_inline;             // stream.inline: "true", "false", "auto" (empty: not set; auto)
   int packet_alert_max = 0;              // packet-alert-max (0: not set or invalid; Suricata's 15)
+  bool guess_applayer_tx = false;        // detect.guess-applayer-tx
+  int stream_tx_log_limit = 0;           // detect.stream-tx-log-limit (0: not set or invalid; Suricata's 4)
   std::string vlan_tracking;          // vlan.use-for-tracking: "true", "false" (empty: not set; Suricata's default on)
   bool eve_exception_policy = false;  // flow's exception-policy: yes
   std::string ssh_encryption;         // app-layer.protocols.ssh.encryption-handling (empty: not set)

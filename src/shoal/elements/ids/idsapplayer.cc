@@ -19,6 +19,13 @@ struct IdsAppLayer::Conn {
   bool smtp_port = false;            // SMTP's (its server's greeting is looked for)
   std::unique_ptr<flow::SmtpConn> smtp;
   uint64_t dns_tx = 0;  // DNS messages so far (each is a transaction)
+  // guess-applayer-tx: the last DNS transactions (each one direction's),
+  // and Suricata's inspect id per direction: the transactions there were
+  // when a packet that way was last inspected (as the current packet found it)
+  std::deque<IdsAppLayer::GuessedTx> guess;
+  uint64_t inspected[2] = {0, 0};
+  uint64_t inspect_now = 0;
+  uint8_t last_dir = 2;  // the previous packet's direction (2: none yet)
   flow::DnsTcpFramer dns_tcp[2];
   std::unique_ptr<flow::TlsConn> tls;
   // rules that alerted on the handshake (one transaction per flow): 2 *
@@ -203,6 +210,26 @@ nlohmann::json IdsAppLayer::http_json(const flow::HttpTx& tx) {
   return h;
 }
 
+// Suricata's guess of a packet or stream rule's transaction
+// (detect.guess-applayer-tx): the first transaction of the packet's
+// direction not inspected yet, when it is the only one live that way (the
+// last one, or followed only by one of the other direction); each is
+// guessed at most the limit's times (detect.stream-tx-log-limit).
+const IdsAppLayer::GuessedTx* IdsAppLayer::guess_tx(uint32_t id, uint8_t dir) {
+  Conn* c = slot(id);
+  if (!guess_limit_ || !c || c->app != ids::kAppDns || c->last_dir != (dir & 1)) return nullptr;
+  uint64_t at = c->inspect_now, count = c->dns_tx;
+  if (count != at + 1 && count != at + 2) return nullptr;
+  GuessedTx* tx = nullptr;
+  for (GuessedTx& g : c->guess) {
+    if (g.tx_id == at) tx = &g;
+    if (g.tx_id == at + 1 && g.dir == (dir & 1)) return nullptr;  // (a second one this way)
+  }
+  if (!tx || tx->logged >= guess_limit_) return nullptr;
+  ++tx->logged;
+  return tx;
+}
+
 uint16_t IdsAppLayer::app(uint32_t id) {
   Conn* c = slot(id);
   return c ? c->app : uint16_t(ids::kAppNone);
@@ -239,6 +266,11 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
                                      std::find(dns_ports_.begin(), dns_ports_.end(), info.dport) != dns_ports_.end());
     c->port21 = info.has_ports && (info.sport == 21 || info.dport == 21);
     for (uint16_t p : {25, 587, 2525}) c->smtp_port |= info.has_ports && (info.sport == p || info.dport == p);
+  }
+  if (guess_limit_) {  // (the previous packet's inspection covered the transactions there were after it)
+    if (c->last_dir < 2) c->inspected[c->last_dir] = c->dns_tx;
+    c->last_dir = info.dir & 1;
+    c->inspect_now = c->inspected[info.dir & 1];
   }
   if (info.proto == 17) {  // a datagram is a message
     if (c->app == ids::kAppNone && c->dns_port && flow::dns_probe(info.payload, info.plen)) c->app = ids::kAppDns;
@@ -1105,6 +1137,10 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
       cur_hits_->push_back({r, nullptr, j, tx_id, ids::kAppDns});
       if (rule.captures) ids::rule_captures(rule, &b, *cur_, cur_hits_->back().vars);
     }
+  }
+  if (guess_limit_) {
+    c.guess.push_back({tx_id, dir, 0, j});
+    if (c.guess.size() > 16) c.guess.pop_front();  // (only the last two can be guessed)
   }
   if (log_dns_ && dns_version_ == 2) {
     // (written the flow's way, as Suricata's version 2 records are)

@@ -118,6 +118,20 @@ class IdsAppLayer : private flow::StreamSink {
   static std::vector<nlohmann::json> dns_json_v2(const flow::DnsMessage& m, uint64_t tx_id);
   // The dns records' format: 2 or 3 (Suricata's eve-log dns version).
   void set_dns_version(int v) { dns_version_ = v; }
+  // A transaction a packet or stream rule's alert may be given
+  // (guess_tx): its id, direction, times given, and its alert metadata.
+  struct GuessedTx {
+    uint64_t tx_id;
+    uint8_t dir;
+    uint8_t logged;
+    nlohmann::json meta;
+  };
+  // Suricata's detect.guess-applayer-tx, with stream-tx-log-limit (0: off;
+  // DNS's transactions; before init).
+  void set_guess_tx(uint8_t limit) { guess_limit_ = limit; }
+  // Flow id's transaction for an alert of a packet or stream rule on its
+  // current packet (direction dir), if one can be guessed (null if not).
+  const GuessedTx* guess_tx(uint32_t id, uint8_t dir);
   // The ports DNS is looked for on (either side; default 53).
   void set_dns_ports(std::vector<uint16_t> ports) { dns_ports_ = std::move(ports); }
   // Suricata's tls object of a handshake.
@@ -208,6 +222,7 @@ class IdsAppLayer : private flow::StreamSink {
   const std::vector<uint32_t>& tx_candidates(const ids::TxBuffers& a, const ids::TxBuffers* b = nullptr);
   std::vector<uint32_t> cand_, cand_b_;
   int dns_version_ = 3;
+  uint8_t guess_limit_ = 0;
   std::vector<uint16_t> dns_ports_ = {53};
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false, log_ssh_ = false;
   bool log_anomaly_ = false, log_ftp_ = false, log_smtp_ = false;

@@ -177,6 +177,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     pcap_suffix_ = pcap_filename.empty() ? "" : ",\"pcap_filename\":" + nlohmann::json(pcap_filename).dump() + "}\n";
     a.read("PACKET_ALERT_MAX", alert_max_);
     if (alert_max_ < 1 || alert_max_ > 255) a.fail("PACKET_ALERT_MAX: 1-255 (Suricata's packet-alert-max)");
+    bool guess = false;
+    uint32_t guess_limit = 4;
+    a.read("GUESS_APPLAYER_TX", guess).read("STREAM_TX_LOG_LIMIT", guess_limit);
+    if (guess_limit < 1 || guess_limit > 255) a.fail("STREAM_TX_LOG_LIMIT: 1-255 (Suricata's stream-tx-log-limit)");
+    app_.set_guess_tx(guess ? uint8_t(guess_limit) : 0);
+    guess_tx_ = guess;
     bool stream_anomalies = false;
     a.read("EVE_ANOMALY_STREAM", stream_anomalies).read("EVE_ANOMALY_DECODE", decode_anomalies_);
     app_.set_log_stream_anomalies(stream_anomalies);
@@ -1834,6 +1840,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           j.merge(tx->meta);
         else
           j.json(ids::app_name(tx->app), tx->meta);
+      } else if (const IdsAppLayer::GuessedTx* g =
+                     guess_tx_ && pkt && p.has_flow && !end ? app_.guess_tx(pkt->anno().flow, p.dir) : nullptr) {
+        j.num("tx_id", g->tx_id);
+        if (p.proto != 17) j.raw("tx_guessed", "true");
+        j.json("dns", g->meta);
       }
       if (eve_verdict_) j.raw("verdict", fmt::format("{{\"action\":\"{}\"}}", verdict_));
       vlan_json(p.vlan_layers, p.vlan, j);
@@ -2035,6 +2046,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, log_lost_;
   Stat discarded_, suppressed_;  // matches over packet-alert-max; thresholded or noalert
   uint32_t alert_max_ = 15;      // PACKET_ALERT_MAX: alerts logged per packet (Suricata's packet-alert-max)
+  bool guess_tx_ = false;        // GUESS_APPLAYER_TX
   // Offloaded scan: chunk bytes (0: a thread per packet), the aggregate's
   // longest payload, the longest fast pattern (of the database it was
   // measured for), aggregates scanned in chunks.
@@ -2147,6 +2159,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "alerts logged per packet, 1-255: the first matches in the rules' order; the others counted "                   \
        "(alerts_discarded, Suricata's detect.alert_queue_overflow), their actions applied (Suricata's "                \
        "packet-alert-max; default 15)"},                                                                               \
+      {"GUESS_APPLAYER_TX", "boolean",                                                                                 \
+       "a packet or stream rule's alert is given the transaction Suricata would guess (detect.guess-applayer-tx: "     \
+       "the first one of the packet's direction not yet inspected, when it is the only one live that way; DNS's; "     \
+       "tx_id, tx_guessed and its dns object; default false)"},                                                        \
+      {"STREAM_TX_LOG_LIMIT", "integer",                                                                               \
+       "alerts a transaction is guessed for at most, 1-255 (Suricata's detect.stream-tx-log-limit; default 4)"},       \
       {"MIDSTREAM_POLICY", "word",                                                                                     \
        "Suricata's stream.midstream-policy, for TCP connections seen without their handshake: ignore (default), "      \
        "pass-flow (no detection; parsed and logged when the flow layer picks connections up midstream), bypass, "      \
