@@ -3090,6 +3090,24 @@ TEST(IdsFtp, CommandsAndRepliesAreTransactionsInspectedEachWay) {
   EXPECT_FALSE(r.other["ftp"][2]["ftp"].contains("command_truncated")) << "EPSV has no data";
 }
 
+// An alert on a preliminary reply shows the transaction as it is when the
+// alert is logged: with the reply that ended it, parsed on the same packet.
+TEST(IdsFtp, AlertsShowTheTransactionWhenLogged) {
+  Conv c(40000, 21);
+  c.send(1, "220 ready\r\n");
+  c.send(0, "RETR a.txt\r\n");
+  c.send(1, "150 Opening\r\n");
+  c.send(1, "226 Transfer complete.\r\n");
+  c.send(0, "QUIT\r\n");  // (acknowledges both replies)
+  c.send(1, "221 Goodbye.\r\n");
+  auto r = run_ids("ftp-late", c.out, "alert ftp any any -> any any (ftp.completion_code; content:\"150\"; sid:1;)\n",
+                   false, false, ", STREAM_INSPECT acked");
+  ASSERT_TRUE(r.r->ok);
+  ASSERT_EQ(r.sids(), std::vector<uint32_t>{1});
+  EXPECT_EQ(r.eve[0]["ftp"]["command"], "RETR");
+  EXPECT_EQ(r.eve[0]["ftp"]["completion_code"], (std::vector<std::string>{"150", "226"}));
+}
+
 // Lines longer than 4 KiB are cut: the record says which side's was.
 TEST(IdsFtp, TruncatedCommandsAndRepliesAreMarked) {
   Conv c(40000, 21);

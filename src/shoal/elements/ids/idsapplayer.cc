@@ -16,7 +16,8 @@ struct IdsAppLayer::Conn {
   bool port21 = false;    // FTP's (its control connection: the port, then the first bytes)
   std::unique_ptr<flow::FtpConn> ftp;
   std::deque<flow::FtpTx> ftp_done;  // replied to, still to be inspected on a packet to the server
-  bool smtp_port = false;            // SMTP's (its server's greeting is looked for)
+  std::deque<std::pair<uint64_t, nlohmann::json>> ftp_recent;  // the last ones replied to: index, ftp object
+  bool smtp_port = false;                                      // SMTP's (its server's greeting is looked for)
   std::unique_ptr<flow::SmtpConn> smtp;
   uint64_t dns_tx = 0;  // DNS messages so far (each is a transaction)
   // guess-applayer-tx: the last DNS transactions (each one direction's),
@@ -147,7 +148,10 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end, bool dropped) {
   cur_hits_ = was_hits;
   for (uint8_t d = 0; d < 2; ++d) {
     if (at_end)
-      for (TxHit& h : c->deferred[d]) end_hits_.push_back(held_hit(*c, std::move(h)));
+      for (TxHit& h : c->deferred[d]) {
+        refresh(*c, h);
+        end_hits_.push_back(std::move(h));
+      }
     c->deferred[d].clear();
   }
   end_info_ = nullptr;
@@ -240,13 +244,19 @@ uint16_t IdsAppLayer::max_regions(uint32_t id, uint8_t dir) {
   return c ? c->stream.d[dir & 1].max_regions : uint16_t(1);
 }
 
-// An alert held for a packet the other way, logged now: a connection's one
-// transaction (SSH, TLS) shows what it holds by then, as Suricata's alert
-// reads the transaction when it logs.
-IdsAppLayer::TxHit IdsAppLayer::held_hit(const Conn& c, TxHit h) {
+// An alert's metadata as the transaction is when the alert is logged (as
+// Suricata's alert reads it then): a connection's one transaction (SSH,
+// TLS), or an FTP command's, which may have had more replies since.
+void IdsAppLayer::refresh(const Conn& c, TxHit& h) {
   if (h.app == ids::kAppSsh && c.ssh) h.meta = ssh_json(*c.ssh);
   if (h.app == ids::kAppTls && c.tls) h.meta = tls_json(c.tls->info());
-  return h;
+  if (h.app == ids::kAppFtp) {
+    if (c.ftp)
+      for (const flow::FtpTx& t : c.ftp->open())
+        if (t.index == h.tx_id) return void(h.meta = ftp_json(t));
+    for (const auto& [index, meta] : c.ftp_recent)
+      if (index == h.tx_id) return void(h.meta = meta);
+  }
 }
 
 bool IdsAppLayer::ssh_encrypted(uint32_t id) {
@@ -343,7 +353,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   }
   if (stream_acked_) {
     deliver(*c, there, c->acked[there]);  // (to the parsers: what the other side's receiver acknowledged)
-    for (TxHit& h : c->deferred[here]) hits.push_back(held_hit(*c, std::move(h)));  // alerts held for this direction
+    for (TxHit& h : c->deferred[here]) hits.push_back(std::move(h));  // alerts held for this direction
     c->deferred[here].clear();
   }
   uint32_t seq = k::load_be32(info.l4 + 4);
@@ -399,6 +409,8 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     if (hits[i].tx) {
       hits[i].meta = http_json(*hits[i].tx);
       hits[i].tx_id = hits[i].tx->index;
+    } else {
+      refresh(*c, hits[i]);
     }
 }
 
@@ -1477,6 +1489,10 @@ void IdsAppLayer::on_ftp(Conn& c, flow::FtpTx& t, uint8_t what) {
   if (what == flow::FtpConn::kRequest) c_.ftp_transactions.add();  // (a command's transaction begins)
   match_ftp(t, what == flow::FtpConn::kRequest ? 0 : 1);
   if (what == flow::FtpConn::kDone && c.ftp_done.size() < flow::kFtpMaxTx) c.ftp_done.push_back(t);
+  if (what == flow::FtpConn::kDone) {  // (what its alerts still to be logged show)
+    c.ftp_recent.emplace_back(t.index, ftp_json(t));
+    if (c.ftp_recent.size() > 4) c.ftp_recent.pop_front();
+  }
   // the events once (at the command, or at the reply for a reply's), as anomaly records
   uint64_t fresh = what == flow::FtpConn::kRequest ? events & (uint64_t(1) << ids::kFtpRequestCommandTooLong)
                                                    : events & (uint64_t(1) << ids::kFtpResponseCommandTooLong);

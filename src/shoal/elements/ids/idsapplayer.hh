@@ -179,7 +179,7 @@ class IdsAppLayer : private flow::StreamSink {
   struct Conn;
 
  private:
-  static TxHit held_hit(const Conn& c, TxHit h);
+  static void refresh(const Conn& c, TxHit& h);
   void stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) override;
   void stream_gap(uint32_t flow, uint8_t dir, uint64_t offset, uint64_t len) override;
   void stream_end(uint32_t flow, uint8_t dir) override;
