@@ -3353,6 +3353,23 @@ TEST(IdsActions, TrafficFlowbitsTagAlertsAndFlows) {
   EXPECT_EQ(ints.eve[0]["metadata"], nlohmann::json::parse(R"({"flowints":{"hits":8}})"));
 }
 
+// The application layer's records of a flow carry its variables too
+// (Suricata's common EVE options add the metadata to every record).
+TEST(IdsActions, AppLayerRecordsCarryTheFlowsMetadata) {
+  Conv c;
+  c.send(0, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  auto r = run_ids("app-meta", c.out,
+                   "alert http any any -> any any (http.uri; content:\"/a\"; flowbits:set,seen.a; noalert; sid:1;)\n");
+  ASSERT_TRUE(r.r->ok);
+  ASSERT_EQ(r.other["http"].size(), 1u);
+  EXPECT_EQ(r.other["http"][0]["metadata"], nlohmann::json::parse(R"({"flowbits":["seen.a"]})"));
+  auto none = run_ids("app-nometa", c.out, "alert http any any -> any any (http.uri; content:\"/b\"; sid:1;)\n");
+  ASSERT_TRUE(none.r->ok);
+  ASSERT_EQ(none.other["http"].size(), 1u);
+  EXPECT_FALSE(none.other["http"][0].contains("metadata"));
+}
+
 TEST(IdsHttp, TransactionalRulesReadBothSidesAndFileSizes) {
   Conv c;
   c.send(0, "GET /download HTTP/1.1\r\nHost: x\r\n\r\n");

@@ -921,6 +921,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         j[kType[l.kind == K::File ? K::Http : l.kind]] = std::move(l.meta);
       }
       if (l.kind == K::File || l.kind == K::SmtpFile) j["fileinfo"] = std::move(l.fileinfo);
+      // the flow's variables, as Suricata's common options add them to every record of a flow
+      const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(l.flow) + state_off_);
+      if (std::string m = vars_metadata(flow_id_of(l.flow), false, fs); !m.empty())
+        j["metadata"] = nlohmann::json::parse(m);
       eve_put(kOutput[l.kind], eve_text(j));
     }
     logs.clear();
