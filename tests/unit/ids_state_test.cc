@@ -3368,6 +3368,15 @@ TEST(IdsActions, AppLayerRecordsCarryTheFlowsMetadata) {
   ASSERT_TRUE(none.r->ok);
   ASSERT_EQ(none.other["http"].size(), 1u);
   EXPECT_FALSE(none.other["http"][0].contains("metadata"));
+  EXPECT_EQ(none.other["http"][0]["pkt_src"], "wire/pcap");
+  // a transaction the flow's end completes: logged on its pseudo packet
+  Conv half;
+  half.send(0, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto end = run_ids("app-end", half.out, "");
+  ASSERT_TRUE(end.r->ok);
+  ASSERT_EQ(end.other["http"].size(), 1u);
+  EXPECT_EQ(end.other["http"][0]["pkt_src"], "stream (flow timeout)");
+  EXPECT_FALSE(end.other["http"][0].contains("pcap_cnt"));
 }
 
 TEST(IdsHttp, TransactionalRulesReadBothSidesAndFileSizes) {

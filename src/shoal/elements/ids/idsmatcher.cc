@@ -911,7 +911,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       nlohmann::json j = flow_head(l.flow, mgr_->table().flow(l.flow), l.kind == K::Http || l.dir == 0, ts, type);
       if (p && p->source_index()) j["pcap_cnt"] = p->source_index();
       if (l.kind != K::Dns && !(l.kind == K::Anomaly && l.meta.value("type", "") == "stream")) j["tx_id"] = l.tx_id;
-      if (p) j["pkt_src"] = pkt_src(p);
+      j["pkt_src"] = p ? pkt_src(p) : "stream (flow timeout)";  // (at the flow's end: its pseudo packet's)
       if (l.kind == K::File) j["app_proto"] = "http";
       if (l.kind == K::Sip || l.kind == K::Ssh || l.kind == K::Ftp) j["app_proto"] = kType[l.kind];
       if (l.kind == K::Smtp || l.kind == K::SmtpFile) {  // the smtp and email objects
