@@ -3226,6 +3226,18 @@ TEST(IdsActions, ActionOrderVerdictAndEthernetAsSuricataYamlSetsThem) {
   ASSERT_TRUE(both.r->ok);
   EXPECT_EQ(both.sids(), (std::vector<uint32_t>{3, 2}));
   EXPECT_EQ(both.r->n("ids.dropped"), 1u);
+  // alert first: the alert logs, then the pass passes the packet (its
+  // verdict) and the flow: the drop under it, and later matches, do nothing
+  Conv later = c;
+  later.send(0, "attack again");
+  auto alert_first = run_ids("order-alert-pass", later.out, rules, true, false,
+                             ", ACTION_ORDER \"alert pass drop reject\", EVE_VERDICT true");
+  ASSERT_TRUE(alert_first.r->ok);
+  ASSERT_EQ(alert_first.sids(), std::vector<uint32_t>{1});
+  EXPECT_EQ(alert_first.eve[0]["verdict"]["action"], "pass");
+  EXPECT_EQ(alert_first.r->n("ids.dropped"), 0u);
+  ASSERT_EQ(alert_first.flows.size(), 1u);
+  EXPECT_EQ(alert_first.flows[0]["flow"]["action"], "pass");
   EXPECT_FALSE(
       test::run("Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, ACTION_ORDER \"drop pass\") -> Discard;")->ok);
 }

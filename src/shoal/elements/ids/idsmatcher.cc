@@ -1341,7 +1341,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
     bool will_drop = false;
     for (size_t i = 0; i < end; ++i) will_drop |= ids::is_drop_action(*actions_[i]);
-    verdict_ = will_drop && ips_ ? "drop" : "alert";
+    // a pass rule after other matches (an action-order putting alerts
+    // first) still passes the packet, and the flow where it applies to it
+    bool pass_after = end < all_.size() && *actions_[end] == "pass" && !(will_drop && ips_);
+    verdict_ = will_drop && ips_ ? "drop" : pass_after ? "pass" : "alert";
     for (size_t i = 0; i < end; ++i) {
       const auto& [r, tx] = all_[i];
       const ids::Rule& rule = rules[r];
@@ -1389,6 +1392,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (fs && drop_flow) fs->verdict = uint8_t(Verdict::Drop);
       drop_record(p, info, dropper, flow_id, by_rate ? "threshold detection_filter" : nullptr);
       return Verdict::Drop;
+    }
+    if (pass_after) {
+      passed_.add();
+      const ids::Rule& pr = rules[all_[end].first];
+      if (fs && pr.action == "pass" && flow_scoped(pr, all_[end].second, info)) fs->verdict = uint8_t(Verdict::Pass);
+      return Verdict::Pass;
     }
     return logged ? Verdict::Alert : Verdict::None;
   }
