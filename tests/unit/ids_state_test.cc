@@ -636,6 +636,28 @@ TEST(IdsActions, APacketsMatchActsOnThePacketAndAStreamsOnTheFlow) {
   EXPECT_EQ(ports.r->n("ids.flow_passed"), 6u) << "the SYN-ACK from port 80 matched: the six packets after it";
 }
 
+// A rule of an application protocol acts on the flow when it checks nothing
+// else, and on its packet when it checks the packet (dsize, flags): Suricata's
+// application-layer and packet signature types.
+TEST(IdsActions, AnApplicationRulesPacketKeywordsActOnThePacket) {
+  Conv c;
+  c.send(0, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  c.send(1, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  c.send(0, "GET /2 HTTP/1.1\r\nHost: x\r\n\r\n");
+  c.fin(0);
+  auto pkt = run_ids("app-dsize", c.out, "drop http any any -> any any (dsize:0; sid:1;)\n", true);
+  ASSERT_TRUE(pkt.r->ok);
+  EXPECT_EQ(pkt.r->n("ids.flow_dropped"), 0u);
+  EXPECT_GE(pkt.r->n("ids.dropped"), 1u) << "the FIN, once the flow is HTTP";
+  ASSERT_EQ(pkt.flows.size(), 1u);
+  EXPECT_FALSE(pkt.flows[0]["flow"].contains("action"));
+  auto app = run_ids("app-only", c.out, "drop http any any -> any any (sid:1;)\n", true);
+  ASSERT_TRUE(app.r->ok);
+  ASSERT_EQ(app.flows.size(), 1u);
+  EXPECT_EQ(app.flows[0]["flow"]["action"], "drop");
+  EXPECT_GE(app.r->n("ids.flow_dropped"), 1u);
+}
+
 // Suricata's stream.midstream-policy decides a connection seen without its
 // handshake; one with its handshake is inspected as usual.
 TEST(IdsActions, TheMidstreamPolicyDecidesConnectionsPickedUpMidstream) {

@@ -2041,7 +2041,11 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
                      !r.has_fragbits && !checks_flowbits && !r.has_urilen;
   bool like_ip_only = header_only && !(r.flow & ~(kFlowToServer | kFlowToClient)) && !one_way && !r.has_app_cond;
   bool pd_only = header_only && r.has_app_cond && !(r.flow & ~(kFlowToServer | kFlowToClient));
-  r.flow_scope = like_ip_only || pd_only || r.app != kAppNone || r.uses_tx();
+  // (an application protocol's rule with packet keywords, dsize or flags,
+  // is Suricata's packet rule: a packet's match acts on the packet; with a
+  // payload, a stream match acts on the flow, IdsMatcher's flow_scoped)
+  bool app_only = r.app != kAppNone && header_only && !(r.flow & ~(kFlowToServer | kFlowToClient | kFlowEstablished));
+  r.flow_scope = like_ip_only || pd_only || app_only || r.uses_tx();
   if (!r.sid) return err = "the rule has no sid", false;
   if (r.action == "config") {
     if (!r.no_tx_log || !r.uses_tx())

@@ -599,9 +599,9 @@ struct Rule {
   // stay on packets.
   bool stream_payload = false;
   // A pass or drop of this rule acts on the whole flow wherever it matched
-  // (Suricata's IP-only and protocol-detection-only rules, and rules of an
-  // application protocol); otherwise only a match on the stream or a
-  // transaction does (IdsMatcher).
+  // (Suricata's IP-only and protocol-detection-only rules, rules of an
+  // application protocol with nothing else to check, and transaction rules);
+  // otherwise only a match on the stream does (IdsMatcher).
   bool flow_scope = false;
   bool header_bufs = false;                    // some items read the packet's headers (ipv4.hdr, tcp.hdr, ...)
   bool captures = false;                       // a pcre keeps groups in variables (PcreCapture)
