@@ -342,6 +342,23 @@ TEST(FlowTable, MidstreamPickupIsAnOption) {
   loose.pkt(ip4(7, 8, 6, 80, 1000, k::kTcpAck), 5, &dir);
   EXPECT_EQ(dir, 1);
   EXPECT_EQ(loose.t.flow(id).tcp.state, k::kTcpEstablished);
+  // picked up at a server's HTTP response: its sender is the server (as
+  // Suricata reverses a midstream flow whose first data is a reply)
+  auto reply = [](uint32_t a, uint32_t b, uint16_t sp, uint16_t dp, const char* text) {
+    std::string t = text;
+    auto p = ip4(a, b, 6, sp, dp, k::kTcpAck | 0x08, uint16_t(t.size()));
+    std::copy(t.begin(), t.end(), p.end() - long(t.size()));
+    return p;
+  };
+  id = loose.pkt(reply(9, 10, 80, 1000, "HTTP/1.1 200 OK\r\n\r\n"), 6, &dir);
+  EXPECT_EQ(dir, 1) << "the response goes to the client";
+  EXPECT_EQ(loose.t.flow(id).pkts[1], 1u);
+  loose.pkt(ip4(10, 9, 6, 1000, 80, k::kTcpAck), 7, &dir);
+  EXPECT_EQ(dir, 0);
+  id = loose.pkt(reply(11, 12, 80, 1000, "HTTPS/1.1 200"), 8, &dir);
+  EXPECT_EQ(dir, 0) << "not a response: the first packet's sender opened it";
+  id = tb.pkt(reply(13, 14, 80, 1000, "HTTP/1.1 200 OK\r\n\r\n"), 9, &dir);
+  EXPECT_EQ(dir, 0) << "no pickup: the first sender stays the originator";
 }
 
 // A capture of one side of each connection (asymmetric routing): with

@@ -42,6 +42,7 @@ struct ParsedKey {
   uint8_t tcp_flags = 0;     // TCP only
   uint8_t icmp_error = 0;    // 1: the key is the quoted connection's
   KeyKind kind = KeyKind::NotIP;
+  uint8_t server_reply = 0;  // 1: a TCP segment (not a SYN) whose data begin as an HTTP response's
 };
 
 // The direction of a connection's originator, from the first packet seen
@@ -49,7 +50,9 @@ struct ParsedKey {
 // midstream at its second packet, which Suricata and conntrack read so).
 SHOAL_HD uint8_t originator_dir(const ParsedKey& pk) {
   bool synack = pk.key.proto == 6 && (pk.tcp_flags & 0x12) == 0x12;  // SYN and ACK
-  return uint8_t(pk.dir ^ (synack ? 1 : 0));
+  // (as does the server's reply: Suricata reverses a connection picked up
+  // midstream when its first data is a reply of the protocol it detects)
+  return uint8_t(pk.dir ^ (synack || pk.server_reply ? 1 : 0));
 }
 
 SHOAL_HD bool endpoint_less(const uint32_t* x, uint16_t px, const uint32_t* y, uint16_t py) {
@@ -224,6 +227,10 @@ SHOAL_HD KeyKind parse_ip(const uint8_t* ip, uint32_t len, ParsedKey& r, bool qu
     canonicalize(r, src, sp, dst, dp);
   r.l4_off = uint16_t(off);
   if (!quoted) r.payload_len = transport_payload(proto, t, rlen, r.tcp_flags);
+  if (proto == 6 && r.payload_len >= 8 && !(r.tcp_flags & 0x02)) {  // "HTTP/1." and a status: a server's reply
+    const uint8_t* d = t + rlen - r.payload_len;
+    r.server_reply = load_be32(d) == 0x48545450u && d[4] == '/' && d[5] == '1' && d[6] == '.';
+  }
   return frag ? KeyKind::FirstFrag : KeyKind::Conn;
 }
 

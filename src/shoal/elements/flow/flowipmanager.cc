@@ -332,7 +332,8 @@ SHOAL_ELEMENT(
              {"MEMORY", "bytes", "cap on the table's memory per worker; lowers CAPACITY to fit (default: no cap)"},
              {"MIDSTREAM", "boolean",
               "pick up TCP connections whose handshake was not seen, as ESTABLISHED (default true, as conntrack's "
-              "tcp_loose)"},
+              "tcp_loose); the sender of the first packet seen opened it, but for a SYN-ACK's or an HTTP response's "
+              "(Suricata reverses such a flow)"},
              {"ASYNC_ONESIDE", "boolean",
               "a capture of one side of each TCP connection (asymmetric routing): the handshake completes on the "
               "client's ACK without the SYN-ACK, or on the server's packets after its SYN-ACK, and a SYN-ACK opens "
