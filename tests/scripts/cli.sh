@@ -156,6 +156,11 @@ has "PACKET_ALERT_MAX 2"
 printf 'packet-alert-max: 0\n' >"$tmp/amax0.yaml"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/amax0.yaml" --dump-config; lacks "PACKET_ALERT_MAX"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set packet-alert-max=300; has "1-255"
+# flow records name the exception policy applied (Suricata 8's default), unless the flow output says no
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --dump-config; has "EVE_EXCEPTION_POLICY true"
+printf 'outputs:\n  - eve-log:\n      types:\n        - flow:\n            exception-policy: no\n' >"$tmp/noexc.yaml"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/noexc.yaml" --dump-config
+lacks "EVE_EXCEPTION_POLICY"
 # detect.guess-applayer-tx and its stream-tx-log-limit: suricata.yaml's, --set over it
 printf 'detect:\n  guess-applayer-tx: yes\n  stream-tx-log-limit: 2\n' >"$tmp/guess.yaml"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/guess.yaml" --dump-config

@@ -40,9 +40,9 @@ struct SuricataSettings {
   int packet_alert_max = 0;              // packet-alert-max (0: not set or invalid; Suricata's 15)
   bool guess_applayer_tx = false;        // detect.guess-applayer-tx
   int stream_tx_log_limit = 0;           // detect.stream-tx-log-limit (0: not set or invalid; Suricata's 4)
-  std::string vlan_tracking;          // vlan.use-for-tracking: "true", "false" (empty: not set; Suricata's default on)
-  bool eve_exception_policy = false;  // flow's exception-policy: yes
-  std::string ssh_encryption;         // app-layer.protocols.ssh.encryption-handling (empty: not set)
+  std::string vlan_tracking;         // vlan.use-for-tracking: "true", "false" (empty: not set; Suricata's default on)
+  bool eve_exception_policy = true;  // flow's exception-policy (Suricata 8 logs it unless told no)
+  std::string ssh_encryption;        // app-layer.protocols.ssh.encryption-handling (empty: not set)
   std::vector<std::string> file_hashes;  // eve-log files' force-hash: md5, sha1, sha256
   // The enabled eve-log outputs: each one's file (relative to -l) and the
   // record types it takes that shoal ids writes (Suricata's others, smb or

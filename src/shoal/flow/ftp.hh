@@ -39,6 +39,9 @@ class FtpConn {
   void gap(uint8_t dir) { buf_[dir & 1].clear(), cut_[dir & 1] = true; }
   // The transactions still open (commands without a reply), oldest first.
   std::deque<FtpTx>& open() { return txs_; }
+  const std::deque<FtpTx>& open() const { return txs_; }
+  // Commands' transactions begun so far.
+  uint64_t transactions() const { return next_; }
 
  private:
   void line(uint8_t dir, std::string l, bool too_long);

@@ -527,6 +527,8 @@ void HttpConn::end(uint8_t dir, uint64_t ts) {
     if ((x.progress & started) && !(x.progress & (done | end | HttpTx::kEnded))) impl_->fire(x, end);
 }
 
+uint64_t HttpConn::transactions() const { return impl_->next_index; }
+
 void HttpConn::close(uint64_t ts) {
   htp_time_t t = tv(ts);
   if (!impl_->closed) htp_connp_close(impl_->connp, &t);

@@ -174,6 +174,8 @@ class HttpConn {
   // The connection ended: whatever is pending completes, and transactions
   // still incomplete get kEnded.
   void close(uint64_t ts);
+  // Transactions begun so far (Suricata's tx count).
+  uint64_t transactions() const;
 
   struct Impl;
 

@@ -120,6 +120,7 @@ void digests_json(nlohmann::json& fi, const flow::FileHasher& h) {
 
 void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end, bool dropped) {
   Conn*& c = slot(id);
+  released_txs_ = 0;
   if (!c) return;
   if (dropped) at_end = nullptr;
   const size_t logs_before = logs_.size();
@@ -189,6 +190,9 @@ void IdsAppLayer::release(uint32_t id, ids::PacketInfo* at_end, bool dropped) {
     logs_.push_back({c->id, TxLog::Ssh, 0, 0, ssh_json(*c->ssh), {}});
   }
   if (dropped) logs_.erase(logs_.begin() + std::ptrdiff_t(logs_before), logs_.end());
+  released_txs_ = c->http  ? c->http->transactions()
+                  : c->ftp ? c->ftp->transactions()
+                           : c->dns_tx + c->sip_tx + c->smtp_txs + (c->tls || c->ssh ? 1 : 0);
   live_.erase(c);
   for (uint8_t d = 0; d < 2; ++d) held_ -= c->raw[d].size(), waiting_ -= c->fresh[d];
   ss_.memory.set(held_);

@@ -118,6 +118,10 @@ class IdsAppLayer : private flow::StreamSink {
   static std::vector<nlohmann::json> dns_json_v2(const flow::DnsMessage& m, uint64_t tx_id);
   // The dns records' format: 2 or 3 (Suricata's eve-log dns version).
   void set_dns_version(int v) { dns_version_ = v; }
+  // The transactions the flow last released had begun (Suricata's tx_cnt:
+  // HTTP's, DNS's and SIP's messages, FTP's commands, SMTP's mails; TLS and
+  // SSH one), as release() left it.
+  uint64_t released_transactions() const { return released_txs_; }
   // A transaction a packet or stream rule's alert may be given
   // (guess_tx): its id, direction, times given, and its alert metadata.
   struct GuessedTx {
@@ -223,6 +227,7 @@ class IdsAppLayer : private flow::StreamSink {
   std::vector<uint32_t> cand_, cand_b_;
   int dns_version_ = 3;
   uint8_t guess_limit_ = 0;
+  uint64_t released_txs_ = 0;
   std::vector<uint16_t> dns_ports_ = {53};
   bool log_http_ = false, log_files_ = false, log_dns_ = false, log_tls_ = false, log_sip_ = false, log_ssh_ = false;
   bool log_anomaly_ = false, log_ftp_ = false, log_smtp_ = false;

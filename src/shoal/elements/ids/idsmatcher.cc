@@ -400,6 +400,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         uint16_t app = app_on_ ? app_.app(id) : uint16_t(ids::kAppNone);
         count_flow(f, app);
         uint16_t regions[2] = {0, 0};  // (0: not known: no reassembly)
+        uint64_t txs = 0;
         if (app_on_) {
           regions[0] = app_.max_regions(id, 0), regions[1] = app_.max_regions(id, 1);
           // each direction as its packets showed it, for the stream rules
@@ -412,10 +413,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           // pseudo packets for it)
           const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
           app_.release(id, at, ips_ && fs->verdict == uint8_t(Verdict::Drop));
+          txs = app_.released_transactions();
           tx_logs(nullptr, f.last_ns);
           end_alerts(id, f, app);
         }
-        if (eve(kEveFlow)) flow_record(id, f, why, app, regions);
+        if (eve(kEveFlow)) flow_record(id, f, why, app, regions, txs);
         if (eve(kEveNetflow)) netflow_records(id, f, app);
         if (!flowvars_.empty()) flowvars_.erase(flow_id_of(id));
       });
@@ -930,7 +932,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     logs.clear();
   }
   // An EVE flow record as a flow leaves the table (Suricata's fields).
-  void flow_record(uint32_t id, const flow::Flow& f, flow::Release why, uint16_t app, const uint16_t regions[2]) {
+  void flow_record(uint32_t id, const flow::Flow& f, flow::Release why, uint16_t app, const uint16_t regions[2],
+                   uint64_t txs) {
     const k::ConnKey& key = f.key;
     nlohmann::json j = flow_head(id, f, true, f.first_ns, "flow");
     const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
@@ -954,8 +957,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (fs->verdict == uint8_t(Verdict::Pass)) fl["action"] = "pass";
     if (fs->verdict == uint8_t(Verdict::Drop) && ips_) fl["action"] = "drop";
     if (fs->verdict == uint8_t(Verdict::Bypass)) fl["state"] = "bypassed";
-    if (fs->exception && eve_exception_)
+    if ((fs->exception || fs->picked_up) && eve_exception_)  // (a pickup Suricata 8 names, policy ignore)
       fl["exception_policy"] = {{{"target", "stream_midstream"}, {"policy", kMidstreamNames[fs->exception]}}};
+    if (txs) fl["tx_cnt"] = txs;  // (Suricata 8's: the application layer's transactions)
     if (key.proto == 1 || key.proto == 58) {
       // the first packet's type and code; once answered, the type an answer
       // has (Suricata's counterpart: 0 for an echo request; 0 where there is none)
@@ -1051,6 +1055,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint8_t verdict;    // Verdict::Pass or Drop once the flow has one (no more inspection)
     uint8_t alerted;    // an alert was raised on the flow
     uint8_t ttl[2][2];  // per direction: the lowest and highest TTL (hop limit) seen (in the padding here)
+    uint8_t picked_up;  // a TCP connection the flow layer picked up midstream (its exception policy: ignore)
     uint64_t bits[ids::kMaxFlowbits / 64];
     ids::FlowInts ints;
     uint64_t frame_bytes[2];  // per direction, with the link header (Suricata's flow bytes; the table counts IP bytes)
@@ -1162,9 +1167,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       info.has_stream = true;
     }
     midstream_now_ = false;
-    if ((midstream_ != Midstream::Ignore || midstream_auto_) && info.proto == 6 &&
-        (t.flow(id).flags & flow::Flow::kMidstream))
-      midstream(fs);
+    if (info.proto == 6 && (t.flow(id).flags & flow::Flow::kMidstream)) {
+      fs->picked_up = t.config().midstream;
+      if (midstream_ != Midstream::Ignore || midstream_auto_) midstream(fs);
+    }
     return fs;
   }
   // Flow id's view from direction d at its end: its addresses, ports and
