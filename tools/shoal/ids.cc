@@ -112,15 +112,7 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     honoured["dns-ports"] = words;
     return true;
   }
-  if (k == "detect.stream-tx-log-limit") {  // 1-255
-    unsigned n = 0;
-    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > 255)
-      return err = fmt::format("--set {}: 1-255, not '{}'", k, v), false;
-    honoured[k] = std::to_string(n);
-    return true;
-  }
-  if (k == "packet-alert-max") {  // 1-255
+  if (k == "packet-alert-max" || k == "detect.stream-tx-log-limit") {  // 1-255
     unsigned n = 0;
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > 255)
