@@ -1493,7 +1493,7 @@ void IdsAppLayer::on_ftp(Conn& c, flow::FtpTx& t, uint8_t what) {
   if (what == flow::FtpConn::kRequest) c_.ftp_transactions.add();  // (a command's transaction begins)
   match_ftp(t, what == flow::FtpConn::kRequest ? 0 : 1);
   if (what == flow::FtpConn::kDone && c.ftp_done.size() < flow::kFtpMaxTx) c.ftp_done.push_back(t);
-  if (what == flow::FtpConn::kDone) {  // (what its alerts still to be logged show)
+  if (what == flow::FtpConn::kDone && db_ && !db_->tx_rules().empty()) {  // (what its alerts to be logged show)
     c.ftp_recent.emplace_back(t.index, ftp_json(t));
     if (c.ftp_recent.size() > 4) c.ftp_recent.pop_front();
   }
