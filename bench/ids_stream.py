@@ -16,12 +16,14 @@ packet, ports, payload). Prints a table; writes JSON with machine and commit.
     /usr/bin/python3 bench/ids_stream.py --shoal build/shoal [--baseline OLD/shoal] [--offload cuda] [--out F]
 """
 import argparse
+import gzip
 import hashlib
 import json
 import os
 import platform
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,14 +31,18 @@ import tempfile
 import time
 
 
-def make(d, conns, segs, proto="tcp-stream"):
-    from scapy.all import IP, TCP, Ether, PcapWriter, Raw
-
+def make(d, conns, segs, proto="tcp-stream", capture=None):
     rnd = random.Random(1)
     pats = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7)) for _ in range(500)]
     with open(os.path.join(d, "stream.rules"), "w") as f:
         for i, p in enumerate(pats):
             f.write(f'alert {proto} any any -> any any (msg:"s{i}"; content:"{p}"; sid:{i + 1};)\n')
+    if capture and os.path.exists(capture):  # made before by this script, with the same arguments
+        with (gzip.open if capture.endswith(".gz") else open)(capture, "rb") as src, open(os.path.join(d, "streams.pcap"), "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        return
+    from scapy.all import IP, TCP, Ether, PcapWriter, Raw
+
     w = PcapWriter(os.path.join(d, "streams.pcap"), sync=False)
     t = [1700000000.0]
     alpha = b"abcdefghijklmnopqrstuvwxyz0123456789 /=&"
@@ -58,24 +64,27 @@ def make(d, conns, segs, proto="tcp-stream"):
         ss += 1
         carry = b""
         for _ in range(segs):
-            d = bytearray(rnd.choice(alpha) for _ in range(60))
+            data = bytearray(rnd.choice(alpha) for _ in range(60))
             if rnd.random() < 0.05:
                 at = rnd.randrange(57)
-                d[at : at + 7] = pats[rnd.randrange(500)].encode()
+                data[at : at + 7] = pats[rnd.randrange(500)].encode()
             if proto == "tcp":  # plain rules: some patterns cut across two segments
-                d[: len(carry)] = carry
+                data[: len(carry)] = carry
                 carry = b""
                 if rnd.random() < 0.05:
                     pat, k = pats[rnd.randrange(500)].encode(), rnd.randrange(1, 7)
-                    d[len(d) - k :] = pat[:k]
+                    data[len(data) - k :] = pat[:k]
                     carry = pat[k:]
-            pkt(cli, srv, sp, dp, cs, ss, "PA", bytes(d))
-            cs += len(d)
+            pkt(cli, srv, sp, dp, cs, ss, "PA", bytes(data))
+            cs += len(data)
             pkt(srv, cli, dp, sp, ss, cs, "A")
         pkt(cli, srv, sp, dp, cs, ss, "FA")
         pkt(srv, cli, dp, sp, ss, cs + 1, "FA")
         pkt(cli, srv, sp, dp, cs + 1, ss + 1, "A")
     w.close()
+    if capture:
+        with open(os.path.join(d, "streams.pcap"), "rb") as src, (gzip.open if capture.endswith(".gz") else open)(capture, "wb") as dst:
+            shutil.copyfileobj(src, dst)
 
 
 def run(shoal, d, extra):
@@ -109,10 +118,20 @@ def main():
     ap.add_argument("--segs", type=int, default=100)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--plain", action="store_true", help="plain tcp payload rules, on the stream and on packets")
+    ap.add_argument("--capture", help="the capture: read from this file (.pcap or .pcap.gz) when it exists, which "
+                    "this script wrote before with the same --plain, --conns and --segs (so a machine without scapy "
+                    "runs it), else written there too")
     ap.add_argument("--out", default="bench/results/ids-stream-latest.json")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="shoal-ids-stream-")
-    make(d, a.conns, a.segs, "tcp" if a.plain else "tcp-stream")
+    try:
+        return measure(a, d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def measure(a, d):
+    make(d, a.conns, a.segs, "tcp" if a.plain else "tcp-stream", a.capture)
     builds = [("this", a.shoal, [])]
     if a.plain:
         builds.append(("packets", a.shoal, ["--set", "shoal.stream-payload=false"]))
@@ -149,7 +168,9 @@ def main():
               f"the CPU's speed; alerts {'identical' if same else 'DIFFER'}")
     if a.baseline:
         print(f"speed-up {statistics.median(times['baseline']) / statistics.median(times['this']):.2f}x; alerts {'identical' if same else 'DIFFER'}")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    # the commit the measured build was made from, as it says
+    v = subprocess.run([a.shoal, "version"], capture_output=True, text=True).stdout
+    commit = re.search(r"\(commit ([0-9a-f]+)", v).group(1)[:7] if "(commit " in v else "unknown"
     j = {
         "benchmark": "ids-stream",
         "machine": {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release()},
