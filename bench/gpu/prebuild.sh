@@ -18,4 +18,4 @@ cd .debs
 apt-get download libpcap0.8 libhyperscan5 libpcre2-8-0 libhtp2 libfmt9 libyaml-0-2 libssl3 libdbus-1-3 zlib1g \
   libipsec-mb1 libcpp-httplib0.11 libbrotli1 libsystemd0 libcap2 libgcrypt20 liblzma5 libzstd1 liblz4-1 libgpg-error0 \
   libxdp1 libbpf1 libelf1 libbsd0 libmd0 libnuma1 libfdt1 librte-eal23 librte-ethdev23 librte-kvargs23 librte-mbuf23 \
-  librte-mempool23 librte-meter23 librte-net23 librte-ring23 librte-telemetry23 2>&1 | grep -v '^W:' | tail -n 1
+  librte-mempool23 librte-meter23 librte-net23 librte-ring23 librte-telemetry23 2>&1 | { grep -v '^W:' || true; } | tail -n 1

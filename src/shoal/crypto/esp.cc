@@ -657,6 +657,7 @@ bool esp_device_keys(const SAParams& p, k::EspKeys& out, std::string& why) {
     uint8_t zero[16] = {}, h[16];
     k::aes_encrypt(aes_te0(), out.rk, out.rounds, zero, h);
     k::ghash_table(h, out.hl, out.hh);
+    k::ghash_power_tables(h, out.hl, out.hh, out.pl, out.ph);
   } else {
     k::esp_hmac_states(reinterpret_cast<const uint8_t*>(p.auth_key.data()), uint32_t(p.auth_key.size()),
                        k::esp_sha256(out.suite), out.inner, out.outer);

@@ -15,6 +15,13 @@ SHOAL_HD uint32_t atomic_add32(uint32_t* p, uint32_t v) {
   return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 #endif
 }
+SHOAL_HD void atomic_xor32(uint32_t* p, uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  atomicXor(p, v);
+#else
+  __atomic_fetch_xor(p, v, __ATOMIC_RELAXED);
+#endif
+}
 SHOAL_HD void atomic_or32(uint32_t* p, uint32_t v) {
 #if defined(__CUDA_ARCH__)
   atomicOr(p, v);

@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 
+#include "shoal/kernels/atomic.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
 #include "shoal/kernels/hd.hh"
@@ -27,15 +28,18 @@ SHOAL_HD bool esp_sha256(uint8_t suite) { return suite == kEspCtrSha256 || suite
 
 // An SA's keys as the per-packet functions use them.
 struct EspKeys {
-  uint32_t rk[60];              // AES encryption round keys
-  uint32_t drk[60];             // CBC: the decryption round keys (the equivalent inverse cipher's)
-  uint32_t rounds;              // 10, 12 or 14
-  uint8_t salt[4];              // RFC 3686's nonce / RFC 4106's salt
-  uint8_t suite;                // EspSuite
-  uint8_t icv_len;              // bytes of ICV (the tag or the truncated HMAC)
-  uint8_t esn;                  // 64-bit sequence numbers (the high half is authenticated)
-  uint8_t iv_len;               // 8 (CTR, GCM) or 16 (CBC)
-  uint64_t hl[16], hh[16];      // GCM: GHASH's 4-bit table of H (Shoup's)
+  uint32_t rk[60];          // AES encryption round keys
+  uint32_t drk[60];         // CBC: the decryption round keys (the equivalent inverse cipher's)
+  uint32_t rounds;          // 10, 12 or 14
+  uint8_t salt[4];          // RFC 3686's nonce / RFC 4106's salt
+  uint8_t suite;            // EspSuite
+  uint8_t icv_len;          // bytes of ICV (the tag or the truncated HMAC)
+  uint8_t esn;              // 64-bit sequence numbers (the high half is authenticated)
+  uint8_t iv_len;           // 8 (CTR, GCM) or 16 (CBC)
+  uint64_t hl[16], hh[16];  // GCM: GHASH's 4-bit table of H (Shoup's)
+  // GCM, for GHASH split among threads (esp_chunk): the tables of H^(L·2^j),
+  // L = kEspChunk blocks, j < kEspPowers
+  uint64_t pl[7][16], ph[7][16];
   uint32_t inner[8], outer[8];  // HMAC: the hash's state after the key XOR ipad / opad block
   uint32_t spi;
   uint8_t tun_family;  // the SA's addresses' family (4 or 6): a tunnel's outer header
@@ -43,6 +47,12 @@ struct EspKeys {
   uint8_t encap;                      // ESP in UDP (RFC 3948): a UDP header between the IP header and ESP
   uint16_t encap_sport, encap_dport;  // ... with these ports
 };
+
+// A packet's text split among threads on a device (esp_chunk): each takes
+// kEspChunk 16-byte blocks; GHASH's partial sums are moved to their place
+// by the powers H^(kEspChunk·2^j), j < kEspPowers, of EspKeys::pl/ph.
+constexpr uint32_t kEspChunk = 8;
+constexpr int kEspPowers = 7;
 
 SHOAL_HD uint32_t rotr32(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 SHOAL_HD uint32_t rotl32(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
@@ -239,26 +249,44 @@ SHOAL_HD uint64_t ghash_last4(uint64_t r) {
   return x;
 }
 
-// y = y · H
-SHOAL_HD void ghash_mul(const EspKeys& k, uint8_t* y) {
+// y = y · X, X given by its 4-bit tables (ghash_table)
+SHOAL_HD void ghash_mul_by(const uint64_t* tl, const uint64_t* th, uint8_t* y) {
   uint32_t lo = y[15] & 0xf;
-  uint64_t zh = k.hh[lo], zl = k.hl[lo];
+  uint64_t zh = th[lo], zl = tl[lo];
   for (int i = 15; i >= 0; --i) {
     lo = y[i] & 0xf;
     uint32_t hi = y[i] >> 4 & 0xf;
     if (i != 15) {
       uint64_t rem = zl & 0xf;
       zl = (zh << 60) | (zl >> 4);
-      zh = (zh >> 4) ^ (ghash_last4(rem) << 48) ^ k.hh[lo];
-      zl ^= k.hl[lo];
+      zh = (zh >> 4) ^ (ghash_last4(rem) << 48) ^ th[lo];
+      zl ^= tl[lo];
     }
     uint64_t rem = zl & 0xf;
     zl = (zh << 60) | (zl >> 4);
-    zh = (zh >> 4) ^ (ghash_last4(rem) << 48) ^ k.hh[hi];
-    zl ^= k.hl[hi];
+    zh = (zh >> 4) ^ (ghash_last4(rem) << 48) ^ th[hi];
+    zl ^= tl[hi];
   }
   store_be64(y, zh);
   store_be64(y + 8, zl);
+}
+
+// y = y · H
+SHOAL_HD void ghash_mul(const EspKeys& k, uint8_t* y) { ghash_mul_by(k.hl, k.hh, y); }
+
+// The power tables of EspKeys (pl, ph) from H's (hl, hh): H^L by L - 1
+// multiplications, then each the square of the one before.
+inline void ghash_power_tables(const uint8_t* h, const uint64_t* hl, const uint64_t* hh, uint64_t (*pl)[16],
+                               uint64_t (*ph)[16]) {
+  uint8_t x[16], y[16];
+  for (int i = 0; i < 16; ++i) x[i] = h[i];
+  for (uint32_t i = 1; i < kEspChunk; ++i) ghash_mul_by(hl, hh, x);
+  for (int j = 0; j < kEspPowers; ++j) {
+    ghash_table(x, pl[j], ph[j]);
+    for (int i = 0; i < 16; ++i) y[i] = x[i];
+    ghash_mul_by(pl[j], ph[j], y);  // x^2
+    for (int i = 0; i < 16; ++i) x[i] = y[i];
+  }
 }
 
 SHOAL_HD void ghash_update(const EspKeys& k, uint8_t* y, const uint8_t* d, uint32_t n) {
@@ -389,21 +417,24 @@ SHOAL_HD void esp_hmac(const EspKeys& k, const uint8_t* esp, uint32_t len, uint6
 
 // ---- GCM -------------------------------------------------------------------
 
-// The tag of a GCM packet whose text is `text` (ciphertext), into tag.
-SHOAL_HD void esp_gcm_tag(const uint32_t* te0, const EspKeys& k, const uint8_t* esp, const uint8_t* text,
-                          uint32_t text_len, uint64_t seq, const uint8_t* j0, uint8_t* tag) {
-  uint8_t aad[16] = {}, y[16] = {};
-  for (int i = 0; i < 4; ++i) aad[i] = esp[i];  // SPI, then the sequence number (64 bits with ESN)
-  uint32_t aad_len = 8;
+// GCM's AAD block of an ESP packet (zero-padded): the SPI, then the
+// sequence number (64 bits with ESN). Returns the AAD's bytes.
+SHOAL_HD uint32_t esp_gcm_aad(const EspKeys& k, const uint8_t* esp, uint64_t seq, uint8_t* aad) {
+  for (int i = 0; i < 16; ++i) aad[i] = 0;
+  for (int i = 0; i < 4; ++i) aad[i] = esp[i];
   if (k.esn) {
     store_be32(aad + 4, uint32_t(seq >> 32));
     for (int i = 0; i < 4; ++i) aad[8 + i] = esp[4 + i];
-    aad_len = 12;
-  } else {
-    for (int i = 0; i < 4; ++i) aad[4 + i] = esp[4 + i];
+    return 12;
   }
-  ghash_update(k, y, aad, 16);
-  ghash_update(k, y, text, text_len);
+  for (int i = 0; i < 4; ++i) aad[4 + i] = esp[4 + i];
+  return 8;
+}
+
+// GCM's tag from GHASH over the AAD and text (y, before the lengths'
+// block): the lengths' block, then E(J0).
+SHOAL_HD void esp_gcm_tag_end(const uint32_t* te0, const EspKeys& k, uint8_t* y, uint32_t aad_len, uint32_t text_len,
+                              const uint8_t* j0, uint8_t* tag) {
   uint8_t lens[16];
   store_be64(lens, uint64_t(aad_len) * 8);
   store_be64(lens + 8, uint64_t(text_len) * 8);
@@ -411,6 +442,16 @@ SHOAL_HD void esp_gcm_tag(const uint32_t* te0, const EspKeys& k, const uint8_t* 
   uint8_t ek[16];
   aes_encrypt(te0, k.rk, k.rounds, j0, ek);
   for (uint32_t i = 0; i < k.icv_len; ++i) tag[i] = uint8_t(y[i] ^ ek[i]);
+}
+
+// The tag of a GCM packet whose text is `text` (ciphertext), into tag.
+SHOAL_HD void esp_gcm_tag(const uint32_t* te0, const EspKeys& k, const uint8_t* esp, const uint8_t* text,
+                          uint32_t text_len, uint64_t seq, const uint8_t* j0, uint8_t* tag) {
+  uint8_t aad[16], y[16] = {};
+  const uint32_t aad_len = esp_gcm_aad(k, esp, seq, aad);
+  ghash_update(k, y, aad, 16);
+  ghash_update(k, y, text, text_len);
+  esp_gcm_tag_end(te0, k, y, aad_len, text_len, j0, tag);
 }
 
 // The first counter block: salt, IV, then 1 (GCM's J0, RFC 3686's first block).
@@ -475,6 +516,87 @@ SHOAL_HD bool esp_open(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint
   if (k.suite == kEspGcm) store_be32(ctr + 12, 2);
   aes_ctr(te0, k, ctr, text, text_len);
   return true;
+}
+
+// ---- the outbound transform split among threads (a device's split step) ---
+// NBA's GPU IPsec went a thread per 16-byte block; one thread per packet
+// leaves most of a GPU idle and runs a 1400-byte packet's 88 blocks in turn.
+// Here the text of a GCM or CTR packet is cut into chunks of kEspChunk
+// blocks, counted from its end (for GCM the AAD's block comes first and
+// belongs to the first chunk), so every chunk but the first is whole. Thread
+// `s` of a packet encrypts its chunk in place (CTR's keystream: the counter
+// is 1 + block for RFC 3686, 2 + block for GCM) and, for GCM, sums GHASH
+// over its blocks by Horner's rule, moves the sum to its place (times
+// H^(kEspChunk · chunks after it), by the squares in EspKeys::pl/ph) and
+// XORs it into the packet's accumulator (GF(2^128) adds by XOR, so the
+// order of the threads does not matter). esp_seal_end then finishes, once
+// every thread of the packet has: GCM's tag from the accumulator, or the
+// HMAC over the encrypted packet (a hash is sequential). The bytes are
+// esp_seal's (tests/unit/esp_kernel_test.cc).
+
+SHOAL_HD bool esp_split_suite(uint8_t suite) {
+  return suite == kEspGcm || suite == kEspCtrSha1 || suite == kEspCtrSha256;
+}
+
+// The threads a packet of `text_len` bytes of text takes.
+SHOAL_HD uint32_t esp_chunks(const EspKeys& k, uint32_t text_len) {
+  const uint32_t m = (text_len + 15) / 16 + (k.suite == kEspGcm ? 1 : 0);
+  return (m + kEspChunk - 1) / kEspChunk;
+}
+
+// Thread s's part; acc: the packet's 4 words, zero before the first thread.
+SHOAL_HD void esp_seal_chunk(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint32_t text_len, uint64_t seq,
+                             uint32_t s, uint32_t* acc) {
+  const bool gcm = k.suite == kEspGcm;
+  const uint32_t lead = gcm ? 1 : 0, m = (text_len + 15) / 16 + lead;
+  const uint32_t chunks = (m + kEspChunk - 1) / kEspChunk;
+  if (s >= chunks) return;
+  const uint32_t after = chunks - 1 - s, e = m - after * kEspChunk, a = e > kEspChunk ? e - kEspChunk : 0;
+  uint8_t* text = esp + 16;
+  uint8_t iv[8], ctr[16], ks[16], y[16] = {};
+  store_be64(iv, seq);
+  esp_counter0(k, iv, ctr);
+  for (uint32_t b = a; b < e; ++b) {
+    if (b < lead) {  // GCM's AAD
+      uint8_t aad[16];
+      esp_gcm_aad(k, esp, seq, aad);
+      for (int i = 0; i < 16; ++i) y[i] ^= aad[i];
+      ghash_mul(k, y);
+      continue;
+    }
+    const uint32_t j = b - lead, off = j * 16, n = text_len - off < 16 ? text_len - off : 16;
+    store_be32(ctr + 12, lead + 1 + j);
+    aes_encrypt(te0, k.rk, k.rounds, ctr, ks);
+    for (uint32_t i = 0; i < n; ++i) text[off + i] ^= ks[i];
+    if (gcm) {
+      for (uint32_t i = 0; i < n; ++i) y[i] ^= text[off + i];
+      ghash_mul(k, y);
+    }
+  }
+  if (!gcm) return;
+  uint32_t c = after;
+  constexpr uint32_t top = 1u << (kEspPowers - 1);
+  while (c >= 2 * top) ghash_mul_by(k.pl[kEspPowers - 1], k.ph[kEspPowers - 1], y), c -= top;
+  for (int j = 0; j < kEspPowers; ++j)
+    if (c >> j & 1) ghash_mul_by(k.pl[j], k.ph[j], y);
+  for (int w = 0; w < 4; ++w) {
+    uint32_t v;
+    __builtin_memcpy(&v, y + 4 * w, 4);
+    atomic_xor32(acc + w, v);
+  }
+}
+
+// After every thread's part: the ICV behind the text.
+SHOAL_HD void esp_seal_end(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint32_t text_len, uint64_t seq,
+                           const uint32_t* acc) {
+  uint8_t* text = esp + 16;
+  if (k.suite != kEspGcm) return esp_hmac(k, esp, 16 + text_len, seq, text + text_len);
+  uint8_t y[16], aad[16], iv[8], j0[16];
+  __builtin_memcpy(y, acc, 16);
+  const uint32_t aad_len = esp_gcm_aad(k, esp, seq, aad);
+  store_be64(iv, seq);
+  esp_counter0(k, iv, j0);
+  esp_gcm_tag_end(te0, k, y, aad_len, text_len, j0, text + text_len);
 }
 
 // ---- outbound packets: the layout around the transform ----------------------

@@ -1,7 +1,9 @@
 // IPsecOutbound: the outbound half of an ESP gateway (RFC 4301 §5.1): the
 // policy of each packet, then its SA's ESP transform, tunnel or transport.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "shoal/elements/ip/headers.hh"
 #include "shoal/elements/ipsec/ipsecbase.hh"
@@ -124,6 +126,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
     // room for the largest outer header, a UDP header (ESP in UDP), ESP header and IV; padding, trailer and ICV
     whole_ = plan.add_resizable(40 + 8 + 8 + 16, 15 + 2 + 32);
     jobs_ = plan.add_block(sizeof(k::EspJob), 0);
+    acc_ = plan.add_block(0, 16);  // GHASH's sum per packet, when its sealing is split among threads
     plan.annos.pred |= offload_uses_pred();
   }
   bool offload_resizes() const override { return true; }
@@ -138,8 +141,38 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
     const k::EspKeys* keys;
     const uint32_t* te0;
     if (!keys_.launch(L, mirror_, keys, te0, err)) return false;
-    L.run<k::EspOutStep>({L.view, L.ctl, L.block_in(jobs_), keys, te0, r_room_});
+    // GCM and CTR packets sealed by several threads each (as many as the
+    // longest text's chunks; k::esp_seal_chunk), on a device
+    const uint32_t per = L.host ? 0 : split_threads(*L.agg);
+    const k::EspOutStep::Params o{L.view, L.ctl, L.block_in(jobs_), keys, te0, r_room_, per};
+    L.run<k::EspOutStep>(o);
+    if (per) {
+      auto* acc = reinterpret_cast<uint32_t*>(L.block_out(acc_));
+      L.run_split<k::EspSealChunkStep>({o, acc, per}, per);
+      L.run<k::EspSealEndStep>({o, acc});
+    }
     return true;
+  }
+  // The threads per packet that seal the aggregate's GCM and CTR packets
+  // (0: none, or splitting is off: SHOAL_ESP_SPLIT=0, to measure the
+  // difference).
+  uint32_t split_threads(offload::Aggregate& a) const {
+    static const bool on = [] {
+      const char* e = std::getenv("SHOAL_ESP_SPLIT");
+      return !e || std::string_view(e) != "0";
+    }();
+    if (!on) return 0;
+    const auto* jobs = reinterpret_cast<const k::EspJob*>(a.block_in(jobs_));
+    uint32_t per = 0;
+    for (uint32_t i = 0; i < a.n; ++i) {
+      const k::EspJob& j = jobs[i];
+      if (j.action != k::kEspSeal) continue;
+      const k::EspKeys& kk = keys_.keys(j.sa);
+      if (!k::esp_split_suite(kk.suite)) continue;
+      const uint32_t len = a.batch->at(i)->length() - j.trim - j.hdr;
+      per = std::max(per, k::esp_chunks(kk, len + j.pad + 2u));
+    }
+    return per;
   }
   // At completion: the packets the device sealed get their annotations and
   // counts; those left to the host (an SA whose suite the device does not
@@ -315,7 +348,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
   uint16_t r_notip_ = 0, r_block_ = 0, r_nosa_ = 0, r_seq_ = 0, r_frag_ = 0, r_ext_ = 0, r_family_ = 0, r_big_ = 0,
            r_room_ = 0, r_crypto_ = 0;
   Stat encrypted_, bypassed_, device_sealed_, host_sealed_;
-  uint32_t whole_ = 0, jobs_ = 0;
+  uint32_t whole_ = 0, jobs_ = 0, acc_ = 0;
   std::vector<Pend> pend_;
   struct Pre {  // a packet of the batch as begin_batch decided it
     Packet* p;
