@@ -109,6 +109,18 @@ if want ipsec; then
   timeout ${IPSEC_TIMEOUT:-200} ./build-gpu/shoal bench-ipsec --device cuda --reps 3 \
     --suites aes128-gcm16 aes256-gcm16 aes128-ctr-hmac-sha1-96 --out "$OUT/bench-ipsec.json"
 fi
+if want ipsec-ab; then
+  # IPsecOutbound's sealing split among threads (k::esp_seal_chunk) against
+  # a thread per packet (SHOAL_ESP_SPLIT=0), in turn
+  i=0
+  for e in 0 1 0 1; do
+    i=$((i + 1))
+    stamp "bench-ipsec, SHOAL_ESP_SPLIT=$e"
+    SHOAL_ESP_SPLIT=$e timeout ${IPSEC_TIMEOUT:-200} ./build-gpu/shoal bench-ipsec --device cuda --reps ${IPSEC_REPS:-3} \
+      --suites ${IPSEC_SUITES:-aes128-gcm16 aes256-gcm16 aes128-ctr-hmac-sha1-96} --out "$OUT/bench-ipsec-split$e-$i.json" |
+      grep -E '^(suite|aes| +device)'
+  done
+fi
 if want offload; then
   stamp "bench offload"
   ./build-gpu/shoal bench --out "$OUT/bench-offload.json" --reps 3 --threads 1 \

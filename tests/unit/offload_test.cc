@@ -15,6 +15,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "helpers.hh"
 #include "shoal/core/graph.hh"
@@ -1377,7 +1378,7 @@ namespace shoal {
 // still busy when the next aggregate is ready, never past the most; halves
 // on a latency overrun and holds; shrinks slowly while the device idles;
 // sends a trickle to the CPU.
-TEST(BatchSizer, GrowsWhileTheCpuWouldWaitShrinksOnLatencyAndIdleness) {
+TEST(BatchSizer, RampsWhileTheCpuWouldWaitAndHalvesOnLatency) {
   offload::BatchSizer::Config c;
   c.max = 64;
   c.latency_us = 500;
@@ -1400,18 +1401,82 @@ TEST(BatchSizer, GrowsWhileTheCpuWouldWaitShrinksOnLatencyAndIdleness) {
   EXPECT_EQ(s.target(), 32u) << "over the bound: halved";
   for (uint32_t i = 0; i + 1 < offload::BatchSizer::kHold; ++i) s.launched(true);
   EXPECT_EQ(s.target(), 32u) << "held after an overrun";
-  s.launched(true);
-  EXPECT_GT(s.target(), 32u) << "grows again once the hold is over";
-  uint32_t t = s.target();
-  for (uint32_t i = 0; i + 1 < offload::BatchSizer::kIdleRun; ++i) s.launched(false);
-  EXPECT_EQ(s.target(), t);
   s.launched(false);
-  EXPECT_LT(s.target(), t) << "a run of idle launches shrinks it";
-  EXPECT_GT(s.target(), t / 2) << "slowly";
+  EXPECT_FALSE(s.ramping()) << "the ramp ends when a launch finds the device idle";
+  for (int i = 0; i < 20; ++i) s.launched(true);
+  EXPECT_EQ(s.target(), 32u) << "past the ramp, only throughput moves it";
   EXPECT_TRUE(s.to_cpu(39));
   EXPECT_FALSE(s.to_cpu(40));
   offload::BatchSizer none({});
   EXPECT_FALSE(none.to_cpu(0)) << "no fallback unless asked";
+}
+
+// A device the host never waits for (a GPU): an aggregate costs the host a
+// fixed 50 us (launch, copies, completion) plus 200 ns a packet, and past
+// 64 batches more (the aggregates no longer fit the device's caches, say).
+// The idle rule would shrink it to the least; the climb finds the top.
+namespace {
+uint64_t host_ns(uint32_t batches, uint64_t fixed = 50000) {
+  const uint64_t p = 32ull * batches;
+  return fixed + p * 200 + (batches > 64 ? (batches - 64) * 32ull * 150 : 0);
+}
+// Runs the sizer for `seconds` of simulated time; returns the packets per
+// second of each simulated second.
+std::vector<double> simulate(offload::BatchSizer& s, double seconds, uint64_t fixed, uint32_t bound_us = 0,
+                             uint64_t* over = nullptr) {
+  std::vector<double> pps(size_t(seconds), 0);
+  uint64_t now = 1;
+  const uint64_t end = uint64_t(seconds * 1e9);
+  while (now < end) {
+    const uint32_t b = s.target();
+    s.launched(false);
+    const uint64_t d = host_ns(b, fixed);
+    now += d;
+    if (bound_us) {
+      s.completed(d / 1000);
+      if (over && d / 1000 > bound_us) ++*over;
+    }
+    s.delivered(32 * b, now);
+    if (now < end) pps[now / 1000000000] += 32 * b;
+  }
+  return pps;
+}
+}  // namespace
+
+TEST(BatchSizer, ClimbsToTheThroughputsTopWhereTheDeviceIsAlwaysIdle) {
+  offload::BatchSizer::Config c;
+  c.max = 1024;
+  offload::BatchSizer s(c);
+  const std::vector<double> pps = simulate(s, 4, 50000);
+  double best = 0;
+  for (uint32_t b = 1; b <= 1024; ++b) best = std::max(best, 32.0 * b / (double(host_ns(b)) / 1e9));
+  EXPECT_GE(pps[1], 0.95 * best) << "it converges within 2 seconds";
+  EXPECT_GE(pps[3], 0.95 * best) << "and stays (its tries cost little)";
+  EXPECT_GE(s.target(), 42u);
+  EXPECT_LE(s.target(), 94u);
+  EXPECT_GT(s.grows(), 8u);
+  EXPECT_GT(s.epochs(), 100u);
+}
+
+TEST(BatchSizer, AFlatTopDriftsToTheSmallerSize) {
+  offload::BatchSizer::Config c;
+  c.max = 256;
+  offload::BatchSizer s(c);
+  while (s.target() < 128) s.launched(true);  // the ramp took it high
+  simulate(s, 4, 0);                          // no fixed cost: every size is as fast
+  EXPECT_LE(s.target(), 4u) << "smaller waits less, and costs nothing here";
+}
+
+TEST(BatchSizer, TheLatencyBoundCapsTheClimb) {
+  offload::BatchSizer::Config c;
+  c.max = 1024;
+  c.latency_us = 400;  // 63 batches take 459 us, 42 take 319 us
+  offload::BatchSizer s(c);
+  uint64_t over = 0;
+  simulate(s, 4, 50000, c.latency_us, &over);
+  EXPECT_LE(host_ns(s.target()) / 1000, c.latency_us * 3 / 2) << "target " << s.target();
+  EXPECT_GE(s.target(), 19u) << "as large as the bound allows, about";
+  EXPECT_LT(over, 200u) << "overruns are tries, not the rule";
 }
 
 }  // namespace shoal

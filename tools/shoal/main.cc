@@ -887,7 +887,8 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   run->add_flag("--offload-adaptive", ra.offload_adaptive,
                 "adapt the aggregate size (up to --offload-batches) to the device: grow while the CPU would wait "
-                "for it, shrink past --offload-latency-us (GPUNFV's dynamic batch sizing)");
+                "for it, then follow the throughput, shrink past --offload-latency-us (GPUNFV's dynamic batch "
+                "sizing)");
   run->add_option("--offload-latency-us", ra.offload_latency_us,
                   "with --offload-adaptive: halve the aggregate when one takes longer than this (0: no bound)");
   run->add_option("--offload-cpu-below", ra.offload_cpu_below,

@@ -196,6 +196,7 @@ bool NbaOffload::run_task() {
       if (sizer_) {
         const uint64_t now = self_->worker().now_ns();
         if (a->on_device && a->formed_ns) sizer_->completed((now - a->formed_ns) / 1000);
+        sizer_->delivered(a->n, now);
         note_sizer(now, a->n);
       }
       chain_->complete(*a);
