@@ -117,7 +117,8 @@ if want ipsec-ab; then
     i=$((i + 1))
     stamp "bench-ipsec, SHOAL_ESP_SPLIT=$e"
     SHOAL_ESP_SPLIT=$e timeout ${IPSEC_TIMEOUT:-200} ./build-gpu/shoal bench-ipsec --device cuda --reps ${IPSEC_REPS:-3} \
-      --suites ${IPSEC_SUITES:-aes128-gcm16 aes256-gcm16 aes128-ctr-hmac-sha1-96} --out "$OUT/bench-ipsec-split$e-$i.json" |
+      --suites ${IPSEC_SUITES:-aes128-gcm16 aes256-gcm16 aes128-ctr-hmac-sha1-96} ${IPSEC_ARGS:-} \
+      --out "$OUT/bench-ipsec-split$e-$i.json" |
       grep -E '^(suite|aes| +device)'
   done
 fi
