@@ -98,6 +98,7 @@ class GpuUtilSampler {
 
 struct Point {
   double pps = -1, replay_s = 0, gpu_util = -1;
+  double settled_pps = -1;          // with a settle time: the packets per second after it
   std::map<std::string, double> h;  // handler values read after the run
   std::string latency;
 };
@@ -107,7 +108,7 @@ struct Point {
 uint32_t g_device_delay_us = 0;  // --device-delay-us (the host backend's injected delay)
 
 Point run_scale(const std::string& text, int threads, const std::string& device, uint32_t batches,
-                const std::vector<std::string>& handlers, GpuUtilSampler* util, std::string& err) {
+                const std::vector<std::string>& handlers, GpuUtilSampler* util, std::string& err, double settle_s = 0) {
   Point pt;
   Program prog;
   Diagnostics diag;
@@ -125,15 +126,36 @@ Point run_scale(const std::string& text, int threads, const std::string& device,
   Runtime rt(prog, opt);
   offload::set_options(rt, oo);
   if (!rt.configure(diag) || !rt.initialize(diag)) return err = diag.text(), pt;
-  if (util) util->start();
-  rt.run();
-  clk::time_point end = clk::now();
-  if (util) util->stop();
   auto num = [&](const std::string& h) {
     std::string v, e;
     return rt.read_handler(h, v, e) ? std::strtod(v.c_str(), nullptr) : -1.0;
   };
-  double packets = std::max(0.0, num("c.count")) + std::max(0.0, num("x.count"));
+  auto count = [&] { return std::max(0.0, num("c.count")) + std::max(0.0, num("x.count")); };
+  // With a settle time, the packets counted then (read while the graph runs,
+  // as a user's handler read is), so an adaptive mode's exploration at the
+  // start is told apart from where it settles.
+  std::atomic<bool> running{true};
+  double settled_packets = -1;
+  clk::time_point settled_at;
+  std::thread settle;
+  if (util) util->start();
+  clk::time_point start = clk::now();
+  if (settle_s > 0)
+    settle = std::thread([&] {
+      const auto until = start + std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(settle_s));
+      while (running.load() && clk::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (!running.load()) return;
+      settled_packets = count();
+      settled_at = clk::now();
+    });
+  rt.run();
+  clk::time_point end = clk::now();
+  running = false;
+  if (settle.joinable()) settle.join();
+  if (util) util->stop();
+  double packets = count();
+  if (settled_packets >= 0 && end > settled_at)
+    pt.settled_pps = (packets - settled_packets) / std::chrono::duration<double>(end - settled_at).count();
   pt.replay_s = num("r.time");
   for (const std::string& h : handlers)
     if (double v = num(h); v >= 0) pt.h[h] = v;
@@ -182,6 +204,7 @@ int cmd_bench_scale(int argc, char** argv) {
   std::vector<double> fractions = {0, 0.25, 0.5, 0.75, 1};
   double alb_latency = 0;
   std::string alb_interval = "20ms";
+  double alb_settle = 1;
   app.add_option("--out", out, "JSON results");
   app.add_option("--device", device, "device for the offloaded rows: auto, cuda, host (default auto)");
   app.add_option("--threads", threads, "worker counts (default 1 2)");
@@ -206,6 +229,9 @@ int cmd_bench_scale(int argc, char** argv) {
   app.add_option("--fraction", fractions, "--alb: the fixed splits swept (default 0 0.25 0.5 0.75 1)");
   app.add_option("--alb-latency", alb_latency, "--alb: also the adaptive mode with this p99 bound (microseconds)");
   app.add_option("--alb-interval", alb_interval, "--alb: the adaptive mode's INTERVAL (default 20ms)");
+  app.add_option("--alb-settle", alb_settle,
+                 "--alb: also each row's rate after this many seconds (when shorter than --seconds), so the "
+                 "adaptive mode's exploration at the start is told apart from where it settles (default 1)");
   app.add_option("--device-delay-us", g_device_delay_us,
                  "host backend: each device operation first waits up to this long (a slower device)");
   CLI11_PARSE(app, argc, argv);
@@ -418,15 +444,18 @@ int cmd_bench_scale(int argc, char** argv) {
       std::string src =
           fmt::format("FromDump({}, STOP false) -> r :: ReplayUnqueue(STOP -1, STOP_TIME {})", trace, seconds);
       for (int t : threads) {
-        double best = 0;
-        std::string best_mode;
+        double best = 0, best_settled = 0;
+        std::string best_mode, best_settled_mode;
+        const double settle = alb_settle < double(seconds) ? alb_settle : 0;
         for (const auto& [mode, bal] : modes) {
           std::string text = fill(std::string(a.pre) + " " + bal + " -> " + a.post, {{"src", src}});
-          Point pt = run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
-                               {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99"}, nullptr, err);
+          Point pt =
+              run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
+                        {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99"}, nullptr, err, settle);
           if (pt.pps < 0) return fmt::print(stderr, "bench-scale: alb {} {} x{}: {}\n", a.name, mode, t, err), 1;
           bool adaptive = mode.rfind("alb", 0) == 0;
           if (!adaptive && pt.pps > best) best = pt.pps, best_mode = mode;
+          if (!adaptive && pt.settled_pps > best_settled) best_settled = pt.settled_pps, best_settled_mode = mode;
           nlohmann::json r = {{"benchmark", "alb"},
                               {"app", a.name},
                               {"size", size},
@@ -444,6 +473,16 @@ int cmd_bench_scale(int argc, char** argv) {
             r["turns"] = pt.h["b.turns"];
             r["over_bound"] = pt.h["b.over_bound"];
             vs = fmt::format("{:.0f}% of {}", 100 * pt.pps / best, best_mode);
+            if (pt.settled_pps > 0 && best_settled > 0) {
+              r["mpps_settled"] = pt.settled_pps / 1e6;
+              r["vs_best_fixed_settled"] = pt.settled_pps / best_settled;
+              r["best_fixed_settled"] = best_settled_mode;
+              vs += fmt::format("; after {:g} s {:.2f} Mpps, {:.0f}% of {}", settle, pt.settled_pps / 1e6,
+                                100 * pt.settled_pps / best_settled, best_settled_mode);
+            }
+          } else if (pt.settled_pps > 0) {
+            r["mpps_settled"] = pt.settled_pps / 1e6;
+            vs = fmt::format("after {:g} s {:.2f} Mpps", settle, pt.settled_pps / 1e6);
           }
           j["results"].push_back(r);
           fmt::print("{:<13} {:>5} {:>3} {:<14} {:>8.2f} {:>7.2f}  share {:>5}  {}\n", a.name, size, t, mode,
