@@ -169,10 +169,12 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
       if (j.action != k::kEspSeal) continue;
       const k::EspKeys& kk = keys_.keys(j.sa);
       if (!k::esp_split_suite(kk.suite)) continue;
-      const uint32_t len = a.batch->at(i)->length() - j.trim - j.hdr;
-      per = std::max(per, k::esp_chunks(kk, len + j.pad + 2u));
+      const uint32_t len = a.batch->at(i)->length();
+      if (len < uint32_t(j.trim) + j.hdr) continue;
+      per = std::max(per, k::esp_chunks(kk, len - j.trim - j.hdr + j.pad + 2u));
     }
-    return per;
+    // (a jumbo packet's threads take several chunks each: EspSealChunkStep)
+    return std::min(per, kMaxSplit);
   }
   // At completion: the packets the device sealed get their annotations and
   // counts; those left to the host (an SA whose suite the device does not
@@ -349,6 +351,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
            r_room_ = 0, r_crypto_ = 0;
   Stat encrypted_, bypassed_, device_sealed_, host_sealed_;
   uint32_t whole_ = 0, jobs_ = 0, acc_ = 0;
+  static constexpr uint32_t kMaxSplit = 128;  // threads per packet (a 1500-byte packet's text takes 12)
   std::vector<Pend> pend_;
   struct Pre {  // a packet of the batch as begin_batch decided it
     Packet* p;
