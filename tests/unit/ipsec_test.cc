@@ -23,6 +23,13 @@
 namespace shoal::crypto {
 namespace {
 
+// n random bytes (keys, salts)
+std::string random_key(std::mt19937& rng, size_t n) {
+  std::string s(n, 0);
+  for (auto& c : s) c = char(rng());
+  return s;
+}
+
 // The model: accepted numbers in a set, the top the highest accepted.
 struct ReplayModel {
   uint32_t w;
@@ -543,11 +550,7 @@ TEST(Esp, GcmTagAndEsnAreChecked) {
 TEST(Esp, EnginesAgree) {
   if (!have_ipsec_mb()) GTEST_SKIP() << "intel-ipsec-mb is not built in";
   std::mt19937 rng(5);
-  auto bytes = [&](size_t n) {
-    std::string s(n, 0);
-    for (auto& c : s) c = char(rng());
-    return s;
-  };
+  auto bytes = [&](size_t n) { return random_key(rng, n); };
   for (Cipher ci : {Cipher::AesGcm, Cipher::AesCtr, Cipher::AesCbc, Cipher::Null})
     for (size_t kl : {16, 24, 32})
       for (bool esn : {false, true}) {
@@ -589,11 +592,7 @@ TEST(Esp, EnginesAgree) {
 TEST(Esp, QueueAgreesWithOneAtATime) {
   if (!have_ipsec_mb()) GTEST_SKIP() << "intel-ipsec-mb is not built in";
   std::mt19937 rng(11);
-  auto bytes = [&](size_t n) {
-    std::string s(n, 0);
-    for (auto& c : s) c = char(rng());
-    return s;
-  };
+  auto bytes = [&](size_t n) { return random_key(rng, n); };
   std::vector<SAParams> sas;
   for (Cipher ci : {Cipher::AesCtr, Cipher::AesCbc, Cipher::Null, Cipher::AesGcm})
     for (Integ in : {Integ::HmacSha1, Integ::HmacSha256})
@@ -686,11 +685,7 @@ TEST(Esp, QueueAgreesWithOneAtATime) {
 // refuse what it refuses, and leave a refused packet untouched.
 TEST(EspKernel, AgreesWithOpenSsl) {
   std::mt19937 rng(7);
-  auto bytes = [&](size_t n) {
-    std::string s(n, 0);
-    for (auto& c : s) c = char(rng());
-    return s;
-  };
+  auto bytes = [&](size_t n) { return random_key(rng, n); };
   int cases = 0;
   const std::pair<Cipher, Integ> suites[] = {{Cipher::AesGcm, Integ::None},
                                              {Cipher::AesCtr, Integ::HmacSha1},
@@ -746,11 +741,7 @@ TEST(EspKernel, AgreesWithOpenSsl) {
 // power table: 20,000 bytes are 157 chunks), with and without ESN.
 TEST(EspKernel, SealingSplitAmongThreadsEqualsTheWholeTransform) {
   std::mt19937 rng(13);
-  auto bytes = [&](size_t n) {
-    std::string s(n, 0);
-    for (auto& c : s) c = char(rng());
-    return s;
-  };
+  auto bytes = [&](size_t n) { return random_key(rng, n); };
   int cases = 0;
   for (auto [ci, in] : {std::pair{Cipher::AesGcm, Integ::None}, std::pair{Cipher::AesCtr, Integ::HmacSha1},
                         std::pair{Cipher::AesCtr, Integ::HmacSha256}})
