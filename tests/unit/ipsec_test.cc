@@ -3,17 +3,20 @@
 // RFC 3686, RFC 2202 and RFC 4231 vectors (../shared/data/crypto, skipped
 // without it). The whole transform is checked against scapy by
 // tests/scripts/ipsec_oracle.py.
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "shoal/crypto/esp.hh"
 #include "shoal/crypto/replay.hh"
@@ -109,6 +112,39 @@ TEST(ReplayWindow, EsnInfersTheHighHalfAcrossTheWrap) {
   }
 }
 
+// The check before the ICV's runs without the SA's lock while another
+// worker records numbers: it must never refuse a number not yet recorded
+// that lies in the window (its slot's bit, set for a number one bitmap
+// earlier, is cleared before the top that covers it is published).
+TEST(ReplayWindow, AnUnlockedCheckNeverRefusesANumberNotSeen) {
+  for (uint32_t w : {64u, 1024u}) {
+    ReplayWindow rw(w);
+    std::atomic<bool> done{false};
+    std::atomic<uint64_t> refused{0}, checked{0};
+    std::thread reader([&] {
+      std::mt19937_64 rng(3);
+      while (!done.load(std::memory_order_relaxed)) {
+        uint64_t top = rw.top();
+        if (top < 2 * w) continue;
+        // a multiple of 7 (never recorded) in or just above the window
+        uint64_t s = (top - w / 2 + rng() % w) / 7 * 7;
+        bool ok = rw.check(s, false);
+        uint64_t after = rw.top();
+        if (s + w > after + 1) {  // in the window of every top the check could have read
+          checked.fetch_add(1, std::memory_order_relaxed);
+          if (!ok) refused.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    });
+    for (uint64_t s = 1; s < 3'000'000; ++s)
+      if (s % 7) rw.update(s);
+    done = true;
+    reader.join();
+    EXPECT_EQ(refused.load(), 0u) << "w " << w;
+    EXPECT_GT(checked.load(), 0u);
+  }
+}
+
 TEST(ReplayWindow, SeqZeroOnlyWithEsn) {
   ReplayWindow rw(64);
   EXPECT_FALSE(rw.check(0, false));
@@ -196,6 +232,58 @@ TEST(Sad, ParsesXfrmCommands) {
   ASSERT_TRUE(db.apply("ip xfrm policy add src ::/0 dst ::/0 dir out action block", err, col)) << err;
   EXPECT_EQ(db.match(Dir::Out, s6), &db.policies()[1]);
   EXPECT_EQ(db.match(Dir::Out, s), &db.policies()[0]);
+}
+
+// The inbound SA lookup (an open-addressed table rebuilt per change) against
+// the SAs the commands left: thousands of SAs, IPv4 and IPv6, the same SPI
+// under other destinations, deletions and replacements between lookups.
+TEST(Sad, InboundLookupAgreesWithTheSAsAdded) {
+  Database db;
+  std::string err;
+  size_t col = 0;
+  std::mt19937_64 rng(5);
+  std::map<std::pair<std::string, uint32_t>, uint32_t> live;  // (dst, spi) -> reqid of the SA there now
+  auto dst_of = [](uint32_t i) {
+    return i % 3 ? fmt::format("198.51.{}.{}", (i >> 8) & 255, i & 255) : fmt::format("2001:db8::{:x}", i);
+  };
+  const char* alg = "aead 'rfc4106(gcm(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 128";
+  for (uint32_t round = 0; round < 6; ++round) {
+    for (int k = 0; k < 600; ++k) {
+      uint32_t i = uint32_t(rng() % 900), spi = 0x100 + uint32_t(rng() % 4);
+      std::string dst = dst_of(i), src = i % 3 ? "192.0.2.1" : "2001:db8::1";
+      if (rng() % 4 == 0) {
+        bool there = live.erase({dst, spi}) > 0;
+        EXPECT_EQ(db.apply(fmt::format("ip xfrm state delete src {} dst {} proto esp spi {}", src, dst, spi), err, col),
+                  there)
+            << err;
+        continue;
+      }
+      uint32_t reqid = uint32_t(rng() % 1000) + 1;
+      ASSERT_TRUE(db.apply(fmt::format("ip xfrm state add src {} dst {} proto esp spi {} reqid {} mode tunnel {}", src,
+                                       dst, spi, reqid, alg),
+                           err, col))
+          << err;
+      live[{dst, spi}] = reqid;
+    }
+    EXPECT_EQ(db.sas().size(), live.size());
+    for (uint32_t i = 0; i < 900; ++i)
+      for (uint32_t spi = 0x100; spi < 0x106; ++spi) {
+        std::string dst = dst_of(i);
+        uint8_t b[16];
+        Addr a = dst.find(':') != std::string::npos ? (inet_pton(AF_INET6, dst.c_str(), b), Addr::v6(b))
+                                                    : (inet_pton(AF_INET, dst.c_str(), b), Addr::v4(b));
+        SA* sa = db.find_in(a, spi);
+        auto it = live.find({dst, spi});
+        if (it == live.end()) {
+          EXPECT_EQ(sa, nullptr) << dst << " spi " << spi;
+        } else {
+          ASSERT_NE(sa, nullptr) << dst << " spi " << spi;
+          EXPECT_EQ(sa->params.spi, spi);
+          EXPECT_EQ(sa->params.dst, a);
+          EXPECT_EQ(sa->params.reqid, it->second);
+        }
+      }
+  }
 }
 
 TEST(Sad, EspInUdp) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -198,6 +199,18 @@ std::string selector_key(const Policy& p) {
 }  // namespace
 
 void Database::resolve() {
+  spi_slots_.assign(std::bit_ceil(std::max<size_t>(by_spi_.size() * 2, 2)), SpiSlot{{0, 0}, 0, 0, nullptr});
+  spi_shift_ = uint32_t(64 - std::countr_zero(spi_slots_.size()));
+  for (const auto& [key, sa] : by_spi_) {
+    size_t mask = spi_slots_.size() - 1;
+    for (size_t i = (SpiHash()(key) << 16) >> spi_shift_;; i = (i + 1) & mask)
+      if (!spi_slots_[i].sa) {
+        SpiSlot& s = spi_slots_[i];
+        __builtin_memcpy(s.dst, key.first.b.data(), 16);
+        s.spi = key.second, s.family = key.first.family, s.sa = sa;
+        break;
+      }
+  }
   natt_ports_.clear();
   for (const auto& sa : sas_)
     if (sa->params.encap &&
@@ -553,8 +566,15 @@ bool Database::load_file(const std::string& path, std::string& err) {
 }
 
 SA* Database::find_in(const Addr& dst, uint32_t spi) const {
-  auto it = by_spi_.find({dst, spi});
-  return it == by_spi_.end() ? nullptr : it->second;
+  if (spi_slots_.empty()) return nullptr;
+  uint64_t w[2];
+  __builtin_memcpy(w, dst.b.data(), 16);
+  size_t mask = spi_slots_.size() - 1;
+  for (size_t i = (SpiHash()({dst, spi}) << 16) >> spi_shift_;; i = (i + 1) & mask) {
+    const SpiSlot& s = spi_slots_[i];
+    if (!s.sa) return nullptr;
+    if (s.spi == spi && s.dst[0] == w[0] && s.dst[1] == w[1] && s.family == dst.family) return s.sa;
+  }
 }
 
 const Policy* Database::match_linear(Dir dir, const Selector& s) const {

@@ -51,19 +51,28 @@ struct Addr {
   // (inline, whole words: see above)
   static Addr v4(const uint8_t* p) {
     Addr a;
-    uint32_t w;
-    __builtin_memcpy(&w, p, 4);
-    uint64_t lo = w, hi = 0;
-    __builtin_memcpy(a.b.data(), &lo, 8);
-    __builtin_memcpy(a.b.data() + 8, &hi, 8);
-    a.family = 4;
+    a.set_v4(p);
     return a;
   }
   static Addr v6(const uint8_t* p) {
     Addr a;
-    __builtin_memcpy(a.b.data(), p, 16);
-    a.family = 6;
+    a.set_v6(p);
     return a;
+  }
+  // The same in place: a packet's selector is written field by field where
+  // it lies (an Addr built aside and copied in went through a 16-byte load
+  // of two 8-byte stores on the stack, a forwarding stall on every packet).
+  void set_v4(const uint8_t* p) {
+    uint32_t w;
+    __builtin_memcpy(&w, p, 4);
+    uint64_t lo = w, hi = 0;
+    __builtin_memcpy(b.data(), &lo, 8);
+    __builtin_memcpy(b.data() + 8, &hi, 8);
+    family = 4;
+  }
+  void set_v6(const uint8_t* p) {
+    __builtin_memcpy(b.data(), p, 16);
+    family = 6;
   }
 };
 struct Prefix {
@@ -293,9 +302,21 @@ class Database {
              16;
     }
   };
-  std::unordered_map<std::pair<Addr, uint32_t>, SA*, SpiHash> by_spi_;  // (every inbound packet looks here)
-  std::vector<Policy> policies_;                                        // sorted by (priority, order) once resolved
-  bool sorted_ = true;                                                  // (false: a policy was appended out of order)
+  std::unordered_map<std::pair<Addr, uint32_t>, SA*, SpiHash>
+      by_spi_;  // the SAs by (dst, SPI), as commands change them
+  // by_spi_ as every inbound packet looks in it (built by resolve): open
+  // addressing over a power of two of slots, half full at most, probed from
+  // the hash's top bits (no division, no node to chase).
+  struct SpiSlot {
+    uint64_t dst[2];
+    uint32_t spi;
+    uint8_t family;
+    SA* sa;  // nullptr: empty
+  };
+  std::vector<SpiSlot> spi_slots_;
+  uint32_t spi_shift_ = 64;
+  std::vector<Policy> policies_;               // sorted by (priority, order) once resolved
+  bool sorted_ = true;                         // (false: a policy was appended out of order)
   std::unordered_set<std::string> selectors_;  // the policies' selectors and directions (duplicates replace)
   PolicyIndex index_;                          // over policies_ (built by resolve)
   // The SAs of each (src, dst, mode), in the order added (templates without an SPI)

@@ -204,14 +204,14 @@ class IPsecBase : public Base {
     uint32_t l4 = 0;
     bool first = true;
     if ((ip[0] >> 4) == 4) {
-      s.src = crypto::Addr::v4(ip + 12);
-      s.dst = crypto::Addr::v4(ip + 16);
+      s.src.set_v4(ip + 12);
+      s.dst.set_v4(ip + 16);
       s.proto = ip[9];
       l4 = uint32_t(ip[0] & 0xf) * 4;
       first = (k::load_be16(ip + 6) & 0x1fff) == 0;
     } else {
-      s.src = crypto::Addr::v6(ip + 8);
-      s.dst = crypto::Addr::v6(ip + 24);
+      s.src.set_v6(ip + 8);
+      s.dst.set_v6(ip + 24);
       uint8_t nh = ip[6];
       l4 = 40;
       // hop-by-hop, routing and destination options, then a fragment header
