@@ -209,7 +209,13 @@ int cmd_bench_scale(int argc, char** argv) {
   app.add_option("--device", device, "device for the offloaded rows: auto, cuda, host (default auto)");
   app.add_option("--threads", threads, "worker counts (default 1 2)");
   app.add_option("--sizes", sizes, "frame sizes (default 64 512 1518)");
-  app.add_option("--app", only, "applications: forward router sdn-forwarder dpi-router ids-router ids (default all)");
+  app.add_option("--app", only,
+                 "applications: forward router sdn-forwarder dpi-router ids-router ids, and with --alb ipsec (default "
+                 "all)");
+  std::string ipsec_suite = "ctr-sha1";
+  app.add_option("--ipsec-suite", ipsec_suite,
+                 "--alb's IPsec gateway: ctr-sha1 (NBA's AES-128-CTR with HMAC-SHA1-96, the default) or gcm "
+                 "(AES-128-GCM)");
   app.add_option("--batch", batch, "packets per aggregate of the offloaded rows (default 1024)");
   app.add_option("--seconds", seconds, "replay time per row, whole seconds (default 1)");
   app.add_option("--packets", packets, "frames in each trace (fewer for large frames: see --mbytes)");
@@ -223,7 +229,8 @@ int cmd_bench_scale(int argc, char** argv) {
                  "also the Snap forms with HostToDevice's ZERO_COPY at this many bytes per packet (rows offload-zc)");
   app.add_option("--data", data, "the examples' data folder (rules)");
   app.add_flag("--alb", alb,
-               "NBA's evaluation instead: the IPv4 router, the SDN forwarder and the large IDS in NBA's form, at each "
+               "NBA's evaluation instead: the IPv4 router, the SDN forwarder, the large IDS and the IPsec gateway "
+               "(IPsecOutbound, --ipsec-suite) in NBA's form, at each "
                "fixed --fraction and with OffloadBalancer's adaptive mode (and its latency bound with "
                "--alb-latency), the adaptive rows against the best fixed split");
   app.add_option("--fraction", fractions, "--alb: the fixed splits swept (default 0 0.25 0.5 0.75 1)");
@@ -236,6 +243,8 @@ int cmd_bench_scale(int argc, char** argv) {
                  "host backend: each device operation first waits up to this long (a slower device)");
   CLI11_PARSE(app, argc, argv);
   if (seconds < 1) return fmt::print(stderr, "bench-scale: --seconds must be at least 1\n"), 1;
+  if (ipsec_suite != "ctr-sha1" && ipsec_suite != "gcm")
+    return fmt::print(stderr, "bench-scale: --ipsec-suite {}: ctr-sha1 or gcm\n", ipsec_suite), 1;
 
   nlohmann::json j = bench_record("scale");
   j["device"] = cuda_device_record();
@@ -274,6 +283,17 @@ int cmd_bench_scale(int argc, char** argv) {
     contents = make_ids_contents(ids_rules, rng);
     std::ofstream(big_rules) << ids_rule_text(contents);
   }
+  // The IPsec gateway's SAs: the trace's traffic (203.0.113.0/24 to
+  // 10.0.0.0/16) sealed into one tunnel, as NBA's gateway does.
+  std::string sad = dir + "/gateway.sad";
+  if (alb && wants("ipsec"))
+    std::ofstream(sad) << fmt::format(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 reqid 1 mode tunnel flag esn {}\n"
+        "ip xfrm policy add src 203.0.113.0/24 dst 10.0.0.0/16 dir out tmpl src 192.0.2.1 dst 192.0.2.2 proto esp "
+        "reqid 1 mode tunnel\n",
+        ipsec_suite == "gcm" ? "aead 'rfc4106(gcm(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 128"
+                             : "enc 'rfc3686(ctr(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 auth-trunc "
+                               "'hmac(sha1)' 0x000102030405060708090a0b0c0d0e0f10111213 96");
   GpuUtilSampler sampler;
   GpuUtilSampler* util = device == "cuda" && sampler.usable() ? &sampler : nullptr;
   fmt::print("shoal bench-scale on {} ({} cores); offloaded rows on {}; bare pinned copy {:.1f} GB/s\n", cpu_model(),
@@ -431,6 +451,8 @@ int cmd_bench_scale(int argc, char** argv) {
       apps.push_back({"router", "c :: Counter -> Discard; {src} -> CheckIPHeader(14) ->", rt_el.c_str()});
     if (wants("sdn-forwarder")) apps.push_back({"sdn-forwarder", "c :: Counter -> Discard; {src} ->", sdn_el.c_str()});
     if (wants("ids")) apps.push_back({"ids", "{src} ->", ids_el.c_str()});
+    const std::string ipsec_el = "o :: IPsecOutbound(SAD " + sad + ", VERBOSE false) -> c;";
+    if (wants("ipsec")) apps.push_back({"ipsec", "c :: Counter -> Discard; {src} -> Strip(14) ->", ipsec_el.c_str()});
     std::vector<std::pair<std::string, std::string>> modes;  // (mode, balancer)
     modes.reserve(fractions.size() + 2);
     for (double f : fractions) modes.push_back({fmt::format("f{:g}", f), fmt::format("b :: OffloadBalancer({:g})", f)});
@@ -449,9 +471,10 @@ int cmd_bench_scale(int argc, char** argv) {
         const double settle = alb_settle < double(seconds) ? alb_settle : 0;
         for (const auto& [mode, bal] : modes) {
           std::string text = fill(std::string(a.pre) + " " + bal + " -> " + a.post, {{"src", src}});
-          Point pt =
-              run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
-                        {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99"}, nullptr, err, settle);
+          Point pt = run_scale(
+              text, t, device, std::max<uint32_t>(1, batch / 64),
+              {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99", "o.device_sealed", "c.count"},
+              nullptr, err, settle);
           if (pt.pps < 0) return fmt::print(stderr, "bench-scale: alb {} {} x{}: {}\n", a.name, mode, t, err), 1;
           bool adaptive = mode.rfind("alb", 0) == 0;
           if (!adaptive && pt.pps > best) best = pt.pps, best_mode = mode;
@@ -464,6 +487,8 @@ int cmd_bench_scale(int argc, char** argv) {
                               {"mpps", pt.pps / 1e6},
                               {"gbps", pt.pps * size * 8 / 1e9}};
           std::string vs = "-", fr = "-";
+          if (pt.h.count("o.device_sealed") && pt.h["c.count"] > 0)  // the gateway: what the device sealed
+            r["device_sealed_share"] = pt.h["o.device_sealed"] / pt.h["c.count"];
           if (pt.h.count("b.fraction"))
             r["final_fraction_worker0"] = pt.h["b.fraction"], fr = fmt::format("{:.2f}", pt.h["b.fraction"]);
           if (adaptive) {
