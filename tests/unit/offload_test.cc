@@ -1102,7 +1102,9 @@ TEST(Datablocks, IPsecOutboundOnTheDeviceEqualsTheCpuElement) {
 
   // 1. Every batch on the device: the CPU element's bytes and drops.
   {
-    auto off = test::run_with(cfg(tmp("esp-off.pcap"), "OffloadBalancer(1) ->"), opts(20));
+    test::Options o = opts(20);
+    o.offload.inflight = 256;  // (slots enough that no aggregate finds them all in flight: it would run on the host)
+    auto off = test::run_with(cfg(tmp("esp-off.pcap"), "OffloadBalancer(1) ->"), o);
     ASSERT_TRUE(off->ok) << off->errors;
     auto got = test::read_pcap(tmp("esp-off.pcap"));
     ASSERT_EQ(got.size(), want.size());
@@ -1186,9 +1188,12 @@ TEST(Datablocks, IPsecOutboundOnTheDeviceEqualsTheCpuElement) {
     EXPECT_GT(reasons["replay"], 300u);
     EXPECT_GT(reasons["integrity"], 100u);
     for (double faults : {0.0, 0.3}) {
+      // (every batch for the device, and slots enough that none finds them
+      // all in flight: an aggregate that did would be opened on the host)
+      test::Options o = opts(20, faults);
+      if (faults == 0) o.offload.inflight = 256;
       auto ioff = test::run_with(
-          in_cfg(tmp("esp-open-off.pcap"), faults > 0 ? "OffloadBalancer(0.5) ->" : "OffloadBalancer(1) ->"),
-          opts(20, faults));
+          in_cfg(tmp("esp-open-off.pcap"), faults > 0 ? "OffloadBalancer(0.5) ->" : "OffloadBalancer(1) ->"), o);
       ASSERT_TRUE(ioff->ok) << ioff->errors;
       auto got = test::read_pcap(tmp("esp-open-off.pcap"));
       ASSERT_EQ(got.size(), opened.size());
@@ -1211,6 +1216,99 @@ TEST(Datablocks, IPsecOutboundOnTheDeviceEqualsTheCpuElement) {
     }
     test::finish(*icpu);
   }
+  test::finish(*cpu);
+}
+
+// A balancer's CPU batches behind aggregates in flight (and aggregates that
+// find every device slot busy) run through the elements' CPU functions
+// (intel-ipsec-mb), not the portable kernels on the host: IPsecOutbound's
+// when they arrive, as a device aggregate takes its sequence numbers and IP
+// IDs when packed, so the bytes are the CPU element's; IPsecInbound's at
+// their turn, so the replay window sees packets in arrival order. What the
+// device is said to have done is what it did.
+TEST(NbaHostDirect, HostAggregatesRunTheIPsecElementsCpuPath) {
+  std::mt19937 rng(29);
+  std::vector<Bytes> frames;
+  for (int i = 0; i < 3000; ++i) {
+    static const uint8_t pairs[][2] = {{1, 2}, {15, 16}, {7, 8}, {9, 9}};
+    const auto& pr = pairs[rng() % 4];
+    frames.push_back(esp_test_frame(rng, pr[0], pr[1]));
+  }
+  std::string in = tmp("hd-clear.pcap"), sad = tmp("hd.sad");
+  write_pcap(in, frames);
+  std::ofstream(sad) << "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x100 reqid 1 mode tunnel "
+                        "aead 'rfc4106(gcm(aes))' 0x00112233445566778899aabbccddeeff01020304 128\n"
+                        "ip xfrm state add src 192.0.2.1 dst 192.0.2.5 proto esp spi 0x600 reqid 6 mode tunnel flag "
+                        "esn enc 'rfc3686(ctr(aes))' 0x000102030405060708090a0b0c0d0e0f0a0b0c0e auth-trunc "
+                        "'hmac(sha1)' 0x"
+                     << std::string(40, 'c')
+                     << " 96\n"
+                        "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out tmpl src 192.0.2.1 dst 192.0.2.2 "
+                        "proto esp reqid 1 mode tunnel\n"
+                        "ip xfrm policy add src 10.15.0.0/16 dst 10.16.0.0/16 dir out tmpl src 192.0.2.1 dst "
+                        "192.0.2.5 proto esp reqid 6 mode tunnel\n"
+                        "ip xfrm policy add src 10.7.0.0/16 dst 10.8.0.0/16 dir out action block\n"
+                        "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir in tmpl src 192.0.2.1 dst 192.0.2.2 "
+                        "proto esp reqid 1 mode tunnel\n"
+                        "ip xfrm policy add src 10.15.0.0/16 dst 10.16.0.0/16 dir in tmpl src 192.0.2.1 dst "
+                        "192.0.2.5 proto esp reqid 6 mode tunnel\n";
+  auto out_cfg = [&](const std::string& out, const std::string& bal) {
+    return fmt::format(R"(FromDump({}, STOP true) -> Strip(14) -> {} o :: IPsecOutbound(SAD {}, VERBOSE false);
+      o[0] -> ToDump({}, ENCAP IP); o[1] -> ToDump({}-clear, ENCAP IP);)",
+                       in, bal, sad, out, out);
+  };
+  auto cpu = test::run(out_cfg(tmp("hd-cpu.pcap"), ""));
+  ASSERT_TRUE(cpu->ok) << cpu->errors;
+  auto want = test::read_pcap(tmp("hd-cpu.pcap"));
+  ASSERT_GT(want.size(), 1000u);
+  test::Options o = opts(200);  // (aggregates in flight while the next batches come)
+  o.offload.batches = 4;        // (the balancer's runs: 4 batches to the device, 4 to the CPU, ...)
+  auto off = test::run_with(out_cfg(tmp("hd-off.pcap"), "OffloadBalancer(0.5) ->"), o);
+  ASSERT_TRUE(off->ok) << off->errors;
+  auto got = test::read_pcap(tmp("hd-off.pcap"));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].bytes, want[i].bytes) << "packet " << i;
+  EXPECT_EQ(drop_reasons(*off, "o"), drop_reasons(*cpu, "o"));
+  EXPECT_EQ(off->h("o.sa"), cpu->h("o.sa"));
+  EXPECT_GT(off->n("o.offload_host_direct"), 0u) << "CPU batches behind aggregates in flight";
+  EXPECT_GT(off->n("o.device_sealed"), 0u);
+  EXPECT_GT(off->n("o.host_sealed"), 0u);
+  EXPECT_EQ(off->n("o.device_sealed") + off->n("o.host_sealed"), cpu->n("o.encrypted"));
+  // the device's count is at most what aggregates on the device held (a
+  // quarter of the packets are blocked, a quarter pass in the clear)
+  EXPECT_LE(off->n("o.device_sealed"), off->n("o.offload_device_packets"));
+  test::finish(*off);
+
+  // Inbound: the CPU's ESP packets with replays, at their turn
+  std::vector<Bytes> esp;
+  for (size_t i = 0; i < want.size(); ++i) {
+    Bytes f(14, 0);
+    f[12] = 0x08;
+    f.insert(f.end(), want[i].bytes.begin(), want[i].bytes.end());
+    esp.push_back(f);
+    if (i % 9 == 4) esp.push_back(f);  // a replay
+  }
+  write_pcap(tmp("hd-esp.pcap"), esp);
+  auto in_cfg = [&](const std::string& out, const std::string& bal) {
+    return fmt::format(R"(FromDump({}, STOP true) -> Strip(14) -> {} i :: IPsecInbound(SAD {}, VERBOSE false)
+      -> ToDump({}, ENCAP IP);)",
+                       tmp("hd-esp.pcap"), bal, sad, out);
+  };
+  auto icpu = test::run(in_cfg(tmp("hd-open-cpu.pcap"), ""));
+  ASSERT_TRUE(icpu->ok) << icpu->errors;
+  auto ioff = test::run_with(in_cfg(tmp("hd-open-off.pcap"), "OffloadBalancer(0.5) ->"), o);
+  ASSERT_TRUE(ioff->ok) << ioff->errors;
+  auto a = test::read_pcap(tmp("hd-open-cpu.pcap")), b = test::read_pcap(tmp("hd-open-off.pcap"));
+  ASSERT_EQ(a.size(), want.size());
+  ASSERT_EQ(b.size(), a.size());
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i].bytes, b[i].bytes) << "packet " << i;
+  EXPECT_EQ(drop_reasons(*ioff, "i"), drop_reasons(*icpu, "i"));
+  EXPECT_GT(drop_reasons(*icpu, "i")["replay"], 100u);
+  EXPECT_EQ(ioff->h("i.sa"), icpu->h("i.sa"));
+  EXPECT_GT(ioff->n("i.offload_host_direct"), 0u);
+  EXPECT_GT(ioff->n("i.device_opened"), 0u);
+  test::finish(*ioff);
+  test::finish(*icpu);
   test::finish(*cpu);
 }
 

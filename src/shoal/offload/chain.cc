@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 #include "shoal/core/element.hh"
 #include "shoal/core/worker.hh"
@@ -269,6 +271,11 @@ Chain::Chain(Element& owner, std::shared_ptr<dev::Device> device, std::vector<Of
     range_anchor_.push_back(uint32_t(k));
   }
   if (plan_.flow_store()) plan_.flow_store()->retain_released();
+  static const bool direct_on = [] {  // SHOAL_HOST_DIRECT=0: host aggregates run the kernels (for A/B runs)
+    const char* e = std::getenv("SHOAL_HOST_DIRECT");
+    return !e || std::string_view(e) != "0";
+  }();
+  direct_ok_ = direct_on && !whole_packets && !plan_.flow_store() && !steps_.empty();
   pieces_.resize(plan_.ranges().size());
   anchor_at_.resize(anchors_.size());
   anchor_has_.resize(anchors_.size());
@@ -701,6 +708,31 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
   a->error.clear();
   a->keep.clear();
   a->start_ns = owner_.worker().now_ns();
+  a->direct = a->at_turn = false;
+  // The balancer's CPU batches (not those for the device that found every
+  // slot busy: they run the kernels, as the device would have).
+  if (!want_device && direct_ok_) {  // (asked per aggregate: a step's answer may follow its tables)
+    a->direct = true;
+    for (Offloadable* s : steps_) {
+      const Offloadable::HostDirect h = s->offload_host_direct();
+      a->direct &= h != Offloadable::HostDirect::No;
+      a->at_turn |= h == Offloadable::HostDirect::AtTurn;
+    }
+  }
+  if (a->direct) {  // nothing packed: the verdicts alone
+    const uint32_t n = b->slots();
+    a->n = n, a->nr = 0, a->nruns = a->nflows = 0;
+    a->has_len = a->has_pred = a->has_dst = a->has_dst6 = a->has_order = false;
+    a->o_verdict = 0;
+    a->rw_segs.clear();
+    a->rw_bytes = a->ro_bytes = 0;
+    a->zero = false;
+    if (!ensure(*a, size_t(4) * std::max(1u, n))) throw std::bad_alloc();
+    std::memset(a->host, 0, size_t(4) * n);
+    stats_.host_direct.add();
+    stats_.pack_ns.add(host_ns() - t0);
+    return a;
+  }
   if (dev) {
     ++busy_;
     stats_.inflight_max.set(std::max<uint64_t>(stats_.inflight_max.get(), busy_));
@@ -737,6 +769,17 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
   }
   stats_.pack_ns.add(host_ns() - t0);
   return a;
+}
+
+void Offloadable::offload_host_run(Aggregate& a, size_t step) {
+  for (uint32_t i = 0; i < a.n; ++i)
+    if (a.reached(i, step)) a.set_result(i, step, offload_host_packet(a.batch->at(i)));
+}
+
+void Chain::run_direct(Aggregate& a) {
+  uint64_t t0 = host_ns();
+  for (size_t j = 0; j < steps_.size(); ++j) steps_[j]->offload_host_run(a, j);
+  stats_.launch_ns.add(host_ns() - t0);
 }
 
 void Chain::step(Aggregate& a, size_t i) {
@@ -851,6 +894,14 @@ void Chain::wait(Aggregate& a) {
 void Chain::complete(Aggregate& a) {
   uint64_t t0 = host_ns();
   PacketBatch* b = a.batch;
+  if (a.direct) {  // the steps' CPU functions, in place (now, at its turn, or when begun): their hooks
+    if (a.at_turn) run_direct(a);
+    for (size_t j = 0; j < steps_.size(); ++j) passed_and_left(a, j);
+    stats_.aggregates.add();
+    stats_.packets.add(a.n);
+    stats_.complete_ns.add(host_ns() - t0);
+    return;
+  }
   const auto* rs_head = reinterpret_cast<const int32_t*>(a.host + a.o_rshead);
   const auto* rs_len = reinterpret_cast<const uint32_t*>(a.host + a.o_rslen);
   for (const Aggregate::Seg& s : a.rw_segs) {
@@ -883,15 +934,7 @@ void Chain::complete(Aggregate& a) {
     Offloadable* st = steps_[j];
     if (an.pred && st->offload_pred_skip()) run_skipped(a, j);
     st->offload_post(a, j);
-    bool hook = st->offload_has_passed_hook();
-    for (uint32_t i = 0; i < a.n; ++i) {
-      uint32_t v = a.verdict(i);
-      if (v == 0 || k::verdict_step(v) > j) {
-        if (hook) st->offload_passed(b->at(i));
-      } else if (k::verdict_step(v) == j) {
-        st->offload_left(b->at(i), v);
-      }
-    }
+    passed_and_left(a, j);
   }
   stats_.aggregates.add();
   stats_.packets.add(a.n);
@@ -901,6 +944,21 @@ void Chain::complete(Aggregate& a) {
     histogram_->add(ns);
   }
   stats_.complete_ns.add(host_ns() - t0);
+}
+
+// Step j's hooks for the packets that passed it and those that left the
+// chain there.
+void Chain::passed_and_left(Aggregate& a, size_t j) {
+  Offloadable* st = steps_[j];
+  const bool hook = st->offload_has_passed_hook();
+  for (uint32_t i = 0; i < a.n; ++i) {
+    uint32_t v = a.verdict(i);
+    if (v == 0 || k::verdict_step(v) > j) {
+      if (hook) st->offload_passed(a.batch->at(i));
+    } else if (k::verdict_step(v) == j) {
+      st->offload_left(a.batch->at(i), v);
+    }
+  }
 }
 
 // Packets step j passed by on the device for a SKIP bit that an earlier
@@ -984,6 +1042,7 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, co
   e.add_stat_handler(prefix + "zero_copy", s.zero_copy);
   e.add_stat_handler(prefix + "flow_runs", s.flow_runs);
   e.add_stat_handler(prefix + "flow_stale", s.flow_stale);
+  e.add_stat_handler(prefix + "host_direct", s.host_direct);
   e.add_read_handler(
       prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
   e.add_read_handler(prefix + "chain", [chain] {

@@ -279,6 +279,24 @@ class Offloadable {
   static constexpr int kNoHostStep = INT32_MIN;
   virtual int offload_host_packet(Packet*) { return kNoHostStep; }
   virtual bool offload_has_host_packet() const { return false; }
+  // The step's CPU function over an aggregate that stays on the host (a
+  // batch for the CPU behind aggregates in flight, every device slot busy,
+  // a trickle), in place on the packets: no packing, no kernel, no pre or
+  // post. A chain whose every step can, and that keeps no per-flow state,
+  // runs its host aggregates so; where the CPU function is a library's
+  // (intel-ipsec-mb, Hyperscan) and the kernel a portable one, a balancer's
+  // CPU share would otherwise run at the portable kernel's speed.
+  // offload_host_run sets the result (Aggregate::set_result) of each packet
+  // that reached the step and counts what the element's CPU path counts
+  // (default: offload_host_packet for each packet).
+  // When: AtArrival for a step whose order-bound state a device aggregate
+  // takes when it is packed (IPsecOutbound's sequence numbers), AtTurn for
+  // one whose host part changes state at completion (an IDS's flows, the
+  // replay window), so that either way the state sees packets in arrival
+  // order. A chain with an AtTurn step runs all its steps at their turn.
+  enum class HostDirect : uint8_t { No, AtArrival, AtTurn };
+  virtual HostDirect offload_host_direct() { return HostDirect::No; }
+  virtual void offload_host_run(Aggregate& a, size_t step);
 };
 
 // A device copy of `bytes` at src (a table), freed when the last holder
@@ -317,9 +335,10 @@ struct ChainStats {
   // IDS's verification). What a worker spends elsewhere is the rest of its
   // graph (reading, dispatch, delivery) or idle time.
   Stat pack_ns, launch_ns, complete_ns;
-  Stat zero_copy;   // device aggregates their kernels read and wrote in host memory (Chain::set_zero_copy)
-  Stat flow_runs;   // flows in the aggregates of chains with per-flow state (Plan::add_flow_state)
-  Stat flow_stale;  // flows that had ended longer ago than the store keeps their state (run from zero)
+  Stat zero_copy;    // device aggregates their kernels read and wrote in host memory (Chain::set_zero_copy)
+  Stat flow_runs;    // flows in the aggregates of chains with per-flow state (Plan::add_flow_state)
+  Stat flow_stale;   // flows that had ended longer ago than the store keeps their state (run from zero)
+  Stat host_direct;  // host aggregates run through the steps' CPU functions (Offloadable::offload_host_direct)
 };
 
 class Chain;
@@ -334,6 +353,8 @@ struct Aggregate {
   size_t dev_cap = 0;
   uint8_t* kbuf = nullptr;  // what kernels use: dbuf, or the host buffer in place (zero-copy)
   bool on_device = false, failed = false, zero = false;
+  bool direct = false;     // on the host through the steps' CPU functions (offload_host_run): nothing packed
+  bool at_turn = false;    // direct: run at completion (Offloadable::HostDirect::AtTurn), not when begun
   bool done = false;       // ready() said so (it is asked again: counted once)
   bool occupying = false;  // counted in the device's occupancy until ready() sees it end
   std::string error;
@@ -448,6 +469,10 @@ class Chain {
   void flush(Aggregate& a, bool signal = false);
   void end(Aggregate& a);  // queue the copy back and the completion mark
   void run(Aggregate& a) {
+    if (a.direct) {
+      if (!a.at_turn) run_direct(a);
+      return;
+    }
     for (size_t i = 0; i < steps_.size(); ++i) step(a, i);
     end(a);
   }
@@ -494,6 +519,9 @@ class Chain {
   std::string last_error_, error_;
   ChainStats& stats_;
   bool schedule_ = false;
+  bool direct_ok_ = false;  // host aggregates may run through the steps' CPU functions (offload_host_direct)
+  void run_direct(Aggregate& a);
+  void passed_and_left(Aggregate& a, size_t step);
   uint32_t zero_copy_ = 0;
   void schedule(Aggregate& a);
   // Groups a's packets by flow (the order and runs of AggView::f*) into

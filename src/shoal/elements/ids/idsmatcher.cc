@@ -436,39 +436,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   void cpu_push(int, PacketBatch* b) override {
     PacketBatch* out1 = nullptr;
     b->for_each([&](uint32_t i, Packet* p) {
-      ids::PacketInfo info;
-      uint32_t ip_off;
-      bool ok = locate(p, info, ip_off);
-      decoded(p, info, ok, ok ? ip_off : 0);
-      if (ok) {
-        rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
-        if (info.events & ids::kPacketInvalid) ++pkt_stats_[kInvalid];  // (decoded, with an invalid event)
-      } else if (!invalid_view(p, info)) {
-        uninspected_.add();
-        return;
-      }
-      FlowState* fs = flow_of(p, info);
-      const bool tagged = shared_->tags.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
-      Verdict v = Verdict::None;
-      if (fs && fs->verdict) {  // the flow was passed, dropped or bypassed: not inspected again
-        v = settled(p, info, fs, nullptr);
-      } else {
-        if (fs && app_on_) {
-          app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
-          tx_logs(p, p->timestamp_ns());
-        }
-        engine_.match(info, hits_);
-        v = record(p, info, fs);
-        if (fs && app_on_) encrypted(p, fs);
-      }
-      if (tagged) tagged_record(p, info);
-      // IPS: dropped packets leave on output 1 (or are dropped, counted);
-      // IDS: alerted packets leave on output 1 when it is connected.
-      bool drop_it = v == Verdict::Drop, alerted = v == Verdict::Alert || (!ips_ && drop_it);
-      if (!ips_) drop_it = false;
-      if (!drop_it && !(alerted && noutputs() > 1)) return;
+      const int r = inspect(p);
+      if (r == 0) return;
       b->kill(i);
-      if (noutputs() < 2) return drop(p, r_drop_);
+      if (r < 0) return drop(p, r_drop_);
       if (!out1) out1 = new_batch();
       out1->append(p);
     });
@@ -478,6 +449,50 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     else
       recycle(b);
     if (out1) output_push(1, out1);
+  }
+  // The CPU path for one packet: 0 (it goes on), 1 (output 1: alerted, or
+  // an IPS's drop there) or a drop code (an IPS's drop without output 1).
+  int inspect(Packet* p) {
+    ids::PacketInfo info;
+    uint32_t ip_off;
+    bool ok = locate(p, info, ip_off);
+    decoded(p, info, ok, ok ? ip_off : 0);
+    if (ok) {
+      rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
+      if (info.events & ids::kPacketInvalid) ++pkt_stats_[kInvalid];  // (decoded, with an invalid event)
+    } else if (!invalid_view(p, info)) {
+      uninspected_.add();
+      return 0;
+    }
+    FlowState* fs = flow_of(p, info);
+    const bool tagged = shared_->tags.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
+    Verdict v = Verdict::None;
+    if (fs && fs->verdict) {  // the flow was passed, dropped or bypassed: not inspected again
+      v = settled(p, info, fs, nullptr);
+    } else {
+      if (fs && app_on_) {
+        app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
+        tx_logs(p, p->timestamp_ns());
+      }
+      engine_.match(info, hits_);
+      v = record(p, info, fs);
+      if (fs && app_on_) encrypted(p, fs);
+    }
+    if (tagged) tagged_record(p, info);
+    // IPS: dropped packets leave on output 1 (or are dropped, counted);
+    // IDS: alerted packets leave on output 1 when it is connected.
+    bool drop_it = v == Verdict::Drop, alerted = v == Verdict::Alert || (!ips_ && drop_it);
+    if (!ips_) drop_it = false;
+    if (!drop_it && !(alerted && noutputs() > 1)) return 0;
+    return noutputs() < 2 ? drop_code(r_drop_) : 1;
+  }
+  // An aggregate that stays on the host: the CPU path (Hyperscan's scan,
+  // or the built-in engine's), not the portable prefilter kernel.
+  HostDirect offload_host_direct() override { return gpu_form_ ? HostDirect::No : HostDirect::AtTurn; }
+  void offload_host_run(offload::Aggregate& a, size_t step) override {
+    for (uint32_t i = 0; i < a.n; ++i)
+      if (a.reached(i, step)) a.set_result(i, step, inspect(a.batch->at(i)));
+    write_logs();
   }
   void on_stop() override {
     write_logs();  // flow records of the flows that ended at the stop

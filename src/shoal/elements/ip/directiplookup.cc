@@ -25,6 +25,13 @@ class DirectIPLookup : public offload::OffloadableElement<IPLookupBase<DirectIPL
                            route_ports(), r_noroute_, r_discard_);
   }
 
+  // A host aggregate: the same lookup on the packets themselves (nothing packed).
+  HostDirect offload_host_direct() override { return gpu_form_ ? HostDirect::No : HostDirect::AtArrival; }
+  void offload_host_run(offload::Aggregate& a, size_t step) override {
+    refresh_if_changed();
+    Offloadable::offload_host_run(a, step);
+  }
+
   void offload_declare(offload::Plan& plan) override {
     plan.annos.dst_ip = true;
     plan.annos.pred |= offload_uses_pred(true);

@@ -42,6 +42,8 @@ class DeviceSaKeys {
     return it == t_->index.end() ? -1 : int32_t(it->second);
   }
   crypto::SA* sa(uint32_t i) const { return t_->sas[i]; }
+  // Whether the device does every SA's suite.
+  bool covers_all() const { return t_->sas.size() == t_->db->sas().size(); }
   const k::EspKeys& keys(uint32_t i) const { return t_->keys[i]; }
   // The keys and AES's table where the launch's kernel reads them.
   bool launch(offload::Launch& L, offload::TableMirror& m, const k::EspKeys*& keys, const uint32_t*& te0,

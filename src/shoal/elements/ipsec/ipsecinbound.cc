@@ -126,9 +126,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       Packet* p = a.batch->at(i);
       const k::EspInJob& j = jobs[i];
       if (j.action == k::kEspHost) {
-        host_opened_.add();
-        slot_ = i;
-        a.set_result(i, step, process(p));
+        host_packet(a, step, i);
         continue;
       }
       if (j.action != k::kEspOpen) continue;  // the host's result, given by the kernel
@@ -146,9 +144,32 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
       in.ivl = sa->params.cipher == crypto::Cipher::AesCbc ? 16 : 8;
       in.text_len = j.text_len;
       in.seq = j.seq + (uint64_t(epoch[i]) << 32);
-      device_opened_.add();
+      (a.on_device ? device_opened_ : host_opened_).add();  // (the kernels on the host: every slot was busy)
       a.set_result(i, step, accept(p, in));
     }
+    host_done(a, step);
+  }
+  // An aggregate that stays on the host: the CPU path (intel-ipsec-mb's
+  // jobs for a whole aggregate), not the portable kernels.
+  HostDirect offload_host_direct() override { return snap() ? HostDirect::No : HostDirect::AtTurn; }
+  void offload_host_run(offload::Aggregate& a, size_t step) override {
+    refresh();
+    queuing_ = true;
+    for (uint32_t i = 0; i < a.n; ++i)
+      if (a.reached(i, step)) host_packet(a, step, i);
+    host_done(a, step);
+  }
+
+ private:
+  static constexpr int kOpen = INT32_MAX;
+  // Packet i of an aggregate through the CPU path: its result now, or (a
+  // queued job) when host_done() completes the queue.
+  void host_packet(offload::Aggregate& a, size_t step, uint32_t i) {
+    host_opened_.add();
+    slot_ = i;
+    a.set_result(i, step, process(a.batch->at(i)));
+  }
+  void host_done(offload::Aggregate& a, size_t step) {
     queuing_ = false;
     if (!queue_.empty()) {
       complete_queue();
@@ -157,9 +178,6 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
     }
     tally_.flush();
   }
-
- private:
-  static constexpr int kOpen = INT32_MAX;
   struct In {
     crypto::SA* sa = nullptr;
     uint32_t hl = 0, udp = 0, ivl = 0, text_len = 0;  // udp: 8 for ESP in UDP
@@ -412,10 +430,12 @@ SHOAL_ELEMENT(
                  {"xfrm", "w", "applies one ip xfrm command (state/policy add, update, delete, flush) at run time"},
                  {"decrypted", "r", "ESP packets accepted"},
                  {"bypassed", "r", "packets that were not ESP and passed"},
-                 {"device_opened", "r", "ESP packets whose ICV the device checked and that it decrypted (offloaded)"},
+                 {"device_opened", "r",
+                  "ESP packets whose ICV the device checked and that it decrypted (offloaded, on the device)"},
                  {"host_opened", "r",
-                  "ESP packets of SAs whose suite the device does not do, opened on the CPU at "
-                  "completion (offloaded)"},
+                  "ESP packets of the offloaded path opened on the CPU: SAs whose suite the device does not do, "
+                  "the balancer's CPU batches behind aggregates in flight, aggregates that found every device slot "
+                  "busy"},
                  {"offload_chain", "r", "the device chain, its ranges and blocks (NBA form)"},
                  {"offload_packets", "r", "packets that went through the chain"},
                  {"offload_uploads", "r", "device copies of the SAs' keys made"}},

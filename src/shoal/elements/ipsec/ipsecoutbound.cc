@@ -186,14 +186,49 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
       if (!a.reached(i, step)) continue;
       Packet* p = a.batch->at(i);
       if (jobs[i].action == k::kEspHost) {
-        slot_ = i;
-        a.set_result(i, step, process(p));
+        host_packet(a, step, i);
       } else if (jobs[i].action == k::kEspSeal && a.verdict(i) == 0) {
         crypto::SA* sa = keys_.sa(jobs[i].sa);
         sealed(p, sa, p->length() - esp_overhead(p, *sa, jobs[i]));
-        device_sealed_.add();
+        (a.on_device ? device_sealed_ : host_sealed_).add();  // (the kernels on the host: every slot was busy)
       }
     }
+    host_done(a, step);
+  }
+  // An aggregate that stays on the host: the CPU path (intel-ipsec-mb's
+  // jobs for a whole aggregate), not the portable kernels; when begun, as
+  // a device aggregate takes its sequence numbers and IP IDs when packed.
+  // Not while an SA stays on the host (the null cipher): in a device
+  // aggregate its packets take their numbers at completion, and a host
+  // aggregate's would pass them.
+  HostDirect offload_host_direct() override {
+    if (snap()) return HostDirect::No;
+    refresh();  // (the snapshot and its key table follow the database)
+    keys_.refresh(db_);
+    return keys_.covers_all() ? HostDirect::AtArrival : HostDirect::No;
+  }
+  void offload_host_run(offload::Aggregate& a, size_t step) override {
+    refresh();
+    pre_.clear();
+    pre_next_ = 0;
+    if (step == 0) begin_batch(a.batch);  // every packet reaches the first step: sequence numbers reserved at once
+    queuing_ = true;
+    for (uint32_t i = 0; i < a.n; ++i)
+      if (a.reached(i, step)) host_packet(a, step, i);
+    pre_.clear();
+    pre_next_ = 0;
+    host_done(a, step);
+  }
+
+ private:
+  static constexpr int kTransform = INT32_MAX;
+  // Packet i of an aggregate through the CPU path: its result now, or (a
+  // queued job) when host_done() completes the queue.
+  void host_packet(offload::Aggregate& a, size_t step, uint32_t i) {
+    slot_ = i;
+    a.set_result(i, step, process(a.batch->at(i)));
+  }
+  void host_done(offload::Aggregate& a, size_t step) {
     queuing_ = false;
     if (!queue_.empty()) {
       complete_queue();
@@ -202,9 +237,6 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
     }
     tally_.flush();
   }
-
- private:
-  static constexpr int kTransform = INT32_MAX;
   struct Decision {
     crypto::SA* sa = nullptr;
     uint32_t hdr = 0, trim = 0;
@@ -420,8 +452,10 @@ SHOAL_ELEMENT(
                  {"xfrm", "w", "applies one ip xfrm command (state/policy add, update, delete, flush) at run time"},
                  {"encrypted", "r", "packets protected"},
                  {"bypassed", "r", "packets sent in the clear (no policy, or an allow policy without a template)"},
-                 {"device_sealed", "r", "packets sealed by the device's kernels (offloaded)"},
-                 {"host_sealed", "r", "packets sealed on the CPU"},
+                 {"device_sealed", "r", "packets sealed by the kernels on the device (offloaded)"},
+                 {"host_sealed", "r",
+                  "packets sealed on the CPU (without offload, or for the offloaded path as host_opened says for "
+                  "IPsecInbound)"},
                  {"offload_chain", "r", "the device chain, its ranges and blocks (NBA form)"},
                  {"offload_packets", "r", "packets that went through the chain"},
                  {"offload_uploads", "r", "device copies of the SAs' keys made"}},
