@@ -182,7 +182,9 @@ fi
 if want alb; then
   # NBA's evaluation: fixed splits against the adaptive balancer (and its latency bound)
   stamp "bench-scale --alb"
-  timeout ${ALB_TIMEOUT:-300} ./build-gpu/shoal bench-scale --alb --device cuda --threads ${ALB_THREADS:-16} \
+  # (ALB_APPS: router sdn-forwarder ids ipsec; the IPsec gateway in NBA's suite, ALB_IPSEC_SUITE=gcm for GCM)
+  timeout ${ALB_TIMEOUT:-420} ./build-gpu/shoal bench-scale --alb --device cuda --threads ${ALB_THREADS:-16} \
+    --app ${ALB_APPS:-router sdn-forwarder ids ipsec} --ipsec-suite ${ALB_IPSEC_SUITE:-ctr-sha1} \
     --sizes ${ALB_SIZES:-64 1518} --seconds ${ALB_SECONDS:-3} --alb-latency ${ALB_LATENCY:-500} \
     --out "$OUT/bench-alb.json"
 fi
