@@ -450,20 +450,26 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       recycle(b);
     if (out1) output_push(1, out1);
   }
-  // The CPU path for one packet: 0 (it goes on), 1 (output 1: alerted, or
-  // an IPS's drop there) or a drop code (an IPS's drop without output 1).
-  int inspect(Packet* p) {
-    ids::PacketInfo info;
+  // Decodes p for the rules (its view of the packet, its events counted);
+  // false when it cannot be inspected (counted).
+  bool decode_for_rules(Packet* p, ids::PacketInfo& info) {
     uint32_t ip_off;
     bool ok = locate(p, info, ip_off);
     decoded(p, info, ok, ok ? ip_off : 0);
     if (ok) {
       rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
       if (info.events & ids::kPacketInvalid) ++pkt_stats_[kInvalid];  // (decoded, with an invalid event)
-    } else if (!invalid_view(p, info)) {
-      uninspected_.add();
-      return 0;
+      return true;
     }
+    if (invalid_view(p, info)) return true;
+    uninspected_.add();
+    return false;
+  }
+  // The CPU path for one packet: 0 (it goes on), 1 (output 1: alerted, or
+  // an IPS's drop there) or a drop code (an IPS's drop without output 1).
+  int inspect(Packet* p) {
+    ids::PacketInfo info;
+    if (!decode_for_rules(p, info)) return 0;
     FlowState* fs = flow_of(p, info);
     const bool tagged = shared_->tags.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
     Verdict v = Verdict::None;
@@ -737,16 +743,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (!a.reached(i, step) || out[i].count == k::kIdsNotScanned) continue;
       Packet* p = a.batch->at(i);
       ids::PacketInfo info;
-      uint32_t ip_off;
-      bool ok = locate(p, info, ip_off);
-      decoded(p, info, ok, ok ? ip_off : 0);
-      if (ok) {
-        rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
-        if (info.events & ids::kPacketInvalid) ++pkt_stats_[kInvalid];  // (decoded, with an invalid event)
-      } else if (!invalid_view(p, info)) {
-        uninspected_.add();
-        continue;
-      }
+      if (!decode_for_rules(p, info)) continue;
       FlowState* fs = flow_of(p, info);  // before matching: the flow options read it
       const bool tagged = shared_->tags.tagged(info, flow_id_of(p), p->length(), p->timestamp_ns());
       Verdict v;
