@@ -279,16 +279,20 @@ class Offloadable {
   static constexpr int kNoHostStep = INT32_MIN;
   virtual int offload_host_packet(Packet*) { return kNoHostStep; }
   virtual bool offload_has_host_packet() const { return false; }
-  // The step's CPU function over an aggregate that stays on the host (a
-  // batch for the CPU behind aggregates in flight, every device slot busy,
-  // a trickle), in place on the packets: no packing, no kernel, no pre or
-  // post. A chain whose every step can, and that keeps no per-flow state,
-  // runs its host aggregates so; where the CPU function is a library's
+  // The step's CPU function over an aggregate the balancer kept on the
+  // host (a batch for the CPU behind aggregates in flight, a trickle the
+  // sizer keeps), in place on the packets: no packing, no kernel, no pre or
+  // post. A batch for the device that finds every slot in flight still
+  // runs the kernels, on the host, as the device would.
+  //
+  // A chain whose every step can, and that keeps no per-flow state, runs
+  // its host aggregates so; where the CPU function is a library's
   // (intel-ipsec-mb, Hyperscan) and the kernel a portable one, a balancer's
   // CPU share would otherwise run at the portable kernel's speed.
   // offload_host_run sets the result (Aggregate::set_result) of each packet
   // that reached the step and counts what the element's CPU path counts
   // (default: offload_host_packet for each packet).
+  //
   // When: AtArrival for a step whose order-bound state a device aggregate
   // takes when it is packed (IPsecOutbound's sequence numbers), AtTurn for
   // one whose host part changes state at completion (an IDS's flows, the

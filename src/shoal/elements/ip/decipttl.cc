@@ -50,9 +50,8 @@ class DecIPTTL : public offload::OffloadableElement<PacketElement<DecIPTTL>> {
   bool offload_has_host_packet() const override { return true; }
   // A skipped packet on the host (offload_left counts its expiry).
   int offload_host_packet(Packet* p) override { return decide(p, !gpu_form_ && noutputs() > 1); }
-  HostDirect offload_host_direct() override {
-    return gpu_form_ ? HostDirect::No : HostDirect::AtArrival;
-  }  // (the same, for a host aggregate)
+  // A host aggregate: offload_host_packet on the packets themselves (nothing packed).
+  HostDirect offload_host_direct() override { return gpu_form_ ? HostDirect::No : HostDirect::AtArrival; }
 
  private:
   // The step's decision (k::DecTTLStep::decide) on the packet's header.
