@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -631,8 +632,12 @@ TEST(NfChain, OffloadedPerFlowGivesTheCpuPacketsAndStateWithDelaysAndFaults) {
     EXPECT_GT(off->n("fw.offload_flow_runs"), 0u) << tag;
     EXPECT_EQ(off->h("fw.offload_chain").rfind("fw -> lb -> rl\n", 0), 0u) << off->h("fw.offload_chain");
     EXPECT_EQ(off->n("fw.offload_flow_stale"), 0u) << tag;
-    if (c.adaptive) {
-      EXPECT_GT(off->n("fw.offload_batch_target"), 1u) << off->h("fw.offload_sizer");
+    if (c.adaptive) {  // the sizer grew the aggregate (where it settles follows the machine's
+                       // timing: under ThreadSanitizer it climbed and came back to 1 batch)
+      unsigned target = 0, grown = 0, shrunk = 0;
+      const std::string sz = off->h("fw.offload_sizer");
+      ASSERT_EQ(std::sscanf(sz.c_str(), "target %u batches, grown %u, shrunk %u", &target, &grown, &shrunk), 3) << sz;
+      EXPECT_GT(grown, 0u) << sz;
     }
     if (c.faults > 0) {
       EXPECT_GT(off->n("fw.offload_cpu_fault"), 0u) << tag << ": faults were injected";
