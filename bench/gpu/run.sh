@@ -59,7 +59,7 @@ SHOAL_TEST_DEVICE=cuda ./build-gpu/tests/shoal_unit --gtest_filter='Roi*:Offload
 stamp "full test suite on the GPU machine"
 ctest --test-dir build-gpu -j 8 --output-on-failure 2>&1 | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Passed"
 fi
-BENCHES=${BENCHES:-scale snap classify ids ids-stream ids-stream-plain offload lpm core flow schedule nf ipsec}
+BENCHES=${BENCHES:-scale snap classify ids ids-regex ids-stream ids-stream-plain offload lpm core flow schedule nf ipsec}
 want() { [[ " $BENCHES " == *" $1 "* ]]; }
 # bench/ids_stream.py's captures made beforehand (IDS_STREAM_CAPTURES=DIR holding
 # stream.pcap.gz and plain.pcap.gz, from its --capture), for a machine without scapy
@@ -81,6 +81,11 @@ fi
 if want ids; then
   stamp "bench-ids"
   ./build-gpu/shoal bench-ids --out "$OUT/bench-ids.json" --seconds 0.3
+fi
+if want ids-regex; then
+  stamp "ids-regex: every made-up rule with a yes/no pcre, offloaded: the pcres as DFAs on the device, then on the host"
+  timeout 300 ./build-gpu/shoal bench-ids --device cuda --rules 2000 10000 --length 512 1500 --match 0.1 1 --pcre 1 \
+    --seconds 0.3 --out "$OUT/bench-ids-regex.json"
 fi
 if want ids-stream; then
   stamp "ids-stream: shoal ids with 500 tcp-stream rules, on the CPU and with the stream scans on the device (GASPP §5)"

@@ -1181,6 +1181,9 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
       if (i % 5 == 0) opts += fmt::format(" content:\"{}\"; distance:0;", words[(i * 7) % 400]);
       if (i % 11 == 0) opts += fmt::format(" content:!\"{}\";", words[(i * 13) % 400]);
       if (i % 17 == 0) opts += " pcre:\"/[a-d]{2}[^x]/i\";";
+      // yes/no pcres: the device answers them after its scan
+      static const char* const res[] = {"/[e-h]{3}/", "/^[a-m]/", "!/q[^u]/", "/(o|p){2}\\w/i", "!/z$/", "/\\d/"};
+      if (i % 7 == 3) opts += fmt::format(" pcre:\"{}\";", res[(i / 7) % std::size(res)]);
       if (i % 19 == 0) opts += " dsize:>40;";
       r << fmt::format("alert {} any any -> any {} (msg:\"r{}\"; {} sid:{}; rev:1;)\n", i % 4 == 0 ? "udp" : "ip",
                        i % 4 == 0 ? "53" : "any", i, opts, 1000 + i);
@@ -1233,7 +1236,7 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
     o.offload.device.fault_rate = faults;
     o.offload.inflight = 4;
     std::string tag = fmt::format("off-{}-{}-{}", v.frac, faults, v.chunk);
-    std::remove((dir + "/" + tag + ".log").c_str());
+    std::remove(fmt::format("{}/{}.log", dir, tag).c_str());
     auto off = test::run_with(cfg(tag, fmt::format("OffloadBalancer({}) ->", v.frac), v.chunk), o);
     ASSERT_TRUE(off->ok) << off->errors;
     EXPECT_GT(off->n("ids.offload_packets"), 0u);
@@ -1244,6 +1247,7 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
         EXPECT_GT(off->n("ids.device_chunked"), 0u) << "aggregates with long payloads were scanned in chunks";
     }
     EXPECT_GT(off->n("ids.device_overflows"), 0u) << "some payloads hold over 15 distinct fast patterns";
+    EXPECT_GT(off->n("ids.device_regex"), 200u) << "the device answered candidates' pcres";
     if (std::string(v.frac) == "0.5") {  // CPU batches behind aggregates in flight: the CPU's scan, at their turn
       EXPECT_GT(off->n("ids.offload_host_direct"), 0u);
     }
@@ -1258,6 +1262,92 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
       ASSERT_EQ(a.size(), b.size()) << tag << " output " << port;
       for (size_t j = 0; j < a.size(); ++j) ASSERT_EQ(a[j].bytes, b[j].bytes) << tag << " output " << port;
     }
+  }
+}
+
+TEST(PcreVerification, DeviceAnswersGiveTheAlertsOfPcre2) {
+  // Offloaded, the device scans for the fast patterns and then runs the
+  // candidate rules' yes/no pcres as DFAs (k::ids_regex over the
+  // database's device tables); the host verifies with those answers. Every
+  // answer must be the DFA's own, and verification with them must raise
+  // exactly the alerts of the CPU's path, where Hyperscan answers those
+  // pcres (ENGINE hyperscan; the DFA answers them with the built-in engine,
+  // and the test above checks both against PCRE2).
+  if (!have_pcre()) GTEST_SKIP() << "no PCRE2 in this build";
+  std::mt19937 rng(11);
+  std::vector<Rule> rules;
+  const char* shapes[] = {
+      "content:\"{2}\"; pcre:\"/{0}/{1}\";",                             // yes/no: the device answers
+      "pcre:!\"/{0}/{1}\"; content:\"{2}\";",                            // negated yes/no
+      "content:\"{2}\"; pcre:\"/{0}/{1}\"; pcre:\"/{3}/\";",             // two of them
+      "pcre:\"/{0}/{1}\"; content:\"{2}\"; distance:0;",                 // its end needed: PCRE2 on the host
+      "content:\"{2}\"; pcre:\"/{0}/{1}\"; content:\"1\"; distance:0;",  // the same
+  };
+  const char* fast[] = {"a", "b", "c", "ab", "1", "_ ", "B"};
+  while (rules.size() < 400) {
+    shoal::test::RegexGen g{rng};
+    std::string e = g.expr(), e2 = g.expr(), flags;
+    for (char f : std::string("ismE"))
+      if (rng() % 4 == 0) flags.push_back(f);
+    std::string opts =
+        fmt::format(fmt::runtime(shapes[rng() % std::size(shapes)]), e, flags, fast[rng() % std::size(fast)], e2);
+    Rule r;
+    std::string err;
+    if (parse_rule(fmt::format("alert ip any any -> any any ({} sid:{};)", opts, rules.size() + 1), Vars(), r, err))
+      rules.push_back(std::move(r));
+  }
+  std::vector<EngineKind> kinds = {EngineKind::Builtin};
+  if (have_hyperscan()) kinds.push_back(EngineKind::Hyperscan);
+  for (EngineKind kind : kinds) {
+    Engine eng;
+    std::string err;
+    ASSERT_TRUE(eng.build(rules, kind, err)) << err;
+    const Database& db = *eng.database();
+    const Database::DeviceRegex& rx = db.device_regex();
+    ASSERT_FALSE(rx.empty());
+    ASSERT_EQ(rx.pat_off.size(), db.patterns().size() + 1);
+    k::IdsRegexTables t;
+    t.npatterns = uint32_t(db.patterns().size());
+    t.pat_off = rx.pat_off.data(), t.pat_slots = rx.pat_slots.data();
+    t.set = {uint32_t(rx.hdr.size()), rx.hdr.data(), rx.blob.data()};
+    std::mt19937 prng(9);
+    size_t alerts = 0, answers = 0, matched = 0, full = 0;
+    for (int n = 0; n < 800; ++n) {
+      std::string s;
+      for (size_t len = prng() % 40; len-- > 0;) s.push_back("abcAB1_ -\n."[prng() % 11]);
+      const auto* d = reinterpret_cast<const uint8_t*>(s.data());
+      k::IdsScanOut found{};
+      k::ids_scan(eng.automaton().view(), d, uint32_t(s.size()), found);
+      k::IdsRegexOut out{};
+      k::ids_regex(t, d, uint32_t(s.size()), found, out);
+      ASSERT_LE(out.count, k::kRegexAnswers);
+      full += out.count == k::kRegexAnswers;
+      for (uint32_t j = 0; j < out.count; ++j) {
+        uint32_t slot = out.slot[j] & ~k::kRegexMatched;
+        ASSERT_LT(slot, db.slots());
+        ASSERT_NE(db.slot_dfa(slot), nullptr);
+        bool yes = (out.slot[j] & k::kRegexMatched) != 0;
+        ASSERT_EQ(yes, db.slot_dfa(slot)->search(d, s.size())) << "slot " << slot << " on \"" << s << "\"";
+        matched += yes;
+      }
+      answers += out.count;
+      PacketInfo p;
+      p.payload = d;
+      p.plen = uint32_t(s.size());
+      std::vector<uint32_t> got, want;
+      if (found.count > k::kIdsFound)
+        eng.match(p, got);
+      else
+        eng.match_found(p, found.ids, found.count, got, out.slot, out.count);
+      eng.match(p, want);
+      ASSERT_EQ(got, want) << "payload \"" << s << "\" engine " << int(kind);
+      alerts += got.size();
+    }
+    EXPECT_GT(answers, 4000u) << "the device answered most candidates' pcres";
+    EXPECT_GT(matched, 500u);
+    EXPECT_GT(answers - matched, 500u);
+    EXPECT_GT(full, 10u) << "some packets had more expressions than the list holds (the host answers the rest)";
+    EXPECT_GT(alerts, 500u) << "the payloads make the rules fire";
   }
 }
 

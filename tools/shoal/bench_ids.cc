@@ -22,8 +22,11 @@
 //                element-hs-packet-rules: the set's packet rules alone, so
 //                no parser runs; applayer: the difference, as packets per
 //                second of parsing and transaction rules)
-//   offload      with a CUDA device: FromDump -> OffloadBalancer(1) ->
-//                IDSMatcher -> Discard, with the PCIe-bound limit beside it
+//   offload      with a device (--device; CUDA when there is one):
+//                FromDump -> OffloadBalancer(1) -> IDSMatcher -> Discard,
+//                with the PCIe-bound limit beside it; the candidates' yes/no
+//                pcres answered on the device, and (offload-host-pcre) on
+//                the host, SHOAL_DEVICE_REGEX=0 (GASPP §6, issue 25)
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -31,9 +34,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -76,8 +81,9 @@ std::vector<std::string> make_ids_contents(size_t n, std::mt19937& rng) {
   return out;
 }
 
-std::string ids_rule_text(const std::vector<std::string>& contents) {
+std::string ids_rule_text(const std::vector<std::string>& contents, double pcre_share) {
   std::string r;
+  const size_t every = pcre_share > 0 ? size_t(std::max(1.0, 1 / pcre_share)) : 0;
   for (size_t i = 0; i < contents.size(); ++i) {
     std::string esc;
     for (char c : contents[i]) {
@@ -86,10 +92,11 @@ std::string ids_rule_text(const std::vector<std::string>& contents) {
       else
         esc.push_back(c);
     }
+    std::string pcre = every && i % every == 0 ? fmt::format(" pcre:\"/[a-z]{{{}}}=\\d{{2}}/i\";", 3 + i % 5) : "";
     r += fmt::format(
-        "alert tcp any any -> any 80 (msg:\"web attack {}\"; content:\"{}\"; nocase; "
+        "alert tcp any any -> any 80 (msg:\"web attack {}\"; content:\"{}\"; nocase;{} "
         "classtype:web-application-attack; sid:{}; rev:1;)\n",
-        i, esc, 2000000 + i);
+        i, esc, pcre, 2000000 + i);
   }
   return r;
 }
@@ -184,12 +191,23 @@ int cmd_bench_ids(int argc, char** argv) {
   app.add_option("--to-client", to_client,
                  "the share of packets sent from port 80 to the client (the rest go to port 80; default 0)")
       ->check(CLI::Range(0.0, 1.0));
+  double pcre_share = 0;
+  app.add_option("--pcre", pcre_share,
+                 "the share of the made-up rules that also have a yes/no pcre after their content (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  std::string device = "auto";
+  app.add_option("--device", device,
+                 "the offload rows' device: auto (CUDA when there is one, else none), cuda, host (the host "
+                 "backend: the machinery, not a GPU's speed), none")
+      ->check(CLI::IsMember({"auto", "cuda", "host", "none"}));
   CLI11_PARSE(app, argc, argv);
 
   nlohmann::json j = bench_record("ids");
   j["device"] = cuda_device_record();
   double pcie = j["device"].value("pcie_h2d_bytes_per_sec", 0.0);
-  j["settings"] = {{"seconds", seconds}, {"packets", packets}, {"to_client", to_client}};
+  if (device == "auto") device = pcie > 0 ? "cuda" : "none";
+  if (device == "host") j["device"] = {{"kind", "host"}};
+  j["settings"] = {{"seconds", seconds}, {"packets", packets}, {"to_client", to_client}, {"pcre_share", pcre_share}};
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-ids-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   ids::Vars vars;
@@ -234,7 +252,7 @@ int cmd_bench_ids(int argc, char** argv) {
     if (rules_copy.empty()) {
       contents = make_ids_contents(nrules, rng);
       rules_file = dir + "/web.rules";
-      std::ofstream(rules_file) << ids_rule_text(contents);
+      std::ofstream(rules_file) << ids_rule_text(contents, pcre_share);
     }
     ids::RuleSet set;
     std::string err;
@@ -331,6 +349,7 @@ int cmd_bench_ids(int argc, char** argv) {
           std::string engine;
           double pps;
           double alerts_per_pkt;
+          double regex_per_pkt = -1, verified_per_pkt = -1;  // offloaded: pcres the device answered, rules verified
         };
         std::vector<Row> rows;
         double bare = 0;
@@ -421,25 +440,47 @@ int cmd_bench_ids(int argc, char** argv) {
               if (per_pk > 0 && per > per_pk) rows.push_back({"applayer", 1 / (per - per_pk), -1});
             }
           }
-          if (pcie > 0) {
-            double off = median3(fmt::format("FromDump({}, STOP true){} -> OffloadBalancer(1) -> i :: IDSMatcher("
-                                             "RULES {}, ENGINE builtin, QUIET true{}) -> c :: Counter -> Discard;",
-                                             pcap, flows, rules_file, ids_args),
-                                 true);
-            if (off > 0) rows.push_back({"offload", off, -1});
+          if (device != "none") {
+            // the pcres on the device, then on the host (median of three each)
+            for (bool dev_regex : {true, false}) {
+              std::string cfg = fmt::format(
+                  "FromDump({}, STOP true){} -> OffloadBalancer(1) -> i :: IDSMatcher(RULES {}, ENGINE builtin, "
+                  "QUIET true{}) -> c :: Counter -> Discard;",
+                  pcap, flows, rules_file, ids_args);
+              if (!dev_regex) setenv("SHOAL_DEVICE_REGEX", "0", 1);
+              double v[3];
+              uint64_t n = 0;
+              std::map<std::string, std::string> got;
+              for (double& x : v) x = graph_run(cfg, device, {"i.device_regex", "i.verified"}, &got, n, err);
+              unsetenv("SHOAL_DEVICE_REGEX");
+              std::sort(v, v + 3);
+              if (v[0] <= 0) return fmt::print(stderr, "bench-ids: offloaded: {}\n", err), 1;
+              Row r{dev_regex ? "offload" : "offload-host-pcre", v[1], -1};
+              if (n) {
+                r.regex_per_pkt = std::strtod(got["i.device_regex"].c_str(), nullptr) / double(n);
+                r.verified_per_pkt = std::strtod(got["i.verified"].c_str(), nullptr) / double(n);
+              }
+              rows.push_back(r);
+            }
           }
         }
         for (const Row& r : rows) {
           double gbps = r.pps * avg * 8 / 1e9;
-          fmt::print("{:>6} {:>6} {:>5.0f}%  {:<10} {:>9.2f} {:>8.3f} {:>9.0f}% {:>9}\n", nrules, len, frac * 100,
+          fmt::print("{:>6} {:>6} {:>5.0f}%  {:<10} {:>9.2f} {:>8.3f} {:>9.0f}% {:>9}{}\n", nrules, len, frac * 100,
                      r.engine, gbps, r.pps / 1e6, bare > 0 ? 100 * r.pps / bare : 0.0,
-                     r.alerts_per_pkt >= 0 ? fmt::format("{:.3f}", r.alerts_per_pkt) : std::string("-"));
+                     r.alerts_per_pkt >= 0 ? fmt::format("{:.3f}", r.alerts_per_pkt) : std::string("-"),
+                     r.regex_per_pkt >= 0
+                         ? fmt::format("   {:.2f} rules verified, {:.2f} pcres answered on the device, a packet",
+                                       r.verified_per_pkt, r.regex_per_pkt)
+                         : std::string());
           nlohmann::json row = {{"rules", nrules},        {"frame_bytes", len},
                                 {"match_fraction", frac}, {"engine", r.engine},
                                 {"gbps", gbps},           {"mpps", r.pps / 1e6},
                                 {"planted", t.planted},   {"vs_hs_bare", bare > 0 ? r.pps / bare : 0}};
           if (r.alerts_per_pkt >= 0) row["alerts_per_packet"] = r.alerts_per_pkt;
-          if (r.engine == "offload" && pcie > 0) row["pcie_limit_mpps"] = pcie / avg / 1e6;
+          if (r.engine.starts_with("offload") && device == "cuda") row["pcie_limit_mpps"] = pcie / avg / 1e6;
+          if (r.regex_per_pkt >= 0) row["device_regex_per_packet"] = r.regex_per_pkt;
+          if (r.verified_per_pkt >= 0) row["verified_per_packet"] = r.verified_per_pkt;
           j["results"].push_back(row);
         }
       }

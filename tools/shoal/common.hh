@@ -172,7 +172,10 @@ std::string fill(std::string t, const std::map<std::string, std::string>& v);
 // HTTP-like requests padded to frame_len, a fraction `frac` of them holding
 // one of the contents.
 std::vector<std::string> make_ids_contents(size_t n, std::mt19937& rng);
-std::string ids_rule_text(const std::vector<std::string>& contents);
+// With pcre_share > 0, that share of the rules (every 1/share-th) also
+// has a yes/no pcre after its content (a parameter of a query: letters, '='
+// and digits), as web-attack rules often do.
+std::string ids_rule_text(const std::vector<std::string>& contents, double pcre_share = 0);
 struct IdsTraffic {
   std::vector<std::vector<uint8_t>> frames;
   uint64_t bytes = 0;

@@ -391,11 +391,51 @@ bool Database::build(std::vector<Rule> rules, EngineKind kind, std::string& err)
     group_at_.push_back(uint32_t(groups_.size()));
   }
   if (!build_port_groups(err)) return false;
+  build_device_regex();
   for (auto& v : always_by_) v.clear();
   for (uint32_t r : always_)
     for (int c = 0; c < 4; ++c)
       if (quick_[r].classes & (1u << c)) always_by_[size_t(c)].push_back(r);
   return true;
+}
+
+void Database::build_device_regex() {
+  constexpr size_t kDeviceRegexBytes = size_t(256) << 20;  // the DFAs' block
+  DeviceRegex& d = dev_regex_;
+  d = DeviceRegex();
+  d.hdr.assign(slot_dfa_.size(), k::RegexHdr{});
+  std::vector<uint8_t> placed(slot_dfa_.size(), 0);
+  std::vector<uint32_t> seen(slot_dfa_.size(), UINT32_MAX);  // the last pattern that listed the slot
+  d.pat_off.push_back(0);
+  for (uint32_t pt = 0; pt < patterns_.size(); ++pt) {
+    for (uint32_t r : pattern_rules_[pt])
+      for (int32_t sl : item_slot_[r]) {
+        if (sl < 0 || !slot_dfa_[size_t(sl)] || seen[size_t(sl)] == pt || placed[size_t(sl)] == 2) continue;
+        seen[size_t(sl)] = pt;
+        const RegexDfa& dfa = *slot_dfa_[size_t(sl)];
+        if (!placed[size_t(sl)] && d.blob.size() + dfa.memory_bytes() + 8 > kDeviceRegexBytes) {
+          placed[size_t(sl)] = 2;  // past the bound: the host answers it
+          continue;
+        }
+        d.pat_slots.push_back(uint32_t(sl));
+        if (placed[size_t(sl)]) continue;
+        placed[size_t(sl)] = 1;
+        k::RegexHdr& h = d.hdr[size_t(sl)];
+        const k::RegexView v = dfa.view();
+        h.nclasses = v.nclasses, h.start = v.start, h.accept = v.accept;
+        auto put = [&](const void* src, size_t bytes) {
+          size_t at = (d.blob.size() + 3) & ~size_t(3);
+          d.blob.resize(at + bytes);
+          std::memcpy(d.blob.data() + at, src, bytes);
+          return uint32_t(at);
+        };
+        h.cls = put(dfa.cls().data(), dfa.cls().size());
+        h.accept_end = put(dfa.accept_end().data(), dfa.accept_end().size());
+        h.next = put(dfa.next().data(), dfa.next().size() * 4);
+      }
+    d.pat_off.push_back(uint32_t(d.pat_slots.size()));
+  }
+  if (d.pat_slots.empty()) d = DeviceRegex();
 }
 
 bool Database::build_tx_prefilter(std::string& err) {

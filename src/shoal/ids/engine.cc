@@ -1,5 +1,6 @@
 #include "shoal/ids/hs_types.hh"
 #include "shoal/ids/verify.hh"
+#include "shoal/kernels/ids_scan.hh"
 
 #include <fmt/format.h>
 
@@ -225,8 +226,15 @@ void Engine::match(const PacketInfo& p, std::vector<uint32_t>& hits) {
   verify(p, hits);
 }
 
-void Engine::match_found(const PacketInfo& p, const uint32_t* patterns, uint32_t n, std::vector<uint32_t>& hits) {
+void Engine::match_found(const PacketInfo& p, const uint32_t* patterns, uint32_t n, std::vector<uint32_t>& hits,
+                         const uint32_t* answers, uint32_t n_answers) {
   start();
+  for (uint32_t i = 0; i < n_answers; ++i) {
+    const uint32_t slot = answers[i] & ~k::kRegexMatched;
+    if (slot >= slot_epoch_.size()) continue;
+    slot_epoch_[slot] = epoch_;
+    slot_answer_[slot] = (answers[i] & k::kRegexMatched) != 0;
+  }
   packet_filter(p);
   for (uint32_t i = 0; i < n; ++i)
     if (patterns[i] < db_->patterns().size()) add_candidates(patterns[i]);

@@ -196,6 +196,18 @@ class Database {
   int32_t existence_slot(uint32_t rule, uint32_t item) const { return item_slot_[rule][item]; }
   size_t slots() const { return slot_dfa_.size(); }
   const RegexDfa* slot_dfa(uint32_t slot) const { return slot_dfa_[slot]; }
+  // The yes/no pcres a device answers after its scan (k::ids_regex): per
+  // fast pattern, the expression slots of its rules that have a DFA (each
+  // once), and every slot's DFA in one block (k::RegexHdr per slot, no
+  // classes where the slot has none). Empty when no rule with a fast
+  // pattern has such a pcre.
+  struct DeviceRegex {
+    std::vector<uint32_t> pat_off, pat_slots;
+    std::vector<k::RegexHdr> hdr;
+    std::vector<uint8_t> blob;
+    bool empty() const { return pat_slots.empty(); }
+  };
+  const DeviceRegex& device_regex() const { return dev_regex_; }
   // Rules without fast pattern whose candidacy a pcre prefilter decides.
   const std::vector<uint32_t>& slot_prefiltered(uint32_t slot) const { return slot_rules_[slot]; }
   struct Hs;
@@ -253,6 +265,8 @@ class Database {
   std::vector<std::vector<int32_t>> item_slot_;
   std::vector<const RegexDfa*> slot_dfa_;  // null where the slot has only Hyperscan
   std::vector<std::vector<uint32_t>> slot_rules_;
+  DeviceRegex dev_regex_;
+  void build_device_regex();
   std::unique_ptr<Hs> hs_;
   std::array<PortGroups, 2> port_groups_;         // [form(added)]
   std::array<std::vector<AcTable>, 2> group_ac_;  // [form(added)]
@@ -284,7 +298,10 @@ class Engine {
   void match(const PacketInfo& p, std::vector<uint32_t>& hits);
   // The same, with the prefilter's work already done elsewhere (a device
   // scan): `patterns` are the fast patterns found in the payload.
-  void match_found(const PacketInfo& p, const uint32_t* patterns, uint32_t n, std::vector<uint32_t>& hits);
+  // `answers` (k::IdsRegexOut::slot, n_answers of them): yes/no pcres the
+  // device already ran over this payload; verification takes them as its own.
+  void match_found(const PacketInfo& p, const uint32_t* patterns, uint32_t n, std::vector<uint32_t>& hits,
+                   const uint32_t* answers = nullptr, uint32_t n_answers = 0);
   const std::vector<Rule>& rules() const { return db_->rules(); }
   const std::vector<std::string>& patterns() const { return db_->patterns(); }
   const AcTable& automaton() const { return db_->automaton(); }

@@ -11,6 +11,7 @@
 #include "shoal/kernels/ac.hh"
 #include "shoal/kernels/atomic.hh"
 #include "shoal/kernels/offload_abi.hh"
+#include "shoal/kernels/regex.hh"
 
 namespace shoal::k {
 
@@ -145,6 +146,43 @@ SHOAL_HD bool ids_scan_chunk(const AcView& a, const uint8_t* s, uint32_t n, uint
   uint32_t at = atomic_add32(&out.count, count);
   for (uint32_t k = 0; k < count && k < kIdsFound && at + k < kIdsFound; ++k) out.ids[at + k] = ids[k];
   return true;
+}
+
+// The candidate rules' yes/no pcres answered on the device (GASPP §6:
+// regular expressions as DFAs on the GPU): for each fast pattern the scan
+// found, the expressions of its rules that need only "does it match
+// somewhere in the payload" (ids::Database::existence_slot) and compiled to
+// a DFA, each run once over the payload, at most kRegexAnswers of them per
+// packet. The host takes the answers as its own (Engine::match_found) and
+// computes those the list has no room for.
+constexpr uint32_t kRegexAnswers = 16;
+constexpr uint32_t kRegexMatched = 0x80000000u;  // in IdsRegexOut::slot: the expression matches
+struct IdsRegexOut {
+  uint32_t count;
+  uint32_t slot[kRegexAnswers];  // the engine's expression slot, | kRegexMatched
+};
+struct IdsRegexTables {
+  uint32_t npatterns = 0;
+  const uint32_t* pat_off = nullptr;    // [npatterns + 1]: pattern p's slots are pat_slots[pat_off[p] ..)
+  const uint32_t* pat_slots = nullptr;  // each with a DFA in `set` (indexed by slot)
+  RegexSetView set;
+};
+
+SHOAL_HD void ids_regex(const IdsRegexTables& t, const uint8_t* s, uint32_t n, const IdsScanOut& found,
+                        IdsRegexOut& out) {
+  uint32_t count = 0;
+  const uint32_t nf = found.count <= kIdsFound ? found.count : 0;
+  for (uint32_t f = 0; f < nf && count < kRegexAnswers; ++f) {
+    const uint32_t pat = found.ids[f];
+    if (pat >= t.npatterns) continue;
+    for (uint32_t x = t.pat_off[pat], e = t.pat_off[pat + 1]; x < e && count < kRegexAnswers; ++x) {
+      const uint32_t slot = t.pat_slots[x];
+      bool seen = false;  // (patterns share expressions; the chunked scan may list a pattern twice)
+      for (uint32_t k = 0; k < count && !seen; ++k) seen = (out.slot[k] & ~kRegexMatched) == slot;
+      if (!seen) out.slot[count++] = slot | (regex_search(regex_at(t.set, slot), s, n) ? kRegexMatched : 0u);
+    }
+  }
+  out.count = count;
 }
 
 }  // namespace shoal::k

@@ -28,4 +28,27 @@ SHOAL_HD bool regex_search(const RegexView& r, const uint8_t* s, uint32_t n) {
   return r.accept_end[st] != 0;
 }
 
+// A set of such DFAs in one block of memory, for a device: each DFA's
+// header gives its tables as byte offsets into `blob` (the transition table
+// 4-byte aligned). Header j with nclasses 0 is no DFA.
+struct RegexHdr {
+  uint32_t nclasses, start, accept;
+  uint32_t cls, next, accept_end;  // offsets into the blob
+};
+struct RegexSetView {
+  uint32_t count = 0;  // headers
+  const RegexHdr* hdr = nullptr;
+  const uint8_t* blob = nullptr;
+};
+
+SHOAL_HD RegexView regex_at(const RegexSetView& set, uint32_t j) {
+  const RegexHdr h = set.hdr[j];
+  RegexView v;
+  v.nclasses = h.nclasses, v.start = h.start, v.accept = h.accept;
+  v.cls = set.blob + h.cls;
+  v.next = reinterpret_cast<const uint32_t*>(set.blob + h.next);
+  v.accept_end = set.blob + h.accept_end;
+  return v;
+}
+
 }  // namespace shoal::k

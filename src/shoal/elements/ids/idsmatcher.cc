@@ -8,12 +8,14 @@
 #include <pcap/dlt.h>
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 
@@ -593,6 +595,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("verified", verified_);
     add_stat_handler("device_overflows", overflows_);
     add_stat_handler("device_chunked", chunked_);
+    add_stat_handler("device_regex", device_regex_answers_);
     add_stat_handler("log_lost", log_lost_);
     add_stat_handler("passed", passed_);
     add_stat_handler("dropped", dropped_);
@@ -644,6 +647,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     stream_block_ = kNoBlock;
     if (app_on_ && shared_ && shared_->db && shared_->db->has_stream_patterns())
       stream_block_ = plan.add_block(1, sizeof(k::IdsStreamOut));
+    // the candidates' yes/no pcres, run on the device after the scan
+    regex_block_ = kNoBlock;
+    if (device_regex_ && shared_ && shared_->db && !shared_->db->device_regex().empty())
+      regex_block_ = plan.add_block(0, sizeof(k::IdsRegexOut));
     ip_at_ = plan.ip_at;
     plan.annos.pred |= offload_uses_pred() || alert_bit_;
   }
@@ -686,15 +693,43 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint32_t chunks = scan_chunk_ ? (max_plen + scan_chunk_ - 1) / scan_chunk_ : 1;
     if (chunks <= 1) {
       L.run<k::IdsScanStep>(prm);
-      return true;
+    } else {
+      if (longest_for_ != engine_.database().get()) {
+        longest_for_ = engine_.database().get();
+        longest_ = 1;
+        for (const std::string& pat : engine_.patterns()) longest_ = std::max(longest_, uint32_t(pat.size()));
+      }
+      L.run_split<k::IdsScanChunkStep>({prm, scan_chunk_, longest_ - 1, chunks}, chunks);
+      chunked_.add();
     }
-    if (longest_for_ != engine_.database().get()) {
-      longest_for_ = engine_.database().get();
-      longest_ = 1;
-      for (const std::string& pat : engine_.patterns()) longest_ = std::max(longest_, uint32_t(pat.size()));
+    return regex_block_ == kNoBlock || regex_scan(L, prm, err);
+  }
+  // The candidates' yes/no pcres (k::IdsRegexStep), after the scan: the
+  // database's DFAs, on the device once per device and rule set.
+  bool regex_scan(offload::Launch& L, const k::IdsScanStep::Params& scan, std::string& err) {
+    const std::shared_ptr<const ids::Database>& db = engine_.database();
+    const ids::Database::DeviceRegex& rx = db->device_regex();
+    if (rx.empty()) return true;  // (the block stays zeroed: no answers)
+    k::IdsRegexStep::Params prm{
+        L.view, range_, scan.in, scan.out, reinterpret_cast<k::IdsRegexOut*>(L.block_out(regex_block_)), {}};
+    prm.t.npatterns = uint32_t(rx.pat_off.size() - 1);
+    prm.t.set.count = uint32_t(rx.hdr.size());
+    if (L.host) {
+      L.keep(db);
+      prm.t.pat_off = rx.pat_off.data(), prm.t.pat_slots = rx.pat_slots.data();
+      prm.t.set.hdr = rx.hdr.data(), prm.t.set.blob = rx.blob.data();
+    } else {
+      if (!regex_mirror_.sync(L, std::shared_ptr<const void>(db, &rx),
+                              {{rx.pat_off.data(), rx.pat_off.size() * 4},
+                               {rx.pat_slots.data(), rx.pat_slots.size() * 4},
+                               {rx.hdr.data(), rx.hdr.size() * sizeof(k::RegexHdr)},
+                               {rx.blob.data(), rx.blob.size()}},
+                              err))
+        return false;
+      prm.t.pat_off = regex_mirror_.at<uint32_t>(0), prm.t.pat_slots = regex_mirror_.at<uint32_t>(1);
+      prm.t.set.hdr = regex_mirror_.at<k::RegexHdr>(2), prm.t.set.blob = regex_mirror_.at<uint8_t>(3);
     }
-    L.run_split<k::IdsScanChunkStep>({prm, scan_chunk_, longest_ - 1, chunks}, chunks);
-    chunked_.add();
+    L.run<k::IdsRegexStep>(prm);
     return true;
   }
   // The stream step (before the packet scan, whose predicate bits it must not see).
@@ -739,6 +774,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     const auto* out = reinterpret_cast<const k::IdsScanOut*>(a.block_out(block_));
     const auto* sout =
         stream_block_ == kNoBlock ? nullptr : reinterpret_cast<const k::IdsStreamOut*>(a.block_out(stream_block_));
+    const auto* rout =
+        regex_block_ == kNoBlock ? nullptr : reinterpret_cast<const k::IdsRegexOut*>(a.block_out(regex_block_));
+    const auto* in = reinterpret_cast<const k::IdsScanIn*>(a.block_in(block_));
     for (uint32_t i = 0; i < a.n; ++i) {
       if (!a.reached(i, step) || out[i].count == k::kIdsNotScanned) continue;
       Packet* p = a.batch->at(i);
@@ -758,7 +796,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           overflows_.add();
           engine_.match(info, hits_);
         } else {
-          engine_.match_found(info, out[i].ids, out[i].count, hits_);
+          // the device's pcre answers hold for the payload it was given:
+          // the one verified here (decoded again, the same unless a tunnel
+          // or the packet changed)
+          const uint32_t* ans = nullptr;
+          uint32_t nans = 0;
+          if (rout && rout[i].count && rout[i].count <= k::kRegexAnswers && in[i].off != k::kAbsent &&
+              info.payload == p->data() + in[i].off && info.plen == in[i].len) {
+            ans = rout[i].slot, nans = rout[i].count;
+            device_regex_answers_.add(nans);
+          }
+          engine_.match_found(info, out[i].ids, out[i].count, hits_, ans, nans);
         }
         v = record(p, info, fs);
         if (fs && app_on_) encrypted(p, fs);
@@ -2071,9 +2119,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   uint64_t fast_lines_ = 0;
   io::SharedFile<io::OutFile> fast_;
   static constexpr uint32_t kNoBlock = UINT32_MAX;
-  uint32_t range_ = 0, block_ = 0, stream_block_ = kNoBlock, alert_bit_ = 0;
+  uint32_t range_ = 0, block_ = 0, stream_block_ = kNoBlock, regex_block_ = kNoBlock, alert_bit_ = 0;
+  // SHOAL_DEVICE_REGEX=0: the host answers every pcre (for A/B runs)
+  bool device_regex_ = [] {
+    const char* e = std::getenv("SHOAL_DEVICE_REGEX");
+    return !e || std::string_view(e) != "0";
+  }();
+  Stat device_regex_answers_;
   int32_t ip_at_ = -1;  // where an earlier step of the chain checked the IP header
-  offload::TableMirror mirror_, stream_mirror_;
+  offload::TableMirror mirror_, stream_mirror_, regex_mirror_;
   Stat inspected_, uninspected_, alerts_, alerted_packets_, verified_, overflows_, log_lost_;
   Stat discarded_, suppressed_;  // matches over packet-alert-max; thresholded or noalert
   uint32_t alert_max_ = 15;      // PACKET_ALERT_MAX: alerts logged per packet (Suricata's packet-alert-max)
@@ -2284,6 +2338,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"device_overflows", "r",                                                                                      \
        "packets with more distinct fast patterns than a device list holds (15), rescanned "                          \
        "on the CPU"},                                                                                                \
+      {"device_regex", "r",                                                                                          \
+       "offloaded: yes/no pcre answers the device gave (the candidates' expressions as DFAs, run after the scan; "   \
+       "SHOAL_DEVICE_REGEX=0 leaves them to the host)"},                                                             \
   {                                                                                                                  \
     "offload_uploads", "r", "copies of the automaton made on a device"                                               \
   }

@@ -107,4 +107,28 @@ struct IdsScanChunkStep {
 
 SHOAL_STEP(IdsScanChunkStep)
 
+// The candidates' pcres after the scan (ids_regex): one thread per packet,
+// over the patterns the scan (either form) found for it.
+struct IdsRegexStep {
+  struct Params {
+    AggView a;
+    uint32_t range;           // the whole packet (read-only)
+    const IdsScanIn* in;      // the payloads
+    const IdsScanOut* found;  // the scan's results
+    IdsRegexOut* out;
+    IdsRegexTables t;
+  };
+  static SHOAL_HD void run(const Params& p, uint32_t i) {
+    p.out[i].count = 0;
+    const IdsScanOut& f = p.found[i];
+    if (f.count == 0 || f.count > kIdsFound) return;  // nothing found, overflowed, or not scanned
+    const IdsScanIn in = p.in[i];
+    const uint8_t* pkt = range_ptr(p.a, p.range, i);
+    if (in.off == kAbsent || !pkt || uint64_t(in.off) + in.len > range_len(p.a, p.range, i)) return;
+    ids_regex(p.t, pkt + in.off, in.len, f, p.out[i]);
+  }
+};
+
+SHOAL_STEP(IdsRegexStep)
+
 }  // namespace shoal::k
