@@ -1265,7 +1265,7 @@ TEST(IDSOffload, DeviceScanGivesTheCpuElementsAlerts) {
   }
 }
 
-TEST(PcreVerification, DeviceAnswersGiveTheAlertsOfPcre2) {
+TEST(PcreVerification, DeviceAnswersGiveTheCpuPathsAlerts) {
   // Offloaded, the device scans for the fast patterns and then runs the
   // candidate rules' yes/no pcres as DFAs (k::ids_regex over the
   // database's device tables); the host verifies with those answers. Every

@@ -24,12 +24,22 @@ struct App {
   std::vector<std::string> logs;     // fast.log suffixes
   bool exact_order;                  // else per-flow order (packets the router itself makes may move)
   const char* host_steps;            // handler that must be > 0 in the offloaded run ("" none)
+  // more handlers that must be > 0 in the offloaded run without faults
+  std::vector<std::string> used = {};
 };
 
 const std::vector<App>& apps() {
   static const std::vector<App> a = {
       {"dpi-router.click", "gpu-dpi-router.click", {"port0", "port1"}, {"fast"}, true, ""},
-      {"ids-router.click", "gpu-ids-router.click", {"port0", "port1"}, {"fast"}, true, "h.host_steps"},
+      // (its IDS runs the stream scan and its one yes/no pcre on the device:
+      // HostToDevice's chain is declared after the IDS loaded its rules)
+      {"ids-router.click",
+       "gpu-ids-router.click",
+       {"port0", "port1"},
+       {"fast"},
+       true,
+       "h.host_steps",
+       {"ids.device_regex", "ids.stream_device_scans"}},
       {"divergence.click",
        "gpu-divergence.click",
        {"web", "web-alerts", "other", "other-alerts"},
@@ -90,6 +100,9 @@ void check_app(const App& app, const test::Options& gpu_opt, const std::string& 
     }
     if (v) {
       for (const std::string& h : used) EXPECT_GT(r->n(h), 0u) << file << " " << tag << ": " << h;
+      if (gpu_opt.offload.device.fault_rate == 0) {
+        for (const std::string& h : app.used) EXPECT_GT(r->n(h), 0u) << file << " " << tag << ": " << h;
+      }
     }
     test::finish(*r, false, v && gpu_opt.offload.device.fault_rate > 0);
   }

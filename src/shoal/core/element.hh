@@ -135,7 +135,12 @@ class Element {
   // ---- lifecycle -------------------------------------------------------
   virtual void configure(Args& args) { args.complete(); }
   virtual void initialize() {}  // after ports are connected; may throw
-  virtual void cleanup() {}     // at exit, on the worker thread
+  // Elements initialize in declaration order within a phase, phases in
+  // increasing order (Click's configure_phase, for initialize): one that
+  // reads what other elements set up when they initialize (their loaded
+  // tables) takes a later phase.
+  virtual int initialize_phase() const { return 0; }
+  virtual void cleanup() {}  // at exit, on the worker thread
   virtual void add_handlers() {}
   // Hooks for base classes that add a capability to an element (the offload
   // layer's OffloadableElement): the router calls them around the element's

@@ -273,7 +273,11 @@ void Router::check_push_cycles(Diagnostics& diag) {
 
 bool Router::initialize(Diagnostics& diag) {
   size_t before = diag.error_count();
-  for (auto& e : elements_) {
+  std::vector<Element*> order;
+  for (auto& e : elements_) order.push_back(e.get());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Element* a, const Element* b) { return a->initialize_phase() < b->initialize_phase(); });
+  for (Element* e : order) {
     try {
       e->add_default_handlers();
       e->initialize();
@@ -282,11 +286,11 @@ bool Router::initialize(Diagnostics& diag) {
       e->framework_handlers();
       // Click's 'scheduled' handler, for elements that run a task.
       if (e->task_ >= 0 && !e->find_handler("scheduled"))
-        e->add_read_handler("scheduled", [el = e.get()] { return el->task_active() ? "true" : "false"; });
+        e->add_read_handler("scheduled", [el = e] { return el->task_active() ? "true" : "false"; });
       // ... and 'home_thread': the worker that runs it (every worker runs a
       // copy; one copy does the work of a single-flow source or a Script)
       if (e->task_ >= 0 && !e->find_handler("home_thread"))
-        e->add_read_handler("home_thread", [el = e.get()] { return std::to_string(el->home_thread()); });
+        e->add_read_handler("home_thread", [el = e] { return std::to_string(el->home_thread()); });
     } catch (const ConfigError& err) {
       diag.element_error(err.loc(), e->loc_, e->name(), e->class_name(), err.what(), true);
     } catch (const std::exception& err) {

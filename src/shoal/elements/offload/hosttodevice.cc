@@ -15,6 +15,9 @@ class HostToDevice : public Element {
     a.complete();
     if (inflight_ == 0 || inflight_ > 1024) a.fail("INFLIGHT: 1 to 1024 aggregates");
   }
+  // After the device elements it chains: they declare what their kernels
+  // read once their own tables are loaded (an IDS's stream and pcre steps).
+  int initialize_phase() const override { return 1; }
   void initialize() override {
     std::vector<offload::Offloadable*> steps;
     Element* e = this;
