@@ -143,6 +143,9 @@ class Device {
                                bool inclusive, int64_t init) = 0;
   // Whether launch_fused(..., signal) can mark completion from the kernel.
   virtual bool signals() const { return false; }
+  // Launches a persistent kernel took from its ring instead of the driver
+  // (CUDA with SHOAL_CUDA_PERSISTENT; 0 elsewhere).
+  virtual uint64_t ring_launches() const { return 0; }
   // Marks the end of what was queued so far; poll() reports on it.
   virtual void record(Stream* s) = 0;
   // Never blocks: Done when everything up to the last record() finished.

@@ -1045,6 +1045,14 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, co
   e.add_stat_handler(prefix + "host_direct", s.host_direct);
   e.add_read_handler(
       prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);
+  // (the device's count, all chains and workers together)
+  e.add_read_handler(
+      prefix + "ring_launches",
+      [chain] {
+        Chain* c = chain();
+        return std::to_string(c && c->device() ? c->device()->ring_launches() : 0);
+      },
+      Agg::Max, true);
   e.add_read_handler(prefix + "chain", [chain] {
     Chain* c = chain();
     return c ? c->describe() : std::string("(no chain yet)\n");

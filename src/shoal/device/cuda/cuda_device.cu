@@ -10,10 +10,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "shoal/device/cuda/cuda_api.hh"
 #include "shoal/device/cuda/step_launch.cuh"
@@ -25,9 +30,10 @@ namespace {
 // SHOAL_CUDA_STATS=1: how many times each runtime call was made and how long
 // the calling workers spent in it (printed when the device closes), to tell
 // a saturated device from workers waiting on the driver.
-enum Call { kHostAlloc, kDevAlloc, kFree, kH2d, kD2h, kMemset, kLaunch, kRecord, kPoll, kWait, kCalls };
-constexpr const char* kCallName[kCalls] = {"host_alloc", "dev_alloc", "free",   "h2d",  "d2h",
-                                           "memset",     "launch",    "record", "poll", "wait"};
+// ("ring": launches put on the persistent kernel's ring, no driver call.)
+enum Call { kHostAlloc, kDevAlloc, kFree, kH2d, kD2h, kMemset, kLaunch, kRing, kRecord, kPoll, kWait, kCalls };
+constexpr const char* kCallName[kCalls] = {"host_alloc", "dev_alloc", "free",   "h2d",  "d2h", "memset",
+                                           "launch",     "ring",      "record", "poll", "wait"};
 struct CallStats {
   bool on = [] {
     const char* e = std::getenv("SHOAL_CUDA_STATS");
@@ -93,6 +99,14 @@ class CudaStream : public dev::Stream {
   uint32_t* blocks = nullptr;
   uint32_t seq = 0, quiet_polls = 0;
   bool armed = false, signalled = false;
+  // Work queued on the CUDA stream whose end no poll or wait has seen yet
+  // (a ring launch must not overtake it), and a ring launch whose mark no
+  // poll or wait has seen yet (nothing may be queued behind it: the ring is
+  // not ordered with the stream). ring_args: the launch's arguments, in
+  // mapped host memory (host and device addresses).
+  bool busy = false, ring_inflight = false, recorded_all = true;
+  FusedArgs* ring_args = nullptr;
+  uint64_t ring_args_dev = 0;
   // CUB's temporary storage for sort_pairs and max_scan_by_key, grown in
   // stream order
   void* scratch = nullptr;
@@ -105,19 +119,36 @@ struct MaxOp {
 
 class CudaDevice final : public dev::Device {
  public:
-  CudaDevice(int dev, const dev::DeviceOptions& o) : Device(o), dev_(dev) {}
+  CudaDevice(int dev, const dev::DeviceOptions& o) : Device(o), dev_(dev) { ring_setup(); }
   ~CudaDevice() override {
+    {
+      std::lock_guard g(quiet_mu());
+      auto& all = ring_devices();
+      all.erase(std::remove(all.begin(), all.end(), this), all.end());
+      std::unique_lock l(ring_mu_);
+      ring_drain_locked();
+    }
+    if (ring_work_) cudaStreamDestroy(ring_work_);
+    if (ring_watch_) cudaStreamDestroy(ring_watch_);
+    if (ring_host_) cudaFreeHost(ring_host_);
+    if (ring_dev_) cudaFree(ring_dev_);
+    if (ring_blocks_ && call_stats().on)
+      std::fprintf(stderr, "shoal: persistent kernel: %u blocks, %llu launches through its ring\n", ring_blocks_,
+                   (unsigned long long)ring_launches_.load());
     call_stats().print();
     call_stats().reset();
   }
+  uint64_t ring_launches() const override { return ring_launches_.load(std::memory_order_relaxed); }
   const char* kind() const override { return "cuda"; }
   std::string describe() const override {
     std::string s = "CUDA device " + std::to_string(dev_) + ": " + device_description(dev_);
     if (opt_.fault_rate > 0) s += ", fault injection " + std::to_string(opt_.fault_rate);
+    if (ring_blocks_) s += ", persistent kernel of " + std::to_string(ring_blocks_) + " blocks";
     return s;
   }
   void* host_alloc(size_t bytes) override {
     Timed timed(kHostAlloc);
+    Quiet q(*this);
     void* p = nullptr;
     cudaSetDevice(dev_);
     return cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable | cudaHostAllocMapped) == cudaSuccess ? p
@@ -125,16 +156,19 @@ class CudaDevice final : public dev::Device {
   }
   void host_free(void* p) override {
     Timed timed(kFree);
+    Quiet q(*this);
     if (p) cudaFreeHost(p);
   }
   void* dev_alloc(size_t bytes) override {
     Timed timed(kDevAlloc);
+    Quiet q(*this);
     void* p = nullptr;
     cudaSetDevice(dev_);
     return cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess ? p : nullptr;
   }
   void dev_free(void* p) override {
     Timed timed(kFree);
+    Quiet q(*this);
     if (p) cudaFree(p);
   }
   void* host_device_pointer(void* host) override {
@@ -142,6 +176,7 @@ class CudaDevice final : public dev::Device {
     return cudaHostGetDevicePointer(&d, host, 0) == cudaSuccess ? d : nullptr;
   }
   dev::Stream* stream_create() override {
+    Quiet q(*this);
     cudaSetDevice(dev_);
     auto* c = new CudaStream;
     if (cudaStreamCreateWithFlags(&c->s, cudaStreamNonBlocking) != cudaSuccess ||
@@ -164,11 +199,30 @@ class CudaDevice final : public dev::Device {
       }
       cudaGetLastError();  // (a failure here only turns the signal off)
     }
+    if (ring_blocks_ && c->done_dev) {  // (else this stream's launches never go through the ring)
+      void* h = nullptr;
+      void* d = nullptr;
+      if (cudaHostAlloc(&h, sizeof(FusedArgs), cudaHostAllocPortable | cudaHostAllocMapped) == cudaSuccess) {
+        if (cudaHostGetDevicePointer(&d, h, 0) == cudaSuccess) {
+          c->ring_args = static_cast<FusedArgs*>(h);
+          c->ring_args_dev = reinterpret_cast<uint64_t>(d);
+        } else {
+          cudaFreeHost(h);
+        }
+      }
+      cudaGetLastError();
+    }
     return c;
   }
   void stream_destroy(dev::Stream* s) override {
     auto* c = static_cast<CudaStream*>(s);
+    if (c->ring_inflight && !c->failed) {
+      std::string err;
+      ring_wait(c, err);
+    }
+    Quiet q(*this);
     if (c->s) cudaStreamSynchronize(c->s);
+    if (c->ring_args) cudaFreeHost(c->ring_args);
     if (c->ev) cudaEventDestroy(c->ev);
     if (c->s) cudaStreamDestroy(c->s);
     if (c->done_host) cudaFreeHost(c->done_host);
@@ -178,35 +232,30 @@ class CudaDevice final : public dev::Device {
   }
   void h2d(dev::Stream* s, void* dst, const void* src, size_t bytes) override {
     Timed timed(kH2d);
-    auto* c = static_cast<CudaStream*>(s);
-    c->armed = false;
+    auto* c = queue_on(s);
     if (ok(c, "host-to-device copy") && bytes)
       check(c, "cudaMemcpyAsync(HostToDevice)", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->s));
   }
   void d2h(dev::Stream* s, void* dst, const void* src, size_t bytes) override {
     Timed timed(kD2h);
-    auto* c = static_cast<CudaStream*>(s);
-    c->armed = false;
+    auto* c = queue_on(s);
     if (ok(c, "device-to-host copy") && bytes)
       check(c, "cudaMemcpyAsync(DeviceToHost)", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->s));
   }
   void memset(dev::Stream* s, void* dst, int value, size_t bytes) override {
     Timed timed(kMemset);
-    auto* c = static_cast<CudaStream*>(s);
-    c->armed = false;
+    auto* c = queue_on(s);
     if (ok(c, "memset") && bytes) check(c, "cudaMemsetAsync", cudaMemsetAsync(dst, value, bytes, c->s));
   }
   void launch(dev::Stream* s, const dev::StepKernel& k, const void* params, size_t, uint32_t n,
               const uint32_t* order) override {
     Timed timed(kLaunch);
-    static_cast<CudaStream*>(s)->armed = false;
-    launch_one(static_cast<CudaStream*>(s), k, params, n, order);
+    launch_one(queue_on(s), k, params, n, order);
   }
   void sort_pairs(dev::Stream* s, const uint64_t* keys_in, uint64_t* keys_out, const uint32_t* vals_in,
                   uint32_t* vals_out, uint32_t n, int end_bit) override {
     Timed timed(kLaunch);
-    auto* c = static_cast<CudaStream*>(s);
-    c->armed = false;
+    auto* c = queue_on(s);
     if (!ok(c, "sort") || !n) return;
     size_t need = 0;
     cudaError_t e =
@@ -218,8 +267,7 @@ class CudaDevice final : public dev::Device {
   void max_scan_by_key(dev::Stream* s, const uint32_t* keys, const int64_t* in, int64_t* out, uint32_t n,
                        bool inclusive, int64_t init) override {
     Timed timed(kLaunch);
-    auto* c = static_cast<CudaStream*>(s);
-    c->armed = false;
+    auto* c = queue_on(s);
     if (!ok(c, "scan") || !n) return;
     size_t need = 0;
     auto run = [&](void* tmp) {
@@ -237,6 +285,7 @@ class CudaDevice final : public dev::Device {
                     bool signal) override {
     Timed timed(kLaunch);
     auto* c = static_cast<CudaStream*>(s);
+    if (c->ring_inflight) ring_settle(c);
     c->armed = false;
     signal = signal && signals_ && c->done_dev;
     if (!n) return;
@@ -266,12 +315,19 @@ class CudaDevice final : public dev::Device {
         off = at + steps[k].size;
       }
       if (k == j) {  // too large a split, or parameters that alone do not fit: launched by itself
+        c->busy = true;
+        c->recorded_all = false;
         alone(steps[j]);
         ++j;
         continue;
       }
       const bool mark = signal && k == count;  // the last kernel marks the end
       if (mark) a.done = c->done_dev, a.blocks = c->blocks, a.seq = ++c->seq;
+      // The whole launch, alone on its stream, marking its end: the
+      // persistent kernel takes it from the ring (no driver call) when it runs.
+      if (mark && j == 0 && !c->busy && c->ring_args && ring_launch(c, a, off, n, order)) return;
+      c->busy = true;
+      c->recorded_all = false;
       if (a.count == 1 && a.split == 0 && !mark) {
         alone(steps[j]);
       } else {
@@ -286,6 +342,7 @@ class CudaDevice final : public dev::Device {
     Timed timed(kRecord);
     auto* c = static_cast<CudaStream*>(s);
     c->recorded = true;
+    c->recorded_all = true;
     c->signalled = c->armed;
     c->armed = false;
     c->quiet_polls = 0;
@@ -299,6 +356,10 @@ class CudaDevice final : public dev::Device {
       if (marked(c)) return finish(c, err);
       // a kernel that faults never marks: the driver is asked now and then
       if (++c->quiet_polls % 64) return dev::Status::Pending;
+      if (c->ring_inflight) {
+        if (ring_alive(c)) return dev::Status::Pending;
+        return finish(c, err);
+      }
       cudaError_t e = cudaStreamQuery(c->s);
       if (e == cudaErrorNotReady) return dev::Status::Pending;
       if (e != cudaSuccess)
@@ -317,7 +378,9 @@ class CudaDevice final : public dev::Device {
   dev::Status wait(dev::Stream* s, std::string& err) override {
     Timed timed(kWait);
     auto* c = static_cast<CudaStream*>(s);
-    if (c->recorded && c->signalled && !c->failed) {
+    if (c->recorded && c->signalled && !c->failed && c->ring_inflight) {
+      ring_wait(c, err);
+    } else if (c->recorded && c->signalled && !c->failed) {
       cudaError_t e = cudaStreamSynchronize(c->s);
       if (e != cudaSuccess)
         fail(c, "kernel", e);
@@ -336,6 +399,199 @@ class CudaDevice final : public dev::Device {
   }
 
  private:
+  // ---- the persistent kernel (SHOAL_CUDA_PERSISTENT=blocks per
+  // multiprocessor, 0: off). Launches that end an aggregate alone on their
+  // stream and mark their end themselves (zero-copy aggregates) are put on a
+  // ring in mapped host memory (work_ring.hh) that the kernel's blocks take
+  // from: no driver call per aggregate. It leaves room for ordinary launches
+  // (a block per multiprocessor, or half of them). Calls that wait for the whole
+  // device (cudaFree and the other allocation calls) drain it first (Quiet);
+  // the next ring launch starts it again.
+  // Every device's persistent kernel in the process, drained (a cudaFree
+  // for one device waits for another's kernel too); one Quiet at a time.
+  class Quiet {
+   public:
+    explicit Quiet(CudaDevice&) : g_(quiet_mu()) {
+      for (CudaDevice* d : ring_devices()) {
+        l_.emplace_back(d->ring_mu_);
+        d->ring_drain_locked();
+      }
+    }
+
+   private:
+    std::lock_guard<std::mutex> g_;
+    std::vector<std::unique_lock<std::shared_mutex>> l_;
+  };
+  static std::mutex& quiet_mu() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<CudaDevice*>& ring_devices() {  // (under quiet_mu)
+    static std::vector<CudaDevice*> v;
+    return v;
+  }
+  void ring_setup() {
+    const char* e = std::getenv("SHOAL_CUDA_PERSISTENT");
+    const int want = e ? std::atoi(e) : 0;
+    if (want <= 0) return;
+    int per_sm = 0, sms = 0;
+    cudaSetDevice(dev_);
+    if (persistent_occupancy(&per_sm) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_) != cudaSuccess || per_sm < 1 ||
+        resolve_step_fns() != cudaSuccess) {
+      cudaGetLastError();
+      std::fprintf(stderr,
+                   "shoal: SHOAL_CUDA_PERSISTENT: the persistent kernel cannot run here; launches stay ordinary\n");
+      return;
+    }
+    // room for ordinary launches: a block per multiprocessor, or half of them
+    // where only one of its blocks fits
+    const uint32_t blocks =
+        per_sm >= 2 ? uint32_t(std::min(want, per_sm - 1)) * uint32_t(sms) : std::max(1u, uint32_t(sms) / 2);
+    void* h = nullptr;
+    void* hd = nullptr;
+    void* d = nullptr;
+    const size_t bytes = dev::work_ring_bytes(kRingSlots);
+    if (cudaHostAlloc(&h, bytes, cudaHostAllocPortable | cudaHostAllocMapped) != cudaSuccess ||
+        cudaHostGetDevicePointer(&hd, h, 0) != cudaSuccess ||
+        cudaMalloc(&d, 2 * sizeof(unsigned long long)) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&ring_work_, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&ring_watch_, cudaStreamNonBlocking) != cudaSuccess) {
+      cudaGetLastError();
+      std::fprintf(stderr, "shoal: SHOAL_CUDA_PERSISTENT: no memory for the persistent kernel's ring\n");
+      if (h) cudaFreeHost(h);
+      if (d) cudaFree(d);
+      return;
+    }
+    std::memset(h, 0, bytes);
+    ring_host_ = h;
+    ring_dev_ = static_cast<unsigned long long*>(d);
+    ring_hv_ = dev::work_ring_view(h, kRingSlots, nullptr, nullptr);
+    ring_dv_ = dev::work_ring_view(hd, kRingSlots, ring_dev_, ring_dev_ + 1);
+    ring_blocks_ = blocks;
+    std::lock_guard g(quiet_mu());
+    ring_devices().push_back(this);
+  }
+  // Ends the persistent kernel once it took every item put so far (the
+  // caller holds ring_mu_ exclusively: no producer is between its tickets and
+  // its items).
+  void ring_drain_locked() {
+    if (!ring_running_) return;
+    dev::ring_request_drain(ring_hv_);
+    cudaError_t e = cudaStreamSynchronize(ring_work_);
+    cudaError_t w = cudaStreamSynchronize(ring_watch_);
+    ring_running_ = false;
+    if (e != cudaSuccess || w != cudaSuccess) ring_fail(e != cudaSuccess ? e : w);
+  }
+  // Starts it (caller holds ring_mu_ exclusively); false when it cannot run.
+  bool ring_start_locked() {
+    if (ring_running_ || ring_dead_) return ring_running_;
+    const unsigned long long t = __atomic_load_n(&ring_hv_.head->tail, __ATOMIC_ACQUIRE);
+    const unsigned long long init[2] = {t, t};  // consumers and watcher begin at the tail
+    dev::ring_clear_drain(ring_hv_);
+    cudaError_t e = cudaMemcpyAsync(ring_dev_, init, sizeof init, cudaMemcpyHostToDevice, ring_work_);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(ring_work_);
+    if (e == cudaSuccess) e = launch_persistent(ring_dv_, ring_blocks_, ring_work_, ring_watch_);
+    if (e != cudaSuccess) {
+      ring_fail(e);
+      return false;
+    }
+    ring_running_ = true;
+    return true;
+  }
+  void ring_fail(cudaError_t e) {
+    if (!ring_dead_.exchange(true))
+      std::fprintf(stderr, "shoal: the persistent kernel failed (%s); launches stay ordinary\n", cudaGetErrorString(e));
+  }
+  // Whether the persistent kernel still runs, for a stream waiting on a
+  // ring launch's mark; a stream whose launch it can no longer mark fails.
+  bool ring_alive(CudaStream* c) {
+    cudaError_t e = cudaStreamQuery(ring_work_);
+    if (marked(c)) return false;  // (asked after the query: a drain marks before the kernel ends)
+    if (e == cudaErrorNotReady) return true;
+    if (e != cudaSuccess) {
+      fail(c, "persistent kernel", e);
+      ring_fail(e);
+    } else
+      fail_text(c, "the persistent kernel ended without the launch's completion mark");
+    return false;
+  }
+  // Until c's ring launch is marked (or can no longer be).
+  void ring_wait(CudaStream* c, std::string& err) {
+    for (uint32_t i = 1; !marked(c); ++i) {
+      if (i % 256 == 0 && !ring_alive(c)) break;
+      std::this_thread::yield();
+    }
+    finish(c, err);
+  }
+  // Before queuing behind a ring launch on c's stream: its end (the chain
+  // never does this: it polls an aggregate done before reusing its stream).
+  void ring_settle(CudaStream* c) {
+    std::string err;
+    if (!c->failed) ring_wait(c, err);
+    c->ring_inflight = false;
+  }
+  CudaStream* queue_on(dev::Stream* s) {
+    auto* c = static_cast<CudaStream*>(s);
+    if (c->ring_inflight) ring_settle(c);
+    c->armed = false;
+    c->busy = true;
+    c->recorded_all = false;
+    return c;
+  }
+  // Puts fused launch `a` (its parameters' end at `params_end`) on the ring;
+  // false when the ring is not there (launch it as usual).
+  bool ring_launch(CudaStream* c, FusedArgs& a, size_t params_end, uint32_t n, const uint32_t* order) {
+    if (!ring_blocks_ || ring_dead_) return false;
+    Timed timed(kRing);
+    const size_t bytes = (offsetof(FusedArgs, params) + params_end + 15) & ~size_t(15);
+    std::memcpy(static_cast<void*>(c->ring_args), &a, bytes);
+    const uint32_t nb = fused_blocks(a, n);
+    std::shared_lock l(ring_mu_);
+    while (!ring_running_) {
+      l.unlock();
+      {
+        std::unique_lock x(ring_mu_);
+        if (!ring_start_locked()) return false;
+      }
+      l.lock();
+    }
+    dev::WorkItem it{};
+    it.nblocks = nb;
+    it.n = n;
+    it.args = c->ring_args_dev;
+    it.order = reinterpret_cast<uint64_t>(order);
+    it.args_bytes = uint32_t(bytes);
+    const uint64_t t = dev::ring_tickets(ring_hv_, nb);
+    for (uint32_t b = 0; b < nb; ++b) {
+      for (uint32_t i = 1; !dev::ring_slot_free(ring_hv_, t + b); ++i) {
+        if (i % 4096 == 0 && cudaStreamQuery(ring_work_) != cudaErrorNotReady) {
+          fail_text(c, "the persistent kernel stopped taking launches");
+          c->armed = false;
+          return true;
+        }
+        std::this_thread::yield();
+      }
+      it.block = b;
+      dev::ring_put(ring_hv_, t + b, it);
+    }
+    c->ring_inflight = true;
+    c->recorded_all = false;
+    c->armed = true;
+    ring_launches_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  static constexpr uint32_t kRingSlots = 8192;
+  std::shared_mutex ring_mu_;  // shared: putting a launch; exclusive: start, drain, device-wide calls
+  bool ring_running_ = false;  // (under ring_mu_)
+  std::atomic<bool> ring_dead_{false};
+  uint32_t ring_blocks_ = 0;  // 0: no persistent kernel
+  void* ring_host_ = nullptr;
+  unsigned long long* ring_dev_ = nullptr;  // next, seen
+  dev::WorkRingView ring_hv_, ring_dv_;     // as the host and as the device address it
+  cudaStream_t ring_work_ = nullptr, ring_watch_ = nullptr;
+  std::atomic<uint64_t> ring_launches_{0};
+
   void launch_one(CudaStream* c, const dev::StepKernel& k, const void* params, uint32_t n, const uint32_t* order) {
     if (!ok(c, k.name) || !n) return;
     StepLauncher l = find_step(k.name);
@@ -371,7 +627,10 @@ class CudaDevice final : public dev::Device {
     c->error = what;
   }
   static dev::Status finish(CudaStream* c, std::string& err) {
-    if (!c->failed) return dev::Status::Done;
+    if (!c->failed) {
+      if (c->recorded_all) c->busy = c->ring_inflight = false;  // everything queued so far has ended
+      return dev::Status::Done;
+    }
     err = c->error;
     return dev::Status::Failed;
   }

@@ -6,39 +6,42 @@
 // parameter space (__grid_constant__: no per-thread copy).
 #pragma once
 #include "shoal/device/cuda/step_launch.cuh"
+#include "shoal/device/work_ring.hh"
 
 namespace shoal::cuda {
 
 namespace {
-// The last block to get here writes the completion mark, after every
-// thread's writes (to host memory too) are visible to the host.
-__device__ void signal_done(const FusedArgs& a) {
+// The last of a launch's `nblocks` blocks to get here writes the completion
+// mark, after every thread's writes (to host memory too) are visible to the
+// host.
+__device__ void signal_done(const FusedArgs& a, uint32_t nblocks) {
   if (!a.done) return;
   __threadfence_system();
   __syncthreads();
-  if (threadIdx.x == 0 && atomicAdd(a.blocks, 1u) == gridDim.x - 1) {
+  if (threadIdx.x == 0 && atomicAdd(a.blocks, 1u) == nblocks - 1) {
     __threadfence_system();
     *a.blocks = 0;  // (for the stream's next signalled launch)
     *reinterpret_cast<volatile uint32_t*>(a.done) = a.seq;
   }
 }
 
-__global__ void fused_kernel(const __grid_constant__ FusedArgs a, uint32_t n, const uint32_t* order) {
-  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < n) {
+// Block `block` of a fused launch over n packets: its threads run the steps
+// in turn for their packet.
+__device__ void fused_block(const FusedArgs& a, uint32_t n, const uint32_t* order, uint32_t block) {
+  uint32_t t = block * FusedArgs::kBlock + threadIdx.x;
+  if (threadIdx.x < FusedArgs::kBlock && t < n) {
     uint32_t i = order ? order[t] : t;
     for (uint32_t s = 0; s < a.count; ++s) a.fn[s](a.params + a.off[s], i);
   }
-  signal_done(a);
 }
 
-// With a split step: a block takes blockDim.x / per packets. Its first
-// threads run the steps before the split one (a thread per packet), then
-// every thread its part of the split step, then the first ones the steps
-// after it; the block's barriers order the three for each packet, and its
-// threads see one another's global writes across them.
-__global__ void fused_split_kernel(const __grid_constant__ FusedArgs a, uint32_t n, const uint32_t* order) {
-  const uint32_t ppb = blockDim.x / a.per, base = blockIdx.x * ppb, tid = threadIdx.x;
+// With a split step: a block takes kBlock / per packets. Its first threads
+// run the steps before the split one (a thread per packet), then every
+// thread its part of the split step, then the first ones the steps after
+// it; the block's barriers order the three for each packet, and its threads
+// see one another's global writes across them.
+__device__ void fused_split_block(const FusedArgs& a, uint32_t n, const uint32_t* order, uint32_t block) {
+  const uint32_t ppb = FusedArgs::kBlock / a.per, base = block * ppb, tid = threadIdx.x;
   const bool mine = tid < ppb && base + tid < n;
   const uint32_t i = mine ? (order ? order[base + tid] : base + tid) : 0;
   if (mine)
@@ -49,7 +52,47 @@ __global__ void fused_split_kernel(const __grid_constant__ FusedArgs a, uint32_t
   __syncthreads();
   if (mine)
     for (uint32_t s = a.split + 1; s < a.count; ++s) a.fn[s](a.params + a.off[s], i);
-  signal_done(a);
+}
+
+__global__ void fused_kernel(const __grid_constant__ FusedArgs a, uint32_t n, const uint32_t* order) {
+  fused_block(a, n, order, blockIdx.x);
+  signal_done(a, gridDim.x);
+}
+
+__global__ void fused_split_kernel(const __grid_constant__ FusedArgs a, uint32_t n, const uint32_t* order) {
+  fused_split_block(a, n, order, blockIdx.x);
+  signal_done(a, gridDim.x);
+}
+
+// The persistent kernel (launch_persistent): each block takes launch blocks
+// from the work ring until a drain ends it. A launch's arguments are read
+// from mapped host memory into shared memory once per item, so the steps'
+// parameter reads do not cross the bus.
+__global__ void __launch_bounds__(FusedArgs::kBlock) persistent_kernel(dev::WorkRingView r) {
+  __shared__ dev::WorkItem it;
+  __shared__ bool go;
+  __shared__ __align__(16) unsigned char raw[sizeof(FusedArgs)];
+  const FusedArgs& a = *reinterpret_cast<const FusedArgs*>(raw);
+  for (;;) {
+    if (threadIdx.x == 0) go = dev::ring_take(r, it);
+    __syncthreads();
+    if (!go) return;
+    const uint4* src = reinterpret_cast<const uint4*>(it.args);
+    uint4* dst = reinterpret_cast<uint4*>(raw);
+    for (uint32_t k = threadIdx.x; k < it.args_bytes / 16; k += blockDim.x) dst[k] = src[k];
+    __syncthreads();
+    const uint32_t* order = reinterpret_cast<const uint32_t*>(it.order);
+    if (a.split < a.count)
+      fused_split_block(a, it.n, order, it.block);
+    else
+      fused_block(a, it.n, order, it.block);
+    signal_done(a, it.nblocks);
+    __syncthreads();  // (before the next item overwrites `it` and the arguments)
+  }
+}
+
+__global__ void watch_kernel(dev::WorkRingView r) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) dev::ring_watch(r);
 }
 }  // namespace
 
@@ -61,6 +104,23 @@ cudaError_t launch_fused(const FusedArgs& a, uint32_t n, const uint32_t* order, 
   } else {
     fused_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(a, n, order);
   }
+  return cudaGetLastError();
+}
+
+uint32_t fused_blocks(const FusedArgs& a, uint32_t n) {
+  const uint32_t ppb = a.split < a.count ? FusedArgs::kBlock / a.per : FusedArgs::kBlock;
+  return (n + ppb - 1) / ppb;
+}
+
+cudaError_t persistent_occupancy(int* blocks_per_sm) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks_per_sm, persistent_kernel, FusedArgs::kBlock, 0);
+}
+
+cudaError_t launch_persistent(const dev::WorkRingView& r, uint32_t blocks, cudaStream_t work, cudaStream_t watch) {
+  watch_kernel<<<1, 32, 0, watch>>>(r);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return e;
+  persistent_kernel<<<blocks, FusedArgs::kBlock, 0, work>>>(r);
   return cudaGetLastError();
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "shoal/device/work_ring.hh"
 #include "shoal/kernels/step.hh"
 
 namespace shoal::cuda {
@@ -49,6 +50,18 @@ struct FusedArgs {
 // One kernel over n packets running the steps in turn for each (defined in
 // the generated unit, beside the step functions it calls).
 cudaError_t launch_fused(const FusedArgs& a, uint32_t n, const uint32_t* order, cudaStream_t s);
+// How many blocks launch_fused(a, n, ...) runs.
+uint32_t fused_blocks(const FusedArgs& a, uint32_t n);
+// The persistent kernel: `blocks` blocks on `work` taking launch blocks from
+// the ring (each runs as launch_fused's block would), and its watcher on
+// `watch`; both return when the ring is drained (work_ring.hh).
+cudaError_t launch_persistent(const dev::WorkRingView& r, uint32_t blocks, cudaStream_t work, cudaStream_t watch);
+// How many of its blocks fit on one multiprocessor.
+cudaError_t persistent_occupancy(int* blocks_per_sm);
+// Fetches every registered step's device function now (their first fetch
+// allocates and frees device memory, which must not happen while the
+// persistent kernel runs: cudaFree waits for the device).
+cudaError_t resolve_step_fns();
 // How many step kernels are compiled for CUDA (forces the generated unit
 // to be linked).
 int compiled_steps();

@@ -48,4 +48,13 @@ cudaError_t step_device_fn(const char* name, StepDeviceFn* out) {
   return err;
 }
 
+cudaError_t resolve_step_fns() {
+  for (Entry& e : entries()) {
+    StepDeviceFn f = nullptr;
+    cudaError_t err = step_device_fn(e.name, &f);
+    if (err != cudaSuccess) return err;
+  }
+  return cudaSuccess;
+}
+
 }  // namespace shoal::cuda

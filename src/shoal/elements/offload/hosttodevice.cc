@@ -101,6 +101,9 @@ SHOAL_ELEMENT(HostToDevice, .name = "HostToDevice", .ports = "1/1", .processing 
                            {"pack_ns", "r", "host nanoseconds packing aggregates and queueing their copies"},
                            {"launch_ns", "r", "host nanoseconds queueing the steps (running them, on the CPU)"},
                            {"zero_copy", "r", "device aggregates read and written in host memory (ZERO_COPY)"},
+                           {"ring_launches", "r",
+                            "launches the device's persistent kernel took from its ring, no driver call (CUDA with "
+                            "SHOAL_CUDA_PERSISTENT; all chains on the device)"},
                            {"complete_ns", "r",
                             "host nanoseconds completing aggregates (bytes back into packets, the steps' host parts)"},
                            {"chain", "r", "the device elements and the ROI union"},
