@@ -162,16 +162,18 @@ if want zero-copy; then
     --app forward router sdn-forwarder --zero-copy 256 --out "$OUT/bench-scale-zc.json"
 fi
 if want persistent; then
-  # zero-copy aggregates launched by the driver and put on the persistent
-  # kernel's ring (SHOAL_CUDA_PERSISTENT=blocks per multiprocessor), in
-  # turn, with the runtime calls timed (the ring's own line: "ring")
+  # aggregates issued by the driver and put on the persistent kernel's ring
+  # (SHOAL_CUDA_PERSISTENT=blocks per multiprocessor), in turn, with the
+  # runtime calls timed (the ring's own line: "ring"): the router and the
+  # SDN forwarder zero-copy, the IDS router copied
   i=0
   for p in 0 ${PERSISTENT_BLOCKS:-1} 0 ${PERSISTENT_BLOCKS:-1}; do
     i=$((i + 1))
-    stamp "bench-scale zero-copy, SHOAL_CUDA_PERSISTENT=$p"
+    stamp "bench-scale, SHOAL_CUDA_PERSISTENT=$p"
     SHOAL_CUDA_STATS=1 SHOAL_CUDA_PERSISTENT=$p timeout 200 ./build-gpu/shoal bench-scale --device cuda \
-      --threads ${PERSISTENT_THREADS:-1 16} --sizes ${PERSISTENT_SIZES:-64 1518} --app forward router sdn-forwarder \
-      --zero-copy 256 --seconds ${PERSISTENT_SECONDS:-2} --out "$OUT/bench-scale-persistent$p-$i.json"
+      --threads ${PERSISTENT_THREADS:-16} --sizes ${PERSISTENT_SIZES:-64 1518} \
+      --app forward router sdn-forwarder ids-router --zero-copy 256 --seconds ${PERSISTENT_SECONDS:-2} \
+      --out "$OUT/bench-scale-persistent$p-$i.json"
   done
 fi
 if want calls; then

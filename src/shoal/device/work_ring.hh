@@ -1,14 +1,16 @@
-// A ring of launch work in pinned host memory that the device maps: how a
-// persistent kernel takes launches with no driver call (issue 25 item 3;
-// the CUDA backend's SHOAL_CUDA_PERSISTENT). Host threads put one item per
-// block of a launch; the kernel's blocks take items in ticket order. The
-// protocol is written once, for the device and for host threads (the unit
-// tests run it with threads as the blocks).
+// A ring of device work in pinned host memory that the device maps: how a
+// persistent kernel takes an aggregate's copies and launch with no driver
+// call (issue 25 item 3; the CUDA backend's SHOAL_CUDA_PERSISTENT). A
+// *program* is one stream's work up to its record(): copies in, one fused
+// launch, copies out. Host threads put it as items (a chunk of a copy, or a
+// block of the launch) under consecutive tickets; the kernel's blocks take
+// items in ticket order. The protocol is written once, for the device and
+// for host threads (the unit tests run it with threads as the blocks).
 //
-//   producers (host threads): take tickets (an atomic add on `tail`), wait
-//     until each ticket's slot was freed by the item one lap before, write
-//     the item, and publish it by storing its sequence (ticket + 1) last,
-//     with release.
+//   producers (host threads): take a program's tickets (an atomic add on
+//     `tail`), wait until each ticket's slot was freed by the item one lap
+//     before, write the item, and publish it by storing its sequence
+//     (ticket + 1) last, with release.
 //   watcher (one device thread): reads `tail` across the bus and copies it
 //     into `seen` (device memory), so idle blocks poll device memory, not
 //     the bus. A drain request (`stop`, with the tail at which it was made)
@@ -19,6 +21,13 @@
 //     (release). After a drain request a consumer still takes every ticket
 //     below the drain's tail and returns on the first one at or past it, so a
 //     drain ends with every item put before it taken.
+//   order within a program: an item begins once the program's counter (device
+//     memory) reached its `wait` (the launch's blocks wait for every copy in,
+//     the copies out for every block), and adds one when it ends; the item
+//     that brings the counter to `total` zeroes it and writes `mark` to
+//     `done` (mapped host memory), which the host polls. An item waits only
+//     for items of lower tickets, which blocks took before it and run
+//     without waiting on higher ones: no wait can close a cycle.
 //
 // Sequences and frees are 32-bit: a slot only ever holds the tickets of one
 // residue, so equality tells its laps apart.
@@ -33,18 +42,28 @@
 
 namespace shoal::dev {
 
-// One block of a launch (64 bytes: a slot per line).
+// One item of a program (128 bytes: two lines a slot).
 struct alignas(64) WorkItem {
-  uint32_t seq;         // ticket + 1, stored last
-  uint32_t block;       // which block of the launch
-  uint32_t nblocks;     // the launch's blocks
-  uint32_t n;           // the launch's packets
-  uint64_t args;        // the launch's arguments (address as the consumer sees it)
-  uint64_t order;       // packet order, or 0
-  uint32_t args_bytes;  // how many bytes of `args` to read (a multiple of 16)
-  uint32_t pad_[7];
+  static constexpr uint32_t kLaunch = 0, kCopy = 1;
+  uint32_t seq;    // ticket + 1, stored last
+  uint32_t kind;   // kLaunch or kCopy
+  uint32_t wait;   // begin once the program's counter reached this
+  uint32_t total;  // the program's items
+  uint64_t count;  // the program's counter (device memory, zero between programs)
+  uint64_t done;   // where the last item writes `mark` (mapped host memory)
+  uint32_t mark;
+  uint32_t block;  // launch: which block, of `nblocks`, over `n` packets
+  uint32_t nblocks;
+  uint32_t n;
+  uint64_t args;        // launch: the fused launch's arguments (mapped host memory)
+  uint64_t order;       // launch: packet order, or 0
+  uint32_t args_bytes;  // launch: how many bytes of `args` to read (a multiple of 16)
+  uint32_t pad0_;
+  uint64_t src, dst, bytes;  // copy: this chunk
+  uint32_t pad1_[8];
 };
-static_assert(sizeof(WorkItem) == 64);
+static_assert(sizeof(WorkItem) == 128);
+constexpr uint32_t kWorkItemWords = sizeof(WorkItem) / 4;
 
 // The host-side words (mapped): tickets handed out, and a drain request.
 struct alignas(64) WorkRingHead {
@@ -154,14 +173,10 @@ inline bool ring_slot_free(const WorkRingView& r, uint64_t t) {
 }
 // Writes `it` as ticket t's item (its slot free) and publishes it.
 inline void ring_put(const WorkRingView& r, uint64_t t, const WorkItem& it) {
-  WorkItem& s = r.items[t & r.mask];
-  s.block = it.block;
-  s.nblocks = it.nblocks;
-  s.n = it.n;
-  s.args = it.args;
-  s.order = it.order;
-  s.args_bytes = it.args_bytes;
-  ring_store_sys(&s.seq, uint32_t(t + 1));
+  auto* d = reinterpret_cast<uint32_t*>(&r.items[t & r.mask]);
+  const auto* w = reinterpret_cast<const uint32_t*>(&it);
+  for (uint32_t k = 1; k < kWorkItemWords; ++k) d[k] = w[k];
+  ring_store_sys(d, uint32_t(t + 1));
 }
 // Asks the consumers and the watcher to return once every ticket below the
 // tail now was taken. No producer may take tickets from here until the
@@ -206,17 +221,78 @@ SHOAL_HD bool ring_take(const WorkRingView& r, WorkItem& out) {
     if (s & WorkRingView::kStopBit) return false;  // past the drain's tail: nothing more comes
     ring_pause(spins++);
   }
-  const WorkItem& s = r.items[t & r.mask];
-  while (ring_load_sys(&s.seq) != uint32_t(t + 1)) ring_pause(spins++);  // handed out, being written
-  out.seq = s.seq;
-  out.block = s.block;
-  out.nblocks = s.nblocks;
-  out.n = s.n;
-  out.args = s.args;
-  out.order = s.order;
-  out.args_bytes = s.args_bytes;
+  const auto* w = reinterpret_cast<const uint32_t*>(&r.items[t & r.mask]);
+  while (ring_load_sys(w) != uint32_t(t + 1)) ring_pause(spins++);  // handed out, being written
+  auto* o = reinterpret_cast<uint32_t*>(&out);
+  o[0] = uint32_t(t + 1);
+  for (uint32_t k = 1; k < kWorkItemWords; ++k) o[k] = w[k];
   ring_store_sys(&r.freed[t & r.mask], uint32_t(t + 1));
   return true;
+}
+
+// ---- order within a program (one thread of the block running the item)
+
+SHOAL_HD uint32_t ring_load_dev32(const uint32_t* p) {
+#if defined(__CUDA_ARCH__)
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+// (The item's address words become pointers here: NOLINT below.)
+// Until the items `it` waits for ended.
+SHOAL_HD void ring_wait_deps(const WorkItem& it) {
+  const auto* count = reinterpret_cast<const uint32_t*>(it.count);  // NOLINT(performance-no-int-to-ptr)
+  for (uint32_t spins = 0; it.wait && ring_load_dev32(count) < it.wait;) ring_pause(spins++);
+}
+// `it` ended (its block's writes made visible before: device-wide for later
+// items, system-wide for the host); the last of its program marks it.
+SHOAL_HD void ring_finish(const WorkItem& it) {
+  auto* count = reinterpret_cast<uint32_t*>(it.count);  // NOLINT(performance-no-int-to-ptr)
+#if defined(__CUDA_ARCH__)
+  const uint32_t before = atomicAdd(count, 1u);
+#else
+  const uint32_t before = __atomic_fetch_add(count, 1u, __ATOMIC_ACQ_REL);
+#endif
+  if (before + 1 != it.total) return;
+#if defined(__CUDA_ARCH__)
+  __threadfence_system();
+  *reinterpret_cast<volatile uint32_t*>(count) = 0;  // (the program's stream waits for the mark before its next)
+#else
+  __atomic_store_n(count, 0u, __ATOMIC_RELAXED);
+#endif
+  ring_store_sys(reinterpret_cast<uint32_t*>(it.done), it.mark);  // NOLINT(performance-no-int-to-ptr)
+}
+
+// Thread `tid` of `threads`: its share of a copy chunk. Where source and
+// destination agree modulo 16, the middle goes 16 bytes at a time, four
+// loads in flight a thread (the source may be across the bus).
+struct alignas(16) Bytes16 {
+  uint64_t lo, hi;
+};
+SHOAL_HD void ring_copy(uint32_t tid, uint32_t threads, const unsigned char* src, unsigned char* dst, uint64_t bytes) {
+  uint64_t head = bytes, body = 0;
+  if (((reinterpret_cast<uintptr_t>(src) ^ reinterpret_cast<uintptr_t>(dst)) & 15) == 0) {
+    head = (16 - (reinterpret_cast<uintptr_t>(src) & 15)) & 15;
+    if (head > bytes) head = bytes;
+    body = (bytes - head) / 16;
+  }
+  for (uint64_t k = tid; k < head; k += threads) dst[k] = src[k];
+  const auto* s16 = reinterpret_cast<const Bytes16*>(src + head);
+  auto* d16 = reinterpret_cast<Bytes16*>(dst + head);
+  uint64_t k = tid;
+  for (; k + 3 * uint64_t(threads) < body; k += 4 * uint64_t(threads)) {
+    const Bytes16 a = s16[k], b = s16[k + threads], c = s16[k + 2 * threads], d = s16[k + 3 * threads];
+    d16[k] = a;
+    d16[k + threads] = b;
+    d16[k + 2 * threads] = c;
+    d16[k + 3 * threads] = d;
+  }
+  for (; k < body; k += threads) d16[k] = s16[k];
+  const uint64_t done = head + body * 16;
+  for (uint64_t j = done + tid; j < bytes; j += threads) dst[j] = src[j];
 }
 
 }  // namespace shoal::dev

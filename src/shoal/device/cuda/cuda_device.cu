@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -107,6 +108,21 @@ class CudaStream : public dev::Stream {
   bool busy = false, ring_inflight = false, recorded_all = true;
   FusedArgs* ring_args = nullptr;
   uint64_t ring_args_dev = 0;
+  // Work held for the ring until record(): a program of copies in, one
+  // fused launch (its arguments in ring_args) and copies out. Where it
+  // cannot go there, it is issued as ordinary calls, in the same order.
+  struct Held {
+    enum Kind : uint8_t { kH2d, kD2h, kFused } kind;
+    void* dst = nullptr;
+    const void* src = nullptr;
+    size_t bytes = 0;
+    uint32_t n = 0;
+    const uint32_t* order = nullptr;
+    size_t params_end = 0;
+    bool signal = false;
+  };
+  std::vector<Held> held;
+  uint8_t held_phase = 0;  // 0: copies in so far; 1: the launch held; 2: copies out after it
   // CUB's temporary storage for sort_pairs and max_scan_by_key, grown in
   // stream order
   void* scratch = nullptr;
@@ -151,13 +167,21 @@ class CudaDevice final : public dev::Device {
     Quiet q(*this);
     void* p = nullptr;
     cudaSetDevice(dev_);
-    return cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable | cudaHostAllocMapped) == cudaSuccess ? p
-                                                                                                            : nullptr;
+    if (cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable | cudaHostAllocMapped) != cudaSuccess)
+      return nullptr;
+    std::unique_lock l(pinned_mu_);
+    pinned_[reinterpret_cast<uintptr_t>(p)] = bytes ? bytes : 1;
+    return p;
   }
   void host_free(void* p) override {
     Timed timed(kFree);
     Quiet q(*this);
-    if (p) cudaFreeHost(p);
+    if (!p) return;
+    {
+      std::unique_lock l(pinned_mu_);
+      pinned_.erase(reinterpret_cast<uintptr_t>(p));
+    }
+    cudaFreeHost(p);
   }
   void* dev_alloc(size_t bytes) override {
     Timed timed(kDevAlloc);
@@ -216,6 +240,7 @@ class CudaDevice final : public dev::Device {
   }
   void stream_destroy(dev::Stream* s) override {
     auto* c = static_cast<CudaStream*>(s);
+    c->held.clear();  // (never recorded: nothing waits for it)
     if (c->ring_inflight && !c->failed) {
       std::string err;
       ring_wait(c, err);
@@ -232,12 +257,23 @@ class CudaDevice final : public dev::Device {
   }
   void h2d(dev::Stream* s, void* dst, const void* src, size_t bytes) override {
     Timed timed(kH2d);
+    if (auto* h = holding(s, 0, src, bytes)) {
+      if (ok(h, "host-to-device copy") && bytes) h->held.push_back({CudaStream::Held::kH2d, dst, src, bytes});
+      return;
+    }
     auto* c = queue_on(s);
     if (ok(c, "host-to-device copy") && bytes)
       check(c, "cudaMemcpyAsync(HostToDevice)", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->s));
   }
   void d2h(dev::Stream* s, void* dst, const void* src, size_t bytes) override {
     Timed timed(kD2h);
+    if (auto* h = holding(s, 1, dst, bytes)) {
+      if (ok(h, "device-to-host copy") && bytes) {
+        h->held.push_back({CudaStream::Held::kD2h, dst, src, bytes});
+        h->held_phase = 2;
+      }
+      return;
+    }
     auto* c = queue_on(s);
     if (ok(c, "device-to-host copy") && bytes)
       check(c, "cudaMemcpyAsync(DeviceToHost)", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->s));
@@ -247,8 +283,14 @@ class CudaDevice final : public dev::Device {
     auto* c = queue_on(s);
     if (ok(c, "memset") && bytes) check(c, "cudaMemsetAsync", cudaMemsetAsync(dst, value, bytes, c->s));
   }
-  void launch(dev::Stream* s, const dev::StepKernel& k, const void* params, size_t, uint32_t n,
+  void launch(dev::Stream* s, const dev::StepKernel& k, const void* params, size_t size, uint32_t n,
               const uint32_t* order) override {
+    auto* c = static_cast<CudaStream*>(s);
+    if (c->ring_inflight) ring_settle(c);
+    if (n && can_hold(c) && c->held_phase == 0 && size <= FusedArgs::kBytes) {  // a program's launch of one step
+      const dev::FusedStep f{&k, params, size, 0};
+      return launch_fused(s, &f, 1, n, order, false);
+    }
     Timed timed(kLaunch);
     launch_one(queue_on(s), k, params, n, order);
   }
@@ -286,6 +328,8 @@ class CudaDevice final : public dev::Device {
     Timed timed(kLaunch);
     auto* c = static_cast<CudaStream*>(s);
     if (c->ring_inflight) ring_settle(c);
+    const bool hold = n && can_hold(c) && c->held_phase == 0;
+    if (!hold) flush_held(c);
     c->armed = false;
     signal = signal && signals_ && c->done_dev;
     if (!n) return;
@@ -315,6 +359,7 @@ class CudaDevice final : public dev::Device {
         off = at + steps[k].size;
       }
       if (k == j) {  // too large a split, or parameters that alone do not fit: launched by itself
+        if (hold) flush_held(c);
         c->busy = true;
         c->recorded_all = false;
         alone(steps[j]);
@@ -325,7 +370,14 @@ class CudaDevice final : public dev::Device {
       if (mark) a.done = c->done_dev, a.blocks = c->blocks, a.seq = ++c->seq;
       // The whole launch, alone on its stream, marking its end: the
       // persistent kernel takes it from the ring (no driver call) when it runs.
-      if (mark && j == 0 && !c->busy && c->ring_args && ring_launch(c, a, off, n, order)) return;
+      if (hold && j == 0 && k == count) {  // the whole launch in one kernel: held for the ring
+        std::memcpy(static_cast<void*>(c->ring_args), &a, sizeof a);
+        c->held.push_back({CudaStream::Held::kFused, nullptr, nullptr, 0, n, order, off, mark});
+        c->held_phase = 1;
+        if (mark) --c->seq;  // (given out again when it is issued)
+        return;
+      }
+      if (hold) flush_held(c);
       c->busy = true;
       c->recorded_all = false;
       if (a.count == 1 && a.split == 0 && !mark) {
@@ -343,6 +395,19 @@ class CudaDevice final : public dev::Device {
     auto* c = static_cast<CudaStream*>(s);
     c->recorded = true;
     c->recorded_all = true;
+    if (!c->held.empty()) {
+      if (c->failed) {  // (never issued: the stream reports its failure)
+        c->held.clear();
+        c->held_phase = 0;
+      } else if (c->held_phase >= 1 && submit_program(c)) {
+        c->signalled = true;
+        c->armed = false;
+        c->quiet_polls = 0;
+        return;
+      } else {
+        flush_held(c);
+      }
+    }
     c->signalled = c->armed;
     c->armed = false;
     c->quiet_polls = 0;
@@ -396,12 +461,15 @@ class CudaDevice final : public dev::Device {
     auto* c = static_cast<CudaStream*>(s);
     c->failed = false;
     c->error.clear();
+    c->held.clear();
+    c->held_phase = 0;
   }
 
  private:
   // ---- the persistent kernel (SHOAL_CUDA_PERSISTENT=blocks per
-  // multiprocessor, 0: off). Launches that end an aggregate alone on their
-  // stream and mark their end themselves (zero-copy aggregates) are put on a
+  // multiprocessor, 0: off). A stream's work up to record() that is copies
+  // in from pinned memory, one fused launch and copies out to pinned memory
+  // (an aggregate, copied or zero-copy) is held, then put as a program on a
   // ring in mapped host memory (work_ring.hh) that the kernel's blocks take
   // from: no driver call per aggregate. It leaves room for ordinary launches
   // (a block per multiprocessor, or half of them). Calls that wait for the whole
@@ -434,9 +502,10 @@ class CudaDevice final : public dev::Device {
     const char* e = std::getenv("SHOAL_CUDA_PERSISTENT");
     const int want = e ? std::atoi(e) : 0;
     if (want <= 0) return;
-    int per_sm = 0, sms = 0;
+    int per_sm = 0, sms = 0, uva = 0;
     cudaSetDevice(dev_);
     if (persistent_occupancy(&per_sm) != cudaSuccess ||
+        cudaDeviceGetAttribute(&uva, cudaDevAttrUnifiedAddressing, dev_) != cudaSuccess || !uva ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev_) != cudaSuccess || per_sm < 1 ||
         resolve_step_fns() != cudaSuccess) {
       cudaGetLastError();
@@ -534,19 +603,80 @@ class CudaDevice final : public dev::Device {
   CudaStream* queue_on(dev::Stream* s) {
     auto* c = static_cast<CudaStream*>(s);
     if (c->ring_inflight) ring_settle(c);
+    flush_held(c);
     c->armed = false;
     c->busy = true;
     c->recorded_all = false;
     return c;
   }
-  // Puts fused launch `a` (its parameters' end at `params_end`) on the ring;
-  // false when the ring is not there (launch it as usual).
-  bool ring_launch(CudaStream* c, FusedArgs& a, size_t params_end, uint32_t n, const uint32_t* order) {
+  // Whether c's next operations may be held for the ring: a persistent
+  // kernel, a stream with nothing of its own in flight.
+  bool can_hold(const CudaStream* c) const {
+    return ring_blocks_ && !ring_dead_ && c->ring_args && !c->busy && !c->failed && !c->ring_inflight;
+  }
+  // The stream, when a copy in (phase 0: before the launch) or out (1: after
+  // it) between host memory [host, +bytes) and the device can be held: the
+  // device reads and writes that memory itself only where it is pinned.
+  CudaStream* holding(dev::Stream* s, int out, const void* host, size_t bytes) {
+    auto* c = static_cast<CudaStream*>(s);
+    if (c->ring_inflight) ring_settle(c);
+    if (!can_hold(c) || (out ? c->held_phase == 0 : c->held_phase != 0) || !pinned(host, bytes)) return nullptr;
+    c->armed = false;
+    return c;
+  }
+  bool pinned(const void* p, size_t bytes) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    std::shared_lock l(pinned_mu_);
+    auto it = pinned_.upper_bound(a);
+    if (it == pinned_.begin()) return false;
+    --it;
+    return a + bytes <= it->first + it->second;
+  }
+  // Issues c's held work as ordinary calls, in order.
+  void flush_held(CudaStream* c) {
+    if (c->held.empty()) return;
+    std::vector<CudaStream::Held> held;
+    held.swap(c->held);
+    c->held_phase = 0;
+    for (const CudaStream::Held& h : held) {
+      c->busy = true;
+      c->recorded_all = false;
+      c->armed = false;
+      if (c->failed) break;
+      if (h.kind == CudaStream::Held::kH2d) {
+        check(c, "cudaMemcpyAsync(HostToDevice)", cudaMemcpyAsync(h.dst, h.src, h.bytes, cudaMemcpyHostToDevice, c->s));
+      } else if (h.kind == CudaStream::Held::kD2h) {
+        check(c, "cudaMemcpyAsync(DeviceToHost)", cudaMemcpyAsync(h.dst, h.src, h.bytes, cudaMemcpyDeviceToHost, c->s));
+      } else {
+        FusedArgs& a = *c->ring_args;
+        a.done = nullptr;
+        if (h.signal) a.done = c->done_dev, a.blocks = c->blocks, a.seq = ++c->seq;
+        cudaError_t e = cuda::launch_fused(a, h.n, h.order, c->s);
+        check(c, "fused steps", e);
+        c->armed = h.signal && e == cudaSuccess && !c->failed;
+      }
+    }
+    held.clear();
+    held.swap(c->held);  // (keeps the vector's memory)
+  }
+  // Puts c's held program on the ring: its copies in chunks, the launch's
+  // blocks, the copies out, under consecutive tickets; its last item marks
+  // it done. False when the persistent kernel cannot run (issue it as usual).
+  bool submit_program(CudaStream* c) {
     if (!ring_blocks_ || ring_dead_) return false;
     Timed timed(kRing);
-    const size_t bytes = (offsetof(FusedArgs, params) + params_end + 15) & ~size_t(15);
-    std::memcpy(static_cast<void*>(c->ring_args), &a, bytes);
-    const uint32_t nb = fused_blocks(a, n);
+    FusedArgs& a = *c->ring_args;
+    a.done = nullptr;  // (the ring's counter marks the end, not the launch)
+    const CudaStream::Held* launch = nullptr;
+    uint32_t in = 0, blocks = 0, out = 0;
+    for (const CudaStream::Held& h : c->held) {
+      const uint32_t chunks = uint32_t((h.bytes + kChunk - 1) / kChunk);
+      if (h.kind == CudaStream::Held::kH2d) in += chunks;
+      if (h.kind == CudaStream::Held::kD2h) out += chunks;
+      if (h.kind == CudaStream::Held::kFused) launch = &h, blocks = fused_blocks(a, h.n);
+    }
+    if (!launch || !blocks) return false;
+    const size_t args_bytes = (offsetof(FusedArgs, params) + launch->params_end + 15) & ~size_t(15);
     std::shared_lock l(ring_mu_);
     while (!ring_running_) {
       l.unlock();
@@ -557,33 +687,66 @@ class CudaDevice final : public dev::Device {
       l.lock();
     }
     dev::WorkItem it{};
-    it.nblocks = nb;
-    it.n = n;
-    it.args = c->ring_args_dev;
-    it.order = reinterpret_cast<uint64_t>(order);
-    it.args_bytes = uint32_t(bytes);
-    const uint64_t t = dev::ring_tickets(ring_hv_, nb);
-    for (uint32_t b = 0; b < nb; ++b) {
-      for (uint32_t i = 1; !dev::ring_slot_free(ring_hv_, t + b); ++i) {
-        if (i % 4096 == 0 && cudaStreamQuery(ring_work_) != cudaErrorNotReady) {
-          fail_text(c, "the persistent kernel stopped taking launches");
-          c->armed = false;
-          return true;
-        }
+    it.total = in + blocks + out;
+    it.count = reinterpret_cast<uint64_t>(c->blocks);
+    it.done = reinterpret_cast<uint64_t>(c->done_dev);
+    it.mark = ++c->seq;
+    uint64_t t = dev::ring_tickets(ring_hv_, it.total);
+    auto put = [&](const dev::WorkItem& item) {
+      for (uint32_t i = 1; !dev::ring_slot_free(ring_hv_, t); ++i) {
+        if (i % 4096 == 0 && cudaStreamQuery(ring_work_) != cudaErrorNotReady) return false;
         std::this_thread::yield();
       }
+      dev::ring_put(ring_hv_, t++, item);
+      return true;
+    };
+    // (pinned host memory has one address for the host and the device:
+    // ring_setup asked for unified addressing)
+    auto copies = [&](CudaStream::Held::Kind kind, uint32_t wait) {
+      it.kind = dev::WorkItem::kCopy;
+      it.wait = wait;
+      for (const CudaStream::Held& h : c->held) {
+        if (h.kind != kind) continue;
+        for (size_t at = 0; at < h.bytes; at += kChunk) {
+          it.src = reinterpret_cast<uint64_t>(h.src) + at;
+          it.dst = reinterpret_cast<uint64_t>(h.dst) + at;
+          it.bytes = std::min<size_t>(kChunk, h.bytes - at);
+          if (!put(it)) return false;
+        }
+      }
+      return true;
+    };
+    bool alive = copies(CudaStream::Held::kH2d, 0);
+    it.kind = dev::WorkItem::kLaunch;
+    it.wait = in;
+    it.nblocks = blocks;
+    it.n = launch->n;
+    it.args = c->ring_args_dev;
+    it.order = reinterpret_cast<uint64_t>(launch->order);
+    it.args_bytes = uint32_t(args_bytes);
+    it.src = it.dst = it.bytes = 0;
+    for (uint32_t b = 0; alive && b < blocks; ++b) {
       it.block = b;
-      dev::ring_put(ring_hv_, t + b, it);
+      alive = put(it);
+    }
+    alive = alive && copies(CudaStream::Held::kD2h, in + blocks);
+    c->held.clear();
+    c->held_phase = 0;
+    if (!alive) {
+      fail_text(c, "the persistent kernel stopped taking work");
+      return true;  // (the stream reports the failure)
     }
     c->ring_inflight = true;
     c->recorded_all = false;
-    c->armed = true;
     ring_launches_.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
   static constexpr uint32_t kRingSlots = 8192;
-  std::shared_mutex ring_mu_;  // shared: putting a launch; exclusive: start, drain, device-wide calls
-  bool ring_running_ = false;  // (under ring_mu_)
+  static constexpr size_t kChunk = 64 << 10;  // bytes of a copy per ring item
+  std::shared_mutex pinned_mu_;
+  std::map<uintptr_t, size_t> pinned_;  // host_alloc()'s blocks: where the device may read and write
+  std::shared_mutex ring_mu_;           // shared: putting a launch; exclusive: start, drain, device-wide calls
+  bool ring_running_ = false;           // (under ring_mu_)
   std::atomic<bool> ring_dead_{false};
   uint32_t ring_blocks_ = 0;  // 0: no persistent kernel
   void* ring_host_ = nullptr;

@@ -64,29 +64,40 @@ __global__ void fused_split_kernel(const __grid_constant__ FusedArgs a, uint32_t
   signal_done(a, gridDim.x);
 }
 
-// The persistent kernel (launch_persistent): each block takes launch blocks
-// from the work ring until a drain ends it. A launch's arguments are read
-// from mapped host memory into shared memory once per item, so the steps'
-// parameter reads do not cross the bus.
+// The persistent kernel (launch_persistent): each block takes items from
+// the work ring until a drain ends it: a chunk of a copy (all threads), or
+// a block of a fused launch, which runs as launch_fused's block would. A
+// launch's arguments are read from mapped host memory into shared memory
+// once per item, so the steps' parameter reads do not cross the bus.
 __global__ void __launch_bounds__(FusedArgs::kBlock) persistent_kernel(dev::WorkRingView r) {
   __shared__ dev::WorkItem it;
   __shared__ bool go;
   __shared__ __align__(16) unsigned char raw[sizeof(FusedArgs)];
   const FusedArgs& a = *reinterpret_cast<const FusedArgs*>(raw);
   for (;;) {
-    if (threadIdx.x == 0) go = dev::ring_take(r, it);
+    if (threadIdx.x == 0) {
+      go = dev::ring_take(r, it);
+      if (go) dev::ring_wait_deps(it);
+    }
     __syncthreads();
     if (!go) return;
-    const uint4* src = reinterpret_cast<const uint4*>(it.args);
-    uint4* dst = reinterpret_cast<uint4*>(raw);
-    for (uint32_t k = threadIdx.x; k < it.args_bytes / 16; k += blockDim.x) dst[k] = src[k];
+    if (it.kind == dev::WorkItem::kCopy) {
+      dev::ring_copy(threadIdx.x, blockDim.x, reinterpret_cast<const unsigned char*>(it.src),
+                     reinterpret_cast<unsigned char*>(it.dst), it.bytes);
+    } else {
+      const uint4* src = reinterpret_cast<const uint4*>(it.args);
+      uint4* dst = reinterpret_cast<uint4*>(raw);
+      for (uint32_t k = threadIdx.x; k < it.args_bytes / 16; k += blockDim.x) dst[k] = src[k];
+      __syncthreads();
+      const uint32_t* order = reinterpret_cast<const uint32_t*>(it.order);
+      if (a.split < a.count)
+        fused_split_block(a, it.n, order, it.block);
+      else
+        fused_block(a, it.n, order, it.block);
+    }
+    __threadfence_system();  // (this item's writes before the counter says it ended)
     __syncthreads();
-    const uint32_t* order = reinterpret_cast<const uint32_t*>(it.order);
-    if (a.split < a.count)
-      fused_split_block(a, it.n, order, it.block);
-    else
-      fused_block(a, it.n, order, it.block);
-    signal_done(a, it.nblocks);
+    if (threadIdx.x == 0) dev::ring_finish(it);
     __syncthreads();  // (before the next item overwrites `it` and the arguments)
   }
 }
