@@ -154,7 +154,7 @@ SHOAL_HD unsigned long long ring_fetch_add_dev(unsigned long long* p) {
 // A pause in a polling loop: short first, longer once it has waited a while.
 SHOAL_HD void ring_pause(uint32_t spins) {
 #if defined(__CUDA_ARCH__)
-  __nanosleep(spins < 16 ? 64 : 512);
+  __nanosleep(spins < 16 ? 64 : spins < 64 ? 512 : 2048);  // (idle blocks: a few polls a microsecond in all)
 #else
   (void)spins;
   sched_yield();
@@ -210,9 +210,11 @@ SHOAL_HD void ring_watch(const WorkRingView& r) {
 
 // ---- consumer (one thread of each device block)
 
-// Takes the next item into `out`; false when a drain ended this consumer.
-SHOAL_HD bool ring_take(const WorkRingView& r, WorkItem& out) {
-  const unsigned long long t = ring_fetch_add_dev(r.next);
+// Takes the next ticket into `t` and waits until its item is published;
+// false when a drain ended this consumer. Read the item (r.items[t & mask],
+// whose seq is t + 1), then ring_release() its slot.
+SHOAL_HD bool ring_claim(const WorkRingView& r, unsigned long long& t) {
+  t = ring_fetch_add_dev(r.next);
   uint32_t spins = 0;
   for (;;) {  // until the watcher saw ticket t handed out
     const unsigned long long s = ring_load_dev(r.seen);
@@ -221,12 +223,22 @@ SHOAL_HD bool ring_take(const WorkRingView& r, WorkItem& out) {
     if (s & WorkRingView::kStopBit) return false;  // past the drain's tail: nothing more comes
     ring_pause(spins++);
   }
-  const auto* w = reinterpret_cast<const uint32_t*>(&r.items[t & r.mask]);
-  while (ring_load_sys(w) != uint32_t(t + 1)) ring_pause(spins++);  // handed out, being written
-  auto* o = reinterpret_cast<uint32_t*>(&out);
-  o[0] = uint32_t(t + 1);
-  for (uint32_t k = 1; k < kWorkItemWords; ++k) o[k] = w[k];
+  const auto* seq = reinterpret_cast<const uint32_t*>(&r.items[t & r.mask]);
+  while (ring_load_sys(seq) != uint32_t(t + 1)) ring_pause(spins++);  // handed out, being written
+  return true;
+}
+SHOAL_HD void ring_release(const WorkRingView& r, unsigned long long t) {
   ring_store_sys(&r.freed[t & r.mask], uint32_t(t + 1));
+}
+// Claims, copies and releases the next item; false when a drain ended this
+// consumer.
+SHOAL_HD bool ring_take(const WorkRingView& r, WorkItem& out) {
+  unsigned long long t = 0;
+  if (!ring_claim(r, t)) return false;
+  const auto* w = reinterpret_cast<const uint32_t*>(&r.items[t & r.mask]);
+  auto* o = reinterpret_cast<uint32_t*>(&out);
+  for (uint32_t k = 0; k < kWorkItemWords; ++k) o[k] = w[k];
+  ring_release(r, t);
   return true;
 }
 
@@ -272,6 +284,16 @@ SHOAL_HD void ring_finish(const WorkItem& it) {
 struct alignas(16) Bytes16 {
   uint64_t lo, hi;
 };
+// (on the device: read again from memory, not from a line an earlier item
+// left in L1; the source may be pinned host memory the host rewrote)
+SHOAL_HD Bytes16 ring_load16(const Bytes16* p) {
+#if defined(__CUDA_ARCH__)
+  const uint4 v = __ldcv(reinterpret_cast<const uint4*>(p));
+  return Bytes16{uint64_t(v.x) | uint64_t(v.y) << 32, uint64_t(v.z) | uint64_t(v.w) << 32};
+#else
+  return *p;
+#endif
+}
 SHOAL_HD void ring_copy(uint32_t tid, uint32_t threads, const unsigned char* src, unsigned char* dst, uint64_t bytes) {
   uint64_t head = bytes, body = 0;
   if (((reinterpret_cast<uintptr_t>(src) ^ reinterpret_cast<uintptr_t>(dst)) & 15) == 0) {
@@ -284,13 +306,14 @@ SHOAL_HD void ring_copy(uint32_t tid, uint32_t threads, const unsigned char* src
   auto* d16 = reinterpret_cast<Bytes16*>(dst + head);
   uint64_t k = tid;
   for (; k + 3 * uint64_t(threads) < body; k += 4 * uint64_t(threads)) {
-    const Bytes16 a = s16[k], b = s16[k + threads], c = s16[k + 2 * threads], d = s16[k + 3 * threads];
+    const Bytes16 a = ring_load16(s16 + k), b = ring_load16(s16 + k + threads), c = ring_load16(s16 + k + 2 * threads),
+                  d = ring_load16(s16 + k + 3 * threads);
     d16[k] = a;
     d16[k + threads] = b;
     d16[k + 2 * threads] = c;
     d16[k + 3 * threads] = d;
   }
-  for (; k < body; k += threads) d16[k] = s16[k];
+  for (; k < body; k += threads) d16[k] = ring_load16(s16 + k);
   const uint64_t done = head + body * 16;
   for (uint64_t j = done + tid; j < bytes; j += threads) dst[j] = src[j];
 }

@@ -71,23 +71,33 @@ __global__ void fused_split_kernel(const __grid_constant__ FusedArgs a, uint32_t
 // once per item, so the steps' parameter reads do not cross the bus.
 __global__ void __launch_bounds__(FusedArgs::kBlock) persistent_kernel(dev::WorkRingView r) {
   __shared__ dev::WorkItem it;
+  __shared__ unsigned long long ticket;
   __shared__ bool go;
   __shared__ __align__(16) unsigned char raw[sizeof(FusedArgs)];
   const FusedArgs& a = *reinterpret_cast<const FusedArgs*>(raw);
+  constexpr uint32_t kItemLoads = sizeof(dev::WorkItem) / 16;
   for (;;) {
-    if (threadIdx.x == 0) {
-      go = dev::ring_take(r, it);
-      if (go) dev::ring_wait_deps(it);
-    }
+    if (threadIdx.x == 0) go = dev::ring_claim(r, ticket);
     __syncthreads();
     if (!go) return;
+    // the item, 16 bytes a thread (a load across the bus each, in parallel),
+    // read again from memory, not from a line an earlier item left in L1
+    if (threadIdx.x < kItemLoads)
+      reinterpret_cast<uint4*>(&it)[threadIdx.x] =
+          __ldcv(reinterpret_cast<const uint4*>(&r.items[ticket & r.mask]) + threadIdx.x);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      dev::ring_release(r, ticket);
+      dev::ring_wait_deps(it);
+    }
+    __syncthreads();
     if (it.kind == dev::WorkItem::kCopy) {
       dev::ring_copy(threadIdx.x, blockDim.x, reinterpret_cast<const unsigned char*>(it.src),
                      reinterpret_cast<unsigned char*>(it.dst), it.bytes);
     } else {
       const uint4* src = reinterpret_cast<const uint4*>(it.args);
       uint4* dst = reinterpret_cast<uint4*>(raw);
-      for (uint32_t k = threadIdx.x; k < it.args_bytes / 16; k += blockDim.x) dst[k] = src[k];
+      for (uint32_t k = threadIdx.x; k < it.args_bytes / 16; k += blockDim.x) dst[k] = __ldcv(src + k);
       __syncthreads();
       const uint32_t* order = reinterpret_cast<const uint32_t*>(it.order);
       if (a.split < a.count)
