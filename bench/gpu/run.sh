@@ -162,6 +162,10 @@ if want zero-copy; then
     --app forward router sdn-forwarder --zero-copy 256 --out "$OUT/bench-scale-zc.json"
 fi
 if want persistent; then
+  stamp "offload tests on CUDA with the persistent kernel (SHOAL_CUDA_PERSISTENT=1: every eligible aggregate on its ring)"
+  SHOAL_CUDA_PERSISTENT=1 SHOAL_TEST_DEVICE=cuda timeout ${TESTS_TIMEOUT:-240} ./build-gpu/tests/shoal_unit --gtest_brief=1 \
+    --gtest_filter='Roi*:Offload*:Datablocks*:IDSOffload*:SDNClassifier*:SnapApps*:SetIPDSCP*:IDSMatcher.*Offloaded:NfChain*' 2>&1 |
+    grep -vE 'device failure|offloading stops'
   # aggregates issued by the driver and put on the persistent kernel's ring
   # (SHOAL_CUDA_PERSISTENT=blocks per multiprocessor), in turn, with the
   # runtime calls timed (the ring's own line: "ring"): the router and the

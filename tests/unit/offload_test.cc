@@ -542,9 +542,16 @@ TEST(OffloadRouter, ZeroCopyAggregatesEqualTheCpuRouter) {
 TEST(OffloadRouter, ThePersistentKernelsRingGivesTheCpuRoutersOutputs) {
   const char* kind = std::getenv("SHOAL_TEST_DEVICE");
   if (!kind || std::string(kind) != "cuda") GTEST_SKIP() << "CUDA only (SHOAL_TEST_DEVICE=cuda)";
-  struct Env {
+  struct Env {  // (restored after: bench/gpu/run.sh runs every offload test with it too)
+    const char* was = std::getenv("SHOAL_CUDA_PERSISTENT");
+    std::string old = was ? was : "";
     Env() { setenv("SHOAL_CUDA_PERSISTENT", "1", 1); }
-    ~Env() { unsetenv("SHOAL_CUDA_PERSISTENT"); }
+    ~Env() {
+      if (was)
+        setenv("SHOAL_CUDA_PERSISTENT", old.c_str(), 1);
+      else
+        unsetenv("SHOAL_CUDA_PERSISTENT");
+    }
   } env;
   RouterCase c = make_ipv4_case(24, 6000);
   auto cpu = test::run(cpu_v4(c, tmp("pcpu")));

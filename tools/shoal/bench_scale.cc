@@ -251,9 +251,16 @@ int cmd_bench_scale(int argc, char** argv) {
   if (device == "auto") device = j["device"]["kind"] == "cuda" ? "cuda" : "host";
   double bus = j["device"].value("pcie_h2d_bytes_per_sec", 0.0);
   j["offload_device"] = device;
-  j["settings"] = {{"packets", packets},     {"mbytes", mbytes},       {"sizes", sizes},
-                   {"threads", threads},     {"batch", batch},         {"seconds", seconds},
-                   {"ids_rules", ids_rules}, {"ids_match", ids_match}, {"zero_copy", zero_copy}};
+  j["settings"] = {{"packets", packets},
+                   {"mbytes", mbytes},
+                   {"sizes", sizes},
+                   {"threads", threads},
+                   {"batch", batch},
+                   {"seconds", seconds},
+                   {"ids_rules", ids_rules},
+                   {"ids_match", ids_match},
+                   {"zero_copy", zero_copy},
+                   {"persistent", std::getenv("SHOAL_CUDA_PERSISTENT") ? std::getenv("SHOAL_CUDA_PERSISTENT") : "0"}};
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-scale-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string err;
@@ -305,11 +312,11 @@ int cmd_bench_scale(int argc, char** argv) {
              "lat p50/p99 us");
   const std::vector<std::string> h_snap = {"h.packets",           "h.h2d_bytes",      "h.d2h_bytes", "h.pack_ns",
                                            "h.launch_ns",         "h.complete_ns",    "h.cpu_busy",  "h.aggregates",
-                                           "h.device_aggregates", "h.device_packets", "h.zero_copy"};
+                                           "h.device_aggregates", "h.device_packets", "h.zero_copy", "h.ring_launches"};
   const std::vector<std::string> h_nba = {
-      "i.offload_packets",           "i.offload_h2d_bytes",     "i.offload_d2h_bytes", "i.offload_pack_ns",
-      "i.offload_launch_ns",         "i.offload_complete_ns",   "i.offload_cpu_busy",  "i.offload_aggregates",
-      "i.offload_device_aggregates", "i.offload_device_packets"};
+      "i.offload_packets",           "i.offload_h2d_bytes",      "i.offload_d2h_bytes",    "i.offload_pack_ns",
+      "i.offload_launch_ns",         "i.offload_complete_ns",    "i.offload_cpu_busy",     "i.offload_aggregates",
+      "i.offload_device_aggregates", "i.offload_device_packets", "i.offload_ring_launches"};
   // The traces of one frame size: Snap's flows, and the large IDS's traffic.
   auto make_traces = [&](uint32_t size, const std::string& pcap, const std::string& ids_pcap) {
     uint64_t n = std::max<uint64_t>(1, std::min<uint64_t>(packets, (mbytes << 20) / size));
@@ -413,6 +420,8 @@ int cmd_bench_scale(int argc, char** argv) {
                               100 * pt.h[pre + "launch_ns"] / worker_ns, 100 * pt.h[pre + "complete_ns"] / worker_ns);
               r["aggregates"] = pt.h[pre + "aggregates"];
               if (pt.h.count(pre + "zero_copy")) r["zero_copy_aggregates"] = pt.h[pre + "zero_copy"];
+              // (the persistent kernel's programs, SHOAL_CUDA_PERSISTENT: no driver call)
+              if (pt.h.count(pre + "ring_launches")) r["ring_aggregates"] = pt.h[pre + "ring_launches"];
               r["device_aggregates"] = pt.h[pre + "device_aggregates"];
               r["cpu_busy_aggregates"] = pt.h[pre + "cpu_busy"];
             }
