@@ -130,6 +130,70 @@ TEST(FlowKey, EchoIsKeyedByIdentifierAndCutHeadersAreTruncated) {
   EXPECT_EQ(k::parse_conn_key(tcp.data(), 12, req), k::KeyKind::NotIP);
 }
 
+// parse_conn_key's inlined path (IPv4 without options over whole TCP/UDP
+// headers) gives exactly the general parser's key, and leaves it every
+// other packet: random headers near the path's edges (versions, header
+// lengths, fragment bits, protocols, total lengths, data offsets, HTTP
+// replies), each field compared.
+TEST(FlowKey, TheInlinedIpv4PathParsesAsTheGeneralOne) {
+  std::mt19937 rng(11);
+  auto pick = [&](std::initializer_list<uint32_t> v) { return *(v.begin() + rng() % v.size()); };
+  int fast = 0, general = 0, replies = 0;
+  for (int it = 0; it < 200000; ++it) {
+    std::vector<uint8_t> p(20 + rng() % 70);
+    for (auto& b : p) b = uint8_t(rng());
+    p[0] = uint8_t(pick({0x45, 0x45, 0x45, 0x46, 0x44, 0x55, 0x65}));
+    k::store_be16(p.data() + 6, uint16_t(pick({0, 0, 0, 0x4000, 0x2000, 0x0001, 0x8000})));
+    p[9] = uint8_t(pick({6, 17, 6, 17, 1, 132, 50}));
+    k::store_be16(p.data() + 2, uint16_t(pick({uint32_t(p.size()), uint32_t(p.size()), 27, 28, 39, 40,
+                                               uint32_t(p.size() + 10), uint32_t(rng() % 100)})));
+    if (rng() % 4 == 0) std::memcpy(p.data() + 12, p.data() + 16, 4);  // equal addresses: ports decide
+    if (p.size() > 33) p[32] = uint8_t(pick({5, 5, 8, 15, 0, 4}) << 4);
+    if (p.size() > 48 && rng() % 3 == 0) {
+      p[33] = uint8_t(pick({0x10, 0x18, 0x02, 0x12}));
+      size_t d = 20 + size_t(p[32] >> 4) * 4;
+      if (d + 8 <= p.size()) std::memcpy(p.data() + d, pick({0, 1}) ? "HTTP/1.1" : "HTTP/2.0", 8);
+    }
+    uint32_t len = uint32_t(p.size()) - uint32_t(rng() % 3 == 0 ? rng() % 10 : 0);
+    k::ParsedKey a, b;
+    std::memset(static_cast<void*>(&a), 0xee, sizeof a);
+    k::ParsedKey untouched = a;
+    bool took = k::parse_ipv4_common(p.data(), len, a);
+    k::KeyKind kind = k::parse_conn_key_general(p.data(), len, b);
+    // its domain: whole UDP (8 bytes) or TCP (20) headers within the total
+    // length, as far as the packet holds it
+    uint32_t total = std::min<uint32_t>(k::load_be16(p.data() + 2), len);
+    bool expected = len >= 28 && p[0] == 0x45 && !(k::load_be16(p.data() + 6) & 0x3fff) &&
+                    ((p[9] == 17 && total >= 28) || (p[9] == 6 && total >= 40));
+    ASSERT_EQ(took, expected) << "packet " << it;
+    if (took) {
+      ASSERT_EQ(kind, k::KeyKind::Conn);
+    }
+    if (!took) {
+      ASSERT_EQ(std::memcmp(&a, &untouched, sizeof a), 0) << "a packet it leaves is not written";
+      ++general;
+      continue;
+    }
+    ++fast;
+    replies += a.server_reply;
+    ASSERT_TRUE(a.key == b.key) << "packet " << it;
+    ASSERT_EQ(a.frag_id, b.frag_id);
+    ASSERT_EQ(a.l4_off, b.l4_off);
+    ASSERT_EQ(a.payload_len, b.payload_len) << "packet " << it;
+    ASSERT_EQ(a.dir, b.dir);
+    ASSERT_EQ(a.tcp_flags, b.tcp_flags);
+    ASSERT_EQ(a.icmp_error, b.icmp_error);
+    ASSERT_EQ(a.kind, b.kind);
+    ASSERT_EQ(a.server_reply, b.server_reply) << "packet " << it;
+    k::ParsedKey c;
+    ASSERT_EQ(k::parse_conn_key(p.data(), len, c), k::KeyKind::Conn);
+    ASSERT_TRUE(c.key == b.key);
+  }
+  EXPECT_GT(fast, 15000);
+  EXPECT_GT(general, 100000);
+  EXPECT_GT(replies, 100);
+}
+
 TEST(FlowKey, Ipv6ExtensionHeadersAndFragments) {
   std::vector<uint8_t> p(40 + 8 + 8 + 20, 0);
   p[0] = 0x60;
@@ -475,9 +539,12 @@ TEST(FlowTable, BatchTrackingMatchesOneByOne) {
 }
 
 // Trains (a connection's packets back to back) take the flow of the packet
-// before them without a lookup: the same ids, directions, releases and flow
-// state as one at a time, with reopens (a SYN after FIN or RST inside a
-// train) and evictions (a table of 64) among them.
+// before them without a lookup, and a train's packets that change nothing
+// but counters (one direction, UDP or an established connection's ACKs) are
+// added up at once: the same ids, directions, facts, releases, flow state
+// and expiry lists as one packet at a time, with reopens (a SYN after FIN or
+// RST inside a train), evictions (a table of 64) and expiry-list moves
+// inside trains (a granularity of 3 packets, and 0) among them.
 TEST(FlowTable, BatchTrainsMatchOneByOne) {
   struct Gone {
     uint32_t id;
@@ -485,57 +552,78 @@ TEST(FlowTable, BatchTrainsMatchOneByOne) {
     uint64_t pkts0, pkts1;
     bool operator==(const Gone&) const = default;
   };
-  auto make = [](std::vector<Gone>& out) {
-    auto t = std::make_unique<flow::FlowTable>();
-    flow::Config c;
-    c.capacity = 64;
-    t->init(c);
-    t->on_release([&out](uint32_t id, const flow::Flow& f, flow::Release why) {
-      out.push_back({id, why, f.pkts[0], f.pkts[1]});
-    });
-    return t;
-  };
-  std::vector<Gone> g1, g2;
-  auto one = make(g1), many = make(g2);
-  std::mt19937 rng(11);
-  std::vector<k::ParsedKey> keys;
-  std::vector<uint32_t> lens;
-  std::vector<uint64_t> nows;
-  const uint8_t flags[] = {k::kTcpSyn, k::kTcpSyn | k::kTcpAck, k::kTcpAck, k::kTcpFin | k::kTcpAck, k::kTcpRst};
-  size_t trains = 0;
-  while (keys.size() < 30000) {
-    uint32_t a = rng() % 40, b = rng() % 40;
-    uint8_t proto = rng() % 4 ? 6 : 17;
-    uint32_t run = 1 + rng() % 6;
-    trains += run > 1;
-    for (uint32_t r = 0; r < run; ++r) {
+  for (uint64_t granularity : {uint64_t(3000), uint64_t(0)}) {
+    auto make = [granularity](std::vector<Gone>& out) {
+      auto t = std::make_unique<flow::FlowTable>();
+      flow::Config c;
+      c.capacity = 64;
+      c.granularity_ns = granularity;
+      t->init(c);
+      t->on_release([&out](uint32_t id, const flow::Flow& f, flow::Release why) {
+        out.push_back({id, why, f.pkts[0], f.pkts[1]});
+      });
+      return t;
+    };
+    std::vector<Gone> g1, g2;
+    auto one = make(g1), many = make(g2);
+    std::mt19937 rng(11);
+    std::vector<k::ParsedKey> keys;
+    std::vector<uint32_t> lens;
+    std::vector<uint64_t> nows;
+    const uint8_t flags[] = {k::kTcpSyn, k::kTcpSyn | k::kTcpAck, k::kTcpAck, k::kTcpFin | k::kTcpAck, k::kTcpRst};
+    size_t trains = 0;
+    while (keys.size() < 30000) {
+      uint32_t a = rng() % 40, b = rng() % 40;
+      uint8_t proto = rng() % 4 ? 6 : 17;
+      uint32_t run = 1 + rng() % 10;
+      trains += run > 1;
       bool back = rng() % 3 == 0;  // the reply direction: still the same connection
-      auto p = back ? ip4(b, a, proto, 80, 7, flags[rng() % 5]) : ip4(a, b, proto, 7, 80, flags[rng() % 5]);
-      keys.push_back(parse(p));
-      lens.push_back(uint32_t(p.size()));
-      nows.push_back(uint64_t(keys.size()) * 1000);
+      for (uint32_t r = 0; r < run; ++r) {
+        if (rng() % 6 == 0) back = !back;
+        // mostly an established connection's data and ACKs
+        uint8_t f = rng() % 3 ? uint8_t(rng() % 2 ? k::kTcpAck : k::kTcpAck | 0x08) : flags[rng() % 5];
+        auto p = back ? ip4(b, a, proto, 80, 7, f, uint16_t(rng() % 100))
+                      : ip4(a, b, proto, 7, 80, f, uint16_t(rng() % 100));
+        keys.push_back(parse(p));
+        lens.push_back(uint32_t(p.size()));
+        nows.push_back(uint64_t(keys.size()) * 1000 - (rng() % 4 == 0 ? 1500 : 0));  // (time may step back)
+      }
     }
-  }
-  std::vector<uint32_t> ids(keys.size()), ids1(keys.size());
-  std::vector<uint8_t> dirs(keys.size()), dirs1(keys.size()), facts(keys.size());
-  for (size_t i = 0; i < keys.size(); i += 32) {
-    uint32_t n = uint32_t(std::min<size_t>(32, keys.size() - i));
-    many->track_batch(&keys[i], &lens[i], &nows[i], n, &ids[i], &dirs[i], &facts[i]);
-  }
-  for (size_t i = 0; i < keys.size(); ++i) ids1[i] = one->track(keys[i], lens[i], nows[i], dirs1[i]);
-  EXPECT_GT(trains, 1000u);
-  EXPECT_GT(one->counters().reopened.get(), 100u);
-  EXPECT_GT(one->counters().evicted.get(), 100u);
-  EXPECT_EQ(ids, ids1);
-  EXPECT_EQ(dirs, dirs1);
-  EXPECT_TRUE(g1 == g2);
-  EXPECT_EQ(many->counters().lookups.get(), one->counters().lookups.get());
-  for (uint32_t id = 1; id <= 64; ++id) {
-    const flow::Flow &x = one->flow(id), &y = many->flow(id);
-    EXPECT_EQ(x.gen, y.gen);
-    EXPECT_EQ(x.pkts[0], y.pkts[0]);
-    EXPECT_EQ(x.pkts[1], y.pkts[1]);
-    EXPECT_EQ(x.tcp.state, y.tcp.state);
+    std::vector<uint32_t> ids(keys.size()), ids1(keys.size());
+    std::vector<uint8_t> dirs(keys.size()), dirs1(keys.size()), facts(keys.size()), facts1(keys.size());
+    for (size_t i = 0; i < keys.size(); i += 32) {
+      uint32_t n = uint32_t(std::min<size_t>(32, keys.size() - i));
+      many->track_batch(&keys[i], &lens[i], &nows[i], n, &ids[i], &dirs[i], &facts[i]);
+    }
+    for (size_t i = 0; i < keys.size(); ++i)
+      one->track_batch(&keys[i], &lens[i], &nows[i], 1, &ids1[i], &dirs1[i], &facts1[i]);
+    EXPECT_GT(trains, 1000u);
+    EXPECT_GT(one->counters().reopened.get(), 100u);
+    EXPECT_GT(one->counters().evicted.get(), 100u);
+    EXPECT_EQ(ids, ids1);
+    EXPECT_EQ(dirs, dirs1);
+    EXPECT_EQ(facts, facts1);
+    EXPECT_TRUE(g1 == g2);
+    EXPECT_EQ(many->counters().lookups.get(), one->counters().lookups.get());
+    for (uint32_t id = 1; id <= 64; ++id) {
+      const flow::Flow &x = one->flow(id), &y = many->flow(id);
+      EXPECT_EQ(x.gen, y.gen);
+      EXPECT_EQ(x.pkts[0], y.pkts[0]);
+      EXPECT_EQ(x.pkts[1], y.pkts[1]);
+      EXPECT_EQ(x.bytes[0], y.bytes[0]);
+      EXPECT_EQ(x.bytes[1], y.bytes[1]);
+      EXPECT_EQ(x.last_ns, y.last_ns);
+      EXPECT_EQ(x.queued_ns, y.queued_ns);
+      EXPECT_EQ(x.tcp.state, y.tcp.state);
+      EXPECT_EQ(x.tcp_flags[0], y.tcp_flags[0]);
+      EXPECT_EQ(x.tcp_flags[1], y.tcp_flags[1]);
+      EXPECT_EQ(x.flags, y.flags);
+      EXPECT_EQ(x.cls, y.cls);
+    }
+    std::vector<uint32_t> order1, order2;
+    one->for_each([&](uint32_t id, const flow::Flow&) { order1.push_back(id); });
+    many->for_each([&](uint32_t id, const flow::Flow&) { order2.push_back(id); });
+    EXPECT_EQ(order1, order2) << "the expiry lists";
   }
 }
 

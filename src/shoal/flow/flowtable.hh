@@ -186,6 +186,8 @@ class FlowTable {
   // of the same connection, got it), which spares the index lookup.
   uint32_t track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len, uint64_t now, uint8_t& dir,
                         uint32_t known = 0);
+  uint32_t continue_train(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n, uint32_t i,
+                          uint32_t* ids, uint8_t* dirs, uint8_t* facts, uint8_t fact);
   // The packets of a train (pk and the packet before it of one connection):
   // the second needs no hash and no lookup of its own.
   static bool same_conn(const k::ParsedKey& x, const k::ParsedKey& y) {

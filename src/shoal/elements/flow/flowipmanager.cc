@@ -169,7 +169,15 @@ void FlowIPManager::track(PacketBatch* b) {
   }
   uint64_t wall = 0;
   uint32_t n = 0;
-  b->for_each([&](uint32_t i, Packet* p) {
+  // (Locals, and the body inlined into both of for_each's loops: through
+  // members and a call per packet, the pass spilled and reloaded them all.)
+  k::ParsedKey* keys = keys_.data();
+  uint32_t* lens = lens_.data();
+  uint32_t* slots = slots_.data();
+  uint64_t* nows = nows_.data();
+  uint64_t clock = clock_;
+  const bool vlan = vlan_;
+  b->for_each([&](uint32_t i, Packet * p) __attribute__((always_inline)) {
     uint64_t ts = p->timestamp_ns();
     if (!ts) ts = wall ? wall : (wall = realtime_ns());
     if (n == 0) {
@@ -179,27 +187,35 @@ void FlowIPManager::track(PacketBatch* b) {
         live_clock_ = ts + 60 * kSec > rt && ts < rt + 60 * kSec;
       }
       tick(ts);
-    } else if (ts > clock_) {
-      clock_ = ts;
+      clock = clock_;
+    } else if (ts > clock) {
+      clock = ts;
     }
     uint32_t len = 0;
-    const uint8_t* ip = flow_ip_header(p, len);
+    const uint8_t* ip;
+    if (int64_t off = p->network_header_offset(); p->has_network_header() && off >= 0 && off < int64_t(p->length())) {
+      ip = p->data() + off;  // (flow_ip_header's first case, inline)
+      len = p->length() - uint32_t(off);
+    } else {
+      ip = flow_ip_header(p, len);
+    }
     // the IP header found is marked (as MarkIPHeader would) for the elements
     // after: device chains reach it through the annotation
     if (ip && !p->has_network_header()) p->set_network_header(uint32_t(ip - p->data()));
     if (ip && !(p->anno().flags & Anno::kFragment))  // (a fragment whose datagram follows: no flow)
-      k::parse_conn_key(ip, len, keys_[n]);
+      k::parse_conn_key(ip, len, keys[n]);
     else
-      keys_[n].kind = k::KeyKind::NotIP;  // counted as no flow
-    if (vlan_) {
+      keys[n].kind = k::KeyKind::NotIP;  // counted as no flow
+    if (vlan) {
       uint16_t v[3];
-      keys_[n].key.vlan = k::vlan_key(v, vlan_stack(p, v));
+      keys[n].key.vlan = k::vlan_key(v, vlan_stack(p, v));
     }
-    lens_[n] = len;
-    nows_[n] = clock_;
-    slots_[n] = i;
+    lens[n] = len;
+    nows[n] = clock;
+    slots[n] = i;
     ++n;
   });
+  clock_ = clock;
   table_.track_batch(keys_.data(), lens_.data(), nows_.data(), n, ids_.data(), dirs_.data(), facts_.data());
   const bool routes = noutputs() > 1;  // packets without a flow leave on output 1
   for (uint32_t j = 0; j < n; ++j) {
