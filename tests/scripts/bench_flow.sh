@@ -29,6 +29,8 @@ need(len(by.get("reassembly", [])) == 2 and all(r["gbit_per_sec"] > 0 for r in b
 routers = by.get("router", [])
 need(len(routers) == 3 and all(r["pps_with_flows"] > 0 and r["pps_without"] > 0 for r in routers), "router rows")
 need(all((r["bare_lookup_floor_ns"] > 0) == (r["flows"] >= 1000000) for r in routers), "the floor at 1M flows")
+need(all(all(k in r for k in ("steady_ns_without", "steady_ns_with", "steady_cost")) for r in routers),
+     "the steady state's figures")
 need(len(by.get("device_table", [])) == 1 and by["device_table"][0]["device"] == "host", "the host device table")
 # the batch reassembly on the host device: every segment of these clean
 # trains placed by the device, and in-batch reordering never held

@@ -16,7 +16,9 @@
 //              with and without FlowIPManager in front
 //              of the route lookup, packets per second: 1K flows (the table
 //              in cache: the layer's own work), 1M flows in runs of 8 packets,
-//              and 1M flows round robin (every packet a cache miss)
+//              and 1M flows round robin (every packet a cache miss); the
+//              whole run, and the steady state (the slope between runs of
+//              N and 3N packets: no start where every flow is new)
 //   synflood   a table of 100K flows flooded with 10M random-tuple SYNs while
 //              1000 established connections keep sending: the table's memory,
 //              the process's resident memory, how many established
@@ -289,7 +291,7 @@ int cmd_bench_flow(int argc, char** argv) {
     }
     // shoal bench's router path (CheckIPHeader, DirectIPLookup, DecIPTTL,
     // EtherRewrite), with FlowIPManager before the lookup
-    auto cfg = [&](bool flows, uint64_t nflows, int burst) {
+    auto cfg = [&](bool flows, uint64_t nflows, int burst, uint64_t limit) {
       std::string outs;
       for (int o = 0; o < 3; ++o)
         outs += fmt::format(
@@ -299,34 +301,44 @@ int cmd_bench_flow(int argc, char** argv) {
       return fmt::format(
           "FastUDPFlows(LENGTH 64, FLOWS {}, FLOWSIZE {}, BURST 32, DSTRANDOM true, LIMIT {}, STOP true) -> "
           "Strip(14) -> CheckIPHeader -> {} rt :: DirectIPLookup(FILE {});{}",
-          nflows, burst, router_packets, flows ? "FlowIPManager(CAPACITY 2000000) ->" : "", routes, outs);
+          nflows, burst, limit, flows ? "FlowIPManager(CAPACITY 2000000) ->" : "", routes, outs);
     };
     struct Point {
       uint64_t flows;
       int burst;
     };
     for (Point pt : {Point{1000, 8}, Point{1000000, 8}, Point{1000000, 1}}) {
-      double pps[2] = {0, 0};
+      // Each configuration over router_packets and over three times as many:
+      // the whole run's rate, and the steady state's cost per packet (the
+      // slope between the two runs' times: without the start, where every
+      // flow is new, nor the end's flush).
+      double pps[2] = {0, 0}, secs[2][2] = {{1e30, 1e30}, {1e30, 1e30}};
       for (int rep = 0; rep < 3; ++rep)
-        for (int f = 0; f < 2; ++f) {
-          uint64_t packets = 0;
-          std::string err;
-          std::map<std::string, std::string> got;
-          double p = graph_run(cfg(f == 1, pt.flows, pt.burst), "", {"c1.count", "c2.count"}, &got, packets, err);
-          if (p < 0) {
-            fmt::print(stderr, "bench-flow: router: {}\n", err);
-            return 1;
+        for (int len = 0; len < 2; ++len)
+          for (int f = 0; f < 2; ++f) {
+            uint64_t packets = 0, limit = router_packets * (len ? 3 : 1);
+            std::string err;
+            std::map<std::string, std::string> got;
+            double p =
+                graph_run(cfg(f == 1, pt.flows, pt.burst, limit), "", {"c1.count", "c2.count"}, &got, packets, err);
+            if (p < 0) {
+              fmt::print(stderr, "bench-flow: router: {}\n", err);
+              return 1;
+            }
+            // graph_run counts c's packets; the path has three outputs
+            uint64_t all = packets;
+            for (const char* h : {"c1.count", "c2.count"}) all += got.count(h) ? std::stoull(got[h]) : 0;
+            if (all != limit) {
+              fmt::print(stderr, "bench-flow: router: {} of {} packets counted\n", all, limit);
+              return 1;
+            }
+            if (packets) p *= double(all) / double(packets);
+            secs[f][len] = std::min(secs[f][len], double(all) / p);
+            if (!len) pps[f] = std::max(pps[f], p);
           }
-          // graph_run counts c's packets; the path has three outputs
-          uint64_t all = packets;
-          for (const char* h : {"c1.count", "c2.count"}) all += got.count(h) ? std::stoull(got[h]) : 0;
-          if (all != router_packets) {
-            fmt::print(stderr, "bench-flow: router: {} of {} packets counted\n", all, router_packets);
-            return 1;
-          }
-          if (packets) p *= double(all) / double(packets);
-          pps[f] = std::max(pps[f], p);
-        }
+      double steady_ns[2];
+      for (int f = 0; f < 2; ++f) steady_ns[f] = (secs[f][1] - secs[f][0]) / double(2 * router_packets) * 1e9;
+      double steady_cost = steady_ns[0] > 0 && steady_ns[1] > 0 ? 1 - steady_ns[0] / steady_ns[1] : 0;
       double cost = 1 - pps[1] / pps[0];
       double ns = 1e9 / pps[1] - 1e9 / pps[0];
       // What a bare table's batched lookup alone (no parse, no update) would
@@ -336,8 +348,9 @@ int cmd_bench_flow(int argc, char** argv) {
       double floor_cost = floor_ns > 0 ? floor_ns / (1e9 / pps[0] + floor_ns) : 0;
       fmt::print(
           "{:<12} {:>10} {:>14.2f} {:>14.2f} {:>9.2f}x   Mpps with / without the flow layer, runs of {}: "
-          "{:.1f}% cost, {:.1f} ns a packet{}\n",
-          "router", pt.flows, pps[1] / 1e6, pps[0] / 1e6, pps[1] / pps[0], pt.burst, cost * 100, ns,
+          "{:.1f}% cost, {:.1f} ns a packet; steady state {:.1f}%, {:.1f} ns{}\n",
+          "router", pt.flows, pps[1] / 1e6, pps[0] / 1e6, pps[1] / pps[0], pt.burst, cost * 100, ns, steady_cost * 100,
+          steady_ns[1] - steady_ns[0],
           floor_ns > 0 ? fmt::format(" (a bare batched lookup alone: {:.1f} ns, {:.1f}%)", floor_ns, floor_cost * 100)
                        : std::string());
       j["results"].push_back({{"case", "router"},
@@ -347,6 +360,9 @@ int cmd_bench_flow(int argc, char** argv) {
                               {"pps_without", pps[0]},
                               {"cost", cost},
                               {"ns_per_packet", ns},
+                              {"steady_ns_without", steady_ns[0]},
+                              {"steady_ns_with", steady_ns[1]},
+                              {"steady_cost", steady_cost},
                               {"bare_lookup_floor_ns", floor_ns},
                               {"bare_lookup_floor_cost", floor_cost}});
     }

@@ -375,6 +375,50 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
   return track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir);
 }
 
+// The rest of a train after packet i, while nothing but the flow's counters
+// would change: packets in i's direction of a flow other than TCP, or of an
+// established TCP connection (no SYN, FIN or RST; not the packet after the
+// one that completed the handshake). Such a packet's class, state and facts
+// are the packet before's (less kFactFirstInDir), so the counters add up
+// in registers and are written once; a list move a granularity later is
+// made at the packet that is due one, as track_hashed would. The caller
+// checked that packet i got a flow and packet i + 1 continues its train.
+// Returns the next packet for track_hashed.
+[[gnu::always_inline]] inline uint32_t FlowTable::continue_train(const k::ParsedKey* pk, const uint32_t* ip_len,
+                                                                 const uint64_t* now, uint32_t n, uint32_t i,
+                                                                 uint32_t* ids, uint8_t* dirs, uint8_t* facts,
+                                                                 uint8_t fact) {
+  uint32_t j = i + 1;
+  uint32_t id = ids[i];
+  Flow& f = flows_[id - 1];
+  const bool tcp = f.key.proto == 6;
+  if (tcp && (f.tcp.state != k::kTcpEstablished || (f.flags & Flow::kJustEstablished))) return j;
+  const uint8_t d = dirs[i], kdir = pk[i].dir;
+  const uint8_t later = uint8_t(fact & ~kFactFirstInDir);
+  const uint8_t stop = k::kTcpSyn | k::kTcpFin | k::kTcpRst;
+  uint64_t pkts = 0, bytes = 0, last = f.last_ns;
+  uint8_t flags = 0;
+  for (; j < n && trains_[j] && pk[j].dir == kdir && !(tcp && ((pk[j].tcp_flags & stop) || !pk[j].l4_off)); ++j) {
+    ids[j] = id;
+    dirs[j] = d;
+    if (facts) facts[j] = later;
+    ++pkts;
+    bytes += ip_len[j];
+    flags |= pk[j].tcp_flags;
+    if (now[j] > last) last = now[j];
+    if (now[j] - f.queued_ns >= cfg_.granularity_ns) {
+      unlink(id);
+      link_tail(id, f.cls);
+      f.queued_ns = now[j];
+    }
+  }
+  f.last_ns = last;
+  f.pkts[d] += pkts;
+  f.bytes[d] += bytes;
+  if (tcp) f.tcp_flags[d] |= flags;
+  return j;
+}
+
 void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n,
                             uint32_t* ids, uint8_t* dirs, uint8_t* facts) {
   if (hashes_.size() < n) hashes_.resize(n), trains_.resize(n);
@@ -407,58 +451,18 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
   for (uint32_t i = 0; i < n;) {
     ids[i] = track_hashed(pk[i], hashes_[i], ip_len[i], now[i], dirs[i], trains_[i] ? ids[i - 1] : 0);
     uint8_t fact = 0;
-    if (ids[i]) {
+    if (facts && ids[i]) {
       const Flow& f = flows_[ids[i] - 1];
       bool est = established(f);
       fact = uint8_t((est ? kFactEstablished : 0) | (f.pkts[dirs[i]] == 1 ? kFactFirstInDir : 0) |
                      (est && !(f.flags & Flow::kJustEstablished) ? kFactEstablishedBefore : 0));
     }
     if (facts) facts[i] = fact;
-    uint32_t j = continue_train(pk, ip_len, now, n, i, ids, dirs, facts, fact);
-    i = j;
+    if (i + 1 < n && trains_[i + 1] && ids[i])
+      i = continue_train(pk, ip_len, now, n, i, ids, dirs, facts, fact);
+    else
+      ++i;
   }
-}
-
-// The rest of a train after packet i, while nothing but the flow's counters
-// would change: packets in i's direction of a flow other than TCP, or of an
-// established TCP connection (no SYN, FIN or RST; not the packet after the
-// one that completed the handshake). Such a packet's class, state and facts
-// are the packet before's (less kFactFirstInDir), so the counters add up
-// in registers and are written once; a list move a granularity later is
-// made at the packet that is due one, as track_hashed would. Returns the
-// next packet for track_hashed.
-uint32_t FlowTable::continue_train(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n,
-                                   uint32_t i, uint32_t* ids, uint8_t* dirs, uint8_t* facts, uint8_t fact) {
-  uint32_t j = i + 1;
-  uint32_t id = ids[i];
-  if (!id || j >= n || !trains_[j]) return j;
-  Flow& f = flows_[id - 1];
-  const bool tcp = f.key.proto == 6;
-  if (tcp && (f.tcp.state != k::kTcpEstablished || (f.flags & Flow::kJustEstablished))) return j;
-  const uint8_t d = dirs[i], kdir = pk[i].dir;
-  const uint8_t later = uint8_t(fact & ~kFactFirstInDir);
-  const uint8_t stop = k::kTcpSyn | k::kTcpFin | k::kTcpRst;
-  uint64_t pkts = 0, bytes = 0, last = f.last_ns;
-  uint8_t flags = 0;
-  for (; j < n && trains_[j] && pk[j].dir == kdir && !(tcp && ((pk[j].tcp_flags & stop) || !pk[j].l4_off)); ++j) {
-    ids[j] = id;
-    dirs[j] = d;
-    if (facts) facts[j] = later;
-    ++pkts;
-    bytes += ip_len[j];
-    flags |= pk[j].tcp_flags;
-    if (now[j] > last) last = now[j];
-    if (now[j] - f.queued_ns >= cfg_.granularity_ns) {
-      unlink(id);
-      link_tail(id, f.cls);
-      f.queued_ns = now[j];
-    }
-  }
-  f.last_ns = last;
-  f.pkts[d] += pkts;
-  f.bytes[d] += bytes;
-  if (tcp) f.tcp_flags[d] |= flags;
-  return j;
 }
 
 void FlowTable::expire(uint64_t now) {
