@@ -55,6 +55,7 @@ TEST(PacketPool, BuffersSpreadOverTheCacheSets) {
   for (uint32_t size : {2048u, 4096u, 2112u, 2176u, 9216u}) {
     PacketPool pool({.count = 64, .buf_size = size, .headroom = 128, .jumbo_count = 0});
     std::vector<Packet*> ps;
+    ps.reserve(64);
     std::set<uintptr_t> sets;
     for (int i = 0; i < 64; ++i) {
       Packet* p = pool.alloc(size - 128);
@@ -74,6 +75,7 @@ TEST(PacketPool, BuffersSpreadOverTheCacheSets) {
 TEST(PacketPool, ExhaustionIsCountedNotFatal) {
   PacketPool pool({.count = 3, .buf_size = 2048, .headroom = 128, .jumbo_count = 1});
   std::vector<Packet*> ps;
+  ps.reserve(3);
   for (int i = 0; i < 3; ++i) ps.push_back(pool.alloc(64));
   EXPECT_EQ(pool.alloc(64), nullptr);
   EXPECT_EQ(pool.failures(), 1u);
