@@ -577,7 +577,7 @@ int cmd_bench_flow(int argc, char** argv) {
       alive += id == ids[i] && t.flow(id).tcp.state == k::kTcpEstablished;
     }
     uint64_t rss1 = rss_bytes();
-    double during = est_time / double(est_pkts);
+    double during = est_pkts ? est_time / double(est_pkts) : 0;  // (--flood 0: no flood)
     fmt::print(
         "{:<12} {:>10} {:>14.2f} {:>14} {:>10}   M SYN/s; {} of {} established kept, evicted {}, table {} MiB, "
         "RSS +{} MiB; an established packet {:.0f} ns quiet, {:.0f} ns in the flood\n",
