@@ -51,5 +51,7 @@ for r in rows:
     assert 0 <= r["final_fraction_worker0"] <= 1, r
 for r in rows[2:]:
     assert r["best_fixed"] in ("f0", "f1") and r["vs_best_fixed"] > 0 and r["epochs"] > 10, r
+    # the climber's sweeps (one at the start at least), those a change of traffic began, its noise band
+    assert r["sweeps"] >= 1 and 0 <= r["changes"] <= r["sweeps"] and 0.02 <= r["band"] <= 0.25, r
 print("bench-scale --alb: ok")
 PY

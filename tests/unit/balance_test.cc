@@ -146,8 +146,73 @@ TEST(HillClimber, LightLoadKeepsEverythingOnTheCpuAndResumes) {
   HillClimber h(p, 0.8, false);
   EXPECT_EQ(h.update(100, 0.1, -1), 0);
   EXPECT_EQ(h.state(), HillClimber::State::Light);
-  // load returns: climbing resumes from where it was
-  double s = h.update(100, 0.9, -1);
+  // load returns: its home (the share it had), after an epoch to settle, then climbing
+  // resumes from there
+  EXPECT_NEAR(h.update(100, 0.9, -1), 0.8, 1e-9);
+  EXPECT_TRUE(h.settling());
   EXPECT_EQ(h.state(), HillClimber::State::Climbing);
-  EXPECT_NEAR(s, 0.85, 1e-9);
+  EXPECT_NEAR(h.update(100, 0.9, -1), 0.8, 1e-9);   // (settled)
+  EXPECT_NEAR(h.update(100, 0.9, -1), 0.85, 1e-9);  // home measured: a probe one step on
+}
+
+TEST(HillClimber, SeesASlopeGentlerThanTheBandPerStep) {
+  // The device pays, but each step of 0.05 gains only 1.5% (under the 2%
+  // band): comparing each epoch with the last (NBA) never sees the slope
+  // and walks away from 1 as readily as toward it; against the home's rate
+  // the steps add up. No noise, so what is tested is the rule.
+  auto f = [](double w, int) { return 50 + 15 * w; };
+  HillClimber h(BalanceParams{}, 0.5);
+  auto s = climb(h, 1000, f, 0, {}, true);
+  EXPECT_GE(achieved(s, 100, 1000, f), 99);
+  EXPECT_GT(mean(s, 100, 1000), 0.95);
+}
+
+TEST(HillClimber, ProbesFromATopCostAboutOnePercent) {
+  // The IPv4 router on the H200 (16 workers, 64 bytes; Mpps by share, and a
+  // 5% share costing half): all on the CPU is best by far. After the sweep
+  // each probe from 0 loses about half for an epoch; the waits between
+  // probes grow with that loss, so probes take about 1% of the epochs, not
+  // NBA's every other one nor doubling waits from one epoch.
+  auto f = [](double w, int) {
+    const double xs[] = {0, 0.05, 0.25, 0.5, 0.75, 1}, ys[] = {288.6, 150, 134.4, 112.4, 79.9, 65.3};
+    for (int i = 0; i < 5; ++i)
+      if (w <= xs[i + 1] + 1e-12) return ys[i] + (w - xs[i]) / (xs[i + 1] - xs[i]) * (ys[i + 1] - ys[i]);
+    return 65.3;
+  };
+  HillClimber h(BalanceParams{}, 0.5);
+  auto s = climb(h, 500, f, 0.01, {}, true);
+  size_t off = 0;
+  for (size_t i = 20; i < 500; ++i) off += s[i] > 0;
+  EXPECT_LE(off, 480u * 3 / 100) << "epochs off the top after the sweep";
+  EXPECT_GE(achieved(s, 20, 500, f), 98.5);
+}
+
+TEST(HillClimber, SweepsAgainWhenTheTrafficChanges) {
+  // All on the CPU is best until epoch 300; then the packets grow and the
+  // device is best at 1, with a dip at small shares (CPU batches waiting
+  // behind device ones), so no probe from 0 would find it. The rate at home
+  // changes past three bands: it sweeps again at once, not at EXPLORE.
+  auto f = [](double w, int e) {
+    if (e < 300) return 100 - 60 * w;
+    return w < 0.25 ? 40 - 40 * w : 30 + 40 * w;  // 40 at 0, 30 at 0.25, 70 at 1
+  };
+  HillClimber h(BalanceParams{}, 0.5);
+  auto s = climb(h, 400, f, 0.01, {}, true);
+  EXPECT_NEAR(mean(s, 100, 300), 0, 0.02);
+  EXPECT_EQ(h.changes(), 1u);
+  EXPECT_EQ(h.sweeps(), 2u);
+  EXPECT_GT(mean(s, 330, 400), 0.9) << "within 30 epochs of the change";
+}
+
+TEST(HillClimber, WidensItsBandToTheNoiseItMeasures) {
+  // +-12% noise on every epoch, six times the 2% band, on a router-like
+  // curve (all on the CPU best, a small share costing much). With the band
+  // fixed, a lucky epoch at a worse share becomes home and noise alone turns
+  // the climb (about 83% of the best); the band it measures (twice the mean
+  // change between epochs at one share) keeps it at the top.
+  auto f = [](double w, int) { return w < 0.25 ? 288 - 600 * w : 134 - 90 * (w - 0.25); };
+  HillClimber h(BalanceParams{}, 0.5);
+  auto s = climb(h, 1000, f, 0.12, {}, true);
+  EXPECT_GT(h.band(), 0.1);
+  EXPECT_GE(achieved(s, 100, 1000, f), 96);
 }

@@ -480,10 +480,10 @@ int cmd_bench_scale(int argc, char** argv) {
         const double settle = alb_settle < double(seconds) ? alb_settle : 0;
         for (const auto& [mode, bal] : modes) {
           std::string text = fill(std::string(a.pre) + " " + bal + " -> " + a.post, {{"src", src}});
-          Point pt = run_scale(
-              text, t, device, std::max<uint32_t>(1, batch / 64),
-              {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99", "o.device_sealed", "c.count"},
-              nullptr, err, settle);
+          Point pt = run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
+                               {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99", "b.sweeps",
+                                "b.changes", "b.band", "o.device_sealed", "c.count"},
+                               nullptr, err, settle);
           if (pt.pps < 0) return fmt::print(stderr, "bench-scale: alb {} {} x{}: {}\n", a.name, mode, t, err), 1;
           bool adaptive = mode.rfind("alb", 0) == 0;
           if (!adaptive && pt.pps > best) best = pt.pps, best_mode = mode;
@@ -506,7 +506,11 @@ int cmd_bench_scale(int argc, char** argv) {
             r["epochs"] = pt.h["b.epochs"];
             r["turns"] = pt.h["b.turns"];
             r["over_bound"] = pt.h["b.over_bound"];
-            vs = fmt::format("{:.0f}% of {}", 100 * pt.pps / best, best_mode);
+            r["sweeps"] = pt.h["b.sweeps"];
+            r["changes"] = pt.h["b.changes"];
+            r["band"] = pt.h["b.band"];
+            vs = fmt::format("{:.0f}% of {} ({} sweeps, {} on a change; band {:.3f})", 100 * pt.pps / best, best_mode,
+                             pt.h["b.sweeps"], pt.h["b.changes"], pt.h["b.band"]);
             if (pt.settled_pps > 0 && best_settled > 0) {
               r["mpps_settled"] = pt.settled_pps / 1e6;
               r["vs_best_fixed_settled"] = pt.settled_pps / best_settled;

@@ -3,20 +3,32 @@
 // graph, how full its batches arrived, and the p99 latency of its device
 // batches) that answers the share of batches to mark for the device next.
 //
-//   NBA's hill climbing: the share moves by STEP in one direction while the
-//   throughput does not fall by more than the noise band, and turns back when
-//   it does. The epoch after a move is not compared (NBA waits for the new
-//   share to apply): batches already sent to the device under the old share
-//   still finish in it, and comparing it would credit one share with the
-//   other's rate. At 0 or 1 it turns back, so a change of traffic is noticed
-//   from the ends too: it probes one step in, returns if that was worse, and
-//   then waits twice as long before the next probe (1, 2, 4 .. 128 epochs),
-//   since the curve may fall off a cliff next to an end.
+//   NBA's hill climbing, with a memory: the climb keeps a home, the share
+//   with the best rate measured so far, and moves by STEP in one direction
+//   while the rate stays within the noise band of home's (taking the home
+//   along when it is better); when it falls below that band it returns home
+//   and tries the other side. NBA compares each epoch with the last one, so a
+//   slope gentler than the band per step (a device that loses 1.5% a step)
+//   is never seen and the share drifts down it to the end; against home the
+//   losses add up until they are seen. The epoch after a move is not
+//   compared (NBA waits for the new share to apply): batches sent under the
+//   old share still finish in it; OffloadBalancer makes it a quarter epoch.
+//   A home whose two sides were both worse (or whose only side, at 0 or 1)
+//   is a top: the next probe waits so that probes cost at most 1% of the
+//   throughput (a probe that lost 60% for two epochs waits 120 epochs; one
+//   that lost 2%, four), doubling while they keep failing, up to 128.
+//   The band is NOISE, or twice the noise measured between epochs at one
+//   share if that is more (a band narrower than the noise turns on noise),
+//   at most 25%.
+//   A change of traffic: when the rate at home moves by more than three
+//   bands (and 10%) three measured epochs running, it sweeps again at once,
+//   rather than waiting for a probe or the next periodic sweep.
 //   Sweeps (past NBA): hill climbing alone stops on a local top, and the
 //   curve is often not concave (sending some batches to the device can be
 //   worse than none and than all: CPU batches wait behind device ones to
 //   keep order). So the climb starts from the best of a sweep over shares
-//   0, 1/4, .. 1 (each held two epochs, the first to settle), and the sweep
+//   0, 1/4, .. 1 (each held two epochs, the first to settle: a quarter
+//   epoch in OffloadBalancer), and the sweep
 //   is repeated every `explore` epochs to find a top that moved away.
 //   Latency bound (NBA's future work): while the device batches' p99 is over
 //   the bound, the share falls by a step per epoch and a ceiling is set at the
@@ -29,13 +41,14 @@
 //   kept).
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace shoal::offload {
 
 struct BalanceParams {
   double step = 0.05;      // share moved per epoch
-  double noise = 0.02;     // relative throughput change taken as no change
+  double noise = 0.02;     // relative throughput change taken as no change (at least)
   double light = 0;        // mean batch fill below which load is light (0: never)
   double latency_us = 0;   // p99 bound for device batches (0: none)
   uint32_t relax = 10;     // epochs within the bound before the ceiling rises
@@ -46,11 +59,17 @@ class HillClimber {
  public:
   enum class State : uint8_t { Climbing, Bounded, Light, Sweeping };
   static constexpr int kPoints = 5;  // the sweep's shares: 0, 1/4, 1/2, 3/4, 1
+  // What the probes from a top may cost: after a probe that lost L of the
+  // throughput (for about two epochs), the next waits 2L / kProbeBudget
+  // epochs (and at least twice the last wait), at most kMaxHold.
+  static constexpr double kProbeBudget = 0.01;
+  static constexpr uint32_t kMaxHold = 128;
+  static constexpr double kMaxBand = 0.25;  // the widest band the noise measured gives
 
   // With `sweep` false the climb starts at `start` (and sweeps only after
   // `explore` epochs).
   explicit HillClimber(const BalanceParams& p, double start = 0.5, bool sweep = true)
-      : p_(p), share_(std::clamp(start, 0.0, 1.0)) {
+      : p_(p), share_(std::clamp(start, 0.0, 1.0)), home_(share_) {
     if (sweep) begin_sweep();
   }
 
@@ -61,8 +80,14 @@ class HillClimber {
     ++epochs_;
     if (p_.light > 0 && fill < p_.light) {
       state_ = State::Light;
-      have_last_ = false;  // the rates of a light epoch say nothing about the split
+      light_ = true;  // the rates of a light epoch say nothing about the split
       return 0;
+    }
+    if (light_) {  // load is back: home, measured again after an epoch to settle
+      light_ = false;
+      have_home_ = false;
+      state_ = ceiling_ < 1 ? State::Bounded : State::Climbing;
+      return move(home_, true);
     }
     if (point_ >= 0) return sweep(rate, p99_us);
     if (p_.explore && ++since_sweep_ >= p_.explore) {
@@ -73,56 +98,70 @@ class HillClimber {
       state_ = State::Bounded;
       ++over_;
       ceiling_ = std::max(0.0, share_ - p_.step);
-      share_ = ceiling_;
+      home_ = ceiling_;
       dir_ = -1;
-      within_ = 0;
-      have_last_ = probing_ = false;
-      settle_ = true;
-      return share_;
+      within_ = hold_ = failed_ = 0;
+      have_home_ = false;
+      return move(ceiling_, true);
     }
-    if (p_.latency_us > 0 && p99_us >= 0 && ceiling_ < 1 && ++within_ >= p_.relax) {
+    // (raised only while home is at the ceiling, and then probed at once:
+    // the relaxing is there to find a device that got faster)
+    if (p_.latency_us > 0 && p99_us >= 0 && ceiling_ < 1 && same(home_, ceiling_) && same(share_, home_) &&
+        ++within_ >= p_.relax) {
       ceiling_ = std::min(1.0, ceiling_ + p_.step);
       within_ = 0;
+      hold_ = 0, dir_ = 1;
     }
     state_ = ceiling_ < 1 ? State::Bounded : State::Climbing;
     if (settle_) {  // the epoch after a move
       settle_ = false;
       return share_;
     }
-    const double top = std::min(1.0, ceiling_);
-    const bool fell = have_last_ && rate < last_ * (1 - p_.noise);
-    if (fell) {
-      dir_ = -dir_;
+    // The noise: how much the rate moves between measured epochs at one share.
+    // (an epoch's change counted up to 50%: one burst of completions in an
+    // epoch must not blind the climb for dozens after)
+    if (have_prev_ && !moved_) dev_ = 0.9 * dev_ + 0.1 * std::min(0.5, std::abs(rate / prev_ - 1));
+    prev_ = rate, have_prev_ = true, moved_ = false;
+    const double band = this->band(), top = std::min(1.0, ceiling_);
+    if (same(share_, home_)) return at_home(rate, band, top);
+    // Away from home (a probe, or a climb past it): compared with home's
+    // rate, not the last epoch's, so that a slope gentler than the band per
+    // step is still seen once it adds up to the band.
+    const double next = share_ + dir_ * p_.step;
+    if (rate < home_rate_ * (1 - band) || next < -1e-9 || next > top + 1e-9) {
+      if (rate > home_rate_) {  // (an end reached while still rising: it is the new home)
+        home_ = share_, home_rate_ = rate;
+        failed_ = 0;
+        return at_home(rate, band, top);
+      }
       ++turns_;
+      dir_ = -dir_;
+      if (++failed_ >= 2 || at_end(home_, top)) hold_after(1 - rate / home_rate_);
+      return move(home_);
     }
-    if (probing_) {  // the epoch after a step in from an end
-      probing_ = false;
-      backoff_ = fell ? std::min<uint32_t>(backoff_ ? 2 * backoff_ : 1, 128) : 0;
-      hold_ = backoff_;
+    if (rate > home_rate_) {  // better: home moves here
+      home_ = share_, home_rate_ = rate;
+      failed_ = 0, backoff_ = 0;
     }
-    last_ = rate, have_last_ = true;
-    const bool at_end = share_ <= 0 || share_ >= top;
-    if (at_end && hold_ > 0) {  // waiting before the next probe
-      --hold_;
-      if (share_ > top) share_ = top;
-      return share_;
-    }
-    double next = share_ + dir_ * p_.step;
-    if (next >= top) next = top, dir_ = -1;
-    if (next <= 0) next = 0, dir_ = 1;
-    probing_ = at_end && next != share_;
-    settle_ = next != share_;
-    share_ = next;
-    return share_;
+    return move(next);
   }
 
   double share() const { return share_; }
+  // Whether the next epoch only settles the last move (its rate is not
+  // compared: batches sent under the old share still finish in it), so the
+  // caller may make it shorter.
+  bool settling() const { return settle_ || (point_ >= 0 && !settled_); }
   uint64_t sweeps() const { return sweeps_; }
   double ceiling() const { return ceiling_; }
   State state() const { return state_; }
   uint64_t epochs() const { return epochs_; }
   uint64_t turns() const { return turns_; }
   uint64_t over_bound() const { return over_; }
+  // Sweeps begun because the rate at a held share changed (a change of traffic).
+  uint64_t changes() const { return changes_; }
+  // The relative change taken as none: NOISE, or twice the noise measured if
+  // more (up to kMaxBand).
+  double band() const { return std::max(p_.noise, std::min(kMaxBand, 2 * dev_)); }
   static const char* name(State s) {
     return s == State::Climbing  ? "climbing"
            : s == State::Bounded ? "bounded"
@@ -131,9 +170,57 @@ class HillClimber {
   }
 
  private:
+  static bool same(double a, double b) { return std::abs(a - b) < 1e-9; }
+  bool at_end(double s, double top) const { return s <= 1e-9 || s >= top - 1e-9; }
+  double move(double s, bool settle = false) {
+    settle_ = settle || !same(s, share_);
+    moved_ = moved_ || settle_;
+    share_ = s;
+    return share_;
+  }
+  // At home: its rate kept as a running mean; a change of traffic (the rate
+  // there off by more than three bands and 10%, three measured epochs
+  // running, home held meanwhile) sweeps again; else, when the wait is over,
+  // a probe one step in the climb's direction (turning at an end).
+  double at_home(double rate, double band, double top) {
+    if (!have_home_) {
+      home_rate_ = rate, have_home_ = true, changed_ = 0;
+    } else if (std::abs(rate / home_rate_ - 1) > std::max(0.1, 3 * band)) {
+      if (++changed_ >= 3) {
+        ++changes_;
+        begin_sweep();
+      }
+      return share_;
+    } else {
+      changed_ = 0;
+      home_rate_ = 0.7 * home_rate_ + 0.3 * rate;
+    }
+    if (home_ > top + 1e-9) {  // (the latency ceiling came down past it)
+      home_ = top, have_home_ = false;
+      return move(top);
+    }
+    if (hold_ > 0) {
+      --hold_;
+      return share_;
+    }
+    double next = home_ + dir_ * p_.step;
+    if (next > top + 1e-9) dir_ = -1, next = home_ - p_.step;
+    if (next < -1e-9) dir_ = 1, next = home_ + p_.step;
+    return move(std::clamp(next, 0.0, top));
+  }
+  // Both sides of home were worse (or the only side, at an end): wait before
+  // the next probe, so that probes cost at most kProbeBudget of the
+  // throughput, doubling while they keep failing.
+  void hold_after(double loss) {
+    const auto by_loss = uint32_t(std::ceil(2 * std::max(0.0, loss) / kProbeBudget));
+    backoff_ = std::min(kMaxHold, std::max(backoff_ ? 2 * backoff_ : 1, by_loss));
+    hold_ = backoff_;
+    failed_ = 0;
+  }
   void begin_sweep() {
-    point_ = 0, settled_ = probing_ = false, since_sweep_ = 0, hold_ = backoff_ = 0;
+    point_ = 0, settled_ = false, since_sweep_ = 0, hold_ = backoff_ = failed_ = 0, changed_ = 0;
     for (double& r : sweep_rate_) r = -1;
+    moved_ = true;
     share_ = 0;
     state_ = State::Sweeping;
   }
@@ -156,6 +243,7 @@ class HillClimber {
     if (point_ < kPoints) {
       share_ = double(point_) / (kPoints - 1);
       settled_ = false;
+      moved_ = true;
       return share_;
     }
     int best = 0;
@@ -163,24 +251,23 @@ class HillClimber {
       if (sweep_rate_[k] > sweep_rate_[best]) best = k;
     point_ = -1;
     ++sweeps_;
-    share_ = std::min(ceiling_, double(best) / (kPoints - 1));
     // toward the better neighbour
     double lo = best > 0 ? sweep_rate_[best - 1] : -1, hi = best + 1 < kPoints ? sweep_rate_[best + 1] : -1;
     dir_ = hi > lo ? 1 : -1;
-    have_last_ = false;
-    settle_ = true;
+    home_ = std::min(ceiling_, double(best) / (kPoints - 1));
+    have_home_ = false;
     state_ = ceiling_ < 1 ? State::Bounded : State::Climbing;
-    return share_;
+    return move(home_, true);
   }
 
   BalanceParams p_;
-  double share_, ceiling_ = 1, last_ = 0;
+  double share_, home_, ceiling_ = 1, home_rate_ = 0, prev_ = 0, dev_ = 0;
   int dir_ = 1;
-  bool have_last_ = false;
+  bool have_home_ = false, have_prev_ = false, moved_ = true, light_ = false;
   State state_ = State::Climbing;
-  uint32_t within_ = 0, hold_ = 0, backoff_ = 0;
-  bool probing_ = false, settle_ = false;
-  uint64_t epochs_ = 0, turns_ = 0, over_ = 0, sweeps_ = 0;
+  uint32_t within_ = 0, hold_ = 0, backoff_ = 0, failed_ = 0, changed_ = 0;
+  bool settle_ = false;
+  uint64_t epochs_ = 0, turns_ = 0, over_ = 0, sweeps_ = 0, changes_ = 0;
   int point_ = -1;  // the sweep's point now (-1: climbing)
   bool settled_ = false;
   uint32_t since_sweep_ = 0;

@@ -101,6 +101,8 @@ class OffloadBalancer : public Element {
     add_read_handler("turns", [this] { return std::to_string(pub_.turns.load()); });
     add_read_handler("over_bound", [this] { return std::to_string(pub_.over.load()); });
     add_read_handler("sweeps", [this] { return std::to_string(pub_.sweeps.load()); });
+    add_read_handler("band", [this] { return fmt::format("{:.3f}", pub_.band.load()); });
+    add_read_handler("changes", [this] { return std::to_string(pub_.changes.load()); });
     add_stat_handler("to_device", to_device_);
     add_stat_handler("to_cpu", to_cpu_);
   }
@@ -117,7 +119,8 @@ class OffloadBalancer : public Element {
     if (!epoch_start_) epoch_start_ = now, out_start_ = out;
     ++batches_;
     fill_ += double(b->live()) / double(std::max<uint32_t>(1, b->capacity()));
-    if (now - epoch_start_ < interval_ns_) return;
+    // (an epoch that only settles a move is a quarter of INTERVAL: its rate is not compared)
+    if (now - epoch_start_ < (climber_.settling() ? interval_ns_ / 4 : interval_ns_)) return;
     double secs = double(now - epoch_start_) / 1e9;
     last_rate_ = double(out - out_start_) / secs;
     last_p99_ = -1;
@@ -137,6 +140,7 @@ class OffloadBalancer : public Element {
     pub_.state = uint8_t(climber_.state());
     pub_.epochs = climber_.epochs(), pub_.turns = climber_.turns(), pub_.over = climber_.over_bound();
     pub_.sweeps = climber_.sweeps();
+    pub_.band = climber_.band(), pub_.changes = climber_.changes();
   }
 
   double fraction_ = 1, share_ = 1, acc_ = 0;
@@ -150,10 +154,10 @@ class OffloadBalancer : public Element {
   int64_t last_p99_ = -1;
   offload::LatencySamples* samples_ = nullptr;
   struct {
-    std::atomic<double> share{1}, ceiling{1}, rate{0};
+    std::atomic<double> share{1}, ceiling{1}, rate{0}, band{0};
     std::atomic<int64_t> p99{-1};
     std::atomic<uint8_t> state{0};
-    std::atomic<uint64_t> epochs{0}, turns{0}, over{0}, sweeps{0};
+    std::atomic<uint64_t> epochs{0}, turns{0}, over{0}, sweeps{0}, changes{0};
   } pub_;
   Stat to_device_, to_cpu_;
 };
@@ -168,13 +172,19 @@ SHOAL_ELEMENT(
         "consecutive offloadable elements there and release the results in order; the others run on the CPU. "
         "The mark stays on the batch. With MODE fixed (the default) FRACTION of the batches go to the device. "
         "With MODE adaptive the share starts at FRACTION and each worker's copy finds it by NBA's hill "
-        "climbing: every INTERVAL it compares the packets per second that left its worker's graph (sent or "
-        "dropped) with the previous interval's, keeps moving the share by STEP while that does not fall by more than "
-        "NOISE, and turns "
-        "back when it does (at 0 or 1 it probes one step in). Since that stops on a local top, and the curve "
-        "is often not concave (a few batches on the device can cost more than none or all: CPU batches wait "
-        "behind device ones to keep order), the climb starts from the best of a sweep over the shares 0, "
-        "0.25, .. 1 (two intervals each, the first to settle), repeated every EXPLORE intervals. With LATENCY, the "
+        "climbing, with a memory: every INTERVAL it measures the packets per second that left its worker's graph "
+        "(sent or dropped), and keeps moving the share by STEP while that stays within the noise band of the best "
+        "share measured so far (its home, which moves along when a share is better); when it falls below, it "
+        "returns home and tries the other side (NBA compares each interval with the last, so a slope gentler than "
+        "the band per step goes unseen). The band is NOISE, or twice the noise measured between intervals at one "
+        "share if that is more. A home whose sides are both worse (or its only side, at 0 or 1) is a top: the next "
+        "probe waits so that probes cost about 1% of the throughput (a probe that lost 60% waits 120 intervals), "
+        "at most 128 intervals. The interval after a move only settles it (batches sent under the old share still "
+        "finish in it): it lasts a quarter of INTERVAL and is not compared. Since climbing stops on a local top, "
+        "and the curve is often not concave (a few batches on the device can cost more than none or all: CPU "
+        "batches wait behind device ones to keep order), the climb starts from the best of a sweep over the "
+        "shares 0, 0.25, .. 1, repeated every EXPLORE intervals, and at once when the rate at home changes by more "
+        "than three bands (and 10%) three intervals running (a change of traffic). With LATENCY, the "
         "share falls while the p99 "
         "latency of the device batches (from a batch's forming to its results) is over the bound, under a "
         "ceiling that rises again by a step after RELAX intervals within it. With LIGHT, intervals whose "
@@ -184,7 +194,9 @@ SHOAL_ELEMENT(
              {"MODE", "fixed|adaptive", "a fixed share, or NBA's hill climbing (default fixed)"},
              {"INTERVAL", "time", "adaptive: observation interval (default 100ms)"},
              {"STEP", "0-0.5", "adaptive: share moved per interval (default 0.05)"},
-             {"NOISE", "0-1", "adaptive: relative throughput change taken as none (default 0.02)"},
+             {"NOISE", "0-1",
+              "adaptive: relative throughput change taken as none, at least (the band widens to the noise measured; "
+              "default 0.02)"},
              {"LATENCY", "microseconds", "adaptive: p99 bound for device batches (default 0: none)"},
              {"LIGHT", "0-1", "adaptive: mean batch fill under which load counts as light (default 0: off)"},
              {"RELAX", "intervals", "adaptive: intervals within LATENCY before the ceiling rises (default 10)"},
@@ -197,6 +209,8 @@ SHOAL_ELEMENT(
                  {"latency_p99", "r", "p99 microseconds of the last interval's device batches (- for none)"},
                  {"epochs", "r", "intervals observed"},
                  {"turns", "r", "times the climb turned back on a fall in throughput"},
+                 {"band", "r", "the relative change taken as none now (NOISE, or twice the noise measured)"},
+                 {"changes", "r", "sweeps begun because the rate at home changed (a change of traffic)"},
                  {"over_bound", "r", "intervals whose p99 was over LATENCY"},
                  {"sweeps", "r", "sweeps completed"},
                  {"to_device", "r", "batches marked for the device"},
