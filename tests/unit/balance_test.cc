@@ -213,6 +213,6 @@ TEST(HillClimber, WidensItsBandToTheNoiseItMeasures) {
   auto f = [](double w, int) { return w < 0.25 ? 288 - 600 * w : 134 - 90 * (w - 0.25); };
   HillClimber h(BalanceParams{}, 0.5);
   auto s = climb(h, 1000, f, 0.12, {}, true);
-  EXPECT_GT(h.band(), 0.1);
+  EXPECT_GT(h.band(), 0.05);
   EXPECT_GE(achieved(s, 100, 1000, f), 96);
 }

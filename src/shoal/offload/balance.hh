@@ -19,7 +19,7 @@
 //   that lost 2%, four), doubling while they keep failing, up to 128.
 //   The band is NOISE, or twice the noise measured between epochs at one
 //   share if that is more (a band narrower than the noise turns on noise),
-//   at most 25%.
+//   at most 10% (wider, the climb is blind to most curves).
 //   A change of traffic: when the rate at home moves by more than three
 //   bands (and 10%) three measured epochs running, it sweeps again at once,
 //   rather than waiting for a probe or the next periodic sweep.
@@ -64,7 +64,7 @@ class HillClimber {
   // epochs (and at least twice the last wait), at most kMaxHold.
   static constexpr double kProbeBudget = 0.01;
   static constexpr uint32_t kMaxHold = 128;
-  static constexpr double kMaxBand = 0.25;  // the widest band the noise measured gives
+  static constexpr double kMaxBand = 0.1;  // the widest band the noise measured gives
 
   // With `sweep` false the climb starts at `start` (and sweeps only after
   // `explore` epochs).
