@@ -204,6 +204,33 @@ TEST(HillClimber, SweepsAgainWhenTheTrafficChanges) {
   EXPECT_GT(mean(s, 330, 400), 0.9) << "within 30 epochs of the change";
 }
 
+TEST(HillClimber, TheSweepsBacklogIsNotAChangeOfTraffic) {
+  // A device that drains slowly (the host backend: its work runs on the
+  // worker's cores): an epoch's rate is the mean over its share and the two
+  // epochs' before, so the first epoch back at 0 after the sweep's visit to
+  // 1 still runs at a fraction of the CPU's rate. Taken alone as home's
+  // rate, it makes a probe look better (home moves off the top) or the
+  // epochs after it a change of traffic (each sweep beginning the next);
+  // home's rate is the median of its first three epochs, and the first
+  // probe waits for them.
+  auto f = [](double w) { return 100 - 90 * w; };
+  HillClimber h(BalanceParams{}, 0.5);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-0.01, 0.01);
+  double s[3] = {h.share(), h.share(), h.share()};
+  size_t off = 0;
+  for (int e = 0; e < 400; ++e) {
+    const double rate = (f(s[0]) + f(s[1]) + f(s[2])) / 3 * (1 + u(rng));
+    s[2] = s[1], s[1] = s[0];
+    s[0] = h.update(rate, 1.0, -1);
+    off += e >= 20 && s[0] > 0;
+  }
+  EXPECT_LE(off, 380u * 3 / 100) << "epochs off the top after the sweep";
+  EXPECT_EQ(h.changes(), 0u);
+  EXPECT_EQ(h.sweeps(), 1u);
+  EXPECT_EQ(h.share(), 0);
+}
+
 TEST(HillClimber, WidensItsBandToTheNoiseItMeasures) {
   // +-12% noise on every epoch, six times the 2% band, on a router-like
   // curve (all on the CPU best, a small share costing much). With the band

@@ -22,7 +22,10 @@
 //   at most 10% (wider, the climb is blind to most curves).
 //   A change of traffic: when the rate at home moves by more than three
 //   bands (and 10%) three measured epochs running, it sweeps again at once,
-//   rather than waiting for a probe or the next periodic sweep.
+//   rather than waiting for a probe or the next periodic sweep. (Home's
+//   rate starts as the median of its first three epochs, the first of which
+//   may still carry the last share's work: on the host backend a sweep's
+//   visit to 1 left a backlog that made every sweep look like a change.)
 //   Sweeps (past NBA): hill climbing alone stops on a local top, and the
 //   curve is often not concave (sending some batches to the device can be
 //   worse than none and than all: CPU batches wait behind device ones to
@@ -130,7 +133,7 @@ class HillClimber {
     const double next = share_ + dir_ * p_.step;
     if (rate < home_rate_ * (1 - band) || next < -1e-9 || next > top + 1e-9) {
       if (rate > home_rate_) {  // (an end reached while still rising: it is the new home)
-        home_ = share_, home_rate_ = rate;
+        home_ = share_, home_rate_ = home_first_[0] = rate, home_n_ = 1;
         failed_ = 0;
         return at_home(rate, band, top);
       }
@@ -140,7 +143,7 @@ class HillClimber {
       return move(home_);
     }
     if (rate > home_rate_) {  // better: home moves here
-      home_ = share_, home_rate_ = rate;
+      home_ = share_, home_rate_ = home_first_[0] = rate, home_n_ = 1;
       failed_ = 0, backoff_ = 0;
     }
     return move(next);
@@ -184,7 +187,12 @@ class HillClimber {
   // a probe one step in the climb's direction (turning at an end).
   double at_home(double rate, double band, double top) {
     if (!have_home_) {
-      home_rate_ = rate, have_home_ = true, changed_ = 0;
+      home_rate_ = home_first_[0] = rate, have_home_ = true, changed_ = 0, home_n_ = 1;
+    } else if (home_n_ < 3) {  // the first epochs' median (the first may still carry the last share's work)
+      home_first_[home_n_++] = rate;
+      home_rate_ = home_n_ == 2 ? (home_first_[0] + rate) / 2
+                                : std::max(std::min(home_first_[0], home_first_[1]),
+                                           std::min(std::max(home_first_[0], home_first_[1]), rate));
     } else if (std::abs(rate / home_rate_ - 1) > std::max(0.1, 3 * band)) {
       if (++changed_ >= 3) {
         ++changes_;
@@ -256,6 +264,7 @@ class HillClimber {
     dir_ = hi > lo ? 1 : -1;
     home_ = std::min(ceiling_, double(best) / (kPoints - 1));
     have_home_ = false;
+    hold_ = 2;  // (home measured three epochs before the first probe: the sweep's last point's work drains)
     state_ = ceiling_ < 1 ? State::Bounded : State::Climbing;
     return move(home_, true);
   }
@@ -265,13 +274,14 @@ class HillClimber {
   int dir_ = 1;
   bool have_home_ = false, have_prev_ = false, moved_ = true, light_ = false;
   State state_ = State::Climbing;
-  uint32_t within_ = 0, hold_ = 0, backoff_ = 0, failed_ = 0, changed_ = 0;
+  uint32_t within_ = 0, hold_ = 0, backoff_ = 0, failed_ = 0, changed_ = 0, home_n_ = 0;
   bool settle_ = false;
   uint64_t epochs_ = 0, turns_ = 0, over_ = 0, sweeps_ = 0, changes_ = 0;
   int point_ = -1;  // the sweep's point now (-1: climbing)
   bool settled_ = false;
   uint32_t since_sweep_ = 0;
   double sweep_rate_[kPoints] = {};
+  double home_first_[3] = {};  // home's first three rates
 };
 
 }  // namespace shoal::offload
