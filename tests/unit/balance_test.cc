@@ -231,6 +231,36 @@ TEST(HillClimber, TheSweepsBacklogIsNotAChangeOfTraffic) {
   EXPECT_EQ(h.share(), 0);
 }
 
+TEST(HillClimber, ADeviceShareIsMeasuredOnceTheDeviceDelivers) {
+  // The device is best (all of it: 100, none: 50), but for its first 12
+  // epochs (a GPU loading its kernels) no device batch finishes: an epoch at
+  // share w lets only the CPU's part out, 50 (1 - w), and has no p99. The
+  // sweep measures each device share once the device delivers, so it ends
+  // at 1; measured at once, every device share looked worse than 0 and the
+  // climb had to walk up from there.
+  auto run = [](bool wait) {
+    BalanceParams p;
+    p.wait_for_device = wait;
+    HillClimber h(p, 0.5);
+    std::vector<double> out;
+    double s = h.share();
+    for (int e = 0; e < 200; ++e) {
+      const bool stalled = e < 12;
+      const double rate = stalled ? 50 * (1 - s) : 50 + 50 * s;
+      s = h.update(rate, 1.0, s > 0 && !stalled ? 100 : -1);
+      out.push_back(s);
+    }
+    return std::make_pair(out, h.waits());
+  };
+  auto [with, waits] = run(true);
+  EXPECT_GT(mean(with, 30, 60), 0.95);
+  EXPECT_GT(waits, 0u);
+  EXPECT_LE(waits, uint64_t(HillClimber::kMaxWait) + 4) << "waits only while the device has not delivered";
+  auto [without, none] = run(false);
+  EXPECT_LT(mean(without, 30, 60), 0.9) << "(the case this test is about)";
+  EXPECT_EQ(none, 0u);
+}
+
 TEST(HillClimber, WidensItsBandToTheNoiseItMeasures) {
   // +-12% noise on every epoch, six times the 2% band, on a router-like
   // curve (all on the CPU best, a small share costing much). With the band

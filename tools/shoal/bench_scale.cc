@@ -509,6 +509,7 @@ int cmd_bench_scale(int argc, char** argv) {
             r["sweeps"] = pt.h["b.sweeps"];
             r["changes"] = pt.h["b.changes"];
             r["band"] = pt.h["b.band"];
+            r["waits"] = pt.h["b.waits"];
             vs = fmt::format("{:.0f}% of {} ({} sweeps, {} on a change; band {:.3f})", 100 * pt.pps / best, best_mode,
                              pt.h["b.sweeps"], pt.h["b.changes"], pt.h["b.band"]);
             if (pt.settled_pps > 0 && best_settled > 0) {

@@ -21,7 +21,7 @@
 //   share if that is more (a band narrower than the noise turns on noise),
 //   at most 10% (wider, the climb is blind to most curves).
 //   A change of traffic: when the rate at home moves by more than three
-//   bands (and 10%) three measured epochs running, it sweeps again at once,
+//   bands (and 25%) five measured epochs running, it sweeps again at once,
 //   rather than waiting for a probe or the next periodic sweep. (Home's
 //   rate starts as the median of its first three epochs, the first of which
 //   may still carry the last share's work: on the host backend a sweep's
@@ -56,6 +56,11 @@ struct BalanceParams {
   double latency_us = 0;   // p99 bound for device batches (0: none)
   uint32_t relax = 10;     // epochs within the bound before the ceiling rises
   uint32_t explore = 500;  // epochs between sweeps (0: sweep once, at the start)
+  // An epoch at a device share in which no device batch finished (p99 < 0)
+  // is measured again, up to kMaxWait epochs: its rate lacks the device's
+  // packets (a device still loading its kernels, the first aggregates in
+  // flight). For callers whose p99 comes from the device batches.
+  bool wait_for_device = false;
 };
 
 class HillClimber {
@@ -67,6 +72,7 @@ class HillClimber {
   // epochs (and at least twice the last wait), at most kMaxHold.
   static constexpr double kProbeBudget = 0.01;
   static constexpr uint32_t kMaxHold = 128;
+  static constexpr uint32_t kMaxWait = 8;  // epochs waited for a device share's first finished batch
   static constexpr double kMaxBand = 0.1;  // the widest band the noise measured gives
 
   // With `sweep` false the climb starts at `start` (and sweeps only after
@@ -120,6 +126,7 @@ class HillClimber {
       settle_ = false;
       return share_;
     }
+    if (undelivered(p99_us)) return share_;
     // The noise: how much the rate moves between measured epochs at one share.
     // (an epoch's change counted up to 50%: one burst of completions in an
     // epoch must not blind the climb for dozens after)
@@ -162,6 +169,8 @@ class HillClimber {
   uint64_t over_bound() const { return over_; }
   // Sweeps begun because the rate at a held share changed (a change of traffic).
   uint64_t changes() const { return changes_; }
+  // Epochs measured again because no device batch finished in them.
+  uint64_t waits() const { return waits_; }
   // The relative change taken as none: NOISE, or twice the noise measured if
   // more (up to kMaxBand).
   double band() const { return std::max(p_.noise, std::min(kMaxBand, 2 * dev_)); }
@@ -174,6 +183,17 @@ class HillClimber {
 
  private:
   static bool same(double a, double b) { return std::abs(a - b) < 1e-9; }
+  // An epoch to measure again: at a device share, no device batch finished
+  // in it (with wait_for_device; at most kMaxWait in a row).
+  bool undelivered(double p99_us) {
+    if (p_.wait_for_device && share_ > 0 && p99_us < 0 && waited_ < kMaxWait) {
+      ++waited_, ++waits_;
+      moved_ = true;  // (nor a sample of the noise)
+      return true;
+    }
+    waited_ = 0;
+    return false;
+  }
   bool at_end(double s, double top) const { return s <= 1e-9 || s >= top - 1e-9; }
   double move(double s, bool settle = false) {
     settle_ = settle || !same(s, share_);
@@ -182,7 +202,7 @@ class HillClimber {
     return share_;
   }
   // At home: its rate kept as a running mean; a change of traffic (the rate
-  // there off by more than three bands and 10%, three measured epochs
+  // there off by more than three bands and 25%, five measured epochs
   // running, home held meanwhile) sweeps again; else, when the wait is over,
   // a probe one step in the climb's direction (turning at an end).
   double at_home(double rate, double band, double top) {
@@ -193,8 +213,8 @@ class HillClimber {
       home_rate_ = home_n_ == 2 ? (home_first_[0] + rate) / 2
                                 : std::max(std::min(home_first_[0], home_first_[1]),
                                            std::min(std::max(home_first_[0], home_first_[1]), rate));
-    } else if (std::abs(rate / home_rate_ - 1) > std::max(0.1, 3 * band)) {
-      if (++changed_ >= 3) {
+    } else if (std::abs(rate / home_rate_ - 1) > std::max(0.25, 3 * band)) {
+      if (++changed_ >= 5) {
         ++changes_;
         begin_sweep();
       }
@@ -240,6 +260,7 @@ class HillClimber {
       settled_ = true;
       return share_;
     }
+    if (undelivered(p99_us)) return share_;
     const bool over = p_.latency_us > 0 && p99_us > p_.latency_us && share_ > 0;
     if (over) {
       ++over_;
@@ -274,9 +295,9 @@ class HillClimber {
   int dir_ = 1;
   bool have_home_ = false, have_prev_ = false, moved_ = true, light_ = false;
   State state_ = State::Climbing;
-  uint32_t within_ = 0, hold_ = 0, backoff_ = 0, failed_ = 0, changed_ = 0, home_n_ = 0;
+  uint32_t within_ = 0, hold_ = 0, backoff_ = 0, failed_ = 0, changed_ = 0, home_n_ = 0, waited_ = 0;
   bool settle_ = false;
-  uint64_t epochs_ = 0, turns_ = 0, over_ = 0, sweeps_ = 0, changes_ = 0;
+  uint64_t epochs_ = 0, turns_ = 0, over_ = 0, sweeps_ = 0, changes_ = 0, waits_ = 0;
   int point_ = -1;  // the sweep's point now (-1: climbing)
   bool settled_ = false;
   uint32_t since_sweep_ = 0;

@@ -41,6 +41,7 @@ class OffloadBalancer : public Element {
     if (params_.explore && params_.explore < 2 * offload::HillClimber::kPoints)
       a.fail(fmt::format("EXPLORE: 0, or at least {} intervals", 2 * offload::HillClimber::kPoints));
     params_.latency_us = latency_us;
+    params_.wait_for_device = true;  // (the p99 it gives the climber is its device batches')
     interval_ns_ = interval.ns;
   }
   void initialize() override {
@@ -103,6 +104,7 @@ class OffloadBalancer : public Element {
     add_read_handler("sweeps", [this] { return std::to_string(pub_.sweeps.load()); });
     add_read_handler("band", [this] { return fmt::format("{:.3f}", pub_.band.load()); });
     add_read_handler("changes", [this] { return std::to_string(pub_.changes.load()); });
+    add_read_handler("waits", [this] { return std::to_string(pub_.waits.load()); });
     add_stat_handler("to_device", to_device_);
     add_stat_handler("to_cpu", to_cpu_);
   }
@@ -140,7 +142,7 @@ class OffloadBalancer : public Element {
     pub_.state = uint8_t(climber_.state());
     pub_.epochs = climber_.epochs(), pub_.turns = climber_.turns(), pub_.over = climber_.over_bound();
     pub_.sweeps = climber_.sweeps();
-    pub_.band = climber_.band(), pub_.changes = climber_.changes();
+    pub_.band = climber_.band(), pub_.changes = climber_.changes(), pub_.waits = climber_.waits();
   }
 
   double fraction_ = 1, share_ = 1, acc_ = 0;
@@ -157,7 +159,7 @@ class OffloadBalancer : public Element {
     std::atomic<double> share{1}, ceiling{1}, rate{0}, band{0};
     std::atomic<int64_t> p99{-1};
     std::atomic<uint8_t> state{0};
-    std::atomic<uint64_t> epochs{0}, turns{0}, over{0}, sweeps{0}, changes{0};
+    std::atomic<uint64_t> epochs{0}, turns{0}, over{0}, sweeps{0}, changes{0}, waits{0};
   } pub_;
   Stat to_device_, to_cpu_;
 };
@@ -181,11 +183,13 @@ SHOAL_ELEMENT(
         "top: the next "
         "probe waits so that probes cost about 1% of the throughput (a probe that lost 60% waits 120 intervals), "
         "at most 128 intervals. The interval after a move only settles it (batches sent under the old share still "
-        "finish in it): it lasts a quarter of INTERVAL and is not compared. Since climbing stops on a local top, "
+        "finish in it): it lasts a quarter of INTERVAL and is not compared; nor is an interval at a device share in "
+        "which no device batch finished (a device still loading its kernels: up to 8 in a row). Since climbing stops "
+        "on a local top, "
         "and the curve is often not concave (a few batches on the device can cost more than none or all: CPU "
         "batches wait behind device ones to keep order), the climb starts from the best of a sweep over the "
         "shares 0, 0.25, .. 1, repeated every EXPLORE intervals, and at once when the rate at home changes by more "
-        "than three bands (and 10%) three intervals running (a change of traffic). With LATENCY, the "
+        "than three bands (and 25%) five intervals running (a change of traffic). With LATENCY, the "
         "share falls while the p99 "
         "latency of the device batches (from a batch's forming to its results) is over the bound, under a "
         "ceiling that rises again by a step after RELAX intervals within it. With LIGHT, intervals whose "
@@ -212,6 +216,9 @@ SHOAL_ELEMENT(
                  {"turns", "r", "times the climb turned back on a fall in throughput"},
                  {"band", "r", "the relative change taken as none now (NOISE, or twice the noise measured)"},
                  {"changes", "r", "sweeps begun because the rate at home changed (a change of traffic)"},
+                 {"waits", "r",
+                  "intervals at a device share measured again because no device batch finished in them (at most 8 "
+                  "in a row)"},
                  {"over_bound", "r", "intervals whose p99 was over LATENCY"},
                  {"sweeps", "r", "sweeps completed"},
                  {"to_device", "r", "batches marked for the device"},
