@@ -53,5 +53,8 @@ for r in rows[2:]:
     assert r["best_fixed"] in ("f0", "f1") and r["vs_best_fixed"] > 0 and r["epochs"] > 10, r
     # the climber's sweeps (one at the start at least), those a change of traffic began, its noise band
     assert r["sweeps"] >= 1 and 0 <= r["changes"] <= r["sweeps"] and 0.02 <= r["band"] <= 0.1 + 1e-9, r
+# the climber replayed on the fixed rows' curve (no noise, 1000 intervals) keeps 95% of its best
+m = rows[2]["model_vs_best_fixed"]
+assert 0.95 <= m["noise0_1000"] <= 1 + 1e-9 and 0 < m["noise0"] <= 1 + 1e-9 and 0 < m["noise5"] <= 1.1, m
 print("bench-scale --alb: ok")
 PY

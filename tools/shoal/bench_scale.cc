@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <thread>
 
 #include "common.hh"
@@ -30,6 +31,7 @@
 #include "shoal/config/config.hh"
 #include "shoal/ids/engine.hh"
 #include "shoal/io/pcap.hh"
+#include "shoal/offload/balance.hh"
 #include "shoal/offload/services.hh"
 
 namespace shoal::tool {
@@ -95,6 +97,41 @@ class GpuUtilSampler {
   std::atomic<bool> run_{false};
   std::thread th_;
 };
+
+// The adaptive balancer's climber (offload/balance.hh) replayed on a curve
+// measured here (the fixed splits' rates, linear between them): the mean
+// rate over `epochs` in percent of the curve's best, with multiplicative
+// noise (normal, `noise` of the rate) and each move's interval mixing the
+// two shares, over 20 seeds. What the controller achieves on this machine's
+// curve without its noise, its workers' coupling or a device's warm-up.
+double model_alb(const std::vector<std::pair<double, double>>& curve, int epochs, double noise) {
+  auto at = [&](double w) {
+    for (size_t i = 0; i + 1 < curve.size(); ++i)
+      if (w <= curve[i + 1].first + 1e-12)
+        return curve[i].second +
+               (w - curve[i].first) / (curve[i + 1].first - curve[i].first) * (curve[i + 1].second - curve[i].second);
+    return curve.back().second;
+  };
+  double top = 0, sum = 0;
+  for (int k = 0; k <= 100; ++k) top = std::max(top, at(k / 100.0));
+  if (top <= 0) return 0;
+  for (int seed = 0; seed < 20; ++seed) {
+    std::mt19937 rng(uint32_t(seed) * 7 + 1);
+    std::normal_distribution<double> g(0, noise);
+    offload::BalanceParams bp;
+    offload::HillClimber h(bp, 0.5);
+    double s = h.share(), prev = s, got = 0, t = 0, w = 1;
+    while (t < epochs) {
+      const double r = (at(s) + at(prev)) / 2;
+      got += r * w, t += w;
+      prev = s;
+      s = h.update(r * std::max(0.0, 1 + g(rng)), 1.0, -1);
+      w = h.settling() ? 0.25 : 1;  // (OffloadBalancer's settling intervals are a quarter long)
+    }
+    sum += got / t / top;
+  }
+  return 100 * sum / 20;
+}
 
 struct Point {
   double pps = -1, replay_s = 0, gpu_util = -1;
@@ -478,6 +515,7 @@ int cmd_bench_scale(int argc, char** argv) {
         double best = 0, best_settled = 0;
         std::string best_mode, best_settled_mode;
         const double settle = alb_settle < double(seconds) ? alb_settle : 0;
+        std::vector<std::pair<double, double>> curve;  // (share, settled Mpps) of the fixed rows
         for (const auto& [mode, bal] : modes) {
           std::string text = fill(std::string(a.pre) + " " + bal + " -> " + a.post, {{"src", src}});
           Point pt = run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
@@ -488,6 +526,8 @@ int cmd_bench_scale(int argc, char** argv) {
           bool adaptive = mode.rfind("alb", 0) == 0;
           if (!adaptive && pt.pps > best) best = pt.pps, best_mode = mode;
           if (!adaptive && pt.settled_pps > best_settled) best_settled = pt.settled_pps, best_settled_mode = mode;
+          if (!adaptive && pt.h.count("b.fraction"))
+            curve.emplace_back(pt.h["b.fraction"], (pt.settled_pps > 0 ? pt.settled_pps : pt.pps) / 1e6);
           nlohmann::json r = {{"benchmark", "alb"},
                               {"app", a.name},
                               {"size", size},
@@ -510,6 +550,20 @@ int cmd_bench_scale(int argc, char** argv) {
             r["changes"] = pt.h["b.changes"];
             r["band"] = pt.h["b.band"];
             r["waits"] = pt.h["b.waits"];
+            // the climber replayed on the fixed rows' curve: this run's length in intervals, and a long run
+            std::sort(curve.begin(), curve.end());
+            if (mode == "alb" && curve.size() >= 2) {
+              const int epochs = std::max(20, int(pt.h["b.epochs"]));
+              r["model_vs_best_fixed"] = {{"epochs", epochs},
+                                          {"noise0", model_alb(curve, epochs, 0) / 100},
+                                          {"noise5", model_alb(curve, epochs, 0.05) / 100},
+                                          {"noise0_1000", model_alb(curve, 1000, 0) / 100}};
+              fmt::print(
+                  "{:<13} {:>5} {:>3} {:<14} the climber on the fixed rows' curve: {:.0f}% of the best over {} "
+                  "intervals, {:.0f}% with 5% noise, {:.0f}% over 1000\n",
+                  a.name, size, t, "(model)", model_alb(curve, epochs, 0), epochs, model_alb(curve, epochs, 0.05),
+                  model_alb(curve, 1000, 0));
+            }
             vs = fmt::format("{:.0f}% of {} ({} sweeps, {} on a change; band {:.3f})", 100 * pt.pps / best, best_mode,
                              pt.h["b.sweeps"], pt.h["b.changes"], pt.h["b.band"]);
             if (pt.settled_pps > 0 && best_settled > 0) {

@@ -31,7 +31,7 @@
 //   worse than none and than all: CPU batches wait behind device ones to
 //   keep order). So the climb starts from the best of a sweep over shares
 //   0, 1/4, .. 1 (each held two epochs, the first to settle: a quarter
-//   epoch in OffloadBalancer), and the sweep
+//   epoch in OffloadBalancer), then 0 again (a sweep on a ramp is redone), and the sweep
 //   is repeated every `explore` epochs to find a top that moved away.
 //   Latency bound (NBA's future work): while the device batches' p99 is over
 //   the bound, the share falls by a step per epoch and a ceiling is set at the
@@ -169,6 +169,10 @@ class HillClimber {
   uint64_t over_bound() const { return over_; }
   // Sweeps begun because the rate at a held share changed (a change of traffic).
   uint64_t changes() const { return changes_; }
+  // Sweeps repeated because 0, measured again at a sweep's end, had moved by
+  // more than two bands and 10% (the sweep ran on a ramp: a pipeline
+  // starting, a device warming up); at most twice in a row.
+  uint64_t ramp_sweeps() const { return ramp_sweeps_; }
   // Epochs measured again because no device batch finished in them.
   uint64_t waits() const { return waits_; }
   // The relative change taken as none: NOISE, or twice the noise measured if
@@ -196,6 +200,7 @@ class HillClimber {
   }
   bool at_end(double s, double top) const { return s <= 1e-9 || s >= top - 1e-9; }
   double move(double s, bool settle = false) {
+    s = std::round(s * 1e6) / 1e6;  // (on the grid: steps added and taken back leave no 1e-17)
     settle_ = settle || !same(s, share_);
     moved_ = moved_ || settle_;
     share_ = s;
@@ -254,13 +259,34 @@ class HillClimber {
   }
   // One epoch of the sweep: the first at a point settles, the second
   // measures it; points above the latency ceiling are skipped, and a point
-  // over the bound lowers the ceiling. After the last: climb from the best.
+  // over the bound lowers the ceiling. After the last, 0 once more: if it
+  // moved past the band the sweep is done again (its points were measured
+  // on a ramp); else climb from the best.
   double sweep(double rate, double p99_us) {
     if (!settled_) {
       settled_ = true;
       return share_;
     }
     if (undelivered(p99_us)) return share_;
+    if (point_ == kPoints) {  // 0 again, after the last point: was the sweep measured on a ramp?
+      // (two epochs, the higher taken: the first may still carry the last point's work)
+      if (!rechecked_) {
+        rechecked_ = true, recheck_ = rate;
+        return share_;
+      }
+      rate = std::max(rate, recheck_);
+      rechecked_ = false;
+      const double first = sweep_rate_[0];
+      const bool ramp = first > 0 && std::abs(rate / first - 1) > std::max(0.1, 2 * band());
+      if (ramp && ramps_ < 2) {
+        ++ramps_, ++ramp_sweeps_;
+        begin_sweep();
+        return share_;
+      }
+      sweep_rate_[0] = ramp ? rate : (first + rate) / 2;
+      ramps_ = 0;
+      return end_sweep();
+    }
     const bool over = p_.latency_us > 0 && p99_us > p_.latency_us && share_ > 0;
     if (over) {
       ++over_;
@@ -269,12 +295,13 @@ class HillClimber {
       sweep_rate_[point_] = rate;
     }
     for (++point_; point_<kPoints&& double(point_) / (kPoints - 1)> ceiling_ + 1e-9; ++point_) {}
-    if (point_ < kPoints) {
-      share_ = double(point_) / (kPoints - 1);
-      settled_ = false;
-      moved_ = true;
-      return share_;
-    }
+    share_ = point_ < kPoints ? double(point_) / (kPoints - 1) : 0;  // (past the last: 0 again)
+    settled_ = false;
+    moved_ = true;
+    return share_;
+  }
+  // The sweep's end: climb from its best point.
+  double end_sweep() {
     int best = 0;
     for (int k = 1; k < kPoints; ++k)
       if (sweep_rate_[k] > sweep_rate_[best]) best = k;
@@ -297,7 +324,10 @@ class HillClimber {
   State state_ = State::Climbing;
   uint32_t within_ = 0, hold_ = 0, backoff_ = 0, failed_ = 0, changed_ = 0, home_n_ = 0, waited_ = 0;
   bool settle_ = false;
-  uint64_t epochs_ = 0, turns_ = 0, over_ = 0, sweeps_ = 0, changes_ = 0, waits_ = 0;
+  uint64_t epochs_ = 0, turns_ = 0, over_ = 0, sweeps_ = 0, changes_ = 0, waits_ = 0, ramp_sweeps_ = 0;
+  uint32_t ramps_ = 0;  // sweeps repeated in a row because 0 measured again at the end differed
+  double recheck_ = 0;  // the first of the two epochs at 0 after a sweep's last point
+  bool rechecked_ = false;
   int point_ = -1;  // the sweep's point now (-1: climbing)
   bool settled_ = false;
   uint32_t since_sweep_ = 0;

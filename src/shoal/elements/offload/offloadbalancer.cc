@@ -105,6 +105,7 @@ class OffloadBalancer : public Element {
     add_read_handler("band", [this] { return fmt::format("{:.3f}", pub_.band.load()); });
     add_read_handler("changes", [this] { return std::to_string(pub_.changes.load()); });
     add_read_handler("waits", [this] { return std::to_string(pub_.waits.load()); });
+    add_read_handler("ramp_sweeps", [this] { return std::to_string(pub_.ramp_sweeps.load()); });
     add_stat_handler("to_device", to_device_);
     add_stat_handler("to_cpu", to_cpu_);
   }
@@ -143,6 +144,7 @@ class OffloadBalancer : public Element {
     pub_.epochs = climber_.epochs(), pub_.turns = climber_.turns(), pub_.over = climber_.over_bound();
     pub_.sweeps = climber_.sweeps();
     pub_.band = climber_.band(), pub_.changes = climber_.changes(), pub_.waits = climber_.waits();
+    pub_.ramp_sweeps = climber_.ramp_sweeps();
   }
 
   double fraction_ = 1, share_ = 1, acc_ = 0;
@@ -159,7 +161,7 @@ class OffloadBalancer : public Element {
     std::atomic<double> share{1}, ceiling{1}, rate{0}, band{0};
     std::atomic<int64_t> p99{-1};
     std::atomic<uint8_t> state{0};
-    std::atomic<uint64_t> epochs{0}, turns{0}, over{0}, sweeps{0}, changes{0}, waits{0};
+    std::atomic<uint64_t> epochs{0}, turns{0}, over{0}, sweeps{0}, changes{0}, waits{0}, ramp_sweeps{0};
   } pub_;
   Stat to_device_, to_cpu_;
 };
@@ -188,7 +190,8 @@ SHOAL_ELEMENT(
         "on a local top, "
         "and the curve is often not concave (a few batches on the device can cost more than none or all: CPU "
         "batches wait behind device ones to keep order), the climb starts from the best of a sweep over the "
-        "shares 0, 0.25, .. 1, repeated every EXPLORE intervals, and at once when the rate at home changes by more "
+        "shares 0, 0.25, .. 1 (then 0 again: if that moved past the band, the sweep ran on a ramp and is done again), "
+        "repeated every EXPLORE intervals, and at once when the rate at home changes by more "
         "than three bands (and 25%) five intervals running (a change of traffic). With LATENCY, the "
         "share falls while the p99 "
         "latency of the device batches (from a batch's forming to its results) is over the bound, under a "
@@ -216,6 +219,8 @@ SHOAL_ELEMENT(
                  {"turns", "r", "times the climb turned back on a fall in throughput"},
                  {"band", "r", "the relative change taken as none now (NOISE, or twice the noise measured)"},
                  {"changes", "r", "sweeps begun because the rate at home changed (a change of traffic)"},
+                 {"ramp_sweeps", "r",
+                  "sweeps done again because 0, measured again at the sweep's end, had moved (measured on a ramp)"},
                  {"waits", "r",
                   "intervals at a device share measured again because no device batch finished in them (at most 8 "
                   "in a row)"},
