@@ -206,11 +206,12 @@ fi
 if want alb; then
   # NBA's evaluation: fixed splits against the adaptive balancer (and its latency bound)
   stamp "bench-scale --alb"
-  # (ALB_APPS: router sdn-forwarder ids ipsec; the IPsec gateway in NBA's suite, ALB_IPSEC_SUITE=gcm for GCM)
+  # (ALB_APPS: router sdn-forwarder ids ipsec; the IPsec gateway in NBA's suite, ALB_IPSEC_SUITE=gcm for GCM;
+  # rows alb-own: a climber per worker, against the default's one for all, ALB_PER_WORKER= to leave them out)
   timeout ${ALB_TIMEOUT:-420} ./build-gpu/shoal bench-scale --alb --device cuda --threads ${ALB_THREADS:-16} \
     --app ${ALB_APPS:-router sdn-forwarder ids ipsec} --ipsec-suite ${ALB_IPSEC_SUITE:-ctr-sha1} \
     --sizes ${ALB_SIZES:-64 1518} --seconds ${ALB_SECONDS:-3} --alb-latency ${ALB_LATENCY:-500} \
-    --out "$OUT/bench-alb.json"
+    ${ALB_PER_WORKER---alb-per-worker} --out "$OUT/bench-alb.json"
 fi
 if want ab; then
   # the same rows from a baseline build (AB_BASE, e.g. the last commit's

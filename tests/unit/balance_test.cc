@@ -7,12 +7,15 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <thread>
 
 #include "shoal/offload/balance.hh"
+#include "shoal/offload/shared_climber.hh"
 
 using namespace shoal;
 using offload::BalanceParams;
 using offload::HillClimber;
+using offload::SharedClimber;
 
 namespace {
 
@@ -296,4 +299,156 @@ TEST(HillClimber, WidensItsBandToTheNoiseItMeasures) {
   auto s = climb(h, 1000, f, 0.12, {}, true);
   EXPECT_GT(h.band(), 0.05);
   EXPECT_GE(achieved(s, 100, 1000, f), 96);
+}
+
+TEST(HillClimber, EpochsStretchToTheDeviceBatchesLatency) {
+  // A quarter INTERVAL to settle a move, a whole one to measure; but never
+  // less than the last p99 of device batches to settle (the old share's
+  // batches in flight finish in it), twice it to measure (completions come
+  // in bursts), and at most kMaxStretch INTERVALs.
+  const uint64_t interval = 20000000;  // 20 ms
+  HillClimber h(BalanceParams{}, 0.5);
+  auto want = [&](double p99_us) {
+    const double p = std::max(0.0, p99_us) * 1000;
+    const double w = h.settling() ? std::max(interval / 4.0, p) : std::max(double(interval), 2 * p);
+    return uint64_t(std::min(w, interval * HillClimber::kMaxStretch));
+  };
+  EXPECT_EQ(h.epoch_ns(interval), interval / 4) << "the sweep's first point settles; no device batch yet";
+  int settles = 0, measures = 0;
+  for (int e = 0; e < 60; ++e) {
+    const double p99 = e % 3 == 0 ? -1 : e % 3 == 1 ? 50000 : 5e6;  // none, 50 ms, 5 s
+    h.update(100 - e % 7, 1, p99);
+    EXPECT_EQ(h.epoch_ns(interval), want(p99)) << "epoch " << e;
+    (h.settling() ? settles : measures) += p99 == 50000;
+  }
+  EXPECT_GT(settles, 0);
+  EXPECT_GT(measures, 0);
+  h.update(100, 1, 50000);
+  EXPECT_GE(h.epoch_ns(interval), 50000000u);
+  h.update(100, 1, 1e7);
+  EXPECT_EQ(h.epoch_ns(interval), uint64_t(interval * HillClimber::kMaxStretch));
+}
+
+// Workers that share a device (the model): a worker's host work per packet
+// is 1 on the CPU and H for a packet it sends to the device, which serves
+// at most D packets per unit of time for all of them together; past that,
+// every worker waits for its device packets (order is kept), and all slow
+// by the same factor. Worker i's rate with shares s:
+//   u_i = 1 / ((1 - s_i) + s_i H),  r_i = u_i min(1, D / sum_j s_j u_j).
+// With 16 workers, H 0.4 and D 6 the best common share is about 0.31 (19.6
+// against 16 all-CPU and 6 all-device). A worker that raises its own share
+// gains (its u_i rises, the common factor falls by a sixteenth as much), so
+// climbers per worker climb to the device together.
+namespace {
+constexpr int kWorkers = 16;
+constexpr double kHostCost = 0.4, kDevice = 6;
+std::vector<double> shared_device_rates(const std::vector<double>& s) {
+  std::vector<double> r(s.size());
+  double demand = 0;
+  for (size_t i = 0; i < s.size(); ++i) demand += s[i] * (r[i] = 1 / ((1 - s[i]) + s[i] * kHostCost));
+  const double f = demand > kDevice ? kDevice / demand : 1;
+  for (double& x : r) x *= f;
+  return r;
+}
+double total_at(double share) {
+  double t = 0;
+  for (double r : shared_device_rates(std::vector<double>(kWorkers, share))) t += r;
+  return t;
+}
+double best_fixed() {
+  double top = 0;
+  for (int k = 0; k <= 100; ++k) top = std::max(top, total_at(k / 100.0));
+  return top;
+}
+}  // namespace
+
+TEST(SharedClimber, FindsTheBestCommonShareWhereClimbersPerWorkerOverrunTheDevice) {
+  const double top = best_fixed();
+  ASSERT_GT(top, 1.2 * total_at(0)) << "the model: a split beats all-CPU";
+  ASSERT_LT(total_at(1), 0.5 * total_at(0)) << "the model: all-device is far worse";
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> noise(-0.03, 0.03);
+  const int epochs = 600;
+  // Climbers per worker, each on its own worker's rate.
+  std::vector<HillClimber> own(kWorkers, HillClimber(BalanceParams{}, 0.5));
+  std::vector<double> s(kWorkers, 0.5);
+  double own_late = 0;
+  for (int e = 0; e < epochs; ++e) {
+    auto r = shared_device_rates(s);
+    double t = 0;
+    for (int i = 0; i < kWorkers; ++i)
+      t += r[size_t(i)], s[size_t(i)] = own[size_t(i)].update(r[size_t(i)] * (1 + noise(rng)), 1, 100);
+    if (e >= epochs / 3) own_late += t;
+  }
+  const int late_epochs = epochs - epochs / 3;
+  own_late /= late_epochs;
+  // One climber for all: every worker reports its packets out, ticks of a
+  // sixteenth of the interval, in turn (a worker's order within a tick
+  // changes nothing).
+  const uint64_t interval = 16000000;  // 16 ms (the device batches' p99: 100 us)
+  SharedClimber all(BalanceParams{}, 0.5, kWorkers, interval);
+  std::vector<double> out(kWorkers, 0);
+  double all_late = 0;
+  uint64_t late_ticks = 0, now = 1;
+  const uint64_t ticks = uint64_t(epochs) * 16, tick = interval / 16;
+  for (uint64_t k = 0; k < ticks; ++k, now += tick) {
+    auto r = shared_device_rates(std::vector<double>(kWorkers, all.share()));
+    double t = 0;
+    for (int i = 0; i < kWorkers; ++i) {
+      t += r[size_t(i)];
+      out[size_t(i)] += r[size_t(i)] * double(tick) * (1 + noise(rng));
+      all.observe(uint32_t(i), now, uint64_t(out[size_t(i)]), 1.0, [&] { return all.share() > 0 ? 100 : -1; });
+    }
+    if (k >= ticks / 3) all_late += t, ++late_ticks;
+  }
+  all_late /= double(late_ticks);
+  EXPECT_GT(all.updates(), uint64_t(epochs) / 2) << "epochs ended";
+  EXPECT_GE(all_late, 0.95 * top) << "one climber on the total rate: NBA's near-optimal";
+  EXPECT_LT(own_late, 0.8 * top) << "climbers per worker climb past the best common share (the model's point)";
+  fmt::print("the best common rate {:.1f}: one climber {:.1f}%, one per worker {:.1f}% (all-CPU {:.1f}%)\n", top,
+             100 * all_late / top, 100 * own_late / top, 100 * total_at(0) / top);
+}
+
+TEST(SharedClimber, AnIdleWorkerDoesNotStallTheEpochs) {
+  // Worker 1 never reports: after an eighth of the interval past its end,
+  // worker 0 ends each epoch alone.
+  const uint64_t interval = 8000;
+  SharedClimber all(BalanceParams{}, 0, 2, interval);
+  uint64_t out = 0, now = 1;
+  for (int k = 0; k < 400; ++k, now += 500) all.observe(0, now, out += 500, 1.0, [] { return int64_t(-1); });
+  EXPECT_GT(all.updates(), 0u);
+  // a tick is 1/16 of the interval: no epoch shorter than its length, none
+  // longer than its length, its grace and a tick
+  EXPECT_LE(all.updates(), 400u * 500 / (interval / 4));
+  EXPECT_GE(all.updates(), 400u * 500 / (interval + interval / 8 + 500) - 1);
+  EXPECT_NEAR(all.stats().rate.load(), 1e9, 1e8) << "one packet per ns (the idle worker's none)";
+}
+
+TEST(SharedClimber, ManyThreadsReportWithoutLossOrRace) {
+  // Four threads report as workers do (ThreadSanitizer runs this): every
+  // epoch ends once, and every packet they report is counted in one.
+  const uint64_t interval = 2000000;  // 2 ms
+  SharedClimber all(BalanceParams{}, 0, 4, interval);
+  for (uint32_t w = 0; w < 4; ++w) all.observe(w, 1, 0, 1.0, [] { return int64_t(-1); });  // (begun at 0 packets)
+  std::atomic<bool> stop{false};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto clock = [&] {
+    return 2 + uint64_t(
+                   std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+  };
+  std::vector<uint64_t> sent(4, 0);
+  std::vector<std::thread> th;
+  for (uint32_t w = 0; w < 4; ++w)
+    th.emplace_back([&, w] {
+      while (!stop.load()) all.observe(w, clock(), ++sent[w], 1.0, [] { return int64_t(-1); });
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  stop = true;
+  for (auto& t : th) t.join();
+  // a last epoch, ended by worker 0 past the grace: it counts what is left
+  const uint64_t later = clock() + 2 * interval;
+  for (uint32_t w = 0; w < 4; ++w) all.observe(w, later, sent[w], 1.0, [] { return int64_t(-1); });
+  EXPECT_GT(all.updates(), 10u);
+  EXPECT_EQ(all.stats().epochs.load(), all.updates()) << "the climber saw each epoch once";
+  EXPECT_EQ(all.counted(), sent[0] + sent[1] + sent[2] + sent[3]);
 }

@@ -1504,6 +1504,27 @@ TEST(OffloadBalancerAdaptive, LightLoadStaysOnTheCpu) {
   test::finish(*r);
 }
 
+TEST(OffloadBalancerAdaptive, WorkersShareOneClimber) {
+  // Two workers, each generating its half of the flows: one climber for
+  // both (SHARED, the default), fed their total rate; SHARED false gives
+  // each its own. Every packet is accounted for either way.
+  for (bool shared : {true, false}) {
+    test::Options o = opts();
+    o.threads = 2;
+    o.offload.batches = 2;
+    auto r = test::run_with(fmt::format(R"(FastUDPFlows(LENGTH 128, FLOWS 64, LIMIT 200000, STOP true)
+        -> b :: OffloadBalancer(0.5, MODE adaptive, INTERVAL 1ms, SHARED {}) -> CheckIPHeader(14)
+        -> DecIPTTL -> c :: Counter -> Discard;)",
+                                        shared),
+                            o);
+    ASSERT_TRUE(r->ok) << r->errors;
+    EXPECT_EQ(r->n("c.count"), 200000u);
+    EXPECT_EQ(r->h("b.shared"), shared ? "true" : "false");
+    EXPECT_GT(r->n("b.epochs"), 0u) << "no interval was observed";
+    test::finish(*r);
+  }
+}
+
 TEST(OffloadBalancerAdaptive, BadArgumentsAreRefused) {
   for (const char* a : {"MODE sometimes", "MODE adaptive, STEP 0", "MODE adaptive, INTERVAL 10us", "LATENCY 100",
                         "MODE adaptive, LIGHT 2", "MODE adaptive, NOISE -1"}) {

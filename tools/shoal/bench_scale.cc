@@ -240,6 +240,7 @@ int cmd_bench_scale(int argc, char** argv) {
   bool alb = false;
   std::vector<double> fractions = {0, 0.25, 0.5, 0.75, 1};
   double alb_latency = 0;
+  bool alb_per_worker = false;
   std::string alb_interval = "20ms";
   double alb_settle = 1;
   app.add_option("--out", out, "JSON results");
@@ -272,6 +273,9 @@ int cmd_bench_scale(int argc, char** argv) {
                "--alb-latency), the adaptive rows against the best fixed split");
   app.add_option("--fraction", fractions, "--alb: the fixed splits swept (default 0 0.25 0.5 0.75 1)");
   app.add_option("--alb-latency", alb_latency, "--alb: also the adaptive mode with this p99 bound (microseconds)");
+  app.add_flag("--alb-per-worker", alb_per_worker,
+               "--alb: also the adaptive mode with a climber per worker (SHARED false: row alb-own), against the "
+               "default's one climber on every worker's rate");
   app.add_option("--alb-interval", alb_interval, "--alb: the adaptive mode's INTERVAL (default 20ms)");
   app.add_option("--alb-settle", alb_settle,
                  "--alb: also each row's rate after this many seconds (when shorter than --seconds), so the "
@@ -500,9 +504,12 @@ int cmd_bench_scale(int argc, char** argv) {
     const std::string ipsec_el = "o :: IPsecOutbound(SAD " + sad + ", VERBOSE false) -> c;";
     if (wants("ipsec")) apps.push_back({"ipsec", "c :: Counter -> Discard; {src} -> Strip(14) ->", ipsec_el.c_str()});
     std::vector<std::pair<std::string, std::string>> modes;  // (mode, balancer)
-    modes.reserve(fractions.size() + 2);
+    modes.reserve(fractions.size() + 3);
     for (double f : fractions) modes.push_back({fmt::format("f{:g}", f), fmt::format("b :: OffloadBalancer({:g})", f)});
     modes.push_back({"alb", fmt::format("b :: OffloadBalancer(0.5, MODE adaptive, INTERVAL {})", alb_interval)});
+    if (alb_per_worker)
+      modes.push_back({"alb-own", fmt::format("b :: OffloadBalancer(0.5, MODE adaptive, INTERVAL {}, SHARED false)",
+                                              alb_interval)});
     if (alb_latency > 0)
       modes.push_back({fmt::format("alb-p99<{:g}", alb_latency),
                        fmt::format("b :: OffloadBalancer(0.5, MODE adaptive, INTERVAL {}, LATENCY {:g})", alb_interval,
@@ -520,7 +527,7 @@ int cmd_bench_scale(int argc, char** argv) {
           std::string text = fill(std::string(a.pre) + " " + bal + " -> " + a.post, {{"src", src}});
           Point pt = run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
                                {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99", "b.sweeps",
-                                "b.changes", "b.band", "o.device_sealed", "c.count"},
+                                "b.changes", "b.band", "b.waits", "b.ramp_sweeps", "o.device_sealed", "c.count"},
                                nullptr, err, settle);
           if (pt.pps < 0) return fmt::print(stderr, "bench-scale: alb {} {} x{}: {}\n", a.name, mode, t, err), 1;
           bool adaptive = mode.rfind("alb", 0) == 0;
@@ -550,6 +557,8 @@ int cmd_bench_scale(int argc, char** argv) {
             r["changes"] = pt.h["b.changes"];
             r["band"] = pt.h["b.band"];
             r["waits"] = pt.h["b.waits"];
+            r["ramp_sweeps"] = pt.h["b.ramp_sweeps"];
+            r["climber"] = mode == "alb-own" ? "per worker" : "shared";
             // the climber replayed on the fixed rows' curve: this run's length in intervals, and a long run
             std::sort(curve.begin(), curve.end());
             if (mode == "alb" && curve.size() >= 2) {

@@ -72,8 +72,9 @@ class HillClimber {
   // epochs (and at least twice the last wait), at most kMaxHold.
   static constexpr double kProbeBudget = 0.01;
   static constexpr uint32_t kMaxHold = 128;
-  static constexpr uint32_t kMaxWait = 8;  // epochs waited for a device share's first finished batch
-  static constexpr double kMaxBand = 0.1;  // the widest band the noise measured gives
+  static constexpr uint32_t kMaxWait = 8;   // epochs waited for a device share's first finished batch
+  static constexpr double kMaxBand = 0.1;   // the widest band the noise measured gives
+  static constexpr double kMaxStretch = 8;  // the longest epoch, in INTERVALs (epoch_ns)
 
   // With `sweep` false the climb starts at `start` (and sweeps only after
   // `explore` epochs).
@@ -87,6 +88,7 @@ class HillClimber {
   // (< 0: none finished). Returns the share for the next epoch.
   double update(double rate, double fill, double p99_us) {
     ++epochs_;
+    last_p99_ = p99_us;
     if (p_.light > 0 && fill < p_.light) {
       state_ = State::Light;
       light_ = true;  // the rates of a light epoch say nothing about the split
@@ -161,6 +163,20 @@ class HillClimber {
   // compared: batches sent under the old share still finish in it), so the
   // caller may make it shorter.
   bool settling() const { return settle_ || (point_ >= 0 && !settled_); }
+  // How long the next epoch should last, for epochs of `interval_ns`: a
+  // quarter of one when it only settles a move, yet at least the last
+  // epoch's p99 of device batches (the batches in flight under the old
+  // share finish in it), and when it measures, at least twice that p99
+  // (completions come in bursts up to a p99 apart: a shorter epoch measures
+  // the bursts; the host backend on two cores: a 50 ms p99 against 20 ms
+  // epochs, and rates from 0 to twice the mean at one share); at most
+  // kMaxStretch of them.
+  uint64_t epoch_ns(uint64_t interval_ns) const {
+    const double p99_ns = std::max(0.0, last_p99_) * 1000;
+    const double want =
+        settling() ? std::max(double(interval_ns) / 4, p99_ns) : std::max(double(interval_ns), 2 * p99_ns);
+    return uint64_t(std::min(want, double(interval_ns) * kMaxStretch));
+  }
   uint64_t sweeps() const { return sweeps_; }
   double ceiling() const { return ceiling_; }
   State state() const { return state_; }
@@ -325,8 +341,9 @@ class HillClimber {
   uint32_t within_ = 0, hold_ = 0, backoff_ = 0, failed_ = 0, changed_ = 0, home_n_ = 0, waited_ = 0;
   bool settle_ = false;
   uint64_t epochs_ = 0, turns_ = 0, over_ = 0, sweeps_ = 0, changes_ = 0, waits_ = 0, ramp_sweeps_ = 0;
-  uint32_t ramps_ = 0;  // sweeps repeated in a row because 0 measured again at the end differed
-  double recheck_ = 0;  // the first of the two epochs at 0 after a sweep's last point
+  uint32_t ramps_ = 0;    // sweeps repeated in a row because 0 measured again at the end differed
+  double recheck_ = 0;    // the first of the two epochs at 0 after a sweep's last point
+  double last_p99_ = -1;  // the last epoch's p99 of device batches (us; < 0: none finished)
   bool rechecked_ = false;
   int point_ = -1;  // the sweep's point now (-1: climbing)
   bool settled_ = false;

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "shoal/offload/shared_climber.hh"
+
 namespace shoal::offload {
 
 uint64_t DeviceOccupancy::clock_ns() {
@@ -45,6 +47,14 @@ LatencySamples& Services::latencies(int worker) {
   std::lock_guard<std::mutex> g(mu_);
   while (latencies_.size() <= size_t(worker)) latencies_.emplace_back();
   return latencies_[size_t(worker)];
+}
+
+std::shared_ptr<SharedClimber> Services::shared_climber(const std::string& key, const BalanceParams& p, double start,
+                                                        uint32_t workers, uint64_t interval_ns) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto& c = climbers_[key];
+  if (!c) c = std::make_shared<SharedClimber>(p, start, workers, interval_ns);
+  return c;
 }
 
 std::string Services::device_detail() const {

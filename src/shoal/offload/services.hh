@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,6 +17,9 @@
 #include "shoal/device/device.hh"
 
 namespace shoal::offload {
+
+struct BalanceParams;
+class SharedClimber;
 
 struct Options {
   dev::DeviceOptions device;  // the device offloading elements use (opened on first use)
@@ -99,12 +103,17 @@ class Services {
   std::shared_ptr<dev::Device> device(std::string& err);
   // Which backend was taken and why (empty before the device is opened).
   std::string device_detail() const;
+  // The adaptive split that every worker's copy of the balancer `key` (its
+  // element name) shares: made by the first copy to ask, with its settings.
+  std::shared_ptr<SharedClimber> shared_climber(const std::string& key, const BalanceParams& p, double start,
+                                                uint32_t workers, uint64_t interval_ns);
   // True once: for the one element that reports a missing device.
   bool claim_device_report() { return !reported_.exchange(true); }
 
  private:
   mutable std::mutex mu_;
   std::deque<LatencySamples> latencies_;
+  std::map<std::string, std::shared_ptr<SharedClimber>> climbers_;
   std::shared_ptr<dev::Device> device_;
   std::string detail_, err_;
   bool tried_ = false;

@@ -8,6 +8,7 @@
 #include "shoal/elements/common.hh"
 #include "shoal/offload/balance.hh"
 #include "shoal/offload/services.hh"
+#include "shoal/offload/shared_climber.hh"
 
 namespace shoal {
 
@@ -25,7 +26,8 @@ class OffloadBalancer : public Element {
         .read("LATENCY", latency_us)
         .read("LIGHT", params_.light)
         .read("RELAX", params_.relax)
-        .read("EXPLORE", params_.explore);
+        .read("EXPLORE", params_.explore)
+        .read("SHARED", shared_);
     a.complete();
     if (!(fraction_ >= 0 && fraction_ <= 1)) a.fail("FRACTION: 0 to 1");
     if (mode != "fixed" && mode != "adaptive") a.fail("MODE: fixed or adaptive");
@@ -47,9 +49,13 @@ class OffloadBalancer : public Element {
   void initialize() override {
     climber_ = offload::HillClimber(params_, fraction_);
     share_ = fraction_;
-    run_ = std::max(1u, offload::services(worker().runtime()).options.batches);
+    auto& svc = offload::services(worker().runtime());
+    run_ = std::max(1u, svc.options.batches);
     publish();
-    if (adaptive_) samples_ = &offload::services(worker().runtime()).latencies(worker().id());
+    if (adaptive_) samples_ = &svc.latencies(worker().id());
+    // (one climber for every worker's copy: they share the element's name)
+    if (adaptive_ && shared_)
+      all_ = svc.shared_climber(name(), params_, fraction_, uint32_t(worker().runtime().nworkers()), interval_ns_);
   }
   void push(int, PacketBatch* b) override {
     if (adaptive_) observe(b);
@@ -62,6 +68,7 @@ class OffloadBalancer : public Element {
     // for every batch.)
     if (run_left_ == 0) {
       run_left_ = run_;
+      if (all_) share_ = all_->share();
       acc_ += share_;
       run_device_ = acc_ >= 1 - 1e-9;
       if (run_device_) acc_ -= 1;
@@ -76,36 +83,42 @@ class OffloadBalancer : public Element {
     }
     output_push(0, b);
   }
-  // (the read handlers read what the worker last published: they run on
-  // another thread; with several workers, worker 0's copy answers)
+  // (the read handlers read what the climber last published: they run on
+  // another thread; with several workers and SHARED false, worker 0's copy
+  // answers)
   void add_handlers() override {
-    add_read_handler("fraction", [this] { return fmt::format("{:.3f}", pub_.share.load()); });
+    add_read_handler("fraction", [this] { return fmt::format("{:.3f}", stats().share.load()); });
     add_write_handler("fraction", [this](const std::string& v) {
       double f;
       if (!parse_double(trim(v), f) || !(f >= 0 && f <= 1)) throw std::runtime_error("FRACTION: 0 to 1");
       share_ = fraction_ = f;
+      if (all_) {
+        all_->set(f);
+        return;
+      }
       climber_ = offload::HillClimber(params_, f, false);  // adaptive: climbing resumes from there
       publish();
     });
     add_read_handler("mode", [this] { return std::string(adaptive_ ? "adaptive" : "fixed"); });
+    add_read_handler("shared", [this] { return std::string(all_ ? "true" : "false"); });
     add_read_handler("state", [this] {
-      return adaptive_ ? std::string(offload::HillClimber::name(offload::HillClimber::State(pub_.state.load())))
+      return adaptive_ ? std::string(offload::HillClimber::name(offload::HillClimber::State(stats().state.load())))
                        : std::string("fixed");
     });
-    add_read_handler("ceiling", [this] { return fmt::format("{:.3f}", pub_.ceiling.load()); });
-    add_read_handler("rate", [this] { return fmt::format("{:.0f}", pub_.rate.load()); });
+    add_read_handler("ceiling", [this] { return fmt::format("{:.3f}", stats().ceiling.load()); });
+    add_read_handler("rate", [this] { return fmt::format("{:.0f}", stats().rate.load()); });
     add_read_handler("latency_p99", [this] {
-      int64_t p = pub_.p99.load();
+      int64_t p = stats().p99.load();
       return p < 0 ? std::string("-") : fmt::format("{}", p);
     });
-    add_read_handler("epochs", [this] { return std::to_string(pub_.epochs.load()); });
-    add_read_handler("turns", [this] { return std::to_string(pub_.turns.load()); });
-    add_read_handler("over_bound", [this] { return std::to_string(pub_.over.load()); });
-    add_read_handler("sweeps", [this] { return std::to_string(pub_.sweeps.load()); });
-    add_read_handler("band", [this] { return fmt::format("{:.3f}", pub_.band.load()); });
-    add_read_handler("changes", [this] { return std::to_string(pub_.changes.load()); });
-    add_read_handler("waits", [this] { return std::to_string(pub_.waits.load()); });
-    add_read_handler("ramp_sweeps", [this] { return std::to_string(pub_.ramp_sweeps.load()); });
+    add_read_handler("epochs", [this] { return std::to_string(stats().epochs.load()); });
+    add_read_handler("turns", [this] { return std::to_string(stats().turns.load()); });
+    add_read_handler("over_bound", [this] { return std::to_string(stats().over.load()); });
+    add_read_handler("sweeps", [this] { return std::to_string(stats().sweeps.load()); });
+    add_read_handler("band", [this] { return fmt::format("{:.3f}", stats().band.load()); });
+    add_read_handler("changes", [this] { return std::to_string(stats().changes.load()); });
+    add_read_handler("waits", [this] { return std::to_string(stats().waits.load()); });
+    add_read_handler("ramp_sweeps", [this] { return std::to_string(stats().ramp_sweeps.load()); });
     add_stat_handler("to_device", to_device_);
     add_stat_handler("to_cpu", to_cpu_);
   }
@@ -119,50 +132,49 @@ class OffloadBalancer : public Element {
   // finished in it.
   void observe(PacketBatch* b) {
     const uint64_t now = worker().now_ns(), out = worker().sent.get() + worker().dropped.get();
+    if (all_) {
+      const double fill = double(b->live()) / double(std::max<uint32_t>(1, b->capacity()));
+      all_->observe(uint32_t(worker().id()), now, out, fill, [this] { return take_p99(); });
+      return;
+    }
     if (!epoch_start_) epoch_start_ = now, out_start_ = out;
     ++batches_;
     fill_ += double(b->live()) / double(std::max<uint32_t>(1, b->capacity()));
-    // (an epoch that only settles a move is a quarter of INTERVAL: its rate is not compared)
-    if (now - epoch_start_ < (climber_.settling() ? interval_ns_ / 4 : interval_ns_)) return;
+    // (an epoch that only settles a move is a quarter of INTERVAL, and
+    // epochs stretch to the device batches' p99: HillClimber::epoch_ns)
+    if (now - epoch_start_ < climber_.epoch_ns(interval_ns_)) return;
     double secs = double(now - epoch_start_) / 1e9;
     last_rate_ = double(out - out_start_) / secs;
-    last_p99_ = -1;
-    if (!samples_->us.empty()) {
-      auto& v = samples_->us;
-      auto at = v.begin() + long(std::min(v.size() - 1, size_t(double(v.size()) * 0.99)));
-      std::nth_element(v.begin(), at, v.end());
-      last_p99_ = *at;
-      v.clear();
-    }
+    last_p99_ = take_p99();
     share_ = climber_.update(last_rate_, fill_ / double(batches_), last_p99_);
     epoch_start_ = now, out_start_ = out, batches_ = 0, fill_ = 0;
     publish();
   }
-  void publish() {
-    pub_.share = share_, pub_.ceiling = climber_.ceiling(), pub_.rate = last_rate_, pub_.p99 = last_p99_;
-    pub_.state = uint8_t(climber_.state());
-    pub_.epochs = climber_.epochs(), pub_.turns = climber_.turns(), pub_.over = climber_.over_bound();
-    pub_.sweeps = climber_.sweeps();
-    pub_.band = climber_.band(), pub_.changes = climber_.changes(), pub_.waits = climber_.waits();
-    pub_.ramp_sweeps = climber_.ramp_sweeps();
+  // The p99 of the worker's device batches since the last look (-1: none).
+  int64_t take_p99() {
+    auto& v = samples_->us;
+    if (v.empty()) return -1;
+    auto at = v.begin() + long(std::min(v.size() - 1, size_t(double(v.size()) * 0.99)));
+    std::nth_element(v.begin(), at, v.end());
+    const int64_t p = *at;
+    v.clear();
+    return p;
   }
+  void publish() { own_.publish(climber_, share_, last_rate_, last_p99_); }
+  const offload::ClimberStats& stats() const { return all_ ? all_->stats() : own_; }
 
   double fraction_ = 1, share_ = 1, acc_ = 0;
   uint32_t run_ = 1, run_left_ = 0;  // batches per decision (an aggregate's worth), and left in this one
   bool run_device_ = false;
-  bool adaptive_ = false;
+  bool adaptive_ = false, shared_ = true;
+  std::shared_ptr<offload::SharedClimber> all_;  // (adaptive and SHARED: every worker's)
   offload::BalanceParams params_;
   offload::HillClimber climber_{offload::BalanceParams{}};
   uint64_t interval_ns_ = 100000000, epoch_start_ = 0, out_start_ = 0, batches_ = 0;
   double fill_ = 0, last_rate_ = 0;
   int64_t last_p99_ = -1;
   offload::LatencySamples* samples_ = nullptr;
-  struct {
-    std::atomic<double> share{1}, ceiling{1}, rate{0}, band{0};
-    std::atomic<int64_t> p99{-1};
-    std::atomic<uint8_t> state{0};
-    std::atomic<uint64_t> epochs{0}, turns{0}, over{0}, sweeps{0}, changes{0}, waits{0}, ramp_sweeps{0};
-  } pub_;
+  offload::ClimberStats own_;  // (the climber of this worker's copy: SHARED false)
   Stat to_device_, to_cpu_;
 };
 SHOAL_ELEMENT(
@@ -175,9 +187,13 @@ SHOAL_ELEMENT(
         "SDNClassifier, ...) on the device: those aggregate them, copy only what they declared, run the chain of "
         "consecutive offloadable elements there and release the results in order; the others run on the CPU. "
         "The mark stays on the batch. With MODE fixed (the default) FRACTION of the batches go to the device. "
-        "With MODE adaptive the share starts at FRACTION and each worker's copy finds it by NBA's hill "
-        "climbing, with a memory: every INTERVAL it measures the packets per second that left its worker's graph "
-        "(sent or dropped), and keeps moving the share by STEP while that stays within the noise band of the best "
+        "With MODE adaptive the share starts at FRACTION and is found by NBA's hill "
+        "climbing, with a memory: every INTERVAL it measures the packets per second that left the graph "
+        "(sent or dropped) of every worker together, as NBA does (SHARED true, the default: one share for all "
+        "workers, applied by all before the next interval is compared; with SHARED false each worker's copy climbs "
+        "on its own worker's rate, and workers sharing a device each gain by sending it more while slowing the "
+        "others, so they climb past the share that is best for all), and keeps moving the share by STEP while that "
+        "stays within the noise band of the best "
         "share measured so far (its home, which moves along when a share is better); when it falls below, it "
         "returns home and tries the other side (NBA compares each interval with the last, so a slope gentler than "
         "the band per step goes unseen). The band is NOISE, or twice the noise measured between intervals at one "
@@ -185,7 +201,9 @@ SHOAL_ELEMENT(
         "top: the next "
         "probe waits so that probes cost about 1% of the throughput (a probe that lost 60% waits 120 intervals), "
         "at most 128 intervals. The interval after a move only settles it (batches sent under the old share still "
-        "finish in it): it lasts a quarter of INTERVAL and is not compared; nor is an interval at a device share in "
+        "finish in it): it lasts a quarter of INTERVAL and is not compared; it lasts at least the last p99 of the "
+        "device batches, though, and an interval that is compared at least twice that p99 (completions a p99 "
+        "apart come in bursts), at most 8 INTERVALs; nor is an interval at a device share in "
         "which no device batch finished (a device still loading its kernels: up to 8 in a row). Since climbing stops "
         "on a local top, "
         "and the curve is often not concave (a few batches on the device can cost more than none or all: CPU "
@@ -208,13 +226,21 @@ SHOAL_ELEMENT(
              {"LATENCY", "microseconds", "adaptive: p99 bound for device batches (default 0: none)"},
              {"LIGHT", "0-1", "adaptive: mean batch fill under which load counts as light (default 0: off)"},
              {"RELAX", "intervals", "adaptive: intervals within LATENCY before the ceiling rises (default 10)"},
-             {"EXPLORE", "intervals", "adaptive: intervals between sweeps (default 500; 0: only the first)"}},
+             {"EXPLORE", "intervals", "adaptive: intervals between sweeps (default 500; 0: only the first)"},
+             {"SHARED", "bool",
+              "adaptive: one climber for every worker, fed their total rate (default true, as NBA); false: one per "
+              "worker, on its own rate"}},
     .handlers = {{"fraction", "rw", "the share now (writing it sets the share; adaptive climbing resumes from it)"},
                  {"mode", "r", "fixed or adaptive"},
+                 {"shared", "r", "whether one climber serves every worker (adaptive with SHARED true)"},
                  {"state", "r", "fixed, sweeping, climbing, bounded (a latency ceiling below 1) or light"},
                  {"ceiling", "r", "the latency bound's ceiling on the share (1: none)"},
-                 {"rate", "r", "packets per second that left the worker's graph in the last interval"},
-                 {"latency_p99", "r", "p99 microseconds of the last interval's device batches (- for none)"},
+                 {"rate", "r",
+                  "packets per second that left the graph in the last interval (every worker's with SHARED, else "
+                  "the worker's)"},
+                 {"latency_p99", "r",
+                  "p99 microseconds of the last interval's device batches (- for none; with SHARED, the highest of the "
+                  "workers')"},
                  {"epochs", "r", "intervals observed"},
                  {"turns", "r", "times the climb turned back on a fall in throughput"},
                  {"band", "r", "the relative change taken as none now (NOISE, or twice the noise measured)"},
