@@ -329,6 +329,34 @@ TEST(HillClimber, EpochsStretchToTheDeviceBatchesLatency) {
   EXPECT_EQ(h.epoch_ns(interval), uint64_t(interval * HillClimber::kMaxStretch));
 }
 
+TEST(HillClimber, AtZeroAnEpochInWhichDeviceBatchesFinishIsStillDraining) {
+  // All-CPU is best (100; any device share 50). After a device share, the
+  // first two epochs at 0 still finish its batches, in a burst (180). The
+  // sweep's end measures 0 again: taken at once, the burst looked like a
+  // ramp and the sweep was done again; waited out, it ends at 0 at once.
+  auto run = [](bool wait) {
+    BalanceParams p;
+    p.wait_for_device = wait;
+    HillClimber h(p, 0.5);
+    double s = h.share(), last_device = -1;
+    int since_device = 99;
+    for (int e = 0; e < 40; ++e) {
+      since_device = s > 0 ? 0 : since_device + 1;
+      if (s > 0) last_device = e;
+      const bool draining = s == 0 && last_device >= 0 && since_device <= 2;
+      s = h.update(s > 0 ? 50 : draining ? 180 : 100, 1.0, s > 0 || draining ? 5000 : -1);
+    }
+    return std::make_tuple(h.ramp_sweeps(), h.waits(), s);
+  };
+  auto [ramps, waits, share] = run(true);
+  EXPECT_EQ(ramps, 0u);
+  EXPECT_GT(waits, 0u);
+  EXPECT_EQ(share, 0);
+  auto [ramps_without, none, share_without] = run(false);
+  EXPECT_GT(ramps_without, 0u) << "(the case this test is about)";
+  EXPECT_EQ(none, 0u);
+}
+
 // Workers that share a device (the model): a worker's host work per packet
 // is 1 on the CPU and H for a packet it sends to the device, which serves
 // at most D packets per unit of time for all of them together; past that,

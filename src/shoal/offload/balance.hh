@@ -59,7 +59,8 @@ struct BalanceParams {
   // An epoch at a device share in which no device batch finished (p99 < 0)
   // is measured again, up to kMaxWait epochs: its rate lacks the device's
   // packets (a device still loading its kernels, the first aggregates in
-  // flight). For callers whose p99 comes from the device batches.
+  // flight); so is an epoch at 0 in which some did (the last share's work
+  // draining). For callers whose p99 comes from the device batches.
   bool wait_for_device = false;
 };
 
@@ -203,10 +204,15 @@ class HillClimber {
 
  private:
   static bool same(double a, double b) { return std::abs(a - b) < 1e-9; }
-  // An epoch to measure again: at a device share, no device batch finished
-  // in it (with wait_for_device; at most kMaxWait in a row).
+  // An epoch to measure again (with wait_for_device; at most kMaxWait in a
+  // row): at a device share, no device batch finished in it (its rate lacks
+  // the device's packets); at 0, some did (the last share's batches still
+  // draining: on the host backend their completions came in bursts that
+  // made 0 look 15-20% faster, or slower, for an epoch or two after a
+  // device share, and a sweep's end took the difference for a ramp).
   bool undelivered(double p99_us) {
-    if (p_.wait_for_device && share_ > 0 && p99_us < 0 && waited_ < kMaxWait) {
+    const bool unsettled = share_ > 0 ? p99_us < 0 : p99_us >= 0;
+    if (p_.wait_for_device && unsettled && waited_ < kMaxWait) {
       ++waited_, ++waits_;
       moved_ = true;  // (nor a sample of the noise)
       return true;

@@ -204,7 +204,8 @@ SHOAL_ELEMENT(
         "finish in it): it lasts a quarter of INTERVAL and is not compared; it lasts at least the last p99 of the "
         "device batches, though, and an interval that is compared at least twice that p99 (completions a p99 "
         "apart come in bursts), at most 8 INTERVALs; nor is an interval at a device share in "
-        "which no device batch finished (a device still loading its kernels: up to 8 in a row). Since climbing stops "
+        "which no device batch finished (a device still loading its kernels), nor one at 0 in which some did (the "
+        "last share's batches still draining), up to 8 in a row. Since climbing stops "
         "on a local top, "
         "and the curve is often not concave (a few batches on the device can cost more than none or all: CPU "
         "batches wait behind device ones to keep order), the climb starts from the best of a sweep over the "
@@ -248,8 +249,8 @@ SHOAL_ELEMENT(
                  {"ramp_sweeps", "r",
                   "sweeps done again because 0, measured again at the sweep's end, had moved (measured on a ramp)"},
                  {"waits", "r",
-                  "intervals at a device share measured again because no device batch finished in them (at most 8 "
-                  "in a row)"},
+                  "intervals measured again because no device batch finished in them at a device share, or some did "
+                  "at 0 (at most 8 in a row)"},
                  {"over_bound", "r", "intervals whose p99 was over LATENCY"},
                  {"sweeps", "r", "sweeps completed"},
                  {"to_device", "r", "batches marked for the device"},
