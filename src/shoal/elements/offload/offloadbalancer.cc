@@ -225,7 +225,9 @@ SHOAL_ELEMENT(
               "adaptive: relative throughput change taken as none, at least (the band widens to the noise measured; "
               "default 0.02)"},
              {"LATENCY", "microseconds", "adaptive: p99 bound for device batches (default 0: none)"},
-             {"LIGHT", "0-1", "adaptive: mean batch fill under which load counts as light (default 0: off)"},
+             {"LIGHT", "0-1",
+              "adaptive: mean batch fill under which load counts as light (with SHARED, over every worker's "
+              "batches; default 0: off)"},
              {"RELAX", "intervals", "adaptive: intervals within LATENCY before the ceiling rises (default 10)"},
              {"EXPLORE", "intervals", "adaptive: intervals between sweeps (default 500; 0: only the first)"},
              {"SHARED", "bool",
