@@ -230,7 +230,7 @@ SHOAL_ELEMENT(
               "batches; default 0: off)"},
              {"RELAX", "intervals", "adaptive: intervals within LATENCY before the ceiling rises (default 10)"},
              {"EXPLORE", "intervals", "adaptive: intervals between sweeps (default 500; 0: only the first)"},
-             {"SHARED", "bool",
+             {"SHARED", "boolean",
               "adaptive: one climber for every worker, fed their total rate (default true, as NBA); false: one per "
               "worker, on its own rate"}},
     .handlers = {{"fraction", "rw", "the share now (writing it sets the share; adaptive climbing resumes from it)"},
