@@ -75,10 +75,13 @@ class SharedClimber {
     s.out.store(out, std::memory_order_relaxed);
     s.batches.store(s.batches.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     s.fill.store(s.fill.load(std::memory_order_relaxed) + fill, std::memory_order_relaxed);
+    // (the epoch before its end: an update stores the end, then the epoch,
+    // so an epoch read here never comes with an older end; read the other
+    // way, a worker late past the grace could end the next epoch at its start)
+    const uint64_t e = epoch_.load(std::memory_order_acquire);
     const uint64_t end = end_ns_.load(std::memory_order_acquire);
     if (end == 0) return begin(now);  // (the first batch of all)
     if (now < end) return false;
-    const uint64_t e = epoch_.load(std::memory_order_acquire);
     if (s.closed.load(std::memory_order_relaxed) != e) {
       s.p99.store(p99(), std::memory_order_relaxed);
       s.closed.store(e, std::memory_order_release);
