@@ -480,3 +480,32 @@ TEST(SharedClimber, ManyThreadsReportWithoutLossOrRace) {
   EXPECT_EQ(all.stats().epochs.load(), all.updates()) << "the climber saw each epoch once";
   EXPECT_EQ(all.counted(), sent[0] + sent[1] + sent[2] + sent[3]);
 }
+
+// Error diffusion gives every worker its share to within one run, and phases
+// i/N keep N workers from sending their device runs at the same time.
+TEST(ShareDiffuser, PhasesSpreadTheWorkersDeviceRunsAndKeepEachOnesShare) {
+  for (int n : {2, 4, 16}) {
+    for (double share : {0.0, 0.1, 0.25, 0.31, 0.5, 0.75, 0.97, 1.0}) {
+      SCOPED_TRACE(fmt::format("{} workers at {}", n, share));
+      std::vector<offload::ShareDiffuser> spread, in_step(size_t(n), offload::ShareDiffuser(0));
+      for (int i = 0; i < n; ++i) spread.emplace_back(double(i) / n);
+      std::vector<int> device(size_t(n), 0);
+      int most_spread = 0, most_in_step = 0;
+      const int runs = 1000;
+      for (int r = 1; r <= runs; ++r) {
+        int now = 0, now_in_step = 0;
+        for (size_t i = 0; i < size_t(n); ++i) {
+          const bool d = spread[i].next(share);
+          now += d, device[i] += d;
+          now_in_step += in_step[i].next(share);
+        }
+        most_spread = std::max(most_spread, now);
+        most_in_step = std::max(most_in_step, now_in_step);
+        for (size_t i = 0; i < size_t(n); ++i) ASSERT_LE(std::abs(device[i] - r * share), 1.0) << "worker " << i;
+      }
+      EXPECT_LE(most_spread, int(std::floor(n * share + 1e-9)) + 1);
+      // (in step, every worker's device run is at the same time)
+      EXPECT_EQ(most_in_step, share > 0 ? n : 0);
+    }
+  }
+}

@@ -49,6 +49,29 @@
 
 namespace shoal::offload {
 
+// Error diffusion of a share over runs of batches: a run goes to the device
+// when the running sum of the share crosses a whole number, so any stretch of
+// runs gets the share to within one run, evenly spread. PHASE (0 to 1) is
+// where the sum starts. Workers that apply one share (SHARED climbers) and
+// start at the same phase stay in step: each sends its run to the device at
+// the same time, the device gets every worker's aggregate at once and then
+// none. Phases i/N spread N workers' device runs over the cycle: at any run,
+// at most floor(N * share) + 1 of them go to the device.
+class ShareDiffuser {
+ public:
+  explicit ShareDiffuser(double phase = 0) : acc_(phase) {}
+  // Whether the next run goes to the device.
+  bool next(double share) {
+    acc_ += share;
+    if (acc_ < 1 - 1e-9) return false;
+    acc_ -= 1;
+    return true;
+  }
+
+ private:
+  double acc_;
+};
+
 struct BalanceParams {
   double step = 0.05;      // share moved per epoch
   double noise = 0.02;     // relative throughput change taken as no change (at least)

@@ -51,6 +51,8 @@ class OffloadBalancer : public Element {
     share_ = fraction_;
     auto& svc = offload::services(worker().runtime());
     run_ = std::max(1u, svc.options.batches);
+    // (each worker's runs at its own phase: offload::ShareDiffuser)
+    diffuser_ = offload::ShareDiffuser(double(worker().id()) / double(std::max(1, worker().runtime().nworkers())));
     publish();
     if (adaptive_) samples_ = &svc.latencies(worker().id());
     // (one climber for every worker's copy: they share the element's name)
@@ -69,9 +71,7 @@ class OffloadBalancer : public Element {
     if (run_left_ == 0) {
       run_left_ = run_;
       if (all_) share_ = all_->share();
-      acc_ += share_;
-      run_device_ = acc_ >= 1 - 1e-9;
-      if (run_device_) acc_ -= 1;
+      run_device_ = diffuser_.next(share_);
     }
     --run_left_;
     if (run_device_) {
@@ -163,7 +163,8 @@ class OffloadBalancer : public Element {
   void publish() { own_.publish(climber_, share_, last_rate_, last_p99_); }
   const offload::ClimberStats& stats() const { return all_ ? all_->stats() : own_; }
 
-  double fraction_ = 1, share_ = 1, acc_ = 0;
+  double fraction_ = 1, share_ = 1;
+  offload::ShareDiffuser diffuser_;
   uint32_t run_ = 1, run_left_ = 0;  // batches per decision (an aggregate's worth), and left in this one
   bool run_device_ = false;
   bool adaptive_ = false, shared_ = true;
@@ -182,7 +183,8 @@ SHOAL_ELEMENT(
     .summary = "picks the device or the CPU for each batch: a fixed share, or adaptively",
     .description =
         "NBA's load balancer. Batches marked for the device (evenly spread by error diffusion, in runs of as many "
-        "batches as make one aggregate, so that the device's aggregates fill) run their "
+        "batches as make one aggregate, so that the device's aggregates fill; each worker at its own phase, so "
+        "that workers do not send the device their runs at the same time) run their "
         "offloadable elements downstream (DirectIPLookup, LookupIP6Route, CheckIPHeader, DecIPTTL, IDSMatcher, "
         "SDNClassifier, ...) on the device: those aggregate them, copy only what they declared, run the chain of "
         "consecutive offloadable elements there and release the results in order; the others run on the CPU. "
