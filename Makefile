@@ -30,8 +30,12 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# A unity build (eight sources a unit: 9 minutes instead of 11 on CI's 2
+# cores, which `make test` spends near its 45-minute budget); a source a unit,
+# where a missing include shows, is `CMAKE_ARGS=-DCMAKE_UNITY_BUILD=OFF` (and
+# any developer's own cmake build).
 build: deps
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >$(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON $(CMAKE_ARGS) >$(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
