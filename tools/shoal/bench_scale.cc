@@ -242,7 +242,7 @@ int cmd_bench_scale(int argc, char** argv) {
   double alb_latency = 0;
   bool alb_per_worker = false;
   std::string alb_interval = "20ms";
-  double alb_settle = 1;
+  double settle = 1;
   app.add_option("--out", out, "JSON results");
   app.add_option("--device", device, "device for the offloaded rows: auto, cuda, host (default auto)");
   app.add_option("--threads", threads, "worker counts (default 1 2)");
@@ -277,9 +277,10 @@ int cmd_bench_scale(int argc, char** argv) {
                "--alb: also the adaptive mode with a climber per worker (SHARED false: row alb-own), against the "
                "default's one climber on every worker's rate");
   app.add_option("--alb-interval", alb_interval, "--alb: the adaptive mode's INTERVAL (default 20ms)");
-  app.add_option("--alb-settle", alb_settle,
-                 "--alb: also each row's rate after this many seconds (when shorter than --seconds), so the "
-                 "adaptive mode's exploration at the start is told apart from where it settles (default 1)");
+  app.add_option("--settle,--alb-settle", settle,
+                 "also each row's rate after this many seconds (when shorter than --seconds): a device's start "
+                 "in a new graph (its tables, buffers, first aggregates), and with --alb the adaptive mode's "
+                 "exploration, told apart from where it settles (default 1)");
   app.add_option("--device-delay-us", g_device_delay_us,
                  "host backend: each device operation first waits up to this long (a slower device)");
   CLI11_PARSE(app, argc, argv);
@@ -348,8 +349,10 @@ int cmd_bench_scale(int argc, char** argv) {
              std::thread::hardware_concurrency(),
              device == "cuda" ? j["device"].value("detail", "cuda") : "the host backend (machinery, not speed)",
              bus / 1e9);
-  fmt::print("{:<13} {:>5} {:>3} {:<11} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5} {:>17} {:>5} {:>18}\n", "app", "bytes",
-             "wk", "mode", "Mpps", "Gbps", "vsfwd", "vscpu", "B/pkt", "bus", "pack/launch/done", "gpu",
+  const double settle_s = settle < double(seconds) ? settle : 0;
+  fmt::print("{:<13} {:>5} {:>3} {:<11} {:>8} {:>7} {:>6} {:>6} {:>13} {:>7} {:>5} {:>17} {:>5} {:>18}\n", "app",
+             "bytes", "wk", "mode", "Mpps", "Gbps", "vsfwd", "vscpu",
+             settle_s > 0 ? fmt::format("after {:g}s", settle_s) : "-", "B/pkt", "bus", "pack/launch/done", "gpu",
              "lat p50/p99 us");
   const std::vector<std::string> h_snap = {"h.packets",           "h.h2d_bytes",      "h.d2h_bytes", "h.pack_ns",
                                            "h.launch_ns",         "h.complete_ns",    "h.cpu_busy",  "h.aggregates",
@@ -374,7 +377,14 @@ int cmd_bench_scale(int argc, char** argv) {
         },
         err);
   };
-  std::map<std::pair<uint32_t, int>, double> fwd;  // (size, workers) -> the forwarder's rate
+  std::map<std::pair<uint32_t, int>, double> fwd, fwd_settled;  // (size, workers) -> the forwarder's rate
+  // The device's first use in the process (CUDA's context, its kernels'
+  // loading) is made on a short untimed run, as bench-ipsec does: otherwise
+  // the first offloaded row measures it.
+  bool warmed = device.empty();
+  auto warm_src = [](const std::string& trace) {
+    return fmt::format("FromDump({}, STOP false) -> r :: ReplayUnqueue(STOP 1, STOP_TIME 1)", trace);
+  };
   for (uint32_t size : alb ? std::vector<uint32_t>{} : sizes) {
     size = std::clamp<uint32_t>(size, 64, 1518);
     std::string pcap = fmt::format("{}/trace-{}.pcap", dir, size), ids_pcap = fmt::format("{}/ids-{}.pcap", dir, size);
@@ -418,20 +428,37 @@ int cmd_bench_scale(int argc, char** argv) {
       std::string src =
           fmt::format("FromDump({}, STOP false) -> r :: ReplayUnqueue(STOP -1, STOP_TIME {})", trace, seconds);
       for (int t : threads) {
-        double cpu_pps = 0;
+        double cpu_pps = 0, cpu_settled = 0;
         for (size_t off = 0; off <= row.off.size(); ++off) {
           std::string text = fill(off ? row.off[off - 1] : row.cpu, {{"src", src}});
           std::string mode = off ? row.mode[off - 1] : "cpu";
           const auto& hs = off ? (row.nba ? h_nba : h_snap) : std::vector<std::string>{};
-          Point pt =
-              run_scale(text, t, off ? device : "", std::max<uint32_t>(1, batch / 64), hs, off ? util : nullptr, err);
+          if (off && !warmed) {  // the device's first use in this process (its context, kernels): untimed
+            warmed = true;
+            std::string e;
+            run_scale(fill(row.off[off - 1], {{"src", warm_src(trace)}}), t, device, std::max<uint32_t>(1, batch / 64),
+                      {}, nullptr, e);
+          }
+          Point pt = run_scale(text, t, off ? device : "", std::max<uint32_t>(1, batch / 64), hs, off ? util : nullptr,
+                               err, settle_s);
           if (pt.pps < 0) return fmt::print(stderr, "bench-scale: {} {} x{}: {}\n", row.app, size, t, err), 1;
-          if (row.app == "forward") fwd[{size, t}] = pt.pps;
-          if (!off) cpu_pps = pt.pps;
+          if (row.app == "forward") fwd[{size, t}] = pt.pps, fwd_settled[{size, t}] = pt.settled_pps;
+          if (!off) cpu_pps = pt.pps, cpu_settled = pt.settled_pps;
           nlohmann::json r = {{"app", row.app},         {"size", size},         {"workers", t},
                               {"mode", mode},           {"mpps", pt.pps / 1e6}, {"gbps", pt.pps * size * 8 / 1e9},
                               {"replay_s", pt.replay_s}};
-          std::string vsfwd = "-", vscpu = "-", bpp = "-", bususe = "-", stages = "-", gpu = "-", lat = "-";
+          std::string vsfwd = "-", vscpu = "-", bpp = "-", bususe = "-", stages = "-", gpu = "-", lat = "-",
+                      later = "-";
+          // after the settle time: the same ratios without the graph's start
+          if (pt.settled_pps > 0) {
+            r["mpps_settled"] = pt.settled_pps / 1e6;
+            later = fmt::format("{:.2f}", pt.settled_pps / 1e6);
+            if (fwd_settled[{size, t}] > 0) r["vs_forward_settled"] = pt.settled_pps / fwd_settled[{size, t}];
+            if (off && cpu_settled > 0) {
+              r["vs_cpu_settled"] = pt.settled_pps / cpu_settled;
+              later += fmt::format(" {:.2f}x", pt.settled_pps / cpu_settled);
+            }
+          }
           if (fwd.count({size, t})) {
             r["vs_forward"] = pt.pps / fwd[{size, t}];
             vsfwd = fmt::format("{:.0f}%", 100 * pt.pps / fwd[{size, t}]);
@@ -473,9 +500,9 @@ int cmd_bench_scale(int argc, char** argv) {
             if (!pt.latency.empty()) r["latency_us_p50_p99_p999"] = lat = pt.latency;
           }
           j["results"].push_back(r);
-          fmt::print("{:<13} {:>5} {:>3} {:<11} {:>8.2f} {:>7.2f} {:>6} {:>6} {:>7} {:>5} {:>17} {:>5} {:>18}\n",
-                     row.app, size, t, mode, pt.pps / 1e6, pt.pps * size * 8 / 1e9, vsfwd, vscpu, bpp, bususe, stages,
-                     gpu, lat);
+          fmt::print("{:<13} {:>5} {:>3} {:<11} {:>8.2f} {:>7.2f} {:>6} {:>6} {:>13} {:>7} {:>5} {:>17} {:>5} {:>18}\n",
+                     row.app, size, t, mode, pt.pps / 1e6, pt.pps * size * 8 / 1e9, vsfwd, vscpu, later, bpp, bususe,
+                     stages, gpu, lat);
           std::fflush(stdout);
         }
       }
@@ -521,14 +548,13 @@ int cmd_bench_scale(int argc, char** argv) {
       for (int t : threads) {
         double best = 0, best_settled = 0;
         std::string best_mode, best_settled_mode;
-        const double settle = alb_settle < double(seconds) ? alb_settle : 0;
         std::vector<std::pair<double, double>> curve;  // (share, settled Mpps) of the fixed rows
         for (const auto& [mode, bal] : modes) {
           std::string text = fill(std::string(a.pre) + " " + bal + " -> " + a.post, {{"src", src}});
           Point pt = run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
                                {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99", "b.sweeps",
                                 "b.changes", "b.band", "b.waits", "b.ramp_sweeps", "o.device_sealed", "c.count"},
-                               nullptr, err, settle);
+                               nullptr, err, settle_s);
           if (pt.pps < 0) return fmt::print(stderr, "bench-scale: alb {} {} x{}: {}\n", a.name, mode, t, err), 1;
           bool adaptive = mode.rfind("alb", 0) == 0;
           if (!adaptive && pt.pps > best) best = pt.pps, best_mode = mode;
