@@ -103,6 +103,8 @@ ControlSocket(UNIX, {sock});
     check(fams.get("shoal_offload_device_busy_seconds") == "counter" and busy is not None and 0 < busy <= up,
           f"the device's busy time is a counter, above 0 and at most the uptime: {busy} of {up}")
     check(s.get(("shoal_offload_device_aggregates_in_flight", ())) is not None, "the aggregates in flight")
+    info = [dict(l) for (n, l), v in s.items() if n == "shoal_info" and v == 1]
+    check(len(info) == 1 and info[0].get("device") == "host", f"shoal_info names the device the balancer opened: {info}")
     check(s.get(("shoal_worker_packets_total", (("kind", "received"), ("worker", "0")))) == npackets,
           "per-worker counters")
     # no writes through the metrics endpoint
@@ -123,6 +125,33 @@ ControlSocket(UNIX, {sock});
         p.kill()
         check(False, "the run stops")
     check(p.returncode == 0, f"the run exits 0: {p.returncode}")
+
+# Without an offloading element no device is opened (no CUDA initialized on
+# a GPU machine): shoal_info says none, and no device metrics are there.
+with tempfile.TemporaryDirectory() as tmp:
+    sock = os.path.join(tmp, "ctl.sock")
+    p = subprocess.Popen([SHOAL, "run", "--metrics", "0", "/dev/stdin"], stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, text=True)
+    p.stdin.write(f"FromDump({PCAP}, STOP false) -> c :: Counter -> Discard; ControlSocket(UNIX, {sock});")
+    p.stdin.close()
+    line = p.stderr.readline()
+    port = int(line.rsplit(":", 1)[1].split("/")[0]) if "metrics at" in line else 0
+    check(port > 0, f"the plain run's metrics address: {line!r}")
+    if port:
+        fams, s = scrape(port)
+        info = [dict(l) for (n, l), v in s.items() if n == "shoal_info" and v == 1]
+        check(len(info) == 1 and info[0].get("device") == "none", f"no device opened, shoal_info says none: {info}")
+        check(("shoal_offload_device_busy_seconds_total", ()) not in s, "no device busy time without a device")
+    for _ in range(200):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    ctl(sock, "stop")
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+    check(p.returncode == 0, f"the plain run exits 0: {p.returncode}")
 
 bad = subprocess.run([SHOAL, "run", "-q", "--metrics", "70000", "/dev/stdin"], input="Idle -> Discard;",
                      capture_output=True, text=True, timeout=20)

@@ -73,7 +73,7 @@ nlohmann::json stats_json(Runtime& rt);
 // parameters, an element's offload_* ones only when it offloads in this run.
 bool shown_handler(Runtime& rt, Element* e, const Handler& hd);
 // Prometheus' text format (0.0.4) of the run's statistics (`--metrics`).
-std::string prometheus_text(Runtime& rt, const std::string& device);
+std::string prometheus_text(Runtime& rt);
 // An HTTP server (cpp-httplib) on its own thread while a run lasts.
 class HttpServer {
  public:
@@ -94,11 +94,10 @@ class HttpServer {
 };
 // --metrics: Prometheus' /metrics. `rt` gives the runtime running now (a
 // reload replaces it).
-bool start_metrics(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt,
-                   const std::string& device, std::string& err);
+bool start_metrics(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt, std::string& err);
 // --web: the live dashboard (web.cc); handler writes only with `writes`.
-bool start_web(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt, const std::string& device,
-               bool writes, std::string& err);
+bool start_web(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt, bool writes,
+               std::string& err);
 // The graph as the dashboard draws it: elements placed in columns (sources
 // left, sinks right: the longest path from a source, cycles broken where a
 // depth-first walk meets them) and rows (ordered by their neighbours'

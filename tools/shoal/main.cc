@@ -310,9 +310,14 @@ int cmd_run(const RunArgs& ra) {
     if (!parse_defines(ra.words, defs, why)) return fmt::print(stderr, "shoal: {}\n", why), 1;
     if (!config::load_string(ra.text_name, ra.text, defs, prog, d)) return fmt::print(stderr, "{}", d.text()), 1;
   }
-  DeviceChoice dev;
+  // The device is opened by the first element that offloads (offload::
+  // Services), so a configuration without one never starts CUDA (its
+  // driver's initialization, on a machine with a GPU). A device named on the
+  // command line is checked now, so that a run asking for CUDA on a machine
+  // without it fails before it starts.
   std::string err;
-  if (!select_device(ra.device, dev, err)) {
+  DeviceChoice dev;
+  if (ra.device != "auto" && !select_device(ra.device, dev, err)) {
     fmt::print(stderr, "shoal: {}\n", err);
     return 1;
   }
@@ -339,6 +344,13 @@ int cmd_run(const RunArgs& ra) {
   oo.cpu_below = ra.offload_cpu_below;
   Runtime rt(prog, opt);
   std::atomic<Runtime*> current{&rt};  // the runtime running now (hot swaps replace it)
+  // The device as the run has it: the one an element opened, else the one
+  // named on the command line (checked above), else none.
+  auto device_now = [&dev](Runtime& r) {
+    const offload::Services& sv = offload::services(r);
+    if (std::string d = sv.device_detail(); !d.empty()) return DeviceChoice{sv.device_kind(), d};
+    return dev.kind.empty() ? DeviceChoice{"none", "no element opened one"} : dev;
+  };
   offload::set_options(rt, oo);
   for (auto& e : prog.elements)
     if (e.info->name == "DriverManager") rt.set_driver_manager();
@@ -421,7 +433,7 @@ int cmd_run(const RunArgs& ra) {
   HttpServer metrics, web;
   auto now = [&current]() -> Runtime& { return *current.load(); };
   if (!ra.metrics.empty()) {
-    if (!start_metrics(metrics, ra.metrics, now, dev.kind, err)) {
+    if (!start_metrics(metrics, ra.metrics, now, err)) {
       fmt::print(stderr, "shoal: {}\n", err);
       rt.cleanup();
       return 1;
@@ -429,7 +441,7 @@ int cmd_run(const RunArgs& ra) {
     fmt::print(stderr, "shoal: metrics at http://{}:{}/metrics\n", metrics.host(), metrics.port());
   }
   if (!ra.web.empty()) {
-    if (!start_web(web, ra.web, now, dev.kind, ra.web_writes, err)) {
+    if (!start_web(web, ra.web, now, ra.web_writes, err)) {
       fmt::print(stderr, "shoal: {}\n", err);
       metrics.stop();
       rt.cleanup();
@@ -494,7 +506,9 @@ int cmd_run(const RunArgs& ra) {
   std::atomic<bool> stdout_failed{false};
   // Statistics to standard output, every write checked.
   auto print_stats = [&](bool interim) {
-    std::string text = stats_text(*current.load(), ra.stats.empty() ? "text" : ra.stats, interim, dev.kind), why;
+    std::string text = stats_text(*current.load(), ra.stats.empty() ? "text" : ra.stats, interim,
+                                  device_now(*current.load()).kind),
+                why;
     std::fflush(stdout);  // after what elements printed (Script's print)
     if (!write_file("-", text, why) && !stdout_failed.exchange(true))
       fmt::print(stderr, "shoal: error: statistics: {}\n", why);
@@ -543,7 +557,7 @@ int cmd_run(const RunArgs& ra) {
   bool failed = last.failed();
   if (!ra.stats_out.empty()) {
     auto j = stats_json(last);
-    j["device"] = dev.kind;
+    j["device"] = device_now(last).kind;
     if (!write_file(ra.stats_out, j.dump(2) + "\n", err)) {
       fmt::print(stderr, "shoal: error: --stats-out: {}\n", err);
       failed = true;
@@ -556,7 +570,10 @@ int cmd_run(const RunArgs& ra) {
     // The device line only when a device was asked for or used.
     bool used = false;
     for (size_t i = 0; i < last.router(0).size() && !used; ++i) used = offloads(last, last.router(0).element(i));
-    if (used || ra.device != "auto") fmt::print(stderr, "shoal: device {}: {}\n", dev.kind, dev.detail);
+    if (used || ra.device != "auto") {
+      DeviceChoice d = device_now(last);
+      fmt::print(stderr, "shoal: device {}: {}\n", d.kind, d.detail);
+    }
     fmt::print(stderr, "shoal: {:.3f}s, {}\n", double(last.elapsed_ns()) / 1e9, accounting_line(a, last));
   }
   last.cleanup();

@@ -73,10 +73,13 @@ class Exposition {
 
 }  // namespace
 
-std::string prometheus_text(Runtime& rt, const std::string& device) {
+std::string prometheus_text(Runtime& rt) {
   Exposition x;
-  x.add("shoal_info", "gauge", "Shoal's version and the device offloading elements use",
-        fmt::format("version=\"{}\",device=\"{}\"", label_value(kVersion), label_value(device)), 1);
+  x.add("shoal_info", "gauge",
+        "Shoal's version and the device offloading elements use (host or cuda; none before an element opened one)",
+        fmt::format("version=\"{}\",device=\"{}\"", label_value(kVersion),
+                    label_value(offload::services(rt).device_kind())),
+        1);
   x.add("shoal_threads", "gauge", "worker threads", "", rt.nworkers());
   x.add("shoal_uptime_seconds", "gauge", "seconds since the run started", "", double(rt.elapsed_ns()) / 1e9);
   Accounting a = rt.accounting();
@@ -187,14 +190,13 @@ void HttpServer::stop() {
   server_.reset();
 }
 
-bool start_metrics(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt,
-                   const std::string& device, std::string& err) {
+bool start_metrics(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt, std::string& err) {
   return s.start(
       where, "--metrics",
       [&](void* p) {
         auto* srv = static_cast<httplib::Server*>(p);
-        srv->Get("/metrics", [rt, device](const httplib::Request&, httplib::Response& res) {
-          res.set_content(prometheus_text(rt(), device), "text/plain; version=0.0.4; charset=utf-8");
+        srv->Get("/metrics", [rt](const httplib::Request&, httplib::Response& res) {
+          res.set_content(prometheus_text(rt()), "text/plain; version=0.0.4; charset=utf-8");
         });
         srv->Get("/", [](const httplib::Request&, httplib::Response& res) {
           res.set_content("<html><body><a href=\"/metrics\">/metrics</a></body></html>\n", "text/html");

@@ -22,6 +22,7 @@
 
 #include "common.hh"
 #include "shoal/core/element.hh"
+#include "shoal/offload/services.hh"
 #include "shoal_dashboard.hh"
 
 namespace shoal::tool {
@@ -140,8 +141,8 @@ Element* find_element(Runtime& rt, const std::string& name) {
 
 }  // namespace
 
-bool start_web(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt, const std::string& device,
-               bool writes, std::string& err) {
+bool start_web(HttpServer& s, const std::string& where, const std::function<Runtime&()>& rt, bool writes,
+               std::string& err) {
   return s.start(
       where, "--web",
       [&](void* p) {
@@ -149,11 +150,11 @@ bool start_web(HttpServer& s, const std::string& where, const std::function<Runt
         srv->Get("/", [](const httplib::Request&, httplib::Response& res) {
           res.set_content(std::string(kDashboardPage), "text/html; charset=utf-8");
         });
-        srv->Get("/api/graph", [rt, device, writes](const httplib::Request&, httplib::Response& res) {
+        srv->Get("/api/graph", [rt, writes](const httplib::Request&, httplib::Response& res) {
           Runtime& now = rt();
           nlohmann::json j = graph_json(now);
           j["writes"] = writes;
-          j["device"] = device;
+          j["device"] = offload::services(now).device_kind();
           j["threads"] = now.nworkers();
           j["reloads"] = now.swaps();
           json_reply(res, j);

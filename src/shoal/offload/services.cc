@@ -57,6 +57,11 @@ std::shared_ptr<SharedClimber> Services::shared_climber(const std::string& key, 
   return c;
 }
 
+std::string Services::device_kind() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return device_ ? std::string(device_->kind()) : std::string("none");
+}
+
 std::string Services::device_detail() const {
   std::lock_guard<std::mutex> g(mu_);
   return device_ ? detail_ : std::string();

@@ -103,6 +103,9 @@ class Services {
   std::shared_ptr<dev::Device> device(std::string& err);
   // Which backend was taken and why (empty before the device is opened).
   std::string device_detail() const;
+  // The opened device's backend (host, cuda), or "none" before an element
+  // opened it.
+  std::string device_kind() const;
   // The adaptive split that every worker's copy of the balancer `key` (its
   // element name) shares: made by the first copy to ask, with its settings.
   std::shared_ptr<SharedClimber> shared_climber(const std::string& key, const BalanceParams& p, double start,
