@@ -370,6 +370,28 @@ TEST(IPFilter, RulesFileOutputsDropsAndAccounting) {
   test::finish(*r);
 }
 
+// Click takes an IPFilter without rules (or a rules file of comments only)
+// and an IPClassifier without patterns: every packet is dropped, counted as
+// no-match.
+TEST(IPFilter, NoRulesDropEveryPacketAsClickDoes) {
+  std::string rules = test::tmpdir() + "/empty.rules";
+  std::ofstream(rules) << "# nothing allowed yet\n\n";
+  auto r = test::run(fmt::format(R"(
+    FastUDPFlows(LIMIT 30, FLOWS 3) -> Strip(14) -> CheckIPHeader -> f :: IPFilter() -> Discard;
+    FastUDPFlows(LIMIT 20, FLOWS 2) -> Strip(14) -> CheckIPHeader -> g :: IPFilter(file {}) -> Discard;
+    FastUDPFlows(LIMIT 10, FLOWS 1) -> Strip(14) -> CheckIPHeader -> c :: IPClassifier();
+  )",
+                                 rules));
+  ASSERT_TRUE(r->ok) << r->errors;
+  for (auto [e, n] : {std::pair<const char*, uint64_t>{"f", 30}, {"g", 20}, {"c", 10}}) {
+    std::map<std::string, uint64_t> got;
+    for (auto& d : r->rt->router(0).find(e)->drop_reasons())
+      if (d.count.get()) got[d.name] = d.count.get();
+    EXPECT_EQ(got, (std::map<std::string, uint64_t>{{"no-match", n}})) << e;
+  }
+  test::finish(*r);
+}
+
 TEST(IPFilter, ErrorsCarryTheFileLineAndColumn) {
   std::string rules = test::tmpdir() + "/bad.rules";
   std::ofstream(rules) << "allow tcp\n\n  allow udp port nope\n";

@@ -122,7 +122,7 @@ class IPClassifier : public IPPatternElement<IPClassifier> {
       it.used = true;
       add_rule(it.text, it.loc, out++);
     }
-    if (rules_.empty()) a.fail("at least one pattern is required");
+    // (no pattern and no output, as Click takes it: every packet dropped, as no-match)
   }
   void initialize() override {
     if (noutputs() != int(rules_.size()))
@@ -140,7 +140,7 @@ class IPFilter : public IPPatternElement<IPFilter> {
       it.used = true;
       add_filter(a, it.text, it.loc, &it);
     }
-    if (rules_.empty()) a.fail("at least one rule is required");
+    // (no rule at all, as Click takes it: every packet dropped, as no-match)
   }
 
  private:
@@ -235,7 +235,8 @@ SHOAL_ELEMENT(IPFilter, .name = "IPFilter", .ports = "1/-", .processing = "h/h",
                   "Each argument is a rule 'ACTION PATTERN'. ACTION is 'allow' (output 0), 'deny' or "
                   "'drop' (dropped, reason 'denied'), an output number, or 'file' with a file of rules, "
                   "one per line ('#' and '//' comments). The first matching rule decides; a packet "
-                  "matching none is dropped (reason 'no-match'). " SHOAL_IPPATTERN_DOC,
+                  "matching none is dropped (reason 'no-match'): with no rules at all (Click takes that too), "
+                  "every packet. " SHOAL_IPPATTERN_DOC,
               .args = {{"RULE...", "action pattern", "in order"},
                        {"TREE", "bool", "compile to a decision DAG (default true)"},
                        {"CACHING", "bool", "accepted for Click compatibility; no effect"}},
