@@ -738,6 +738,34 @@ TEST(DelayUnqueue, HoldsEachPacketDelayAfterItsTimestamp) {
   EXPECT_FALSE(run("Idle -> DelayUnqueue -> Discard;")->ok) << "DELAY is mandatory";
 }
 
+// Click's sleepiness: a Queue's pullers sleep once 9 pulls in a row found it
+// empty (its empty signal stays active when a pull empties it: packets that
+// come between bursts do not make them sleep and wake for each), a
+// QuickNoteQueue's as soon as a pull empties it.
+TEST(Queue, PullersSleepAfterNineEmptyPullsQuickNoteQueuesAtOnce) {
+  auto r = run(R"(
+    InfiniteSource(LIMIT 3, STOP false) -> q :: Queue(10) -> Unqueue(ACTIVE false) -> Discard;
+    InfiniteSource(LIMIT 3, STOP false) -> k :: QuickNoteQueue(10) -> Unqueue(ACTIVE false) -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  for (const char* name : {"q", "k"}) {
+    const bool quick = std::string(name) == "k";
+    Element* q = r->rt->router(0).find(name);
+    ASSERT_TRUE(q && q->notifier());
+    EXPECT_TRUE(q->notifier()->active) << name << ": three packets queued";
+    PacketBatch* b = q->pull(0, 32);
+    ASSERT_TRUE(b) << name;
+    EXPECT_EQ(b->live(), 3u) << name;
+    q->drop_all(b, q->add_drop_reason("test"));
+    EXPECT_EQ(q->notifier()->active, !quick) << name << ": emptied by a pull";
+    for (int i = 1; i <= 9; ++i) {
+      EXPECT_EQ(q->pull(0, 32), nullptr) << name;
+      EXPECT_EQ(q->notifier()->active, !quick && i < 9) << name << ": after empty pull " << i;
+    }
+  }
+  finish(*r);
+}
+
 // NotifierDebug shows signals as Click does: numbered in initialization
 // order (a Queue's full signal, then its empty one), KIND.WORD/MASK:VALUE, a
 // scheduler's signal the combination of its inputs'.

@@ -9,7 +9,9 @@ SHOAL_ELEMENT(Queue, .name = "Queue", .ports = "1/1", .processing = "h/l",
               .summary = "stores packets between a push and a pull path",
               .description =
                   "A FIFO of at most CAPACITY packets. Pushed packets that find it full are dropped "
-                  "(reason 'queue-full'). Pulling tasks downstream sleep while it is empty; packet sources "
+                  "(reason 'queue-full'). Pulling tasks downstream sleep once it has been found empty by 9 pulls "
+                  "in a row (Click's sleepiness: a queue that empties between bursts does not make them sleep "
+                  "and wake for each; QuickNoteQueue: as soon as a pull empties it); packet sources "
                   "upstream (on a path of single-output elements) sleep while it is full, and push no more "
                   "at a time than it has room for (Click's full-notifier). SimpleQueue and NotifierQueue "
                   "do not stop sources. A reload or hot swap moves the queued packets to the new "
@@ -45,13 +47,16 @@ SHOAL_ELEMENT(NotifierQueue, .name = "NotifierQueue", .ports = "1/1", .processin
               .handlers = {{"length", "r", "packets queued"}, {"drops", "r", "packets dropped because full"}},
               .example = "src -> NotifierQueue(100) -> Unqueue -> sink;");
 
-// Click's QuickNoteQueue: a Queue with both notifiers (Click's variant
-// wakes its listeners with fewer atomic operations; here it is a Queue).
-class QuickNoteQueue : public Queue {};
+// Click's QuickNoteQueue: a Queue whose empty notification comes as soon
+// as a pull empties it.
+class QuickNoteQueue : public Queue {
+  bool quick_empty_note() const override { return true; }
+};
 SHOAL_ELEMENT(QuickNoteQueue, .name = "QuickNoteQueue", .ports = "1/1", .processing = "h/l",
               .summary = "stores packets between a push and a pull path (Queue)",
               .description =
-                  "Click's QuickNoteQueue: a Queue with its empty- and full-notifiers (see Queue for "
+                  "Click's QuickNoteQueue: a Queue with its empty- and full-notifiers whose pulling tasks "
+                  "sleep as soon as a pull empties it, not after Queue's 9 empty pulls (see Queue for "
                   "arguments and handlers).",
               .args = {{"CAPACITY", "unsigned", "maximum packets (default 1000)"}},
               .handlers = {{"length", "r", "packets queued"}, {"drops", "r", "packets dropped because full"}},

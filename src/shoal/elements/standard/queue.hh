@@ -52,9 +52,15 @@ class Queue : public Element {
   }
   PacketBatch* pull(int, uint32_t max) override {
     if (size_ == 0) {
-      notifier_.sleep();
+      // Click's sleepiness: the pulling tasks sleep once kSleepiness pulls
+      // in a row found the queue empty, not when a pull emptied it, so a
+      // queue that empties between two bursts does not put them to sleep
+      // and wake them again for each (and the signal reads active while
+      // packets flow, as Click's does). QuickNoteQueue: at once.
+      if (notifier_.active && (quick_empty_note() || ++sleepiness_ >= kSleepiness)) notifier_.sleep();
       return nullptr;
     }
+    sleepiness_ = 0;
     PacketBatch* b = new_batch();
     uint32_t n = std::min<uint32_t>({max, size_, b->capacity()});
     for (uint32_t i = 0; i < n; ++i) {
@@ -63,7 +69,7 @@ class Queue : public Element {
     }
     size_ -= n;
     length_.set(size_);
-    if (size_ == 0) notifier_.sleep();
+    if (size_ == 0 && quick_empty_note()) notifier_.sleep();
     note_room();
     return b;
   }
@@ -168,6 +174,9 @@ class Queue : public Element {
   // of having packets dropped); SimpleQueue, NotifierQueue and MixedQueue
   // do not.
   virtual bool full_signal() const { return true; }
+  // Click's QuickNoteQueue: the empty notification as soon as a pull
+  // empties the queue (the others: after kSleepiness empty pulls).
+  virtual bool quick_empty_note() const { return false; }
 
  private:
   // A new capacity: the oldest packets are kept; those past it are dropped
@@ -218,6 +227,8 @@ class Queue : public Element {
   uint32_t cap_ = 1000;
   std::vector<Packet*> ring_;
   uint32_t head_ = 0, size_ = 0, high_ = 0;
+  static constexpr uint32_t kSleepiness = 9;  // Click's SLEEPINESS_TRIGGER
+  uint32_t sleepiness_ = 0;
   Stat length_;
   uint16_t r_full_ = 0, r_reset_ = UINT16_MAX;
   Notifier notifier_, full_;
