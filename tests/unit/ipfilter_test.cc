@@ -277,6 +277,19 @@ TEST(IPFilterExpr, ClickSemantics) {
   EXPECT_TRUE(one("tcp[13] & 0x12 == 0x12", tcp80));
   EXPECT_TRUE(one("transp[2:2] 80", tcp80));
   EXPECT_TRUE(one("-", udp53));
+  // Click's 'tcpudp': TCP or UDP, as a protocol and as a port's qualifier.
+  auto icmp = make(1, 0, 8, 0);
+  EXPECT_TRUE(one("tcpudp", tcp80));
+  EXPECT_TRUE(one("tcpudp", udp53));
+  EXPECT_FALSE(one("tcpudp", icmp));
+  EXPECT_TRUE(one("tcpudp dst port 53", udp53));
+  EXPECT_FALSE(one("tcpudp dst port 53", tcp80));
+  EXPECT_TRUE(one("ip proto tcpudp", tcp80));
+  EXPECT_TRUE(one("ip proto != tcpudp", icmp));
+  EXPECT_FALSE(one("ip proto != tcpudp", udp53));
+  EXPECT_TRUE(one("(proto tcp and !(syn and !ack)) or (tcpudp port >= 1024)", tcp80)) << "Click's IPFilter-04";
+  EXPECT_FALSE(one("tcpudp port >= 1024", udp53)) << "ports 5 and 53";
+  EXPECT_TRUE(one("tcpudp port >= 1024", tcp80)) << "source port 1234";
   {  // Ethernet addresses come from the MAC header annotation.
     std::vector<uint8_t> f = {2, 0, 0, 0, 0, 0xb, 2, 0, 0, 0, 0, 0xa, 8, 0};
     f.insert(f.end(), udp53.begin(), udp53.end());
@@ -285,6 +298,13 @@ TEST(IPFilterExpr, ClickSemantics) {
     PacketView v = make_view(f.data(), uint32_t(f.size()), f.data() + 14, uint32_t(f.size() - 14));
     EXPECT_EQ(c.prog.match(v), 1);
     EXPECT_EQ(c.prog.match(view(udp53)), 2) << "no MAC header: the Ethernet tests fail";
+    // as Click: 'host', 'src' and 'dst' with an Ethernet address are 'ether host'
+    Compiled d;
+    compile(d, {"dst 2:0:0:0:0:a", "host 2:0:0:0:0:B and udp", "-"});
+    EXPECT_EQ(d.prog.match(v), 1);
+    Compiled s;
+    compile(s, {"src 02:00:00:00:00:0a && dst 2:0:0:0:0:b", "-"});
+    EXPECT_EQ(s.prog.match(v), 0);
   }
   EXPECT_FALSE(one("false", udp53));
   // Truncated: the ports are gone; the test fails and its negation holds.

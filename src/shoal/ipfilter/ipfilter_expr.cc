@@ -344,7 +344,7 @@ class Parser {
     }
     if (type == "net") return parse_net(w, v, m);
     if (type == "port") return parse_num(w, 65535, v) || lookup(kPorts, w, v);
-    if (type == "proto") return parse_num(w, 255, v) || lookup(kProtos, w, v);
+    if (type == "proto") return parse_num(w, 255, v) || lookup(kProtos, w, v) || w == "tcpudp";
     if (type == "type") return parse_num(w, 255, v) || lookup(kIcmpTypes, w, v);
     if (type == "opt") return lookup(kTcpOpts, w, v);
     if (valueless(type)) return false;
@@ -358,13 +358,18 @@ class Parser {
     int sd = kNoSD;
     read_sd(sd);
     std::string qual, type;
-    if (is_word("ip") || is_word("tcp") || is_word("udp") || is_word("icmp") || is_word("ether")) {
+    if (is_word("ip") || is_word("tcp") || is_word("udp") || is_word("tcpudp") || is_word("icmp") || is_word("ether")) {
       std::string q(peek().s);
       bool qualifies = peek(1).t == T::kWord && (is_type_word(peek(1).s) || is_word("src", 1) || is_word("dst", 1));
       if (qualifies) {
         qual = q;
         next();
         if (sd == kNoSD) read_sd(sd);
+      } else if (q == "tcpudp") {  // Click's name for TCP or UDP
+        if (sd != kNoSD) fail(first, "'src'/'dst' does not apply to a protocol");
+        next();
+        prev_ = {"proto", "ip", kNoSD, true};
+        return mk_or(proto_is(6), proto_is(17));
       } else if (q == "tcp" || q == "udp" || q == "icmp") {
         if (sd != kNoSD) fail(first, "'src'/'dst' does not apply to a protocol");
         next();
@@ -392,8 +397,11 @@ class Parser {
     } else {
       uint32_t v, m;
       IPv4Addr a;
+      EtherAddr e;
       if (parse_ipv4(w, a))
         type = "host";
+      else if (parse_ether(w, e))  // as Click: an Ethernet address is an 'ether host'
+        type = "host", qual = "ether";
       else if (parse_net(w, v, m))
         type = "net";
       else if (lookup(kProtos, w, v))
@@ -522,7 +530,7 @@ class Parser {
   Expr typed(const Tok& first, const std::string& type, const std::string& qual, int sd) {
     bool sd_ok = type == "host" || type == "net" || type == "port";
     if (sd != kNoSD && !sd_ok) fail(first, fmt::format("'src'/'dst' does not apply to '{}'", type));
-    bool tcpudp = qual == "tcp" || qual == "udp";
+    bool tcpudp = qual == "tcp" || qual == "udp" || qual == "tcpudp";
     if (qual == "ether" && type != "host") fail(first, "'ether' takes only 'host'");
     if (tcpudp && type != "port" && !(qual == "tcp" && (type == "opt" || type == "win")))
       fail(first, fmt::format("'{} {}' is not a field", qual, type));
@@ -557,8 +565,10 @@ class Parser {
     }
     Cmp c = read_cmp(true, type != "host" && type != "net", type);
     uint32_t v = 0;
-    if (type == "host" && qual == "ether") {
-      EtherAddr e;
+    IPv4Addr ip4;
+    EtherAddr e;
+    // (Click's 'host' and 'src'/'dst' take an Ethernet address as 'ether host')
+    if (type == "host" && (qual == "ether" || (qual.empty() && !parse_ipv4(c.vt.s, ip4) && parse_ether(c.vt.s, e)))) {
       if (!parse_ether(c.vt.s, e)) fail(c.vt, fmt::format("'{}' is not an Ethernet address", c.vt.s));
       if (c.op != kEq && c.op != kNe) fail(c.vt, "Ethernet addresses compare only with == and !=");
       Expr eq = sides(sd, [&](bool src) {
@@ -604,7 +614,7 @@ class Parser {
     }
     if (type == "port") {
       if (c.has_value) check_value(c, "port", parse_num(c.vt.s, 65535, v) || lookup(kPorts, c.vt.s, v));
-      int proto = qual == "tcp" ? 6 : qual == "udp" ? 17 : -1;
+      int proto = qual == "tcp" ? 6 : qual == "udp" ? 17 : -1;  // (tcpudp, none: either)
       return transport(proto, sides(sd, [&](bool src) { return field(kTransp, src ? 0 : 2, 2, 0xffff, 0, c, v); }));
     }
     if (type == "type") {
@@ -616,6 +626,10 @@ class Parser {
       return transport(6, field(kTransp, 14, 2, 0xffff, 0, c, v));
     }
     if (type == "proto") {
+      if (c.has_value && c.vt.s == "tcpudp" && !c.has_mask && (c.op == kEq || c.op == kNe)) {
+        Expr either = mk_or(proto_is(6), proto_is(17));
+        return c.op == kNe ? mk_not(std::move(either)) : either;
+      }
       if (c.has_value) check_value(c, "protocol", parse_num(c.vt.s, 255, v) || lookup(kProtos, c.vt.s, v));
       return field(kNet, 9, 1, 0xff, 0, c, v);
     }

@@ -204,10 +204,13 @@ class IPFilter : public IPPatternElement<IPFilter> {
 
 #define SHOAL_IPPATTERN_DOC                                                                                          \
   "Patterns are built from primitives: 'ip proto PROTO', '[src|dst|src or dst|src and dst] host ADDR', "             \
-  "'[SRCDST] net ADDR/LEN' (or 'ADDR mask MASK'), '[SRCDST] [tcp|udp] port PORT', 'ip vers|hl|id|tos|dscp|ttl|len|"  \
+  "'[SRCDST] net ADDR/LEN' (or 'ADDR mask MASK'), '[SRCDST] [tcp|udp|tcpudp] port PORT', 'ip "                       \
+  "vers|hl|id|tos|dscp|ttl|len|"                                                                                     \
   "csum VALUE', 'ip ect', 'ip ce', 'ip frag', 'ip unfrag', 'tcp opt syn|fin|ack|rst|psh|urg', 'tcp win N', "         \
   "'icmp type TYPE', 'ip[POS:LEN] VALUE', 'transp[POS:LEN] VALUE' (also tcp[..], udp[..], icmp[..], which require "  \
-  "that protocol), '[SRCDST] ether host ETH', 'true', 'false'; '-', 'any' and 'all' match everything. Connectives: " \
+  "that protocol), '[SRCDST] ether host ETH' (or, as in Click, an Ethernet address after 'host', 'src' or 'dst', "   \
+  "or alone), 'tcpudp' (TCP or UDP, also as 'ip proto tcpudp'), 'true', 'false'; '-', 'any' and 'all' match "        \
+  "everything. Connectives: "                                                                                        \
   "and (&&, or nothing between two primitives), or (||), not (!), parentheses and 'A ? B : C'. Fields take an "      \
   "optional '& MASK' and an operator (==, !=, <, >, <=, >=); without a field name a value repeats the previous "     \
   "primitive's ('src port 80 or 81') or is recognised by its form ('tcp', '10.0.0.0/8', 'www', 'syn'). Port, ICMP "  \
