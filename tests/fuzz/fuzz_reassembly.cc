@@ -1,7 +1,9 @@
 // libFuzzer: arbitrary TCP segment sequences through the reassembler.
 // Run 1 (data segments after a SYN, no caps): the delivered stream equals a
 // byte-level model's, under the policy the input picks (see
-// tests/scripts/reassembly_model.py for the rule). Run 2 (any flags, tiny
+// tests/scripts/reassembly_model.py for first and last; a target-based
+// policy gives a held byte the new data when every earlier segment
+// holding it gives way, by overlap_new_wins()). Run 2 (any flags, tiny
 // caps): no crash, and the bytes held never exceed the caps. Run 3 (any
 // flags, caps the input picks, two connections): the batch reassembly on the
 // host device backend, in batches the input cuts, equals the one-by-one
@@ -9,7 +11,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,10 +52,18 @@ struct Log : StreamSink {
     out[f][dir] += "G" + std::to_string(off) + "+" + std::to_string(len);
   }
   void stream_end(uint32_t f, uint8_t dir) override { ++ends[f][dir]; }
+  // (a batch tells them in stream order, one by one in arrival order)
+  std::multiset<std::string> overwrites[2][2];
+  void stream_overwrite(uint32_t f, uint8_t dir, uint64_t off, const uint8_t* d, uint32_t n) override {
+    overwrites[f][dir].insert(std::to_string(off) + ":" + std::string(reinterpret_cast<const char*>(d), n));
+  }
   std::string all() const {
     std::string s;
     for (auto& f : out)
       for (auto& d : f) s += d + "|";
+    for (auto& f : overwrites)
+      for (auto& d : f)
+        for (auto& o : d) s += "O" + o;
     for (auto& f : ends)
       for (int e : f) s += std::to_string(e);
     return s;
@@ -62,9 +74,10 @@ struct Log : StreamSink {
 // what it brings out of order instead of holding it).
 std::vector<uint64_t> counters(const Reassembler& r) {
   const StreamCounters& c = r.counters();
-  return {c.segments.get(),       c.delivered.get(),    c.out_of_order.get(), c.retransmitted.get(), c.overlaps.get(),
-          c.overlap_differ.get(), c.gaps.get(),         c.gap_bytes.get(),    c.buffer_full.get(),   c.after_fin.get(),
-          c.after_rst.get(),      c.no_handshake.get(), c.syn_data.get(),     c.buffered.get()};
+  return {c.segments.get(),    c.delivered.get(),      c.out_of_order.get(), c.retransmitted.get(),
+          c.overlaps.get(),    c.overlap_differ.get(), c.gaps.get(),         c.gap_bytes.get(),
+          c.buffer_full.get(), c.after_fin.get(),      c.after_rst.get(),    c.no_handshake.get(),
+          c.syn_data.get(),    c.buffered.get(),       c.overwritten.get()};
 }
 
 struct Seg {
@@ -90,16 +103,25 @@ std::vector<Seg> parse(const uint8_t* p, size_t n) {
   return v;
 }
 
-std::string model(const std::vector<Seg>& segs, uint8_t dir, bool last) {
+std::string model(const std::vector<Seg>& segs, uint8_t dir, Overlap policy) {
   std::map<uint64_t, char> pending;
+  std::set<std::pair<uint64_t, uint64_t>> earlier;  // the segments so far
   std::string out;
   for (auto& s : segs) {
     if (s.dir != dir) continue;
+    uint64_t lo = s.off, hi = s.off + s.data.size();
     for (size_t k = 0; k < s.data.size(); ++k) {
       uint64_t at = s.off + k;
       if (at < out.size()) continue;
-      if (last || !pending.count(at)) pending[at] = s.data[k];
+      bool take = !pending.count(at) || policy == Overlap::Last;
+      if (!take && policy != Overlap::First) {
+        take = true;
+        for (auto [a, b] : earlier)
+          if (a <= at && at < b && !overlap_new_wins(policy, lo, hi, a, b)) take = false;
+      }
+      if (take) pending[at] = s.data[k];
     }
+    if (lo < hi) earlier.insert({lo, hi});
     while (pending.count(out.size())) {
       char c = pending[out.size()];
       pending.erase(out.size());
@@ -113,18 +135,23 @@ std::string model(const std::vector<Seg>& segs, uint8_t dir, bool last) {
   return out;
 }
 
+constexpr Overlap kPolicies[] = {Overlap::First,     Overlap::Last,    Overlap::Bsd,     Overlap::Linux,
+                                 Overlap::OldLinux,  Overlap::Solaris, Overlap::Hpux10,  Overlap::Hpux11,
+                                 Overlap::Irix,      Overlap::Macos,   Overlap::Windows, Overlap::Vista,
+                                 Overlap::Windows2k3};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 5) return 0;
-  bool last = data[0] & 1;
+  const Overlap policy = kPolicies[data[0] % std::size(kPolicies)];
   uint32_t isn[2] = {uint32_t(data[1]) << 24 | uint32_t(data[2]) << 16 | 0xff00u, ~uint32_t(data[3]) << 20};
   std::vector<Seg> segs = parse(data + 5, size - 5);
 
   // 1: the model
   {
     StreamConfig c;
-    c.policy = last ? Overlap::Last : Overlap::First;
+    c.policy = policy;
     Reassembler r(c);
     Sink s;
     r.set_sink(&s);
@@ -135,13 +162,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 reinterpret_cast<const uint8_t*>(g.data.data()), uint32_t(g.data.size()));
     r.finish(st, 1);
     for (uint8_t d = 0; d < 2; ++d)
-      if (s.out[d] != model(segs, d, last)) std::abort();
+      if (s.out[d] != model(segs, d, policy)) std::abort();
     if (r.counters().buffered.get() != 0) std::abort();
   }
   // 2: every flag, tiny caps
   {
     StreamConfig c;
-    c.policy = last ? Overlap::Last : Overlap::First;
+    c.policy = policy;
     c.dir_cap = 200;
     c.total_cap = 300;
     c.midstream = data[4] & 1;
@@ -168,7 +195,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return shoal::dev::open_device(o, detail, err);
     }();
     StreamConfig c;
-    c.policy = last ? Overlap::Last : Overlap::First;
+    c.policy = policy;
     c.dir_cap = data[4] & 2 ? 150 : 1u << 20;
     c.total_cap = data[4] & 4 ? 250 : 64u << 20;
     c.midstream = data[4] & 1;

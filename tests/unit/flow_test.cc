@@ -7,6 +7,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #endif
+#include <arpa/inet.h>
 
 #include <cstring>
 #include <map>
@@ -736,6 +737,10 @@ struct Collect : flow::StreamSink {
     out[dir].append(len, '.');
   }
   void stream_end(uint32_t, uint8_t) override { ++ends; }
+  std::vector<std::pair<uint64_t, std::string>> overwrites;  // (direction 0's)
+  void stream_overwrite(uint32_t, uint8_t dir, uint64_t off, const uint8_t* d, uint32_t n) override {
+    if (dir == 0) overwrites.push_back({off, std::string(reinterpret_cast<const char*>(d), n)});
+  }
 };
 
 void seg(flow::Reassembler& r, flow::Stream& s, uint8_t dir, uint32_t seq, uint8_t flags, const std::string& d) {
@@ -782,6 +787,161 @@ TEST(Reassembly, OverlapPolicies) {
     EXPECT_EQ(r.counters().overlaps.get(), 1u);
     EXPECT_EQ(r.counters().overlap_differ.get(), 1u);
   }
+}
+
+// Target-based reassembly: a segment held at [4, 8) ("LLLL", behind a hole)
+// and a later one ('S') in each of the eight ways two segments can overlap.
+// Which policies give the later one the shared bytes, as Suricata's stream
+// engine resolves them in IDS mode (stream-tcp-list.c, DoHandleDataOverlap),
+// written out here by hand.
+TEST(Reassembly, TargetBasedPoliciesResolveEachOverlapAsSuricata) {
+  using O = flow::Overlap;
+  const std::vector<O> all = {O::First,  O::Last, O::Bsd,   O::Linux,   O::OldLinux, O::Solaris,   O::Hpux10,
+                              O::Hpux11, O::Irix, O::Macos, O::Windows, O::Vista,    O::Windows2k3};
+  const std::vector<O> before = {O::Last, O::Bsd,   O::Linux,   O::OldLinux,  O::Hpux10,
+                                 O::Irix, O::Macos, O::Windows, O::Windows2k3};  // starting before, ending within
+  struct Case {
+    const char* what;
+    uint32_t lo, hi;
+    std::vector<O> new_wins;
+  } cases[] = {
+      {"same start, ends within", 4, 6, {O::Last}},
+      {"the same bytes", 4, 8, {O::Last, O::OldLinux, O::Solaris, O::Hpux11}},
+      {"same start, ends after", 4, 10, {O::Last, O::Linux, O::OldLinux, O::Solaris, O::Hpux11}},
+      {"starts before, ends within", 2, 6, before},
+      {"starts before, ends after",
+       2,
+       10,
+       {O::Last, O::Bsd, O::Linux, O::OldLinux, O::Hpux10, O::Irix, O::Macos, O::Windows, O::Windows2k3, O::Solaris,
+        O::Hpux11}},
+      {"starts before, same end",
+       2,
+       8,
+       {O::Last, O::Bsd, O::Linux, O::OldLinux, O::Hpux10, O::Irix, O::Macos, O::Windows, O::Windows2k3, O::Solaris,
+        O::Hpux11}},
+      {"starts after, ends within", 5, 7, {O::Last}},
+      {"starts after, same end", 5, 8, {O::Last}},
+      {"starts after, ends after", 5, 10, {O::Last, O::Solaris, O::Hpux11}},
+  };
+  for (const Case& k : cases)
+    for (O p : all) {
+      SCOPED_TRACE(std::string(k.what) + ", " + flow::overlap_name(p));
+      const bool wins = std::find(k.new_wins.begin(), k.new_wins.end(), p) != k.new_wins.end();
+      EXPECT_EQ(flow::overlap_new_wins(p, k.lo, k.hi, 4, 8), wins);
+      flow::StreamConfig cfg;
+      cfg.policy = p;
+      flow::Reassembler r(cfg);
+      Collect c;
+      r.set_sink(&c);
+      flow::Stream s;
+      seg(r, s, 0, 100, k::kTcpSyn, "");
+      seg(r, s, 0, 105, k::kTcpAck, "LLLL");
+      seg(r, s, 0, 101 + k.lo, k::kTcpAck, std::string(k.hi - k.lo, 'S'));
+      std::string want = std::string("0123").substr(0, std::min(k.lo, 4u));
+      seg(r, s, 0, 101, k::kTcpAck, want);  // what is left of the hole: then all is delivered
+      for (uint32_t at = uint32_t(want.size()); at < std::max(8u, k.hi); ++at) {
+        bool in_l = at >= 4 && at < 8, in_s = at >= k.lo && at < k.hi;
+        want += in_l && in_s ? (wins ? 'S' : 'L') : in_l ? 'L' : 'S';
+      }
+      EXPECT_EQ(c.out[0], want);
+      EXPECT_TRUE(c.overwrites.empty());
+    }
+}
+
+TEST(Reassembly, AByteTakesTheNewDataOnlyWhereEveryEarlierSegmentHoldingItGivesWay) {
+  flow::StreamConfig cfg;
+  cfg.policy = flow::Overlap::Bsd;
+  flow::Reassembler r(cfg);
+  Collect c;
+  r.set_sink(&c);
+  flow::Stream s;
+  seg(r, s, 0, 0, k::kTcpSyn, "");
+  seg(r, s, 0, 5, k::kTcpAck, "AAAA");  // [4, 8)
+  seg(r, s, 0, 3, k::kTcpAck, "BBBB");  // [2, 6): starts before A, wins [4, 6)
+  // [2, 8): starts with B (bsd: B stays) and before A (bsd: A gives way):
+  // [2, 6) is held by B, so only [6, 8) changes
+  seg(r, s, 0, 3, k::kTcpAck, "CCCCCC");
+  seg(r, s, 0, 1, k::kTcpAck, "zz");
+  EXPECT_EQ(c.out[0], "zzBBBBCC");
+}
+
+// Data delivered already is not delivered again, but the sink hears of the
+// bytes a retransmission wins by the policy (an IDS still holding them
+// uninspected takes them, as Suricata's stream buffer does).
+TEST(Reassembly, RetransmissionsWinDeliveredBytesForTheSinkByPolicy) {
+  for (auto p : {flow::Overlap::Windows, flow::Overlap::OldLinux, flow::Overlap::Linux, flow::Overlap::First,
+                 flow::Overlap::Last}) {
+    SCOPED_TRACE(flow::overlap_name(p));
+    flow::StreamConfig cfg;
+    cfg.policy = p;
+    flow::Reassembler r(cfg);
+    Collect c;
+    r.set_sink(&c);
+    flow::Stream s;
+    seg(r, s, 0, 0, k::kTcpSyn, "");
+    seg(r, s, 0, 1, k::kTcpAck, "GOOD");
+    seg(r, s, 0, 1, k::kTcpAck, "EVIL");    // the same bytes: old-linux (and last) take them
+    seg(r, s, 0, 1, k::kTcpAck, "ANEW++");  // the same start, longer: linux too
+    EXPECT_EQ(c.out[0], "GOOD++");
+    std::vector<std::pair<uint64_t, std::string>> want;
+    if (p == flow::Overlap::OldLinux || p == flow::Overlap::Last) want.push_back({0, "EVIL"});
+    if (p == flow::Overlap::OldLinux || p == flow::Overlap::Last || p == flow::Overlap::Linux)
+      want.push_back({0, "ANEW"});
+    EXPECT_EQ(c.overwrites, want);
+    EXPECT_EQ(r.counters().overwritten.get(), 4 * want.size());
+    EXPECT_EQ(r.counters().retransmitted.get(), 2u);
+  }
+  // a target-based policy remembers the last 16 segments delivered: older
+  // bytes cannot be told apart, and stay
+  flow::StreamConfig cfg;
+  cfg.policy = flow::Overlap::OldLinux;
+  flow::Reassembler r(cfg);
+  Collect c;
+  r.set_sink(&c);
+  flow::Stream s;
+  seg(r, s, 0, 0, k::kTcpSyn, "");
+  for (uint32_t i = 0; i < 40; ++i) seg(r, s, 0, 1 + i, k::kTcpAck, std::string(1, char('a' + i % 26)));
+  seg(r, s, 0, 1, k::kTcpAck, "X");        // the first: forgotten
+  seg(r, s, 0, 1 + 39, k::kTcpAck, "Y");   // the last: taken
+  seg(r, s, 0, 1 + 20, k::kTcpAck, "ZZ");  // [20, 22): no segment remembered holds it ([24, 40) are)
+  EXPECT_EQ(c.overwrites, (std::vector<std::pair<uint64_t, std::string>>{{39, "Y"}}));
+  EXPECT_LE(s.d[0].segs.size(), flow::Reassembler::kKeptSegments);
+}
+
+TEST(Reassembly, HostPoliciesTakeTheLongestPrefix) {
+  flow::HostPolicies h;
+  std::string err;
+  flow::Overlap p;
+  ASSERT_TRUE(flow::parse_overlap("windows", p));
+  ASSERT_TRUE(h.add("0.0.0.0/0", p, err)) << err;
+  ASSERT_TRUE(flow::parse_overlap("old-linux", p));
+  ASSERT_TRUE(h.add("10.1.0.0/16", p, err)) << err;
+  ASSERT_TRUE(flow::parse_overlap("bsd-right", p));  // (Suricata's name for bsd)
+  EXPECT_EQ(p, flow::Overlap::Bsd);
+  ASSERT_TRUE(h.add("10.1.2.3", p, err)) << err;
+  ASSERT_TRUE(flow::parse_overlap("old-solaris", p));
+  ASSERT_TRUE(h.add("2001:db8::/32", p, err)) << err;
+  auto v4 = [&](const char* a) {
+    uint8_t b[16] = {};
+    inet_pton(AF_INET, a, b);
+    return h.lookup(false, b);
+  };
+  auto v6 = [&](const char* a) {
+    uint8_t b[16] = {};
+    inet_pton(AF_INET6, a, b);
+    return h.lookup(true, b);
+  };
+  EXPECT_EQ(v4("192.0.2.1"), flow::Overlap::Windows);
+  EXPECT_EQ(v4("10.1.9.9"), flow::Overlap::OldLinux);
+  EXPECT_EQ(v4("10.1.2.3"), flow::Overlap::Bsd);
+  EXPECT_EQ(v4("10.2.0.1"), flow::Overlap::Windows);
+  EXPECT_EQ(v6("2001:db8:1::1"), flow::Overlap::Solaris);
+  EXPECT_EQ(v6("2001:db9::1"), flow::Overlap::Default);  // (no IPv6 range holds it)
+  EXPECT_FALSE(h.add("10.0.0.0/33", p, err));
+  EXPECT_NE(err.find("longer"), std::string::npos);
+  EXPECT_FALSE(h.add("host.example", p, err));
+  EXPECT_FALSE(h.add("10.0.0.0/x", p, err));
+  EXPECT_FALSE(flow::parse_overlap("freebsd", p));
 }
 
 TEST(Reassembly, CapsGiveUpTheOldestHoleAndTheStreamGoesOn) {

@@ -273,6 +273,7 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   if (set.count("stream.reassembly.depth") || !st.stream_depth.empty())
     ids += fmt::format(", STREAM_DEPTH {}",
                        set.count("stream.reassembly.depth") ? set.at("stream.reassembly.depth") : st.stream_depth);
+  if (!st.host_os_policy.empty()) ids += fmt::format(", HOST_OS_POLICY {}", cquote(st.host_os_policy));
   if (st.dns_version) ids += fmt::format(", EVE_DNS_VERSION {}", st.dns_version);
   if (!st.file_hashes.empty()) {
     std::string h;

@@ -82,6 +82,19 @@ SuricataSettings suricata_settings(const YamlNode& root) {
   // exception policies: the midstream one, or the master switch
   if (const YamlNode* master = root.get("exception-policy"); master && master->kind == YamlNode::Scalar)
     s.midstream_policy = master->value;
+  // host-os-policy: each policy's addresses
+  if (const YamlNode* h = root.get("host-os-policy"); h && h->kind == YamlNode::Map)
+    for (size_t i = 0; i < h->keys.size() && i < h->seq.size(); ++i) {
+      std::string nets;
+      const YamlNode& v = h->seq[i];
+      if (v.kind == YamlNode::Seq) {
+        for (const YamlNode& x : v.seq)
+          if (x.kind == YamlNode::Scalar && !x.value.empty()) nets += " " + x.value;
+      } else if (v.kind == YamlNode::Scalar && !v.value.empty()) {
+        nets += " " + v.value;
+      }
+      if (!nets.empty()) s.host_os_policy += (s.host_os_policy.empty() ? "" : "; ") + h->keys[i] + nets;
+    }
   if (const YamlNode* stream = root.get("stream")) {
     if (const YamlNode* m = stream->get("midstream-policy"); m && m->kind == YamlNode::Scalar)
       s.midstream_policy = m->value;

@@ -32,6 +32,7 @@ struct SuricataSettings {
   bool eve_anomaly_stream = false;
   bool eve_anomaly_decode = false;  // anomaly: types: decode                          // anomaly: types: stream
   std::string stream_depth;         // stream.reassembly.depth, in bytes (empty: not given)
+  std::string host_os_policy;       // host-os-policy, as IDSMatcher's HOST_OS_POLICY (empty: none)
   int dns_version = 0;              // eve-log's dns version (0: not given)
   std::string xff_mode, xff_deployment, xff_header;  // alert's xff (mode empty: off)
   std::string midstream_policy;  // stream.midstream-policy, or the exception-policy master switch (empty: not set)

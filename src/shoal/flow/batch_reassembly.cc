@@ -151,11 +151,12 @@ void BatchReassembler::run(Reassembler& r, const std::vector<Segment>& segs, std
       role_[i] = kNoop;
       continue;
     }
-    x.started = true;
     const DirStream& d = g.s->d[g.dir];
+    if (!x.started) x.next = d.next;
+    x.started = true;
     int32_t rel = int32_t(g.seq - (d.base + uint32_t(d.next)));
-    if (fin || syn || d.fin || d.rst || d.ended || !d.ooo.empty() || rel >= (1 << 30) || rel <= -(1 << 30) ||
-        (x.bytes += g.len) >= (1u << 30)) {
+    if (fin || syn || d.fin || d.rst || d.ended || !d.ooo.empty() || r.target_based(d) || rel >= (1 << 30) ||
+        rel <= -(1 << 30) || (x.bytes += g.len) >= (1u << 30)) {
       x.open = false;
       continue;
     }
@@ -204,7 +205,15 @@ void BatchReassembler::run(Reassembler& r, const std::vector<Segment>& segs, std
       if (dir_of(g).bad || pl == k::kPlacePastHole) continue;
       c_.placed.add();
       r.c_.segments.add();
-      if (pl == k::kPlaceOld || rel_[a] < 0) r.c_.retransmitted.add();
+      if (pl == k::kPlaceOld || rel_[a] < 0) {
+        r.c_.retransmitted.add();
+        // the old part: the last policy's (as Reassembler::segment() tells the sink)
+        int64_t lo = std::max<int64_t>(int64_t(dir_of(g).next) + rel_[a], 0);
+        int64_t hi = std::min<int64_t>(int64_t(dir_of(g).next) + rel_[a] + int64_t(g.len), int64_t(dir_of(g).next));
+        if (lo < hi && r.policy(g.s->d[g.dir]) == Overlap::Last)
+          r.redelivered(g.s->d[g.dir], g.flow, g.dir, uint64_t(lo), g.data + (lo - (int64_t(dir_of(g).next) + rel_[a])),
+                        uint32_t(hi - lo), {{uint64_t(lo), uint64_t(hi)}});
+      }
       if (pl == k::kPlaceOld) continue;
       if (pl & k::kPlaceAhead) r.c_.out_of_order.add();
       uint32_t skip = rel_[a] < 0 ? uint32_t(-int64_t(rel_[a])) : 0;

@@ -16,6 +16,8 @@
 //   - a connection with a RST in the batch (it ends both directions);
 //   - a direction not yet picked up, ended, or holding out-of-order data from
 //     earlier batches;
+//   - a direction under a target-based overlap policy (its segments' bounds
+//     decide overlaps; first and last are placed);
 //   - segments overlapping one another past the next expected byte (the
 //     overlap policy decides by arrival);
 //   - segments past a hole the batch does not fill (they are held);
@@ -87,6 +89,7 @@ class BatchReassembler {
   struct Dir {
     bool started = false, open = true, bad = false, holds = false;
     uint64_t bytes = 0;  // the candidates' data
+    uint64_t next = 0;   // the stream's next expected byte when its candidates began
   };
   std::vector<Dir> dirs_;  // per direction of the batch (DirStream::group)
   uint64_t batch_ = 0;     // batches run (DirStream::batch, Stream::rst_batch)

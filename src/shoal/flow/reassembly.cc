@@ -1,5 +1,7 @@
 #include "shoal/flow/reassembly.hh"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstring>
 #include <iterator>
@@ -7,6 +9,142 @@
 #include "shoal/kernels/flowstate.hh"
 
 namespace shoal::flow {
+
+namespace {
+struct OverlapName {
+  const char* name;
+  Overlap p;
+};
+constexpr OverlapName kOverlapNames[] = {
+    {"first", Overlap::First},     {"last", Overlap::Last},           {"bsd", Overlap::Bsd},
+    {"bsd-right", Overlap::Bsd},   {"linux", Overlap::Linux},         {"old-linux", Overlap::OldLinux},
+    {"solaris", Overlap::Solaris}, {"old-solaris", Overlap::Solaris}, {"hpux10", Overlap::Hpux10},
+    {"hpux11", Overlap::Hpux11},   {"irix", Overlap::Irix},           {"macos", Overlap::Macos},
+    {"windows", Overlap::Windows}, {"vista", Overlap::Vista},         {"windows2k3", Overlap::Windows2k3},
+};
+}  // namespace
+
+bool parse_overlap(const std::string& name, Overlap& out) {
+  for (const OverlapName& n : kOverlapNames)
+    if (name == n.name) {
+      out = n.p;
+      return true;
+    }
+  return false;
+}
+
+const char* overlap_name(Overlap p) {
+  if (p == Overlap::Default) return "default";
+  for (const OverlapName& n : kOverlapNames)
+    if (n.p == p) return n.name;
+  return "?";
+}
+
+// Suricata's stream engine in IDS mode (stream-tcp-list.c), by where the
+// new segment starts against the earlier one, then where it ends.
+bool overlap_new_wins(Overlap p, uint64_t lo, uint64_t hi, uint64_t olo, uint64_t ohi) {
+  if (p == Overlap::Last) return true;
+  if (p == Overlap::First || p == Overlap::Default) return false;
+  const bool solaris = p == Overlap::Solaris || p == Overlap::Hpux11;
+  if (lo == olo)  // the same start: ending before the earlier one's end, it gives way
+    return hi >= ohi && (solaris || p == Overlap::OldLinux || (hi > ohi && p == Overlap::Linux));
+  if (lo < olo) {  // starting before: most systems take the new data
+    if (solaris) return hi >= ohi;
+    return p != Overlap::Vista;
+  }
+  return solaris && hi > ohi;  // starting after: only Solaris's, past the earlier one's end
+}
+
+bool HostPolicies::add(const std::string& net, Overlap p, std::string& err) {
+  Net n{};
+  n.p = p;
+  std::string addr = net;
+  int len = -1;
+  if (auto slash = net.find('/'); slash != std::string::npos) {
+    addr = net.substr(0, slash);
+    std::string l = net.substr(slash + 1);
+    if (l.empty() || l.size() > 3 || l.find_first_not_of("0123456789") != std::string::npos) {
+      err = "'" + net + "': the prefix length is not a number";
+      return false;
+    }
+    len = std::stoi(l);
+  }
+  n.v6 = addr.find(':') != std::string::npos;
+  if (inet_pton(n.v6 ? AF_INET6 : AF_INET, addr.c_str(), n.b) != 1) {
+    err = "'" + net + "' is not an IPv4 or IPv6 address or network";
+    return false;
+  }
+  int bits = n.v6 ? 128 : 32;
+  if (len < 0) len = bits;
+  if (len > bits) {
+    err = "'" + net + "': the prefix is longer than the address";
+    return false;
+  }
+  n.len = uint8_t(len);
+  for (int i = len; i < bits; ++i) n.b[i / 8] &= uint8_t(~(0x80u >> (i % 8)));  // (the host bits)
+  nets_.insert(
+      std::upper_bound(nets_.begin(), nets_.end(), n, [](const Net& a, const Net& b) { return a.len > b.len; }), n);
+  return true;
+}
+
+Overlap HostPolicies::lookup(bool v6, const uint8_t* addr) const {
+  for (const Net& n : nets_) {
+    if (n.v6 != v6) continue;
+    int full = n.len / 8, rest = n.len % 8;
+    if (std::memcmp(n.b, addr, size_t(full)) != 0) continue;
+    if (rest && ((addr[full] ^ n.b[full]) & uint8_t(0xff00u >> rest))) continue;
+    return n.p;
+  }
+  return Overlap::Default;
+}
+
+void Reassembler::new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges& out) const {
+  out.clear();
+  const Overlap p = policy(d);
+  if (p == Overlap::First || p == Overlap::Default || lo >= hi) return;
+  if (p == Overlap::Last) {
+    out.push_back({lo, hi});
+    return;
+  }
+  // the bytes an earlier segment keeps, and delivered bytes no remembered
+  // segment holds (they cannot be told apart: they stay)
+  Ranges keep;
+  uint64_t covered = lo;  // (delivered bytes before this are held by a segment seen so far)
+  const uint64_t delivered = std::min(hi, d.next);
+  auto it = d.segs.lower_bound({lo > d.seg_max ? lo - d.seg_max : 0, 0});
+  for (; it != d.segs.end() && it->first < hi; ++it) {
+    auto [olo, ohi] = *it;
+    if (ohi <= lo) continue;
+    uint64_t a = std::max(lo, olo), b = std::min(hi, ohi);
+    if (a > covered && covered < delivered) keep.push_back({covered, std::min(a, delivered)});
+    covered = std::max(covered, b);
+    if (!overlap_new_wins(p, lo, hi, olo, ohi)) keep.push_back({a, b});
+  }
+  if (covered < delivered) keep.push_back({covered, delivered});
+  std::sort(keep.begin(), keep.end());
+  uint64_t cur = lo;
+  for (auto [a, b] : keep) {
+    if (a > cur) out.push_back({cur, a});
+    cur = std::max(cur, b);
+  }
+  if (cur < hi) out.push_back({cur, hi});
+}
+
+void Reassembler::note_segment(DirStream& d, uint64_t lo, uint64_t hi) {
+  d.segs.insert({lo, hi});  // (an exact duplicate is one segment, as Suricata's list has it)
+  d.seg_max = std::max<uint32_t>(d.seg_max, uint32_t(std::min<uint64_t>(hi - lo, UINT32_MAX)));
+}
+
+void Reassembler::redelivered(DirStream& d, uint32_t flow, uint8_t dir, uint64_t off, const uint8_t* data, uint32_t len,
+                              const Ranges& wins) {
+  (void)d;
+  for (auto [a, b] : wins) {
+    uint64_t lo = std::max(a, off), hi = std::min(b, off + len);
+    if (lo >= hi) continue;
+    c_.overwritten.add(hi - lo);
+    if (sink_) sink_->stream_overwrite(flow, dir, lo, data + (lo - off), uint32_t(hi - lo));
+  }
+}
 
 void Reassembler::deliver(DirStream& d, uint32_t flow, uint8_t dir, const uint8_t* data, uint32_t len) {
   if (!len) return;
@@ -53,58 +191,39 @@ void Reassembler::skip_hole(DirStream& d, uint32_t flow, uint8_t dir) {
   drain(d, flow, dir);
 }
 
-// Buffers [off, off+len), resolving overlaps with what is buffered by the
-// policy. Every offset is at or past d.next.
-void Reassembler::insert(DirStream& d, uint64_t off, const uint8_t* data, uint32_t len) {
+// Buffers [off, off+len): where nothing is held, and over held bytes
+// where `wins` says the new data wins. Every offset is at or past d.next.
+void Reassembler::insert(DirStream& d, uint64_t off, const uint8_t* data, uint32_t len, const Ranges& wins) {
   uint64_t end = off + len;
   auto it = d.ooo.upper_bound(off);
   if (it != d.ooo.begin()) {
     auto p = std::prev(it);
     if (p->first + p->second.size() > off) it = p;
   }
-  auto add = [&](uint64_t from, uint64_t to) {
-    if (to <= from) return;
-    d.ooo.emplace(from, std::vector<uint8_t>(data + (from - off), data + (to - off)));
-    d.held += to - from;
-    c_.buffered.add(to - from);
-  };
-  auto count_overlap = [&](uint64_t start, const std::vector<uint8_t>& bytes) {
+  uint64_t cur = off;
+  std::vector<std::pair<uint64_t, uint64_t>> pieces;  // the holes it fills
+  for (; it != d.ooo.end() && it->first < end; ++it) {
+    uint64_t start = it->first;
+    std::vector<uint8_t>& bytes = it->second;
     uint64_t lo = std::max(off, start), hi = std::min(end, start + bytes.size());
-    if (lo >= hi) return;
-    c_.overlaps.add();
-    if (std::memcmp(bytes.data() + (lo - start), data + (lo - off), hi - lo) != 0) c_.overlap_differ.add();
-  };
-  if (cfg_.policy == Overlap::First) {
-    uint64_t cur = off;
-    std::vector<std::pair<uint64_t, uint64_t>> pieces;
-    for (; it != d.ooo.end() && it->first < end; ++it) {
-      count_overlap(it->first, it->second);
-      if (it->first > cur) pieces.push_back({cur, std::min<uint64_t>(it->first, end)});
-      cur = std::max<uint64_t>(cur, it->first + it->second.size());
-    }
-    if (cur < end) pieces.push_back({cur, end});
-    for (auto [a, b] : pieces) add(a, b);
-  } else {
-    while (it != d.ooo.end() && it->first < end) {
-      count_overlap(it->first, it->second);
-      uint64_t start = it->first;
-      std::vector<uint8_t> bytes = std::move(it->second);
-      drop_held(d, bytes.size());
-      it = d.ooo.erase(it);
-      uint64_t stop = start + bytes.size();
-      if (start < off) {  // the part before the new data stays
-        d.ooo.emplace(start, std::vector<uint8_t>(bytes.begin(), bytes.begin() + long(off - start)));
-        d.held += off - start;
-        c_.buffered.add(off - start);
-      }
-      if (stop > end) {  // and the part after it
-        d.ooo.emplace(end, std::vector<uint8_t>(bytes.begin() + long(end - start), bytes.end()));
-        d.held += stop - end;
-        c_.buffered.add(stop - end);
-        break;
+    if (lo < hi) {
+      c_.overlaps.add();
+      if (std::memcmp(bytes.data() + (lo - start), data + (lo - off), hi - lo) != 0) {
+        c_.overlap_differ.add();
+        for (auto [a, b] : wins) {  // the policy's bytes
+          uint64_t x = std::max(a, lo), y = std::min(b, hi);
+          if (x < y) std::memcpy(bytes.data() + (x - start), data + (x - off), y - x);
+        }
       }
     }
-    add(off, end);
+    if (start > cur) pieces.push_back({cur, std::min<uint64_t>(start, end)});
+    cur = std::max<uint64_t>(cur, start + bytes.size());
+  }
+  if (cur < end) pieces.push_back({cur, end});
+  for (auto [a, b] : pieces) {
+    d.ooo.emplace(a, std::vector<uint8_t>(data + (a - off), data + (b - off)));
+    d.held += b - a;
+    c_.buffered.add(b - a);
   }
   c_.buffered_peak.set(std::max(c_.buffered_peak.get(), c_.buffered.get()));
   count_regions(d);
@@ -184,7 +303,16 @@ bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
       stop = int64_t(d.fin_off);
     }
     int64_t from = std::max<int64_t>(off, int64_t(d.next));
-    if (from < stop && from > off) c_.retransmitted.add();  // partly old
+    // where the policy gives this segment the bytes others had (from the
+    // stream's start on)
+    const uint64_t lo = uint64_t(std::max<int64_t>(off, 0));
+    Ranges wins;
+    const bool target = target_based(d);
+    if (stop > int64_t(lo)) new_wins(d, lo, uint64_t(stop), wins);
+    if (from < stop && from > off) c_.retransmitted.add();          // partly old
+    if (from > int64_t(lo) && stop > int64_t(lo) && !wins.empty())  // the old part may be the receiver's now
+      redelivered(d, flow, dir, lo, data + (int64_t(lo) - off), uint32_t(std::min(from, stop) - int64_t(lo)), wins);
+    if (target && stop > int64_t(lo)) note_segment(d, lo, uint64_t(stop));
     if (from >= stop) {
       if (stop > off) c_.retransmitted.add();  // all of it delivered already
     } else {
@@ -211,7 +339,7 @@ bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
         if (n && uint64_t(from) == d.next && d.ooo.empty()) {
           deliver(d, flow, dir, p, n);
         } else if (n && d.held + n <= cfg_.dir_cap && c_.buffered.get() + n <= cfg_.total_cap) {
-          insert(d, uint64_t(from), p, n);
+          insert(d, uint64_t(from), p, n, wins);
         } else if (n) {
           c_.buffer_full.add();  // cannot be held at all: it will be part of a gap
         }
@@ -219,6 +347,11 @@ bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
     }
   }
   drain(d, flow, dir);
+  if (!d.segs.empty()) {  // delivered segments: the last kKeptSegments stay
+    size_t done = 0;
+    for (auto it = d.segs.begin(); it != d.segs.end() && it->second <= d.next; ++it) ++done;
+    for (; done > kKeptSegments; --done) d.segs.erase(d.segs.begin());
+  }
   return len > 0;
 }
 
@@ -226,6 +359,7 @@ void Reassembler::finish(Stream& s, uint32_t flow) {
   for (uint8_t dir = 0; dir < 2; ++dir) {
     DirStream& d = s.d[dir];
     while (!d.ooo.empty()) skip_hole(d, flow, dir);
+    d.segs.clear();
     if (d.init) end(d, flow, dir);
   }
 }

@@ -6,10 +6,20 @@
 //   buffered (copied) up to a per-direction cap and a cap over all streams of
 //   the Reassembler; past a cap, the oldest hole is given up: reported as a
 //   gap (offset, length) and the stream goes on from the buffered data.
-// - Overlaps among buffered data are resolved by a policy: "first" keeps the
-//   bytes that came first, "last" the bytes that came last (Suricata's
-//   stream.reassembly policies of the same names). Data already delivered
-//   cannot change: a retransmission of it is dropped, and counted.
+// - Overlaps are resolved by a policy: "first" keeps the bytes that came
+//   first, "last" the bytes that came last, and Suricata's target-based
+//   policies (its host-os-policy names: bsd, linux, old-linux, solaris,
+//   windows...; Novak and Sturges, "Target-Based TCP Stream Reassembly")
+//   decide by where the new segment starts and ends against each earlier
+//   segment it overlaps (overlap_new_wins()): a byte takes the new data
+//   when every earlier segment holding it gives way. A direction may have
+//   its own policy (its receiver's), set before its first segment.
+// - Data already delivered is not delivered again: a retransmission of it
+//   is counted and dropped, but where the policy gives it the bytes (the
+//   last 16 segments delivered are remembered for the target-based ones),
+//   the sink is told (stream_overwrite), so that a sink still holding
+//   those bytes uninspected (an IDS waiting for their acknowledgement, as
+//   Suricata's stream buffer does) sees what the receiver will.
 // - Sequence numbers wrap: offsets are 64-bit, unwrapped against the next
 //   expected byte.
 // - SYN gives the initial sequence number (data on a SYN is stream data);
@@ -20,13 +30,62 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "shoal/core/stat.hh"
 
 namespace shoal::flow {
 
-enum class Overlap : uint8_t { First, Last };
+// Default: a direction's, the reassembler's (StreamConfig::policy).
+// BsdRight and OldSolaris are Suricata's names for Bsd and Solaris.
+enum class Overlap : uint8_t {
+  Default,
+  First,
+  Last,
+  Bsd,
+  Linux,
+  OldLinux,
+  Solaris,
+  Hpux10,
+  Hpux11,
+  Irix,
+  Macos,
+  Windows,
+  Vista,
+  Windows2k3
+};
+// Suricata's names (first, last, bsd, bsd-right, linux, old-linux,
+// solaris, old-solaris, hpux10, hpux11, irix, macos, windows, vista,
+// windows2k3); false for any other.
+bool parse_overlap(const std::string& name, Overlap& out);
+const char* overlap_name(Overlap p);
+// Whether the new segment [lo, hi) wins, under policy p, the bytes it
+// shares with the earlier segment [olo, ohi) (they overlap), as Suricata's
+// stream engine decides in IDS mode. First: never; Last: always.
+bool overlap_new_wins(Overlap p, uint64_t lo, uint64_t hi, uint64_t olo, uint64_t ohi);
+
+// Suricata's host-os-policy: the policy of the hosts of each address
+// range; a direction takes its receiver's (the longest prefix holding it).
+class HostPolicies {
+ public:
+  // "ADDR" or "ADDR/LEN", IPv4 or IPv6; false (err says why) if not one.
+  bool add(const std::string& net, Overlap p, std::string& err);
+  // Overlap::Default where no range holds addr (16 bytes for IPv6, 4 for IPv4).
+  Overlap lookup(bool v6, const uint8_t* addr) const;
+  bool empty() const { return nets_.empty(); }
+
+ private:
+  struct Net {
+    bool v6;
+    uint8_t len;
+    uint8_t b[16];
+    Overlap p;
+  };
+  std::vector<Net> nets_;  // longest first
+};
 
 struct StreamConfig {
   Overlap policy = Overlap::First;
@@ -44,6 +103,7 @@ struct StreamCounters {
   Stat retransmitted;   // segments (or parts) already delivered
   Stat overlaps;        // buffered data overlapped by a later segment
   Stat overlap_differ;  // ... with different bytes
+  Stat overwritten;     // delivered bytes a retransmission won by the policy (the sink told)
   Stat gaps, gap_bytes;
   Stat buffer_full;   // holes given up because a cap was reached
   Stat after_fin;     // segments with data past the FIN
@@ -62,15 +122,24 @@ class StreamSink {
   virtual void stream_gap(uint32_t flow, uint8_t dir, uint64_t offset, uint64_t len) = 0;
   // The direction ended (FIN reached, RST, or the flow ended).
   virtual void stream_end(uint32_t flow, uint8_t dir) {}
+  // Bytes already delivered at [offset, offset+len) that a retransmission
+  // won by the overlap policy (they may be the same bytes): a sink that
+  // still holds them uninspected takes them; others ignore it.
+  virtual void stream_overwrite(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) {}
 };
 
 struct DirStream {
   bool init = false, fin = false, rst = false, ended = false;
+  Overlap policy = Overlap::Default;             // this direction's (its receiver's); Default: the reassembler's
   uint32_t base = 0;                             // sequence number of stream offset 0
   uint64_t next = 0;                             // next offset to deliver
   uint64_t fin_off = 0;                          // offset of the FIN (valid when fin)
   uint64_t held = 0;                             // bytes in ooo
   std::map<uint64_t, std::vector<uint8_t>> ooo;  // non-overlapping, keyed by offset
+  // Target-based policies only: the segments [start, end) whose bytes are
+  // held, and the last ones delivered (kKeptSegments), by start.
+  std::set<std::pair<uint64_t, uint64_t>> segs;
+  uint32_t seg_max = 0;  // the longest of them
   // Suricata's streaming buffer regions (its flow records' ts/tc_max_regions):
   // the most stretches of memory the direction's data took at once. The
   // stream's own region holds its next bytes; held data further than the
@@ -95,6 +164,14 @@ class Reassembler {
   void set_sink(StreamSink* s) { sink_ = s; }
   const StreamConfig& config() const { return cfg_; }
   const StreamCounters& counters() const { return c_; }
+  // The policy direction d follows.
+  Overlap policy(const DirStream& d) const { return d.policy == Overlap::Default ? cfg_.policy : d.policy; }
+  // Whether it decides by segments (not first or last).
+  bool target_based(const DirStream& d) const {
+    Overlap p = policy(d);
+    return p != Overlap::First && p != Overlap::Last;
+  }
+  static constexpr uint32_t kKeptSegments = 16;  // delivered segments remembered (target-based policies)
 
   // One TCP segment of `flow` in direction `dir`. True when its data is
   // the stream's (delivered, held, or a retransmission of what it has):
@@ -106,7 +183,14 @@ class Reassembler {
 
  private:
   friend class BatchReassembler;  // places whole batches (batch_reassembly.hh)
-  void insert(DirStream& d, uint64_t off, const uint8_t* data, uint32_t len);
+  // Where [lo, hi) takes the new data, as ranges (in order, disjoint).
+  using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+  void new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges& out) const;
+  void insert(DirStream& d, uint64_t off, const uint8_t* data, uint32_t len, const Ranges& wins);
+  // The part [off, off+len) of a segment that was delivered already.
+  void redelivered(DirStream& d, uint32_t flow, uint8_t dir, uint64_t off, const uint8_t* data, uint32_t len,
+                   const Ranges& wins);
+  void note_segment(DirStream& d, uint64_t lo, uint64_t hi);
   void drain(DirStream& d, uint32_t flow, uint8_t dir);
   void skip_hole(DirStream& d, uint32_t flow, uint8_t dir);
   void deliver(DirStream& d, uint32_t flow, uint8_t dir, const uint8_t* data, uint32_t len);

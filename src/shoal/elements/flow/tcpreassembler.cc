@@ -21,9 +21,12 @@ void TCPReassembler::configure(Args& a) {
   a.read("POLICY", policy).read("BUFFER", dir_cap).read("MEMORY", total).read("MIDSTREAM", c.midstream);
   a.read("DEVICE", device_);
   a.complete();
-  if (policy != "first" && policy != "last") a.fail("POLICY must be first or last");
+  if (!flow::parse_overlap(policy, c.policy))
+    a.fail(
+        fmt::format("POLICY '{}': first, last, or a system's (bsd, bsd-right, linux, old-linux, solaris, "
+                    "old-solaris, hpux10, hpux11, irix, macos, windows, vista, windows2k3)",
+                    policy));
   if (dir_cap > UINT32_MAX) a.fail("BUFFER is at most 4 GB");
-  c.policy = policy == "first" ? flow::Overlap::First : flow::Overlap::Last;
   c.dir_cap = uint32_t(dir_cap);
   c.total_cap = total;
   r_.configure(c);
@@ -148,6 +151,7 @@ void TCPReassembler::add_handlers() {
   num("retransmitted", &flow::StreamCounters::retransmitted);
   num("overlaps", &flow::StreamCounters::overlaps);
   num("overlap_differ", &flow::StreamCounters::overlap_differ);
+  num("overwritten", &flow::StreamCounters::overwritten);
   num("gaps", &flow::StreamCounters::gaps);
   num("gap_bytes", &flow::StreamCounters::gap_bytes);
   num("buffer_full", &flow::StreamCounters::buffer_full);
@@ -179,8 +183,13 @@ SHOAL_ELEMENT(
         "Out-of-order data is buffered up to BUFFER bytes per direction and MEMORY bytes over all streams of the "
         "worker; past a cap the oldest hole is given up (a gap, reported to the stream elements and counted) and the "
         "stream goes on. Overlapping buffered data is resolved by POLICY: first keeps the bytes that came first, last "
-        "the bytes that came last (Suricata's stream.reassembly policies); data already delivered never changes (a "
-        "retransmission of it is counted and dropped). Sequence numbers wrap. Data on a SYN is stream data. A "
+        "the bytes that came last; a system's name (Suricata's host-os-policy names) resolves it as that system's "
+        "TCP stack would (target-based reassembly: by where the new segment starts and ends against each earlier "
+        "one; bsd, Suricata's default, gives the new data the bytes of an earlier segment it starts before; linux "
+        "also those of one it starts with and outlasts; old-linux, solaris and hpux11 more; vista none). Data "
+        "already delivered never changes downstream (a retransmission of it is counted and dropped; "
+        "'overwritten' counts the bytes the policy would have given it). Sequence numbers wrap. Data on a SYN is "
+        "stream data. A "
         "direction whose SYN was not seen is picked up at its first data (MIDSTREAM true) or not reassembled. Data "
         "past a FIN, or after a RST, is counted and dropped; a RST ends both directions. When the flow ends, holes "
         "left become gaps and what was buffered is delivered.\n\n"
@@ -188,10 +197,11 @@ SHOAL_ELEMENT(
         "DEVICE true reassembles each batch at once on the device (run --device; GASPP's batch reassembly): the "
         "device sorts the batch's segments by connection direction and offset and finds with max-scans which "
         "continue their streams; those are delivered from the packets as they are, the rest (connections with a "
-        "SYN, FIN or RST in the batch, overlaps, data past a hole, held data) one by one on the CPU, so the streams, "
+        "SYN, FIN or RST in the batch, overlaps, data past a hole, held data, and every direction under a system's "
+        "POLICY) one by one on the CPU, so the streams, "
         "gaps and counters are those of DEVICE false (only 'buffered' and 'buffered_peak' are lower: data the "
         "batch brings out of order is placed, not held). A device failure sends its batch one by one (counted).",
-    .args = {{"POLICY", "first or last", "overlap policy (default first)"},
+    .args = {{"POLICY", "first, last or a system", "overlap policy (default first)"},
              {"BUFFER", "bytes", "out-of-order bytes held per direction (default 1 MB)"},
              {"MEMORY", "bytes", "out-of-order bytes held over all streams, per worker (default 64 MB)"},
              {"MIDSTREAM", "boolean", "pick up a direction without its SYN (default true)"},
@@ -203,6 +213,7 @@ SHOAL_ELEMENT(
                  {"retransmitted", "r", "segments with data already delivered"},
                  {"overlaps", "r", "buffered data overlapped by a later segment"},
                  {"overlap_differ", "r", "overlaps whose bytes differed"},
+                 {"overwritten", "r", "delivered bytes a retransmission would have replaced by POLICY"},
                  {"gaps", "r", "holes given up"},
                  {"gap_bytes", "r", "bytes in those holes"},
                  {"buffer_full", "r", "holes given up (or segments not held) because a cap was reached"},

@@ -1,6 +1,7 @@
 #include "shoal/elements/ids/idsapplayer.hh"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -87,6 +88,7 @@ void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, b
   log_ssh_ = log_ssh, log_anomaly_ = log_anomaly, log_ftp_ = log_ftp, log_smtp_ = log_smtp;
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
+  sc.policy = default_policy_;
   reasm_.configure(sc);
   reasm_.set_sink(this);
   stream_rules_ = db_ && !db_->stream_rules().empty();
@@ -361,6 +363,8 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     c->deferred[here].clear();
   }
   uint32_t seq = k::load_be32(info.l4 + 4);
+  if (flow::DirStream& ds = c->stream.d[here]; !ds.init && !host_policies_.empty())
+    ds.policy = host_policies_.lookup(info.dst.v6, info.dst.b);  // (its receiver's)
   bool added = reasm_.segment(c->stream, id, info.dir, seq, info.l4[13], info.payload, info.plen);
   if (stream_acked_) {
     // as Suricata's stream engine: a reset's sender's data goes to the
@@ -467,6 +471,32 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
     stream_payload(*c, dir);
     cur_ = was;
   }
+}
+
+// A retransmission won delivered bytes (the direction's overlap policy):
+// what still waits uninspected takes them, as the receiver did.
+void IdsAppLayer::stream_overwrite(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) {
+  Conn* c = slot(flow);
+  if (!c) return;
+  // w holds the stream from w_end - w.size() to w_end; its bytes from `from` on wait
+  auto take = [&](std::string& w, uint64_t w_end, uint64_t from) {
+    uint64_t lo = std::max(offset, from), hi = std::min(offset + len, w_end);
+    if (lo >= hi) return false;
+    char* at = w.data() + (lo - (w_end - w.size()));
+    const auto* src = reinterpret_cast<const char*>(data + (lo - offset));
+    if (std::memcmp(at, src, hi - lo) == 0) return false;
+    std::memcpy(at, src, hi - lo);
+    return true;
+  };
+  if (stream_rules_ && take(c->raw[dir], c->raw_end[dir], c->raw_end[dir] - c->fresh[dir])) {
+    // the window's patterns, found again
+    const std::string& w = c->raw[dir];
+    c->pre[dir].clear();
+    c->pre[dir].add(scan_, reinterpret_cast<const uint8_t*>(w.data()), 0, uint32_t(w.size()),
+                    c->raw_end[dir] - w.size());
+    ss_.host_scans.add();
+  }
+  take(c->app_wait[dir], c->app_wait_end[dir], c->app_wait_end[dir] - c->app_wait[dir].size());
 }
 
 void IdsAppLayer::deliver_all(Conn& c, uint8_t dir) {

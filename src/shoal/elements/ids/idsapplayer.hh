@@ -179,6 +179,13 @@ class IdsAppLayer : private flow::StreamSink {
   uint64_t depth() const { return depth_; }
   // Stream events become EVE anomaly records (Suricata's anomaly types.stream).
   void set_log_stream_anomalies(bool on) { log_stream_anomalies_ = on; }
+  // Overlapping TCP data is resolved as each direction's receiver would
+  // (Suricata's host-os-policy: its range's policy, else `def`; Suricata's
+  // default is bsd). Before init.
+  void set_overlap_policies(flow::HostPolicies hosts, flow::Overlap def) {
+    host_policies_ = std::move(hosts);
+    default_policy_ = def;
+  }
 
   struct Conn;
 
@@ -187,6 +194,7 @@ class IdsAppLayer : private flow::StreamSink {
   void stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) override;
   void stream_gap(uint32_t flow, uint8_t dir, uint64_t offset, uint64_t len) override;
   void stream_end(uint32_t flow, uint8_t dir) override;
+  void stream_overwrite(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) override;
   Conn*& slot(uint32_t id);
   void on_tx(Conn& c, flow::HttpTx& tx, uint8_t what);
   void log_file(const Conn& c, flow::HttpTx& tx, uint8_t dir);
@@ -212,6 +220,8 @@ class IdsAppLayer : private flow::StreamSink {
   std::shared_ptr<const ids::Database> db_;
   ids::Engine scan_;  // over db_: the streams' pieces scanned by it (Hyperscan where db_ has it)
   flow::Reassembler reasm_;
+  flow::HostPolicies host_policies_;
+  flow::Overlap default_policy_ = flow::Overlap::Bsd;
   flow::HttpConfig http_cfg_;
   uint8_t force_digests_ = 0;
   bool stream_payload_ = false;  // some stream rules are TCP payload rules (ids::Rule::stream_payload)

@@ -191,6 +191,35 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint64_t depth = app_.depth();
     a.read("STREAM_DEPTH", depth);
     app_.set_depth(depth ? depth : UINT64_MAX);  // (0: no depth, as Suricata's)
+    {
+      // "POLICY NET...; POLICY NET..." (suricata.yaml's host-os-policy)
+      std::string spec;
+      a.read("HOST_OS_POLICY", spec);
+      flow::HostPolicies hosts;
+      std::string_view rest = spec;
+      while (!rest.empty()) {
+        size_t semi = rest.find(';');
+        std::string_view entry = rest.substr(0, semi);
+        rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+        std::vector<std::string> words;
+        for (size_t i = 0; i < entry.size();) {
+          size_t j = entry.find_first_of(" \t,", i);
+          if (j == std::string_view::npos) j = entry.size();
+          if (j > i) words.emplace_back(entry.substr(i, j - i));
+          i = j + 1;
+        }
+        if (words.empty()) continue;
+        flow::Overlap p;
+        if (!flow::parse_overlap(words[0], p))
+          a.fail(
+              fmt::format("HOST_OS_POLICY: '{}' is not a policy (bsd, bsd-right, linux, old-linux, solaris, "
+                          "old-solaris, hpux10, hpux11, irix, macos, windows, vista, windows2k3, first, last)",
+                          words[0]));
+        for (size_t i = 1; i < words.size(); ++i)
+          if (std::string err; !hosts.add(words[i], p, err)) a.fail(fmt::format("HOST_OS_POLICY: {}", err));
+      }
+      app_.set_overlap_policies(std::move(hosts), flow::Overlap::Bsd);
+    }
     a.read("DATA_DIR", data_dir_);
     std::string ssh_enc = "track-only";
     a.read("SSH_ENCRYPTION", ssh_enc);
@@ -2223,6 +2252,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"STREAM_DEPTH", "integer",                                                                                      \
        "bytes of each direction's stream reassembled, parsed and inspected (Suricata's stream.reassembly.depth; "      \
        "0: all; default 1048576)"},                                                                                    \
+      {"HOST_OS_POLICY", "string",                                                                                     \
+       "how overlapping TCP data is resolved, by each direction's receiver: 'POLICY NET...; ...' (Suricata's "         \
+       "host-os-policy; a policy is first, last or a system's: bsd, bsd-right, linux, old-linux, solaris, "            \
+       "old-solaris, hpux10, hpux11, irix, macos, windows, vista, windows2k3; the longest prefix holding the "         \
+       "receiver "                                                                                                     \
+       "wins; default bsd, Suricata's)"},                                                                              \
       {"EVE_TAGGED_PACKETS", "boolean",                                                                                \
        "packets a tag rule covers become EVE packet records (Suricata's alert tagged-packets: yes; default false)"},   \
       {"DNS_PORTS", "string", "the ports DNS is looked for on, either side (default 53; Suricata's detection-ports)"}, \
