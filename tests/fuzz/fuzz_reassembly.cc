@@ -4,7 +4,8 @@
 // tests/scripts/reassembly_model.py for first and last; a target-based
 // policy gives a held byte the new data when every earlier segment
 // holding it gives way, by overlap_new_wins()). Run 2 (any flags, tiny
-// caps): no crash, and the bytes held never exceed the caps. Run 3 (any
+// caps, normalization or not): no crash, the bytes held never exceed the
+// caps, and a normalized segment differs from no held byte. Run 3 (any
 // flags, caps the input picks, two connections): the batch reassembly on the
 // host device backend, in batches the input cuts, equals the one-by-one
 // reassembler after every batch (streams, gaps, ends, counters).
@@ -172,13 +173,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     c.dir_cap = 200;
     c.total_cap = 300;
     c.midstream = data[4] & 1;
+    c.keep = data[4] & 2 ? 64 : 0;
     Reassembler r(c);
     Sink s;
     r.set_sink(&s);
     Stream st;
     for (auto& g : segs) {
-      r.segment(st, 1, g.dir, isn[g.dir] + g.off, g.flags, reinterpret_cast<const uint8_t*>(g.data.data()),
-                uint32_t(g.data.size()));
+      // (an inline IPS's normalization first, when kept: then no held byte differs)
+      std::string d = g.data;
+      uint64_t differ = r.counters().overlap_differ.get();
+      if (c.keep)
+        r.normalize(st, g.dir, isn[g.dir] + g.off, g.flags, reinterpret_cast<uint8_t*>(d.data()), uint32_t(d.size()));
+      r.segment(st, 1, g.dir, isn[g.dir] + g.off, g.flags, reinterpret_cast<const uint8_t*>(d.data()),
+                uint32_t(d.size()));
+      if (c.keep && r.counters().overlap_differ.get() != differ) std::abort();
       if (r.counters().buffered.get() > c.total_cap || st.d[0].held > c.dir_cap || st.d[1].held > c.dir_cap)
         std::abort();
     }

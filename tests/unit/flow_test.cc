@@ -905,7 +905,49 @@ TEST(Reassembly, RetransmissionsWinDeliveredBytesForTheSinkByPolicy) {
   seg(r, s, 0, 1 + 39, k::kTcpAck, "Y");   // the last: taken
   seg(r, s, 0, 1 + 20, k::kTcpAck, "ZZ");  // [20, 22): no segment remembered holds it ([24, 40) are)
   EXPECT_EQ(c.overwrites, (std::vector<std::pair<uint64_t, std::string>>{{39, "Y"}}));
-  EXPECT_LE(s.d[0].segs.size(), flow::Reassembler::kKeptSegments);
+  ASSERT_TRUE(s.d[0].x);
+  EXPECT_LE(s.d[0].x->segs.size(), flow::Reassembler::kKeptSegments);
+}
+
+// An inline IPS's normalization: a segment's bytes the stream already has
+// (held, or delivered and kept until acknowledged) become the stream's.
+TEST(Reassembly, NormalizeGivesASegmentTheBytesTheStreamHas) {
+  flow::StreamConfig cfg;
+  cfg.keep = 8;
+  flow::Reassembler r(cfg);
+  Collect c;
+  r.set_sink(&c);
+  flow::Stream s;
+  auto norm = [&](uint32_t seq, std::string d) {
+    r.normalize(s, 0, seq, k::kTcpAck, reinterpret_cast<uint8_t*>(d.data()), uint32_t(d.size()));
+    return d;
+  };
+  seg(r, s, 0, 0, k::kTcpSyn, "");
+  EXPECT_EQ(norm(1, "ABCD"), "ABCD");  // nothing there yet
+  seg(r, s, 0, 1, k::kTcpAck, "GOOD");
+  seg(r, s, 0, 9, k::kTcpAck, "HELD");  // [8, 12), behind a hole
+  EXPECT_EQ(norm(1, "EVIL"), "GOOD");
+  EXPECT_EQ(norm(3, "xxxxxxxxxxxx"), "ODxxxxHELDxx");  // delivered, the hole, held, past it
+  EXPECT_EQ(r.counters().normalized.get(), 2u);
+  EXPECT_EQ(r.counters().normalized_bytes.get(), 4u + 2u + 4u);
+  std::string d = norm(1, "EVIL");
+  seg(r, s, 0, 1, k::kTcpAck, d);  // the same bytes: nothing differs, nothing overwritten
+  EXPECT_EQ(r.counters().overlap_differ.get(), 0u);
+  r.acknowledged(s, 0, 2);  // the receiver has [0, 2): those bytes are not kept
+  EXPECT_EQ(norm(1, "EVIL"), "EVOD");
+  seg(r, s, 0, 5, k::kTcpAck, "abcdefghijkl");  // fills the hole up to [8, 12) (held: stays) and on
+  EXPECT_EQ(c.out[0], "GOODabcdHELDijkl");
+  EXPECT_EQ(norm(13, "zzzz"), "ijkl");
+  EXPECT_EQ(norm(1, "zz"), "zz");              // (acknowledged)
+  seg(r, s, 0, 17, k::kTcpAck, "0123456789");  // kept: at most twice the cap, then the cap
+  EXPECT_EQ(norm(9, "zzzz"), "zzzz");
+  EXPECT_EQ(norm(19, "zzzz"), "2345");
+  flow::Reassembler plain;  // (keep 0: nothing kept)
+  flow::Stream t;
+  plain.segment(t, 1, 0, 0, k::kTcpSyn, nullptr, 0);
+  plain.segment(t, 1, 0, 1, k::kTcpAck, reinterpret_cast<const uint8_t*>("GOOD"), 4);
+  std::string e = "EVIL";
+  EXPECT_EQ(plain.normalize(t, 0, 1, k::kTcpAck, reinterpret_cast<uint8_t*>(e.data()), 4), 0u);
 }
 
 TEST(Reassembly, HostPoliciesTakeTheLongestPrefix) {

@@ -111,8 +111,10 @@ void Reassembler::new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges&
   Ranges keep;
   uint64_t covered = lo;  // (delivered bytes before this are held by a segment seen so far)
   const uint64_t delivered = std::min(hi, d.next);
-  auto it = d.segs.lower_bound({lo > d.seg_max ? lo - d.seg_max : 0, 0});
-  for (; it != d.segs.end() && it->first < hi; ++it) {
+  static const DirStream::Extra kNone;
+  const DirStream::Extra& x = d.x ? *d.x : kNone;
+  auto it = x.segs.lower_bound({lo > x.seg_max ? lo - x.seg_max : 0, 0});
+  for (; it != x.segs.end() && it->first < hi; ++it) {
     auto [olo, ohi] = *it;
     if (ohi <= lo) continue;
     uint64_t a = std::max(lo, olo), b = std::min(hi, ohi);
@@ -131,8 +133,9 @@ void Reassembler::new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges&
 }
 
 void Reassembler::note_segment(DirStream& d, uint64_t lo, uint64_t hi) {
-  d.segs.insert({lo, hi});  // (an exact duplicate is one segment, as Suricata's list has it)
-  d.seg_max = std::max<uint32_t>(d.seg_max, uint32_t(std::min<uint64_t>(hi - lo, UINT32_MAX)));
+  DirStream::Extra& x = d.extra();
+  x.segs.insert({lo, hi});  // (an exact duplicate is one segment, as Suricata's list has it)
+  x.seg_max = std::max<uint32_t>(x.seg_max, uint32_t(std::min<uint64_t>(hi - lo, UINT32_MAX)));
 }
 
 void Reassembler::redelivered(DirStream& d, uint32_t flow, uint8_t dir, uint64_t off, const uint8_t* data, uint32_t len,
@@ -148,6 +151,11 @@ void Reassembler::redelivered(DirStream& d, uint32_t flow, uint8_t dir, uint64_t
 
 void Reassembler::deliver(DirStream& d, uint32_t flow, uint8_t dir, const uint8_t* data, uint32_t len) {
   if (!len) return;
+  if (cfg_.keep) {  // (trimmed to the cap when twice over it)
+    std::string& k = d.extra().kept;
+    k.append(reinterpret_cast<const char*>(data), len);
+    if (k.size() > 2 * size_t(cfg_.keep)) k.erase(0, k.size() - cfg_.keep);
+  }
   if (sink_) sink_->stream_data(flow, dir, d.next, data, len);
   d.next += len;
   c_.delivered.add(len);
@@ -183,6 +191,7 @@ void Reassembler::drain(DirStream& d, uint32_t flow, uint8_t dir) {
 void Reassembler::skip_hole(DirStream& d, uint32_t flow, uint8_t dir) {
   uint64_t at = d.ooo.begin()->first;
   if (at > d.next) {
+    if (d.x) d.x->kept.clear();  // (kept bytes end at the next one)
     if (sink_) sink_->stream_gap(flow, dir, d.next, at - d.next);
     c_.gaps.add();
     c_.gap_bytes.add(at - d.next);
@@ -347,19 +356,60 @@ bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
     }
   }
   drain(d, flow, dir);
-  if (!d.segs.empty()) {  // delivered segments: the last kKeptSegments stay
+  if (d.x && !d.x->segs.empty()) {  // delivered segments: the last kKeptSegments stay
+    auto& segs = d.x->segs;
     size_t done = 0;
-    for (auto it = d.segs.begin(); it != d.segs.end() && it->second <= d.next; ++it) ++done;
-    for (; done > kKeptSegments; --done) d.segs.erase(d.segs.begin());
+    for (auto it = segs.begin(); it != segs.end() && it->second <= d.next; ++it) ++done;
+    for (; done > kKeptSegments; --done) segs.erase(segs.begin());
   }
   return len > 0;
+}
+
+uint32_t Reassembler::normalize(Stream& s, uint8_t dir, uint32_t seq, uint8_t flags, uint8_t* data, uint32_t len) {
+  DirStream& d = s.d[dir];
+  if (!d.init || !len || d.rst || (flags & k::kTcpRst)) return 0;
+  if (flags & k::kTcpSyn) seq += 1;
+  uint32_t next_seq = d.base + uint32_t(d.next);
+  int64_t off = int64_t(d.next) + int64_t(int32_t(seq - next_seq)), end = off + int64_t(len);
+  uint32_t changed = 0;
+  auto take = [&](int64_t at, const uint8_t* from, uint64_t n) {  // the stream's bytes [at, at+n)
+    int64_t lo = std::max(at, off), hi = std::min(at + int64_t(n), end);
+    for (int64_t i = lo; i < hi; ++i) {
+      uint8_t& b = data[i - off];
+      uint8_t want = from[i - at];
+      if (b != want) b = want, ++changed;
+    }
+  };
+  if (d.x && !d.x->kept.empty() && off < int64_t(d.next)) {
+    const std::string& k = d.x->kept;
+    take(int64_t(d.next) - int64_t(k.size()), reinterpret_cast<const uint8_t*>(k.data()), k.size());
+  }
+  if (end > int64_t(d.next) && !d.ooo.empty()) {
+    auto it = d.ooo.upper_bound(uint64_t(std::max<int64_t>(off, 0)));
+    if (it != d.ooo.begin()) --it;
+    for (; it != d.ooo.end() && int64_t(it->first) < end; ++it)
+      take(int64_t(it->first), it->second.data(), it->second.size());
+  }
+  if (changed) {
+    c_.normalized.add();
+    c_.normalized_bytes.add(changed);
+  }
+  return changed;
+}
+
+void Reassembler::acknowledged(Stream& s, uint8_t dir, uint64_t offset) {
+  DirStream& d = s.d[dir];
+  if (!d.x || d.x->kept.empty()) return;
+  std::string& k = d.x->kept;
+  uint64_t from = d.next - k.size();
+  if (offset > from) k.erase(0, size_t(std::min<uint64_t>(offset - from, k.size())));
 }
 
 void Reassembler::finish(Stream& s, uint32_t flow) {
   for (uint8_t dir = 0; dir < 2; ++dir) {
     DirStream& d = s.d[dir];
     while (!d.ooo.empty()) skip_hole(d, flow, dir);
-    d.segs.clear();
+    d.x.reset();
     if (d.init) end(d, flow, dir);
   }
 }

@@ -30,6 +30,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -92,6 +93,9 @@ struct StreamConfig {
   uint32_t dir_cap = 1u << 20;     // out-of-order bytes buffered per direction
   uint64_t total_cap = 64u << 20;  // out-of-order bytes buffered over all streams
   bool midstream = true;
+  // Bytes delivered kept per direction (up to its receiver's
+  // acknowledgement, acknowledged()), for normalize(); 0: none.
+  uint32_t keep = 0;
 };
 
 // What the reassembler saw, as Suricata's stream events count it.
@@ -104,6 +108,8 @@ struct StreamCounters {
   Stat overlaps;        // buffered data overlapped by a later segment
   Stat overlap_differ;  // ... with different bytes
   Stat overwritten;     // delivered bytes a retransmission won by the policy (the sink told)
+  Stat normalized;      // segments whose bytes normalize() set to the stream's
+  Stat normalized_bytes;
   Stat gaps, gap_bytes;
   Stat buffer_full;   // holes given up because a cap was reached
   Stat after_fin;     // segments with data past the FIN
@@ -136,10 +142,20 @@ struct DirStream {
   uint64_t fin_off = 0;                          // offset of the FIN (valid when fin)
   uint64_t held = 0;                             // bytes in ooo
   std::map<uint64_t, std::vector<uint8_t>> ooo;  // non-overlapping, keyed by offset
-  // Target-based policies only: the segments [start, end) whose bytes are
-  // held, and the last ones delivered (kKeptSegments), by start.
-  std::set<std::pair<uint64_t, uint64_t>> segs;
-  uint32_t seg_max = 0;  // the longest of them
+  // What only some streams need (allocated on first use):
+  struct Extra {
+    // target-based policies: the segments [start, end) whose bytes are
+    // held, and the last ones delivered (kKeptSegments), by start
+    std::set<std::pair<uint64_t, uint64_t>> segs;
+    uint32_t seg_max = 0;  // the longest of them
+    // StreamConfig::keep: the last bytes delivered, up to the stream's next
+    std::string kept;
+  };
+  std::unique_ptr<Extra> x;
+  Extra& extra() {
+    if (!x) x = std::make_unique<Extra>();
+    return *x;
+  }
   // Suricata's streaming buffer regions (its flow records' ts/tc_max_regions):
   // the most stretches of memory the direction's data took at once. The
   // stream's own region holds its next bytes; held data further than the
@@ -180,6 +196,15 @@ class Reassembler {
   // The connection ended: each direction's holes become gaps, and what was
   // buffered is delivered.
   void finish(Stream& s, uint32_t flow);
+  // An inline IPS's normalization (Suricata's stream.inline): the bytes of
+  // a segment (as segment() takes it, before it) that the stream already
+  // has, held or delivered and kept, are set to the stream's, so that what
+  // goes on to the receiver is what was inspected. The number of bytes
+  // that changed.
+  uint32_t normalize(Stream& s, uint8_t dir, uint32_t seq, uint8_t flags, uint8_t* data, uint32_t len);
+  // Direction dir's receiver acknowledged the stream up to `offset`: the
+  // bytes kept before it go (a retransmission of them is not taken).
+  void acknowledged(Stream& s, uint8_t dir, uint64_t offset);
 
  private:
   friend class BatchReassembler;  // places whole batches (batch_reassembly.hh)

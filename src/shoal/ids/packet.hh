@@ -50,6 +50,11 @@ struct PacketInfo {
   // TCP: the payload joined the flow's reassembled stream, whose inspection
   // reads it (the stream payload rules do not read the packet then)
   bool stream_added = false;
+  // An inline IPS's packet: its bytes, which the pointers above point into,
+  // writable (the stream may normalize the payload: IdsAppLayer), or null.
+  uint8_t* wire = nullptr;
+  uint32_t wire_len = 0;
+  bool normalized = false;  // the payload was set to the stream's bytes (the TCP checksum follows)
 };
 
 // An application-layer transaction's buffers, as the rules read them.

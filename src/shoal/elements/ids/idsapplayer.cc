@@ -8,6 +8,7 @@
 #include "shoal/ids/dns_names.hh"
 #include "shoal/ids/stream_prefilter.hh"
 #include "shoal/kernels/bytes.hh"
+#include "shoal/kernels/checksum.hh"
 
 namespace shoal {
 
@@ -89,6 +90,7 @@ void IdsAppLayer::init(std::shared_ptr<const ids::Database> db, bool log_http, b
   flow::StreamConfig sc;
   sc.midstream = mgr_->table().config().midstream;
   sc.policy = default_policy_;
+  if (normalize_) sc.keep = kUnackedCap;
   reasm_.configure(sc);
   reasm_.set_sink(this);
   stream_rules_ = db_ && !db_->stream_rules().empty();
@@ -355,6 +357,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     if ((info.l4[13] & 0x10) && od.init) {
       uint32_t at = k::load_be32(info.l4 + 8) - od.base;  // (within 2^31 of the stream's start: the depth)
       if (at < (1u << 31) && at > c->acked[there]) c->acked[there] = at;
+      if (normalize_) reasm_.acknowledged(c->stream, there, c->acked[there]);
     }
   }
   if (stream_acked_) {
@@ -365,6 +368,23 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   uint32_t seq = k::load_be32(info.l4 + 4);
   if (flow::DirStream& ds = c->stream.d[here]; !ds.init && !host_policies_.empty())
     ds.policy = host_policies_.lookup(info.dst.v6, info.dst.b);  // (its receiver's)
+  if (normalize_ && info.plen && info.wire && info.payload >= info.wire &&
+      info.payload + info.plen <= info.wire + info.wire_len && info.l4 >= info.wire && info.l4len >= 20) {
+    // the receiver gets the bytes the stream has (and was inspected with)
+    uint8_t* pl = info.wire + (info.payload - info.wire);
+    uint32_t before = k::csum_partial(pl, info.plen);
+    if (reasm_.normalize(c->stream, here, seq, info.l4[13], pl, info.plen)) {
+      uint8_t* check = info.wire + (info.l4 - info.wire) + 16;
+      auto fold = [](uint32_t x) {
+        while (x >> 16) x = (x & 0xffff) + (x >> 16);
+        return uint16_t(x);
+      };
+      k::store_be16(check, k::csum_update16(k::load_be16(check), fold(before), fold(k::csum_partial(pl, info.plen))));
+      info.normalized = true;
+      cur_found_ = nullptr;  // (the device scanned the bytes as they came)
+    }
+  }
+  const uint64_t next_before = c->stream.d[here].next;
   bool added = reasm_.segment(c->stream, id, info.dir, seq, info.l4[13], info.payload, info.plen);
   if (stream_acked_) {
     // as Suricata's stream engine: a reset's sender's data goes to the
@@ -388,6 +408,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   }
   if (!stream_acked_) {
     for (uint8_t d = 0; d < 2; ++d) raw_inspect(*c, d, info, hits);
+    if (normalize_ && stream_rules_ && next_before > 0) reinspect(*c, here, info, hits, seq, next_before);
   } else if (stream_rules_) {
     raw_inspect(*c, info.dir & 1, info, hits, false);
     // a receiver that never acknowledges (a capture of one side) holds no
@@ -746,8 +767,33 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
   c.fresh[dir] -= fresh;
   waiting_ -= fresh;
   uint32_t pending = c.fresh[dir];  // (bytes after the window, not acknowledged yet)
-  ss_.inspections.add();
   ss_.bytes.add(fresh);
+  auto n = uint32_t(w.size() - pending), old = n - fresh;
+  inspect_window(c, dir, at, hits, old, n);
+  if (n > stream_window_) {
+    held_ -= n - stream_window_;
+    w.erase(0, n - stream_window_);  // (the pending bytes stay)
+  }
+}
+
+void IdsAppLayer::reinspect(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits, uint32_t seq,
+                            uint64_t before) {
+  const flow::DirStream& d = c.stream.d[dir];
+  const std::string& w = c.raw[dir];
+  if (!d.init || !info.plen || w.empty() || (info.l4[13] & (k::kTcpSyn | k::kTcpRst))) return;
+  // the packet's bytes the stream had before it, in the window's inspected part
+  uint64_t base = c.raw_end[dir] - w.size(), done = std::min(c.raw_end[dir] - c.fresh[dir], before);
+  int64_t off = int64_t(d.next) + int64_t(int32_t(seq - (d.base + uint32_t(d.next))));
+  int64_t lo = std::max<int64_t>(off, int64_t(base)), hi = std::min<int64_t>(off + info.plen, int64_t(done));
+  if (lo >= hi) return;
+  ss_.reinspections.add();
+  inspect_window(c, dir, info, hits, uint32_t(lo - int64_t(base)), uint32_t(hi - int64_t(base)));
+}
+
+void IdsAppLayer::inspect_window(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits,
+                                 uint32_t old, uint32_t n) {
+  const std::string& w = c.raw[dir];
+  ss_.inspections.add();
   // the rules' header is matched against the direction's sender: the
   // packet that delivered the data, or that packet seen the other way
   // (with the connection's protocol as detection left it: an application
@@ -763,7 +809,6 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
     view.payload = nullptr, view.plen = 0;
   }
   const auto* s = reinterpret_cast<const uint8_t*>(w.data());
-  auto n = uint32_t(w.size() - pending), old = n - fresh;
   uint64_t base = c.raw_end[dir] - w.size();              // the stream offset of w[0]
   c.pre[dir].candidates(*db_, base, scand_, base + old);  // (each piece was scanned as it came: stream_data)
   const auto& rules = db_->rules();
@@ -805,10 +850,6 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
       ids::rule_captures(rule, nullptr, v, h.vars);
     }
     hits.push_back(std::move(h));
-  }
-  if (n > stream_window_) {
-    held_ -= n - stream_window_;
-    w.erase(0, n - stream_window_);  // (the pending bytes stay)
   }
 }
 

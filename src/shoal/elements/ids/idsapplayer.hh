@@ -102,6 +102,7 @@ class IdsAppLayer : private flow::StreamSink {
     Stat matches;             // stream rules that matched
     Stat memory;              // bytes held now for stream rules (windows and data waiting)
     Stat memcap_inspections;  // inspections made early because the data waiting was over the memcap
+    Stat reinspections;       // inline: retransmitted stream bytes inspected again on their packet
     Stat device_scans;        // pieces of streams whose patterns the device found (the host scanned the seam)
     Stat host_scans;          // pieces the host scanned (no device scan, a list overflowed, a piece not
                               // delivered as its packet came)
@@ -179,6 +180,13 @@ class IdsAppLayer : private flow::StreamSink {
   uint64_t depth() const { return depth_; }
   // Stream events become EVE anomaly records (Suricata's anomaly types.stream).
   void set_log_stream_anomalies(bool on) { log_stream_anomalies_ = on; }
+  // An inline IPS (Suricata's stream.inline): a TCP segment's bytes that
+  // the stream already has (held, or delivered and not yet acknowledged)
+  // are set to the stream's in the packet (ids::PacketInfo::wire), its
+  // checksum updated, and a segment of stream data inspected before has
+  // that part of the stream inspected again on it, as Suricata's inline
+  // inspection does. Before init.
+  void set_normalize(bool on) { normalize_ = on; }
   // Overlapping TCP data is resolved as each direction's receiver would
   // (Suricata's host-os-policy: its range's policy, else `def`; Suricata's
   // default is bsd). Before init.
@@ -214,6 +222,15 @@ class IdsAppLayer : private flow::StreamSink {
   void on_smtp(Conn& c, flow::SmtpTx& t, uint8_t what);
   void match_smtp(flow::SmtpTx& t);
   void raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits, bool all = true);
+  // The stream rules on the window's bytes up to n, those before `old`
+  // inspected before (a match must end past them).
+  void inspect_window(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits, uint32_t old,
+                      uint32_t n);
+  // Inline: the packet's bytes of the stream, within the window, that the
+  // stream had before it (up to `before`) and were inspected (a
+  // retransmission's) are inspected again on it.
+  void reinspect(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits, uint32_t seq,
+                 uint64_t before);
 
   FlowIPManager* mgr_ = nullptr;
   uint32_t off_ = 0;
@@ -221,6 +238,7 @@ class IdsAppLayer : private flow::StreamSink {
   ids::Engine scan_;  // over db_: the streams' pieces scanned by it (Hyperscan where db_ has it)
   flow::Reassembler reasm_;
   flow::HostPolicies host_policies_;
+  bool normalize_ = false;
   flow::Overlap default_policy_ = flow::Overlap::Bsd;
   flow::HttpConfig http_cfg_;
   uint8_t force_digests_ = 0;

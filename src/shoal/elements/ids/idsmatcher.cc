@@ -249,6 +249,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     a.read("STREAM_INSPECT", when).read("STREAM_PAYLOAD", stream_payload_);
     if (when != "arrival" && when != "acked") a.fail(fmt::format("STREAM_INSPECT '{}': arrival or acked", when));
     app_.set_stream_acked(when == "acked");
+    app_.set_normalize(ips_ && when == "arrival");  // (Suricata's stream.inline)
     uint64_t memcap = 64ull << 20;
     a.read("STREAM_MEMCAP", memcap);
     app_.set_stream_memcap(memcap);
@@ -489,6 +490,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     decoded(p, info, ok, ok ? ip_off : 0);
     if (ok) {
       rules_view(p, info, p->data() + ip_off, p->length() - ip_off);
+      if (ips_) info.wire = p->data(), info.wire_len = p->length();   // (the stream may normalize its payload)
       if (info.events & ids::kPacketInvalid) ++pkt_stats_[kInvalid];  // (decoded, with an invalid event)
       return true;
     }
@@ -656,6 +658,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("stream_memcap_inspections", ss.memcap_inspections);
     add_stat_handler("stream_device_scans", ss.device_scans);
     add_stat_handler("stream_host_scans", ss.host_scans);
+    add_stat_handler("stream_reinspections", ss.reinspections);
+    const flow::StreamCounters& rc = app_.stream_counters();
+    add_stat_handler("stream_normalized", rc.normalized);
+    add_stat_handler("stream_normalized_bytes", rc.normalized_bytes);
+    add_stat_handler("stream_overwritten", rc.overwritten);
     add_stat_handler("dns_messages", ac.dns_messages);
     add_stat_handler("tls_connections", ac.tls.connections);
     add_stat_handler("tls_anomalies", ac.tls.anomalies);
@@ -821,8 +828,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_, sout ? &sout[i] : nullptr);
           tx_logs(p, p->timestamp_ns());
         }
-        if (out[i].count > k::kIdsFound) {
-          overflows_.add();
+        if (out[i].count > k::kIdsFound || info.normalized) {  // (the device scanned the bytes as they came)
+          if (!info.normalized) overflows_.add();
           engine_.match(info, hits_);
         } else {
           // the device's pcre answers hold for the payload it was given:
@@ -2298,7 +2305,11 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "state bypassed)"},                                                                                             \
       {"EVE_EXCEPTION_POLICY", "boolean",                                                                              \
        "flow records name the exception policy applied to the flow (Suricata's flow: exception-policy: yes)"},         \
-      {"IPS", "boolean", "drop and reject rules drop packets, and their flows (default false: alerts only)"},          \
+      {"IPS", "boolean",                                                                                               \
+       "drop and reject rules drop packets, and their flows (default false: alerts only); with STREAM_INSPECT "        \
+       "arrival (inline), TCP data the stream already has, held or not yet acknowledged, is normalized in the "        \
+       "packets: a segment's bytes are set to the stream's (the checksum updated), so the receiver gets what was "     \
+       "inspected, and stream rules are inspected again on a retransmission's bytes, as Suricata's stream.inline"},    \
       {"CLASSIFICATION", "file",                                                                                       \
        "classification.config (classtype descriptions and priorities; the standard table is built in)"},               \
       {"THRESHOLD", "file", "threshold.config: threshold, event_filter, suppress and rate_filter lines"},              \
@@ -2365,6 +2376,15 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"stream_host_scans", "r",                                                                                     \
        "pieces of streams the host scanned for the stream rules' patterns (not offloaded, a device list over 8 "     \
        "patterns, data delivered otherwise than its segment came)"},                                                 \
+      {"stream_reinspections", "r",                                                                                  \
+       "IPS, inline: retransmitted stream bytes inspected again on their packet (as Suricata's inline inspection)"}, \
+      {"stream_normalized", "r",                                                                                     \
+       "IPS, inline: TCP segments whose bytes were set to those the stream already had (held, or delivered and not " \
+       "yet acknowledged: the receiver gets what was inspected; the checksum is updated)"},                          \
+      {"stream_normalized_bytes", "r", "the bytes they changed"},                                                    \
+      {"stream_overwritten", "r",                                                                                    \
+       "delivered stream bytes a retransmission won by the receiver's overlap policy (HOST_OS_POLICY; what was "     \
+       "still uninspected takes them)"},                                                                             \
       {"dns_messages", "r", "DNS messages parsed (UDP, and TCP by port 53)"},                                        \
       {"dns_malformed", "r", "DNS messages with sections that could not be read"},                                   \
       {"tls_connections", "r", "TCP connections detected as TLS"},                                                   \
