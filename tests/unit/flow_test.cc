@@ -906,7 +906,8 @@ TEST(Reassembly, RetransmissionsWinDeliveredBytesForTheSinkByPolicy) {
   seg(r, s, 0, 1 + 20, k::kTcpAck, "ZZ");  // [20, 22): no segment remembered holds it ([24, 40) are)
   EXPECT_EQ(c.overwrites, (std::vector<std::pair<uint64_t, std::string>>{{39, "Y"}}));
   ASSERT_TRUE(s.d[0].x);
-  EXPECT_LE(s.d[0].x->segs.size(), flow::Reassembler::kKeptSegments);
+  EXPECT_EQ(s.d[0].x->nrecent, flow::Reassembler::kKeptSegments);
+  EXPECT_TRUE(s.d[0].x->held.empty());
 }
 
 // An inline IPS's normalization: a segment's bytes the stream already has

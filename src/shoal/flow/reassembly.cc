@@ -98,7 +98,7 @@ Overlap HostPolicies::lookup(bool v6, const uint8_t* addr) const {
   return Overlap::Default;
 }
 
-void Reassembler::new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges& out) const {
+void Reassembler::new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges& out) {
   out.clear();
   const Overlap p = policy(d);
   if (p == Overlap::First || p == Overlap::Default || lo >= hi) return;
@@ -106,36 +106,66 @@ void Reassembler::new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges&
     out.push_back({lo, hi});
     return;
   }
+  // the earlier segments it overlaps, by start
+  ovl_.clear();
+  if (d.x) {
+    const DirStream::Extra& x = *d.x;
+    for (auto it = x.held.lower_bound({lo > x.held_max ? lo - x.held_max : 0, 0}); it != x.held.end() && it->first < hi;
+         ++it)
+      if (it->second > lo) ovl_.push_back(*it);
+    for (uint32_t i = 0; i < x.nrecent; ++i)
+      if (x.recent[i].first < hi && x.recent[i].second > lo) ovl_.push_back(x.recent[i]);
+    std::sort(ovl_.begin(), ovl_.end());
+  }
   // the bytes an earlier segment keeps, and delivered bytes no remembered
   // segment holds (they cannot be told apart: they stay)
-  Ranges keep;
+  keep_.clear();
   uint64_t covered = lo;  // (delivered bytes before this are held by a segment seen so far)
   const uint64_t delivered = std::min(hi, d.next);
-  static const DirStream::Extra kNone;
-  const DirStream::Extra& x = d.x ? *d.x : kNone;
-  auto it = x.segs.lower_bound({lo > x.seg_max ? lo - x.seg_max : 0, 0});
-  for (; it != x.segs.end() && it->first < hi; ++it) {
-    auto [olo, ohi] = *it;
-    if (ohi <= lo) continue;
+  for (auto [olo, ohi] : ovl_) {
     uint64_t a = std::max(lo, olo), b = std::min(hi, ohi);
-    if (a > covered && covered < delivered) keep.push_back({covered, std::min(a, delivered)});
+    if (a > covered && covered < delivered) keep_.push_back({covered, std::min(a, delivered)});
     covered = std::max(covered, b);
-    if (!overlap_new_wins(p, lo, hi, olo, ohi)) keep.push_back({a, b});
+    if (!overlap_new_wins(p, lo, hi, olo, ohi)) keep_.push_back({a, b});
   }
-  if (covered < delivered) keep.push_back({covered, delivered});
-  std::sort(keep.begin(), keep.end());
+  if (covered < delivered) keep_.push_back({covered, delivered});
+  std::sort(keep_.begin(), keep_.end());
   uint64_t cur = lo;
-  for (auto [a, b] : keep) {
+  for (auto [a, b] : keep_) {
     if (a > cur) out.push_back({cur, a});
     cur = std::max(cur, b);
   }
   if (cur < hi) out.push_back({cur, hi});
 }
 
+// After the segment [lo, hi) was taken (and what follows on delivered).
 void Reassembler::note_segment(DirStream& d, uint64_t lo, uint64_t hi) {
   DirStream::Extra& x = d.extra();
-  x.segs.insert({lo, hi});  // (an exact duplicate is one segment, as Suricata's list has it)
-  x.seg_max = std::max<uint32_t>(x.seg_max, uint32_t(std::min<uint64_t>(hi - lo, UINT32_MAX)));
+  auto remember = [&x](std::pair<uint64_t, uint64_t> g) {
+    x.recent[x.at] = g;
+    x.at = uint8_t((x.at + 1) % kKeptSegments);
+    if (x.nrecent < kKeptSegments) ++x.nrecent;
+  };
+  // (an exact duplicate is one segment, as Suricata's list has it)
+  bool dup = x.held.count({lo, hi}) > 0;
+  for (uint32_t i = 0; i < x.nrecent && !dup; ++i) dup = x.recent[i] == std::pair{lo, hi};
+  if (!dup) {
+    if (hi <= d.next) {
+      remember({lo, hi});
+    } else {
+      x.held.insert({lo, hi});
+      x.held_max = std::max<uint32_t>(x.held_max, uint32_t(std::min<uint64_t>(hi - lo, UINT32_MAX)));
+    }
+  }
+  // held segments now delivered join the ring
+  for (auto it = x.held.begin(); it != x.held.end() && it->first < d.next;) {
+    if (it->second <= d.next) {
+      remember(*it);
+      it = x.held.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void Reassembler::redelivered(DirStream& d, uint32_t flow, uint8_t dir, uint64_t off, const uint8_t* data, uint32_t len,
@@ -305,6 +335,7 @@ bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
       }
     }
   }
+  std::pair<uint64_t, uint64_t> noted{0, 0};  // (a target-based policy's: the segment, once taken)
   if (len) {
     c_.segments.add();
     if (d.fin && stop > int64_t(d.fin_off)) {
@@ -315,13 +346,14 @@ bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
     // where the policy gives this segment the bytes others had (from the
     // stream's start on)
     const uint64_t lo = uint64_t(std::max<int64_t>(off, 0));
-    Ranges wins;
-    const bool target = target_based(d);
-    if (stop > int64_t(lo)) new_wins(d, lo, uint64_t(stop), wins);
+    Ranges& wins = wins_;
+    wins.clear();
+    if (stop > int64_t(lo) && (off < int64_t(d.next) || !d.ooo.empty()))  // (it may overlap)
+      new_wins(d, lo, uint64_t(stop), wins);
+    if (stop > int64_t(lo) && target_based(d)) noted = {lo, uint64_t(stop)};
     if (from < stop && from > off) c_.retransmitted.add();          // partly old
     if (from > int64_t(lo) && stop > int64_t(lo) && !wins.empty())  // the old part may be the receiver's now
       redelivered(d, flow, dir, lo, data + (int64_t(lo) - off), uint32_t(std::min(from, stop) - int64_t(lo)), wins);
-    if (target && stop > int64_t(lo)) note_segment(d, lo, uint64_t(stop));
     if (from >= stop) {
       if (stop > off) c_.retransmitted.add();  // all of it delivered already
     } else {
@@ -356,12 +388,7 @@ bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
     }
   }
   drain(d, flow, dir);
-  if (d.x && !d.x->segs.empty()) {  // delivered segments: the last kKeptSegments stay
-    auto& segs = d.x->segs;
-    size_t done = 0;
-    for (auto it = segs.begin(); it != segs.end() && it->second <= d.next; ++it) ++done;
-    for (; done > kKeptSegments; --done) segs.erase(segs.begin());
-  }
+  if (noted.second) note_segment(d, noted.first, noted.second);
   return len > 0;
 }
 
@@ -400,9 +427,13 @@ uint32_t Reassembler::normalize(Stream& s, uint8_t dir, uint32_t seq, uint8_t fl
 void Reassembler::acknowledged(Stream& s, uint8_t dir, uint64_t offset) {
   DirStream& d = s.d[dir];
   if (!d.x || d.x->kept.empty()) return;
+  // (erased once they are half of what is kept: the receiver ignores a
+  // retransmission of what it acknowledged, normalized or not)
   std::string& k = d.x->kept;
   uint64_t from = d.next - k.size();
-  if (offset > from) k.erase(0, size_t(std::min<uint64_t>(offset - from, k.size())));
+  if (offset <= from) return;
+  auto n = size_t(std::min<uint64_t>(offset - from, k.size()));
+  if (2 * n >= k.size()) k.erase(0, n);
 }
 
 void Reassembler::finish(Stream& s, uint32_t flow) {

@@ -134,6 +134,9 @@ class StreamSink {
   virtual void stream_overwrite(uint32_t flow, uint8_t dir, uint64_t offset, const uint8_t* data, uint32_t len) {}
 };
 
+// Delivered segments a target-based policy remembers per direction.
+constexpr uint32_t kKeptSegments = 16;
+
 struct DirStream {
   bool init = false, fin = false, rst = false, ended = false;
   Overlap policy = Overlap::Default;             // this direction's (its receiver's); Default: the reassembler's
@@ -144,10 +147,12 @@ struct DirStream {
   std::map<uint64_t, std::vector<uint8_t>> ooo;  // non-overlapping, keyed by offset
   // What only some streams need (allocated on first use):
   struct Extra {
-    // target-based policies: the segments [start, end) whose bytes are
-    // held, and the last ones delivered (kKeptSegments), by start
-    std::set<std::pair<uint64_t, uint64_t>> segs;
-    uint32_t seg_max = 0;  // the longest of them
+    // target-based policies: the segments [start, end) with bytes held
+    // (by start), and the last kKeptSegments delivered (a ring)
+    std::set<std::pair<uint64_t, uint64_t>> held;
+    uint32_t held_max = 0;  // the longest of them
+    std::pair<uint64_t, uint64_t> recent[kKeptSegments];
+    uint8_t nrecent = 0, at = 0;
     // StreamConfig::keep: the last bytes delivered, up to the stream's next
     std::string kept;
   };
@@ -187,7 +192,7 @@ class Reassembler {
     Overlap p = policy(d);
     return p != Overlap::First && p != Overlap::Last;
   }
-  static constexpr uint32_t kKeptSegments = 16;  // delivered segments remembered (target-based policies)
+  static constexpr uint32_t kKeptSegments = flow::kKeptSegments;
 
   // One TCP segment of `flow` in direction `dir`. True when its data is
   // the stream's (delivered, held, or a retransmission of what it has):
@@ -203,14 +208,14 @@ class Reassembler {
   // that changed.
   uint32_t normalize(Stream& s, uint8_t dir, uint32_t seq, uint8_t flags, uint8_t* data, uint32_t len);
   // Direction dir's receiver acknowledged the stream up to `offset`: the
-  // bytes kept before it go (a retransmission of them is not taken).
+  // bytes kept before it may go (they do once they are half of them).
   void acknowledged(Stream& s, uint8_t dir, uint64_t offset);
 
  private:
   friend class BatchReassembler;  // places whole batches (batch_reassembly.hh)
   // Where [lo, hi) takes the new data, as ranges (in order, disjoint).
   using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
-  void new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges& out) const;
+  void new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges& out);
   void insert(DirStream& d, uint64_t off, const uint8_t* data, uint32_t len, const Ranges& wins);
   // The part [off, off+len) of a segment that was delivered already.
   void redelivered(DirStream& d, uint32_t flow, uint8_t dir, uint64_t off, const uint8_t* data, uint32_t len,
@@ -225,6 +230,7 @@ class Reassembler {
   StreamConfig cfg_;
   StreamSink* sink_ = nullptr;
   StreamCounters c_;
+  Ranges wins_, keep_, ovl_;  // (scratch: new_wins())
 };
 
 }  // namespace shoal::flow
