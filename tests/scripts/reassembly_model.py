@@ -4,15 +4,19 @@
 Builds TCP connections with scapy: random payloads each way, cut into random
 segments, then reordered, duplicated, overlapped with different bytes, lost,
 with sequence numbers that wrap, and without handshakes. Runs them through
-FlowIPManager -> TCPReassembler(POLICY first|last) -> TCPStreamDump and
-checks every direction's file byte for byte against the model (both
-policies, each also with DEVICE true on the host device backend: the batch
-reassembly, which must place segments itself and give the same files):
+FlowIPManager -> TCPReassembler(POLICY ...) -> TCPStreamDump and checks
+every direction's file byte for byte against the model (first and last,
+each also with DEVICE true on the host device backend: the batch
+reassembly, which must place segments itself and give the same files; and
+Suricata's target-based bsd, linux, old-linux, solaris and vista, bsd also
+with DEVICE true, whose directions go one by one):
 
   a byte is delivered once every byte before it has come (or, at the end,
   when the holes before it are given up: they stay zeros in the file); its
   value is, under "first", the first segment's that covered it, under "last",
-  the last segment's to cover it before it was delivered.
+  the last segment's to cover it before it was delivered; under a
+  target-based policy, a later segment's where every earlier segment that
+  covers the byte gives way (new_wins(): by where the two start and end).
 
 The clean connections are also checked against `tshark -z follow,tcp,raw`.
 Usage: reassembly_model.py SHOAL
@@ -133,17 +137,35 @@ class Conn:
         return [c + "-" + s, s + "-" + c]
 
 
+def new_wins(policy, lo, hi, olo, ohi):
+    """Whether a later segment [lo, hi) takes the bytes it shares with an
+    earlier one [olo, ohi), as Suricata's stream engine decides (IDS mode)."""
+    if policy in ("first", "vista"):
+        return False
+    if policy == "last":
+        return True
+    solaris = policy in ("solaris", "hpux11")
+    if lo == olo:  # the same start: the new one must reach the old one's end
+        return hi >= ohi and (solaris or policy == "old-linux" or (policy == "linux" and hi > ohi))
+    if lo < olo:  # it starts before
+        return hi >= ohi if solaris else True
+    return solaris and hi > ohi  # it starts after
+
+
 def model(arrivals, policy, midstream):
     pending, out, delivered = {}, bytearray(), 0
+    earlier = set()  # the segments so far: a held byte takes the new data when all that cover it give way
     base = arrivals[0][0] if midstream and arrivals else 0  # picked up at the first segment that came
     for off, data in arrivals:
         off -= base
+        lo, hi = off, off + len(data)
         for i, b in enumerate(data):
             p = off + i
             if p < delivered:
                 continue
-            if policy == "last" or p not in pending:
+            if p not in pending or all(new_wins(policy, lo, hi, a, z) for a, z in earlier if a <= p < z):
                 pending[p] = b
+        earlier.add((max(lo, 0), hi))
         while delivered in pending:
             out.append(pending.pop(delivered))
             delivered += 1
@@ -182,9 +204,19 @@ def main():
                 t += 0.0001
                 p.time = t
                 pk.append(p)
+        # the policies must disagree somewhere, or their runs test nothing
+        for policy in ("last", "bsd", "linux", "old-linux", "solaris"):
+            n = sum(model(c.arrivals[d], policy, c.kind == "midstream") !=
+                    model(c.arrivals[d], "first", c.kind == "midstream") for c in conns for d in (0, 1))
+            print("%s differs from first on %d directions" % (policy, n))
+            if n == 0:
+                failures += 1
+                print("FAIL: the overlaps made do not tell %s from first" % policy)
         pcap = os.path.join(tmp, "tcp.pcap")
         wrpcap(pcap, pk)
-        for policy, device in (("first", False), ("last", False), ("first", True), ("last", True)):
+        runs = (("first", False), ("last", False), ("first", True), ("last", True), ("bsd", False),
+                ("linux", False), ("old-linux", False), ("solaris", False), ("vista", False), ("bsd", True))
+        for policy, device in runs:
             out = os.path.join(tmp, policy + ("-device" if device else ""))
             os.mkdir(out)
             cfg = ("FromDump(%s, STOP true) -> m :: FlowIPManager -> r :: TCPReassembler(POLICY %s, DEVICE %s)"
@@ -197,9 +229,10 @@ def main():
             r = json.loads(res.stdout)["elements"]["r"]
             print("POLICY %s DEVICE %s: %d segments, %d placed by the device, %d one by one" %
                   (policy, device, r["segments"], r["device_placed"], r["one_by_one"]))
-            if device and (r["device_placed"] == 0 or r["device_failures"] != 0):
+            target = policy not in ("first", "last")  # (its directions go one by one: segment bounds decide)
+            if device and (r["device_failures"] != 0 or (r["device_placed"] == 0) != target):
                 failures += 1
-                print("FAIL: the device placed no segment, or failed")
+                print("FAIL: the device failed, or placed segments where it should (not)")
             for c in conns:
                 for d in (0, 1):
                     want = model(c.arrivals[d], policy, c.kind == "midstream")
@@ -230,9 +263,9 @@ def main():
                           (i, d, len(follow[i][d]), len(got), len(c.data[d])))
     finally:
         shutil.rmtree(tmp)
-    checked = len(conns) * 2 * 2
-    print("%d directions checked against the model (both policies), %d clean ones against tshark: %d failures" %
-          (checked, kinds.count("clean") * 2, failures))
+    checked = len(conns) * 2 * len(runs)
+    print("%d directions checked against the model (%d runs), %d clean ones against tshark: %d failures" %
+          (checked, len(runs), kinds.count("clean") * 2, failures))
     return 1 if failures else 0
 
 
