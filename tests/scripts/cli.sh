@@ -148,6 +148,15 @@ ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/noinline.yaml" --i
 has "STREAM_INSPECT acked"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.inline=maybe; has "auto, true or false"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.reassembly.depth=deep; has "a size"
+# host-os-policy: each policy's ranges, as IDSMatcher's HOST_OS_POLICY; an unknown policy or address fails
+printf 'host-os-policy:\n  windows: [0.0.0.0/0]\n  bsd: []\n  old-linux: [2.2.2.2, "2001:db8::/32"]\n' >"$tmp/hostos.yaml"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/hostos.yaml" --dump-config
+has 'HOST_OS_POLICY "windows 0.0.0.0/0; old-linux 2.2.2.2 2001:db8::/32"'
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/hostos.yaml" -l "$tmp"
+printf 'host-os-policy:\n  freebsd: [10.0.0.0/8]\n' >"$tmp/hostos-bad.yaml"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/hostos-bad.yaml" -l "$tmp"; has "'freebsd' is not a policy"
+printf 'host-os-policy:\n  linux: [10.0.0.0/40]\n' >"$tmp/hostos-bad2.yaml"
+bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/hostos-bad2.yaml" -l "$tmp"; has "longer than the address"
 # packet-alert-max: suricata.yaml's (an invalid one leaves Suricata's 15), --set over it
 printf 'packet-alert-max: 4\n' >"$tmp/amax.yaml"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/amax.yaml" --dump-config; has "PACKET_ALERT_MAX 4"

@@ -951,6 +951,29 @@ TEST(Reassembly, NormalizeGivesASegmentTheBytesTheStreamHas) {
   EXPECT_EQ(plain.normalize(t, 0, 1, k::kTcpAck, reinterpret_cast<uint8_t*>(e.data()), 4), 0u);
 }
 
+// The segments a target-based policy remembers are bounded by the bytes
+// held (16, and one per 64 bytes): past that they are counted, and the
+// bytes they cover stay as they are.
+TEST(Reassembly, RememberedSegmentsAreBoundedByTheBytesHeld) {
+  flow::StreamConfig cfg;
+  cfg.policy = flow::Overlap::Bsd;
+  flow::Reassembler r(cfg);
+  Collect c;
+  r.set_sink(&c);
+  flow::Stream s;
+  seg(r, s, 0, 0, k::kTcpSyn, "");
+  seg(r, s, 0, 2, k::kTcpAck, std::string(100, 'h'));  // [1, 101) held behind [0, 1)
+  for (uint32_t i = 0; i < 2000; ++i)                  // distinct segments over it
+    seg(r, s, 0, 2 + i % 50, k::kTcpAck, std::string(1 + i / 50, 'x'));
+  ASSERT_TRUE(s.d[0].x);
+  EXPECT_LE(s.d[0].x->held.size(), 16u + 100 / 64);
+  EXPECT_GT(r.counters().untracked.get(), 1900u);
+  EXPECT_EQ(s.d[0].held, 100u);
+  seg(r, s, 0, 1, k::kTcpAck, "0");
+  EXPECT_EQ(c.out[0], "0" + std::string(100, 'h'));  // (none starts before it: bsd keeps it)
+  EXPECT_TRUE(s.d[0].x->held.empty());               // (delivered: the last ones went to the ring)
+}
+
 TEST(Reassembly, HostPoliciesTakeTheLongestPrefix) {
   flow::HostPolicies h;
   std::string err;

@@ -117,18 +117,18 @@ void Reassembler::new_wins(const DirStream& d, uint64_t lo, uint64_t hi, Ranges&
       if (x.recent[i].first < hi && x.recent[i].second > lo) ovl_.push_back(x.recent[i]);
     std::sort(ovl_.begin(), ovl_.end());
   }
-  // the bytes an earlier segment keeps, and delivered bytes no remembered
-  // segment holds (they cannot be told apart: they stay)
+  // the bytes an earlier segment keeps, and those no remembered segment
+  // holds (delivered bytes it forgot, held ones past what it remembers:
+  // they cannot be told apart, and stay; holes are filled whatever this says)
   keep_.clear();
-  uint64_t covered = lo;  // (delivered bytes before this are held by a segment seen so far)
-  const uint64_t delivered = std::min(hi, d.next);
+  uint64_t covered = lo;  // (bytes before this are held by a segment seen so far)
   for (auto [olo, ohi] : ovl_) {
     uint64_t a = std::max(lo, olo), b = std::min(hi, ohi);
-    if (a > covered && covered < delivered) keep_.push_back({covered, std::min(a, delivered)});
+    if (a > covered) keep_.push_back({covered, a});
     covered = std::max(covered, b);
     if (!overlap_new_wins(p, lo, hi, olo, ohi)) keep_.push_back({a, b});
   }
-  if (covered < delivered) keep_.push_back({covered, delivered});
+  if (covered < hi) keep_.push_back({covered, hi});
   std::sort(keep_.begin(), keep_.end());
   uint64_t cur = lo;
   for (auto [a, b] : keep_) {
@@ -152,9 +152,11 @@ void Reassembler::note_segment(DirStream& d, uint64_t lo, uint64_t hi) {
   if (!dup) {
     if (hi <= d.next) {
       remember({lo, hi});
-    } else {
+    } else if (x.held.size() < 16 + d.held / 64) {  // (bounded by the bytes held)
       x.held.insert({lo, hi});
       x.held_max = std::max<uint32_t>(x.held_max, uint32_t(std::min<uint64_t>(hi - lo, UINT32_MAX)));
+    } else {
+      c_.untracked.add();
     }
   }
   // held segments now delivered join the ring
@@ -350,17 +352,19 @@ bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
     wins.clear();
     if (stop > int64_t(lo) && (off < int64_t(d.next) || !d.ooo.empty()))  // (it may overlap)
       new_wins(d, lo, uint64_t(stop), wins);
-    if (stop > int64_t(lo) && target_based(d)) noted = {lo, uint64_t(stop)};
+    const bool target = stop > int64_t(lo) && target_based(d);
     if (from < stop && from > off) c_.retransmitted.add();          // partly old
     if (from > int64_t(lo) && stop > int64_t(lo) && !wins.empty())  // the old part may be the receiver's now
       redelivered(d, flow, dir, lo, data + (int64_t(lo) - off), uint32_t(std::min(from, stop) - int64_t(lo)), wins);
     if (from >= stop) {
       if (stop > off) c_.retransmitted.add();  // all of it delivered already
+      if (target) noted = {lo, uint64_t(stop)};
     } else {
       const uint8_t* p = data + (from - off);
       uint32_t n = uint32_t(stop - from);
       if (uint64_t(from) == d.next && d.ooo.empty()) {
         deliver(d, flow, dir, p, n);
+        if (target) noted = {lo, uint64_t(stop)};
       } else {
         if (uint64_t(from) > d.next) c_.out_of_order.add();
         // room: give up the oldest holes of this direction until it fits
@@ -379,8 +383,10 @@ bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, u
         }
         if (n && uint64_t(from) == d.next && d.ooo.empty()) {
           deliver(d, flow, dir, p, n);
+          if (target) noted = {lo, uint64_t(stop)};
         } else if (n && d.held + n <= cfg_.dir_cap && c_.buffered.get() + n <= cfg_.total_cap) {
           insert(d, uint64_t(from), p, n, wins);
+          if (target) noted = {lo, uint64_t(stop)};
         } else if (n) {
           c_.buffer_full.add();  // cannot be held at all: it will be part of a gap
         }

@@ -108,6 +108,7 @@ struct StreamCounters {
   Stat overlaps;        // buffered data overlapped by a later segment
   Stat overlap_differ;  // ... with different bytes
   Stat overwritten;     // delivered bytes a retransmission won by the policy (the sink told)
+  Stat untracked;       // segments a target-based policy did not remember (over 16 + held/64 a direction)
   Stat normalized;      // segments whose bytes normalize() set to the stream's
   Stat normalized_bytes;
   Stat gaps, gap_bytes;

@@ -152,6 +152,7 @@ void TCPReassembler::add_handlers() {
   num("overlaps", &flow::StreamCounters::overlaps);
   num("overlap_differ", &flow::StreamCounters::overlap_differ);
   num("overwritten", &flow::StreamCounters::overwritten);
+  num("untracked", &flow::StreamCounters::untracked);
   num("gaps", &flow::StreamCounters::gaps);
   num("gap_bytes", &flow::StreamCounters::gap_bytes);
   num("buffer_full", &flow::StreamCounters::buffer_full);
@@ -214,6 +215,9 @@ SHOAL_ELEMENT(
                  {"overlaps", "r", "buffered data overlapped by a later segment"},
                  {"overlap_differ", "r", "overlaps whose bytes differed"},
                  {"overwritten", "r", "delivered bytes a retransmission would have replaced by POLICY"},
+                 {"untracked", "r",
+                  "segments a system's POLICY did not remember (over 16 plus one per 64 bytes held a direction: "
+                  "the bytes they share with later ones stay)"},
                  {"gaps", "r", "holes given up"},
                  {"gap_bytes", "r", "bytes in those holes"},
                  {"buffer_full", "r", "holes given up (or segments not held) because a cap was reached"},
