@@ -747,6 +747,20 @@ void seg(flow::Reassembler& r, flow::Stream& s, uint8_t dir, uint32_t seq, uint8
   r.segment(s, 1, dir, seq, flags, reinterpret_cast<const uint8_t*>(d.data()), uint32_t(d.size()));
 }
 
+// A reassembler under policy p, its sink and one connection's stream.
+struct Rig {
+  flow::Reassembler r;
+  Collect c;
+  flow::Stream s;
+  explicit Rig(flow::Overlap p, uint32_t keep = 0) : r(config(p, keep)) { r.set_sink(&c); }
+  static flow::StreamConfig config(flow::Overlap p, uint32_t keep) {
+    flow::StreamConfig cfg;
+    cfg.policy = p;
+    cfg.keep = keep;
+    return cfg;
+  }
+};
+
 TEST(Reassembly, InOrderOutOfOrderAndWrapAround) {
   flow::Reassembler r;
   Collect c;
@@ -828,12 +842,8 @@ TEST(Reassembly, TargetBasedPoliciesResolveEachOverlapAsSuricata) {
       SCOPED_TRACE(std::string(k.what) + ", " + flow::overlap_name(p));
       const bool wins = std::find(k.new_wins.begin(), k.new_wins.end(), p) != k.new_wins.end();
       EXPECT_EQ(flow::overlap_new_wins(p, k.lo, k.hi, 4, 8), wins);
-      flow::StreamConfig cfg;
-      cfg.policy = p;
-      flow::Reassembler r(cfg);
-      Collect c;
-      r.set_sink(&c);
-      flow::Stream s;
+      Rig g(p);
+      auto& [r, c, s] = g;
       seg(r, s, 0, 100, k::kTcpSyn, "");
       seg(r, s, 0, 105, k::kTcpAck, "LLLL");
       seg(r, s, 0, 101 + k.lo, k::kTcpAck, std::string(k.hi - k.lo, 'S'));
@@ -849,12 +859,8 @@ TEST(Reassembly, TargetBasedPoliciesResolveEachOverlapAsSuricata) {
 }
 
 TEST(Reassembly, AByteTakesTheNewDataOnlyWhereEveryEarlierSegmentHoldingItGivesWay) {
-  flow::StreamConfig cfg;
-  cfg.policy = flow::Overlap::Bsd;
-  flow::Reassembler r(cfg);
-  Collect c;
-  r.set_sink(&c);
-  flow::Stream s;
+  Rig g(flow::Overlap::Bsd);
+  auto& [r, c, s] = g;
   seg(r, s, 0, 0, k::kTcpSyn, "");
   seg(r, s, 0, 5, k::kTcpAck, "AAAA");  // [4, 8)
   seg(r, s, 0, 3, k::kTcpAck, "BBBB");  // [2, 6): starts before A, wins [4, 6)
@@ -872,12 +878,8 @@ TEST(Reassembly, RetransmissionsWinDeliveredBytesForTheSinkByPolicy) {
   for (auto p : {flow::Overlap::Windows, flow::Overlap::OldLinux, flow::Overlap::Linux, flow::Overlap::First,
                  flow::Overlap::Last}) {
     SCOPED_TRACE(flow::overlap_name(p));
-    flow::StreamConfig cfg;
-    cfg.policy = p;
-    flow::Reassembler r(cfg);
-    Collect c;
-    r.set_sink(&c);
-    flow::Stream s;
+    Rig g(p);
+    auto& [r, c, s] = g;
     seg(r, s, 0, 0, k::kTcpSyn, "");
     seg(r, s, 0, 1, k::kTcpAck, "GOOD");
     seg(r, s, 0, 1, k::kTcpAck, "EVIL");    // the same bytes: old-linux (and last) take them
@@ -893,12 +895,8 @@ TEST(Reassembly, RetransmissionsWinDeliveredBytesForTheSinkByPolicy) {
   }
   // a target-based policy remembers the last 16 segments delivered: older
   // bytes cannot be told apart, and stay
-  flow::StreamConfig cfg;
-  cfg.policy = flow::Overlap::OldLinux;
-  flow::Reassembler r(cfg);
-  Collect c;
-  r.set_sink(&c);
-  flow::Stream s;
+  Rig g(flow::Overlap::OldLinux);
+  auto& [r, c, s] = g;
   seg(r, s, 0, 0, k::kTcpSyn, "");
   for (uint32_t i = 0; i < 40; ++i) seg(r, s, 0, 1 + i, k::kTcpAck, std::string(1, char('a' + i % 26)));
   seg(r, s, 0, 1, k::kTcpAck, "X");        // the first: forgotten
@@ -913,12 +911,8 @@ TEST(Reassembly, RetransmissionsWinDeliveredBytesForTheSinkByPolicy) {
 // An inline IPS's normalization: a segment's bytes the stream already has
 // (held, or delivered and kept until acknowledged) become the stream's.
 TEST(Reassembly, NormalizeGivesASegmentTheBytesTheStreamHas) {
-  flow::StreamConfig cfg;
-  cfg.keep = 8;
-  flow::Reassembler r(cfg);
-  Collect c;
-  r.set_sink(&c);
-  flow::Stream s;
+  Rig g(flow::Overlap::First, 8);
+  auto& [r, c, s] = g;
   auto norm = [&](uint32_t seq, std::string d) {
     r.normalize(s, 0, seq, k::kTcpAck, reinterpret_cast<uint8_t*>(d.data()), uint32_t(d.size()));
     return d;
@@ -955,12 +949,8 @@ TEST(Reassembly, NormalizeGivesASegmentTheBytesTheStreamHas) {
 // held (16, and one per 64 bytes): past that they are counted, and the
 // bytes they cover stay as they are.
 TEST(Reassembly, RememberedSegmentsAreBoundedByTheBytesHeld) {
-  flow::StreamConfig cfg;
-  cfg.policy = flow::Overlap::Bsd;
-  flow::Reassembler r(cfg);
-  Collect c;
-  r.set_sink(&c);
-  flow::Stream s;
+  Rig g(flow::Overlap::Bsd);
+  auto& [r, c, s] = g;
   seg(r, s, 0, 0, k::kTcpSyn, "");
   seg(r, s, 0, 2, k::kTcpAck, std::string(100, 'h'));  // [1, 101) held behind [0, 1)
   for (uint32_t i = 0; i < 2000; ++i)                  // distinct segments over it
