@@ -457,6 +457,80 @@ TEST(IdsFlow, StreamEventsAndTheReassemblyDepth) {
   EXPECT_EQ(loaded, (std::vector<uint32_t>{5, 6})) << "an event not raised, and what Suricata 8.0 does not meet";
 }
 
+// A retransmission with other bytes ("EVIL" over "GOOD", before the server
+// acknowledged them). IDS mode: the stream rules see what the receiver keeps,
+// by its host-os-policy (old-linux takes the new bytes, windows and Suricata's
+// default bsd keep the first). Inline IPS: the retransmission is normalized
+// to the bytes inspected (its TCP checksum updated) and the stream's bytes
+// are inspected again on it, as Suricata's stream.inline.
+TEST(IdsStream, OverlapsFollowTheReceiversPolicyAndAnInlineIpsNormalizes) {
+  Conv c;
+  const uint32_t at = c.cseq;
+  c.send(0, "GOOD");
+  Bytes evil = ether(ip4(kClient, kServer, 6, c.port, c.server, "EVIL", at, c.sseq, 0x18));
+  {  // a valid TCP checksum
+    uint8_t* ip = evil.data() + 14;
+    uint32_t l4len = uint32_t(evil.size()) - 34;
+    uint32_t sum = k::csum_partial(ip + 20, l4len, k::ipv4_pseudo_sum(ip + 12, ip + 16, 6, l4len));
+    k::store_be16(ip + 36, k::csum_fold(sum));
+  }
+  c.out.push_back(evil);
+  c.out.push_back(ether(ip4(kServer, kClient, 6, c.server, c.port, "", c.sseq, c.cseq, 0x10)));  // the ACK
+  c.fin(0);
+  c.fin(1);
+  const std::string rules =
+      "alert tcp-stream any any -> any any (content:\"GOOD\"; sid:1;)\n"
+      "alert tcp-stream any any -> any any (content:\"EVIL\"; sid:2;)\n"
+      "alert tcp-pkt any any -> any any (content:\"EVIL\"; sid:3;)\n";
+  auto stream_sids = [](const IdsRun& r) {
+    std::vector<uint32_t> s;
+    for (uint32_t x : r.sids())
+      if (x != 3) s.push_back(x);
+    return s;
+  };
+  for (auto [hosts, want] : {std::pair{"old-linux 10.0.0.2", 2u}, std::pair{"windows 10.0.0.0/8", 1u},
+                             std::pair{"old-linux 10.0.0.1", 1u}, std::pair{"", 1u}}) {
+    SCOPED_TRACE(hosts);
+    auto r = run_ids("overlap-ids", c.out, rules, false, false,
+                     fmt::format(", STREAM_INSPECT acked, HOST_OS_POLICY \"{}\"", hosts));
+    ASSERT_TRUE(r.r->ok);
+    EXPECT_EQ(stream_sids(r), std::vector<uint32_t>{want});
+    const std::vector<uint32_t> all = r.sids();
+    EXPECT_EQ(std::count(all.begin(), all.end(), 3u), 1) << "the packet as it came";
+  }
+  // inline IPS: the EVIL packet leaves as GOOD, its checksum right
+  std::string dir = test::tmpdir(), pcap = dir + "/inline.pcap", rf = dir + "/inline.rules",
+              eve = dir + "/inline-eve.json", outp = dir + "/inline-out.pcap";
+  write_pcap(pcap, c.out);
+  std::ofstream(rf) << rules;
+  std::remove(eve.c_str());
+  auto r = test::run(
+      fmt::format("FromDump({}, STOP true) -> FlowIPManager -> ids :: IDSMatcher(RULES {}, EVE {}, IPS true, QUIET "
+                  "true) -> ToDump({});",
+                  pcap, rf, eve, outp));
+  ASSERT_TRUE(r->ok) << r->errors;
+  test::finish(*r);
+  EXPECT_EQ(r->n("ids.stream_normalized"), 1u);
+  EXPECT_EQ(r->n("ids.stream_normalized_bytes"), 4u);
+  EXPECT_EQ(r->n("ids.stream_reinspections"), 1u);
+  std::vector<uint32_t> sids;
+  std::ifstream f(eve);
+  for (std::string line; std::getline(f, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event_type"] == "alert") sids.push_back(j["alert"]["signature_id"]);
+  }
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 1})) << "GOOD on the stream, again on the retransmission; no EVIL";
+  auto frames = test::read_pcap(outp);
+  ASSERT_EQ(frames.size(), c.out.size());
+  const Bytes& got = frames[4].bytes;  // (the handshake's three, GOOD, then the retransmission)
+  ASSERT_EQ(got.size(), evil.size());
+  EXPECT_EQ(std::string(got.end() - 4, got.end()), "GOOD");
+  const uint8_t* ip = got.data() + 14;
+  uint32_t l4len = uint32_t(got.size()) - 34;
+  EXPECT_EQ(k::csum_fold(k::csum_partial(ip + 20, l4len, k::ipv4_pseudo_sum(ip + 12, ip + 16, 6, l4len))), 0)
+      << "the TCP checksum holds";
+}
+
 // A flow dropped in IPS mode ends without its end's inspection, and the
 // transaction it left open is not logged (Suricata makes no flow-end pseudo
 // packets for a dropped flow); in IDS mode the same transaction is logged
