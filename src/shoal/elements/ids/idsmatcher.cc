@@ -518,9 +518,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (fs && app_on_) encrypted(p, fs);
     }
     if (tagged) tagged_record(p, info);
-    // IPS: dropped packets leave on output 1 (or are dropped, counted);
+    // IPS: dropped packets leave on output 1 (or are dropped, counted), and
+    // packets that only alerted go on (Suricata forwards them);
     // IDS: alerted packets leave on output 1 when it is connected.
-    bool drop_it = v == Verdict::Drop, alerted = v == Verdict::Alert || (!ips_ && drop_it);
+    bool drop_it = v == Verdict::Drop, alerted = !ips_ && (v == Verdict::Alert || drop_it);
     if (!ips_) drop_it = false;
     if (!drop_it && !(alerted && noutputs() > 1)) return 0;
     return noutputs() < 2 ? drop_code(r_drop_) : 1;
@@ -848,7 +849,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         if (fs && app_on_) encrypted(p, fs);
       }
       if (tagged) tagged_record(p, info);
-      bool alerted = v == Verdict::Alert || v == Verdict::Drop;
+      bool alerted = v == Verdict::Drop || (!ips_ && v == Verdict::Alert);  // (IPS: alerts only go on)
       if (gpu_form_) {  // the ALERT bit now means verified: set or cleared
         if (alerted)
           p->anno().predicates |= alert_bit_;
@@ -2431,7 +2432,8 @@ SHOAL_OFFLOADABLE_ELEMENT(
         "before readers; then priority; then sid): a pass rule that matches stops inspection of the "
         "packet and its flow, with no alert; the first PACKET_ALERT_MAX matches of a packet are logged. With IPS true, "
         "drop and reject rules drop the packet and every later "
-        "packet of its flow (alert action 'blocked'; output 1, or a counted drop 'ips-drop' without it); without "
+        "packet of its flow (alert action 'blocked'; output 1, or a counted drop 'ips-drop' without it), and a "
+        "packet that only alerted goes on, on output 0; without "
         "IPS they only alert ('allowed'), and packets that alert leave on output 1 if it exists (log and "
         "forward: connect it on), the rest on output 0. With a FlowIPManager upstream, flow (established, "
         "not_established, to_server, to_client) and flowbits follow Suricata (TCP is established once the "
