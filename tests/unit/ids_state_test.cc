@@ -593,6 +593,25 @@ TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   EXPECT_EQ(ips.r->n("ids.flow_dropped"), 1u) << "the flow's later packet is dropped uninspected";
   EXPECT_EQ(ips.r->n("out1.count"), 2u);
   EXPECT_EQ(ips.r->n("pass.count"), d.out.size() - 2);
+  // IPS with output 1 unconnected: the dropped packets are dropped there,
+  // counted by reason, on the CPU and offloaded alike
+  for (bool offloaded : {false, true}) {
+    std::string dir = test::tmpdir(), pcap = dir + "/one-output.pcap", rf = dir + "/one-output.rules";
+    write_pcap(pcap, d.out);
+    std::ofstream(rf) << drop;
+    test::Options o = test::default_options();
+    o.offload.device.delay_us = 20;
+    auto one = test::run_with(fmt::format("FromDump({}, STOP true) -> FlowIPManager -> {} ids :: IDSMatcher(RULES {}, "
+                                          "IPS true, QUIET true, ENGINE builtin) -> pass :: Counter -> Discard;",
+                                          pcap, offloaded ? "OffloadBalancer(FRACTION 1) ->" : "", rf),
+                              o);
+    ASSERT_TRUE(one->ok) << one->errors;
+    test::finish(*one, false);
+    EXPECT_EQ(one->n("ids.dropped"), 1u) << offloaded;
+    EXPECT_EQ(one->n("ids.drops"), 2u) << offloaded << ": the packet the rule dropped and the flow's later one";
+    EXPECT_EQ(one->n("pass.count"), d.out.size() - 2) << offloaded;
+    EXPECT_EQ(one->n("ids.offload_device_packets") > 0, offloaded) << "the device scanned the packets";
+  }
   // IPS: a packet that only alerts goes on (output 0), as Suricata forwards it
   auto alert_ips = run_ids("alert-ips", d.out, "alert tcp any any -> any any (content:\"attack\"; sid:4;)\n", true);
   ASSERT_TRUE(alert_ips.r->ok);

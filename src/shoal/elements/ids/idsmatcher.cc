@@ -857,6 +857,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           p->anno().predicates &= ~alert_bit_;
       } else if (alerted && noutputs() > 1) {
         a.set_port(i, step, 1);
+      } else if (ips_ && v == Verdict::Drop) {  // (IPS with no output 1: dropped here, counted, as on the CPU)
+        a.set_result(i, step, drop_code(r_drop_));
       }
     }
     write_logs();
