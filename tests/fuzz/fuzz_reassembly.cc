@@ -3,7 +3,8 @@
 // byte-level model's, under the policy the input picks (see
 // tests/scripts/reassembly_model.py for first and last; a target-based
 // policy gives a held byte the new data when every earlier segment
-// holding it gives way, by overlap_new_wins()). Run 2 (any flags, tiny
+// holding it gives way, by overlap_new_wins()), and held_run() after each
+// segment equals the held bytes taken one by one. Run 2 (any flags, tiny
 // caps, normalization or not): no crash, the bytes held never exceed the
 // caps, and a normalized segment differs from no held byte. Run 3 (any
 // flags, caps the input picks, two connections): the batch reassembly on the
@@ -158,9 +159,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     r.set_sink(&s);
     Stream st;
     for (uint8_t d = 0; d < 2; ++d) r.segment(st, 1, d, isn[d], shoal::k::kTcpSyn, nullptr, 0);
-    for (auto& g : segs)
+    for (auto& g : segs) {
       r.segment(st, 1, g.dir, isn[g.dir] + 1 + g.off, shoal::k::kTcpAck,
                 reinterpret_cast<const uint8_t*>(g.data.data()), uint32_t(g.data.size()));
+      // held_run (an inline IPS's inspection of held data) against the held bytes, one by one
+      const DirStream& ds = st.d[g.dir];
+      uint64_t end = g.off + g.data.size();
+      uint32_t max = 1 + g.off % 50;
+      std::map<uint64_t, char> held;
+      for (const auto& [o, v] : ds.ooo)
+        for (size_t i = 0; i < v.size(); ++i) held[o + i] = char(v[i]);
+      std::string want, got;
+      uint64_t at = end;
+      for (; at > 0 && end - at < max && held.count(at - 1); --at) want.insert(want.begin(), held[at - 1]);
+      if (Reassembler::held_run(ds, end, max, got) != at || got != want) std::abort();
+    }
     r.finish(st, 1);
     for (uint8_t d = 0; d < 2; ++d)  // (the model remembers every segment: the reassembler, a bounded number)
       if (r.counters().untracked.get() == 0 && s.out[d] != model(segs, d, policy)) std::abort();

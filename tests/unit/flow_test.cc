@@ -910,6 +910,30 @@ TEST(Reassembly, RetransmissionsWinDeliveredBytesForTheSinkByPolicy) {
 
 // An inline IPS's normalization: a segment's bytes the stream already has
 // (held, or delivered and kept until acknowledged) become the stream's.
+// held_run: the held data that runs without a hole up to an offset, bounded.
+TEST(Reassembly, HeldRunIsTheHeldDataBeforeAnOffsetUpToAHole) {
+  Rig g(flow::Overlap::First);
+  seg(g.r, g.s, 0, 99, k::kTcpSyn, "");
+  seg(g.r, g.s, 0, 100, k::kTcpAck, "0123");  // delivered: offsets 0-3
+  seg(g.r, g.s, 0, 108, k::kTcpAck, "89");    // held: 8-9, after a hole at 4-7
+  seg(g.r, g.s, 0, 110, k::kTcpAck, "ABCD");  // held: 10-13
+  seg(g.r, g.s, 0, 120, k::kTcpAck, "KLM");   // held: 20-22, after a hole
+  const flow::DirStream& d = g.s.d[0];
+  std::string out;
+  EXPECT_EQ(flow::Reassembler::held_run(d, 14, 100, out), 8u);
+  EXPECT_EQ(out, "89ABCD");
+  EXPECT_EQ(flow::Reassembler::held_run(d, 12, 100, out), 8u);
+  EXPECT_EQ(out, "89AB") << "up to the offset, within a piece";
+  EXPECT_EQ(flow::Reassembler::held_run(d, 14, 3, out), 11u);
+  EXPECT_EQ(out, "BCD") << "at most max bytes";
+  EXPECT_EQ(flow::Reassembler::held_run(d, 23, 100, out), 20u);
+  EXPECT_EQ(out, "KLM") << "not across the hole before it";
+  EXPECT_EQ(flow::Reassembler::held_run(d, 16, 100, out), 16u);
+  EXPECT_TRUE(out.empty()) << "no held byte just before the offset";
+  EXPECT_EQ(flow::Reassembler::held_run(d, 3, 100, out), 3u);
+  EXPECT_TRUE(out.empty()) << "delivered data is not held";
+}
+
 TEST(Reassembly, NormalizeGivesASegmentTheBytesTheStreamHas) {
   Rig g(flow::Overlap::First, 8);
   auto& [r, c, s] = g;

@@ -531,6 +531,57 @@ TEST(IdsStream, OverlapsFollowTheReceiversPolicyAndAnInlineIpsNormalizes) {
       << "the TCP checksum holds";
 }
 
+// An inline IPS inspects data held past a hole on the segment that ends it,
+// with the held data before it (Suricata's inline raw inspection): a drop
+// rule stops the packet that completes its match while the hole is still
+// open, and when the hole becomes a gap the data is not inspected again.
+// Held data that arrived before the segment ahead of it is matched across
+// the two once delivered (not missed).
+TEST(IdsStream, AnInlineIpsInspectsDataHeldPastAHole) {
+  auto conv = [](bool reversed) {
+    Conv c;
+    c.send(0, "hello ");
+    c.cseq += 4;  // a hole (lost: never sent again)
+    Conv tail = c;
+    tail.out.clear();
+    tail.send(0, "dro");
+    tail.send(0, "p me");
+    if (reversed) std::swap(tail.out[0], tail.out[1]);
+    c.out.insert(c.out.end(), tail.out.begin(), tail.out.end());
+    c.cseq = tail.cseq;
+    c.out.push_back(ether(ip4(kClient, kServer, 6, c.port, c.server, "", c.cseq, c.sseq, 0x14)));  // RST
+    return c.out;
+  };
+  const std::string alert = "alert tcp-stream any any -> any any (content:\"drop me\"; sid:1;)\n";
+  auto pcap_cnts = [](const IdsRun& r) {
+    std::vector<uint64_t> n;
+    for (const auto& j : r.eve) n.push_back(j.value("pcap_cnt", uint64_t(0)));
+    return n;
+  };
+  auto in_order = run_ids("held-inline", conv(false), alert, true);
+  ASSERT_TRUE(in_order.r->ok);
+  EXPECT_EQ(in_order.sids(), std::vector<uint32_t>{1}) << "once: not again when the hole became a gap";
+  EXPECT_EQ(pcap_cnts(in_order), std::vector<uint64_t>{6}) << "on the segment that completed it, held";
+  EXPECT_EQ(in_order.r->n("ids.stream_held_inspections"), 2u);
+  auto ids = run_ids("held-ids", conv(false), alert, false);
+  ASSERT_TRUE(ids.r->ok);
+  EXPECT_EQ(ids.sids(), std::vector<uint32_t>{1});
+  EXPECT_EQ(pcap_cnts(ids), std::vector<uint64_t>{7}) << "IDS: once delivered, at the reset";
+  EXPECT_EQ(ids.r->n("ids.stream_held_inspections"), 0u);
+  auto reversed = run_ids("held-reversed", conv(true), alert, true);
+  ASSERT_TRUE(reversed.r->ok);
+  EXPECT_EQ(reversed.sids(), std::vector<uint32_t>{1}) << "across two held segments that came the other way round";
+  EXPECT_EQ(pcap_cnts(reversed), std::vector<uint64_t>{7}) << "found once delivered";
+  // a drop rule drops the packet that completed its match (and the flow's after it)
+  auto drop = run_ids("held-drop", conv(false), "drop tcp-stream any any -> any any (content:\"drop me\"; sid:1;)\n",
+                      true, false, ", EVE_DROP_FLOWS all");
+  ASSERT_TRUE(drop.r->ok);
+  ASSERT_GE(drop.drops.size(), 1u);
+  EXPECT_EQ(drop.drops[0].value("pcap_cnt", uint64_t(0)), 6u);
+  EXPECT_EQ(drop.r->n("out1.count"), 2u) << "the packet, and the reset after it";
+  EXPECT_EQ(drop.r->n("pass.count"), 5u);
+}
+
 // A flow dropped in IPS mode ends without its end's inspection, and the
 // transaction it left open is not logged (Suricata makes no flow-end pseudo
 // packets for a dropped flow); in IDS mode the same transaction is logged

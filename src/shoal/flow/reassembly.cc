@@ -430,6 +430,26 @@ uint32_t Reassembler::normalize(Stream& s, uint8_t dir, uint32_t seq, uint8_t fl
   return changed;
 }
 
+uint64_t Reassembler::held_run(const DirStream& d, uint64_t end, uint32_t max, std::string& out) {
+  out.clear();
+  // the pieces (non-overlapping, by offset), back from the one holding end - 1
+  auto it = d.ooo.lower_bound(end);
+  uint64_t start = end, floor = end > max ? end - max : 0;
+  while (it != d.ooo.begin() && start > floor) {
+    --it;
+    uint64_t lo = it->first, hi = lo + it->second.size();
+    if (hi < start) break;  // a hole (the first piece: no held byte at end - 1)
+    start = std::max(lo, floor);
+  }
+  if (start == end) return end;
+  out.reserve(size_t(end - start));
+  for (it = d.ooo.upper_bound(start), --it; it != d.ooo.end() && it->first < end; ++it) {
+    uint64_t lo = std::max(it->first, start), hi = std::min<uint64_t>(it->first + it->second.size(), end);
+    out.append(reinterpret_cast<const char*>(it->second.data()) + (lo - it->first), size_t(hi - lo));
+  }
+  return start;
+}
+
 void Reassembler::acknowledged(Stream& s, uint8_t dir, uint64_t offset) {
   DirStream& d = s.d[dir];
   if (!d.x || d.x->kept.empty()) return;

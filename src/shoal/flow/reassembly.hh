@@ -208,6 +208,12 @@ class Reassembler {
   // goes on to the receiver is what was inspected. The number of bytes
   // that changed.
   uint32_t normalize(Stream& s, uint8_t dir, uint32_t seq, uint8_t flags, uint8_t* data, uint32_t len);
+  // The held (out-of-order) data of d that runs without a hole up to
+  // stream offset `end` (a held byte at end - 1), at most `max` bytes of it:
+  // copied to `out`, and its start returned (end, with `out` empty, when no
+  // held byte is at end - 1). An inline IPS inspects it on the segment that
+  // ends it, as Suricata's inline raw reassembly does.
+  static uint64_t held_run(const DirStream& d, uint64_t end, uint32_t max, std::string& out);
   // Direction dir's receiver acknowledged the stream up to `offset`: the
   // bytes kept before it may go (they do once they are half of them).
   void acknowledged(Stream& s, uint8_t dir, uint64_t offset);

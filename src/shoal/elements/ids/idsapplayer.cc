@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "shoal/ids/dns_names.hh"
-#include "shoal/ids/stream_prefilter.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
 
@@ -53,6 +52,9 @@ struct IdsAppLayer::Conn {
   uint32_t fresh[2] = {0, 0};
   uint64_t raw_end[2] = {0, 0};  // the stream offset raw[d] ends at
   uint64_t acked[2] = {0, 0};    // the stream offset each direction's receiver acknowledged
+  // inline (inspect_held): the held data [from, to) a direction's
+  // inspections covered as one run, each segment with the run before it
+  uint64_t held_from[2] = {0, 0}, held_to[2] = {0, 0};
   // where the stream payload rules' inspection begins: the first data that
   // joined the stream once the connection was established (what came
   // before, a SYN's data, was inspected on its packets)
@@ -409,6 +411,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   if (!stream_acked_) {
     for (uint8_t d = 0; d < 2; ++d) raw_inspect(*c, d, info, hits);
     if (normalize_ && stream_rules_ && next_before > 0) reinspect(*c, here, info, hits, seq, next_before);
+    if (normalize_ && stream_rules_ && added) inspect_held(*c, here, info, hits, seq);
   } else if (stream_rules_) {
     raw_inspect(*c, info.dir & 1, info, hits, false);
     // a receiver that never acknowledges (a capture of one side) holds no
@@ -457,9 +460,16 @@ void IdsAppLayer::stream_data(uint32_t flow, uint8_t dir, uint64_t offset, const
   }
   if (stream_rules_) {
     std::string& w = c->raw[dir];
+    // inline: data inspected while it was held, now delivered after a gap
+    // (the window starts within that run, nothing waits before it), was
+    // inspected with all it follows: only the bytes past it are new
+    uint32_t seen = 0;
+    if (normalize_ && !c->fresh[dir] && offset >= c->held_from[dir] && offset < c->held_to[dir] &&
+        (w.empty() ? offset : c->raw_end[dir] - w.size()) >= c->held_from[dir])
+      seen = uint32_t(std::min<uint64_t>(len, c->held_to[dir] - offset));
     w.append(reinterpret_cast<const char*>(data), len);
-    c->fresh[dir] += len;
-    held_ += len, waiting_ += len;
+    c->fresh[dir] += len - seen;
+    held_ += len, waiting_ += len - seen;
     c->raw_end[dir] = offset + len;
     // the new bytes' patterns: the device's scan of the segment when these
     // are its payload as it came (the seam scanned here), else a scan here
@@ -790,9 +800,44 @@ void IdsAppLayer::reinspect(Conn& c, uint8_t dir, const ids::PacketInfo& info, s
   inspect_window(c, dir, info, hits, uint32_t(lo - int64_t(base)), uint32_t(hi - int64_t(base)));
 }
 
+void IdsAppLayer::inspect_held(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits,
+                               uint32_t seq) {
+  const flow::DirStream& d = c.stream.d[dir];
+  if (!d.init || !info.plen || (info.l4[13] & (k::kTcpSyn | k::kTcpRst))) return;
+  int64_t off = int64_t(d.next) + int64_t(int32_t(seq - (d.base + uint32_t(d.next))));
+  uint64_t end = uint64_t(off + int64_t(info.plen));
+  if (off <= int64_t(d.next) || end > depth_) return;  // (delivered, in part at least: the window has it)
+  uint64_t start = flow::Reassembler::held_run(d, end, stream_window_ + info.plen, held_buf_);
+  if (start == end) return;  // (not held: past a cap)
+  auto n = uint32_t(held_buf_.size()), old = uint32_t(std::max<int64_t>(off - int64_t(start), 0));
+  const auto* s = reinterpret_cast<const uint8_t*>(held_buf_.data());
+  held_pre_.clear();
+  held_pre_.add(scan_, s, 0, n, start);
+  ss_.held_inspections.add();
+  match_stream(c, dir, info, hits, held_buf_, start, held_pre_, old, n);
+  // The run's inspections cover it as one while each segment extends it at
+  // its end; data held after this segment was inspected without it (its
+  // matches across the two may be found only when delivered)
+  auto after = d.ooo.upper_bound(end);
+  --after;  // (a piece holds end - 1)
+  bool continues = after->first + after->second.size() > end;
+  if (continues) {
+    c.held_from[dir] = c.held_to[dir] = 0;
+  } else if (start >= c.held_from[dir] && uint64_t(off) <= c.held_to[dir] && start <= c.held_to[dir]) {
+    c.held_to[dir] = end;
+  } else {
+    c.held_from[dir] = start, c.held_to[dir] = end;
+  }
+}
+
 void IdsAppLayer::inspect_window(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits,
                                  uint32_t old, uint32_t n) {
-  const std::string& w = c.raw[dir];
+  match_stream(c, dir, at, hits, c.raw[dir], c.raw_end[dir] - c.raw[dir].size(), c.pre[dir], old, n);
+}
+
+void IdsAppLayer::match_stream(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits,
+                               const std::string& w, uint64_t base, ids::StreamPrefilter& pre, uint32_t old,
+                               uint32_t n) {
   ss_.inspections.add();
   // the rules' header is matched against the direction's sender: the
   // packet that delivered the data, or that packet seen the other way
@@ -809,8 +854,7 @@ void IdsAppLayer::inspect_window(Conn& c, uint8_t dir, const ids::PacketInfo& at
     view.payload = nullptr, view.plen = 0;
   }
   const auto* s = reinterpret_cast<const uint8_t*>(w.data());
-  uint64_t base = c.raw_end[dir] - w.size();              // the stream offset of w[0]
-  c.pre[dir].candidates(*db_, base, scand_, base + old);  // (each piece was scanned as it came: stream_data)
+  pre.candidates(*db_, base, scand_, base + old);  // (each piece was scanned as it came: stream_data)
   const auto& rules = db_->rules();
   for (uint32_t r : scand_) {
     const ids::Rule& rule = rules[r];

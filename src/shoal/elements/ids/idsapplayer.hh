@@ -23,6 +23,7 @@
 #include "shoal/flow/ssh.hh"
 #include "shoal/flow/tls.hh"
 #include "shoal/ids/engine.hh"
+#include "shoal/ids/stream_prefilter.hh"
 #include "shoal/kernels/ids_scan.hh"
 
 namespace shoal {
@@ -103,6 +104,7 @@ class IdsAppLayer : private flow::StreamSink {
     Stat memory;              // bytes held now for stream rules (windows and data waiting)
     Stat memcap_inspections;  // inspections made early because the data waiting was over the memcap
     Stat reinspections;       // inline: retransmitted stream bytes inspected again on their packet
+    Stat held_inspections;    // inline: data held past a hole inspected on the segment that ends it
     Stat device_scans;        // pieces of streams whose patterns the device found (the host scanned the seam)
     Stat host_scans;          // pieces the host scanned (no device scan, a list overflowed, a piece not
                               // delivered as its packet came)
@@ -226,6 +228,16 @@ class IdsAppLayer : private flow::StreamSink {
   // inspected before (a match must end past them).
   void inspect_window(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits, uint32_t old,
                       uint32_t n);
+  // The same on w[0, n), the stream from offset `base` on, whose patterns
+  // `pre` found.
+  void match_stream(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits, const std::string& w,
+                    uint64_t base, ids::StreamPrefilter& pre, uint32_t old, uint32_t n);
+  // Inline: a segment held past a hole is inspected with the held data that
+  // runs up to it, within the window (Suricata's inline raw inspection: a
+  // drop rule stops the packet that completes its match, before the hole
+  // fills or becomes a gap); a match must end in the segment. Data so
+  // inspected is not inspected again when it follows a gap.
+  void inspect_held(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits, uint32_t seq);
   // Inline: the packet's bytes of the stream, within the window, that the
   // stream had before it (up to `before`) and were inspected (a
   // retransmission's) are inspected again on it.
@@ -283,6 +295,8 @@ class IdsAppLayer : private flow::StreamSink {
   bool stream_acked_ = false;
   StreamStats ss_;
   std::vector<uint32_t> scand_;
+  std::string held_buf_;           // (inspect_held's scratch: the held run)
+  ids::StreamPrefilter held_pre_;  // (its patterns)
   std::vector<TxHit> end_hits_;
   ids::PacketInfo* end_info_ = nullptr;  // at a release: each direction's view
   // At a release, each direction's stream as its end inspection saw it: the

@@ -660,6 +660,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("stream_device_scans", ss.device_scans);
     add_stat_handler("stream_host_scans", ss.host_scans);
     add_stat_handler("stream_reinspections", ss.reinspections);
+    add_stat_handler("stream_held_inspections", ss.held_inspections);
     const flow::StreamCounters& rc = app_.stream_counters();
     add_stat_handler("stream_normalized", rc.normalized);
     add_stat_handler("stream_normalized_bytes", rc.normalized_bytes);
@@ -2381,6 +2382,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "patterns, data delivered otherwise than its segment came)"},                                                 \
       {"stream_reinspections", "r",                                                                                  \
        "IPS, inline: retransmitted stream bytes inspected again on their packet (as Suricata's inline inspection)"}, \
+      {"stream_held_inspections", "r",                                                                               \
+       "IPS, inline: segments held past a hole inspected with the held data before them (a drop rule stops the "     \
+       "packet that completes its match, before the hole fills or becomes a gap)"},                                  \
       {"stream_normalized", "r",                                                                                     \
        "IPS, inline: TCP segments whose bytes were set to those the stream already had (held, or delivered and not " \
        "yet acknowledged: the receiver gets what was inspected; the checksum is updated)"},                          \
