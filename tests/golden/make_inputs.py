@@ -2,7 +2,8 @@
 # Writes the in.pcap of the golden cases built with scapy (run from the
 # repository root: /usr/bin/python3 tests/golden/make_inputs.py). The
 # expected outputs come from `UPDATE=1 tests/scripts/golden.sh` and were
-# checked by hand and with tshark when they were made.
+# checked by hand and with tshark when they were made. GOLDEN_ONLY=CASE
+# writes that case's alone.
 import os
 from scapy.all import Ether, IP, IPOption, UDP, TCP, ICMP, Raw, IPv6, ICMPv6EchoRequest, \
     ICMPv6ND_NS, ICMPv6NDOptSrcLLAddr, wrpcap, fragment
@@ -12,6 +13,8 @@ E = Ether(src=MAC_A, dst=MAC_R)
 
 
 def write(case, pkts):
+    if os.environ.get("GOLDEN_ONLY", case) != case:  # (GOLDEN_ONLY=CASE: that case's input alone)
+        return
     os.makedirs(f"tests/golden/{case}", exist_ok=True)
     for i, p in enumerate(pkts):
         p.time = 1700000000 + i / 1000
@@ -220,4 +223,41 @@ write("nf-chain", [
       / IP(src="10.0.0.3", dst=VIP) / TCP(sport=1002, dport=22, flags="S", seq=1),
     E / IPv6(src="fd00::1", dst="fd00::2") / TCP(sport=1005, dport=80, flags="S"),
     Ether(src=MAC_A, dst="ff:ff:ff:ff:ff:ff", type=0x0806) / payload(28),
+])
+
+# An inline IPS (IDSMatcher IPS true, stream inspection on arrival): data
+# held past a hole is inspected on the segment that ends it, so the drop
+# rule stops the packet that completes "evil payload" while the hole is
+# open (and the flow's packets after it); a retransmission that says BAD!
+# over delivered, unacknowledged GOOD leaves normalized to GOOD (checksum
+# updated); a clean connection passes unchanged.
+C, S = "10.0.0.1", "10.9.0.1"
+
+
+def tcp(src, dst, sport, dport, flags, seq, ack, data=b""):
+    p = E / IP(src=src, dst=dst) / TCP(sport=sport, dport=dport, flags=flags, seq=seq, ack=ack)
+    return p / Raw(data) if data else p
+
+
+def handshake(sport, cseq=100, sseq=500):
+    return [tcp(C, S, sport, 80, "S", cseq, 0), tcp(S, C, 80, sport, "SA", sseq, cseq + 1),
+            tcp(C, S, sport, 80, "A", cseq + 1, sseq + 1)]
+
+
+write("ips-inline", handshake(40001) + [
+    tcp(C, S, 40001, 80, "PA", 101, 501, b"hello "),
+    # a hole at 107-110, never filled
+    tcp(C, S, 40001, 80, "PA", 111, 501, b"evil "),
+    tcp(C, S, 40001, 80, "PA", 116, 501, b"payload"),
+    tcp(C, S, 40001, 80, "PA", 123, 501, b"more"),
+    tcp(S, C, 80, 40001, "A", 501, 107),
+] + handshake(40002) + [
+    tcp(C, S, 40002, 80, "PA", 101, 501, b"GOOD"),
+    tcp(C, S, 40002, 80, "PA", 101, 501, b"BAD!"),
+    tcp(S, C, 80, 40002, "A", 501, 105),
+    tcp(C, S, 40002, 80, "FA", 105, 501),
+    tcp(S, C, 80, 40002, "FA", 501, 106),
+] + handshake(40003) + [
+    tcp(C, S, 40003, 80, "PA", 101, 501, b"just some data"),
+    tcp(S, C, 80, 40003, "PA", 501, 115, b"fine"),
 ])
