@@ -5,6 +5,8 @@
 // file that the configuration's FromDump reads. A run must end by itself
 // (libFuzzer's -timeout catches a hang), raise no sanitizer report, and
 // keep the accounting identity (received + created = sent + dropped + held).
+// Seeds (tests/fuzz/seeds-packets) are written by tests/fuzz/packet_seed.py,
+// which knows the configurations' order.
 #include <sys/mman.h>
 #include <unistd.h>
 
