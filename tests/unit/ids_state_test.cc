@@ -603,6 +603,62 @@ TEST(IdsActions, ADroppedFlowLogsNothingItLeftOpen) {
   EXPECT_EQ(ids.other["http"][0]["http"]["status"], 200);
 }
 
+// Suricata's app-layer.error-policy: a SIP response sent to the server is
+// an error of Suricata's parser (it parses requests that way); the policy
+// decides that packet, and the flow's after it, before the rules see them.
+TEST(IdsActions, TheAppLayerErrorPolicyDecidesAPacketAParserCouldNotTake) {
+  auto sip = [](const std::string& first, const std::string& cseq) {
+    return first +
+           "\r\nVia: SIP/2.0/UDP 10.0.0.1:5060\r\nFrom: <sip:a@x>\r\nTo: <sip:b@x>\r\nCall-ID: 1@x\r\nCSeq: " + cseq +
+           "\r\nContent-Length: 0\r\n\r\n";
+  };
+  std::vector<Bytes> frames = {
+      ether(ip4(kClient, kServer, 17, 5060, 5060, sip("INVITE sip:b@x SIP/2.0", "1 INVITE"))),
+      ether(ip4(kServer, kClient, 17, 5060, 5060, sip("SIP/2.0 100 Trying", "1 INVITE"))),
+      ether(ip4(kClient, kServer, 17, 5060, 5060, sip("SIP/2.0 200 OK", "1 INVITE"))),  // the wrong way
+      ether(ip4(kClient, kServer, 17, 5060, 5060, sip("ACK sip:b@x SIP/2.0", "1 ACK"))),
+  };
+  const std::string rules = "alert udp any any -> any any (flow:to_server; sid:2;)\n";
+  struct Case {
+    const char* policy;
+    bool ips;
+    size_t alerts, out1, app_dropped;
+  };
+  for (const Case& c :
+       {Case{"ignore", true, 3, 0, 0}, Case{"drop-packet", true, 2, 1, 1}, Case{"drop-flow", true, 1, 2, 1},
+        Case{"auto", true, 1, 2, 1}, Case{"pass-flow", true, 1, 0, 0}, Case{"pass-packet", true, 2, 0, 0},
+        Case{"drop-packet", false, 3, 0, 0}, Case{"auto", false, 3, 0, 0}}) {
+    SCOPED_TRACE(fmt::format("{}, {}", c.policy, c.ips ? "IPS" : "IDS"));
+    auto r = run_ids("app-error", frames, rules, c.ips, false,
+                     fmt::format(", APP_ERROR_POLICY {}, EVE_DROP_FLOWS all", c.policy));
+    ASSERT_TRUE(r.r->ok);
+    EXPECT_EQ(r.eve.size(), c.alerts);
+    if (c.ips) {
+      EXPECT_EQ(r.r->n("out1.count"), c.out1);
+    }
+    EXPECT_EQ(r.r->n("ids.app_error_dropped"), c.app_dropped);
+    if (c.app_dropped) {
+      ASSERT_FALSE(r.drops.empty());
+      EXPECT_EQ(r.drops[0]["drop"]["reason"], "applayer error");
+      EXPECT_EQ(r.drops[0].value("pcap_cnt", 0), 3);
+    }
+  }
+  {  // offloaded: the same decisions
+    test::Options o = test::default_options();
+    o.offload.device.delay_us = 20;
+    auto off = run_ids("app-error-off", frames, rules, true, false, ", APP_ERROR_POLICY drop-packet",
+                       "OffloadBalancer(FRACTION 1) ->", &o);
+    ASSERT_TRUE(off.r->ok);
+    EXPECT_EQ(off.eve.size(), 2u);
+    EXPECT_EQ(off.r->n("out1.count"), 1u);
+    EXPECT_EQ(off.r->n("ids.app_error_dropped"), 1u);
+    EXPECT_GT(off.r->n("ids.offload_device_packets"), 0u) << "the device scanned the packets";
+  }
+  auto bad = test::run("i :: Idle -> FlowIPManager -> IDSMatcher(RULES /dev/null, APP_ERROR_POLICY drop) -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("APP_ERROR_POLICY 'drop'"), std::string::npos) << bad->errors;
+}
+
 TEST(IdsActions, PassSilencesTheFlowAndDropBlocksItInIpsMode) {
   Conv c;
   c.send(0, "trusted hello");

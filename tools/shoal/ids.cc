@@ -130,7 +130,19 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     static const std::set<std::string> kPolicies = {"ignore", "auto", "pass-flow", "bypass", "drop-flow", "reject"};
     if (!kPolicies.count(v))
       return err = fmt::format("--set {}: ignore, auto, pass-flow, bypass, drop-flow or reject, not '{}'", k, v), false;
-    if (k == "stream.midstream-policy" || !honoured.count("stream.midstream-policy")) honoured[k] = v;
+    honoured[k] = v;  // (the specific policies are chosen over the master switch where they are used)
+    return true;
+  }
+  if (k == "app-layer.error-policy") {
+    static const std::set<std::string> kPolicies = {"ignore",    "auto",      "drop-packet", "pass-packet",
+                                                    "drop-flow", "pass-flow", "bypass",      "reject"};
+    if (!kPolicies.count(v))
+      return err = fmt::format(
+                 "--set {}: ignore, auto, drop-packet, pass-packet, drop-flow, pass-flow, bypass or "
+                 "reject, not '{}'",
+                 k, v),
+             false;
+    honoured[k] = v;
     return true;
   }
   if (k == "app-layer.protocols.ssh.encryption-handling") {
@@ -238,6 +250,12 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
                     : set.count("exception-policy")      ? set.at("exception-policy")
                                                          : st.midstream_policy;
   if (!mid.empty() && mid != "ignore") ids += fmt::format(", MIDSTREAM_POLICY {}", mid);
+  // the app-layer error policy: the same order
+  std::string app_error = set.count("app-layer.error-policy") ? set.at("app-layer.error-policy")
+                          : set.count("exception-policy")     ? set.at("exception-policy")
+                          : !st.app_error_policy.empty()      ? st.app_error_policy
+                                                              : st.exception_policy;
+  if (!app_error.empty() && app_error != "ignore") ids += fmt::format(", APP_ERROR_POLICY {}", app_error);
   if (set.count("packet-alert-max") || st.packet_alert_max)
     ids += fmt::format(", PACKET_ALERT_MAX {}", set.count("packet-alert-max") ? set.at("packet-alert-max")
                                                                               : std::to_string(st.packet_alert_max));
@@ -325,6 +343,7 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("--data-dir", a.datadir, "where datasets' save and state files go (default the log directory)");
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.async-oneside, stream.midstream-policy, "
+                 "app-layer.error-policy, "
                  "exception-policy, vlan.use-for-tracking, stream.inline, packet-alert-max, detect.guess-applayer-tx, "
                  "detect.stream-tx-log-limit, "
                  "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "

@@ -81,7 +81,9 @@ SuricataSettings suricata_settings(const YamlNode& root) {
     for (const YamlNode& a : order->seq) s.action_order.push_back(a.value);
   // exception policies: the midstream one, or the master switch
   if (const YamlNode* master = root.get("exception-policy"); master && master->kind == YamlNode::Scalar)
-    s.midstream_policy = master->value;
+    s.midstream_policy = s.exception_policy = master->value;
+  if (const YamlNode* al = root.get("app-layer"))
+    if (const YamlNode* e = al->get("error-policy"); e && e->kind == YamlNode::Scalar) s.app_error_policy = e->value;
   // host-os-policy: each policy's addresses
   if (const YamlNode* h = root.get("host-os-policy"); h && h->kind == YamlNode::Map)
     for (size_t i = 0; i < h->keys.size() && i < h->seq.size(); ++i) {

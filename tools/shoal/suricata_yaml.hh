@@ -36,6 +36,8 @@ struct SuricataSettings {
   int dns_version = 0;              // eve-log's dns version (0: not given)
   std::string xff_mode, xff_deployment, xff_header;  // alert's xff (mode empty: off)
   std::string midstream_policy;  // stream.midstream-policy, or the exception-policy master switch (empty: not set)
+  std::string exception_policy;  // the exception-policy master switch (empty: not set)
+  std::string app_error_policy;  // app-layer.error-policy (empty: not set)
   std::string midstream, async_oneside;  // stream.midstream, stream.async-oneside: "true", "false" (empty: not set)
   std::string stream_inline;             // stream.inline: "true", "false", "auto" (empty: not set; auto)
   int packet_alert_max = 0;              // packet-alert-max (0: not set or invalid; Suricata's 15)

@@ -276,6 +276,7 @@ bool IdsAppLayer::ssh_encrypted(uint32_t id) {
 
 void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits,
                          const k::IdsStreamOut* found) {
+  failed_ = false;
   if (!info.l4 || (info.proto != 6 && info.proto != 17)) return;
   Conn*& c = slot(id);
   if (!c) {
@@ -301,11 +302,11 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
         cur_ = &info;
         cur_ts_ = ts;
         cur_hits_ = &hits;
-        sip_message(*c, info.dir, m);
-        c_.sip_udp_messages.add();
+        if (sip_message(*c, info.dir, m)) c_.sip_udp_messages.add();
         cur_ = nullptr;
       } else {
         c_.sip_errors.add();
+        failed_ = true;
       }
     }
     if (c->app == ids::kAppDns) {
@@ -599,6 +600,7 @@ void IdsAppLayer::app_data(Conn& conn, uint8_t dir, const uint8_t* data, uint32_
     if (!c->sip_tcp[dir].data(d, n, [&](const flow::SipMessage& m) { sip_message(*c, dir, m); })) {
       c_.sip_errors.add();
       c->detect[dir] = 2;  // given up
+      failed_ |= cur_ != nullptr;
     }
   };
   if (c->detect[dir] == 0) {
@@ -1215,6 +1217,7 @@ void IdsAppLayer::dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n
   flow::DnsMessage m;
   if (!flow::dns_parse(d, n, m)) {
     c_.dns_malformed.add();
+    failed_ |= cur_ != nullptr;  // (Suricata's DNS parser fails the data)
     return;
   }
   c_.dns_messages.add();
@@ -1433,7 +1436,12 @@ nlohmann::json IdsAppLayer::sip_json(const flow::SipMessage& m) {
   return {{"version", m.version}, {"code", m.code}, {"reason", m.reason}, {"response_line", m.first_line}};
 }
 
-void IdsAppLayer::sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m) {
+bool IdsAppLayer::sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m) {
+  if (m.request != (dir == 0)) {  // (Suricata parses requests to the server, responses to the client)
+    c_.sip_errors.add();
+    failed_ |= cur_ != nullptr;
+    return false;
+  }
   c_.sip_messages.add();
   uint64_t tx_id = c.sip_tx++;
   nlohmann::json j = sip_json(m);
@@ -1474,6 +1482,7 @@ void IdsAppLayer::sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m) {
     }
   }
   if (log_sip_) logs_.push_back({c.id, TxLog::Sip, dir, tx_id, std::move(j), {}});
+  return true;
 }
 
 }  // namespace shoal

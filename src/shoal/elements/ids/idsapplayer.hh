@@ -62,7 +62,7 @@ class IdsAppLayer : private flow::StreamSink {
     Stat stream_gaps;        // holes in a stream its receiver acknowledged past (Suricata's tcp.reassembly_gap)
     Stat sip_messages;       // SIP messages parsed (UDP and TCP)
     Stat sip_udp_messages;   // ... of them over UDP
-    Stat sip_errors;         // ... messages or directions given up (not SIP after all, past the bounds, a gap)
+    Stat sip_errors;         // ... messages the wrong way, or directions given up (not SIP, past bounds, a gap)
     Stat ftp_transactions;   // FTP commands (each a transaction)
     Stat smtp_transactions;  // SMTP transactions begun
   };
@@ -168,6 +168,10 @@ class IdsAppLayer : private flow::StreamSink {
   // segment is delivered to its stream as it came (else the host scans).
   void packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits,
               const k::IdsStreamOut* found = nullptr);
+  // The last packet()'s data failed a parser (a SIP message the wrong way
+  // or that does not parse, a DNS message that does not parse): Suricata's
+  // app-layer error, which its app-layer.error-policy acts on.
+  bool packet_failed() const { return failed_; }
   // The flow's application protocol (ids::App), 0 when unknown.
   uint16_t app(uint32_t id);
   // Suricata's max_regions of a direction's stream (1 for a flow without
@@ -217,7 +221,9 @@ class IdsAppLayer : private flow::StreamSink {
   void stream_payload(Conn& c, uint8_t dir);
   void dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n);
   void on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what);
-  void sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m);
+  // False for a message the wrong way (a response to the server, a
+  // request to the client): a parser error, as Suricata's parsers take it.
+  bool sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m);
   void on_ssh(Conn& c, uint8_t dir, uint8_t what);
   void on_ftp(Conn& c, flow::FtpTx& t, uint8_t what);
   void match_ftp(flow::FtpTx& t, uint8_t dir);
@@ -295,6 +301,7 @@ class IdsAppLayer : private flow::StreamSink {
   bool stream_acked_ = false;
   StreamStats ss_;
   std::vector<uint32_t> scand_;
+  bool failed_ = false;            // (packet_failed())
   std::string held_buf_;           // (inspect_held's scratch: the held run)
   ids::StreamPrefilter held_pre_;  // (its patterns)
   std::vector<TxHit> end_hits_;

@@ -226,6 +226,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (ssh_enc != "track-only" && ssh_enc != "full" && ssh_enc != "bypass")
       a.fail(fmt::format("SSH_ENCRYPTION '{}': track-only, full or bypass", ssh_enc));
     ssh_bypass_ = ssh_enc == "bypass";
+    std::string app_error = "ignore";
+    a.read("APP_ERROR_POLICY", app_error);
+    app_error_auto_ = app_error == "auto";
+    if (app_error == "auto") app_error = "ignore";
+    auto ae = std::find(std::begin(kAppErrorNames), std::end(kAppErrorNames), app_error);
+    if (ae == std::end(kAppErrorNames))
+      a.fail(
+          fmt::format("APP_ERROR_POLICY '{}': ignore, auto, drop-packet, pass-packet, drop-flow, pass-flow, bypass "
+                      "or reject",
+                      app_error));
+    app_error_ = AppError(ae - std::begin(kAppErrorNames));
     std::string mid = "ignore";
     a.read("MIDSTREAM_POLICY", mid).read("EVE_EXCEPTION_POLICY", eve_exception_);
     midstream_auto_ = mid == "auto";
@@ -513,9 +524,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_);
         tx_logs(p, p->timestamp_ns());
       }
-      engine_.match(info, hits_);
-      v = record(p, info, fs);
-      if (fs && app_on_) encrypted(p, fs);
+      v = fs && app_on_ && app_.packet_failed() ? app_error(p, info, fs) : Verdict::None;
+      if (v == Verdict::None) {
+        engine_.match(info, hits_);
+        v = record(p, info, fs);
+        if (fs && app_on_) encrypted(p, fs);
+      }
     }
     if (tagged) tagged_record(p, info);
     // IPS: dropped packets leave on output 1 (or are dropped, counted), and
@@ -633,6 +647,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("dropped", dropped_);
     add_stat_handler("flow_passed", flow_passed_);
     add_stat_handler("flow_dropped", flow_dropped_);
+    add_stat_handler("app_error_dropped", app_error_dropped_);
     add_stat_handler("flow_bypassed", flow_bypassed_);
     // (the workers' copies share these tables: one answers)
     auto shared_stat = [this](const char* name, const Stat& (*of)(const IdsShared&)) {
@@ -830,7 +845,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           app_.packet(p->anno().flow, info, p->timestamp_ns(), tx_hits_, sout ? &sout[i] : nullptr);
           tx_logs(p, p->timestamp_ns());
         }
-        if (out[i].count > k::kIdsFound || info.normalized) {  // (the device scanned the bytes as they came)
+        v = fs && app_on_ && app_.packet_failed() ? app_error(p, info, fs) : Verdict::None;
+        if (v != Verdict::None) {
+          // (the app-layer error policy decided the packet: not inspected)
+        } else if (out[i].count > k::kIdsFound || info.normalized) {  // (the device scanned the bytes as they came)
           if (!info.normalized) overflows_.add();
           engine_.match(info, hits_);
         } else {
@@ -846,8 +864,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           }
           engine_.match_found(info, out[i].ids, out[i].count, hits_, ans, nans);
         }
-        v = record(p, info, fs);
-        if (fs && app_on_) encrypted(p, fs);
+        if (v == Verdict::None) {
+          v = record(p, info, fs);
+          if (fs && app_on_) encrypted(p, fs);
+        }
       }
       if (tagged) tagged_record(p, info);
       bool alerted = v == Verdict::Drop || (!ips_ && v == Verdict::Alert);  // (IPS: alerts only go on)
@@ -1192,6 +1212,32 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   // parsed (this one still is: inspected, its verdict applied).
   void encrypted(Packet* p, FlowState* fs) {
     if (ssh_bypass_ && !fs->verdict && app_.ssh_encrypted(p->anno().flow)) fs->verdict = uint8_t(Verdict::Bypass);
+  }
+  // Suricata's app-layer.error-policy: what happens to a packet whose data
+  // a parser could not take (IdsAppLayer::packet_failed) and to its flow.
+  // drop-packet: the packet is dropped (IPS), pass-packet: it goes on;
+  // neither is inspected. drop-flow and reject (IPS) drop it and the
+  // flow's later packets, pass-flow passes the flow (parsed, not
+  // inspected), bypass leaves it alone. ignore (auto: drop-flow in IPS
+  // mode) changes nothing; in IDS mode the drops are ignored, as Suricata's.
+  // Verdict::None: inspect the packet as usual.
+  enum class AppError : uint8_t { Ignore, DropPacket, PassPacket, DropFlow, PassFlow, Bypass, Reject };
+  static constexpr const char* kAppErrorNames[] = {"ignore",    "drop-packet", "pass-packet", "drop-flow",
+                                                   "pass-flow", "bypass",      "reject"};
+  Verdict app_error(Packet* p, const ids::PacketInfo& info, FlowState* fs) {
+    AppError m = app_error_auto_ && ips_ ? AppError::DropFlow : app_error_;
+    const bool drops = m == AppError::DropPacket || m == AppError::DropFlow || m == AppError::Reject;
+    if (m == AppError::Ignore || (drops && !ips_)) return Verdict::None;
+    ++app_error_applied_[size_t(m)];
+    tx_hits_.clear();  // (what the parsers matched on it goes with it)
+    if (m != AppError::DropPacket && m != AppError::PassPacket && !fs->verdict)
+      fs->verdict = uint8_t(m == AppError::PassFlow ? Verdict::Pass
+                            : m == AppError::Bypass ? Verdict::Bypass
+                                                    : Verdict::Drop);
+    if (!drops) return Verdict::Pass;
+    app_error_dropped_.add();
+    drop_record(p, info, nullptr, flow_id_of(p), "applayer error");
+    return Verdict::Drop;
   }
   // Suricata's stream.midstream-policy: what happens to a TCP connection
   // picked up without its handshake. With pick-up off (the flow layer's
@@ -1716,12 +1762,20 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       if (midstream_applied_[m])
         s[fmt::format("exception_policy.tcp.midstream.{}", kMidstreamNames[m])] += midstream_applied_[m];
     midstream_applied_.fill(0);
-    if (ips_) {  // packets dropped by a rule, or for their flow's earlier drop
-      uint64_t blocked = dropped_.get() + flow_dropped_.get();
+    for (size_t m = 1; m < app_error_applied_.size(); ++m)
+      if (app_error_applied_[m]) {
+        std::string name = kAppErrorNames[m];
+        std::replace(name.begin(), name.end(), '-', '_');
+        s[fmt::format("exception_policy.app_layer.error.{}", name)] += app_error_applied_[m];
+      }
+    app_error_applied_.fill(0);
+    if (ips_) {  // packets dropped by a rule, an app-layer error's policy, or their flow's earlier drop
+      uint64_t blocked = dropped_.get() + flow_dropped_.get() + app_error_dropped_.get();
       s["ips.blocked"] += blocked;
       s["ips.accepted"] += pkt_stats_[kPkts] - blocked;
       s["ips.drop_reason.rules"] += dropped_.get();
       s["ips.drop_reason.flow_drop"] += flow_dropped_.get();
+      s["ips.drop_reason.applayer_error"] += app_error_dropped_.get();
     }
     pkt_stats_.fill(0);
     flow_stats_.clear();
@@ -2186,6 +2240,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   bool midstream_now_ = false;   // the packet being looked at met the midstream policy's drop
   bool eve_exception_ = false;   // flow records name the exception policy applied
   std::array<uint64_t, 5> midstream_applied_{};
+  AppError app_error_ = AppError::Ignore;
+  bool app_error_auto_ = false;                  // APP_ERROR_POLICY auto
+  std::array<uint64_t, 7> app_error_applied_{};  // packets each app-layer error policy met
+  Stat app_error_dropped_;
   enum PktStat {
     kPkts,
     kBytes,
@@ -2301,6 +2359,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "pass-flow (no detection; parsed and logged when the flow layer picks connections up midstream), bypass, "      \
        "drop-flow or reject (IPS, without midstream pick-up: the flow is dropped; reject sends nothing more), auto "   \
        "(drop-flow in IPS mode without pick-up, else ignore)"},                                                        \
+      {"APP_ERROR_POLICY", "word",                                                                                     \
+       "Suricata's app-layer.error-policy, for a packet whose data a parser could not take (a SIP message the wrong "  \
+       "way or that does not parse, a DNS message that does not parse): ignore (default), drop-packet or pass-packet " \
+       "(the packet is dropped (IPS) or goes on, not inspected), drop-flow or reject (IPS: it and the flow's later "   \
+       "packets are dropped), pass-flow (the flow is not inspected any more), bypass, auto (drop-flow in IPS mode, "   \
+       "else ignore); drops are ignored in IDS mode"},                                                                 \
       {"DATA_DIR", "directory",                                                                                        \
        "where datasets' relative save and state files are (Suricata's data directory; default the rules file's)"},     \
       {"SSH_ENCRYPTION", "word",                                                                                       \
@@ -2358,6 +2422,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"dropped", "r", "packets a drop or reject rule dropped (IPS)"},                                               \
       {"flow_passed", "r", "later packets of passed flows, not inspected"},                                          \
       {"flow_dropped", "r", "later packets of dropped flows, dropped uninspected (IPS)"},                            \
+      {"app_error_dropped", "r", "packets dropped for an app-layer error (APP_ERROR_POLICY, IPS)"},                  \
       {"flow_bypassed", "r",                                                                                         \
        "packets of flows bypassed (midstream policy, SSH encryption), not inspected nor parsed"},                    \
       {"threshold_untracked", "r", "threshold matches not tracked (the table of 65,536 keys was full): they alert"}, \
