@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* p, size_t n) {
   (void)ftp_probe(1, p, uint32_t(n));
   FtpConn c([](FtpTx& t, uint8_t) {
     if (t.command.size() > kFtpMaxLine || t.command_data.size() > kFtpMaxLine || t.dynamic_port > 65535 ||
-        t.codes.size() != t.replies.size())
+        t.codes.size() != t.replies.size() || (t.file_before_port && t.file_without_name))
       std::abort();
   });
   for (size_t i = 0; i < n;) {

@@ -3326,6 +3326,42 @@ TEST(IdsFtp, CommandsAndRepliesAreTransactionsInspectedEachWay) {
   EXPECT_FALSE(r.other["ftp"][2]["ftp"].contains("command_truncated")) << "EPSV has no data";
 }
 
+// Suricata's FTP events: a data command before a data connection was
+// agreed (PORT or EPRT accepted, a passive reply), each agreement used once;
+// RETR, STOR and APPE without a file name.
+TEST(IdsFtp, DataCommandsWithoutADataConnectionOrAFileNameAreEvents) {
+  Conv c(40000, 21);
+  c.send(1, "220 ready\r\n");
+  c.send(0, "RETR a.txt\r\n");  // before any port: file_before_port
+  c.send(1, "425 Use PORT or PASV first.\r\n");
+  c.send(0, "PASV\r\n");
+  c.send(1, "227 Entering Passive Mode (10,0,0,2,200,10).\r\n");
+  c.send(0, "LIST\r\n");  // takes the passive port
+  c.send(1, "226 Done.\r\n");
+  c.send(0, "NLST\r\n");  // used already: file_before_port
+  c.send(1, "425 Use PORT or PASV first.\r\n");
+  c.send(0, "PORT 10,0,0,1,234,10\r\n");
+  c.send(1, "500 Illegal PORT command.\r\n");  // refused: no port agreed
+  c.send(0, "STOR b.txt\r\n");                 // file_before_port
+  c.send(1, "425 Use PORT or PASV first.\r\n");
+  c.send(0, "STOR\r\n");  // file_without_name
+  c.send(1, "501 Need a name.\r\n");
+  c.send(0, "QUIT\r\n");
+  std::string rules =
+      "alert ftp any any -> any any (app-layer-event:ftp.file_before_port; sid:1;)\n"
+      "alert ftp any any -> any any (app-layer-event:ftp.file_without_name; sid:2;)\n";
+  auto r = run_ids("ftp-events", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  std::multiset<std::string> anomalies;
+  for (const auto& j : r.other["anomaly"])
+    if (j["anomaly"].value("app_proto", "") == "ftp") anomalies.insert(j["anomaly"]["event"]);
+  EXPECT_EQ(anomalies, (std::multiset<std::string>{"file_before_port", "file_before_port", "file_before_port",
+                                                   "file_without_name"}));
+  std::vector<uint32_t> got = r.sids();  // (each transaction inspected each way: twice, as ftp.mode's)
+  EXPECT_EQ(std::count(got.begin(), got.end(), 1u), 2 * 3);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 2u), 2 * 1);
+}
+
 // An alert on a preliminary reply shows the transaction as it is when the
 // alert is logged: with the reply that ended it, parsed on the same packet.
 TEST(IdsFtp, AlertsShowTheTransactionWhenLogged) {

@@ -117,6 +117,17 @@ void FtpConn::line(uint8_t dir, std::string l, bool too_long) {
     } else if (t.command == "EPRT") {
       t.mode = 1, t.dynamic_port = extended_port(t.command_data);
     }
+    // a data command takes the data connection agreed (Suricata's checks)
+    const std::string& c = t.command;
+    const bool named = c == "RETR" || c == "STOR" || c == "APPE";
+    if (named || c == "STOU" || c == "LIST" || c == "NLST" || c == "MLSD") {
+      if (named && t.command_data.empty())
+        t.file_without_name = true;
+      else if (data_port_ <= 0)
+        t.file_before_port = true;
+      else
+        data_port_ = 0;
+    }
     on_(t, kRequest);
     return;
   }
@@ -149,6 +160,10 @@ void FtpConn::line(uint8_t dir, std::string l, bool too_long) {
   } else if (code == "229") {
     t.mode = 2, t.dynamic_port = extended_port(multi_text_.back());
   }
+  // the data connection is agreed: PORT or EPRT accepted (200), or the
+  // server's passive port
+  if ((code == "227" || code == "229" || (code == "200" && t.mode == 1)) && t.dynamic_port > 0)
+    data_port_ = t.dynamic_port;
   multi_text_.clear();
   bool preliminary = !code.empty() && code[0] == '1';  // 1yz: more replies follow
   on_(t, preliminary ? kReply : kDone);

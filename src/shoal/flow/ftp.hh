@@ -24,6 +24,10 @@ struct FtpTx {
   uint8_t mode = 0;  // 1 active (PORT, EPRT), 2 passive (PASV, EPSV reply)
   int32_t dynamic_port = -1;
   bool request_too_long = false, response_too_long = false;
+  // a data command (RETR, STOR, APPE, STOU, LIST, NLST, MLSD) before PORT,
+  // EPRT, PASV or EPSV gave it a data connection; a RETR, STOR or APPE
+  // without a file name (Suricata's file_before_port, file_without_name)
+  bool file_before_port = false, file_without_name = false;
   std::vector<uint32_t> alerted;  // rules that alerted on it (once each), for the caller
 };
 
@@ -51,6 +55,7 @@ class FtpConn {
   std::string buf_[2];
   bool cut_[2] = {false, false};  // skipping the rest of a line too long (or after a gap)
   std::string multi_code_;        // a multi-line reply in progress: its code
+  int32_t data_port_ = 0;         // the data connection's port agreed and not used yet (0: none)
   std::vector<std::string> multi_text_;
 };
 

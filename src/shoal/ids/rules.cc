@@ -2229,7 +2229,8 @@ bool tls_buf(Buf b) { return b >= Buf::TlsSni && b <= Buf::Ja4Hash; }
 namespace {
 constexpr const char* kDnsEvents[] = {"malformed_data", "not_a_request",       "not_a_response",      "z_flag_set",
                                       "invalid_opcode", "invalid_additionals", "invalid_authorities", "name_too_long"};
-constexpr const char* kFtpEvents[] = {"request_command_too_long", "response_command_too_long"};
+constexpr const char* kFtpEvents[] = {"request_command_too_long", "response_command_too_long", "file_before_port",
+                                      "file_without_name"};
 constexpr const char* kHttpEvents[] = {"unknown_error",
                                        "gzip_decompression_failed",
                                        "request_field_missing_colon",

@@ -198,7 +198,12 @@ enum DnsEvent : uint8_t {
   kDnsInvalidAuthorities,
   kDnsNameTooLong,
 };
-enum FtpEvent : uint8_t { kFtpRequestCommandTooLong, kFtpResponseCommandTooLong };
+enum FtpEvent : uint8_t {
+  kFtpRequestCommandTooLong,
+  kFtpResponseCommandTooLong,
+  kFtpFileBeforePort,
+  kFtpFileWithoutName
+};
 // HTTP's: libhtp's warnings and errors and its transactions' flags, as
 // Suricata names them (http-events.rules)
 enum HttpEvent : uint8_t {

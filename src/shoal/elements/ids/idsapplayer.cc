@@ -1574,6 +1574,14 @@ static uint8_t ftp_rule_dirs(const ids::Rule& r) {
   return d;
 }
 
+// A transaction's events (ids::FtpEvent bits).
+static uint64_t ftp_events(const flow::FtpTx& t) {
+  auto bit = [](bool on, ids::FtpEvent e) { return on ? uint64_t(1) << e : 0; };
+  return bit(t.request_too_long, ids::kFtpRequestCommandTooLong) |
+         bit(t.response_too_long, ids::kFtpResponseCommandTooLong) | bit(t.file_before_port, ids::kFtpFileBeforePort) |
+         bit(t.file_without_name, ids::kFtpFileWithoutName);
+}
+
 void IdsAppLayer::match_ftp(flow::FtpTx& t, uint8_t dir) {
   if (!cur_ || !db_ || db_->tx_rules().empty()) return;
   cur_->app = ids::kAppFtp;
@@ -1591,8 +1599,7 @@ void IdsAppLayer::match_ftp(flow::FtpTx& t, uint8_t dir) {
   if (t.mode) b.nums[F::FtpMode - F::kTxFirst] = {t.mode};
   if (t.dynamic_port >= 0) b.nums[F::FtpDynamicPort - F::kTxFirst] = {uint64_t(t.dynamic_port)};
   b.nums[F::FtpReplyReceived - F::kTxFirst] = {t.reply_received ? 1u : 0u};
-  b.events = (t.request_too_long ? uint64_t(1) << ids::kFtpRequestCommandTooLong : 0) |
-             (t.response_too_long ? uint64_t(1) << ids::kFtpResponseCommandTooLong : 0);
+  b.events = ftp_events(t);
   nlohmann::json meta;
   const auto& rules = db_->rules();
   for (uint32_t r : tx_candidates(b)) {
@@ -1611,8 +1618,7 @@ void IdsAppLayer::match_ftp(flow::FtpTx& t, uint8_t dir) {
 }
 
 void IdsAppLayer::on_ftp(Conn& c, flow::FtpTx& t, uint8_t what) {
-  uint64_t events = (t.request_too_long ? uint64_t(1) << ids::kFtpRequestCommandTooLong : 0) |
-                    (t.response_too_long ? uint64_t(1) << ids::kFtpResponseCommandTooLong : 0);
+  uint64_t events = ftp_events(t);
   if (cur_) cur_->app = ids::kAppFtp;
   if (what == flow::FtpConn::kRequest) c_.ftp_transactions.add();  // (a command's transaction begins)
   match_ftp(t, what == flow::FtpConn::kRequest ? 0 : 1);
@@ -1622,8 +1628,8 @@ void IdsAppLayer::on_ftp(Conn& c, flow::FtpTx& t, uint8_t what) {
     if (c.ftp_recent.size() > 4) c.ftp_recent.pop_front();
   }
   // the events once (at the command, or at the reply for a reply's), as anomaly records
-  uint64_t fresh = what == flow::FtpConn::kRequest ? events & (uint64_t(1) << ids::kFtpRequestCommandTooLong)
-                                                   : events & (uint64_t(1) << ids::kFtpResponseCommandTooLong);
+  constexpr uint64_t kReplyEvents = uint64_t(1) << ids::kFtpResponseCommandTooLong;
+  uint64_t fresh = what == flow::FtpConn::kRequest ? events & ~kReplyEvents : events & kReplyEvents;
   if (log_anomaly_ && what != flow::FtpConn::kDone) fresh &= ~(uint64_t(1) << ids::kFtpResponseCommandTooLong);
   if (log_anomaly_)
     for (uint64_t e = fresh; e; e &= e - 1)
