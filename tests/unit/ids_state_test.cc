@@ -1700,6 +1700,14 @@ TEST(IdsTls, HostileRecordsAreAnomaliesNotCrashes) {
     EXPECT_EQ(r.r->n("ids.tls_connections"), 1u);
     EXPECT_GE(r.r->n("ids.tls_anomalies"), 1u) << b.size();
     EXPECT_TRUE(r.eve.empty());
+    // a record Suricata's parser fails is an app-layer error: the policy drops the flow from its packet on
+    auto ips = run_ids("tlsbad-ips", c.out, "alert tls any any -> any any (tls.sni; content:\"x\"; sid:1;)\n", true,
+                       false, ", APP_ERROR_POLICY drop-flow, EVE_DROP_FLOWS all");
+    ASSERT_TRUE(ips.r->ok);
+    EXPECT_EQ(ips.r->n("ids.app_error_dropped"), 1u) << b.size();
+    EXPECT_EQ(ips.r->n("out1.count"), 2u) << "the bad record's packet, and the server's after it";
+    ASSERT_FALSE(ips.drops.empty());
+    EXPECT_EQ(ips.drops[0]["drop"]["reason"], "applayer error");
   }
 }
 

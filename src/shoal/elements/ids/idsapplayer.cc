@@ -596,6 +596,11 @@ void IdsAppLayer::app_data(Conn& conn, uint8_t dir, const uint8_t* data, uint32_
   auto dns = [&](const uint8_t* d, uint32_t n) {
     c->dns_tcp[dir].data(d, n, [&](const uint8_t* m, uint32_t k) { dns_message(*c, dir, m, k); });
   };
+  auto tls = [&](const uint8_t* d, uint32_t n) {
+    uint32_t before = c->tls->info().anomalies;
+    c->tls->data(dir, d, n);
+    failed_ |= cur_ && c->tls->info().anomalies != before;  // (a record Suricata's parser fails)
+  };
   auto sip_tcp = [&](const uint8_t* d, uint32_t n) {
     if (!c->sip_tcp[dir].data(d, n, [&](const flow::SipMessage& m) { sip_message(*c, dir, m); })) {
       c_.sip_errors.add();
@@ -690,7 +695,7 @@ void IdsAppLayer::app_data(Conn& conn, uint8_t dir, const uint8_t* data, uint32_
       if (held) dns(pd, uint32_t(held));
     } else if (c->app == ids::kAppTls) {
       c->detect[dir] = 4;
-      if (held) c->tls->data(dir, pd, uint32_t(held));
+      if (held) tls(pd, uint32_t(held));
     } else {
       c->detect[dir] = d > 0 ? 1 : 2;
     }
@@ -717,7 +722,7 @@ void IdsAppLayer::app_data(Conn& conn, uint8_t dir, const uint8_t* data, uint32_
     c->smtp->data(dir, data, len);
     return;
   }
-  if (c->detect[dir] == 4) return c->tls->data(dir, data, len);
+  if (c->detect[dir] == 4) return tls(data, len);
   if (c->http && c->detect[dir] == 1) c->http->data(dir, data, len, cur_ts_);
 }
 

@@ -169,8 +169,9 @@ class IdsAppLayer : private flow::StreamSink {
   void packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits,
               const k::IdsStreamOut* found = nullptr);
   // The last packet()'s data failed a parser (a SIP message the wrong way
-  // or that does not parse, a DNS message that does not parse): Suricata's
-  // app-layer error, which its app-layer.error-policy acts on.
+  // or that does not parse, a DNS message that does not parse, a TLS record
+  // that cannot be read): Suricata's app-layer error, which its
+  // app-layer.error-policy acts on.
   bool packet_failed() const { return failed_; }
   // The flow's application protocol (ids::App), 0 when unknown.
   uint16_t app(uint32_t id);

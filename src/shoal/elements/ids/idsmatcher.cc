@@ -2361,7 +2361,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "(drop-flow in IPS mode without pick-up, else ignore)"},                                                        \
       {"APP_ERROR_POLICY", "word",                                                                                     \
        "Suricata's app-layer.error-policy, for a packet whose data a parser could not take (a SIP message the wrong "  \
-       "way or that does not parse, a DNS message that does not parse): ignore (default), drop-packet or pass-packet " \
+       "way or that does not parse, a DNS message that does not parse, a TLS record that cannot be read): ignore "     \
+       "(default), drop-packet or pass-packet "                                                                        \
        "(the packet is dropped (IPS) or goes on, not inspected), drop-flow or reject (IPS: it and the flow's later "   \
        "packets are dropped), pass-flow (the flow is not inspected any more), bypass, auto (drop-flow in IPS mode, "   \
        "else ignore); drops are ignored in IDS mode"},                                                                 \
