@@ -534,14 +534,16 @@ TEST(IdsStream, OverlapsFollowTheReceiversPolicyAndAnInlineIpsNormalizes) {
 // An inline IPS inspects data held past a hole on the segment that ends it,
 // with the held data before it (Suricata's inline raw inspection): a drop
 // rule stops the packet that completes its match while the hole is still
-// open, and when the hole becomes a gap the data is not inspected again.
+// open, and what it found is not reported again when the hole becomes a gap
+// or fills.
 // Held data that arrived before the segment ahead of it is matched across
 // the two once delivered (not missed).
 TEST(IdsStream, AnInlineIpsInspectsDataHeldPastAHole) {
-  auto conv = [](bool reversed) {
+  auto conv = [](bool reversed, bool filled = false) {
     Conv c;
     c.send(0, "hello ");
-    c.cseq += 4;  // a hole (lost: never sent again)
+    const uint32_t hole = c.cseq;
+    c.cseq += 4;  // a hole (lost; sent again when `filled`)
     Conv tail = c;
     tail.out.clear();
     tail.send(0, "dro");
@@ -549,6 +551,7 @@ TEST(IdsStream, AnInlineIpsInspectsDataHeldPastAHole) {
     if (reversed) std::swap(tail.out[0], tail.out[1]);
     c.out.insert(c.out.end(), tail.out.begin(), tail.out.end());
     c.cseq = tail.cseq;
+    if (filled) c.out.push_back(ether(ip4(kClient, kServer, 6, c.port, c.server, "xyz ", hole, c.sseq, 0x18)));
     c.out.push_back(ether(ip4(kClient, kServer, 6, c.port, c.server, "", c.cseq, c.sseq, 0x14)));  // RST
     return c.out;
   };
@@ -568,6 +571,10 @@ TEST(IdsStream, AnInlineIpsInspectsDataHeldPastAHole) {
   EXPECT_EQ(ids.sids(), std::vector<uint32_t>{1});
   EXPECT_EQ(pcap_cnts(ids), std::vector<uint64_t>{7}) << "IDS: once delivered, at the reset";
   EXPECT_EQ(ids.r->n("ids.stream_held_inspections"), 0u);
+  auto filled = run_ids("held-filled", conv(false, true), alert, true);
+  ASSERT_TRUE(filled.r->ok);
+  EXPECT_EQ(filled.sids(), std::vector<uint32_t>{1}) << "not again when the hole filled";
+  EXPECT_EQ(pcap_cnts(filled), std::vector<uint64_t>{6});
   auto reversed = run_ids("held-reversed", conv(true), alert, true);
   ASSERT_TRUE(reversed.r->ok);
   EXPECT_EQ(reversed.sids(), std::vector<uint32_t>{1}) << "across two held segments that came the other way round";

@@ -786,7 +786,15 @@ void IdsAppLayer::raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& at, s
   uint32_t pending = c.fresh[dir];  // (bytes after the window, not acknowledged yet)
   ss_.bytes.add(fresh);
   auto n = uint32_t(w.size() - pending), old = n - fresh;
-  inspect_window(c, dir, at, hits, old, n);
+  // inline: new bytes inspected while they were held (a hole before them
+  // since filled): a rule found there alone alerted then
+  uint32_t seen_a = 0, seen_b = 0;
+  if (normalize_ && c.held_to[dir] > c.held_from[dir]) {
+    uint64_t base = c.raw_end[dir] - w.size();
+    uint64_t lo = std::max(c.held_from[dir], base + old), hi = std::min(c.held_to[dir], base + n);
+    if (lo < hi) seen_a = uint32_t(lo - base), seen_b = uint32_t(hi - base);
+  }
+  inspect_window(c, dir, at, hits, old, n, seen_a, seen_b);
   if (n > stream_window_) {
     held_ -= n - stream_window_;
     w.erase(0, n - stream_window_);  // (the pending bytes stay)
@@ -838,13 +846,13 @@ void IdsAppLayer::inspect_held(Conn& c, uint8_t dir, const ids::PacketInfo& info
 }
 
 void IdsAppLayer::inspect_window(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits,
-                                 uint32_t old, uint32_t n) {
-  match_stream(c, dir, at, hits, c.raw[dir], c.raw_end[dir] - c.raw[dir].size(), c.pre[dir], old, n);
+                                 uint32_t old, uint32_t n, uint32_t seen_a, uint32_t seen_b) {
+  match_stream(c, dir, at, hits, c.raw[dir], c.raw_end[dir] - c.raw[dir].size(), c.pre[dir], old, n, seen_a, seen_b);
 }
 
 void IdsAppLayer::match_stream(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits,
-                               const std::string& w, uint64_t base, ids::StreamPrefilter& pre, uint32_t old,
-                               uint32_t n) {
+                               const std::string& w, uint64_t base, ids::StreamPrefilter& pre, uint32_t old, uint32_t n,
+                               uint32_t seen_a, uint32_t seen_b) {
   ss_.inspections.add();
   // the rules' header is matched against the direction's sender: the
   // packet that delivered the data, or that packet seen the other way
@@ -888,6 +896,7 @@ void IdsAppLayer::match_stream(Conn& c, uint8_t dir, const ids::PacketInfo& at, 
       if (!ids::payload_matches(rule, s, n)) continue;
       if (old && ids::payload_matches(rule, s, old)) continue;  // found in the window before (inspected then)
     }
+    if (seen_b > seen_a && ids::payload_matches(rule, s + seen_a, seen_b - seen_a)) continue;  // (found inline)
     if (!ids::flowints_hold(rule, *info)) continue;
     ids::apply_flowbits(rule, *info);
     ss_.matches.add();

@@ -232,18 +232,22 @@ class IdsAppLayer : private flow::StreamSink {
   void match_smtp(flow::SmtpTx& t);
   void raw_inspect(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits, bool all = true);
   // The stream rules on the window's bytes up to n, those before `old`
-  // inspected before (a match must end past them).
+  // inspected before (a match must end past them); a rule that matches
+  // within [seen_a, seen_b) alone was found there before (inline, while
+  // those bytes were held).
   void inspect_window(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits, uint32_t old,
-                      uint32_t n);
+                      uint32_t n, uint32_t seen_a = 0, uint32_t seen_b = 0);
   // The same on w[0, n), the stream from offset `base` on, whose patterns
   // `pre` found.
   void match_stream(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits, const std::string& w,
-                    uint64_t base, ids::StreamPrefilter& pre, uint32_t old, uint32_t n);
+                    uint64_t base, ids::StreamPrefilter& pre, uint32_t old, uint32_t n, uint32_t seen_a = 0,
+                    uint32_t seen_b = 0);
   // Inline: a segment held past a hole is inspected with the held data that
   // runs up to it, within the window (Suricata's inline raw inspection: a
   // drop rule stops the packet that completes its match, before the hole
-  // fills or becomes a gap); a match must end in the segment. Data so
-  // inspected is not inspected again when it follows a gap.
+  // fills or becomes a gap); a match must end in the segment. What was
+  // found so is not reported again when the data is delivered (after a gap
+  // or once the hole fills).
   void inspect_held(Conn& c, uint8_t dir, const ids::PacketInfo& info, std::vector<TxHit>& hits, uint32_t seq);
   // Inline: the packet's bytes of the stream, within the window, that the
   // stream had before it (up to `before`) and were inspected (a
