@@ -576,6 +576,13 @@ TEST(IdsStream, AnInlineIpsInspectsDataHeldPastAHole) {
   ASSERT_TRUE(filled.r->ok);
   EXPECT_EQ(filled.sids(), std::vector<uint32_t>{1}) << "not again when the hole filled";
   EXPECT_EQ(pcap_cnts(filled), std::vector<uint64_t>{6});
+  // a window shorter than the match: inspected held, "drop me" is not
+  // found (the window reaches back 2 bytes before "p me"); delivered after
+  // the gap in one piece, it is (nothing was taken as found that was not)
+  auto narrow = run_ids("held-narrow", conv(false), alert, true, false, ", STREAM_WINDOW 2");
+  ASSERT_TRUE(narrow.r->ok);
+  EXPECT_EQ(narrow.sids(), std::vector<uint32_t>{1});
+  EXPECT_EQ(pcap_cnts(narrow), std::vector<uint64_t>{7}) << "at the reset";
   auto reversed = run_ids("held-reversed", conv(true), alert, true);
   ASSERT_TRUE(reversed.r->ok);
   EXPECT_EQ(reversed.sids(), std::vector<uint32_t>{1}) << "across two held segments that came the other way round";

@@ -52,8 +52,8 @@ struct IdsAppLayer::Conn {
   uint32_t fresh[2] = {0, 0};
   uint64_t raw_end[2] = {0, 0};  // the stream offset raw[d] ends at
   uint64_t acked[2] = {0, 0};    // the stream offset each direction's receiver acknowledged
-  // inline (inspect_held): the held data [from, to) a direction's
-  // inspections covered as one run, each segment with the run before it
+  // inline (inspect_held): held data [from, to) within which a direction's
+  // inspections found every match
   uint64_t held_from[2] = {0, 0}, held_to[2] = {0, 0};
   // where the stream payload rules' inspection begins: the first data that
   // joined the stream once the connection was established (what came
@@ -830,19 +830,22 @@ void IdsAppLayer::inspect_held(Conn& c, uint8_t dir, const ids::PacketInfo& info
   held_pre_.add(scan_, s, 0, n, start);
   ss_.held_inspections.add();
   match_stream(c, dir, info, hits, held_buf_, start, held_pre_, old, n);
-  // The run's inspections cover it as one while each segment extends it at
-  // its end; data held after this segment was inspected without it (its
-  // matches across the two may be found only when delivered)
+  // What is known found: every match within [off, end) (the window covers
+  // it); with the range [from, to) known before, when the window reached
+  // back to `from` and the segment follows the range without a gap, every
+  // match within [from, end). Data held after this segment was inspected
+  // without it (its matches across the two are found when delivered): the
+  // range is given up.
   auto after = d.ooo.upper_bound(end);
   --after;  // (a piece holds end - 1)
-  bool continues = after->first + after->second.size() > end;
-  if (continues) {
-    c.held_from[dir] = c.held_to[dir] = 0;
-  } else if (start >= c.held_from[dir] && uint64_t(off) <= c.held_to[dir] && start <= c.held_to[dir]) {
-    c.held_to[dir] = end;
-  } else {
-    c.held_from[dir] = start, c.held_to[dir] = end;
-  }
+  uint64_t& from = c.held_from[dir];
+  uint64_t& to = c.held_to[dir];
+  if (after->first + after->second.size() > end)
+    from = to = 0;
+  else if (to > from && start <= from && uint64_t(off) <= to)
+    to = std::max(to, end);
+  else
+    from = uint64_t(off), to = end;
 }
 
 void IdsAppLayer::inspect_window(Conn& c, uint8_t dir, const ids::PacketInfo& at, std::vector<TxHit>& hits,
