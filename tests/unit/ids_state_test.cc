@@ -727,6 +727,14 @@ TEST(IdsActions, TheAppLayerErrorPolicyDecidesAPacketAParserCouldNotTake) {
       EXPECT_EQ(r.drops[0].value("pcap_cnt", 0), 3);
     }
   }
+  {  // the flow record names the policy (Suricata's exception_policy, with the flow output's option)
+    auto r = run_ids("app-error-flow", frames, rules, true, false,
+                     ", APP_ERROR_POLICY drop-flow, EVE_EXCEPTION_POLICY true");
+    ASSERT_TRUE(r.r->ok);
+    ASSERT_EQ(r.flows.size(), 1u);
+    EXPECT_EQ(r.flows[0]["flow"]["exception_policy"],
+              nlohmann::json::parse(R"([{"target": "app_layer_error", "policy": "drop_flow"}])"));
+  }
   {  // offloaded: the same decisions
     test::Options o = test::default_options();
     o.offload.device.delay_us = 20;

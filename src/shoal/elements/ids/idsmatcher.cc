@@ -1078,7 +1078,12 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (fs->verdict == uint8_t(Verdict::Drop) && ips_) fl["action"] = "drop";
     if (fs->verdict == uint8_t(Verdict::Bypass)) fl["state"] = "bypassed";
     if ((fs->exception || fs->picked_up) && eve_exception_)  // (a pickup Suricata 8 names, policy ignore)
-      fl["exception_policy"] = {{{"target", "stream_midstream"}, {"policy", kMidstreamNames[fs->exception]}}};
+      fl["exception_policy"].push_back({{"target", "stream_midstream"}, {"policy", kMidstreamNames[fs->exception]}});
+    if (fs->app_exception && eve_exception_) {
+      std::string name = kAppErrorNames[fs->app_exception];
+      std::replace(name.begin(), name.end(), '-', '_');
+      fl["exception_policy"].push_back({{"target", "app_layer_error"}, {"policy", name}});
+    }
     if (txs) fl["tx_cnt"] = txs;  // (Suricata 8's: the application layer's transactions)
     if (key.proto == 1 || key.proto == 58) {
       // the first packet's type and code; once answered, the type an answer
@@ -1183,6 +1188,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint32_t isn[2], next_seq[2];  // TCP, per direction: the first sequence number, and past the last byte seen
     uint8_t seq_seen;              // bit per direction: isn set
     uint8_t exception;             // the midstream policy applied to the flow (Midstream), 0: none
+    uint8_t app_exception;         // the first app-layer error policy applied to it (AppError), 0: none
     uint8_t drop_logged;           // bit per direction: a drop record was written (EVE_DROP_FLOWS start)
     uint8_t vlan_layers;           // the first packet's VLAN tags (its EVE records' vlan)
     uint16_t vlan[3];
@@ -1229,7 +1235,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     const bool drops = m == AppError::DropPacket || m == AppError::DropFlow || m == AppError::Reject;
     if (m == AppError::Ignore || (drops && !ips_)) return Verdict::None;
     ++app_error_applied_[size_t(m)];
-    tx_hits_.clear();  // (what the parsers matched on it goes with it)
+    if (!fs->app_exception) fs->app_exception = uint8_t(m);  // (the flow record's exception_policy)
+    tx_hits_.clear();                                        // (what the parsers matched on it goes with it)
     if (m != AppError::DropPacket && m != AppError::PassPacket && !fs->verdict)
       fs->verdict = uint8_t(m == AppError::PassFlow ? Verdict::Pass
                             : m == AppError::Bypass ? Verdict::Bypass
