@@ -195,11 +195,13 @@ ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --s
   --dump-config
 has "MIDSTREAM_POLICY pass-flow"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.midstream-policy=drop; has "drop-flow"
-# app-layer.error-policy: --set's, over suricata.yaml's, over the master switch
+# app-layer.error-policy: --set's, over suricata.yaml's, over the master switch (--set's, then the yaml's)
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set app-layer.error-policy=drop-packet --dump-config
 has "APP_ERROR_POLICY drop-packet"
 printf 'exception-policy: pass-flow\napp-layer:\n  error-policy: bypass\n' >"$tmp/ae.yaml"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/ae.yaml" --dump-config; has "APP_ERROR_POLICY bypass"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/ae.yaml" --set exception-policy=drop-flow --dump-config
+has "APP_ERROR_POLICY bypass"
 printf 'exception-policy: pass-flow\n' >"$tmp/ae2.yaml"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/ae2.yaml" --dump-config; has "APP_ERROR_POLICY pass-flow"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set app-layer.error-policy=drop; has "drop-packet"

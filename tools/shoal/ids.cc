@@ -250,10 +250,10 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
                     : set.count("exception-policy")      ? set.at("exception-policy")
                                                          : st.midstream_policy;
   if (!mid.empty() && mid != "ignore") ids += fmt::format(", MIDSTREAM_POLICY {}", mid);
-  // the app-layer error policy: the same order
+  // the app-layer error policy: the setting (--set's, then suricata.yaml's), else the master switch
   std::string app_error = set.count("app-layer.error-policy") ? set.at("app-layer.error-policy")
-                          : set.count("exception-policy")     ? set.at("exception-policy")
                           : !st.app_error_policy.empty()      ? st.app_error_policy
+                          : set.count("exception-policy")     ? set.at("exception-policy")
                                                               : st.exception_policy;
   if (!app_error.empty() && app_error != "ignore") ids += fmt::format(", APP_ERROR_POLICY {}", app_error);
   if (set.count("packet-alert-max") || st.packet_alert_max)
