@@ -9,7 +9,10 @@
 // caps, and a normalized segment differs from no held byte. Run 3 (any
 // flags, caps the input picks, two connections): the batch reassembly on the
 // host device backend, in batches the input cuts, equals the one-by-one
-// reassembler after every batch (streams, gaps, ends, counters).
+// reassembler after every batch (streams, gaps, ends, counters). Run 4:
+// the same segments through the TCP session checks first (no crash, a
+// segment that failed one is not taken).
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +25,7 @@
 #include "shoal/device/device.hh"
 #include "shoal/flow/batch_reassembly.hh"
 #include "shoal/flow/reassembly.hh"
+#include "shoal/flow/tcp_session.hh"
 #include "shoal/kernels/flowstate.hh"
 
 using namespace shoal::flow;
@@ -205,6 +209,42 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     r.finish(st, 1);
     if (r.counters().buffered.get() != 0) std::abort();
+  }
+  // 4: the session checks over the same segments (acknowledging what the
+  // other side sent so far, or a number the input picks): no crash, a
+  // segment that failed a check is never taken, and the stream follows a
+  // changed ISN only before it has data (as the IDS feeds them)
+  {
+    Reassembler r(StreamConfig{});
+    Sink s;
+    r.set_sink(&s);
+    Stream st;
+    TcpSession t;
+    TcpSession::Config cfg;
+    cfg.midstream = data[4] & 1;
+    cfg.async_oneside = data[4] & 4;
+    cfg.inline_mode = data[4] & 8;
+    uint32_t sent[2] = {0, 0};
+    for (size_t k = 0; k < segs.size(); ++k) {
+      const Seg& g = segs[k];
+      TcpSeg x;
+      x.seq = isn[g.dir] + uint32_t(g.off);
+      x.flags = g.flags;
+      x.len = uint32_t(g.data.size());
+      x.ack = g.data.size() % 3 ? isn[g.dir ^ 1] + 1 + sent[g.dir ^ 1] : uint32_t(g.off * 7919);
+      x.win = uint16_t(g.off * 31);
+      x.has_ts = g.off & 1;
+      x.tsval = uint32_t(k * 3 - g.off);
+      x.secs = uint32_t(k);
+      bool valid = true;
+      const uint32_t was = t.client_isn();
+      t.check(x, g.dir, kPolicies[k % std::size(kPolicies)], cfg, valid);
+      if (!valid && t.taken()) std::abort();
+      if (t.client_isn() != was) r.restart(st, 0, t.client_isn());
+      if (t.taken()) r.segment(st, 1, g.dir, x.seq, g.flags, reinterpret_cast<const uint8_t*>(g.data.data()), x.len);
+      sent[g.dir] = std::max<uint32_t>(sent[g.dir], uint32_t(g.off + g.data.size()));
+    }
+    r.finish(st, 1);
   }
   // 3: batches on the host device against one by one
   {

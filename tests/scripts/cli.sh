@@ -122,6 +122,7 @@ exception-policy: auto
 stream:
   midstream: true
   async-oneside: yes
+  drop-invalid: no
   reassembly:
     depth: 2mb
 YAML
@@ -131,6 +132,9 @@ has "EVE_DNS_VERSION 2"; has 'XFF_MODE "overwrite", XFF_DEPLOYMENT "forward"'
 has "MIDSTREAM_POLICY auto"; has "EVE_EXCEPTION_POLICY true"
 has "FlowIPManager(MIDSTREAM true, ASYNC_ONESIDE true, VLAN true)"  # (flows keyed on VLANs: Suricata's default)
 has "EVE_TAGGED_PACKETS true"; has "EVE_ANOMALY_STREAM true"; has "EVE_ANOMALY_DECODE true"; has "STREAM_DEPTH 2097152"
+has "STREAM_DROP_INVALID false"
+ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.drop-invalid=yes --dump-config
+lacks "STREAM_DROP_INVALID"
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -c "$tmp/suricata.yaml" --set stream.reassembly.depth=50 \
   --set outputs.1.eve-log.types.2.anomaly.types.stream=no --dump-config
 has "STREAM_DEPTH 50"; lacks "EVE_ANOMALY_STREAM"

@@ -48,6 +48,7 @@ Bytes ip4(uint32_t a, uint32_t b, uint8_t proto, uint16_t sp, uint16_t dp, const
   if (proto == 6) {
     for (int i = 0; i < 4; ++i) ip[24 + i] = uint8_t(seq >> (24 - 8 * i)), ip[28 + i] = uint8_t(ack >> (24 - 8 * i));
     ip[32] = 0x50, ip[33] = flags;
+    ip[34] = 0xff, ip[35] = 0xff;  // (a window: the session checks keep data within it)
   } else {
     ip[24] = uint8_t((8 + data.size()) >> 8), ip[25] = uint8_t(8 + data.size());
   }
@@ -446,7 +447,7 @@ TEST(IdsFlow, StreamEventsAndTheReassemblyDepth) {
   RuleSet set;
   std::string err;
   EXPECT_TRUE(
-      set.load_text("alert tcp any any -> any any (stream-event:fin_syn; sid:1;)\n"
+      set.load_text("alert tcp any any -> any any (stream-event:reassembly_segment_before_base_seq; sid:1;)\n"
                     "alert tcp any any -> any any (requires: version >= 9; sid:2;)\n"
                     "alert tcp any any -> any any (requires: version >= 8.1; sid:3;)\n"
                     "alert tcp any any -> any any (requires: feature geoip; sid:4;)\n"
@@ -456,6 +457,70 @@ TEST(IdsFlow, StreamEventsAndTheReassemblyDepth) {
   std::vector<uint32_t> loaded;
   for (const Rule& x : set.rules()) loaded.push_back(x.sid);
   EXPECT_EQ(loaded, (std::vector<uint32_t>{5, 6})) << "an event not raised, and what Suricata 8.0 does not meet";
+}
+
+// The TCP session checks (flow::TcpSession): a reset with the wrong
+// sequence number (a blind injection) does not end the stream an IDS
+// inspects, a SYN sent again on an established connection is a stream
+// event, and an inline IPS drops what failed a check ("stream error",
+// Suricata's stream.drop-invalid).
+TEST(IdsStream, TheSessionChecksKeepInjectedSegmentsOutOfTheStream) {
+  Conv c;
+  c.send(0, "GET /att");
+  c.out.push_back(ether(ip4(kClient, kServer, 6, c.port, c.server, "", c.cseq - 30, c.sseq, 0x02)));  // SYN again
+  // a reset "from the server" whose sequence number is not the server's next
+  c.out.push_back(ether(ip4(kServer, kClient, 6, c.server, c.port, "", c.sseq + 5000, c.cseq, 0x14)));
+  c.send(0, "ack HTTP/1.0\r\n\r\n");
+  c.send(1, "HTTP/1.0 200 OK\r\n\r\n");
+  const std::string rules =
+      "alert tcp any any -> any any (content:\"attack\"; sid:1;)\n"
+      "alert tcp any any -> any any (stream-event:est_syn_resend_diff_seq; sid:2;)\n"
+      "alert tcp any any -> any any (stream-event:est_syn_resend; sid:3;)\n";
+  auto ids = run_ids("session-checks", c.out, rules, false, false, ", EVE_ANOMALY_STREAM true");
+  ASSERT_TRUE(ids.r->ok);
+  EXPECT_EQ(ids.sids(), (std::vector<uint32_t>{2, 1})) << "the stream went on past the reset";
+  EXPECT_EQ(ids.r->n("ids.stream_rejected"), 2u) << "the reset and the SYN";
+  size_t anomalies = 0;
+  for (const auto& a : ids.other["anomaly"]) anomalies += a["anomaly"]["event"] == "stream.est_syn_resend_diff_seq";
+  EXPECT_EQ(anomalies, 1u);
+  ASSERT_EQ(ids.flows.size(), 1u);
+  EXPECT_EQ(ids.flows[0]["tcp"]["state"], "established") << "the reset did not close it";
+
+  auto ips = run_ids("session-checks-ips", c.out, rules, true);
+  ASSERT_TRUE(ips.r->ok);
+  EXPECT_EQ(ips.r->n("ids.stream_error_dropped"), 2u);
+  EXPECT_EQ(ips.r->n("out1.count"), 2u);
+  ASSERT_EQ(ips.drops.size(), 2u);
+  EXPECT_EQ(ips.drops[0]["drop"]["reason"], "stream error");
+  EXPECT_EQ(ips.drops[0].value("pcap_cnt", 0), 5);
+  EXPECT_EQ(ips.drops[1].value("pcap_cnt", 0), 6);
+  ASSERT_FALSE(ips.other["stats"].empty());
+  EXPECT_EQ(ips.other["stats"].back()["stats"]["ips"]["drop_reason"]["stream_error"], 2);
+  EXPECT_EQ(ips.other["stats"].back()["stats"]["flow"]["end"]["tcp_state"]["established"], 1);
+  auto kept = run_ids("session-checks-ips-off", c.out, rules, true, false, ", STREAM_DROP_INVALID false");
+  ASSERT_TRUE(kept.r->ok);
+  EXPECT_EQ(kept.r->n("ids.stream_error_dropped"), 0u);
+  EXPECT_EQ(kept.r->n("out1.count"), 0u);
+}
+
+// A SYN sent again with other ISNs: past 10 queued, each is a flood event
+// (Suricata 8's 3whs_syn_flood); the server's SYN/ACK answers one of them,
+// and the stream follows that one.
+TEST(IdsStream, SynsSentAgainWithOtherIsnsFollowTheOneAnswered) {
+  std::vector<Bytes> f;
+  for (uint32_t i = 0; i < 13; ++i)
+    f.push_back(ether(ip4(kClient, kServer, 6, 40000, 80, "", 7000 + i * 1000, 0, 0x02)));
+  const uint32_t isn = 7000 + 4 * 1000;  // (the fifth)
+  f.push_back(ether(ip4(kServer, kClient, 6, 80, 40000, "", 90000, isn + 1, 0x12)));
+  f.push_back(ether(ip4(kClient, kServer, 6, 40000, 80, "", isn + 1, 90001, 0x10)));
+  f.push_back(ether(ip4(kClient, kServer, 6, 40000, 80, "GET /se", isn + 1, 90001, 0x18)));
+  f.push_back(ether(ip4(kClient, kServer, 6, 40000, 80, "cret HTTP/1.0\r\n\r\n", isn + 8, 90001, 0x18)));
+  auto r = run_ids("syn-flood", f,
+                   "alert tcp any any -> any any (stream-event:3whs_syn_flood; sid:1;)\n"
+                   "alert tcp any any -> any any (content:\"secret\"; sid:2;)\n"
+                   "alert tcp any any -> any any (stream-event:3whs_synack_with_wrong_ack; sid:3;)\n");
+  ASSERT_TRUE(r.r->ok);
+  EXPECT_EQ(r.sids(), (std::vector<uint32_t>{1, 1, 2}));
 }
 
 // A retransmission with other bytes ("EVIL" over "GOOD", before the server
@@ -521,6 +586,17 @@ TEST(IdsStream, OverlapsFollowTheReceiversPolicyAndAnInlineIpsNormalizes) {
     if (j["event_type"] == "alert") sids.push_back(j["alert"]["signature_id"]);
   }
   EXPECT_EQ(sids, (std::vector<uint32_t>{1, 1})) << "GOOD on the stream, again on the retransmission; no EVIL";
+  {  // the overlap with other bytes is a stream event inline (Suricata checks it there), not in IDS mode
+    const std::string ev = "alert tcp any any -> any any (stream-event:reassembly_overlap_different_data; sid:9;)\n";
+    auto ips = run_ids("overlap-event", c.out, ev, true);
+    ASSERT_TRUE(ips.r->ok);
+    EXPECT_EQ(ips.sids(), std::vector<uint32_t>{9});
+    ASSERT_EQ(ips.eve.size(), 1u);
+    EXPECT_EQ(ips.eve[0].value("pcap_cnt", 0), 5);
+    auto ids = run_ids("overlap-event-ids", c.out, ev, false, false, ", STREAM_INSPECT acked");
+    ASSERT_TRUE(ids.r->ok);
+    EXPECT_TRUE(ids.sids().empty());
+  }
   auto frames = test::read_pcap(outp);
   ASSERT_EQ(frames.size(), c.out.size());
   const Bytes& got = frames[4].bytes;  // (the handshake's three, GOOD, then the retransmission)

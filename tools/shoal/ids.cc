@@ -89,8 +89,9 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
   if (eq == std::string::npos || eq == 0) return err = fmt::format("--set '{}': NAME=VALUE expected", kv), false;
   std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
   // (shoal.stream-payload is Shoal's own: false puts TCP payload rules on packets, IDSMatcher's STREAM_PAYLOAD)
-  static const std::set<std::string> kBool = {"stream.midstream", "stream.async-oneside", "vlan.use-for-tracking",
-                                              "shoal.stream-payload", "detect.guess-applayer-tx"};
+  static const std::set<std::string> kBool = {"stream.midstream",         "stream.async-oneside",
+                                              "vlan.use-for-tracking",    "shoal.stream-payload",
+                                              "detect.guess-applayer-tx", "stream.drop-invalid"};
   if (kBool.count(k)) {
     if (v != "true" && v != "false" && v != "yes" && v != "no")
       return err = fmt::format("--set {}: true or false, not '{}'", k, v), false;
@@ -282,6 +283,8 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
   // inline, data is inspected and parsed once acknowledged (IDS mode)
   std::string inl = get("stream.inline", st.stream_inline.empty() ? "auto" : st.stream_inline.c_str());
   if (!(inl == "auto" ? a.ips : inl == "true")) ids += ", STREAM_INSPECT acked";
+  if (get("stream.drop-invalid", st.drop_invalid.empty() ? "true" : st.drop_invalid.c_str()) == "false")
+    ids += ", STREAM_DROP_INVALID false";
   if (st.eve_payload_printable) ids += ", EVE_PAYLOAD_PRINTABLE true";
   if (st.eve_tagged_packets) ids += ", EVE_TAGGED_PACKETS true";
   if (set.count("anomaly-stream") ? set.at("anomaly-stream") == "true" : st.eve_anomaly_stream)
@@ -343,6 +346,7 @@ int cmd_ids(int argc, char** argv) {
   app.add_option("--data-dir", a.datadir, "where datasets' save and state files go (default the log directory)");
   app.add_option("--set", a.sets,
                  "NAME=VALUE Suricata setting (stream.midstream, stream.async-oneside, stream.midstream-policy, "
+                 "stream.drop-invalid, "
                  "app-layer.error-policy, "
                  "exception-policy, vlan.use-for-tracking, stream.inline, packet-alert-max, detect.guess-applayer-tx, "
                  "detect.stream-tx-log-limit, "

@@ -106,6 +106,8 @@ SuricataSettings suricata_settings(const YamlNode& root) {
       s.stream_inline = i->value == "auto" ? "auto" : i->yes() ? "true" : "false";
     if (const YamlNode* a = stream->get("async-oneside"); a && a->kind == YamlNode::Scalar)
       s.async_oneside = a->yes() ? "true" : "false";
+    if (const YamlNode* d = stream->get("drop-invalid"); d && d->kind == YamlNode::Scalar)
+      s.drop_invalid = d->yes() ? "true" : "false";
     if (const YamlNode* r = stream->get("reassembly"))
       if (const YamlNode* d = r->get("depth"); d && d->kind == YamlNode::Scalar) {
         uint64_t n = 0;

@@ -40,6 +40,7 @@ struct SuricataSettings {
   std::string app_error_policy;  // app-layer.error-policy (empty: not set)
   std::string midstream, async_oneside;  // stream.midstream, stream.async-oneside: "true", "false" (empty: not set)
   std::string stream_inline;             // stream.inline: "true", "false", "auto" (empty: not set; auto)
+  std::string drop_invalid;              // stream.drop-invalid: "true", "false" (empty: not set; true)
   int packet_alert_max = 0;              // packet-alert-max (0: not set or invalid; Suricata's 15)
   bool guess_applayer_tx = false;        // detect.guess-applayer-tx
   int stream_tx_log_limit = 0;           // detect.stream-tx-log-limit (0: not set or invalid; Suricata's 4)

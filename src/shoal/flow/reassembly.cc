@@ -283,6 +283,13 @@ void Reassembler::count_regions(DirStream& d) {
   d.max_regions = std::max(d.max_regions, n);
 }
 
+bool Reassembler::restart(Stream& s, uint8_t dir, uint32_t isn) {
+  DirStream& d = s.d[dir];
+  if (!d.init || d.next || !d.ooo.empty() || d.fin || d.rst) return false;
+  d.base = isn + 1;
+  return true;
+}
+
 bool Reassembler::segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, uint8_t flags, const uint8_t* data,
                           uint32_t len) {
   DirStream& d = s.d[dir];

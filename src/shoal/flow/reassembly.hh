@@ -199,6 +199,10 @@ class Reassembler {
   // the stream's (delivered, held, or a retransmission of what it has):
   // false for no data, a RST's, or data before the stream began.
   bool segment(Stream& s, uint32_t flow, uint8_t dir, uint32_t seq, uint8_t flags, const uint8_t* data, uint32_t len);
+  // A direction's handshake began again with another SYN (initial sequence
+  // number isn): the stream starts after it, if it has no data yet.
+  // False when it has.
+  bool restart(Stream& s, uint8_t dir, uint32_t isn);
   // The connection ended: each direction's holes become gaps, and what was
   // buffered is delivered.
   void finish(Stream& s, uint32_t flow);

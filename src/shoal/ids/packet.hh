@@ -23,7 +23,7 @@ struct PacketInfo {
   const uint8_t* l4 = nullptr;  // the transport header (first fragment, complete), or null
   uint16_t l4len = 0;           // its length, options included (ICMP: by type, as Suricata)
   uint64_t events = 0;          // its decoder events (DecodeEvent bits)
-  uint32_t stream_events = 0;   // the stream events its data raised (StreamEvent bits)
+  uint64_t stream_events = 0;   // the stream events its data raised (StreamEvent bits)
   bool no_l3 = false;           // the decoder gave up on its IP header: no addresses (nor flow)
   bool invalid = false;         // ... or on its transport: no flow
   uint8_t ttl = 0;              // IPv4 TTL, IPv6 hop limit

@@ -1485,11 +1485,11 @@ bool parse_rule(const std::string& text, const Vars& vars, Rule& r, std::string&
       uint8_t e = 0;
       if (!find_stream_event(name, e))
         return err = fmt::format(
-                   "stream-event '{}' is not an event this engine raises (reassembly_seq_gap, "
-                   "reassembly_depth_reached)",
+                   "stream-event '{}' is not an event this engine raises (it raises Suricata's TCP session "
+                   "events and reassembly_seq_gap and reassembly_depth_reached)",
                    name),
                false;
-      r.stream_events |= uint32_t(1) << e;
+      r.stream_events |= uint64_t(1) << e;
     } else if (k == "alert") {
       if (!v.empty()) return err = "'alert' takes no value", false;
       r.force_alert = true;
@@ -2282,7 +2282,69 @@ static_assert(std::size(kHttpEvents) == kHttpEventCount && kHttpEventCount <= 64
 }  // namespace
 
 const char* stream_event_name(uint8_t e) {
-  static const char* const kNames[] = {"reassembly_seq_gap", "reassembly_depth_reached"};
+  static const char* const kNames[] = {"reassembly_seq_gap",
+                                       "reassembly_depth_reached",
+                                       "3whs_ack_in_wrong_dir",
+                                       "3whs_ack_data_inject",
+                                       "3whs_async_wrong_seq",
+                                       "3whs_right_seq_wrong_ack_evasion",
+                                       "3whs_synack_in_wrong_direction",
+                                       "3whs_synack_resend_with_different_ack",
+                                       "3whs_synack_toserver_on_syn_recv",
+                                       "3whs_synack_with_wrong_ack",
+                                       "3whs_synack_flood",
+                                       "3whs_synack_tfo_data_ignored",
+                                       "3whs_syn_resend_diff_seq_on_syn_recv",
+                                       "3whs_syn_toclient_on_syn_recv",
+                                       "3whs_wrong_seq_wrong_ack",
+                                       "3whs_syn_flood",
+                                       "4whs_synack_with_wrong_ack",
+                                       "4whs_synack_with_wrong_syn",
+                                       "4whs_wrong_seq",
+                                       "est_synack_resend",
+                                       "est_synack_resend_with_different_ack",
+                                       "est_synack_resend_with_diff_seq",
+                                       "est_synack_toserver",
+                                       "est_syn_resend",
+                                       "est_syn_resend_diff_seq",
+                                       "est_syn_toclient",
+                                       "pkt_invalid_timestamp",
+                                       "rst_but_no_session",
+                                       "fin_but_no_session",
+                                       "est_invalid_ack",
+                                       "est_pkt_before_last_ack",
+                                       "est_packet_out_of_window",
+                                       "pkt_invalid_ack",
+                                       "fin_invalid_ack",
+                                       "fin_out_of_window",
+                                       "fin_syn",
+                                       "rst_invalid_ack",
+                                       "shutdown_syn_resend",
+                                       "pkt_broken_ack",
+                                       "suspected_rst_inject",
+                                       "pkt_bad_window_update",
+                                       "pkt_spurious_retransmission",
+                                       "pkt_retransmission",
+                                       "4whs_invalid_ack",
+                                       "fin1_fin_wrong_seq",
+                                       "fin1_invalid_ack",
+                                       "fin1_ack_wrong_seq",
+                                       "fin2_fin_wrong_seq",
+                                       "fin2_invalid_ack",
+                                       "fin2_ack_wrong_seq",
+                                       "closing_ack_wrong_seq",
+                                       "closing_invalid_ack",
+                                       "closewait_fin_out_of_window",
+                                       "closewait_invalid_ack",
+                                       "closewait_pkt_before_last_ack",
+                                       "closewait_ack_out_of_window",
+                                       "lastack_invalid_ack",
+                                       "lastack_ack_wrong_seq",
+                                       "timewait_ack_wrong_seq",
+                                       "timewait_invalid_ack",
+                                       "wrong_thread",
+                                       "reassembly_overlap_different_data"};
+  static_assert(kStreamEventCount <= 64);  // (a packet's and a rule's are 64-bit sets)
   static_assert(std::size(kNames) == kStreamEventCount);
   return e < kStreamEventCount ? kNames[e] : "unknown";
 }

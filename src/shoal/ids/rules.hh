@@ -262,8 +262,73 @@ const char* app_event_name(uint16_t app, uint8_t event);  // "z_flag_set" (witho
 
 // Suricata's stream events this engine raises (stream-event:NAME): on the
 // packet whose data met a hole in its stream, or first went past the
-// reassembly depth.
-enum StreamEvent : uint8_t { kStreamReassemblySeqGap, kStreamReassemblyDepthReached, kStreamEventCount };
+// reassembly depth; the rest on a packet the session checks
+// (flow::TcpSession) found wrong.
+enum StreamEvent : uint8_t {
+  kStreamReassemblySeqGap,
+  kStreamReassemblyDepthReached,
+  kStream3whsAckInWrongDir,
+  kStream3whsAckDataInject,
+  kStream3whsAsyncWrongSeq,
+  kStream3whsRightSeqWrongAckEvasion,
+  kStream3whsSynackInWrongDirection,
+  kStream3whsSynackResendWithDifferentAck,
+  kStream3whsSynackToserverOnSynRecv,
+  kStream3whsSynackWithWrongAck,
+  kStream3whsSynackFlood,
+  kStream3whsSynackTfoDataIgnored,
+  kStream3whsSynResendDiffSeqOnSynRecv,
+  kStream3whsSynToclientOnSynRecv,
+  kStream3whsWrongSeqWrongAck,
+  kStream3whsSynFlood,
+  kStream4whsSynackWithWrongAck,
+  kStream4whsSynackWithWrongSyn,
+  kStream4whsWrongSeq,
+  kStreamEstSynackResend,
+  kStreamEstSynackResendWithDifferentAck,
+  kStreamEstSynackResendWithDiffSeq,
+  kStreamEstSynackToserver,
+  kStreamEstSynResend,
+  kStreamEstSynResendDiffSeq,
+  kStreamEstSynToclient,
+  kStreamPktInvalidTimestamp,
+  kStreamRstButNoSession,
+  kStreamFinButNoSession,
+  kStreamEstInvalidAck,
+  kStreamEstPktBeforeLastAck,
+  kStreamEstPacketOutOfWindow,
+  kStreamPktInvalidAck,
+  kStreamFinInvalidAck,
+  kStreamFinOutOfWindow,
+  kStreamFinSyn,
+  kStreamRstInvalidAck,
+  kStreamShutdownSynResend,
+  kStreamPktBrokenAck,
+  kStreamSuspectedRstInject,
+  kStreamPktBadWindowUpdate,
+  kStreamPktSpuriousRetransmission,
+  kStreamPktRetransmission,
+  kStream4whsInvalidAck,
+  kStreamFin1FinWrongSeq,
+  kStreamFin1InvalidAck,
+  kStreamFin1AckWrongSeq,
+  kStreamFin2FinWrongSeq,
+  kStreamFin2InvalidAck,
+  kStreamFin2AckWrongSeq,
+  kStreamClosingAckWrongSeq,
+  kStreamClosingInvalidAck,
+  kStreamClosewaitFinOutOfWindow,
+  kStreamClosewaitInvalidAck,
+  kStreamClosewaitPktBeforeLastAck,
+  kStreamClosewaitAckOutOfWindow,
+  kStreamLastackInvalidAck,
+  kStreamLastackAckWrongSeq,
+  kStreamTimewaitAckWrongSeq,
+  kStreamTimewaitInvalidAck,
+  kStreamWrongThread,  // (never raised: a flow stays on its worker here)
+  kStreamReassemblyOverlapDifferentData,
+  kStreamEventCount
+};
 const char* stream_event_name(uint8_t e);  // "reassembly_seq_gap"
 bool find_stream_event(std::string_view name, uint8_t& e);
 
@@ -612,7 +677,7 @@ struct Rule {
   bool captures = false;                       // a pcre keeps groups in variables (PcreCapture)
   std::vector<std::vector<Transform>> xforms;  // transform chains; an item's xform indexes them
   uint64_t decode_events = 0;  // decode-event: the decoder events the packet must have (DecodeEvent bits)
-  uint32_t stream_events = 0;  // stream-event: the stream events the packet must have (StreamEvent bits)
+  uint64_t stream_events = 0;  // stream-event: the stream events the packet must have (StreamEvent bits)
   uint64_t app_events = 0;     // app-layer-event: the transaction's events it must have (bits of app_event_names)
   std::vector<FieldCond> fields;
   std::vector<FieldCond> tx_fields;  // a transaction's numbers (dns.opcode, dns.rcode, dns.rrtype)

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "shoal/flow/tcp_session.hh"
 #include "shoal/ids/dns_names.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
@@ -41,6 +42,7 @@ struct IdsAppLayer::Conn {
   bool ssh_logged = false;
   flow::SipTcpFramer sip_tcp[2];
   flow::Stream stream;
+  flow::TcpSession session;    // Suricata's session checks (stream events)
   uint8_t detect[2] = {0, 0};  // per direction: 0 undecided, 1 HTTP, 2 something else, 3 DNS, 4 TLS, 5 SIP, 6 SSH
   std::string probe[2];        // first bytes held while undecided
   uint16_t app = ids::kAppNone;
@@ -276,7 +278,7 @@ bool IdsAppLayer::ssh_encrypted(uint32_t id) {
 
 void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::vector<TxHit>& hits,
                          const k::IdsStreamOut* found) {
-  failed_ = false;
+  failed_ = stream_error_ = false;
   if (!info.l4 || (info.proto != 6 && info.proto != 17)) return;
   Conn*& c = slot(id);
   if (!c) {
@@ -354,7 +356,29 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
   size_t first = hits.size();
   const uint8_t here = info.dir & 1, there = here ^ 1;
   c->seen |= uint8_t(1 << here);
+  if (flow::DirStream& ds = c->stream.d[here]; !ds.init && !host_policies_.empty())
+    ds.policy = host_policies_.lookup(info.dst.v6, info.dst.b);  // (its receiver's)
+  // The session checks: a segment that fails one raises its event, and the
+  // stream does not take it (its data, its FIN or reset, its ACK)
+  bool take = true;
   {
+    const flow::TcpSeg seg = flow::TcpSeg::parse(info.l4, info.l4len, info.plen, uint32_t(ts / 1000000000u));
+    const auto& tc = mgr_->table().config();
+    flow::TcpSession::Config sc;
+    sc.midstream = tc.midstream;
+    sc.async_oneside = tc.async_oneside;
+    sc.inline_mode = normalize_;
+    flow::Overlap rcv = c->stream.d[here].policy;
+    bool valid = true;
+    const uint32_t isn = c->session.client_isn();
+    uint64_t events = c->session.check(seg, here, rcv == flow::Overlap::Default ? default_policy_ : rcv, sc, valid);
+    if (c->session.client_isn() != isn) reasm_.restart(c->stream, 0, c->session.client_isn());
+    for (uint8_t e = 0; events; ++e, events >>= 1)
+      if (events & 1) stream_event(*c, here, e);
+    take = c->session.taken();
+    if (!valid) c_.stream_rejected.add(), stream_error_ = true;
+  }
+  if (take) {
     // this packet's ACK acknowledges the other direction's data
     const flow::DirStream& od = c->stream.d[there];
     if ((info.l4[13] & 0x10) && od.init) {
@@ -369,9 +393,7 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
     c->deferred[here].clear();
   }
   uint32_t seq = k::load_be32(info.l4 + 4);
-  if (flow::DirStream& ds = c->stream.d[here]; !ds.init && !host_policies_.empty())
-    ds.policy = host_policies_.lookup(info.dst.v6, info.dst.b);  // (its receiver's)
-  if (normalize_ && info.plen && info.wire && info.payload >= info.wire &&
+  if (take && normalize_ && info.plen && info.wire && info.payload >= info.wire &&
       info.payload + info.plen <= info.wire + info.wire_len && info.l4 >= info.wire && info.l4len >= 20) {
     // the receiver gets the bytes the stream has (and was inspected with)
     uint8_t* pl = info.wire + (info.payload - info.wire);
@@ -387,9 +409,13 @@ void IdsAppLayer::packet(uint32_t id, ids::PacketInfo& info, uint64_t ts, std::v
       cur_found_ = nullptr;  // (the device scanned the bytes as they came)
     }
   }
-  const uint64_t next_before = c->stream.d[here].next;
-  bool added = reasm_.segment(c->stream, id, info.dir, seq, info.l4[13], info.payload, info.plen);
-  if (stream_acked_) {
+  const uint64_t next_before = c->stream.d[here].next, differ_before = reasm_.counters().overlap_differ.get();
+  bool added = take && reasm_.segment(c->stream, id, info.dir, seq, info.l4[13], info.payload, info.plen);
+  // inline: data over what the stream had, with other bytes (Suricata
+  // checks it in inline mode: the receiver may keep either)
+  if (normalize_ && (info.normalized || reasm_.counters().overlap_differ.get() != differ_before))
+    stream_event(*c, here, ids::kStreamReassemblyOverlapDifferentData);
+  if (stream_acked_ && take) {
     // as Suricata's stream engine: a reset's sender's data goes to the
     // parsers at once, as all data once both sides closed, and a one-sided
     // capture's (stream.async-oneside); what waits is bounded
@@ -728,7 +754,7 @@ void IdsAppLayer::app_data(Conn& conn, uint8_t dir, const uint8_t* data, uint32_
 
 void IdsAppLayer::stream_event(Conn& c, uint8_t dir, uint8_t event) {
   if (!cur_) return;  // (a flow's end: no packet to carry it)
-  cur_->stream_events |= uint32_t(1) << event;
+  cur_->stream_events |= uint64_t(1) << event;
   if (log_anomaly_ && log_stream_anomalies_)
     logs_.push_back({c.id,
                      TxLog::Anomaly,

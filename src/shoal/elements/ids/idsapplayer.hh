@@ -60,6 +60,7 @@ class IdsAppLayer : private flow::StreamSink {
     Stat dns_malformed;      // ... whose sections could not all be read
     Stat depth_reached;      // directions past the reassembly depth (not parsed further)
     Stat stream_gaps;        // holes in a stream its receiver acknowledged past (Suricata's tcp.reassembly_gap)
+    Stat stream_rejected;    // TCP segments the session checks found wrong: the stream did not take them
     Stat sip_messages;       // SIP messages parsed (UDP and TCP)
     Stat sip_udp_messages;   // ... of them over UDP
     Stat sip_errors;         // ... messages the wrong way, or directions given up (not SIP, past bounds, a gap)
@@ -173,6 +174,10 @@ class IdsAppLayer : private flow::StreamSink {
   // that cannot be read): Suricata's app-layer error, which its
   // app-layer.error-policy acts on.
   bool packet_failed() const { return failed_; }
+  // The last packet() failed a TCP session check (flow::TcpSession: a
+  // stream event), Suricata's stream error: its stream did not take it, and
+  // an inline IPS drops it (stream.drop-invalid).
+  bool packet_stream_error() const { return stream_error_; }
   // The flow's application protocol (ids::App), 0 when unknown.
   uint16_t app(uint32_t id);
   // Suricata's max_regions of a direction's stream (1 for a flow without
@@ -307,6 +312,7 @@ class IdsAppLayer : private flow::StreamSink {
   StreamStats ss_;
   std::vector<uint32_t> scand_;
   bool failed_ = false;            // (packet_failed())
+  bool stream_error_ = false;      // (packet_stream_error())
   std::string held_buf_;           // (inspect_held's scratch: the held run)
   ids::StreamPrefilter held_pre_;  // (its patterns)
   std::vector<TxHit> end_hits_;

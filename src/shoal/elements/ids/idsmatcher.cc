@@ -261,6 +261,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (when != "arrival" && when != "acked") a.fail(fmt::format("STREAM_INSPECT '{}': arrival or acked", when));
     app_.set_stream_acked(when == "acked");
     app_.set_normalize(ips_ && when == "arrival");  // (Suricata's stream.inline)
+    bool drop_invalid = true;
+    a.read("STREAM_DROP_INVALID", drop_invalid);
+    drop_invalid_ = drop_invalid && ips_ && when == "arrival";
     uint64_t memcap = 64ull << 20;
     a.read("STREAM_MEMCAP", memcap);
     app_.set_stream_memcap(memcap);
@@ -431,7 +434,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     // logged.
     bool log_http = eve(kEveHttp), log_files = eve(kEveFiles), log_dns = eve(kEveDns), log_tls = eve(kEveTls);
     for (const ids::Rule& r : shared_->db->rules())
-      app_on_ |= mgr_ && (r.app != ids::kAppNone || r.has_app_cond || r.stream_only() || r.stream_payload);
+      app_on_ |=
+          mgr_ && (r.app != ids::kAppNone || r.has_app_cond || r.stream_only() || r.stream_payload || r.stream_events);
     bool log_sip = eve(kEveSip), log_ssh = eve(kEveSsh), log_anomaly = eve(kEveAnomaly), log_ftp = eve(kEveFtp),
          log_smtp = eve(kEveSmtp);
     app_on_ |= mgr_ && (log_http || log_files || log_dns || log_tls || log_sip || log_ssh || log_ftp || log_smtp);
@@ -441,7 +445,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (mgr_ && (app_on_ || eve(kEveFlow) || eve(kEveNetflow) || captures_))
       mgr_->table().on_release([this](uint32_t id, const flow::Flow& f, flow::Release why) {
         uint16_t app = app_on_ ? app_.app(id) : uint16_t(ids::kAppNone);
-        count_flow(f, app);
+        count_flow(f, app, reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_));
         uint16_t regions[2] = {0, 0};  // (0: not known: no reassembly)
         uint64_t txs = 0;
         if (app_on_) {
@@ -530,6 +534,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         v = record(p, info, fs);
         if (fs && app_on_) encrypted(p, fs);
       }
+      v = stream_error(p, info, fs, v);
     }
     if (tagged) tagged_record(p, info);
     // IPS: dropped packets leave on output 1 (or are dropped, counted), and
@@ -648,6 +653,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("flow_passed", flow_passed_);
     add_stat_handler("flow_dropped", flow_dropped_);
     add_stat_handler("app_error_dropped", app_error_dropped_);
+    add_stat_handler("stream_error_dropped", stream_error_dropped_);
     add_stat_handler("flow_bypassed", flow_bypassed_);
     // (the workers' copies share these tables: one answers)
     auto shared_stat = [this](const char* name, const Stat& (*of)(const IdsShared&)) {
@@ -666,6 +672,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     add_stat_handler("http_tx_limit", ac.http.tx_limit);
     add_stat_handler("http_body_undecoded", ac.http.body_undecoded);
     add_stat_handler("stream_depth_reached", ac.depth_reached);
+    add_stat_handler("stream_rejected", ac.stream_rejected);
     const IdsAppLayer::StreamStats& ss = app_.stream_stats();
     add_stat_handler("stream_inspections", ss.inspections);
     add_stat_handler("stream_bytes", ss.bytes);
@@ -868,6 +875,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
           v = record(p, info, fs);
           if (fs && app_on_) encrypted(p, fs);
         }
+        v = stream_error(p, info, fs, v);
       }
       if (tagged) tagged_record(p, info);
       bool alerted = v == Verdict::Drop || (!ips_ && v == Verdict::Alert);  // (IPS: alerts only go on)
@@ -1068,9 +1076,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         {"end", time_text(f.last_ns, true)},
         {"age", f.last_ns / 1000000000ull - f.first_ns / 1000000000ull},  // (whole seconds, as Suricata)
         // (Suricata's flow is closed once its session is: a second FIN or a reset)
-        {"state", key.proto == 6 ? (fs->tcp.state >= k::kTcpLastAck   ? "closed"
-                                    : flow::FlowTable::established(f) ? "established"
-                                                                      : "new")
+        {"state", key.proto == 6 ? (fs->tcp.state >= k::kTcpLastAck ? "closed"
+                                    : fs->established               ? "established"
+                                                                    : "new")
                                  : (f.pkts[0] && f.pkts[1] ? "established" : "new")},
         {"reason", kReason[int(why)]},
         {"alerted", fs->alerted != 0}};
@@ -1194,9 +1202,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     uint16_t vlan[3];
     uint8_t icmp[2];  // an ICMP flow's first packet's type and code (its flow record's icmp_type, icmp_code)
     // the session as this element saw it: a dropped flow's later packets
-    // (IPS) do not move it, as they never reach Suricata's stream engine
+    // (IPS) do not move it, as they never reach Suricata's stream engine,
+    // and neither do those the session checks reject (a stream error)
     k::TcpTrack tcp;
+    uint8_t established;  // tcp reached ESTABLISHED (the flow record's state)
   };
+  k::TcpTrack tcp_before_;  // (the packet being inspected's flow's session before it)
+  uint8_t established_before_ = 0;
   // A packet of a flow with a verdict: not inspected. A passed flow is
   // still parsed and logged (Suricata); a bypassed one is not; a dropped
   // one's packets are dropped (IPS), the packet that met the midstream
@@ -1244,6 +1256,17 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (!drops) return Verdict::Pass;
     app_error_dropped_.add();
     drop_record(p, info, nullptr, flow_id_of(p), "applayer error");
+    return Verdict::Drop;
+  }
+  // Suricata's stream.drop-invalid: an inline IPS drops a packet that
+  // failed a TCP session check (its rules were matched: a stream-event
+  // rule alerts on it), drop reason "stream error".
+  Verdict stream_error(Packet* p, const ids::PacketInfo& info, FlowState* fs, Verdict v) {
+    if (!app_on_ || !app_.packet_stream_error()) return v;
+    if (fs) fs->tcp = tcp_before_, fs->established = established_before_;  // (the session did not take it)
+    if (!drop_invalid_ || v == Verdict::Drop) return v;
+    stream_error_dropped_.add();
+    drop_record(p, info, nullptr, flow_id_of(p), "stream error");
     return Verdict::Drop;
   }
   // Suricata's stream.midstream-policy: what happens to a TCP connection
@@ -1306,8 +1329,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (info.proto == 6 && info.l4) {  // the sequence space seen each way (stream_size)
       int d = info.dir & 1;
       uint8_t fl = info.l4[13];
+      tcp_before_ = fs->tcp, established_before_ = fs->established;
       if (!(ips_ && fs->verdict == uint8_t(Verdict::Drop)))
         k::tcp_track(fs->tcp, fl, uint8_t(d), t.config().midstream, t.config().async_oneside);
+      if (fs->tcp.state == k::kTcpEstablished) fs->established = 1;
       uint32_t seq = k::load_be32(info.l4 + 4);
       uint32_t end = seq + info.plen + ((fl & 0x02) ? 1 : 0) + ((fl & 0x01) ? 1 : 0);
       if (!(fs->seq_seen >> d & 1)) {
@@ -1719,10 +1744,19 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     }
   }
   // Suricata's flow and app_layer.flow counters, as each flow ends.
-  void count_flow(const flow::Flow& f, uint16_t app) {
+  void count_flow(const flow::Flow& f, uint16_t app, const FlowState* fs) {
     uint8_t proto = f.key.proto;
     const char* p = proto == 6 ? "tcp" : proto == 17 ? "udp" : proto == 1 ? "icmpv4" : proto == 58 ? "icmpv6" : nullptr;
     if (p) ++flow_stats_[fmt::format("flow.{}", p)];
+    if (proto == 6) {  // Suricata's flow.end.state and flow.end.tcp_state: the session as the flow ended
+      const char* st = fs->verdict == uint8_t(Verdict::Bypass) ? "bypassed"
+                       : fs->tcp.state >= k::kTcpLastAck       ? "closed"
+                       : fs->established                       ? "established"
+                                                               : "new";
+      ++flow_stats_[fmt::format("flow.end.state.{}", st)];
+      const char* ts = tcp_state_name(fs->tcp);
+      ++flow_stats_[fmt::format("flow.end.tcp_state.{}", ts ? ts : "none")];
+    }
     if (const char* a = ids::app_name(app)) {
       // (protocols over both transports are counted per transport, as Suricata's dns_udp)
       bool both = app == ids::kAppDns || app == ids::kAppSip;
@@ -1777,12 +1811,13 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       }
     app_error_applied_.fill(0);
     if (ips_) {  // packets dropped by a rule, an app-layer error's policy, or their flow's earlier drop
-      uint64_t blocked = dropped_.get() + flow_dropped_.get() + app_error_dropped_.get();
+      uint64_t blocked = dropped_.get() + flow_dropped_.get() + app_error_dropped_.get() + stream_error_dropped_.get();
       s["ips.blocked"] += blocked;
       s["ips.accepted"] += pkt_stats_[kPkts] - blocked;
       s["ips.drop_reason.rules"] += dropped_.get();
       s["ips.drop_reason.flow_drop"] += flow_dropped_.get();
       s["ips.drop_reason.applayer_error"] += app_error_dropped_.get();
+      s["ips.drop_reason.stream_error"] += stream_error_dropped_.get();
     }
     pkt_stats_.fill(0);
     flow_stats_.clear();
@@ -2251,6 +2286,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   bool app_error_auto_ = false;                  // APP_ERROR_POLICY auto
   std::array<uint64_t, 7> app_error_applied_{};  // packets each app-layer error policy met
   Stat app_error_dropped_;
+  bool drop_invalid_ = false;  // STREAM_DROP_INVALID, inline IPS only
+  Stat stream_error_dropped_;
   enum PktStat {
     kPkts,
     kBytes,
@@ -2361,6 +2398,10 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
        "tx_id, tx_guessed and its dns object; default false)"},                                                        \
       {"STREAM_TX_LOG_LIMIT", "integer",                                                                               \
        "alerts a transaction is guessed for at most, 1-255 (Suricata's detect.stream-tx-log-limit; default 4)"},       \
+      {"STREAM_DROP_INVALID", "boolean",                                                                               \
+       "Suricata's stream.drop-invalid: an inline IPS (IPS true, STREAM_INSPECT arrival) drops a TCP packet that "     \
+       "fails a session check (a stream event: a stale timestamp, a handshake packet the wrong way or with wrong "     \
+       "numbers, a SYN on an established connection), drop reason \"stream error\" (default true)"},                   \
       {"MIDSTREAM_POLICY", "word",                                                                                     \
        "Suricata's stream.midstream-policy, for TCP connections seen without their handshake: ignore (default), "      \
        "pass-flow (no detection; parsed and logged when the flow layer picks connections up midstream), bypass, "      \
@@ -2431,6 +2472,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"flow_passed", "r", "later packets of passed flows, not inspected"},                                          \
       {"flow_dropped", "r", "later packets of dropped flows, dropped uninspected (IPS)"},                            \
       {"app_error_dropped", "r", "packets dropped for an app-layer error (APP_ERROR_POLICY, IPS)"},                  \
+      {"stream_error_dropped", "r", "packets dropped for failing a TCP session check (STREAM_DROP_INVALID)"},        \
       {"flow_bypassed", "r",                                                                                         \
        "packets of flows bypassed (midstream policy, SSH encryption), not inspected nor parsed"},                    \
       {"threshold_untracked", "r", "threshold matches not tracked (the table of 65,536 keys was full): they alert"}, \
@@ -2441,6 +2483,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"http_tx_limit", "r", "HTTP connections stopped at 512 live transactions"},                                   \
       {"http_body_undecoded", "r", "gzip'd request bodies cut where decoding broke (or a bomb)"},                    \
       {"stream_depth_reached", "r", "stream directions past the 1 MiB inspected (not parsed further)"},              \
+      {"stream_rejected", "r",                                                                                       \
+       "TCP segments the session checks found wrong (a stream event: a stale timestamp, a handshake packet the "     \
+       "wrong way or with wrong numbers, a SYN on an established connection...): the stream did not take them"},     \
       {"stream_inspections", "r", "stream windows matched against the stream rules"},                                \
       {"stream_bytes", "r", "new stream bytes the stream rules were matched against"},                               \
       {"stream_matches", "r", "stream rules that matched (before thresholds)"},                                      \
