@@ -325,6 +325,32 @@ TEST(TcpSession, FinsAndResetsAreChecked) {
   EXPECT_EQ(none.state(), TcpSession::kUnchecked);
 }
 
+// A connection picked up midstream (stream.midstream): its first packet's
+// sender, whichever direction the flow layer gave it, is the side its
+// numbers set up; windows are not checked, ACKs and timestamps are.
+TEST(TcpSession, AMidstreamPickupFromEitherSide) {
+  TcpSession::Config mid;
+  mid.midstream = true;
+  for (uint8_t first : {0, 1}) {
+    SCOPED_TRACE(int(first));
+    const uint8_t other = first ^ 1;
+    TcpSession t;
+    EXPECT_TRUE(feed(t, ts(seg(kAck, 7000, 3000, 100), 500, 90), first, mid).events.empty());
+    EXPECT_EQ(t.state(), TcpSession::kEstablished);
+    EXPECT_TRUE(feed(t, ts(seg(kAck, 3000, 7100), 91, 500), other, mid).events.empty()) << "its ACK";
+    EXPECT_TRUE(feed(t, ts(seg(kAck, 7100, 3000, 100), 501, 91), first, mid).events.empty());
+    EXPECT_EQ(feed(t, ts(seg(kAck, 7200, 3000, 100), 400, 91), first, mid).events, Names{"pkt_invalid_timestamp"});
+    Out inv = feed(t, ts(seg(kAck, 3000, 7200 + 2000000000u), 92, 501), other, mid);  // (past even a 2^30 window)
+    EXPECT_EQ(inv.events, (Names{"est_invalid_ack", "pkt_invalid_ack"})) << "an ACK of data never sent";
+    EXPECT_TRUE(feed(t, ts(seg(kAck, 7200, 3000, 1 << 20), 502, 92), first, mid).events.empty())
+        << "(the window is not checked)";
+  }
+  TcpSession off;  // without pick-up: no session, a reset is none's
+  EXPECT_TRUE(feed(off, seg(kAck, 7000, 3000, 100), 0).events.empty());
+  EXPECT_EQ(off.state(), TcpSession::kNone);
+  EXPECT_EQ(feed(off, seg(kRst, 3000, 0), 1).events, Names{"rst_but_no_session"});
+}
+
 // TCP Fast Open: the SYN's data, and a server that took only the SYN.
 TEST(TcpSession, FastOpen) {
   TcpSeg syn = seg(kSyn, 100, 0, 20);

@@ -74,6 +74,7 @@ TcpSeg TcpSeg::parse(const uint8_t* t, uint32_t l4len, uint32_t payload, uint32_
 uint64_t TcpSession::check(const TcpSeg& s, uint8_t dir, Overlap receiver, const Config& cfg, bool& valid) {
   ev_ = 0;
   taken_ = true;
+  cfg_async_ = cfg.async_oneside;
   dir &= 1;
   if (receiver == Overlap::Default || receiver == Overlap::First || receiver == Overlap::Last)
     receiver = Overlap::Bsd;  // (Suricata's default policy)
@@ -82,7 +83,7 @@ uint64_t TcpSession::check(const TcpSeg& s, uint8_t dir, Overlap receiver, const
   if (!(s.flags & kAck) && s.ack != 0) raise(ids::kStreamPktBrokenAck);
   valid = true;
   if (state_ == kNone) {
-    valid = none(s, cfg);
+    valid = none(s, dir, cfg);
   } else if (state_ != kUnchecked) {
     if (!skip(s, dir)) valid = dispatch(state_, s, dir, receiver, cfg);
     if (valid && !(s.flags & kRst) && side_[dir ^ 1].rst_recv) {  // the reset's sender goes on
@@ -166,7 +167,7 @@ bool TcpSession::dispatch(State st, const TcpSeg& s, uint8_t dir, Overlap rcv, c
 
 // No session yet: a SYN opens one; a reset, or a FIN that no midstream
 // pick-up takes, is not part of any.
-bool TcpSession::none(const TcpSeg& s, const Config& cfg) {
+bool TcpSession::none(const TcpSeg& s, uint8_t dir, const Config& cfg) {
   if (s.flags & kRst) return raise(ids::kStreamRstButNoSession);
   if (s.flags & kFin) {
     if (!cfg.midstream || s.len == 0) return raise(ids::kStreamFinButNoSession);
@@ -195,7 +196,36 @@ bool TcpSession::none(const TcpSeg& s, const Config& cfg) {
     }
     return true;
   }
-  // an ACK or a SYN/ACK first: a midstream pick-up (not checked), or nothing
+  if ((s.flags & kAck) && !(s.flags & kSyn) && cfg.midstream) {
+    // an ACK first, picked up midstream (Suricata's): the windows are not
+    // checked, scaling taken as the most. Suricata takes its sender for the
+    // client; here the flow layer's direction stands (it may have taken the
+    // other side for the client, by the ports), so the sender's side is
+    // the one the packet's direction names
+    state_ = kEstablished;
+    midstream_ = midstream_est_ = true;
+    mid_dir_ = dir;
+    async_ = cfg.async_oneside;
+    Side &c = side_[dir], &sv = side_[dir ^ 1];
+    c.wscale = sv.wscale = kWscaleMax;
+    c.isn = s.seq - 1;
+    c.next_seq = s.seq + s.len;
+    c.window = uint32_t(s.win) << c.wscale;
+    c.last_ack = s.seq;
+    c.next_win = c.last_ack + c.window;
+    sv.isn = s.ack - 1;
+    sv.next_seq = sv.isn + 1;
+    sv.last_ack = s.ack;
+    sv.next_win = sv.last_ack;
+    if (s.has_ts) {
+      c.last_ts = s.tsval, sv.last_ts = s.tsecr;
+      timestamps_ = true;
+      c.last_pkt_ts = s.secs;
+      sv.zero_ts = s.tsecr == 0, c.zero_ts = s.tsval == 0;
+    }
+    return true;
+  }
+  // a SYN/ACK first: a midstream pick-up (not checked), or nothing
   if (cfg.midstream || ((s.flags & kSyn) && cfg.async_oneside)) state_ = kUnchecked;
   return true;
 }
@@ -557,11 +587,19 @@ void TcpSession::data(const TcpSeg& s, uint8_t dir, Overlap rcv) {
       return;
     }
   }
+  if (midstream_est_ && dir != mid_dir_) {  // picked up midstream: the other side's first window
+    snd.window = uint32_t(s.win) << snd.wscale;
+    snd.next_win = snd.last_ack + snd.window;
+    midstream_est_ = false;
+  }
   if ((s.len == 0 || s.len == 1) && s.seq == snd.next_seq - 1) {
     // a keep-alive
   } else if (!ge(end, snd.last_ack)) {  // entirely before what was acknowledged
     if (async_) {
       if (dir == 1 || gt(s.seq, snd.last_ack)) snd.last_ack = s.seq;
+    } else if (midstream_ && dir == mid_dir_ && cfg_async_ && (snd.next_seq == s.seq || snd.last_ack == snd.isn + 1)) {
+      if (gt(s.seq, snd.last_ack)) snd.last_ack = s.seq;  // (the other side's SYN and SYN/ACK missed)
+      async_ = true;
     } else if (!(gt(snd.last_ack, snd.next_seq) && gt(end, snd.next_seq))) {
       raise(ids::kStreamEstPktBeforeLastAck);
       taken_ = false;
@@ -576,7 +614,7 @@ void TcpSession::data(const TcpSeg& s, uint8_t dir, Overlap rcv) {
     snd.next_seq = end;
   }
   if (probe) return;
-  if (!le(end, snd.next_win) && !async_) {
+  if (!le(end, snd.next_win) && !async_ && !midstream_) {
     raise(ids::kStreamEstPacketOutOfWindow);
     taken_ = false;
     return;
@@ -622,7 +660,7 @@ bool TcpSession::fin_wait1(const TcpSeg& s, uint8_t dir, Overlap rcv) {
   if (!ack_ok(other, s, dir)) return raise(ids::kStreamFin1InvalidAck);
   if (dir == 0) {
     if (!lt(s.ack, sv.next_seq) && !retrans && s.ack == sv.next_seq) {
-      if (le(s.seq + s.len, c.next_win) || async_) {
+      if (le(s.seq + s.len, c.next_win) || async_ || midstream_) {
         if (s.seq == c.next_seq) state_ = kFinWait2;
       } else {
         return raise(ids::kStreamFin1AckWrongSeq);
@@ -630,7 +668,7 @@ bool TcpSession::fin_wait1(const TcpSeg& s, uint8_t dir, Overlap rcv) {
       sv.window = uint32_t(s.win) << sv.wscale;
     }
   } else if (!retrans) {
-    if (le(s.seq + s.len, sv.next_win) || async_) {
+    if (le(s.seq + s.len, sv.next_win) || async_ || midstream_) {
       if (s.seq == sv.next_seq - 1) state_ = kFinWait2;
     } else {
       return raise(ids::kStreamFin1AckWrongSeq);
@@ -671,7 +709,7 @@ bool TcpSession::fin_wait2(const TcpSeg& s, uint8_t dir, Overlap rcv) {
   const bool retrans = retransmission(snd, s) != 0;
   if (!ack_ok(other, s, dir)) return raise(ids::kStreamFin2InvalidAck);
   if (!retrans) {
-    if (!(le(s.seq + s.len, snd.next_win) || async_)) return raise(ids::kStreamFin2AckWrongSeq);
+    if (!(le(s.seq + s.len, snd.next_win) || async_ || midstream_)) return raise(ids::kStreamFin2AckWrongSeq);
     other.window = uint32_t(s.win) << other.wscale;
   }
   if (timestamps_) ts_update(s, dir, rcv);
@@ -907,7 +945,8 @@ bool TcpSession::ts_valid(const TcpSeg& s, uint8_t dir, Overlap rcv) const {
   if (!check) return true;
   // Linux takes a timestamp one behind (its PAWS check is ts + 1 >= last)
   int32_t d = rcv == Overlap::Linux ? int32_t(ts - last_ts + 1) : int32_t(ts - last_ts);
-  bool stale = s.secs > snd.last_pkt_ts + kPaws24Days;
+  const uint32_t last_pkt_ts = snd.last_pkt_ts == 0 && midstream_ ? s.secs : snd.last_pkt_ts;
+  bool stale = s.secs > last_pkt_ts + kPaws24Days;
   if (d >= 0 && !(snd.last_ts != 0 && stale)) return true;
   return snd.next_seq == s.seq && stale;  // (an idle connection's clock may have moved on)
 }
@@ -935,6 +974,7 @@ void TcpSession::ts_update(const TcpSeg& s, uint8_t dir, Overlap rcv) {
   if (rcv == Overlap::Hpux11 && snd.next_seq != s.seq) check = false;
   if ((ts == 0 && !zero_ts_ok(rcv)) || !check) return;
   int32_t d = rcv == Overlap::Linux ? int32_t(ts - snd.last_ts + 1) : int32_t(ts - snd.last_ts);
+  if (snd.last_pkt_ts == 0 && midstream_) snd.last_pkt_ts = s.secs;
   bool stale = s.secs > snd.last_pkt_ts + kPaws24Days;
   if (d >= 0 && !(snd.last_ts != 0 && stale)) {
     if (snd.next_seq == s.seq) snd.last_ts = ts;  // (RFC 7323: the segment at the left edge)

@@ -23,8 +23,8 @@
 // IDS inspects: what evasions by a stale timestamp, a blind reset or a
 // wrong acknowledgement count on.
 //
-// Where it departs from Suricata: connections picked up midstream (their
-// first packet an ACK or a SYN/ACK) are not checked; SACK blocks neither
+// Where it departs from Suricata: connections picked up from a SYN/ACK
+// (midstream or one-sided) are not checked; SACK blocks neither
 // widen the window nor decide whether an old ACK is outdated (one with
 // them counts as outdated); a segment wholly before the last ACK is taken
 // as before the stream's base (Suricata's base_seq, which trails the last
@@ -122,7 +122,7 @@ class TcpSession {
   bool raise(ids::StreamEvent e) { return ev_ |= uint64_t(1) << e, false; }
   bool skip(const TcpSeg& s, uint8_t dir);
   bool dispatch(State st, const TcpSeg& s, uint8_t dir, Overlap rcv, const Config& cfg);
-  bool none(const TcpSeg& s, const Config& cfg);
+  bool none(const TcpSeg& s, uint8_t dir, const Config& cfg);
   bool syn_sent(const TcpSeg& s, uint8_t dir, Overlap rcv, const Config& cfg);
   bool syn_recv(const TcpSeg& s, uint8_t dir, Overlap rcv, const Config& cfg);
   bool established(const TcpSeg& s, uint8_t dir, Overlap rcv);
@@ -162,6 +162,10 @@ class TcpSession {
   bool async_ = false;            // stream.async-oneside, until packets come both ways: windows not checked
   bool confirmed_ = false;        // the server sent an ACK once established (a SYN/ACK after it is not a resend)
   bool evasion_ = false;          // a right-sequence, wrong-ACK segment came in the handshake
+  bool midstream_ = false;        // picked up midstream (its first packet an ACK): windows not checked
+  bool midstream_est_ = false;    // ... the other side's window not seen yet
+  uint8_t mid_dir_ = 0;           // ... the direction of its first packet
+  bool cfg_async_ = false;        // (stream.async-oneside, for the segment being checked)
   bool zwp_[2] = {false, false};  // a direction sent a zero-window probe
   bool seen_[2] = {false, false};
   std::vector<Queued> queue_;
