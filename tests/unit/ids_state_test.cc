@@ -497,6 +497,16 @@ TEST(IdsStream, TheSessionChecksKeepInjectedSegmentsOutOfTheStream) {
   ASSERT_FALSE(ips.other["stats"].empty());
   EXPECT_EQ(ips.other["stats"].back()["stats"]["ips"]["drop_reason"]["stream_error"], 2);
   EXPECT_EQ(ips.other["stats"].back()["stats"]["flow"]["end"]["tcp_state"]["established"], 1);
+  {  // offloaded (the device scans, the host inspects): the same drops
+    test::Options o = test::default_options();
+    o.offload.device.delay_us = 20;
+    auto off = run_ids("session-checks-off", c.out, rules, true, false, "", "OffloadBalancer(FRACTION 1) ->", &o);
+    ASSERT_TRUE(off.r->ok);
+    EXPECT_EQ(off.r->n("ids.stream_error_dropped"), 2u);
+    EXPECT_EQ(off.r->n("out1.count"), 2u);
+    EXPECT_EQ(off.sids(), (std::vector<uint32_t>{2, 1}));
+    EXPECT_GT(off.r->n("ids.offload_device_packets"), 0u) << "the device scanned the packets";
+  }
   auto kept = run_ids("session-checks-ips-off", c.out, rules, true, false, ", STREAM_DROP_INVALID false");
   ASSERT_TRUE(kept.r->ok);
   EXPECT_EQ(kept.r->n("ids.stream_error_dropped"), 0u);

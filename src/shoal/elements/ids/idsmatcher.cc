@@ -2401,7 +2401,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       {"STREAM_DROP_INVALID", "boolean",                                                                               \
        "Suricata's stream.drop-invalid: an inline IPS (IPS true, STREAM_INSPECT arrival) drops a TCP packet that "     \
        "fails a session check (a stream event: a stale timestamp, a handshake packet the wrong way or with wrong "     \
-       "numbers, a SYN on an established connection), drop reason \"stream error\" (default true)"},                   \
+       "numbers, a SYN on an established connection), drop reason \"stream error\" (default true). The checks run "    \
+       "where the IDS follows TCP streams: stream, application-layer or stream-event rules, or application logs"},     \
       {"MIDSTREAM_POLICY", "word",                                                                                     \
        "Suricata's stream.midstream-policy, for TCP connections seen without their handshake: ignore (default), "      \
        "pass-flow (no detection; parsed and logged when the flow layer picks connections up midstream), bypass, "      \
