@@ -46,6 +46,20 @@ struct Sink : StreamSink {
   }
 };
 
+// In order and contiguous, gaps of any length (not kept: a stream the
+// session checks restarted at another ISN may hold data far ahead).
+struct Ends : StreamSink {
+  uint64_t end[2] = {0, 0};
+  void stream_data(uint32_t, uint8_t dir, uint64_t off, const uint8_t*, uint32_t n) override {
+    if (off != end[dir]) std::abort();
+    end[dir] += n;
+  }
+  void stream_gap(uint32_t, uint8_t dir, uint64_t off, uint64_t len) override {
+    if (off != end[dir] || len == 0) std::abort();
+    end[dir] += len;
+  }
+};
+
 // Everything a sink is told, to compare two reassemblers.
 struct Log : StreamSink {
   std::string out[2][2];
@@ -216,7 +230,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // changed ISN only before it has data (as the IDS feeds them)
   {
     Reassembler r(StreamConfig{});
-    Sink s;
+    Ends s;
     r.set_sink(&s);
     Stream st;
     TcpSession t;
