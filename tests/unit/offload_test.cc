@@ -1475,7 +1475,7 @@ TEST(OffloadBalancerAdaptive, ALatencyBoundTheDeviceCannotMeetEmptiesItsShare) {
   // takes longer on a GPU; on the host backend each operation also waits up
   // to 3 ms) sends everything back to the CPU and keeps it there (RELAX far
   // beyond the run).
-  RouterCase c = make_ipv4_case(22, 120000);  // (enough intervals to converge on a loaded machine too)
+  RouterCase c = make_ipv4_case(22, 960000);  // (enough intervals to converge on a loaded machine too)
   test::Options o = opts(3000);
   o.batch_capacity = 64;
   o.offload.batches = 1;
