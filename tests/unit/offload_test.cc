@@ -1351,6 +1351,93 @@ TEST(NbaHostDirect, HostAggregatesRunTheIPsecElementsCpuPath) {
   test::finish(*cpu);
 }
 
+// ESN on the device, across the wrap of the low half: two SAs with ESN (GCM,
+// CTR with HMAC-SHA1; the device splits both among threads) whose senders
+// start near 2^31 and then near 2^32, so aggregates hold packets on both
+// sides of the wrap (ICV and AAD cover the high half the host infers), with
+// forgeries and replays: the offloaded element opens exactly what the CPU
+// element does, with its drops and SA counters, all on the device.
+TEST(Datablocks, IPsecInboundOnTheDeviceOpensEsnAcrossTheWrap) {
+  std::mt19937 rng(31);
+  std::string sad_base =
+      "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x100 reqid 1 mode tunnel flag esn aead "
+      "'rfc4106(gcm(aes))' 0x00112233445566778899aabbccddeeff01020304 128{}\n"
+      "ip xfrm state add src 192.0.2.1 dst 192.0.2.5 proto esp spi 0x600 reqid 6 mode tunnel flag esn enc "
+      "'rfc3686(ctr(aes))' 0x000102030405060708090a0b0c0d0e0f0a0b0c0e auth-trunc 'hmac(sha1)' 0x" +
+      std::string(40, 'c') +
+      " 96{}\n"
+      "ip xfrm policy add src 10.1.0.0/16 dst 10.2.0.0/16 dir out tmpl src 192.0.2.1 dst 192.0.2.2 proto esp reqid 1 "
+      "mode tunnel\n"
+      "ip xfrm policy add src 10.15.0.0/16 dst 10.16.0.0/16 dir out tmpl src 192.0.2.1 dst 192.0.2.5 proto esp "
+      "reqid 6 mode tunnel\n";
+  // the senders: first from 2^31 - 256, then from 2^32 - 300 (each SA's
+  // numbers cross 2^32 in the second part)
+  std::vector<Bytes> esp;
+  for (auto [oseq, count] : {std::pair{0x7fffff00u, 100}, std::pair{0xfffffed4u, 1200}}) {
+    std::vector<Bytes> frames;
+    for (int i = 0; i < count; ++i) {
+      static const uint8_t pairs[][2] = {{1, 2}, {15, 16}};
+      const auto& pr = pairs[rng() % 2];
+      Bytes f = esp_test_frame(rng, pr[0], pr[1]);
+      k::store_be16(f.data() + 14 + 6, 0);  // (no fragments)
+      k::set_ipv4_header_checksum(f.data() + 14, 20);
+      frames.push_back(f);
+    }
+    std::string in = tmp("esn-clear.pcap"), out = tmp("esn-sealed.pcap"), sad = tmp("esn-out.sad");
+    write_pcap(in, frames);
+    const std::string o = fmt::format(" replay-oseq {:#x}", oseq);
+    std::ofstream(sad) << fmt::format(fmt::runtime(sad_base), o, o);
+    auto seal = test::run(fmt::format(
+        "FromDump({}, STOP true) -> Strip(14) -> IPsecOutbound(SAD {}, VERBOSE false) -> ToDump({}, ENCAP IP);", in,
+        sad, out));
+    ASSERT_TRUE(seal->ok) << seal->errors;
+    for (auto& p : test::read_pcap(out)) {
+      Bytes f(14, 0);
+      f[12] = 0x08;
+      f.insert(f.end(), p.bytes.begin(), p.bytes.end());
+      if (rng() % 25 == 0) {  // a forgery first (a bit of the text or ICV)
+        Bytes forged = f;
+        forged[forged.size() - 1 - rng() % 40] ^= uint8_t(1u << (rng() % 8));
+        esp.push_back(forged);
+      }
+      esp.push_back(f);
+      if (rng() % 30 == 0) esp.push_back(f);  // a replay
+    }
+    test::finish(*seal);
+  }
+  std::string sad = tmp("esn-in.sad"), esp_in = tmp("esn-esp.pcap");
+  std::ofstream(sad) << fmt::format(fmt::runtime(sad_base), "", "");
+  write_pcap(esp_in, esp);
+  auto in_cfg = [&](const std::string& out, const std::string& bal) {
+    return fmt::format(R"(FromDump({}, STOP true) -> Strip(14) -> {} i :: IPsecInbound(SAD {}, VERBOSE false)
+      -> ToDump({}, ENCAP IP);)",
+                       esp_in, bal, sad, out);
+  };
+  auto icpu = test::run(in_cfg(tmp("esn-open-cpu.pcap"), ""));
+  ASSERT_TRUE(icpu->ok) << icpu->errors;
+  auto want = test::read_pcap(tmp("esn-open-cpu.pcap"));
+  EXPECT_EQ(want.size(), 1300u) << "every genuine packet opened, on both sides of the wrap";
+  auto reasons = drop_reasons(*icpu, "i");
+  EXPECT_GT(reasons["integrity"], 20u);
+  EXPECT_GT(reasons["replay"], 20u);
+  test::Options o = opts(20);
+  o.offload.inflight = 256;  // (no batch finds every slot in flight: all on the device)
+  auto ioff = test::run_with(in_cfg(tmp("esn-open-off.pcap"), "OffloadBalancer(1) ->"), o);
+  ASSERT_TRUE(ioff->ok) << ioff->errors;
+  auto got = test::read_pcap(tmp("esn-open-off.pcap"));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].bytes, want[i].bytes) << "packet " << i;
+  EXPECT_EQ(drop_reasons(*ioff, "i"), reasons);
+  EXPECT_EQ(ioff->h("i.sa"), icpu->h("i.sa"));
+  // every packet opened by the device's kernels (and copies of a number
+  // within one aggregate, which the host's final check calls replays)
+  EXPECT_GE(ioff->n("i.device_opened"), want.size());
+  EXPECT_LE(ioff->n("i.device_opened"), want.size() + reasons["replay"]);
+  EXPECT_EQ(ioff->n("i.host_opened"), 0u);
+  test::finish(*ioff);
+  test::finish(*icpu);
+}
+
 TEST(OffloadRouter, WorkersShareOneDeviceCopyOfTheTables) {
   RouterCase c = make_ipv4_case(31, 4000);
   test::Options o = opts();

@@ -532,7 +532,7 @@ SHOAL_HD bool esp_open(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint
 // order of the threads does not matter). esp_seal_end then finishes, once
 // every thread of the packet has: GCM's tag from the accumulator, or the
 // HMAC over the encrypted packet (a hash is sequential). The bytes are
-// esp_seal's (tests/unit/esp_kernel_test.cc).
+// esp_seal's (tests/unit/ipsec_test.cc).
 
 SHOAL_HD bool esp_split_suite(uint8_t suite) {
   return suite == kEspGcm || suite == kEspCtrSha1 || suite == kEspCtrSha256;
@@ -544,20 +544,33 @@ SHOAL_HD uint32_t esp_chunks(const EspKeys& k, uint32_t text_len) {
   return (m + kEspChunk - 1) / kEspChunk;
 }
 
-// Thread s's part; acc: the packet's 4 words, zero before the first thread.
-SHOAL_HD void esp_seal_chunk(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint32_t text_len, uint64_t seq,
-                             uint32_t s, uint32_t* acc) {
+// y times H^(kEspChunk * c), by the squares in EspKeys::pl/ph.
+SHOAL_HD void ghash_shift_chunks(const EspKeys& k, uint8_t* y, uint32_t c) {
+  constexpr uint32_t top = 1u << (kEspPowers - 1);
+  while (c >= 2 * top) ghash_mul_by(k.pl[kEspPowers - 1], k.ph[kEspPowers - 1], y), c -= top;
+  for (int j = 0; j < kEspPowers; ++j)
+    if (c >> j & 1) ghash_mul_by(k.pl[j], k.ph[j], y);
+}
+
+// Thread s's chunk of a GCM or CTR packet: `crypt` XORs CTR's keystream
+// (from the IV in the packet) into its text, `hash` (GCM) sums GHASH over
+// its ciphertext (after the XOR when both: sealing) and XORs the sum, moved
+// to its place, into acc (the packet's 4 words, zero before its first
+// thread).
+SHOAL_HD void esp_chunk_work(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint32_t text_len, uint64_t seq,
+                             uint32_t s, uint32_t* acc, bool crypt, bool hash) {
   const bool gcm = k.suite == kEspGcm;
+  hash = hash && gcm;
   const uint32_t lead = gcm ? 1 : 0, m = (text_len + 15) / 16 + lead;
   const uint32_t chunks = (m + kEspChunk - 1) / kEspChunk;
   if (s >= chunks) return;
   const uint32_t after = chunks - 1 - s, e = m - after * kEspChunk, a = e > kEspChunk ? e - kEspChunk : 0;
   uint8_t* text = esp + 16;
-  uint8_t iv[8], ctr[16], ks[16], y[16] = {};
-  store_be64(iv, seq);
-  esp_counter0(k, iv, ctr);
+  uint8_t ctr[16], ks[16], y[16] = {};
+  esp_counter0(k, esp + 8, ctr);
   for (uint32_t b = a; b < e; ++b) {
     if (b < lead) {  // GCM's AAD
+      if (!hash) continue;
       uint8_t aad[16];
       esp_gcm_aad(k, esp, seq, aad);
       for (int i = 0; i < 16; ++i) y[i] ^= aad[i];
@@ -565,25 +578,29 @@ SHOAL_HD void esp_seal_chunk(const uint32_t* te0, const EspKeys& k, uint8_t* esp
       continue;
     }
     const uint32_t j = b - lead, off = j * 16, n = text_len - off < 16 ? text_len - off : 16;
-    store_be32(ctr + 12, lead + 1 + j);
-    aes_encrypt(te0, k.rk, k.rounds, ctr, ks);
-    for (uint32_t i = 0; i < n; ++i) text[off + i] ^= ks[i];
-    if (gcm) {
+    if (crypt) {
+      store_be32(ctr + 12, lead + 1 + j);
+      aes_encrypt(te0, k.rk, k.rounds, ctr, ks);
+      for (uint32_t i = 0; i < n; ++i) text[off + i] ^= ks[i];
+    }
+    if (hash) {
       for (uint32_t i = 0; i < n; ++i) y[i] ^= text[off + i];
       ghash_mul(k, y);
     }
   }
-  if (!gcm) return;
-  uint32_t c = after;
-  constexpr uint32_t top = 1u << (kEspPowers - 1);
-  while (c >= 2 * top) ghash_mul_by(k.pl[kEspPowers - 1], k.ph[kEspPowers - 1], y), c -= top;
-  for (int j = 0; j < kEspPowers; ++j)
-    if (c >> j & 1) ghash_mul_by(k.pl[j], k.ph[j], y);
+  if (!hash) return;
+  ghash_shift_chunks(k, y, after);
   for (int w = 0; w < 4; ++w) {
     uint32_t v;
     __builtin_memcpy(&v, y + 4 * w, 4);
     atomic_xor32(acc + w, v);
   }
+}
+
+// Sealing, thread s's part (the IV for `seq` already in the packet).
+SHOAL_HD void esp_seal_chunk(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint32_t text_len, uint64_t seq,
+                             uint32_t s, uint32_t* acc) {
+  esp_chunk_work(te0, k, esp, text_len, seq, s, acc, true, true);
 }
 
 // After every thread's part: the ICV behind the text.
@@ -597,6 +614,56 @@ SHOAL_HD void esp_seal_end(const uint32_t* te0, const EspKeys& k, uint8_t* esp, 
   store_be64(iv, seq);
   esp_counter0(k, iv, j0);
   esp_gcm_tag_end(te0, k, y, aad_len, text_len, j0, text + text_len);
+}
+
+// ---- the inbound transform split among threads -------------------------------
+// The same chunks, in three passes, so nothing is decrypted before the ICV
+// matched (RFC 4303 §3.4.4): esp_open_chunk, thread s of a GCM packet sums
+// GHASH over its chunk of the ciphertext into acc; esp_open_check, once per
+// packet after every thread, compares the ICV (GCM's tag from acc; the HMAC
+// over the packet, sequential); esp_open_crypt_chunk, for a packet that
+// matched, thread s decrypts its chunk in place. The bytes and verdicts are
+// esp_open's (tests/unit/ipsec_test.cc).
+
+SHOAL_HD void esp_open_chunk(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint32_t text_len, uint64_t seq,
+                             uint32_t s, uint32_t* acc) {
+  esp_chunk_work(te0, k, esp, text_len, seq, s, acc, false, true);
+}
+
+// Whether the ICV matches with the sequence number seq (next_epoch: seq +
+// 2^32, ESN's other guess; acc summed with seq's AAD, which with ESN holds
+// the high half: the difference moved to the AAD block's place is XORed
+// in). Nothing is changed.
+SHOAL_HD bool esp_open_check(const uint32_t* te0, const EspKeys& k, const uint8_t* esp, uint32_t text_len, uint64_t seq,
+                             const uint32_t* acc, bool next_epoch) {
+  const uint64_t s2 = next_epoch ? seq + (uint64_t(1) << 32) : seq;
+  const uint8_t* text = esp + 16;
+  uint8_t want[32];
+  if (k.suite == kEspGcm) {
+    uint8_t y[16], aad[16], j0[16];
+    __builtin_memcpy(y, acc, 16);
+    const uint32_t aad_len = esp_gcm_aad(k, esp, s2, aad);
+    if (next_epoch && k.esn) {  // y ^= (AAD(seq) ^ AAD(s2)) * H^m, m the blocks from the AAD's on
+      uint8_t d[16];
+      esp_gcm_aad(k, esp, seq, d);
+      for (int i = 0; i < 16; ++i) d[i] ^= aad[i];
+      const uint32_t m = (text_len + 15) / 16 + 1;
+      for (uint32_t i = 0; i < m % kEspChunk; ++i) ghash_mul(k, d);
+      ghash_shift_chunks(k, d, m / kEspChunk);
+      for (int i = 0; i < 16; ++i) y[i] ^= d[i];
+    }
+    esp_counter0(k, esp + 8, j0);
+    esp_gcm_tag_end(te0, k, y, aad_len, text_len, j0, want);
+  } else {
+    esp_hmac(k, esp, 16 + text_len, s2, want);
+  }
+  uint8_t diff = 0;  // (every byte compared: no early exit on the first difference)
+  for (uint32_t i = 0; i < k.icv_len; ++i) diff |= uint8_t(want[i] ^ text[text_len + i]);
+  return diff == 0;
+}
+
+SHOAL_HD void esp_open_crypt_chunk(const uint32_t* te0, const EspKeys& k, uint8_t* esp, uint32_t text_len, uint32_t s) {
+  esp_chunk_work(te0, k, esp, text_len, 0, s, nullptr, true, false);
 }
 
 // ---- outbound packets: the layout around the transform ----------------------

@@ -1,8 +1,11 @@
 // IPsecInbound: the inbound half of an ESP gateway (RFC 4301 §5.2, RFC 4303
 // §3.4): SA by SPI, anti-replay, ICV before decryption, padding, then the
 // inner packet checked against the inbound policies.
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 
 #include "shoal/elements/ip/headers.hh"
 #include "shoal/elements/ipsec/ipsecbase.hh"
@@ -81,6 +84,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
   void offload_declare(offload::Plan& plan) override {
     whole_ = plan.add_resizable(0, 0);  // the whole packet, written in place
     jobs_ = plan.add_block(sizeof(k::EspInJob), 1);
+    acc_ = plan.add_block(0, 16);  // GHASH's sum per packet, when its opening is split among threads
     plan.annos.pred |= offload_uses_pred();
   }
   bool offload_resizes() const override { return true; }  // (its host part decides where packets go)
@@ -114,8 +118,37 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
     const k::EspKeys* keys;
     const uint32_t* te0;
     if (!keys_.launch(L, mirror_, keys, te0, err)) return false;
-    L.run<k::EspInStep>({L.view, L.ctl, L.block_in(jobs_), L.block_out(jobs_), keys, te0, r_icv_});
+    // GCM and CTR packets opened by several threads each (as many as the
+    // longest text's chunks; k::esp_open_chunk), on a device
+    const uint32_t per = L.host ? 0 : split_threads(*L.agg);
+    const k::EspInStep::Params in{L.view, L.ctl, L.block_in(jobs_), L.block_out(jobs_), keys, te0, r_icv_, per};
+    L.run<k::EspInStep>(in);
+    if (per) {
+      auto* acc = reinterpret_cast<uint32_t*>(L.block_out(acc_));
+      L.run_split<k::EspOpenChunkStep>({in, acc, per}, per);
+      L.run<k::EspOpenCheckStep>({in, acc});
+      L.run_split<k::EspOpenCryptChunkStep>({in, per}, per);
+    }
     return true;
+  }
+  // The threads per packet that open the aggregate's GCM and CTR packets
+  // (0: none, or splitting is off: SHOAL_ESP_SPLIT=0, as IPsecOutbound's).
+  uint32_t split_threads(offload::Aggregate& a) const {
+    static const bool on = [] {
+      const char* e = std::getenv("SHOAL_ESP_SPLIT");
+      return !e || std::string_view(e) != "0";
+    }();
+    if (!on) return 0;
+    const auto* jobs = reinterpret_cast<const k::EspInJob*>(a.block_in(jobs_));
+    uint32_t per = 0;
+    for (uint32_t i = 0; i < a.n; ++i) {
+      const k::EspInJob& j = jobs[i];
+      if (j.action != k::kEspOpen) continue;
+      const k::EspKeys& kk = keys_.keys(j.sa);
+      if (k::esp_split_suite(kk.suite)) per = std::max(per, k::esp_chunks(kk, j.text_len));
+    }
+    // (a jumbo packet's threads take several chunks each: EspOpenChunkStep)
+    return std::min(per, kMaxSplit);
   }
   void offload_post(offload::Aggregate& a, size_t step) override {
     const auto* jobs = reinterpret_cast<const k::EspInJob*>(a.block_in(jobs_));
@@ -376,7 +409,8 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
            r_dummy_ = 0, r_nh_ = 0, r_inner_ = 0, r_block_ = 0, r_mismatch_ = 0, r_crypto_ = 0, r_keepalive_ = 0,
            r_encap_ = 0;
   Stat decrypted_, bypassed_, device_opened_, host_opened_;
-  uint32_t whole_ = 0, jobs_ = 0;
+  uint32_t whole_ = 0, jobs_ = 0, acc_ = 0;
+  static constexpr uint32_t kMaxSplit = 128;  // threads per packet (a 1500-byte packet's text takes 12)
   std::vector<Pend> pend_;
   DeviceSaKeys keys_;
   offload::TableMirror mirror_;
@@ -411,8 +445,11 @@ SHOAL_ELEMENT(
         "shows each SA's replay and integrity drops.\n\n"
         "Offloadable (NBA's IPsec gateway): after an OffloadBalancer, batches for the device go there whole. The "
         "host checks each packet in packet order up to the replay window (SA, lengths, the window, ESN's high "
-        "half); the device's ESP kernels (AES-GCM, AES-CTR or AES-CBC with HMAC-SHA1 or HMAC-SHA-256; one thread per "
-        "packet) check the ICV before anything is decrypted and decrypt in place (with ESN they also try the "
+        "half); the device's ESP kernels (AES-GCM, AES-CTR or AES-CBC with HMAC-SHA1 or HMAC-SHA-256) check the ICV "
+        "before anything is decrypted and decrypt in place (CBC one thread per packet; GCM and CTR split among "
+        "threads of 8 blocks each: GHASH summed by chunks, the tag or HMAC checked per packet, then the text "
+        "decrypted by chunks; SHOAL_ESP_SPLIT=0 in the environment keeps a thread per packet) (with ESN they also try "
+        "the "
         "next epoch's high half, which earlier packets of the aggregate may have moved the window to); at "
         "completion the host updates the window in packet order (a copy of a number accepted meanwhile is a "
         "replay, also when its ICV failed, as the CPU path's order says) and takes the packet apart. Packets of "
