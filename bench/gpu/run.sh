@@ -127,6 +127,20 @@ if want ipsec-ab; then
       grep -E '^(suite|aes| +device)'
   done
 fi
+if want esp-split; then
+  # both gateways (IPsecOutbound, IPsecInbound) all on the device and all on
+  # the CPU with many workers, the ESP transforms split among threads
+  # (k::esp_seal_chunk, k::esp_open_chunk) against a thread per packet
+  # (SHOAL_ESP_SPLIT=0), in turn
+  i=0
+  for e in 0 1 0 1; do
+    i=$((i + 1))
+    stamp "bench-scale --alb ipsec ipsec-in, SHOAL_ESP_SPLIT=$e"
+    SHOAL_ESP_SPLIT=$e timeout ${ESP_SPLIT_TIMEOUT:-150} ./build-gpu/shoal bench-scale --alb --device cuda \
+      --app ipsec ipsec-in --ipsec-suite ${ALB_IPSEC_SUITE:-gcm} --fraction 0 1 --threads ${ESP_SPLIT_THREADS:-16} \
+      --sizes ${ESP_SPLIT_SIZES:-1400} --seconds 2 --out "$OUT/bench-esp-split$e-$i.json" | grep -E '^ipsec'
+  done
+fi
 if want offload; then
   stamp "bench offload"
   ./build-gpu/shoal bench --out "$OUT/bench-offload.json" --reps 3 --threads 1 \
@@ -206,7 +220,7 @@ fi
 if want alb; then
   # NBA's evaluation: fixed splits against the adaptive balancer (and its latency bound)
   stamp "bench-scale --alb"
-  # (ALB_APPS: router sdn-forwarder ids ipsec; the IPsec gateway in NBA's suite, ALB_IPSEC_SUITE=gcm for GCM;
+  # (ALB_APPS: router sdn-forwarder ids ipsec ipsec-in; the IPsec gateways in NBA's suite, ALB_IPSEC_SUITE=gcm for GCM;
   # rows alb-own: a climber per worker, against the default's one for all, ALB_PER_WORKER= to leave them out)
   timeout ${ALB_TIMEOUT:-420} ./build-gpu/shoal bench-scale --alb --device cuda --threads ${ALB_THREADS:-16} \
     --app ${ALB_APPS:-router sdn-forwarder ids ipsec} --ipsec-suite ${ALB_IPSEC_SUITE:-ctr-sha1} \

@@ -248,8 +248,8 @@ int cmd_bench_scale(int argc, char** argv) {
   app.add_option("--threads", threads, "worker counts (default 1 2)");
   app.add_option("--sizes", sizes, "frame sizes (default 64 512 1518)");
   app.add_option("--app", only,
-                 "applications: forward router sdn-forwarder dpi-router ids-router ids, and with --alb ipsec (default "
-                 "all)");
+                 "applications: forward router sdn-forwarder dpi-router ids-router ids, and with --alb ipsec and "
+                 "ipsec-in (default all)");
   std::string ipsec_suite = "ctr-sha1";
   app.add_option("--ipsec-suite", ipsec_suite,
                  "--alb's IPsec gateway: ctr-sha1 (NBA's AES-128-CTR with HMAC-SHA1-96, the default) or gcm "
@@ -268,7 +268,7 @@ int cmd_bench_scale(int argc, char** argv) {
   app.add_option("--data", data, "the examples' data folder (rules)");
   app.add_flag("--alb", alb,
                "NBA's evaluation instead: the IPv4 router, the SDN forwarder, the large IDS and the IPsec gateway "
-               "(IPsecOutbound, --ipsec-suite) in NBA's form, at each "
+               "(IPsecOutbound, --ipsec-suite; and IPsecInbound on the sealed trace, ipsec-in) in NBA's form, at each "
                "fixed --fraction and with OffloadBalancer's adaptive mode (and its latency bound with "
                "--alb-latency), the adaptive rows against the best fixed split");
   app.add_option("--fraction", fractions, "--alb: the fixed splits swept (default 0 0.25 0.5 0.75 1)");
@@ -340,6 +340,21 @@ int cmd_bench_scale(int argc, char** argv) {
         "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1001 reqid 1 mode tunnel flag esn {}\n"
         "ip xfrm policy add src 203.0.113.0/24 dst 10.0.0.0/16 dir out tmpl src 192.0.2.1 dst 192.0.2.2 proto esp "
         "reqid 1 mode tunnel\n",
+        ipsec_suite == "gcm" ? "aead 'rfc4106(gcm(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 128"
+                             : "enc 'rfc3686(ctr(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 auth-trunc "
+                               "'hmac(sha1)' 0x000102030405060708090a0b0c0d0e0f10111213 96");
+  // The inbound gateway (--alb's ipsec-in): the same suite without ESN and
+  // with the anti-replay check off (`replay-window 0`, as on Linux), since
+  // the replay sends each packet again; its ESP trace is sealed by
+  // IPsecOutbound from the plain one.
+  std::string sad_in = dir + "/gateway-in.sad";
+  if (alb && wants("ipsec-in"))
+    std::ofstream(sad_in) << fmt::format(
+        "ip xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x1002 reqid 2 mode tunnel replay-window 0 {}\n"
+        "ip xfrm policy add src 203.0.113.0/24 dst 10.0.0.0/16 dir out tmpl src 192.0.2.1 dst 192.0.2.2 proto esp "
+        "reqid 2 mode tunnel\n"
+        "ip xfrm policy add src 203.0.113.0/24 dst 10.0.0.0/16 dir in tmpl src 192.0.2.1 dst 192.0.2.2 proto esp "
+        "reqid 2 mode tunnel\n",
         ipsec_suite == "gcm" ? "aead 'rfc4106(gcm(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 128"
                              : "enc 'rfc3686(ctr(aes))' 0x000102030405060708090a0b0c0d0e0f10111213 auth-trunc "
                                "'hmac(sha1)' 0x000102030405060708090a0b0c0d0e0f10111213 96");
@@ -530,6 +545,18 @@ int cmd_bench_scale(int argc, char** argv) {
     if (wants("ids")) apps.push_back({"ids", "{src} ->", ids_el.c_str()});
     const std::string ipsec_el = "o :: IPsecOutbound(SAD " + sad + ", VERBOSE false) -> c;";
     if (wants("ipsec")) apps.push_back({"ipsec", "c :: Counter -> Discard; {src} -> Strip(14) ->", ipsec_el.c_str()});
+    const std::string ipsec_in_el = "i :: IPsecInbound(SAD " + sad_in + ", VERBOSE false) -> c;";
+    const std::string esp_pcap = fmt::format("{}/esp-{}.pcap", dir, size);
+    if (wants("ipsec-in")) {
+      uint64_t sealed = 0;
+      if (graph_run(fmt::format("FromDump({}, STOP true) -> Strip(14) -> IPsecOutbound(SAD {}, VERBOSE false) -> c :: "
+                                "Counter -> ToDump({}, ENCAP IP);",
+                                pcap, sad_in, esp_pcap),
+                    "", {}, nullptr, sealed, err) < 0 ||
+          sealed == 0)
+        return fmt::print(stderr, "bench-scale: sealing the ESP trace: {}\n", err.empty() ? "no packet" : err), 1;
+      apps.push_back({"ipsec-in", "c :: Counter -> Discard; {src} ->", ipsec_in_el.c_str()});
+    }
     std::vector<std::pair<std::string, std::string>> modes;  // (mode, balancer)
     modes.reserve(fractions.size() + 3);
     for (double f : fractions) modes.push_back({fmt::format("f{:g}", f), fmt::format("b :: OffloadBalancer({:g})", f)});
@@ -542,7 +569,7 @@ int cmd_bench_scale(int argc, char** argv) {
                        fmt::format("b :: OffloadBalancer(0.5, MODE adaptive, INTERVAL {}, LATENCY {:g})", alb_interval,
                                    alb_latency)});
     for (const AlbApp& a : apps) {
-      std::string trace = std::string(a.name) == "ids" ? ids_pcap : pcap;
+      std::string trace = std::string(a.name) == "ids" ? ids_pcap : std::string(a.name) == "ipsec-in" ? esp_pcap : pcap;
       std::string src =
           fmt::format("FromDump({}, STOP false) -> r :: ReplayUnqueue(STOP -1, STOP_TIME {})", trace, seconds);
       for (int t : threads) {
@@ -551,10 +578,11 @@ int cmd_bench_scale(int argc, char** argv) {
         std::vector<std::pair<double, double>> curve;  // (share, settled Mpps) of the fixed rows
         for (const auto& [mode, bal] : modes) {
           std::string text = fill(std::string(a.pre) + " " + bal + " -> " + a.post, {{"src", src}});
-          Point pt = run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
-                               {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99", "b.sweeps",
-                                "b.changes", "b.band", "b.waits", "b.ramp_sweeps", "o.device_sealed", "c.count"},
-                               nullptr, err, settle_s);
+          Point pt =
+              run_scale(text, t, device, std::max<uint32_t>(1, batch / 64),
+                        {"b.fraction", "b.epochs", "b.turns", "b.over_bound", "b.latency_p99", "b.sweeps", "b.changes",
+                         "b.band", "b.waits", "b.ramp_sweeps", "o.device_sealed", "i.device_opened", "c.count"},
+                        nullptr, err, settle_s);
           if (pt.pps < 0) return fmt::print(stderr, "bench-scale: alb {} {} x{}: {}\n", a.name, mode, t, err), 1;
           bool adaptive = mode.rfind("alb", 0) == 0;
           if (!adaptive && pt.pps > best) best = pt.pps, best_mode = mode;
@@ -571,6 +599,8 @@ int cmd_bench_scale(int argc, char** argv) {
           std::string vs = "-", fr = "-";
           if (pt.h.count("o.device_sealed") && pt.h["c.count"] > 0)  // the gateway: what the device sealed
             r["device_sealed_share"] = pt.h["o.device_sealed"] / pt.h["c.count"];
+          if (pt.h.count("i.device_opened") && pt.h["c.count"] > 0)  // the inbound gateway: what the device opened
+            r["device_opened_share"] = pt.h["i.device_opened"] / pt.h["c.count"];
           if (pt.h.count("b.fraction"))
             r["final_fraction_worker0"] = pt.h["b.fraction"], fr = fmt::format("{:.2f}", pt.h["b.fraction"]);
           if (adaptive) {
