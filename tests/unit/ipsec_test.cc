@@ -823,49 +823,59 @@ TEST(EspKernel, AgreesWithOpenSsl) {
   EXPECT_EQ(cases, 5 * 3 * 2 * 25);
 }
 
-// The sealing split among threads (k::esp_seal_chunk, one call per chunk in
-// any order, then k::esp_seal_end) gives esp_seal's bytes (OpenSSL's, by the
-// test above), for GCM and CTR, short and long texts (past the largest
-// power table: 20,000 bytes are 157 chunks), with and without ESN.
-TEST(EspKernel, SealingSplitAmongThreadsEqualsTheWholeTransform) {
-  std::mt19937 rng(13);
-  auto bytes = [&](size_t n) { return random_key(rng, n); };
-  int cases = 0;
+// The suites the device splits among threads (GCM, CTR with HMAC-SHA1 and
+// HMAC-SHA-256), 128- and 256-bit keys, with and without ESN, each over
+// short and long texts (past the largest power table: 20,000 bytes are 157
+// chunks): fn(p, keys, text).
+template <class F>
+void for_each_split_case(std::mt19937& rng, F fn) {
   for (auto [ci, in] : {std::pair{Cipher::AesGcm, Integ::None}, std::pair{Cipher::AesCtr, Integ::HmacSha1},
                         std::pair{Cipher::AesCtr, Integ::HmacSha256}})
     for (size_t kl : {16, 32})
       for (bool esn : {false, true}) {
         SAParams p;
         p.cipher = ci;
-        p.enc_key = bytes(kl);
-        p.salt = bytes(4);
+        p.enc_key = random_key(rng, kl);
+        p.salt = random_key(rng, 4);
         p.integ = in;
-        p.auth_key = bytes(20);
+        p.auth_key = random_key(rng, 20);
         p.icv_len = in == Integ::None ? 16 : 12;
         p.esn = esn;
         k::EspKeys keys;
         std::string why;
         ASSERT_TRUE(esp_device_keys(p, keys, why)) << why;
         for (uint32_t text :
-             {1u, 15u, 16u, 17u, 112u, 127u, 128u, 129u, 1402u, 4096u, 20000u, uint32_t(rng() % 3000 + 1)}) {
-          const uint64_t seq = (uint64_t(rng() % 3) << 32) | rng();
-          std::vector<uint8_t> x(16 + text + 16);
-          for (auto& c : x) c = uint8_t(rng());
-          auto y = x;
-          k::esp_seal(aes_te0(), keys, x.data(), text, seq);
-          k::store_be64(y.data() + 8, seq);  // (EspOutStep writes the IV)
-          const uint32_t chunks = k::esp_chunks(keys, text);
-          std::vector<uint32_t> order(chunks);
-          for (uint32_t c = 0; c < chunks; ++c) order[c] = c;
-          std::shuffle(order.begin(), order.end(), rng);
-          uint32_t acc[4] = {};
-          for (uint32_t c : order) k::esp_seal_chunk(aes_te0(), keys, y.data(), text, seq, c, acc);
-          k::esp_seal_chunk(aes_te0(), keys, y.data(), text, seq, chunks, acc);  // past the last: nothing
-          k::esp_seal_end(aes_te0(), keys, y.data(), text, seq, acc);
-          ASSERT_EQ(x, y) << p.suite() << " key " << kl << " esn " << esn << " text " << text;
-          ++cases;
-        }
+             {1u, 15u, 16u, 17u, 112u, 127u, 128u, 129u, 1402u, 4096u, 20000u, uint32_t(rng() % 3000 + 1)})
+          fn(p, keys, text);
       }
+}
+
+// The sealing split among threads (k::esp_seal_chunk, one call per chunk in
+// any order, then k::esp_seal_end) gives esp_seal's bytes (OpenSSL's, by the
+// test above), for GCM and CTR, short and long texts (past the largest
+// power table: 20,000 bytes are 157 chunks), with and without ESN.
+TEST(EspKernel, SealingSplitAmongThreadsEqualsTheWholeTransform) {
+  std::mt19937 rng(13);
+  int cases = 0;
+  for_each_split_case(rng, [&](const SAParams& p, const k::EspKeys& keys, uint32_t text) {
+    const bool esn = p.esn;
+    const uint64_t seq = (uint64_t(rng() % 3) << 32) | rng();
+    std::vector<uint8_t> x(16 + text + 16);
+    for (auto& c : x) c = uint8_t(rng());
+    auto y = x;
+    k::esp_seal(aes_te0(), keys, x.data(), text, seq);
+    k::store_be64(y.data() + 8, seq);  // (EspOutStep writes the IV)
+    const uint32_t chunks = k::esp_chunks(keys, text);
+    std::vector<uint32_t> order(chunks);
+    for (uint32_t c = 0; c < chunks; ++c) order[c] = c;
+    std::shuffle(order.begin(), order.end(), rng);
+    uint32_t acc[4] = {};
+    for (uint32_t c : order) k::esp_seal_chunk(aes_te0(), keys, y.data(), text, seq, c, acc);
+    k::esp_seal_chunk(aes_te0(), keys, y.data(), text, seq, chunks, acc);  // past the last: nothing
+    k::esp_seal_end(aes_te0(), keys, y.data(), text, seq, acc);
+    ASSERT_EQ(x, y) << p.suite() << " key " << p.enc_key.size() << " esn " << esn << " text " << text;
+    ++cases;
+  });
   EXPECT_EQ(cases, 3 * 2 * 2 * 12);
 }
 
@@ -878,7 +888,6 @@ TEST(EspKernel, SealingSplitAmongThreadsEqualsTheWholeTransform) {
 // refused by the first.
 TEST(EspKernel, OpeningSplitAmongThreadsEqualsTheWholeTransform) {
   std::mt19937 rng(17);
-  auto bytes = [&](size_t n) { return random_key(rng, n); };
   int cases = 0, refused = 0, next = 0;
   auto split_open = [&](const k::EspKeys& keys, std::vector<uint8_t>& x, uint32_t text, uint64_t seq,
                         bool try_next) -> int {  // 0 refused, 1 with seq, 2 with seq + 2^32
@@ -896,52 +905,36 @@ TEST(EspKernel, OpeningSplitAmongThreadsEqualsTheWholeTransform) {
     for (uint32_t c : order) k::esp_open_crypt_chunk(aes_te0(), keys, x.data(), text, c);
     return r;
   };
-  for (auto [ci, in] : {std::pair{Cipher::AesGcm, Integ::None}, std::pair{Cipher::AesCtr, Integ::HmacSha1},
-                        std::pair{Cipher::AesCtr, Integ::HmacSha256}})
-    for (size_t kl : {16, 32})
-      for (bool esn : {false, true}) {
-        SAParams p;
-        p.cipher = ci;
-        p.enc_key = bytes(kl);
-        p.salt = bytes(4);
-        p.integ = in;
-        p.auth_key = bytes(20);
-        p.icv_len = in == Integ::None ? 16 : 12;
-        p.esn = esn;
-        k::EspKeys keys;
-        std::string why;
-        ASSERT_TRUE(esp_device_keys(p, keys, why)) << why;
-        for (uint32_t text :
-             {1u, 15u, 16u, 17u, 112u, 127u, 128u, 129u, 1402u, 4096u, 20000u, uint32_t(rng() % 3000 + 1)}) {
-          const uint64_t seq = (uint64_t(rng() % 3) << 32) | rng();
-          std::vector<uint8_t> sealed(16 + text + 16);
-          for (auto& c : sealed) c = uint8_t(rng());
-          k::esp_seal(aes_te0(), keys, sealed.data(), text, seq);
-          auto whole = sealed, split = sealed;
-          ASSERT_TRUE(k::esp_open(aes_te0(), keys, whole.data(), text, seq));
-          ASSERT_EQ(split_open(keys, split, text, seq, esn), 1) << p.suite() << " text " << text;
-          ASSERT_EQ(split, whole) << p.suite() << " key " << kl << " esn " << esn << " text " << text;
-          // a flipped bit in the header, IV, text or ICV
-          auto forged = sealed;
-          forged[rng() % (8 + 8 + text + keys.icv_len)] ^= uint8_t(1u << (rng() % 8));
-          auto kept = forged;
-          EXPECT_EQ(split_open(keys, forged, text, seq, esn), 0);
-          EXPECT_EQ(forged, kept) << "a refused packet is not decrypted";
-          ++refused;
-          if (esn) {  // sealed at seq + 2^32, opened with the host's guess seq
-            auto later = sealed;
-            k::esp_seal(aes_te0(), keys, later.data(), text, seq + (1ull << 32));
-            auto whole2 = later;
-            ASSERT_TRUE(k::esp_open(aes_te0(), keys, whole2.data(), text, seq + (1ull << 32)));
-            auto first = later;
-            EXPECT_EQ(split_open(keys, first, text, seq, false), 0) << "the first guess alone refuses it";
-            EXPECT_EQ(split_open(keys, later, text, seq, true), 2) << p.suite() << " text " << text;
-            EXPECT_EQ(later, whole2);
-            ++next;
-          }
-          ++cases;
-        }
-      }
+  for_each_split_case(rng, [&](const SAParams& p, const k::EspKeys& keys, uint32_t text) {
+    const bool esn = p.esn;
+    const uint64_t seq = (uint64_t(rng() % 3) << 32) | rng();
+    std::vector<uint8_t> sealed(16 + text + 16);
+    for (auto& c : sealed) c = uint8_t(rng());
+    k::esp_seal(aes_te0(), keys, sealed.data(), text, seq);
+    auto whole = sealed, split = sealed;
+    ASSERT_TRUE(k::esp_open(aes_te0(), keys, whole.data(), text, seq));
+    ASSERT_EQ(split_open(keys, split, text, seq, esn), 1) << p.suite() << " text " << text;
+    ASSERT_EQ(split, whole) << p.suite() << " key " << p.enc_key.size() << " esn " << esn << " text " << text;
+    // a flipped bit in the header, IV, text or ICV
+    auto forged = sealed;
+    forged[rng() % (8 + 8 + text + keys.icv_len)] ^= uint8_t(1u << (rng() % 8));
+    auto kept = forged;
+    EXPECT_EQ(split_open(keys, forged, text, seq, esn), 0);
+    EXPECT_EQ(forged, kept) << "a refused packet is not decrypted";
+    ++refused;
+    if (esn) {  // sealed at seq + 2^32, opened with the host's guess seq
+      auto later = sealed;
+      k::esp_seal(aes_te0(), keys, later.data(), text, seq + (1ull << 32));
+      auto whole2 = later;
+      ASSERT_TRUE(k::esp_open(aes_te0(), keys, whole2.data(), text, seq + (1ull << 32)));
+      auto first = later;
+      EXPECT_EQ(split_open(keys, first, text, seq, false), 0) << "the first guess alone refuses it";
+      EXPECT_EQ(split_open(keys, later, text, seq, true), 2) << p.suite() << " text " << text;
+      EXPECT_EQ(later, whole2);
+      ++next;
+    }
+    ++cases;
+  });
   EXPECT_EQ(cases, 3 * 2 * 2 * 12);
   EXPECT_EQ(refused, cases);
   EXPECT_EQ(next, cases / 2);

@@ -4,8 +4,10 @@
 #pragma once
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "shoal/crypto/esp.hh"
@@ -15,6 +17,17 @@
 #include "shoal/offload/mirror.hh"
 
 namespace shoal {
+
+// Whether the offloaded IPsec elements split GCM and CTR packets among
+// threads on a device (SHOAL_ESP_SPLIT=0 in the environment keeps a thread
+// per packet, to measure the difference).
+inline bool esp_split_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("SHOAL_ESP_SPLIT");
+    return !e || std::string_view(e) != "0";
+  }();
+  return on;
+}
 
 // The SAs of a worker's snapshot as a device sees them (the offloaded
 // elements): the keys of each SA whose suite the device does, in a table

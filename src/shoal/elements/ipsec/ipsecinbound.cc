@@ -2,10 +2,8 @@
 // §3.4): SA by SPI, anti-replay, ICV before decryption, padding, then the
 // inner packet checked against the inbound policies.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <string_view>
 
 #include "shoal/elements/ip/headers.hh"
 #include "shoal/elements/ipsec/ipsecbase.hh"
@@ -134,11 +132,7 @@ class IPsecInbound : public IPsecBase<IPsecInbound, offload::OffloadableElement<
   // The threads per packet that open the aggregate's GCM and CTR packets
   // (0: none, or splitting is off: SHOAL_ESP_SPLIT=0, as IPsecOutbound's).
   uint32_t split_threads(offload::Aggregate& a) const {
-    static const bool on = [] {
-      const char* e = std::getenv("SHOAL_ESP_SPLIT");
-      return !e || std::string_view(e) != "0";
-    }();
-    if (!on) return 0;
+    if (!esp_split_enabled()) return 0;
     const auto* jobs = reinterpret_cast<const k::EspInJob*>(a.block_in(jobs_));
     uint32_t per = 0;
     for (uint32_t i = 0; i < a.n; ++i) {

@@ -157,11 +157,7 @@ class IPsecOutbound : public IPsecBase<IPsecOutbound, offload::OffloadableElemen
   // (0: none, or splitting is off: SHOAL_ESP_SPLIT=0, to measure the
   // difference).
   uint32_t split_threads(offload::Aggregate& a) const {
-    static const bool on = [] {
-      const char* e = std::getenv("SHOAL_ESP_SPLIT");
-      return !e || std::string_view(e) != "0";
-    }();
-    if (!on) return 0;
+    if (!esp_split_enabled()) return 0;
     const auto* jobs = reinterpret_cast<const k::EspJob*>(a.block_in(jobs_));
     uint32_t per = 0;
     for (uint32_t i = 0; i < a.n; ++i) {
