@@ -108,7 +108,7 @@ SHOAL_HD uint32_t aes_sub_word(const uint32_t* te0, uint32_t w) {
 }
 
 // Round keys of a 16-, 24- or 32-byte key; false for another length.
-SHOAL_HD bool aes_expand(const uint32_t* te0, const uint8_t* key, uint32_t len, uint32_t* rk, uint32_t& rounds) {
+SHOAL_HD_CALL bool aes_expand(const uint32_t* te0, const uint8_t* key, uint32_t len, uint32_t* rk, uint32_t& rounds) {
   if (len != 16 && len != 24 && len != 32) return false;
   const uint32_t nk = len / 4;
   rounds = nk + 6;
@@ -299,7 +299,7 @@ SHOAL_HD void ghash_update(const EspKeys& k, uint8_t* y, const uint8_t* d, uint3
 
 // ---- SHA-1 and SHA-256 (FIPS 180-4), for HMAC -----------------------------
 
-SHOAL_HD void sha1_block(uint32_t* h, const uint8_t* b) {
+SHOAL_HD_CALL void sha1_block(uint32_t* h, const uint8_t* b) {
   uint32_t w[16];
   for (int i = 0; i < 16; ++i) w[i] = load_be32(b + 4 * i);
   uint32_t a = h[0], bb = h[1], c = h[2], d = h[3], e = h[4];
@@ -320,7 +320,7 @@ SHOAL_HD void sha1_block(uint32_t* h, const uint8_t* b) {
   h[0] += a, h[1] += bb, h[2] += c, h[3] += d, h[4] += e;
 }
 
-SHOAL_HD void sha256_block(uint32_t* h, const uint8_t* b) {
+SHOAL_HD_CALL void sha256_block(uint32_t* h, const uint8_t* b) {
   const uint32_t kk[64] = {
       0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
       0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -397,7 +397,7 @@ struct ShaRun {
 
 // HMAC over the ESP header, IV and text (and the sequence number's high half
 // with ESN), truncated into icv.
-SHOAL_HD void esp_hmac(const EspKeys& k, const uint8_t* esp, uint32_t len, uint64_t seq, uint8_t* icv) {
+SHOAL_HD_CALL void esp_hmac(const EspKeys& k, const uint8_t* esp, uint32_t len, uint64_t seq, uint8_t* icv) {
   const bool s256 = esp_sha256(k.suite);
   ShaRun r;
   r.start(k.inner, s256);
@@ -433,8 +433,8 @@ SHOAL_HD uint32_t esp_gcm_aad(const EspKeys& k, const uint8_t* esp, uint64_t seq
 
 // GCM's tag from GHASH over the AAD and text (y, before the lengths'
 // block): the lengths' block, then E(J0).
-SHOAL_HD void esp_gcm_tag_end(const uint32_t* te0, const EspKeys& k, uint8_t* y, uint32_t aad_len, uint32_t text_len,
-                              const uint8_t* j0, uint8_t* tag) {
+SHOAL_HD_CALL void esp_gcm_tag_end(const uint32_t* te0, const EspKeys& k, uint8_t* y, uint32_t aad_len,
+                                   uint32_t text_len, const uint8_t* j0, uint8_t* tag) {
   uint8_t lens[16];
   store_be64(lens, uint64_t(aad_len) * 8);
   store_be64(lens + 8, uint64_t(text_len) * 8);
