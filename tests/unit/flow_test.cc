@@ -243,6 +243,11 @@ flow::Config exact() {
   return c;
 }
 
+// A packet's flow by its tuple and start (ids name entries, which flows reuse).
+std::string flow_of(const flow::FlowTable& t, uint32_t id) {
+  return id ? flow::flow_tuple(t.flow(id)) + " " + std::to_string(t.flow(id).first_ns) : "-";
+}
+
 struct Table {
   flow::FlowTable t;
   std::vector<std::pair<uint32_t, flow::Release>> gone;
@@ -531,12 +536,20 @@ TEST(FlowTable, BatchTrackingMatchesOneByOne) {
   }
   std::vector<uint32_t> ids(keys.size()), ids1(keys.size());
   std::vector<uint8_t> dirs(keys.size()), dirs1(keys.size());
+  // (ids are handles: a flow that ends in a batch keeps its entry until the
+  // next batch, so the two may give a later flow other ids; the flows each
+  // packet got are compared by tuple, read right after its batch)
+  std::vector<std::string> flows, flows1;
   for (size_t i = 0; i < keys.size(); i += 32) {
     uint32_t n = uint32_t(std::min<size_t>(32, keys.size() - i));
     many.t.track_batch(&keys[i], &lens[i], &nows[i], n, &ids[i], &dirs[i]);
+    for (uint32_t j = 0; j < n; ++j) flows.push_back(flow_of(many.t, ids[i + j]));
   }
-  for (size_t i = 0; i < keys.size(); ++i) ids1[i] = one.t.track(keys[i], lens[i], nows[i], dirs1[i]);
-  EXPECT_EQ(ids, ids1);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ids1[i] = one.t.track(keys[i], lens[i], nows[i], dirs1[i]);
+    flows1.push_back(flow_of(one.t, ids1[i]));
+  }
+  for (size_t i = 0; i < flows.size(); ++i) ASSERT_EQ(flows[i], flows1[i]) << "packet " << i;
   EXPECT_EQ(dirs, dirs1);
   EXPECT_EQ(many.t.counters().inserts.get(), one.t.counters().inserts.get());
 }
@@ -550,7 +563,7 @@ TEST(FlowTable, BatchTrackingMatchesOneByOne) {
 // inside trains (a granularity of 3 packets, and 0) among them.
 TEST(FlowTable, BatchTrainsMatchOneByOne) {
   struct Gone {
-    uint32_t id;
+    std::string tuple;
     flow::Release why;
     uint64_t pkts0, pkts1;
     bool operator==(const Gone&) const = default;
@@ -563,7 +576,7 @@ TEST(FlowTable, BatchTrainsMatchOneByOne) {
       c.granularity_ns = granularity;
       t->init(c);
       t->on_release([&out](uint32_t id, const flow::Flow& f, flow::Release why) {
-        out.push_back({id, why, f.pkts[0], f.pkts[1]});
+        out.push_back({flow::flow_tuple(f), why, f.pkts[0], f.pkts[1]});
       });
       return t;
     };
@@ -603,14 +616,19 @@ TEST(FlowTable, BatchTrainsMatchOneByOne) {
     EXPECT_GT(trains, 1000u);
     EXPECT_GT(one->counters().reopened.get(), 100u);
     EXPECT_GT(one->counters().evicted.get(), 100u);
-    EXPECT_EQ(ids, ids1);
     EXPECT_EQ(dirs, dirs1);
     EXPECT_EQ(facts, facts1);
     EXPECT_TRUE(g1 == g2);
     EXPECT_EQ(many->counters().lookups.get(), one->counters().lookups.get());
-    for (uint32_t id = 1; id <= 64; ++id) {
-      const flow::Flow &x = one->flow(id), &y = many->flow(id);
-      EXPECT_EQ(x.gen, y.gen);
+    // the live flows, in the expiry lists' order (ids are handles: a flow
+    // that ends in a batch keeps its entry until the next batch)
+    std::vector<const flow::Flow*> live1, live2;
+    one->for_each([&](uint32_t, const flow::Flow& f) { live1.push_back(&f); });
+    many->for_each([&](uint32_t, const flow::Flow& f) { live2.push_back(&f); });
+    ASSERT_EQ(live1.size(), live2.size());
+    for (size_t i = 0; i < live1.size(); ++i) {
+      const flow::Flow &x = *live1[i], &y = *live2[i];
+      EXPECT_EQ(flow::flow_tuple(x), flow::flow_tuple(y)) << "the expiry lists";
       EXPECT_EQ(x.pkts[0], y.pkts[0]);
       EXPECT_EQ(x.pkts[1], y.pkts[1]);
       EXPECT_EQ(x.bytes[0], y.bytes[0]);
@@ -623,10 +641,6 @@ TEST(FlowTable, BatchTrainsMatchOneByOne) {
       EXPECT_EQ(x.flags, y.flags);
       EXPECT_EQ(x.cls, y.cls);
     }
-    std::vector<uint32_t> order1, order2;
-    one->for_each([&](uint32_t id, const flow::Flow&) { order1.push_back(id); });
-    many->for_each([&](uint32_t id, const flow::Flow&) { order2.push_back(id); });
-    EXPECT_EQ(order1, order2) << "the expiry lists";
   }
 }
 
@@ -662,7 +676,7 @@ TEST(FlowTable, MemoryCapLowersCapacity) {
   c.capacity = 1000000;
   c.memory = 1000 * flow::FlowTable::bytes_per_flow(48);
   t.init(c);
-  EXPECT_EQ(t.capacity(), 1000u);
+  EXPECT_EQ(t.capacity(), 800u) << "and 200 spare entries";
   EXPECT_LE(t.memory_bytes(), c.memory + 4096 * 64 + 16 * 1024);
   flow::FlowTable tiny;
   c.memory = 10;

@@ -273,7 +273,8 @@ TEST(Firewall, DropsWithReasonsAndTakesNewRulesAtRunTime) {
     std::ofstream(a) << "!data src sport dst dport proto tcp_flags\n"
                         "10.0.0.1 1000 1.1.1.1 80 T S\n"
                         "1.1.1.1 80 10.0.0.1 1000 T SA\n"
-                        "10.0.0.9 1000 1.1.1.1 80 T S\n";
+                        "10.0.0.9 1000 1.1.1.1 80 T S\n"
+                        "1.1.1.1 80 10.0.0.9 1000 T SA\n";  // (denied, but its handshake goes on)
     std::ofstream(b) << "!data src sport dst dport proto tcp_flags\n"
                         "10.0.0.1 1000 1.1.1.1 80 T A\n"   // now denied: its connection is decided again
                         "10.0.0.9 1000 1.1.1.1 80 T A\n";  // now allowed
@@ -289,11 +290,11 @@ TEST(Firewall, DropsWithReasonsAndTakesNewRulesAtRunTime) {
     EXPECT_EQ(r->n("fw.generation"), 2u);
     EXPECT_EQ(r->n("fw.rules"), 1u);
     EXPECT_EQ(r->n("fw.passed"), 3u);
-    EXPECT_EQ(r->n("fw.denied"), 2u);
+    EXPECT_EQ(r->n("fw.denied"), 3u);
     EXPECT_EQ(r->n("fw.evaluations"), 4u);
-    EXPECT_EQ(r->n("fw.drops"), 2u);  // no second output: dropped, reason 'denied'
+    EXPECT_EQ(r->n("fw.drops"), 3u);  // no second output: dropped, reason 'denied'
     if (!before.empty()) {
-      EXPECT_EQ(r->n("fw.offload_device_packets"), 5u);
+      EXPECT_EQ(r->n("fw.offload_device_packets"), 6u);
       EXPECT_EQ(r->n("fw.offload_uploads"), 2u) << "one copy of each rule set";
     }
     finish(*r);
@@ -492,9 +493,10 @@ namespace {
 
 // GPUNFV's workload: 400 connections whose rates differ by 1000x (flow f
 // weighs 1000^(f/399)), interleaved at random: TCP handshakes, data both
-// ways, FINs, a few segments with invalid flags, UDP both ways, flows whose
-// server speaks first, ICMP errors quoting connections, and ARP frames (no
-// flow). Returns the capture's path.
+// ways, FINs, a few segments with invalid flags, forged resets far from
+// their connection's window (the flow layer finds them INVALID), UDP both
+// ways, flows whose server speaks first, ICMP errors quoting connections,
+// and ARP frames (no flow). Returns the capture's path.
 std::string write_nf_workload(const std::string& path, uint32_t packets, uint32_t seed) {
   constexpr uint32_t kFlows = 400;
   std::mt19937 rng(seed);
@@ -506,6 +508,7 @@ std::string write_nf_workload(const std::string& path, uint32_t packets, uint32_
   std::string err;
   EXPECT_TRUE(pw.open(path, 1, 65535, true, err)) << err;
   std::vector<uint8_t> buf(512);  // (the longest frame: 14 + 20 + 20 + 209 bytes)
+  uint32_t seq = 0;               // the next TCP segment's sequence number
   auto frame = [&](uint32_t src, uint32_t dst, uint8_t proto, uint16_t sp, uint16_t dp, uint8_t flags, uint32_t payload,
                    uint64_t ts, const uint8_t* quote = nullptr) {
     std::fill(buf.begin(), buf.end(), 0);
@@ -524,7 +527,7 @@ std::string write_nf_workload(const std::string& path, uint32_t packets, uint32_
     } else {
       k::store_be16(t, sp), k::store_be16(t + 2, dp);
       if (proto == 6)
-        t[12] = 0x50, t[13] = flags, k::store_be16(t + 14, 65535);
+        k::store_be32(t + 4, seq), t[12] = 0x50, t[13] = flags, k::store_be16(t + 14, 65535);
       else
         k::store_be16(t + 4, uint16_t(8 + payload));
       for (uint32_t i = 0; i < payload; ++i) t[l4 + i] = uint8_t(i * 7 + sp);
@@ -571,6 +574,12 @@ std::string write_nf_workload(const std::string& path, uint32_t packets, uint32_
       else
         flags = 0x18;
     }
+    if (proto == 6 && k > 2 && rng() % 53 == 0) {  // a blind reset
+      seq = 0x80000000u;
+      frame(src, dst, proto, sp, dp, 0x04, 0, ts);
+      seq = 0;
+      continue;
+    }
     frame(src, dst, proto, sp, dp, flags, k < 2 && proto == 6 ? 0 : 10 + rng() % 200, ts);
   }
   EXPECT_TRUE(pw.close()) << pw.error();
@@ -602,7 +611,7 @@ TEST(NfChain, OffloadedPerFlowGivesTheCpuPacketsAndStateWithDelaysAndFaults) {
   };
   const char* counters[] = {"fw.passed",      "fw.denied",   "fw.invalid", "fw.not_admitted", "fw.no_flow",
                             "fw.evaluations", "lb.balanced", "lb.passed",  "fw.drops",        "lb.drops",
-                            "rl.limited",     "rl.drops",    "m.inserts",  "m.reopened"};
+                            "rl.limited",     "rl.drops",    "m.inserts",  "m.reopened",      "m.tcp_invalid"};
   auto cpu = run(cfg("cpu", ""));
   ASSERT_TRUE(cpu->ok) << cpu->errors;
   std::map<std::string, uint64_t> want;
@@ -611,7 +620,7 @@ TEST(NfChain, OffloadedPerFlowGivesTheCpuPacketsAndStateWithDelaysAndFaults) {
   finish(*cpu);
   // the workload exercises every verdict
   for (const char* c : {"fw.passed", "fw.denied", "fw.invalid", "fw.not_admitted", "fw.no_flow", "lb.balanced",
-                        "lb.passed", "rl.limited", "m.reopened"})
+                        "lb.passed", "rl.limited", "m.reopened", "m.tcp_invalid"})
     EXPECT_GT(want[c], 0u) << c;
   auto expected = read_pcap(dir + "/nf-cpu.pcap");
   ASSERT_GT(expected.size(), 10000u);

@@ -90,13 +90,16 @@ bool FlowTable::take(FlowTable& old, std::string& why) {
   std::swap(slots_, old.slots_);
   std::swap(live_, old.live_);
   std::swap(free_, old.free_);
+  std::swap(ended_, old.ended_);
+  std::swap(ended_tail_, old.ended_tail_);
   std::swap(fresh_, old.fresh_);
   std::swap(head_, old.head_);
   std::swap(tail_, old.tail_);
   std::swap(frags_, old.frags_);
   for (Stat Counters::*m :
        {&Counters::lookups, &Counters::inserts, &Counters::expired, &Counters::evicted, &Counters::reopened,
-        &Counters::no_flow, &Counters::frag_orphans, &Counters::icmp_errors, &Counters::live}) {
+        &Counters::no_flow, &Counters::frag_orphans, &Counters::icmp_errors, &Counters::live, &Counters::tcp_ignored,
+        &Counters::tcp_seq_over, &Counters::tcp_ack_over, &Counters::tcp_bad_rst, &Counters::tcp_bad_state}) {
     uint64_t v = (old.c_.*m).get();
     (old.c_.*m).set((c_.*m).get());
     (c_.*m).set(v);
@@ -110,12 +113,14 @@ size_t FlowTable::bytes_per_flow(uint32_t state_bytes) {
 }
 
 size_t FlowTable::memory_bytes() const {
-  return size_t(cap_) * (sizeof(Flow) + state_bytes_) + (mask_ + 1) * sizeof(uint64_t) +
+  return size_t(entries_) * (sizeof(Flow) + state_bytes_) + (mask_ + 1) * sizeof(uint64_t) +
          frags_.size() * sizeof(FragSlot);
 }
 
 void FlowTable::init(const Config& c) {
   cfg_ = c;
+  if (cfg_.async_oneside) cfg_.tcp_window = false;
+  if (cfg_.tcp_window) win_off_ = reserve(sizeof(k::TcpWindow), 4, "FlowTable TCP windows");
   state_bytes_ = (state_bytes_ + 7) & ~7u;
   uint64_t cap = c.capacity;
   if (c.memory) {
@@ -123,13 +128,16 @@ void FlowTable::init(const Config& c) {
     if (fit == 0)
       throw std::invalid_argument(
           fmt::format("MEMORY {} bytes holds no flow (each takes {} bytes)", c.memory, bytes_per_flow(state_bytes_)));
-    if (fit < cap) cap = fit;
+    // the flows and their spare entries fit
+    uint64_t most = fit >= 5 * kSpare ? fit - kSpare : std::max<uint64_t>(1, fit * 4 / 5);
+    if (most < cap) cap = most;
   }
   if (cap == 0) throw std::invalid_argument("CAPACITY must be at least 1");
   if (cap > (1u << 30)) throw std::invalid_argument("CAPACITY is at most 2^30 flows");
   cap_ = uint32_t(cap);
-  flow_mem_.map(size_t(cap_) * sizeof(Flow));
-  state_mem_.map(size_t(cap_) * state_bytes_);
+  entries_ = cap_ + spare(cap_);
+  flow_mem_.map(size_t(entries_) * sizeof(Flow));
+  state_mem_.map(size_t(entries_) * state_bytes_);
   flows_ = flow_mem_.get<Flow>();
   state_ = state_mem_.get<uint8_t>();
   size_t n = 16;
@@ -141,6 +149,7 @@ void FlowTable::init(const Config& c) {
   while (fs < c.frag_slots) fs <<= 1;
   frags_.assign(fs, FragSlot{});
   free_ = 0;
+  ended_ = ended_tail_ = 0;
   fresh_ = 0;
   live_ = 0;
 }
@@ -202,9 +211,9 @@ void FlowTable::release(uint32_t id, Release why) {
   if (lookup(f.key, f.hash, slot) == id) erase_slot(slot);
   unlink(id);
   f.flags = 0;
-  ++f.gen;
-  f.next = free_;
-  free_ = id;
+  f.next = ended_;
+  ended_ = id;
+  if (!ended_tail_) ended_tail_ = id;
   --live_;
   c_.live.set(live_);
   switch (why) {
@@ -236,16 +245,20 @@ uint32_t FlowTable::insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now) 
     release(v, Release::Evicted);
   }
   uint32_t id;
-  if (free_) {
+  if (!free_ && fresh_ == entries_) reuse_ended();  // (a batch larger than the spare entries)
+  const bool reused = free_ != 0;                   // (an entry that held a flow)
+  if (reused) {
     id = free_;
     free_ = flows_[id - 1].next;
   } else {
     id = ++fresh_;
   }
   Flow& f = flows_[id - 1];
+  if (reused)
+    for (auto& fn : reuse_) fn(id, f);
   uint32_t gen = f.gen;
   f = Flow{};
-  f.gen = gen;
+  f.gen = gen + 1;
   f.key = pk.key;
   f.hash = hash;
   f.first_ns = f.last_ns = now;
@@ -282,8 +295,22 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
 
 // (Inlined into track_batch's loop: a call per packet, its spills and
 // reloads, cost more than the lookup of a flow in cache.)
+bool FlowTable::window_moves(uint32_t id, const k::TcpSeg& seg, uint8_t dir, uint8_t& fact, uint8_t& next) {
+  switch (k::tcp_conntrack(*tcp_window(id), flows_[id - 1].tcp.state, seg, dir, next)) {
+    case k::kWinAccept: return true;
+    case k::kWinIgnore: c_.tcp_ignored.add(); return false;
+    case k::kWinSeqOver: c_.tcp_seq_over.add(); break;
+    case k::kWinAckOver: c_.tcp_ack_over.add(); break;
+    case k::kWinBadRst: c_.tcp_bad_rst.add(); break;
+    default: c_.tcp_bad_state.add(); break;
+  }
+  fact = kFactInvalid;
+  return false;
+}
+
 [[gnu::always_inline]] inline uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len,
-                                                               uint64_t now, uint8_t& dir, uint32_t known) {
+                                                               uint64_t now, uint8_t& dir, uint32_t known,
+                                                               const uint8_t* ip, uint8_t& fact) {
   bool fresh = false;
   uint32_t id;
   if (pk.kind == k::KeyKind::Frag) {
@@ -317,8 +344,32 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
     dir = pk.dir == f.orig_dir ? 0 : 1;
     if (f.key.proto == 6 && !pk.icmp_error && pk.l4_off) {
       bool fresh_flow = f.pkts[0] + f.pkts[1] == 0;
-      if (k::tcp_track(f.tcp, pk.tcp_flags, dir, cfg_.midstream, cfg_.async_oneside)) {
-        // a SYN on an ended connection's tuple opens a new one: the old flow goes first
+      // window tracking: a whole segment (not a fragment's piece)
+      k::TcpSeg seg;
+      const bool checked =
+          cfg_.tcp_window && ip && pk.kind == k::KeyKind::Conn && k::tcp_segment(ip, ip_len, pk.l4_off, seg);
+      // a SYN on an ended connection's tuple opens a new one (with window
+      // tracking, when conntrack would: see k::tcp_ct_reopens)
+      const bool syn_only = (pk.tcp_flags & (k::kTcpSyn | k::kTcpAck | k::kTcpRst)) == k::kTcpSyn;
+      bool reopen;
+      uint8_t next = k::kCtKeep;  // with window tracking, conntrack's next state
+      if (checked) {
+        reopen = syn_only && k::tcp_ct_reopens(*tcp_window(id), f.tcp.state, dir);
+        if (!reopen && window_moves(id, seg, dir, fact, next)) {
+          if (next == k::kCtKeep) {
+            k::tcp_track(f.tcp, pk.tcp_flags, dir, cfg_.midstream, cfg_.async_oneside);
+          } else {
+            f.tcp.state = next;
+            if ((pk.tcp_flags & k::kTcpFin) && !(pk.tcp_flags & k::kTcpRst) && !(f.tcp.fin & (1u << dir))) {
+              if (!f.tcp.fin) f.tcp.first_fin = dir;
+              f.tcp.fin = uint8_t(f.tcp.fin | (1u << dir));
+            }
+          }
+        }
+      } else {
+        reopen = k::tcp_track(f.tcp, pk.tcp_flags, dir, cfg_.midstream, cfg_.async_oneside);
+      }
+      if (reopen) {  // the old flow goes first
         release(id, Release::Reopened);
         id = insert(pk, hash, now);
         if (!id) {
@@ -327,6 +378,7 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
         }
         fresh = true;
         dir = 0;
+        if (checked) window_moves(id, seg, 0, fact, next);  // (the first segment: always in)
         k::tcp_track(flows_[id - 1].tcp, pk.tcp_flags, 0, cfg_.midstream, cfg_.async_oneside);
         fresh_flow = true;
       }
@@ -370,9 +422,11 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
   return id;
 }
 
-uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir) {
+uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir, const uint8_t* ip) {
   c_.lookups.add();
-  return track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir);
+  reuse_ended();
+  uint8_t fact = 0;
+  return track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir, 0, ip, fact);
 }
 
 // The rest of a train after packet i, while nothing but the flow's counters
@@ -392,7 +446,8 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
   uint32_t id = ids[i];
   Flow& f = flows_[id - 1];
   const bool tcp = f.key.proto == 6;
-  if (tcp && (f.tcp.state != k::kTcpEstablished || (f.flags & Flow::kJustEstablished))) return j;
+  // (with window tracking every TCP segment is checked on its own)
+  if (tcp && (cfg_.tcp_window || f.tcp.state != k::kTcpEstablished || (f.flags & Flow::kJustEstablished))) return j;
   const uint8_t d = dirs[i], kdir = pk[i].dir;
   const uint8_t later = uint8_t(fact & ~kFactFirstInDir);
   const uint8_t stop = k::kTcpSyn | k::kTcpFin | k::kTcpRst;
@@ -420,7 +475,8 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
 }
 
 void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n,
-                            uint32_t* ids, uint8_t* dirs, uint8_t* facts) {
+                            uint32_t* ids, uint8_t* dirs, uint8_t* facts, const uint8_t* const* ips) {
+  reuse_ended();
   if (hashes_.size() < n) hashes_.resize(n), trains_.resize(n);
   c_.lookups.add(n);
   // A packet of the same connection as the packet before it (a train: a TCP
@@ -449,13 +505,14 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
     }
   }
   for (uint32_t i = 0; i < n;) {
-    ids[i] = track_hashed(pk[i], hashes_[i], ip_len[i], now[i], dirs[i], trains_[i] ? ids[i - 1] : 0);
     uint8_t fact = 0;
+    ids[i] = track_hashed(pk[i], hashes_[i], ip_len[i], now[i], dirs[i], trains_[i] ? ids[i - 1] : 0,
+                          ips ? ips[i] : nullptr, fact);
     if (facts && ids[i]) {
       const Flow& f = flows_[ids[i] - 1];
       bool est = established(f);
-      fact = uint8_t((est ? kFactEstablished : 0) | (f.pkts[dirs[i]] == 1 ? kFactFirstInDir : 0) |
-                     (est && !(f.flags & Flow::kJustEstablished) ? kFactEstablishedBefore : 0));
+      fact |= uint8_t((est ? kFactEstablished : 0) | (f.pkts[dirs[i]] == 1 ? kFactFirstInDir : 0) |
+                      (est && !(f.flags & Flow::kJustEstablished) ? kFactEstablishedBefore : 0));
     }
     if (facts) facts[i] = fact;
     if (i + 1 < n && trains_[i + 1] && ids[i])

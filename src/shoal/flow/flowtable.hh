@@ -25,6 +25,7 @@
 #include "shoal/core/stat.hh"
 #include "shoal/kernels/flowkey.hh"
 #include "shoal/kernels/flowstate.hh"
+#include "shoal/kernels/tcpwindow.hh"
 
 namespace shoal::flow {
 
@@ -43,7 +44,7 @@ struct alignas(64) Flow {
   uint64_t first_ns;
   uint64_t pkts[2], bytes[2];  // per direction: 0 originator, 1 responder (IP bytes)
   uint32_t hash;
-  uint32_t gen;  // bumps each time the entry is reused
+  uint32_t gen;  // bumps each time a flow takes the entry (an ended flow keeps it until its entry is reused)
   k::TcpTrack tcp;
   uint8_t orig_dir;      // canonical direction of the originator
   uint8_t cls;           // timeout class (k::FlowClass)
@@ -68,6 +69,9 @@ constexpr uint8_t kFactFirstInDir = 2;   // the flow's first packet in this pack
 // engine reads the session's state before the stream engine sees the packet);
 // others: as kFactEstablished
 constexpr uint8_t kFactEstablishedBefore = 4;
+// TCP window tracking (Config::tcp_window): the segment is outside the
+// connection's window (conntrack's INVALID); it moved nothing
+constexpr uint8_t kFactInvalid = k::kFlowFactInvalid;
 
 struct Timeouts {
   uint64_t ns[k::kFlowClasses];
@@ -90,6 +94,13 @@ struct Config {
   // 0: every packet moves it, and expiry is exact.
   uint64_t granularity_ns = 1'000'000'000;
   uint32_t frag_slots = 4096;
+  // Track each TCP connection as conntrack does (k::tcp_conntrack: its
+  // state table and sequence and acknowledgement windows; 52 bytes of state
+  // per flow): a segment outside them does not move the connection's state
+  // (a forged reset does not close it) and gets kFactInvalid. Needs the
+  // packets' IP headers (track_batch's `ips`). Not with async_oneside (one
+  // side's capture has no windows to check).
+  bool tcp_window = false;
 };
 
 // Written by the table's worker, read by any thread (handlers).
@@ -98,7 +109,11 @@ struct Counters {
   Stat no_flow;       // packets that got no flow (not IP, truncated, fragment of an unknown datagram)
   Stat frag_orphans;  // later fragments whose first fragment was not seen (or has expired)
   Stat icmp_errors;   // ICMP errors mapped to the connection they quote
-  Stat live;          // flows in the table
+  // TCP window tracking: segments outside the window that pass (a
+  // retransmission of acknowledged data, an overly delayed ACK), and the
+  // invalid ones by reason
+  Stat tcp_ignored, tcp_seq_over, tcp_ack_over, tcp_bad_rst, tcp_bad_state;
+  Stat live;  // flows in the table
 };
 
 class FlowTable {
@@ -122,6 +137,11 @@ class FlowTable {
   // Called (in registration order) for each flow as it leaves the table,
   // before its state is reused.
   void on_release(ReleaseFn f) { release_.push_back(std::move(f)); }
+  // Called for an ended flow's entry just before a new flow takes it (its
+  // state is then the ended flow's last: what elements still holding its
+  // packets wrote into it after the release included).
+  using ReuseFn = std::function<void(uint32_t id, const Flow& f)>;
+  void on_reuse(ReuseFn f) { reuse_.push_back(std::move(f)); }
   // Allocates the table; throws std::invalid_argument when the memory cap
   // leaves room for no flow. The effective capacity is capacity().
   void init(const Config& c);
@@ -130,13 +150,16 @@ class FlowTable {
   // One packet, whose parsed key is `pk` and IP length `ip_len`, at time
   // `now` (ns; packet time). Returns the flow id (1-based; 0: no flow) and
   // sets `dir` (0 from the originator).
-  uint32_t track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir);
+  // `ip`: the packet's IP header (`ip_len` bytes of it captured), which TCP
+  // window tracking reads; nullptr: segments are not checked.
+  uint32_t track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir, const uint8_t* ip = nullptr);
   // A batch of packets, the way a vector processor does it: every key's
   // hash and index slot first (prefetched), then the entries the slots
   // name (prefetched), then each packet. Same results as track() on each.
-  // `facts` (optional) gets each packet's kFact* bits.
+  // `facts` (optional) gets each packet's kFact* bits; `ips` (optional) the
+  // packets' IP headers, for TCP window tracking.
   void track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n, uint32_t* ids,
-                   uint8_t* dirs, uint8_t* facts = nullptr);
+                   uint8_t* dirs, uint8_t* facts = nullptr, const uint8_t* const* ips = nullptr);
   static bool established(const Flow& f) {
     return f.key.proto == 6 ? (f.flags & Flow::kEstablished) != 0 : f.pkts[0] && f.pkts[1];
   }
@@ -151,6 +174,10 @@ class FlowTable {
   const Flow& flow(uint32_t id) const { return flows_[id - 1]; }
   uint8_t* state(uint32_t id) { return state_ + size_t(id - 1) * state_bytes_; }
   uint64_t timeout_ns(const Flow& f) const { return cfg_.timeouts.ns[f.cls]; }
+  // A TCP flow's window state (Config::tcp_window), or nullptr.
+  k::TcpWindow* tcp_window(uint32_t id) {
+    return cfg_.tcp_window ? reinterpret_cast<k::TcpWindow*>(state(id) + win_off_) : nullptr;
+  }
 
   uint32_t capacity() const { return cap_; }
   uint32_t size() const { return live_; }
@@ -184,8 +211,14 @@ class FlowTable {
   }
   // `known`: the key's flow id when the caller knows it (the packet before,
   // of the same connection, got it), which spares the index lookup.
+  // `ip` (nullable) for window tracking; `fact` gets kFactInvalid when the
+  // segment is outside its window.
   uint32_t track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len, uint64_t now, uint8_t& dir,
-                        uint32_t known = 0);
+                        uint32_t known, const uint8_t* ip, uint8_t& fact);
+  // The window check of a TCP segment of flow `id` (packet direction
+  // `dir`); false when it must not move the connection's state.
+  // `next`: conntrack's next state, or k::kCtKeep for tcp_track's.
+  bool window_moves(uint32_t id, const k::TcpSeg& seg, uint8_t dir, uint8_t& fact, uint8_t& next);
   uint32_t continue_train(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n, uint32_t i,
                           uint32_t* ids, uint8_t* dirs, uint8_t* facts, uint8_t fact);
   // The packets of a train (pk and the packet before it of one connection):
@@ -217,6 +250,12 @@ class FlowTable {
 
   Config cfg_;
   uint32_t cap_ = 0, live_ = 0, state_bytes_ = 0;
+  // Entries: CAPACITY flows, and spare ones so that a batch of up to kSpare
+  // packets never reuses the entry of a flow that ended in it (ended_).
+  static constexpr uint32_t kSpare = 256;
+  static uint32_t spare(uint32_t cap) { return cap / 4 < kSpare ? cap / 4 : kSpare; }
+  uint32_t entries_ = 0;
+  uint32_t win_off_ = 0;  // the TcpWindow's offset in the state block
   // Anonymous mappings: zero pages, touched only when used.
   struct Mapping {
     void* p = nullptr;
@@ -238,11 +277,24 @@ class FlowTable {
   std::vector<uint32_t> hashes_;  // track_batch scratch
   std::vector<uint8_t> trains_;   // track_batch scratch: 1 when a packet continues the one before
   size_t mask_ = 0;
-  uint32_t free_ = 0;   // free list through Flow::next
-  uint32_t fresh_ = 0;  // entries never used yet start here (ids fresh_+1..cap_)
+  uint32_t free_ = 0;  // free list through Flow::next
+  // Ids released since the batch began (a list through Flow::next, and its
+  // tail): reused only from the next batch on, while the free list or fresh
+  // entries last, so the packets of a batch tracked before their flow ended
+  // (a reopen, an eviction) still name its state when the elements after
+  // the flow layer take them.
+  uint32_t ended_ = 0, ended_tail_ = 0;
+  void reuse_ended() {
+    if (!ended_) return;
+    flows_[ended_tail_ - 1].next = free_;
+    free_ = ended_;
+    ended_ = ended_tail_ = 0;
+  }
+  uint32_t fresh_ = 0;  // entries never used yet start here (ids fresh_+1..entries_)
   uint32_t head_[k::kFlowClasses] = {}, tail_[k::kFlowClasses] = {};
   std::vector<FragSlot> frags_;
   std::vector<ReleaseFn> release_;
+  std::vector<ReuseFn> reuse_;
   std::vector<std::string> apps_;
   std::vector<std::string> owners_;  // per reservation: "offset+bytes owner"
   Counters c_;

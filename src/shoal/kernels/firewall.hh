@@ -5,6 +5,7 @@
 #pragma once
 #include "shoal/kernels/classify.hh"
 #include "shoal/kernels/flowkey.hh"
+#include "shoal/kernels/flowstate.hh"
 #include "shoal/kernels/hd.hh"
 
 namespace shoal::k {
@@ -33,15 +34,17 @@ struct FwPacket {
   uint8_t dir = 0;      // the flow layer's direction: 0 from the originator
   uint8_t related = 0;  // an ICMP error quoting the connection
   uint8_t tcp = 0;      // a TCP header (key.flags are its flags; not a later fragment)
+  uint8_t invalid = 0;  // the flow layer found it outside its connection's window (conntrack's INVALID)
 };
 
 // A packet's FwPacket from its IP header (ip, len bytes on; nullptr: not
-// IP) and its direction in the flow. The decision needs at most the first
-// kFwHeaderBytes bytes from the IP header.
+// IP) and its direction in the flow (with kFlowDirInvalid). The decision
+// needs at most the first kFwHeaderBytes bytes from the IP header.
 constexpr uint32_t kFwHeaderBytes = 80;
 SHOAL_HD FwPacket fw_packet(const uint8_t* ip, uint32_t len, uint8_t dir) {
   FwPacket fp;
-  fp.dir = dir;
+  fp.dir = dir & 1;
+  fp.invalid = (dir & kFlowDirInvalid) != 0;
   if (!ip || len == 0) return fp;
   if ((ip[0] >> 4) == 4) {
     fp.key.ethertype = 0x0800;
@@ -62,7 +65,8 @@ SHOAL_HD FwPacket fw_packet(const uint8_t* ip, uint32_t len, uint8_t dir) {
 enum FwResult : int {
   kFwPass = 0,         // admitted (a new connection, or part of an admitted one)
   kFwDenied = 1,       // a rule (or the default) denies the connection
-  kFwInvalid = 2,      // TCP flags no valid segment carries, or a new connection not opened by a SYN
+  kFwInvalid = 2,      // TCP flags no valid segment carries, a new connection not opened by a SYN, or a
+                       // segment outside its connection's window
   kFwNotAdmitted = 3,  // a reply, or an ICMP error, for a connection that was never admitted
 };
 
@@ -108,7 +112,7 @@ SHOAL_HD int fw_process(const FwRules& r, FwState& s, const FwPacket& p, bool& e
   evaluated = false;
   bool tcp = p.tcp && !p.related;
   uint8_t flags = uint8_t(p.key.flags);
-  if (tcp && !tcp_flags_valid(flags)) return kFwInvalid;
+  if ((tcp && !tcp_flags_valid(flags)) || p.invalid) return kFwInvalid;
   if (p.related) return s.verdict == kFwAccept ? kFwPass : kFwNotAdmitted;
   if (s.verdict == kFwNone) {
     if (p.dir) return kFwNotAdmitted;

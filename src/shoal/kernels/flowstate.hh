@@ -38,6 +38,13 @@ enum FlowClass : uint8_t {
 
 constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpAck = 0x10;
 
+// Beside a packet's direction in its flow (0 from the originator) where a
+// device step reads it (AggView::fdir): the flow layer found the packet a
+// TCP segment outside its connection's window (flow::kFactInvalid).
+constexpr uint8_t kFlowDirInvalid = 2;
+// The same in a packet's flow facts (Anno::flow_facts, flow::kFactInvalid).
+constexpr uint8_t kFlowFactInvalid = 8;
+
 // Per-flow TCP tracking bits kept beside the state.
 struct TcpTrack {
   uint8_t state = kTcpNone;

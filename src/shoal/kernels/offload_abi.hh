@@ -42,7 +42,8 @@ struct AggView {
   // flows, whose state record (fstride bytes, every flow step's state at
   // its offset) is at fstate + r * fstride and whose flow hash is fhash[r];
   // the last runs hold packets without a flow. fdir: each packet's direction
-  // (0 from the connection's originator).
+  // (bit 0: 0 from the connection's originator), with kFlowDirInvalid
+  // (kernels/flowstate.hh) for a TCP segment outside its window.
   uint32_t nruns = 0, nflows = 0, fstride = 0;
   const uint32_t* fruns = nullptr;
   const uint32_t* forder = nullptr;

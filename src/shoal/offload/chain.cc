@@ -14,6 +14,7 @@
 
 #include "shoal/core/element.hh"
 #include "shoal/core/worker.hh"
+#include "shoal/kernels/flowstate.hh"
 
 namespace shoal::offload {
 
@@ -467,7 +468,8 @@ uint32_t Chain::group_flows(Aggregate& a) {
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t r = fl_next_[i] == UINT32_MAX ? a.nflows : fl_next_[i];
     fl_order_[fl_tail_[r]++] = i;
-    fl_dir_[i] = b->at(i)->anno().flow_dir;
+    const Anno& an = b->at(i)->anno();
+    fl_dir_[i] = uint8_t(an.flow_dir | (an.flow_facts & k::kFlowFactInvalid ? k::kFlowDirInvalid : 0));
   }
   return a.nruns;
 }

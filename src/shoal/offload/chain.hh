@@ -94,7 +94,9 @@ class FlowStateStore {
   virtual uint8_t* flow_state(uint32_t id) = 0;
   virtual uint32_t flow_generation(uint32_t id) const = 0;
   virtual uint32_t flow_hash(uint32_t id) const = 0;
-  // From now on, keep the last state of flows that end (a bounded number).
+  // From now on, keep the last state of flows that end (a bounded number;
+  // an ended flow's state stays in its entry until a new flow takes it,
+  // with a new generation, and is kept from then).
   virtual void retain_released() = 0;
   // The state block flow `id` had when its generation `gen` ended (and its
   // hash), or nullptr when it is no longer kept.

@@ -75,7 +75,7 @@ void FlowIPManager::configure(Args& a) {
   uint64_t capacity = cfg_.capacity, memory = 0;
   Duration gran{cfg_.granularity_ns};
   a.read_p("CAPACITY", capacity).read("MEMORY", memory).read("MIDSTREAM", cfg_.midstream).read("GRANULARITY", gran);
-  a.read("ASYNC_ONESIDE", cfg_.async_oneside).read("VLAN", vlan_);
+  a.read("ASYNC_ONESIDE", cfg_.async_oneside).read("VLAN", vlan_).read("TCP_WINDOW", window_arg_);
   cfg_.granularity_ns = gran.ns;
   for (int c = 0; c < k::kFlowClasses; ++c) {
     Duration d{cfg_.timeouts.ns[c]};
@@ -90,9 +90,11 @@ void FlowIPManager::configure(Args& a) {
 }
 
 void FlowIPManager::initialize() {
-  // Stateful elements downstream reserved their state in their configure().
+  // Stateful elements downstream reserved their state in their configure(),
+  // and asked for window tracking there.
+  cfg_.tcp_window = window_arg_ || window_wanted_;
   table_.init(cfg_);
-  table_.on_release([this](uint32_t id, const flow::Flow& f, flow::Release) {
+  table_.on_reuse([this](uint32_t id, const flow::Flow& f) {
     if (retain_) keep_released(id, f);
   });
   timer_.owner = this;
@@ -166,6 +168,7 @@ void FlowIPManager::track(PacketBatch* b) {
     dirs_.resize(cap);
     facts_.resize(cap);
     slots_.resize(cap);
+    ips_.resize(cap);
   }
   uint64_t wall = 0;
   uint32_t n = 0;
@@ -174,6 +177,8 @@ void FlowIPManager::track(PacketBatch* b) {
   k::ParsedKey* keys = keys_.data();
   uint32_t* lens = lens_.data();
   uint32_t* slots = slots_.data();
+  const uint8_t** ips = ips_.data();
+  const bool window = cfg_.tcp_window;
   uint64_t* nows = nows_.data();
   uint64_t clock = clock_;
   const bool vlan = vlan_;
@@ -211,12 +216,14 @@ void FlowIPManager::track(PacketBatch* b) {
       keys[n].key.vlan = k::vlan_key(v, vlan_stack(p, v));
     }
     lens[n] = len;
+    if (window) ips[n] = ip;
     nows[n] = clock;
     slots[n] = i;
     ++n;
   });
   clock_ = clock;
-  table_.track_batch(keys_.data(), lens_.data(), nows_.data(), n, ids_.data(), dirs_.data(), facts_.data());
+  table_.track_batch(keys_.data(), lens_.data(), nows_.data(), n, ids_.data(), dirs_.data(), facts_.data(),
+                     window ? ips : nullptr);
   const bool routes = noutputs() > 1;  // packets without a flow leave on output 1
   for (uint32_t j = 0; j < n; ++j) {
     Packet* p = b->at(slots_[j]);
@@ -289,6 +296,15 @@ void FlowIPManager::add_handlers() {
   num("no_flow", [](const flow::FlowTable& t) { return t.counters().no_flow.get(); });
   num("fragment_orphans", [](const flow::FlowTable& t) { return t.counters().frag_orphans.get(); });
   num("icmp_errors", [](const flow::FlowTable& t) { return t.counters().icmp_errors.get(); });
+  num("tcp_ignored", [](const flow::FlowTable& t) { return t.counters().tcp_ignored.get(); });
+  num("tcp_invalid", [](const flow::FlowTable& t) {
+    const flow::Counters& c = t.counters();
+    return c.tcp_seq_over.get() + c.tcp_ack_over.get() + c.tcp_bad_rst.get() + c.tcp_bad_state.get();
+  });
+  num("tcp_seq_over", [](const flow::FlowTable& t) { return t.counters().tcp_seq_over.get(); });
+  num("tcp_ack_over", [](const flow::FlowTable& t) { return t.counters().tcp_ack_over.get(); });
+  num("tcp_bad_rst", [](const flow::FlowTable& t) { return t.counters().tcp_bad_rst.get(); });
+  num("tcp_bad_state", [](const flow::FlowTable& t) { return t.counters().tcp_bad_state.get(); });
   add_read_handler(
       "flows", [this] { return on_worker([this] { return list_flows(); }); }, Agg::Concat);
 }
@@ -333,7 +349,18 @@ SHOAL_ELEMENT(
         "fragment was not seen, an ICMP error about an untracked connection) leave on output 1 if there is one, else "
         "on output 0 with no flow.\n\n"
         "TCP connections follow conntrack's states (SYN_SENT, SYN_RECV, ESTABLISHED, FIN_WAIT, CLOSE_WAIT, LAST_ACK, "
-        "TIME_WAIT, CLOSE); a SYN on a connection in TIME_WAIT or CLOSE starts a new flow ('reopened'). Each state, "
+        "TIME_WAIT, CLOSE); a SYN on a connection in TIME_WAIT or CLOSE starts a new flow ('reopened'). With "
+        "TCP_WINDOW "
+        "(or when an element downstream asks for it, as Firewall does) the sequence and acknowledgement numbers are "
+        "checked against each direction's window too, and the states follow conntrack's table: a segment beyond what "
+        "the receiver allowed, one that acknowledges data never sent, a reset before the sequence number the other "
+        "side acknowledged, or one the state does not allow (a FIN before the SYN-ACK...) is INVALID (its packet "
+        "passes with a flow fact that Firewall drops on) and moves nothing, so a blind reset does not close the "
+        "connection; a reset inside the window but not at the expected number keeps the connection (its receiver "
+        "answers with a challenge ACK, RFC 5961); a retransmission of acknowledged data, or a SYN inside a live "
+        "connection, passes without moving anything (a SYN-ACK that answers such a SYN takes the tracking up on "
+        "the new connection). Connections picked up midstream are checked liberally (only resets), as conntrack "
+        "does. Each state, "
         "UDP "
         "(unreplied, replied), ICMP and other protocols have an idle timeout (conntrack's defaults). Expiry is exact "
         "and costs O(1) per packet (one list per timeout, in last-seen order, a flow moving on it at most once per "
@@ -345,7 +372,10 @@ SHOAL_ELEMENT(
         "Stateful elements downstream (FlowLog...) find the nearest FlowIPManager upstream and reserve per-flow state "
         "in it; at a stop every open flow ends, so they see each one go.",
     .args = {{"CAPACITY", "integer", "flows per worker (default 65536)"},
-             {"MEMORY", "bytes", "cap on the table's memory per worker; lowers CAPACITY to fit (default: no cap)"},
+             {"MEMORY", "bytes",
+              "cap on the table's memory per worker; lowers CAPACITY to fit, with the spare entries the table keeps "
+              "(a quarter of CAPACITY, at most 256: a flow that ends keeps its entry until the next batch) "
+              "(default: no cap)"},
              {"MIDSTREAM", "boolean",
               "pick up TCP connections whose handshake was not seen, as ESTABLISHED (default true, as conntrack's "
               "tcp_loose); the sender of the first packet seen opened it, but for a SYN-ACK's or an HTTP response's "
@@ -359,6 +389,9 @@ SHOAL_ELEMENT(
               "packet's ERSPAN and inner-frame ones): the same addresses and ports on two VLANs are two flows "
               "(Suricata's vlan.use-for-tracking; default false, as FastClick). One id is kept exactly; two or three "
               "are folded into 16 bits, so two stacks of several ids may, one time in 61,440, share a flow"},
+             {"TCP_WINDOW", "boolean",
+              "check TCP segments against their connection's state and windows, as conntrack (default false; on "
+              "when an element downstream asks: Firewall; not with ASYNC_ONESIDE); 52 bytes of state per flow"},
              {"GRANULARITY", "duration",
               "a flow moves on its expiry list at most this often, and may expire up to this late (default 1 s; 0: "
               "exact, with list work on every packet)"},
@@ -385,6 +418,14 @@ SHOAL_ELEMENT(
                  {"no_flow", "r", "packets that got no flow"},
                  {"fragment_orphans", "r", "later fragments whose first fragment was not seen"},
                  {"icmp_errors", "r", "ICMP errors looked up by the connection they quote"},
+                 {"tcp_invalid", "r", "TCP segments conntrack finds INVALID (TCP_WINDOW): the sum of the four below"},
+                 {"tcp_seq_over", "r", "segments beyond the receiver's window"},
+                 {"tcp_ack_over", "r", "segments acknowledging data never sent"},
+                 {"tcp_bad_rst", "r", "resets before the sequence number the other side acknowledged"},
+                 {"tcp_bad_state", "r",
+                  "segments their connection's state does not allow (conntrack's table: a FIN or the client's ACK "
+                  "before the SYN-ACK, a SYN from the server once established...)"},
+                 {"tcp_ignored", "r", "segments outside the window that pass and move nothing (retransmissions)"},
                  {"flows", "r",
                   "one line per flow: tuple as the originator sent it, state, application protocol ('-': not known), "
                   "packets and bytes per direction, age, idle and time left, in seconds"}},

@@ -44,6 +44,9 @@ class FlowIPManager : public Element, public offload::FlowStateStore {
   void add_handlers() override;
 
   flow::FlowTable& table() { return table_; }
+  // For a stateful element's configure(): track TCP windows (conntrack's
+  // check of sequence and acknowledgement numbers), whatever TCP_WINDOW says.
+  void want_tcp_window() { window_wanted_ = true; }
   // Hot swap: takes the old manager's flows when its table can be carried
   // (flow::FlowTable::take: the same capacity, and the same elements keep
   // the same state in it).
@@ -78,7 +81,8 @@ class FlowIPManager : public Element, public offload::FlowStateStore {
     uint32_t hash;
   };
   bool retain_ = false;
-  bool vlan_ = false;  // VLAN: flows keyed on the packets' VLAN ids too
+  bool vlan_ = false;                                // VLAN: flows keyed on the packets' VLAN ids too
+  bool window_arg_ = false, window_wanted_ = false;  // TCP_WINDOW; an element downstream asked
   std::vector<Released> released_;
   std::vector<uint8_t> released_state_;
   uint32_t released_next_ = 0;
@@ -93,6 +97,7 @@ class FlowIPManager : public Element, public offload::FlowStateStore {
   std::vector<uint32_t> lens_, ids_, slots_;
   std::vector<uint64_t> nows_;
   std::vector<uint8_t> dirs_, facts_;
+  std::vector<const uint8_t*> ips_;
 };
 
 }  // namespace shoal

@@ -48,7 +48,8 @@ class Firewall : public offload::OffloadableElement<Element> {
   void configure(Args& a) override {
     InputPath rules;
     std::string dflt = "deny";
-    a.read("RULES", rules).read("DEFAULT", dflt).read("MIDSTREAM", midstream_);
+    bool window = true;
+    a.read("RULES", rules).read("DEFAULT", dflt).read("MIDSTREAM", midstream_).read("TCP_WINDOW", window);
     for (ArgItem* it : a.rest_positional()) {
       k::ClsRule r;
       std::string err, text = it->text;
@@ -66,6 +67,7 @@ class Firewall : public offload::OffloadableElement<Element> {
       a.fail(fmt::format("DEFAULT '{}': allow or deny", dflt));
     mgr_ = &FlowIPManager::require(this, a);
     off_ = mgr_->table().reserve(sizeof(k::FwState), 4, FlowIPManager::state_owner(*this));
+    if (window) mgr_->want_tcp_window();
     loc_ = a.element_loc();
   }
   void initialize() override {
@@ -202,7 +204,9 @@ class Firewall : public offload::OffloadableElement<Element> {
     }
     uint32_t len = 0;
     const uint8_t* ip = flow_ip_header(p, len);
-    k::FwPacket fp = k::fw_packet(ip, len, p->anno().flow_dir);
+    const Anno& an = p->anno();
+    k::FwPacket fp =
+        k::fw_packet(ip, len, uint8_t(an.flow_dir | (an.flow_facts & flow::kFactInvalid ? k::kFlowDirInvalid : 0)));
     auto* st = reinterpret_cast<k::FwState*>(t.state(id) + off_);
     bool evaluated;
     int r = k::fw_process(rules_, *st, fp, evaluated);
@@ -279,7 +283,12 @@ SHOAL_ELEMENT(
         "connection (conntrack's RELATED); a reply to a connection never admitted is 'not-admitted'. TCP follows "
         "conntrack: segments whose flags no valid segment carries (SYN+FIN, SYN+RST, no flags, FIN without ACK, "
         "...: Linux's tcp_valid_flags) are 'invalid', and so is a new connection whose first segment is not a SYN, "
-        "unless MIDSTREAM is true (then such a connection is decided by the rules like any other).\n\n"
+        "unless MIDSTREAM is true (then such a connection is decided by the rules like any other). With TCP_WINDOW "
+        "(the default) the flow layer checks each segment against its connection's windows as conntrack does "
+        "(see FlowIPManager), and a segment it finds INVALID is dropped 'invalid': one beyond the receiver's "
+        "window, one that acknowledges data never sent, a reset before the number the other side acknowledged "
+        "(a blind reset); such a segment does not close or move the connection either, so the firewall's "
+        "conntrack-like state stays the endpoints' (iptables' '-m conntrack --ctstate INVALID -j DROP').\n\n"
         "A rule is its action (allow or deny; accept and drop mean the same) then a ClassBench filter: "
         "'allow @SRC/LEN DST/LEN SPLO : SPHI DPLO : DPHI PROTO/MASK [FLAGS/MASK]' (see SDNClassifier); rules "
         "without 'ethertype' are for IPv4, and IPv6 connections are decided by rules that name 'ethertype "
@@ -298,10 +307,13 @@ SHOAL_ELEMENT(
     .args = {{"RULE...", "firewall rule", "rules as arguments, one per argument (instead of RULES)"},
              {"RULES", "file", "rule file: one rule a line, '#' comments"},
              {"DEFAULT", "allow|deny", "verdict for connections no rule matches (default deny)"},
-             {"MIDSTREAM", "boolean", "decide TCP connections first seen after their SYN (default false: invalid)"}},
+             {"MIDSTREAM", "boolean", "decide TCP connections first seen after their SYN (default false: invalid)"},
+             {"TCP_WINDOW", "boolean",
+              "have the flow layer track TCP windows, and drop segments outside them as invalid (default true; "
+              "false: TCP states follow the flags alone)"}},
     .handlers = {{"passed", "r", "packets admitted"},
                  {"denied", "r", "packets of denied connections"},
-                 {"invalid", "r", "invalid TCP packets"},
+                 {"invalid", "r", "invalid TCP packets (flags, a new connection without SYN, outside the window)"},
                  {"not_admitted", "r", "replies and ICMP errors for connections never admitted"},
                  {"no_flow", "r", "packets without a flow"},
                  {"evaluations", "r", "times a connection was matched against the rules"},

@@ -30,8 +30,8 @@ struct FlowLBStep {
       }
       const uint32_t len = range_len(p.a, p.range, i);
       uint32_t note = 0;
-      int res = lb_process(p.set, *st, len ? range_ptr(p.a, p.range, i) : nullptr, len, p.a.fdir[i], p.a.fhash[r],
-                           nullptr, note);
+      int res = lb_process(p.set, *st, len ? range_ptr(p.a, p.range, i) : nullptr, len, uint8_t(p.a.fdir[i] & 1),
+                           p.a.fhash[r], nullptr, note);
       p.out[i] = note | 0x80000000u;
       step_result(p.a, p.c, i, p.code[res]);
     }

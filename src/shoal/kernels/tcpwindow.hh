@@ -1,0 +1,352 @@
+// TCP window tracking as Linux conntrack does it (nf_conntrack_proto_tcp.c's
+// tcp_in_window, after Guido van Rooij's "Real Stateful TCP Packet Filtering
+// in IP Filter"): per direction the highest sequence end sent, the highest
+// end the receiver allowed (its ACK plus its window), the largest window and
+// the highest ACK; a segment is in the window when
+//   I.   seq <= sender.maxend                        (not past what the receiver allowed)
+//   II.  seq + len >= sender.end - receiver.maxwin   (not older than a window)
+//   III. sack <= receiver.end                        (acknowledges nothing not sent)
+//   IV.  sack >= receiver.end - MAXACKWINDOW         (not an overly delayed ACK)
+// and a reset must carry the sequence number the other side acknowledged
+// last (RFC 5961's blind reset attack: a reset elsewhere in the window keeps
+// the connection, one before it is invalid). Host+device, like the key
+// parser; the flow layer keeps a TcpWindow per TCP flow when asked.
+#pragma once
+#include "shoal/kernels/bytes.hh"
+#include "shoal/kernels/flowstate.hh"
+#include "shoal/kernels/hd.hh"
+
+namespace shoal::k {
+
+// Per direction (conntrack's ip_ct_tcp_state).
+struct TcpWinDir {
+  uint32_t end;     // max of seq + len
+  uint32_t maxend;  // max of ack + max(win, 1) seen from the other side
+  uint32_t maxwin;  // max(win), scaled
+  uint32_t maxack;  // max of ack
+  uint8_t scale;    // window scale this side announced
+  uint8_t flags;    // kWin*
+  uint8_t pad[2];
+};
+// conntrack's IP_CT_TCP_FLAG_* values
+constexpr uint8_t kWinScale = 0x01, kWinSackPerm = 0x02, kWinCloseInit = 0x04, kWinLiberal = 0x08, kWinMaxAckSet = 0x20;
+
+// A flow's window state (52 bytes, zero when the flow starts).
+struct TcpWindow {
+  TcpWinDir seen[2];   // by the flow's direction: 0 the originator
+  uint32_t last_end;   // the last in-window ACK segment's end (a reset that follows it is genuine), or
+                       // the last ignored segment's
+  uint8_t last_index;  // conntrack's index (kSeg*) of the last in-window segment, and its direction
+  uint8_t last_dir;
+  uint8_t started;  // the first segment initialized the state
+  uint8_t pad;
+  // the last segment ignored (a SYN, maybe of a new connection on the tuple):
+  // its window, and a SYN's options
+  uint16_t last_win;
+  uint8_t last_wscale, last_flags;
+};
+
+// conntrack's segment classes (get_conntrack_index)
+enum TcpSegIndex : uint8_t { kSegSyn, kSegSynAck, kSegFin, kSegAck, kSegRst, kSegNone };
+
+// What the check reads of a segment.
+struct TcpSeg {
+  uint32_t seq = 0, ack = 0, sack = 0, end = 0;
+  uint16_t win = 0;
+  uint8_t flags = 0;
+  uint8_t index = kSegNone;
+  const uint8_t* opts = nullptr;  // the options (header bytes 20..doff*4)
+  uint32_t opt_len = 0;
+};
+
+// The verdict: in the window; outside it but harmless (a retransmission of
+// acknowledged data, an overly delayed ACK: passes, moves nothing, as
+// conntrack's NFCT_TCP_IGNORE); or invalid (conntrack's INVALID: a firewall
+// drops it), with the reason.
+enum TcpWinResult : uint8_t {
+  kWinAccept,
+  kWinIgnore,
+  kWinSeqOver,   // SEQ is over the upper bound (over the window of the receiver)
+  kWinAckOver,   // ACK is over the upper bound (ACKed data not seen yet)
+  kWinBadRst,    // a reset before the sequence number the other side acknowledged
+  kWinBadState,  // a segment the connection's state does not allow (conntrack's table: a FIN before the SYN-ACK...)
+};
+
+// A TCP segment from its IP header `ip` (captured bytes `cap`), the
+// transport header at `l4_off`: false when the header is not all there.
+// The length is the IP header's (the capture may be cut short).
+SHOAL_HD bool tcp_segment(const uint8_t* ip, uint32_t cap, uint32_t l4_off, TcpSeg& s) {
+  if (!ip || l4_off + 20 > cap) return false;
+  const uint8_t* th = ip + l4_off;
+  uint32_t doff = uint32_t(th[12] >> 4) * 4;
+  if (doff < 20 || l4_off + doff > cap) return false;
+  uint32_t total = (ip[0] >> 4) == 4 ? load_be16(ip + 2) : 40u + load_be16(ip + 4);
+  if (total < l4_off + doff) return false;
+  s.seq = load_be32(th + 4);
+  s.ack = s.sack = load_be32(th + 8);
+  s.win = load_be16(th + 14);
+  s.flags = th[13];
+  s.end = s.seq + (total - l4_off - doff) + ((s.flags & kTcpSyn) ? 1 : 0) + ((s.flags & kTcpFin) ? 1 : 0);
+  s.index = (s.flags & kTcpRst)   ? kSegRst
+            : (s.flags & kTcpSyn) ? ((s.flags & kTcpAck) ? kSegSynAck : kSegSyn)
+            : (s.flags & kTcpFin) ? kSegFin
+            : (s.flags & kTcpAck) ? kSegAck
+                                  : kSegNone;
+  s.opts = th + 20;
+  s.opt_len = doff - 20;
+  return true;
+}
+
+// Serial number arithmetic (RFC 1982), as the kernel's before()/after().
+SHOAL_HD bool seq_before(uint32_t a, uint32_t b) { return int32_t(a - b) < 0; }
+SHOAL_HD bool seq_after(uint32_t a, uint32_t b) { return int32_t(b - a) < 0; }
+
+// Window scale and SACK-permitted from a SYN's options (conntrack's
+// tcp_options); `sack` (optional) gets the highest right edge of a SACK
+// option's blocks when it is after its value (tcp_sack).
+SHOAL_HD void tcp_win_options(const TcpSeg& s, TcpWinDir* d, uint32_t* sack) {
+  const uint8_t* p = s.opts;
+  int len = int(s.opt_len);
+  if (d) {
+    d->scale = 0;
+    d->flags &= kWinLiberal;
+  }
+  while (len > 0) {
+    uint8_t op = *p++;
+    if (op == 0) return;  // end of options
+    if (op == 1) {        // no-op
+      --len;
+      continue;
+    }
+    if (len < 2) return;
+    int sz = *p++;
+    if (sz < 2 || sz > len) return;  // a silly or partial option
+    if (d && op == 4 && sz == 2) {
+      d->flags |= kWinSackPerm;
+    } else if (d && op == 3 && sz == 3) {
+      d->scale = p[0] > 14 ? 14 : p[0];
+      d->flags |= kWinScale;
+    } else if (sack && op == 5 && sz >= 10 && (sz - 2) % 8 == 0) {
+      for (int i = 0; i < sz - 2; i += 8) {
+        uint32_t right = load_be32(p + i + 4);
+        if (seq_after(right, *sack)) *sack = right;
+      }
+      return;
+    }
+    p += sz - 2;
+    len -= sz;
+  }
+}
+
+// conntrack's MAXACKWINDOW: how far an ACK may lag behind what it acknowledges
+SHOAL_HD uint32_t max_ack_window(const TcpWinDir& sender) { return sender.maxwin > 66000 ? sender.maxwin : 66000u; }
+
+// The first segment of a flow (conntrack's tcp_new): from a SYN, the sender's
+// end and options; from any other segment (a connection picked up in its
+// middle), its end plus its window, and both directions liberal (only resets
+// are checked then, as conntrack does for connections it picked up).
+SHOAL_HD void tcp_win_start(TcpWindow& w, const TcpSeg& s, uint8_t dir) {
+  TcpWinDir& d = w.seen[dir];
+  d.end = s.end;
+  d.maxwin = s.win ? s.win : 1;
+  if (s.index == kSegSyn) {
+    d.maxend = s.end;
+    tcp_win_options(s, &d, nullptr);
+  } else {
+    d.maxend = s.end + d.maxwin;
+    d.flags = w.seen[dir ^ 1].flags = kWinSackPerm | kWinLiberal;
+  }
+  w.last_index = kSegNone;
+  w.started = 1;
+}
+
+// A SYN-ACK (or a simultaneous open's SYN) starts its sender's side
+// (tcp_init_sender): scaling holds only when both sides announced it.
+SHOAL_HD void tcp_win_init_sender(TcpWindow& w, const TcpSeg& s, uint8_t dir) {
+  TcpWinDir& d = w.seen[dir];
+  d.end = d.maxend = s.end;
+  d.maxwin = s.win ? s.win : 1;
+  tcp_win_options(s, &d, nullptr);
+  if (dir == 1 && !((d.flags & kWinScale) && (w.seen[0].flags & kWinScale))) d.scale = w.seen[0].scale = 0;
+}
+
+// One segment against the window (conntrack's tcp_in_window), updating the
+// state when it is in the window. A liberal side's segments outside it pass
+// and move nothing (conntrack's be_liberal).
+SHOAL_HD int tcp_in_window(TcpWindow& w, uint8_t state, const TcpSeg& in, uint8_t dir) {
+  TcpWinDir& snd = w.seen[dir];
+  TcpWinDir& rcv = w.seen[dir ^ 1];
+  TcpSeg s = in;
+  uint32_t win = s.win;
+  const bool syn = s.flags & kTcpSyn, ack = s.flags & kTcpAck, rst = s.flags & kTcpRst;
+  if (rcv.flags & kWinSackPerm) tcp_win_options(s, nullptr, &s.sack);
+  if (snd.maxwin == 0) {
+    if (syn) {
+      tcp_win_init_sender(w, s, dir);
+      if (!ack) return kWinAccept;  // a simultaneous open
+    } else {
+      // in the middle of a connection: this side's history is lost
+      snd.end = s.end;
+      uint32_t swin = win << snd.scale;
+      snd.maxwin = swin ? swin : 1;
+      snd.maxend = s.end + snd.maxwin;
+      if (rcv.maxwin == 0)
+        rcv.end = rcv.maxend = s.sack;  // (the other side not seen yet: III and IV pass until it is)
+      else if (s.sack == rcv.end + 1)
+        ++rcv.end;  // a reply to a keep-alive
+    }
+  } else if (syn && seq_after(s.end, snd.end) && (state == kTcpSynSent || state == kTcpSynRecv)) {
+    tcp_win_init_sender(w, s, dir);  // a reinitialized TCP's SYN (RFC 793), or a SYN-ACK again
+    if (dir == 1 && !ack) return kWinAccept;
+  }
+  if (!ack || (rst && s.ack == 0)) s.ack = s.sack = rcv.end;               // (no ACK, or a broken stack's RST+ACK 0)
+  if (rst && s.seq == 0 && state == kTcpSynSent) s.seq = s.end = snd.end;  // a reset answering a SYN
+  const bool liberal = snd.flags & kWinLiberal;
+  if (!seq_before(s.seq, snd.maxend + 1)) {
+    uint32_t overshot = s.end - snd.maxend + 1;
+    bool ack_ok = seq_after(s.sack, rcv.end - max_ack_window(snd) - 1);
+    bool in_recv = rcv.maxwin && seq_after(s.end, snd.end - rcv.maxwin - 1);
+    if (in_recv && ack_ok && overshot <= rcv.maxwin && seq_before(s.sack, rcv.end + 1)) {
+      // a TCP that sends more than the window allows: the ACK of it must still pass later
+      snd.end = s.end;
+      return liberal ? kWinAccept : kWinIgnore;
+    }
+    return liberal ? kWinAccept : kWinSeqOver;
+  }
+  if (!seq_before(s.sack, rcv.end + 1)) return liberal ? kWinAccept : kWinAckOver;
+  // already acknowledged data again, or an overly delayed ACK
+  if (!(!rcv.maxwin || seq_after(s.end, snd.end - rcv.maxwin - 1)) ||
+      !seq_after(s.sack, rcv.end - max_ack_window(snd) - 1))
+    return liberal ? kWinAccept : kWinIgnore;
+  if (!syn) win <<= snd.scale;
+  uint32_t swin = win + (s.sack - s.ack);
+  if (snd.maxwin < swin) snd.maxwin = swin;
+  if (seq_after(s.end, snd.end)) snd.end = s.end;
+  if (ack) {
+    if (!(snd.flags & kWinMaxAckSet)) {
+      snd.maxack = s.ack;
+      snd.flags |= kWinMaxAckSet;
+    } else if (seq_after(s.ack, snd.maxack)) {
+      snd.maxack = s.ack;
+    }
+  }
+  if (rcv.maxwin != 0 && seq_after(s.end, snd.maxend)) rcv.maxwin += s.end - snd.maxend;
+  if (seq_after(s.sack + win, rcv.maxend - 1)) rcv.maxend = s.sack + win + (win == 0 ? 1 : 0);
+  if (s.index == kSegAck) w.last_end = s.end;
+  return kWinAccept;
+}
+
+// conntrack's state transitions (tcp_conntracks[dir][index][state]), the
+// states in flowstate.hh's order (NONE .. CLOSE), and two verdicts: the
+// segment is invalid, or ignored (it passes and moves nothing: the
+// connection may have restarted, and the other side's answer will tell).
+// Simultaneous open's SYN_SENT2 is taken as SYN_SENT.
+constexpr uint8_t kCtInvalid = 9, kCtIgnore = 10;
+SHOAL_HD uint8_t tcp_ct_next(uint8_t dir, uint8_t index, uint8_t state) {
+  // one row per segment class, 4 bits per state (NONE in the lowest)
+  constexpr uint64_t kOrig[6] = {
+      0x11aaaaa11ull,  // SYN:    SS SS IG IG IG IG IG SS SS
+      0x999999299ull,  // SYN+ACK: IV IV SR IV IV IV IV IV IV
+      0x876664499ull,  // FIN:    IV IV FW FW LA LA LA TW CL
+      0x877553393ull,  // ACK:    ES IV ES ES CW CW TW TW CL
+      0x888888889ull,  // RST:    IV CL CL CL CL CL CL CL CL
+      0x999999999ull,  // none
+  };
+  constexpr uint64_t kReply[6] = {
+      0x919999919ull,  // SYN:    IV SS IV IV IV IV IV SS IV (SYN_SENT: simultaneous open)
+      0xaaaaaaa29ull,  // SYN+ACK: IV SR IG IG IG IG IG IG IG
+      0x876664499ull,  // FIN
+      0x8775532a9ull,  // ACK:    IV IG SR ES CW CW TW TW CL
+      0x888888889ull,  // RST
+      0x999999999ull,
+  };
+  const uint64_t row = dir ? kReply[index] : kOrig[index];
+  return uint8_t((row >> (4 * state)) & 0xf);
+}
+
+// Whether a SYN (no ACK) from direction `dir` on a connection in `state`
+// starts a new connection on the tuple: conntrack kills the old one when it
+// closed by a FIN (or by a reset from the same side) and the SYN comes in
+// TIME_WAIT or CLOSE from the originator, or in TIME_WAIT from the
+// responder (who takes the originator's role); otherwise the SYN is
+// ignored, and a SYN-ACK answering it takes the tracking up again.
+SHOAL_HD bool tcp_ct_reopens(const TcpWindow& w, uint8_t state, uint8_t dir) {
+  if (!(state == kTcpTimeWait || (state == kTcpClose && dir == 0))) return false;
+  return ((w.seen[0].flags | w.seen[1].flags) & kWinCloseInit) || (w.last_dir == dir && w.last_index == kSegRst);
+}
+
+constexpr uint8_t kCtKeep = 0xff;  // tcp_conntrack's `next`: the flag-driven machine decides (a first segment)
+
+// One segment of a connection in conntrack state `state`, as
+// nf_conntrack_tcp_packet takes it: the transition table, the checks of a
+// reset, the window. Returns the verdict; when the segment is accepted,
+// `next` is the connection's new state (kCtKeep for a connection's first
+// segment, whose state the caller's pick-up rules set). The connection's
+// state must not move otherwise.
+SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t dir, uint8_t& next) {
+  next = state;
+  if (!w.started || state == kTcpNone) {
+    if (!w.started) tcp_win_start(w, s, dir);
+    next = kCtKeep;
+    int r = tcp_in_window(w, state, s, dir);
+    if (r == kWinAccept) w.last_index = s.index, w.last_dir = dir;
+    return r;
+  }
+  uint8_t to = tcp_ct_next(dir, s.index, state);
+  if (s.index == kSegSyn && to == kTcpSynSent && state >= kTcpTimeWait)
+    to = kCtIgnore;  // (a reopening SYN is the caller's)
+  if (to == kCtInvalid) return kWinBadState;
+  if (to == kCtIgnore) {
+    if (s.index == kSegSynAck && w.last_index == kSegSyn && w.last_dir != dir && s.ack == w.last_end) {
+      // this SYN-ACK answers a SYN ignored before: the endpoints are in step
+      // on a new connection, the tracking was not; take it up from the SYN
+      TcpWinDir& o = w.seen[w.last_dir];
+      o.end = o.maxend = w.last_end;
+      o.maxwin = w.last_win ? w.last_win : 1;
+      o.scale = w.last_wscale;
+      o.flags = w.last_flags;
+      TcpWinDir& me = w.seen[dir];
+      const uint8_t liberal = uint8_t(me.flags & kWinLiberal);
+      me = TcpWinDir{};
+      me.flags = liberal;
+      state = kTcpSynSent;
+      to = kTcpSynRecv;
+    } else {
+      w.last_index = s.index;
+      w.last_dir = dir;
+      w.last_end = s.end;
+      w.last_win = s.win;
+      if (s.index == kSegSyn && dir == 0) {  // its options, for the SYN-ACK that may answer it
+        TcpWinDir seen{};
+        tcp_win_options(s, &seen, nullptr);
+        w.last_flags = uint8_t(seen.flags & (kWinScale | kWinSackPerm));
+        w.last_wscale = (seen.flags & kWinScale) ? seen.scale : 0;
+      }
+      return kWinIgnore;
+    }
+  } else if (to == kTcpClose && s.index == kSegRst) {
+    if (state >= kTcpFinWait) {  // a closing connection takes any reset
+      w.last_index = s.index;
+      w.last_dir = dir;
+      next = kTcpClose;
+      return kWinAccept;
+    }
+    const TcpWinDir& rcv = w.seen[dir ^ 1];
+    if ((rcv.flags & kWinMaxAckSet) && w.last_index != kSegSyn && !(s.seq == 0 && state != kTcpEstablished)) {
+      if (seq_before(s.seq, rcv.maxack)) return kWinBadRst;
+      if (state == kTcpEstablished && s.seq != rcv.maxack &&
+          !(w.last_index == kSegAck && w.last_dir == dir && s.seq == w.last_end))
+        to = state;  // in the window, not where expected: the connection stays
+    }
+  }
+  int r = tcp_in_window(w, state, s, dir);
+  if (r == kWinAccept) {
+    w.last_index = s.index;
+    w.last_dir = dir;
+    next = to;
+    if (to == kTcpFinWait && state != kTcpFinWait) w.seen[dir].flags |= kWinCloseInit;  // this side closed first
+  }
+  return r;
+}
+
+}  // namespace shoal::k

@@ -1,0 +1,334 @@
+// TCP window tracking in the flow layer (kernels/tcpwindow.hh, conntrack's
+// tcp_in_window): which segments are in their connection's window, which
+// are INVALID and move nothing (a blind reset does not close the
+// connection), which pass untracked; window scaling, SACK, wrap-around,
+// midstream pick-up. The Linux kernel's own verdicts on the same segments
+// are checked by tests/netns/conntrack_window.sh.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "shoal/flow/flowtable.hh"
+#include "shoal/kernels/bytes.hh"
+#include "shoal/kernels/flowkey.hh"
+#include "shoal/kernels/tcpwindow.hh"
+
+namespace shoal {
+namespace {
+
+constexpr uint8_t S = k::kTcpSyn, A = k::kTcpAck, F = k::kTcpFin, R = k::kTcpRst;
+
+struct Seg {
+  uint32_t seq = 0, ack = 0;
+  uint8_t flags = A;
+  uint16_t win = 65535;
+  uint16_t payload = 0;
+  std::vector<uint8_t> opts;  // TCP options (padded to 4 bytes here)
+};
+
+std::vector<uint8_t> wscale(uint8_t s) { return {1, 3, 3, s}; }
+std::vector<uint8_t> sack_perm() { return {1, 1, 4, 2}; }
+std::vector<uint8_t> sack_block(uint32_t left, uint32_t right) {
+  std::vector<uint8_t> o = {1, 1, 5, 10, 0, 0, 0, 0, 0, 0, 0, 0};
+  k::store_be32(o.data() + 4, left);
+  k::store_be32(o.data() + 8, right);
+  return o;
+}
+std::vector<uint8_t> operator+(std::vector<uint8_t> a, const std::vector<uint8_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// An IPv4 TCP segment from 10.0.0.1:40000 (dir 0) or 10.0.0.2:80 (dir 1).
+std::vector<uint8_t> segment(int dir, const Seg& s) {
+  std::vector<uint8_t> opts = s.opts;
+  while (opts.size() % 4) opts.push_back(1);
+  uint32_t th = 20 + uint32_t(opts.size());
+  std::vector<uint8_t> p(20 + th + s.payload, 0);
+  p[0] = 0x45;
+  k::store_be16(p.data() + 2, uint16_t(p.size()));
+  p[8] = 64;
+  p[9] = 6;
+  k::store_be32(p.data() + 12, dir ? 0x0a000002 : 0x0a000001);
+  k::store_be32(p.data() + 16, dir ? 0x0a000001 : 0x0a000002);
+  uint8_t* t = p.data() + 20;
+  k::store_be16(t, dir ? 80 : 40000);
+  k::store_be16(t + 2, dir ? 40000 : 80);
+  k::store_be32(t + 4, s.seq);
+  k::store_be32(t + 8, s.ack);
+  t[12] = uint8_t((th / 4) << 4);
+  t[13] = s.flags;
+  k::store_be16(t + 14, s.win);
+  std::memcpy(t + 20, opts.data(), opts.size());
+  return p;
+}
+
+// One connection through a flow table that tracks windows.
+struct Conn {
+  std::unique_ptr<flow::FlowTable> t = std::make_unique<flow::FlowTable>();
+  uint32_t id = 0;
+  uint64_t now = 1;
+  explicit Conn(bool window = true, bool midstream = true) {
+    flow::Config c;
+    c.capacity = 16;
+    c.tcp_window = window;
+    c.midstream = midstream;
+    t->init(c);
+  }
+  // The packet's facts (kFactInvalid when it is outside its window).
+  uint8_t send(int dir, const Seg& s, bool whole_capture = true) {
+    auto p = segment(dir, s);
+    k::ParsedKey pk;
+    k::parse_conn_key(p.data(), uint32_t(p.size()), pk);
+    uint32_t len = uint32_t(p.size()), got;
+    uint8_t d, fact;
+    const uint8_t* ip = p.data();
+    if (!whole_capture) len = 20 + 20;  // a capture cut after the TCP header
+    t->track_batch(&pk, &len, &now, 1, &got, &d, &fact, &ip);
+    ++now;
+    EXPECT_NE(got, 0u);
+    id = got;
+    EXPECT_EQ(d, dir);
+    return fact;
+  }
+  bool invalid(int dir, const Seg& s) { return send(dir, s) & flow::kFactInvalid; }
+  uint8_t state() const { return t->flow(id).tcp.state; }
+  uint64_t invalids() const {
+    const flow::Counters& c = t->counters();
+    return c.tcp_seq_over.get() + c.tcp_ack_over.get() + c.tcp_bad_rst.get();
+  }
+};
+
+// Client ISN 1000, server ISN 5000; both windows 65535, no scaling. After
+// it, the client has sent 1001.., the server 5001..
+void handshake(Conn& c, const std::vector<uint8_t>& copts = {}, const std::vector<uint8_t>& sopts = {}) {
+  EXPECT_FALSE(c.invalid(0, {.seq = 1000, .ack = 0, .flags = S, .opts = copts}));
+  EXPECT_FALSE(c.invalid(1, {.seq = 5000, .ack = 1001, .flags = S | A, .opts = sopts}));
+  EXPECT_FALSE(c.invalid(0, {.seq = 1001, .ack = 5001}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+}
+
+TEST(TcpWindow, AConversationStaysInItsWindows) {
+  Conn c;
+  handshake(c);
+  uint32_t cs = 1001, ss = 5001;
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_FALSE(c.invalid(0, {.seq = cs, .ack = ss, .payload = 1000}));
+    cs += 1000;
+    EXPECT_FALSE(c.invalid(1, {.seq = ss, .ack = cs, .payload = 1400}));
+    ss += 1400;
+    EXPECT_FALSE(c.invalid(0, {.seq = cs, .ack = ss}));
+  }
+  EXPECT_FALSE(c.invalid(0, {.seq = cs, .ack = ss, .flags = F | A}));
+  EXPECT_FALSE(c.invalid(1, {.seq = ss, .ack = cs + 1, .flags = F | A}));
+  EXPECT_FALSE(c.invalid(0, {.seq = cs + 1, .ack = ss + 1}));
+  EXPECT_EQ(c.state(), k::kTcpTimeWait);
+  EXPECT_EQ(c.invalids(), 0u);
+  EXPECT_EQ(c.t->counters().tcp_ignored.get(), 0u);
+}
+
+// RFC 5961's blind reset: a reset whose number is not the one the other
+// side acknowledged last. Before it (or beyond the window): INVALID, and the
+// connection goes on; inside the window elsewhere: passes, the connection
+// stays (the receiver sends a challenge ACK); at the number: closes.
+TEST(TcpWindow, OnlyAResetAtTheAcknowledgedNumberClosesTheConnection) {
+  Conn c;
+  handshake(c);
+  EXPECT_FALSE(c.invalid(0, {.seq = 1001, .ack = 5001, .payload = 500}));
+  EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = 1501}));
+  // from the server: the client acknowledged 5001
+  EXPECT_TRUE(c.invalid(1, {.seq = 4000, .ack = 0, .flags = R}));  // before it
+  EXPECT_EQ(c.t->counters().tcp_bad_rst.get(), 1u);
+  EXPECT_TRUE(c.invalid(1, {.seq = 3'000'000'000u, .ack = 0, .flags = R}));  // far away
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_FALSE(c.invalid(1, {.seq = 9000, .ack = 0, .flags = R}));  // inside the window
+  EXPECT_EQ(c.state(), k::kTcpEstablished) << "a reset not at the expected number keeps the connection";
+  // the connection goes on
+  EXPECT_FALSE(c.invalid(0, {.seq = 1501, .ack = 5001, .payload = 100}));
+  EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = 1601}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = 1601, .flags = R | A}));
+  EXPECT_EQ(c.state(), k::kTcpClose);
+  EXPECT_EQ(c.invalids(), 2u);
+}
+
+// A reset right after the same side's data (a server that sends its reply
+// and resets, "foo:80 > bar: P 235946583:235946602, R 235946602") is genuine
+// even before the other side acknowledged the data.
+TEST(TcpWindow, AResetAfterItsSidesDataCloses) {
+  Conn c;
+  handshake(c);
+  EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = 1001, .payload = 19}));
+  EXPECT_FALSE(c.invalid(1, {.seq = 5020, .ack = 1001, .flags = R | A}));
+  EXPECT_EQ(c.state(), k::kTcpClose);
+}
+
+TEST(TcpWindow, DataBeyondTheWindowOrAckingUnsentDataIsInvalid) {
+  Conn c;
+  handshake(c);
+  // the server allowed 65535 bytes from 1001 (conntrack lets a sender
+  // overshoot by up to a window: it ignores such a segment)
+  EXPECT_FALSE(c.invalid(0, {.seq = 1001 + 70000, .ack = 5001, .payload = 100}));
+  EXPECT_EQ(c.t->counters().tcp_ignored.get(), 1u);
+  EXPECT_TRUE(c.invalid(0, {.seq = 1001 + 200000, .ack = 5001, .payload = 100}));
+  EXPECT_EQ(c.t->counters().tcp_seq_over.get(), 1u);
+  // the server has sent nothing past 5001: acknowledging 6000 is acknowledging the unseen
+  EXPECT_TRUE(c.invalid(0, {.seq = 1001, .ack = 6000, .payload = 100}));
+  EXPECT_EQ(c.t->counters().tcp_ack_over.get(), 1u);
+  // an invalid FIN does not start the close
+  EXPECT_TRUE(c.invalid(1, {.seq = 5001 + 200000, .ack = 1001, .flags = F | A}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_EQ(c.invalids(), 3u);
+  EXPECT_FALSE(c.invalid(0, {.seq = 1001, .ack = 5001, .payload = 100}));
+}
+
+// Retransmitting data the receiver acknowledged long ago passes (the
+// receiver drops it), moves nothing and is no attack: conntrack's IGNORE.
+TEST(TcpWindow, RetransmittingAcknowledgedDataPassesUntracked) {
+  Conn c;
+  handshake(c, {}, {});
+  uint32_t cs = 1001;
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_FALSE(c.invalid(0, {.seq = cs, .ack = 5001, .payload = 1400}));
+    cs += 1400;
+    EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = cs}));
+  }
+  EXPECT_FALSE(c.invalid(0, {.seq = 1001, .ack = 5001, .payload = 1400}));  // 140 KB old
+  EXPECT_EQ(c.t->counters().tcp_ignored.get(), 1u);
+  EXPECT_EQ(c.invalids(), 0u);
+  // a reset with that old number is a blind one
+  EXPECT_TRUE(c.invalid(0, {.seq = 1001, .ack = 0, .flags = R}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+}
+
+// RFC 7323: a window scale counts when both sides announce it.
+TEST(TcpWindow, WindowScalingCountsWhenBothSidesAnnounceIt) {
+  for (bool both : {true, false}) {
+    Conn c;
+    handshake(c, wscale(7) + sack_perm(), both ? wscale(7) + sack_perm() : sack_perm());
+    // the server announces 4096 << 7 = 512 KiB
+    EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = 1001, .win = 4096}));
+    EXPECT_EQ(c.invalid(0, {.seq = 1001 + 200000, .ack = 5001, .payload = 1000}), !both)
+        << (both ? "a 512 KiB window" : "4096 bytes: no scaling");
+  }
+}
+
+// With SACK, an ACK may acknowledge (selectively) data beyond its number:
+// the block's right edge must not pass what was sent, and data the block
+// covers counts as acknowledged.
+TEST(TcpWindow, SackBlocksAreCheckedToo) {
+  Conn c;
+  handshake(c, sack_perm(), sack_perm());
+  EXPECT_FALSE(c.invalid(0, {.seq = 1001, .ack = 5001, .payload = 3000}));
+  EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = 1001, .opts = sack_block(2001, 4001)}));
+  EXPECT_TRUE(c.invalid(1, {.seq = 5001, .ack = 1001, .opts = sack_block(2001, 9001)}))
+      << "a SACK block past what the client sent";
+  EXPECT_EQ(c.t->counters().tcp_ack_over.get(), 1u);
+}
+
+TEST(TcpWindow, SequenceNumbersWrapAround) {
+  Conn c;
+  const uint32_t ci = 0xffffff00u, si = 0xfffff000u;
+  EXPECT_FALSE(c.invalid(0, {.seq = ci, .ack = 0, .flags = S}));
+  EXPECT_FALSE(c.invalid(1, {.seq = si, .ack = ci + 1, .flags = S | A}));
+  uint32_t cs = ci + 1, ss = si + 1;
+  for (int i = 0; i < 20; ++i) {  // both numbers pass 2^32
+    EXPECT_FALSE(c.invalid(0, {.seq = cs, .ack = ss, .payload = 1000}));
+    cs += 1000;
+    EXPECT_FALSE(c.invalid(1, {.seq = ss, .ack = cs, .payload = 1000}));
+    ss += 1000;
+  }
+  EXPECT_LT(cs, ci);
+  EXPECT_TRUE(c.invalid(1, {.seq = ss - 100000, .ack = 0, .flags = R}));
+  EXPECT_TRUE(c.invalid(0, {.seq = cs + 300000, .ack = ss, .payload = 10}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_EQ(c.invalids(), 2u);
+}
+
+// A connection picked up in its middle is checked liberally, as conntrack
+// does: its history is lost, so data anywhere passes; resets before the
+// acknowledged number are still refused.
+TEST(TcpWindow, AConnectionPickedUpMidstreamIsCheckedLiberally) {
+  Conn c;
+  EXPECT_FALSE(c.invalid(0, {.seq = 70000, .ack = 9000, .payload = 100}));
+  EXPECT_FALSE(c.invalid(1, {.seq = 9000, .ack = 70100, .payload = 100}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_FALSE(c.invalid(0, {.seq = 70100 + 500000, .ack = 9100, .payload = 100}));
+  EXPECT_TRUE(c.invalid(0, {.seq = 60000, .ack = 0, .flags = R}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+}
+
+// A segment the capture cut short is measured by its IP header's length.
+TEST(TcpWindow, ACutCaptureKeepsTheSegmentsLength) {
+  Conn c;
+  handshake(c);
+  c.send(0, {.seq = 1001, .ack = 5001, .payload = 1400}, false);
+  // the server may acknowledge all 1400 bytes
+  EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = 2401}));
+  EXPECT_EQ(c.invalids(), 0u);
+}
+
+// Without window tracking the states follow the flags: a forged reset
+// closes the connection (what the check prevents).
+TEST(TcpWindow, WithoutTrackingAnyResetCloses) {
+  Conn c(false);
+  handshake(c);
+  EXPECT_FALSE(c.invalid(1, {.seq = 3'000'000'000u, .ack = 0, .flags = R}));
+  EXPECT_EQ(c.state(), k::kTcpClose);
+}
+
+// A SYN inside a live connection moves nothing; after a reset from the
+// other side, a SYN is ignored too (conntrack keeps the connection), and the
+// SYN-ACK that answers it takes the tracking up on the new connection, in
+// the same flow; after a close by FINs a SYN starts a new flow, whose window
+// starts afresh.
+TEST(TcpWindow, ASynAfterTheCloseStartsAfresh) {
+  Conn c;
+  handshake(c);
+  EXPECT_FALSE(c.invalid(0, {.seq = 777, .ack = 0, .flags = S}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished) << "a SYN inside a live connection moves nothing";
+  EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = 1001, .flags = R | A}));
+  EXPECT_EQ(c.state(), k::kTcpClose);
+  EXPECT_FALSE(c.invalid(0, {.seq = 900000, .ack = 0, .flags = S}));
+  EXPECT_EQ(c.state(), k::kTcpClose);
+  EXPECT_FALSE(c.invalid(1, {.seq = 123, .ack = 900001, .flags = S | A}));
+  EXPECT_EQ(c.state(), k::kTcpSynRecv) << "taken up again by the SYN-ACK";
+  EXPECT_FALSE(c.invalid(0, {.seq = 900001, .ack = 124, .payload = 10}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_TRUE(c.invalid(0, {.seq = 1001, .ack = 5001, .payload = 10})) << "the old connection's numbers";
+  EXPECT_EQ(c.t->counters().reopened.get(), 0u);
+  // closed by FINs: a SYN opens a new flow
+  EXPECT_FALSE(c.invalid(0, {.seq = 900011, .ack = 124, .flags = F | A}));
+  EXPECT_FALSE(c.invalid(1, {.seq = 124, .ack = 900012, .flags = F | A}));
+  EXPECT_FALSE(c.invalid(0, {.seq = 900012, .ack = 125}));
+  EXPECT_EQ(c.state(), k::kTcpTimeWait);
+  EXPECT_FALSE(c.invalid(0, {.seq = 50, .ack = 0, .flags = S}));
+  EXPECT_EQ(c.t->counters().reopened.get(), 1u);
+  EXPECT_EQ(c.state(), k::kTcpSynSent);
+  EXPECT_FALSE(c.invalid(1, {.seq = 7000, .ack = 51, .flags = S | A}));
+  EXPECT_FALSE(c.invalid(0, {.seq = 51, .ack = 7001}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_EQ(c.invalids(), 1u);
+}
+
+// conntrack's table: segments a state does not allow are invalid and move
+// nothing (a FIN or the client's ACK before the SYN-ACK, a SYN from the
+// server on an established connection).
+TEST(TcpWindow, SegmentsTheStateDoesNotAllowAreInvalid) {
+  Conn c;
+  EXPECT_FALSE(c.invalid(0, {.seq = 1000, .ack = 0, .flags = S}));
+  EXPECT_TRUE(c.invalid(0, {.seq = 1001, .ack = 5001, .flags = F | A}));
+  EXPECT_TRUE(c.invalid(0, {.seq = 1001, .ack = 5001}));
+  EXPECT_EQ(c.state(), k::kTcpSynSent);
+  EXPECT_FALSE(c.invalid(1, {.seq = 5000, .ack = 1001, .flags = S | A}));
+  EXPECT_FALSE(c.invalid(0, {.seq = 1001, .ack = 5001}));
+  EXPECT_TRUE(c.invalid(1, {.seq = 5001, .ack = 0, .flags = S}));
+  EXPECT_TRUE(c.invalid(0, {.seq = 1001, .ack = 5001, .flags = S | A}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_EQ(c.t->counters().tcp_bad_state.get(), 4u);
+}
+
+}  // namespace
+}  // namespace shoal
