@@ -3,12 +3,14 @@
 # 300,000 packets a router run, the host device table) and its record holds
 # every case with positive rates: the table beside the bare one, reassembly,
 # the router path with and without the flow layer (every packet counted, the
-# bench checks), the floor from a bare batched lookup, the device table, the
-# batch reassembly and the flood. Fails when the bench fails.
+# bench checks), the floor from a bare batched lookup, window tracking's
+# cost (no valid segment refused), the device table, the batch reassembly
+# and the flood. Fails when the bench fails.
 set -u
 SHOAL=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$SHOAL" bench-flow --flows 1000 --flows 1000000 --flood 20000 --router-packets 300000 --device host \
+  --window-flows 1000 --window-packets 200000 \
   --out "$tmp/flow.json" || { echo "FAIL: bench-flow exited $?"; exit 1; }
 /usr/bin/python3 - "$tmp/flow.json" <<'PY'
 import json, sys
@@ -37,6 +39,9 @@ need(len(by.get("device_table", [])) == 1 and by["device_table"][0]["device"] ==
 br = by.get("batch_reassembly", [])
 need(len(br) == 2 and all(r["device"] == "host" and r["device_gbit_per_sec"] > 0 and r["one_by_one"] == 0
                           and r["placed"] > 0 and r["buffered_peak"] == 0 for r in br), "batch reassembly rows")
+# window tracking: the bench itself fails when a valid segment is found invalid
+need(len(by.get("window", [])) == 1 and by["window"][0]["ns_per_packet_with"] > 0
+     and by["window"][0]["ns_per_packet_without"] > 0, "the window tracking row")
 need(len(by.get("synflood", [])) == 1 and by["synflood"][0]["established_kept"] == 1000, "the flood keeps the established")
 print(f"bench-flow: {len(rows)} rows: {'ok' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)

@@ -6,8 +6,10 @@
 // are checked by tests/netns/conntrack_window.sh.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "shoal/flow/flowtable.hh"
@@ -70,9 +72,9 @@ struct Conn {
   std::unique_ptr<flow::FlowTable> t = std::make_unique<flow::FlowTable>();
   uint32_t id = 0;
   uint64_t now = 1;
-  explicit Conn(bool window = true, bool midstream = true) {
+  explicit Conn(bool window = true, bool midstream = true, uint32_t capacity = 16) {
     flow::Config c;
-    c.capacity = 16;
+    c.capacity = capacity;
     c.tcp_window = window;
     c.midstream = midstream;
     t->init(c);
@@ -328,6 +330,81 @@ TEST(TcpWindow, SegmentsTheStateDoesNotAllowAreInvalid) {
   EXPECT_TRUE(c.invalid(0, {.seq = 1001, .ack = 5001, .flags = S | A}));
   EXPECT_EQ(c.state(), k::kTcpEstablished);
   EXPECT_EQ(c.t->counters().tcp_bad_state.get(), 4u);
+}
+
+// Trains (a connection's segments back to back, one direction) are checked
+// segment by segment in a batch too: the same verdicts, facts, counters and
+// states as one segment at a time, on bursts of data with forged and stale
+// segments among them.
+TEST(TcpWindow, BatchesAndTrainsGiveTheVerdictsOfOneAtATime) {
+  struct Side {
+    uint32_t next;
+  };
+  std::mt19937 rng(17);
+  std::vector<std::vector<uint8_t>> pkts;
+  constexpr int kConns = 40;
+  std::vector<std::array<Side, 2>> conns(kConns);
+  std::vector<int> stage(kConns, 0);
+  auto seg_of = [&](int c, int dir, const Seg& s) {
+    auto p = segment(dir, s);
+    k::store_be16(p.data() + 20 + (dir ? 2 : 0), uint16_t(30000 + c));  // the client's port names the connection
+    pkts.push_back(std::move(p));
+  };
+  for (int c = 0; c < kConns; ++c) conns[c] = {Side{uint32_t(rng())}, Side{uint32_t(rng())}};
+  while (pkts.size() < 20000) {
+    int c = int(rng() % kConns);
+    auto& cs = conns[c];
+    if (stage[c] == 0) {
+      seg_of(c, 0, {.seq = cs[0].next++, .ack = 0, .flags = S});
+      seg_of(c, 1, {.seq = cs[1].next++, .ack = cs[0].next, .flags = S | A});
+      seg_of(c, 0, {.seq = cs[0].next, .ack = cs[1].next});
+      stage[c] = 1;
+      continue;
+    }
+    int dir = int(rng() % 2);
+    uint32_t burst = 1 + rng() % 12;
+    for (uint32_t b = 0; b < burst; ++b) {
+      uint16_t len = uint16_t(rng() % 3 ? 1000 : 0);
+      uint32_t seq = cs[dir].next, ack = cs[dir ^ 1].next;
+      int odd = int(rng() % 40);
+      if (odd == 0) seq += 300000;  // beyond the window
+      if (odd == 1) seq -= 200000;  // long acknowledged
+      if (odd == 2) ack += 100000;  // acknowledges the unsent
+      seg_of(c, dir, {.seq = seq, .ack = ack, .payload = len});
+      if (odd > 2) cs[dir].next += len;
+    }
+  }
+  auto run = [&](uint32_t batch, std::vector<uint8_t>& facts, std::vector<uint8_t>& states) {
+    Conn c(true, true, 2 * kConns);
+    std::vector<k::ParsedKey> keys(pkts.size());
+    std::vector<uint32_t> lens(pkts.size()), ids(pkts.size());
+    std::vector<uint64_t> nows(pkts.size());
+    std::vector<const uint8_t*> ips(pkts.size());
+    std::vector<uint8_t> dirs(pkts.size());
+    facts.assign(pkts.size(), 0);
+    for (size_t i = 0; i < pkts.size(); ++i) {
+      k::parse_conn_key(pkts[i].data(), uint32_t(pkts[i].size()), keys[i]);
+      lens[i] = uint32_t(pkts[i].size());
+      nows[i] = 1 + i;
+      ips[i] = pkts[i].data();
+    }
+    for (size_t i = 0; i < pkts.size(); i += batch) {
+      uint32_t n = uint32_t(std::min<size_t>(batch, pkts.size() - i));
+      c.t->track_batch(&keys[i], &lens[i], &nows[i], n, &ids[i], &dirs[i], &facts[i], &ips[i]);
+      for (uint32_t j = 0; j < n; ++j) states.push_back(c.t->flow(ids[i + j]).tcp.state);
+    }
+    const flow::Counters& k = c.t->counters();
+    return std::vector<uint64_t>{k.tcp_seq_over.get(), k.tcp_ack_over.get(), k.tcp_bad_rst.get(), k.tcp_bad_state.get(),
+                                 k.tcp_ignored.get()};
+  };
+  std::vector<uint8_t> f1, f32, s1, s32;
+  auto c1 = run(1, f1, s1), c32 = run(32, f32, s32);
+  EXPECT_EQ(f1, f32);
+  EXPECT_EQ(c1, c32);
+  EXPECT_GT(c1[0] + c1[1], 500u) << "the workload has invalid segments";
+  EXPECT_GT(c1[4], 100u) << "and stale ones";
+  // (states read after each batch: compare the last packet of each batch)
+  for (size_t i = 31; i < s1.size(); i += 32) EXPECT_EQ(s1[i], s32[i]) << i;
 }
 
 }  // namespace

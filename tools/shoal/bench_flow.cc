@@ -13,6 +13,10 @@
 //              against the one-by-one reassembler, trains of 16 segments,
 //              batches of 4096, in order and 10% swapped: Gbit/s, the share
 //              the device placed, and the out-of-order bytes held
+//   window     TCP window tracking's cost in the flow table: connections
+//              whose numbers follow (handshake, then data and ACKs by turns:
+//              no trains) in runs of 8 packets of a connection, 32 at a
+//              time, with and without it: ns a packet
 //   router     shoal bench's IPv4 router path (170,000 random prefixes)
 //              with and without FlowIPManager in front
 //              of the route lookup, packets per second: 1K flows (the table
@@ -146,6 +150,10 @@ int cmd_bench_flow(int argc, char** argv) {
   app.add_option("--flood", flood, "SYNs in the flood");
   app.add_option("--router", router, "also time the router path with and without the flow layer (default true)");
   app.add_option("--router-packets", router_packets, "packets per router run (default 20,000,000)");
+  std::vector<uint64_t> window_flows{1000, 100000};
+  uint64_t window_packets = 4000000;
+  app.add_option("--window-flows", window_flows, "connections in the window tracking case (default 1000 100000)");
+  app.add_option("--window-packets", window_packets, "packets in the window tracking case (default 4,000,000)");
   CLI11_PARSE(app, argc, argv);
 
   nlohmann::json j = bench_record("flow");
@@ -322,6 +330,92 @@ int cmd_bench_flow(int argc, char** argv) {
                               {"out_of_order", r.counters().out_of_order.get()},
                               {"buffered_peak", r.counters().buffered_peak.get()}});
     }
+  }
+
+  // TCP window tracking's cost in the flow table: real TCP connections (a
+  // handshake, then data and ACKs whose numbers follow, by turns, in runs of
+  // 8 packets of a connection) tracked 32 at a time, with and without the
+  // window state.
+  for (uint64_t flows : window_flows) {
+    const uint64_t total = std::max<uint64_t>(window_packets, flows * 8);
+    std::vector<uint8_t> buf(total * 40, 0);
+    std::vector<k::ParsedKey> keys(total);
+    std::vector<uint32_t> lens(total, 40);
+    std::vector<uint64_t> nows(total);
+    std::vector<const uint8_t*> ips(total);
+    struct Conn {
+      uint32_t cs, ss;
+      uint8_t stage;
+    };
+    std::vector<Conn> conns(flows);
+    std::mt19937 rng(99);
+    for (auto& c : conns) c = {uint32_t(rng()), uint32_t(rng()), 0};
+    for (uint64_t n = 0; n < total;) {
+      const uint64_t f = rng() % flows;
+      Conn& c = conns[f];
+      for (int r = 0; r < 8 && n < total; ++r, ++n) {
+        uint8_t* ip = &buf[n * 40];
+        // stages: SYN, SYN-ACK, ACK, then data from the client and the server's ACK, by turns
+        const bool reply = c.stage == 1 || (c.stage >= 3 && c.stage % 2 == 0);
+        const uint32_t payload = c.stage >= 3 && !reply ? 1000 : 0;
+        const uint8_t flags = c.stage == 0 ? k::kTcpSyn : c.stage == 1 ? k::kTcpSyn | k::kTcpAck : k::kTcpAck;
+        ip[0] = 0x45, ip[8] = 64, ip[9] = 6;
+        k::store_be16(ip + 2, uint16_t(40 + payload));
+        k::store_be32(ip + 12, reply ? 0x0a800000u : 0x0a000000u | uint32_t(f));
+        k::store_be32(ip + 16, reply ? 0x0a000000u | uint32_t(f) : 0x0a800000u);
+        uint8_t* t = ip + 20;
+        k::store_be16(t, reply ? 80 : uint16_t(1024 + f % 60000));
+        k::store_be16(t + 2, reply ? uint16_t(1024 + f % 60000) : 80);
+        k::store_be32(t + 4, reply ? c.ss : c.cs);
+        k::store_be32(t + 8, c.stage == 0 ? 0 : reply ? c.cs : c.ss);
+        t[12] = 0x50, t[13] = flags;
+        k::store_be16(t + 14, 65535);
+        if (c.stage == 0) ++c.cs;
+        if (c.stage == 1) ++c.ss;
+        c.cs += payload;
+        c.stage = c.stage < 4 ? uint8_t(c.stage + 1) : 3;
+        k::parse_conn_key(ip, 40, keys[n]);
+        ips[n] = ip;
+        nows[n] = 1'000'000'000ull + n;
+      }
+    }
+    double ns[2] = {1e30, 1e30};
+    uint64_t invalid = 0;
+    std::vector<uint32_t> ids(32);
+    std::vector<uint8_t> dirs(32), facts(32);
+    for (int rep = 0; rep < 3; ++rep)
+      for (int w = 0; w < 2; ++w) {
+        flow::FlowTable t;
+        flow::Config c;
+        c.capacity = uint32_t(flows * 2);
+        c.tcp_window = w == 1;
+        t.init(c);
+        auto t0 = std::chrono::steady_clock::now();
+        for (uint64_t i = 0; i < total; i += 32) {
+          const uint32_t n = uint32_t(std::min<uint64_t>(32, total - i));
+          t.track_batch(&keys[i], &lens[i], &nows[i], n, ids.data(), dirs.data(), facts.data(), w ? &ips[i] : nullptr);
+          sink += ids[0] + facts[0];
+        }
+        ns[w] = std::min(ns[w], since(t0) / double(total) * 1e9);
+        if (w) {
+          const flow::Counters& cnt = t.counters();
+          invalid = cnt.tcp_seq_over.get() + cnt.tcp_ack_over.get() + cnt.tcp_bad_rst.get() + cnt.tcp_bad_state.get();
+        }
+      }
+    if (invalid) {
+      fmt::print(stderr, "bench-flow: window: {} of {} valid segments found invalid\n", invalid, total);
+      return 1;
+    }
+    fmt::print(
+        "{:<12} {:>10} {:>14.2f} {:>14.2f} {:>9.2f}x   Mpkt/s with / without TCP window tracking: "
+        "{:.1f} ns a packet more ({:.1f} and {:.1f} ns), runs of 8\n",
+        "window", flows, 1e3 / ns[1], 1e3 / ns[0], ns[0] / ns[1], ns[1] - ns[0], ns[1], ns[0]);
+    j["results"].push_back({{"case", "window"},
+                            {"flows", flows},
+                            {"packets", total},
+                            {"ns_per_packet_without", ns[0]},
+                            {"ns_per_packet_with", ns[1]},
+                            {"extra_ns", ns[1] - ns[0]}});
   }
 
   // The flow layer's cost on the router path.

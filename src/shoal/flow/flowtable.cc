@@ -295,7 +295,8 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
 
 // (Inlined into track_batch's loop: a call per packet, its spills and
 // reloads, cost more than the lookup of a flow in cache.)
-bool FlowTable::window_moves(uint32_t id, const k::TcpSeg& seg, uint8_t dir, uint8_t& fact, uint8_t& next) {
+[[gnu::flatten]] bool FlowTable::window_moves(uint32_t id, const k::TcpSeg& seg, uint8_t dir, uint8_t& fact,
+                                              uint8_t& next) {
   switch (k::tcp_conntrack(*tcp_window(id), flows_[id - 1].tcp.state, seg, dir, next)) {
     case k::kWinAccept: return true;
     case k::kWinIgnore: c_.tcp_ignored.add(); return false;
@@ -441,22 +442,32 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
 [[gnu::always_inline]] inline uint32_t FlowTable::continue_train(const k::ParsedKey* pk, const uint32_t* ip_len,
                                                                  const uint64_t* now, uint32_t n, uint32_t i,
                                                                  uint32_t* ids, uint8_t* dirs, uint8_t* facts,
-                                                                 uint8_t fact) {
+                                                                 uint8_t fact, const uint8_t* const* ips) {
   uint32_t j = i + 1;
   uint32_t id = ids[i];
   Flow& f = flows_[id - 1];
   const bool tcp = f.key.proto == 6;
-  // (with window tracking every TCP segment is checked on its own)
-  if (tcp && (cfg_.tcp_window || f.tcp.state != k::kTcpEstablished || (f.flags & Flow::kJustEstablished))) return j;
+  if (tcp && (f.tcp.state != k::kTcpEstablished || (f.flags & Flow::kJustEstablished))) return j;
+  // With window tracking each segment is checked, but an established
+  // connection's ACK moves no state whatever the window says (conntrack:
+  // ESTABLISHED stays), so the train goes on with its verdict as a fact.
+  const bool window = tcp && cfg_.tcp_window && ips;
   const uint8_t d = dirs[i], kdir = pk[i].dir;
-  const uint8_t later = uint8_t(fact & ~kFactFirstInDir);
+  const uint8_t later = uint8_t(fact & ~(kFactFirstInDir | kFactInvalid));
   const uint8_t stop = k::kTcpSyn | k::kTcpFin | k::kTcpRst;
   uint64_t pkts = 0, bytes = 0, last = f.last_ns;
   uint8_t flags = 0;
   for (; j < n && trains_[j] && pk[j].dir == kdir && !(tcp && ((pk[j].tcp_flags & stop) || !pk[j].l4_off)); ++j) {
+    uint8_t wf = 0;
+    if (window) {
+      k::TcpSeg seg;
+      if (!k::tcp_segment(ips[j], ip_len[j], pk[j].l4_off, seg)) break;  // (track_hashed takes it)
+      uint8_t next;
+      window_moves(id, seg, d, wf, next);
+    }
     ids[j] = id;
     dirs[j] = d;
-    if (facts) facts[j] = later;
+    if (facts) facts[j] = uint8_t(later | wf);
     ++pkts;
     bytes += ip_len[j];
     flags |= pk[j].tcp_flags;
@@ -502,6 +513,7 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
       const Flow* f = &flows_[uint32_t(s) - 1];
       __builtin_prefetch(f);
       __builtin_prefetch(reinterpret_cast<const char*>(f) + 64);
+      if (cfg_.tcp_window && pk[i].key.proto == 6) __builtin_prefetch(state(uint32_t(s)) + win_off_);
     }
   }
   for (uint32_t i = 0; i < n;) {
@@ -516,7 +528,7 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
     }
     if (facts) facts[i] = fact;
     if (i + 1 < n && trains_[i + 1] && ids[i])
-      i = continue_train(pk, ip_len, now, n, i, ids, dirs, facts, fact);
+      i = continue_train(pk, ip_len, now, n, i, ids, dirs, facts, fact, ips);
     else
       ++i;
   }

@@ -220,7 +220,7 @@ class FlowTable {
   // `next`: conntrack's next state, or k::kCtKeep for tcp_track's.
   bool window_moves(uint32_t id, const k::TcpSeg& seg, uint8_t dir, uint8_t& fact, uint8_t& next);
   uint32_t continue_train(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n, uint32_t i,
-                          uint32_t* ids, uint8_t* dirs, uint8_t* facts, uint8_t fact);
+                          uint32_t* ids, uint8_t* dirs, uint8_t* facts, uint8_t fact, const uint8_t* const* ips);
   // The packets of a train (pk and the packet before it of one connection):
   // the second needs no hash and no lookup of its own.
   static bool same_conn(const k::ParsedKey& x, const k::ParsedKey& y) {

@@ -238,29 +238,31 @@ SHOAL_HD int tcp_in_window(TcpWindow& w, uint8_t state, const TcpSeg& in, uint8_
 
 // conntrack's state transitions (tcp_conntracks[dir][index][state]), the
 // states in flowstate.hh's order (NONE .. CLOSE), and two verdicts: the
-// segment is invalid, or ignored (it passes and moves nothing: the
+// segment is invalid (IV), or ignored (IG: it passes and moves nothing; the
 // connection may have restarted, and the other side's answer will tell).
-// Simultaneous open's SYN_SENT2 is taken as SYN_SENT.
+// Simultaneous open's SYN_SENT2 is taken as SYN_SENT:
 constexpr uint8_t kCtInvalid = 9, kCtIgnore = 10;
+//                NONE SYN_SENT SYN_RECV ESTABLISHED FIN_WAIT CLOSE_WAIT LAST_ACK TIME_WAIT CLOSE
+//   originator SYN      SS SS IG IG IG IG IG SS SS
+//              SYN+ACK  IV IV SR IV IV IV IV IV IV
+//              ACK      ES IV ES ES CW CW TW TW CL
+//   responder  SYN      IV SS IV IV IV IV IV SS IV
+//              SYN+ACK  IV SR IG IG IG IG IG IG IG
+//              ACK      IV IG SR ES CW CW TW TW CL
+//   either     FIN      IV IV FW FW LA LA LA TW CL
+//              RST      IV CL CL CL CL CL CL CL CL
+// (each row packed below 4 bits a state, NONE in the lowest: immediates,
+// not a table in memory)
 SHOAL_HD uint8_t tcp_ct_next(uint8_t dir, uint8_t index, uint8_t state) {
-  // one row per segment class, 4 bits per state (NONE in the lowest)
-  constexpr uint64_t kOrig[6] = {
-      0x11aaaaa11ull,  // SYN:    SS SS IG IG IG IG IG SS SS
-      0x999999299ull,  // SYN+ACK: IV IV SR IV IV IV IV IV IV
-      0x876664499ull,  // FIN:    IV IV FW FW LA LA LA TW CL
-      0x877553393ull,  // ACK:    ES IV ES ES CW CW TW TW CL
-      0x888888889ull,  // RST:    IV CL CL CL CL CL CL CL CL
-      0x999999999ull,  // none
-  };
-  constexpr uint64_t kReply[6] = {
-      0x919999919ull,  // SYN:    IV SS IV IV IV IV IV SS IV (SYN_SENT: simultaneous open)
-      0xaaaaaaa29ull,  // SYN+ACK: IV SR IG IG IG IG IG IG IG
-      0x876664499ull,  // FIN
-      0x8775532a9ull,  // ACK:    IV IG SR ES CW CW TW TW CL
-      0x888888889ull,  // RST
-      0x999999999ull,
-  };
-  const uint64_t row = dir ? kReply[index] : kOrig[index];
+  uint64_t row;
+  switch (index) {
+    case kSegSyn: row = dir ? 0x919999919ull : 0x11aaaaa11ull; break;
+    case kSegSynAck: row = dir ? 0xaaaaaaa29ull : 0x999999299ull; break;
+    case kSegFin: row = 0x876664499ull; break;
+    case kSegAck: row = dir ? 0x8775532a9ull : 0x877553393ull; break;
+    case kSegRst: row = 0x888888889ull; break;
+    default: row = 0x999999999ull; break;  // no SYN, ACK, FIN or RST
+  }
   return uint8_t((row >> (4 * state)) & 0xf);
 }
 
