@@ -3,7 +3,8 @@
 
   conntrack_window.py make PCAP
       TCP connections between 10.0.1.2 (a client in namespace H1) and
-      192.0.2.2 (a server in H2), with forged resets (before, inside and far
+      192.0.2.2 (a server in H2), one between fd00:1::2 and fd00:2::2, with
+      forged resets (before, inside and far
       from the window), data beyond the window, acknowledgements of data
       never sent, retransmissions of acknowledged data, window scaling,
       SACK, wrapping sequence numbers, a connection picked up midstream,
@@ -11,7 +12,7 @@
       its close (ignored and taken up again, or reopening it), and WALKS
       (default 12) seeded random walks around the windows (data, ACKs, FINs
       and resets a little or far behind or ahead). Every packet has its own
-      IP id. (The random walks inject no SYN: how conntrack takes up a
+      IP id (IPv6: flow label). (The random walks inject no SYN: how conntrack takes up a
       connection again after SYNs in random places is not ported whole, and
       kernels differ there; the deterministic cases cover what is.)
   conntrack_window.py inject PCAP NS1 IF1 MAC1 NS2 IF2 MAC2 OUT
@@ -31,17 +32,18 @@ import sys
 import time
 
 C, S = "10.0.1.2", "192.0.2.2"
+C6, S6 = "fd00:1::2", "fd00:2::2"
 WALKS = int(os.environ.get("WALKS", "12"))
 
 
 def build():
-    from scapy.all import IP, TCP, Ether
+    from scapy.all import IP, TCP, Ether, IPv6
 
     pkts = []  # (dir, frame, label)
 
     class Conn:
-        def __init__(self, name, sport, cisn, sisn):
-            self.name, self.sport = name, sport
+        def __init__(self, name, sport, cisn, sisn, v6=False):
+            self.name, self.sport, self.v6 = name, sport, v6
             self.cs, self.ss = cisn, sisn  # next sequence number of each side
 
         def seg(self, d, flags="A", seq=None, ack=None, data=0, win=65535, opts=(), label="", advance=True):
@@ -49,12 +51,16 @@ def build():
             other = self.cs if d else self.ss
             seq = own if seq is None else seq & 0xFFFFFFFF
             ack = (other if "A" in flags else 0) if ack is None else ack & 0xFFFFFFFF
-            ip = IP(src=S, dst=C) if d else IP(src=C, dst=S)
-            ip.ttl = 64
-            ip.id = len(pkts) + 1
+            if self.v6:  # (the flow label is the packet's id)
+                ip = IPv6(src=S6, dst=C6, fl=len(pkts) + 1) if d else IPv6(src=C6, dst=S6, fl=len(pkts) + 1)
+                ip.hlim = 64
+            else:
+                ip = IP(src=S, dst=C) if d else IP(src=C, dst=S)
+                ip.ttl = 64
+                ip.id = len(pkts) + 1
             tcp = TCP(sport=80 if d else self.sport, dport=self.sport if d else 80, flags=flags, seq=seq,
                       ack=ack, window=win, options=list(opts))
-            frame = Ether() / ip / tcp / (b"x" * data)
+            frame = Ether(src="02:00:00:00:00:02", dst="02:00:00:00:00:01") / ip / tcp / (b"x" * data)
             pkts.append((d, bytes(frame), f"{self.name}: {'S>C' if d else 'C>S'} {flags} seq {seq} ack {ack} "
                                           f"len {data} win {win} {label}".rstrip()))
             if advance and seq == own:
@@ -75,8 +81,8 @@ def build():
                 self.seg(1, "PA", data=size)
                 self.seg(0, "A")
 
-    def conn(name, k, cisn=1000, sisn=5000):
-        return Conn(name, 20000 + k, cisn, sisn)
+    def conn(name, k, cisn=1000, sisn=5000, v6=False):
+        return Conn(name, 20000 + k, cisn, sisn, v6)
 
     c = conn("normal", 1)
     c.handshake()
@@ -150,6 +156,16 @@ def build():
     c.handshake()
     c.seg(1, "PA", data=19)
     c.seg(1, "RA", label="(right after the server's data)")
+
+    # IPv6: the same checks behind its header's payload length
+    c = conn("ipv6", 15, v6=True)
+    c.handshake(copts=[("WScale", 5), ("SAckOK", b"")], sopts=[("WScale", 5), ("SAckOK", b"")])
+    c.talk(3)
+    c.seg(1, "R", seq=c.ss - 5000, label="(a blind reset)")
+    c.seg(0, "PA", seq=c.cs + 3_000_000, data=100, label="(far ahead)")
+    c.seg(0, "PA", ack=c.ss + 50_000, data=100, label="(acknowledges data never sent)", advance=False)
+    c.talk(2)
+    c.seg(1, "RA", label="(at the number)")
 
     c = conn("state table", 11)
     c.seg(0, "S")
@@ -249,7 +265,7 @@ def enter(ns):
 
 def packet_socket(ns, ifname):
     enter(ns)
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))  # (ETH_P_ALL)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind((ifname, 0))
     s.setblocking(False)
@@ -260,6 +276,8 @@ def inject(path, ns1, if1, mac1, ns2, if2, mac2, out):
     from scapy.all import rdpcap
 
     frames = [bytes(p) for p in rdpcap(path)]
+    # one CPU sends them all, so one backlog queue takes them in order
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     socks = [packet_socket(ns1, if1), packet_socket(ns2, if2)]
     macs = [bytes.fromhex(mac1.replace(":", "")), bytes.fromhex(mac2.replace(":", ""))]
     seen = set()
@@ -271,17 +289,26 @@ def inject(path, ns1, if1, mac1, ns2, if2, mac2, out):
                     data, addr = s.recvfrom(65535)
                 except BlockingIOError:
                     break
-                if addr[2] == socket.PACKET_OUTGOING or len(data) < 34 or data[23] != 6:
+                if addr[2] == socket.PACKET_OUTGOING or len(data) < 54:
                     continue
-                seen.add(int.from_bytes(data[18:20], "big"))
+                if data[12:14] == b"\x08\x00" and data[23] == 6:
+                    seen.add(int.from_bytes(data[18:20], "big"))
+                elif data[12:14] == b"\x86\xdd" and data[20] == 6:  # the flow label
+                    seen.add(int.from_bytes(data[15:18], "big") & 0xFFFFF)
 
     for f in frames:
-        d = 1 if f[26:30] == socket.inet_aton(S) else 0  # the server's packets leave from H2
+        # the server's packets leave from H2
+        v6 = f[12:14] == b"\x86\xdd"
+        d = 1 if (f[22:38] == socket.inet_pton(socket.AF_INET6, S6) if v6 else f[26:30] == socket.inet_aton(S)) else 0
         socks[d].send(macs[d] + socks[d].getsockname()[4] + f[12:])
         time.sleep(0.002)
         drain()
-    time.sleep(0.3)
-    drain()
+    quiet = 0
+    while quiet < 3:  # until nothing more comes for 0.6 s
+        n = len(seen)
+        time.sleep(0.2)
+        drain()
+        quiet = quiet + 1 if len(seen) == n else 0
     with open(out, "w") as o:
         for i in sorted(seen):
             o.write(f"{i}\n")
@@ -289,11 +316,11 @@ def inject(path, ns1, if1, mac1, ns2, if2, mac2, out):
 
 
 def compare(path, kernel_ids, shoal_pcap):
-    from scapy.all import IP, rdpcap
+    from scapy.all import IP, IPv6, rdpcap
 
     labels = open(path + ".labels").read().splitlines()
     kernel = {int(x) for x in open(kernel_ids).read().split()}
-    shoal = {p[IP].id for p in rdpcap(shoal_pcap) if IP in p}
+    shoal = {p[IP].id if IP in p else p[IPv6].fl for p in rdpcap(shoal_pcap) if IP in p or IPv6 in p}
     n = len(labels)
     diff = [i for i in range(1, n + 1) if (i in kernel) != (i in shoal)]
     print(f"{n} packets: the kernel dropped {n - len(kernel)}, Shoal {n - len(shoal)}; {len(diff)} differ")

@@ -63,7 +63,7 @@ std::vector<uint8_t> segment(int dir, const Seg& s) {
   t[12] = uint8_t((th / 4) << 4);
   t[13] = s.flags;
   k::store_be16(t + 14, s.win);
-  std::memcpy(t + 20, opts.data(), opts.size());
+  if (!opts.empty()) std::memcpy(t + 20, opts.data(), opts.size());
   return p;
 }
 

@@ -9,8 +9,10 @@
 //   IV.  sack >= receiver.end - MAXACKWINDOW         (not an overly delayed ACK)
 // and a reset must carry the sequence number the other side acknowledged
 // last (RFC 5961's blind reset attack: a reset elsewhere in the window keeps
-// the connection, one before it is invalid). Host+device, like the key
-// parser; the flow layer keeps a TcpWindow per TCP flow when asked.
+// the connection, one before it is invalid); the states follow conntrack's
+// transition table (nf_conntrack_tcp_packet: tcp_conntrack below).
+// Host+device, like the key parser; the flow layer keeps a TcpWindow per
+// TCP flow when asked (flow::Config::tcp_window).
 #pragma once
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/flowstate.hh"
@@ -45,6 +47,7 @@ struct TcpWindow {
   uint16_t last_win;
   uint8_t last_wscale, last_flags;
 };
+static_assert(sizeof(TcpWindow) == 52, "the flow state the window takes");
 
 // conntrack's segment classes (get_conntrack_index)
 enum TcpSegIndex : uint8_t { kSegSyn, kSegSynAck, kSegFin, kSegAck, kSegRst, kSegNone };
