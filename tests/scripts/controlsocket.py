@@ -27,8 +27,18 @@ def check(cond, what):
 class Client:
     def __init__(self, path=None, port=None):
         if path:
-            self.s = socket.socket(socket.AF_UNIX)
-            self.s.connect(path)
+            # (the socket's file exists from bind() on, before listen(): a
+            # server still starting refuses for a moment)
+            for attempt in range(100):
+                self.s = socket.socket(socket.AF_UNIX)
+                try:
+                    self.s.connect(path)
+                    break
+                except (ConnectionRefusedError, FileNotFoundError):
+                    self.s.close()
+                    if attempt == 99:
+                        raise
+                    time.sleep(0.05)
         else:
             self.s = socket.create_connection(("127.0.0.1", port))
         self.s.settimeout(10)
