@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "helpers.hh"
 #include "shoal/device/device.hh"
 #include "shoal/flow/batch_reassembly.hh"
 #include "shoal/kernels/flowstate.hh"
@@ -22,19 +23,8 @@
 namespace shoal {
 namespace {
 
-std::shared_ptr<dev::Device> test_device(double fault_rate = 0) {
-  dev::DeviceOptions o;
-  o.kind = std::getenv("SHOAL_TEST_DEVICE") ? std::getenv("SHOAL_TEST_DEVICE") : "host";
-  if (o.kind == "host") o.delay_us = 20;
-  o.fault_rate = fault_rate;
-  std::string detail, err;
-  auto d = dev::open_device(o, detail, err);
-  EXPECT_TRUE(d) << err;
-  if (d && o.kind == "cuda") {
-    EXPECT_STREQ(d->kind(), "cuda") << detail;
-  }
-  return d;
-}
+// (20 us delays on the host backend: its operations complete out of turn)
+std::shared_ptr<dev::Device> test_device(double fault_rate = 0) { return test::open_test_device(fault_rate, 20); }
 
 TEST(DeviceCollectives, SortPairsAndMaxScansByKey) {
   auto d = test_device();

@@ -1267,13 +1267,10 @@ TEST(L7, PatternFilesAndPriorities) {
 namespace shoal {
 namespace {
 
-// The device flow table (host backend here; CUDA under bench/gpu) against
-// the CPU table on the same frames: the same flows, originators and
-// per-direction counters, and every packet's direction the same. The
-// device must have done the work (its operations counted).
-TEST(DeviceFlowTable, MatchesTheCpuTable) {
-  std::vector<uint8_t> frames;
-  std::vector<uint32_t> off, len;
+// Frames of UDP, TCP and ICMP flows, IPv4 and IPv6, some cut short, some
+// TCP ones SYN-ACKs, and a reply for every third (addresses and ports
+// swapped).
+void device_table_frames(std::vector<uint8_t>& frames, std::vector<uint32_t>& off, std::vector<uint32_t>& len) {
   for (int v6 = 0; v6 < 2; ++v6) {
     io::TrafficSpec s;
     s.flows = 700;
@@ -1313,6 +1310,16 @@ TEST(DeviceFlowTable, MatchesTheCpuTable) {
     len.push_back(uint32_t(f.size()));
     frames.insert(frames.end(), f.begin(), f.end());
   }
+}
+
+// The device flow table (host backend here; CUDA under bench/gpu) against
+// the CPU table on the same frames: the same flows, originators and
+// per-direction counters, and every packet's direction the same. The
+// device must have done the work (its operations counted).
+TEST(DeviceFlowTable, MatchesTheCpuTable) {
+  std::vector<uint8_t> frames;
+  std::vector<uint32_t> off, len;
+  device_table_frames(frames, off, len);
   // CPU reference, packet by packet
   flow::FlowTable cpu;
   flow::Config c;
@@ -1327,14 +1334,9 @@ TEST(DeviceFlowTable, MatchesTheCpuTable) {
     if (pk.icmp_error || pk.kind == k::KeyKind::Frag) pk.kind = k::KeyKind::NotIP;  // the device leaves these out
     cpu.track(pk, ipl, 1, cdirs[i]);
   }
-  dev::DeviceOptions o;
-  o.kind = std::getenv("SHOAL_TEST_DEVICE") ? std::getenv("SHOAL_TEST_DEVICE") : "host";  // cuda: bench/gpu/run.sh
-  std::string detail, err;
-  auto d = dev::open_device(o, detail, err);
-  ASSERT_TRUE(d) << err;
-  if (o.kind == "cuda") {
-    ASSERT_STREQ(d->kind(), "cuda") << detail;
-  }
+  auto d = test::open_test_device();
+  ASSERT_TRUE(d);
+  std::string err;
   flow::DeviceFlowTable gpu;
   ASSERT_TRUE(gpu.init(d, 1 << 16, err)) << err;
   std::vector<uint32_t> ids;
@@ -1374,6 +1376,131 @@ TEST(DeviceFlowTable, MatchesTheCpuTable) {
     EXPECT_EQ(e.bytes[0], f.bytes[0]);
     EXPECT_EQ(e.bytes[1], f.bytes[1]);
   }
+  EXPECT_EQ(gpu.full_packets(), 0u);
+}
+
+// Over simulated time, with TCP flags that open, close, reset and reopen
+// connections and timeouts short enough that flows come and go: after every
+// batch the device table (host backend here; CUDA under bench/gpu) holds the
+// CPU table's flows with the same originators, TCP states, counters, times,
+// timeout classes and flags, each packet's direction is the CPU's, and both
+// ended the same number of flows by timeout and reopened the same
+// connections (entries reused from the free list, the index rebuilt past its
+// tombstones).
+TEST(DeviceFlowTable, KeepsTheCpuTablesStatesTimesAndExpiry) {
+  std::vector<uint8_t> frames;
+  std::vector<uint32_t> off, len;
+  device_table_frames(frames, off, len);
+  std::mt19937 rng(19);
+  // TCP flags for the segments: handshakes, data, FINs, resets
+  static const uint8_t kFlags[] = {k::kTcpSyn,
+                                   k::kTcpSyn | k::kTcpAck,
+                                   k::kTcpAck,
+                                   k::kTcpAck,
+                                   k::kTcpAck,
+                                   k::kTcpAck | 0x08,
+                                   k::kTcpFin | k::kTcpAck,
+                                   k::kTcpRst,
+                                   k::kTcpRst | k::kTcpAck};
+  for (size_t i = 0; i < off.size(); ++i) {
+    uint32_t ipl = 0;
+    uint8_t* ip = const_cast<uint8_t*>(k::frame_ip(frames.data() + off[i], len[i], ipl));
+    if (!ip) continue;
+    bool v4 = (ip[0] >> 4) == 4;
+    uint32_t l4 = v4 ? uint32_t(ip[0] & 15) * 4 : 40;
+    if (ip[v4 ? 9 : 6] == 6 && l4 + 14 <= ipl) ip[l4 + 13] = kFlags[rng() % std::size(kFlags)];
+  }
+  std::vector<uint32_t> order(off.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  flow::Config c;
+  c.capacity = 2048;
+  c.granularity_ns = 0;  // exact expiry (the device's is)
+  const uint64_t ms = 1000000;
+  const uint64_t timeouts[k::kFlowClasses] = {900 * ms, 1200 * ms, 5000 * ms, 1500 * ms, 1800 * ms, 700 * ms,
+                                              400 * ms, 300 * ms,  2000 * ms, 4000 * ms, 1000 * ms, 3000 * ms};
+  for (int i = 0; i < k::kFlowClasses; ++i) c.timeouts.ns[i] = timeouts[i];
+  flow::FlowTable cpu;
+  cpu.init(c);
+  auto d = test::open_test_device();
+  ASSERT_TRUE(d);
+  std::string err;
+  flow::DeviceFlowTable gpu;
+  ASSERT_TRUE(gpu.init(d, c, err)) << err;
+  uint64_t ops0 = d->operations();
+  std::vector<uint32_t> ids;
+  std::vector<uint8_t> dirs;
+  const uint32_t kBatch = 500;
+  uint64_t compared = 0;
+  for (size_t b = 0; b < order.size(); b += kBatch) {
+    uint32_t n = uint32_t(std::min<size_t>(kBatch, order.size() - b));
+    std::vector<uint8_t> bf;
+    std::vector<uint32_t> bo, bl;
+    std::vector<uint64_t> nows;
+    for (uint32_t j = 0; j < n; ++j) {
+      uint32_t i = order[b + j];
+      bo.push_back(uint32_t(bf.size()));
+      bl.push_back(len[i]);
+      bf.insert(bf.end(), frames.begin() + off[i], frames.begin() + off[i] + len[i]);
+      nows.push_back(1000 * ms + (b + j) * 2 * ms);  // 2 ms a packet: 32 s in all
+    }
+    // expiry at each batch's first packet's time, as FlowIPManager's
+    cpu.expire(nows[0]);
+    ASSERT_TRUE(gpu.expire(nows[0], err)) << err;
+    std::vector<uint32_t> cpu_ids(n);
+    std::vector<uint8_t> cpu_dirs(n);
+    for (uint32_t j = 0; j < n; ++j) {
+      uint32_t ipl = 0;
+      const uint8_t* ip = k::frame_ip(bf.data() + bo[j], bl[j], ipl);
+      k::ParsedKey pk;
+      if (ip) k::parse_conn_key(ip, ipl, pk);
+      if (pk.icmp_error || pk.kind == k::KeyKind::Frag) pk.kind = k::KeyKind::NotIP;  // the device leaves these out
+      cpu_ids[j] = cpu.track(pk, ipl, nows[j], cpu_dirs[j]);
+    }
+    ASSERT_TRUE(gpu.track(bf.data(), bf.size(), bo.data(), bl.data(), n, ids, dirs, err, nows.data())) << err;
+    for (uint32_t j = 0; j < n; ++j) {
+      ASSERT_EQ(ids[j] != 0, cpu_ids[j] != 0) << "packet " << b + j;
+      if (ids[j]) {
+        ASSERT_EQ(dirs[j], cpu_dirs[j]) << "packet " << b + j;
+      }
+    }
+    std::vector<flow::DeviceFlowTable::Entry> got;
+    ASSERT_TRUE(gpu.contents(got, err)) << err;
+    ASSERT_EQ(got.size(), size_t(cpu.size())) << "batch " << b / kBatch;
+    for (auto& e : got) {
+      uint32_t id = cpu.find(e.key);
+      ASSERT_NE(id, 0u) << "batch " << b / kBatch;
+      const flow::Flow& f = cpu.flow(id);
+      ASSERT_EQ(e.orig_dir, f.orig_dir);
+      ASSERT_EQ(e.pkts[0], f.pkts[0]);
+      ASSERT_EQ(e.pkts[1], f.pkts[1]);
+      ASSERT_EQ(e.bytes[0], f.bytes[0]);
+      ASSERT_EQ(e.bytes[1], f.bytes[1]);
+      ASSERT_EQ(e.first_ns, f.first_ns);
+      ASSERT_EQ(e.last_ns, f.last_ns);
+      ASSERT_EQ(e.tcp.state, f.tcp.state) << flow::flow_tuple(f);
+      ASSERT_EQ(e.tcp.fin, f.tcp.fin);
+      ASSERT_EQ(e.tcp.first_fin, f.tcp.first_fin);
+      ASSERT_EQ(e.tcp.synack_pickup, f.tcp.synack_pickup);
+      ASSERT_EQ(e.cls, f.cls);
+      ASSERT_EQ(e.flags, f.flags & ~flow::Flow::kLive);
+      ASSERT_EQ(e.tcp_flags[0], f.tcp_flags[0]);
+      ASSERT_EQ(e.tcp_flags[1], f.tcp_flags[1]);
+      ++compared;
+    }
+    const auto& dc = gpu.counters();
+    ASSERT_EQ(dc.expired, cpu.counters().expired.get()) << "batch " << b / kBatch;
+    ASSERT_EQ(dc.reopened, cpu.counters().reopened.get());
+    ASSERT_EQ(dc.inserts, cpu.counters().inserts.get());
+    ASSERT_EQ(dc.live, cpu.size());
+  }
+  EXPECT_GT(d->operations(), ops0);  // the device did the work
+  EXPECT_GT(compared, 20000u);
+  // what the traffic exercised
+  EXPECT_GT(cpu.counters().expired.get(), 1000u);
+  EXPECT_GT(cpu.counters().reopened.get(), 20u);
+  EXPECT_EQ(cpu.counters().evicted.get(), 0u);
+  EXPECT_GT(gpu.rebuilds(), 0u);
   EXPECT_EQ(gpu.full_packets(), 0u);
 }
 

@@ -168,4 +168,22 @@ inline std::string tmpdir() {
   return dir;
 }
 
+// The device a device test runs on: the host backend (with each operation
+// delayed by up to host_delay_us, and fault_rate of them failing), or what
+// SHOAL_TEST_DEVICE names (cuda: bench/gpu/run.sh, which must then be CUDA:
+// no silent fallback).
+inline std::shared_ptr<dev::Device> open_test_device(double fault_rate = 0, uint32_t host_delay_us = 0) {
+  dev::DeviceOptions o;
+  o.kind = std::getenv("SHOAL_TEST_DEVICE") ? std::getenv("SHOAL_TEST_DEVICE") : "host";
+  if (o.kind == "host") o.delay_us = host_delay_us;
+  o.fault_rate = fault_rate;
+  std::string detail, err;
+  auto d = dev::open_device(o, detail, err);
+  EXPECT_TRUE(d) << err;
+  if (d && o.kind == "cuda") {
+    EXPECT_STREQ(d->kind(), "cuda") << detail;
+  }
+  return d;
+}
+
 }  // namespace shoal::test

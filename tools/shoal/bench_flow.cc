@@ -532,6 +532,7 @@ int cmd_bench_flow(int argc, char** argv) {
     uint32_t flen = g.length_of(0);
     std::vector<uint8_t> frames(size_t(batch) * flen);
     std::vector<uint32_t> offs(batch), lens(batch, flen);
+    std::vector<uint64_t> nows(batch, 1);  // (the CPU table's time below)
     flow::DeviceFlowTable dt;
     if (!dt.init(d, 2 * flows, err)) {
       fmt::print(stderr, "bench-flow: device: {}\n", err);
@@ -552,7 +553,7 @@ int cmd_bench_flow(int argc, char** argv) {
         g.build((base + i) % flows, frames.data() + offs[i]);
       }
       auto t0 = clk::now();
-      if (!dt.track(frames.data(), frames.size(), offs.data(), lens.data(), batch, ids, dirs, err)) {
+      if (!dt.track(frames.data(), frames.size(), offs.data(), lens.data(), batch, ids, dirs, err, nows.data())) {
         fmt::print(stderr, "bench-flow: device: {}\n", err);
         return 1;
       }
@@ -566,6 +567,12 @@ int cmd_bench_flow(int argc, char** argv) {
         sink += ct.track(pk, ipl, 1, dir);
       }
       cpu_s += since(t0);
+    }
+    if (dt.counters().live != ct.size() || dt.full_packets()) {
+      fmt::print(stderr,
+                 "bench-flow: device: the device table holds {} flows ({} packets found no room), the CPU's {}\n",
+                 dt.counters().live, dt.full_packets(), ct.size());
+      return 1;
     }
     double dps = double(done) / dev_s, cps = double(done) / cpu_s;
     fmt::print(

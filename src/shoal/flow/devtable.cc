@@ -1,6 +1,6 @@
 #include "shoal/flow/devtable.hh"
 
-#include "shoal/kernels/steps/flow_track.hh"
+#include <algorithm>
 
 namespace shoal::flow {
 
@@ -11,29 +11,40 @@ DeviceFlowTable::~DeviceFlowTable() {
     d_->wait(s_, err);
     d_->stream_destroy(s_);
   }
-  for (void* p : {static_cast<void*>(v_.slots), static_cast<void*>(v_.flows), counters_, frames_, offs_, lens_, ids_,
-                  cdir_, dirs_, iplen_})
+  for (void* p : {static_cast<void*>(v_.slots), static_cast<void*>(v_.flows), static_cast<void*>(v_.free_ids),
+                  static_cast<void*>(v_.c), frames_, offs_, lens_, nows_, ids_, pkt_, tflags_, dirs_, iplen_, skey_,
+                  sval_, skey_out_, sval_out_})
     if (p) d_->dev_free(p);
 }
 
 bool DeviceFlowTable::init(std::shared_ptr<dev::Device> d, uint32_t capacity, std::string& err) {
+  Config c;
+  c.capacity = capacity;
+  return init(std::move(d), c, err);
+}
+
+bool DeviceFlowTable::init(std::shared_ptr<dev::Device> d, const Config& c, std::string& err) {
   d_ = std::move(d);
+  const uint32_t capacity = std::max<uint32_t>(c.capacity, 1);
   size_t n = 16;
-  while (n < size_t(capacity) * 2) n <<= 1;
+  while (n < size_t(capacity) * 2) n <<= 1;  // at most half full, a quarter more of tombstones
   v_.mask = uint32_t(n - 1);
   v_.capacity = capacity;
   v_.slots = static_cast<unsigned long long*>(d_->dev_alloc(n * sizeof(unsigned long long)));
   v_.flows = static_cast<k::DevFlow*>(d_->dev_alloc(size_t(capacity) * sizeof(k::DevFlow)));
-  counters_ = d_->dev_alloc(2 * sizeof(uint32_t));
-  if (!v_.slots || !v_.flows || !counters_) {
+  v_.free_ids = static_cast<uint32_t*>(d_->dev_alloc(size_t(capacity) * sizeof(uint32_t)));
+  v_.c = static_cast<k::DevFlowCounters*>(d_->dev_alloc(sizeof(k::DevFlowCounters)));
+  if (!v_.slots || !v_.flows || !v_.free_ids || !v_.c) {
     err = "device memory for the flow table ran out";
     return false;
   }
-  v_.used = static_cast<uint32_t*>(counters_);
-  v_.full = v_.used + 1;
+  for (int i = 0; i < k::kFlowClasses; ++i) cfg_.timeout_ns[i] = c.timeouts.ns[i];
+  cfg_.midstream = c.midstream;
+  cfg_.async_oneside = c.async_oneside;
   s_ = d_->stream_create();
   d_->memset(s_, v_.slots, 0, n * sizeof(unsigned long long));
-  d_->memset(s_, counters_, 0, 2 * sizeof(uint32_t));
+  d_->memset(s_, v_.flows, 0, size_t(capacity) * sizeof(k::DevFlow));  // (every entry kDevFree)
+  d_->memset(s_, v_.c, 0, sizeof(k::DevFlowCounters));
   d_->record(s_);
   return d_->wait(s_, err) == dev::Status::Done;
 }
@@ -47,42 +58,83 @@ void* DeviceFlowTable::grow(void*& p, size_t& have, size_t want) {
   return p;
 }
 
+k::FlowBatchParams DeviceFlowTable::params() const {
+  k::FlowBatchParams p{};
+  p.frames = static_cast<const uint8_t*>(frames_);
+  p.offsets = static_cast<const uint32_t*>(offs_);
+  p.lens = static_cast<const uint32_t*>(lens_);
+  p.t = v_;
+  p.cfg = cfg_;
+  p.ids = static_cast<uint32_t*>(ids_);
+  p.pkt = static_cast<uint8_t*>(pkt_);
+  p.tcp_flags = static_cast<uint8_t*>(tflags_);
+  p.dirs = static_cast<uint8_t*>(dirs_);
+  p.ip_len = static_cast<uint32_t*>(iplen_);
+  p.sort_key = static_cast<unsigned long long*>(skey_);
+  p.sort_val = static_cast<uint32_t*>(sval_);
+  p.sorted_key = static_cast<const unsigned long long*>(skey_out_);
+  p.sorted_val = static_cast<const uint32_t*>(sval_out_);
+  return p;
+}
+
 bool DeviceFlowTable::track(const uint8_t* frames, size_t frames_bytes, const uint32_t* offsets, const uint32_t* lens,
-                            uint32_t n, std::vector<uint32_t>& ids, std::vector<uint8_t>& dirs, std::string& err) {
+                            uint32_t n, std::vector<uint32_t>& ids, std::vector<uint8_t>& dirs, std::string& err,
+                            const uint64_t* nows) {
   ids.assign(n, 0);
   dirs.assign(n, 0);
   if (n == 0) return true;
   if (!grow(frames_, frames_cap_, frames_bytes) || !grow(offs_, offs_cap_, n * 4u) || !grow(lens_, lens_cap_, n * 4u) ||
-      !grow(ids_, ids_cap_, n * 4u) || !grow(cdir_, cdir_cap_, n) || !grow(dirs_, dirs_cap_, n) ||
-      !grow(iplen_, iplen_cap_, n * 4u)) {
+      !grow(nows_, nows_cap_, n * 8u) || !grow(ids_, ids_cap_, n * 4u) || !grow(pkt_, pkt_cap_, n) ||
+      !grow(tflags_, tflags_cap_, n) || !grow(dirs_, dirs_cap_, n) || !grow(iplen_, iplen_cap_, n * 4u) ||
+      !grow(skey_, skey_cap_, n * 8u) || !grow(sval_, sval_cap_, n * 4u) || !grow(skey_out_, skey_out_cap_, n * 8u) ||
+      !grow(sval_out_, sval_out_cap_, n * 4u)) {
     err = "device memory for a batch ran out";
     return false;
   }
-  k::FlowBatchParams p{static_cast<const uint8_t*>(frames_),
-                       static_cast<const uint32_t*>(offs_),
-                       static_cast<const uint32_t*>(lens_),
-                       v_,
-                       seq_,
-                       static_cast<uint32_t*>(ids_),
-                       static_cast<uint8_t*>(cdir_),
-                       static_cast<uint8_t*>(dirs_),
-                       static_cast<uint32_t*>(iplen_)};
+  k::FlowBatchParams p = params();
+  p.nows = nows ? static_cast<const unsigned long long*>(nows_) : nullptr;
+  p.n = n;
   d_->h2d(s_, frames_, frames, frames_bytes);
   d_->h2d(s_, offs_, offsets, n * 4u);
   d_->h2d(s_, lens_, lens, n * 4u);
+  if (nows) d_->h2d(s_, nows_, nows, n * 8u);
   d_->launch(s_, dev::step_kernel<k::FlowFindStep>(), &p, sizeof p, n);
-  d_->launch(s_, dev::step_kernel<k::FlowOrigStep>(), &p, sizeof p, n);
-  d_->launch(s_, dev::step_kernel<k::FlowCountStep>(), &p, sizeof p, n);
+  d_->launch(s_, dev::step_kernel<k::FlowFixStep>(), &p, sizeof p, 1);
+  // each flow's packets together, in arrival order (the sort is stable;
+  // ids fit in 32 bits)
+  d_->sort_pairs(s_, static_cast<const uint64_t*>(skey_), static_cast<uint64_t*>(skey_out_), p.sort_val,
+                 static_cast<uint32_t*>(sval_out_), n, 32);
+  d_->launch(s_, dev::step_kernel<k::FlowWalkStep>(), &p, sizeof p, n);
   d_->d2h(s_, ids.data(), ids_, n * 4u);
   d_->d2h(s_, dirs.data(), dirs_, n);
-  uint32_t counters[2] = {0, 0};
-  d_->d2h(s_, counters, counters_, sizeof counters);
+  d_->d2h(s_, &c_, v_.c, sizeof c_);
   d_->record(s_);
   launches_ += 3;
-  seq_ += n;
   if (d_->wait(s_, err) != dev::Status::Done) return false;
-  full_ = counters[1];
   return true;
+}
+
+bool DeviceFlowTable::expire(uint64_t now, std::string& err) {
+  k::FlowBatchParams p = params();
+  p.now = now;
+  const uint32_t entries = std::min(c_.used, v_.capacity);
+  if (entries) {
+    d_->launch(s_, dev::step_kernel<k::FlowExpireStep>(), &p, sizeof p, entries);
+    ++launches_;
+  }
+  d_->d2h(s_, &c_, v_.c, sizeof c_);
+  d_->record(s_);
+  if (d_->wait(s_, err) != dev::Status::Done) return false;
+  if (uint64_t(c_.tombs) * 4 <= uint64_t(v_.mask) + 1) return true;
+  // tombstones fill a quarter of the index: rebuild it from the live flows
+  d_->memset(s_, v_.slots, 0, (size_t(v_.mask) + 1) * sizeof(unsigned long long));
+  d_->memset(s_, &v_.c->tombs, 0, sizeof(uint32_t));
+  d_->launch(s_, dev::step_kernel<k::FlowReinsertStep>(), &p, sizeof p, entries);
+  d_->d2h(s_, &c_, v_.c, sizeof c_);
+  d_->record(s_);
+  ++launches_;
+  ++rebuilds_;
+  return d_->wait(s_, err) == dev::Status::Done;
 }
 
 bool DeviceFlowTable::contents(std::vector<Entry>& out, std::string& err) {
@@ -94,9 +146,18 @@ bool DeviceFlowTable::contents(std::vector<Entry>& out, std::string& err) {
   if (d_->wait(s_, err) != dev::Status::Done) return false;
   out.clear();
   for (unsigned long long s : slots) {
-    if (!s) continue;
+    if (!s || s == k::kDevTomb) continue;
     const k::DevFlow& f = flows[uint32_t(s) - 1];
-    out.push_back({f.key, uint8_t(f.orig_dir), {f.pkts[0], f.pkts[1]}, {f.bytes[0], f.bytes[1]}});
+    out.push_back({f.key,
+                   f.orig_dir,
+                   {f.pkts[0], f.pkts[1]},
+                   {f.bytes[0], f.bytes[1]},
+                   f.first_ns,
+                   f.last_ns,
+                   f.tcp,
+                   f.cls,
+                   f.flags,
+                   {f.tcp_flags[0], f.tcp_flags[1]}});
   }
   return true;
 }

@@ -1,36 +1,73 @@
 // The flow table as a device keeps it (GASPP §4: the connection table lives
 // in device memory and kernels update it): open addressing with linear
-// probing over 64-bit slots (hash << 32 | id), the keys and counters in an
-// entry array, lock-free insertion (an entry is claimed with an atomic add,
-// its key written, then published into a slot with a compare-and-swap), and
-// counters updated with atomic adds. The same functions run in CUDA kernels
-// and, with the compiler's atomics, on the host backend's threads.
+// probing over 64-bit slots (hash << 32 | id), the flows in an entry array,
+// lock-free insertion (an entry is taken from the free list or claimed with
+// an atomic add, its key written, then published into a slot with a
+// compare-and-swap). The same functions run in CUDA kernels and, with the
+// compiler's atomics, on the host backend's threads.
 //
-// Three passes per batch, so the result does not depend on which thread
-// wins a race: (1) find or insert each packet's flow and note the earliest
-// packet of the flow (atomic min of its sequence number); (2) that earliest
-// packet names the originator's direction; (3) each packet's direction and
-// the per-direction counters. Flow ids depend on the race; the flows, their
-// originators and their counters do not (they equal the CPU table's).
+// A batch takes three launches and a sort, so the result does not depend on
+// which thread wins a race: (1) find or insert each packet's flow; (2) a
+// stable sort of the packets by flow (CUB on CUDA) puts each flow's packets
+// in arrival order; (3) one thread per flow walks its packets in that order
+// through what the CPU table does to a flow (FlowTable::track_hashed without
+// window tracking): the originator, each packet's direction, conntrack's TCP
+// states (k::tcp_track; a SYN on a closed connection reopens it in place),
+// the per-direction counters and flags, the last time and the timeout class.
+// Flow ids depend on the race; everything else equals the CPU table's.
+//
+// Expiry (dev_flow_expire): one thread per entry compares its last time plus
+// its class's timeout with the time given, as the CPU table's lists do
+// (exact; GASPP marks and sweeps with one timeout, so a flow lives one to two
+// of it). An expired flow's slot becomes a tombstone (lookups pass it,
+// inserts do not reuse it, so no probe run is ever cut) and its entry goes
+// on the free list; once tombstones fill a quarter of the slots the index is
+// rebuilt from the live entries.
 #pragma once
 #include "shoal/kernels/atomic.hh"
+#include "shoal/kernels/flowhash.hh"
 #include "shoal/kernels/flowkey.hh"
+#include "shoal/kernels/flowstate.hh"
 
 namespace shoal::k {
 
 struct DevFlow {
   ConnKey key;
-  unsigned long long first_seq;  // the earliest packet's sequence number
-  unsigned long long pkts[2], bytes[2];
-  uint32_t orig_dir;  // canonical direction of the originator
-  uint32_t pad;
+  unsigned long long first_ns, last_ns;
+  unsigned long long pkts[2], bytes[2];  // per direction: 0 originator, 1 responder (IP bytes)
+  TcpTrack tcp;
+  uint8_t orig_dir;  // canonical direction of the originator
+  uint8_t cls;       // timeout class (FlowClass)
+  uint8_t flags;     // kDevMidstream, kDevEstablished, kDevJustEstablished (as flow::Flow's)
+  uint8_t status;    // kDevFree, kDevLive, kDevOrphan
+  uint8_t tcp_flags[2];
+  uint8_t pad[6];
+};
+static_assert(sizeof(DevFlow) == 104, "a device flow is 104 bytes");
+constexpr uint8_t kDevMidstream = 2, kDevEstablished = 4, kDevJustEstablished = 8;
+// An entry is free (on the free list, or never used), holds a live flow, or
+// was claimed by a thread that lost the race to publish its key (reclaimed
+// by the next expiry pass).
+constexpr uint8_t kDevFree = 0, kDevLive = 1, kDevOrphan = 2;
+constexpr unsigned long long kDevTomb = ~0ull;  // a slot whose flow expired
+
+// Counters the kernels keep (device memory).
+struct DevFlowCounters {
+  uint32_t used;      // entries ever claimed (may pass capacity: then full)
+  uint32_t full;      // packets that found no room
+  uint32_t free_n;    // entries on the free list (as int32: below 0 after pops that found it empty)
+  uint32_t tombs;     // tombstones in the index
+  uint32_t live;      // flows in the table
+  uint32_t inserts;   // flows started
+  uint32_t expired;   // flows ended by their timeout
+  uint32_t reopened;  // TCP connections a SYN reopened
 };
 
 struct DevFlowView {
   unsigned long long* slots = nullptr;  // mask + 1 of them; 0: empty
   DevFlow* flows = nullptr;             // capacity of them
-  uint32_t* used = nullptr;             // entries claimed (may pass capacity: then full)
-  uint32_t* full = nullptr;             // packets that found no room
+  uint32_t* free_ids = nullptr;         // the free list (capacity entries)
+  DevFlowCounters* c = nullptr;
   uint32_t mask = 0, capacity = 0;
 };
 
@@ -49,21 +86,6 @@ SHOAL_HD unsigned long long atomic_load64(const unsigned long long* p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 #endif
 }
-SHOAL_HD void atomic_add64(unsigned long long* p, unsigned long long v) {
-#if defined(__CUDA_ARCH__)
-  atomicAdd(p, v);
-#else
-  __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-#endif
-}
-SHOAL_HD void atomic_min64(unsigned long long* p, unsigned long long v) {
-#if defined(__CUDA_ARCH__)
-  atomicMin(p, v);
-#else
-  unsigned long long cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-  while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
-#endif
-}
 // Makes an entry's key visible before the slot that names it. On the host
 // the publishing CAS has release order (and lookups load slots with
 // acquire), which is all that is needed.
@@ -73,46 +95,146 @@ SHOAL_HD void publish_fence() {
 #endif
 }
 
+// An entry for a new flow: from the free list, else never used; 0 when the
+// table is full.
+SHOAL_HD uint32_t dev_flow_claim(const DevFlowView& t) {
+  uint32_t had = atomic_add32(&t.c->free_n, ~0u);  // (-1; dev_flow_fix undoes what found the list empty)
+  if (int32_t(had) > 0) return t.free_ids[had - 1] + 1;
+  uint32_t e = atomic_add32(&t.c->used, 1);
+  if (e >= t.capacity) return 0;
+  return e + 1;
+}
+
 // The flow of `key` (1-based id), inserting it when absent; 0 when the table
-// is full. `seq` is this packet's sequence number (for the earliest-packet
-// rule).
-SHOAL_HD uint32_t dev_flow_find_or_insert(const DevFlowView& t, const ConnKey& key, uint32_t hash,
-                                          unsigned long long seq) {
+// is full. A new entry is live with its key and nothing else: the walk that
+// follows gives it its first packet.
+SHOAL_HD uint32_t dev_flow_find_or_insert(const DevFlowView& t, const ConnKey& key, uint32_t hash) {
   uint32_t mine = 0;  // an entry claimed and filled, not yet published
   uint32_t i = hash & t.mask;
   for (uint32_t probes = 0; probes <= t.mask; ++probes, i = (i + 1) & t.mask) {
     unsigned long long s = atomic_load64(&t.slots[i]);
     while (s == 0) {
       if (!mine) {
-        uint32_t e = atomic_add32(t.used, 1);
-        if (e >= t.capacity) {
-          atomic_add32(t.full, 1);
+        mine = dev_flow_claim(t);
+        if (!mine) {
+          atomic_add32(&t.c->full, 1);
           return 0;
         }
-        DevFlow& f = t.flows[e];
+        DevFlow& f = t.flows[mine - 1];
+        f = DevFlow{};
         f.key = key;
-        f.first_seq = ~0ull;
-        f.pkts[0] = f.pkts[1] = f.bytes[0] = f.bytes[1] = 0;
-        f.orig_dir = 0;
-        mine = e + 1;
+        f.status = kDevLive;
         publish_fence();  // the key is visible before the slot that names it
       }
       unsigned long long want = (static_cast<unsigned long long>(hash) << 32) | mine;
       unsigned long long was = atomic_cas64(&t.slots[i], 0ull, want);
       if (was == 0) {
-        atomic_min64(&t.flows[mine - 1].first_seq, seq);
+        atomic_add32(&t.c->live, 1);
+        atomic_add32(&t.c->inserts, 1);
         return mine;
       }
       s = was;  // another thread took the slot: look at what it put there
     }
-    if (uint32_t(s >> 32) == hash && t.flows[uint32_t(s) - 1].key == key) {
-      // (an entry this thread claimed and did not publish stays unused)
-      atomic_min64(&t.flows[uint32_t(s) - 1].first_seq, seq);
+    if (s != kDevTomb && uint32_t(s >> 32) == hash && t.flows[uint32_t(s) - 1].key == key) {
+      if (mine) t.flows[mine - 1].status = kDevOrphan;  // (the next expiry pass frees it)
       return uint32_t(s);
     }
   }
-  atomic_add32(t.full, 1);
+  if (mine) t.flows[mine - 1].status = kDevOrphan;
+  atomic_add32(&t.c->full, 1);
   return 0;
+}
+
+// After a batch's lookups (one thread): the free list's count back from
+// below zero, the claims past capacity undone.
+SHOAL_HD void dev_flow_fix(const DevFlowView& t) {
+  if (int32_t(t.c->free_n) < 0) t.c->free_n = 0;
+  if (t.c->used > t.capacity) t.c->used = t.capacity;
+}
+
+// Configuration the walk and expiry read.
+struct DevFlowConfig {
+  unsigned long long timeout_ns[kFlowClasses];
+  uint8_t midstream, async_oneside;
+};
+
+// Per packet, what the walk needs from the lookup: bit 0 the packet's
+// canonical direction, bit 1 its originator's were it the flow's first, bit
+// 2 a TCP header was found (its flags in tcp_flags).
+constexpr uint8_t kDevPktDir = 1, kDevPktOrig = 2, kDevPktTcp = 4;
+
+// One packet through its flow, as FlowTable::track_hashed (no window
+// tracking): returns its direction. The flow's packets come in arrival order.
+SHOAL_HD uint8_t dev_flow_packet(const DevFlowView& t, const DevFlowConfig& cfg, DevFlow& f, uint8_t pkt,
+                                 uint8_t tcp_flags, uint32_t ip_len, unsigned long long now) {
+  const bool either = cfg.midstream || cfg.async_oneside;
+  if (f.pkts[0] + f.pkts[1] == 0) {  // its first packet
+    f.orig_dir = either ? uint8_t((pkt & kDevPktOrig) >> 1) : uint8_t(pkt & kDevPktDir);
+    f.first_ns = f.last_ns = now;
+  }
+  uint8_t dir = (pkt & kDevPktDir) == f.orig_dir ? 0 : 1;
+  if (f.key.proto == 6 && (pkt & kDevPktTcp)) {
+    bool fresh = f.pkts[0] + f.pkts[1] == 0;
+    if (tcp_track(f.tcp, tcp_flags, dir, cfg.midstream, cfg.async_oneside)) {
+      // a SYN reopens an ended connection: a new flow in the same entry
+      ConnKey key = f.key;
+      f = DevFlow{};
+      f.key = key;
+      f.status = kDevLive;
+      f.orig_dir = either ? uint8_t((pkt & kDevPktOrig) >> 1) : uint8_t(pkt & kDevPktDir);
+      f.first_ns = f.last_ns = now;
+      dir = 0;
+      tcp_track(f.tcp, tcp_flags, 0, cfg.midstream, cfg.async_oneside);
+      fresh = true;
+      atomic_add32(&t.c->reopened, 1);
+      atomic_add32(&t.c->inserts, 1);
+    }
+    if (fresh && (tcp_flags & (kTcpSyn | kTcpAck)) != kTcpSyn) f.flags |= kDevMidstream;
+    f.flags &= uint8_t(~kDevJustEstablished);
+    if (f.tcp.state == kTcpEstablished && !(f.flags & kDevEstablished))
+      f.flags |= kDevEstablished | (f.flags & kDevMidstream ? 0 : kDevJustEstablished);
+    f.tcp_flags[dir] |= tcp_flags;
+  }
+  if (now > f.last_ns) f.last_ns = now;
+  ++f.pkts[dir];
+  f.bytes[dir] += ip_len;
+  f.cls = flow_class(f.key.proto, f.tcp, f.pkts[1] != 0);
+  return dir;
+}
+
+// Entry e at time `now`: a live flow past its class's timeout leaves the
+// index (its slot a tombstone) and its entry goes on the free list, as does
+// an orphan. Returns whether it expired.
+SHOAL_HD bool dev_flow_expire(const DevFlowView& t, const DevFlowConfig& cfg, uint32_t e, unsigned long long now) {
+  DevFlow& f = t.flows[e];
+  if (f.status == kDevOrphan) {
+    f.status = kDevFree;
+    t.free_ids[atomic_add32(&t.c->free_n, 1)] = e;
+    return false;
+  }
+  if (f.status != kDevLive || f.last_ns + cfg.timeout_ns[f.cls] > now) return false;
+  uint32_t hash = conn_hash(f.key);
+  uint32_t i = hash & t.mask;
+  for (uint32_t probes = 0; probes <= t.mask; ++probes, i = (i + 1) & t.mask)
+    if (t.slots[i] != kDevTomb && uint32_t(t.slots[i]) == e + 1) {
+      t.slots[i] = kDevTomb;  // (each thread writes its own flow's slot)
+      break;
+    }
+  f.status = kDevFree;
+  t.free_ids[atomic_add32(&t.c->free_n, 1)] = e;
+  atomic_add32(&t.c->tombs, 1);
+  atomic_add32(&t.c->live, ~0u);
+  atomic_add32(&t.c->expired, 1);
+  return true;
+}
+
+// Entry e back into an emptied index (the rebuild that clears tombstones).
+SHOAL_HD void dev_flow_reinsert(const DevFlowView& t, uint32_t e) {
+  if (t.flows[e].status != kDevLive) return;
+  uint32_t hash = conn_hash(t.flows[e].key);
+  unsigned long long want = (static_cast<unsigned long long>(hash) << 32) | (e + 1);
+  for (uint32_t i = hash & t.mask, probes = 0; probes <= t.mask; ++probes, i = (i + 1) & t.mask)
+    if (atomic_cas64(&t.slots[i], 0ull, want) == 0) return;
 }
 
 }  // namespace shoal::k

@@ -1,6 +1,6 @@
-// Step kernels FlowFindStep, FlowOrigStep, FlowCountStep (see
-// kernels/step.hh and kernels/flowtable_dev.hh): the flow layer's lookup on
-// a device, over a batch of Ethernet frames, in three passes.
+// Step kernels FlowFindStep, FlowFixStep, FlowWalkStep, FlowExpireStep and
+// FlowReinsertStep (see kernels/step.hh and kernels/flowtable_dev.hh): the
+// flow layer's table on a device, over a batch of Ethernet frames.
 #pragma once
 #include "shoal/kernels/flowhash.hh"
 #include "shoal/kernels/flowtable_dev.hh"
@@ -12,12 +12,20 @@ struct FlowBatchParams {
   const uint8_t* frames;
   const uint32_t* offsets;
   const uint32_t* lens;
+  const unsigned long long* nows;  // per packet: its time (ns)
   DevFlowView t;
-  unsigned long long seq_base;  // sequence number of packet 0
-  uint32_t* ids;                // per packet: the flow (1-based; 0: none)
-  uint8_t* cdir;                // per packet: its canonical direction (bit 0), its originator's (bit 1)
-  uint8_t* dirs;                // per packet: 0 from the originator, 1 from the responder
-  uint32_t* ip_len;             // per packet: IP bytes
+  DevFlowConfig cfg;
+  uint32_t* ids;                 // per packet: the flow (1-based; 0: none)
+  uint8_t* pkt;                  // per packet: kDevPktDir, kDevPktOrig, kDevPktTcp
+  uint8_t* tcp_flags;            // per packet
+  uint8_t* dirs;                 // per packet: 0 from the originator, 1 from the responder
+  uint32_t* ip_len;              // per packet: IP bytes
+  unsigned long long* sort_key;  // per packet: its flow, to sort by
+  uint32_t* sort_val;            // per packet: its index
+  const unsigned long long* sorted_key;
+  const uint32_t* sorted_val;  // the packets by flow, each flow's in arrival order
+  uint32_t n;                  // packets in the batch
+  unsigned long long now;      // FlowExpireStep: the time
 };
 
 // The IP header of an Ethernet frame (VLAN tags skipped), or nullptr.
@@ -41,38 +49,58 @@ struct FlowFindStep {
     const uint8_t* ip = frame_ip(p.frames + p.offsets[i], p.lens[i], len);
     ParsedKey pk;
     p.ids[i] = 0;
+    p.dirs[i] = 0;
     p.ip_len[i] = len;
+    p.sort_key[i] = 0;
+    p.sort_val[i] = i;
     if (!ip) return;
     KeyKind kind = parse_conn_key(ip, len, pk);
     // later fragments and ICMP errors need the CPU table's other paths
     if ((kind != KeyKind::Conn && kind != KeyKind::FirstFrag) || pk.icmp_error) return;
-    p.cdir[i] = uint8_t(pk.dir | originator_dir(pk) << 1);  // the packet's way, and its originator's were it first
-    p.ids[i] = dev_flow_find_or_insert(p.t, pk.key, conn_hash(pk.key), p.seq_base + i);
+    p.pkt[i] = uint8_t(pk.dir | originator_dir(pk) << 1 | (pk.l4_off ? kDevPktTcp : 0));
+    p.tcp_flags[i] = pk.tcp_flags;
+    uint32_t id = dev_flow_find_or_insert(p.t, pk.key, conn_hash(pk.key));
+    p.ids[i] = id;
+    p.sort_key[i] = id;
   }
 };
 SHOAL_STEP(FlowFindStep)
 
-struct FlowOrigStep {
+// One thread: the counters the lookups left below zero or past capacity.
+struct FlowFixStep {
   using Params = FlowBatchParams;
-  static SHOAL_HD void run(const Params& p, uint32_t i) {
-    uint32_t id = p.ids[i];
-    if (id && p.t.flows[id - 1].first_seq == p.seq_base + i) p.t.flows[id - 1].orig_dir = p.cdir[i] >> 1;
-  }
+  static SHOAL_HD void run(const Params& p, uint32_t) { dev_flow_fix(p.t); }
 };
-SHOAL_STEP(FlowOrigStep)
+SHOAL_STEP(FlowFixStep)
 
-struct FlowCountStep {
+// Over the packets sorted by flow: the thread at the head of a flow's run
+// walks its packets in arrival order (dev_flow_packet).
+struct FlowWalkStep {
   using Params = FlowBatchParams;
-  static SHOAL_HD void run(const Params& p, uint32_t i) {
-    uint32_t id = p.ids[i];
-    if (!id) return;
+  static SHOAL_HD void run(const Params& p, uint32_t j) {
+    unsigned long long id = p.sorted_key[j];
+    if (!id || (j > 0 && p.sorted_key[j - 1] == id)) return;
     DevFlow& f = p.t.flows[id - 1];
-    uint8_t d = (p.cdir[i] & 1) == f.orig_dir ? 0 : 1;
-    p.dirs[i] = d;
-    atomic_add64(&f.pkts[d], 1);
-    atomic_add64(&f.bytes[d], p.ip_len[i]);
+    for (uint32_t q = j; q < p.n && p.sorted_key[q] == id; ++q) {
+      uint32_t i = p.sorted_val[q];
+      p.dirs[i] = dev_flow_packet(p.t, p.cfg, f, p.pkt[i], p.tcp_flags[i], p.ip_len[i], p.nows ? p.nows[i] : 0);
+    }
   }
 };
-SHOAL_STEP(FlowCountStep)
+SHOAL_STEP(FlowWalkStep)
+
+// Over the entries: expiry at p.now (dev_flow_expire).
+struct FlowExpireStep {
+  using Params = FlowBatchParams;
+  static SHOAL_HD void run(const Params& p, uint32_t e) { dev_flow_expire(p.t, p.cfg, e, p.now); }
+};
+SHOAL_STEP(FlowExpireStep)
+
+// Over the entries, into an emptied index (dev_flow_reinsert).
+struct FlowReinsertStep {
+  using Params = FlowBatchParams;
+  static SHOAL_HD void run(const Params& p, uint32_t e) { dev_flow_reinsert(p.t, e); }
+};
+SHOAL_STEP(FlowReinsertStep)
 
 }  // namespace shoal::k
