@@ -1417,8 +1417,9 @@ TEST(DeviceFlowTable, KeepsTheCpuTablesStatesTimesAndExpiry) {
   c.capacity = 2048;
   c.granularity_ns = 0;  // exact expiry (the device's is)
   const uint64_t ms = 1000000;
-  const uint64_t timeouts[k::kFlowClasses] = {900 * ms, 1200 * ms, 5000 * ms, 1500 * ms, 1800 * ms, 700 * ms,
-                                              400 * ms, 300 * ms,  2000 * ms, 4000 * ms, 1000 * ms, 3000 * ms};
+  const uint64_t timeouts[k::kFlowClasses] = {900 * ms,  1200 * ms, 5000 * ms, 1500 * ms, 1800 * ms,
+                                              700 * ms,  400 * ms,  300 * ms,  2000 * ms, 4000 * ms,
+                                              1000 * ms, 3000 * ms, 2500 * ms, 2500 * ms};
   for (int i = 0; i < k::kFlowClasses; ++i) c.timeouts.ns[i] = timeouts[i];
   flow::FlowTable cpu;
   cpu.init(c);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "shoal/flow/flowtable.hh"
@@ -336,6 +337,65 @@ TEST(TcpWindow, SegmentsTheStateDoesNotAllowAreInvalid) {
 // segment by segment in a batch too: the same verdicts, facts, counters and
 // states as one segment at a time, on bursts of data with forged and stale
 // segments among them.
+// conntrack's shorter timeouts for an established connection, on a
+// simulated clock: data not yet acknowledged (UNACK), the same ACK segment
+// again and again (RETRANS), a zero window (RETRANS), a reset inside the
+// window that leaves it open (CLOSE's); acknowledged, it is back to
+// ESTABLISHED's. A segment conntrack does not accept renews nothing. (The
+// kernel's own timeouts on the same cases: tests/netns/conntrack_timeout.sh.)
+TEST(TcpWindow, ConntracksShorterTimeoutsFollowTheWindow) {
+  const uint64_t sec = 1'000'000'000;
+  auto cls = [](Conn& c) { return c.t->flow(c.id).cls; };
+  Conn c;
+  handshake(c);
+  EXPECT_EQ(cls(c), k::kClsTcpEstablished);
+  c.send(0, {.seq = 1001, .ack = 5001, .payload = 500});
+  EXPECT_EQ(cls(c), k::kClsTcpUnack);
+  // it expires at UNACK's timeout (300 s), not ESTABLISHED's
+  const uint64_t last = c.t->flow(c.id).last_ns;
+  c.t->expire(last + 300 * sec - 1);
+  EXPECT_EQ(c.t->size(), 1u);
+  c.t->expire(last + 300 * sec);
+  EXPECT_EQ(c.t->size(), 0u);
+
+  Conn d;
+  handshake(d);
+  d.send(0, {.seq = 1001, .ack = 5001, .payload = 500});
+  d.send(1, {.seq = 5001, .ack = 1501});  // acknowledged
+  EXPECT_EQ(cls(d), k::kClsTcpEstablished);
+  for (int i = 0; i < 3; ++i) d.send(1, {.seq = 5001, .ack = 1501});
+  EXPECT_EQ(cls(d), k::kClsTcpRetrans);  // the same ACK four times
+  d.send(0, {.seq = 1501, .ack = 5001});
+  EXPECT_EQ(cls(d), k::kClsTcpEstablished);
+  d.send(0, {.seq = 1501, .ack = 5001, .win = 0});
+  EXPECT_EQ(cls(d), k::kClsTcpRetrans);  // a zero window
+  d.send(0, {.seq = 1501, .ack = 5001, .win = 2000});
+  EXPECT_EQ(cls(d), k::kClsTcpEstablished);
+  d.send(1, {.seq = 5001 + 4000, .ack = 0, .flags = R});  // in the window, not at the number
+  EXPECT_EQ(d.state(), k::kTcpEstablished);
+  EXPECT_EQ(cls(d), k::kClsTcpClose);
+  d.send(0, {.seq = 1501, .ack = 5001, .win = 2000, .payload = 10});
+  EXPECT_EQ(cls(d), k::kClsTcpUnack);
+  // beyond the window: invalid, renews nothing
+  const flow::Flow& f = d.t->flow(d.id);
+  const uint64_t before = f.last_ns;
+  const uint8_t was = f.cls;
+  EXPECT_TRUE(d.invalid(0, {.seq = 1511 + 300000, .ack = 5001, .payload = 10}));
+  EXPECT_EQ(f.last_ns, before);
+  EXPECT_EQ(f.cls, was);
+
+  // picked up midstream with no reply yet: ESTABLISHED for UNACK's time at
+  // most (and, as conntrack, RETRANS's while no window was seen in place)
+  Conn m;
+  m.send(0, {.seq = 1000, .ack = 5000});
+  EXPECT_EQ(m.state(), k::kTcpEstablished);
+  EXPECT_EQ(m.t->flow(m.id).cls, k::kClsTcpRetrans);  // (its liberal check kept no window)
+  m.send(1, {.seq = 5000, .ack = 1000});
+  EXPECT_EQ(m.t->flow(m.id).cls, k::kClsTcpUnack);  // (the first reply: not yet "replied")
+  m.send(0, {.seq = 1000, .ack = 5000});
+  EXPECT_EQ(m.t->flow(m.id).cls, k::kClsTcpEstablished);
+}
+
 TEST(TcpWindow, BatchesAndTrainsGiveTheVerdictsOfOneAtATime) {
   struct Side {
     uint32_t next;
@@ -370,11 +430,16 @@ TEST(TcpWindow, BatchesAndTrainsGiveTheVerdictsOfOneAtATime) {
       if (odd == 0) seq += 300000;  // beyond the window
       if (odd == 1) seq -= 200000;  // long acknowledged
       if (odd == 2) ack += 100000;  // acknowledges the unsent
-      seg_of(c, dir, {.seq = seq, .ack = ack, .payload = len});
+      // a zero window now and then, and the same ACK again and again
+      // (conntrack's shorter timeouts)
+      uint16_t win = odd == 3 ? 0 : 65535;
+      int times = odd == 4 ? 4 : 1;
+      for (int t = 0; t < times; ++t) seg_of(c, dir, {.seq = seq, .ack = ack, .win = win, .payload = len});
       if (odd > 2) cs[dir].next += len;
     }
   }
-  auto run = [&](uint32_t batch, std::vector<uint8_t>& facts, std::vector<uint8_t>& states) {
+  // per batch: its last packet's flow's state, timeout class and last time
+  auto run = [&](uint32_t batch, std::vector<uint8_t>& facts, std::vector<uint64_t>& states) {
     Conn c(true, true, 2 * kConns);
     std::vector<k::ParsedKey> keys(pkts.size());
     std::vector<uint32_t> lens(pkts.size()), ids(pkts.size());
@@ -391,20 +456,31 @@ TEST(TcpWindow, BatchesAndTrainsGiveTheVerdictsOfOneAtATime) {
     for (size_t i = 0; i < pkts.size(); i += batch) {
       uint32_t n = uint32_t(std::min<size_t>(batch, pkts.size() - i));
       c.t->track_batch(&keys[i], &lens[i], &nows[i], n, &ids[i], &dirs[i], &facts[i], &ips[i]);
-      for (uint32_t j = 0; j < n; ++j) states.push_back(c.t->flow(ids[i + j]).tcp.state);
+      for (uint32_t j = 0; j < n; ++j) {
+        const flow::Flow& f = c.t->flow(ids[i + j]);
+        states.push_back(uint64_t(f.tcp.state) | uint64_t(f.cls) << 8 | f.last_ns << 16);
+      }
     }
     const flow::Counters& k = c.t->counters();
     return std::vector<uint64_t>{k.tcp_seq_over.get(), k.tcp_ack_over.get(), k.tcp_bad_rst.get(), k.tcp_bad_state.get(),
                                  k.tcp_ignored.get()};
   };
-  std::vector<uint8_t> f1, f32, s1, s32;
+  std::vector<uint8_t> f1, f32;
+  std::vector<uint64_t> s1, s32;
   auto c1 = run(1, f1, s1), c32 = run(32, f32, s32);
   EXPECT_EQ(f1, f32);
   EXPECT_EQ(c1, c32);
   EXPECT_GT(c1[0] + c1[1], 500u) << "the workload has invalid segments";
   EXPECT_GT(c1[4], 100u) << "and stale ones";
   // (states read after each batch: compare the last packet of each batch)
-  for (size_t i = 31; i < s1.size(); i += 32) EXPECT_EQ(s1[i], s32[i]) << i;
+  std::set<uint64_t> classes;
+  for (size_t i = 31; i < s1.size(); i += 32) {
+    EXPECT_EQ(s1[i], s32[i]) << i;
+    classes.insert((s1[i] >> 8) & 255);
+  }
+  EXPECT_TRUE(classes.count(k::kClsTcpUnack) && classes.count(k::kClsTcpRetrans) &&
+              classes.count(k::kClsTcpEstablished))
+      << "conntrack's shorter timeouts are exercised";
 }
 
 }  // namespace

@@ -27,15 +27,24 @@ const char* release_name(Release r) {
   return "?";
 }
 
-const char* const Timeouts::kArgNames[k::kFlowClasses] = {
-    "TCP_SYN_SENT_TIMEOUT",  "TCP_SYN_RECV_TIMEOUT",   "TCP_ESTABLISHED_TIMEOUT",
-    "TCP_FIN_WAIT_TIMEOUT",  "TCP_CLOSE_WAIT_TIMEOUT", "TCP_LAST_ACK_TIMEOUT",
-    "TCP_TIME_WAIT_TIMEOUT", "TCP_CLOSE_TIMEOUT",      "UDP_TIMEOUT",
-    "UDP_STREAM_TIMEOUT",    "ICMP_TIMEOUT",           "GENERIC_TIMEOUT"};
+const char* const Timeouts::kArgNames[k::kFlowClasses] = {"TCP_SYN_SENT_TIMEOUT",
+                                                          "TCP_SYN_RECV_TIMEOUT",
+                                                          "TCP_ESTABLISHED_TIMEOUT",
+                                                          "TCP_FIN_WAIT_TIMEOUT",
+                                                          "TCP_CLOSE_WAIT_TIMEOUT",
+                                                          "TCP_LAST_ACK_TIMEOUT",
+                                                          "TCP_TIME_WAIT_TIMEOUT",
+                                                          "TCP_CLOSE_TIMEOUT",
+                                                          "UDP_TIMEOUT",
+                                                          "UDP_STREAM_TIMEOUT",
+                                                          "ICMP_TIMEOUT",
+                                                          "GENERIC_TIMEOUT",
+                                                          "TCP_MAX_RETRANS_TIMEOUT",
+                                                          "TCP_UNACKNOWLEDGED_TIMEOUT"};
 
 // nf_conntrack's defaults (Documentation/networking/nf_conntrack-sysctl.rst)
 Timeouts::Timeouts() {
-  const uint64_t s[k::kFlowClasses] = {120, 60, 432000, 120, 60, 30, 120, 10, 30, 120, 30, 600};
+  const uint64_t s[k::kFlowClasses] = {120, 60, 432000, 120, 60, 30, 120, 10, 30, 120, 30, 600, 300, 300};
   for (int i = 0; i < k::kFlowClasses; ++i) ns[i] = s[i] * kSec;
 }
 
@@ -293,8 +302,6 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
   return s.flow;
 }
 
-// (Inlined into track_batch's loop: a call per packet, its spills and
-// reloads, cost more than the lookup of a flow in cache.)
 [[gnu::flatten]] bool FlowTable::window_moves(uint32_t id, const k::TcpSeg& seg, uint8_t dir, uint8_t& fact,
                                               uint8_t& next) {
   switch (k::tcp_conntrack(*tcp_window(id), flows_[id - 1].tcp.state, seg, dir, next)) {
@@ -309,10 +316,17 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
   return false;
 }
 
+// (Inlined into track_batch's loop: a call per packet, its spills and
+// reloads, cost more than the lookup of a flow in cache.)
 [[gnu::always_inline]] inline uint32_t FlowTable::track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len,
                                                                uint64_t now, uint8_t& dir, uint32_t known,
                                                                const uint8_t* ip, uint8_t& fact) {
   bool fresh = false;
+  // With window tracking, as conntrack: a segment it does not accept (or a
+  // SYN sent again before any reply) renews nothing; one it accepts leaves
+  // the connection in the timeout class it chooses (win_cls).
+  bool renew = true;
+  int win_cls = -1;
   uint32_t id;
   if (pk.kind == k::KeyKind::Frag) {
     id = frag_lookup(pk, now);
@@ -354,9 +368,11 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
       const bool syn_only = (pk.tcp_flags & (k::kTcpSyn | k::kTcpAck | k::kTcpRst)) == k::kTcpSyn;
       bool reopen;
       uint8_t next = k::kCtKeep;  // with window tracking, conntrack's next state
+      const uint8_t old_state = f.tcp.state;
       if (checked) {
         reopen = syn_only && k::tcp_ct_reopens(*tcp_window(id), f.tcp.state, dir);
-        if (!reopen && window_moves(id, seg, dir, fact, next)) {
+        if (!reopen) renew = window_moves(id, seg, dir, fact, next);
+        if (!reopen && renew) {
           if (next == k::kCtKeep) {
             k::tcp_track(f.tcp, pk.tcp_flags, dir, cfg_.midstream, cfg_.async_oneside);
           } else {
@@ -390,6 +406,15 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
       if (g.tcp.state == k::kTcpEstablished && !(g.flags & Flow::kEstablished))
         g.flags |= Flow::kEstablished | (g.flags & Flow::kMidstream ? 0 : Flow::kJustEstablished);
       g.tcp_flags[dir] |= pk.tcp_flags;
+      if (checked && renew) {
+        // (a reply's own segment is not yet one: conntrack marks the reply
+        // seen after its TCP tracking)
+        const bool replied = g.pkts[1] != 0;
+        if (!replied && !reopen && seg.index == k::kSegSyn && old_state == k::kTcpSynSent)
+          renew = false;  // a SYN again: its timeout is not renewed
+        else
+          win_cls = k::tcp_timeout_class(*tcp_window(id), g.tcp.state, seg.index, replied, cfg_.timeouts.ns);
+      }
     }
     if (pk.kind == k::KeyKind::FirstFrag) {
       FragSlot& s = frag_slot(pk.key, pk.frag_id);
@@ -408,14 +433,14 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
     return 0;
   }
   Flow& f = flows_[id - 1];
-  if (now > f.last_ns) f.last_ns = now;
+  if (renew && now > f.last_ns) f.last_ns = now;
   ++f.pkts[dir];
   f.bytes[dir] += ip_len;
-  uint8_t cls = k::flow_class(f.key.proto, f.tcp, f.pkts[1] != 0);
+  uint8_t cls = win_cls >= 0 ? uint8_t(win_cls) : renew ? k::flow_class(f.key.proto, f.tcp, f.pkts[1] != 0) : f.cls;
   if (fresh) {
     link_tail(id, cls);
     f.queued_ns = now;
-  } else if (cls != f.cls || now - f.queued_ns >= cfg_.granularity_ns) {
+  } else if (renew && (cls != f.cls || now - f.queued_ns >= cfg_.granularity_ns)) {
     unlink(id);
     link_tail(id, cls);
     f.queued_ns = now;
@@ -459,11 +484,15 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
   uint8_t flags = 0;
   for (; j < n && trains_[j] && pk[j].dir == kdir && !(tcp && ((pk[j].tcp_flags & stop) || !pk[j].l4_off)); ++j) {
     uint8_t wf = 0;
+    bool renew = true;
+    uint8_t cls = f.cls;
     if (window) {
       k::TcpSeg seg;
       if (!k::tcp_segment(ips[j], ip_len[j], pk[j].l4_off, seg)) break;  // (track_hashed takes it)
       uint8_t next;
-      window_moves(id, seg, d, wf, next);
+      renew = window_moves(id, seg, d, wf, next);
+      if (renew)  // (unacknowledged data, retransmissions and zero windows move the class)
+        cls = k::tcp_timeout_class(*tcp_window(id), f.tcp.state, seg.index, f.pkts[1] != 0, cfg_.timeouts.ns);
     }
     ids[j] = id;
     dirs[j] = d;
@@ -471,10 +500,10 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
     ++pkts;
     bytes += ip_len[j];
     flags |= pk[j].tcp_flags;
-    if (now[j] > last) last = now[j];
-    if (now[j] - f.queued_ns >= cfg_.granularity_ns) {
+    if (renew && now[j] > last) last = now[j];
+    if (renew && (cls != f.cls || now[j] - f.queued_ns >= cfg_.granularity_ns)) {
       unlink(id);
-      link_tail(id, f.cls);
+      link_tail(id, cls);
       f.queued_ns = now[j];
     }
   }

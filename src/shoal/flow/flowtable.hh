@@ -95,7 +95,7 @@ struct Config {
   uint64_t granularity_ns = 1'000'000'000;
   uint32_t frag_slots = 4096;
   // Track each TCP connection as conntrack does (k::tcp_conntrack: its
-  // state table and sequence and acknowledgement windows; 52 bytes of state
+  // state table and sequence and acknowledgement windows; 64 bytes of state
   // per flow): a segment outside them does not move the connection's state
   // (a forged reset does not close it) and gets kFactInvalid. Needs the
   // packets' IP headers (track_batch's `ips`). Not with async_oneside (one

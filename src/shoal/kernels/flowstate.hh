@@ -19,7 +19,8 @@ enum TcpState : uint8_t {
 };
 
 // Timeout classes: one per TCP state after NONE, then UDP (unreplied,
-// replied), ICMP and every other protocol.
+// replied), ICMP and every other protocol, then conntrack's two shorter TCP
+// timeouts (retransmissions, unacknowledged data).
 enum FlowClass : uint8_t {
   kClsTcpSynSent,
   kClsTcpSynRecv,
@@ -33,6 +34,10 @@ enum FlowClass : uint8_t {
   kClsUdpStream,
   kClsIcmp,
   kClsGeneric,
+  // with window tracking (tcpwindow.hh): a connection whose last ACK
+  // segment came again and again, or with data not yet acknowledged
+  kClsTcpRetrans,
+  kClsTcpUnack,
   kFlowClasses
 };
 

@@ -31,9 +31,10 @@ struct TcpWinDir {
   uint8_t pad[2];
 };
 // conntrack's IP_CT_TCP_FLAG_* values
-constexpr uint8_t kWinScale = 0x01, kWinSackPerm = 0x02, kWinCloseInit = 0x04, kWinLiberal = 0x08, kWinMaxAckSet = 0x20;
+constexpr uint8_t kWinScale = 0x01, kWinSackPerm = 0x02, kWinCloseInit = 0x04, kWinLiberal = 0x08, kWinUnacked = 0x10,
+                  kWinMaxAckSet = 0x20;
 
-// A flow's window state (52 bytes, zero when the flow starts).
+// A flow's window state (64 bytes, zero when the flow starts).
 struct TcpWindow {
   TcpWinDir seen[2];   // by the flow's direction: 0 the originator
   uint32_t last_end;   // the last in-window ACK segment's end (a reset that follows it is genuine), or
@@ -46,8 +47,13 @@ struct TcpWindow {
   // its window, and a SYN's options
   uint16_t last_win;
   uint8_t last_wscale, last_flags;
+  // the last in-window ACK segment (conntrack's retransmission check: the
+  // same segment again counts in retrans) or ignored segment
+  uint32_t last_seq, last_ack;
+  uint8_t retrans;
+  uint8_t pad2[3];
 };
-static_assert(sizeof(TcpWindow) == 52, "the flow state the window takes");
+static_assert(sizeof(TcpWindow) == 64, "the flow state the window takes");
 
 // conntrack's segment classes (get_conntrack_index)
 enum TcpSegIndex : uint8_t { kSegSyn, kSegSynAck, kSegFin, kSegAck, kSegRst, kSegNone };
@@ -212,6 +218,7 @@ SHOAL_HD int tcp_in_window(TcpWindow& w, uint8_t state, const TcpSeg& in, uint8_
     if (in_recv && ack_ok && overshot <= rcv.maxwin && seq_before(s.sack, rcv.end + 1)) {
       // a TCP that sends more than the window allows: the ACK of it must still pass later
       snd.end = s.end;
+      snd.flags |= kWinUnacked;
       return liberal ? kWinAccept : kWinIgnore;
     }
     return liberal ? kWinAccept : kWinSeqOver;
@@ -224,7 +231,10 @@ SHOAL_HD int tcp_in_window(TcpWindow& w, uint8_t state, const TcpSeg& in, uint8_
   if (!syn) win <<= snd.scale;
   uint32_t swin = win + (s.sack - s.ack);
   if (snd.maxwin < swin) snd.maxwin = swin;
-  if (seq_after(s.end, snd.end)) snd.end = s.end;
+  if (seq_after(s.end, snd.end)) {
+    snd.end = s.end;
+    snd.flags |= kWinUnacked;  // (data or a FIN the other side has not acknowledged)
+  }
   if (ack) {
     if (!(snd.flags & kWinMaxAckSet)) {
       snd.maxack = s.ack;
@@ -235,7 +245,19 @@ SHOAL_HD int tcp_in_window(TcpWindow& w, uint8_t state, const TcpSeg& in, uint8_
   }
   if (rcv.maxwin != 0 && seq_after(s.end, snd.maxend)) rcv.maxwin += s.end - snd.maxend;
   if (seq_after(s.sack + win, rcv.maxend - 1)) rcv.maxend = s.sack + win + (win == 0 ? 1 : 0);
-  if (s.index == kSegAck) w.last_end = s.end;
+  if (s.ack == rcv.end) rcv.flags &= uint8_t(~kWinUnacked);
+  if (s.index == kSegAck) {  // the same ACK segment again: a retransmission
+    if (w.last_dir == dir && w.last_seq == s.seq && w.last_ack == s.ack && w.last_end == s.end && w.last_win == s.win) {
+      if (w.retrans < 255) ++w.retrans;
+    } else {
+      w.last_dir = dir;
+      w.last_seq = s.seq;
+      w.last_ack = s.ack;
+      w.last_end = s.end;
+      w.last_win = s.win;
+      w.retrans = 0;
+    }
+  }
   return kWinAccept;
 }
 
@@ -319,6 +341,7 @@ SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t
     } else {
       w.last_index = s.index;
       w.last_dir = dir;
+      w.last_seq = s.seq;
       w.last_end = s.end;
       w.last_win = s.win;
       if (s.index == kSegSyn && dir == 0) {  // its options, for the SYN-ACK that may answer it
@@ -352,6 +375,31 @@ SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t
     if (to == kTcpFinWait && state != kTcpFinWait) w.seen[dir].flags |= kWinCloseInit;  // this side closed first
   }
   return r;
+}
+
+// The timeout class an accepted segment of conntrack index `index` leaves
+// its connection in, `state` its new state (nf_conntrack_tcp_packet's
+// choice): tcp_max_retrans identical ACK segments give the RETRANS timeout;
+// a reset that leaves the connection open the CLOSE one; data or a FIN not
+// yet acknowledged either way the UNACK one; a zero window the RETRANS one;
+// each only where it is shorter than the state's; and a connection no reply
+// has come for yet (picked up midstream) is ESTABLISHED for UNACK's time at
+// most. `timeout_ns` by FlowClass.
+constexpr uint8_t kTcpMaxRetrans = 3;
+SHOAL_HD uint8_t tcp_timeout_class(const TcpWindow& w, uint8_t state, uint8_t index, bool replied,
+                                   const uint64_t* timeout_ns) {
+  const uint8_t st = state == kTcpNone ? uint8_t(kClsGeneric) : uint8_t(state - 1);
+  uint8_t cls = st;
+  if (w.retrans >= kTcpMaxRetrans && timeout_ns[st] > timeout_ns[kClsTcpRetrans])
+    cls = kClsTcpRetrans;
+  else if (index == kSegRst)
+    cls = kClsTcpClose;
+  else if (((w.seen[0].flags | w.seen[1].flags) & kWinUnacked) && timeout_ns[st] > timeout_ns[kClsTcpUnack])
+    cls = kClsTcpUnack;
+  else if (w.last_win == 0 && timeout_ns[st] > timeout_ns[kClsTcpRetrans])
+    cls = kClsTcpRetrans;
+  if (!replied && state == kTcpEstablished && timeout_ns[cls] > timeout_ns[kClsTcpUnack]) cls = kClsTcpUnack;
+  return cls;
 }
 
 }  // namespace shoal::k

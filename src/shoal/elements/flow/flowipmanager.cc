@@ -362,7 +362,12 @@ SHOAL_ELEMENT(
         "the new connection). Connections picked up midstream are checked liberally (only resets), as conntrack "
         "does. Each state, "
         "UDP "
-        "(unreplied, replied), ICMP and other protocols have an idle timeout (conntrack's defaults). Expiry is exact "
+        "(unreplied, replied), ICMP and other protocols have an idle timeout (conntrack's defaults); with window "
+        "tracking, conntrack's shorter ones too: an established connection with data or a FIN not yet acknowledged "
+        "times out after TCP_UNACKNOWLEDGED_TIMEOUT, after the same ACK segment four times or a zero window after "
+        "TCP_MAX_RETRANS_TIMEOUT, after a reset inside the window that left it open after TCP_CLOSE_TIMEOUT, and one "
+        "picked up midstream with no reply yet lives no longer than TCP_UNACKNOWLEDGED_TIMEOUT; a segment conntrack "
+        "does not accept (invalid, ignored, a SYN sent again before any reply) renews nothing. Expiry is exact "
         "and costs O(1) per packet (one list per timeout, in last-seen order, a flow moving on it at most once per "
         "GRANULARITY); flow time is the packets' timestamps "
         "(a trace's own time; live, the wall clock also moves it while no packet comes). A full table evicts the flow "
@@ -391,7 +396,7 @@ SHOAL_ELEMENT(
               "are folded into 16 bits, so two stacks of several ids may, one time in 61,440, share a flow"},
              {"TCP_WINDOW", "boolean",
               "check TCP segments against their connection's state and windows, as conntrack (default false; on "
-              "when an element downstream asks: Firewall; not with ASYNC_ONESIDE); 52 bytes of state per flow"},
+              "when an element downstream asks: Firewall; not with ASYNC_ONESIDE); 64 bytes of state per flow"},
              {"GRANULARITY", "duration",
               "a flow moves on its expiry list at most this often, and may expire up to this late (default 1 s; 0: "
               "exact, with list work on every packet)"},
@@ -406,7 +411,12 @@ SHOAL_ELEMENT(
              {"UDP_TIMEOUT", "duration", "UDP flow with no reply (default 30 s)"},
              {"UDP_STREAM_TIMEOUT", "duration", "UDP flow with replies (default 120 s)"},
              {"ICMP_TIMEOUT", "duration", "default 30 s"},
-             {"GENERIC_TIMEOUT", "duration", "other protocols, and TCP without state (default 600 s)"}},
+             {"GENERIC_TIMEOUT", "duration", "other protocols, and TCP without state (default 600 s)"},
+             {"TCP_MAX_RETRANS_TIMEOUT", "duration",
+              "with TCP_WINDOW: an established connection after the same ACK segment again and again, or a zero "
+              "window (default 300 s)"},
+             {"TCP_UNACKNOWLEDGED_TIMEOUT", "duration",
+              "with TCP_WINDOW: an established connection with data not yet acknowledged (default 300 s)"}},
     .handlers = {{"count", "r", "flows in the table"},
                  {"capacity", "r", "flows the table holds"},
                  {"memory", "r", "bytes the table took"},
