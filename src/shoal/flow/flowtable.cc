@@ -436,7 +436,9 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
   if (renew && now > f.last_ns) f.last_ns = now;
   ++f.pkts[dir];
   f.bytes[dir] += ip_len;
-  uint8_t cls = win_cls >= 0 ? uint8_t(win_cls) : renew ? k::flow_class(f.key.proto, f.tcp, f.pkts[1] != 0) : f.cls;
+  uint8_t cls = win_cls >= 0     ? uint8_t(win_cls)
+                : renew || fresh ? k::flow_class(f.key.proto, f.tcp, f.pkts[1] != 0)
+                                 : f.cls;
   if (fresh) {
     link_tail(id, cls);
     f.queued_ns = now;
