@@ -2,12 +2,14 @@
 # conntrack's TCP timeouts against the Linux kernel: connections left in
 # states whose timeout conntrack shortens (data or a FIN not acknowledged,
 # the same ACK segment again and again, a zero window, a reset inside the
-# window, a midstream pick-up with no reply yet) or does not (see
-# conntrack_window.py make-timeouts) go through a Linux router (conntrack in
+# window, a midstream pick-up with no reply yet) or does not, and connections
+# a reset ends before any reply, which conntrack removes at once (see
+# conntrack_window.py make-timeouts), go through a Linux router (conntrack in
 # its forward path; the unacknowledged and retransmission timeouts set apart,
 # 250 and 200 s) and through Shoal's FlowIPManager -> Firewall with the same
-# timeouts; each connection's state and time left must agree within 3 s (the
-# kernel's /proc/net/nf_conntrack, Shoal's flows handler). Exit 77 (skipped)
+# timeouts; each connection's state and time left must agree within 3 s, or
+# both have removed it (the kernel's /proc/net/nf_conntrack, Shoal's flows
+# handler). Exit 77 (skipped)
 # without namespaces, nft or the kernel's table. KEEP=DIR keeps the files.
 NEEDS="nft" . "$(dirname "$0")/lib.sh"
 py=/usr/bin/python3

@@ -396,6 +396,77 @@ TEST(TcpWindow, ConntracksShorterTimeoutsFollowTheWindow) {
   EXPECT_EQ(m.t->flow(m.id).cls, k::kClsTcpEstablished);
 }
 
+// conntrack removes a connection that a reset ends before any reply came
+// (nf_conntrack_tcp_packet: "If only reply is a RST ... delete the conntrack
+// immediately"): a SYN the server refuses, a connection picked up midstream
+// whose first reply is a reset. Its packet keeps the flow (the entry, state
+// and all, stays until the next batch), and the next SYN on the tuple starts
+// a new flow, in the same batch too. A reply counts once one of its segments
+// was not invalid (conntrack's SEEN_REPLY): an invalid reset is none. (The
+// kernel's own table on the same cases: tests/netns/conntrack_timeout.sh.)
+TEST(TcpWindow, AResetBeforeAnyReplyRemovesTheConnection) {
+  Conn c;
+  c.send(0, {.seq = 1000, .ack = 0, .flags = S});
+  EXPECT_FALSE(c.invalid(1, {.seq = 0, .ack = 1001, .flags = R | A}));
+  EXPECT_EQ(c.t->size(), 0u);
+  EXPECT_EQ(c.t->counters().reset.get(), 1u);
+  EXPECT_FALSE(c.t->flow(c.id).flags & flow::Flow::kLive);
+  EXPECT_EQ(c.state(), k::kTcpClose) << "the entry stays readable for the packet";
+  c.send(0, {.seq = 2000, .ack = 0, .flags = S});
+  EXPECT_EQ(c.t->size(), 1u);
+  EXPECT_EQ(c.state(), k::kTcpSynSent) << "a new connection on the tuple";
+  EXPECT_EQ(c.t->counters().inserts.get(), 2u);
+
+  // replied: a reset closes it, for CLOSE's timeout, as before
+  Conn e;
+  handshake(e);
+  EXPECT_FALSE(e.invalid(1, {.seq = 5001, .ack = 1001, .flags = R | A}));
+  EXPECT_EQ(e.t->size(), 1u);
+  EXPECT_EQ(e.state(), k::kTcpClose);
+  EXPECT_EQ(e.t->counters().reset.get(), 0u);
+
+  // midstream: a reply conntrack finds invalid (the server's SYN on an
+  // established connection) is none, so a reset after it still ends it
+  Conn m;
+  m.send(0, {.seq = 1000, .ack = 5000});
+  EXPECT_TRUE(m.invalid(1, {.seq = 5000, .ack = 0, .flags = S}));
+  EXPECT_EQ(m.t->size(), 1u);
+  EXPECT_FALSE(m.invalid(1, {.seq = 5000, .ack = 0, .flags = R}));
+  EXPECT_EQ(m.t->size(), 0u);
+  EXPECT_EQ(m.t->counters().reset.get(), 1u);
+  // after a reply that was not, a reset leaves it CLOSE
+  Conn v;
+  v.send(0, {.seq = 1000, .ack = 5000});
+  EXPECT_FALSE(v.invalid(1, {.seq = 5000, .ack = 1000}));
+  EXPECT_FALSE(v.invalid(1, {.seq = 5000, .ack = 0, .flags = R}));
+  EXPECT_EQ(v.t->size(), 1u);
+  EXPECT_EQ(v.state(), k::kTcpClose);
+
+  // in one batch: SYN, the refusal, the SYN again (a train of one tuple)
+  Conn b;
+  std::vector<std::vector<uint8_t>> p = {segment(0, {.seq = 1000, .ack = 0, .flags = S}),
+                                         segment(1, {.seq = 0, .ack = 1001, .flags = R | A}),
+                                         segment(0, {.seq = 3000, .ack = 0, .flags = S})};
+  k::ParsedKey keys[3];
+  uint32_t lens[3], ids[3];
+  uint64_t nows[3] = {1, 2, 3};
+  uint8_t dirs[3], facts[3];
+  const uint8_t* ips[3];
+  for (int i = 0; i < 3; ++i) {
+    k::parse_conn_key(p[i].data(), uint32_t(p[i].size()), keys[i]);
+    lens[i] = uint32_t(p[i].size());
+    ips[i] = p[i].data();
+  }
+  b.t->track_batch(keys, lens, nows, 3, ids, dirs, facts, ips);
+  EXPECT_EQ(ids[0], ids[1]);
+  EXPECT_NE(ids[2], ids[1]) << "the SYN after the refusal is a new flow";
+  EXPECT_NE(ids[2], 0u);
+  EXPECT_EQ(b.t->size(), 1u);
+  EXPECT_TRUE(b.t->flow(ids[2]).flags & flow::Flow::kLive);
+  EXPECT_EQ(b.t->flow(ids[2]).tcp.state, k::kTcpSynSent);
+  EXPECT_EQ(b.t->counters().reset.get(), 1u);
+}
+
 TEST(TcpWindow, BatchesAndTrainsGiveTheVerdictsOfOneAtATime) {
   struct Side {
     uint32_t next;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace shoal::flow {
 
@@ -23,6 +24,7 @@ const char* release_name(Release r) {
     case Release::Evicted: return "evicted";
     case Release::Reopened: return "reopened";
     case Release::End: return "end";
+    case Release::Reset: return "reset";
   }
   return "?";
 }
@@ -230,6 +232,7 @@ void FlowTable::release(uint32_t id, Release why) {
     case Release::Evicted: c_.evicted.add(); break;
     case Release::Reopened: c_.reopened.add(); break;
     case Release::End: break;
+    case Release::Reset: c_.reset.add(); break;
   }
 }
 
@@ -363,6 +366,8 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
       k::TcpSeg seg;
       const bool checked =
           cfg_.tcp_window && ip && pk.kind == k::KeyKind::Conn && k::tcp_segment(ip, ip_len, pk.l4_off, seg);
+      // conntrack's SEEN_REPLY before this segment (its own counts after its tracking)
+      bool replied = checked && tcp_window(id)->seen_reply;
       // a SYN on an ended connection's tuple opens a new one (with window
       // tracking, when conntrack would: see k::tcp_ct_reopens)
       const bool syn_only = (pk.tcp_flags & (k::kTcpSyn | k::kTcpAck | k::kTcpRst)) == k::kTcpSyn;
@@ -395,6 +400,7 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
         }
         fresh = true;
         dir = 0;
+        replied = false;
         if (checked) window_moves(id, seg, 0, fact, next);  // (the first segment: always in)
         k::tcp_track(flows_[id - 1].tcp, pk.tcp_flags, 0, cfg_.midstream, cfg_.async_oneside);
         fresh_flow = true;
@@ -406,14 +412,21 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
       if (g.tcp.state == k::kTcpEstablished && !(g.flags & Flow::kEstablished))
         g.flags |= Flow::kEstablished | (g.flags & Flow::kMidstream ? 0 : Flow::kJustEstablished);
       g.tcp_flags[dir] |= pk.tcp_flags;
-      if (checked && renew) {
-        // (a reply's own segment is not yet one: conntrack marks the reply
-        // seen after its TCP tracking)
-        const bool replied = g.pkts[1] != 0;
-        if (!replied && !reopen && seg.index == k::kSegSyn && old_state == k::kTcpSynSent)
-          renew = false;  // a SYN again: its timeout is not renewed
-        else
-          win_cls = k::tcp_timeout_class(*tcp_window(id), g.tcp.state, seg.index, replied, cfg_.timeouts.ns);
+      if (checked) {
+        k::TcpWindow& w = *tcp_window(id);
+        if (renew) {
+          if (!replied && !reopen && seg.index == k::kSegSyn && old_state == k::kTcpSynSent)
+            renew = false;  // a SYN again: its timeout is not renewed
+          else
+            win_cls = k::tcp_timeout_class(w, g.tcp.state, seg.index, replied, cfg_.timeouts.ns);
+          // "If only reply is a RST, we can consider ourselves not to have
+          // an established connection ... delete the conntrack immediately"
+          // (nf_conntrack_tcp_packet): a reset accepted before any reply
+          if (!replied && seg.index == k::kSegRst) kill_ = id;
+        }
+        // (conntrack marks the reply seen after the segment's tracking, and
+        // not for an invalid one; an ignored one counts)
+        if (dir == 1 && !(fact & kFactInvalid)) w.seen_reply = 1;
       }
     }
     if (pk.kind == k::KeyKind::FirstFrag) {
@@ -454,7 +467,9 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
   c_.lookups.add();
   reuse_ended();
   uint8_t fact = 0;
-  return track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir, 0, ip, fact);
+  uint32_t id = track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir, 0, ip, fact);
+  if (kill_) release(std::exchange(kill_, 0), Release::Reset);
+  return id;
 }
 
 // The rest of a train after packet i, while nothing but the flow's counters
@@ -493,8 +508,10 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
       if (!k::tcp_segment(ips[j], ip_len[j], pk[j].l4_off, seg)) break;  // (track_hashed takes it)
       uint8_t next;
       renew = window_moves(id, seg, d, wf, next);
+      k::TcpWindow& w = *tcp_window(id);
       if (renew)  // (unacknowledged data, retransmissions and zero windows move the class)
-        cls = k::tcp_timeout_class(*tcp_window(id), f.tcp.state, seg.index, f.pkts[1] != 0, cfg_.timeouts.ns);
+        cls = k::tcp_timeout_class(w, f.tcp.state, seg.index, w.seen_reply != 0, cfg_.timeouts.ns);
+      if (d == 1 && !(wf & kFactInvalid)) w.seen_reply = 1;
     }
     ids[j] = id;
     dirs[j] = d;
@@ -558,6 +575,10 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
                       (est && !(f.flags & Flow::kJustEstablished) ? kFactEstablishedBefore : 0));
     }
     if (facts) facts[i] = fact;
+    if (kill_) {  // (the packets after it start a new flow)
+      release(std::exchange(kill_, 0), Release::Reset);
+      if (i + 1 < n) trains_[i + 1] = 0;
+    }
     if (i + 1 < n && trains_[i + 1] && ids[i])
       i = continue_train(pk, ip_len, now, n, i, ids, dirs, facts, fact, ips);
     else

@@ -30,7 +30,10 @@
 namespace shoal::flow {
 
 // Why a flow left the table.
-enum class Release : uint8_t { Expired, Evicted, Reopened, End };
+// Reset: with window tracking, a TCP connection a reset ended before any
+// reply came (conntrack removes it at once: a refused connection, a scan's
+// probe).
+enum class Release : uint8_t { Expired, Evicted, Reopened, End, Reset };
 const char* release_name(Release r);
 
 // One entry: two cache lines, plain data (the table is zero-filled memory).
@@ -106,6 +109,7 @@ struct Config {
 // Written by the table's worker, read by any thread (handlers).
 struct Counters {
   Stat lookups, inserts, expired, evicted, reopened;
+  Stat reset;         // TCP connections a reset ended before any reply (Release::Reset)
   Stat no_flow;       // packets that got no flow (not IP, truncated, fragment of an unknown datagram)
   Stat frag_orphans;  // later fragments whose first fragment was not seen (or has expired)
   Stat icmp_errors;   // ICMP errors mapped to the connection they quote
@@ -215,6 +219,11 @@ class FlowTable {
   // segment is outside its window.
   uint32_t track_hashed(const k::ParsedKey& pk, uint32_t hash, uint32_t ip_len, uint64_t now, uint8_t& dir,
                         uint32_t known, const uint8_t* ip, uint8_t& fact);
+  // A flow track_hashed found a reset ended before any reply (window
+  // tracking): its caller releases it (Release::Reset) once the packet's
+  // facts are taken; the packet keeps the id, whose state stays readable
+  // until the next batch (ended_).
+  uint32_t kill_ = 0;
   // The window check of a TCP segment of flow `id` (packet direction
   // `dir`); false when it must not move the connection's state.
   // `next`: conntrack's next state, or k::kCtKeep for tcp_track's.

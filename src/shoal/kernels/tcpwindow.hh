@@ -42,7 +42,9 @@ struct TcpWindow {
   uint8_t last_index;  // conntrack's index (kSeg*) of the last in-window segment, and its direction
   uint8_t last_dir;
   uint8_t started;  // the first segment initialized the state
-  uint8_t pad;
+  // conntrack's IPS_SEEN_REPLY: a segment from the responder that was not
+  // invalid (set by the flow table after the segment's own tracking)
+  uint8_t seen_reply;
   // the last segment ignored (a SYN, maybe of a new connection on the tuple):
   // its window, and a SYN's options
   uint16_t last_win;

@@ -293,6 +293,7 @@ void FlowIPManager::add_handlers() {
   num("expired", [](const flow::FlowTable& t) { return t.counters().expired.get(); });
   num("evicted", [](const flow::FlowTable& t) { return t.counters().evicted.get(); });
   num("reopened", [](const flow::FlowTable& t) { return t.counters().reopened.get(); });
+  num("reset", [](const flow::FlowTable& t) { return t.counters().reset.get(); });
   num("no_flow", [](const flow::FlowTable& t) { return t.counters().no_flow.get(); });
   num("fragment_orphans", [](const flow::FlowTable& t) { return t.counters().frag_orphans.get(); });
   num("icmp_errors", [](const flow::FlowTable& t) { return t.counters().icmp_errors.get(); });
@@ -367,7 +368,9 @@ SHOAL_ELEMENT(
         "times out after TCP_UNACKNOWLEDGED_TIMEOUT, after the same ACK segment four times or a zero window after "
         "TCP_MAX_RETRANS_TIMEOUT, after a reset inside the window that left it open after TCP_CLOSE_TIMEOUT, and one "
         "picked up midstream with no reply yet lives no longer than TCP_UNACKNOWLEDGED_TIMEOUT; a segment conntrack "
-        "does not accept (invalid, ignored, a SYN sent again before any reply) renews nothing. Expiry is exact "
+        "does not accept (invalid, ignored, a SYN sent again before any reply) renews nothing, and a connection a "
+        "reset ends before any reply came (a refused connection, a scan's probe) is removed at once ('reset'), as "
+        "conntrack does; a reply counts once one of its segments was not invalid. Expiry is exact "
         "and costs O(1) per packet (one list per timeout, in last-seen order, a flow moving on it at most once per "
         "GRANULARITY); flow time is the packets' timestamps "
         "(a trace's own time; live, the wall clock also moves it while no packet comes). A full table evicts the flow "
@@ -425,6 +428,9 @@ SHOAL_ELEMENT(
                  {"expired", "r", "flows that timed out"},
                  {"evicted", "r", "flows evicted from a full table"},
                  {"reopened", "r", "TCP connections ended by a new SYN on their tuple"},
+                 {"reset", "r",
+                  "with TCP_WINDOW: TCP connections removed at once because a reset ended them before any reply "
+                  "(conntrack's rule: a refused connection, a scan's probe)"},
                  {"no_flow", "r", "packets that got no flow"},
                  {"fragment_orphans", "r", "later fragments whose first fragment was not seen"},
                  {"icmp_errors", "r", "ICMP errors looked up by the connection they quote"},

@@ -1066,7 +1066,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     nlohmann::json j = flow_head(id, f, true, f.first_ns, "flow");
     const auto* fs = reinterpret_cast<const FlowState*>(mgr_->table().state(id) + state_off_);
     if (const char* a = ids::app_name(app)) j["app_proto"] = a;
-    static const char* const kReason[] = {"timeout", "forced", "tcp_reuse", "shutdown"};
+    static const char* const kReason[] = {"timeout", "forced", "tcp_reuse", "shutdown", "forced"};
     nlohmann::json fl = {
         {"pkts_toserver", f.pkts[0]},
         {"pkts_toclient", f.pkts[1]},
