@@ -103,14 +103,15 @@ bool FlowTable::take(FlowTable& old, std::string& why) {
   std::swap(free_, old.free_);
   std::swap(ended_, old.ended_);
   std::swap(ended_tail_, old.ended_tail_);
+  std::swap(deferred_, old.deferred_);
   std::swap(fresh_, old.fresh_);
   std::swap(head_, old.head_);
   std::swap(tail_, old.tail_);
   std::swap(frags_, old.frags_);
-  for (Stat Counters::*m :
-       {&Counters::lookups, &Counters::inserts, &Counters::expired, &Counters::evicted, &Counters::reopened,
-        &Counters::no_flow, &Counters::frag_orphans, &Counters::icmp_errors, &Counters::live, &Counters::tcp_ignored,
-        &Counters::tcp_seq_over, &Counters::tcp_ack_over, &Counters::tcp_bad_rst, &Counters::tcp_bad_state}) {
+  for (Stat Counters::*m : {&Counters::lookups, &Counters::inserts, &Counters::expired, &Counters::evicted,
+                            &Counters::reopened, &Counters::reset, &Counters::no_flow, &Counters::frag_orphans,
+                            &Counters::icmp_errors, &Counters::live, &Counters::tcp_ignored, &Counters::tcp_seq_over,
+                            &Counters::tcp_ack_over, &Counters::tcp_bad_rst, &Counters::tcp_bad_state}) {
     uint64_t v = (old.c_.*m).get();
     (old.c_.*m).set((c_.*m).get());
     (c_.*m).set(v);
@@ -217,7 +218,10 @@ void FlowTable::erase_slot(size_t hole) {
 
 void FlowTable::release(uint32_t id, Release why) {
   Flow& f = flows_[id - 1];
-  for (auto& fn : release_) fn(id, f, why);
+  if (tracking_)
+    deferred_.emplace_back(id, why);
+  else
+    for (auto& fn : release_) fn(id, f, why);
   size_t slot;
   if (lookup(f.key, f.hash, slot) == id) erase_slot(slot);
   unlink(id);
@@ -234,6 +238,15 @@ void FlowTable::release(uint32_t id, Release why) {
     case Release::End: break;
     case Release::Reset: c_.reset.add(); break;
   }
+}
+
+// The hooks of the flows that ended inside a track, in the order they
+// ended (their entries are not reused before).
+void FlowTable::run_deferred() {
+  std::vector<std::pair<uint32_t, Release>> d;
+  d.swap(deferred_);
+  for (const auto& [id, why] : d)
+    for (auto& fn : release_) fn(id, flows_[id - 1], why);
 }
 
 // The flow nearest its expiry: among list heads (each list's oldest), the
@@ -467,8 +480,10 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
   c_.lookups.add();
   reuse_ended();
   uint8_t fact = 0;
+  tracking_ = true;
   uint32_t id = track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir, 0, ip, fact);
   if (kill_) release(std::exchange(kill_, 0), Release::Reset);
+  tracking_ = false;
   return id;
 }
 
@@ -536,6 +551,7 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
 void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n,
                             uint32_t* ids, uint8_t* dirs, uint8_t* facts, const uint8_t* const* ips) {
   reuse_ended();
+  tracking_ = true;
   if (hashes_.size() < n) hashes_.resize(n), trains_.resize(n);
   c_.lookups.add(n);
   // A packet of the same connection as the packet before it (a train: a TCP
@@ -584,9 +600,11 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
     else
       ++i;
   }
+  tracking_ = false;
 }
 
 void FlowTable::expire(uint64_t now) {
+  if (!deferred_.empty()) run_deferred();
   for (int c = 0; c < k::kFlowClasses; ++c) {
     uint64_t t = cfg_.timeouts.ns[c];
     while (head_[c]) {
@@ -598,6 +616,7 @@ void FlowTable::expire(uint64_t now) {
 }
 
 void FlowTable::flush() {
+  if (!deferred_.empty()) run_deferred();
   for (int c = 0; c < k::kFlowClasses; ++c)
     while (head_[c]) release(head_[c], Release::End);
 }

@@ -139,7 +139,12 @@ class FlowTable {
   // why, and nothing moves. Timeouts are this table's from now on.
   bool take(FlowTable& old, std::string& why);
   // Called (in registration order) for each flow as it leaves the table,
-  // before its state is reused.
+  // before its state is reused. A flow that ends inside track() or
+  // track_batch() (a SYN reopened its tuple, a full table evicted it, a
+  // reset before any reply) is seen go after the packets tracked before its
+  // end went on through the elements after the flow layer: at the next
+  // track, expire() or flush() (a TCP stream then has all its segments
+  // before it is finished).
   void on_release(ReleaseFn f) { release_.push_back(std::move(f)); }
   // Called for an ended flow's entry just before a new flow takes it (its
   // state is then the ended flow's last: what elements still holding its
@@ -293,7 +298,12 @@ class FlowTable {
   // (a reopen, an eviction) still name its state when the elements after
   // the flow layer take them.
   uint32_t ended_ = 0, ended_tail_ = 0;
+  // Releases inside a track (tracking_): their hooks wait (run_deferred).
+  bool tracking_ = false;
+  std::vector<std::pair<uint32_t, Release>> deferred_;
+  void run_deferred();
   void reuse_ended() {
+    if (!deferred_.empty()) run_deferred();
     if (!ended_) return;
     flows_[ended_tail_ - 1].next = free_;
     free_ = ended_;

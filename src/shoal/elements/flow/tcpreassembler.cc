@@ -70,13 +70,6 @@ void TCPReassembler::segments(PacketBatch* b) {
   b->for_each([&](uint32_t, Packet* p) {
     uint32_t id = p->anno().flow;
     if (!id || t.flow(id).key.proto != 6) return;
-    if (!(t.flow(id).flags & flow::Flow::kLive)) {
-      // its connection ended in this batch after it was tracked (a SYN
-      // reopened the tuple, a reset before any reply): the stream has been
-      // finished, and the entry holds no stream any more
-      ended_.add(1);
-      return;
-    }
     uint32_t len = 0;
     const uint8_t* ip = flow_ip_header(p, len);
     k::ParsedKey pk;
@@ -148,7 +141,6 @@ void TCPReassembler::add_handlers() {
   add_stat_handler("streams", streams_);
   add_stat_handler("bad_header", bad_header_);
   add_stat_handler("fragmented", fragmented_);
-  add_stat_handler("ended", ended_);
   auto num = [this](const char* name, Stat flow::StreamCounters::*m) {
     add_read_handler(
         name, [this, m] { return std::to_string((r_.counters().*m).get()); }, Agg::Sum, true);
@@ -237,9 +229,6 @@ SHOAL_ELEMENT(
                  {"buffered_peak", "r", "the most out-of-order bytes held at once"},
                  {"bad_header", "r", "TCP packets with a header cut short or a bad data offset"},
                  {"fragmented", "r", "IP fragments of TCP (not reassembled)"},
-                 {"ended", "r",
-                  "segments of a connection that ended in their batch before they got here (a SYN reopened its tuple, "
-                  "a reset before any reply): not reassembled, their stream already finished"},
                  {"device_batches", "r", "batches whose segments the device placed (DEVICE true)"},
                  {"device_placed", "r", "segments the device placed in their streams"},
                  {"one_by_one", "r", "segments with data reassembled one by one on the CPU (DEVICE true)"},

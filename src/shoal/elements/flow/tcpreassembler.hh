@@ -40,7 +40,7 @@ class TCPReassembler : public Element, private flow::StreamSink {
   std::vector<flow::Segment> segs_;
   std::vector<flow::StreamSink*> sinks_;
   std::unordered_set<flow::Stream*> live_;  // freed at release; the rest at destruction
-  Stat streams_, bad_header_, fragmented_, ended_;
+  Stat streams_, bad_header_, fragmented_;
 };
 
 }  // namespace shoal
