@@ -355,6 +355,24 @@ def build_timeouts():
     c.seg(0, "S")
     c.seg(1, "SA")
     c.seg(1, "R")
+    # RFC 5961's challenge ACKs and the resets that answer segments conntrack
+    # let through unchecked
+    c = conn("a challenge ACK to a SYN, the client's reset", 23)  # (a server that kept the old connection)
+    c.seg(0, "S")
+    c.seg(1, "A", seq=777_000, ack=424_242)
+    c.seg(0, "R", seq=424_242)
+    c = conn("a SYN in a live connection, the server's reset", 24)
+    c.handshake()
+    c.talk(1)
+    c.seg(0, "S", seq=900_000, advance=False)
+    c.seg(1, "RA", seq=0, ack=900_001)
+    c = conn("a SYN in LAST_ACK, the server's challenge ACK", 25)  # (not the ACK of the last FIN)
+    c.handshake()
+    c.talk(1)
+    c.seg(0, "FA")
+    c.seg(1, "FA")
+    c.seg(0, "S", seq=900_000, advance=False)
+    c.seg(1, "A")
     return pkts
 
 

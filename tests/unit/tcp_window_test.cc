@@ -467,6 +467,56 @@ TEST(TcpWindow, AResetBeforeAnyReplyRemovesTheConnection) {
   EXPECT_EQ(b.t->counters().reset.get(), 1u);
 }
 
+// RFC 5961's challenge ACKs, as conntrack takes them: a client whose SYN a
+// server answers with an ACK (it still has the old connection) resets it
+// with the ACK's number and connects again; a server's reset to a SYN let
+// through in a live connection closes it (its window is not checked: it
+// acknowledges the SYN); in LAST_ACK, the server's ACK after a client's SYN
+// is a challenge ACK, not the ACK of its last FIN. (The kernel on the same
+// cases: tests/netns/conntrack_timeout.sh.)
+TEST(TcpWindow, ChallengeAcksAndResetsToSegmentsLetThrough) {
+  Conn c;
+  EXPECT_FALSE(c.invalid(0, {.seq = 1000, .ack = 0, .flags = S}));
+  EXPECT_FALSE(c.invalid(1, {.seq = 777000, .ack = 424242}));  // ignored: the challenge ACK
+  EXPECT_EQ(c.state(), k::kTcpSynSent);
+  EXPECT_FALSE(c.invalid(0, {.seq = 424242, .ack = 0, .flags = R}));
+  EXPECT_EQ(c.state(), k::kTcpClose);
+  EXPECT_EQ(c.t->size(), 1u) << "a reply came (the challenge ACK): CLOSE, not removed";
+  EXPECT_FALSE(c.invalid(0, {.seq = 5000, .ack = 0, .flags = S}));
+  EXPECT_EQ(c.t->counters().reopened.get(), 1u);
+  EXPECT_FALSE(c.invalid(1, {.seq = 9000, .ack = 5001, .flags = S | A}));
+  EXPECT_FALSE(c.invalid(0, {.seq = 5001, .ack = 9001}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  // the reset must carry the ACK's number
+  Conn c2;
+  c2.send(0, {.seq = 1000, .ack = 0, .flags = S});
+  c2.send(1, {.seq = 777000, .ack = 424242});
+  EXPECT_TRUE(c2.invalid(0, {.seq = 424243, .ack = 0, .flags = R}));
+  EXPECT_EQ(c2.state(), k::kTcpSynSent);
+
+  Conn d;
+  handshake(d);
+  EXPECT_FALSE(d.invalid(0, {.seq = 900000, .ack = 0, .flags = S}));  // ignored
+  EXPECT_FALSE(d.invalid(1, {.seq = 0, .ack = 900001, .flags = R | A}));
+  EXPECT_EQ(d.state(), k::kTcpClose);
+  Conn d2;  // (acknowledging anything else, it is checked, and out of the window)
+  handshake(d2);
+  d2.send(0, {.seq = 900000, .ack = 0, .flags = S});
+  EXPECT_TRUE(d2.invalid(1, {.seq = 0, .ack = 900002, .flags = R | A}));
+  EXPECT_EQ(d2.state(), k::kTcpEstablished);
+
+  Conn e;
+  handshake(e);
+  EXPECT_FALSE(e.invalid(0, {.seq = 1001, .ack = 5001, .flags = F | A}));
+  EXPECT_FALSE(e.invalid(1, {.seq = 5001, .ack = 1002, .flags = F | A}));
+  EXPECT_EQ(e.state(), k::kTcpLastAck);
+  EXPECT_FALSE(e.invalid(0, {.seq = 900000, .ack = 0, .flags = S}));
+  EXPECT_FALSE(e.invalid(1, {.seq = 5002, .ack = 1002}));
+  EXPECT_EQ(e.state(), k::kTcpLastAck) << "the challenge ACK moves nothing";
+  EXPECT_FALSE(e.invalid(0, {.seq = 1002, .ack = 5002}));
+  EXPECT_EQ(e.state(), k::kTcpTimeWait) << "the client's ACK of the FIN";
+}
+
 TEST(TcpWindow, BatchesAndTrainsGiveTheVerdictsOfOneAtATime) {
   struct Side {
     uint32_t next;

@@ -437,6 +437,10 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
           // (nf_conntrack_tcp_packet): a reset accepted before any reply
           if (!replied && seg.index == k::kSegRst) kill_ = id;
         }
+        // conntrack's ASSURED: a valid answer to a connection with a reply
+        if (renew && replied && !w.assured && (old_state == k::kTcpSynRecv || old_state == k::kTcpEstablished) &&
+            g.tcp.state == k::kTcpEstablished)
+          w.assured = 1;
         // (conntrack marks the reply seen after the segment's tracking, and
         // not for an invalid one; an ignored one counts)
         if (dir == 1 && !(fact & kFactInvalid)) w.seen_reply = 1;
@@ -524,8 +528,10 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
       uint8_t next;
       renew = window_moves(id, seg, d, wf, next);
       k::TcpWindow& w = *tcp_window(id);
-      if (renew)  // (unacknowledged data, retransmissions and zero windows move the class)
+      if (renew) {  // (unacknowledged data, retransmissions and zero windows move the class)
         cls = k::tcp_timeout_class(w, f.tcp.state, seg.index, w.seen_reply != 0, cfg_.timeouts.ns);
+        if (w.seen_reply) w.assured = 1;  // (ESTABLISHED stays ESTABLISHED)
+      }
       if (d == 1 && !(wf & kFactInvalid)) w.seen_reply = 1;
     }
     ids[j] = id;

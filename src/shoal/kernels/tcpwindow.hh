@@ -33,6 +33,9 @@ struct TcpWinDir {
 // conntrack's IP_CT_TCP_FLAG_* values
 constexpr uint8_t kWinScale = 0x01, kWinSackPerm = 0x02, kWinCloseInit = 0x04, kWinLiberal = 0x08, kWinUnacked = 0x10,
                   kWinMaxAckSet = 0x20;
+// In TcpWindow::last_flags: a SYN was ignored in LAST_ACK, so the server's
+// next ACK may be an RFC 5961 challenge ACK, not the ACK of the last FIN
+constexpr uint8_t kWinExpChallengeAck = 0x40;
 
 // A flow's window state (64 bytes, zero when the flow starts).
 struct TcpWindow {
@@ -53,7 +56,11 @@ struct TcpWindow {
   // same segment again counts in retrans) or ignored segment
   uint32_t last_seq, last_ack;
   uint8_t retrans;
-  uint8_t pad2[3];
+  // conntrack's IPS_ASSURED: a valid answer came to a connection with a
+  // reply (the handshake's last ACK, or a picked-up connection's); set by
+  // the flow table
+  uint8_t assured;
+  uint8_t pad2[2];
 };
 static_assert(sizeof(TcpWindow) == 64, "the flow state the window takes");
 
@@ -333,7 +340,7 @@ SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t
       o.end = o.maxend = w.last_end;
       o.maxwin = w.last_win ? w.last_win : 1;
       o.scale = w.last_wscale;
-      o.flags = w.last_flags;
+      o.flags = uint8_t(w.last_flags & ~kWinExpChallengeAck);
       TcpWinDir& me = w.seen[dir];
       const uint8_t liberal = uint8_t(me.flags & kWinLiberal);
       me = TcpWinDir{};
@@ -351,22 +358,50 @@ SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t
         tcp_win_options(s, &seen, nullptr);
         w.last_flags = uint8_t(seen.flags & (kWinScale | kWinSackPerm));
         w.last_wscale = (seen.flags & kWinScale) ? seen.scale : 0;
+        // the server may answer with a challenge ACK (RFC 5961), which in
+        // LAST_ACK would pass for the ACK of its last FIN
+        if (state == kTcpLastAck) w.last_flags |= kWinExpChallengeAck;
       }
+      // the server's ACK to a SYN on a connection it still has (a challenge
+      // ACK): the reset the client answers it with carries its number
+      if (state == kTcpSynSent && s.index == kSegAck && dir == 1) w.last_ack = s.ack;
       return kWinIgnore;
     }
+  } else if (to == kTcpTimeWait && state == kTcpLastAck && s.index == kSegAck && w.last_dir != dir &&
+             w.last_index == kSegSyn && (w.last_flags & kWinExpChallengeAck)) {
+    w.last_flags &= uint8_t(~kWinExpChallengeAck);  // a challenge ACK: it passes and moves nothing
+    return kWinIgnore;
   } else if (to == kTcpClose && s.index == kSegRst) {
-    if (state >= kTcpFinWait) {  // a closing connection takes any reset
+    bool in_window = state >= kTcpFinWait;  // a closing connection takes any reset
+    const bool established = state == kTcpEstablished && w.assured;
+    const TcpWinDir& rcv = w.seen[dir ^ 1];
+    bool checked = in_window;  // (conntrack's `break`: on to the window check)
+    if (!checked && (rcv.flags & kWinMaxAckSet) && w.last_index != kSegSyn) {
+      if (s.seq == 0 && !established) {
+        checked = true;
+      } else {
+        if (seq_before(s.seq, rcv.maxack)) return kWinBadRst;
+        if (!established || s.seq == rcv.maxack ||
+            (w.last_index == kSegAck && w.last_dir == dir && s.seq == w.last_end))
+          checked = true;
+        else
+          to = state;  // in the window, not where expected: the connection stays
+      }
+    }
+    if (!checked) {
+      // a reset answering a SYN or an ACK let through unchecked (a SYN in a
+      // connection the other side no longer has; a half-open connection),
+      // or the client's reset answering a challenge ACK: not checked
+      // against the window (it may acknowledge what the tracking skipped)
+      in_window = (((w.seen_reply && w.last_index == kSegSyn) || (!w.assured && w.last_index == kSegAck)) &&
+                   s.ack == w.last_end) ||
+                  (state == kTcpSynSent && w.last_index == kSegAck && w.last_dir == 1 && s.seq == w.last_ack);
+    }
+    if (in_window) {
       w.last_index = s.index;
       w.last_dir = dir;
-      next = kTcpClose;
+      next = to;
       return kWinAccept;
-    }
-    const TcpWinDir& rcv = w.seen[dir ^ 1];
-    if ((rcv.flags & kWinMaxAckSet) && w.last_index != kSegSyn && !(s.seq == 0 && state != kTcpEstablished)) {
-      if (seq_before(s.seq, rcv.maxack)) return kWinBadRst;
-      if (state == kTcpEstablished && s.seq != rcv.maxack &&
-          !(w.last_index == kSegAck && w.last_dir == dir && s.seq == w.last_end))
-        to = state;  // in the window, not where expected: the connection stays
     }
   }
   int r = tcp_in_window(w, state, s, dir);
