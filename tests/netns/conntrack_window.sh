@@ -7,7 +7,8 @@
 # forward chain drops "ct state invalid" (nftables), and through Shoal's
 # FlowIPManager -> Firewall (every connection allowed) from a pcap; both
 # must let the same packets through. Exit 77 (skipped) without namespaces
-# or nft. WALKS=N sets the random walks; KEEP=DIR keeps the files.
+# or nft. WALKS=N sets the random walks, WALK_SYNS=F the share of their
+# segments that are SYNs or SYN-ACKs; KEEP=DIR keeps the files.
 NEEDS="nft" . "$(dirname "$0")/lib.sh"
 py=/usr/bin/python3
 here=$(dirname "$0")

@@ -517,6 +517,31 @@ TEST(TcpWindow, ChallengeAcksAndResetsToSegmentsLetThrough) {
   EXPECT_EQ(e.state(), k::kTcpTimeWait) << "the client's ACK of the FIN";
 }
 
+// conntrack's nf_tcp_handle_invalid: a FIN or reset outside the window of
+// an assured connection is invalid but remembered as its last segment; the
+// other side's answering one says the endpoints have left the connection,
+// whose timeout then shrinks to UNACK's, from now.
+TEST(TcpWindow, OutOfWindowFinsAndResetsShrinkAnAssuredConnectionsTimeout) {
+  Conn c;
+  handshake(c);
+  EXPECT_TRUE(c.invalid(0, {.seq = 1001 + 300000, .ack = 5001, .flags = F | A}));
+  EXPECT_EQ(c.t->tcp_window(c.id)->last_index, k::kSegFin);
+  const flow::Flow& f = c.t->flow(c.id);
+  EXPECT_EQ(f.cls, k::kClsTcpEstablished);
+  const uint64_t before = f.last_ns;
+  EXPECT_TRUE(c.invalid(1, {.seq = 5001 + 300000, .ack = 0, .flags = R}));
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_EQ(f.cls, k::kClsTcpUnack);
+  EXPECT_GT(f.last_ns, before);
+  // not assured (picked up, no answer yet): nothing remembered
+  Conn m;
+  m.send(0, {.seq = 1000, .ack = 5000});
+  m.send(1, {.seq = 5000, .ack = 1000});
+  EXPECT_FALSE(m.t->tcp_window(m.id)->assured);
+  m.send(0, {.seq = 1000, .ack = 5000});
+  EXPECT_TRUE(m.t->tcp_window(m.id)->assured) << "a valid answer after the reply";
+}
+
 TEST(TcpWindow, BatchesAndTrainsGiveTheVerdictsOfOneAtATime) {
   struct Side {
     uint32_t next;

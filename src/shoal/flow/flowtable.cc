@@ -444,6 +444,14 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
         // (conntrack marks the reply seen after the segment's tracking, and
         // not for an invalid one; an ignored one counts)
         if (dir == 1 && !(fact & kFactInvalid)) w.seen_reply = 1;
+        if (!renew && next == k::kCtShrink) {
+          // an invalid FIN or reset answering the other side's: the
+          // endpoints have left; the timeout shrinks to UNACK's from now
+          // (nf_tcp_handle_invalid), where at least 120 s and more are left
+          const uint64_t until = g.last_ns + cfg_.timeouts.ns[g.cls], unack = cfg_.timeouts.ns[k::kClsTcpUnack];
+          const uint64_t left = until > now ? until - now : 0;
+          if (left >= 120 * kSec && left > unack) renew = true, win_cls = k::kClsTcpUnack;
+        }
       }
     }
     if (pk.kind == k::KeyKind::FirstFrag) {

@@ -312,6 +312,9 @@ SHOAL_HD bool tcp_ct_reopens(const TcpWindow& w, uint8_t state, uint8_t dir) {
 }
 
 constexpr uint8_t kCtKeep = 0xff;  // tcp_conntrack's `next`: the flag-driven machine decides (a first segment)
+// tcp_conntrack's `next` with an invalid verdict: the connection's timeout
+// shrinks to UNACK's where it is longer (and at least 120 s)
+constexpr uint8_t kCtShrink = 0xfe;
 
 // One segment of a connection in conntrack state `state`, as
 // nf_conntrack_tcp_packet takes it: the transition table, the checks of a
@@ -410,6 +413,17 @@ SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t
     w.last_dir = dir;
     next = to;
     if (to == kTcpFinWait && state != kTcpFinWait) w.seen[dir].flags |= kWinCloseInit;  // this side closed first
+  } else if ((r == kWinSeqOver || r == kWinAckOver) && w.assured && (s.index == kSegFin || s.index == kSegRst)) {
+    // nf_tcp_handle_invalid: a FIN or reset outside the window of an
+    // assured connection is remembered as the last segment, or, answering
+    // the other side's such FIN or reset, tells that the endpoints have
+    // left the connection: its timeout shrinks to UNACK's (the caller's)
+    if (w.last_dir != dir && (w.last_index == kSegFin || w.last_index == kSegRst)) {
+      next = kCtShrink;
+    } else {
+      w.last_index = s.index;
+      w.last_dir = dir;
+    }
   }
   return r;
 }
