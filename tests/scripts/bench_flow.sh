@@ -4,7 +4,8 @@
 # every case with positive rates: the table beside the bare one, reassembly,
 # the router path with and without the flow layer (every packet counted, the
 # bench checks), the floor from a bare batched lookup, window tracking's
-# cost (no valid segment refused), the device table, the batch reassembly
+# cost (no valid segment refused), the device table (also with window
+# tracking), the batch reassembly
 # and the flood. Fails when the bench fails.
 set -u
 SHOAL=$1
@@ -34,6 +35,10 @@ need(all((r["bare_lookup_floor_ns"] > 0) == (r["flows"] >= 1000000) for r in rou
 need(all(all(k in r for k in ("steady_ns_without", "steady_ns_with", "steady_cost")) for r in routers),
      "the steady state's figures")
 need(len(by.get("device_table", [])) == 1 and by["device_table"][0]["device"] == "host", "the host device table")
+# and with window tracking (the bench fails when either table finds a valid
+# segment invalid, or they hold different numbers of flows)
+need(len(by.get("device_window", [])) == 1 and by["device_window"][0]["device"] == "host"
+     and by["device_window"][0]["device_pps"] > 0 and by["device_window"][0]["cpu_pps"] > 0, "the device window row")
 # the batch reassembly on the host device: every segment of these clean
 # trains placed by the device, and in-batch reordering never held
 br = by.get("batch_reassembly", [])

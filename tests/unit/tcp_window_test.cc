@@ -13,6 +13,8 @@
 #include <set>
 #include <vector>
 
+#include "helpers.hh"
+#include "shoal/flow/devtable.hh"
 #include "shoal/flow/flowtable.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/flowkey.hh"
@@ -627,6 +629,222 @@ TEST(TcpWindow, BatchesAndTrainsGiveTheVerdictsOfOneAtATime) {
   EXPECT_TRUE(classes.count(k::kClsTcpUnack) && classes.count(k::kClsTcpRetrans) &&
               classes.count(k::kClsTcpEstablished))
       << "conntrack's shorter timeouts are exercised";
+}
+
+// The device flow table with window tracking (host backend here; CUDA under
+// bench/gpu) against the CPU table on the same batches: hundreds of
+// connections interleaved at rates 15x apart, through handshakes (with and
+// without window scaling and SACK), refusals (a reset before any reply ends
+// the flow), SYNs sent again, data with segments beyond the window, long
+// acknowledged or acknowledging the unsent, zero windows, the same ACK
+// again and again, resets at the right number, blind in the window or
+// anywhere, SYNs into open connections, FIN closes and reopens on the same
+// tuple, midstream pick-ups, sequence numbers that wrap, and timeouts short
+// enough that connections expire and come back midstream. After every
+// batch: every packet's flow, direction and verdict, every flow's fields
+// and window state, and the counters are the CPU table's.
+TEST(DeviceFlowTable, ChecksWindowsAsTheCpuTable) {
+  std::mt19937 rng(23);
+  constexpr int kConns = 300;
+  struct Gen {
+    uint32_t next[2];
+    int stage = 0;  // 0 none, 1 SYN sent, 2 open, 3 and 4 closing (FIN, FIN back)
+    int closer = 0;
+    bool scaled = false;
+  };
+  std::vector<Gen> gens(kConns);
+  std::vector<std::vector<uint8_t>> frames;
+  auto emit = [&](int c, int dir, Seg s) {
+    if (gens[c].scaled) s.win = uint16_t(s.win >> 7 ? s.win >> 7 : s.win);  // (scaled: 7 bits)
+    auto ip = segment(dir, s);
+    k::store_be16(ip.data() + 20 + (dir ? 2 : 0), uint16_t(20000 + c));  // the client's port names the connection
+    std::vector<uint8_t> f(14, 0);
+    f[12] = 0x08;  // IPv4
+    f.insert(f.end(), ip.begin(), ip.end());
+    frames.push_back(std::move(f));
+  };
+  auto isn = [&] { return rng() % 5 == 0 ? 0xffffffffu - rng() % 30000 : uint32_t(rng()); };  // some wrap
+  while (frames.size() < 40000) {
+    const int c = int(rng() % 4 ? rng() % 20 : rng() % kConns);  // 20 busy connections, 280 slow ones
+    Gen& g = gens[c];
+    const uint32_t r = rng() % 100;
+    if (g.stage == 0) {
+      g.next[0] = isn();
+      g.next[1] = isn();
+      g.scaled = false;
+      if (r < 8) {  // picked up midstream
+        g.stage = 2;
+        continue;
+      }
+      g.scaled = r % 2;
+      emit(c, 0, {.seq = g.next[0], .flags = S, .opts = g.scaled ? wscale(7) + sack_perm() : sack_perm()});
+      g.stage = 1;
+      continue;
+    }
+    if (g.stage == 1) {
+      if (r < 10) {  // the SYN again
+        emit(c, 0, {.seq = g.next[0], .flags = S});
+      } else if (r < 16) {  // refused: a reset before any reply
+        emit(c, 1, {.seq = 0, .ack = g.next[0] + 1, .flags = R | A});
+        g.stage = 0;
+      } else {
+        ++g.next[0];
+        emit(c, 1, {.seq = g.next[1]++, .ack = g.next[0], .flags = S | A, .opts = g.scaled ? wscale(7) : sack_perm()});
+        emit(c, 0, {.seq = g.next[0], .ack = g.next[1]});
+        g.stage = 2;
+      }
+      continue;
+    }
+    if (g.stage == 3) {  // the other side's FIN
+      const int d = g.closer ^ 1;
+      emit(c, d, {.seq = g.next[d]++, .ack = g.next[g.closer], .flags = F | A});
+      g.stage = 4;
+      continue;
+    }
+    if (g.stage == 4) {  // the last ACK: TIME_WAIT, and a SYN later reopens the tuple
+      emit(c, g.closer, {.seq = g.next[g.closer], .ack = g.next[g.closer ^ 1]});
+      g.stage = 0;
+      continue;
+    }
+    const int dir = int(rng() % 2);
+    if (r < 2) {  // a reset at the acknowledged number: closed
+      emit(c, dir, {.seq = g.next[dir], .ack = g.next[dir ^ 1], .flags = R | A});
+      g.stage = 0;
+    } else if (r < 4) {  // a blind reset in the window
+      emit(c, dir, {.seq = g.next[dir] + 1000, .flags = R});
+    } else if (r < 5) {  // a reset anywhere
+      emit(c, dir, {.seq = uint32_t(rng()), .flags = R});
+    } else if (r < 6) {  // a SYN into the open connection
+      emit(c, 0, {.seq = uint32_t(rng()), .flags = S});
+    } else if (r < 9) {  // a FIN starts the close
+      g.closer = dir;
+      emit(c, dir, {.seq = g.next[dir]++, .ack = g.next[dir ^ 1], .flags = F | A});
+      g.stage = 3;
+    } else {
+      const uint32_t burst = 1 + rng() % 10;
+      for (uint32_t b = 0; b < burst; ++b) {
+        const uint16_t len = uint16_t(rng() % 3 ? 1000 : 0);
+        uint32_t seq = g.next[dir], ack = g.next[dir ^ 1];
+        const int odd = int(rng() % 40);
+        if (odd == 0) seq += 300000;  // beyond the window
+        if (odd == 1) seq -= 200000;  // long acknowledged
+        if (odd == 2) ack += 100000;  // acknowledges the unsent
+        const uint16_t win = odd == 3 ? 0 : 65535;
+        const int times = odd == 4 ? 4 : 1;  // the same ACK again and again
+        for (int t = 0; t < times; ++t) emit(c, dir, {.seq = seq, .ack = ack, .win = win, .payload = len});
+        if (odd > 2) g.next[dir] += len;
+      }
+    }
+  }
+  flow::Config c;
+  c.capacity = 4096;
+  c.granularity_ns = 0;  // exact expiry (the device's is)
+  c.tcp_window = true;
+  c.midstream = true;
+  const uint64_t ms = 1000000;
+  const uint64_t timeouts[k::kFlowClasses] = {900 * ms,  1200 * ms, 5000 * ms, 1500 * ms, 1800 * ms,
+                                              700 * ms,  400 * ms,  300 * ms,  2000 * ms, 4000 * ms,
+                                              1000 * ms, 3000 * ms, 2500 * ms, 2500 * ms};
+  for (int i = 0; i < k::kFlowClasses; ++i) c.timeouts.ns[i] = timeouts[i];
+  flow::FlowTable cpu;
+  cpu.init(c);
+  auto d = test::open_test_device();
+  ASSERT_TRUE(d);
+  std::string err;
+  flow::DeviceFlowTable gpu;
+  ASSERT_TRUE(gpu.init(d, c, err)) << err;
+  const uint64_t ops0 = d->operations();
+  std::vector<uint32_t> ids, cpu_ids;
+  std::vector<uint8_t> dirs, facts, cpu_dirs, cpu_facts;
+  uint64_t compared = 0, windows = 0;
+  std::set<uint8_t> classes;
+  for (size_t b = 0; b < frames.size();) {
+    const uint32_t n = uint32_t(std::min<size_t>(1 + rng() % 600, frames.size() - b));
+    std::vector<uint8_t> bf;
+    std::vector<uint32_t> bo, bl, lens(n);
+    std::vector<uint64_t> nows(n);
+    std::vector<k::ParsedKey> keys(n);
+    std::vector<const uint8_t*> ips(n);
+    for (uint32_t j = 0; j < n; ++j) {
+      bo.push_back(uint32_t(bf.size()));
+      bl.push_back(uint32_t(frames[b + j].size()));
+      bf.insert(bf.end(), frames[b + j].begin(), frames[b + j].end());
+      nows[j] = 1000 * ms + (b + j) * ms / 2;  // 0.5 ms a packet: 20 s in all
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+      ips[j] = bf.data() + bo[j] + 14;
+      lens[j] = bl[j] - 14;
+      k::parse_conn_key(ips[j], lens[j], keys[j]);
+    }
+    cpu.expire(nows[0]);  // expiry at the batch's first time, as FlowIPManager's
+    ASSERT_TRUE(gpu.expire(nows[0], err)) << err;
+    cpu_ids.assign(n, 0);
+    cpu_dirs.assign(n, 0);
+    cpu_facts.assign(n, 0);
+    cpu.track_batch(keys.data(), lens.data(), nows.data(), n, cpu_ids.data(), cpu_dirs.data(), cpu_facts.data(),
+                    ips.data());
+    ASSERT_TRUE(gpu.track(bf.data(), bf.size(), bo.data(), bl.data(), n, ids, dirs, err, nows.data(), &facts)) << err;
+    for (uint32_t j = 0; j < n; ++j) {
+      ASSERT_EQ(ids[j] != 0, cpu_ids[j] != 0) << "packet " << b + j;
+      ASSERT_EQ(dirs[j], cpu_dirs[j]) << "packet " << b + j;
+      ASSERT_EQ(facts[j] & flow::kFactInvalid, cpu_facts[j] & flow::kFactInvalid) << "packet " << b + j;
+    }
+    std::vector<flow::DeviceFlowTable::Entry> got;
+    ASSERT_TRUE(gpu.contents(got, err)) << err;
+    ASSERT_EQ(got.size(), size_t(cpu.size())) << "packet " << b;
+    for (auto& e : got) {
+      const uint32_t id = cpu.find(e.key);
+      ASSERT_NE(id, 0u) << "packet " << b;
+      const flow::Flow& f = cpu.flow(id);
+      const std::string at = flow::flow_tuple(f) + " after packet " + std::to_string(b + n - 1);
+      ASSERT_EQ(e.orig_dir, f.orig_dir) << at;
+      ASSERT_EQ(e.pkts[0], f.pkts[0]) << at;
+      ASSERT_EQ(e.pkts[1], f.pkts[1]) << at;
+      ASSERT_EQ(e.bytes[0], f.bytes[0]) << at;
+      ASSERT_EQ(e.bytes[1], f.bytes[1]) << at;
+      ASSERT_EQ(e.first_ns, f.first_ns) << at;
+      ASSERT_EQ(e.last_ns, f.last_ns) << at;
+      ASSERT_EQ(e.tcp.state, f.tcp.state) << at;
+      ASSERT_EQ(e.tcp.fin, f.tcp.fin) << at;
+      ASSERT_EQ(e.tcp.first_fin, f.tcp.first_fin) << at;
+      ASSERT_EQ(e.cls, f.cls) << at;
+      ASSERT_EQ(e.flags, f.flags & ~flow::Flow::kLive) << at;
+      ASSERT_EQ(e.tcp_flags[0], f.tcp_flags[0]) << at;
+      ASSERT_EQ(e.tcp_flags[1], f.tcp_flags[1]) << at;
+      ASSERT_EQ(std::memcmp(&e.win, cpu.tcp_window(id), sizeof e.win), 0) << "window of " << at;
+      windows += e.win.started;
+      classes.insert(e.cls);
+      ++compared;
+    }
+    const auto& dc = gpu.counters();
+    const flow::Counters& cc = cpu.counters();
+    ASSERT_EQ(dc.tcp_ignored, cc.tcp_ignored.get()) << "packet " << b;
+    ASSERT_EQ(dc.tcp_seq_over, cc.tcp_seq_over.get());
+    ASSERT_EQ(dc.tcp_ack_over, cc.tcp_ack_over.get());
+    ASSERT_EQ(dc.tcp_bad_rst, cc.tcp_bad_rst.get());
+    ASSERT_EQ(dc.tcp_bad_state, cc.tcp_bad_state.get());
+    ASSERT_EQ(dc.reset, cc.reset.get());
+    ASSERT_EQ(dc.expired, cc.expired.get());
+    ASSERT_EQ(dc.reopened, cc.reopened.get());
+    ASSERT_EQ(dc.inserts, cc.inserts.get());
+    ASSERT_EQ(dc.live, cpu.size());
+    b += n;
+  }
+  EXPECT_GT(d->operations(), ops0);  // the device did the work
+  EXPECT_GT(compared, 20000u);
+  EXPECT_GT(windows, 10000u);
+  // what the traffic exercised
+  const flow::Counters& cc = cpu.counters();
+  EXPECT_GT(cc.reset.get(), 20u);
+  EXPECT_GT(cc.reopened.get(), 20u);
+  EXPECT_GT(cc.expired.get(), 100u);
+  EXPECT_GT(cc.tcp_seq_over.get() + cc.tcp_ack_over.get(), 300u);
+  EXPECT_GT(cc.tcp_bad_rst.get(), 10u);
+  EXPECT_GT(cc.tcp_ignored.get(), 50u);
+  EXPECT_EQ(cc.evicted.get(), 0u);
+  EXPECT_TRUE(classes.count(k::kClsTcpUnack) && classes.count(k::kClsTcpRetrans) &&
+              classes.count(k::kClsTcpEstablished) && classes.count(k::kClsTcpTimeWait));
+  EXPECT_EQ(gpu.full_packets(), 0u);
 }
 
 }  // namespace

@@ -13,6 +13,9 @@
 //              against the one-by-one reassembler, trains of 16 segments,
 //              batches of 4096, in order and 10% swapped: Gbit/s, the share
 //              the device placed, and the out-of-order bytes held
+//   device     (with a device) the device flow table at 1M flows, aggregates
+//              of 64K frames, against the CPU table on one core; and with
+//              TCP window tracking on the window case's connections
 //   window     TCP window tracking's cost in the flow table: connections
 //              whose numbers follow (handshake, then data and ACKs by turns:
 //              no trains) in runs of 8 packets of a connection, 32 at a
@@ -133,6 +136,46 @@ struct NullSink : flow::StreamSink {
   void stream_data(uint32_t, uint8_t, uint64_t, const uint8_t*, uint32_t n) override { bytes += n; }
   void stream_gap(uint32_t, uint8_t, uint64_t, uint64_t) override {}
 };
+
+// Real TCP connections for the window cases: a handshake, then data and
+// ACKs whose numbers follow, by turns, in runs of 8 packets of a
+// connection; `total` IPv4 packets (their 40 bytes of headers) into buf.
+void window_traffic(uint64_t flows, uint64_t total, std::vector<uint8_t>& buf) {
+  buf.assign(total * 40, 0);
+  struct Conn {
+    uint32_t cs, ss;
+    uint8_t stage;
+  };
+  std::vector<Conn> conns(flows);
+  std::mt19937 rng(99);
+  for (auto& c : conns) c = {uint32_t(rng()), uint32_t(rng()), 0};
+  for (uint64_t n = 0; n < total;) {
+    const uint64_t f = rng() % flows;
+    Conn& c = conns[f];
+    for (int r = 0; r < 8 && n < total; ++r, ++n) {
+      uint8_t* ip = &buf[n * 40];
+      // stages: SYN, SYN-ACK, ACK, then data from the client and the server's ACK, by turns
+      const bool reply = c.stage == 1 || (c.stage >= 3 && c.stage % 2 == 0);
+      const uint32_t payload = c.stage >= 3 && !reply ? 1000 : 0;
+      const uint8_t flags = c.stage == 0 ? k::kTcpSyn : c.stage == 1 ? k::kTcpSyn | k::kTcpAck : k::kTcpAck;
+      ip[0] = 0x45, ip[8] = 64, ip[9] = 6;
+      k::store_be16(ip + 2, uint16_t(40 + payload));
+      k::store_be32(ip + 12, reply ? 0x0a800000u : 0x0a000000u | uint32_t(f));
+      k::store_be32(ip + 16, reply ? 0x0a000000u | uint32_t(f) : 0x0a800000u);
+      uint8_t* t = ip + 20;
+      k::store_be16(t, reply ? 80 : uint16_t(1024 + f % 60000));
+      k::store_be16(t + 2, reply ? uint16_t(1024 + f % 60000) : 80);
+      k::store_be32(t + 4, reply ? c.ss : c.cs);
+      k::store_be32(t + 8, c.stage == 0 ? 0 : reply ? c.cs : c.ss);
+      t[12] = 0x50, t[13] = flags;
+      k::store_be16(t + 14, 65535);
+      if (c.stage == 0) ++c.cs;
+      if (c.stage == 1) ++c.ss;
+      c.cs += payload;
+      c.stage = c.stage < 4 ? uint8_t(c.stage + 1) : 3;
+    }
+  }
+}
 
 }  // namespace
 
@@ -338,46 +381,16 @@ int cmd_bench_flow(int argc, char** argv) {
   // window state.
   for (uint64_t flows : window_flows) {
     const uint64_t total = std::max<uint64_t>(window_packets, flows * 8);
-    std::vector<uint8_t> buf(total * 40, 0);
+    std::vector<uint8_t> buf;
+    window_traffic(flows, total, buf);
     std::vector<k::ParsedKey> keys(total);
     std::vector<uint32_t> lens(total, 40);
     std::vector<uint64_t> nows(total);
     std::vector<const uint8_t*> ips(total);
-    struct Conn {
-      uint32_t cs, ss;
-      uint8_t stage;
-    };
-    std::vector<Conn> conns(flows);
-    std::mt19937 rng(99);
-    for (auto& c : conns) c = {uint32_t(rng()), uint32_t(rng()), 0};
-    for (uint64_t n = 0; n < total;) {
-      const uint64_t f = rng() % flows;
-      Conn& c = conns[f];
-      for (int r = 0; r < 8 && n < total; ++r, ++n) {
-        uint8_t* ip = &buf[n * 40];
-        // stages: SYN, SYN-ACK, ACK, then data from the client and the server's ACK, by turns
-        const bool reply = c.stage == 1 || (c.stage >= 3 && c.stage % 2 == 0);
-        const uint32_t payload = c.stage >= 3 && !reply ? 1000 : 0;
-        const uint8_t flags = c.stage == 0 ? k::kTcpSyn : c.stage == 1 ? k::kTcpSyn | k::kTcpAck : k::kTcpAck;
-        ip[0] = 0x45, ip[8] = 64, ip[9] = 6;
-        k::store_be16(ip + 2, uint16_t(40 + payload));
-        k::store_be32(ip + 12, reply ? 0x0a800000u : 0x0a000000u | uint32_t(f));
-        k::store_be32(ip + 16, reply ? 0x0a000000u | uint32_t(f) : 0x0a800000u);
-        uint8_t* t = ip + 20;
-        k::store_be16(t, reply ? 80 : uint16_t(1024 + f % 60000));
-        k::store_be16(t + 2, reply ? uint16_t(1024 + f % 60000) : 80);
-        k::store_be32(t + 4, reply ? c.ss : c.cs);
-        k::store_be32(t + 8, c.stage == 0 ? 0 : reply ? c.cs : c.ss);
-        t[12] = 0x50, t[13] = flags;
-        k::store_be16(t + 14, 65535);
-        if (c.stage == 0) ++c.cs;
-        if (c.stage == 1) ++c.ss;
-        c.cs += payload;
-        c.stage = c.stage < 4 ? uint8_t(c.stage + 1) : 3;
-        k::parse_conn_key(ip, 40, keys[n]);
-        ips[n] = ip;
-        nows[n] = 1'000'000'000ull + n;
-      }
+    for (uint64_t n = 0; n < total; ++n) {
+      ips[n] = &buf[n * 40];
+      k::parse_conn_key(ips[n], 40, keys[n]);
+      nows[n] = 1'000'000'000ull + n;
     }
     double ns[2] = {1e30, 1e30};
     uint64_t invalid = 0;
@@ -585,6 +598,85 @@ int cmd_bench_flow(int argc, char** argv) {
                             {"aggregate", batch},
                             {"device_pps", dps},
                             {"cpu_pps", cps}});
+
+    // The device table with TCP window tracking against the CPU table's, on
+    // the window case's connections (its largest count, its packets), the
+    // same aggregates.
+    if (!window_flows.empty()) {
+      const uint64_t conns = *std::max_element(window_flows.begin(), window_flows.end());
+      const uint64_t total = std::max<uint64_t>(window_packets, conns * 8);
+      std::vector<uint8_t> ipb;
+      window_traffic(conns, total, ipb);
+      flow::Config wc;
+      wc.capacity = uint32_t(2 * conns);
+      wc.tcp_window = true;
+      flow::DeviceFlowTable dw;
+      if (!dw.init(d, wc, err)) {
+        fmt::print(stderr, "bench-flow: device: {}\n", err);
+        return 1;
+      }
+      flow::FlowTable cw;
+      cw.init(wc);
+      const uint32_t wlen = 14 + 40;
+      std::vector<uint8_t> wf(size_t(batch) * wlen, 0);
+      std::vector<uint32_t> woffs(batch), wlens(batch, wlen), cids(32);
+      std::vector<uint64_t> wnows(batch);
+      std::vector<uint8_t> facts, cdirs(32), cfacts(32);
+      std::vector<k::ParsedKey> keys(32);
+      std::vector<uint32_t> iplens(32, 40);
+      const uint8_t* ips[32];
+      double wdev_s = 0, wcpu_s = 0;
+      uint64_t dev_invalid = 0;
+      for (uint64_t base = 0; base < total; base += batch) {
+        const uint32_t n = uint32_t(std::min<uint64_t>(batch, total - base));
+        for (uint32_t i = 0; i < n; ++i) {
+          woffs[i] = i * wlen;
+          wf[woffs[i] + 12] = 0x08;  // IPv4
+          std::memcpy(&wf[woffs[i] + 14], &ipb[(base + i) * 40], 40);
+          wnows[i] = 1'000'000'000ull + base + i;
+        }
+        auto t0 = clk::now();
+        if (!dw.track(wf.data(), size_t(n) * wlen, woffs.data(), wlens.data(), n, ids, dirs, err, wnows.data(),
+                      &facts)) {
+          fmt::print(stderr, "bench-flow: device: {}\n", err);
+          return 1;
+        }
+        wdev_s += since(t0);
+        for (uint32_t i = 0; i < n; ++i) dev_invalid += facts[i] & flow::kFactInvalid;
+        t0 = clk::now();
+        for (uint32_t i = 0; i < n; i += 32) {
+          const uint32_t m = std::min<uint32_t>(32, n - i);
+          for (uint32_t q = 0; q < m; ++q) {
+            ips[q] = &wf[woffs[i + q] + 14];
+            k::parse_conn_key(ips[q], 40, keys[q]);
+          }
+          cw.track_batch(keys.data(), iplens.data(), &wnows[i], m, cids.data(), cdirs.data(), cfacts.data(), ips);
+          sink += cids[0] + cfacts[0];
+        }
+        wcpu_s += since(t0);
+      }
+      const flow::Counters& cnt = cw.counters();
+      const uint64_t cpu_invalid =
+          cnt.tcp_seq_over.get() + cnt.tcp_ack_over.get() + cnt.tcp_bad_rst.get() + cnt.tcp_bad_state.get();
+      if (dev_invalid || cpu_invalid || dw.counters().live != cw.size() || dw.full_packets()) {
+        fmt::print(stderr,
+                   "bench-flow: device window: {} (device) and {} (CPU) valid segments found invalid; {} flows on "
+                   "the device, {} on the CPU\n",
+                   dev_invalid / flow::kFactInvalid, cpu_invalid, dw.counters().live, cw.size());
+        return 1;
+      }
+      const double wdps = double(total) / wdev_s, wcps = double(total) / wcpu_s;
+      fmt::print(
+          "{:<12} {:>10} {:>14.2f} {:>14.2f} {:>9.2f}x   M packets/s with TCP window tracking on the {} device table "
+          "(copies included) / the CPU table, one core\n",
+          "device-win", conns, wdps / 1e6, wcps / 1e6, wdps / wcps, d->kind());
+      j["results"].push_back({{"case", "device_window"},
+                              {"device", d->kind()},
+                              {"flows", conns},
+                              {"aggregate", batch},
+                              {"device_pps", wdps},
+                              {"cpu_pps", wcps}});
+    }
 
     // GASPP's batch reassembly on the device against the one-by-one
     // reassembler on one core, on the same segments: 1000 connections of

@@ -11,9 +11,26 @@ DeviceFlowTable::~DeviceFlowTable() {
     d_->wait(s_, err);
     d_->stream_destroy(s_);
   }
-  for (void* p : {static_cast<void*>(v_.slots), static_cast<void*>(v_.flows), static_cast<void*>(v_.free_ids),
-                  static_cast<void*>(v_.c), frames_, offs_, lens_, nows_, ids_, pkt_, tflags_, dirs_, iplen_, skey_,
-                  sval_, skey_out_, sval_out_})
+  for (void* p : {static_cast<void*>(v_.slots),
+                  static_cast<void*>(v_.flows),
+                  static_cast<void*>(v_.free_ids),
+                  static_cast<void*>(v_.c),
+                  static_cast<void*>(v_.win),
+                  frames_,
+                  offs_,
+                  lens_,
+                  nows_,
+                  ids_,
+                  pkt_,
+                  tflags_,
+                  dirs_,
+                  facts_,
+                  l4_,
+                  iplen_,
+                  skey_,
+                  sval_,
+                  skey_out_,
+                  sval_out_})
     if (p) d_->dev_free(p);
 }
 
@@ -34,7 +51,9 @@ bool DeviceFlowTable::init(std::shared_ptr<dev::Device> d, const Config& c, std:
   v_.flows = static_cast<k::DevFlow*>(d_->dev_alloc(size_t(capacity) * sizeof(k::DevFlow)));
   v_.free_ids = static_cast<uint32_t*>(d_->dev_alloc(size_t(capacity) * sizeof(uint32_t)));
   v_.c = static_cast<k::DevFlowCounters*>(d_->dev_alloc(sizeof(k::DevFlowCounters)));
-  if (!v_.slots || !v_.flows || !v_.free_ids || !v_.c) {
+  if (c.tcp_window && !c.async_oneside)  // (as the CPU table: one-sided tracking checks no windows)
+    v_.win = static_cast<k::TcpWindow*>(d_->dev_alloc(size_t(capacity) * sizeof(k::TcpWindow)));
+  if (!v_.slots || !v_.flows || !v_.free_ids || !v_.c || (c.tcp_window && !c.async_oneside && !v_.win)) {
     err = "device memory for the flow table ran out";
     return false;
   }
@@ -69,6 +88,8 @@ k::FlowBatchParams DeviceFlowTable::params() const {
   p.pkt = static_cast<uint8_t*>(pkt_);
   p.tcp_flags = static_cast<uint8_t*>(tflags_);
   p.dirs = static_cast<uint8_t*>(dirs_);
+  p.facts = static_cast<uint8_t*>(facts_);
+  p.l4_off = static_cast<uint16_t*>(l4_);
   p.ip_len = static_cast<uint32_t*>(iplen_);
   p.sort_key = static_cast<unsigned long long*>(skey_);
   p.sort_val = static_cast<uint32_t*>(sval_);
@@ -79,14 +100,16 @@ k::FlowBatchParams DeviceFlowTable::params() const {
 
 bool DeviceFlowTable::track(const uint8_t* frames, size_t frames_bytes, const uint32_t* offsets, const uint32_t* lens,
                             uint32_t n, std::vector<uint32_t>& ids, std::vector<uint8_t>& dirs, std::string& err,
-                            const uint64_t* nows) {
+                            const uint64_t* nows, std::vector<uint8_t>* facts) {
   ids.assign(n, 0);
   dirs.assign(n, 0);
+  if (facts) facts->assign(n, 0);
   if (n == 0) return true;
   if (!grow(frames_, frames_cap_, frames_bytes) || !grow(offs_, offs_cap_, n * 4u) || !grow(lens_, lens_cap_, n * 4u) ||
       !grow(nows_, nows_cap_, n * 8u) || !grow(ids_, ids_cap_, n * 4u) || !grow(pkt_, pkt_cap_, n) ||
-      !grow(tflags_, tflags_cap_, n) || !grow(dirs_, dirs_cap_, n) || !grow(iplen_, iplen_cap_, n * 4u) ||
-      !grow(skey_, skey_cap_, n * 8u) || !grow(sval_, sval_cap_, n * 4u) || !grow(skey_out_, skey_out_cap_, n * 8u) ||
+      !grow(tflags_, tflags_cap_, n) || !grow(dirs_, dirs_cap_, n) || !grow(facts_, facts_cap_, n) ||
+      !grow(l4_, l4_cap_, n * 2u) || !grow(iplen_, iplen_cap_, n * 4u) || !grow(skey_, skey_cap_, n * 8u) ||
+      !grow(sval_, sval_cap_, n * 4u) || !grow(skey_out_, skey_out_cap_, n * 8u) ||
       !grow(sval_out_, sval_out_cap_, n * 4u)) {
     err = "device memory for a batch ran out";
     return false;
@@ -107,6 +130,7 @@ bool DeviceFlowTable::track(const uint8_t* frames, size_t frames_bytes, const ui
   d_->launch(s_, dev::step_kernel<k::FlowWalkStep>(), &p, sizeof p, n);
   d_->d2h(s_, ids.data(), ids_, n * 4u);
   d_->d2h(s_, dirs.data(), dirs_, n);
+  if (facts) d_->d2h(s_, facts->data(), facts_, n);
   d_->d2h(s_, &c_, v_.c, sizeof c_);
   d_->record(s_);
   launches_ += 3;
@@ -142,6 +166,8 @@ bool DeviceFlowTable::contents(std::vector<Entry>& out, std::string& err) {
   std::vector<k::DevFlow> flows(v_.capacity);
   d_->d2h(s_, slots.data(), v_.slots, slots.size() * sizeof(unsigned long long));
   d_->d2h(s_, flows.data(), v_.flows, flows.size() * sizeof(k::DevFlow));
+  std::vector<k::TcpWindow> wins(v_.win ? v_.capacity : 0);
+  if (v_.win) d_->d2h(s_, wins.data(), v_.win, wins.size() * sizeof(k::TcpWindow));
   d_->record(s_);
   if (d_->wait(s_, err) != dev::Status::Done) return false;
   out.clear();
@@ -157,7 +183,8 @@ bool DeviceFlowTable::contents(std::vector<Entry>& out, std::string& err) {
                    f.tcp,
                    f.cls,
                    f.flags,
-                   {f.tcp_flags[0], f.tcp_flags[1]}});
+                   {f.tcp_flags[0], f.tcp_flags[1]},
+                   v_.win ? wins[uint32_t(s) - 1] : k::TcpWindow{}});
   }
   return true;
 }

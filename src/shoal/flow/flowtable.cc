@@ -318,9 +318,8 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
   return s.flow;
 }
 
-[[gnu::flatten]] bool FlowTable::window_moves(uint32_t id, const k::TcpSeg& seg, uint8_t dir, uint8_t& fact,
-                                              uint8_t& next) {
-  switch (k::tcp_conntrack(*tcp_window(id), flows_[id - 1].tcp.state, seg, dir, next)) {
+bool FlowTable::window_verdict(int verdict, uint8_t& fact) {
+  switch (verdict) {
     case k::kWinAccept: return true;
     case k::kWinIgnore: c_.tcp_ignored.add(); return false;
     case k::kWinSeqOver: c_.tcp_seq_over.add(); break;
@@ -383,24 +382,14 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
       bool replied = checked && tcp_window(id)->seen_reply;
       // a SYN on an ended connection's tuple opens a new one (with window
       // tracking, when conntrack would: see k::tcp_ct_reopens)
-      const bool syn_only = (pk.tcp_flags & (k::kTcpSyn | k::kTcpAck | k::kTcpRst)) == k::kTcpSyn;
       bool reopen;
       uint8_t next = k::kCtKeep;  // with window tracking, conntrack's next state
       const uint8_t old_state = f.tcp.state;
       if (checked) {
-        reopen = syn_only && k::tcp_ct_reopens(*tcp_window(id), f.tcp.state, dir);
-        if (!reopen) renew = window_moves(id, seg, dir, fact, next);
-        if (!reopen && renew) {
-          if (next == k::kCtKeep) {
-            k::tcp_track(f.tcp, pk.tcp_flags, dir, cfg_.midstream, cfg_.async_oneside);
-          } else {
-            f.tcp.state = next;
-            if ((pk.tcp_flags & k::kTcpFin) && !(pk.tcp_flags & k::kTcpRst) && !(f.tcp.fin & (1u << dir))) {
-              if (!f.tcp.fin) f.tcp.first_fin = dir;
-              f.tcp.fin = uint8_t(f.tcp.fin | (1u << dir));
-            }
-          }
-        }
+        int verdict;
+        reopen = k::tcp_conn_segment(*tcp_window(id), f.tcp, seg, pk.tcp_flags, dir, cfg_.midstream, cfg_.async_oneside,
+                                     verdict, next);
+        if (!reopen) renew = window_verdict(verdict, fact);
       } else {
         reopen = k::tcp_track(f.tcp, pk.tcp_flags, dir, cfg_.midstream, cfg_.async_oneside);
       }
@@ -414,8 +403,13 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
         fresh = true;
         dir = 0;
         replied = false;
-        if (checked) window_moves(id, seg, 0, fact, next);  // (the first segment: always in)
-        k::tcp_track(flows_[id - 1].tcp, pk.tcp_flags, 0, cfg_.midstream, cfg_.async_oneside);
+        if (checked) {
+          window_verdict(k::tcp_conn_first(*tcp_window(id), flows_[id - 1].tcp, seg, pk.tcp_flags, cfg_.midstream,
+                                           cfg_.async_oneside),
+                         fact);
+        } else {
+          k::tcp_track(flows_[id - 1].tcp, pk.tcp_flags, 0, cfg_.midstream, cfg_.async_oneside);
+        }
         fresh_flow = true;
       }
       Flow& g = flows_[id - 1];
@@ -425,34 +419,10 @@ uint32_t FlowTable::frag_lookup(const k::ParsedKey& pk, uint64_t now) {
       if (g.tcp.state == k::kTcpEstablished && !(g.flags & Flow::kEstablished))
         g.flags |= Flow::kEstablished | (g.flags & Flow::kMidstream ? 0 : Flow::kJustEstablished);
       g.tcp_flags[dir] |= pk.tcp_flags;
-      if (checked) {
-        k::TcpWindow& w = *tcp_window(id);
-        if (renew) {
-          if (!replied && !reopen && seg.index == k::kSegSyn && old_state == k::kTcpSynSent)
-            renew = false;  // a SYN again: its timeout is not renewed
-          else
-            win_cls = k::tcp_timeout_class(w, g.tcp.state, seg.index, replied, cfg_.timeouts.ns);
-          // "If only reply is a RST, we can consider ourselves not to have
-          // an established connection ... delete the conntrack immediately"
-          // (nf_conntrack_tcp_packet): a reset accepted before any reply
-          if (!replied && seg.index == k::kSegRst) kill_ = id;
-        }
-        // conntrack's ASSURED: a valid answer to a connection with a reply
-        if (renew && replied && !w.assured && (old_state == k::kTcpSynRecv || old_state == k::kTcpEstablished) &&
-            g.tcp.state == k::kTcpEstablished)
-          w.assured = 1;
-        // (conntrack marks the reply seen after the segment's tracking, and
-        // not for an invalid one; an ignored one counts)
-        if (dir == 1 && !(fact & kFactInvalid)) w.seen_reply = 1;
-        if (!renew && next == k::kCtShrink) {
-          // an invalid FIN or reset answering the other side's: the
-          // endpoints have left; the timeout shrinks to UNACK's from now
-          // (nf_tcp_handle_invalid), where at least 120 s and more are left
-          const uint64_t until = g.last_ns + cfg_.timeouts.ns[g.cls], unack = cfg_.timeouts.ns[k::kClsTcpUnack];
-          const uint64_t left = until > now ? until - now : 0;
-          if (left >= 120 * kSec && left > unack) renew = true, win_cls = k::kClsTcpUnack;
-        }
-      }
+      if (checked &&
+          k::tcp_conn_settle(*tcp_window(id), g.tcp, old_state, seg.index, dir, replied, reopen, fact & kFactInvalid,
+                             next, g.last_ns + cfg_.timeouts.ns[g.cls], now, cfg_.timeouts.ns, renew, win_cls))
+        kill_ = id;
     }
     if (pk.kind == k::KeyKind::FirstFrag) {
       FragSlot& s = frag_slot(pk.key, pk.frag_id);
@@ -534,7 +504,7 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
       k::TcpSeg seg;
       if (!k::tcp_segment(ips[j], ip_len[j], pk[j].l4_off, seg)) break;  // (track_hashed takes it)
       uint8_t next;
-      renew = window_moves(id, seg, d, wf, next);
+      renew = window_verdict(k::tcp_conntrack(*tcp_window(id), f.tcp.state, seg, d, next), wf);
       k::TcpWindow& w = *tcp_window(id);
       if (renew) {  // (unacknowledged data, retransmissions and zero windows move the class)
         cls = k::tcp_timeout_class(w, f.tcp.state, seg.index, w.seen_reply != 0, cfg_.timeouts.ns);

@@ -229,10 +229,10 @@ class FlowTable {
   // facts are taken; the packet keeps the id, whose state stays readable
   // until the next batch (ended_).
   uint32_t kill_ = 0;
-  // The window check of a TCP segment of flow `id` (packet direction
-  // `dir`); false when it must not move the connection's state.
-  // `next`: conntrack's next state, or k::kCtKeep for tcp_track's.
-  bool window_moves(uint32_t id, const k::TcpSeg& seg, uint8_t dir, uint8_t& fact, uint8_t& next);
+  // A window check's verdict (k::tcp_conntrack's) counted: false when the
+  // segment must not move the connection's state, with kFactInvalid in
+  // `fact` when it is invalid.
+  bool window_verdict(int verdict, uint8_t& fact);
   uint32_t continue_train(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n, uint32_t i,
                           uint32_t* ids, uint8_t* dirs, uint8_t* facts, uint8_t fact, const uint8_t* const* ips);
   // The packets of a train (pk and the packet before it of one connection):

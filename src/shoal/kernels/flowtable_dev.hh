@@ -10,11 +10,15 @@
 // which thread wins a race: (1) find or insert each packet's flow; (2) a
 // stable sort of the packets by flow (CUB on CUDA) puts each flow's packets
 // in arrival order; (3) one thread per flow walks its packets in that order
-// through what the CPU table does to a flow (FlowTable::track_hashed without
-// window tracking): the originator, each packet's direction, conntrack's TCP
-// states (k::tcp_track; a SYN on a closed connection reopens it in place),
-// the per-direction counters and flags, the last time and the timeout class.
-// Flow ids depend on the race; everything else equals the CPU table's.
+// through what the CPU table does to a flow (FlowTable::track_hashed): the
+// originator, each packet's direction, conntrack's TCP states (k::tcp_track;
+// a SYN on a closed connection reopens it in place), with window tracking
+// conntrack's checks of each segment and its shorter timeouts
+// (k::tcp_conn_segment and k::tcp_conn_settle, the CPU table's own code; a
+// reset before any reply ends the flow, and a later packet of the tuple in
+// the batch starts a new one in the same entry), the per-direction counters
+// and flags, the last time and the timeout class. Flow ids depend on the
+// race; everything else equals the CPU table's.
 //
 // Expiry (dev_flow_expire): one thread per entry compares its last time plus
 // its class's timeout with the time given, as the CPU table's lists do
@@ -28,6 +32,7 @@
 #include "shoal/kernels/flowhash.hh"
 #include "shoal/kernels/flowkey.hh"
 #include "shoal/kernels/flowstate.hh"
+#include "shoal/kernels/tcpwindow.hh"
 
 namespace shoal::k {
 
@@ -61,6 +66,12 @@ struct DevFlowCounters {
   uint32_t inserts;   // flows started
   uint32_t expired;   // flows ended by their timeout
   uint32_t reopened;  // TCP connections a SYN reopened
+  // with window tracking: segments conntrack ignored, found past the
+  // receiver's window, acknowledging the unsent, resets out of place,
+  // segments the state does not allow; connections a reset before any
+  // reply ended
+  uint32_t tcp_ignored, tcp_seq_over, tcp_ack_over, tcp_bad_rst, tcp_bad_state;
+  uint32_t reset;
 };
 
 struct DevFlowView {
@@ -68,6 +79,7 @@ struct DevFlowView {
   DevFlow* flows = nullptr;             // capacity of them
   uint32_t* free_ids = nullptr;         // the free list (capacity entries)
   DevFlowCounters* c = nullptr;
+  TcpWindow* win = nullptr;  // per entry, with window tracking (else nullptr)
   uint32_t mask = 0, capacity = 0;
 };
 
@@ -124,6 +136,7 @@ SHOAL_HD uint32_t dev_flow_find_or_insert(const DevFlowView& t, const ConnKey& k
         f = DevFlow{};
         f.key = key;
         f.status = kDevLive;
+        if (t.win) t.win[mine - 1] = TcpWindow{};
         publish_fence();  // the key is visible before the slot that names it
       }
       unsigned long long want = (static_cast<unsigned long long>(hash) << 32) | mine;
@@ -154,52 +167,127 @@ SHOAL_HD void dev_flow_fix(const DevFlowView& t) {
 
 // Configuration the walk and expiry read.
 struct DevFlowConfig {
-  unsigned long long timeout_ns[kFlowClasses];
+  uint64_t timeout_ns[kFlowClasses];
   uint8_t midstream, async_oneside;
 };
 
 // Per packet, what the walk needs from the lookup: bit 0 the packet's
 // canonical direction, bit 1 its originator's were it the flow's first, bit
-// 2 a TCP header was found (its flags in tcp_flags).
-constexpr uint8_t kDevPktDir = 1, kDevPktOrig = 2, kDevPktTcp = 4;
+// 2 a TCP header was found (its flags in tcp_flags), bit 3 the packet is
+// whole (not a first fragment: its segment can be checked).
+constexpr uint8_t kDevPktDir = 1, kDevPktOrig = 2, kDevPktTcp = 4, kDevPktWhole = 8;
+// What the walk tells of a packet: bit 0 its direction, kDevOutInvalid its
+// segment was invalid (flow::kFactInvalid), kDevOutEnd it ended its flow (a
+// reset before any reply).
+constexpr uint8_t kDevOutInvalid = 2, kDevOutEnd = 4;
 
-// One packet through its flow, as FlowTable::track_hashed (no window
-// tracking): returns its direction. The flow's packets come in arrival order.
-SHOAL_HD uint8_t dev_flow_packet(const DevFlowView& t, const DevFlowConfig& cfg, DevFlow& f, uint8_t pkt,
-                                 uint8_t tcp_flags, uint32_t ip_len, unsigned long long now) {
-  const bool either = cfg.midstream || cfg.async_oneside;
-  if (f.pkts[0] + f.pkts[1] == 0) {  // its first packet
-    f.orig_dir = either ? uint8_t((pkt & kDevPktOrig) >> 1) : uint8_t(pkt & kDevPktDir);
+// A window check's verdict counted (FlowTable::window_verdict): false when
+// the segment must not move the connection, kDevOutInvalid in `out` when
+// it is invalid.
+SHOAL_HD bool dev_window_verdict(const DevFlowView& t, int verdict, uint8_t& out) {
+  uint32_t* c;
+  switch (verdict) {
+    case kWinAccept: return true;
+    case kWinIgnore: atomic_add32(&t.c->tcp_ignored, 1); return false;
+    case kWinSeqOver: c = &t.c->tcp_seq_over; break;
+    case kWinAckOver: c = &t.c->tcp_ack_over; break;
+    case kWinBadRst: c = &t.c->tcp_bad_rst; break;
+    default: c = &t.c->tcp_bad_state; break;
+  }
+  atomic_add32(c, 1);
+  out |= kDevOutInvalid;
+  return false;
+}
+
+// Entry e starts a new flow of its key (a reopened connection, or the
+// packet after a reset ended the last one): nothing of the old one stays.
+SHOAL_HD void dev_flow_restart(const DevFlowView& t, const DevFlowConfig& cfg, uint32_t e, uint8_t pkt,
+                               unsigned long long now) {
+  DevFlow& f = t.flows[e];
+  ConnKey key = f.key;
+  f = DevFlow{};
+  f.key = key;
+  f.status = kDevLive;
+  f.orig_dir = cfg.midstream || cfg.async_oneside ? uint8_t((pkt & kDevPktOrig) >> 1) : uint8_t(pkt & kDevPktDir);
+  f.first_ns = f.last_ns = now;
+  if (t.win) t.win[e] = TcpWindow{};
+  atomic_add32(&t.c->inserts, 1);
+}
+
+// One packet through entry e's flow, as FlowTable::track_hashed: returns
+// its direction and kDevOut* bits. The flow's packets come in arrival
+// order. `seg`: the packet's TCP segment when windows are tracked and it
+// is whole (else nullptr).
+SHOAL_HD uint8_t dev_flow_packet(const DevFlowView& t, const DevFlowConfig& cfg, uint32_t e, uint8_t pkt,
+                                 uint8_t tcp_flags, uint32_t ip_len, unsigned long long now, const TcpSeg* seg) {
+  DevFlow& f = t.flows[e];
+  bool fresh = f.pkts[0] + f.pkts[1] == 0;
+  if (fresh) {  // its first packet
+    f.orig_dir = cfg.midstream || cfg.async_oneside ? uint8_t((pkt & kDevPktOrig) >> 1) : uint8_t(pkt & kDevPktDir);
     f.first_ns = f.last_ns = now;
   }
   uint8_t dir = (pkt & kDevPktDir) == f.orig_dir ? 0 : 1;
+  uint8_t out = 0;
+  // with window tracking, as conntrack: a segment it does not accept
+  // renews nothing; one it accepts leaves the class it chooses (win_cls)
+  bool renew = true;
+  int win_cls = -1;
   if (f.key.proto == 6 && (pkt & kDevPktTcp)) {
-    bool fresh = f.pkts[0] + f.pkts[1] == 0;
-    if (tcp_track(f.tcp, tcp_flags, dir, cfg.midstream, cfg.async_oneside)) {
-      // a SYN reopens an ended connection: a new flow in the same entry
-      ConnKey key = f.key;
-      f = DevFlow{};
-      f.key = key;
-      f.status = kDevLive;
-      f.orig_dir = either ? uint8_t((pkt & kDevPktOrig) >> 1) : uint8_t(pkt & kDevPktDir);
-      f.first_ns = f.last_ns = now;
-      dir = 0;
-      tcp_track(f.tcp, tcp_flags, 0, cfg.midstream, cfg.async_oneside);
-      fresh = true;
+    TcpWindow* w = seg ? &t.win[e] : nullptr;
+    bool replied = w && w->seen_reply;  // conntrack's SEEN_REPLY before this segment
+    uint8_t next = kCtKeep;
+    const uint8_t old_state = f.tcp.state;
+    bool reopen;
+    if (w) {
+      int verdict;
+      reopen = tcp_conn_segment(*w, f.tcp, *seg, tcp_flags, dir, cfg.midstream, cfg.async_oneside, verdict, next);
+      if (!reopen) renew = dev_window_verdict(t, verdict, out);
+    } else {
+      reopen = tcp_track(f.tcp, tcp_flags, dir, cfg.midstream, cfg.async_oneside);
+    }
+    if (reopen) {  // a SYN reopens an ended connection: a new flow in the same entry
+      dev_flow_restart(t, cfg, e, pkt, now);
       atomic_add32(&t.c->reopened, 1);
-      atomic_add32(&t.c->inserts, 1);
+      dir = 0;
+      replied = false;
+      fresh = true;
+      if (w)
+        dev_window_verdict(t, tcp_conn_first(*w, f.tcp, *seg, tcp_flags, cfg.midstream, cfg.async_oneside), out);
+      else
+        tcp_track(f.tcp, tcp_flags, 0, cfg.midstream, cfg.async_oneside);
     }
     if (fresh && (tcp_flags & (kTcpSyn | kTcpAck)) != kTcpSyn) f.flags |= kDevMidstream;
     f.flags &= uint8_t(~kDevJustEstablished);
     if (f.tcp.state == kTcpEstablished && !(f.flags & kDevEstablished))
       f.flags |= kDevEstablished | (f.flags & kDevMidstream ? 0 : kDevJustEstablished);
     f.tcp_flags[dir] |= tcp_flags;
+    if (w && tcp_conn_settle(*w, f.tcp, old_state, seg->index, dir, replied, reopen, out & kDevOutInvalid, next,
+                             f.last_ns + cfg.timeout_ns[f.cls], now, cfg.timeout_ns, renew, win_cls))
+      out |= kDevOutEnd;
   }
-  if (now > f.last_ns) f.last_ns = now;
+  if (renew && now > f.last_ns) f.last_ns = now;
   ++f.pkts[dir];
   f.bytes[dir] += ip_len;
-  f.cls = flow_class(f.key.proto, f.tcp, f.pkts[1] != 0);
-  return dir;
+  if (win_cls >= 0)
+    f.cls = uint8_t(win_cls);
+  else if (renew || fresh)
+    f.cls = flow_class(f.key.proto, f.tcp, f.pkts[1] != 0);
+  return uint8_t(out | dir);
+}
+
+// Entry e's flow leaves the table: its slot becomes a tombstone, the entry
+// goes on the free list.
+SHOAL_HD void dev_flow_remove(const DevFlowView& t, uint32_t e) {
+  uint32_t i = conn_hash(t.flows[e].key) & t.mask;
+  for (uint32_t probes = 0; probes <= t.mask; ++probes, i = (i + 1) & t.mask)
+    if (t.slots[i] != kDevTomb && uint32_t(t.slots[i]) == e + 1) {
+      t.slots[i] = kDevTomb;  // (each thread writes its own flow's slot)
+      break;
+    }
+  t.flows[e].status = kDevFree;
+  t.free_ids[atomic_add32(&t.c->free_n, 1)] = e;
+  atomic_add32(&t.c->tombs, 1);
+  atomic_add32(&t.c->live, ~0u);
 }
 
 // Entry e at time `now`: a live flow past its class's timeout leaves the
@@ -213,17 +301,7 @@ SHOAL_HD bool dev_flow_expire(const DevFlowView& t, const DevFlowConfig& cfg, ui
     return false;
   }
   if (f.status != kDevLive || f.last_ns + cfg.timeout_ns[f.cls] > now) return false;
-  uint32_t hash = conn_hash(f.key);
-  uint32_t i = hash & t.mask;
-  for (uint32_t probes = 0; probes <= t.mask; ++probes, i = (i + 1) & t.mask)
-    if (t.slots[i] != kDevTomb && uint32_t(t.slots[i]) == e + 1) {
-      t.slots[i] = kDevTomb;  // (each thread writes its own flow's slot)
-      break;
-    }
-  f.status = kDevFree;
-  t.free_ids[atomic_add32(&t.c->free_n, 1)] = e;
-  atomic_add32(&t.c->tombs, 1);
-  atomic_add32(&t.c->live, ~0u);
+  dev_flow_remove(t, e);
   atomic_add32(&t.c->expired, 1);
   return true;
 }

@@ -453,4 +453,81 @@ SHOAL_HD uint8_t tcp_timeout_class(const TcpWindow& w, uint8_t state, uint8_t in
   return cls;
 }
 
+// One TCP segment of a connection with window tracking, as both flow tables
+// take it (FlowTable::track_hashed on the CPU, dev_flow_packet on a device;
+// written once). tcp_conn_segment checks it against the connection (t, w):
+// `verdict` is tcp_conntrack's (kWinAccept when taken), and an accepted
+// segment moves the state (conntrack's `next`, or tcp_track's for a first
+// segment). Returns true when a SYN reopens the tuple instead (nothing
+// checked): the caller ends the flow, starts a new one (t and w zero) and
+// gives it the segment through tcp_conn_first.
+SHOAL_HD bool tcp_conn_segment(TcpWindow& w, TcpTrack& t, const TcpSeg& seg, uint8_t tcp_flags, uint8_t dir,
+                               bool midstream, bool async, int& verdict, uint8_t& next) {
+  next = kCtKeep;
+  verdict = kWinAccept;
+  if ((tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == kTcpSyn && tcp_ct_reopens(w, t.state, dir)) return true;
+  verdict = tcp_conntrack(w, t.state, seg, dir, next);
+  if (verdict != kWinAccept) return false;
+  if (next == kCtKeep) {
+    tcp_track(t, tcp_flags, dir, midstream, async);
+  } else {
+    t.state = next;
+    if ((tcp_flags & kTcpFin) && !(tcp_flags & kTcpRst) && !(t.fin & (1u << dir))) {
+      if (!t.fin) t.first_fin = dir;
+      t.fin = uint8_t(t.fin | (1u << dir));
+    }
+  }
+  return false;
+}
+
+// The first segment of a connection a SYN reopened (its originator's):
+// tcp_conntrack's verdict (a first segment's: in).
+SHOAL_HD int tcp_conn_first(TcpWindow& w, TcpTrack& t, const TcpSeg& seg, uint8_t tcp_flags, bool midstream,
+                            bool async) {
+  uint8_t next;
+  const int v = tcp_conntrack(w, t.state, seg, 0, next);
+  tcp_track(t, tcp_flags, 0, midstream, async);
+  return v;
+}
+
+// After the segment (t.state its connection's new state, `old_state` the
+// one before; `replied`: conntrack's SEEN_REPLY before it; `reopen`: it
+// opened the flow again; `invalid`: its verdict was; `next` as
+// tcp_conn_segment left it; `until`: when the connection would have
+// expired before it). `renew` comes in true when the segment was accepted
+// and leaves true when it renews the connection's time, with `cls` the
+// timeout class (or -1: the state's). Marks conntrack's ASSURED and
+// SEEN_REPLY. Returns true when the segment is a reset taken before any
+// reply, which ends the connection at once (nf_conntrack_tcp_packet: "If
+// only reply is a RST, we can consider ourselves not to have an established
+// connection ... delete the conntrack immediately"): the caller removes the
+// flow.
+SHOAL_HD bool tcp_conn_settle(TcpWindow& w, const TcpTrack& t, uint8_t old_state, uint8_t index, uint8_t dir,
+                              bool replied, bool reopen, bool invalid, uint8_t next, uint64_t until, uint64_t now,
+                              const uint64_t* timeout_ns, bool& renew, int& cls) {
+  bool kill = false;
+  if (renew) {
+    if (!replied && !reopen && index == kSegSyn && old_state == kTcpSynSent)
+      renew = false;  // a SYN again: its timeout is not renewed
+    else
+      cls = tcp_timeout_class(w, t.state, index, replied, timeout_ns);
+    kill = !replied && index == kSegRst;
+  }
+  // ASSURED: a valid answer to a connection with a reply
+  if (renew && replied && !w.assured && (old_state == kTcpSynRecv || old_state == kTcpEstablished) &&
+      t.state == kTcpEstablished)
+    w.assured = 1;
+  // (conntrack marks the reply seen after the segment's tracking, and not
+  // for an invalid one; an ignored one counts)
+  if (dir == 1 && !invalid) w.seen_reply = 1;
+  if (!renew && next == kCtShrink) {
+    // an invalid FIN or reset answering the other side's: the endpoints
+    // have left; the timeout shrinks to UNACK's from now
+    // (nf_tcp_handle_invalid), where at least 120 s and more are left
+    const uint64_t left = until > now ? until - now : 0, unack = timeout_ns[kClsTcpUnack];
+    if (left >= 120000000000ull && left > unack) renew = true, cls = kClsTcpUnack;
+  }
+  return kill;
+}
+
 }  // namespace shoal::k

@@ -19,6 +19,8 @@ struct FlowBatchParams {
   uint8_t* pkt;                  // per packet: kDevPktDir, kDevPktOrig, kDevPktTcp
   uint8_t* tcp_flags;            // per packet
   uint8_t* dirs;                 // per packet: 0 from the originator, 1 from the responder
+  uint8_t* facts;                // per packet: kFlowFactInvalid when its segment was (window tracking)
+  uint16_t* l4_off;              // per packet: its TCP header's offset in the IP packet
   uint32_t* ip_len;              // per packet: IP bytes
   unsigned long long* sort_key;  // per packet: its flow, to sort by
   uint32_t* sort_val;            // per packet: its index
@@ -50,6 +52,7 @@ struct FlowFindStep {
     ParsedKey pk;
     p.ids[i] = 0;
     p.dirs[i] = 0;
+    p.facts[i] = 0;
     p.ip_len[i] = len;
     p.sort_key[i] = 0;
     p.sort_val[i] = i;
@@ -57,7 +60,9 @@ struct FlowFindStep {
     KeyKind kind = parse_conn_key(ip, len, pk);
     // later fragments and ICMP errors need the CPU table's other paths
     if ((kind != KeyKind::Conn && kind != KeyKind::FirstFrag) || pk.icmp_error) return;
-    p.pkt[i] = uint8_t(pk.dir | originator_dir(pk) << 1 | (pk.l4_off ? kDevPktTcp : 0));
+    p.pkt[i] = uint8_t(pk.dir | originator_dir(pk) << 1 | (pk.l4_off ? kDevPktTcp : 0) |
+                       (kind == KeyKind::Conn ? kDevPktWhole : 0));
+    p.l4_off[i] = uint16_t(pk.l4_off);
     p.tcp_flags[i] = pk.tcp_flags;
     uint32_t id = dev_flow_find_or_insert(p.t, pk.key, conn_hash(pk.key));
     p.ids[i] = id;
@@ -74,17 +79,40 @@ struct FlowFixStep {
 SHOAL_STEP(FlowFixStep)
 
 // Over the packets sorted by flow: the thread at the head of a flow's run
-// walks its packets in arrival order (dev_flow_packet).
+// walks its packets in arrival order (dev_flow_packet). A flow a reset
+// ended before any reply (window tracking) leaves the table, or, when
+// more packets of its tuple follow in the batch, the next starts a new flow
+// in its entry (the CPU table inserts one).
 struct FlowWalkStep {
   using Params = FlowBatchParams;
   static SHOAL_HD void run(const Params& p, uint32_t j) {
     unsigned long long id = p.sorted_key[j];
     if (!id || (j > 0 && p.sorted_key[j - 1] == id)) return;
-    DevFlow& f = p.t.flows[id - 1];
+    const uint32_t e = uint32_t(id - 1);
+    bool ended = false;
     for (uint32_t q = j; q < p.n && p.sorted_key[q] == id; ++q) {
       uint32_t i = p.sorted_val[q];
-      p.dirs[i] = dev_flow_packet(p.t, p.cfg, f, p.pkt[i], p.tcp_flags[i], p.ip_len[i], p.nows ? p.nows[i] : 0);
+      const unsigned long long now = p.nows ? p.nows[i] : 0;
+      if (ended) {
+        dev_flow_restart(p.t, p.cfg, e, p.pkt[i], now);  // (one flow out, one in: as many live)
+        ended = false;
+      }
+      TcpSeg seg;
+      const TcpSeg* sp = nullptr;
+      if (p.t.win && (p.pkt[i] & (kDevPktTcp | kDevPktWhole)) == (kDevPktTcp | kDevPktWhole)) {
+        uint32_t len = 0;
+        const uint8_t* ip = frame_ip(p.frames + p.offsets[i], p.lens[i], len);
+        if (tcp_segment(ip, len, p.l4_off[i], seg)) sp = &seg;
+      }
+      const uint8_t out = dev_flow_packet(p.t, p.cfg, e, p.pkt[i], p.tcp_flags[i], p.ip_len[i], now, sp);
+      p.dirs[i] = out & 1;
+      if (out & kDevOutInvalid) p.facts[i] = kFlowFactInvalid;
+      if (out & kDevOutEnd) {
+        ended = true;
+        atomic_add32(&p.t.c->reset, 1);
+      }
     }
+    if (ended) dev_flow_remove(p.t, e);
   }
 };
 SHOAL_STEP(FlowWalkStep)
