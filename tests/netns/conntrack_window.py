@@ -13,10 +13,9 @@
       (default 12) seeded random walks around the windows (data, ACKs, FINs
       and resets a little or far behind or ahead). Every packet has its own
       IP id (IPv6: flow label). The walks also send SYNs and SYN-ACKs in
-      random places (WALK_SYNS of their segments, default 0.03): with 120
-      walks and 0.05, one walk in 120 differs (10 packets of 15,100), after
-      a server's SYN to a client's (conntrack's SYN_SENT2, a simultaneous
-      open, which the port takes as SYN_SENT).
+      random places (WALK_SYNS of their segments, default 0.03; with 120
+      walks and 0.05, 15,100 packets, none differs). Two connections open
+      simultaneously (conntrack's SYN_SENT2).
   conntrack_window.py inject PCAP NS1 IF1 MAC1 NS2 IF2 MAC2 OUT
       sends the packets in order, the client's from NS1's IF1 and the
       server's from NS2's IF2 (to the router's MAC1 / MAC2), and writes the
@@ -211,6 +210,33 @@ def build():
     c.talk(2)
     c.seg(0, "PA", seq=1001, ack=5001, data=10, label="(the old connection's numbers)", advance=False)
 
+    # simultaneous open (conntrack's SYN_SENT2): each side's SYN, then
+    # SYN-ACKs, then an ACK from either side
+    c = conn("simultaneous open", 16)
+    c.seg(0, "S")
+    c.seg(1, "S", label="(the server's SYN: SYN_SENT2)")
+    c.seg(1, "R", seq=c.ss + 9_000_000, ack=12345, label="(a reset far from the window in SYN_SENT2)")
+    c.seg(0, "A", label="(the client's ACK in SYN_SENT2: invalid)", advance=False)
+    c.seg(1, "FA", label="(the server's FIN in SYN_SENT2: invalid)", advance=False)
+    c.seg(1, "A", label="(the server's ACK in SYN_SENT2: ignored)", advance=False)
+    c.seg(1, "S", seq=c.ss - 1, label="(the server's SYN again)", advance=False)
+    c.seg(0, "SA", seq=c.cs - 1, label="(the client's SYN-ACK)", advance=False)
+    c.seg(1, "SA", seq=c.ss - 1, label="(the server's SYN-ACK)", advance=False)
+    c.seg(1, "A", label="(the server's ACK completes it)")
+    c.talk(2)
+    c.seg(1, "R", seq=c.ss + 5000, label="(a blind reset)")
+    c.talk(1)
+
+    c = conn("simultaneous open, the client's ACK", 17)
+    c.seg(0, "S", opts=[("WScale", 7), ("SAckOK", b"")])
+    c.seg(1, "S", opts=[("WScale", 7), ("SAckOK", b"")])
+    c.seg(1, "SA", seq=c.ss - 1, label="(the server's SYN-ACK first)", advance=False)
+    c.seg(0, "SA", seq=c.cs - 1, label="(the client's SYN-ACK)", advance=False)
+    c.seg(0, "A")
+    c.talk(2)
+    c.seg(0, "PA", seq=c.cs + 300_000, data=100, label="(far ahead)")
+    c.seg(1, "RA", label="(at the number)")
+
     c = conn("reopen after FINs", 14)
     c.handshake()
     c.talk(1)
@@ -379,6 +405,21 @@ def build_timeouts():
     c.seg(0, "FA")
     c.seg(1, "FA")
     c.seg(0, "S", seq=900_000, advance=False)
+    c.seg(1, "A")
+    # simultaneous open: SYN_SENT2, then SYN_RECV, then ESTABLISHED at the
+    # server's ACK (the state table alone would stay in SYN_RECV)
+    c = conn("simultaneous open, both SYNs", 26)
+    c.seg(0, "S")
+    c.seg(1, "S")
+    c = conn("simultaneous open, a SYN-ACK", 27)
+    c.seg(0, "S")
+    c.seg(1, "S")
+    c.seg(0, "SA", seq=c.cs - 1, advance=False)
+    c = conn("simultaneous open, the server's ACK", 28)
+    c.seg(0, "S")
+    c.seg(1, "S")
+    c.seg(0, "SA", seq=c.cs - 1, advance=False)
+    c.seg(1, "SA", seq=c.ss - 1, advance=False)
     c.seg(1, "A")
     return pkts
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "flow_helpers.hh"
 #include "helpers.hh"
 #include "shoal/flow/flowtable.hh"
 #include "shoal/flow/l7.hh"
@@ -1422,14 +1423,8 @@ TEST(DeviceFlowTable, KeepsTheCpuTablesStatesTimesAndExpiry) {
   std::vector<uint32_t> order(off.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), rng);
-  flow::Config c;
-  c.capacity = 2048;
-  c.granularity_ns = 0;  // exact expiry (the device's is)
+  flow::Config c = test::short_timeouts(2048);
   const uint64_t ms = 1000000;
-  const uint64_t timeouts[k::kFlowClasses] = {900 * ms,  1200 * ms, 5000 * ms, 1500 * ms, 1800 * ms,
-                                              700 * ms,  400 * ms,  300 * ms,  2000 * ms, 4000 * ms,
-                                              1000 * ms, 3000 * ms, 2500 * ms, 2500 * ms};
-  for (int i = 0; i < k::kFlowClasses; ++i) c.timeouts.ns[i] = timeouts[i];
   flow::FlowTable cpu;
   cpu.init(c);
   auto d = test::open_test_device();

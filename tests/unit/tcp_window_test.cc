@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "flow_helpers.hh"
 #include "helpers.hh"
 #include "shoal/flow/devtable.hh"
 #include "shoal/flow/flowtable.hh"
@@ -544,6 +545,52 @@ TEST(TcpWindow, OutOfWindowFinsAndResetsShrinkAnAssuredConnectionsTimeout) {
   EXPECT_TRUE(m.t->tcp_window(m.id)->assured) << "a valid answer after the reply";
 }
 
+// Simultaneous open (conntrack's SYN_SENT2): the responder's SYN to the
+// originator's, the SYN-ACKs, and an ACK that completes it from either
+// side; checked against the kernel by tests/netns/conntrack_window.sh and
+// conntrack_timeout.sh.
+TEST(TcpWindow, ASimultaneousOpenGoesThroughSynSent2) {
+  Conn c;
+  EXPECT_FALSE(c.invalid(0, {.seq = 1000, .flags = S}));
+  EXPECT_FALSE(c.invalid(1, {.seq = 5000, .flags = S}));
+  EXPECT_EQ(c.state(), k::kTcpSynSent2);
+  EXPECT_STREQ(flow::tcp_state_name(c.state()), "SYN_SENT2");
+  EXPECT_EQ(c.t->flow(c.id).cls, k::kClsTcpSynSent);      // (SYN_SENT's timeout, as conntrack's two minutes)
+  EXPECT_TRUE(c.invalid(0, {.seq = 1001, .ack = 5001}));  // the originator's ACK: not yet
+  EXPECT_TRUE(c.invalid(1, {.seq = 5001, .ack = 1001, .flags = F | A}));  // nor a FIN
+  EXPECT_FALSE(c.invalid(1, {.seq = 5000, .flags = S}));                  // the SYN again
+  EXPECT_EQ(c.state(), k::kTcpSynSent2);
+  EXPECT_FALSE(c.invalid(0, {.seq = 1000, .ack = 5001, .flags = S | A}));
+  EXPECT_EQ(c.state(), k::kTcpSynRecv);
+  EXPECT_FALSE(c.invalid(1, {.seq = 5000, .ack = 1001, .flags = S | A}));  // (ignored)
+  EXPECT_EQ(c.state(), k::kTcpSynRecv);
+  EXPECT_FALSE(c.invalid(1, {.seq = 5001, .ack = 1001}));  // the responder's ACK completes it
+  EXPECT_EQ(c.state(), k::kTcpEstablished);
+  EXPECT_FALSE(c.invalid(0, {.seq = 1001, .ack = 5001, .payload = 100}));
+  EXPECT_TRUE(c.invalid(0, {.seq = 1101 + 300000, .ack = 5001, .payload = 100}));
+
+  // after an ordinary SYN-ACK the responder's ACK leaves SYN_RECV as it was
+  Conn d;
+  EXPECT_FALSE(d.invalid(0, {.seq = 1000, .flags = S}));
+  EXPECT_FALSE(d.invalid(1, {.seq = 5000, .ack = 1001, .flags = S | A}));
+  EXPECT_FALSE(d.invalid(1, {.seq = 5001, .ack = 1001}));
+  EXPECT_EQ(d.state(), k::kTcpSynRecv);
+
+  // the client completes it; a reset far from the window in SYN_SENT2 is
+  // invalid (not a closing connection's, which any reset ends; its
+  // acknowledgement field is not the 0 conntrack would take as answering
+  // the SYN)
+  Conn e;
+  EXPECT_FALSE(e.invalid(0, {.seq = 1000, .flags = S}));
+  EXPECT_FALSE(e.invalid(1, {.seq = 5000, .flags = S}));
+  EXPECT_TRUE(e.invalid(1, {.seq = 9000000, .ack = 12345, .flags = R}));
+  EXPECT_EQ(e.state(), k::kTcpSynSent2);
+  EXPECT_FALSE(e.invalid(1, {.seq = 5000, .ack = 1001, .flags = S | A}));
+  EXPECT_FALSE(e.invalid(0, {.seq = 1000, .ack = 5001, .flags = S | A}));
+  EXPECT_FALSE(e.invalid(0, {.seq = 1001, .ack = 5001}));
+  EXPECT_EQ(e.state(), k::kTcpEstablished);
+}
+
 TEST(TcpWindow, BatchesAndTrainsGiveTheVerdictsOfOneAtATime) {
   struct Side {
     uint32_t next;
@@ -736,16 +783,10 @@ TEST(DeviceFlowTable, ChecksWindowsAsTheCpuTable) {
       }
     }
   }
-  flow::Config c;
-  c.capacity = 4096;
-  c.granularity_ns = 0;  // exact expiry (the device's is)
+  flow::Config c = test::short_timeouts(4096);
+  const uint64_t ms = 1000000;
   c.tcp_window = true;
   c.midstream = true;
-  const uint64_t ms = 1000000;
-  const uint64_t timeouts[k::kFlowClasses] = {900 * ms,  1200 * ms, 5000 * ms, 1500 * ms, 1800 * ms,
-                                              700 * ms,  400 * ms,  300 * ms,  2000 * ms, 4000 * ms,
-                                              1000 * ms, 3000 * ms, 2500 * ms, 2500 * ms};
-  for (int i = 0; i < k::kFlowClasses; ++i) c.timeouts.ns[i] = timeouts[i];
   flow::FlowTable cpu;
   cpu.init(c);
   auto d = test::open_test_device();

@@ -620,8 +620,8 @@ const std::string& FlowTable::app_name(uint16_t id) const {
 
 const char* tcp_state_name(uint8_t s) {
   static const char* const n[] = {"NONE",       "SYN_SENT", "SYN_RECV",  "ESTABLISHED", "FIN_WAIT",
-                                  "CLOSE_WAIT", "LAST_ACK", "TIME_WAIT", "CLOSE"};
-  return s < 9 ? n[s] : "?";
+                                  "CLOSE_WAIT", "LAST_ACK", "TIME_WAIT", "CLOSE",       "SYN_SENT2"};
+  return s < std::size(n) ? n[s] : "?";
 }
 
 namespace {

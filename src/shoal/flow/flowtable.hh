@@ -321,6 +321,6 @@ class FlowTable {
 
 // "tcp 10.0.0.1:1234 > 10.0.0.2:80": the key as the originator sent it.
 std::string flow_tuple(const Flow& f);
-const char* tcp_state_name(uint8_t state);  // conntrack's names: SYN_SENT .. CLOSE, NONE
+const char* tcp_state_name(uint8_t state);  // conntrack's names: SYN_SENT .. CLOSE, SYN_SENT2, NONE
 
 }  // namespace shoal::flow

@@ -16,7 +16,13 @@ enum TcpState : uint8_t {
   kTcpLastAck,
   kTcpTimeWait,
   kTcpClose,
+  // conntrack's SYN_SENT2: a simultaneous open (the responder's SYN to the
+  // originator's), with window tracking only; its timeout is SYN_SENT's
+  kTcpSynSent2,
 };
+
+// LAST_ACK, TIME_WAIT or CLOSE: both sides sent a FIN, or a reset closed it.
+SHOAL_HD bool tcp_closed(uint8_t state) { return state >= kTcpLastAck && state <= kTcpClose; }
 
 // Timeout classes: one per TCP state after NONE, then UDP (unreplied,
 // replied), ICMP and every other protocol, then conntrack's two shorter TCP
@@ -92,6 +98,9 @@ SHOAL_HD bool tcp_track(TcpTrack& t, uint8_t flags, uint8_t dir, bool midstream,
       if (ack && !syn && (dir == 0 || async || t.synack_pickup))
         t.state = kTcpEstablished;  // (async: the server's side alone)
       break;
+    case kTcpSynSent2:  // (window tracking's; a segment it could not check)
+      if (syn && ack) t.state = kTcpSynRecv;
+      break;
     default: break;
   }
   if (fin && t.state >= kTcpSynRecv && t.state <= kTcpCloseWait) {
@@ -108,8 +117,15 @@ SHOAL_HD bool tcp_track(TcpTrack& t, uint8_t flags, uint8_t dir, bool midstream,
   return false;
 }
 
+// A TCP state's timeout class (NONE: a connection not tracked yet).
+SHOAL_HD uint8_t tcp_state_class(uint8_t state) {
+  return state == kTcpNone       ? uint8_t(kClsGeneric)
+         : state == kTcpSynSent2 ? uint8_t(kClsTcpSynSent)
+                                 : uint8_t(state - 1);
+}
+
 SHOAL_HD uint8_t flow_class(uint8_t proto, const TcpTrack& t, bool replied) {
-  if (proto == 6) return t.state == kTcpNone ? uint8_t(kClsGeneric) : uint8_t(t.state - 1);
+  if (proto == 6) return tcp_state_class(t.state);
   if (proto == 17 || proto == 136) return replied ? uint8_t(kClsUdpStream) : uint8_t(kClsUdp);
   if (proto == 1 || proto == 58) return kClsIcmp;
   return kClsGeneric;

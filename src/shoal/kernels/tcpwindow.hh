@@ -34,8 +34,10 @@ struct TcpWinDir {
 constexpr uint8_t kWinScale = 0x01, kWinSackPerm = 0x02, kWinCloseInit = 0x04, kWinLiberal = 0x08, kWinUnacked = 0x10,
                   kWinMaxAckSet = 0x20;
 // In TcpWindow::last_flags: a SYN was ignored in LAST_ACK, so the server's
-// next ACK may be an RFC 5961 challenge ACK, not the ACK of the last FIN
-constexpr uint8_t kWinExpChallengeAck = 0x40;
+// next ACK may be an RFC 5961 challenge ACK, not the ACK of the last FIN;
+// the connection went through a simultaneous open (SYN_SENT2), so the
+// responder's ACK in SYN_RECV completes it
+constexpr uint8_t kWinExpChallengeAck = 0x40, kWinSimOpen = 0x80;
 
 // A flow's window state (64 bytes, zero when the flow starts).
 struct TcpWindow {
@@ -271,31 +273,31 @@ SHOAL_HD int tcp_in_window(TcpWindow& w, uint8_t state, const TcpSeg& in, uint8_
 }
 
 // conntrack's state transitions (tcp_conntracks[dir][index][state]), the
-// states in flowstate.hh's order (NONE .. CLOSE), and two verdicts: the
-// segment is invalid (IV), or ignored (IG: it passes and moves nothing; the
-// connection may have restarted, and the other side's answer will tell).
-// Simultaneous open's SYN_SENT2 is taken as SYN_SENT:
-constexpr uint8_t kCtInvalid = 9, kCtIgnore = 10;
-//                NONE SYN_SENT SYN_RECV ESTABLISHED FIN_WAIT CLOSE_WAIT LAST_ACK TIME_WAIT CLOSE
-//   originator SYN      SS SS IG IG IG IG IG SS SS
-//              SYN+ACK  IV IV SR IV IV IV IV IV IV
-//              ACK      ES IV ES ES CW CW TW TW CL
-//   responder  SYN      IV SS IV IV IV IV IV SS IV
-//              SYN+ACK  IV SR IG IG IG IG IG IG IG
-//              ACK      IV IG SR ES CW CW TW TW CL
-//   either     FIN      IV IV FW FW LA LA LA TW CL
-//              RST      IV CL CL CL CL CL CL CL CL
+// states in flowstate.hh's order (NONE .. CLOSE, SYN_SENT2), and two
+// verdicts: the segment is invalid (IV), or ignored (IG: it passes and moves
+// nothing; the connection may have restarted, and the other side's answer
+// will tell).
+constexpr uint8_t kCtInvalid = 10, kCtIgnore = 11;
+//                NONE SYN_SENT SYN_RECV ESTABLISHED FIN_WAIT CLOSE_WAIT LAST_ACK TIME_WAIT CLOSE SYN_SENT2
+//   originator SYN      SS SS IG IG IG IG IG SS SS S2
+//              SYN+ACK  IV IV SR IV IV IV IV IV IV SR
+//              ACK      ES IV ES ES CW CW TW TW CL IV
+//   responder  SYN      IV S2 IV IV IV IV IV SS IV S2
+//              SYN+ACK  IV SR IG IG IG IG IG IG IG SR
+//              ACK      IV IG SR ES CW CW TW TW CL IG
+//   either     FIN      IV IV FW FW LA LA LA TW CL IV
+//              RST      IV CL CL CL CL CL CL CL CL CL
 // (each row packed below 4 bits a state, NONE in the lowest: immediates,
 // not a table in memory)
 SHOAL_HD uint8_t tcp_ct_next(uint8_t dir, uint8_t index, uint8_t state) {
   uint64_t row;
   switch (index) {
-    case kSegSyn: row = dir ? 0x919999919ull : 0x11aaaaa11ull; break;
-    case kSegSynAck: row = dir ? 0xaaaaaaa29ull : 0x999999299ull; break;
-    case kSegFin: row = 0x876664499ull; break;
-    case kSegAck: row = dir ? 0x8775532a9ull : 0x877553393ull; break;
-    case kSegRst: row = 0x888888889ull; break;
-    default: row = 0x999999999ull; break;  // no SYN, ACK, FIN or RST
+    case kSegSyn: row = dir ? 0x9a1aaaaa9aull : 0x911bbbbb11ull; break;
+    case kSegSynAck: row = dir ? 0x2bbbbbbb2aull : 0x2aaaaaa2aaull; break;
+    case kSegFin: row = 0xa8766644aaull; break;
+    case kSegAck: row = dir ? 0xb8775532baull : 0xa8775533a3ull; break;
+    case kSegRst: row = 0x888888888aull; break;
+    default: row = 0xaaaaaaaaaaull; break;  // no SYN, ACK, FIN or RST
   }
   return uint8_t((row >> (4 * state)) & 0xf);
 }
@@ -332,7 +334,7 @@ SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t
     return r;
   }
   uint8_t to = tcp_ct_next(dir, s.index, state);
-  if (s.index == kSegSyn && to == kTcpSynSent && state >= kTcpTimeWait)
+  if (s.index == kSegSyn && to == kTcpSynSent && (state == kTcpTimeWait || state == kTcpClose))
     to = kCtIgnore;  // (a reopening SYN is the caller's)
   if (to == kCtInvalid) return kWinBadState;
   if (to == kCtIgnore) {
@@ -343,7 +345,7 @@ SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t
       o.end = o.maxend = w.last_end;
       o.maxwin = w.last_win ? w.last_win : 1;
       o.scale = w.last_wscale;
-      o.flags = uint8_t(w.last_flags & ~kWinExpChallengeAck);
+      o.flags = uint8_t(w.last_flags & ~(kWinExpChallengeAck | kWinSimOpen));
       TcpWinDir& me = w.seen[dir];
       const uint8_t liberal = uint8_t(me.flags & kWinLiberal);
       me = TcpWinDir{};
@@ -374,8 +376,14 @@ SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t
              w.last_index == kSegSyn && (w.last_flags & kWinExpChallengeAck)) {
     w.last_flags &= uint8_t(~kWinExpChallengeAck);  // a challenge ACK: it passes and moves nothing
     return kWinIgnore;
+  } else if (to == kTcpSynSent2) {
+    // "tcp_conntracks table is not smart enough to handle simultaneous
+    // open" (conntrack): remembered, whatever the window says
+    w.last_flags |= kWinSimOpen;
+  } else if (to == kTcpSynRecv && dir == 1 && s.index == kSegAck && (w.last_flags & kWinSimOpen)) {
+    to = kTcpEstablished;  // the responder's ACK completes a simultaneous open
   } else if (to == kTcpClose && s.index == kSegRst) {
-    bool in_window = state >= kTcpFinWait;  // a closing connection takes any reset
+    bool in_window = state >= kTcpFinWait && state <= kTcpClose;  // a closing connection takes any reset
     const bool established = state == kTcpEstablished && w.assured;
     const TcpWinDir& rcv = w.seen[dir ^ 1];
     bool checked = in_window;  // (conntrack's `break`: on to the window check)
@@ -439,7 +447,7 @@ SHOAL_HD int tcp_conntrack(TcpWindow& w, uint8_t state, const TcpSeg& s, uint8_t
 constexpr uint8_t kTcpMaxRetrans = 3;
 SHOAL_HD uint8_t tcp_timeout_class(const TcpWindow& w, uint8_t state, uint8_t index, bool replied,
                                    const uint64_t* timeout_ns) {
-  const uint8_t st = state == kTcpNone ? uint8_t(kClsGeneric) : uint8_t(state - 1);
+  const uint8_t st = tcp_state_class(state);
   uint8_t cls = st;
   if (w.retrans >= kTcpMaxRetrans && timeout_ns[st] > timeout_ns[kClsTcpRetrans])
     cls = kClsTcpRetrans;

@@ -1076,9 +1076,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
         {"end", time_text(f.last_ns, true)},
         {"age", f.last_ns / 1000000000ull - f.first_ns / 1000000000ull},  // (whole seconds, as Suricata)
         // (Suricata's flow is closed once its session is: a second FIN or a reset)
-        {"state", key.proto == 6 ? (fs->tcp.state >= k::kTcpLastAck ? "closed"
-                                    : fs->established               ? "established"
-                                                                    : "new")
+        {"state", key.proto == 6 ? (k::tcp_closed(fs->tcp.state) ? "closed"
+                                    : fs->established            ? "established"
+                                                                 : "new")
                                  : (f.pkts[0] && f.pkts[1] ? "established" : "new")},
         {"reason", kReason[int(why)]},
         {"alerted", fs->alerted != 0}};
@@ -1172,7 +1172,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   static const char* tcp_state_name(const k::TcpTrack& t) {
     bool client_closed = t.first_fin == 0;  // the originator's FIN came first
     switch (t.state) {
-      case k::kTcpSynSent: return "syn_sent";
+      case k::kTcpSynSent:
+      case k::kTcpSynSent2: return "syn_sent";
       case k::kTcpSynRecv: return "syn_recv";
       case k::kTcpEstablished: return "established";
       case k::kTcpFinWait: return client_closed ? "close_wait" : "fin_wait1";
@@ -1750,7 +1751,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     if (p) ++flow_stats_[fmt::format("flow.{}", p)];
     if (proto == 6) {  // Suricata's flow.end.state and flow.end.tcp_state: the session as the flow ended
       const char* st = fs->verdict == uint8_t(Verdict::Bypass) ? "bypassed"
-                       : fs->tcp.state >= k::kTcpLastAck       ? "closed"
+                       : k::tcp_closed(fs->tcp.state)          ? "closed"
                        : fs->established                       ? "established"
                                                                : "new";
       ++flow_stats_[fmt::format("flow.end.state.{}", st)];
