@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shoal bench-flow runs (small: tables of 1,000 flows, a 20,000-SYN flood,
-# 300,000 packets a router run, the host device table) and its record holds
+# 300,000 packets a router run, one run of each timed case, the host device table) and its record holds
 # every case with positive rates: the table beside the bare one, reassembly,
 # the router path with and without the flow layer (every packet counted, the
 # bench checks), the floor from a bare batched lookup, window tracking's
@@ -10,7 +10,7 @@
 set -u
 SHOAL=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-"$SHOAL" bench-flow --flows 1000 --flows 1000000 --flood 20000 --router-packets 300000 --device host \
+"$SHOAL" bench-flow --flows 1000 --flows 1000000 --flood 20000 --router-packets 300000 --reps 1 --device host \
   --window-flows 1000 --window-packets 200000 \
   --out "$tmp/flow.json" || { echo "FAIL: bench-flow exited $?"; exit 1; }
 /usr/bin/python3 - "$tmp/flow.json" <<'PY'

@@ -193,6 +193,9 @@ int cmd_bench_flow(int argc, char** argv) {
   app.add_option("--flood", flood, "SYNs in the flood");
   app.add_option("--router", router, "also time the router path with and without the flow layer (default true)");
   app.add_option("--router-packets", router_packets, "packets per router run (default 20,000,000)");
+  int reps = 3;
+  app.add_option("--reps", reps, "runs of each window and router configuration, the best kept (default 3)")
+      ->check(CLI::PositiveNumber);
   std::vector<uint64_t> window_flows{1000, 100000};
   uint64_t window_packets = 4000000;
   app.add_option("--window-flows", window_flows, "connections in the window tracking case (default 1000 100000)");
@@ -396,7 +399,7 @@ int cmd_bench_flow(int argc, char** argv) {
     uint64_t invalid = 0;
     std::vector<uint32_t> ids(32);
     std::vector<uint8_t> dirs(32), facts(32);
-    for (int rep = 0; rep < 3; ++rep)
+    for (int rep = 0; rep < reps; ++rep)
       for (int w = 0; w < 2; ++w) {
         flow::FlowTable t;
         flow::Config c;
@@ -471,7 +474,7 @@ int cmd_bench_flow(int argc, char** argv) {
       // slope between the two runs' times: without the start, where every
       // flow is new, nor the end's flush).
       double pps[2] = {0, 0}, secs[2][2] = {{1e30, 1e30}, {1e30, 1e30}};
-      for (int rep = 0; rep < 3; ++rep)
+      for (int rep = 0; rep < reps; ++rep)
         for (int len = 0; len < 2; ++len)
           for (int f = 0; f < 2; ++f) {
             uint64_t packets = 0, limit = router_packets * (len ? 3 : 1);
