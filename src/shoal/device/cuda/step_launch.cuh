@@ -58,9 +58,9 @@ uint32_t fused_blocks(const FusedArgs& a, uint32_t n);
 cudaError_t launch_persistent(const dev::WorkRingView& r, uint32_t blocks, cudaStream_t work, cudaStream_t watch);
 // How many of its blocks fit on one multiprocessor.
 cudaError_t persistent_occupancy(int* blocks_per_sm);
-// Fetches every registered step's device function now (their first fetch
-// allocates and frees device memory, which must not happen while the
-// persistent kernel runs: cudaFree waits for the device).
+// Fetches every registered step's device function now (their first fetch is
+// a synchronous copy from the device, which must not happen while the
+// persistent kernel runs: it would wait for the device).
 cudaError_t resolve_step_fns();
 // How many step kernels are compiled for CUDA (forces the generated unit
 // to be linked).
@@ -76,21 +76,19 @@ template <class K>
 __device__ void step_erased(const void* params, uint32_t i) {
   K::run(*static_cast<const typename K::Params*>(params), i);
 }
+// K's device function's address, a device variable's initial value, read
+// from the host (CUDA's way to a device function's address: only device
+// code knows it). Not taken by a kernel: whole-program ptxas gives every
+// kernel that takes or calls through a function's address its own copy of
+// every such function, and a one-thread kernel per step taking its address
+// had made 31 copies of the 28 step functions (a 28 MB cubin, 280 s of
+// ptxas); now the three kernels that call through them have them (3.4 MB,
+// 25 s).
 template <class K>
-__global__ void step_fn_kernel(StepDeviceFn* out) {
-  *out = &step_erased<K>;
-}
-// K's device function's address, read once through a one-thread kernel.
+__device__ StepDeviceFn step_fn_addr = &step_erased<K>;
 template <class K>
 cudaError_t get_step_fn(StepDeviceFn* out) {
-  StepDeviceFn* d = nullptr;
-  cudaError_t e = cudaMalloc(&d, sizeof *d);
-  if (e != cudaSuccess) return e;
-  step_fn_kernel<K><<<1, 1>>>(d);
-  e = cudaGetLastError();
-  if (e == cudaSuccess) e = cudaMemcpy(out, d, sizeof *d, cudaMemcpyDeviceToHost);
-  cudaFree(d);
-  return e;
+  return cudaMemcpyFromSymbol(out, step_fn_addr<K>, sizeof *out);
 }
 
 template <class K>
