@@ -6,7 +6,7 @@
 # bench checks), the floor from a bare batched lookup, window tracking's
 # cost (no valid segment refused), the device table (also with window
 # tracking), the batch reassembly
-# and the flood. Fails when the bench fails.
+# and the flood (on the CPU table and the device table). Fails when the bench fails.
 set -u
 SHOAL=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -48,6 +48,11 @@ need(len(br) == 2 and all(r["device"] == "host" and r["device_gbit_per_sec"] > 0
 need(len(by.get("window", [])) == 1 and by["window"][0]["ns_per_packet_with"] > 0
      and by["window"][0]["ns_per_packet_without"] > 0, "the window tracking row")
 need(len(by.get("synflood", [])) == 1 and by["synflood"][0]["established_kept"] == 1000, "the flood keeps the established")
+# the flood on the host device table (a quarter of the flood's capacity): it
+# evicts ahead of the aggregates, keeps the connections, no packet without room
+df = by.get("device_synflood", [])
+need(len(df) == 1 and df[0]["device"] == "host" and df[0]["established_kept"] == 1000 and df[0]["evicted"] > 0
+     and df[0]["eviction_passes"] > 0 and df[0]["full_packets"] == 0, "the device flood row")
 print(f"bench-flow: {len(rows)} rows: {'ok' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)
 PY

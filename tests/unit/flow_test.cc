@@ -1509,5 +1509,121 @@ TEST(DeviceFlowTable, KeepsTheCpuTablesStatesTimesAndExpiry) {
   EXPECT_EQ(gpu.full_packets(), 0u);
 }
 
+// A device table too full for a batch evicts before it, in the CPU table's
+// order: a flood of half-open connections (random tuples' SYNs, SYN_SENT's
+// two minutes) into a table of 1,000 flows evicts the flood's oldest first,
+// and established connections (five days) that keep sending stay, with
+// their states and counts; no packet finds the table full. Before each
+// batch the test reads the table, after it sees which flows went: each
+// evicted flow's expiry is no later than any kept flow's.
+TEST(DeviceFlowTable, AFullTableEvictsTheFlowsNearestTheirExpiryFirst) {
+  auto frame = [](uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp, uint8_t flags, std::vector<uint8_t>& bf,
+                  std::vector<uint32_t>& bo, std::vector<uint32_t>& bl) {
+    uint8_t f[54] = {};
+    f[12] = 0x08;  // IPv4
+    uint8_t* ip = f + 14;
+    ip[0] = 0x45, ip[3] = 40, ip[8] = 64, ip[9] = 6;
+    for (int b = 0; b < 4; ++b) ip[12 + b] = uint8_t(src >> (24 - 8 * b)), ip[16 + b] = uint8_t(dst >> (24 - 8 * b));
+    uint8_t* t = ip + 20;
+    t[0] = uint8_t(sp >> 8), t[1] = uint8_t(sp), t[2] = uint8_t(dp >> 8), t[3] = uint8_t(dp);
+    t[12] = 0x50, t[13] = flags, t[14] = 0xff;
+    bo.push_back(uint32_t(bf.size()));
+    bl.push_back(54);
+    bf.insert(bf.end(), f, f + 54);
+  };
+  const uint32_t kCap = 1000, kConns = 100;
+  flow::Config c;
+  c.capacity = kCap;
+  auto d = test::open_test_device();
+  ASSERT_TRUE(d);
+  std::string err;
+  flow::DeviceFlowTable gpu;
+  ASSERT_TRUE(gpu.init(d, c, err)) << err;
+  const uint64_t ms = 1000000;
+  uint64_t now = 1000000 * ms;
+  std::vector<uint32_t> ids;
+  std::vector<uint8_t> dirs;
+  auto client = [](uint32_t i) { return 0x0a000000u + i; };
+  const uint32_t server = 0xc0a80001u;
+  // the connections' handshakes
+  for (uint8_t flags : {k::kTcpSyn, uint8_t(k::kTcpSyn | k::kTcpAck), k::kTcpAck}) {
+    std::vector<uint8_t> bf;
+    std::vector<uint32_t> bo, bl;
+    for (uint32_t i = 0; i < kConns; ++i) {
+      if (flags == (k::kTcpSyn | k::kTcpAck))
+        frame(server, client(i), 443, uint16_t(20000 + i), flags, bf, bo, bl);
+      else
+        frame(client(i), server, uint16_t(20000 + i), 443, flags, bf, bo, bl);
+    }
+    std::vector<uint64_t> nows(bo.size(), now);
+    ASSERT_TRUE(gpu.track(bf.data(), bf.size(), bo.data(), bl.data(), uint32_t(bo.size()), ids, dirs, err, nows.data()))
+        << err;
+    now += ms;
+  }
+  auto key_of = [](const k::ConnKey& key) { return std::string(reinterpret_cast<const char*>(&key), sizeof key); };
+  std::mt19937 rng(23);
+  std::vector<uint64_t> sent(kConns, 2);  // each connection's packets from its client
+  uint64_t evicted = 0, batches = 0, comparisons = 0;
+  uint32_t next_conn = 0;
+  for (int b = 0; b < 200; ++b, now += ms) {
+    // the table as it stands: each flow's expiry
+    std::vector<flow::DeviceFlowTable::Entry> before, after;
+    ASSERT_TRUE(gpu.contents(before, err)) << err;
+    std::map<std::string, uint64_t> expiry;
+    for (auto& e : before) expiry[key_of(e.key)] = e.last_ns + c.timeouts.ns[e.cls];
+    // a batch: 28 SYNs of random tuples, 4 segments of the connections
+    std::vector<uint8_t> bf;
+    std::vector<uint32_t> bo, bl;
+    for (int i = 0; i < 28; ++i)
+      frame(uint32_t(rng()) | 0x80000000u, server, uint16_t(rng()), 80, k::kTcpSyn, bf, bo, bl);
+    for (int i = 0; i < 4; ++i, next_conn = (next_conn + 1) % kConns) {
+      frame(client(next_conn), server, uint16_t(20000 + next_conn), 443, k::kTcpAck | 0x08, bf, bo, bl);
+      ++sent[next_conn];
+    }
+    std::vector<uint64_t> nows(bo.size(), now);
+    ASSERT_TRUE(gpu.track(bf.data(), bf.size(), bo.data(), bl.data(), uint32_t(bo.size()), ids, dirs, err, nows.data()))
+        << err;
+    ++batches;
+    for (uint32_t id : ids) ASSERT_NE(id, 0u) << "batch " << b;
+    ASSERT_TRUE(gpu.contents(after, err)) << err;
+    ASSERT_LE(after.size(), kCap);
+    std::set<std::string> kept;
+    for (auto& e : after) kept.insert(key_of(e.key));
+    uint64_t latest_gone = 0, earliest_kept = ~0ull, gone = 0;
+    for (auto& [key, at] : expiry) {
+      if (kept.count(key)) {
+        earliest_kept = std::min(earliest_kept, at);
+      } else {
+        latest_gone = std::max(latest_gone, at);
+        ++gone;
+      }
+    }
+    if (gone) {
+      ASSERT_LE(latest_gone, earliest_kept) << "batch " << b << ": a flow was evicted before one nearer its expiry";
+      ++comparisons;
+    }
+    evicted += gone;
+  }
+  EXPECT_EQ(gpu.full_packets(), 0u);
+  EXPECT_EQ(gpu.counters().evicted, evicted);
+  EXPECT_GT(evicted, 4000u);  // 5,600 SYNs into room for 900
+  EXPECT_GT(comparisons, 50u);
+  // a sixteenth of the table more than the batch at each eviction: not one a batch
+  EXPECT_GT(gpu.evictions(), 0u);
+  EXPECT_LT(gpu.evictions(), batches * 2 / 3);
+  std::vector<flow::DeviceFlowTable::Entry> got;
+  ASSERT_TRUE(gpu.contents(got, err)) << err;
+  uint32_t established = 0;
+  for (auto& e : got)
+    if (e.key.pb == 443 || e.key.pa == 443) {
+      const uint32_t i = (e.key.pa == 443 ? e.key.pb : e.key.pa) - 20000;
+      ASSERT_LT(i, kConns);
+      EXPECT_EQ(e.tcp.state, k::kTcpEstablished);
+      EXPECT_EQ(e.pkts[e.orig_dir == 0 ? 0 : 1] + e.pkts[e.orig_dir == 0 ? 1 : 0], sent[i] + 1);  // and the SYN-ACK
+      ++established;
+    }
+  EXPECT_EQ(established, kConns);
+}
+
 }  // namespace
 }  // namespace shoal

@@ -114,6 +114,7 @@ bool DeviceFlowTable::track(const uint8_t* frames, size_t frames_bytes, const ui
     err = "device memory for a batch ran out";
     return false;
   }
+  if (!make_room(n, err)) return false;
   k::FlowBatchParams p = params();
   p.nows = nows ? static_cast<const unsigned long long*>(nows_) : nullptr;
   p.n = n;
@@ -138,6 +139,40 @@ bool DeviceFlowTable::track(const uint8_t* frames, size_t frames_bytes, const ui
   return true;
 }
 
+bool DeviceFlowTable::make_room(uint32_t n, std::string& err) {
+  // entries free as of the last call's counters (orphans are neither free
+  // nor flows: the eviction frees them first)
+  const uint32_t used = std::min(c_.used, v_.capacity);
+  const uint32_t room = std::min(v_.capacity, c_.free_n + (v_.capacity - used));
+  if (room >= n || used == 0) return true;
+  // room for the batch, at least a sixteenth of the table (so that a flood
+  // of new flows sorts the table once per many batches, not at each), at
+  // most half of it (a batch of more new flows than that finds the rest
+  // without room, and the half nearest expiry is all it evicts: the CPU
+  // table, packet by packet, would evict the batch's own new flows before
+  // the connections that expire last)
+  const uint32_t want =
+      uint32_t(std::min<uint64_t>(std::max<uint32_t>(v_.capacity / 2, 1), std::max<uint64_t>(n, v_.capacity / 16)));
+  if (want <= room) return true;
+  const uint32_t k = std::min(want - room, used);
+  if (!grow(skey_, skey_cap_, used * 8u) || !grow(sval_, sval_cap_, used * 4u) ||
+      !grow(skey_out_, skey_out_cap_, used * 8u) || !grow(sval_out_, sval_out_cap_, used * 4u)) {
+    err = "device memory for an eviction ran out";
+    return false;
+  }
+  k::FlowBatchParams p = params();
+  d_->launch(s_, dev::step_kernel<k::FlowEvictKeyStep>(), &p, sizeof p, used);
+  d_->sort_pairs(s_, static_cast<const uint64_t*>(skey_), static_cast<uint64_t*>(skey_out_), p.sort_val,
+                 static_cast<uint32_t*>(sval_out_), used, 64);
+  d_->launch(s_, dev::step_kernel<k::FlowEvictStep>(), &p, sizeof p, k);
+  d_->d2h(s_, &c_, v_.c, sizeof c_);
+  d_->record(s_);
+  launches_ += 2;
+  ++evictions_;
+  if (d_->wait(s_, err) != dev::Status::Done) return false;
+  return rebuild_if_tombstoned(err);
+}
+
 bool DeviceFlowTable::expire(uint64_t now, std::string& err) {
   k::FlowBatchParams p = params();
   p.now = now;
@@ -149,8 +184,14 @@ bool DeviceFlowTable::expire(uint64_t now, std::string& err) {
   d_->d2h(s_, &c_, v_.c, sizeof c_);
   d_->record(s_);
   if (d_->wait(s_, err) != dev::Status::Done) return false;
+  return rebuild_if_tombstoned(err);
+}
+
+bool DeviceFlowTable::rebuild_if_tombstoned(std::string& err) {
   if (uint64_t(c_.tombs) * 4 <= uint64_t(v_.mask) + 1) return true;
   // tombstones fill a quarter of the index: rebuild it from the live flows
+  k::FlowBatchParams p = params();
+  const uint32_t entries = std::min(c_.used, v_.capacity);
   d_->memset(s_, v_.slots, 0, (size_t(v_.mask) + 1) * sizeof(unsigned long long));
   d_->memset(s_, &v_.c->tombs, 0, sizeof(uint32_t));
   d_->launch(s_, dev::step_kernel<k::FlowReinsertStep>(), &p, sizeof p, entries);

@@ -6,8 +6,14 @@
 // tracking when configured (each segment's verdict, conntrack's shorter
 // timeouts, a reset before any reply ending its flow), and expiry by the
 // same per-class timeouts. The CPU table is the reference its tests compare
-// it with. A full table counts the packets that found no room
-// (full_packets()); it does not evict.
+// it with. A table too full for a batch evicts before it, in the CPU
+// table's order (the flows nearest their expiry first: a flood of half-open
+// connections evicts itself before established ones go), until the batch
+// and a sixteenth of the table would fit: kernels in parallel passes cannot
+// evict packet by packet as the CPU table does, so the device evicts ahead,
+// in bulk, at most half the table at once, and a batch never finds the table
+// full unless it brings more new flows than that (full_packets() counts
+// those packets).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -53,17 +59,22 @@ class DeviceFlowTable {
   const k::DevFlowCounters& counters() const { return c_; }
   uint32_t full_packets() const { return c_.full; }
   uint64_t launches() const { return launches_; }
-  uint64_t rebuilds() const { return rebuilds_; }  // index rebuilds that cleared tombstones
+  uint64_t rebuilds() const { return rebuilds_; }    // index rebuilds that cleared tombstones
+  uint64_t evictions() const { return evictions_; }  // passes that evicted (counters().evicted: the flows)
 
  private:
   void* grow(void*& p, size_t& have, size_t want);
   k::FlowBatchParams params() const;
+  // Room for n new flows, evicting when the last counters say there is none.
+  bool make_room(uint32_t n, std::string& err);
+  // Rebuilds the index when tombstones fill a quarter of it.
+  bool rebuild_if_tombstoned(std::string& err);
   std::shared_ptr<dev::Device> d_;
   dev::Stream* s_ = nullptr;
   k::DevFlowView v_;
   k::DevFlowConfig cfg_{};
   k::DevFlowCounters c_{};
-  uint64_t launches_ = 0, rebuilds_ = 0;
+  uint64_t launches_ = 0, rebuilds_ = 0, evictions_ = 0;
   // batch buffers on the device, grown as needed
   void *frames_ = nullptr, *offs_ = nullptr, *lens_ = nullptr, *nows_ = nullptr, *ids_ = nullptr, *pkt_ = nullptr,
        *tflags_ = nullptr, *dirs_ = nullptr, *facts_ = nullptr, *l4_ = nullptr, *iplen_ = nullptr, *skey_ = nullptr,

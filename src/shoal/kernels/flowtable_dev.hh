@@ -72,6 +72,7 @@ struct DevFlowCounters {
   // reply ended
   uint32_t tcp_ignored, tcp_seq_over, tcp_ack_over, tcp_bad_rst, tcp_bad_state;
   uint32_t reset;
+  uint32_t evicted;  // flows a full table evicted (dev_flow_evict)
 };
 
 struct DevFlowView {
@@ -304,6 +305,30 @@ SHOAL_HD bool dev_flow_expire(const DevFlowView& t, const DevFlowConfig& cfg, ui
   dev_flow_remove(t, e);
   atomic_add32(&t.c->expired, 1);
   return true;
+}
+
+// Entry e's place in eviction order: the CPU table's (nearest its expiry
+// first; among flows of one timeout, the oldest idle), orphans before any
+// flow, free entries after all.
+SHOAL_HD unsigned long long dev_flow_evict_key(const DevFlowView& t, const DevFlowConfig& cfg, uint32_t e) {
+  const DevFlow& f = t.flows[e];
+  if (f.status == kDevOrphan) return 0;
+  if (f.status != kDevLive) return ~0ull;
+  const unsigned long long at = f.last_ns + cfg.timeout_ns[f.cls];
+  return at < f.last_ns || at == ~0ull ? ~0ull - 1 : at;  // (saturated: still before the free entries)
+}
+
+// Entry e makes room: a live flow is evicted (its slot a tombstone, counted),
+// an orphan freed; a free entry stays as it is.
+SHOAL_HD void dev_flow_evict(const DevFlowView& t, uint32_t e) {
+  DevFlow& f = t.flows[e];
+  if (f.status == kDevOrphan) {
+    f.status = kDevFree;
+    t.free_ids[atomic_add32(&t.c->free_n, 1)] = e;
+  } else if (f.status == kDevLive) {
+    dev_flow_remove(t, e);
+    atomic_add32(&t.c->evicted, 1);
+  }
 }
 
 // Entry e back into an emptied index (the rebuild that clears tombstones).

@@ -1,5 +1,5 @@
-// Step kernels FlowFindStep, FlowFixStep, FlowWalkStep, FlowExpireStep and
-// FlowReinsertStep (see kernels/step.hh and kernels/flowtable_dev.hh): the
+// Step kernels FlowFindStep, FlowFixStep, FlowWalkStep, FlowExpireStep,
+// FlowEvictKeyStep, FlowEvictStep and FlowReinsertStep (see kernels/step.hh and kernels/flowtable_dev.hh): the
 // flow layer's table on a device, over a batch of Ethernet frames.
 #pragma once
 #include "shoal/kernels/flowhash.hh"
@@ -123,6 +123,24 @@ struct FlowExpireStep {
   static SHOAL_HD void run(const Params& p, uint32_t e) { dev_flow_expire(p.t, p.cfg, e, p.now); }
 };
 SHOAL_STEP(FlowExpireStep)
+
+// Over the claimed entries: each one's eviction order and index, to sort
+// (dev_flow_evict_key).
+struct FlowEvictKeyStep {
+  using Params = FlowBatchParams;
+  static SHOAL_HD void run(const Params& p, uint32_t e) {
+    p.sort_key[e] = dev_flow_evict_key(p.t, p.cfg, e);
+    p.sort_val[e] = e;
+  }
+};
+SHOAL_STEP(FlowEvictKeyStep)
+
+// Over the first entries in eviction order: each makes room (dev_flow_evict).
+struct FlowEvictStep {
+  using Params = FlowBatchParams;
+  static SHOAL_HD void run(const Params& p, uint32_t i) { dev_flow_evict(p.t, p.sorted_val[i]); }
+};
+SHOAL_STEP(FlowEvictStep)
 
 // Over the entries, into an emptied index (dev_flow_reinsert).
 struct FlowReinsertStep {
