@@ -201,6 +201,70 @@ TEST(HostDevice, StreamsKeepTheirOrderButFinishInAnyOrder) {
   EXPECT_TRUE(saw_reorder) << "streams always finished in order despite random delays";
 }
 
+// Device::follow: each stream reads a shared word and then writes its own
+// number there, after the stream before it; with random delays only the
+// ordering makes each read see its predecessor's write. A stream destroyed
+// while the next still waits for it outlives that wait.
+TEST(HostDevice, AFollowingStreamStartsAfterWhatItFollowsFinished) {
+  dev::DeviceOptions o;
+  o.delay_us = 200;
+  o.host_threads = 4;
+  auto d = dev::make_host_device(o);
+  ASSERT_TRUE(d->orders_streams());
+  constexpr int kStreams = 12;
+  auto* shared = static_cast<uint64_t*>(d->dev_alloc(8));
+  *shared = 0;
+  std::vector<dev::Stream*> s;
+  std::vector<uint64_t> seen(kStreams, ~0ull), mine(kStreams);
+  for (int i = 0; i < kStreams; ++i) {
+    s.push_back(d->stream_create());
+    mine[i] = uint64_t(i) + 1;
+    d->memset(s[i], &seen[i], 0xff, 8);  // (something queued before the wait)
+    if (i) d->follow(s[i], s[i - 1]);
+    d->d2h(s[i], &seen[i], shared, 8);
+    d->h2d(s[i], shared, &mine[i], 8);
+    d->record(s[i]);
+  }
+  d->stream_destroy(s[0]);  // (s[1] may still wait for it)
+  std::string err;
+  for (int i = 1; i < kStreams; ++i) EXPECT_EQ(d->wait(s[i], err), dev::Status::Done) << err;
+  for (int i = 0; i < kStreams; ++i) EXPECT_EQ(seen[i], uint64_t(i)) << "stream " << i;
+  EXPECT_EQ(*shared, uint64_t(kStreams));
+  for (int i = 1; i < kStreams; ++i) d->stream_destroy(s[i]);
+  d->dev_free(shared);
+}
+
+// A chain's aggregates reuse their streams: two streams follow each other in
+// turn (each new piece of work on one follows what the other has queued),
+// without waiting in between. (A pool thread holding one stream's lock while
+// taking the other's deadlocked here.)
+TEST(HostDevice, StreamsThatFollowEachOtherInTurnKeepTheOrder) {
+  dev::DeviceOptions o;
+  o.delay_us = 20;
+  o.host_threads = 4;
+  auto d = dev::make_host_device(o);
+  constexpr int kWork = 400;
+  auto* shared = static_cast<uint64_t*>(d->dev_alloc(8));
+  *shared = 0;
+  dev::Stream* s[2] = {d->stream_create(), d->stream_create()};
+  std::vector<uint64_t> seen(kWork, ~0ull), mine(kWork);
+  for (int i = 0; i < kWork; ++i) {
+    dev::Stream* me = s[i % 2];
+    mine[i] = uint64_t(i) + 1;
+    if (i) d->follow(me, s[(i + 1) % 2]);
+    d->d2h(me, &seen[i], shared, 8);
+    d->h2d(me, shared, &mine[i], 8);
+  }
+  std::string err;
+  for (dev::Stream* x : s) {
+    d->record(x);
+    EXPECT_EQ(d->wait(x, err), dev::Status::Done) << err;
+  }
+  for (int i = 0; i < kWork; ++i) ASSERT_EQ(seen[i], uint64_t(i)) << "work " << i;
+  for (dev::Stream* x : s) d->stream_destroy(x);
+  d->dev_free(shared);
+}
+
 TEST(HostDevice, InjectedFaultsFailTheStreamUntilReset) {
   dev::DeviceOptions o;
   o.fault_rate = 1;

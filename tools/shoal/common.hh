@@ -51,6 +51,7 @@ struct RunArgs {
   bool offload_schedule = false;
   bool offload_adaptive = false;  // GPUNFV's dynamic aggregate size (offload::BatchSizer)
   uint32_t offload_latency_us = 0, offload_cpu_below = 0;
+  bool offload_flow_serial = false;  // per-flow state not resident on the device (offload::Options::flow_resident)
   // Called after the run (or after initialization with init_only), before
   // cleanup; a non-zero result is the exit status.
   std::function<int(Runtime&)> at_exit;

@@ -342,6 +342,7 @@ int cmd_run(const RunArgs& ra) {
   oo.adaptive = ra.offload_adaptive;
   oo.latency_us = ra.offload_latency_us;
   oo.cpu_below = ra.offload_cpu_below;
+  oo.flow_resident = !ra.offload_flow_serial;
   Runtime rt(prog, opt);
   std::atomic<Runtime*> current{&rt};  // the runtime running now (hot swaps replace it)
   // The device as the run has it: the one an element opened, else the one
@@ -910,6 +911,9 @@ int run_main(int argc, char** argv) {
                   "with --offload-adaptive: halve the aggregate when one takes longer than this (0: no bound)");
   run->add_option("--offload-cpu-below", ra.offload_cpu_below,
                   "with --offload-adaptive: an aggregate the timeout sends with fewer packets runs on the CPU");
+  run->add_flag("--offload-flow-serial", ra.offload_flow_serial,
+                "chains with per-flow state run one aggregate at a time, the state copied from the host each time "
+                "(default: kept on the device, so aggregates overlap)");
 
   std::string check_file;
   std::vector<std::string> check_words;

@@ -73,6 +73,11 @@ void Device::launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uin
   }
 }
 
+void Device::follow(Stream*, Stream*) {
+  // (only called where orders_streams(): a backend that says so overrides this)
+  std::abort();
+}
+
 bool Device::upload(void* dst, const void* src, size_t bytes, std::string& err) {
   Stream* s = stream_create();
   if (!s) {

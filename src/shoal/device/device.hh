@@ -146,6 +146,13 @@ class Device {
   // Launches a persistent kernel took from its ring instead of the driver
   // (CUDA with SHOAL_CUDA_PERSISTENT; 0 elsewhere).
   virtual uint64_t ring_launches() const { return 0; }
+  // Orders two streams: what is queued on s from now on starts only after
+  // everything queued on `after` so far has finished (or been skipped
+  // after a failure: a failure does not cross over). Only where
+  // orders_streams() says so (CUDA: an event and cudaStreamWaitEvent; not
+  // with the persistent kernel's ring, which is not ordered with streams).
+  virtual bool orders_streams() const { return false; }
+  virtual void follow(Stream* s, Stream* after);
   // Marks the end of what was queued so far; poll() reports on it.
   virtual void record(Stream* s) = 0;
   // Never blocks: Done when everything up to the last record() finished.

@@ -20,7 +20,9 @@ namespace shoal::dev {
 
 namespace {
 
-enum class OpType : uint8_t { H2D, D2H, Memset, Launch, Sort, Scan };
+enum class OpType : uint8_t { H2D, D2H, Memset, Launch, Sort, Scan, Wait };
+
+class HostStream;
 
 struct Op {
   OpType type;
@@ -39,6 +41,9 @@ struct Op {
   void* dst2 = nullptr;
   int bits = 0;
   int64_t init = 0;
+  // Wait (Device::follow): the stream whose first `bytes` operations must
+  // have finished first
+  HostStream* after = nullptr;
 };
 
 const char* op_name(const Op& o) {
@@ -49,6 +54,7 @@ const char* op_name(const Op& o) {
     case OpType::Launch: return o.kernel->name;
     case OpType::Sort: return "sort";
     case OpType::Scan: return "scan";
+    case OpType::Wait: return "wait for another stream";
   }
   return "?";
 }
@@ -62,6 +68,10 @@ class HostStream : public Stream {
   bool failed = false;
   std::string error;
   uint64_t queued = 0, done = 0, mark = 0;
+  // Streams whose next operation waits for this one's (Device::follow):
+  // back in the ready queue as this one's operations finish.
+  std::vector<HostStream*> waiters;
+  uint64_t followers = 0;  // Wait operations on other streams not yet past (this stream outlives them)
 };
 
 class HostDevice final : public Device {
@@ -110,7 +120,7 @@ class HostDevice final : public Device {
     auto* h = static_cast<HostStream*>(s);
     {
       std::unique_lock<std::mutex> g(h->mu);
-      h->cv.wait(g, [h] { return h->done == h->queued; });
+      h->cv.wait(g, [h] { return h->done == h->queued && h->followers == 0; });
     }
     delete h;
   }
@@ -142,6 +152,18 @@ class HostDevice final : public Device {
                        int64_t init) override {
     Op o{OpType::Scan, false, out, in, n};
     o.src2 = keys, o.bits = inclusive, o.init = init;
+    enqueue(s, std::move(o));
+  }
+  bool orders_streams() const override { return true; }
+  void follow(Stream* s, Stream* after) override {
+    auto* a = static_cast<HostStream*>(after);
+    Op o{OpType::Wait};
+    o.after = a;
+    {
+      std::lock_guard<std::mutex> g(a->mu);
+      o.bytes = a->queued;
+      ++a->followers;
+    }
     enqueue(s, std::move(o));
   }
   void record(Stream* s) override {
@@ -178,7 +200,7 @@ class HostDevice final : public Device {
     return Status::Done;
   }
   void enqueue(Stream* s, Op o) {
-    o.fail = inject_fault();
+    o.fail = o.type != OpType::Wait && inject_fault();
     auto* h = static_cast<HostStream*>(s);
     bool wake = false;
     {
@@ -199,6 +221,7 @@ class HostDevice final : public Device {
   // its first operation and puts it back at the tail if more are queued.
   void loop(uint32_t id) {
     std::mt19937_64 rng(opt_.seed * 7919 + id);
+    std::vector<HostStream*> woken;
     for (;;) {
       HostStream* h;
       {
@@ -208,6 +231,26 @@ class HostDevice final : public Device {
         h = ready_.front();
         ready_.pop_front();
       }
+      // A wait for another stream's operations parks this stream with that
+      // one until they have finished (no pool thread blocks). Only this
+      // thread takes h's operations, and others only append to them: its
+      // first one stays put while h->mu is let go (the two streams' locks
+      // are never held together: they may follow each other in turn).
+      HostStream* after = nullptr;
+      uint64_t target = 0;
+      {
+        std::lock_guard<std::mutex> g(h->mu);
+        if (const Op& w = h->ops.front(); w.type == OpType::Wait) after = w.after, target = w.bytes;
+      }
+      if (after) {
+        std::lock_guard<std::mutex> ga(after->mu);
+        if (after->done < target) {
+          after->waiters.push_back(h);
+          continue;
+        }
+        --after->followers;
+        after->cv.notify_all();
+      }
       Op op;
       bool skip;
       {
@@ -216,7 +259,8 @@ class HostDevice final : public Device {
         h->ops.pop_front();
         skip = h->failed;
       }
-      if (opt_.delay_us) std::this_thread::sleep_for(std::chrono::microseconds(rng() % (opt_.delay_us + 1)));
+      if (opt_.delay_us && op.type != OpType::Wait)
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % (opt_.delay_us + 1)));
       if (!skip && !op.fail) execute(op);
       bool requeue;
       {
@@ -228,14 +272,17 @@ class HostDevice final : public Device {
         ++h->done;
         requeue = !h->ops.empty();
         if (!requeue) h->scheduled = false;
+        woken.swap(h->waiters);
         h->cv.notify_all();
       }
-      if (requeue) {
+      if (requeue) woken.push_back(h);
+      if (!woken.empty()) {
         {
           std::lock_guard<std::mutex> g(mu_);
-          ready_.push_back(h);
+          for (HostStream* w : woken) ready_.push_back(w);
         }
-        cv_.notify_one();
+        cv_.notify_all();
+        woken.clear();
       }
     }
   }
@@ -251,6 +298,7 @@ class HostDevice final : public Device {
       case OpType::Launch: o.kernel->host_run(o.params.data(), o.order, 0, o.n); break;
       case OpType::Sort: sort(o); break;
       case OpType::Scan: scan(o); break;
+      case OpType::Wait: break;  // (its stream waited in loop())
     }
   }
   // A stable sort by the key's low `bits` bits, as CUB's radix sort orders.

@@ -189,6 +189,7 @@ class FlowTable {
   }
 
   uint32_t capacity() const { return cap_; }
+  uint32_t entries() const { return entries_; }  // ids are 1..entries()
   uint32_t size() const { return live_; }
   uint32_t state_bytes() const { return state_bytes_; }
   size_t memory_bytes() const;  // what init() allocated

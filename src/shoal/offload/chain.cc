@@ -15,6 +15,7 @@
 #include "shoal/core/element.hh"
 #include "shoal/core/worker.hh"
 #include "shoal/kernels/flowstate.hh"
+#include "shoal/kernels/steps/flow_resident.hh"
 
 namespace shoal::offload {
 
@@ -303,6 +304,7 @@ Chain::~Chain() {
   };
   for (auto& a : dev_free_) drop(a);
   for (auto& a : cpu_free_) drop(a);
+  if (res_) device_->dev_free(res_);
 }
 
 bool Chain::ensure(Aggregate& a, size_t bytes) {
@@ -499,6 +501,99 @@ void Chain::pack_flows(Aggregate& a, bool pre) {
     }
     for (const Plan::FlowSeg& g : plan_.flow_segs()) std::memcpy(rec + g.rec, src + g.off, g.bytes);
   }
+  if (!a.piped) return;
+  // Resident flow state: a flow that an aggregate still in flight holds
+  // takes its state from the device's copy (what that aggregate leaves
+  // there: the record packed above is stale), every flow's state goes back
+  // into it; the flows count as in flight until the aggregate is released.
+  auto* fid = reinterpret_cast<uint32_t*>(a.host + a.o_fid);
+  uint8_t* mode = a.host + a.o_fmode;
+  const bool hold = pre && a.on_device;
+  for (uint32_t r = 0; r < a.nflows; ++r) {
+    const uint32_t id = a.run_flow[r];
+    FlowLive& f = fl_live_[id];
+    fid[r] = id;
+    mode[r] = uint8_t(k::kFlowToResident | (f.live ? k::kFlowFromResident : 0));
+    if (!hold) continue;
+    if (f.live) stats_.flow_resident.add();
+    ++f.live;
+    f.gen = a.run_gen[r];
+    a.held_ids.push_back(id);
+  }
+}
+
+bool Chain::resident_ready() {
+  if (!resident_tried_) {
+    resident_tried_ = true;
+    FlowStateStore* st = plan_.flow_store();
+    if (resident_on_ && device_ && device_->orders_streams() && st && plan_.flow_stride()) {
+      const size_t bytes = size_t(st->flow_ids()) * plan_.flow_stride();
+      res_ = static_cast<uint8_t*>(device_->dev_alloc(std::max<size_t>(bytes, 8)));
+      if (res_) {
+        fl_live_.assign(size_t(st->flow_ids()) + 1, FlowLive{0, 0, 0, 0});
+        resident_ = true;
+      }
+    }
+  }
+  return resident_;
+}
+
+bool Chain::flows_fit(PacketBatch* b, const std::vector<uint32_t>& gens) {
+  if (++fit_stamp_ == 0) {
+    for (FlowLive& f : fl_live_) f.stamp = 0;
+    fit_stamp_ = 1;
+  }
+  const uint32_t nids = uint32_t(fl_live_.size() - 1);
+  size_t j = 0;
+  bool ok = true;
+  b->for_each([&](uint32_t, Packet* p) {
+    const uint32_t g = j < gens.size() ? gens[j] : 0;
+    ++j;
+    const uint32_t id = p->anno().flow;
+    if (!ok || !id) return;
+    if (id > nids) {
+      ok = false;
+      return;
+    }
+    FlowLive& f = fl_live_[id];
+    if (f.live && f.gen != g)
+      ok = false;  // in flight as another flow (the id reused): its state is not that one's
+    else if (f.stamp != fit_stamp_)
+      f.stamp = fit_stamp_, f.sgen = g;
+    else if (f.sgen != g)
+      ok = false;  // two flows of one id here: one place on the device for both
+  });
+  return ok && j == gens.size();
+}
+
+bool Chain::can_overlap(PacketBatch* b, const std::vector<uint32_t>& gens) {
+  fit_batch_ = nullptr;
+  if (piped_live_ == 0 || other_live_ != 0 || !device_usable() || dev_free_.empty() || !resident_ready()) return false;
+  fit_ = flows_fit(b, gens);
+  if (fit_) fit_batch_ = b;
+  return fit_;
+}
+
+// A failure: the overlapping aggregates in flight read state the failed one
+// never wrote; each is redone on the host at its turn (Chain::ready), and
+// until the last is released nothing overlaps.
+void Chain::new_epoch() {
+  ++epoch_;
+  other_live_ += piped_live_;
+  piped_live_ = 0;
+  last_piped_ = nullptr;
+}
+
+void Chain::launch_resident(Aggregate& a, bool gather) {
+  if (!a.nflows) return;
+  k::FlowResidentParams p{res_, a.kbuf + a.o_fstate, reinterpret_cast<const uint32_t*>(a.kbuf + a.o_fid),
+                          a.kbuf + a.o_fmode, plan_.flow_stride()};
+  if (gather) {
+    if (a.after) device_->follow(a.stream, a.after);  // after the aggregate before it left its flows' state
+    device_->launch(a.stream, dev::step_kernel<k::FlowGatherStep>(), &p, sizeof p, a.nflows);
+  } else {
+    device_->launch(a.stream, dev::step_kernel<k::FlowScatterStep>(), &p, sizeof p, a.nflows);
+  }
 }
 
 // The flows' records back into the flow layer: the state each flow's last
@@ -543,6 +638,10 @@ bool Chain::pack(Aggregate& a, bool pre) {
     a.o_forder = o = align16(o), o += size_t(4) * n;
     a.o_fhash = o = align16(o), o += size_t(4) * a.nflows;
     a.o_fdir = o = align16(o), o += n;
+    if (a.piped) {
+      a.o_fid = o = align16(o), o += size_t(4) * a.nflows;
+      a.o_fmode = o = align16(o), o += a.nflows;
+    }
   } else {
     a.nruns = a.nflows = 0;
   }
@@ -705,6 +804,13 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
   if (plan_.flow_store()) std::swap(a->pkt_gen, next_gens_);
   next_gens_.clear();
   a->on_device = dev;
+  a->piped = false;
+  a->after = nullptr;
+  a->epoch = epoch_;
+  a->held_ids.clear();
+  if (dev && plan_.flow_store() && resident_ready())
+    a->piped = other_live_ == 0 && (fit_batch_ == b ? fit_ : flows_fit(b, a->pkt_gen));
+  fit_batch_ = nullptr;
   a->failed = false;
   a->done = false;
   a->error.clear();
@@ -733,6 +839,7 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
     std::memset(a->host, 0, size_t(4) * n);
     stats_.host_direct.add();
     stats_.pack_ns.add(host_ns() - t0);
+    ++other_live_;
     return a;
   }
   if (dev) {
@@ -745,7 +852,7 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
     // the CPU, counted as a device failure. Without host memory either,
     // nothing more can be done.
     if (!a->on_device) throw std::bad_alloc();
-    a->on_device = false;
+    a->on_device = a->piped = false;
     note_failure(*a, "out of device or pinned host memory for an aggregate");
     stats_.cpu_fault.add();
     stats_.fault_packets.add(b->live());
@@ -760,6 +867,16 @@ Aggregate* Chain::begin(PacketBatch* b, bool want_device) {
   a->kbuf = a->dbuf;
   if (a->on_device && zero_copy_ && a->o_end <= size_t(zero_copy_) * a->n)
     if (auto* k = static_cast<uint8_t*>(device_->host_device_pointer(a->host))) a->zero = true, a->kbuf = k;
+  if (a->piped) {
+    if (last_piped_) {
+      a->after = last_piped_->stream;
+      stats_.flow_overlapped.add();
+    }
+    last_piped_ = a;
+    ++piped_live_;
+  } else {
+    ++other_live_;
+  }
   if (a->on_device) {
     if (a->zero)
       stats_.zero_copy.add();
@@ -812,8 +929,14 @@ void Chain::flush(Aggregate& a, bool signal) {
     // (16 at a time: a chain is rarely longer). Consecutive per-flow steps
     // go as one launch over the flow runs (a run's packets are its own), the
     // per-packet ones between them as another.
+    size_t last_flow = SIZE_MAX;  // the last per-flow step (resident state: copied back after it)
+    for (size_t j = 0; j < a.pending.size(); ++j)
+      if (a.piped && a.pending[j].per_packet == Launch::kPerFlow) last_flow = j;
+    bool gathered = false;
     for (size_t j = 0; j < a.pending.size();) {
       const bool per_flow = a.pending[j].per_packet == Launch::kPerFlow;
+      if (per_flow && a.piped && !gathered) launch_resident(a, true), gathered = true;
+      const size_t j0 = j;
       uint32_t c = 0;
       for (; j < a.pending.size() && c < 16 && (a.pending[j].per_packet == Launch::kPerFlow) == per_flow; ++j, ++c)
         fs[c] = {a.pending[j].kernel, a.pending_params.data() + a.pending[j].off, a.pending[j].size,
@@ -825,6 +948,7 @@ void Chain::flush(Aggregate& a, bool signal) {
         device_->launch(a.stream, *fs[0].kernel, fs[0].params, fs[0].size, threads, ord);
       else
         device_->launch_fused(a.stream, fs, c, threads, ord, last);
+      if (per_flow && a.piped && j0 <= last_flow && last_flow < j) launch_resident(a, false);
     }
     stats_.launch_ns.add(host_ns() - t0);
   }
@@ -836,7 +960,7 @@ void Chain::end(Aggregate& a) {
   // A zero-copy aggregate's kernels write their results in host memory:
   // the last one can mark the aggregate done itself (no event to record,
   // no driver call to poll it).
-  flush(a, a.on_device && a.zero && device_->signals());
+  flush(a, a.on_device && a.zero && device_->signals() && !a.piped);
   if (!a.on_device) return;
   if (!a.zero) device_->d2h(a.stream, a.host + a.o_verdict, a.dbuf + a.o_verdict, a.o_rw + a.rw_bytes - a.o_verdict);
   device_->record(a.stream);
@@ -876,6 +1000,12 @@ bool Chain::ready(Aggregate& a) {
   stop_occupying(a);
   if (st == dev::Status::Failed || a.failed) {
     note_failure(a, a.failed && !a.error.empty() ? a.error : err);
+    if (a.piped && a.epoch == epoch_) new_epoch();
+    redo_on_host(a);
+    return true;
+  }
+  if (a.piped && a.epoch != epoch_) {  // one before it failed: it read state that one never wrote
+    stats_.flow_redone.add();
     redo_on_host(a);
     return true;
   }
@@ -995,6 +1125,14 @@ PacketBatch* Chain::release(Aggregate& a) {
   PacketBatch* b = a.batch;
   a.batch = nullptr;
   a.keep.clear();
+  for (uint32_t id : a.held_ids) --fl_live_[id].live;
+  a.held_ids.clear();
+  if (a.piped && a.epoch == epoch_)
+    --piped_live_;
+  else
+    --other_live_;
+  if (last_piped_ == &a) last_piped_ = nullptr;
+  a.piped = false;
   a.pending.clear();
   a.pending_params.clear();
   std::unique_ptr<Aggregate> u(&a);
@@ -1019,9 +1157,12 @@ std::string Chain::describe() const {
   for (size_t j = 0; j < plan_.blocks().size(); ++j)
     s += fmt::format("block {}: {} bytes in, {} bytes out per packet\n", j, plan_.blocks()[j].in_size,
                      plan_.blocks()[j].out_size);
-  if (plan_.flow_store())
-    s += fmt::format("flow state: {} bytes a flow, both ways; packets grouped by flow, one thread a flow\n",
+  if (plan_.flow_store()) {
+    s += fmt::format("flow state: {} bytes a flow, both ways; packets grouped by flow, one thread a flow",
                      plan_.flow_stride());
+    const bool resident = resident_tried_ ? resident_ : resident_on_ && device_ && device_->orders_streams();
+    s += resident ? "; resident on the device between aggregates (they overlap)\n" : "; one aggregate at a time\n";
+  }
   return s;
 }
 
@@ -1044,6 +1185,9 @@ void add_chain_handlers(Element& e, ChainStats& s, const std::string& prefix, co
   e.add_stat_handler(prefix + "zero_copy", s.zero_copy);
   e.add_stat_handler(prefix + "flow_runs", s.flow_runs);
   e.add_stat_handler(prefix + "flow_stale", s.flow_stale);
+  e.add_stat_handler(prefix + "flow_overlapped", s.flow_overlapped);
+  e.add_stat_handler(prefix + "flow_resident", s.flow_resident);
+  e.add_stat_handler(prefix + "flow_redone", s.flow_redone);
   e.add_stat_handler(prefix + "host_direct", s.host_direct);
   e.add_read_handler(
       prefix + "inflight_max", [&s] { return std::to_string(s.inflight_max.get()); }, Agg::Max, true);

@@ -101,6 +101,8 @@ class FlowStateStore {
   // The state block flow `id` had when its generation `gen` ended (and its
   // hash), or nullptr when it is no longer kept.
   virtual uint8_t* released_state(uint32_t id, uint32_t gen, uint32_t& hash) = 0;
+  // Flow ids are 1..flow_ids().
+  virtual uint32_t flow_ids() const = 0;
 };
 
 // The union of what a chain's steps declare.
@@ -345,6 +347,11 @@ struct ChainStats {
   Stat flow_runs;    // flows in the aggregates of chains with per-flow state (Plan::add_flow_state)
   Stat flow_stale;   // flows that had ended longer ago than the store keeps their state (run from zero)
   Stat host_direct;  // host aggregates run through the steps' CPU functions (Offloadable::offload_host_direct)
+  // Resident flow state (Chain::set_flow_resident): aggregates begun while
+  // others of the chain were on the device, flow runs whose state came from
+  // the device's copy, and aggregates redone on the host because one before
+  // them failed (they read state it never wrote).
+  Stat flow_overlapped, flow_resident, flow_redone;
 };
 
 class Chain;
@@ -380,7 +387,17 @@ struct Aggregate {
   size_t o_fruns = 0, o_forder = 0, o_fhash = 0, o_fdir = 0, o_fstate = 0;
   std::vector<uint32_t> run_flow, run_gen;  // per flow run: its id and generation
   std::vector<uint32_t> pkt_gen;            // per packet: its flow's generation (Chain::begin's gens)
-  std::vector<size_t> o_bin, o_bout;        // user blocks
+  // Resident flow state (Chain::set_flow_resident): an aggregate that
+  // overlaps others of its chain on the device (its flows' state passing
+  // between them there), the failure epoch it began in, the stream it
+  // follows, its runs' ids and modes (k::kFlowFromResident...), and the
+  // flow ids it counts as in flight.
+  bool piped = false;
+  uint64_t epoch = 0;
+  dev::Stream* after = nullptr;
+  size_t o_fid = 0, o_fmode = 0;
+  std::vector<uint32_t> held_ids;
+  std::vector<size_t> o_bin, o_bout;  // user blocks
   size_t rw_bytes = 0, ro_bytes = 0;
   struct Seg {
     uint32_t pkt, s, e, pos;  // packet index, [s, e) in the packet, position in the written area
@@ -468,6 +485,19 @@ class Chain {
   // flow (in order; FlowStateStore::flow_generation when the packet came),
   // taken by the next begin().
   void set_flow_generations(std::vector<uint32_t>&& gens) { next_gens_ = std::move(gens); }
+  // Resident flow state (on by default where the device orders streams):
+  // a chain with per-flow state keeps a copy of each flow's state on the
+  // device (a table indexed by flow id), so device aggregates need not wait
+  // for the one before to come back. Off, a chain with per-flow state runs
+  // one aggregate at a time (NbaOffload waits), each starting from the
+  // state the host holds.
+  void set_flow_resident(bool on) { resident_on_ = on; }
+  // Whether b (with its packets' flow generations) may begin now as a
+  // device aggregate while others of the chain are in flight: every
+  // aggregate in flight is one (of the current failure epoch), a device
+  // slot is free, and none of b's flows is in flight under another
+  // generation or appears in b under two.
+  bool can_overlap(PacketBatch* b, const std::vector<uint32_t>& gens);
   void step(Aggregate& a, size_t i);  // queue step i (or run it, on the CPU)
   // Launches the kernels the steps queued so far (fused when several);
   // with `signal`, the last one marks the aggregate's end itself
@@ -535,6 +565,27 @@ class Chain {
   uint32_t group_flows(Aggregate& a);
   void pack_flows(Aggregate& a, bool pre);
   void write_back_flows(Aggregate& a);
+  // Resident flow state: whether it is usable (allocating the table the
+  // first time), whether b's flows fit (can_overlap), the failure epoch
+  // moving on, and the resident copy's device launches around a's per-flow
+  // steps.
+  bool resident_ready();
+  bool flows_fit(PacketBatch* b, const std::vector<uint32_t>& gens);
+  void new_epoch();
+  void launch_resident(Aggregate& a, bool gather);
+  bool resident_on_ = true, resident_tried_ = false, resident_ = false;
+  uint8_t* res_ = nullptr;  // device memory: flow_ids() records of flow_stride() bytes
+  struct FlowLive {
+    uint32_t live, gen;    // runs in overlapping aggregates in flight, and their generation
+    uint32_t stamp, sgen;  // flows_fit's: seen in the batch it looks at, under this generation
+  };
+  std::vector<FlowLive> fl_live_;  // per flow id
+  uint32_t fit_stamp_ = 0;
+  PacketBatch* fit_batch_ = nullptr;  // can_overlap's answer for begin()
+  bool fit_ = false;
+  uint64_t epoch_ = 0;
+  uint32_t piped_live_ = 0, other_live_ = 0;  // aggregates begun and not released: overlapping (this epoch), others
+  Aggregate* last_piped_ = nullptr;
   // pack() scratch
   std::vector<uint32_t> sched_key_, sched_count_;
   std::vector<uint32_t> fl_next_, fl_head_, fl_tail_, fl_slot_, fl_runs_, fl_order_;

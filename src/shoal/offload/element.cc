@@ -68,7 +68,9 @@ void NbaOffload::add_generations(PacketBatch* b, std::vector<uint32_t>& to) cons
 }
 
 void NbaOffload::start(PacketBatch* b, bool device, std::vector<uint32_t>&& gens, uint64_t formed_ns, bool its_turn) {
-  if (!its_turn && serial() && (!fifo_.empty() || !waiting_.empty())) {
+  // (with resident flow state, a device aggregate may overlap those in
+  // flight: Chain::can_overlap)
+  if (!its_turn && serial() && (!waiting_.empty() || (!fifo_.empty() && !(device && chain_->can_overlap(b, gens))))) {
     waiting_packets_ += b->live();
     waiting_.push_back({b, device, std::move(gens), formed_ns});
     if (waiting_.size() > kMaxWaiting && !fifo_.empty()) {
@@ -112,6 +114,7 @@ bool NbaOffload::build_chain() {
                self_->name(), err);
   chain_ = std::make_unique<Chain>(*self_, std::move(d), std::move(steps), sv.options.inflight, stats_);
   chain_->set_schedule(sv.options.schedule);
+  chain_->set_flow_resident(sv.options.flow_resident);
   if (sv.options.adaptive) {
     BatchSizer::Config c;
     c.max = std::max(1u, sv.options.batches);
@@ -203,7 +206,10 @@ bool NbaOffload::run_task() {
       deliver(*a);
       did = true;
     }
-    if (!fifo_.empty() || waiting_.empty()) break;
+    if (waiting_.empty()) break;
+    if (!fifo_.empty() &&
+        !(waiting_.front().device && chain_->can_overlap(waiting_.front().batch, waiting_.front().gens)))
+      break;
     Waiting w = std::move(waiting_.front());  // (a serial chain's next aggregate: its turn now)
     waiting_.pop_front();
     waiting_packets_ -= w.batch->live();

@@ -46,11 +46,13 @@ class NbaOffload {
   bool build_chain();
   void launch_open(bool timed_out = false);
   void deliver(Aggregate& a);
-  // A chain with per-flow state (Plan::add_flow_state) runs one aggregate
-  // at a time: the next one (device or CPU) is packed, with the state its
-  // flows have then, only when the one before has completed and written its
-  // state back. Aggregates wait here meanwhile; with more than kMaxWaiting
-  // waiting, the worker waits for the device (back-pressure).
+  // A chain with per-flow state (Plan::add_flow_state) packs an aggregate
+  // (device or CPU) with the state its flows have then: only when the one
+  // before has completed and written its state back, unless both are on the
+  // device with the state resident there (Chain::can_overlap: the device
+  // passes it from one to the next). Aggregates wait here meanwhile; with
+  // more than kMaxWaiting waiting, the worker waits for the device
+  // (back-pressure).
   bool serial() const { return chain_ && chain_->plan().flow_store() != nullptr; }
   void start(PacketBatch* b, bool device, std::vector<uint32_t>&& gens, uint64_t formed_ns, bool its_turn = false);
   // The generation of each of b's packets' flows, now (FlowStateStore).

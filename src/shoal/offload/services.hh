@@ -38,6 +38,10 @@ struct Options {
   bool adaptive = false;
   uint32_t latency_us = 0;
   uint32_t cpu_below = 0;
+  // Chains with per-flow state keep it resident on the device, so that
+  // their aggregates overlap (Chain::set_flow_resident); false: one
+  // aggregate at a time, the state copied from the host each time.
+  bool flow_resident = true;
 };
 
 // How long a worker's device batches took, from the batch's forming to its

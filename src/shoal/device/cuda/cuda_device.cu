@@ -89,6 +89,7 @@ class CudaStream : public dev::Stream {
  public:
   cudaStream_t s = nullptr;
   cudaEvent_t ev = nullptr;
+  cudaEvent_t order_ev = nullptr;  // Device::follow's mark on this stream (made at its first use)
   bool failed = false, recorded = false;
   std::string error;
   // Completion marked by the kernel (launch_fused's signal): the word in
@@ -249,6 +250,7 @@ class CudaDevice final : public dev::Device {
     if (c->s) cudaStreamSynchronize(c->s);
     if (c->ring_args) cudaFreeHost(c->ring_args);
     if (c->ev) cudaEventDestroy(c->ev);
+    if (c->order_ev) cudaEventDestroy(c->order_ev);
     if (c->s) cudaStreamDestroy(c->s);
     if (c->done_host) cudaFreeHost(c->done_host);
     if (c->blocks) cudaFree(c->blocks);
@@ -389,6 +391,17 @@ class CudaDevice final : public dev::Device {
       }
       j = k;
     }
+  }
+  // (the persistent kernel's ring is not ordered with the streams)
+  bool orders_streams() const override { return ring_blocks_ == 0; }
+  void follow(dev::Stream* s, dev::Stream* after) override {
+    auto* c = static_cast<CudaStream*>(s);
+    auto* a = static_cast<CudaStream*>(after);
+    if (c->failed || !c->s || a->failed || !a->s) return;  // (a failed stream's work is redone by its owner)
+    if (!a->order_ev) check(c, "cudaEventCreate", cudaEventCreateWithFlags(&a->order_ev, cudaEventDisableTiming));
+    if (c->failed) return;
+    check(c, "cudaEventRecord", cudaEventRecord(a->order_ev, a->s));
+    if (!c->failed) check(c, "cudaStreamWaitEvent", cudaStreamWaitEvent(c->s, a->order_ev, 0));
   }
   void record(dev::Stream* s) override {
     Timed timed(kRecord);

@@ -35,6 +35,7 @@ class FlowIPManager : public Element, public offload::FlowStateStore {
   uint32_t flow_hash(uint32_t id) const override { return table_.flow(id).hash; }
   void retain_released() override { retain_ = true; }
   uint8_t* released_state(uint32_t id, uint32_t gen, uint32_t& hash) override;
+  uint32_t flow_ids() const override { return table_.entries(); }
   void configure(Args& a) override;
   void initialize() override;
   void push(int port, PacketBatch* b) override;
