@@ -91,6 +91,11 @@ int cmd_bench_nf(int argc, char** argv) {
   app.add_option("--reps", reps, "runs per case (the best is kept)");
   std::string device = "auto";
   app.add_option("--device", device, "device for the offloaded chain: auto, host or cuda");
+  uint32_t delay_us = 0, host_threads = 0;
+  app.add_option("--device-delay-us", delay_us,
+                 "host backend: each device operation first waits a random 0..N us (a device's latency without its "
+                 "work on the CPU's cores)");
+  app.add_option("--host-threads", host_threads, "host backend: its threads (0: min(4, cores))");
   CLI11_PARSE(app, argc, argv);
 
   std::string dir = std::filesystem::temp_directory_path() / ("shoal-bench-nf-" + std::to_string(getpid()));
@@ -199,6 +204,8 @@ int cmd_bench_nf(int argc, char** argv) {
     text += sink;
     offload::Options oo;
     oo.device.kind = device;
+    oo.device.delay_us = delay_us;
+    oo.device.host_threads = host_threads;
     oo.batches = c.batches ? c.batches : 1;
     oo.adaptive = c.adaptive;
     oo.flow_resident = !c.serial;
@@ -235,6 +242,8 @@ int cmd_bench_nf(int argc, char** argv) {
                c.adaptive ? sizer : "");
     j["offloaded_chain"].push_back({{"case", c.name},
                                     {"device", device},
+                                    {"device_delay_us", delay_us},
+                                    {"host_threads", host_threads},
                                     {"batches", c.batches},
                                     {"adaptive", c.adaptive},
                                     {"flow_state_resident", !c.serial},

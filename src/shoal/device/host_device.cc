@@ -2,7 +2,8 @@
 // streams are FIFO queues, and a pool of threads runs queued operations
 // later, one at a time per stream and round-robin across streams, so
 // aggregates in flight overlap and complete in any order. The kernels are
-// the same step functions the CUDA backend launches.
+// the same step functions the CUDA backend launches; fused steps are one
+// operation, as they are one kernel there.
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
@@ -20,7 +21,7 @@ namespace shoal::dev {
 
 namespace {
 
-enum class OpType : uint8_t { H2D, D2H, Memset, Launch, Sort, Scan, Wait };
+enum class OpType : uint8_t { H2D, D2H, Memset, Launch, Fused, Sort, Scan, Wait };
 
 class HostStream;
 
@@ -44,6 +45,14 @@ struct Op {
   // Wait (Device::follow): the stream whose first `bytes` operations must
   // have finished first
   HostStream* after = nullptr;
+  // Fused: the steps, in turn (each over its threads; params at offsets)
+  struct Part {
+    const StepKernel* kernel;
+    size_t off;
+    uint32_t n;
+    bool ordered;
+  };
+  std::vector<Part> parts;
 };
 
 const char* op_name(const Op& o) {
@@ -52,6 +61,7 @@ const char* op_name(const Op& o) {
     case OpType::D2H: return "device-to-host copy";
     case OpType::Memset: return "memset";
     case OpType::Launch: return o.kernel->name;
+    case OpType::Fused: return o.parts.empty() ? "fused steps" : o.parts.front().kernel->name;
     case OpType::Sort: return "sort";
     case OpType::Scan: return "scan";
     case OpType::Wait: return "wait for another stream";
@@ -140,6 +150,22 @@ class HostDevice final : public Device {
     o.n = n;
     o.order = order;
     o.params.assign(static_cast<const unsigned char*>(params), static_cast<const unsigned char*>(params) + size);
+    enqueue(s, std::move(o));
+  }
+  // One operation (as CUDA's one kernel): the steps run in turn over the
+  // packets, so each packet's earlier steps are done before its later ones
+  // start, as the fused kernel guarantees.
+  void launch_fused(Stream* s, const FusedStep* steps, uint32_t count, uint32_t n, const uint32_t* order,
+                    bool /*signal: record() marks the end here*/) override {
+    Op o{OpType::Fused};
+    o.order = order;
+    for (uint32_t j = 0; j < count; ++j) {
+      const FusedStep& f = steps[j];
+      const size_t off = (o.params.size() + 15) & ~size_t(15);
+      o.params.resize(off + f.size);
+      std::memcpy(o.params.data() + off, f.params, f.size);
+      o.parts.push_back({f.kernel, off, f.per_packet ? n * f.per_packet : n, f.per_packet == 0});
+    }
     enqueue(s, std::move(o));
   }
   void sort_pairs(Stream* s, const uint64_t* keys_in, uint64_t* keys_out, const uint32_t* vals_in, uint32_t* vals_out,
@@ -296,6 +322,10 @@ class HostDevice final : public Device {
         if (o.bytes) std::memset(o.dst, o.value, o.bytes);
         break;
       case OpType::Launch: o.kernel->host_run(o.params.data(), o.order, 0, o.n); break;
+      case OpType::Fused:
+        for (const Op::Part& p : o.parts)
+          p.kernel->host_run(o.params.data() + p.off, p.ordered ? o.order : nullptr, 0, p.n);
+        break;
       case OpType::Sort: sort(o); break;
       case OpType::Scan: scan(o); break;
       case OpType::Wait: break;  // (its stream waited in loop())

@@ -584,16 +584,13 @@ void Chain::new_epoch() {
   last_piped_ = nullptr;
 }
 
-void Chain::launch_resident(Aggregate& a, bool gather) {
-  if (!a.nflows) return;
-  k::FlowResidentParams p{res_, a.kbuf + a.o_fstate, reinterpret_cast<const uint32_t*>(a.kbuf + a.o_fid),
-                          a.kbuf + a.o_fmode, plan_.flow_stride()};
-  if (gather) {
-    if (a.after) device_->follow(a.stream, a.after);  // after the aggregate before it left its flows' state
-    device_->launch(a.stream, dev::step_kernel<k::FlowGatherStep>(), &p, sizeof p, a.nflows);
-  } else {
-    device_->launch(a.stream, dev::step_kernel<k::FlowScatterStep>(), &p, sizeof p, a.nflows);
-  }
+k::FlowResidentParams Chain::resident_params(const Aggregate& a) const {
+  return k::FlowResidentParams{res_,
+                               a.kbuf + a.o_fstate,
+                               reinterpret_cast<const uint32_t*>(a.kbuf + a.o_fid),
+                               a.kbuf + a.o_fmode,
+                               plan_.flow_stride(),
+                               a.nflows};
 }
 
 // The flows' records back into the flow layer: the state each flow's last
@@ -929,18 +926,29 @@ void Chain::flush(Aggregate& a, bool signal) {
     // (16 at a time: a chain is rarely longer). Consecutive per-flow steps
     // go as one launch over the flow runs (a run's packets are its own), the
     // per-packet ones between them as another.
-    size_t last_flow = SIZE_MAX;  // the last per-flow step (resident state: copied back after it)
+    // Resident flow state: the first per-flow launch starts with the
+    // gather (after the aggregate before this one, on the device), the last
+    // one ends with the scatter.
+    size_t last_flow = SIZE_MAX;
     for (size_t j = 0; j < a.pending.size(); ++j)
       if (a.piped && a.pending[j].per_packet == Launch::kPerFlow) last_flow = j;
+    k::FlowResidentParams rp{};
+    if (a.piped) rp = resident_params(a);
     bool gathered = false;
     for (size_t j = 0; j < a.pending.size();) {
       const bool per_flow = a.pending[j].per_packet == Launch::kPerFlow;
-      if (per_flow && a.piped && !gathered) launch_resident(a, true), gathered = true;
-      const size_t j0 = j;
       uint32_t c = 0;
-      for (; j < a.pending.size() && c < 16 && (a.pending[j].per_packet == Launch::kPerFlow) == per_flow; ++j, ++c)
+      if (per_flow && a.piped && !gathered) {
+        if (a.after) device_->follow(a.stream, a.after);
+        fs[c++] = {&dev::step_kernel<k::FlowGatherStep>(), &rp, sizeof rp, 0};
+        gathered = true;
+      }
+      const size_t j0 = j;
+      for (; j < a.pending.size() && c < 15 && (a.pending[j].per_packet == Launch::kPerFlow) == per_flow; ++j, ++c)
         fs[c] = {a.pending[j].kernel, a.pending_params.data() + a.pending[j].off, a.pending[j].size,
                  per_flow ? 0 : a.pending[j].per_packet};
+      if (per_flow && a.piped && j0 <= last_flow && last_flow < j)
+        fs[c++] = {&dev::step_kernel<k::FlowScatterStep>(), &rp, sizeof rp, 0};
       const bool last = signal && j == a.pending.size();
       const uint32_t threads = per_flow ? a.nruns : a.n;
       const uint32_t* ord = per_flow ? nullptr : order;
@@ -948,7 +956,6 @@ void Chain::flush(Aggregate& a, bool signal) {
         device_->launch(a.stream, *fs[0].kernel, fs[0].params, fs[0].size, threads, ord);
       else
         device_->launch_fused(a.stream, fs, c, threads, ord, last);
-      if (per_flow && a.piped && j0 <= last_flow && last_flow < j) launch_resident(a, false);
     }
     stats_.launch_ns.add(host_ns() - t0);
   }

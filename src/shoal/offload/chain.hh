@@ -30,6 +30,7 @@
 #include "shoal/core/stat.hh"
 #include "shoal/device/device.hh"
 #include "shoal/kernels/offload_abi.hh"
+#include "shoal/kernels/steps/flow_resident.hh"
 
 namespace shoal {
 class Element;
@@ -567,12 +568,12 @@ class Chain {
   void write_back_flows(Aggregate& a);
   // Resident flow state: whether it is usable (allocating the table the
   // first time), whether b's flows fit (can_overlap), the failure epoch
-  // moving on, and the resident copy's device launches around a's per-flow
-  // steps.
+  // moving on, and the parameters of the gather and scatter fused around
+  // a's per-flow steps (kernels/steps/flow_resident.hh).
   bool resident_ready();
   bool flows_fit(PacketBatch* b, const std::vector<uint32_t>& gens);
   void new_epoch();
-  void launch_resident(Aggregate& a, bool gather);
+  k::FlowResidentParams resident_params(const Aggregate& a) const;
   bool resident_on_ = true, resident_tried_ = false, resident_ = false;
   uint8_t* res_ = nullptr;  // device memory: flow_ids() records of flow_stride() bytes
   struct FlowLive {

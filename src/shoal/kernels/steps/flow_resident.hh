@@ -1,6 +1,7 @@
 // Step kernels FlowGatherStep and FlowScatterStep (see kernels/step.hh): a
 // chain's per-flow state kept resident on the device between aggregates
-// (offload::Chain, "resident flow state"). One thread per flow run:
+// (offload::Chain, "resident flow state"), fused with the chain's per-flow
+// steps (the first and the last of their launch). One thread per flow run:
 // before the chain's per-flow steps, a run whose flow an earlier aggregate
 // still in flight holds takes the state that aggregate leaves in the
 // resident table (indexed by flow id) instead of the record the host
@@ -23,6 +24,7 @@ struct FlowResidentParams {
   const uint32_t* id;   // per flow run: its flow id
   const uint8_t* mode;  // per flow run: kFlowFromResident | kFlowToResident
   uint32_t stride;      // bytes a record, a multiple of 8
+  uint32_t nflows;      // runs that are flows (the last run may hold packets without one)
 };
 
 SHOAL_HD void flow_copy_record(uint8_t* dst, const uint8_t* src, uint32_t stride) {
@@ -34,7 +36,7 @@ SHOAL_HD void flow_copy_record(uint8_t* dst, const uint8_t* src, uint32_t stride
 struct FlowGatherStep {
   using Params = FlowResidentParams;
   static SHOAL_HD void run(const Params& p, uint32_t r) {
-    if (p.mode[r] & kFlowFromResident)
+    if (r < p.nflows && (p.mode[r] & kFlowFromResident))
       flow_copy_record(p.records + size_t(r) * p.stride, p.table + size_t(p.id[r] - 1) * p.stride, p.stride);
   }
 };
@@ -43,7 +45,7 @@ SHOAL_STEP(FlowGatherStep)
 struct FlowScatterStep {
   using Params = FlowResidentParams;
   static SHOAL_HD void run(const Params& p, uint32_t r) {
-    if (p.mode[r] & kFlowToResident)
+    if (r < p.nflows && (p.mode[r] & kFlowToResident))
       flow_copy_record(p.table + size_t(p.id[r] - 1) * p.stride, p.records + size_t(r) * p.stride, p.stride);
   }
 };
