@@ -278,8 +278,10 @@ if [ -x "$CLICK" ]; then
   awk '{ exit !($1 >= 0.05 && $1 < 5) }' "$tmp/out" && pass=$((pass+1)) || { echo "FAIL: BlockThread"; cat "$tmp/out"; fail=$((fail+1)); }
   ok "$CLICK" -e 'bt :: BlockThread; Script(write bt.block forever, stop)'; has "expected a time"
   # McastSocket: two routers on one group over loopback each hear the other
-  # and, sending from 127.0.0.1, not themselves.
-  mc() { timeout 10 "$CLICK" -e "RatedSource(\"$1 says hi.\", RATE 50, LIMIT 10, STOP true)
+  # and, sending from 127.0.0.1, not themselves. Each sends for 4 s, so the
+  # two overlap however far apart they start on a loaded machine (with 0.2 s
+  # of sending, one started under ASan had finished before the other joined).
+  mc() { timeout 20 "$CLICK" -e "RatedSource(\"$1 says hi.\", RATE 10, LIMIT 40, STOP true)
     -> McastSocket(233.252.0.77, 41977, 127.0.0.1) -> Print($1, CONTENTS ASCII) -> Discard"; }
   mc A 2>"$tmp/mca" & mc B 2>"$tmp/mcb"; rb=$?; wait $!; ra=$?
   if [ $ra = 0 ] && [ $rb = 0 ] && grep -q "B says" "$tmp/mca" && grep -q "A says" "$tmp/mcb" &&
