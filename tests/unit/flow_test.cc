@@ -677,6 +677,57 @@ TEST(FlowTable, AFullTableEvictsTheFlowNearestItsExpiry) {
   for (auto& g : tb.gone) EXPECT_NE(g.first, est);
 }
 
+// hold(true) (batches held after the flow layer): a flow that ends keeps
+// its entry, and its release hooks wait, until settle() says the epoch of
+// its end is done; an entry needed before then is taken early, counted.
+TEST(FlowTable, HeldReleasesWaitUntilTheirEpochIsDone) {
+  Table tb(8);
+  tb.t.hold(true);
+  uint64_t t = 1000 * kSec;
+  const uint32_t udp = tb.pkt(ip4(1, 2, 17, 1, 2), t);  // epoch 1
+  EXPECT_EQ(tb.t.epoch(), 1u);
+  const uint32_t syn = tb.pkt(ip4(3, 4, 6, 5, 6, k::kTcpSyn), t);  // epoch 2
+  tb.t.expire(t + 31 * kSec);                                      // UDP unreplied: 30 s
+  EXPECT_EQ(tb.t.size(), 1u);
+  EXPECT_TRUE(tb.gone.empty());  // its hook waits: epoch 2 is not done
+  EXPECT_EQ(tb.t.find(parse(ip4(1, 2, 17, 1, 2)).key), 0u);
+  // a new flow does not take the ended flow's entry while it is held
+  const uint32_t other = tb.pkt(ip4(7, 8, 17, 1, 2), t + 31 * kSec);  // epoch 3
+  EXPECT_NE(other, udp);
+  EXPECT_NE(other, syn);
+  tb.t.settle(1);
+  EXPECT_TRUE(tb.gone.empty());
+  tb.t.settle(2);
+  ASSERT_EQ(tb.gone.size(), 1u);
+  EXPECT_EQ(tb.gone[0].first, udp);
+  EXPECT_EQ(tb.gone[0].second, flow::Release::Expired);
+  tb.t.expire(t + 200 * kSec);  // the SYN (120 s) and the other UDP flow
+  EXPECT_EQ(tb.t.size(), 0u);
+  tb.t.settle(2);
+  EXPECT_EQ(tb.gone.size(), 1u);
+  tb.t.settle(3);
+  ASSERT_EQ(tb.gone.size(), 3u);
+  EXPECT_EQ((std::set<uint32_t>{tb.gone[1].first, tb.gone[2].first}), (std::set<uint32_t>{syn, other}));
+  EXPECT_EQ(tb.t.counters().reused_early.get(), 0u);
+  // More ended flows held than spare entries (a full table evicting at
+  // each new flow, nothing settled): new flows take the oldest held
+  // entries early, their hooks run then, in order; counted.
+  std::set<uint32_t> ids;
+  for (uint32_t i = 0; i < 200; ++i) {
+    t += kSec;
+    ids.insert(tb.pkt(ip4(100 + i, 9, 17, 1, 2), t));
+    ASSERT_LE(tb.t.size(), 8u);
+  }
+  EXPECT_EQ(tb.t.counters().evicted.get(), 192u);
+  EXPECT_GT(tb.t.counters().reused_early.get(), 0u);
+  EXPECT_LT(tb.gone.size(), 3u + 192u);                  // some still held
+  EXPECT_LE(ids.size(), size_t(tb.t.capacity()) + 64u);  // entries reused, never grown
+  tb.t.flush();                                          // at a stop: every held release runs, in order
+  ASSERT_EQ(tb.gone.size(), 3u + 192u + 8u);
+  for (size_t i = 3; i < 3u + 192u; ++i) EXPECT_EQ(tb.gone[i].second, flow::Release::Evicted) << i;
+  for (size_t i = 3u + 192u; i < tb.gone.size(); ++i) EXPECT_EQ(tb.gone[i].second, flow::Release::End) << i;
+}
+
 TEST(FlowTable, MemoryCapLowersCapacity) {
   flow::FlowTable t;
   uint32_t off = t.reserve(40);

@@ -18,6 +18,7 @@ struct BatchAnno {
   uint16_t stream = 0;
   uint32_t seq = 0;         // per-source sequence number
   void* offload = nullptr;  // the offload aggregate this batch is (between HostToDevice and CompletionQueue)
+  uint64_t flow_epoch = 0;  // the flow layer's epoch of its packets' tracking (FlowIPManager; 0: none)
 };
 
 class PacketBatch {

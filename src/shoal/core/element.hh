@@ -158,6 +158,13 @@ class Element {
   virtual void run_timer(Timer& t);
   // Packets stored inside the element (queues), for the accounting identity.
   virtual size_t packets_held() const { return 0; }
+  // Elements that hold batches for later (offload aggregates, a Batcher's
+  // open one) and whose packets' flow state is used then: the flow layer's
+  // epoch stamped on the oldest batch held (BatchAnno::flow_epoch; 0 when
+  // none). A FlowIPManager upstream keeps ended flows' entries and release
+  // hooks until that batch is done (flow::FlowTable::hold).
+  virtual bool holds_batches() const { return false; }
+  virtual uint64_t oldest_flow_epoch() const { return 0; }
   // Queues return a signal other elements can wait on (see Unqueue).
   virtual struct Notifier* notifier() { return nullptr; }
   // Click's full-notifier: active while the element (a Queue) has room, so

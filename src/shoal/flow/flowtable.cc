@@ -89,6 +89,7 @@ bool FlowTable::take(FlowTable& old, std::string& why) {
                "cannot move (streams, IDS state)",
            false;
   if (apps_ != old.apps_) return why = "its application protocol names changed", false;
+  old.settle(UINT64_MAX);  // (the old graph is done: its held releases run, with its hooks)
   auto swap_map = [](Mapping& a, Mapping& b) {
     std::swap(a.p, b.p);
     std::swap(a.n, b.n);
@@ -104,6 +105,8 @@ bool FlowTable::take(FlowTable& old, std::string& why) {
   std::swap(ended_, old.ended_);
   std::swap(ended_tail_, old.ended_tail_);
   std::swap(deferred_, old.deferred_);
+  std::swap(held_, old.held_);
+  std::swap(epoch_, old.epoch_);
   std::swap(fresh_, old.fresh_);
   std::swap(head_, old.head_);
   std::swap(tail_, old.tail_);
@@ -218,7 +221,13 @@ void FlowTable::erase_slot(size_t hole) {
 
 void FlowTable::release(uint32_t id, Release why) {
   Flow& f = flows_[id - 1];
-  if (tracking_)
+  // (held: while batches after the flow layer may hold its packets, or
+  // inside a track, as below; a flow that ends at an expiry or a flush
+  // with nothing held goes at once, as without hold)
+  const bool held = hold_ && (tracking_ || epoch_ > done_);
+  if (held)
+    held_.push_back({epoch_, id, why, tracking_ ? 0u : uint32_t(f.flags)});
+  else if (tracking_)
     deferred_.emplace_back(id, why);
   else
     for (auto& fn : release_) fn(id, f, why);
@@ -226,9 +235,11 @@ void FlowTable::release(uint32_t id, Release why) {
   if (lookup(f.key, f.hash, slot) == id) erase_slot(slot);
   unlink(id);
   f.flags = 0;
-  f.next = ended_;
-  ended_ = id;
-  if (!ended_tail_) ended_tail_ = id;
+  if (!held) {
+    f.next = ended_;
+    ended_ = id;
+    if (!ended_tail_) ended_tail_ = id;
+  }
   --live_;
   c_.live.set(live_);
   switch (why) {
@@ -247,6 +258,24 @@ void FlowTable::run_deferred() {
   d.swap(deferred_);
   for (const auto& [id, why] : d)
     for (auto& fn : release_) fn(id, flows_[id - 1], why);
+}
+
+void FlowTable::settle(uint64_t done) {
+  done_ = done;
+  while (!held_.empty() && held_.front().epoch <= done) settle_one();
+}
+
+// The oldest held release: its hooks (a flow that ended at an expiry or a
+// flush shows them its flags, as when they run at once), then its entry free.
+void FlowTable::settle_one() {
+  const Held h = held_.front();
+  held_.pop_front();
+  Flow& f = flows_[h.id - 1];
+  f.flags = decltype(f.flags)(h.flags);
+  for (auto& fn : release_) fn(h.id, f, h.why);
+  f.flags = 0;
+  f.next = free_;
+  free_ = h.id;
 }
 
 // The flow nearest its expiry: among list heads (each list's oldest), the
@@ -270,8 +299,12 @@ uint32_t FlowTable::insert(const k::ParsedKey& pk, uint32_t hash, uint64_t now) 
     release(v, Release::Evicted);
   }
   uint32_t id;
-  if (!free_ && fresh_ == entries_) reuse_ended();  // (a batch larger than the spare entries)
-  const bool reused = free_ != 0;                   // (an entry that held a flow)
+  if (!free_ && fresh_ == entries_) reuse_ended();       // (a batch larger than the spare entries)
+  if (!free_ && fresh_ == entries_ && !held_.empty()) {  // (more ended flows held than spare entries)
+    c_.reused_early.add();
+    settle_one();
+  }
+  const bool reused = free_ != 0;  // (an entry that held a flow)
   if (reused) {
     id = free_;
     free_ = flows_[id - 1].next;
@@ -475,6 +508,7 @@ bool FlowTable::window_verdict(int verdict, uint8_t& fact) {
 uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now, uint8_t& dir, const uint8_t* ip) {
   c_.lookups.add();
   reuse_ended();
+  ++epoch_;
   uint8_t fact = 0;
   tracking_ = true;
   uint32_t id = track_hashed(pk, hashable(pk) ? k::conn_hash(pk.key) : 0, ip_len, now, dir, 0, ip, fact);
@@ -549,6 +583,7 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
 void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, const uint64_t* now, uint32_t n,
                             uint32_t* ids, uint8_t* dirs, uint8_t* facts, const uint8_t* const* ips) {
   reuse_ended();
+  ++epoch_;
   tracking_ = true;
   if (hashes_.size() < n) hashes_.resize(n), trains_.resize(n);
   c_.lookups.add(n);
@@ -615,6 +650,7 @@ void FlowTable::expire(uint64_t now) {
 
 void FlowTable::flush() {
   if (!deferred_.empty()) run_deferred();
+  if (hold_) settle(UINT64_MAX);  // (at a stop: what was held is done; the flows below go at once)
   for (int c = 0; c < k::kFlowClasses; ++c)
     while (head_[c]) release(head_[c], Release::End);
 }

@@ -17,6 +17,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -118,6 +119,9 @@ struct Counters {
   // invalid ones by reason
   Stat tcp_ignored, tcp_seq_over, tcp_ack_over, tcp_bad_rst, tcp_bad_state;
   Stat live;  // flows in the table
+  // Held releases (FlowTable::hold): entries a new flow needed before the
+  // batches holding the ended flow's packets were done
+  Stat reused_early;
 };
 
 class FlowTable {
@@ -151,6 +155,26 @@ class FlowTable {
   // packets wrote into it after the release included).
   using ReuseFn = std::function<void(uint32_t id, const Flow& f)>;
   void on_reuse(ReuseFn f) { reuse_.push_back(std::move(f)); }
+  // Elements after the flow layer hold batches for later (an offload
+  // aggregate in flight, a Batcher's open aggregate) and use their packets'
+  // flow state then. With hold(true), a flow that ends inside a track, or
+  // at an expiry while batches are held, is stamped with the epoch (the
+  // number of tracks so far, as of its end), and its release hooks and the
+  // reuse of its entry wait until settle() says every batch up to that
+  // epoch is done (one that ends at an expiry or a flush with nothing held
+  // goes at once, as without hold): a
+  // record written then counts the held packets, and their state is not a
+  // new flow's. Without it, the next track settles the ones before (the
+  // packets of a batch go through the elements after the flow layer before
+  // the next batch comes). An entry a new flow needs before its time (more
+  // ended flows held than spare entries) is taken early, its hooks run
+  // then, counted in reused_early.
+  void hold(bool on) { hold_ = on; }
+  bool held() const { return hold_; }
+  uint64_t epoch() const { return epoch_; }
+  // Held releases stamped at or before `done` run their hooks and free their
+  // entries, in the order the flows ended.
+  void settle(uint64_t done);
   // Allocates the table; throws std::invalid_argument when the memory cap
   // leaves room for no flow. The effective capacity is capacity().
   void init(const Config& c);
@@ -299,6 +323,17 @@ class FlowTable {
   // (a reopen, an eviction) still name its state when the elements after
   // the flow layer take them.
   uint32_t ended_ = 0, ended_tail_ = 0;
+  // hold(true): releases waiting for their epoch to be done, in order
+  struct Held {
+    uint64_t epoch;
+    uint32_t id;
+    Release why;
+    uint32_t flags;  // the flow's, for its hooks (0 for a flow that ended inside a track, as deferred_)
+  };
+  bool hold_ = false;
+  uint64_t epoch_ = 0, done_ = 0;  // tracks so far; settle()'s last: every batch up to it is done
+  std::deque<Held> held_;
+  void settle_one();
   // Releases inside a track (tracking_): their hooks wait (run_deferred).
   bool tracking_ = false;
   std::vector<std::pair<uint32_t, Release>> deferred_;

@@ -270,6 +270,17 @@ void NbaOffload::deliver(Aggregate& a) {
     }
 }
 
+uint64_t NbaOffload::oldest_flow_epoch() const {
+  uint64_t o = 0;
+  auto see = [&](const PacketBatch* b) {
+    if (b && b->anno.flow_epoch && (!o || b->anno.flow_epoch < o)) o = b->anno.flow_epoch;
+  };
+  if (!fifo_.empty()) see(fifo_.front()->batch);  // (in arrival order: the front is the oldest)
+  if (!waiting_.empty()) see(waiting_.front().batch);
+  see(open_);
+  return o;
+}
+
 size_t NbaOffload::held() const { return fifo_packets_ + waiting_packets_ + (open_ ? open_->live() : 0); }
 
 void NbaOffload::cleanup() {

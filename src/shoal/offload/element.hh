@@ -35,6 +35,8 @@ class NbaOffload {
   bool run_task();
   void run_timer();
   size_t held() const;
+  // The flow layer's epoch of the oldest batch held (Element::oldest_flow_epoch).
+  uint64_t oldest_flow_epoch() const;
   void cleanup();
   Chain* chain() const { return chain_.get(); }
   void add_handlers(Element& self);
@@ -115,6 +117,8 @@ class OffloadableElement : public Base, public Offloadable {
   bool run_task() override { return nba_.run_task(); }
   void run_timer(Timer&) override { nba_.run_timer(); }
   size_t packets_held() const override { return nba_.held(); }
+  bool holds_batches() const override { return !gpu_form_; }
+  uint64_t oldest_flow_epoch() const override { return nba_.oldest_flow_epoch(); }
   bool drain() override { return nba_.drain(); }
   bool settle() override { return nba_.drain(); }
   void cleanup() override {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <pcap/dlt.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -94,6 +95,21 @@ void FlowIPManager::initialize() {
   // and asked for window tracking there.
   cfg_.tcp_window = window_arg_ || window_wanted_;
   table_.init(cfg_);
+  // Elements downstream that hold batches for later (offload aggregates)
+  // use their packets' flow state then: ended flows wait for them.
+  std::vector<Element*> seen{this}, todo{this};
+  while (!todo.empty()) {
+    Element* e = todo.back();
+    todo.pop_back();
+    for (int i = 0; i < e->noutputs(); ++i) {
+      Element* n = e->output(i).e;
+      if (!n || std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+      seen.push_back(n);
+      todo.push_back(n);
+      if (n->holds_batches()) holders_.push_back(n);
+    }
+  }
+  table_.hold(!holders_.empty());
   table_.on_reuse([this](uint32_t id, const flow::Flow& f) {
     if (retain_) keep_released(id, f);
   });
@@ -153,9 +169,22 @@ FlowIPManager& FlowIPManager::require(Element* e, Args& a) {
   return *m;
 }
 
+// The epoch through which every batch tracked is done with: the one before
+// the oldest batch an element downstream holds, or the last tracked.
+uint64_t FlowIPManager::done_epoch() const {
+  uint64_t oldest = UINT64_MAX;
+  for (const Element* h : holders_)
+    if (uint64_t e = h->oldest_flow_epoch(); e && e < oldest) oldest = e;
+  return oldest == UINT64_MAX ? table_.epoch() : oldest - 1;
+}
+
 void FlowIPManager::tick(uint64_t now) {
   if (now > clock_) clock_ = now;
+  const bool held = table_.held();
+  const uint64_t done = held ? done_epoch() : 0;
+  if (held) table_.settle(done);
   table_.expire(clock_);
+  if (held) table_.settle(done);  // (flows that timed out with no packet held: their hooks now, as without holders)
 }
 
 void FlowIPManager::track(PacketBatch* b) {
@@ -222,8 +251,10 @@ void FlowIPManager::track(PacketBatch* b) {
     ++n;
   });
   clock_ = clock;
+  if (n == 0 && table_.held()) table_.settle(done_epoch());  // (no packet: no tick)
   table_.track_batch(keys_.data(), lens_.data(), nows_.data(), n, ids_.data(), dirs_.data(), facts_.data(),
                      window ? ips : nullptr);
+  b->anno.flow_epoch = table_.epoch();
   const bool routes = noutputs() > 1;  // packets without a flow leave on output 1
   for (uint32_t j = 0; j < n; ++j) {
     Packet* p = b->at(slots_[j]);
@@ -294,6 +325,8 @@ void FlowIPManager::add_handlers() {
   num("evicted", [](const flow::FlowTable& t) { return t.counters().evicted.get(); });
   num("reopened", [](const flow::FlowTable& t) { return t.counters().reopened.get(); });
   num("reset", [](const flow::FlowTable& t) { return t.counters().reset.get(); });
+  num("reused_early", [](const flow::FlowTable& t) { return t.counters().reused_early.get(); });
+  add_read_handler("held", [this] { return std::to_string(table_.held() ? holders_.size() : 0); });
   num("no_flow", [](const flow::FlowTable& t) { return t.counters().no_flow.get(); });
   num("fragment_orphans", [](const flow::FlowTable& t) { return t.counters().frag_orphans.get(); });
   num("icmp_errors", [](const flow::FlowTable& t) { return t.counters().icmp_errors.get(); });
@@ -431,6 +464,13 @@ SHOAL_ELEMENT(
                  {"expired", "r", "flows that timed out"},
                  {"evicted", "r", "flows evicted from a full table"},
                  {"reopened", "r", "TCP connections ended by a new SYN on their tuple"},
+                 {"reused_early", "r",
+                  "entries of ended flows a new flow took while a batch held after the flow layer (an offload "
+                  "aggregate) still had the ended flow's packets (more such flows than spare entries)"},
+                 {"held", "r",
+                  "elements after this one that hold batches for later (offload aggregates, a Batcher): an ended "
+                  "flow's release (records, its entry's reuse) waits until the batches they held at its end are "
+                  "done"},
                  {"reset", "r",
                   "with TCP_WINDOW: TCP connections removed at once because a reset ended them before any reply "
                   "(conntrack's rule: a refused connection, a scan's probe)"},

@@ -71,6 +71,10 @@ class FlowIPManager : public Element, public offload::FlowStateStore {
   std::string on_worker(const std::function<std::string()>& f);
   std::atomic<std::thread::id> owner_{};  // the thread that tracks packets
   void tick(uint64_t now);
+  // Elements after this one that hold batches (Element::holds_batches):
+  // ended flows wait for the batches they hold (flow::FlowTable::hold).
+  std::vector<Element*> holders_;
+  uint64_t done_epoch() const;
   flow::Config cfg_;
   flow::FlowTable table_;
   // The last kRetain flows that ended, with their state (retain_released):

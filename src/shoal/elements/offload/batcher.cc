@@ -34,6 +34,8 @@ class Batcher : public Element {
   }
   bool settle() override { return drain(); }
   size_t packets_held() const override { return open_ ? open_->live() : 0; }
+  bool holds_batches() const override { return true; }
+  uint64_t oldest_flow_epoch() const override { return open_ ? open_->anno.flow_epoch : 0; }  // (its first batch's)
   void cleanup() override {
     if (open_) free_packets(*this, open_), open_ = nullptr;
   }

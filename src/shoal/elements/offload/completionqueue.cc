@@ -56,6 +56,14 @@ class CompletionQueue : public Element {
     return did;
   }
   size_t packets_held() const override { return held_; }
+  // (the aggregates' host work, flow state included, is done as they leave)
+  bool holds_batches() const override { return true; }
+  uint64_t oldest_flow_epoch() const override {
+    uint64_t o = 0;
+    for (const PacketBatch* b : q_)
+      if (b->anno.flow_epoch && (!o || b->anno.flow_epoch < o)) o = b->anno.flow_epoch;
+    return o;
+  }
   bool drain() override {
     run_task();
     return !q_.empty();
