@@ -1012,7 +1012,7 @@ TEST(Reassembly, HeldRunIsTheHeldDataBeforeAnOffsetUpToAHole) {
 TEST(Reassembly, NormalizeGivesASegmentTheBytesTheStreamHas) {
   Rig g(flow::Overlap::First, 8);
   auto& [r, c, s] = g;
-  auto norm = [&](uint32_t seq, std::string d) {
+  auto norm = [&r = r, &s = s](uint32_t seq, std::string d) {  // (bindings named: clang captures no binding)
     r.normalize(s, 0, seq, k::kTcpAck, reinterpret_cast<uint8_t*>(d.data()), uint32_t(d.size()));
     return d;
   };
