@@ -185,16 +185,24 @@ with tempfile.TemporaryDirectory() as tmp:
         outs = []
         for name, conf, extra in (("ic", "ids-cpu.click", []), ("id", "ids-dev.click", ["--device", "host"] + opts)):
             log = os.path.join(tmp, "%s%d-" % (name, seed))
-            cmd = [SHOAL, "run", os.path.join(tmp, conf), "IN=" + pcap, "LOG=" + log] + extra
+            cmd = [SHOAL, "run", os.path.join(tmp, conf), "IN=" + pcap, "LOG=" + log,
+                   "--stats-out", log + "stats.json"] + extra
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
             if r.returncode != 0 or not re.search(r": balanced", r.stderr):
                 print("FAIL: %s exited %d\n%s" % (" ".join(cmd), r.returncode, r.stderr[-2000:]))
                 outs = None
                 break
             outs.append((records(log + "eve.json"), open(log + "fast.log").read()))
+        ids_dev_packets = 0
+        if outs is not None:
+            with open(os.path.join(tmp, "id%d-stats.json" % seed)) as f:
+                ids_dev_packets = int(json.load(f)["elements"]["ids"].get("offload_device_packets", 0))
         what = "IDS, seed %d (%s)" % (seed, " ".join(opts))
         if outs is None:
             fails += 1
+        elif ids_dev_packets == 0:
+            fails += 1
+            print("FAIL: %s: the device took no packet" % what)
         elif not any('"event_type":"flow"' in l for l in outs[0][0]):
             fails += 1
             print("FAIL: %s: no flow records" % what)
@@ -206,7 +214,7 @@ with tempfile.TemporaryDirectory() as tmp:
             for l in sorted(a - b)[:2] + sorted(b - a)[:2]:
                 print("  " + l[:300])
         else:
-            print("ok: %s: %d EVE records alike" % (what, len(outs[0][0])))
+            print("ok: %s: %d EVE records alike, %d device packets" % (what, len(outs[0][0]), ids_dev_packets))
     if not overlapped:
         fails += 1
         print("FAIL: no aggregate overlapped another reading flow state resident on the device")
