@@ -654,6 +654,82 @@ TEST(FlowTable, BatchTrainsMatchOneByOne) {
   }
 }
 
+// Which flow a packet joins does not depend on where batches begin: expiry
+// passes come once a batch (at its first packet's time, as FlowIPManager's),
+// and a packet that finds its flow past the timeout starts a new one. Random
+// traffic whose gaps often pass the timeouts, tracked in batches of random
+// sizes (trains included), ends the same flows (tuple, reason, times,
+// counts) as one packet a batch with an expiry pass before each, and gives
+// each packet the same direction and facts.
+TEST(FlowTable, APacketPastItsFlowsTimeoutStartsANewFlowWhereverBatchesBegin) {
+  struct Gone {
+    std::string tuple;
+    flow::Release why;
+    uint64_t first, last, pkts0, pkts1;
+    auto operator<=>(const Gone&) const = default;
+  };
+  flow::Config c = exact();
+  for (auto& ns : c.timeouts.ns) ns = 2 * kSec;
+  c.timeouts.ns[k::flow_class(17, k::TcpTrack{}, false)] = kSec;  // UDP unreplied: 1 s
+  c.capacity = 256;
+  auto make = [&c](std::vector<Gone>& out) {
+    auto t = std::make_unique<flow::FlowTable>();
+    t->init(c);
+    t->on_release([&out](uint32_t, const flow::Flow& f, flow::Release why) {
+      out.push_back({flow::flow_tuple(f), why, f.first_ns, f.last_ns, f.pkts[0], f.pkts[1]});
+    });
+    return t;
+  };
+  std::vector<Gone> g1, g2;
+  auto one = make(g1), many = make(g2);
+  std::mt19937 rng(23);
+  std::vector<k::ParsedKey> keys;
+  std::vector<uint32_t> lens;
+  std::vector<uint64_t> nows;
+  uint64_t now = kSec;
+  while (keys.size() < 20000) {
+    uint32_t a = rng() % 12, b = rng() % 4;
+    uint8_t proto = rng() % 2 ? 6 : 17;
+    uint32_t run = 1 + rng() % 6;
+    for (uint32_t r = 0; r < run; ++r) {
+      bool back = rng() % 3 == 0;
+      uint8_t f = rng() % 8 ? k::kTcpAck : k::kTcpSyn;
+      auto p = back ? ip4(b, a, proto, 80, 7, f, 10) : ip4(a, b, proto, 7, 80, f, 10);
+      now += rng() % 5 == 0 ? kSec / 2 + rng() % (2 * kSec) : rng() % (kSec / 50);  // gaps past the timeouts
+      keys.push_back(parse(p));
+      lens.push_back(uint32_t(p.size()));
+      nows.push_back(now);
+    }
+  }
+  std::vector<uint32_t> ids(keys.size()), ids1(keys.size());
+  std::vector<uint8_t> dirs(keys.size()), dirs1(keys.size()), facts(keys.size()), facts1(keys.size());
+  for (size_t i = 0; i < keys.size();) {
+    uint32_t n = uint32_t(std::min<size_t>(1 + rng() % 64, keys.size() - i));
+    many->expire(nows[i]);
+    many->track_batch(&keys[i], &lens[i], &nows[i], n, &ids[i], &dirs[i], &facts[i]);
+    i += n;
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    one->expire(nows[i]);
+    one->track_batch(&keys[i], &lens[i], &nows[i], 1, &ids1[i], &dirs1[i], &facts1[i]);
+  }
+  EXPECT_EQ(dirs, dirs1);
+  EXPECT_EQ(facts, facts1);
+  for (auto* t : {one.get(), many.get()}) {
+    t->expire(nows.back());  // (the flows that timed out after the last batch began)
+    t->flush();
+  }
+  EXPECT_GT(one->counters().expired.get(), 1000u);
+  EXPECT_EQ(many->counters().expired.get(), one->counters().expired.get());
+  EXPECT_EQ(many->counters().inserts.get(), one->counters().inserts.get());
+  // (the order differs: an expiry pass ends a flow at a batch's start, a
+  // packet when it comes)
+  std::sort(g1.begin(), g1.end());
+  std::sort(g2.begin(), g2.end());
+  EXPECT_TRUE(g1 == g2);
+  EXPECT_EQ(g1.size(), one->counters().inserts.get());
+}
+
 TEST(FlowTable, AFullTableEvictsTheFlowNearestItsExpiry) {
   Table tb(8);
   uint64_t t = kSec;
@@ -1554,7 +1630,7 @@ TEST(DeviceFlowTable, KeepsTheCpuTablesStatesTimesAndExpiry) {
   EXPECT_GT(compared, 20000u);
   // what the traffic exercised
   EXPECT_GT(cpu.counters().expired.get(), 1000u);
-  EXPECT_GT(cpu.counters().reopened.get(), 20u);
+  EXPECT_GT(cpu.counters().reopened.get(), 10u);
   EXPECT_EQ(cpu.counters().evicted.get(), 0u);
   EXPECT_GT(gpu.rebuilds(), 0u);
   EXPECT_EQ(gpu.full_packets(), 0u);

@@ -402,6 +402,14 @@ bool FlowTable::window_verdict(int verdict, uint8_t& fact) {
   } else if (pk.kind == k::KeyKind::Conn || pk.kind == k::KeyKind::FirstFrag) {
     size_t slot;
     id = known ? known : lookup(pk.key, hash, slot);
+    // A flow whose timeout passed before this packet has ended, whether or
+    // not an expiry pass came since (they come once a batch): the packet
+    // starts a new one (Suricata's flow lookup does the same), so where a
+    // batch begins does not change which flow a packet joins.
+    if (id && expired_at(flows_[id - 1], now)) {
+      release(id, Release::Expired);
+      id = 0;
+    }
     if (pk.icmp_error) {
       c_.icmp_errors.add();
       if (!id) {  // an error about a connection not tracked: no flow of its own
@@ -544,7 +552,9 @@ uint32_t FlowTable::track(const k::ParsedKey& pk, uint32_t ip_len, uint64_t now,
   const uint8_t stop = k::kTcpSyn | k::kTcpFin | k::kTcpRst;
   uint64_t pkts = 0, bytes = 0, last = f.last_ns;
   uint8_t flags = 0;
-  for (; j < n && trains_[j] && pk[j].dir == kdir && !(tcp && ((pk[j].tcp_flags & stop) || !pk[j].l4_off)); ++j) {
+  for (; j < n && trains_[j] && pk[j].dir == kdir && !(tcp && ((pk[j].tcp_flags & stop) || !pk[j].l4_off)) &&
+         last + cfg_.timeouts.ns[f.cls] > now[j];  // (a flow timed out: track_hashed ends it)
+       ++j) {
     uint8_t wf = 0;
     bool renew = true;
     uint8_t cls = f.cls;
@@ -639,10 +649,9 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
 void FlowTable::expire(uint64_t now) {
   if (!deferred_.empty()) run_deferred();
   for (int c = 0; c < k::kFlowClasses; ++c) {
-    uint64_t t = cfg_.timeouts.ns[c];
     while (head_[c]) {
       uint32_t id = head_[c];
-      if (flows_[id - 1].last_ns + t > now) break;
+      if (!expired_at(flows_[id - 1], now)) break;
       release(id, Release::Expired);
     }
   }

@@ -10,7 +10,9 @@
 // Expiry is exact and costs O(1) per packet: flows sit on one list per timeout
 // class (a TCP state, UDP, ICMP, other), in the order they were last seen, so
 // the head of each list is the next to expire there; expire(now) looks only
-// at list heads. A full table evicts the flow nearest its expiry (among flows
+// at list heads, and a packet that finds a flow past its timeout ends it and
+// starts a new one (so which flow a packet joins does not depend on when an
+// expiry pass ran: once a batch, at its first packet). A full table evicts the flow nearest its expiry (among flows
 // with the same timeout, the oldest idle), so a flood of half-open
 // connections (SYN_SENT, two minutes) evicts itself before an established
 // connection (five days) goes.
@@ -207,6 +209,9 @@ class FlowTable {
   const Flow& flow(uint32_t id) const { return flows_[id - 1]; }
   uint8_t* state(uint32_t id) { return state_ + size_t(id - 1) * state_bytes_; }
   uint64_t timeout_ns(const Flow& f) const { return cfg_.timeouts.ns[f.cls]; }
+  // Whether f's timeout has passed at `now` (expire() ends it; a packet
+  // that finds it starts a new flow).
+  bool expired_at(const Flow& f, uint64_t now) const { return f.last_ns + cfg_.timeouts.ns[f.cls] <= now; }
   // A TCP flow's window state (Config::tcp_window), or nullptr.
   k::TcpWindow* tcp_window(uint32_t id) {
     return cfg_.tcp_window ? reinterpret_cast<k::TcpWindow*>(state(id) + win_off_) : nullptr;

@@ -23,7 +23,8 @@
 // Expiry (dev_flow_expire): one thread per entry compares its last time plus
 // its class's timeout with the time given, as the CPU table's lists do
 // (exact; GASPP marks and sweeps with one timeout, so a flow lives one to two
-// of it). An expired flow's slot becomes a tombstone (lookups pass it,
+// of it); a packet that finds its flow past the timeout starts a new one in
+// the entry (the walk), as the CPU table's lookup does. An expired flow's slot becomes a tombstone (lookups pass it,
 // inserts do not reuse it, so no probe run is ever cut) and its entry goes
 // on the free list; once tombstones fill a quarter of the slots the index is
 // rebuilt from the live entries.
@@ -223,6 +224,11 @@ SHOAL_HD uint8_t dev_flow_packet(const DevFlowView& t, const DevFlowConfig& cfg,
                                  uint8_t tcp_flags, uint32_t ip_len, unsigned long long now, const TcpSeg* seg) {
   DevFlow& f = t.flows[e];
   bool fresh = f.pkts[0] + f.pkts[1] == 0;
+  if (!fresh && f.last_ns + cfg.timeout_ns[f.cls] <= now) {  // timed out since the last expiry pass: a new flow
+    dev_flow_restart(t, cfg, e, pkt, now);
+    atomic_add32(&t.c->expired, 1);
+    fresh = true;
+  }
   if (fresh) {  // its first packet
     f.orig_dir = cfg.midstream || cfg.async_oneside ? uint8_t((pkt & kDevPktOrig) >> 1) : uint8_t(pkt & kDevPktDir);
     f.first_ns = f.last_ns = now;

@@ -303,10 +303,13 @@ void FlowIPManager::run_timer(Timer&) {
 // At a stop, once the packets in flight downstream (offloaded aggregates)
 // have come through, and before the elements downstream close their files:
 // every flow still open ends (reason 'end'), so stateful elements see each
-// one go after its last packet.
+// one go after its last packet. The flows whose timeout had passed by the
+// last packet end as timed out first: expiry passes come once a batch, and
+// where the last batch began must not decide.
 bool FlowIPManager::end_at_stop() {
   if (flushed_) return false;
   flushed_ = true;
+  if (clock_) tick(clock_);
   table_.flush();
   return true;
 }
@@ -408,8 +411,11 @@ SHOAL_ELEMENT(
         "reset ends before any reply came (a refused connection, a scan's probe) is removed at once ('reset'), as "
         "conntrack does; a reply counts once one of its segments was not invalid. Expiry is exact "
         "and costs O(1) per packet (one list per timeout, in last-seen order, a flow moving on it at most once per "
-        "GRANULARITY); flow time is the packets' timestamps "
-        "(a trace's own time; live, the wall clock also moves it while no packet comes). A full table evicts the flow "
+        "GRANULARITY), and a packet that finds its flow past the timeout starts a new one, so where batches begin "
+        "does not decide which flow a packet joins; flow time is the packets' timestamps "
+        "(a trace's own time; live, the wall clock also moves it while no packet comes); at a stop, the flows "
+        "past their timeout at the last packet's time end as timed out, the others as 'end'. A full table evicts the "
+        "flow "
         "nearest its expiry, so a flood of half-open connections evicts its own before an established one.\n\n"
         "Each worker has its own table of CAPACITY flows (FromDump, FromDevice and FromDPDKDevice keep a connection on "
         "one worker; FromXDPDevice does when the NIC's RSS hash is symmetric). "
