@@ -659,13 +659,15 @@ TEST(FlowTable, BatchTrainsMatchOneByOne) {
 // and a packet that finds its flow past the timeout starts a new one. Random
 // traffic whose gaps often pass the timeouts, tracked in batches of random
 // sizes (trains included), ends the same flows (tuple, reason, times,
-// counts) as one packet a batch with an expiry pass before each, and gives
-// each packet the same direction and facts.
+// counts, flags as the release hooks see them) as one packet a batch with an
+// expiry pass before each, and gives each packet the same direction and
+// facts.
 TEST(FlowTable, APacketPastItsFlowsTimeoutStartsANewFlowWhereverBatchesBegin) {
   struct Gone {
     std::string tuple;
     flow::Release why;
     uint64_t first, last, pkts0, pkts1;
+    uint8_t flags;  // (an end stream inspection reads "established" from them)
     auto operator<=>(const Gone&) const = default;
   };
   flow::Config c = exact();
@@ -676,7 +678,7 @@ TEST(FlowTable, APacketPastItsFlowsTimeoutStartsANewFlowWhereverBatchesBegin) {
     auto t = std::make_unique<flow::FlowTable>();
     t->init(c);
     t->on_release([&out](uint32_t, const flow::Flow& f, flow::Release why) {
-      out.push_back({flow::flow_tuple(f), why, f.first_ns, f.last_ns, f.pkts[0], f.pkts[1]});
+      out.push_back({flow::flow_tuple(f), why, f.first_ns, f.last_ns, f.pkts[0], f.pkts[1], f.flags});
     });
     return t;
   };

@@ -226,9 +226,9 @@ void FlowTable::release(uint32_t id, Release why) {
   // with nothing held goes at once, as without hold)
   const bool held = hold_ && (tracking_ || epoch_ > done_);
   if (held)
-    held_.push_back({epoch_, id, why, tracking_ ? 0u : uint32_t(f.flags)});
+    held_.push_back({epoch_, id, why, uint32_t(f.flags)});
   else if (tracking_)
-    deferred_.emplace_back(id, why);
+    deferred_.push_back({id, why, f.flags});
   else
     for (auto& fn : release_) fn(id, f, why);
   size_t slot;
@@ -254,10 +254,14 @@ void FlowTable::release(uint32_t id, Release why) {
 // The hooks of the flows that ended inside a track, in the order they
 // ended (their entries are not reused before).
 void FlowTable::run_deferred() {
-  std::vector<std::pair<uint32_t, Release>> d;
+  std::vector<Deferred> d;
   d.swap(deferred_);
-  for (const auto& [id, why] : d)
-    for (auto& fn : release_) fn(id, flows_[id - 1], why);
+  for (const Deferred& e : d) {
+    Flow& f = flows_[e.id - 1];
+    f.flags = e.flags;
+    for (auto& fn : release_) fn(e.id, f, e.why);
+    f.flags = 0;
+  }
 }
 
 void FlowTable::settle(uint64_t done) {
@@ -265,8 +269,8 @@ void FlowTable::settle(uint64_t done) {
   while (!held_.empty() && held_.front().epoch <= done) settle_one();
 }
 
-// The oldest held release: its hooks (a flow that ended at an expiry or a
-// flush shows them its flags, as when they run at once), then its entry free.
+// The oldest held release: its hooks (they see the flow's flags at its end,
+// as when they run at once), then its entry free.
 void FlowTable::settle_one() {
   const Held h = held_.front();
   held_.pop_front();

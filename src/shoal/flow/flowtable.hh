@@ -333,15 +333,21 @@ class FlowTable {
     uint64_t epoch;
     uint32_t id;
     Release why;
-    uint32_t flags;  // the flow's, for its hooks (0 for a flow that ended inside a track, as deferred_)
+    uint32_t flags;  // the flow's at its end, for its hooks
   };
   bool hold_ = false;
   uint64_t epoch_ = 0, done_ = 0;  // tracks so far; settle()'s last: every batch up to it is done
   std::deque<Held> held_;
   void settle_one();
-  // Releases inside a track (tracking_): their hooks wait (run_deferred).
+  // Releases inside a track (tracking_): their hooks wait (run_deferred),
+  // and see the flow's flags at its end.
   bool tracking_ = false;
-  std::vector<std::pair<uint32_t, Release>> deferred_;
+  struct Deferred {
+    uint32_t id;
+    Release why;
+    uint8_t flags;
+  };
+  std::vector<Deferred> deferred_;
   void run_deferred();
   void reuse_ended() {
     if (!deferred_.empty()) run_deferred();
