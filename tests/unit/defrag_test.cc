@@ -145,6 +145,16 @@ TEST(Defrag, BoundsHold) {
     EXPECT_EQ(d.pending(), 0u);
     EXPECT_EQ(d.counters().timeouts.get(), 1u);
     EXPECT_EQ(d.counters().held_bytes.get(), 0u);
+    // with no expiry pass between: a fragment that comes at the timeout
+    // does not complete the datagram, it starts a new one
+    Bytes data = counting(16);
+    Bytes a = v4(slice(data, 0, 8), 0, true, 7), b = v4(slice(data, 8, 8), 1, false, 7);
+    EXPECT_EQ(d.add(a.data(), uint32_t(a.size()), 5000, out), Defragmenter::Held);
+    EXPECT_EQ(d.add(b.data(), uint32_t(b.size()), 6000, out), Defragmenter::Held);
+    EXPECT_EQ(d.counters().timeouts.get(), 2u);
+    EXPECT_EQ(d.pending(), 1u);
+    EXPECT_EQ(d.add(a.data(), uint32_t(a.size()), 6999, out), Defragmenter::Done);  // (within its timeout)
+    EXPECT_EQ(out.size(), 20u + 16u);
   }
   {  // memory: the oldest datagram goes
     flow::DefragConfig cfg;

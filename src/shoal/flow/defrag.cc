@@ -112,6 +112,14 @@ Defragmenter::Result Defragmenter::add(const uint8_t* ip, uint32_t len, uint64_t
     return Invalid;
   }
   auto it = map_.find(k);
+  // A datagram past its timeout is given up whether or not an expiry pass
+  // came since (they come once a batch): this fragment starts a new one, so
+  // where a batch ends does not decide what it joins.
+  if (it != map_.end() && it->second.first_ns + cfg_.timeout_ns <= now) {
+    c_.timeouts.add();
+    drop(it);
+    it = map_.end();
+  }
   if (it == map_.end()) {
     it = map_.emplace(k, Datagram{}).first;
     it->second.first_ns = now;
