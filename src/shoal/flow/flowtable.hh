@@ -96,7 +96,8 @@ struct Config {
   bool async_oneside = false;
   // A flow moves to its expiry list's tail at most once per granularity
   // (or when its class changes), so a busy flow costs no list work on most
-  // packets; a flow may then expire up to this much after its timeout.
+  // packets; an idle flow may then end up to this much after its timeout
+  // (a packet after the timeout starts a new flow all the same).
   // 0: every packet moves it, and expiry is exact.
   uint64_t granularity_ns = 1'000'000'000;
   uint32_t frag_slots = 4096;

@@ -443,8 +443,9 @@ SHOAL_ELEMENT(
               "check TCP segments against their connection's state and windows, as conntrack (default false; on "
               "when an element downstream asks: Firewall; not with ASYNC_ONESIDE); 64 bytes of state per flow"},
              {"GRANULARITY", "duration",
-              "a flow moves on its expiry list at most this often, and may expire up to this late (default 1 s; 0: "
-              "exact, with list work on every packet)"},
+              "a flow moves on its expiry list at most this often, so an idle flow may end up to this late (a "
+              "packet after its timeout starts a new flow all the same; default 1 s; 0: exact, with list work on "
+              "every packet)"},
              {"TCP_SYN_SENT_TIMEOUT", "duration", "default 120 s"},
              {"TCP_SYN_RECV_TIMEOUT", "duration", "default 60 s"},
              {"TCP_ESTABLISHED_TIMEOUT", "duration", "default 432000 s (5 days)"},
