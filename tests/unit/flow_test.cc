@@ -384,8 +384,34 @@ TEST(FlowTable, FactsSayWhenTheHandshakeCompleted) {
   for (auto& p : pkts) keys.push_back(parse(p)), lens.push_back(uint32_t(p.size())), nows.push_back(keys.size());
   std::vector<uint8_t> dirs(pkts.size()), facts(pkts.size());
   tb.t.track_batch(keys.data(), lens.data(), nows.data(), uint32_t(pkts.size()), ids.data(), dirs.data(), facts.data());
-  constexpr uint8_t E = flow::kFactEstablished, B = flow::kFactEstablishedBefore, F = flow::kFactFirstInDir;
-  EXPECT_EQ(facts, (std::vector<uint8_t>{F, F, E, E | B, E | B, F, E | B | F, E | B, E | B | F}));
+  constexpr uint8_t E = flow::kFactEstablished, B = flow::kFactEstablishedBefore, F = flow::kFactFirstInDir,
+                    M = flow::kFactMidstream;
+  EXPECT_EQ(facts, (std::vector<uint8_t>{F, F, E, E | B, E | B, F, E | B | F, E | B, E | B | F | M}));
+}
+
+// The facts are each packet's, whatever happens to its flow later in the
+// batch: a connection picked up midstream that times out at a later packet
+// of the batch (which starts a new one) keeps kFactMidstream on its packets,
+// though the ended flow's entry shows no flags by then.
+TEST(FlowTable, FactsStayThePacketsWhenTheFlowEndsLaterInTheBatch) {
+  flow::Config c = exact();
+  for (auto& ns : c.timeouts.ns) ns = 10;
+  Table tb(16, c);
+  std::vector<std::vector<uint8_t>> pkts = {ip4(1, 2, 6, 1000, 80, k::kTcpAck, 10),
+                                            ip4(1, 2, 6, 1000, 80, k::kTcpAck, 10), ip4(1, 2, 6, 1000, 80, k::kTcpSyn)};
+  std::vector<k::ParsedKey> keys;
+  std::vector<uint32_t> lens, ids(pkts.size());
+  std::vector<uint64_t> nows = {100, 105, 200};  // the third past the timeout
+  for (auto& p : pkts) keys.push_back(parse(p)), lens.push_back(uint32_t(p.size()));
+  std::vector<uint8_t> dirs(pkts.size()), facts(pkts.size());
+  tb.t.track_batch(keys.data(), lens.data(), nows.data(), uint32_t(pkts.size()), ids.data(), dirs.data(), facts.data());
+  EXPECT_EQ(ids[0], ids[1]);
+  EXPECT_NE(ids[1], ids[2]);
+  EXPECT_EQ(tb.t.flow(ids[0]).flags, 0) << "ended";
+  EXPECT_TRUE(facts[0] & flow::kFactMidstream);
+  EXPECT_TRUE(facts[1] & flow::kFactMidstream);
+  EXPECT_FALSE(facts[2] & flow::kFactMidstream) << "a SYN opens the new one";
+  EXPECT_EQ(tb.t.counters().expired.get(), 1u);
 }
 
 TEST(FlowTable, MidstreamPickupIsAnOption) {

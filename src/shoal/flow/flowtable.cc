@@ -635,7 +635,8 @@ void FlowTable::track_batch(const k::ParsedKey* pk, const uint32_t* ip_len, cons
       const Flow& f = flows_[ids[i] - 1];
       bool est = established(f);
       fact |= uint8_t((est ? kFactEstablished : 0) | (f.pkts[dirs[i]] == 1 ? kFactFirstInDir : 0) |
-                      (est && !(f.flags & Flow::kJustEstablished) ? kFactEstablishedBefore : 0));
+                      (est && !(f.flags & Flow::kJustEstablished) ? kFactEstablishedBefore : 0) |
+                      (f.flags & Flow::kMidstream ? kFactMidstream : 0));
     }
     if (facts) facts[i] = fact;
     if (kill_) {  // (the packets after it start a new flow)

@@ -78,6 +78,10 @@ constexpr uint8_t kFactEstablishedBefore = 4;
 // TCP window tracking (Config::tcp_window): the segment is outside the
 // connection's window (conntrack's INVALID); it moved nothing
 constexpr uint8_t kFactInvalid = k::kFlowFactInvalid;
+// TCP: the connection was picked up without its handshake (Flow::kMidstream
+// as of this packet: a flow that ends later in the batch has its flags
+// cleared by the time the elements after the flow layer see the packet)
+constexpr uint8_t kFactMidstream = 16;
 
 struct Timeouts {
   uint64_t ns[k::kFlowClasses];

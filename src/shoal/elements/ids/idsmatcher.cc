@@ -1346,7 +1346,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       info.has_stream = true;
     }
     midstream_now_ = false;
-    if (info.proto == 6 && (t.flow(id).flags & flow::Flow::kMidstream)) {
+    if (info.proto == 6 && (p->anno().flow_facts & flow::kFactMidstream)) {  // (as of this packet)
       fs->picked_up = t.config().midstream;
       if (midstream_ != Midstream::Ignore || midstream_auto_) midstream(fs);
     }
