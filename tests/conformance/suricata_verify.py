@@ -237,7 +237,22 @@ def translate_args(args, tdir, outdir):
     return out, None
 
 
-def run_test(name, suite, shoal, work):
+def eve_records(path):
+    """eve.json's records, sorted, less what differs from run to run: stats
+    records, flow ids, and the wall-clock times of packets that carry none
+    (today's or yesterday's date)."""
+    import datetime
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    days = "|".join(str(today - datetime.timedelta(days=d)) for d in (0, 1))
+    wall = re.compile(r'"(%s)T[0-9:.]+[+-][0-9]{4}"' % days)
+    if not os.path.exists(path):
+        return []
+    with open(path, errors="replace") as fh:
+        return sorted(wall.sub('"WALL"', re.sub(r'"flow_id":\d+,?', "", l.strip()))
+                      for l in fh if '"event_type":"stats"' not in l)
+
+
+def run_test(name, suite, shoal, work, extra=()):
     tdir = os.path.join(suite, "tests", name)
     with open(os.path.join(tdir, "test.yaml")) as fh:
         y = yaml.safe_load(fh) or {}
@@ -268,7 +283,7 @@ def run_test(name, suite, shoal, work):
     args, why = translate_args(y.get("args"), tdir, outdir)
     if why:
         return name, "n/a", why
-    cmd = [shoal, "ids", "-q", "-r", pcap, "-S", rules, "-l", outdir] + args
+    cmd = [shoal, "ids", "-q", "-r", pcap, "-S", rules, "-l", outdir] + args + list(extra)
     if "ips" in os.path.basename(name) and "--ips" not in cmd:
         cmd.append("--ips")
     cfg = os.path.join(tdir, "suricata.yaml")
@@ -369,6 +384,9 @@ def main():
     ap.add_argument("--update-baseline", action="store_true", help="write the passing tests to --baseline")
     ap.add_argument("--report", help="write per-test results here (TSV)")
     ap.add_argument("--markdown", help="write the summary tables (docs/suricata-conformance.md's) here")
+    ap.add_argument("--same-as-burst", type=int, metavar="N",
+                    help="run the tests again reading N packets a batch (shoal.burst) and fail where their EVE "
+                         "records differ: where batches begin must not change what is detected or logged")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("tests", nargs="*", help="test names (default: all of TESTS.txt)")
     a = ap.parse_args()
@@ -403,6 +421,27 @@ def main():
             rc = 1
         else:
             print(f"baseline: all {len(want)} tests that passed before still pass")
+    if a.same_as_burst:
+        ran = [n for n in names if results[n][0] in ("pass", "fail")]
+        work2 = os.path.join(work, "burst%d" % a.same_as_burst)
+        extra = ["--set", "shoal.burst=%d" % a.same_as_burst]
+        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            again = dict((n, st) for n, st, _ in ex.map(lambda n: run_test(n, a.suite, a.shoal, work2, extra), ran))
+        differ = []
+        for n in ran:
+            d = n.replace("/", "__")
+            x = eve_records(os.path.join(work, d, "eve.json"))
+            y = eve_records(os.path.join(work2, d, "eve.json"))
+            if again[n] == "crash" or x != y:
+                differ.append(n)
+                only1, only2 = sorted(set(x) - set(y)), sorted(set(y) - set(x))
+                print(f"BATCHES: {n}: {again[n]}; {len(only1)} EVE records only at the default burst, "
+                      f"{len(only2)} only at burst {a.same_as_burst}")
+                for l in only1[:1] + only2[:1]:
+                    print("   " + l[:400])
+        print(f"burst {a.same_as_burst}: {len(ran) - len(differ)} of {len(ran)} tests give the same EVE records")
+        if differ:
+            rc = 1
     if a.baseline and a.update_baseline:
         with open(a.baseline, "w") as fh:
             fh.write("# suricata-verify tests that pass (tests/conformance/suricata_verify.py --update-baseline)\n")

@@ -121,6 +121,14 @@ bool apply_set(const std::string& kv, std::map<std::string, std::string>& honour
     honoured[k] = std::to_string(n);
     return true;
   }
+  if (k == "shoal.burst") {  // Shoal's own: packets per batch read from the capture (FromDump's BURST)
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > 256)
+      return err = fmt::format("--set {}: 1-256, not '{}'", k, v), false;
+    honoured[k] = std::to_string(n);
+    return true;
+  }
   if (k == "stream.inline") {  // true, false or auto (inline in IPS mode)
     if (v != "auto" && v != "true" && v != "false" && v != "yes" && v != "no")
       return err = fmt::format("--set {}: auto, true or false, not '{}'", k, v), false;
@@ -211,7 +219,8 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
     auto it = set.find(k);
     return it == set.end() ? std::string(def) : it->second;
   };
-  std::string src = !a.pcap.empty() ? fmt::format("FromDump({}, DAMAGE warn)", cquote(a.pcap))
+  std::string burst = set.count("shoal.burst") ? ", BURST " + set.at("shoal.burst") : "";
+  std::string src = !a.pcap.empty() ? fmt::format("FromDump({}, DAMAGE warn{})", cquote(a.pcap), burst)
                                     : fmt::format("FromDevice({}, SNIFFER true, PROMISC true)", cquote(a.iface));
   // EVE: suricata.yaml's eve-log outputs (each file with its types), or
   // every type to eve.json
@@ -352,7 +361,7 @@ int cmd_ids(int argc, char** argv) {
                  "detect.stream-tx-log-limit, "
                  "app-layer.protocols.ssh.encryption-handling, threshold-file, DNS's detection ports and the HTTP "
                  "body and decompression layer limits are honoured; Shoal's own shoal.stream-payload=false puts TCP "
-                 "payload rules on packets)");
+                 "payload rules on packets, and shoal.burst=N reads N packets a batch from a capture)");
   app.add_flag("--ips,--simulate-ips", a.ips, "IPS mode: drop and reject rules drop packets");
   app.add_option("-k", a.checksums, "checksum checks (accepted: checksums are not validated)")
       ->check(CLI::IsMember({"auto", "all", "none"}));
