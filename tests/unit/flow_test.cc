@@ -238,6 +238,32 @@ TEST(FlowKey, DispatchHashIsSymmetric) {
   EXPECT_NE(k::flow_hash(a.data(), uint32_t(a.size())), k::flow_hash(e.data(), uint32_t(e.size())));
 }
 
+// An ICMP error goes where the connection it quotes goes (a router's
+// address sends it: its own tuple would send it anywhere); with hosts, every
+// packet between two hosts hashes alike: another connection, a fragment of
+// one (no ports), a reply.
+TEST(FlowKey, DispatchSendsIcmpErrorsWithTheirConnectionAndHostsTogether) {
+  const uint32_t c = 0x0a000001, s = 0x0a000002, router = 0xc0a80101;
+  auto h = [](const std::vector<uint8_t>& ip, bool hosts = false) {
+    return k::flow_hash_ip(ip.data(), uint32_t(ip.size()), hosts);
+  };
+  auto conn = ip4(c, s, 6, 40000, 25, k::kTcpAck);
+  // an error from the router back to the client, quoting the client's segment
+  auto err = ip4(router, c, 1, 11, 0);  // time exceeded
+  err.insert(err.end(), conn.begin(), conn.begin() + 28);
+  k::store_be16(err.data() + 2, uint16_t(err.size()));
+  EXPECT_EQ(h(err), h(conn));
+  EXPECT_EQ(h(err), h(ip4(s, c, 6, 25, 40000, k::kTcpAck)));
+  auto echo = ip4(router, c, 1, 8, 7);  // not an error: its own tuple
+  EXPECT_NE(h(echo), h(conn));
+  // hosts
+  auto other = ip4(s, c, 17, 53, 5353), frag = ip4(c, s, 6, 0, 0, 0, 16, 0x0003, 9);
+  EXPECT_NE(h(other), h(conn));
+  EXPECT_EQ(h(other, true), h(conn, true));
+  EXPECT_EQ(h(frag, true), h(conn, true));
+  EXPECT_NE(h(ip4(c, router, 6, 40000, 25), true), h(conn, true));
+}
+
 flow::Config exact() {
   flow::Config c;
   c.granularity_ns = 0;

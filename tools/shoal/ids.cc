@@ -220,7 +220,10 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
     return it == set.end() ? std::string(def) : it->second;
   };
   std::string burst = set.count("shoal.burst") ? ", BURST " + set.at("shoal.burst") : "";
-  std::string src = !a.pcap.empty() ? fmt::format("FromDump({}, DAMAGE warn{})", cquote(a.pcap), burst)
+  // (with several workers, every packet between two hosts on one: fragments
+  // and tunnels with their connections, as Suricata advises for RSS)
+  std::string src = !a.pcap.empty() ? fmt::format("FromDump({}, DAMAGE warn{}{})", cquote(a.pcap), burst,
+                                                  a.threads > 1 ? ", SPREAD hosts" : "")
                                     : fmt::format("FromDevice({}, SNIFFER true, PROMISC true)", cquote(a.iface));
   // EVE: suricata.yaml's eve-log outputs (each file with its types), or
   // every type to eve.json

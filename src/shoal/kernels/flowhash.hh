@@ -139,18 +139,48 @@ SHOAL_HD uint32_t symmetric_key_hash(FlowKey k) {
   return hash_words(k.words, 10);
 }
 
-SHOAL_HD uint32_t flow_hash(const uint8_t* frame, uint32_t len) {
+// A dispatch key for the IP packet at ip: its flow key, or for an ICMP
+// error (destination unreachable, source quench, redirect, time exceeded,
+// parameter problem; ICMPv6's 1-4 right after the fixed header) the key of
+// the packet it quotes, so the error goes where its connection goes (the
+// flow layer counts it there, as Suricata's flow hash does). hosts: on the
+// addresses (and family) alone, so every packet between two hosts hashes
+// alike: a datagram's fragments with its connection's unfragmented
+// packets, a tunnel's inner connections with each other.
+SHOAL_HD void dispatch_ip_key(const uint8_t* ip, uint32_t len, uint16_t type, bool hosts, FlowKey& k) {
+  if (!extract_ip_key(ip, len, type, k)) return;
+  const uint8_t proto = uint8_t(k.words[9]);
+  uint32_t at = 0;
+  if (type == kEthIPv4 && proto == 1) {
+    uint32_t ihl = uint32_t(ip[0] & 0xf) * 4;
+    uint8_t t = ihl >= 20 && ihl + 8 <= len ? ip[ihl] : 0;
+    if ((load_be16(ip + 6) & 0x1fff) == 0 && (t == 3 || t == 4 || t == 5 || t == 11 || t == 12)) at = ihl + 8;
+  } else if (type == kEthIPv6 && proto == 58 && 48 <= len && ip[40] >= 1 && ip[40] <= 4) {
+    at = 48;
+  }
+  FlowKey q;
+  for (int i = 0; i < 10; ++i) q.words[i] = 0;
+  if (at && extract_ip_key(ip + at, len - at, type, q)) k = q;
+  if (hosts) k.words[8] = 0, k.words[9] &= 0xff00u;
+}
+
+SHOAL_HD uint32_t flow_hash(const uint8_t* frame, uint32_t len, bool hosts = false) {
   FlowKey k;
-  extract_flow_key(frame, len, k);
+  if (extract_flow_key(frame, len, k)) {  // (IP: again, as a dispatch key)
+    uint32_t off = 14;
+    uint16_t type = 0;
+    eth_l3(frame, len, off, type);
+    dispatch_ip_key(frame + off, len - off, type, hosts, k);
+  }
   return symmetric_key_hash(k);
 }
 
 // The same for a packet that starts at its IP header (raw IP and the link
 // types whose header is not kept), hashing as its Ethernet frame would.
-SHOAL_HD uint32_t flow_hash_ip(const uint8_t* ip, uint32_t len) {
+SHOAL_HD uint32_t flow_hash_ip(const uint8_t* ip, uint32_t len, bool hosts = false) {
   FlowKey k;
   for (int i = 0; i < 10; ++i) k.words[i] = 0;
-  if (len >= 1) extract_ip_key(ip, len, (ip[0] >> 4) == 6 ? kEthIPv6 : kEthIPv4, k);
+  if (len >= 1) dispatch_ip_key(ip, len, (ip[0] >> 4) == 6 ? kEthIPv6 : kEthIPv4, hosts, k);
   return symmetric_key_hash(k);
 }
 

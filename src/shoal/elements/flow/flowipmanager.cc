@@ -15,6 +15,7 @@
 
 #include "shoal/core/runtime.hh"
 #include "shoal/elements/common.hh"
+#include "shoal/elements/trace_clock.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/flowhash.hh"
 
@@ -95,6 +96,7 @@ void FlowIPManager::initialize() {
   // and asked for window tracking there.
   cfg_.tcp_window = window_arg_ || window_wanted_;
   table_.init(cfg_);
+  trace_ = TraceClock::of(this);
   // Elements downstream that hold batches for later (offload aggregates)
   // use their packets' flow state then: ended flows wait for them.
   std::vector<Element*> seen{this}, todo{this};
@@ -304,12 +306,16 @@ void FlowIPManager::run_timer(Timer&) {
 // have come through, and before the elements downstream close their files:
 // every flow still open ends (reason 'end'), so stateful elements see each
 // one go after its last packet. The flows whose timeout had passed by the
-// last packet end as timed out first: expiry passes come once a batch, and
-// where the last batch began must not decide.
+// last packet (of a capture: the trace's last, whichever worker had it)
+// end as timed out first: expiry passes come once a batch, and where the
+// last batch began must not decide.
 bool FlowIPManager::end_at_stop() {
   if (flushed_) return false;
   flushed_ = true;
-  if (clock_) tick(clock_);
+  // (the trace's last time: with several workers the last packet may have
+  // been another's, and one worker or several must end the same flows so)
+  uint64_t end = std::max(clock_, trace_ ? trace_->get(worker().id()) : 0);
+  if (end) tick(end);
   table_.flush();
   return true;
 }

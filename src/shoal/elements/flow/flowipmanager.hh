@@ -15,6 +15,8 @@
 
 namespace shoal {
 
+class TraceClock;
+
 // The IP header the flow layer reads: the network header annotation, else
 // an Ethernet frame's (VLAN tags skipped), else the data itself when it
 // starts like IP. nullptr when there is none; len is what remains.
@@ -92,9 +94,10 @@ class FlowIPManager : public Element, public offload::FlowStateStore {
   std::vector<uint8_t> released_state_;
   uint32_t released_next_ = 0;
   std::unordered_map<uint64_t, uint32_t> released_at_;
-  uint64_t clock_ = 0;       // flow time: packet timestamps (ns), never going back
-  uint64_t last_mono_ = 0;   // when the last batch came (monotonic)
-  bool live_clock_ = false;  // packet timestamps follow the wall clock (live capture)
+  uint64_t clock_ = 0;                 // flow time: packet timestamps (ns), never going back
+  std::shared_ptr<TraceClock> trace_;  // a capture's time, every worker's packets (the end's expiry)
+  uint64_t last_mono_ = 0;             // when the last batch came (monotonic)
+  bool live_clock_ = false;            // packet timestamps follow the wall clock (live capture)
   bool flushed_ = false;
   Timer timer_;
   // per-batch scratch for FlowTable::track_batch

@@ -3,6 +3,7 @@
 #include <pcap/pcap.h>
 
 #include "shoal/elements/common.hh"
+#include "shoal/elements/trace_clock.hh"
 #include "shoal/io/pcap.hh"
 #include "shoal/kernels/flowhash.hh"
 
@@ -13,17 +14,20 @@ class FromDump : public SourceElement {
   void configure(Args& a) override {
     InputPath in;
     a.read_mp("FILENAME", in).read("TIMING", timing_).read("FORCE_IP", force_ip_);
-    std::string damage = "error";
-    a.read("DAMAGE", damage);
+    std::string damage = "error", spread = "flows";
+    a.read("DAMAGE", damage).read("SPREAD", spread);
     read_source_args(a, 32);
     a.complete();
     if (damage != "error" && damage != "warn") a.fail(fmt::format("DAMAGE '{}': error or warn", damage));
+    if (spread != "flows" && spread != "hosts") a.fail(fmt::format("SPREAD '{}': flows or hosts", spread));
+    hosts_ = spread == "hosts";
     damage_fails_ = damage == "error";
     file_ = in.path;
   }
   void initialize() override {
     std::string err;
     if (!rd_.open(file_, err)) throw std::runtime_error(err);
+    trace_ = TraceClock::of(this);
     // A pcap file has one link type; a pcapng file one per interface, so
     // its packets of a type we cannot carry are dropped one by one.
     int lt = rd_.linktype();
@@ -73,13 +77,14 @@ class FromDump : public SourceElement {
         ++nread;
         ++recno_;
         if (!first_ts_) first_ts_ = pts_;
+        if (pts_ > trace_ns_) trace_ns_ = pts_;
         // Several workers read the file; each keeps its own flows (software RSS).
         int nw = worker().nworkers();
         if (nw > 1) {
           int at = io::link_ip_offset(rd_.packet_linktype(), pd_, pcap_);
-          uint32_t h = at == 0 && rd_.packet_linktype() == DLT_EN10MB ? k::flow_hash(pd_, pcap_)
-                       : at >= 0                                      ? k::flow_hash_ip(pd_ + at, pcap_ - uint32_t(at))
-                                                                      : 0;
+          uint32_t h = at == 0 && rd_.packet_linktype() == DLT_EN10MB ? k::flow_hash(pd_, pcap_, hosts_)
+                       : at >= 0 ? k::flow_hash_ip(pd_ + at, pcap_ - uint32_t(at), hosts_)
+                                 : 0;
           if (int(h % uint32_t(nw)) != worker().id()) continue;
         }
         pending_ = true;
@@ -127,6 +132,7 @@ class FromDump : public SourceElement {
       ++n;
     }
     read_.add(nread);
+    if (trace_) trace_->advance(worker().id(), trace_ns_);
     return n;
   }
   void add_handlers() override {
@@ -150,6 +156,9 @@ class FromDump : public SourceElement {
   std::string file_, error_;
   bool damage_fails_ = true;  // DAMAGE error: a corrupt record fails the run
   bool timing_ = false, force_ip_ = false;
+  bool hosts_ = false;                 // SPREAD hosts
+  uint64_t trace_ns_ = 0;              // the latest timestamp read, every worker's records
+  std::shared_ptr<TraceClock> trace_;  // where it goes for the flow layer
   io::PcapReader rd_;
   bool pending_ = false;
   const uint8_t* pd_ = nullptr;
@@ -175,7 +184,10 @@ SHOAL_ELEMENT(
         "pcapng file each interface has its own link type and "
         "timestamp resolution; packets of an interface with another link type are dropped "
         "('unsupported-link-type'). With several workers each reads the file and keeps the flows that hash to "
-        "it, so a flow stays on one worker and in order. A truncated or corrupt file is "
+        "it, so a flow stays on one worker and in order; with SPREAD hosts the packets between two hosts do, so "
+        "a fragmented datagram and the unfragmented packets of its connection, or a tunnel's inner connections, "
+        "meet on one worker too (Suricata's advice for RSS: hash on the addresses alone). A truncated or corrupt "
+        "file is "
         "reported once and read up to the damage; with DAMAGE error (the default) the run then ends with a failure "
         "status, with DAMAGE warn it does not (as Suricata reads a damaged capture). Frames larger than any buffer are "
         "dropped "
@@ -188,8 +200,10 @@ SHOAL_ELEMENT(
              {"BURST", "unsigned", "packets per batch (default 32)"},
              {"ACTIVE", "boolean", "read when true"},
              {"FORCE_IP", "boolean", "accepted for Click compatibility"},
-             {"DAMAGE", "error|warn",
-              "a truncated or corrupt file fails the run, or is only reported (default error)"}},
+             {"DAMAGE", "error|warn", "a truncated or corrupt file fails the run, or is only reported (default error)"},
+             {"SPREAD", "flows|hosts",
+              "with several workers, what stays on one: a connection, or every packet between two hosts (default "
+              "flows)"}},
     .handlers = {{"count", "r", "packets emitted"},
                  {"filesize", "r", "bytes in the file"},
                  {"filepos", "r", "bytes read so far"},
