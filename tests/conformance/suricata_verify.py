@@ -391,7 +391,7 @@ def main():
                     help="the same with N worker threads (-t N): flows spread over workers must not change them")
     ap.add_argument("--may-differ", metavar="FILE",
                     help="tests whose records may differ in --same-as-* runs, one per line with the reason "
-                         "in a comment above it (a listed test that no longer differs is reported)")
+                         "in a comment above it (listed tests that were alike this time are named)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("tests", nargs="*", help="test names (default: all of TESTS.txt)")
     a = ap.parse_args()
@@ -455,6 +455,9 @@ def main():
         known = [n for n in differ if n in may_differ]
         print(f"{what}: {len(ran) - len(differ)} of {len(ran)} tests give the same EVE records"
               + (f" ({len(known)} more may differ: {', '.join(known)})" if known else ""))
+        alike = sorted(n for n in may_differ if n in again and n not in differ)
+        if alike:
+            print(f"{what}: listed as may differ, alike this time: {', '.join(alike)}")
         if len(differ) > len(known):
             rc = 1
     if a.baseline and a.update_baseline:

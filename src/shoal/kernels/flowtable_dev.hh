@@ -24,10 +24,11 @@
 // its class's timeout with the time given, as the CPU table's lists do
 // (exact; GASPP marks and sweeps with one timeout, so a flow lives one to two
 // of it); a packet that finds its flow past the timeout starts a new one in
-// the entry (the walk), as the CPU table's lookup does. An expired flow's slot becomes a tombstone (lookups pass it,
-// inserts do not reuse it, so no probe run is ever cut) and its entry goes
-// on the free list; once tombstones fill a quarter of the slots the index is
-// rebuilt from the live entries.
+// the entry (the walk), as the CPU table's lookup does. An expired flow's
+// slot becomes a tombstone (lookups pass it, inserts do not reuse it, so no
+// probe run is ever cut) and its entry goes on the free list; once
+// tombstones fill a quarter of the slots the index is rebuilt from the live
+// entries.
 #pragma once
 #include "shoal/kernels/atomic.hh"
 #include "shoal/kernels/flowhash.hh"
