@@ -75,6 +75,18 @@ ok "$SHOAL" ids -q -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/ids-log" --set 
 grep -q '"event_type":"alert"' "$tmp/ids-log/eve.json" && grep -q '"event_type":"flow"' "$tmp/ids-log/eve.json" \
   && pass=$((pass+1)) || { echo "FAIL: shoal ids wrote no alert or flow record"; fail=$((fail+1)); }
 ok "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --dump-config; has "FlowIPManager(MIDSTREAM false, VLAN true)"; has "IDSMatcher(RULES"
+# the printed configuration runs as it is, with Suricata's default variables
+# ($HOME_NET, $HTTP_SERVERS, $HTTP_PORTS): the same alerts as shoal ids
+ok "$SHOAL" gen --out "$tmp/g4.pcap" --count 100 --flows 7 --proto tcp   # 10.0.0.1 to 10.1.0.1, ports 40000 and up
+echo 'alert tcp $HOME_NET any -> $HTTP_SERVERS !$HTTP_PORTS (msg:"home"; flow:to_server; sid:2; rev:1;)' >"$tmp/vars.rules"
+mkdir -p "$tmp/vars-ids" "$tmp/vars-run"
+ok "$SHOAL" ids -q -r "$tmp/g4.pcap" -S "$tmp/vars.rules" -l "$tmp/vars-ids" --set stream.midstream=true
+"$SHOAL" ids -r "$tmp/g4.pcap" -S "$tmp/vars.rules" -l "$tmp/vars-run" --set stream.midstream=true --dump-config >"$tmp/vars.click"
+ok "$SHOAL" run -q "$tmp/vars.click"
+n_ids=$(grep -c '"signature_id":2' "$tmp/vars-ids/eve.json" || true)
+n_run=$(grep -c '"signature_id":2' "$tmp/vars-run/eve.json" || true)
+[ "${n_ids:-0}" -gt 0 ] && [ "$n_ids" = "$n_run" ] && pass=$((pass+1)) \
+  || { echo "FAIL: shoal ids --dump-config run by shoal run: $n_run alerts, shoal ids $n_ids"; fail=$((fail+1)); }
 # --offload: the scans on the host device backend, the same alerts and flows
 mkdir -p "$tmp/ids-log-off"
 ok "$SHOAL" ids -q -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/ids-log-off" --set stream.midstream=true --offload host

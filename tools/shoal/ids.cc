@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -33,40 +34,6 @@ std::string cquote(const std::string& s) {
   }
   return q + "\"";
 }
-
-// Suricata's default variables (suricata.yaml's vars), which a -c file
-// adds to or overrides.
-const char* kDefaultVars = R"(vars:
-  address-groups:
-    HOME_NET: "[192.168.0.0/16,10.0.0.0/8,172.16.0.0/12]"
-    EXTERNAL_NET: "!$HOME_NET"
-    HTTP_SERVERS: "$HOME_NET"
-    SMTP_SERVERS: "$HOME_NET"
-    SQL_SERVERS: "$HOME_NET"
-    DNS_SERVERS: "$HOME_NET"
-    TELNET_SERVERS: "$HOME_NET"
-    AIM_SERVERS: "$EXTERNAL_NET"
-    DC_SERVERS: "$HOME_NET"
-    DNP3_SERVER: "$HOME_NET"
-    DNP3_CLIENT: "$HOME_NET"
-    MODBUS_CLIENT: "$HOME_NET"
-    MODBUS_SERVER: "$HOME_NET"
-    ENIP_CLIENT: "$HOME_NET"
-    ENIP_SERVER: "$HOME_NET"
-  port-groups:
-    HTTP_PORTS: "80"
-    SHELLCODE_PORTS: "!80"
-    ORACLE_PORTS: 1521
-    SSH_PORTS: 22
-    DNP3_PORTS: 20000
-    MODBUS_PORTS: 502
-    FILE_DATA_PORTS: "[$HTTP_PORTS,110,143]"
-    FTP_PORTS: 21
-    GENEVE_PORTS: 6081
-    VXLAN_PORTS: 4789
-    TEREDO_PORTS: 3544
-    SIP_PORTS: "[5060,5061]"
-)";
 
 struct IdsArgs {
   std::string pcap, iface, rules, config, logdir = ".", datadir;
@@ -213,8 +180,7 @@ bool snort_var_lines(const std::string& path) {
   return true;  // (empty: nothing to read either way)
 }
 
-std::string build_config(const IdsArgs& a, const std::map<std::string, std::string>& set, const std::string& vars,
-                         const SuricataSettings& st) {
+std::string build_config(const IdsArgs& a, const std::map<std::string, std::string>& set, const SuricataSettings& st) {
   auto get = [&](const char* k, const char* def) {
     auto it = set.find(k);
     return it == set.end() ? std::string(def) : it->second;
@@ -246,7 +212,9 @@ std::string build_config(const IdsArgs& a, const std::map<std::string, std::stri
                           words(st.eve_logs[i].types));
     if (!more.empty()) ids += fmt::format(", EVE_OUTPUTS {}", cquote(more));
   }
-  if (!vars.empty()) ids += fmt::format(", VARS {}", cquote(vars));
+  // the variables: Suricata's defaults, then the -c file's (later lines win)
+  ids += ", SURICATA_VARS true";
+  if (!a.config.empty()) ids += fmt::format(", VARS {}", cquote(std::filesystem::absolute(a.config).string()));
   if (set.count("threshold-file")) ids += fmt::format(", THRESHOLD {}", cquote(set.at("threshold-file")));
   if (set.count("dns-ports")) ids += fmt::format(", DNS_PORTS {}", cquote(set.at("dns-ports")));
   if (set.count("shoal.stream-payload")) ids += fmt::format(", STREAM_PAYLOAD {}", set.at("shoal.stream-payload"));
@@ -389,33 +357,9 @@ int cmd_ids(int argc, char** argv) {
       return 2;
     }
   }
-  // The variables: Suricata's defaults, then the -c file's (later lines win).
-  std::string vars_text = kDefaultVars;
-  if (!a.config.empty()) {
-    std::ifstream f(a.config);
-    if (!f) {
-      fmt::print(stderr, "shoal ids: -c {}: cannot read it\n", a.config);
-      return 2;
-    }
-    std::stringstream ss;
-    ss << f.rdbuf();
-    vars_text += "\n" + ss.str();
-  }
-  char tmpl[] = "/tmp/shoal-ids-vars-XXXXXX";
-  int fd = ::mkstemp(tmpl);
-  if (fd < 0) {
-    fmt::print(stderr, "shoal ids: cannot make a temporary file for the variables: {}\n", std::strerror(errno));
-    return 1;
-  }
-  ::close(fd);
-  std::string vars = tmpl, err;
-  struct Unlink {
-    std::string p;
-    ~Unlink() { ::unlink(p.c_str()); }
-  } unlink_vars{vars};
-  if (!write_file(vars, vars_text, err)) {
-    fmt::print(stderr, "shoal ids: {}\n", err);
-    return 1;
+  if (!a.config.empty() && !std::ifstream(a.config)) {
+    fmt::print(stderr, "shoal ids: -c {}: cannot read it\n", a.config);
+    return 2;
   }
   // the settings of a suricata.yaml this graph honours (a file of Snort var
   // lines is not YAML: it gives variables only)
@@ -438,7 +382,7 @@ int cmd_ids(int argc, char** argv) {
     }
     settings.dns_version = std::atoi(v);
   }
-  std::string conf = build_config(a, set, a.dump ? (a.config.empty() ? "" : a.config) : vars, settings);
+  std::string conf = build_config(a, set, settings);
   if (a.dump) {
     fmt::print("{}", conf);
     return 0;

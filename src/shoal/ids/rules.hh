@@ -746,6 +746,10 @@ class Vars {
  public:
   bool load_file(const std::string& path, std::string& err);
   bool load_text(const std::string& text, const std::string& name, std::string& err);
+  // Suricata's default variables (HOME_NET, EXTERNAL_NET, HTTP_PORTS, ...:
+  // the vars of the suricata.yaml it ships), added to or overridden by what
+  // is loaded after them.
+  bool load_suricata_defaults();
   void set(const std::string& name, const std::string& value) { vars_[name] = value; }
   const std::string* get(const std::string& name) const;
 

@@ -152,7 +152,8 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
     std::string engine = ids::have_hyperscan() ? "auto" : "builtin";
     InputPath rules, vars, classification;
     OutputPath fastlog, eve;
-    a.read_mp("RULES", rules).read("VARS", vars).read("ENGINE", engine).read("FASTLOG", fastlog);
+    a.read_mp("RULES", rules).read("VARS", vars).read("SURICATA_VARS", suricata_vars_);
+    a.read("ENGINE", engine).read("FASTLOG", fastlog);
     a.read("CLASSIFICATION", classification);
     InputPath threshold;
     a.read("THRESHOLD", threshold);
@@ -375,6 +376,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
       shared_->loaded_ns = realtime_ns();
       ids::Vars vars;
       auto db = std::make_shared<ids::Database>();
+      if (suricata_vars_) vars.load_suricata_defaults();
       if ((!vars_file_.empty() && !vars.load_file(vars_file_, err)) ||
           (!class_file_.empty() && !shared_->classes.load_file(class_file_, err)) ||
           (shared_->set.set_data_dir(data_dir_), !shared_->set.load_file(rules_file_, vars, strict_, err)) ||
@@ -2208,7 +2210,7 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
   bool drop_alerts_ = false;       // EVE_DROP_ALERTS: the dropping rule in drop records
   std::string eve_scratch_;        // an alert record's line
   std::string pcap_suffix_;        // EVE_PCAP_FILENAME: the member ending each record (empty: none)
-  bool strict_ = false, quiet_ = false, ips_ = false;
+  bool strict_ = false, quiet_ = false, ips_ = false, suricata_vars_ = false;
   FlowIPManager* mgr_ = nullptr;
   uint32_t state_off_ = 0;
   uint16_t r_drop_ = 0;
@@ -2322,6 +2324,9 @@ class IDSMatcher : public offload::OffloadableElement<Element> {
 };
 #define SHOAL_IDS_ARGS                                                                                                 \
   {"RULES", "file", "the rules"}, {"VARS", "file", "variables (Suricata YAML vars, or Snort var lines)"},              \
+      {"SURICATA_VARS", "bool",                                                                                        \
+       "first Suricata's default variables (those of the suricata.yaml it ships: HOME_NET, EXTERNAL_NET, HTTP_PORTS, " \
+       "...), which VARS adds to or overrides (default false; shoal ids sets it)"},                                    \
       {"ENGINE", "auto|hyperscan|builtin",                                                                             \
        "the prefilter; auto (the default when Hyperscan is built in) times both over traffic-like bytes at load "      \
        "and keeps the faster (handler engine)"},                                                                       \
