@@ -1345,6 +1345,50 @@ TEST(FlowElements, FlowListReadWhileRunningOnTwoWorkers) {
   test::finish(*r);
 }
 
+// A capture whose time goes back: a packet a worker never sees moves the
+// trace's clock (FromDump stamps each packet with the latest time read, every
+// worker's records), so each worker's flow layer ends and starts the flows
+// one worker's would. Here one packet of one flow comes 1000 s late, then
+// every flow's next packet comes with the earlier time: one worker finds
+// every flow past the UDP timeout; so must two, whichever took that packet.
+TEST(FlowElements, SeveralWorkersKeepOneWorkersClockWhenTheTraceGoesBack) {
+  std::string dir = test::tmpdir();
+  std::string pcap = dir + "/back.pcap";
+  {
+    io::PcapWriter w;
+    std::string err;
+    ASSERT_TRUE(w.open(pcap, 1, 65535, true, err)) << err;
+    auto put = [&](uint16_t sport, uint64_t t) {
+      std::vector<uint8_t> f(14, 0);
+      f[12] = 0x08;
+      auto ip = ip4(0x0a000001, 0x0a000002, 17, sport, 53, 0, 8);
+      f.insert(f.end(), ip.begin(), ip.end());
+      w.write(f.data(), uint32_t(f.size()), uint32_t(f.size()), t);
+    };
+    constexpr uint16_t kFlows = 40;
+    for (uint16_t i = 0; i < kFlows; ++i) put(uint16_t(1000 + i), 1 * kSec + i);
+    put(1000, 1000 * kSec);  // the trace's time jumps on; one worker sees it
+    for (uint16_t i = 0; i < kFlows; ++i) put(uint16_t(1000 + i), 2 * kSec + i);
+    ASSERT_TRUE(w.close());
+  }
+  auto flows = [&](int threads, uint64_t& inserts, uint64_t& timeouts) {
+    auto r = test::run("FromDump(" + pcap + ", STOP true) -> m :: FlowIPManager(CAPACITY 1024) -> Discard;", threads);
+    EXPECT_TRUE(r->ok) << r->errors;
+    inserts = r->n("m.inserts");
+    timeouts = r->n("m.expired");
+    test::finish(*r);
+  };
+  uint64_t i1 = 0, t1 = 0, i2 = 0, t2 = 0;
+  flows(1, i1, t1);
+  // one worker: the 40 flows, flow 1000 again at 1000 s, then the 39 others again
+  EXPECT_EQ(i1, 80u);
+  EXPECT_EQ(t1, 40u);
+  flows(2, i2, t2);
+  EXPECT_EQ(i2, i1);
+  EXPECT_EQ(t2, t1);
+  std::filesystem::remove(pcap);
+}
+
 TEST(FlowElements, StatefulElementNeedsAManager) {
   auto r = test::run("FastUDPFlows(LIMIT 1, STOP true) -> FlowLog(/dev/null) -> Discard;");
   EXPECT_FALSE(r->ok);

@@ -91,6 +91,7 @@ Packet* PacketPool::clone(const Packet* src) {
   p->net_ = src->net_;
   p->trans_ = src->trans_;
   p->src_index_ = src->src_index_;
+  p->trace_ns_ = src->trace_ns_;
   p->anno_ = src->anno_;
   return p;
 }

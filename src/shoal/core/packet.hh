@@ -132,6 +132,12 @@ class alignas(64) Packet {
   // file, Suricata's pcap_cnt); 0 when the source does not number packets.
   uint64_t source_index() const { return src_index_; }
   void set_source_index(uint64_t i) { src_index_ = i; }
+  // The trace's time when the packet was read: the latest timestamp of the
+  // source's records up to this one, every worker's (FromDump reads them
+  // all), so that the flow layer of each worker keeps one worker's clock
+  // whatever worker a packet went to; 0 when the source keeps none.
+  uint64_t trace_ns() const { return trace_ns_; }
+  void set_trace_ns(uint64_t t) { trace_ns_ = t; }
 
  private:
   friend class PacketPool;
@@ -141,8 +147,10 @@ class alignas(64) Packet {
   PacketPool* pool_ = nullptr;
   bool jumbo_ = false;
   uint64_t src_index_ = 0;
+  uint64_t trace_ns_ = 0;  // (in what was padding before the annotations' line)
   Anno anno_;
 };
+static_assert(sizeof(Packet) == 128, "a packet's fields and annotations: two cache lines");
 
 // Copies n bytes between non-overlapping buffers: inline 16-byte moves for
 // the short frames packet traffic is made of (a libc memcpy pays a call and
@@ -218,6 +226,7 @@ class PacketPool {
     p->len_ = len;
     p->mac_ = p->net_ = p->trans_ = Packet::kNoHeader;
     p->src_index_ = 0;
+    p->trace_ns_ = 0;
     p->anno_ = Anno{};
     ++outstanding_;
   }

@@ -214,7 +214,9 @@ void FlowIPManager::track(PacketBatch* b) {
   uint64_t clock = clock_;
   const bool vlan = vlan_;
   b->for_each([&](uint32_t i, Packet * p) __attribute__((always_inline)) {
-    uint64_t ts = p->timestamp_ns();
+    // the flow layer's clock: the packet's time, or the trace's when later
+    // (a capture's time going back: one worker's clock on every worker)
+    uint64_t ts = std::max(p->timestamp_ns(), p->trace_ns());
     if (!ts) ts = wall ? wall : (wall = realtime_ns());
     if (n == 0) {
       // expiry runs once a batch, at its first packet's time
@@ -419,7 +421,9 @@ SHOAL_ELEMENT(
         "and costs O(1) per packet (one list per timeout, in last-seen order, a flow moving on it at most once per "
         "GRANULARITY), and a packet that finds its flow past the timeout starts a new one, so where batches begin "
         "does not decide which flow a packet joins; flow time is the packets' timestamps "
-        "(a trace's own time; live, the wall clock also moves it while no packet comes); at a stop, the flows "
+        "(a trace's own time, and with several workers the trace's as FromDump read it, so a capture whose time "
+        "goes back gives each worker one worker's clock; live, the wall clock also moves it while no packet comes); "
+        "at a stop, the flows "
         "past their timeout at the last packet's time end as timed out, the others as 'end'. A full table evicts the "
         "flow "
         "nearest its expiry, so a flood of half-open connections evicts its own before an established one.\n\n"

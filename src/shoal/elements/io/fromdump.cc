@@ -122,6 +122,7 @@ class FromDump : public SourceElement {
       pending_ = false;
       p->set_timestamp_ns(pts_);
       p->set_source_index(recno_);
+      p->set_trace_ns(trace_ns_);
       // As Click's FromDump: the MAC header of Ethernet frames, the IP
       // header of raw IP packets.
       if (lt == DLT_EN10MB)

@@ -40,7 +40,7 @@ class IPReassembler : public Element {
   void push(int, PacketBatch* b) override {
     std::optional<OrderedOutput> out;  // made at the batch's first fragment
     b->for_each([&](uint32_t i, Packet* p) {
-      now_ = std::max(now_, p->timestamp_ns());
+      now_ = std::max({now_, p->timestamp_ns(), p->trace_ns()});  // (the trace's clock, whatever the worker)
       uint32_t len = 0;
       if (inner_only_ && !(p->anno().flags & Anno::kTunnelInner)) return;
       const uint8_t* ip = flow_ip_header(p, len);
