@@ -69,7 +69,7 @@ int vlan_stack(const Packet* p, uint16_t ids[3]) {
 
 namespace {
 
-constexpr uint64_t kSec = 1'000'000'000ull;
+constexpr uint64_t kNsPerSec = 1'000'000'000ull;
 
 }  // namespace
 
@@ -222,7 +222,7 @@ void FlowIPManager::track(PacketBatch* b) {
       // expiry runs once a batch, at its first packet's time
       if (clock_ == 0) {
         uint64_t rt = realtime_ns();
-        live_clock_ = ts + 60 * kSec > rt && ts < rt + 60 * kSec;
+        live_clock_ = ts + 60 * kNsPerSec > rt && ts < rt + 60 * kNsPerSec;
       }
       tick(ts);
       clock = clock_;
@@ -270,7 +270,7 @@ void FlowIPManager::track(PacketBatch* b) {
   last_mono_ = worker().now_ns();
   if (owner_.load(std::memory_order_relaxed) != std::this_thread::get_id())
     owner_.store(std::this_thread::get_id(), std::memory_order_release);
-  if (live_clock_ && !timer_.scheduled) worker().schedule(timer_, last_mono_ + kSec);
+  if (live_clock_ && !timer_.scheduled) worker().schedule(timer_, last_mono_ + kNsPerSec);
 }
 
 void FlowIPManager::push(int, PacketBatch* b) {
@@ -297,11 +297,11 @@ PacketBatch* FlowIPManager::pull(int, uint32_t max) {
 // trace's and stands still between packets, as in Zeek.)
 void FlowIPManager::run_timer(Timer&) {
   uint64_t now = worker().now_ns();
-  if (now >= last_mono_ + kSec) {
+  if (now >= last_mono_ + kNsPerSec) {
     tick(clock_ + (now - last_mono_));
     last_mono_ = now;
   }
-  if (table_.size()) worker().schedule(timer_, now + kSec);
+  if (table_.size()) worker().schedule(timer_, now + kNsPerSec);
 }
 
 // At a stop, once the packets in flight downstream (offloaded aggregates)
