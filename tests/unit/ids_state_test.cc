@@ -10,6 +10,7 @@
 #include <zlib.h>
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -1548,6 +1549,31 @@ TEST(IdsHttp, ABodyTheServerEndsByClosingIsInspectedAtItsFin) {
   EXPECT_EQ(r.eve[0]["app_proto"], "http");
 }
 
+TEST(IdsHttp, HeadersCutByTheCloseAreInspectedAndLogged) {
+  // each side closes inside its headers: no empty line ends them
+  const std::string rules =
+      "alert http any any -> any any (flow:established,from_server; content:\"ng1nx\"; http_header; sid:1;)\n"
+      "alert http any any -> any any (flow:established,to_server; http.user_agent; content:\"probe\"; sid:2;)\n";
+  Conv c;
+  c.send(0, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+  c.send(1, "HTTP/1.0 200 OK\r\nServer:ng1nx\r\n");
+  c.fin(1);
+  c.fin(0);
+  auto r = run_ids("cut-response", c.out, rules);
+  ASSERT_TRUE(r.r->ok);
+  ASSERT_EQ(r.sids(), (std::vector<uint32_t>{1}));
+  ASSERT_EQ(r.other["http"].size(), 1u);
+  EXPECT_EQ(r.other["http"][0]["http"]["status"], 200);
+  EXPECT_TRUE(r.other["anomaly"].empty()) << r.other["anomaly"][0].dump() << ": libhtp's own error";
+  Conv q;
+  q.send(0, "GET /a HTTP/1.1\r\nHost: h\r\nUser-Agent: probe\r\n");
+  q.fin(0);
+  q.fin(1);
+  auto s = run_ids("cut-request", q.out, rules);
+  ASSERT_TRUE(s.r->ok);
+  EXPECT_EQ(s.sids(), (std::vector<uint32_t>{2}));
+}
+
 namespace {
 // A DNS message: one question, and for a response one A answer.
 std::string dns_msg(uint16_t id, bool response, const std::string& qname, uint16_t qtype) {
@@ -1887,6 +1913,131 @@ TEST(IdsTls, HostileRecordsAreAnomaliesNotCrashes) {
     ASSERT_FALSE(ips.drops.empty());
     EXPECT_EQ(ips.drops[0]["drop"]["reason"], "applayer error");
   }
+}
+
+// Suricata's TLS decoder events (its tls-events.rules): each broken
+// connection raises the events named, once each, as alerts of the rules that
+// ask for them and as anomaly records; a clean handshake raises none.
+TEST(IdsTls, DecoderEventsAreSuricatasTlsEvents) {
+  auto u16 = [](size_t v) { return std::string{char(v >> 8), char(v & 0xff)}; };
+  auto u24 = [](size_t v) { return std::string{char(v >> 16), char(v >> 8 & 0xff), char(v & 0xff)}; };
+  auto record = [&](uint8_t type, const std::string& body) {
+    return std::string{char(type), 3, 3} + u16(body.size()) + body;
+  };
+  auto hs = [&](uint8_t type, const std::string& body) { return record(22, char(type) + u24(body.size()) + body); };
+  // a ClientHello whose extensions are `ext`
+  auto hello = [&](const std::string& ext) {
+    return hs(1, std::string("\x03\x03", 2) + std::string(32, 'r') + '\0' + u16(2) + std::string("\x13\x01", 2) +
+                     std::string("\x01\x00", 2) + u16(ext.size()) + ext);
+  };
+  auto sni_ext = [&](uint8_t type, const std::string& name) {
+    std::string list = char(type) + u16(name.size()) + name;
+    return std::string("\x00\x00", 2) + u16(list.size() + 2) + u16(list.size()) + list;
+  };
+  const std::string server_hello =
+      hs(2, std::string("\x03\x03", 2) + std::string(32, 's') + '\0' + std::string("\x13\x01", 2) + '\0');
+  auto certificate = [&](const std::string& der) { return hs(11, u24(der.size() + 3) + u24(der.size()) + der); };
+  auto heartbeat = [&](uint8_t type, size_t claimed, size_t padding) {
+    return record(24, char(type) + u16(claimed) + std::string(padding, 'p'));
+  };
+  const std::string ccs = record(20, "\x01");
+  struct Case {
+    const char* what;
+    std::vector<std::pair<int, std::string>> sends;
+    std::vector<std::string> events;
+  };
+  const std::vector<Case> cases = {
+      {"clean", {{0, hello(sni_ext(0, "example.com"))}, {1, server_hello}}, {}},
+      {"two server_name extensions",
+       {{0, hello(sni_ext(0, "a.example") + sni_ext(0, "b.example"))}, {1, server_hello}},
+       {"multiple_sni_extensions", "invalid_handshake_message"}},
+      {"a server_name that is no host name",
+       {{0, hello(sni_ext(1, "a.example"))}, {1, server_hello}},
+       {"invalid_sni_type", "invalid_handshake_message"}},
+      {"an empty host name",
+       {{0, hello(sni_ext(0, ""))}, {1, server_hello}},
+       {"invalid_sni_length", "invalid_handshake_message"}},
+      {"a record over the bound",
+       {{0, std::string("\x16\x03\x01\xff\xff", 5) + std::string(200, 'A')}},
+       {"invalid_record_length", "invalid_tls_header"}},
+      {"a record of type 99",
+       {{0, hello("")}, {1, server_hello}, {0, std::string("\x63\x03\x03\x00\x01\x00", 6)}},
+       {"invalid_record_type", "invalid_tls_header"}},
+      {"a record of version 7.1",
+       {{0, hello("")}, {1, server_hello + std::string("\x16\x07\x01\x00\x01\x00", 6)}},
+       {"invalid_record_version", "invalid_tls_header"}},
+      {"a message of 16 MiB",
+       {{0, std::string("\x16\x03\x01\x00\x08\x01\xff\xff\xff\x03\x03\x00\x00", 13)}},
+       {"handshake_invalid_length"}},
+      {"a truncated hello",
+       {{0, std::string("\x16\x03\x01\x00\x06\x01\x00\x00\x02\x03\x03", 11)}},
+       {"invalid_handshake_message"}},
+      // (suricata-verify bug-1450's certificates: a DER header whose length octets
+      // run past the certificate, and contents shorter than the header says)
+      {"a certificate's header cut short",
+       {{0, hello("")}, {1, server_hello + certificate(std::string("\x30\x05\x30\x84\xff\xff\xff\xfa\x04", 9))}},
+       {"certificate_invalid_length", "invalid_handshake_message"}},
+      {"a certificate's contents cut short",
+       {{0, hello("")}, {1, server_hello + certificate(std::string("\x30\x06\x30\x84\xff\xff\xff\xfa\x04", 9))}},
+       {"invalid_certificate", "invalid_handshake_message"}},
+      {"Heartbleed's request",
+       {{0, hello("")}, {1, server_hello}, {0, heartbeat(1, 0x4000, 16)}},
+       {"heartbeat_message", "overflow_heartbeat_message"}},
+      {"a heartbeat of type 7",
+       {{0, hello("")}, {1, server_hello}, {0, heartbeat(7, 1, 17)}},
+       {"heartbeat_message", "invalid_heartbeat_message"}},
+      {"a heartbeat answered with its length",
+       {{0, hello("")},
+        {1, server_hello + ccs},
+        {0, ccs},
+        {0, record(24, std::string(40, 'e'))},
+        {1, record(24, std::string(40, 'f'))}},
+       {"heartbeat_message"}},
+      {"a heartbeat answered with more than it asked",
+       {{0, hello("")},
+        {1, server_hello + ccs},
+        {0, ccs},
+        {0, record(24, std::string(40, 'e'))},
+        {1, record(24, std::string(4000, 'f'))}},
+       {"heartbeat_message", "dataleak_heartbeat_mismatch"}},
+  };
+  const std::vector<std::string> names = {
+      "invalid_sslv2_header",       "invalid_tls_header",          "invalid_record_version",
+      "invalid_record_type",        "invalid_record_length",       "invalid_handshake_message",
+      "handshake_invalid_length",   "heartbeat_message",           "invalid_heartbeat_message",
+      "overflow_heartbeat_message", "dataleak_heartbeat_mismatch", "multiple_sni_extensions",
+      "invalid_sni_type",           "invalid_sni_length",          "invalid_certificate",
+      "certificate_invalid_length"};
+  std::string rules;
+  for (size_t i = 0; i < names.size(); ++i)
+    rules += fmt::format("alert tls any any -> any any (app-layer-event:tls.{}; sid:{};)\n", names[i], 100 + i);
+  for (const Case& k : cases) {
+    Conv c(40300, 443);
+    for (const auto& [dir, d] : k.sends) c.send(dir, d);
+    c.fin(0);
+    c.fin(1);
+    auto r = run_ids("tlsevents", c.out, rules);
+    ASSERT_TRUE(r.r->ok) << k.what;
+    std::set<std::string> alerted, logged, want(k.events.begin(), k.events.end());
+    for (const auto& a : r.eve) {
+      uint32_t sid = a["alert"]["signature_id"];
+      EXPECT_TRUE(alerted.insert(names.at(sid - 100)).second) << k.what << ": twice " << sid;
+    }
+    for (const auto& a : r.other["anomaly"]) {
+      std::string e = a["anomaly"]["event"];
+      for (char& ch : e) ch = char(std::tolower(uint8_t(ch)));
+      EXPECT_EQ(a["anomaly"]["app_proto"], "tls");
+      EXPECT_TRUE(logged.insert(e).second) << k.what << ": logged twice " << e;
+    }
+    EXPECT_EQ(alerted, want) << k.what;
+    EXPECT_EQ(logged, want) << k.what;
+  }
+  // an event no parser raises is refused, with its name
+  auto refused = run_ids("tlsevents-unknown", Conv(40301, 443).out,
+                         "alert tls any any -> any any (app-layer-event:tls.too_many_records_in_packet; sid:1;)\n");
+  ASSERT_TRUE(refused.r->ok);
+  EXPECT_EQ(refused.r->n("ids.rules"), 0u);
+  EXPECT_EQ(refused.r->n("ids.skipped"), 1u);
 }
 
 TEST(IdsHttp, ContentDispositionFilename) {

@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "shoal/flow/digest.hh"
+#include "shoal/ids/rules.hh"
 
 namespace shoal::flow {
 
@@ -106,6 +107,28 @@ std::string time_text(const ASN1_TIME* t) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   return buf;
+}
+
+// Whether the length octets of a certificate's DER header, or of its
+// tbsCertificate's inside it, run past the bytes there are (a header cut
+// short, rather than contents that do not parse).
+bool der_header_cut(const uint8_t* d, uint32_t n) {
+  uint32_t at = 0;
+  for (int depth = 0; depth < 2; ++depth) {
+    if (n - at < 2) return true;
+    uint32_t len = d[at + 1];
+    at += 2;
+    if (len & 0x80) {
+      uint32_t k = len & 0x7f;
+      if (k > n - at) return true;
+      uint64_t l = 0;
+      for (uint32_t i = 0; i < k; ++i) l = l << 8 | d[at + i];
+      at += k;
+      len = uint32_t(std::min<uint64_t>(l, n - at));
+    }
+    n = at + std::min(len, n - at);  // the next header is inside these contents
+  }
+  return false;
 }
 
 bool parse_cert(const uint8_t* d, uint32_t n, TlsCert& c) {
@@ -222,6 +245,13 @@ int tls_detect(const uint8_t* d, uint32_t n) {
   return n >= 5 ? 1 : -1;
 }
 
+void TlsConn::event(uint8_t e) {
+  uint64_t bit = uint64_t(1) << e;
+  if (info_.events & bit) return;
+  info_.events |= bit;
+  fire(kEvent);
+}
+
 void TlsConn::anomaly(uint8_t dir) {
   ++info_.anomalies;
   c_.anomalies.add();
@@ -256,7 +286,15 @@ void TlsConn::data(uint8_t dir, const uint8_t* d, uint32_t n) {
       s.first = false;
       uint8_t type = s.rec[0];
       uint16_t len = be16(s.rec.data() + 3);
-      if (type < 20 || type > 24 || s.rec[1] != 3 || len > kMaxRecord) return anomaly(dir);
+      int bad = type < 20 || type > 24 ? ids::kTlsInvalidRecordType
+                : s.rec[1] != 3        ? ids::kTlsInvalidRecordVersion
+                : len > kMaxRecord     ? ids::kTlsInvalidRecordLength
+                                       : -1;
+      if (bad >= 0) {
+        event(uint8_t(bad));
+        event(ids::kTlsInvalidTlsHeader);
+        return anomaly(dir);
+      }
       if (len == 0) s.rec.clear();
       continue;
     }
@@ -272,14 +310,18 @@ void TlsConn::data(uint8_t dir, const uint8_t* d, uint32_t n) {
 // the random. (No JA3 or JA4: they are defined on TLS's ClientHello.)
 void TlsConn::v2_hello(const uint8_t* d, uint32_t n) {
   Reader r{d, n};
-  if (r.u8() != 1) return anomaly(0);
+  auto bad = [&] {
+    event(ids::kTlsInvalidSslv2Header);
+    anomaly(0);
+  };
+  if (r.u8() != 1) return bad();
   TlsInfo& t = info_;
   uint16_t version = r.u16(), cs_len = r.u16(), sid_len = r.u16(), ch_len = r.u16();
-  if (!r.ok || cs_len % 3 || ch_len < 16 || ch_len > 32) return anomaly(0);
+  if (!r.ok || cs_len % 3 || ch_len < 16 || ch_len > 32) return bad();
   Reader cs = r.sub(cs_len);
   r.sub(sid_len);
   std::string challenge = r.str(ch_len);
-  if (!r.ok || !r.end()) return anomaly(0);
+  if (!r.ok || !r.end()) return bad();
   while (cs.ok && !cs.end()) {
     uint8_t k = cs.u8();
     uint16_t suite = cs.u16();
@@ -297,12 +339,17 @@ void TlsConn::record(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n) {
     info_.encrypted[dir] = true;
   } else if (type == 23) {
     info_.encrypted[dir] = true;
+  } else if (type == 24) {
+    heartbeat(dir, d, n);
   } else if (type == 22 && !info_.encrypted[dir]) {
     s.hs.insert(s.hs.end(), d, d + n);
     size_t at = 0;
     while (s.hs.size() - at >= 4) {
       uint32_t len = be24(s.hs.data() + at + 1);
-      if (len > kMaxMessage) return anomaly(dir);
+      if (len > kMaxMessage) {
+        event(ids::kTlsHandshakeInvalidLength);
+        return anomaly(dir);
+      }
       if (s.hs.size() - at < 4 + len) break;
       handshake(dir, s.hs[at], s.hs.data() + at + 4, len);
       at += 4 + len;
@@ -319,6 +366,25 @@ void TlsConn::record(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n) {
   }
 }
 
+// RFC 6520: a type (1 request, 2 response), a payload length, the payload
+// and at least 16 bytes of padding. Read in the clear; once the direction
+// encrypts, a request and its echo have records of the same length.
+void TlsConn::heartbeat(uint8_t dir, const uint8_t* d, uint32_t n) {
+  event(ids::kTlsHeartbeatMessage);
+  if (!info_.encrypted[dir]) {
+    if (n < 3 || (d[0] != 1 && d[0] != 2)) return event(ids::kTlsInvalidHeartbeatMessage);
+    if (uint32_t(be16(d + 1)) + 3 + 16 > n) event(ids::kTlsOverflowHeartbeatMessage);
+    return;
+  }
+  uint8_t other = dir ^ 1;
+  if (heartbeat_len_[other]) {  // the answer to the other side's
+    if (n != heartbeat_len_[other]) event(ids::kTlsDataleakHeartbeatMismatch);
+    heartbeat_len_[other] = 0;
+  } else {
+    heartbeat_len_[dir] = n;
+  }
+}
+
 void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n) {
   Reader r{d, n};
   if (type == 1 && dir == 0 && !info_.client_hello) {  // ClientHello
@@ -329,15 +395,30 @@ void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n)
     Reader cs = r.sub(r.u16());
     while (cs.ok && !cs.end()) t.ciphers.push_back(cs.u16());
     r.sub(r.u8());
-    if (!r.ok) return anomaly(dir);
+    if (!r.ok) {
+      event(ids::kTlsInvalidHandshakeMessage);
+      return anomaly(dir);
+    }
+    bool sni_seen = false;
     each_extension(r, [&](uint16_t et, Reader& e) {
       t.extensions.push_back(et);
-      if (et == 0) {  // server_name: the first host_name
+      if (et == 0 && e.n) {  // server_name: the first host_name
+        // (one extension, whose first name is a host name of 1 to 255
+        // bytes, as Suricata checks it)
+        int bad = sni_seen ? ids::kTlsMultipleSniExtensions : -1;
+        sni_seen = true;
         Reader l = e.sub(e.u16());
-        while (l.ok && !l.end()) {
+        for (bool first = true; bad < 0 && l.ok && !l.end(); first = false) {
           uint8_t nt = l.u8();
-          std::string host = l.str(l.u16());
+          uint16_t len = l.u16();
+          std::string host = l.str(len);
+          if (first && nt != 0) bad = ids::kTlsInvalidSniType;
+          if (first && (!l.ok || len == 0 || len > 255)) bad = ids::kTlsInvalidSniLength;
           if (l.ok && nt == 0 && t.sni.empty()) t.sni = host;
+        }
+        if (bad >= 0) {
+          event(uint8_t(bad));
+          event(ids::kTlsInvalidHandshakeMessage);
         }
       } else if (et == 10) {
         Reader l = e.sub(e.u16());
@@ -372,7 +453,10 @@ void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n)
     std::string session_id = r.str(r.u8());
     t.cipher = r.u16();
     r.u8();
-    if (!r.ok) return anomaly(dir);
+    if (!r.ok) {
+      event(ids::kTlsInvalidHandshakeMessage);
+      return anomaly(dir);
+    }
     each_extension(r, [&](uint16_t et, Reader& e) {
       t.server_extensions.push_back(et);
       if (et == 43 && e.n == 2) t.selected_version = e.u16();
@@ -396,11 +480,17 @@ void TlsConn::handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n)
       uint32_t len = l.u24();
       if (!l.need(len)) break;
       TlsCert c;
-      parse_cert(l.p + l.at, len, c);
+      if (!parse_cert(l.p + l.at, len, c)) {
+        event(der_header_cut(l.p + l.at, len) ? ids::kTlsCertificateInvalidLength : ids::kTlsInvalidCertificate);
+        event(ids::kTlsInvalidHandshakeMessage);
+      }
       l.at += len;
       out.push_back(std::move(c));
     }
-    if (!l.ok) ++info_.anomalies;
+    if (!l.ok) {
+      ++info_.anomalies;
+      event(ids::kTlsInvalidHandshakeMessage);
+    }
     fire(kCertificate);
   }
 }

@@ -11,6 +11,18 @@
 // a bound, or at a record that cannot be TLS, the direction is given up
 // (counted as an anomaly). Once a direction encrypts (ChangeCipherSpec, or
 // TLS 1.3 after the ServerHello), its handshake is no longer read.
+//
+// What is wrong is raised as Suricata's TLS decoder events (its
+// tls-events.rules): a record header that is not TLS's (its type, version
+// or length, each with invalid_tls_header), an SSLv2-format record that is
+// no CLIENT-HELLO, a handshake message over its bound or cut short, a
+// server_name extension repeated or with a bad name, a certificate OpenSSL
+// cannot read (certificate_invalid_length where a DER header's length runs
+// past the certificate's bytes, else invalid_certificate, each with
+// invalid_handshake_message), and heartbeats (RFC 6520): every one, one of
+// no known type or whose payload overruns its record (Heartbleed's request)
+// in the clear, and an encrypted answer whose record's length differs from
+// the request's (dataleak_heartbeat_mismatch).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -52,8 +64,10 @@ struct TlsInfo {
   std::string client_session_id;
   // Certificate (the server's; a client's in client_certs)
   std::vector<TlsCert> certs, client_certs;
-  // anomalies (Suricata's tls events): records or messages that could not be read
+  // directions given up: records or messages that could not be read
   uint32_t anomalies = 0;
+  // Suricata's TLS decoder events raised (bits of ids::TlsEvent)
+  uint64_t events = 0;
   bool encrypted[2] = {false, false};
   // "TLS 1.2", "TLS 1.3", "SSLv3", ... of the negotiated version; "UNDETERMINED" before
   std::string version_text() const;
@@ -67,9 +81,10 @@ struct TlsCounters {
 class TlsConn {
  public:
   // What progressed: kClientHello, kServerHello, kCertificate, kServerKeyx,
-  // kClientKeyx, kHandshakeDone.
+  // kClientKeyx, kHandshakeDone; kEvent: a decoder event not raised before
+  // (TlsInfo::events).
   static constexpr uint8_t kClientHello = 1, kServerHello = 2, kCertificate = 4, kHandshakeDone = 8, kServerKeyx = 16,
-                           kClientKeyx = 32;
+                           kClientKeyx = 32, kEvent = 64;
   using Event = std::function<void(TlsInfo& info, uint8_t what)>;
   TlsConn(TlsCounters& c, Event on_event) : c_(c), on_event_(std::move(on_event)) { c_.connections.add(); }
   // Stream data in order: dir 0 from the client, 1 from the server.
@@ -90,11 +105,14 @@ class TlsConn {
   void record(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n);
   void handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n);
   void anomaly(uint8_t dir);
+  void event(uint8_t e);  // an ids::TlsEvent
+  void heartbeat(uint8_t dir, const uint8_t* d, uint32_t n);
   void fire(uint8_t what) { on_event_(info_, what); }
   TlsCounters& c_;
   Event on_event_;
   TlsInfo info_;
   Dir dir_[2];
+  uint32_t heartbeat_len_[2] = {0, 0};  // an encrypted heartbeat's record awaiting the other side's echo
   bool done_ = false;
 };
 

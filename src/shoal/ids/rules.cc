@@ -2317,6 +2317,14 @@ constexpr const char* kHttpEvents[] = {"unknown_error",
                                        "request_too_many_headers",
                                        "response_too_many_headers"};
 static_assert(std::size(kHttpEvents) == kHttpEventCount && kHttpEventCount <= 64);
+constexpr const char* kTlsEvents[] = {
+    "invalid_sslv2_header",       "invalid_tls_header",          "invalid_record_version",
+    "invalid_record_type",        "invalid_record_length",       "invalid_handshake_message",
+    "handshake_invalid_length",   "heartbeat_message",           "invalid_heartbeat_message",
+    "overflow_heartbeat_message", "dataleak_heartbeat_mismatch", "multiple_sni_extensions",
+    "invalid_sni_type",           "invalid_sni_length",          "invalid_certificate",
+    "certificate_invalid_length"};
+static_assert(std::size(kTlsEvents) == kTlsEventCount && kTlsEventCount <= 64);
 }  // namespace
 
 const char* stream_event_name(uint8_t e) {
@@ -2397,6 +2405,7 @@ const char* app_event_name(uint16_t app, uint8_t event) {
   if (app == kAppDns && event < std::size(kDnsEvents)) return kDnsEvents[event];
   if (app == kAppFtp && event < std::size(kFtpEvents)) return kFtpEvents[event];
   if (app == kAppHttp && event < std::size(kHttpEvents)) return kHttpEvents[event];
+  if (app == kAppTls && event < std::size(kTlsEvents)) return kTlsEvents[event];
   return "unknown";
 }
 
@@ -2407,7 +2416,8 @@ bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event) {
       if (name.substr(prefix.size()) == table[i]) return app = a, event = uint8_t(i), true;
     return false;
   };
-  return find("dns.", kAppDns, kDnsEvents) || find("ftp.", kAppFtp, kFtpEvents) || find("http.", kAppHttp, kHttpEvents);
+  return find("dns.", kAppDns, kDnsEvents) || find("ftp.", kAppFtp, kFtpEvents) ||
+         find("http.", kAppHttp, kHttpEvents) || find("tls.", kAppTls, kTlsEvents);
 }
 
 uint16_t FieldCond::app() const {

@@ -256,6 +256,28 @@ enum HttpEvent : uint8_t {
   kHttpResponseTooManyHeaders,
   kHttpEventCount
 };
+// TLS's: Suricata's TLS decoder events that this parser raises (records,
+// handshake messages, certificates, heartbeats), for the connection's one
+// transaction (tls-events.rules)
+enum TlsEvent : uint8_t {
+  kTlsInvalidSslv2Header,
+  kTlsInvalidTlsHeader,
+  kTlsInvalidRecordVersion,
+  kTlsInvalidRecordType,
+  kTlsInvalidRecordLength,
+  kTlsInvalidHandshakeMessage,
+  kTlsHandshakeInvalidLength,
+  kTlsHeartbeatMessage,
+  kTlsInvalidHeartbeatMessage,
+  kTlsOverflowHeartbeatMessage,
+  kTlsDataleakHeartbeatMismatch,
+  kTlsMultipleSniExtensions,
+  kTlsInvalidSniType,
+  kTlsInvalidSniLength,
+  kTlsInvalidCertificate,
+  kTlsCertificateInvalidLength,
+  kTlsEventCount
+};
 // "dns.z_flag_set" -> (kAppDns, kDnsZFlagSet); false when unknown.
 bool find_app_event(std::string_view name, uint16_t& app, uint8_t& event);
 const char* app_event_name(uint16_t app, uint8_t event);  // "z_flag_set" (without the protocol)

@@ -34,6 +34,7 @@ struct IdsAppLayer::Conn {
   // rules that alerted on the handshake (one transaction per flow): 2 *
   // rule, plus the direction for a rule that alerts once each way (both_ways)
   std::vector<uint32_t> tls_alerted;
+  uint64_t tls_events_logged = 0;  // the TLS decoder events given anomaly records
   bool tls_logged = false;
   uint64_t sip_tx = 0;    // SIP messages so far (each is a transaction)
   uint64_t smtp_txs = 0;  // SMTP transactions counted (the next one's index)
@@ -973,23 +974,27 @@ void IdsAppLayer::stream_end(uint32_t flow, uint8_t dir) {
   if (c && c->http && cur_) c->http->end(dir, cur_ts_);  // (at the flow's release, close() follows)
 }
 
+void IdsAppLayer::log_app_anomalies(const Conn& c, uint16_t app, uint64_t events, uint64_t& logged, uint64_t tx_id) {
+  for (uint64_t e = events & ~logged; e; e &= e - 1) {
+    std::string name = ids::app_event_name(app, uint8_t(__builtin_ctzll(e)));
+    for (char& ch : name) ch = char(std::toupper(uint8_t(ch)));
+    logs_.push_back(
+        {c.id,
+         TxLog::Anomaly,
+         uint8_t(cur_ ? cur_->dir & 1 : 0),
+         tx_id,
+         {{"app_proto", ids::app_name(app)}, {"type", "applayer"}, {"event", name}, {"layer", "proto_parser"}},
+         {}});
+    logged |= e & -e;
+  }
+}
+
 void IdsAppLayer::on_tx(Conn& c, flow::HttpTx& tx, uint8_t what) {
   if (what != flow::HttpTx::kEnded && cur_ && db_) {
     match_tx(tx);
     if (collect_) progressed_.push_back(&tx);
   }
-  if (log_anomaly_)  // each event once, as Suricata's applayer anomalies (its C parser's names: upper case)
-    for (uint64_t e = tx.events & ~tx.events_logged; e; e &= e - 1) {
-      std::string name = ids::app_event_name(ids::kAppHttp, uint8_t(__builtin_ctzll(e)));
-      for (char& ch : name) ch = char(std::toupper(uint8_t(ch)));
-      logs_.push_back({c.id,
-                       TxLog::Anomaly,
-                       uint8_t(cur_ ? cur_->dir & 1 : 0),
-                       tx.index,
-                       {{"app_proto", "http"}, {"type", "applayer"}, {"event", name}, {"layer", "proto_parser"}},
-                       {}});
-      tx.events_logged |= e & -e;
-    }
+  if (log_anomaly_) log_app_anomalies(c, ids::kAppHttp, tx.events, tx.events_logged, tx.index);
   // records of what ended (unless a config rule said not to): a file with
   // its body, a transaction when both sides are done or the connection ends
   if (tx.no_log) return;
@@ -1401,6 +1406,7 @@ void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
       b.set(ids::Buf::Ja3sHash, t.ja3s_hash);
       b.set(ids::Buf::Ja3sString, t.ja3s);
     }
+    b.events = t.events;  // (app-layer-event:tls.*)
     // the certificate buffers: the server's chain, and (a second try)
     // the client's, as Suricata reads both
     ids::TxBuffers client = b;
@@ -1464,6 +1470,7 @@ void IdsAppLayer::on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what) {
       cur_hits_->push_back({r, nullptr, meta, 0, ids::kAppTls});
     }
   }
+  if (log_anomaly_) log_app_anomalies(c, ids::kAppTls, t.events, c.tls_events_logged, 0);
   if (what == flow::TlsConn::kHandshakeDone && log_tls_ && !c.tls_logged) {
     c.tls_logged = true;
     logs_.push_back({c.id, TxLog::Tls, 0, 0, tls_json(t), {}});

@@ -227,6 +227,9 @@ class IdsAppLayer : private flow::StreamSink {
   void stream_payload(Conn& c, uint8_t dir);
   void dns_message(Conn& c, uint8_t dir, const uint8_t* d, uint32_t n);
   void on_tls(Conn& c, const flow::TlsInfo& t, uint8_t what);
+  // An EVE anomaly record for each of `events` not in `logged` (then added),
+  // as Suricata's applayer anomalies of its C parsers (upper-case names).
+  void log_app_anomalies(const Conn& c, uint16_t app, uint64_t events, uint64_t& logged, uint64_t tx_id);
   // False for a message the wrong way (a response to the server, a
   // request to the client): a parser error, as Suricata's parsers take it.
   bool sip_message(Conn& c, uint8_t dir, const flow::SipMessage& m);
