@@ -1941,6 +1941,14 @@ TEST(IdsTls, DecoderEventsAreSuricatasTlsEvents) {
     return record(24, char(type) + u16(claimed) + std::string(padding, 'p'));
   };
   const std::string ccs = record(20, "\x01");
+  // an SSLv2 CLIENT-HELLO: version 2, one cipher spec, 16 bytes of challenge
+  const std::string v2_hello =
+      std::string("\x80\x1c\x01\x00\x02\x00\x03\x00\x00\x00\x10\x01\x00\x80", 14) + std::string(16, 'c');
+  auto empty_records = [&](int k) {
+    std::string out;
+    for (int i = 0; i < k; ++i) out += record(21, "");
+    return out;
+  };
   struct Case {
     const char* what;
     std::vector<std::pair<int, std::string>> sends;
@@ -2000,6 +2008,24 @@ TEST(IdsTls, DecoderEventsAreSuricatasTlsEvents) {
         {0, record(24, std::string(40, 'e'))},
         {1, record(24, std::string(4000, 'f'))}},
        {"heartbeat_message", "dataleak_heartbeat_mismatch"}},
+      {"an SSLv2 server's ERROR",
+       {{0, v2_hello}, {1, std::string("\x80\x03\x00\x00\x01", 5)}},
+       {"error_message_encountered"}},
+      {"an SSLv2 CLIENT-HELLO shorter than its fixed fields",
+       {{0, std::string("\x80\x04\x01\x00\x02\x00", 6)}},
+       {"invalid_ssl_record"}},
+      {"a message header cut by its record",
+       {{0, hello("") + record(22, std::string("\x10\x00", 2)) + record(22, std::string("\x00\x00", 2))}},
+       {"invalid_ssl_record"}},
+      {"a handshake message of type 99",
+       {{0, hello("")}, {1, server_hello}, {0, hs(99, "")}},
+       {"invalid_handshake_message"}},
+      // (Suricata's guard: in one segment, more records than records of 6
+      // bytes would fill, past one more)
+      {"six empty records in a segment", {{0, hello("")}, {1, server_hello}, {0, empty_records(6)}}, {}},
+      {"seven empty records in a segment",
+       {{0, hello("")}, {1, server_hello}, {0, empty_records(7)}},
+       {"too_many_records_in_packet"}},
   };
   const std::vector<std::string> names = {
       "invalid_sslv2_header",       "invalid_tls_header",          "invalid_record_version",
@@ -2007,7 +2033,8 @@ TEST(IdsTls, DecoderEventsAreSuricatasTlsEvents) {
       "handshake_invalid_length",   "heartbeat_message",           "invalid_heartbeat_message",
       "overflow_heartbeat_message", "dataleak_heartbeat_mismatch", "multiple_sni_extensions",
       "invalid_sni_type",           "invalid_sni_length",          "invalid_certificate",
-      "certificate_invalid_length"};
+      "certificate_invalid_length", "too_many_records_in_packet",  "invalid_ssl_record",
+      "error_message_encountered"};
   std::string rules;
   for (size_t i = 0; i < names.size(); ++i)
     rules += fmt::format("alert tls any any -> any any (app-layer-event:tls.{}; sid:{};)\n", names[i], 100 + i);
@@ -2034,7 +2061,7 @@ TEST(IdsTls, DecoderEventsAreSuricatasTlsEvents) {
   }
   // an event no parser raises is refused, with its name
   auto refused = run_ids("tlsevents-unknown", Conv(40301, 443).out,
-                         "alert tls any any -> any any (app-layer-event:tls.too_many_records_in_packet; sid:1;)\n");
+                         "alert tls any any -> any any (app-layer-event:tls.certificate_missing_element; sid:1;)\n");
   ASSERT_TRUE(refused.r->ok);
   EXPECT_EQ(refused.r->n("ids.rules"), 0u);
   EXPECT_EQ(refused.r->n("ids.skipped"), 1u);

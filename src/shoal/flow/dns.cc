@@ -6,15 +6,14 @@
 #include <iterator>
 #include <utility>
 
+#include "shoal/kernels/bytes.hh"
+
 namespace shoal::flow {
 
 namespace {
 
 constexpr uint32_t kMaxName = 1025;  // bytes of a name kept (Suricata's bound)
 constexpr int kMaxHops = 128;        // compression pointers followed per name
-
-uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
-uint32_t be32(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
 
 // The name at off (off moves past it, where it was written); false when it
 // runs past the message, loops, or uses a reserved label type.
@@ -68,7 +67,7 @@ void read_rdata(const uint8_t* d, uint32_t n, uint32_t at, uint16_t len, DnsReco
       break;
     case 28:
       if (len == 16)
-        for (int i = 0; i < 8; ++i) r.rdata += fmt::format("{}{:04x}", i ? ":" : "", be16(p + 2 * i));
+        for (int i = 0; i < 8; ++i) r.rdata += fmt::format("{}{:04x}", i ? ":" : "", k::load_be16(p + 2 * i));
       break;
     case 2:
     case 5:
@@ -87,8 +86,9 @@ void read_rdata(const uint8_t* d, uint32_t n, uint32_t at, uint16_t len, DnsReco
       if (off) off = name(off, r.soa.rname);
       if (!off || off + 20 > end) break;
       r.has_soa = true;
-      r.soa.serial = be32(d + off), r.soa.refresh = be32(d + off + 4), r.soa.retry = be32(d + off + 8);
-      r.soa.expire = be32(d + off + 12), r.soa.minimum = be32(d + off + 16);
+      r.soa.serial = k::load_be32(d + off), r.soa.refresh = k::load_be32(d + off + 4),
+      r.soa.retry = k::load_be32(d + off + 8);
+      r.soa.expire = k::load_be32(d + off + 12), r.soa.minimum = k::load_be32(d + off + 16);
       r.rdata_names = {r.soa.mname, r.soa.rname};
       return;
     }
@@ -107,8 +107,8 @@ void read_rdata(const uint8_t* d, uint32_t n, uint32_t at, uint16_t len, DnsReco
 
 // The header's counts fit a message of n bytes; a request asks something.
 bool header_plausible(const uint8_t* d, uint32_t n) {
-  uint16_t flags = be16(d + 2);
-  uint16_t qd = be16(d + 4), an = be16(d + 6), ns = be16(d + 8), ar = be16(d + 10);
+  uint16_t flags = k::load_be16(d + 2);
+  uint16_t qd = k::load_be16(d + 4), an = k::load_be16(d + 6), ns = k::load_be16(d + 8), ar = k::load_be16(d + 10);
   if (!(flags & 0x8000) && qd == 0) return false;
   // every question takes 5 bytes at least, every record 11
   uint64_t least = uint64_t(qd) * 5 + (uint64_t(an) + ns + ar) * 11;
@@ -120,9 +120,9 @@ bool header_plausible(const uint8_t* d, uint32_t n) {
 bool dns_parse(const uint8_t* d, uint32_t n, DnsMessage& m) {
   if (n < 12) return false;
   m = DnsMessage{};
-  m.id = be16(d);
-  m.flags = be16(d + 2);
-  uint16_t counts[4] = {be16(d + 4), be16(d + 6), be16(d + 8), be16(d + 10)};
+  m.id = k::load_be16(d);
+  m.flags = k::load_be16(d + 2);
+  uint16_t counts[4] = {k::load_be16(d + 4), k::load_be16(d + 6), k::load_be16(d + 8), k::load_be16(d + 10)};
   uint32_t off = 12;
   for (uint16_t i = 0; i < counts[0]; ++i) {
     DnsQuestion q;
@@ -131,8 +131,8 @@ bool dns_parse(const uint8_t* d, uint32_t n, DnsMessage& m) {
       m.bad_section = 0;
       return true;
     }
-    q.type = be16(d + off);
-    q.cls = be16(d + off + 2);
+    q.type = k::load_be16(d + off);
+    q.cls = k::load_be16(d + off + 2);
     off += 4;
     m.queries.push_back(std::move(q));
   }
@@ -145,10 +145,10 @@ bool dns_parse(const uint8_t* d, uint32_t n, DnsMessage& m) {
         m.bad_section = int8_t(s + 1);
         return true;
       }
-      r.type = be16(d + off);
-      r.cls = be16(d + off + 2);
-      r.ttl = be32(d + off + 4);
-      uint16_t len = be16(d + off + 8);
+      r.type = k::load_be16(d + off);
+      r.cls = k::load_be16(d + off + 2);
+      r.ttl = k::load_be32(d + off + 4);
+      uint16_t len = k::load_be16(d + off + 8);
       off += 10;
       if (off + len > n) {
         m.malformed = true;
@@ -164,7 +164,7 @@ bool dns_parse(const uint8_t* d, uint32_t n, DnsMessage& m) {
 
 bool dns_tcp_probe(const uint8_t* d, uint32_t n) {
   if (n < 14) return false;
-  uint32_t len = be16(d);
+  uint32_t len = k::load_be16(d);
   if (len < 12) return false;
   // the header's counts against the message's length; the question is
   // checked when it is here
@@ -173,7 +173,7 @@ bool dns_tcp_probe(const uint8_t* d, uint32_t n) {
 
 bool dns_probe(const uint8_t* d, uint32_t n) {
   if (n < 12 || !header_plausible(d, n)) return false;
-  if (be16(d + 4) == 0) return true;
+  if (k::load_be16(d + 4) == 0) return true;
   std::string name;
   bool trunc = false;
   uint32_t off = 12;
@@ -185,7 +185,7 @@ void DnsTcpFramer::data(const uint8_t* d, uint32_t n, const Message& out) {
   buf_.insert(buf_.end(), d, d + n);
   size_t at = 0;
   while (buf_.size() - at >= 2) {
-    uint32_t len = be16(buf_.data() + at);
+    uint32_t len = k::load_be16(buf_.data() + at);
     if (buf_.size() - at < 2 + len) break;
     out(buf_.data() + at + 2, len);
     at += 2 + len;

@@ -4,14 +4,13 @@
 #include <cstring>
 
 #include "shoal/flow/digest.hh"
+#include "shoal/kernels/bytes.hh"
 
 namespace shoal::flow {
 
 namespace {
 
 constexpr uint32_t kMaxLine = 255, kMaxPreamble = 8 * 1024, kMaxPacket = 256 * 1024;
-
-uint32_t be32(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
 
 }  // namespace
 
@@ -60,7 +59,7 @@ bool SshConn::data(uint8_t dir, const uint8_t* d, uint32_t n) {
   // binary packets: length, padding length, payload, padding (the MAC comes
   // only once keys are in use)
   while (state_[dir] == kPackets && b.size() - off >= 5) {
-    uint32_t len = be32(reinterpret_cast<const uint8_t*>(b.data()) + off);
+    uint32_t len = k::load_be32(reinterpret_cast<const uint8_t*>(b.data()) + off);
     if (len < 1 || len > kMaxPacket) return state_[dir] = kDone, b.clear(), false;
     if (b.size() - off < 4 + size_t(len)) break;
     const auto* p = reinterpret_cast<const uint8_t*>(b.data()) + off + 4;
@@ -92,7 +91,7 @@ bool SshConn::packet(uint8_t dir, const uint8_t* p, uint32_t n) {
   uint32_t at = 17;
   for (std::string& l : lists) {
     if (at + 4 > n) return true;  // (cut short: no fingerprint)
-    uint32_t len = be32(p + at);
+    uint32_t len = k::load_be32(p + at);
     at += 4;
     if (len > n - at) return true;
     l.assign(reinterpret_cast<const char*>(p + at), len);

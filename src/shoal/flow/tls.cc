@@ -11,6 +11,7 @@
 
 #include "shoal/flow/digest.hh"
 #include "shoal/ids/rules.hh"
+#include "shoal/kernels/bytes.hh"
 
 namespace shoal::flow {
 
@@ -20,8 +21,13 @@ constexpr uint32_t kMaxRecord = 18 * 1024;    // 2^14 plus expansion (RFC 8446 5
 constexpr uint32_t kMaxMessage = 256 * 1024;  // a handshake message (certificate chains)
 constexpr size_t kMaxCerts = 16;
 
-uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
 uint32_t be24(const uint8_t* p) { return uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2]; }
+// The handshake messages Suricata's parser knows (RFC 5246, 6066, 4507):
+// hello_request, client_hello, server_hello, new_session_ticket,
+// certificate, server_key_exchange, certificate_request, server_hello_done,
+// certificate_verify, client_key_exchange, finished, certificate_url,
+// certificate_status.
+bool known_handshake(uint8_t t) { return t <= 2 || t == 4 || (t >= 11 && t <= 16) || (t >= 20 && t <= 22); }
 
 // A bounds-checked reader over a message.
 struct Reader {
@@ -33,7 +39,7 @@ struct Reader {
   uint16_t u16() {
     if (!need(2)) return 0;
     at += 2;
-    return be16(p + at - 2);
+    return k::load_be16(p + at - 2);
   }
   uint32_t u24() {
     if (!need(3)) return 0;
@@ -262,30 +268,50 @@ void TlsConn::anomaly(uint8_t dir) {
 
 void TlsConn::data(uint8_t dir, const uint8_t* d, uint32_t n) {
   Dir& s = dir_[dir];
-  if (n && s.first && dir == 0 && s.rec.empty() && (d[0] & 0x80)) s.v2 = true;
-  while (n && !s.broken && s.v2) {
-    // SSLv2's record (RFC 5246 E.2): a 15-bit length with the top bit set
-    uint32_t want = s.rec.size() < 2 ? 2 : 2 + ((s.rec[0] & 0x7fu) << 8 | s.rec[1]);
-    uint32_t take = std::min<uint32_t>(n, want - uint32_t(s.rec.size()));
-    s.rec.insert(s.rec.end(), d, d + take);
-    d += take, n -= take;
-    if (s.rec.size() < 2) continue;
-    uint32_t whole = 2 + ((s.rec[0] & 0x7fu) << 8 | s.rec[1]);
-    if (s.rec.size() < whole) continue;
-    s.v2 = s.first = false;
-    v2_hello(s.rec.data() + 2, whole - 2);
-    s.rec.clear();  // (TLS records follow)
-  }
+  // Suricata's guard on its record loop: more records begun or continued
+  // in one segment than records of 6 bytes (a header and one byte) could
+  // fill, past one more, is an error (runs of empty records)
+  const uint32_t most = std::max<uint32_t>(n / 6, 1) + 1;
+  uint32_t records = 0;
+  bool begin = true;
   while (n && !s.broken) {
+    if (s.rec.empty() || begin) {
+      if (++records > most) {
+        event(ids::kTlsTooManyRecordsInPacket);
+        return anomaly(dir);
+      }
+      if (s.rec.empty()) {
+        // SSLv2's records (a top bit set: no TLS type is above 24): the
+        // client's first, and both sides' after an SSLv2 start
+        s.v2 = (d[0] & 0x80) && (v2_ || (dir == 0 && s.first));
+        if (s.v2 && dir == 0 && s.first) v2_ = true;
+      }
+    }
+    begin = false;
+    if (s.v2) {
+      // SSLv2's record (RFC 5246 E.2): a 15-bit length with the top bit set
+      uint32_t want = s.rec.size() < 2 ? 2 : 2 + ((s.rec[0] & 0x7fu) << 8 | s.rec[1]);
+      uint32_t take = std::min<uint32_t>(n, want - uint32_t(s.rec.size()));
+      s.rec.insert(s.rec.end(), d, d + take);
+      d += take, n -= take;
+      if (s.rec.size() < 2) continue;
+      uint32_t whole = 2 + ((s.rec[0] & 0x7fu) << 8 | s.rec[1]);
+      if (s.rec.size() < whole) continue;
+      bool first = s.first;
+      s.v2 = s.first = false;
+      v2_record(dir, first, s.rec.data() + 2, whole - 2);
+      s.rec.clear();
+      continue;
+    }
     // a record's header, then its body
-    uint32_t want = s.rec.size() < 5 ? 5 : 5 + be16(s.rec.data() + 3);
+    uint32_t want = s.rec.size() < 5 ? 5 : 5 + k::load_be16(s.rec.data() + 3);
     uint32_t take = std::min<uint32_t>(n, want - uint32_t(s.rec.size()));
     s.rec.insert(s.rec.end(), d, d + take);
     d += take, n -= take;
     if (s.rec.size() == 5) {
       s.first = false;
       uint8_t type = s.rec[0];
-      uint16_t len = be16(s.rec.data() + 3);
+      uint16_t len = k::load_be16(s.rec.data() + 3);
       int bad = type < 20 || type > 24 ? ids::kTlsInvalidRecordType
                 : s.rec[1] != 3        ? ids::kTlsInvalidRecordVersion
                 : len > kMaxRecord     ? ids::kTlsInvalidRecordLength
@@ -298,10 +324,28 @@ void TlsConn::data(uint8_t dir, const uint8_t* d, uint32_t n) {
       if (len == 0) s.rec.clear();
       continue;
     }
-    if (s.rec.size() < 5 || s.rec.size() < 5u + be16(s.rec.data() + 3)) continue;
+    if (s.rec.size() < 5 || s.rec.size() < 5u + k::load_be16(s.rec.data() + 3)) continue;
     record(dir, s.rec[0], s.rec.data() + 5, uint32_t(s.rec.size() - 5));
     s.rec.clear();
   }
+}
+
+// An SSLv2 record (its message type first): the client's first must be a
+// CLIENT-HELLO; an ERROR (a side refusing the session, say for its
+// version) is an event on either side; the others (SERVER-HELLO, the keys,
+// and what is encrypted) are read past.
+void TlsConn::v2_record(uint8_t dir, bool first, const uint8_t* d, uint32_t n) {
+  if (n == 0) {
+    event(ids::kTlsInvalidSslv2Header);
+    return anomaly(dir);
+  }
+  if (d[0] == 0) return event(ids::kTlsErrorMessageEncountered);
+  if (!(dir == 0 && first)) return;
+  if (d[0] == 1 && n < 7) {  // shorter than a CLIENT-HELLO's fixed fields
+    event(ids::kTlsInvalidSslRecord);
+    return anomaly(dir);
+  }
+  v2_hello(d, n);
 }
 
 // An SSLv2-format CLIENT-HELLO (SSL 2.0's, or RFC 5246 Appendix E.2's from a
@@ -351,9 +395,16 @@ void TlsConn::record(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n) {
         return anomaly(dir);
       }
       if (s.hs.size() - at < 4 + len) break;
+      if (!known_handshake(s.hs[at])) event(ids::kTlsInvalidHandshakeMessage);
       handshake(dir, s.hs[at], s.hs.data() + at + 4, len);
       at += 4 + len;
       if (s.broken) return;
+    }
+    // a message's header split between records: legal in TLS, an error to
+    // Suricata's parser (which buffers bodies, not headers)
+    if (s.hs.size() - at > 0 && s.hs.size() - at < 4) {
+      event(ids::kTlsInvalidSslRecord);
+      return anomaly(dir);
     }
     s.hs.erase(s.hs.begin(), s.hs.begin() + std::ptrdiff_t(at));
   }
@@ -373,7 +424,7 @@ void TlsConn::heartbeat(uint8_t dir, const uint8_t* d, uint32_t n) {
   event(ids::kTlsHeartbeatMessage);
   if (!info_.encrypted[dir]) {
     if (n < 3 || (d[0] != 1 && d[0] != 2)) return event(ids::kTlsInvalidHeartbeatMessage);
-    if (uint32_t(be16(d + 1)) + 3 + 16 > n) event(ids::kTlsOverflowHeartbeatMessage);
+    if (uint32_t(k::load_be16(d + 1)) + 3 + 16 > n) event(ids::kTlsOverflowHeartbeatMessage);
     return;
   }
   uint8_t other = dir ^ 1;

@@ -15,7 +15,11 @@
 // What is wrong is raised as Suricata's TLS decoder events (its
 // tls-events.rules): a record header that is not TLS's (its type, version
 // or length, each with invalid_tls_header), an SSLv2-format record that is
-// no CLIENT-HELLO, a handshake message over its bound or cut short, a
+// no CLIENT-HELLO or one that is an ERROR (error_message_encountered),
+// a handshake message of no known type, over its bound or cut short, one
+// whose header a record cuts (invalid_ssl_record), more records in one
+// segment than records of 6 bytes would fill, past one more
+// (too_many_records_in_packet: Suricata's guard), a
 // server_name extension repeated or with a bad name, a certificate OpenSSL
 // cannot read (certificate_invalid_length where a DER header's length runs
 // past the certificate's bytes, else invalid_certificate, each with
@@ -101,6 +105,7 @@ class TlsConn {
     bool first = true;  // no record yet (the client's first may be SSLv2's)
     bool v2 = false;    // rec is an SSLv2 record
   };
+  void v2_record(uint8_t dir, bool first, const uint8_t* d, uint32_t n);
   void v2_hello(const uint8_t* d, uint32_t n);
   void record(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n);
   void handshake(uint8_t dir, uint8_t type, const uint8_t* d, uint32_t n);
@@ -114,6 +119,7 @@ class TlsConn {
   Dir dir_[2];
   uint32_t heartbeat_len_[2] = {0, 0};  // an encrypted heartbeat's record awaiting the other side's echo
   bool done_ = false;
+  bool v2_ = false;  // the client began with an SSLv2 record: either side's records may be SSLv2's
 };
 
 // Whether the first bytes of a direction look like TLS: 1 yes, 0 no, -1 not

@@ -10,15 +10,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "shoal/core/args.hh"
+
 namespace shoal::ids {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 constexpr size_t kDefaultCapacity = size_t(1) << 24;  // values, when no memcap is given
 

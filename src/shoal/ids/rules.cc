@@ -27,12 +27,6 @@ namespace shoal::ids {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(uint8_t(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(uint8_t(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 // Splits on top-level commas ([] nesting respected).
 std::vector<std::string> split_list(std::string_view s) {
   std::vector<std::string> out;
@@ -2323,7 +2317,8 @@ constexpr const char* kTlsEvents[] = {
     "handshake_invalid_length",   "heartbeat_message",           "invalid_heartbeat_message",
     "overflow_heartbeat_message", "dataleak_heartbeat_mismatch", "multiple_sni_extensions",
     "invalid_sni_type",           "invalid_sni_length",          "invalid_certificate",
-    "certificate_invalid_length"};
+    "certificate_invalid_length", "too_many_records_in_packet",  "invalid_ssl_record",
+    "error_message_encountered"};
 static_assert(std::size(kTlsEvents) == kTlsEventCount && kTlsEventCount <= 64);
 }  // namespace
 

@@ -276,6 +276,9 @@ enum TlsEvent : uint8_t {
   kTlsInvalidSniLength,
   kTlsInvalidCertificate,
   kTlsCertificateInvalidLength,
+  kTlsTooManyRecordsInPacket,
+  kTlsInvalidSslRecord,
+  kTlsErrorMessageEncountered,
   kTlsEventCount
 };
 // "dns.z_flag_set" -> (kAppDns, kDnsZFlagSet); false when unknown.
