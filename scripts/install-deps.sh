@@ -7,7 +7,7 @@ PKGS=(g++ cmake ninja-build pkg-config make
       libpcap-dev zlib1g-dev libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
       libhyperscan-dev libpcre2-dev libhtp-dev libssl-dev libyaml-dev libipsec-mb-dev libcpp-httplib-dev libxdp-dev libbpf-dev libdpdk-dev
       clang libclang-rt-14-dev clang-format clang-tidy
-      tshark python3-scapy python3-cryptography python3-matplotlib python3-yaml python3-prometheus-client libndpi-bin netcat-openbsd
+      tshark tcpdump python3-scapy python3-cryptography python3-matplotlib python3-yaml python3-prometheus-client libndpi-bin netcat-openbsd
       dpkg-dev file chromium
       iproute2 iputils-ping traceroute iperf3 ethtool nftables)
 

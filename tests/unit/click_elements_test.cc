@@ -842,3 +842,144 @@ TEST(EtherMirror, SwapsSourceAndDestination) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+namespace {
+// RFC 1071's sum over the pseudo-header and the segment, written out here
+// as the oracle (0 when the stored checksum is right).
+uint16_t l4_sum(const std::vector<uint8_t>& ip) {
+  const uint32_t hl = (ip[0] & 0xfu) * 4, len = uint32_t(ip[2]) << 8 | ip[3];
+  uint64_t s = 0;
+  auto word = [&](size_t i) { return uint32_t(ip[i]) << 8 | (i + 1 < len ? ip[i + 1] : 0); };
+  for (size_t i = 12; i < 20; i += 2) s += word(i);
+  s += ip[9] + (len - hl);
+  for (size_t i = hl; i < len; i += 2) s += word(i);
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  return uint16_t(~s & 0xffff);
+}
+}  // namespace
+
+// SetTCPChecksum and SetUDPChecksum: right sums by the oracle (the UDP
+// datagram's odd length pads with a zero byte), FIXOFF's repair of a data
+// offset, and what is not theirs to sum: output 1, or a drop by reason.
+TEST(SetL4Checksum, TcpAndUdpSumsAsRfc1071) {
+  std::string tcp = tmpdir() + "/tcpsum.pcap", udp = tmpdir() + "/udpsum.pcap";
+  auto r = run(fmt::format(R"(
+    InfiniteSource(\<0050 1f90 00000001 00000000 f012 2000 dead 0000 0102>, LIMIT 2)
+      -> IPEncap(tcp, 10.0.0.1, 10.0.0.2) -> t :: SetTCPChecksum(FIXOFF true) -> ToDump({}, ENCAP IP);
+    InfiniteSource(\<41424344 45>, LIMIT 2) -> UDPIPEncap(10.0.0.1, 53, 10.0.0.9, 5353, CHECKSUM false)
+      -> u :: SetUDPChecksum -> ToDump({}, ENCAP IP);
+    InfiniteSource(\<0102>, LIMIT 3) -> IPEncap(udp, 1.1.1.1, 2.2.2.2) -> t2 :: SetTCPChecksum -> Discard;
+    InfiniteSource(\<0102>, LIMIT 1) -> IPEncap(udp, 1.1.1.1, 2.2.2.2) -> u2 :: SetUDPChecksum;
+    u2[0] -> Discard; u2[1] -> short :: Counter -> Discard;
+  )",
+                           tcp, udp));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("short.count"), 1u) << "a UDP length past the packet goes to output 1";
+  std::map<std::string, uint64_t> why;
+  for (auto& d : r->rt->router(0).find("t2")->drop_reasons()) why[d.name] = d.count.get();
+  EXPECT_EQ(why["not-tcp"], 3u);
+  finish(*r);
+  auto t = read_pcap(tcp), u = read_pcap(udp);
+  ASSERT_EQ(t.size(), 2u);
+  ASSERT_EQ(u.size(), 2u);
+  for (auto& p : t) {
+    EXPECT_EQ(l4_sum(p.bytes), 0) << "the TCP checksum verifies";
+    EXPECT_EQ(p.bytes[20 + 12] >> 4, 5) << "FIXOFF: an offset of 15 words past a 22-byte segment becomes 5";
+  }
+  for (auto& p : u) {
+    EXPECT_EQ(l4_sum(p.bytes), 0) << "the UDP checksum verifies";
+    EXPECT_NE(p.bytes[26] | p.bytes[27], 0);
+  }
+}
+
+// ICMPPingEncap: echo requests from SRC to DST with IDENTIFIER, both sums
+// right, the sequence counting from 1 and stepping from 65535 to 1 (Click's;
+// ICMPIPEncap's comes back through 0); src and dst are handlers.
+TEST(ICMPPingEncap, EchoRequestsWithClicksSequence) {
+  std::string out = tmpdir() + "/ping.pcap";
+  auto r = run(fmt::format(R"(
+    InfiniteSource(\<00112233>, LIMIT 65536) -> p :: ICMPPingEncap(1.0.0.1, 2.0.0.2, IDENTIFIER 7)
+      -> CheckICMPHeader -> CheckIPHeader -> ToDump({}, ENCAP IP);
+  )",
+                           out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("p.dst"), "2.0.0.2");
+  finish(*r);
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 65536u) << "every packet passed the header checks";
+  auto seq = [&](size_t i) { return uint32_t(f[i].bytes[26]) << 8 | f[i].bytes[27]; };
+  EXPECT_EQ(f[0].bytes[20], 8) << "echo request";
+  EXPECT_EQ(uint32_t(f[0].bytes[24]) << 8 | f[0].bytes[25], 7u);
+  EXPECT_EQ(seq(0), 1u);
+  EXPECT_EQ(seq(65534), 65535u);
+  EXPECT_EQ(seq(65535), 1u) << "0 is skipped";
+  EXPECT_EQ(f[0].bytes.size(), 32u) << "20 + 8 + the 4 bytes of data";
+  auto bad = run("Idle -> ICMPPingEncap(1.0.0.1) -> Discard;");
+  EXPECT_FALSE(bad->ok) << "DST is mandatory";
+}
+
+// Shaper and BandwidthShaper under simulated time (it starts on a second):
+// 10 packets (or 1,000 bytes of 100-byte packets) a second, one every
+// 100 ms from the start, are 20 packets by 1.95 s; the puller sleeps
+// between them. Output 1 gives what the rate holds back, unshaped.
+TEST(Shaper, PacketsAndBytesPerSecondUnderSimulatedTime) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    InfiniteSource(LIMIT 1000) -> Queue(10) -> s :: Shaper(10) -> Unqueue -> c :: Counter -> Discard;
+    InfiniteSource(LENGTH 100, LIMIT 1000) -> Queue(10) -> b :: BandwidthShaper(1000Bps) -> Unqueue
+      -> c2 :: Counter -> Discard;
+    InfiniteSource(LIMIT 50, STOP false) -> Queue(100) -> s1 :: Shaper(1);
+    s1[0] -> Unqueue -> k0 :: Counter -> Discard; s1[1] -> Unqueue -> k1 :: Counter -> Discard;
+    Script(wait 1.95, stop);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 20u);
+  EXPECT_EQ(r->n("c2.count"), 20u);
+  EXPECT_EQ(r->n("k0.count") + r->n("k1.count"), 50u);
+  EXPECT_LE(r->n("k0.count"), 3u) << "at most a packet a second on output 0";
+  EXPECT_EQ(r->h("s.rate"), "10");
+  EXPECT_EQ(r->h("b.rate"), "1000Bps");
+  finish(*r);
+  EXPECT_FALSE(run("Idle -> Shaper -> Discard;")->ok) << "RATE is mandatory";
+  EXPECT_FALSE(run("Idle -> BandwidthShaper(fast) -> Discard;")->ok);
+}
+
+// Meter under simulated time: 2 packets a millisecond against Meter(1000).
+// Click's average (alpha 1/16, 10 fractional bits, a millisecond's count
+// folded in when the next begins) of 2 a millisecond is 2056 * (1 -
+// (15/16)^k) after k whole milliseconds; the threshold, 1000/s, is 1024,
+// first reached at k = 11: the 22 packets of the first 11 ms go to output
+// 0, the other 3978 to output 1. BandwidthMeter of 100-byte packets (200
+// kB/s) passes 100 kB/s at the same packet and 150 kB/s 22 packets later
+// (2056 * (1 - (15/16)^k) >= 1536 at k = 22), and never 1 MB/s.
+TEST(Meter, SwitchesWithClicksMovingAverage) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    RatedSource(RATE 2000, LIMIT 4000, STOP true) -> m :: Meter(1000);
+    m[0] -> c0 :: Counter -> Discard; m[1] -> c1 :: Counter -> Discard;
+    RatedSource(LENGTH 100, RATE 2000, LIMIT 4000, STOP true) -> b :: BandwidthMeter(100kBps, 150kBps, 1MBps);
+    b[0] -> b0 :: Counter -> Discard; b[1] -> b1 :: Counter -> Discard;
+    b[2] -> b2 :: Counter -> Discard; b[3] -> b3 :: Counter -> Discard;
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c0.count"), 22u);
+  EXPECT_EQ(r->n("c1.count"), 3978u);
+  EXPECT_EQ(r->n("b0.count"), 22u);
+  EXPECT_EQ(r->n("b1.count"), 22u);
+  EXPECT_EQ(r->n("b2.count"), 3956u);
+  EXPECT_EQ(r->n("b3.count"), 0u);
+  EXPECT_EQ(r->h("b.meters"), "100000 150000 1000000");
+  finish(*r);
+  auto bad = run("Idle -> m :: Meter(1000, 500) -> Discard; m[1] -> Discard; m[2] -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("rate 2 must be greater than rate 1"), std::string::npos) << bad->errors;
+  auto ports = run("Idle -> m :: Meter(1000, 2000) -> Discard; m[1] -> Discard;");
+  EXPECT_FALSE(ports->ok);
+  EXPECT_NE(ports->errors.find("2 rates need 3 outputs"), std::string::npos) << ports->errors;
+}
+
+}  // namespace shoal::test
