@@ -983,3 +983,26 @@ TEST(Meter, SwitchesWithClicksMovingAverage) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// FrontDropQueue(3) given five numbered echo requests keeps the last three:
+// the two oldest were pushed out (its drops), and the source was never
+// held back.
+TEST(FrontDropQueue, AFullQueueDropsItsOldest) {
+  std::string out = tmpdir() + "/frontdrop.txt";
+  auto r = run(fmt::format(R"(
+    InfiniteSource(\<00>, LIMIT 5, STOP false) -> ICMPPingEncap(1.1.1.1, 2.2.2.2) -> q :: FrontDropQueue(3);
+    s :: Script(export len, export drops, wait 0.1, set len $(q.length), set drops $(q.drops),
+                write u.active true, wait 0.1, stop);
+    q -> u :: Unqueue(ACTIVE false) -> ToIPSummaryDump({}, FIELDS icmp_seq);
+  )",
+                           out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("s.len"), "3");
+  EXPECT_EQ(r->h("s.drops"), "2");
+  finish(*r);
+  EXPECT_EQ(summary_lines(out), "3 4 5 ");
+}
+
+}  // namespace shoal::test

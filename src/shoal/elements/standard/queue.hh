@@ -1,5 +1,5 @@
 // Queue: stores packets between a push and a pull path (Queue, SimpleQueue,
-// NotifierQueue; MixedQueue derives from it).
+// NotifierQueue; MixedQueue and FrontDropQueue derive from it).
 #pragma once
 #include <algorithm>
 #include <vector>
@@ -38,8 +38,13 @@ class Queue : public Element {
         return;
       }
       if (size_ == cap_) {
-        drop(p, r_full_);
-        return;
+        if (!front_drop()) {
+          drop(p, r_full_);
+          return;
+        }
+        drop(ring_[head_], r_full_);  // FrontDropQueue: the oldest makes room
+        head_ = head_ + 1 == cap_ ? 0 : head_ + 1;
+        --size_;
       }
       ring_[(head_ + size_) % cap_] = p;
       ++size_;
@@ -170,6 +175,9 @@ class Queue : public Element {
 
  protected:
   virtual bool lifo_port(int) const { return false; }
+  // Click's FrontDropQueue: a full queue drops its oldest packet, not the
+  // one arriving.
+  virtual bool front_drop() const { return false; }
   // Click's Queue tells pushing sources when it is full (they sleep instead
   // of having packets dropped); SimpleQueue, NotifierQueue and MixedQueue
   // do not.
