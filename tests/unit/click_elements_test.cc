@@ -1006,3 +1006,46 @@ TEST(FrontDropQueue, AFullQueueDropsItsOldest) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// RED under simulated time: 2,000 packets a second into a queue served at
+// 1,000 a second. Without RED the queue would fill and drop; with RED(5,
+// 50, 0.02) it settles where about half the packets are dropped early:
+// Gentle RED's probability reaches 1/2 at an average of about 75 (0.02 at
+// 50, 1 at 100), and nothing is dropped by the queue. Pulled (after the
+// queue) it finds the queue upstream and drops about as many.
+TEST(RED, HoldsTheQueueBelowItsCapacityByDroppingEarly) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    RatedSource(RATE 2000, LIMIT 5000, STOP false) -> r :: RED(5, 50, 0.02) -> q :: Queue(200)
+      -> RatedUnqueue(1000) -> c :: Counter -> Discard;
+    RatedSource(RATE 2000, LIMIT 5000, STOP false) -> q2 :: Queue(200) -> r2 :: RED(5, 50, 0.02)
+      -> RatedUnqueue(1000) -> c2 :: Counter -> Discard;
+    s :: Script(export avg, wait 2.5, set avg $(r.avg_queue_size), stop);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  const uint64_t red = r->n("r.drops"), passed = r->n("c.count"), queued = r->n("q.length");
+  EXPECT_EQ(r->n("q.drops"), 0u) << "RED kept the queue from overflowing";
+  EXPECT_EQ(red + passed + queued, 5000u);
+  EXPECT_GT(red, 2000u);
+  EXPECT_LT(red, 2900u);
+  const double avg = std::stod(r->h("s.avg"));
+  EXPECT_GT(avg, 50) << "past MAX_THRESH, where half the packets go";
+  EXPECT_LT(avg, 100) << "below the kill threshold";
+  EXPECT_EQ(r->h("r.queues"), "q\n");
+  EXPECT_EQ(r->h("r2.queues"), "q2\n") << "pulled: the queue upstream";
+  EXPECT_GT(r->n("r2.drops"), 2000u);
+  EXPECT_EQ(r->h("r.max_p"), "0.02");
+  finish(*r);
+  auto bad = run("Idle -> RED(50, 5, 0.02) -> Queue -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("MAX_THRESH must be at least MIN_THRESH"), std::string::npos) << bad->errors;
+  auto lonely = run("Idle -> RED(5, 50, 0.02) -> Discard;");
+  EXPECT_FALSE(lonely->ok);
+  EXPECT_NE(lonely->errors.find("no nearby queues"), std::string::npos) << lonely->errors;
+  EXPECT_FALSE(run("Idle -> RED(5, 50, 0.02, QUEUES nosuch) -> Queue -> Discard;")->ok);
+}
+
+}  // namespace shoal::test
