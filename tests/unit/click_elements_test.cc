@@ -1049,3 +1049,28 @@ TEST(RED, HoldsTheQueueBelowItsCapacityByDroppingEarly) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// Rates and times at the edges of their types: a bandwidth past 2^63 bytes
+// a second is the largest rate (under UBSan its conversion was undefined),
+// a duration past 2^63 ns is refused, and LinkUnqueue's bandwidth is at
+// least a byte a second (a packet's time on the link stays finite).
+TEST(Args, BandwidthsAndDurationsAtTheEdges) {
+  auto r = run(R"(
+    InfiniteSource(LIMIT 10) -> Queue -> BandwidthRatedUnqueue(1e30Bps) -> c :: Counter -> Discard;
+    InfiniteSource(LIMIT 10) -> Queue -> s :: BandwidthShaper(1e300GBps) -> Unqueue -> c2 :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 10u);
+  EXPECT_EQ(r->n("c2.count"), 10u);
+  finish(*r);
+  auto late = run("Idle -> Queue -> LinkUnqueue(1e300s, 1Mbps) -> Discard;");
+  EXPECT_FALSE(late->ok);
+  EXPECT_NE(late->errors.find("LATENCY expects a time interval"), std::string::npos) << late->errors;
+  auto slow = run("Idle -> Queue -> LinkUnqueue(1ms, 0.5Bps) -> Discard;");
+  EXPECT_FALSE(slow->ok);
+  EXPECT_NE(slow->errors.find("at least 1 byte a second"), std::string::npos) << slow->errors;
+}
+
+}  // namespace shoal::test

@@ -90,6 +90,7 @@ bool parse_duration(std::string_view s, Duration& out) {
     mult = 3600e9;
   else
     return false;
+  if (!(v * mult < 9.2e18)) return false;  // past 292 years: no duration a uint64_t of ns holds
   out.ns = uint64_t(std::llround(v * mult));
   return true;
 }

@@ -13,7 +13,7 @@ class LinkUnqueue : public Element {
     Bandwidth bw;
     a.read_mp("LATENCY", latency).read_mp("BANDWIDTH", bw);
     a.complete();
-    if (!(bw.bytes_per_sec > 0)) a.fail("BANDWIDTH must be more than 0");
+    if (!(bw.bytes_per_sec >= 1)) a.fail("BANDWIDTH must be at least 1 byte a second");
     latency_ns_ = latency.ns;
     bytes_per_sec_ = bw.bytes_per_sec;
   }
@@ -98,7 +98,8 @@ SHOAL_ELEMENT(LinkUnqueue, .name = "LinkUnqueue", .ports = "1/1", .processing = 
                   "length over BANDWIDTH later (after the previous packet's, when they come back to back), and "
                   "it is pushed out then (an IPv4 packet cut short counts as long as its header says), with that time "
                   "as its timestamp.",
-              .args = {{"LATENCY", "time", "the link's latency"}, {"BANDWIDTH", "bandwidth", "the link's rate"}},
+              .args = {{"LATENCY", "time", "the link's latency"},
+                       {"BANDWIDTH", "bandwidth", "the link's rate (at least 1 byte a second)"}},
               .handlers = {{"size", "r", "packets on the link"}},
               .example = "Queue -> LinkUnqueue(5ms, 100Mbps) -> ToDump(out.pcap);");
 

@@ -2,10 +2,9 @@
 // current rate (packets or bytes per second), as Click's.
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "shoal/elements/common.hh"
 #include "shoal/elements/standard/rateewma.hh"
+#include "shoal/elements/standard/tokenbucket.hh"  // (whole_bytes_per_sec)
 
 namespace shoal {
 
@@ -18,7 +17,7 @@ class MeterT : public PacketElement<MeterT<kBytes>> {
       if constexpr (kBytes) {
         Bandwidth bw;
         if (!parse_bandwidth(it->text, bw)) a.fail(*it, fmt::format("'{}' is not a bandwidth", it->text));
-        v = uint64_t(std::llround(bw.bytes_per_sec));
+        v = whole_bytes_per_sec(bw);
       } else {
         if (!parse_uint(it->text, v)) a.fail(*it, fmt::format("'{}' is not a rate (packets per second)", it->text));
       }

@@ -2,10 +2,9 @@
 // (or bytes) per second through, as Click's.
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "shoal/elements/common.hh"
 #include "shoal/elements/standard/gaprate.hh"
+#include "shoal/elements/standard/tokenbucket.hh"  // (whole_bytes_per_sec)
 
 namespace shoal {
 
@@ -16,7 +15,7 @@ class ShaperT : public Element {
     if constexpr (kBytes) {
       Bandwidth bw;
       a.read_mp("RATE", bw);
-      rate_ = uint64_t(std::llround(bw.bytes_per_sec));
+      rate_ = whole_bytes_per_sec(bw);
     } else {
       a.read_mp("RATE", rate_);
     }
@@ -66,7 +65,7 @@ class ShaperT : public Element {
       if constexpr (kBytes) {
         Bandwidth bw;
         if (!parse_bandwidth(trim(v), bw)) throw std::runtime_error("expected a bandwidth");
-        r = uint64_t(std::llround(bw.bytes_per_sec));
+        r = whole_bytes_per_sec(bw);
       } else if (!parse_uint(trim(v), r)) {
         throw std::runtime_error("expected a rate (packets per second)");
       }

@@ -5,6 +5,7 @@
 // floor(RATE * scale / 1000) per tick; it starts full.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -12,6 +13,13 @@
 #include "shoal/core/args.hh"
 
 namespace shoal {
+
+// Whole bytes per second, rounded; a bandwidth past 2^63 (beyond any link,
+// or infinite after its unit's scaling) is 2^63 - 1, so that the integer
+// arithmetic of the rated elements on it stays defined.
+inline uint64_t whole_bytes_per_sec(const Bandwidth& bw) {
+  return bw.bytes_per_sec < 9.2e18 ? uint64_t(std::llround(bw.bytes_per_sec)) : uint64_t(INT64_MAX);
+}
 
 class TokenBucket {
  public:
@@ -108,7 +116,7 @@ class TokenBucket {
     if (bandwidth) {
       Bandwidth bw{};
       a.read_mp("RATE", bw);
-      rate = uint64_t(bw.bytes_per_sec + 0.5);
+      rate = whole_bytes_per_sec(bw);
     } else {
       a.read_mp("RATE", rate);
     }
