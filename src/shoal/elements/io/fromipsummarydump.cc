@@ -74,25 +74,30 @@ class FromIPSummaryDump : public SourceElement {
     }
     while (n < max) {
       if (!have_line_) {
-        if (!std::getline(in, line_)) {
+        bool meta = false;
+        if (binary_ ? !read_record(in, meta) : !std::getline(in, line_)) {
           done = true;
           break;
         }
         ++lineno_;
-        std::string_view t = trim(line_);
-        if (t.empty()) continue;
-        if (t[0] == '!') {
-          bang(t);
-          continue;
+        if (!binary_ || meta) {  // a text line (in a binary dump, a metadata record's)
+          std::string_view t = trim(line_);
+          if (t.empty()) continue;
+          if (t[0] == '!') {
+            bang(t);
+            continue;
+          }
+          if (t[0] == '#' || binary_) continue;
         }
-        if (t[0] == '#') continue;
         have_line_ = true;
       }
       Packet* p = worker().pool().alloc(60);
       if (!p) break;
       have_line_ = false;
       std::string err;
-      if (!ipsum::build_packet(p, fields_, ipsum::split_values(line_), default_proto_, checksum_, err)) {
+      if (!(binary_ ? ipsum::build_packet_binary(p, fields_, reinterpret_cast<const uint8_t*>(line_.data()),
+                                                 line_.size(), default_proto_, checksum_, err)
+                    : ipsum::build_packet(p, fields_, ipsum::split_values(line_), default_proto_, checksum_, err))) {
         worker().pool().free(p);
         warn(err);
         bad_.add();
@@ -129,7 +134,39 @@ class FromIPSummaryDump : public SourceElement {
       }
     } else if (w[0] == "!proto" && w.size() > 1) {
       if (!set_proto(std::string(w[1]))) warn(fmt::format("unknown protocol '{}'", w[1]));
+    } else if (w[0] == "!binary" && !binary_) {
+      binary_ = true;  // binary records from the next byte on
+      for (int f : fields_)
+        if (f < 0 || ipsum::binary_size(f) < 0)
+          warn(fmt::format("field '{}' has no binary form: its records cannot be read",
+                           f < 0 ? "?" : ipsum::field_name(f)));
     }
+  }
+  // The next binary record into line_ (its fields, or a metadata record's
+  // text); false at the end of the file, or at a record cut short or with
+  // a length below 4 (reported and counted: nothing after it can be found).
+  bool read_record(std::istream& in, bool& meta) {
+    uint8_t w[4];
+    in.read(reinterpret_cast<char*>(w), 4);
+    if (in.gcount() == 0) return false;
+    const uint32_t word = uint32_t(w[0]) << 24 | uint32_t(w[1]) << 16 | uint32_t(w[2]) << 8 | w[3];
+    const uint32_t len = word & 0x7fffffffu;
+    meta = (word & 0x80000000u) != 0;
+    if (in.gcount() < 4 || len < 4) {
+      ++lineno_;
+      warn(in.gcount() < 4 ? "binary record cut short" : fmt::format("binary record of length {}", len));
+      bad_.add();
+      return false;
+    }
+    line_.resize(len - 4);
+    in.read(line_.data(), std::streamsize(len - 4));
+    if (size_t(in.gcount()) < len - 4) {
+      ++lineno_;
+      warn(fmt::format("binary record cut short ({} of {} bytes)", in.gcount() + 4, len));
+      bad_.add();
+      return false;
+    }
+    return true;
   }
   bool set_proto(const std::string& p) {
     uint64_t u;
@@ -145,7 +182,7 @@ class FromIPSummaryDump : public SourceElement {
 
   std::string file_, data_, line_, proto_word_;
   std::vector<int> fields_;
-  bool explicit_ = false, zero_ = true, checksum_ = false, have_line_ = false, timing_ = false;
+  bool explicit_ = false, zero_ = true, checksum_ = false, have_line_ = false, timing_ = false, binary_ = false;
   bool timing_started_ = false;
   uint64_t timing_offset_ = 0;
   Packet* held_ = nullptr;  // built, not yet due (TIMING); received once it leaves
@@ -165,7 +202,9 @@ SHOAL_ELEMENT(
         "packet), the UDP length filled in, the network header and destination IP annotations set; link or "
         "direction set the paint annotation. An ip_len shorter than the headers built cuts the packet there; "
         "a longer one is the length on the wire (elements that time links count it) unless CHECKSUM is true, "
-        "which pads the packet to ip_len and sets its IP, TCP, UDP or ICMP checksum. Fields are ToIPSummaryDump's. "
+        "which pads the packet to ip_len and sets its IP, TCP, UDP or ICMP checksum. Fields are ToIPSummaryDump's "
+        "(ip_opt in Click's text: 'rr{1.0.0.1}+3', 'ssrr{A,B^C}', 'ts.ip{A=1}++5', 'nop;eol', '99=1:2'). A "
+        "'!binary' line switches to Click's binary records (ToIPSummaryDump BINARY true) for the rest of the file. "
         "Malformed lines are reported with file:line "
         "(the first ten) and counted in bad_lines; they make no packet.",
     .args = {{"FILENAME", "string", "input file ('-': standard input); mandatory without DATA"},

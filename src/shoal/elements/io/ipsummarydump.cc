@@ -411,32 +411,9 @@ void write_field(std::string& out, int f, const Packet* p) {
     case kIpHl: return ip ? put(v.ihl) : missing();
     case kIpLen: return ip ? put(k::load_be16(ip + 2)) : put(v.len);
     case kIpCaptureLen: return ip ? put(v.nl) : put(v.len);
-    case kIpOpt: {
+    case kIpOpt:
       if (!ip || (v.ihl > 20 && v.nl < v.ihl)) return missing();
-      if (v.ihl == 20) return put('.');
-      // Options other than padding, by number and bytes (Click names
-      // record-route and timestamp options; Shoal writes them as numbers).
-      std::string s;
-      const uint8_t* o = ip + 20;
-      const uint8_t* e = ip + v.ihl;
-      const char* sep = "";
-      while (o < e && *o != 0) {
-        if (*o == 1) {
-          ++o;
-          continue;
-        }
-        if (o + 1 >= e || o[1] < 2 || o + o[1] > e) {
-          s = "?";
-          break;
-        }
-        s += fmt::format("{}{}", sep, o[0]);
-        char c = '=';
-        for (int i = 2; i < o[1]; ++i, c = ':') s += fmt::format("{}{}", c, o[i]);
-        sep = ";";
-        o += o[1];
-      }
-      return put(s.empty() ? "." : s);
-    }
+      return write_ip_options(out, ip + 20, v.ihl - 20, false);
     case kSport:
     case kDport:
       if (ip && v.l4 && has_ports(v.proto) && v.tl >= (f == kDport ? 4 : 2))
@@ -533,7 +510,7 @@ namespace {
 struct Values {
   bool have[kNumFields] = {};
   uint64_t u[kNumFields] = {};
-  std::string tcp_opt, payload;
+  std::string tcp_opt, ip_opt, payload;
 };
 
 bool parse_value(int f, const std::string& s, Values& v, std::string& err) {
@@ -643,6 +620,9 @@ bool parse_value(int f, const std::string& s, Values& v, std::string& err) {
     case kTcpOpt:
       if (!parse_tcp_options(s, v.tcp_opt)) return bad();
       return true;
+    case kIpOpt:
+      if (!parse_ip_options(s, v.ip_opt)) return bad();
+      return true;
     case kIcmpType:
     case kIcmpTypeName: {
       int t;
@@ -673,17 +653,12 @@ bool parse_value(int f, const std::string& s, Values& v, std::string& err) {
 
 }  // namespace
 
-bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<std::string>& values, int default_proto,
-                  bool checksum, std::string& err) {
-  Values v;
-  size_t used = 0;
-  for (size_t i = 0; i < fields.size() && i < values.size(); ++i) {
-    if (values[i] == "-" || fields[i] < 0) continue;
-    if (!parse_value(fields[i], values[i], v, err)) return false;
-    v.have[fields[i]] = true;
-    ++used;
-  }
-  if (!used) return err = fields.empty() ? "no '!data' line" : "no usable field", false;
+namespace {
+
+// The packet of parsed values (`used` of the fields given).
+bool build_values(Packet* p, Values& v, size_t used, bool no_fields, int default_proto, bool checksum,
+                  std::string& err) {
+  if (!used) return err = no_fields ? "no '!data' line" : "no usable field", false;
   auto has = [&](int f) { return v.have[f]; };
   // The protocol: given, or the '!proto' line's, or what the fields imply,
   // else TCP (Click's default).
@@ -698,6 +673,7 @@ bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<s
   bool first = (fragoff & 0x1fff) == 0;
   uint32_t ihl = 20;
   if (has(kIpHl)) ihl = uint32_t((v.u[kIpHl] + 3) & ~3ull);
+  if (!v.ip_opt.empty()) ihl = std::max<uint32_t>(ihl, uint32_t((20 + v.ip_opt.size() + 3) & ~size_t(3)));
   uint32_t l4 = 0;
   if (first) {
     if (proto == 6) {
@@ -745,6 +721,7 @@ bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<s
   ip[9] = uint8_t(proto);
   k::store_be32(ip + 12, uint32_t(v.u[kIpSrc]));
   k::store_be32(ip + 16, uint32_t(v.u[kIpDst]));
+  std::copy(v.ip_opt.begin(), v.ip_opt.end(), ip + 20);  // (the rest of the header is EOL: zeros)
   uint8_t* t = ip + ihl;
   if (l4 >= 4 && (has_ports(uint8_t(proto)) || proto == 0)) {
     k::store_be16(t, uint16_t(v.u[kSport]));
@@ -795,6 +772,214 @@ bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<s
   p->anno().aggregate = uint32_t(v.u[kAggregate]);
   std::memcpy(p->anno().dst_ip, ip + 16, 4);
   return true;
+}
+
+}  // namespace
+
+bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<std::string>& values, int default_proto,
+                  bool checksum, std::string& err) {
+  Values v;
+  size_t used = 0;
+  for (size_t i = 0; i < fields.size() && i < values.size(); ++i) {
+    if (values[i] == "-" || fields[i] < 0) continue;
+    if (!parse_value(fields[i], values[i], v, err)) return false;
+    v.have[fields[i]] = true;
+    ++used;
+  }
+  return build_values(p, v, used, fields.empty(), default_proto, checksum, err);
+}
+
+// ---- Click's binary records
+
+int binary_size(int f) {
+  switch (f) {
+    case kTimestamp:
+    case kNTimestamp:
+    case kTsUsec1: return 8;
+    case kTsSec:
+    case kTsUsec:
+    case kCount:
+    case kAggregate:
+    case kWireLen:
+    case kIpSrc:
+    case kIpDst:
+    case kIpLen:
+    case kIpCaptureLen:
+    case kTcpSeq:
+    case kTcpAck:
+    case kUdpLen:
+    case kPayloadLen: return 4;
+    case kLink:
+    case kDirection:
+    case kIpTos:
+    case kIpDscp:
+    case kIpEcn:
+    case kIpTtl:
+    case kIpFrag:
+    case kIpProto:
+    case kIpHl:
+    case kTcpOff:
+    case kTcpFlags:
+    case kIcmpType:
+    case kIcmpCode: return 1;
+    case kIpFragoff:
+    case kIpId:
+    case kIpSum:
+    case kSport:
+    case kDport:
+    case kTcpWindow:
+    case kTcpUrp:
+    case kIcmpFlowid:
+    case kIcmpSeq:
+    case kIcmpNextmtu:
+    case kEthType: return 2;
+    case kEthSrc:
+    case kEthDst: return 6;
+    case kPayloadMd5:
+    case kPayloadMd5Hex: return 16;
+    case kIpOpt:
+    case kTcpOpt: return 0;
+    default: return -1;  // payload and the ICMP names: text only, as in Click
+  }
+}
+
+namespace {
+
+void put_be(std::string& out, uint64_t v, int bytes) {
+  for (int b = bytes - 1; b >= 0; --b) out += char(v >> (8 * b));
+}
+uint64_t get_be(const uint8_t* s, int bytes) {
+  uint64_t v = 0;
+  for (int b = 0; b < bytes; ++b) v = v << 8 | s[b];
+  return v;
+}
+// Hex digits ("0a1b..." or "aa-bb-..."), separators skipped, -> bytes.
+void put_hex(std::string& out, std::string_view t, size_t bytes) {
+  std::string b;
+  for (size_t i = 0; i + 1 < t.size() && b.size() < bytes;) {
+    if (!std::isxdigit(static_cast<unsigned char>(t[i]))) {
+      ++i;
+      continue;
+    }
+    b += char(std::stoi(std::string(t.substr(i, 2)), nullptr, 16));
+    i += 2;
+  }
+  b.resize(bytes, '\0');
+  out += b;
+}
+
+// Field f of p in binary: its text form read back as a value (the same
+// extraction and the same numbers), or the option bytes.
+void put_binary_field(std::string& out, int f, const Packet* p) {
+  const int size = binary_size(f);
+  if (f == kIpOpt || f == kTcpOpt) {
+    View v = view(p);
+    const uint8_t* o = nullptr;
+    size_t n = 0;
+    if (f == kIpOpt && v.ip && v.nl >= v.ihl) {
+      o = v.ip + 20, n = v.ihl - 20;
+    } else if (f == kTcpOpt && v.ip && v.proto == 6 && v.l4 && v.tl >= 13) {
+      const uint32_t off = (v.l4[12] >> 4) * 4u;
+      if (off > 20 && v.tl >= int64_t(off)) o = v.l4 + 20, n = off - 20;
+    }
+    out += char(n);
+    out.append(reinterpret_cast<const char*>(o ? o : v.d), n);
+    return;
+  }
+  std::string text;
+  write_field(text, f, p);
+  if (text == "-") {
+    out.append(size_t(size), '\0');
+    return;
+  }
+  switch (f) {
+    case kIpFrag: out += text[0]; return;
+    case kEthSrc:
+    case kEthDst:
+    case kEthType: return put_hex(out, f == kEthType ? std::string_view(text).substr(2) : text, size_t(size));
+    case kPayloadMd5:
+    case kPayloadMd5Hex:
+      text.clear();
+      write_field(text, kPayloadMd5Hex, p);
+      return put_hex(out, text, 16);
+    default: break;
+  }
+  Values v;
+  std::string err;
+  if (!parse_value(f, text, v, err)) {
+    out.append(size_t(size), '\0');
+    return;
+  }
+  switch (f) {
+    case kTimestamp:
+    case kNTimestamp: {
+      const uint64_t ns = v.u[kTimestamp];
+      put_be(out, ns / 1000000000, 4);
+      return put_be(out, f == kTimestamp ? ns % 1000000000 / 1000 : ns % 1000000000, 4);
+    }
+    case kIcmpType:
+    case kIcmpCode: return put_be(out, v.u[f], 1);
+    default: return put_be(out, v.u[f], size);
+  }
+}
+
+}  // namespace
+
+void write_binary(std::string& out, const std::vector<int>& fields, const Packet* p) {
+  const size_t at = out.size();
+  out.append(4, '\0');
+  for (int f : fields) put_binary_field(out, f, p);
+  k::store_be32(reinterpret_cast<uint8_t*>(&out[at]), uint32_t(out.size() - at));
+}
+
+void write_binary_note(std::string& out, std::string_view line) {
+  put_be(out, uint64_t(line.size() + 4) | 0x80000000u, 4);
+  out += line;
+}
+
+bool build_packet_binary(Packet* p, const std::vector<int>& fields, const uint8_t* rec, size_t n, int default_proto,
+                         bool checksum, std::string& err) {
+  Values v;
+  size_t used = 0;
+  const uint8_t* s = rec;
+  const uint8_t* end = rec + n;
+  for (int f : fields) {
+    const int size = f < 0 ? -1 : binary_size(f);
+    if (size < 0) return err = fmt::format("field '{}' has no binary form", f < 0 ? "?" : kNames[f]), false;
+    auto truncated = [&] { return err = fmt::format("record ends within {}", kNames[f]), false; };
+    if (size == 0) {  // options: a length byte, the bytes
+      if (s >= end || size_t(end - s) < 1u + s[0]) return truncated();
+      if (s[0] > 40) return err = fmt::format("{} of {} bytes (at most 40)", kNames[f], s[0]), false;
+      (f == kIpOpt ? v.ip_opt : v.tcp_opt).assign(reinterpret_cast<const char*>(s + 1), s[0]);
+      v.have[f] = true, ++used;
+      s += 1 + s[0];
+      continue;
+    }
+    if (end - s < size) return truncated();
+    const uint64_t x = get_be(s, size);
+    s += size;
+    // the value as text, read as a line's would be (the same checks)
+    std::string text;
+    switch (f) {
+      case kTimestamp: text = fmt::format("{}.{:06d}", x >> 32, x & 0xffffffffu); break;
+      case kNTimestamp: text = fmt::format("{}.{:09d}", x >> 32, x & 0xffffffffu); break;
+      case kIpSrc:
+      case kIpDst: text = fmt::format("{}.{}.{}.{}", x >> 24, (x >> 16) & 255, (x >> 8) & 255, x & 255); break;
+      case kIpFrag: text = std::string(1, char(x)); break;
+      case kIpFragoff:
+        text = fmt::format("{}{}{}", (x & 0x1fff) * 8, (x & 0x2000) ? "+" : "", (x & 0x4000) ? "!" : "");
+        break;
+      case kEthSrc:
+      case kEthDst:
+      case kEthType:
+      case kPayloadMd5:
+      case kPayloadMd5Hex: continue;  // written only, as in text
+      default: text = fmt::format("{}", x); break;
+    }
+    if (!parse_value(f, text, v, err)) return false;
+    v.have[f] = true, ++used;
+  }
+  return build_values(p, v, used, fields.empty(), default_proto, checksum, err);
 }
 
 }  // namespace shoal::ipsum

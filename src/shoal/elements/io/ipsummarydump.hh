@@ -90,6 +90,29 @@ std::string bad_reason(const Packet* p);
 bool build_packet(Packet* p, const std::vector<int>& fields, const std::vector<std::string>& values, int default_proto,
                   bool checksum, std::string& err);
 
+// Click's ip_opt text for the IPv4 options at o (n bytes): '.' for none,
+// '?' for options that do not parse; NOP and EOL only with `padding`
+// (ToIPSummaryDump leaves them out). ipsummarydump_options.cc has the forms.
+void write_ip_options(std::string& out, const uint8_t* o, size_t n, bool padding);
+// The text -> the option bytes (at most 40); false when it does not parse.
+bool parse_ip_options(std::string_view text, std::string& bytes);
+
+// Click's binary summary dumps ('!binary' after the header lines): records
+// of a 4-byte big-endian length (itself included; the top bit marks a
+// metadata record, a text line) and the fields in '!data' order, each of
+// Click's size (ip_opt and tcp_opt: a length byte and the option bytes).
+// The size of f in a record (0: variable), or -1 when Click has no binary
+// form for it.
+int binary_size(int f);
+// Appends p's record (a field the packet lacks is zeros, as in Click).
+void write_binary(std::string& out, const std::vector<int>& fields, const Packet* p);
+// Appends a metadata record holding `line` (ending with a newline).
+void write_binary_note(std::string& out, std::string_view line);
+// A record's fields (after its length word, n bytes) -> packet p, as
+// build_packet does from text.
+bool build_packet_binary(Packet* p, const std::vector<int>& fields, const uint8_t* rec, size_t n, int default_proto,
+                         bool checksum, std::string& err);
+
 // Splits a line into values: spaces separate them, except inside double
 // quotes (payloads).
 std::vector<std::string> split_values(std::string_view line);

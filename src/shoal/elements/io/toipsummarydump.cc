@@ -30,12 +30,14 @@ class ToIPSummaryDump : public Element {
         .read("MULTIPACKET", multipacket_)
         .read("BINARY", binary_);
     a.complete();
-    if (binary_) a.fail("BINARY true (Click's binary summary format) is not supported; write text");
     if (multipacket_) a.fail("MULTIPACKET true is not supported");
     file_ = out.path;
     std::string bad;
     if (!ipsum::parse_fields(contents, fields_, bad)) a.fail(fmt::format("unknown CONTENTS field '{}'", bad));
     if (fields_.empty()) a.fail("CONTENTS names no field");
+    for (int f : fields_)
+      if (binary_ && ipsum::binary_size(f) < 0)
+        a.fail(fmt::format("cannot use field {} with BINARY", ipsum::field_name(f)));
     write_error_ = add_drop_reason("write-error");
   }
   void initialize() override {
@@ -46,7 +48,7 @@ class ToIPSummaryDump : public Element {
       if (!banner_.empty()) o.put("!creator " + banner_ + "\n");
       std::string data = "!data";
       for (int f : fields_) data += std::string(" ") + ipsum::field_name(f);
-      o.put(data + "\n");
+      o.put(data + (binary_ ? "\n!binary\n" : "\n"));
       o.end_record();
       if (o.flush()) err = o.error(), o.close();
     };
@@ -123,8 +125,14 @@ class ToIPSummaryDump : public Element {
   void line(Packet* p, std::string& out) {
     if (bad_packets_) {
       std::string why = ipsum::bad_reason(p);
-      if (!why.empty()) out += "!bad " + why + "\n";
+      if (!why.empty()) {
+        if (binary_)
+          ipsum::write_binary_note(out, "!bad " + why + "\n");
+        else
+          out += "!bad " + why + "\n";
+      }
     }
+    if (binary_) return ipsum::write_binary(out, fields_, p);
     bool first = true;
     for (int f : fields_) {
       if (!first) out += ' ';
@@ -156,7 +164,11 @@ SHOAL_ELEMENT(
         "tcp_flags tcp_window tcp_urp tcp_opt udp_len icmp_type icmp_code icmp_type_name icmp_code_name "
         "icmp_flowid icmp_seq icmp_nextmtu payload_len payload payload_md5 payload_md5_hex eth_src eth_dst "
         "eth_type. The IP header is found from the network header annotation, an Ethernet IPv4 frame or a raw "
-        "IPv4 packet. With BAD_PACKETS true, a packet without a usable IP header gets a '!bad WHY' line first. "
+        "IPv4 packet. ip_opt is Click's text for IP options ('rr{1.0.0.1}+3', 'ssrr{A,B^C}', 'ts.ip{A=1}++5', "
+        "'99=1:2'; NOP and EOL left out). With BINARY true, a '!binary' line ends the header and each packet is "
+        "Click's binary record: a 4-byte length, then the fields at Click's sizes (ip_opt and tcp_opt: a length "
+        "byte and the bytes; payload and the ICMP names have no binary form). "
+        "With BAD_PACKETS true, a packet without a usable IP header gets a '!bad WHY' line first. "
         "A line that cannot be written is a packet dropped ('write-error'). With an output, the written "
         "packets go on through it.",
     .args = {{"FILENAME", "string", "output file ('-': standard output), mandatory"},
@@ -170,7 +182,7 @@ SHOAL_ELEMENT(
              {"VERBOSE", "boolean", "accepted (Click's)"},
              {"CAREFUL_TRUNC", "boolean", "accepted (Click's)"},
              {"MULTIPACKET", "boolean", "Click's; only false"},
-             {"BINARY", "boolean", "Click's binary format; only false"}},
+             {"BINARY", "boolean", "Click's binary records instead of text lines (default false)"}},
     .handlers = {{"count", "r", "lines written"}},
     .example = "FromDump(in.pcap, STOP true) -> ToIPSummaryDump(out.txt, FIELDS src sport dst dport proto tcp_flags);");
 
