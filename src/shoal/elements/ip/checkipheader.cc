@@ -11,6 +11,7 @@ namespace shoal {
 
 class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHeader>> {
  public:
+  explicit CheckIPHeader(bool checksum = true) : checksum_(checksum) {}
   void configure(Args& a) override {
     std::string badsrc, ifaces;
     a.read_p("OFFSET", off_).read_p("BADSRC", badsrc).read("CHECKSUM", checksum_).read("VERBOSE", verbose_);
@@ -116,7 +117,7 @@ class CheckIPHeader : public offload::OffloadableElement<PacketElement<CheckIPHe
   }
 
   uint32_t off_ = 0;
-  bool checksum_ = true, verbose_ = false;
+  bool checksum_, verbose_ = false;
   std::vector<uint32_t> badsrc_;
   uint16_t r_[7] = {};
   Stat to_output1_[7];  // bad packets sent to output 1, by reason
@@ -151,5 +152,25 @@ SHOAL_OFFLOADABLE_ELEMENT(
              {"VERBOSE", "boolean", "accepted for Click compatibility"}},
     .handlers = {{"drop_details", "r", "bad packets by reason"}},
     .example = "FromDump(in.pcap) -> CheckIPHeader(14) -> ...;");
+
+// Click's CheckIPHeader2: the same checks, the checksum not verified unless
+// CHECKSUM true.
+class CheckIPHeader2 : public CheckIPHeader {
+ public:
+  CheckIPHeader2() : CheckIPHeader(false) {}
+};
+SHOAL_ELEMENT(CheckIPHeader2, .name = "CheckIPHeader2", .ports = "1/1-2", .processing = "a/ah",
+              .summary = "checks IPv4 headers, not their checksums",
+              .description =
+                  "CheckIPHeader with CHECKSUM false by default (Click's CheckIPHeader2): the same "
+                  "arguments, checks, outputs and drop reasons; the checksum is verified only with "
+                  "CHECKSUM true.",
+              .args = {{"OFFSET", "unsigned", "where the IP header starts (default 0)"},
+                       {"BADSRC", "addresses", "more source addresses to reject"},
+                       {"INTERFACES", "ADDR/LEN...", "the router's networks, as CheckIPHeader's"},
+                       {"CHECKSUM", "boolean", "verify the checksum (default false)"},
+                       {"VERBOSE", "boolean", "accepted for Click compatibility"}},
+              .handlers = {{"drop_details", "r", "bad packets by reason"}},
+              .example = "FromDump(in.pcap) -> CheckIPHeader2(14) -> ...;");
 
 }  // namespace shoal

@@ -6,6 +6,7 @@
 
 #include "shoal/core/worker.hh"
 #include "shoal/elements/common.hh"
+#include "shoal/elements/ip/gwoptions.hh"
 #include "shoal/kernels/bytes.hh"
 #include "shoal/kernels/checksum.hh"
 
@@ -32,72 +33,13 @@ class IPGWOptions : public PacketElement<IPGWOptions> {
     uint32_t hl = uint32_t(ip[0] & 0xf) * 4;
     if (hl <= 20) return 0;  // the common case
     if (uint64_t(p->network_header_offset()) + hl > p->length()) return bad(p, 0);
-    bool changed = false;
-    for (uint32_t o = 20; o < hl;) {
-      uint8_t t = ip[o];
-      if (t == 0) break;
-      if (t == 1) {
-        ++o;
-        continue;
-      }
-      if (o + 1 >= hl) return bad(p, o);
-      uint32_t len = ip[o + 1];
-      if (len < 2 || o + len > hl) return bad(p, o + 1);
-      uint8_t* opt = ip + o;
-      if (t == 7) {  // record route
-        if (len < 3) return bad(p, o + 1);
-        uint32_t ptr = opt[2];
-        if (ptr < 4) return bad(p, o + 2);
-        if (ptr + 3 <= len) {
-          k::store_be32(opt + ptr - 1, me_);
-          opt[2] = uint8_t(ptr + 4);
-          changed = true;
-        }
-      } else if (t == 68) {  // timestamp
-        if (len < 4) return bad(p, o + 1);
-        uint32_t ptr = opt[2], flag = opt[3] & 0xf;
-        if (ptr < 5) return bad(p, o + 2);
-        if (flag != 0 && flag != 1 && flag != 3) return bad(p, o + 3);
-        uint32_t entry = flag == 0 ? 4 : 8;
-        if (ptr + entry - 1 <= len) {
-          uint32_t ts = ms_since_midnight();
-          if (flag == 0) {
-            k::store_be32(opt + ptr - 1, ts);
-            opt[2] = uint8_t(ptr + 4);
-            changed = true;
-          } else if (flag == 1) {
-            k::store_be32(opt + ptr - 1, me_);
-            k::store_be32(opt + ptr + 3, ts);
-            opt[2] = uint8_t(ptr + 8);
-            changed = true;
-          } else if (is_mine(k::load_be32(opt + ptr - 1))) {  // prespecified: only our own slot
-            k::store_be32(opt + ptr + 3, ts);
-            opt[2] = uint8_t(ptr + 8);
-            changed = true;
-          }
-        } else {  // full: count the overflow; an overflowing overflow is an error
-          uint8_t of = opt[3] >> 4;
-          if (of == 15) return bad(p, o + 3);
-          opt[3] = uint8_t(((of + 1) << 4) | flag);
-          changed = true;
-        }
-      } else if (t == 131 || t == 137) {  // loose / strict source route
-        if (len < 3) return bad(p, o + 1);
-        uint32_t ptr = opt[2];
-        if (ptr < 4) return bad(p, o + 2);
-        // Only the router the datagram is addressed to takes the next hop.
-        if (is_mine(k::load_be32(ip + 16)) && ptr + 3 <= len) {
-          std::memcpy(ip + 16, opt + ptr - 1, 4);
-          std::memcpy(p->anno().dst_ip, ip + 16, 4);
-          k::store_be32(opt + ptr - 1, me_);
-          opt[2] = uint8_t(ptr + 4);
-          changed = true;
-          routed_.add();
-        }
-      }
-      o += len;
+    GwOptions r = gw_options(ip, hl, me_, mine_, ms_since_midnight());
+    if (r.bad_at >= 0) return bad(p, uint32_t(r.bad_at));
+    if (r.routed) {
+      std::memcpy(p->anno().dst_ip, ip + 16, 4);
+      routed_.add();
     }
-    if (changed) {
+    if (r.changed) {
       ip[10] = ip[11] = 0;
       k::store_be16(ip + 10, k::ip_checksum(ip, hl));
     }
@@ -109,8 +51,6 @@ class IPGWOptions : public PacketElement<IPGWOptions> {
   }
 
  private:
-  bool is_mine(uint32_t a) const { return std::find(mine_.begin(), mine_.end(), a) != mine_.end(); }
-  static uint32_t ms_since_midnight() { return uint32_t((realtime_ns() / 1000000) % 86400000); }
   int bad(Packet* p, uint32_t at) {
     p->anno().param_off = uint8_t(at);
     bad_.add();
