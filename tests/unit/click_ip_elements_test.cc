@@ -1,6 +1,7 @@
 // Click's IP elements for routers and traces: IPInputCombo and
 // IPOutputCombo (against the chains of elements Click says they are),
-// IPMirror, MarkIPCE, TruncateIPPayload, EraseIPPayload, CheckIPHeader2.
+// IPMirror, MarkIPCE, TruncateIPPayload, EraseIPPayload, CheckIPHeader2;
+// and Click's analysis elements: AggregateIP and its siblings, TimeRange.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -197,6 +198,113 @@ TEST(CheckIPHeader2, LeavesTheChecksumUnlessAsked) {
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("a.count"), 1u);
   EXPECT_EQ(r->n("b.count"), 0u);
+  finish(*r);
+}
+
+// The aggregate annotations of a summary's packets through `middle`.
+std::string aggregates(const std::string& lines, const std::string& middle, const std::string& fields = "aggregate") {
+  const std::string in = write_summary("agg-in.txt", lines), out = tmpdir() + "/agg-out.txt";
+  auto r = run("FromIPSummaryDump(" + in + ", STOP true, CHECKSUM true) -> " + middle + " -> ToIPSummaryDump(" + out +
+               ", FIELDS " + fields + ");");
+  if (!r->ok) return "load failed: " + r->errors;
+  finish(*r);
+  return summary_lines(out, "|");
+}
+
+TEST(AggregateIP, ClicksFieldsPrefixesAndMasks) {
+  const std::string pkts =
+      "!data src dst sport dport proto ttl tcp_flags payload\n"
+      "10.1.2.3 2.0.0.1 7 80 T 101 S \"xyzw\"\n"
+      "192.168.0.9 2.0.0.2 8 53 U 64 - \"qrst\"\n";
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(ip src/8)"), "10|192|");
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(ip src/8, UNSHIFT_IP_ADDR true)"), "167772160|3221225472|");
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(ip ttl)"), "101|64|");
+  // ttl 101 = 0x65, proto 6: (0x6506 & 0x3f0) >> 4 = 16; ttl 64, proto 17: (0x4011 & 0x3f0) >> 4 = 1
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(ip[8:2] & 0x3f0)"), "16|1|");
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(ip{64:8})"), "101|64|");
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(ip dport)"), "80|53|");
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(payload[0])"), std::to_string('x') + "|" + std::to_string('q') + "|")
+      << "(Click reads a whole word: a payload of 4 bytes at least)";
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(ip ttl) -> AggregateIP(ip proto, INCREMENTAL true)"),
+            std::to_string(101 * 256 + 6) + "|" + std::to_string(64 * 256 + 17) + "|");
+  // A packet without the field: output 1.
+  EXPECT_EQ(aggregates(pkts, "a :: AggregateIP(tcp syn) -> u :: Null; a[1] -> Paint(7) -> u", "aggregate link"),
+            "1 0|0 7|");
+
+  auto r = load("i :: InfiniteSource(LIMIT 1) -> a :: AggregateIP(ip[12:4]) -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  r =
+      run("InfiniteSource(LIMIT 1, STOP true) -> a :: AggregateIP(ip[12:4]) -> Discard;"
+          "InfiniteSource(LIMIT 1, STOP true) -> b :: AggregateIP(tcp{106:3}) -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("a.field"), "ip src");
+  EXPECT_EQ(r->h("a.bit_offset"), "96");
+  EXPECT_EQ(r->h("b.field"), "tcp{106:3}");
+  EXPECT_EQ(r->h("b.header"), "tcp");
+  finish(*r);
+  for (const char* bad : {"ip[0:8]", "ip[2:4]", "ip src & 0x5", "foo", "ip src/40", "ip ttl[9]", "ip[1] junk"}) {
+    auto e = load(std::string("InfiniteSource -> AggregateIP(") + bad + ") -> Discard;");
+    auto rr = run(std::string("InfiniteSource(LIMIT 1, STOP true) -> AggregateIP(") + bad + ") -> Discard;");
+    EXPECT_FALSE(rr->ok) << bad;
+  }
+}
+
+TEST(AggregateFilter, TheFirstFilterListingAnAggregateDecides) {
+  const std::string pkts =
+      "!data src dst proto ttl\n1.0.0.1 2.0.0.1 U 5\n1.0.0.1 2.0.0.1 U 11\n"
+      "1.0.0.1 2.0.0.1 U 15\n1.0.0.1 2.0.0.1 U 30\n1.0.0.1 2.0.0.1 U 12\n";
+  const std::string in = write_summary("af-in.txt", pkts), out = tmpdir() + "/af-out.txt";
+  auto r = run("FromIPSummaryDump(" + in +
+               ", STOP true) -> AggregateIP(ip ttl) -> f :: AggregateFilter(allow 1-10, "
+               "1 11 12, drop 13-20, 0 15 30-40);"
+               "f[0] -> Paint(0) -> w :: ToIPSummaryDump(" +
+               out + ", FIELDS aggregate link); f[1] -> Paint(1) -> w;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("f.drops"), 1u) << "15: 'drop 13-20' comes first";
+  finish(*r);
+  EXPECT_EQ(summary_lines(out, "|"), "5 0|30 0|11 1|12 1|") << "(a batch leaves by output, each in order)";
+  EXPECT_FALSE(run("InfiniteSource -> f :: AggregateFilter(2 1-3) -> Discard;")->ok) << "output 2 does not exist";
+  EXPECT_FALSE(run("InfiniteSource -> f :: AggregateFilter(allow 3-1) -> Discard;")->ok);
+}
+
+TEST(AggregateIPAddrPair, NumbersPairsBothWaysAndForgetsSilentOnes) {
+  const std::string pkts =
+      "!data timestamp src dst\n1 1.0.0.1 2.0.0.2\n2 2.0.0.2 1.0.0.1\n3 1.0.0.1 3.0.0.3\n"
+      "4 3.0.0.3 1.0.0.1\n20 2.0.0.2 1.0.0.1\n";
+  EXPECT_EQ(aggregates(pkts, "AggregateIPAddrPair", "aggregate link"), "1 0|1 1|2 0|2 1|1 1|");
+  // TIMEOUT 5: the first pair, silent from 2 to 20, comes back as a new pair, its first packet direction 0
+  EXPECT_EQ(aggregates(pkts, "AggregateIPAddrPair(TIMEOUT 5)", "aggregate link"), "1 0|1 1|2 0|2 1|3 0|");
+}
+
+TEST(AggregateFirst, OnlyTheFirstOfEachAggregate) {
+  const std::string pkts =
+      "!data src dst ttl\n1.0.0.1 2.0.0.1 5\n1.0.0.2 2.0.0.1 6\n1.0.0.3 2.0.0.1 5\n"
+      "1.0.0.4 2.0.0.1 7\n1.0.0.5 2.0.0.1 6\n";
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(ip ttl) -> AggregateFirst", "src"), "1.0.0.1|1.0.0.2|1.0.0.4|");
+  EXPECT_EQ(aggregates(pkts, "AggregateIP(ip ttl) -> a :: AggregateFirst -> Discard; a[1]", "src"), "1.0.0.3|1.0.0.5|");
+}
+
+TEST(AggregateLength, AndAggregatePaint) {
+  const std::string pkts = "!data link src dst proto payload\n3 1.0.0.1 2.0.0.1 U \"abc\"\n6 1.0.0.1 2.0.0.1 U \"\"\n";
+  EXPECT_EQ(aggregates(pkts, "EtherEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2) -> AggregateLength"), "45|42|");
+  EXPECT_EQ(aggregates(pkts, "EtherEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2) -> AggregateLength(IP true)"), "31|28|");
+  EXPECT_EQ(aggregates(pkts, "AggregatePaint(2)"), "3|2|");
+  EXPECT_EQ(aggregates(pkts, "AggregatePaint -> AggregatePaint(2, INCREMENTAL true)"), "15|26|");
+}
+
+TEST(TimeRange, TheEarliestAndTheLatest) {
+  const std::string in = write_summary("tr.txt", "!data timestamp\n5.5\n2.25\n9.000000001\n");
+  auto r = run("FromIPSummaryDump(" + in +
+               ", STOP true) -> t :: TimeRange -> s :: TimeRange(SIMPLE true) -> Discard;"
+               "Idle -> e :: TimeRange -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("t.range"), "2.250000 9.000000001");
+  EXPECT_EQ(r->h("t.interval"), "6.750000001");
+  EXPECT_EQ(r->h("s.first"), "5.500000") << "SIMPLE: the first packet's";
+  EXPECT_EQ(r->h("e.first"), "0.000000");
+  std::string err;
+  ASSERT_TRUE(r->rt->write_handler("t.reset", "", err)) << err;
+  EXPECT_EQ(r->h("t.last"), "0.000000");
   finish(*r);
 }
 

@@ -17,7 +17,7 @@ using namespace shoal;
 
 namespace {
 
-struct App {
+struct SnapApp {
   const char* cpu;
   const char* gpu;
   std::vector<std::string> outputs;  // pcap suffixes
@@ -28,8 +28,8 @@ struct App {
   std::vector<std::string> used = {};
 };
 
-const std::vector<App>& apps() {
-  static const std::vector<App> a = {
+const std::vector<SnapApp>& apps() {
+  static const std::vector<SnapApp> a = {
       {"dpi-router.click", "gpu-dpi-router.click", {"port0", "port1"}, {"fast"}, true, ""},
       // (its IDS runs the stream scan and its one yes/no pcre on the device:
       // HostToDevice's chain is declared after the IDS loaded its rules)
@@ -77,7 +77,7 @@ std::vector<std::string> log_lines(const std::string& path) {
 
 // `edit` changes the offloaded configuration; `used` names handlers that
 // must be above 0 after the offloaded run.
-void check_app(const App& app, const test::Options& gpu_opt, const std::string& tag,
+void check_app(const SnapApp& app, const test::Options& gpu_opt, const std::string& tag,
                const std::function<std::string(std::string)>& edit = {}, const std::vector<std::string>& used = {}) {
   std::string dir = test::tmpdir() + "/" + tag;
   std::filesystem::create_directories(dir);
@@ -140,7 +140,7 @@ void check_app(const App& app, const test::Options& gpu_opt, const std::string& 
 }  // namespace
 
 TEST(SnapApps, OffloadedVariantsGiveTheCpuVariantsOutputs) {
-  for (const App& app : apps()) {
+  for (const SnapApp& app : apps()) {
     SCOPED_TRACE(app.cpu);
     check_app(app, test::default_options(), "plain");
   }
@@ -152,7 +152,7 @@ TEST(SnapApps, OffloadedVariantsAgreeUnderDeviceDelaysAndFaults) {
   test::Options o = test::default_options();
   o.offload.device.delay_us = 50;
   o.offload.device.fault_rate = 0.3;
-  for (const App& app : apps()) {
+  for (const SnapApp& app : apps()) {
     SCOPED_TRACE(app.cpu);
     check_app(app, o, "faults");
   }
@@ -165,7 +165,7 @@ TEST(SnapApps, AChunkedScanBetweenOtherStepsGivesTheCpuOutputs) {
   // when a packet's chunks fit in a block (16 bytes: ~70 chunks for the
   // longest payload here) and launches the scan by itself when they do not
   // (2 bytes: ~520); the host backend runs them in turn.
-  const App& app = apps()[1];
+  const SnapApp& app = apps()[1];
   for (const char* chunk : {"16", "2"}) {
     SCOPED_TRACE(chunk);
     check_app(app, test::default_options(), fmt::format("chunk{}", chunk),
