@@ -1306,4 +1306,109 @@ TEST(Args, BandwidthsAndDurationsAtTheEdges) {
   EXPECT_NE(slow->errors.find("at least 1 byte a second"), std::string::npos) << slow->errors;
 }
 
+// Click's small standard elements: RandomSource's bytes and RandomSwitch's
+// choices against the C library's random() (Click's generator, seeded by
+// RandomSeed), the others by their effect.
+TEST(RandomSource, ClicksRandomBytes) {
+  const std::string out = tmpdir() + "/random.pcap";
+  auto r = run("RandomSeed(7); RandomSource(10, LIMIT 3, STOP true) -> ToDump(" + out + ");");
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  ::srandom(7);  // the oracle: glibc's random(), one word per 4 bytes, little-endian
+  auto frames = read_pcap(out);
+  ASSERT_EQ(frames.size(), 3u);
+  for (auto& f : frames) {
+    std::vector<uint8_t> want;
+    for (int w = 0; w < 3; ++w) {
+      const uint32_t x = uint32_t(::random());
+      for (int k = 0; k < 4 && want.size() < 10; ++k) want.push_back(uint8_t(x >> (8 * k)));
+    }
+    EXPECT_EQ(f.bytes, want);
+  }
+}
+
+TEST(RandomSwitch, ClicksChoices) {
+  auto r =
+      run("RandomSeed(3); InfiniteSource(LIMIT 400, STOP true) -> s :: RandomSwitch;"
+          "s[0] -> c0 :: Counter -> Discard; s[1] -> c1 :: Counter -> Discard; s[2] -> c2 :: Counter -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  // click_random(0, 2): rejection sampling of random() in thirds of 2^31
+  ::srandom(3);
+  uint64_t want[3] = {};
+  const uint32_t count = 0x80000000u / 3, max = count * 3;
+  for (int i = 0; i < 400; ++i) {
+    uint32_t x;
+    while ((x = uint32_t(::random())) >= max) {}
+    ++want[x / count];
+  }
+  EXPECT_EQ(r->n("c0.count"), want[0]);
+  EXPECT_EQ(r->n("c1.count"), want[1]);
+  EXPECT_EQ(r->n("c2.count"), want[2]);
+  finish(*r);
+}
+
+TEST(StoreData, MaskedBytesAndGrowth) {
+  const std::string a = tmpdir() + "/sd-a.pcap", b = tmpdir() + "/sd-b.pcap", c = tmpdir() + "/sd-c.pcap";
+  auto r =
+      run("InfiniteSource(DATA \\<00000000>, LIMIT 1, STOP true) -> t :: Tee(3);"
+          "t[0] -> StoreData(1, \\<FFFF>, MASK \\<0F>) -> ToDump(" +
+          a +
+          ");"
+          "t[1] -> StoreData(3, \\<AABB>) -> ToDump(" +
+          b +
+          ");"
+          "t[2] -> StoreData(3, \\<AABB>, GROW true) -> ToDump(" +
+          c + ");");
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  EXPECT_EQ(hex(read_pcap(a).at(0).bytes), "000fff00") << "the mask's byte changes its bits, the next whole";
+  EXPECT_EQ(hex(read_pcap(b).at(0).bytes), "000000aa") << "what fits";
+  EXPECT_EQ(hex(read_pcap(c).at(0).bytes), "000000aabb");
+}
+
+TEST(SetPacketType, ForDropBroadcasts) {
+  auto r =
+      run("InfiniteSource(LIMIT 3, STOP true) -> t :: Tee; t[0] -> SetPacketType(BROADCAST) -> d :: "
+          "DropBroadcasts -> a :: Counter -> Discard; t[1] -> SetPacketType(HOST) -> DropBroadcasts -> b :: "
+          "Counter -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("a.count"), 0u);
+  EXPECT_EQ(r->n("b.count"), 3u);
+  finish(*r);
+  EXPECT_FALSE(run("Idle -> SetPacketType(SIDEWAYS) -> Discard;")->ok);
+}
+
+TEST(PullTee, AndStaticPullSwitch) {
+  auto r =
+      run("InfiniteSource(LIMIT 5) -> Queue -> pt :: PullTee(2) -> Unqueue -> c0 :: Counter -> "
+          "Discard; pt[1] -> c1 :: Counter -> Discard;"
+          "InfiniteSource(LIMIT 4) -> q0 :: Queue; InfiniteSource(LIMIT 6) -> q1 :: Queue;"
+          "q0 -> [0]s :: StaticPullSwitch(1); q1 -> [1]s; s -> Unqueue -> k :: Counter -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c0.count"), 5u);
+  EXPECT_EQ(r->n("c1.count"), 5u);
+  EXPECT_EQ(r->n("k.count"), 6u) << "input 1 only";
+  EXPECT_EQ(r->n("q0.length"), 4u);
+  finish(*r);
+}
+
+TEST(TimedUnqueue, BurstsEveryIntervalUnderSimulatedTime) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    InfiniteSource(LIMIT 100, BURST 100) -> Queue(200) -> u :: TimedUnqueue(100ms, 3) -> c :: Counter -> Discard;
+    InfiniteSource(LIMIT 100, BURST 100) -> Queue(200) -> k :: TimedSink(250ms);
+    Script(wait 1.05, stop);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  // pulls at 0, 0.1 ... 1.0 s, 3 each but the first, which (as in Click)
+  // takes what the queue holds when the first packet wakes it
+  EXPECT_GE(r->n("c.count"), 31u);
+  EXPECT_LE(r->n("c.count"), 33u);
+  EXPECT_EQ(r->n("k.count"), 5u) << "at 0, 0.25, 0.5, 0.75, 1.0 s";
+  EXPECT_EQ(r->h("k.interval"), "0.250000");
+  finish(*r);
+  EXPECT_FALSE(run("Idle -> Queue -> TimedUnqueue -> Discard;")->ok) << "INTERVAL is mandatory";
+}
+
 }  // namespace shoal::test

@@ -1,6 +1,4 @@
 // TimeRange: the smallest range of time that holds the packets' timestamps.
-#include <fmt/format.h>
-
 #include <algorithm>
 
 #include "shoal/elements/common.hh"
@@ -32,14 +30,11 @@ class TimeRange : public PacketElement<TimeRange> {
   }
 
  private:
-  // Click's timestamp text: seconds and microseconds, nanoseconds when they
-  // are not whole microseconds ("0.000000" before any packet).
+  // Click's timestamp text ("0.000000" before any packet; SIMPLE's interval
+  // can be negative when time went back).
   std::string stamp(int64_t ns) const {
     if (!any_) return "0.000000";
-    const char* sign = ns < 0 ? "-" : "";
-    const uint64_t u = uint64_t(ns < 0 ? -ns : ns);
-    if (u % 1000 == 0) return fmt::format("{}{}.{:06d}", sign, u / 1000000000, u % 1000000000 / 1000);
-    return fmt::format("{}{}.{:09d}", sign, u / 1000000000, u % 1000000000);
+    return ns < 0 ? "-" + click_timestamp(uint64_t(-ns)) : click_timestamp(uint64_t(ns));
   }
 
   bool simple_ = false, any_ = false;
