@@ -461,7 +461,7 @@ TEST(CheckTCPHeader, ChecksumsLengthsAndOutputOne) {
                        "1.0.0.1 1.0.0.2 1 2 T \"abc\"\n1.0.0.1 1.0.0.2 1 2 U \"abc\"\n"
                        "1.0.0.1 1.0.0.2 - - I -\n";
   auto r = run("FromIPSummaryDump(" + in +
-               ", STOP true, CHECKSUM true) -> t :: Tee(3);"
+               ", STOP true, CHECKSUM true) -> t :: Tee;"
                "t[0] -> ct :: CheckTCPHeader -> Discard; t[1] -> cu :: CheckUDPHeader -> Discard;"
                "t[2] -> ci :: CheckICMPHeader -> Discard;"
                "FromIPSummaryDump(" +
@@ -1350,7 +1350,7 @@ TEST(RandomSwitch, ClicksChoices) {
 TEST(StoreData, MaskedBytesAndGrowth) {
   const std::string a = tmpdir() + "/sd-a.pcap", b = tmpdir() + "/sd-b.pcap", c = tmpdir() + "/sd-c.pcap";
   auto r =
-      run("InfiniteSource(DATA \\<00000000>, LIMIT 1, STOP true) -> t :: Tee(3);"
+      run("InfiniteSource(DATA \\<00000000>, LIMIT 1, STOP true) -> t :: Tee;"
           "t[0] -> StoreData(1, \\<FFFF>, MASK \\<0F>) -> ToDump(" +
           a +
           ");"
@@ -1409,6 +1409,64 @@ TEST(TimedUnqueue, BurstsEveryIntervalUnderSimulatedTime) {
   EXPECT_EQ(r->h("k.interval"), "0.250000");
   finish(*r);
   EXPECT_FALSE(run("Idle -> Queue -> TimedUnqueue -> Discard;")->ok) << "INTERVAL is mandatory";
+}
+
+TEST(Pad, ToALengthAndNoLonger) {
+  const std::string a = tmpdir() + "/pad-a.pcap", b = tmpdir() + "/pad-b.pcap";
+  auto r = run("InfiniteSource(DATA \\<0102>, LIMIT 1, STOP true) -> t :: Tee; t[0] -> Pad(6) -> ToDump(" + a +
+               "); t[1] -> Pad(1, MAXLENGTH 1) -> ToDump(" + b + ");");
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  EXPECT_EQ(hex(read_pcap(a).at(0).bytes), "010200000000");
+  EXPECT_EQ(hex(read_pcap(b).at(0).bytes), "01") << "MAXLENGTH cuts";
+  EXPECT_FALSE(run("Idle -> Pad(10, MAXLENGTH 5) -> Discard;")->ok);
+}
+
+TEST(StoreEtherAddress, AndEnsureEther) {
+  const std::string a = tmpdir() + "/sea.pcap", b = tmpdir() + "/ee.pcap";
+  // a 20-byte IPv4 header (no payload), 1.0.0.1 -> 2.0.0.2
+  const std::string ip = "4500001400000000400600000100000102000002";
+  auto r = run("InfiniteSource(DATA \\<" + ip +
+               ">, LIMIT 1, STOP true) -> EtherEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2) -> t :: Tee;"
+               "t[0] -> StoreEtherAddress(a:b:c:d:e:f, src) -> ToDump(" +
+               a +
+               ");"
+               "t[1] -> Strip(14) -> MarkIPHeader -> EnsureEther(0x0800, 3:3:3:3:3:3, 4:4:4:4:4:4) -> w :: ToDump(" +
+               b +
+               ");"
+               "InfiniteSource(DATA \\<" +
+               ip + ">, LIMIT 1, STOP true) -> MarkIPHeader -> EnsureEther(0x0800, 3:3:3:3:3:3, 4:4:4:4:4:4) -> w;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  EXPECT_EQ(hex(read_pcap(a).at(0).bytes).substr(0, 24), "0202020202020a0b0c0d0e0f");
+  auto e = read_pcap(b);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(hex(e[0].bytes).substr(0, 28), "0202020202020101010101010800") << "the stripped header, back";
+  EXPECT_EQ(hex(e[1].bytes).substr(0, 28), "0404040404040303030303030800") << "none: the arguments'";
+  EXPECT_EQ(e[1].bytes.size(), 34u);
+}
+
+TEST(CheckARPHeader, LengthsOfTheHeaderAndItsAddresses) {
+  const std::string arp =
+      "0001080006040001"
+      "020202020202"
+      "0a000001"
+      "000000000000"
+      "0a000002";
+  auto r = run("InfiniteSource(DATA \\<" + arp +
+               ">, LIMIT 1, STOP true) -> a :: CheckARPHeader -> Discard;"
+               "InfiniteSource(DATA \\<" +
+               arp.substr(0, 40) +
+               ">, LIMIT 1, STOP true) -> b :: CheckARPHeader -> "
+               "Discard; InfiniteSource(DATA \\<0001080005040001>, LIMIT 1, STOP true) -> c :: CheckARPHeader -> "
+               "Discard; InfiniteSource(DATA \\<000108>, LIMIT 1, STOP true) -> d :: CheckARPHeader -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("a.count"), 1u);
+  EXPECT_EQ(r->n("a.drops"), 0u);
+  EXPECT_NE(r->h("b.drop_details").find("1\tbad-arp-length"), std::string::npos) << r->h("b.drop_details");
+  EXPECT_NE(r->h("c.drop_details").find("1\tbad-hardware-length"), std::string::npos);
+  EXPECT_NE(r->h("d.drop_details").find("1\ttiny-packet"), std::string::npos);
+  finish(*r);
 }
 
 }  // namespace shoal::test

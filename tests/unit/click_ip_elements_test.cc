@@ -306,4 +306,47 @@ TEST(TimeRange, TheEarliestAndTheLatest) {
   finish(*r);
 }
 
+TEST(IP6Mirror, WithMarkIP6HeaderAndTheAddressAnnotation) {
+  // IPv6/UDP 2001:db8::1.1000 -> 2001:db8::2.2000
+  const std::string pkt =
+      "60000000000811402001"
+      "0db8000000000000000000000001"
+      "20010db8000000000000000000000002"
+      "03e807d000080000";
+  const std::string out = tmpdir() + "/ip6m.pcap";
+  auto r = run("InfiniteSource(DATA \\<" + pkt +
+               ">, LIMIT 2, STOP true) -> MarkIP6Header -> t :: Tee;"
+               "t[0] -> GetIP6Address(24) -> a :: LookupIP6Route(2001:db8::2/128 0, ::/0 1);"
+               "t[1] -> SetIP6Address(2001:db8::9) -> b :: LookupIP6Route(2001:db8::2/128 0, ::/0 1);"
+               "a[0] -> ca0 :: Counter -> IP6Mirror -> ToDump(" +
+               out +
+               ", ENCAP IP); a[1] -> Discard;"
+               "b[0] -> Discard; b[1] -> cb1 :: Counter -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("ca0.count"), 2u) << "GetIP6Address(24): the destination";
+  EXPECT_EQ(r->n("cb1.count"), 2u) << "SetIP6Address: its address";
+  finish(*r);
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 2u);
+  std::string h;
+  for (uint8_t c : f[0].bytes) h += fmt::format("{:02x}", c);
+  EXPECT_EQ(h,
+            "6000000000081140"
+            "20010db8000000000000000000000002"
+            "20010db8000000000000000000000001"
+            "07d003e800080000");
+  EXPECT_FALSE(run("Idle -> GetIP6Address -> Discard;")->ok) << "OFFSET is mandatory";
+}
+
+TEST(FullNoteQueue, AndThreadSafeQueueAreQueues) {
+  auto r =
+      run("InfiniteSource(LIMIT 30, BURST 30) -> a :: FullNoteQueue(10) -> Discard(ACTIVE false);"
+          "InfiniteSource(LIMIT 30, BURST 30) -> b :: ThreadSafeQueue(20) -> Discard(ACTIVE false);");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("a.length"), 10u);
+  EXPECT_EQ(r->n("b.length"), 20u);
+  EXPECT_EQ(r->h("b.capacity"), "20");
+  finish(*r);
+}
+
 }  // namespace shoal::test

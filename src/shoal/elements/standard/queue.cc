@@ -62,4 +62,28 @@ SHOAL_ELEMENT(QuickNoteQueue, .name = "QuickNoteQueue", .ports = "1/1", .process
               .handlers = {{"length", "r", "packets queued"}, {"drops", "r", "packets dropped because full"}},
               .example = "src -> QuickNoteQueue(100) -> Unqueue -> sink;");
 
+// Click's FullNoteQueue (its Queue's full- and empty-notifiers, as Queue
+// here) and ThreadSafeQueue (a queue pushed and pulled by several threads:
+// here each worker has its own copy of the graph, so a queue is never
+// shared between threads, and Queue is it).
+class FullNoteQueue : public Queue {};
+SHOAL_ELEMENT(FullNoteQueue, .name = "FullNoteQueue", .ports = "1/1", .processing = "h/l",
+              .summary = "stores packets between a push and a pull path (Queue)",
+              .description =
+                  "Click's FullNoteQueue: a Queue with its empty- and full-notifiers, as Shoal's Queue "
+                  "(see Queue for arguments and handlers).",
+              .args = {{"CAPACITY", "unsigned", "maximum packets (default 1000)"}},
+              .handlers = {{"length", "r", "packets queued"}, {"drops", "r", "packets dropped because full"}},
+              .example = "src -> FullNoteQueue(100) -> Unqueue -> sink;");
+class ThreadSafeQueue : public Queue {};
+SHOAL_ELEMENT(ThreadSafeQueue, .name = "ThreadSafeQueue", .ports = "1/1", .processing = "h/l",
+              .summary = "stores packets between a push and a pull path (Queue)",
+              .description =
+                  "Click's ThreadSafeQueue, for pushes and pulls from several threads: in Shoal each "
+                  "worker runs its own copy of the graph, so no queue is shared between threads and this "
+                  "is a Queue (see Queue for arguments and handlers).",
+              .args = {{"CAPACITY", "unsigned", "maximum packets (default 1000)"}},
+              .handlers = {{"length", "r", "packets queued"}, {"drops", "r", "packets dropped because full"}},
+              .example = "src -> ThreadSafeQueue(100) -> Unqueue -> sink;");
+
 }  // namespace shoal

@@ -29,7 +29,7 @@ SHOAL_ELEMENT(StaticPullSwitch, .name = "StaticPullSwitch", .ports = "-/1", .pro
               .description =
                   "Click's StaticPullSwitch: a pull on the output pulls from input INPUT; a negative "
                   "INPUT gives nothing. Unlike PullSwitch, the input cannot change while running, so the element "
-                             "pulling from it sleeps while that input is empty (its notifier).",
+                  "pulling from it sleeps while that input is empty (its notifier).",
               .args = {{"INPUT", "integer", "the input, or negative for none, mandatory"}},
               .example = "a :: Queue -> [0]s :: StaticPullSwitch(1); b :: Queue -> [1]s; s -> Unqueue -> out;");
 
