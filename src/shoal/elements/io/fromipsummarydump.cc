@@ -144,7 +144,8 @@ class FromIPSummaryDump : public SourceElement {
   }
   // The next binary record into line_ (its fields, or a metadata record's
   // text); false at the end of the file, or at a record cut short or with
-  // a length below 4 (reported and counted: nothing after it can be found).
+  // a length below 4 or past 1 MiB (reported and counted: nothing after it
+  // can be found).
   bool read_record(std::istream& in, bool& meta) {
     uint8_t w[4];
     in.read(reinterpret_cast<char*>(w), 4);
@@ -152,7 +153,10 @@ class FromIPSummaryDump : public SourceElement {
     const uint32_t word = uint32_t(w[0]) << 24 | uint32_t(w[1]) << 16 | uint32_t(w[2]) << 8 | w[3];
     const uint32_t len = word & 0x7fffffffu;
     meta = (word & 0x80000000u) != 0;
-    if (in.gcount() < 4 || len < 4) {
+    // (a record of Click's fields is well under a kilobyte, a metadata
+    // line a text line: a length past 1 MiB is a damaged file, not a
+    // record to allocate)
+    if (in.gcount() < 4 || len < 4 || len > (1u << 20)) {
       ++lineno_;
       warn(in.gcount() < 4 ? "binary record cut short" : fmt::format("binary record of length {}", len));
       bad_.add();
