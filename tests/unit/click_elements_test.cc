@@ -1495,4 +1495,25 @@ TEST(CheckARPHeader, LengthsOfTheHeaderAndItsAddresses) {
   finish(*r);
 }
 
+TEST(Suppressor, DropsWhatASuppressedPortTakes) {
+  auto r =
+      run("InfiniteSource(LIMIT 3) -> [0]s :: Suppressor; src1 :: InfiniteSource(LIMIT 4, ACTIVE false) -> [1]s;"
+          "s[0] -> a :: Counter -> Discard; s[1] -> b :: Counter -> Discard;"
+          "Script(write s.active1 false, write src1.active true);"
+          "q0 :: Queue -> [0]p :: Suppressor; q1 :: Queue -> [1]p; p[0] -> Unqueue -> c :: Counter -> Discard;"
+          "p[1] -> Unqueue -> d :: Counter -> Discard; InfiniteSource(LIMIT 2) -> q0;"
+          "src3 :: InfiniteSource(LIMIT 5, ACTIVE false) -> q1; Script(write p.active1 false, write src3.active "
+          "true);");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("a.count"), 3u);
+  EXPECT_EQ(r->n("b.count"), 0u);
+  EXPECT_EQ(r->n("s.drops"), 4u);
+  EXPECT_EQ(r->h("s.active1"), "false");
+  EXPECT_EQ(r->n("c.count"), 2u);
+  EXPECT_EQ(r->n("d.count"), 0u) << "a suppressed pull output gives nothing";
+  EXPECT_EQ(r->n("q1.length"), 5u);
+  finish(*r);
+  EXPECT_FALSE(run("Idle -> s :: Suppressor; s[0] -> Discard; s[1] -> Discard;")->ok) << "one input, two outputs";
+}
+
 }  // namespace shoal::test
