@@ -1503,7 +1503,9 @@ TEST(Suppressor, DropsWhatASuppressedPortTakes) {
           "q0 :: Queue -> [0]p :: Suppressor; q1 :: Queue -> [1]p; p[0] -> Unqueue -> c :: Counter -> Discard;"
           "p[1] -> Unqueue -> d :: Counter -> Discard; InfiniteSource(LIMIT 2) -> q0;"
           "src3 :: InfiniteSource(LIMIT 5, ACTIVE false) -> q1; Script(write p.active1 false, write src3.active "
-          "true);");
+          "true);"
+          // (Unqueue polls through a many-input element, as through PullSwitch: the run ends by a stop)
+          "Script(wait 0.1, stop);");
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("a.count"), 3u);
   EXPECT_EQ(r->n("b.count"), 0u);
