@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <random>
@@ -1516,6 +1517,42 @@ TEST(Suppressor, DropsWhatASuppressedPortTakes) {
   EXPECT_EQ(r->n("q1.length"), 5u);
   finish(*r);
   EXPECT_FALSE(run("Idle -> s :: Suppressor; s[0] -> Discard; s[1] -> Discard;")->ok) << "one input, two outputs";
+}
+
+TEST(DRRSched, SharesBytesByDeficitRoundRobin) {
+  const std::string out = tmpdir() + "/drr.txt";
+  auto r =
+      run("InfiniteSource(LENGTH 100, LIMIT 60, BURST 60) -> Paint(0) -> q0 :: Queue;"
+          "InfiniteSource(LENGTH 400, LIMIT 30, BURST 30) -> Paint(1) -> q1 :: Queue;"
+          "InfiniteSource(LENGTH 1500, LIMIT 10, BURST 10) -> Paint(2) -> q2 :: Queue;"
+          "q0 -> [0]d :: DRRSched(500); q1 -> [1]d; q2 -> [2]d;"
+          "d -> Unqueue(BURST 1, LIMIT 40) -> ToIPSummaryDump(" +
+          out + ", FIELDS link);");
+  ASSERT_TRUE(r->ok) << r->errors;
+  finish(*r);
+  // The oracle: Shreedhar and Varghese's loop, one packet a pull.
+  std::deque<uint32_t> q[3] = {std::deque<uint32_t>(60, 100), std::deque<uint32_t>(30, 400),
+                               std::deque<uint32_t>(10, 1500)};
+  int64_t deficit[3] = {};
+  int next = 0;
+  std::string want;
+  for (int k = 0; k < 40;) {
+    for (int j = 0; j < 3; ++j) {
+      if (q[next].empty()) {
+        deficit[next] = 0;
+      } else if (q[next].front() <= deficit[next]) {
+        deficit[next] -= q[next].front();
+        q[next].pop_front();
+        want += std::to_string(next) + "|";
+        ++k;
+        goto pulled;
+      }
+      next = (next + 1) % 3;
+      deficit[next] += 500;
+    }
+  pulled:;
+  }
+  EXPECT_EQ(summary_lines(out, "|"), want);
 }
 
 }  // namespace shoal::test

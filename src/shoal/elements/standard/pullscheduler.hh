@@ -24,7 +24,7 @@ class PullScheduler : public Element {
       one->clear();
       recycle(one);
     }
-    if (!out && resolve()) {
+    if (!out && resolve() && !static_cast<D*>(this)->holds()) {
       bool any = false;
       for (size_t i = 0; i < ups_.size(); ++i) any |= ups_[i]->active && static_cast<D*>(this)->may_pull(int(i));
       if (!any) notifier_.sleep();
@@ -33,6 +33,9 @@ class PullScheduler : public Element {
   }
   // Whether input i is ever pulled (StrideSched: it has tickets).
   bool may_pull(int) const { return true; }
+  // Whether the scheduler holds packets of its own (DRRSched: a head
+  // waiting for credit), so that it may not sleep with its inputs.
+  bool holds() const { return false; }
   Notifier* notifier() override { return resolve() ? &notifier_ : nullptr; }
   // An input's notifier woke: packets may come again.
   void wake_task() override { notifier_.wake(); }
