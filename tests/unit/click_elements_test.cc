@@ -1308,6 +1308,30 @@ TEST(RED, HoldsTheQueueBelowItsCapacityByDroppingEarly) {
   EXPECT_FALSE(run("Idle -> RED(5, 50, 0.02, QUEUES nosuch) -> Queue -> Discard;")->ok);
 }
 
+// AdaptiveRED under simulated time: overloaded (2,000 a second into 1,000),
+// its MAX_P climbs every 500 ms while the average sits above the middle of
+// its band (TARGET 20: 10 to 30); lightly loaded it falls by a tenth each
+// time, toward 0.01.
+TEST(AdaptiveRED, MaxPFollowsTheLoad) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    RatedSource(RATE 2000, LIMIT 8000, STOP false) -> a :: AdaptiveRED(20, 0.02) -> q :: Queue(200)
+      -> RatedUnqueue(1000) -> c :: Counter -> Discard;
+    RatedSource(RATE 300, LIMIT 1000, STOP false) -> b :: AdaptiveRED(20, 0.02) -> q2 :: Queue(200)
+      -> RatedUnqueue(1000) -> Discard;
+    s :: Script(export pa, export pb, wait 2.7, set pa $(a.max_p), set pb $(b.max_p), stop);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("a.min_thresh"), "10");
+  EXPECT_EQ(r->h("a.max_thresh"), "30");
+  EXPECT_GT(std::stod(r->h("s.pa")), 0.025) << "raised under overload";
+  EXPECT_EQ(r->n("q.drops"), 0u) << "and the queue never overflowed";
+  // 0.02 * 0.9^5 in Click's fixed point: 1311 -> 1179 -> 1061 -> 954 -> 858 -> 772 (/65536)
+  EXPECT_EQ(r->h("s.pb"), fmt::format("{:g}", 772 / 65536.0)) << "lowered five times under light load";
+  finish(*r);
+}
+
 }  // namespace shoal::test
 
 namespace shoal::test {

@@ -2,6 +2,7 @@
 // in front of, or behind, the queues it watches, as Click's.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <deque>
@@ -27,16 +28,7 @@ class RED : public PacketElement<RED> {
     if (stability_ > 16) a.fail("STABILITY must be at most 16");
     max_p_ = int64_t(std::llround(max_p * 65536));
     for (std::string_view w : split_words(queues)) queue_names_.emplace_back(w);
-    // Click's constants: the drop probability, scaled by 2^16, is C1 * avg
-    // - C2 up to MAX_THRESH, then G1 * avg - G2 (Gentle RED) up to the
-    // kill threshold, past which every packet is dropped.
-    kill_ = gentle_ && max_p_ != 0x10000 ? 2 * max_ : max_;
-    if (min_ >= max_)
-      c1_ = 0, c2_ = 1;
-    else
-      c1_ = max_p_ / int64_t(max_ - min_), c2_ = max_p_ * int64_t(min_) / int64_t(max_ - min_);
-    g1_ = max_ ? (0x10000 - max_p_) / int64_t(max_) : 0;
-    g2_ = 0x10000 - 2 * max_p_;
+    set_constants();
   }
   void initialize() override {
     r_ = add_drop_reason("red");
@@ -62,7 +54,9 @@ class RED : public PacketElement<RED> {
   void add_handlers() override {
     add_read_handler("min_thresh", [this] { return std::to_string(min_); });
     add_read_handler("max_thresh", [this] { return std::to_string(max_); });
-    add_read_handler("max_p", [this] { return fmt::format("{:g}", max_p_given_); });
+    add_read_handler("max_p", [this] {
+      return adaptive_ ? fmt::format("{:g}", double(max_p_) / 65536) : fmt::format("{:g}", max_p_given_);
+    });
     add_read_handler("avg_queue_size", [this] {
       return fmt::format("{:.6g}", double(pub_avg_.load(std::memory_order_relaxed)) / double(1 << kScale));
     });
@@ -72,6 +66,33 @@ class RED : public PacketElement<RED> {
       return s;
     });
   }
+
+ protected:
+  // Click's constants: the drop probability, scaled by 2^16, is C1 * avg
+  // - C2 up to MAX_THRESH, then G1 * avg - G2 (Gentle RED) up to the
+  // kill threshold, past which every packet is dropped.
+  void set_constants() {
+    kill_ = gentle_ && max_p_ != 0x10000 ? 2 * max_ : max_;
+    if (min_ >= max_)
+      c1_ = 0, c2_ = 1;
+    else
+      c1_ = max_p_ / int64_t(max_ - min_), c2_ = max_p_ * int64_t(min_) / int64_t(max_ - min_);
+    g1_ = max_ ? (0x10000 - max_p_) / int64_t(max_) : 0;
+    g2_ = 0x10000 - 2 * max_p_;
+  }
+  // The average length now, as should_drop() last folded it (the instant
+  // length without averaging).
+  uint64_t average() const {
+    if (stability_ != 0) return unscaled();
+    int64_t s = 0;
+    for (Queue* q : queues_) s += q->size();
+    return uint64_t(s);
+  }
+
+  uint32_t min_ = 0, max_ = 0, stability_ = 4;
+  bool gentle_ = true, adaptive_ = false;
+  int64_t max_p_ = 0;  // 16-bit fixed point
+  std::vector<std::string> queue_names_;
 
  private:
   static constexpr unsigned kScale = 10;  // the average's fractional bits (Click's QUEUE_SCALE)
@@ -151,12 +172,9 @@ class RED : public PacketElement<RED> {
   uint64_t unscaled() const { return uint64_t((scaled_ + (int64_t(1) << (kScale - 1))) >> kScale); }
   int64_t draw() { return int64_t((rng_->random() >> 5) & 0xffff); }  // as Click's
 
-  uint32_t min_ = 0, max_ = 0, stability_ = 4;
-  bool gentle_ = true;
   uint64_t kill_ = 0;
   double max_p_given_ = 0;  // (the drops use it in 16-bit fixed point, as Click)
-  int64_t max_p_ = 0, c1_ = 0, c2_ = 0, g1_ = 0, g2_ = 0;
-  std::vector<std::string> queue_names_;
+  int64_t c1_ = 0, c2_ = 0, g1_ = 0, g2_ = 0;
   std::vector<Queue*> queues_;
   int64_t scaled_ = 0, count_ = -1, random_ = 0;
   uint64_t last_ = 0;
@@ -187,5 +205,67 @@ SHOAL_ELEMENT(RED, .name = "RED", .ports = "1/1-2", .processing = "a/ah",
                            {"avg_queue_size", "r", "the average length"},
                            {"queues", "r", "the queues watched"}},
               .example = "src -> RED(5, 50, 0.02) -> Queue(200) -> LinkUnqueue(1ms, 10Mbps) -> ToDevice(eth0);");
+
+// AdaptiveRED (Floyd, Gummadi and Shenker, 2001): RED around a target
+// length, whose MAX_P follows the load: every 500 ms, down by a tenth while
+// the average sits in the lower half of the band, up by a hundredth (at
+// most a quarter of itself) while it sits in the upper half; as Click's.
+class AdaptiveRED : public RED {
+ public:
+  void configure(Args& a) override {
+    uint32_t target = 0;
+    double max_p = 0;
+    std::string queues;
+    a.read_mp("TARGET", target).read_mp("MAX_P", max_p).read("QUEUES", queues).read("STABILITY", stability_);
+    a.complete();
+    if (!(max_p >= 0 && max_p <= 1)) a.fail("MAX_P must be between 0 and 1");
+    if (stability_ > 16) a.fail("STABILITY must be at most 16");
+    target = std::clamp<uint32_t>(target, 10, 1u << 19);  // (Click's floor of 10)
+    min_ = target / 2;
+    max_ = target + min_;
+    gentle_ = adaptive_ = true;
+    max_p_ = int64_t(std::llround(max_p * 65536));
+    for (std::string_view w : split_words(queues)) queue_names_.emplace_back(w);
+    set_constants();
+  }
+  void initialize() override {
+    RED::initialize();
+    timer_.owner = this;
+    timer_.background = true;  // (it adapts while packets come; it keeps no run going)
+    worker().schedule(timer_, worker().now_ns() + kInterval);
+  }
+  void run_timer(Timer&) override {
+    constexpr int64_t kHundredth = 655, kNineTenths = 58982;  // 0.01 and 0.9 in 16-bit fixed point
+    const uint64_t avg = average(), part = (max_ - min_) / 2;
+    if (avg < min_ + part && max_p_ > kHundredth)
+      max_p_ = (max_p_ * kNineTenths) >> 16;
+    else if (avg > max_ - part && max_p_ < 0x8000)
+      max_p_ += std::min(kHundredth, max_p_ / 4);
+    set_constants();
+    worker().schedule(timer_, timer_.expiry_ns + kInterval);
+  }
+
+ private:
+  static constexpr uint64_t kInterval = 500000000;  // Click's ADAPTIVE_INTERVAL
+  Timer timer_;
+};
+SHOAL_ELEMENT(AdaptiveRED, .name = "AdaptiveRED", .ports = "1/1-2", .processing = "a/ah",
+              .summary = "RED whose drop probability adapts to hold a target queue length",
+              .description =
+                  "Click's AdaptiveRED (Floyd, Gummadi and Shenker's Adaptive RED): RED with MIN_THRESH TARGET/2 "
+                  "and MAX_THRESH 3*TARGET/2 (TARGET at least 10), Gentle, whose MAX_P changes every 500 ms: "
+                  "multiplied by 0.9 while the average length is in the lower half of that band (down to 0.01), "
+                  "raised by 0.01 (at most a quarter of itself) while it is in the upper half (up to 0.5). QUEUES "
+                  "and STABILITY are RED's; so are the outputs and the drop reason ('red').",
+              .args = {{"TARGET", "unsigned", "the queue length to hold, mandatory"},
+                       {"MAX_P", "real", "the starting drop probability at MAX_THRESH, mandatory"},
+                       {"QUEUES", "names", "the queues to watch (default: the nearest)"},
+                       {"STABILITY", "unsigned", "-log2 of the average's weight (default 4)"}},
+              .handlers = {{"min_thresh", "r", "TARGET/2"},
+                           {"max_thresh", "r", "3*TARGET/2"},
+                           {"max_p", "r", "MAX_P now"},
+                           {"avg_queue_size", "r", "the average length"},
+                           {"queues", "r", "the queues watched"}},
+              .example = "src -> AdaptiveRED(100, 0.02) -> Queue(400) -> LinkUnqueue(1ms, 10Mbps) -> ...;");
 
 }  // namespace shoal
