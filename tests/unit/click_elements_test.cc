@@ -1312,6 +1312,33 @@ TEST(RED, HoldsTheQueueBelowItsCapacityByDroppingEarly) {
 // its MAX_P climbs every 500 ms while the average sits above the middle of
 // its band (TARGET 20: 10 to 30); lightly loaded it falls by a tenth each
 // time, toward 0.01.
+// CoDel under simulated time: 1,200 packets a second into a link of 1,000.
+// Without it the queue fills; with it the sojourn time stays
+// above 5 ms for 100 ms, CoDel starts dropping, faster as the delay lasts
+// (INTERVAL/sqrt(count)), and the queue stays under half full. Under the link's
+// rate it drops nothing.
+TEST(CoDel, DropsWhenTheDelayStandsAndOnlyThen) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    RatedSource(RATE 1200, LIMIT 20000, STOP false) -> SetTimestamp -> q :: Queue(1000) -> c :: CoDel
+      -> RatedUnqueue(1000) -> Discard;
+    RatedSource(RATE 1200, LIMIT 20000, STOP false) -> SetTimestamp -> q2 :: Queue(1000) -> RatedUnqueue(1000)
+      -> Discard;
+    RatedSource(RATE 900, LIMIT 20000, STOP false) -> SetTimestamp -> q3 :: Queue(1000) -> l :: CoDel(5ms, 100ms)
+      -> RatedUnqueue(1000) -> Discard;
+    s :: Script(export a, export b, wait 6, set a $(q.length), set b $(q2.length), stop);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_GT(r->n("c.drops"), 500u);
+  EXPECT_EQ(r->n("q.drops"), 0u) << "the queue never overflowed";
+  EXPECT_EQ(r->h("s.b"), "1000") << "without CoDel it filled (its source then waits on it)";
+  EXPECT_LT(std::stoul(r->h("s.a")), 500u);
+  EXPECT_EQ(r->n("l.drops"), 0u) << "no standing delay, no drop";
+  EXPECT_EQ(r->h("l.target"), "0.005000");
+  finish(*r);
+}
+
 TEST(AdaptiveRED, MaxPFollowsTheLoad) {
   set_simulated_time(true);
   auto r = run(R"(
