@@ -109,7 +109,7 @@ class CoDel : public Element {
       dropping_ = true;
       // recently dropping: start from the rate it had reached
       const uint32_t delta = count_ - last_count_;
-      count_ = delta > 1 && now - drop_next_ < 16 * interval_ ? delta : 1;
+      count_ = delta > 1 && int64_t(now - drop_next_) < int64_t(16 * interval_) ? delta : 1;
       drop_next_ = control_law(now);
       last_count_ = count_;
     }
