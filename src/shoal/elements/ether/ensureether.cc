@@ -1,8 +1,7 @@
 // EnsureEther: gives IP packets an Ethernet header when they lack one, as
 // Click's.
-#include <cstring>
-
 #include "shoal/elements/common.hh"
+#include "shoal/elements/ether/etherheader.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
@@ -29,13 +28,7 @@ class EnsureEther : public PacketElement<EnsureEther> {
       p->push(14);
       return 0;
     }
-    uint8_t* h = p->push(14);
-    if (!h) return drop_code(r_);
-    std::memcpy(h, dst_.b.data(), 6);
-    std::memcpy(h + 6, src_.b.data(), 6);
-    k::store_be16(h + 12, type_);
-    p->set_mac_header(0);
-    return 0;
+    return push_ether_header(p, dst_, src_, type_) ? 0 : drop_code(r_);
   }
 
  private:

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "shoal/elements/common.hh"
+#include "shoal/elements/ether/etherheader.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
@@ -18,15 +19,7 @@ class EtherEncap : public PacketElement<EtherEncap> {
     type_ = uint16_t(type);
   }
   void initialize() override { r_ = add_drop_reason("no-headroom"); }
-  int process(Packet* p) {
-    uint8_t* h = p->push(14);
-    if (!h) return drop_code(r_);
-    std::memcpy(h, dst_.b.data(), 6);
-    std::memcpy(h + 6, src_.b.data(), 6);
-    k::store_be16(h + 12, type_);
-    p->set_mac_header(0);
-    return 0;
-  }
+  int process(Packet* p) { return push_ether_header(p, dst_, src_, type_) ? 0 : drop_code(r_); }
   void add_handlers() override {
     add_read_handler("src", [this] { return format_ether_click(src_.b.data()); });
     add_read_handler("dst", [this] { return format_ether_click(dst_.b.data()); });

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "shoal/elements/common.hh"
+#include "shoal/elements/standard/tee.hh"
 
 namespace shoal {
 
@@ -23,20 +24,8 @@ class PullTee : public Element {
   PacketBatch* pull(int, uint32_t max) override {
     PacketBatch* b = input_pull(0, max);
     if (!b || b->empty()) return b;
-    for (int o = 1; o < noutputs(); ++o) {
-      PacketBatch* c = new_batch();
-      c->anno = b->anno;
-      b->for_each([&](uint32_t, Packet* p) {
-        Packet* q = worker().pool().clone(p);
-        if (!q) return drops_.add(), count_lost(r_);
-        created();
-        c->append(q);
-      });
-      if (c->empty())
-        recycle(c);
-      else
-        output_push(o, c);
-    }
+    for (int o = 1; o < noutputs(); ++o)
+      if (PacketBatch* c = copy_batch(*this, b, drops_, r_)) output_push(o, c);
     return b;
   }
   void add_handlers() override { add_stat_handler("copy_failures", drops_); }

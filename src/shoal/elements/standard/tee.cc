@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "shoal/elements/common.hh"
+#include "shoal/elements/standard/tee.hh"
 
 namespace shoal {
 
@@ -20,24 +21,8 @@ class Tee : public Element {
   }
   void push(int, PacketBatch* b) override {
     // Outputs 0..n-2 get copies, the last output gets the originals.
-    for (int o = 0; o + 1 < noutputs(); ++o) {
-      PacketBatch* c = new_batch();
-      c->anno = b->anno;
-      b->for_each([&](uint32_t, Packet* p) {
-        Packet* q = worker().pool().clone(p);
-        if (!q) {
-          drops_.add();
-          count_lost(r_);
-          return;
-        }
-        created();
-        c->append(q);
-      });
-      if (c->empty())
-        recycle(c);
-      else
-        output_push(o, c);
-    }
+    for (int o = 0; o + 1 < noutputs(); ++o)
+      if (PacketBatch* c = copy_batch(*this, b, drops_, r_)) output_push(o, c);
     output_push(noutputs() - 1, b);
   }
   void add_handlers() override { add_stat_handler("copy_failures", drops_); }
