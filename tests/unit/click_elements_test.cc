@@ -622,6 +622,22 @@ TEST(PullSchedulers, PriorityRoundRobinAndStrideOrders) {
   EXPECT_NE(bad->errors.find("need 2 arguments"), std::string::npos) << bad->errors;
 }
 
+// StrideSwitch with tickets 4:2:1, a packet at a time: the same order as
+// StrideSched's while its inputs last (the smallest pass first; a port
+// that strode goes back before an equal pass), 8:4:2 over 14 packets.
+TEST(StrideSwitch, SendsInProportionToTickets) {
+  const std::string out = tmpdir() + "/strideswitch.txt";
+  auto r =
+      run("InfiniteSource(LIMIT 14, STOP true) -> s :: StrideSwitch(4, 2, 1);"
+          "s[0] -> Paint(0) -> w :: ToIPSummaryDump(" +
+          out + ", FIELDS link); s[1] -> Paint(1) -> w; s[2] -> Paint(2) -> w;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("s.config"), "4, 2, 1");
+  finish(*r);
+  EXPECT_EQ(summary_lines(out, ""), "00100120010012");
+  EXPECT_FALSE(run("Idle -> s :: StrideSwitch(1); s[0] -> Discard; s[1] -> Discard;")->ok) << "a ticket per output";
+}
+
 TEST(ARPResponder, TableHandlersAsClick) {
   auto r = run(R"(
     AddressInfo(a 1.0.0.2/24 00:01:02:03:04:05, b 00:01:02:03:04:06);
