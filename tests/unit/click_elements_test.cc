@@ -638,6 +638,23 @@ TEST(StrideSwitch, SendsInProportionToTickets) {
   EXPECT_FALSE(run("Idle -> s :: StrideSwitch(1); s[0] -> Discard; s[1] -> Discard;")->ok) << "a ticket per output";
 }
 
+// Click's CRC is the catalogue's CRC-32/MPEG-2 (polynomial 0x04C11DB7 high
+// bit first, from 0xFFFFFFFF, no final complement), whose check value over
+// "123456789" is 0x0376E6E7, stored in the CPU's (little-endian) order.
+TEST(SetCRC32, TheCatalogueCheckValueAndCheckCRC32) {
+  const std::string a = tmpdir() + "/crc-a.pcap", b = tmpdir() + "/crc-b.pcap";
+  auto r =
+      run("InfiniteSource(DATA \"123456789\", LIMIT 1, STOP true) -> SetCRC32 -> t :: Tee(3);"
+          "t[0] -> ToDump(" +
+          a + "); t[1] -> ok :: CheckCRC32 -> ToDump(" + b +
+          "); t[2] -> StoreData(0, \"X\") -> bad :: CheckCRC32 -> Discard;");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("bad.drops"), 1u) << "a damaged packet";
+  finish(*r);
+  EXPECT_EQ(hex(read_pcap(a).at(0).bytes), "313233343536373839e7e67603");
+  EXPECT_EQ(hex(read_pcap(b).at(0).bytes), "313233343536373839") << "checked and removed";
+}
+
 TEST(ARPResponder, TableHandlersAsClick) {
   auto r = run(R"(
     AddressInfo(a 1.0.0.2/24 00:01:02:03:04:05, b 00:01:02:03:04:06);
