@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <deque>
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include "helpers.hh"
 #include "shoal/elements/io/ipsummarydump.hh"
@@ -1637,6 +1639,147 @@ TEST(DRRSched, SharesBytesByDeficitRoundRobin) {
   pulled:;
   }
   EXPECT_EQ(summary_lines(out, "|"), want);
+}
+
+}  // namespace shoal::test
+
+namespace shoal::test {
+
+// FastClick's latency elements under simulated time: a 1,000 packet/s
+// source, each packet held 5 ms by DelayUnqueue, so every latency is 5,000
+// us exactly. The numbers are written in network order (NET_ORDER, followed
+// by the recorder through COUNTER and by TimestampDiff through it), each
+// seen once; SAMPLE 4 times one packet in four.
+TEST(TimestampDiff, LatenciesOfNumberedPacketsUnderSimulatedTime) {
+  const std::string out = tmpdir() + "/numbered.pcap";
+  set_simulated_time(true);
+  auto r = run(fmt::format(R"(
+    RatedSource(LENGTH 60, RATE 1000, LIMIT 200) -> np :: NumberPacket(OFFSET 20, NET_ORDER true)
+      -> rt :: RecordTimestamp(COUNTER np, OFFSET 20, N 1000) -> SetTimestamp -> Queue(1000) -> DelayUnqueue(0.005)
+      -> td :: TimestampDiff(rt, OFFSET 20) -> t :: Tee;
+    t[0] -> c :: CheckNumberPacket(20, 200, NET_ORDER true) -> ToDump({}, ENCAP IP);
+    t[1] -> rs :: RecordTimestamp(OFFSET 20, NET_ORDER true, SAMPLE 4) -> Queue(1000) -> DelayUnqueue(0.002)
+      -> ts :: TimestampDiff(rs, OFFSET 20, SAMPLE 4, NANO true) -> Discard;
+    Script(wait 1, stop);
+  )",
+                           out));
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("np.count"), 200u);
+  EXPECT_EQ(r->h("rt.net_order"), "true") << "NumberPacket's order, through COUNTER";
+  EXPECT_EQ(r->n("rt.recorded"), 200u);
+  for (const char* h : {"average", "min", "max", "median", "perc99", "perc00", "perc100"})
+    EXPECT_EQ(r->h(std::string("td.") + h), "5000") << h;
+  EXPECT_EQ(r->h("td.stddev"), "0");
+  EXPECT_EQ(r->h("td.index"), "199");
+  EXPECT_EQ(r->h("td.last"), "5000");
+  EXPECT_EQ(r->h("c.max"), "[0] : 1");
+  EXPECT_EQ(r->h("c.min"), "[0] : 1") << "every number seen once";
+  EXPECT_EQ(r->n("rs.recorded"), 50u);
+  EXPECT_EQ(r->h("ts.average"), "2000000") << "nanoseconds";
+  EXPECT_EQ(r->h("ts.index"), "49");
+  finish(*r);
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 200u);
+  for (size_t i = 0; i < f.size(); ++i) ASSERT_EQ(k::load_be64(f[i].bytes.data() + 20), i) << "packet " << i;
+}
+
+// FastClick's percentiles (the delay P% of the way through, sorted), the
+// BEGIN parameter, the mean and the standard deviation against a direct
+// computation, over latencies that grow by 1 ms a packet: a source at
+// 1,000/s into a link that takes one packet every 2 ms.
+TEST(TimestampDiff, StatisticsAgainstADirectComputation) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    RatedSource(LENGTH 60, RATE 1000, LIMIT 40) -> NumberPacket -> rt :: RecordTimestamp(OFFSET 40)
+      -> Queue(100) -> RatedUnqueue(500) -> td :: TimestampDiff(rt) -> Discard;
+    Script(wait 1, stop);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  std::vector<double> d;
+  std::istringstream in(r->h("td.dump_list"));
+  for (double x; in >> x;) d.push_back(x);
+  ASSERT_EQ(d.size(), 40u);
+  EXPECT_LT(d.front(), d.back()) << "the queue grows";
+  auto perc = [](std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    size_t i = size_t(p * double(v.size()) / 100);
+    return v[std::min(i, v.size() - 1)];
+  };
+  auto g = [](double x) { return fmt::format("{:.12g}", x); };
+  auto with = [&](const std::string& h, const std::string& param) {
+    std::string v, err;
+    return r->rt->read_handler(h, v, err, param) ? v : "error: " + err;
+  };
+  EXPECT_EQ(with("td.perc", "90"), g(perc(d, 90)));
+  EXPECT_EQ(r->h("td.perc99"), g(perc(d, 99)));
+  EXPECT_EQ(r->h("td.median"), g(perc(d, 50)));
+  std::vector<double> late(d.begin() + 30, d.end());
+  EXPECT_EQ(with("td.perc", "50 30"), g(perc(late, 50))) << "from the 30th delay on";
+  EXPECT_EQ(with("td.min", "30"), g(*std::min_element(late.begin(), late.end())));
+  EXPECT_EQ(with("td.avg_tc", "0 30"), with("td.average", "30")) << "every packet is of class 0";
+  double mean = 0, var = 0;
+  for (double x : d) mean += x / double(d.size());
+  for (double x : d) var += (x - mean) * (x - mean) / double(d.size());
+  EXPECT_NEAR(std::stod(r->h("td.average")), mean, 1e-6);
+  EXPECT_NEAR(std::stod(r->h("td.stddev")), std::sqrt(var), 1e-6);
+  EXPECT_EQ(with("td.perc", "101"), "error: perc: '101' is not a percentile (0 to 100)");
+  finish(*r);
+}
+
+// What does not fit: a packet too short for the number is lengthened (its
+// IPv4 header says so, checksum and all); a number beyond the recorder's
+// table passes untimed; a packet whose time was never noted, or was read
+// already, goes to output 1 (or is dropped); a number beyond COUNT is out
+// of scope. With two workers, every worker's copy
+// shares the numbers and the tables.
+TEST(TimestampDiff, ShortUnrecordedAndOutOfScopePackets) {
+  const std::string in = tmpdir() + "/short.txt", out = tmpdir() + "/short.pcap";
+  std::ofstream(in) << "!data src dst proto ip_len\n1.0.0.1 2.0.0.1 U 28\n1.0.0.2 2.0.0.1 U 28\n";
+  auto r = run(fmt::format(R"(
+    FromIPSummaryDump({}, CHECKSUM true) -> NumberPacket(40) -> CheckIPHeader -> ToDump({}, ENCAP IP);
+    InfiniteSource(LENGTH 64, LIMIT 10) -> np :: NumberPacket -> rt :: RecordTimestamp(OFFSET 40, N 4)
+      -> c :: CheckNumberPacket(40, 8) -> td :: TimestampDiff(rt) -> td2 :: TimestampDiff(rt) -> Discard;
+    td[1] -> un :: Counter -> Discard;
+  )",
+                           in, out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].bytes.size(), 48u);
+  EXPECT_EQ(k::load_be16(f[0].bytes.data() + 2), 48u) << "the IP length follows (CheckIPHeader passed it)";
+  EXPECT_EQ(r->n("rt.recorded"), 4u);
+  EXPECT_EQ(r->n("rt.out_of_range"), 6u);
+  EXPECT_EQ(r->n("c.drops"), 2u) << "numbers 8 and 9 are out of scope";
+  EXPECT_EQ(r->h("c.max"), "[0] : 1");
+  EXPECT_EQ(r->h("c.min"), "[0] : 1") << "0-7 seen once each";
+  EXPECT_EQ(r->h("td.index"), "3");
+  EXPECT_EQ(r->n("un.count"), 4u) << "numbers 4-7 were never noted";
+  EXPECT_EQ(r->n("td2.drops"), 4u) << "td read 0-3 first";
+  finish(*r);
+  auto bad = run("Idle -> RecordTimestamp -> td :: TimestampDiff(nothing) -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("not a RecordTimestamp"), std::string::npos) << bad->errors;
+
+  // two workers: each packet numbered once, timed once
+  set_simulated_time(true);
+  auto two = run(R"(
+    s0 :: RatedSource(LENGTH 60, RATE 1000, LIMIT 100) -> np :: NumberPacket -> rt :: RecordTimestamp(OFFSET 40)
+      -> Queue(400) -> DelayUnqueue(0.001) -> td :: TimestampDiff(rt) -> c :: CheckNumberPacket(40, 200) -> Discard;
+    s1 :: RatedSource(LENGTH 60, RATE 1000, LIMIT 100) -> np;
+    StaticThreadSched(s0 0, s1 1);
+    Script(wait 1, stop);
+  )",
+                 2);
+  set_simulated_time(false);
+  ASSERT_TRUE(two->ok) << two->errors;
+  EXPECT_EQ(two->n("np.count"), 200u);
+  EXPECT_EQ(two->h("td.index"), "199");
+  EXPECT_EQ(two->h("td.max"), "1000");
+  EXPECT_EQ(two->h("c.max"), "[0] : 1");
+  EXPECT_EQ(two->h("c.min"), "[0] : 1");
+  finish(*two);
 }
 
 }  // namespace shoal::test

@@ -1,5 +1,7 @@
 #include "shoal/elements/common.hh"
 
+#include "shoal/core/graph.hh"
+#include "shoal/core/names.hh"
 #include "shoal/core/runtime.hh"
 
 #include <fmt/format.h>
@@ -175,6 +177,13 @@ void SourceElement::add_handlers() {
     if (output_proc(0) == Proc::Push) set_task_active(active_);
   });
   add_read_handler("limit", [this] { return std::to_string(limit_); });
+}
+
+Element* find_element_from(Element& self, const std::string& name) {
+  for (std::string scope = name_scope(self.name());; scope = name_scope(scope.substr(0, scope.size() - 1))) {
+    if (Element* e = self.router().find(scope + name)) return e;
+    if (scope.empty()) return nullptr;
+  }
 }
 
 std::vector<std::pair<size_t, std::string>> read_config_lines(Args& a, const char* what, const std::string& file) {

@@ -75,6 +75,11 @@ std::shared_ptr<T> shared_state(Element* e, bool* first = nullptr) {
 // file cannot be read.
 std::vector<std::pair<size_t, std::string>> read_config_lines(Args& a, const char* what, const std::string& file);
 
+// The element that `name` in self's arguments means: looked up from self's
+// own compound outwards, as Click resolves element arguments; nullptr when
+// there is none.
+Element* find_element_from(Element& self, const std::string& name);
+
 // An element's output rebuilt in order when packets are replaced or added
 // (reassembly, decapsulation): live packets of `in` before slot i are moved
 // out first (take_before), then new ones added; a batch that fills is pushed

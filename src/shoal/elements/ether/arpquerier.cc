@@ -12,7 +12,6 @@
 #include <mutex>
 
 #include "shoal/core/graph.hh"
-#include "shoal/core/names.hh"
 #include "shoal/elements/common.hh"
 #include "shoal/elements/ether/arp.hh"
 #include "shoal/elements/ether/arptable.hh"
@@ -57,10 +56,7 @@ class ARPQuerier : public Element {
     if (!table_name_.empty()) {
       // TABLE: an ARPTable element's table (found from this element's
       // compound outwards), with its own TIMEOUT and ENTRY_CAPACITY.
-      Element* t = nullptr;
-      for (std::string scope = name_scope(name());; scope = name_scope(scope.substr(0, scope.size() - 1))) {
-        if ((t = router().find(scope + table_name_)) || scope.empty()) break;
-      }
+      Element* t = find_element_from(*this, table_name_);
       if (!t || t->class_name() != "ARPTable")
         throw std::runtime_error(fmt::format("TABLE '{}' is not an ARPTable element", table_name_));
       table_ = shared_state_named<ArpTable>(this, table_key(t->name()));
