@@ -1783,3 +1783,43 @@ TEST(TimestampDiff, ShortUnrecordedAndOutOfScopePackets) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// Hub: in on N, out on every other output; Burster: TimedUnqueue pulling
+// up to 8 every 10 ms (the first pull takes what the queue has by then);
+// Click's other names for Null.
+TEST(Hub, EveryOutputButTheInputsAndBursterAndNullNames) {
+  auto r = run(R"(
+    h :: Hub;
+    InfiniteSource(LIMIT 3) -> [0]h; InfiniteSource(LIMIT 5) -> [1]h; InfiniteSource(LIMIT 7) -> [2]h;
+    h[0] -> c0 :: Counter -> Discard; h[1] -> c1 :: Counter -> Discard; h[2] -> c2 :: Counter -> Discard;
+    InfiniteSource(LIMIT 4) -> NullElement -> Null1 -> Null2 -> Null3 -> Null4 -> Null5 -> Null6 -> Null7 -> Null8
+      -> PushNullElement -> Queue -> PullNullElement -> Unqueue -> cn :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c0.count"), 5u + 7u);
+  EXPECT_EQ(r->n("c1.count"), 3u + 7u);
+  EXPECT_EQ(r->n("c2.count"), 3u + 5u);
+  EXPECT_EQ(r->n("cn.count"), 4u);
+  finish(*r);
+  auto lone = run("h :: Hub; InfiniteSource(LIMIT 2, STOP true) -> [0]h[0] -> Discard;");
+  ASSERT_TRUE(lone->ok) << lone->errors;
+  EXPECT_EQ(lone->n("h.drops"), 2u) << "nowhere else to go";
+  finish(*lone);
+
+  set_simulated_time(true);
+  auto b = run(R"(
+    InfiniteSource(LIMIT 20) -> Queue(100) -> bu :: Burster(0.01) -> c :: Counter -> Discard;
+    Script(wait 0.005, set a $(c.count), wait 0.01, set b $(c.count), wait 0.01, set c $(c.count), wait 0.03,
+           write s.x $(sub $b $a)/$(sub $c $b)/$(c.count), stop);
+    s :: Script(TYPE PASSIVE, export x);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(b->ok) << b->errors;
+  EXPECT_EQ(b->h("bu.burst"), "8");
+  EXPECT_EQ(b->h("s.x"), "8/8/20");
+  finish(*b);
+}
+
+}  // namespace shoal::test

@@ -350,3 +350,160 @@ TEST(FullNoteQueue, AndThreadSafeQueueAreQueues) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+namespace {
+std::string slurp_file(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+// Bytes as InfiniteSource's DATA writes them: \<hex>.
+std::string data_arg(const std::vector<uint8_t>& b) {
+  std::string s = "\\<";
+  for (uint8_t x : b) s += fmt::format("{:02x}", x);
+  return s + ">";
+}
+// An IPv6 packet from 2001:db8::1 to 2001:db8::2: extension headers (each
+// {type, 8-byte-unit length}) then `payload` bytes of a UDP-like upper layer.
+std::vector<uint8_t> ip6_packet(const std::vector<uint8_t>& exts, uint32_t payload, uint8_t upper = 17) {
+  std::vector<uint8_t> p(40);
+  p[0] = 0x6b, p[1] = 0x81, p[2] = 0x23, p[3] = 0x45;  // class 0xb8 (DSCP 46, ECN 0), flow 0x12345
+  p[6] = exts.empty() ? upper : exts[0];
+  p[7] = 64;
+  p[8] = 0x20, p[9] = 0x01, p[10] = 0x0d, p[11] = 0xb8, p[23] = 1;
+  p[24] = 0x20, p[25] = 0x01, p[26] = 0x0d, p[27] = 0xb8, p[39] = 2;
+  for (size_t i = 0; i < exts.size(); ++i) {
+    std::vector<uint8_t> h(8, 0);
+    h[0] = i + 1 < exts.size() ? exts[i + 1] : upper;
+    h[2] = uint8_t(0xa0 + i);  // (marks the header)
+    p.insert(p.end(), h.begin(), h.end());
+  }
+  for (uint32_t i = 0; i < payload; ++i) p.push_back(uint8_t(i * 7 + 3));
+  k::store_be16(p.data() + 4, uint16_t(p.size() - 40));
+  return p;
+}
+}  // namespace
+
+// RFC 8200 §4.5, checked against the packet it came from: each fragment
+// has the unfragmentable part (through the last routing header; the
+// destination options after it travel in the fragments), a fragment header
+// naming what followed it, offsets on 8-byte units that tile the rest, the
+// M flag on all but the last, one identification, and at most MTU bytes.
+TEST(IP6Fragmenter, FragmentsAsRfc8200SaysAndTheyReassemble) {
+  struct Case {
+    std::vector<uint8_t> exts;
+    uint32_t payload, unfrag;
+  };
+  const Case cases[] = {{{}, 3000, 40}, {{0, 60, 43}, 1500, 64}, {{0, 43, 60}, 1001, 56}, {{60}, 700, 40}};
+  for (const Case& c : cases) {
+    const std::vector<uint8_t> in = ip6_packet(c.exts, c.payload);
+    const std::string out = tmpdir() + "/frag6.pcap";
+    auto r =
+        run(fmt::format("InfiniteSource(DATA {}, LIMIT 1, STOP true) -> MarkIP6Header -> fr :: IP6Fragmenter(600) -> "
+                        "ToDump({}, ENCAP IPV6);",
+                        data_arg(in), out));
+    ASSERT_TRUE(r->ok) << r->errors;
+    EXPECT_EQ(r->n("fr.fragmented"), 1u);
+    finish(*r);
+    auto f = read_pcap(out);
+    ASSERT_GE(f.size(), 2u);
+    std::vector<uint8_t> rest;
+    const uint32_t id = k::load_be32(f[0].bytes.data() + c.unfrag + 4);
+    for (size_t i = 0; i < f.size(); ++i) {
+      const std::vector<uint8_t>& q = f[i].bytes;
+      SCOPED_TRACE(fmt::format("{} extension headers, fragment {}", c.exts.size(), i));
+      ASSERT_LE(q.size(), 600u);
+      ASSERT_GT(q.size(), c.unfrag + 8);
+      EXPECT_EQ(k::load_be16(q.data() + 4), q.size() - 40);
+      // the unfragmentable part is the original's, but for the next header that now names the fragment header
+      std::vector<uint8_t> un(q.begin(), q.begin() + c.unfrag), want(in.begin(), in.begin() + c.unfrag);
+      const size_t nh_at = c.unfrag == 40 ? 6 : c.unfrag - 8;
+      EXPECT_EQ(un[nh_at], 44);
+      un[nh_at] = want[nh_at];
+      un[4] = want[4], un[5] = want[5];
+      EXPECT_EQ(un, want);
+      const uint8_t* fh = q.data() + c.unfrag;
+      EXPECT_EQ(fh[0], in[nh_at]) << "the header after the unfragmentable part";
+      EXPECT_EQ(k::load_be16(fh + 2) & ~7u, rest.size()) << "offsets tile the fragmentable part";
+      EXPECT_EQ(k::load_be16(fh + 2) & 1u, i + 1 < f.size() ? 1u : 0u) << "M";
+      EXPECT_EQ(k::load_be32(fh + 4), id);
+      if (i + 1 < f.size()) {
+        EXPECT_EQ((q.size() - c.unfrag - 8) % 8, 0u);
+      }
+      rest.insert(rest.end(), q.begin() + c.unfrag + 8, q.end());
+    }
+    EXPECT_EQ(rest, std::vector<uint8_t>(in.begin() + c.unfrag, in.end())) << "reassembled";
+  }
+  // Click's form: too big to output 1 (a router's Packet Too Big); a fragment
+  // is never fragmented again; an MTU the headers fill.
+  std::vector<uint8_t> big = ip6_packet({}, 1300), frag = ip6_packet({44}, 1000), deep = ip6_packet({0, 0, 0, 0}, 200);
+  auto r = run(fmt::format(
+      "InfiniteSource(DATA {}, LIMIT 2, STOP true) -> MarkIP6Header -> fr :: IP6Fragmenter(1280) -> ok :: Counter -> "
+      "Discard; fr[1] -> tb :: Counter -> Discard;"
+      "InfiniteSource(DATA {}, LIMIT 1) -> MarkIP6Header -> fr;"
+      "InfiniteSource(DATA {}, LIMIT 1) -> MarkIP6Header -> f2 :: IP6Fragmenter(600, FRAGMENT true) -> ok2 :: "
+      "Counter -> Discard;"
+      "InfiniteSource(DATA {}, LIMIT 1) -> MarkIP6Header -> f3 :: IP6Fragmenter(56) -> Discard;",
+      data_arg(ip6_packet({}, 100)), data_arg(big), data_arg(frag), data_arg(deep)));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("ok.count"), 2u) << "small enough: unchanged";
+  EXPECT_EQ(r->n("tb.count"), 1u) << "too big: output 1, as Click";
+  EXPECT_EQ(r->n("ok2.count"), 0u);
+  EXPECT_EQ(why(*r, "f2"), (std::map<std::string, uint64_t>{{"already-fragment", 1}}));
+  EXPECT_EQ(why(*r, "f3"), (std::map<std::string, uint64_t>{{"mtu-below-header", 1}}));
+  finish(*r);
+}
+
+// IP6Encap's header (DST_ANNO too), SetIP6DSCP keeping ECN and the flow
+// label, IP6Print's line and hex as Click prints them.
+TEST(IP6Encap, HeaderDscpAndPrint) {
+  const std::string out = tmpdir() + "/encap6.pcap", txt = tmpdir() + "/ip6print.txt";
+  auto r = run(fmt::format(
+      "InfiniteSource(DATA \\<0102030405>, LIMIT 1, STOP true) -> e :: IP6Encap(udp, 2001:db8::1, 2001:db8:0:0:1::9, "
+      "HLIM 20, CLASS 0x03) -> SetIP6DSCP(10) -> IP6Print(x, CONTENTS true, NBYTES 44, OUTFILE {}) -> t :: Tee;"
+      "t[0] -> ToDump({}, ENCAP IPV6); t[1] -> SetIP6Address(2001:db8::77) -> IP6Encap(41, ::1, DST_ANNO) -> "
+      "d :: ToDump({}, ENCAP IPV6);",
+      txt, out, out + "2"));
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("e.dst"), "2001:db8::1:0:0:9") << "RFC 5952: the first of two equal runs of zeros";
+  finish(*r);
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 1u);
+  ASSERT_EQ(f[0].bytes.size(), 45u);
+  const uint8_t* h = f[0].bytes.data();
+  EXPECT_EQ(k::load_be32(h), 0x60000000u | (10u << 22) | (3u << 20)) << "DSCP 10, the class's ECN bits 3 kept";
+  EXPECT_EQ(k::load_be16(h + 4), 5u);
+  EXPECT_EQ(h[6], 17);
+  EXPECT_EQ(h[7], 20);
+  EXPECT_EQ(format_ipv6(h + 8), "2001:db8::1");
+  EXPECT_EQ(format_ipv6(h + 24), "2001:db8::1:0:0:9");
+  auto g = read_pcap(out + "2");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(format_ipv6(g[0].bytes.data() + 24), "2001:db8::77") << "DST_ANNO";
+  EXPECT_EQ(g[0].bytes[6], 41);
+  EXPECT_EQ(slurp_file(txt),
+            "x: 2001:db8::1 -> 2001:db8::1:0:0:9 plen 5, next 17, hlim 20\n"
+            "  62b00000 00051114 20010db8 00000000 00000000 00000001\n"
+            "  20010db8 00000000 00010000 00000009 01020304 \n");
+}
+
+// SetIPECN's words and numbers, the checksum kept right (CheckIPHeader).
+TEST(SetIPECN, SetsTheEcnBitsAndKeepsTheChecksum) {
+  const std::string in = write_summary("ecn.txt", "!data src dst proto tos\n1.0.0.1 2.0.0.1 U 0xb9\n");
+  for (auto [word, want] : std::vector<std::pair<std::string, int>>{
+           {"no", 0}, {"ect1", 1}, {"ECT(1)", 1}, {"ECT(0)", 2}, {"ect2", 2}, {"CE", 3}, {"ce", 3}, {"2", 2}}) {
+    const std::string out = tmpdir() + "/ecn.txt.out";
+    auto r =
+        run(fmt::format("FromIPSummaryDump({}, STOP true, CHECKSUM true) -> SetIPECN({}) -> CheckIPHeader -> "
+                        "ToIPSummaryDump({}, FIELDS ip_tos);",
+                        in, word, out));
+    ASSERT_TRUE(r->ok) << r->errors;
+    finish(*r);
+    EXPECT_EQ(summary_lines(out, "|"), std::to_string(0xb8 | want) + "|") << word;
+  }
+  auto bad = run("Idle -> SetIPECN(ect3) -> Discard;");
+  EXPECT_FALSE(bad->ok);
+}
+
+}  // namespace shoal::test

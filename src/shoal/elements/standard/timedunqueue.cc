@@ -1,5 +1,5 @@
-// TimedUnqueue and TimedSink: pull at most BURST packets (TimedSink: one)
-// every INTERVAL, as Click's.
+// TimedUnqueue, Burster and TimedSink: pull at most BURST packets (TimedSink:
+// one) every INTERVAL, as Click's.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,7 +18,7 @@ class TimedPull : public Element {
  public:
   void configure(Args& a) override {
     interval_ = Duration{Sink ? 500000000ull : 0};
-    int64_t burst = 1;
+    int64_t burst = default_burst_;
     if (Sink)
       a.read_p("INTERVAL", interval_);
     else
@@ -80,6 +80,9 @@ class TimedPull : public Element {
     if (!Sink) add_read_handler("burst", [this] { return std::to_string(burst_); });
   }
 
+ protected:
+  int64_t default_burst_ = 1;  // (Burster's is 8)
+
  private:
   Duration interval_;
   uint32_t burst_ = 1;
@@ -104,6 +107,21 @@ SHOAL_ELEMENT(TimedUnqueue, .name = "TimedUnqueue", .ports = "1/1", .processing 
                            {"interval", "rw", "INTERVAL in seconds"},
                            {"burst", "r", "BURST"}},
               .example = "src -> Queue -> TimedUnqueue(10ms, 4) -> ...;");
+
+// Click's Burster: TimedUnqueue with a BURST of 8 unless told.
+class Burster : public TimedUnqueue {
+ public:
+  Burster() { default_burst_ = 8; }
+};
+SHOAL_ELEMENT(Burster, .name = "Burster", .ports = "1/1", .processing = "l/h",
+              .summary = "pulls at most BURST (8) packets every INTERVAL and pushes them",
+              .description = "Click's Burster: TimedUnqueue with a default BURST of 8 (see TimedUnqueue).",
+              .args = {{"INTERVAL", "duration", "the time between pulls, mandatory"},
+                       {"BURST", "unsigned", "packets per pull (default 8)"}},
+              .handlers = {{"count", "r", "packets pulled"},
+                           {"interval", "rw", "INTERVAL in seconds"},
+                           {"burst", "r", "BURST"}},
+              .example = "src -> Queue -> Burster(10ms) -> ...;");
 
 using TimedSink = TimedPull<true>;
 SHOAL_ELEMENT(TimedSink, .name = "TimedSink", .ports = "1/0", .processing = "l/",

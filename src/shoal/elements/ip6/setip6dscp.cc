@@ -1,0 +1,50 @@
+// SetIP6DSCP: sets the Differentiated Services Code Point of IPv6 packets,
+// as Click's.
+#include <fmt/format.h>
+
+#include "shoal/elements/common.hh"
+#include "shoal/elements/ip/headers.hh"
+
+namespace shoal {
+
+class SetIP6DSCP : public PacketElement<SetIP6DSCP> {
+ public:
+  void configure(Args& a) override {
+    uint32_t dscp = 0;
+    a.read_mp("DSCP", dscp);
+    a.complete();
+    if (dscp > 63) a.fail(fmt::format("DSCP: {} is not 0-63", dscp));
+    dscp_ = uint8_t(dscp);
+  }
+  void initialize() override { r_nohdr_ = add_drop_reason("no-ip6-header"); }
+  void add_handlers() override {
+    add_read_handler("dscp", [this] { return std::to_string(dscp_); });
+    add_write_handler("dscp", [this](const std::string& v) {
+      uint64_t x;
+      if (!parse_uint(trim(v), x) || x > 63) throw std::runtime_error("DSCP is 0-63");
+      dscp_ = uint8_t(x);
+    });
+  }
+  int process(Packet* p) {
+    uint8_t* ip6 = ip6_header(p);
+    if (!ip6) return drop_code(r_nohdr_);
+    // the traffic class is bits 4-11 of the first word; DSCP its upper six, ECN kept
+    const uint32_t w = k::load_be32(ip6);
+    k::store_be32(ip6, (w & ~(uint32_t(0x3f) << 22)) | uint32_t(dscp_) << 22);
+    return 0;
+  }
+
+ private:
+  uint8_t dscp_ = 0;
+  uint16_t r_nohdr_ = 0;
+};
+SHOAL_ELEMENT(SetIP6DSCP, .name = "SetIP6DSCP", .ports = "1/1", .processing = "a/a",
+              .summary = "sets IPv6 packets' DSCP field",
+              .description =
+                  "Click's SetIP6DSCP: sets the Differentiated Services Code Point (the upper six bits of the "
+                  "traffic class) of the IPv6 header at the network header annotation to DSCP, keeping the ECN "
+                  "bits and the flow label. A packet without an IPv6 header is dropped ('no-ip6-header').",
+              .args = {{"DSCP", "unsigned", "0-63, mandatory"}}, .handlers = {{"dscp", "rw", "DSCP"}},
+              .example = "... -> CheckIP6Header -> SetIP6DSCP(46) -> ...;");
+
+}  // namespace shoal
