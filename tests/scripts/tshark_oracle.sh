@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tshark as an independent checker: our generator's frames dissect cleanly;
 # Classifier's TCP/UDP split matches tshark's; ToIPSummaryDump's and
-# ARPPrint's fields match tshark's; FromDump reads pcapng (written by editcap) like pcap.
+# ARPPrint's fields match tshark's; FromDump reads pcapng (written by editcap) like pcap;
+# tshark reassembles IP6Fragmenter's fragments into the packets that went in.
 set -u
 SHOAL=$1
 command -v tshark >/dev/null || { echo "skipped: tshark not installed"; exit 77; }
@@ -87,5 +88,21 @@ for l in sys.stdin:
     print(s)" >"$tmp/arp-$f.ts"
   check "$([ -s "$tmp/arp-$f.ts" ] && diff "$tmp/arp-$f.txt" "$tmp/arp-$f.ts" >&2 && echo same)" same "ARPPrint vs tshark ($f.pcap)"
 done
+
+# IP6Fragmenter (RFC 8200 fragmentation): tshark reassembles the fragments
+# into the packets that went in, their TCP and UDP checksums right over the
+# reassembled bytes, and no frame is over the MTU.
+run "$SHOAL" gen --out "$tmp/big6.pcap" --count 400 --flows 9 --proto mix --ipv6 --imix
+echo "FromDump(\$IN, STOP true) -> MarkIP6Header(14) -> f :: IP6Fragmenter(600) -> ToDump(\$OUT);" >"$tmp/frag6.click"
+run "$SHOAL" run -q "$tmp/frag6.click" IN="$tmp/big6.pcap" OUT="$tmp/frag6.pcap"
+upper='tcp || udp || icmpv6'
+check "$([ "$(count "$tmp/big6.pcap" -Y 'frame.len > 614')" -gt 0 ] && echo yes)" yes "packets over the MTU to fragment"
+check "$(count "$tmp/frag6.pcap" -Y "$upper")" "$(count "$tmp/big6.pcap" -Y "$upper")" "IPv6 packets after tshark's reassembly"
+check "$(count "$tmp/frag6.pcap" -Y 'frame.len > 614')" 0 "fragments within the MTU"
+check "$([ "$(count "$tmp/frag6.pcap" -Y 'ipv6.fraghdr.ident')" -gt 0 ] && echo yes)" yes "fragments made"
+check "$(count "$tmp/frag6.pcap" -Y 'ipv6.fragment.error || ipv6.fragment.overlap || ipv6.fragment.multipletails')" 0 "fragments tshark finds wrong"
+check "$(count "$tmp/frag6.pcap" -o tcp.check_checksum:TRUE -o udp.check_checksum:TRUE -Y 'tcp.checksum.status != 1 && tcp || udp.checksum.status != 1 && udp || _ws.malformed')" 0 "reassembled checksums"
+fields="-e ipv6.src -e ipv6.dst -e tcp.srcport -e tcp.seq_raw -e tcp.len -e udp.srcport -e udp.length -e icmpv6.type"
+check "$(tshark -r "$tmp/frag6.pcap" -Y "$upper" -T fields $fields 2>/dev/null | md5sum)" "$(tshark -r "$tmp/big6.pcap" -Y "$upper" -T fields $fields 2>/dev/null | md5sum)" "reassembled packets' fields"
 echo "tshark oracle: $pass passed, $fail failed"
 [ "$fail" = 0 ]
