@@ -1823,3 +1823,34 @@ TEST(Hub, EveryOutputButTheInputsAndBursterAndNullNames) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// PullSwitch offers the chosen input's empty-notifier: the Unqueue pulling
+// from it sleeps while that queue is empty (no polling: the run ends by
+// itself, its task unscheduled), wakes when packets come to it, and when a
+// write switches to an input that has some.
+TEST(PullSwitch, ThePullerSleepsOnTheChosenInputsNotifier) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    InfiniteSource(DATA \<01>, LIMIT 3) -> qa :: Queue -> [0]ps :: PullSwitch(0);
+    RatedSource(DATA \<02>, RATE 100, LIMIT 4) -> qb :: Queue -> [1]ps;
+    ps -> u :: Unqueue -> c :: Counter -> Discard;
+    Script(wait 0.1, set a $(c.count), write ps.switch 1, wait 0.5, set b $(c.count), write s.x $a/$b);
+    s :: Script(TYPE PASSIVE, export x);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("s.x"), "3/7") << "input 0's three, then input 1's four";
+  EXPECT_EQ(r->h("u.scheduled"), "false") << "asleep on the notifier, not polling";
+  finish(*r);
+  auto poll = run(R"(
+    InfiniteSource(LIMIT 3) -> [0]ps :: PullSwitch(0); Idle -> [1]ps;
+    ps -> u :: Unqueue -> c :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(poll->ok) << poll->errors;
+  EXPECT_EQ(poll->n("c.count"), 3u);
+  finish(*poll);
+}
+
+}  // namespace shoal::test
