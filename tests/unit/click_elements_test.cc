@@ -1583,24 +1583,29 @@ TEST(CheckARPHeader, LengthsOfTheHeaderAndItsAddresses) {
 }
 
 TEST(Suppressor, DropsWhatASuppressedPortTakes) {
+  // The pull ports' Unqueues sleep on Suppressor's per-output notifiers
+  // (their queue empty, or their port suppressed) and wake when the port is
+  // let through again: the run ends by itself, no task left polling.
+  set_simulated_time(true);
   auto r =
       run("InfiniteSource(LIMIT 3) -> [0]s :: Suppressor; src1 :: InfiniteSource(LIMIT 4, ACTIVE false) -> [1]s;"
           "s[0] -> a :: Counter -> Discard; s[1] -> b :: Counter -> Discard;"
           "Script(write s.active1 false, write src1.active true);"
           "q0 :: Queue -> [0]p :: Suppressor; q1 :: Queue -> [1]p; p[0] -> Unqueue -> c :: Counter -> Discard;"
-          "p[1] -> Unqueue -> d :: Counter -> Discard; InfiniteSource(LIMIT 2) -> q0;"
+          "p[1] -> u :: Unqueue -> d :: Counter -> Discard; InfiniteSource(LIMIT 2) -> q0;"
           "src3 :: InfiniteSource(LIMIT 5, ACTIVE false) -> q1; Script(write p.active1 false, write src3.active "
-          "true);"
-          // (Unqueue polls through a many-input element, as through PullSwitch: the run ends by a stop)
-          "Script(wait 0.1, stop);");
+          "true, wait 0.1, write k.x $(d.count)/$(q1.length), write p.active1 true);"
+          "k :: Script(TYPE PASSIVE, export x);");
+  set_simulated_time(false);
   ASSERT_TRUE(r->ok) << r->errors;
   EXPECT_EQ(r->n("a.count"), 3u);
   EXPECT_EQ(r->n("b.count"), 0u);
   EXPECT_EQ(r->n("s.drops"), 4u);
   EXPECT_EQ(r->h("s.active1"), "false");
   EXPECT_EQ(r->n("c.count"), 2u);
-  EXPECT_EQ(r->n("d.count"), 0u) << "a suppressed pull output gives nothing";
-  EXPECT_EQ(r->n("q1.length"), 5u);
+  EXPECT_EQ(r->h("k.x"), "0/5") << "a suppressed pull output gives nothing";
+  EXPECT_EQ(r->n("d.count"), 5u) << "and all once let through";
+  EXPECT_EQ(r->h("u.scheduled"), "false") << "asleep, not polling";
   finish(*r);
   EXPECT_FALSE(run("Idle -> s :: Suppressor; s[0] -> Discard; s[1] -> Discard;")->ok) << "one input, two outputs";
 }

@@ -16,6 +16,7 @@ Notifier* upstream_notifier(Element* e, int port) {
   for (int hops = 0; hops < 64; ++hops) {
     if (port >= e->ninputs() || e->input_proc(port) != Proc::Pull) return nullptr;
     Element* up = e->input(port).e;
+    if (auto* per_port = dynamic_cast<OutputNotifiers*>(up)) return per_port->output_notifier(e->input(port).port);
     if (Notifier* n = up->notifier()) return n;
     if (up->ninputs() != 1) return nullptr;
     e = up;

@@ -29,6 +29,15 @@ T* find_upstream(Element* e, int port = 0) {
   return nullptr;
 }
 
+// An element whose pull outputs have empty-notifiers of their own
+// (Suppressor: output i's follows input i's), which upstream_notifier asks
+// for the output it reaches; nullptr: that output has none.
+class OutputNotifiers {
+ public:
+  virtual ~OutputNotifiers() = default;
+  virtual Notifier* output_notifier(int port) = 0;
+};
+
 // The notifier of the nearest upstream element that has one, following pull
 // inputs through single-input elements (Click's NotifierSignal search).
 Notifier* upstream_notifier(Element* e, int port = 0);
