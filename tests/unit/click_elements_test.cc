@@ -1724,6 +1724,9 @@ TEST(TimestampDiff, StatisticsAgainstADirectComputation) {
   EXPECT_EQ(with("td.perc", "50 30"), g(perc(late, 50))) << "from the 30th delay on";
   EXPECT_EQ(with("td.min", "30"), g(*std::min_element(late.begin(), late.end())));
   EXPECT_EQ(with("td.avg_tc", "0 30"), with("td.average", "30")) << "every packet is of class 0";
+  EXPECT_EQ(with("td.avg_tc", "1"), "0") << "none of class 1";
+  EXPECT_EQ(with("td.avg_tc", ""), with("td.average", "")) << "no class: all";
+  EXPECT_EQ(with("td.avg_tc", "x"), "error: avg_tc: 'x' is not a class (0-255)");
   double mean = 0, var = 0;
   for (double x : d) mean += x / double(d.size());
   for (double x : d) var += (x - mean) * (x - mean) / double(d.size());
@@ -1856,6 +1859,26 @@ TEST(PullSwitch, ThePullerSleepsOnTheChosenInputsNotifier) {
   ASSERT_TRUE(poll->ok) << poll->errors;
   EXPECT_EQ(poll->n("c.count"), 3u);
   finish(*poll);
+}
+
+}  // namespace shoal::test
+
+namespace shoal::test {
+
+// FastClick's multi-thread counters count every worker's packets: two
+// sources on two workers into one CounterMP and two AverageCounters.
+TEST(CounterMP, FastClicksThreadSafeCountersCountEveryWorkersPackets) {
+  auto r = run(R"(
+    s0 :: InfiniteSource(LIMIT 70) -> c :: CounterMP -> a :: AverageCounterMP -> i :: AverageCounterIMP -> Discard;
+    s1 :: InfiniteSource(LIMIT 50) -> c;
+    StaticThreadSched(s0 0, s1 1);
+  )",
+               2);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 120u);
+  EXPECT_EQ(r->n("a.count"), 120u);
+  EXPECT_EQ(r->n("i.count"), 120u);
+  finish(*r);
 }
 
 }  // namespace shoal::test

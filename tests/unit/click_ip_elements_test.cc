@@ -434,6 +434,16 @@ TEST(IP6Fragmenter, FragmentsAsRfc8200SaysAndTheyReassemble) {
       rest.insert(rest.end(), q.begin() + c.unfrag + 8, q.end());
     }
     EXPECT_EQ(rest, std::vector<uint8_t>(in.begin() + c.unfrag, in.end())) << "reassembled";
+    // and IPReassembler puts the packet back together, byte for byte
+    auto back = run(fmt::format(
+        "InfiniteSource(DATA {}, LIMIT 1, STOP true) -> MarkIP6Header -> IP6Fragmenter(600) -> IPReassembler -> "
+        "ToDump({}, ENCAP IPV6);",
+        data_arg(in), out + ".re"));
+    ASSERT_TRUE(back->ok) << back->errors;
+    finish(*back);
+    auto g = read_pcap(out + ".re");
+    ASSERT_EQ(g.size(), 1u);
+    EXPECT_EQ(g[0].bytes, in) << c.exts.size() << " extension headers";
   }
   // Click's form: too big to output 1 (a router's Packet Too Big); a fragment
   // is never fragmented again; an MTU the headers fill.

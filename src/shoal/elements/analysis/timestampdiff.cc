@@ -53,7 +53,11 @@ class TimestampDiff : public PacketElement<TimestampDiff> {
     stat("avg", [this](const std::string& arg) { return number(summary(arg).mean); });
     stat("avg_tc", [this](const std::string& arg) {  // "TC [BEGIN]"
       std::string rest;
-      const long tc = std::strtol(first_word(arg, rest).c_str(), nullptr, 10);
+      const std::string w = first_word(arg, rest);
+      char* end = nullptr;
+      const long tc = std::strtol(w.c_str(), &end, 10);
+      if (w.empty()) return number(summary("").mean);  // (no class: every packet, as FastClick)
+      if (*end || tc < 0 || tc > 255) throw std::runtime_error(fmt::format("avg_tc: '{}' is not a class (0-255)", w));
       return number(summary(rest, int(tc)).mean);
     });
     stat("min", [this](const std::string& arg) { return number(summary(arg).min); });

@@ -99,4 +99,29 @@ SHOAL_ELEMENT(AverageCounter, .name = "AverageCounter", .ports = "1/1", .process
                            {"reset", "w", "start again"}},
               .example = "FromDump(in.pcap, STOP true) -> ac :: AverageCounter -> Discard;  // read ac.rate");
 
+// FastClick's thread-safe versions: one count for all workers, as
+// AverageCounter's here.
+class AverageCounterMP : public AverageCounter {};
+SHOAL_ELEMENT(AverageCounterMP, .name = "AverageCounterMP", .ports = "1/1", .processing = "a/a",
+              .summary = "counts packets and bytes, and their average rate (AverageCounter)",
+              .description =
+                  "FastClick's AverageCounterMP (atomic counts): AverageCounter, which keeps one count for all "
+                  "workers (see AverageCounter for arguments and handlers).",
+              .args = {{"IGNORE", "real", "seconds after the first packet not counted (default 0)"}},
+              .handlers = {{"count", "r", "packets"},
+                           {"rate", "r", "packets per second"},
+                           {"reset", "w", "start again"}},
+              .example = "src -> ac :: AverageCounterMP -> Discard;");
+class AverageCounterIMP : public AverageCounter {};
+SHOAL_ELEMENT(AverageCounterIMP, .name = "AverageCounterIMP", .ports = "1/1", .processing = "a/a",
+              .summary = "counts packets and bytes, and their average rate (AverageCounter)",
+              .description =
+                  "FastClick's AverageCounterIMP (per-thread counts): AverageCounter, which keeps one count for "
+                  "all workers (see AverageCounter for arguments and handlers).",
+              .args = {{"IGNORE", "real", "seconds after the first packet not counted (default 0)"}},
+              .handlers = {{"count", "r", "packets"},
+                           {"rate", "r", "packets per second"},
+                           {"reset", "w", "start again"}},
+              .example = "src -> ac :: AverageCounterIMP -> Discard;");
+
 }  // namespace shoal

@@ -109,4 +109,20 @@ SHOAL_ELEMENT(Counter, .name = "Counter", .ports = "1/1", .processing = "a/a", .
                            {"reset_counts", "w", "same as reset"}},
               .example = "src -> c :: Counter -> Discard;  // read c.count", .forwards_all = true);
 
+// FastClick's CounterMP: a Counter safe with several threads, which every
+// Counter is here (each worker counts in its copy; reads sum them).
+class CounterMP : public Counter {};
+SHOAL_ELEMENT(CounterMP, .name = "CounterMP", .ports = "1/1", .processing = "a/a",
+              .summary = "counts packets and bytes (Counter)",
+              .description =
+                  "FastClick's CounterMP, its per-thread counter: Shoal's Counter already counts per worker and sums "
+                  "the workers' counts when read, so this is Counter (see Counter for arguments and handlers).",
+              .args = {{"COUNT_CALL", "N HANDLER [VALUE]", "call a write handler at N packets"},
+                       {"BYTE_COUNT_CALL", "N HANDLER [VALUE]", "call a write handler at N bytes"}},
+              .handlers = {{"count", "r", "packets"},
+                           {"byte_count", "r", "bytes"},
+                           {"rate", "r", "packets per second"},
+                           {"reset", "w", "zero the counters"}},
+              .example = "src -> c :: CounterMP -> Discard;", .forwards_all = true);
+
 }  // namespace shoal
