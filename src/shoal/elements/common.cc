@@ -25,6 +25,20 @@ Notifier* upstream_notifier(Element* e, int port) {
   return nullptr;
 }
 
+bool listen_to_inputs(Element* e, std::vector<Notifier*>& ups, Notifier& combined) {
+  ups.clear();
+  for (int i = 0; i < e->ninputs(); ++i) {
+    Notifier* n = upstream_notifier(e, i);
+    if (!n) {
+      ups.clear();
+      return false;
+    }
+    ups.push_back(n);
+  }
+  for (Notifier* n : ups) n->listeners.push_back(e), combined.parts.push_back(n);
+  return true;
+}
+
 std::string click_timestamp(uint64_t ns) {
   return ns % 1000 ? fmt::format("{}.{:09d}", ns / 1000000000, ns % 1000000000)
                    : fmt::format("{}.{:06d}", ns / 1000000000, ns % 1000000000 / 1000);

@@ -41,6 +41,11 @@ class OutputNotifiers {
 // The notifier of the nearest upstream element that has one, following pull
 // inputs through single-input elements (Click's NotifierSignal search).
 Notifier* upstream_notifier(Element* e, int port = 0);
+// The notifiers upstream of every input of e (upstream_notifier), into
+// `ups`, with e listening to each and `combined` listing them as its parts
+// (Click's combined signal); false, and nothing registered, when an input
+// has none.
+bool listen_to_inputs(Element* e, std::vector<Notifier*>& ups, Notifier& combined);
 // The full-notifier of the nearest downstream element that has one (a
 // Queue), following push outputs through single-output elements.
 Notifier* downstream_full_notifier(Element* e, int port = 0);

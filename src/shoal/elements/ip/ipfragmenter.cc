@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include "shoal/elements/common.hh"
+#include "shoal/elements/ip/fragmentoutput.hh"
 #include "shoal/elements/ip/headers.hh"
 
 namespace shoal {
@@ -30,39 +31,19 @@ class IPFragmenter : public Element {
         all_fit = false;
     });
     if (all_fit) return output_push(0, b);  // the common case: nothing to do
-    PacketBatch* out = new_batch();
-    out->anno = b->anno;
-    PacketBatch* df = nullptr;
-    auto emit = [&](Packet* q) {
-      out->append(q);
-      if (out->full()) {
-        output_push(0, out);
-        out = new_batch();
-        out->anno = b->anno;
-      }
-    };
+    FragmentOutput out(*this, *b);
     b->for_each([&](uint32_t i, Packet* p) {
       b->kill(i);
       uint32_t hl;
       if (!ip_header(p, &hl)) return drop(p, r_bad_);
       uint8_t* ip = p->network_header();
       uint32_t tot = k::load_be16(ip + 2);
-      if (tot <= mtu_) return emit(p);
-      if ((k::load_be16(ip + 6) & 0x4000) && honor_df_) {
-        if (noutputs() < 2) return drop(p, r_df_);
-        if (!df) df = new_batch();
-        df->append(p);
-        if (df->full()) output_push(1, df), df = nullptr;
-        return;
-      }
-      fragment(p, hl, emit);
+      if (tot <= mtu_) return out.emit(p);
+      if ((k::load_be16(ip + 6) & 0x4000) && honor_df_) return out.turn_away(p, r_df_);
+      fragment(p, hl, out);
     });
     recycle(b);
-    if (out->empty())
-      recycle(out);
-    else
-      output_push(0, out);
-    if (df) output_push(1, df);
+    out.finish();
   }
   void add_handlers() override {
     add_stat_handler("fragments", fragments_);
@@ -70,8 +51,7 @@ class IPFragmenter : public Element {
   }
 
  private:
-  template <class Emit>
-  void fragment(Packet* p, uint32_t hl, Emit& emit) {
+  void fragment(Packet* p, uint32_t hl, FragmentOutput& out) {
     uint8_t* ip = p->network_header();
     const uint32_t off0 = uint32_t(p->network_header_offset());
     uint32_t tot = std::min<uint32_t>(k::load_be16(ip + 2), p->length() - off0);
@@ -130,7 +110,7 @@ class IPFragmenter : public Element {
       q->set_network_header(off0);
       q->set_transport_header(off0 + h);
       fragments_.add();
-      emit(q);
+      out.emit(q);
       pos += n;
     }
     fragmented_.add();

@@ -3,6 +3,7 @@
 // is k::SetIPDSCPStep::apply, which process() and the device both call.
 #include <fmt/format.h>
 
+#include "shoal/elements/ip/dscp.hh"
 #include "shoal/elements/ip/headers.hh"
 #include "shoal/kernels/steps/set_ip_dscp.hh"
 #include "shoal/offload/element.hh"
@@ -11,22 +12,9 @@ namespace shoal {
 
 class SetIPDSCP : public offload::OffloadableElement<PacketElement<SetIPDSCP>> {
  public:
-  void configure(Args& a) override {
-    uint32_t dscp = 0;
-    a.read_mp("DSCP", dscp);
-    a.complete();
-    if (dscp > 63) a.fail(fmt::format("DSCP: {} is not 0-63", dscp));
-    dscp_ = uint8_t(dscp);
-  }
+  void configure(Args& a) override { dscp_ = read_dscp_arg(a); }
   void initialize() override { r_nohdr_ = add_drop_reason("no-ip-header"); }
-  void add_handlers() override {
-    add_read_handler("dscp", [this] { return std::to_string(dscp_); });
-    add_write_handler("dscp", [this](const std::string& v) {
-      uint64_t x;
-      if (!parse_uint(trim(v), x) || x > 63) throw std::runtime_error("DSCP is 0-63");
-      dscp_ = uint8_t(x);
-    });
-  }
+  void add_handlers() override { add_dscp_handler(*this, dscp_); }
   int process(Packet* p) {
     uint8_t* ip = ip_header20(p);
     return k::SetIPDSCPStep::apply(ip, ip ? ip + 10 : nullptr, dscp_, r_nohdr_);

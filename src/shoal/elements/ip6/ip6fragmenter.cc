@@ -9,6 +9,7 @@
 #include <random>
 
 #include "shoal/elements/common.hh"
+#include "shoal/elements/ip/fragmentoutput.hh"
 #include "shoal/elements/ip/headers.hh"
 
 namespace shoal {
@@ -42,37 +43,17 @@ class IP6Fragmenter : public Element {
       if (!ip6 || 40u + k::load_be16(ip6 + 4) > mtu_) all_fit = false;
     });
     if (all_fit) return output_push(0, b);  // the common case: nothing to do
-    PacketBatch* out = new_batch();
-    out->anno = b->anno;
-    PacketBatch* big = nullptr;
-    auto emit = [&](Packet* q) {
-      out->append(q);
-      if (out->full()) {
-        output_push(0, out);
-        out = new_batch();
-        out->anno = b->anno;
-      }
-    };
-    auto too_big = [&](Packet* p, uint16_t reason) {
-      if (noutputs() < 2) return drop(p, reason);
-      if (!big) big = new_batch();
-      big->append(p);
-      if (big->full()) output_push(1, big), big = nullptr;
-    };
+    FragmentOutput out(*this, *b);
     b->for_each([&](uint32_t i, Packet* p) {
       b->kill(i);
       const uint8_t* ip6 = ip6_header(p);
       if (!ip6) return drop(p, r_bad_);
-      if (40u + k::load_be16(ip6 + 4) <= mtu_) return emit(p);
-      if (!*fragment_) return too_big(p, r_big_);
-      fragment(p, emit, too_big);
+      if (40u + k::load_be16(ip6 + 4) <= mtu_) return out.emit(p);
+      if (!*fragment_) return out.turn_away(p, r_big_);
+      fragment(p, out);
     });
     recycle(b);
-    if (out->empty())
-      recycle(out);
-    else
-      output_push(0, out);
-    if (big) output_push(1, big);
+    out.finish();
   }
   void add_handlers() override {
     add_stat_handler("fragments", fragments_);
@@ -80,8 +61,7 @@ class IP6Fragmenter : public Element {
   }
 
  private:
-  template <class Emit, class TooBig>
-  void fragment(Packet* p, Emit& emit, TooBig& too_big) {
+  void fragment(Packet* p, FragmentOutput& out) {
     uint8_t* ip6 = p->network_header();
     const uint32_t off0 = uint32_t(p->network_header_offset());
     const uint32_t tot = std::min<uint32_t>(40u + k::load_be16(ip6 + 4), p->length() - off0);
@@ -98,8 +78,8 @@ class IP6Fragmenter : public Element {
       nh = ip6[at];
       at += len;
     }
-    if (nh == 44) return too_big(p, r_frag_);  // a fragment already: only its source fragments it
-    if (unfrag + 8 + 8 > mtu_) return too_big(p, r_small_);
+    if (nh == 44) return out.turn_away(p, r_frag_);  // a fragment already: only its source fragments it
+    if (unfrag + 8 + 8 > mtu_) return out.turn_away(p, r_small_);
     const uint32_t room = (mtu_ - unfrag - 8) / 8 * 8;
     const uint8_t next = ip6[nh_at];  // what follows the unfragmentable part
     const uint32_t id = id_++;
@@ -129,7 +109,7 @@ class IP6Fragmenter : public Element {
       q->set_network_header(off0);
       q->set_transport_header(off0 + unfrag + 8);
       fragments_.add();
-      emit(q);
+      out.emit(q);
       pos += n;
     }
     fragmented_.add();

@@ -3,28 +3,16 @@
 #include <fmt/format.h>
 
 #include "shoal/elements/common.hh"
+#include "shoal/elements/ip/dscp.hh"
 #include "shoal/elements/ip/headers.hh"
 
 namespace shoal {
 
 class SetIP6DSCP : public PacketElement<SetIP6DSCP> {
  public:
-  void configure(Args& a) override {
-    uint32_t dscp = 0;
-    a.read_mp("DSCP", dscp);
-    a.complete();
-    if (dscp > 63) a.fail(fmt::format("DSCP: {} is not 0-63", dscp));
-    dscp_ = uint8_t(dscp);
-  }
+  void configure(Args& a) override { dscp_ = read_dscp_arg(a); }
   void initialize() override { r_nohdr_ = add_drop_reason("no-ip6-header"); }
-  void add_handlers() override {
-    add_read_handler("dscp", [this] { return std::to_string(dscp_); });
-    add_write_handler("dscp", [this](const std::string& v) {
-      uint64_t x;
-      if (!parse_uint(trim(v), x) || x > 63) throw std::runtime_error("DSCP is 0-63");
-      dscp_ = uint8_t(x);
-    });
-  }
+  void add_handlers() override { add_dscp_handler(*this, dscp_); }
   int process(Packet* p) {
     uint8_t* ip6 = ip6_header(p);
     if (!ip6) return drop_code(r_nohdr_);

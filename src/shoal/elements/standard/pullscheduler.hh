@@ -57,13 +57,7 @@ class PullScheduler : public Element {
   bool resolve() {
     if (resolved_) return combined_;
     resolved_ = true;
-    for (int i = 0; i < ninputs(); ++i) {
-      Notifier* n = upstream_notifier(this, i);
-      if (!n) return combined_ = false;
-      ups_.push_back(n);
-    }
-    for (Notifier* n : ups_) n->listeners.push_back(this), notifier_.parts.push_back(n);
-    return combined_ = true;
+    return combined_ = listen_to_inputs(this, ups_, notifier_);
   }
   bool resolved_ = false, combined_ = false;
   std::vector<Notifier*> ups_;

@@ -40,13 +40,7 @@ class PullSwitch : public Element {
   bool resolve() {
     if (resolved_) return combined_;
     resolved_ = true;
-    for (int i = 0; i < ninputs(); ++i) {
-      Notifier* n = upstream_notifier(this, i);
-      if (!n) return combined_ = false;
-      ups_.push_back(n);
-    }
-    for (Notifier* n : ups_) n->listeners.push_back(this), n_.parts.push_back(n);
-    return combined_ = true;
+    return combined_ = listen_to_inputs(this, ups_, n_);
   }
   int64_t in_ = 0;
   bool resolved_ = false, combined_ = false;
