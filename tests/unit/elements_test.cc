@@ -480,6 +480,35 @@ TEST(ReplayUnqueue, ReplaysTheTraceStopTimesByteForByte) {
   }
 }
 
+// Replay, pulled: the same packets in the same order, BURST at most per
+// pull (Unqueue asks for more); while paused it gives nothing, and its
+// puller sleeps on its notifier.
+TEST(Replay, GivesTheTraceStopTimesWhenPulled) {
+  std::string in = test::tmpdir() + "/replay-pull.pcap", out = test::tmpdir() + "/replay-pull-out.pcap";
+  auto g = test::run("FastUDPFlows(LIMIT 120, LENGTH 80, FLOWS 5, STOP true) -> ToDump(" + in + ");");
+  ASSERT_TRUE(g->ok) << g->errors;
+  test::finish(*g);
+  auto r = test::run("FromDump(" + in +
+                     ", STOP false) -> r :: Replay(STOP 2, BURST 16) -> u :: Unqueue(BURST 64) -> c :: Counter -> "
+                     "ToDump(" +
+                     out + ");");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 240u);
+  EXPECT_EQ(r->n("r.loops"), 2u);
+  test::finish(*r);
+  auto a = test::read_pcap(in), b = test::read_pcap(out);
+  ASSERT_EQ(b.size(), 240u);
+  for (size_t i = 0; i < b.size(); ++i) ASSERT_EQ(b[i].bytes, a[i % 120].bytes) << "packet " << i;
+  auto paused = test::run("FromDump(" + in +
+                          ", STOP false) -> r :: Replay(STOP 1, ACTIVE false) -> Unqueue -> c :: "
+                          "Counter -> Discard; Script(wait 0.05, write s.x $(c.count), write r.active true);"
+                          "s :: Script(TYPE PASSIVE, export x);");
+  ASSERT_TRUE(paused->ok) << paused->errors;
+  EXPECT_EQ(paused->h("s.x"), "0") << "nothing while paused";
+  EXPECT_EQ(paused->n("c.count"), 120u) << "all once active (then Replay stops the router)";
+  test::finish(*paused);
+}
+
 TEST(ReplayUnqueue, LimitAndOriginalsDroppedWithReasons) {
   std::string in = test::tmpdir() + "/replay-lim.pcap";
   auto g = test::run("FastUDPFlows(LIMIT 100, LENGTH 64, STOP true) -> ToDump(" + in + ");");

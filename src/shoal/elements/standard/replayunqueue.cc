@@ -1,6 +1,7 @@
-// ReplayUnqueue: FastClick's element that preloads a trace into memory and
-// replays it a number of times, pull to push, so a benchmark measures the
-// graph and not the reading of a file.
+// ReplayUnqueue and Replay: FastClick's elements that preload a trace into
+// memory and replay it a number of times (ReplayUnqueue pull to push,
+// Replay pulled), so a benchmark measures the graph and not the reading of
+// a file.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,7 +16,8 @@
 
 namespace shoal {
 
-class ReplayUnqueue : public Element {
+template <bool Pull>
+class Replayer : public Element {
  public:
   void configure(Args& a) override {
     bool quick_clone = false, verbose = false, use_signal = true;
@@ -27,20 +29,97 @@ class ReplayUnqueue : public Element {
     if (stop_ < -1) a.fail("STOP is a number of loops, or -1 for no end");
   }
   void initialize() override {
-    add_task();
-    set_task_active(active_);
+    if (!Pull) {
+      add_task();
+      set_task_active(active_);
+    } else if (!active_) {
+      notifier_.sleep();  // (until the active handler says otherwise)
+    }
     r_done_ = add_drop_reason("replay-ended");
     r_limit_ = add_drop_reason("over-limit");
   }
   size_t packets_held() const override { return held_; }
   bool run_task() override {
     if (!loaded_) return load();
-    if (stop_ == 0 || nrecs_ == 0) return finish();
-    if (stop_time_ > 0 && worker().now_ns() - start_ns_ >= uint64_t(stop_time_) * 1000000000ull) return finish();
+    PacketBatch* b = take(burst_);
+    if (b) output_push(0, b);
+    return !finished_;
+  }
+  // Replay: the preload on the first pulls (it returns nothing until the
+  // input is exhausted), then up to `max` packets a pull.
+  PacketBatch* pull(int, uint32_t max) override {
+    if (!active_ || finished_) {
+      notifier_.sleep();
+      return nullptr;
+    }
+    while (!loaded_ && load()) {}
+    return loaded_ && !finished_ ? take(std::min(max, burst_)) : nullptr;
+  }
+  // Replay's empty-notifier: active until the last loop is done (or while
+  // paused: asleep), so its puller ends with it.
+  Notifier* notifier() override { return Pull ? &notifier_ : nullptr; }
+  void add_handlers() override {
+    add_stat_handler("count", count_);
+    add_stat_handler("loops", loops_);
+    add_read_handler(
+        "loaded", [this] { return std::to_string(nrecs_); }, Agg::Sum, true);
+    // Seconds of replay (preloading excluded): a benchmark's packets over
+    // this are its rate from memory. The longest worker's.
+    add_read_handler(
+        "time",
+        [this] {
+          if (!loaded_) return std::string("0");
+          uint64_t end = finished_ ? end_ns_ : worker().now_ns();
+          return fmt::format("{:.6f}", double(end - start_ns_) / 1e9);
+        },
+        Agg::Max, true);
+    add_read_handler("active", [this] { return active_ ? "true" : "false"; });
+    add_write_handler("active", [this](const std::string& v) {
+      bool on;
+      if (!parse_bool(trim(v), on)) throw std::runtime_error("expected true or false");
+      active_ = on;
+      if (Pull) {
+        if (on && !finished_) notifier_.wake();
+      } else {
+        set_task_active(on);
+      }
+    });
+  }
+  void wake_task() override {
+    if (!Pull && active_ && !finished_) set_task_active(true);
+  }
+
+ private:
+  // A record in a chunk: this header, then the bytes before data (stripped
+  // headers a later element may put back), then the data, padded to 8.
+  // Records lie one after another, so a replay reads memory in order.
+  struct RecHdr {
+    uint64_t ts;
+    uint32_t pre, len;        // bytes before data that a header lies in; data bytes
+    int32_t mac, net, trans;  // header offsets from data (INT32_MIN: none)
+    uint32_t anno;            // index in annos_, or kPlain
+  };
+  static_assert(sizeof(RecHdr) == 32);
+  // The annotations of most packets from a capture: all zero but the
+  // timestamp, kept in the record; others in annos_.
+  static constexpr uint32_t kPlain = UINT32_MAX;
+  static size_t record_size(uint32_t bytes) { return (sizeof(RecHdr) + bytes + 7) & ~size_t(7); }
+  static bool plain(const Anno& a) {
+    const auto* b = reinterpret_cast<const uint8_t*>(&a);
+    for (size_t i = offsetof(Anno, dst_ip); i <= offsetof(Anno, packet_type); ++i)
+      if (b[i]) return false;
+    return true;
+  }
+  // The next packets of the replay, at most `max`: nullptr when none is due
+  // (TIMING), the pool is empty, or the replay ended (finish()).
+  PacketBatch* take(uint32_t max) {
+    if (stop_ == 0 || nrecs_ == 0) return finish(), nullptr;
+    if (stop_time_ > 0 && worker().now_ns() - start_ns_ >= uint64_t(stop_time_) * 1000000000ull)
+      return finish(), nullptr;
     bool last = stop_ == 1;  // this loop's packets are the originals (FREEONTERMINATE)
     PacketBatch* b = nullptr;
     uint64_t now = timing_ > 0 ? worker().now_ns() : 0;
-    while (next_ < nrecs_ && (!b || (b->live() < burst_ && !b->full()))) {
+    while (next_ < nrecs_ && (!b || (b->live() < max && !b->full()))) {
       if (cur_off_ >= chunks_[cur_chunk_].used) ++cur_chunk_, cur_off_ = 0;
       const uint8_t* at = chunks_[cur_chunk_].mem.get() + cur_off_;
       RecHdr r;
@@ -68,67 +147,16 @@ class ReplayUnqueue : public Element {
       b->append(p);
       ++next_;
     }
-    if (b) {
-      count_.add(b->live());
-      output_push(0, b);
-    }
+    if (b) count_.add(b->live());
     if (next_ == nrecs_) {  // a loop done
       next_ = 0;
       cur_chunk_ = 0, cur_off_ = 0;
       loop_start_ns_ = worker().now_ns();
       loops_.add();
       if (stop_ > 0) --stop_;
-      if (stop_ == 0) return finish();
+      if (stop_ == 0) finish();
     }
-    return true;
-  }
-  void add_handlers() override {
-    add_stat_handler("count", count_);
-    add_stat_handler("loops", loops_);
-    add_read_handler(
-        "loaded", [this] { return std::to_string(nrecs_); }, Agg::Sum, true);
-    // Seconds of replay (preloading excluded): a benchmark's packets over
-    // this are its rate from memory. The longest worker's.
-    add_read_handler(
-        "time",
-        [this] {
-          if (!loaded_) return std::string("0");
-          uint64_t end = finished_ ? end_ns_ : worker().now_ns();
-          return fmt::format("{:.6f}", double(end - start_ns_) / 1e9);
-        },
-        Agg::Max, true);
-    add_read_handler("active", [this] { return active_ ? "true" : "false"; });
-    add_write_handler("active", [this](const std::string& v) {
-      bool on;
-      if (!parse_bool(trim(v), on)) throw std::runtime_error("expected true or false");
-      active_ = on;
-      set_task_active(on);
-    });
-  }
-  void wake_task() override {
-    if (active_ && !finished_) set_task_active(true);
-  }
-
- private:
-  // A record in a chunk: this header, then the bytes before data (stripped
-  // headers a later element may put back), then the data, padded to 8.
-  // Records lie one after another, so a replay reads memory in order.
-  struct RecHdr {
-    uint64_t ts;
-    uint32_t pre, len;        // bytes before data that a header lies in; data bytes
-    int32_t mac, net, trans;  // header offsets from data (INT32_MIN: none)
-    uint32_t anno;            // index in annos_, or kPlain
-  };
-  static_assert(sizeof(RecHdr) == 32);
-  // The annotations of most packets from a capture: all zero but the
-  // timestamp, kept in the record; others in annos_.
-  static constexpr uint32_t kPlain = UINT32_MAX;
-  static size_t record_size(uint32_t bytes) { return (sizeof(RecHdr) + bytes + 7) & ~size_t(7); }
-  static bool plain(const Anno& a) {
-    const auto* b = reinterpret_cast<const uint8_t*>(&a);
-    for (size_t i = offsetof(Anno, dst_ip); i <= offsetof(Anno, packet_type); ++i)
-      if (b[i]) return false;
-    return true;
+    return b;
   }
   // Preloading: every packet the input gives until it is exhausted (or
   // LIMIT), stored compactly; the buffers go back to the pool at once.
@@ -205,8 +233,9 @@ class ReplayUnqueue : public Element {
       annos_ = {};
       chunks_.clear();
       request_stop();
+      notifier_.sleep();
     }
-    set_task_active(false);
+    if (!Pull) set_task_active(false);
     return false;
   }
 
@@ -226,7 +255,10 @@ class ReplayUnqueue : public Element {
   uint64_t start_ns_ = 0, loop_start_ns_ = 0, end_ns_ = 0;
   uint16_t r_done_ = 0, r_limit_ = 0;
   Stat count_, loops_;
+  Notifier notifier_;  // (Replay's)
 };
+
+using ReplayUnqueue = Replayer<false>;
 SHOAL_ELEMENT(ReplayUnqueue, .name = "ReplayUnqueue", .ports = "1/1", .processing = "l/h",
               .summary = "preloads packets, then replays them a number of times",
               .description =
@@ -258,5 +290,31 @@ SHOAL_ELEMENT(ReplayUnqueue, .name = "ReplayUnqueue", .ports = "1/1", .processin
               .example =
                   "FromDump(trace.pcap, STOP false) -> ReplayUnqueue(STOP 10) -> Strip(14) -> CheckIPHeader "
                   "-> c :: Counter -> Discard;");
+
+using Replay = Replayer<true>;
+SHOAL_ELEMENT(Replay, .name = "Replay", .ports = "1/1", .processing = "l/l",
+              .summary = "preloads packets, then gives them a number of times when pulled",
+              .description =
+                  "FastClick's Replay: ReplayUnqueue with a pull output. The first pulls preload every packet its "
+                  "input gives until the input is exhausted (or LIMIT packets) and give nothing; later pulls give "
+                  "up to BURST of the stored packets each, from first to last, STOP times (-1: until the router "
+                  "stops), after which it asks the router to stop and its empty-notifier sleeps. Arguments, "
+                  "handlers and drops as ReplayUnqueue's.",
+              .args = {{"STOP", "integer", "loops to replay (default -1: no end)"},
+                       {"STOP_TIME", "seconds", "also end after this many seconds (0: no limit)"},
+                       {"BURST", "unsigned", "packets per pull at most (default 64)"},
+                       {"LIMIT", "integer", "packets to preload at most (-1: all)"},
+                       {"TIMING", "percent", "replay at this share of the trace's pace (0: no pacing)"},
+                       {"FREEONTERMINATE", "boolean", "the last loop gives the originals (default true)"},
+                       {"ACTIVE", "boolean", "replay when true (default true)"},
+                       {"QUICK_CLONE", "boolean", "accepted for FastClick configurations (Shoal copies)"},
+                       {"USE_SIGNAL", "boolean", "accepted for FastClick configurations"},
+                       {"VERBOSE", "boolean", "accepted for FastClick configurations"}},
+              .handlers = {{"count", "r", "packets replayed"},
+                           {"loops", "r", "loops completed"},
+                           {"loaded", "r", "packets preloaded"},
+                           {"time", "r", "seconds replaying so far (preloading excluded; the longest worker's)"},
+                           {"active", "rw", "replaying or paused"}},
+              .example = "FromDump(trace.pcap, STOP false) -> Replay(STOP 10) -> Unqueue -> c :: Counter -> Discard;");
 
 }  // namespace shoal
