@@ -107,7 +107,8 @@ SHOAL_ELEMENT(AverageCounterMP, .name = "AverageCounterMP", .ports = "1/1", .pro
               .description =
                   "FastClick's AverageCounterMP (atomic counts): AverageCounter, which keeps one count for all "
                   "workers (see AverageCounter for arguments and handlers).",
-              .args = {{"IGNORE", "real", "seconds after the first packet not counted (default 0)"}},
+              .args = {{"IGNORE", "real", "seconds after the first packet not counted (default 0)"},
+                       {"LINK_FCS", "boolean", "count the FCS in link_count/link_rate (default true)"}},
               .handlers = {{"count", "r", "packets"},
                            {"rate", "r", "packets per second"},
                            {"reset", "w", "start again"}},
@@ -118,7 +119,8 @@ SHOAL_ELEMENT(AverageCounterIMP, .name = "AverageCounterIMP", .ports = "1/1", .p
               .description =
                   "FastClick's AverageCounterIMP (per-thread counts): AverageCounter, which keeps one count for "
                   "all workers (see AverageCounter for arguments and handlers).",
-              .args = {{"IGNORE", "real", "seconds after the first packet not counted (default 0)"}},
+              .args = {{"IGNORE", "real", "seconds after the first packet not counted (default 0)"},
+                       {"LINK_FCS", "boolean", "count the FCS in link_count/link_rate (default true)"}},
               .handlers = {{"count", "r", "packets"},
                            {"rate", "r", "packets per second"},
                            {"reset", "w", "start again"}},
