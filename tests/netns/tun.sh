@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# KernelTun and KernelTap against the Linux kernel's own stack: the kernel
+# pings an address routed to a TUN device and Shoal answers (ICMPPingResponder),
+# UDP datagrams come back mirrored byte for byte (IPMirror), and the same
+# through a TAP device (ARP answered by ARPResponder, the ETHER address set).
+# A hot swap keeps the devices (same interface index, pings still answered);
+# a second router asking for a device in use fails to start with the reason;
+# the devices are gone when Shoal ends. THREADS=N: N workers.
+# Exit 77 (skipped) where namespaces or TUN devices cannot be made.
+NEEDS="ping" . "$(dirname "$0")/lib.sh"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+inr ip link set lo up
+inr sysctl -qw net.ipv6.conf.default.disable_ipv6=1  # no router solicitations on the new devices
+cat >"$tmp/t.click" <<C
+ControlSocket(unix, $tmp/sock);
+tun :: KernelTun(10.77.0.1/24, DEVNAME shtun0);
+tun -> c :: IPClassifier(icmp type echo, udp dst port 7000, -);
+c[0] -> ICMPPingResponder -> tun;
+c[1] -> mirrored :: Counter -> IPMirror -> tun;
+c[2] -> other :: Counter -> Discard;
+tap :: KernelTap(10.78.0.1/24, DEVNAME shtap0, ETHER 2:0:0:0:0:1, MTU 1400);
+tap -> e :: Classifier(12/0806 20/0001, 12/0800, -);
+e[0] -> ARPResponder(10.78.0.2 2:0:0:0:0:2) -> tap;
+e[1] -> CheckIPHeader(14) -> IPClassifier(icmp type echo) -> ICMPPingResponder -> EtherMirror -> tap;
+e[2] -> Discard;
+C
+start_shoal "$tmp/t.click" --threads "${THREADS:-1}"
+ctl() { "$SHOAL" ctl -u "$tmp/sock" "$@"; }
+
+check "the TUN device is up with 10.77.0.1/24" sh -c "ip netns exec $R ip -o addr show shtun0 | grep -q 'inet 10.77.0.1/24'"
+check "ping through the TUN device, answered by Shoal" inr ping -c 5 -i 0.1 -W 2 10.77.0.2
+udp() {  # 200 datagrams of random sizes and bytes to 10.77.0.9:7000, each back from there unchanged
+  inr /usr/bin/python3 -c '
+import os, random, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.77.0.1", 0)); s.settimeout(2)
+sent = [os.urandom(random.randint(0, 1400)) for _ in range(200)]
+got = []
+for d in sent:
+    s.sendto(d, ("10.77.0.9", 7000))
+    b, peer = s.recvfrom(2048)
+    if peer != ("10.77.0.9", 7000): sys.exit("reply from %s" % (peer,))
+    got.append(b)
+print(len(got), "datagrams back")
+sys.exit(0 if got == sent else 1)'; }
+check "UDP through the TUN device: 200 datagrams mirrored back intact" udp
+check "mirrored.count is 200" test "$(ctl read mirrored.count)" = 200
+check "tun.dev_name is shtun0" test "$(ctl read tun.dev_name)" = shtun0
+check "the TAP device has ETHER 02:00:00:00:00:01 and MTU 1400" sh -c \
+  "ip netns exec $R ip -o link show shtap0 | grep -q 'mtu 1400 .*link/ether 02:00:00:00:00:01'"
+check "ping through the TAP device (ARP answered by Shoal)" inr ping -c 5 -i 0.1 -W 2 10.78.0.2
+check "the kernel learnt 10.78.0.2 at 02:00:00:00:00:02" sh -c \
+  "ip netns exec $R ip neigh show 10.78.0.2 dev shtap0 | grep -q 02:00:00:00:00:02"
+
+busy() {  # a second router cannot take a device in use: it does not start, and says why
+  ! inr "$SHOAL" click -q -e 'KernelTun(10.79.0.1/24, DEVNAME shtun0) -> Discard' >"$tmp/busy" 2>&1 || return 1
+  cat "$tmp/busy"; grep -q 'shtun0' "$tmp/busy"; }
+check "a second KernelTun on shtun0 fails to start, naming the device" busy
+
+index() { inr ip -o link show "$1" | cut -d: -f1; }
+before=$(index shtun0)
+echo "// swapped" >>"$tmp/t.click"
+check "hot swap" ctl reload
+check "the TUN device kept across the swap (index $before)" test "$(index shtun0)" = "$before"
+check "ping through the TUN device after the swap" inr ping -c 3 -i 0.1 -W 2 10.77.0.2
+check "ping through the TAP device after the swap" inr ping -c 3 -i 0.1 -W 2 10.78.0.2
+
+ctl stop
+wait "$pid"; rc=$?; pid=
+check "exit status 0" test "$rc" = 0
+check "the devices are gone" sh -c "! ip netns exec $R ip link show shtun0 2>/dev/null && ! ip netns exec $R ip link show shtap0 2>/dev/null"
+check "balanced" /usr/bin/python3 -c \
+  'import json,sys; a=json.load(open(sys.argv[1]))["accounting"]; print(a); sys.exit(0 if a["balanced"] else 1)' "$tmp/stats.json"
+echo "netns_tun: $pass passed, $fail failed"
+[ "$fail" = 0 ]
