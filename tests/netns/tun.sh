@@ -2,7 +2,8 @@
 # KernelTun and KernelTap against the Linux kernel's own stack: the kernel
 # pings an address routed to a TUN device and Shoal answers (ICMPPingResponder),
 # UDP datagrams come back mirrored byte for byte (IPMirror), and the same
-# through a TAP device (ARP answered by ARPResponder, the ETHER address set).
+# through a TAP device (ARP answered by ARPResponder, the ETHER address set),
+# and through FromHost and ToHost (IPv4 frames come marked: no CheckIPHeader).
 # A hot swap keeps the devices (same interface index, pings still answered);
 # a second router asking for a device in use fails to start with the reason;
 # the devices are gone when Shoal ends. THREADS=N: N workers.
@@ -23,6 +24,10 @@ tap -> e :: Classifier(12/0806 20/0001, 12/0800, -);
 e[0] -> ARPResponder(10.78.0.2 2:0:0:0:0:2) -> tap;
 e[1] -> CheckIPHeader(14) -> IPClassifier(icmp type echo) -> ICMPPingResponder -> EtherMirror -> tap;
 e[2] -> Discard;
+FromHost(shhost0, 10.80.0.1/24) -> h :: Classifier(12/0806 20/0001, 12/0800, -);
+h[0] -> ARPResponder(10.80.0.2 2:0:0:0:0:4) -> ToHost(shhost0);
+h[1] -> IPClassifier(icmp type echo) -> ICMPPingResponder -> EtherMirror -> ToHost(shhost0);
+h[2] -> Discard;
 C
 start_shoal "$tmp/t.click" --threads "${THREADS:-1}"
 ctl() { "$SHOAL" ctl -u "$tmp/sock" "$@"; }
@@ -50,6 +55,7 @@ check "the TAP device has ETHER 02:00:00:00:00:01 and MTU 1400" sh -c \
 check "ping through the TAP device (ARP answered by Shoal)" inr ping -c 5 -i 0.1 -W 2 10.78.0.2
 check "the kernel learnt 10.78.0.2 at 02:00:00:00:00:02" sh -c \
   "ip netns exec $R ip neigh show 10.78.0.2 dev shtap0 | grep -q 02:00:00:00:00:02"
+check "ping through FromHost and ToHost" inr ping -c 5 -i 0.1 -W 2 10.80.0.2
 
 busy() {  # a second router cannot take a device in use: it does not start, and says why
   ! inr "$SHOAL" click -q -e 'KernelTun(10.79.0.1/24, DEVNAME shtun0) -> Discard' >"$tmp/busy" 2>&1 || return 1
@@ -63,11 +69,12 @@ check "hot swap" ctl reload
 check "the TUN device kept across the swap (index $before)" test "$(index shtun0)" = "$before"
 check "ping through the TUN device after the swap" inr ping -c 3 -i 0.1 -W 2 10.77.0.2
 check "ping through the TAP device after the swap" inr ping -c 3 -i 0.1 -W 2 10.78.0.2
+check "ping through FromHost and ToHost after the swap" inr ping -c 3 -i 0.1 -W 2 10.80.0.2
 
 ctl stop
 wait "$pid"; rc=$?; pid=
 check "exit status 0" test "$rc" = 0
-check "the devices are gone" sh -c "! ip netns exec $R ip link show shtun0 2>/dev/null && ! ip netns exec $R ip link show shtap0 2>/dev/null"
+check "the devices are gone" sh -c "! ip netns exec $R ip link show shtun0 2>/dev/null && ! ip netns exec $R ip link show shtap0 2>/dev/null && ! ip netns exec $R ip link show shhost0 2>/dev/null"
 check "balanced" /usr/bin/python3 -c \
   'import json,sys; a=json.load(open(sys.argv[1]))["accounting"]; print(a); sys.exit(0 if a["balanced"] else 1)' "$tmp/stats.json"
 echo "netns_tun: $pass passed, $fail failed"

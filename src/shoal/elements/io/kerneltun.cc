@@ -10,16 +10,7 @@
 // its address and routes stay up across the swap.
 #include "shoal/elements/io/kerneltun.hh"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <linux/if.h>
-#include <linux/if_tun.h>
-#include <net/if_arp.h>
-#include <net/route.h>
-#include <netinet/in.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -32,119 +23,40 @@
 
 namespace shoal {
 
-// The device, shared by the copies of one element (and by its successor
-// across a hot swap); closing the last descriptor removes the interface.
-struct TunDevice {
-  std::mutex mu;
-  bool tried = false;
-  std::string error;  // why it could not be made
-  int fd = -1;
-  std::string name;
-  ~TunDevice() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 namespace {
+std::string sys_error_text(const std::string& what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
+}  // namespace
 
-std::string sys_error(const std::string& what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
-
-sockaddr_in inet(uint32_t host_order) {
-  sockaddr_in s{};
-  s.sin_family = AF_INET;
-  s.sin_addr.s_addr = htonl(host_order);
-  return s;
+bool KernelTun::parse_prefix(std::string_view text, uint32_t& addr, uint32_t& mask) {
+  // Click's IPPrefixArg: "ADDR/LEN", "ADDR/MASK" or "ADDR MASK".
+  std::string p(trim(text));
+  if (auto sp = p.find_first_of(" \t"); sp != std::string::npos && p.find('/') == std::string::npos)
+    p = p.substr(0, sp) + "/" + std::string(trim(std::string_view(p).substr(sp)));
+  return parse_ipv4_prefix(p, addr, mask);
 }
 
-}  // namespace
+void KernelTun::check_settings(Args& a) {
+  if (tun_.gw && (tun_.gw & tun_.mask) != (tun_.addr & tun_.mask))
+    a.fail("bad GATEWAY: it is not on the device's network");
+  if (tun_.mtu < 20 || tun_.mtu + 14 > PacketPool::kMaxFrame) a.fail("MTU must be 20 to 65535");
+  if (burst_ < 1) a.fail("BURST must be at least 1");
+  if (headroom_ > 8192) a.fail("HEADROOM too big (at most 8192)");
+  if (tun_.devname.size() >= 16) a.fail(fmt::format("DEVNAME '{}' is longer than 15 characters", tun_.devname));
+  if (tun_.ether && !tun_.tap) a.fail("ETHER needs a TAP device (KernelTap, or TAP true)");
+}
 
 void KernelTun::configure(Args& a) {
   std::string prefix;
   IPv4Addr gw;
-  a.read_mp("ADDR", prefix).read_p("GATEWAY", gw).read("TAP", tap_).read("DEVNAME", devname_);
-  a.read("DEV_NAME", devname_).read("ETHER", ether_).read("MTU", mtu_).read("BURST", burst_);
+  a.read_mp("ADDR", prefix).read_p("GATEWAY", gw).read("TAP", tun_.tap).read("DEVNAME", tun_.devname);
+  a.read("DEV_NAME", tun_.devname).read("ETHER", tun_.ether).read("MTU", tun_.mtu).read("BURST", burst_);
   a.read("HEADROOM", headroom_).read("IGNORE_QUEUE_OVERFLOWS", ignore_overflows_);
   a.complete();
-  // Click's IPPrefixArg: "ADDR/LEN", "ADDR/MASK" or "ADDR MASK".
-  std::string p(trim(prefix));
-  if (auto sp = p.find_first_of(" \t"); sp != std::string::npos && p.find('/') == std::string::npos)
-    p = p.substr(0, sp) + "/" + std::string(trim(std::string_view(p).substr(sp)));
-  if (!parse_ipv4_prefix(p, addr_, mask_)) a.fail(fmt::format("ADDR '{}' is not an IPv4 address and prefix", prefix));
-  gw_ = gw.host();
-  if (gw_ && (gw_ & mask_) != (addr_ & mask_)) a.fail("bad GATEWAY: it is not on the device's network (ADDR/MASK)");
-  if (mtu_ < 20 || mtu_ + 14 > PacketPool::kMaxFrame) a.fail("MTU must be 20 to 65535");
-  if (burst_ < 1) a.fail("BURST must be at least 1");
-  if (headroom_ > 8192) a.fail("HEADROOM too big (at most 8192)");
-  if (devname_.size() >= IFNAMSIZ)
-    a.fail(fmt::format("DEVNAME '{}' is longer than {} characters", devname_, IFNAMSIZ - 1));
-  if (ether_ && !tap_) a.fail("ETHER needs a TAP device (KernelTap, or TAP true)");
+  if (!parse_prefix(prefix, tun_.addr, tun_.mask))
+    a.fail(fmt::format("ADDR '{}' is not an IPv4 address and prefix", prefix));
+  tun_.gw = gw.host();
+  check_settings(a);
 }
-
-bool KernelTun::same_settings(const KernelTun& o) const {
-  auto eth = [](const std::optional<EtherAddr>& e) { return e ? e->b : std::array<uint8_t, 6>{}; };
-  return tap_ == o.tap_ && addr_ == o.addr_ && mask_ == o.mask_ && gw_ == o.gw_ && devname_ == o.devname_ &&
-         mtu_ == o.mtu_ && bool(ether_) == bool(o.ether_) && eth(ether_) == eth(o.ether_);
-}
-
-namespace {
-
-// Makes the device and sets it up as Click's KernelTun does; an error text
-// (empty on success).
-std::string open_device(TunDevice& d, bool tap, const std::string& devname, uint32_t addr, uint32_t mask, uint32_t gw,
-                        uint32_t mtu, const std::optional<EtherAddr>& ether) {
-  d.fd = ::open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-  if (d.fd < 0)
-    return sys_error("/dev/net/tun") +
-           (errno == ENOENT || errno == ENODEV ? " (is the kernel's 'tun' module loaded?)" : "");
-  ifreq ifr{};
-  ifr.ifr_flags = short((tap ? IFF_TAP : IFF_TUN) | IFF_NO_PI);
-  std::strncpy(ifr.ifr_name, devname.c_str(), IFNAMSIZ - 1);
-  if (ioctl(d.fd, TUNSETIFF, &ifr) < 0)
-    return sys_error(fmt::format("making {} device '{}'", tap ? "TAP" : "TUN", devname.empty() ? "tun%d" : devname)) +
-           (errno == EPERM ? " (it needs CAP_NET_ADMIN)" : "");
-  d.name = ifr.ifr_name;
-  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return sys_error("socket");
-  std::string err;
-  auto req = [&](unsigned long op, const char* what) {
-    std::strncpy(ifr.ifr_name, d.name.c_str(), IFNAMSIZ - 1);
-    if (err.empty() && ioctl(s, op, &ifr) < 0) err = sys_error(fmt::format("{} on {}", what, d.name));
-  };
-  auto set_addr = [&](uint32_t a) {
-    sockaddr_in sa = inet(a);
-    std::memcpy(&ifr.ifr_addr, &sa, sizeof sa);
-  };
-  set_addr(addr);
-  req(SIOCSIFADDR, "setting the address");
-  set_addr(mask);
-  req(SIOCSIFNETMASK, "setting the netmask");
-  if (ether) {
-    ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
-    std::memcpy(ifr.ifr_hwaddr.sa_data, ether->b.data(), 6);
-    req(SIOCSIFHWADDR, "setting the Ethernet address");
-  }
-  ifr.ifr_mtu = int(mtu);
-  req(SIOCSIFMTU, "setting the MTU");
-  req(SIOCGIFFLAGS, "reading the flags");
-  // Up, and promiscuous as Click makes it (a TAP then takes frames for any
-  // Ethernet address), answering ARP on a TAP.
-  ifr.ifr_flags = short((ifr.ifr_flags | IFF_UP | IFF_PROMISC) & ~(tap ? IFF_NOARP : 0));
-  req(SIOCSIFFLAGS, "bringing it up");
-  if (err.empty() && gw) {
-    rtentry rt{};
-    sockaddr_in dst = inet(0), g = inet(gw), m = inet(0);
-    std::memcpy(&rt.rt_dst, &dst, sizeof dst);
-    std::memcpy(&rt.rt_gateway, &g, sizeof g);
-    std::memcpy(&rt.rt_genmask, &m, sizeof m);
-    rt.rt_flags = RTF_UP | RTF_GATEWAY;
-    rt.rt_dev = d.name.data();
-    if (ioctl(s, SIOCADDRT, &rt) < 0) err = sys_error(fmt::format("adding the default route through {}", d.name));
-  }
-  ::close(s);
-  return err;
-}
-
-}  // namespace
 
 void KernelTun::initialize() {
   r_not_ip_ = add_drop_reason("not-ip");
@@ -153,16 +65,13 @@ void KernelTun::initialize() {
   r_short_ = add_drop_reason("too-short");
   r_send_ = add_drop_reason("send-error");
   if (Runtime* old = worker().runtime().replacing(); old && worker().id() < old->nworkers())
-    if (auto* o = dynamic_cast<KernelTun*>(old->router(worker().id()).find(name())); o && o->dev_ && same_settings(*o))
+    if (auto* o = dynamic_cast<KernelTun*>(old->router(worker().id()).find(name()));
+        o && o->dev_ && o->device_key() == device_key() && o->tun_.key() == tun_.key())
       dev_ = o->dev_;
-  if (!dev_) dev_ = shared_state<TunDevice>(this);
+  if (!dev_) dev_ = shared_state_named<TunDevice>(this, device_key());
   {
     std::lock_guard<std::mutex> g(dev_->mu);
-    if (!dev_->tried) {
-      dev_->tried = true;
-      dev_->error = open_device(*dev_, tap_, devname_, addr_, mask_, gw_, mtu_, ether_);
-    }
-    if (!dev_->error.empty()) throw std::runtime_error(dev_->error);
+    if (const std::string& err = dev_->open(tun_); !err.empty()) throw std::runtime_error(err);
   }
   reader_ = noutputs() > 0 && on_home_thread();
   bool pulls = ninputs() > 0 && input_proc(0) == Proc::Pull;
@@ -196,7 +105,7 @@ bool KernelTun::run_task() {
 
 uint32_t KernelTun::read_some() {
   selected_.add();
-  uint32_t mtu_in = mtu_ + (tap_ ? 14 : 0), n = 0;
+  uint32_t mtu_in = tun_.mtu + (tun_.tap ? 14 : 0), n = 0;
   PacketBatch* out0 = nullptr;
   PacketBatch* out1 = nullptr;
   uint64_t now = 0;
@@ -208,7 +117,7 @@ uint32_t KernelTun::read_some() {
       worker().pool().free(p);
       if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
           !(ignore_overflows_ && errno == ENOBUFS))
-        run_error(sys_error(fmt::format("reading {}", dev_->name)), false);
+        run_error(sys_error_text(fmt::format("reading {}", dev_->name)), false);
       break;
     }
     ++n;
@@ -218,8 +127,12 @@ uint32_t KernelTun::read_some() {
     if (!now) now = realtime_ns();
     p->set_timestamp_ns(now);
     bool ip = true;
-    if (tap_) {
+    if (tun_.tap) {
       p->set_mac_header(0);
+      if (mark_ip_ && got >= 34 && p->data()[12] == 0x08 && p->data()[13] == 0x00) {
+        p->set_network_header(14);  // (FromHost, as Click's)
+        std::memcpy(p->anno().dst_ip, p->data() + 14 + 16, 4);
+      }
     } else {
       uint8_t v = p->data()[0] >> 4;
       ip = (v == 4 && got >= 20) || (v == 6 && got >= 40);
@@ -242,7 +155,7 @@ uint32_t KernelTun::read_some() {
 
 void KernelTun::write(Packet* p) {
   uint32_t len;
-  if (tap_) {
+  if (tun_.tap) {
     if (p->length() < 14) return drop(p, r_short_);
     len = p->length() - 14;
   } else {
@@ -255,14 +168,14 @@ void KernelTun::write(Packet* p) {
     if (v != 4 && v != 6) return drop(p, r_not_ip_);
     len = p->length();
   }
-  if (len > mtu_) return drop(p, r_mtu_);
+  if (len > tun_.mtu) return drop(p, r_mtu_);
   for (;;) {
     ssize_t w = ::write(dev_->fd, p->data(), p->length());
     if (w == ssize_t(p->length())) break;
     if (w < 0 && errno == EINTR) continue;
     if (!(ignore_overflows_ && w < 0 && (errno == ENOBUFS || errno == EAGAIN)) && !write_error_reported_) {
       write_error_reported_ = true;
-      run_error(w < 0 ? sys_error(fmt::format("writing {}", dev_->name)) : "short write", false);
+      run_error(w < 0 ? sys_error_text(fmt::format("writing {}", dev_->name)) : "short write", false);
     }
     return drop(p, r_send_);
   }
