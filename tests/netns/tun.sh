@@ -11,7 +11,6 @@
 NEEDS="ping" . "$(dirname "$0")/lib.sh"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
 inr ip link set lo up
-inr sysctl -qw net.ipv6.conf.default.disable_ipv6=1  # no router solicitations on the new devices
 cat >"$tmp/t.click" <<C
 ControlSocket(unix, $tmp/sock);
 tun :: KernelTun(10.77.0.1/24, DEVNAME shtun0);
@@ -24,7 +23,7 @@ tap -> e :: Classifier(12/0806 20/0001, 12/0800, -);
 e[0] -> ARPResponder(10.78.0.2 2:0:0:0:0:2) -> tap;
 e[1] -> CheckIPHeader(14) -> IPClassifier(icmp type echo) -> ICMPPingResponder -> EtherMirror -> tap;
 e[2] -> Discard;
-FromHost(shhost0, 10.80.0.1/24) -> h :: Classifier(12/0806 20/0001, 12/0800, -);
+FromHost(shhost0, 10.80.0.1/24, DST6 fd00:80::1/64) -> h :: Classifier(12/0806 20/0001, 12/0800, -);
 h[0] -> ARPResponder(10.80.0.2 2:0:0:0:0:4) -> ToHost(shhost0);
 h[1] -> IPClassifier(icmp type echo) -> ICMPPingResponder -> EtherMirror -> ToHost(shhost0);
 h[2] -> Discard;
@@ -55,6 +54,7 @@ check "the TAP device has ETHER 02:00:00:00:00:01 and MTU 1400" sh -c \
 check "ping through the TAP device (ARP answered by Shoal)" inr ping -c 5 -i 0.1 -W 2 10.78.0.2
 check "the kernel learnt 10.78.0.2 at 02:00:00:00:00:02" sh -c \
   "ip netns exec $R ip neigh show 10.78.0.2 dev shtap0 | grep -q 02:00:00:00:00:02"
+check "FromHost's device has fd00:80::1/64 (DST6)" sh -c "ip netns exec $R ip -o addr show shhost0 | grep -q 'inet6 fd00:80::1/64'"
 check "ping through FromHost and ToHost" inr ping -c 5 -i 0.1 -W 2 10.80.0.2
 
 busy() {  # a second router cannot take a device in use: it does not start, and says why
