@@ -275,6 +275,11 @@ class Element {
   bool home_thread_set() const { return home_thread_ != kUnset; }
   void set_home_thread(int t) { home_thread_ = t; }
   bool on_home_thread() const;
+  // Click's stride scheduling: a task with twice the tickets runs twice as
+  // often as another on its worker (ScheduleInfo; the 'tickets' handler).
+  static constexpr uint32_t kDefaultTickets = 1024, kMaxTickets = 32768;
+  uint32_t tickets() const { return tickets_; }
+  void set_tickets(uint32_t t) { tickets_ = t < 1 ? 1 : t > kMaxTickets ? kMaxTickets : t; }
   // A stop request (Click's STOP true): honoured once every worker's copy asks.
   void request_stop();
 
@@ -292,6 +297,7 @@ class Element {
   int task_ = -1;
   static constexpr int kUnset = -2;
   int home_thread_ = kUnset;
+  uint32_t tickets_ = kDefaultTickets;
   std::vector<PortRef> inputs_, outputs_;
   std::vector<Proc> in_proc_, out_proc_;
   std::deque<Stat> out_count_;

@@ -289,6 +289,16 @@ bool Router::initialize(Diagnostics& diag) {
         e->add_read_handler("scheduled", [el = e] { return el->task_active() ? "true" : "false"; });
       // ... and 'home_thread': the worker that runs it (every worker runs a
       // copy; one copy does the work of a single-flow source or a Script)
+      // ... and 'tickets' (Click's stride scheduling share; ScheduleInfo sets it).
+      if (e->task_ >= 0 && !e->find_handler("tickets")) {
+        e->add_read_handler("tickets", [el = e] { return std::to_string(el->tickets()); });
+        e->add_write_handler("tickets", [el = e](const std::string& v) {
+          uint64_t t;
+          if (!parse_uint(trim(v), t) || t < 1 || t > Element::kMaxTickets)
+            throw std::runtime_error(fmt::format("tickets: expected 1 to {}, got '{}'", Element::kMaxTickets, v));
+          el->set_tickets(uint32_t(t));
+        });
+      }
       if (e->task_ >= 0 && !e->find_handler("home_thread"))
         e->add_read_handler("home_thread", [el = e] { return std::to_string(el->home_thread()); });
     } catch (const ConfigError& err) {

@@ -1,4 +1,5 @@
 #include "shoal/core/worker.hh"
+#include <algorithm>
 
 #include <time.h>
 
@@ -168,7 +169,23 @@ void Worker::run() {
     for (size_t i = 0; i < tasks_.size(); ++i) {
       if (!tasks_[i].active) continue;
       any_active = true;
-      work |= tasks_[i].e->run_task();
+      // Stride scheduling by tickets: each pass earns a task its tickets,
+      // and each run costs the default; with the default, one run a pass.
+      // A task waiting for its turn that had work keeps the worker busy.
+      uint32_t credit = std::min<uint32_t>(tasks_[i].credit + tasks_[i].e->tickets(), 64 * Element::kDefaultTickets);
+      if (credit < Element::kDefaultTickets) {
+        tasks_[i].credit = credit;
+        work |= tasks_[i].last_work;
+        continue;
+      }
+      bool did;
+      do {
+        credit -= Element::kDefaultTickets;
+        did = tasks_[i].e->run_task();  // (may add tasks: no reference into tasks_ is held)
+        work |= did;
+      } while (did && credit >= Element::kDefaultTickets && tasks_[i].active && !rt_->stopping());
+      tasks_[i].last_work = did;
+      tasks_[i].credit = did ? credit : std::min(credit, Element::kDefaultTickets);  // no saving up while idle
     }
     if (work) {
       idle = 0;

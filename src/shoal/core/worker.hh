@@ -104,6 +104,8 @@ class Worker {
   struct Task {
     Element* e;
     bool active;
+    uint32_t credit = 0;     // tickets earned, not yet spent (a run costs kDefaultTickets)
+    bool last_work = false;  // what its last run returned
   };
   struct TimerEntry {
     uint64_t when, seq, gen;  // timers due at once fire in the order they were scheduled
