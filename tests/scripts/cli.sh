@@ -239,9 +239,18 @@ has 'DNS_PORTS "53 5353"'
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" -l "$tmp/nonexistent-dir"; has "not a directory"
 bad "$SHOAL" ids -r "$tmp/g.pcap" -S "$tmp/ids.rules" --set stream.midstream=perhaps; has "true or false"
 bad "$SHOAL" ids -r "$tmp/g.pcap"; has "-S"
+CLICK=$(dirname "$SHOAL")/click-bin/click
+# Click's -o (Router::unparse): the declarations, a blank line, then the
+# connections as Click chains them, a hop a line.
+"$CLICK" -q -o - -e 'Idle -> Counter -> d1 :: Discard; is :: InfiniteSource -> ss :: StaticSwitch(1);
+  ss[0] -> Discard; ss[1] -> q :: Queue -> rr :: RoundRobinSched; Idle -> [1]rr; rr -> u :: Unqueue -> d1;' >"$tmp/flat" 2>&1
+printf '%s\n' 'Idle@1 :: Idle;' 'Counter@2 :: Counter;' 'd1 :: Discard;' 'is :: InfiniteSource;' 'ss :: StaticSwitch(1);' \
+  'Discard@6 :: Discard;' 'q :: Queue;' 'rr :: RoundRobinSched;' 'Idle@9 :: Idle;' 'u :: Unqueue;' '' \
+  'Idle@1 -> Counter@2' '    -> d1;' 'is -> ss' '    -> Discard@6;' 'ss [1] -> q' '    -> rr' '    -> u' '    -> d1;' \
+  'Idle@9 -> [1] rr;' >"$tmp/flat.want"
+if diff -u "$tmp/flat.want" "$tmp/flat"; then pass=$((pass+1)); else echo "FAIL: click -o"; fail=$((fail+1)); fi
 # Click's --simtime: a 100-second wait takes no real time, and simulated
 # time says 100 seconds passed; timewarp makes real time run faster.
-CLICK=$(dirname "$SHOAL")/click-bin/click
 if [ -x "$CLICK" ]; then
   start=$(date +%s%N)
   ok timeout 10 "$CLICK" --simtime -e 'Script(set a $(now), wait 100s, print $(sub $(now) $a), stop)'; has "100"

@@ -119,50 +119,54 @@ bool print_handlers(Runtime& rt, const std::vector<std::string>& handlers) {
   return ok;
 }
 
-// Click's -o: every element as "NAME :: CLASS(CONFIG);", a blank line, then
-// every connection as "A [P] -> [Q] B;" (ports shown when not 0).
-// The flattened configuration as Click's -o prints it: the declarations,
-// then the connections as chains ("a -> b -> [1] c;"). A connection into
-// port 0 of an element continues with that element's first connection out
-// of port 0, once per element; what no chain reaches starts its own.
+// Click's -o (Router::unparse): every element as "NAME :: CLASS(CONFIG);",
+// a blank line, then the connections as chains, each hop after the first on
+// a line of its own ("a -> b\n    -> [1] c;"). A connection into port 0 of
+// an element continues with a connection out of that element (the first
+// into port 0 of its target, else the last found), as Click chains them;
+// what no chain reaches (cycles) starts chains of its own.
 std::string flat_config(const Program& p) {
   std::string o;
   for (auto& e : p.elements)
     o += e.config.empty() ? fmt::format("{} :: {};\n", e.name, e.info->name)
                           : fmt::format("{} :: {}({});\n", e.name, e.info->name, e.config);
-  if (!p.conns.empty()) o += "\n";
+  if (!p.elements.empty()) o += "\n";
   size_t nc = p.conns.size();
   std::vector<int> next(nc, -1);
-  std::vector<bool> start(nc, true), printed(nc, false), passed(p.elements.size(), false);
-  std::vector<std::vector<size_t>> from0(p.elements.size());  // connections out of each element's port 0
-  for (size_t d = 0; d < nc; ++d)
-    if (p.conns[d].from_port == 0) from0[size_t(p.conns[d].from)].push_back(d);
+  std::vector<bool> start(nc, true), used(nc, false);
   for (size_t c = 0; c < nc; ++c) {
     const auto& k = p.conns[c];
-    if (k.to_port != 0 || passed[size_t(k.to)]) continue;
-    for (size_t d : from0[size_t(k.to)])
-      if (d != c && start[d]) {
-        next[c] = int(d);
-        start[d] = false;
-        passed[size_t(k.to)] = true;
-        break;
+    if (k.to_port != 0) continue;
+    int result = -1;
+    for (size_t d = 0; d < nc; ++d)
+      if (d != c && p.conns[d].from == k.to && p.conns[d].from_port == 0) {
+        result = int(d);
+        if (p.conns[d].to_port == 0) break;
       }
-  }
-  auto chain = [&](size_t c) {
-    const auto& first = p.conns[c];
-    std::string line = p.elements[size_t(first.from)].name;
-    if (first.from_port) line += fmt::format(" [{}]", first.from_port);
-    for (int x = int(c); x >= 0 && !printed[size_t(x)]; x = next[size_t(x)]) {
-      printed[size_t(x)] = true;
-      const auto& k = p.conns[size_t(x)];
-      line += fmt::format(" -> {}{}", k.to_port ? fmt::format("[{}] ", k.to_port) : "", p.elements[size_t(k.to)].name);
+    if (result >= 0) {
+      next[c] = result;
+      start[size_t(result)] = false;
     }
-    o += line + ";\n";
-  };
-  for (size_t c = 0; c < nc; ++c)
-    if (start[c]) chain(c);
-  for (size_t c = 0; c < nc; ++c)  // cycles: no chain starts there
-    if (!printed[c]) chain(c);
+  }
+  for (bool done = false; !done;) {
+    for (size_t c = 0; c < nc; ++c) {
+      if (used[c] || !start[c]) continue;
+      const auto& first = p.conns[c];
+      o += p.elements[size_t(first.from)].name;
+      if (first.from_port) o += fmt::format(" [{}]", first.from_port);
+      for (int d = int(c); d >= 0 && !used[size_t(d)]; d = next[size_t(d)]) {
+        const auto& k = p.conns[size_t(d)];
+        o += size_t(d) == c ? " -> " : "\n    -> ";
+        if (k.to_port) o += fmt::format("[{}] ", k.to_port);
+        o += p.elements[size_t(k.to)].name;
+        used[size_t(d)] = true;
+      }
+      o += ";\n";
+    }
+    done = true;  // cycles: a connection no chain reached starts one
+    for (size_t c = 0; c < nc && done; ++c)
+      if (!used[c]) start[c] = true, done = false;
+  }
   return o;
 }
 
