@@ -12,16 +12,16 @@
 namespace shoal {
 
 namespace {
-struct Accum {
+struct TimestampAccumState {
   std::atomic<uint64_t> count{0}, total_ns{0}, min_ns{UINT64_MAX}, max_ns{0};
   void reset() { count = 0, total_ns = 0, min_ns = UINT64_MAX, max_ns = 0; }
 };
-std::string seconds(uint64_t ns) { return fmt::format("{}.{:09}", ns / 1000000000, ns % 1000000000); }
+std::string accum_seconds(uint64_t ns) { return fmt::format("{}.{:09}", ns / 1000000000, ns % 1000000000); }
 }  // namespace
 
 class TimestampAccum : public PacketElement<TimestampAccum> {
  public:
-  void initialize() override { acc_ = shared_state<Accum>(this); }
+  void initialize() override { acc_ = shared_state<TimestampAccumState>(this); }
   void begin_batch(PacketBatch*) {
     now_ = realtime_ns();
     n_ = total_ = max_ = 0;
@@ -44,12 +44,12 @@ class TimestampAccum : public PacketElement<TimestampAccum> {
   void add_handlers() override {
     add_read_handler(
         "count", [this] { return std::to_string(acc_->count.load()); }, Agg::First, true);
-    add_read_handler("time", [this] { return seconds(acc_->total_ns.load()); });
-    add_read_handler("min", [this] { return acc_->count ? seconds(acc_->min_ns.load()) : std::string("0"); });
-    add_read_handler("max", [this] { return seconds(acc_->max_ns.load()); });
+    add_read_handler("time", [this] { return accum_seconds(acc_->total_ns.load()); });
+    add_read_handler("min", [this] { return acc_->count ? accum_seconds(acc_->min_ns.load()) : std::string("0"); });
+    add_read_handler("max", [this] { return accum_seconds(acc_->max_ns.load()); });
     add_read_handler("average_time", [this] {
       uint64_t n = acc_->count.load();
-      return n ? seconds(acc_->total_ns.load() / n) : std::string("0");
+      return n ? accum_seconds(acc_->total_ns.load() / n) : std::string("0");
     });
     add_write_handler("reset_counts", [this](const std::string&) {
       if (worker().id() == 0) acc_->reset();
@@ -57,7 +57,7 @@ class TimestampAccum : public PacketElement<TimestampAccum> {
   }
 
  private:
-  std::shared_ptr<Accum> acc_;
+  std::shared_ptr<TimestampAccumState> acc_;
   uint64_t now_ = 0, n_ = 0, total_ = 0, min_ = 0, max_ = 0;
 };
 SHOAL_ELEMENT(

@@ -24,7 +24,7 @@
 namespace shoal {
 
 namespace {
-std::string sys_error_text(const std::string& what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
+std::string tun_io_error(const std::string& what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
 }  // namespace
 
 bool KernelTun::parse_prefix(std::string_view text, uint32_t& addr, uint32_t& mask) {
@@ -117,7 +117,7 @@ uint32_t KernelTun::read_some() {
       worker().pool().free(p);
       if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
           !(ignore_overflows_ && errno == ENOBUFS))
-        run_error(sys_error_text(fmt::format("reading {}", dev_->name)), false);
+        run_error(tun_io_error(fmt::format("reading {}", dev_->name)), false);
       break;
     }
     ++n;
@@ -175,7 +175,7 @@ void KernelTun::write(Packet* p) {
     if (w < 0 && errno == EINTR) continue;
     if (!(ignore_overflows_ && w < 0 && (errno == ENOBUFS || errno == EAGAIN)) && !write_error_reported_) {
       write_error_reported_ = true;
-      run_error(w < 0 ? sys_error_text(fmt::format("writing {}", dev_->name)) : "short write", false);
+      run_error(w < 0 ? tun_io_error(fmt::format("writing {}", dev_->name)) : "short write", false);
     }
     return drop(p, r_send_);
   }

@@ -33,7 +33,7 @@ namespace shoal {
 
 namespace {
 
-std::string sys_error(const std::string& what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
+std::string socket_error(const std::string& what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
 
 // The socket, shared by the copies of one element (and by its successor
 // across a hot swap of the same settings).
@@ -198,9 +198,9 @@ class Socket : public Element {
     SocketConn& c = *conn_;
     int type = (stream_ ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC;
     c.fd = socket(family_, type, 0);
-    if (c.fd < 0) return sys_error("socket");
+    if (c.fd < 0) return socket_error("socket");
     auto opt = [&](int level, int name, int v, const char* what) {
-      return setsockopt(c.fd, level, name, &v, sizeof v) < 0 ? sys_error(what) : std::string();
+      return setsockopt(c.fd, level, name, &v, sizeof v) < 0 ? socket_error(what) : std::string();
     };
     std::string e;
     if (family_ == AF_INET && stream_ && nodelay_ && !(e = opt(IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY")).empty())
@@ -213,7 +213,7 @@ class Socket : public Element {
     if (bind_to) {
       if (family_ == AF_INET && !(e = opt(SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR")).empty()) return e;
       if (bind(c.fd, reinterpret_cast<const sockaddr*>(bind_to), bind_len) < 0)
-        return sys_error(fmt::format("bind {}", where(*bind_to)));
+        return socket_error(fmt::format("bind {}", where(*bind_to)));
       if (family_ == AF_UNIX) c.unlink_path = reinterpret_cast<const sockaddr_un*>(bind_to)->sun_path;
     }
     if (*client_) {
@@ -221,13 +221,13 @@ class Socket : public Element {
       c.remote_len = remote_len_;
       c.have_remote = !remote_ip_zero_;
       if (stream_ && !(e = connect_stream()).empty()) return e;
-      if (fcntl(c.fd, F_SETFL, O_NONBLOCK) < 0) return sys_error("fcntl");
+      if (fcntl(c.fd, F_SETFL, O_NONBLOCK) < 0) return socket_error("fcntl");
       c.active = c.fd;
       if (stream_) connections_.add();
     } else {
-      if (fcntl(c.fd, F_SETFL, O_NONBLOCK) < 0) return sys_error("fcntl");
+      if (fcntl(c.fd, F_SETFL, O_NONBLOCK) < 0) return socket_error("fcntl");
       if (stream_) {
-        if (listen(c.fd, 2) < 0) return sys_error("listen");
+        if (listen(c.fd, 2) < 0) return socket_error("listen");
         if (verbose_) fmt::print(stderr, "{}: listening for connections on {}\n", name(), where(remote_));
       } else {
         c.active = c.fd;
@@ -239,18 +239,18 @@ class Socket : public Element {
   // Connects within CONNECT_TIMEOUT (Click's connect blocks).
   std::string connect_stream() {
     int fd = conn_->fd;
-    if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0) return sys_error("fcntl");
+    if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0) return socket_error("fcntl");
     if (connect(fd, reinterpret_cast<const sockaddr*>(&remote_), remote_len_) < 0) {
-      if (errno != EINPROGRESS) return sys_error(fmt::format("connect to {}", where(remote_)));
+      if (errno != EINPROGRESS) return socket_error(fmt::format("connect to {}", where(remote_)));
       pollfd p{fd, POLLOUT, 0};
       int n = poll(&p, 1, int(connect_timeout_.ns / 1000000));
       int err = 0;
       socklen_t len = sizeof err;
       if (n == 0) return fmt::format("connect to {}: timed out", where(remote_));
-      if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) return sys_error("connect");
+      if (n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) return socket_error("connect");
       if (err) {
         errno = err;
-        return sys_error(fmt::format("connect to {}", where(remote_)));
+        return socket_error(fmt::format("connect to {}", where(remote_)));
       }
     }
     if (verbose_) fmt::print(stderr, "{}: opened connection to {}\n", name(), where(remote_));
@@ -384,7 +384,7 @@ class Socket : public Element {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) return done;
       if (!send_error_reported_) {
         send_error_reported_ = true;
-        run_error(sys_error(fmt::format("send to {}", where(c.remote))), false);
+        run_error(socket_error(fmt::format("send to {}", where(c.remote))), false);
       }
       if (stream_) c.close_active();
       return -1;

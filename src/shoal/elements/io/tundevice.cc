@@ -19,9 +19,9 @@ namespace shoal {
 
 namespace {
 
-std::string sys_error(const std::string& what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
+std::string tun_error(const std::string& what) { return fmt::format("{}: {}", what, std::strerror(errno)); }
 
-sockaddr_in inet(uint32_t host_order) {
+sockaddr_in inet_addr_of(uint32_t host_order) {
   sockaddr_in s{};
   s.sin_family = AF_INET;
   s.sin_addr.s_addr = htonl(host_order);
@@ -38,25 +38,25 @@ struct In6Ifreq {
 std::string setup(TunDevice& d, const TunSettings& t) {
   d.fd = ::open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (d.fd < 0)
-    return sys_error("/dev/net/tun") +
+    return tun_error("/dev/net/tun") +
            (errno == ENOENT || errno == ENODEV ? " (is the kernel's 'tun' module loaded?)" : "");
   ifreq ifr{};
   ifr.ifr_flags = short((t.tap ? IFF_TAP : IFF_TUN) | IFF_NO_PI);
   std::strncpy(ifr.ifr_name, t.devname.c_str(), IFNAMSIZ - 1);
   if (ioctl(d.fd, TUNSETIFF, &ifr) < 0)
-    return sys_error(fmt::format("making {} device '{}'", t.tap ? "TAP" : "TUN",
+    return tun_error(fmt::format("making {} device '{}'", t.tap ? "TAP" : "TUN",
                                  t.devname.empty() ? (t.tap ? "tap%d" : "tun%d") : t.devname)) +
            (errno == EPERM ? " (it needs CAP_NET_ADMIN)" : "");
   d.name = ifr.ifr_name;
   int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return sys_error("socket");
+  if (s < 0) return tun_error("socket");
   std::string err;
   auto req = [&](unsigned long op, const char* what) {
     std::strncpy(ifr.ifr_name, d.name.c_str(), IFNAMSIZ - 1);
-    if (err.empty() && ioctl(s, op, &ifr) < 0) err = sys_error(fmt::format("{} on {}", what, d.name));
+    if (err.empty() && ioctl(s, op, &ifr) < 0) err = tun_error(fmt::format("{} on {}", what, d.name));
   };
   auto set_addr = [&](uint32_t a) {
-    sockaddr_in sa = inet(a);
+    sockaddr_in sa = inet_addr_of(a);
     std::memcpy(&ifr.ifr_addr, &sa, sizeof sa);
   };
   if (t.addr) {
@@ -81,23 +81,23 @@ std::string setup(TunDevice& d, const TunSettings& t) {
   req(SIOCSIFFLAGS, "bringing it up");
   if (err.empty() && t.gw) {
     rtentry rt{};
-    sockaddr_in dst = inet(0), g = inet(t.gw), m = inet(0);
+    sockaddr_in dst = inet_addr_of(0), g = inet_addr_of(t.gw), m = inet_addr_of(0);
     std::memcpy(&rt.rt_dst, &dst, sizeof dst);
     std::memcpy(&rt.rt_gateway, &g, sizeof g);
     std::memcpy(&rt.rt_genmask, &m, sizeof m);
     rt.rt_flags = RTF_UP | RTF_GATEWAY;
     rt.rt_dev = d.name.data();
-    if (ioctl(s, SIOCADDRT, &rt) < 0) err = sys_error(fmt::format("adding the default route through {}", d.name));
+    if (ioctl(s, SIOCADDRT, &rt) < 0) err = tun_error(fmt::format("adding the default route through {}", d.name));
   }
   ::close(s);
   if (err.empty() && t.addr6) {
     int s6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s6 < 0) return sys_error("socket(AF_INET6)");
+    if (s6 < 0) return tun_error("socket(AF_INET6)");
     In6Ifreq r{};
     std::memcpy(&r.addr, t.addr6->b.data(), 16);
     r.prefixlen = t.addr6_len;
     r.ifindex = ifindex;
-    if (ioctl(s6, SIOCSIFADDR, &r) < 0) err = sys_error(fmt::format("setting the IPv6 address on {}", d.name));
+    if (ioctl(s6, SIOCSIFADDR, &r) < 0) err = tun_error(fmt::format("setting the IPv6 address on {}", d.name));
     ::close(s6);
   }
   return err;
