@@ -261,3 +261,29 @@ write("ips-inline", handshake(40001) + [
     tcp(C, S, 40003, 80, "PA", 101, 501, b"just some data"),
     tcp(S, C, 80, 40003, "PA", 501, 115, b"fine"),
 ])
+
+# Stateless IPv4/IPv6 translation under NAT64's prefix: TCP, UDP (one
+# without a checksum), ICMP echo and a port unreachable quoting UDP, a
+# fragmented datagram; IPv6 UDP, echo reply and Packet Too Big back; then
+# what is refused: an ICMP timestamp, a UDP fragment without a checksum, an
+# IPv6 address outside the prefix, a neighbour solicitation.
+from scapy.all import ICMPv6EchoReply, ICMPv6PacketTooBig  # noqa: E402
+N = "64:ff9b::"
+q4 = IP(src="198.51.100.7", dst="192.0.2.1") / UDP(sport=4000, dport=53) / payload(12)
+q6 = IPv6(src=N + "c000:201", dst=N + "c633:6407") / UDP(sport=53, dport=4000) / payload(12)
+write("siit", [
+    E / IP(src="192.0.2.1", dst="198.51.100.7", tos=0x10, ttl=30) / TCP(sport=1025, dport=80, flags="S", seq=7),
+    E / IP(src="192.0.2.1", dst="198.51.100.7") / UDP(sport=1, dport=2) / payload(40),
+    E / IP(src="192.0.2.1", dst="198.51.100.7") / UDP(sport=1, dport=3, chksum=0) / payload(41),
+    E / IP(src="192.0.2.1", dst="198.51.100.7") / ICMP(type=8, id=1, seq=2) / payload(16),
+    E / IP(src="192.0.2.1", dst="198.51.100.7") / ICMP(type=3, code=3) / Raw(bytes(q4)),
+] + [E / f for f in fragment(IP(src="192.0.2.1", dst="198.51.100.7", id=99) / UDP(sport=5, dport=6) / payload(200),
+                              fragsize=96)] + [
+    E6 / IPv6(src=N + "c633:6407", dst=N + "c000:201", hlim=40) / UDP(sport=2, dport=1) / payload(40),
+    E6 / IPv6(src=N + "c633:6407", dst=N + "c000:201") / ICMPv6EchoReply(id=1, seq=2) / payload(16),
+    E6 / IPv6(src=N + "c633:6407", dst=N + "c000:201") / ICMPv6PacketTooBig(mtu=1300) / Raw(bytes(q6)),
+    E / IP(src="192.0.2.1", dst="198.51.100.7") / ICMP(type=13),
+    E / IP(src="192.0.2.1", dst="198.51.100.7", flags="MF") / UDP(sport=1, dport=4, chksum=0) / payload(64),
+    E6 / IPv6(src="2001:db8::1", dst=N + "c000:201") / UDP(sport=2, dport=1),
+    E6 / IPv6(src=N + "c633:6407", dst=N + "c000:201") / ICMPv6ND_NS(tgt="fe80::1"),
+])
