@@ -3,6 +3,9 @@
 // IPMirror, MarkIPCE, TruncateIPPayload, EraseIPPayload, CheckIPHeader2;
 // and Click's analysis elements: AggregateIP and its siblings, TimeRange.
 #include <fmt/format.h>
+#include <bit>
+#include <random>
+#include <set>
 
 #include <fstream>
 #include <map>
@@ -514,6 +517,80 @@ TEST(SetIPECN, SetsTheEcnBitsAndKeepsTheChecksum) {
   }
   auto bad = run("Idle -> SetIPECN(ect3) -> Discard;");
   EXPECT_FALSE(bad->ok);
+}
+
+// AnonymizeIPAddr: prefix preserving (pairs share as many leading bits out
+// as in), one-to-one, CLASS and PRESERVE_8 kept; checksums stay valid
+// (CheckIPHeader, CheckTCPHeader and CheckUDPHeader pass every packet),
+// and the addresses written are the 'map' handler's.
+TEST(AnonymizeIPAddr, PreservesPrefixesClassesAndChecksums) {
+  std::string out = tmpdir() + "/anon.pcap";
+  auto r = run(R"(
+    a :: AnonymizeIPAddr(CLASS 4, PRESERVE_8 18);
+    InfiniteSource(LIMIT 1) -> UDPIPEncap(10.1.2.3, 1000, 18.26.4.9, 53) -> a;
+    InfiniteSource(DATA \<0001 0002 00000007 00000000 5002 2000 0000 0000>, LIMIT 1)
+      -> IPEncap(tcp, 192.168.7.7, 10.1.2.4) -> CheckIPHeader -> SetTCPChecksum -> a;
+    InfiniteSource(LIMIT 1) -> UDPIPEncap(10.1.2.3, 1000, 18.26.4.9, 53) -> CheckIPHeader
+      -> ICMPError(10.9.9.9, unreachable, port) -> a;
+    a -> CheckIPHeader -> c :: IPClassifier(tcp, udp, icmp);
+    c[0] -> ct :: CheckTCPHeader -> w :: ToDump()" +
+               out + R"(, ENCAP IP);
+    c[1] -> cu :: CheckUDPHeader -> w;
+    c[2] -> ci :: CheckICMPHeader -> w;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  auto map = [&](const std::string& a) {
+    std::string v, err;
+    EXPECT_TRUE(r->rt->read_handler("a.map", v, err, a)) << err;
+    IPv4Addr x;
+    EXPECT_TRUE(parse_ipv4(v, x)) << v;
+    return x.host();
+  };
+  auto text = [](uint32_t a) { return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255); };
+  EXPECT_EQ(r->n("ct.count"), 1u) << "TCP checksum still right";
+  EXPECT_EQ(r->n("cu.count"), 1u) << "UDP checksum still right";
+  EXPECT_EQ(r->n("ci.count"), 1u) << "ICMP checksum right after the quoted packet changed";
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 3u);
+  for (auto& x : f) {
+    uint32_t src = k::load_be32(x.bytes.data() + 12), dst = k::load_be32(x.bytes.data() + 16);
+    if (x.bytes[9] == 1) {  // the error, and the packet it quotes
+      EXPECT_EQ(src, map("10.9.9.9"));
+      EXPECT_EQ(dst, map("10.1.2.3"));
+      EXPECT_EQ(k::load_be32(x.bytes.data() + 28 + 12), map("10.1.2.3"));
+      EXPECT_EQ(k::load_be32(x.bytes.data() + 28 + 16), map("18.26.4.9"));
+      continue;
+    }
+    bool udp = x.bytes[9] == 17;
+    EXPECT_EQ(src, map(udp ? "10.1.2.3" : "192.168.7.7"));
+    EXPECT_EQ(dst, map(udp ? "18.26.4.9" : "10.1.2.4"));
+  }
+  std::mt19937 g(5);
+  std::vector<uint32_t> in;
+  for (int i = 0; i < 600; ++i) in.push_back(g() >> (i % 3 ? 0 : 12) << (i % 3 ? 0 : 12));  // some share long prefixes
+  for (uint32_t x : {0x0a000001u, 0x0a000002u, 0x0a000101u, 0x12000001u, 0x13000001u, 0x10000001u, 0x11000001u})
+    in.push_back(x);
+  std::map<uint32_t, uint32_t> m;
+  std::set<uint32_t> outs;
+  for (uint32_t x : in) {
+    if (x == 0 || x == 0xffffffffu) continue;
+    m[x] = map(text(x));
+    outs.insert(m[x]);
+  }
+  EXPECT_EQ(outs.size(), m.size()) << "one to one";
+  auto common = [](uint32_t a, uint32_t b) { return a == b ? 32 : std::countl_zero(a ^ b); };
+  int bad = 0;
+  for (auto i = m.begin(); i != m.end(); ++i)
+    for (auto j = std::next(i); j != m.end(); ++j) bad += common(i->first, j->first) != common(i->second, j->second);
+  EXPECT_EQ(bad, 0) << "pairs whose shared prefix length changed";
+  auto cls = [](uint32_t a) { return std::countl_one(a) > 4 ? 4 : std::countl_one(a); };
+  for (auto [x, y] : m) EXPECT_EQ(cls(x), cls(y)) << text(x) << " -> " << text(y);
+  EXPECT_EQ(m[0x12000001u] >> 24, 18u);
+  EXPECT_EQ(m[0x13000001u] >> 24, 19u);
+  EXPECT_TRUE((m[0x10000001u] >> 25) == 8u) << "16 and 17 stay among themselves";
+  EXPECT_EQ(map("0.0.0.0"), 0u);
+  EXPECT_EQ(map("255.255.255.255"), 0xffffffffu);
+  finish(*r);
 }
 
 }  // namespace shoal::test
