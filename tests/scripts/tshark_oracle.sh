@@ -2,7 +2,8 @@
 # tshark as an independent checker: our generator's frames dissect cleanly;
 # Classifier's TCP/UDP split matches tshark's; ToIPSummaryDump's and
 # ARPPrint's fields match tshark's; FromDump reads pcapng (written by editcap) like pcap;
-# tshark reassembles IP6Fragmenter's fragments into the packets that went in.
+# tshark reassembles IP6Fragmenter's fragments into the packets that went in;
+# UDPIP6Encap's checksums are right.
 set -u
 SHOAL=$1
 command -v tshark >/dev/null || { echo "skipped: tshark not installed"; exit 77; }
@@ -104,5 +105,14 @@ check "$(count "$tmp/frag6.pcap" -Y 'ipv6.fragment.error || ipv6.fragment.overla
 check "$(count "$tmp/frag6.pcap" -o tcp.check_checksum:TRUE -o udp.check_checksum:TRUE -Y 'tcp.checksum.status != 1 && tcp || udp.checksum.status != 1 && udp || _ws.malformed')" 0 "reassembled checksums"
 fields="-e ipv6.src -e ipv6.dst -e tcp.srcport -e tcp.seq_raw -e tcp.len -e udp.srcport -e udp.length -e icmpv6.type"
 check "$(tshark -r "$tmp/frag6.pcap" -Y "$upper" -T fields $fields 2>/dev/null | md5sum)" "$(tshark -r "$tmp/big6.pcap" -Y "$upper" -T fields $fields 2>/dev/null | md5sum)" "reassembled packets' fields"
+# UDPIP6Encap: tshark finds every datagram's UDP checksum right, the lengths
+# what went in plus 8.
+cat >"$tmp/u6.click" <<'C'
+e :: UDPIP6Encap(2001:db8::1, 40000, 2001:db8::2, 40001) -> ToDump($OUT, ENCAP IP);
+InfiniteSource(LENGTH 1, LIMIT 20) -> e; InfiniteSource(LENGTH 1001, LIMIT 20) -> e;
+C
+run "$SHOAL" run -q "$tmp/u6.click" OUT="$tmp/u6.pcap"
+check "$(count "$tmp/u6.pcap" -o udp.check_checksum:TRUE -Y 'udp.checksum.status == 1 && ipv6.dst == 2001:db8::2 && udp.dstport == 40001')" 40 "UDPIP6Encap checksums"
+check "$(count "$tmp/u6.pcap" -Y '_ws.malformed || udp.length != ipv6.plen')" 0 "UDPIP6Encap lengths"
 echo "tshark oracle: $pass passed, $fail failed"
 [ "$fail" = 0 ]
