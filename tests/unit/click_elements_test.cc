@@ -1998,16 +1998,27 @@ TEST(SetRandIPAddress, InThePrefixWithALimitAndRandomBitErrorsAtTheRate) {
 TEST(QuitWatcher, StopsWhenTheSourceEndsAndTimestampAccumAndCPUSwitch) {
   auto r = run(R"(
     s :: InfiniteSource(LIMIT 100) -> SetTimestamp -> ta :: TimestampAccum -> c :: Counter -> Discard;
-    InfiniteSource -> Discard;
+    RatedSource(RATE 1000) -> ec :: Counter -> Discard;
     QuitWatcher(s);
     ChangeUID();
   )");
   ASSERT_TRUE(r->ok) << r->errors;
-  EXPECT_EQ(r->n("c.count"), 100u) << "the endless source did not keep it running";
+  EXPECT_EQ(r->n("c.count"), 100u);
+  EXPECT_LT(r->n("ec.count"), 2000u) << "the endless source did not keep it running";
   EXPECT_EQ(r->n("ta.count"), 100u);
   EXPECT_LE(std::stod(r->h("ta.min")), std::stod(r->h("ta.max")));
   EXPECT_GE(std::stod(r->h("ta.average_time")), 0.0);
   finish(*r);
+
+  for (int threads : {2, 3}) {  // the source runs on one worker, whichever: its own copy watches it
+    auto w = run(R"(s :: InfiniteSource(LIMIT 100) -> c :: Counter -> Discard;
+                    e :: RatedSource(RATE 1000) -> ec :: Counter -> Discard; QuitWatcher(s);)",
+                 threads);
+    ASSERT_TRUE(w->ok) << w->errors;
+    EXPECT_EQ(w->n("c.count"), 100u) << threads << " workers: not stopped before the source ended";
+    EXPECT_LT(w->n("ec.count"), 2000u) << threads << " workers: stopped within 2 s of it";
+    finish(*w);
+  }
 
   auto cs = run(R"(
     a :: InfiniteSource(LIMIT 5) -> s :: CPUSwitch; b :: InfiniteSource(LIMIT 7) -> s;

@@ -15,7 +15,7 @@
 
 namespace shoal::siit {
 
-constexpr uint32_t kMaxOut = 65535 + 40 + 8;  // an IPv4 datagram's growth: header and fragment header
+constexpr uint32_t kMaxOut = 65535 + 128;  // an IPv4 datagram grown by IPv6 headers (and a quoted packet's)
 
 // Every reason a translation gives (the elements' drop reasons).
 constexpr const char* kReasons[] = {"not-ipv4",

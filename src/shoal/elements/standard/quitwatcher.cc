@@ -25,16 +25,20 @@ class QuitWatcher : public Element {
     for (const std::string& n : names_) {
       Element* e = find_element_from(*this, n);
       if (!e) throw std::runtime_error(fmt::format("no element named '{}'", n));
-      // Each watched element's home worker watches it: its other copies may
-      // never run a task (a source's packets are made on one worker).
-      if (e->home_thread() == worker().id()) watched_.push_back(e);
+      watched_.push_back(e);
     }
     timer_.owner = this;
     timer_.background = true;  // (watching does not keep a finished run going)
-    if (!watched_.empty()) worker().schedule(timer_, worker().now_ns() + kPeriodNs);
+    worker().schedule(timer_, worker().now_ns() + kPeriodNs);
   }
+  // Each watched element's home worker watches it (its other copies may
+  // never run a task: a source's packets are made on one worker); home
+  // workers are known once every element has initialized.
   void run_timer(Timer&) override {
+    bool any = false;
     for (Element* e : watched_) {
+      if (e->home_thread() != worker().id()) continue;
+      any = true;
       if (e->find_handler("scheduled") == nullptr) {
         run_error(fmt::format("'{}' has no task to watch (no 'scheduled' handler)", e->name()));
         return;
@@ -44,7 +48,7 @@ class QuitWatcher : public Element {
         return;
       }
     }
-    worker().schedule(timer_, worker().now_ns() + kPeriodNs);
+    if (any) worker().schedule(timer_, worker().now_ns() + kPeriodNs);
   }
 
  private:
