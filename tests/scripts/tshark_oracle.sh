@@ -3,7 +3,7 @@
 # Classifier's TCP/UDP split matches tshark's; ToIPSummaryDump's and
 # ARPPrint's fields match tshark's; FromDump reads pcapng (written by editcap) like pcap;
 # tshark reassembles IP6Fragmenter's fragments into the packets that went in;
-# UDPIP6Encap's checksums are right.
+# UDPIP6Encap's and FastTCPFlows' checksums are right.
 set -u
 SHOAL=$1
 command -v tshark >/dev/null || { echo "skipped: tshark not installed"; exit 77; }
@@ -114,5 +114,10 @@ C
 run "$SHOAL" run -q "$tmp/u6.click" OUT="$tmp/u6.pcap"
 check "$(count "$tmp/u6.pcap" -o udp.check_checksum:TRUE -Y 'udp.checksum.status == 1 && ipv6.dst == 2001:db8::2 && udp.dstport == 40001')" 40 "UDPIP6Encap checksums"
 check "$(count "$tmp/u6.pcap" -Y '_ws.malformed || udp.length != ipv6.plen')" 0 "UDPIP6Encap lengths"
+# FastTCPFlows: each run of FLOWSIZE packets a SYN, data and a FIN, checksums right.
+echo 'FastTCPFlows(0, 40, 80, FLOWS 4, FLOWSIZE 5) -> ToDump($OUT);' >"$tmp/tcpf.click"
+run "$SHOAL" run -q "$tmp/tcpf.click" OUT="$tmp/tcpf.pcap"
+check "$(count "$tmp/tcpf.pcap" -o tcp.check_checksum:TRUE -Y 'tcp.checksum.status == 1')" 40 "FastTCPFlows checksums"
+check "$(count "$tmp/tcpf.pcap" -Y 'tcp.flags == 0x002')/$(count "$tmp/tcpf.pcap" -Y 'tcp.flags == 0x011')/$(count "$tmp/tcpf.pcap" -Y 'tcp.flags == 0x018')" 8/8/24 "FastTCPFlows SYN/FIN/data"
 echo "tshark oracle: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -5,11 +5,16 @@
 
 #include "shoal/elements/common.hh"
 #include "shoal/io/traffic.hh"
+#include "shoal/kernels/bytes.hh"
+#include "shoal/kernels/checksum.hh"
 
 namespace shoal {
 
 class FastUDPFlows : public SourceElement {
  public:
+  FastUDPFlows() = default;
+  // FastTCPFlows: TCP, each flow's packets a SYN, data and a FIN.
+  explicit FastUDPFlows(bool tcp_flows) : tcp_flows_(tcp_flows) {}
   void configure(Args& a) override {
     io::TrafficSpec s;
     EtherAddr se, de;
@@ -21,7 +26,7 @@ class FastUDPFlows : public SourceElement {
     std::memcpy(di.b.data(), s.dst_ip.data(), 4);
     std::memcpy(si6.b.data(), s.src_ip6.data(), 16);
     std::memcpy(di6.b.data(), s.dst_ip6.data(), 16);
-    std::string proto = "udp";
+    std::string proto = tcp_flows_ ? "tcp" : "udp";
     int64_t length = -1;
     a.read_p("RATE", rate_)
         .read_p("LIMIT", limit_)
@@ -42,6 +47,8 @@ class FastUDPFlows : public SourceElement {
     read_source_args(a, 32);
     a.complete();
     if (!io::parse_proto(proto, s.proto)) a.fail(fmt::format("PROTO must be udp, tcp, icmp or mix, not '{}'", proto));
+    if (tcp_flows_ && (s.proto != io::Proto::TCP || s.imix)) a.fail("FastTCPFlows makes TCP flows (no PROTO, no IMIX)");
+    if (tcp_flows_ && s.flowsize < 3) a.fail("FLOWSIZE must be at least 3 (a SYN, data, a FIN)");
     if (s.flows == 0) a.fail("FLOWS must be at least 1");
     if (rate_ < 0) a.fail("RATE must not be negative");
     std::memcpy(s.src_mac.data(), se.b.data(), 6);
@@ -95,6 +102,7 @@ class FastUDPFlows : public SourceElement {
       Packet* p = worker().pool().alloc(gen_->length_of(i));
       if (!p) break;
       gen_->build(i, f, p->data());
+      if (tcp_flows_) set_flags(p->data(), i);
       p->set_timestamp_ns(ts);
       b->append(p);
       ++next_;
@@ -108,6 +116,18 @@ class FastUDPFlows : public SourceElement {
   }
 
  private:
+  // A flow's first packet is a SYN, its last a FIN|ACK, the others PSH|ACK
+  // (the generator's), the TCP checksum updated (RFC 1624).
+  void set_flags(uint8_t* frame, uint64_t i) const {
+    uint64_t at = i % gen_->spec().flowsize;
+    uint8_t flags = at == 0 ? 0x02 : at + 1 == gen_->spec().flowsize ? 0x11 : 0x18;
+    uint8_t* l4 = frame + 14 + (gen_->spec().ipv6 ? 40 : 20);
+    uint16_t from = k::load_be16(l4 + 12);
+    l4[13] = flags;
+    k::store_be16(l4 + 16, k::csum_update16(k::load_be16(l4 + 16), from, k::load_be16(l4 + 12)));
+  }
+
+  bool tcp_flows_ = false;
   std::unique_ptr<io::TrafficGen> gen_;
   std::vector<bool> mine_;
   double rate_ = 0;
@@ -148,5 +168,43 @@ SHOAL_ELEMENT(
                  {"flows", "r", "number of flows"},
                  {"active", "rw", "emitting or paused"}},
     .example = "FastUDPFlows(LENGTH 64, FLOWS 1024, LIMIT 1000000, STOP true) -> Counter -> Discard;");
+
+class FastTCPFlows : public FastUDPFlows {
+ public:
+  FastTCPFlows() : FastUDPFlows(true) {}
+};
+SHOAL_ELEMENT(FastTCPFlows, .name = "FastTCPFlows", .ports = "0/1", .processing = "a/a",
+              .summary = "generates many TCP flows from memory, fast: a SYN, data, a FIN each",
+              .description =
+                  "FastUDPFlows making TCP: each run of FLOWSIZE (at least 3) consecutive packets of a flow is a SYN, "
+                  "FLOWSIZE - 2 PSH|ACK data segments and a FIN|ACK, with valid checksums (FastClick's leaves them as "
+                  "built). The arguments, handlers and worker split are FastUDPFlows' (PROTO is TCP, no IMIX).",
+              .args = {{"RATE", "real", "packets per second, 0 = unlimited (default 0)"},
+                       {"LIMIT", "integer", "total packets, -1 = unlimited (default)"},
+                       {"LENGTH", "unsigned",
+                        "frame length in bytes (default 64, or the smallest frame the headers allow)"},
+                       {"SRCETH", "Ethernet address", "source MAC"},
+                       {"SRCIP", "IPv4 address", "first source address"},
+                       {"DSTETH", "Ethernet address", "destination MAC"},
+                       {"DSTIP", "IPv4 address", "destination"},
+                       {"FLOWS", "unsigned", "number of flows (default 1)"},
+                       {"FLOWSIZE", "unsigned", "packets per flow run: a SYN, data, a FIN (at least 3)"},
+                       {"IPV6", "boolean", "IPv6 instead of IPv4"},
+                       {"SRCIP6", "IPv6 address", "first source address"},
+                       {"DSTIP6", "IPv6 address", "destination"},
+                       {"DSTRANDOM", "boolean", "each flow gets its own pseudo-random unicast destination"},
+                       {"PROTO", "tcp", "accepted as tcp only"},
+                       {"IMIX", "boolean", "accepted as false only"},
+                       {"TTL", "byte", "TTL or hop limit (default 64)"},
+                       {"BURST", "unsigned", "packets per batch (default 32)"},
+                       {"STOP", "boolean", "stop at LIMIT"},
+                       {"END_CALL", "handler call", "call a write handler ('elem.handler VALUE') when done"},
+                       {"ACTIVE", "boolean", "emit when true"}},
+              .handlers = {{"count", "r", "packets emitted"},
+                           {"flows", "r", "number of flows"},
+                           {"active", "rw", "emitting or paused"}},
+              .example =
+                  "FastTCPFlows(0, 1000000, 64, 0:1:2:3:4:5, 10.0.0.1, 6:7:8:9:a:b, 10.1.0.1, 100, 10, STOP true) -> "
+                  "Counter -> Discard;");
 
 }  // namespace shoal
