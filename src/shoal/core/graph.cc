@@ -287,8 +287,6 @@ bool Router::initialize(Diagnostics& diag) {
       // Click's 'scheduled' handler, for elements that run a task.
       if (e->task_ >= 0 && !e->find_handler("scheduled"))
         e->add_read_handler("scheduled", [el = e] { return el->task_active() ? "true" : "false"; });
-      // ... and 'home_thread': the worker that runs it (every worker runs a
-      // copy; one copy does the work of a single-flow source or a Script)
       // ... and 'tickets' (Click's stride scheduling share; ScheduleInfo sets it).
       if (e->task_ >= 0 && !e->find_handler("tickets")) {
         e->add_read_handler("tickets", [el = e] { return std::to_string(el->tickets()); });
@@ -299,6 +297,8 @@ bool Router::initialize(Diagnostics& diag) {
           el->set_tickets(uint32_t(t));
         });
       }
+      // ... and 'home_thread': the worker that runs it (every worker runs a
+      // copy; one copy does the work of a single-flow source or a Script)
       if (e->task_ >= 0 && !e->find_handler("home_thread"))
         e->add_read_handler("home_thread", [el = e] { return std::to_string(el->home_thread()); });
     } catch (const ConfigError& err) {

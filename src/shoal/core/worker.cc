@@ -1,8 +1,8 @@
 #include "shoal/core/worker.hh"
-#include <algorithm>
 
 #include <time.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "shoal/core/element.hh"
