@@ -2,8 +2,9 @@
 """Socket against Python's own sockets: TCP, UDP, UNIX and UNIX_DGRAM
 servers echoing what they get (pushed, and pulled through a Queue), a TCP
 client delivering a byte stream whole, ALLOW and DENY, a refused connection
-that stops the router with the reason, and two workers. Each router is
-stopped by SIGINT and must exit 0 with balanced accounting.
+that stops the router with the reason, two workers, and a hot swap that
+keeps the connection. Each router is stopped by SIGINT (or its ControlSocket)
+and must exit 0 with balanced accounting.
 Usage: sockets.py SHOAL"""
 import json, os, random, signal, socket, subprocess, sys, tempfile, time
 
@@ -185,5 +186,23 @@ for allow, let_in in [("", False), ("127.0.0.0/8 0", True)]:
         check("DENY 0.0.0.0/0: the connection is closed unanswered", not ok and c.returncode == 0,
               "rc %s %s" % (c.returncode, err))
         check("DENY: counted by s.refused", out.strip().endswith("1"), out + err)
+
+# A hot swap to the same Socket keeps the socket and its connection.
+port = free_port()
+ctl = os.path.join(tmp, "ctl.sock")
+r = Router("ControlSocket(unix, %s); s :: Socket(TCP, 127.0.0.1, %d); s -> s;" % (ctl, port))
+try:
+    c = connect(socket.AF_INET, ("127.0.0.1", port))
+    c.sendall(b"before")
+    got = c.recv(100)
+    swap = subprocess.run([SHOAL, "ctl", "-u", ctl, "reload"], capture_output=True, text=True, timeout=20)
+    c.sendall(b"after")
+    got += c.recv(100)
+    ok, detail = got == b"beforeafter" and swap.returncode == 0, (got, swap.stderr)
+except OSError as e:
+    ok, detail = False, repr(e)
+rc, acct = r.stop()
+check("hot swap: the connection kept, still echoed", ok, detail)
+check("hot swap: exit 0, balanced", rc == 0 and acct.get("balanced"), "rc %s %s %s" % (rc, acct, r.err))
 
 sys.exit(1 if fails else 0)
