@@ -6,7 +6,8 @@
 # and through FromHost and ToHost (IPv4 frames come marked: no CheckIPHeader).
 # A hot swap keeps the devices (same interface index, pings still answered);
 # a second router asking for a device in use fails to start with the reason;
-# the devices are gone when Shoal ends. THREADS=N: N workers.
+# the devices are gone when Shoal ends. ICMPPingSource pings the kernel
+# through a TUN device and counts its replies. THREADS=N: N workers.
 # Exit 77 (skipped) where namespaces or TUN devices cannot be made.
 NEEDS="ping" . "$(dirname "$0")/lib.sh"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
@@ -77,5 +78,14 @@ check "exit status 0" test "$rc" = 0
 check "the devices are gone" sh -c "! ip netns exec $R ip link show shtun0 2>/dev/null && ! ip netns exec $R ip link show shtap0 2>/dev/null && ! ip netns exec $R ip link show shhost0 2>/dev/null"
 check "balanced" /usr/bin/python3 -c \
   'import json,sys; a=json.load(open(sys.argv[1]))["accounting"]; print(a); sys.exit(0 if a["balanced"] else 1)' "$tmp/stats.json"
+
+pings() {  # ICMPPingSource's requests answered by the kernel through a TUN device
+  inr "$SHOAL" click -e 'p :: ICMPPingSource(10.81.0.2, 10.81.0.1, INTERVAL 0.05, LIMIT 20, STOP true, DATA "0123456789abcdef", VERBOSE false)
+    -> t :: KernelTun(10.81.0.1/24, DEVNAME shtun1); t -> p;' -h p.summary -h p.rtt_min -h p.rtt_max >"$tmp/ping" 2>&1
+  local rc=$?; cat "$tmp/ping"; [ "$rc" = 0 ] || return 1
+  grep -q '^20 packets transmitted, 20 received, 0% packet loss$' "$tmp/ping" || return 1
+  # a measured RTT: not zero, and under a second
+  sed -n '/^p.rtt_max:/{n;p}' "$tmp/ping" | grep -Eq '^([0-9]+us|0\.[0-9]*[1-9][0-9]*s)$'; }
+check "ICMPPingSource: 20 requests through a TUN device, 20 replies from the kernel, RTTs measured" pings
 echo "netns_tun: $pass passed, $fail failed"
 [ "$fail" = 0 ]

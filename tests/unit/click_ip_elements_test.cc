@@ -594,3 +594,79 @@ TEST(AnonymizeIPAddr, PreservesPrefixesClassesAndChecksums) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// ICMPPingSource against ICMPPingResponder, under simulated time: replies
+// come back 3 ms later (stamped when they arrive), the third request is
+// lost and every reply is seen twice, so the summary says 10 sent, 9
+// received, 9 duplicates, 10% loss, RTTs of 3 ms. The requests are Click's
+// bytes: TTL 200, IP ID and sequence 1, 2, ..., the identifier as Click
+// writes it on Linux, checksums right (CheckIPHeader and CheckICMPHeader
+// pass them all).
+TEST(ICMPPingSource, CountsRepliesAndRTTsAsPing) {
+  std::string out = tmpdir() + "/ping.pcap";
+  set_simulated_time(true);
+  auto r = run(fmt::format(R"(
+    ping :: ICMPPingSource(10.0.0.1, 10.0.0.2, INTERVAL 0.01, LIMIT 10, STOP true, DATA "hello", IDENTIFIER 7,
+                           VERBOSE false)
+      -> t :: Tee -> ToDump({}, ENCAP IP);
+    t[1] -> CheckIPHeader -> ci :: CheckICMPHeader -> lose :: Classifier(26/0003, -);
+    lose[0] -> Discard;
+    lose[1] -> ICMPPingResponder -> Queue -> DelayUnqueue(0.003) -> SetTimestamp -> twice :: Tee;
+    twice[0] -> ping; twice[1] -> ping;
+  )",
+                           out));
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->h("ping.summary"),
+            "10 packets transmitted, 9 received, +9 duplicates, 10% packet loss\n"
+            "rtt min/avg/max/mdev = 3.000/3.000/3.000/0.000\n");
+  EXPECT_EQ(r->h("ping.rtt_min"), "0.003s");
+  EXPECT_EQ(r->h("ping.count"), "10");
+  EXPECT_EQ(r->n("ci.count"), 10u) << "every request's ICMP checksum is right";
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 10u);
+  for (size_t i = 0; i < f.size(); ++i) {
+    const auto& b = f[i].bytes;
+    ASSERT_EQ(b.size(), 33u);
+    EXPECT_EQ(b[8], 200) << "TTL";
+    EXPECT_EQ(k::load_be16(b.data() + 4), i + 1) << "IP ID";
+    EXPECT_EQ(b[20], 8) << "echo request";
+    uint16_t id;
+    std::memcpy(&id, b.data() + 24, 2);
+    EXPECT_EQ(id, 7) << "the identifier in this machine's byte order";
+    EXPECT_EQ(k::load_be16(b.data() + 26), i + 1) << "sequence";
+    EXPECT_EQ(std::string(b.begin() + 28, b.end()), "hello");
+  }
+  EXPECT_EQ(f[9].ts - f[0].ts, 90'000'000u) << "every INTERVAL";
+  finish(*r);
+}
+
+// Pulled, one request per packet asked for, LIMIT in all; with MIRROR each
+// reply goes straight back out as the next request (past LIMIT); and MIRROR
+// on a pulled output is an error, as in Click.
+TEST(ICMPPingSource, PulledAndMirrored) {
+  auto r = run(R"(
+    ICMPPingSource(1.0.0.1, 1.0.0.2, LIMIT 3, STOP true) -> Unqueue -> c :: Counter -> Discard;
+  )");
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("c.count"), 3u);
+  finish(*r);
+  set_simulated_time(true);
+  auto m = run(R"(
+    ping :: ICMPPingSource(1.0.0.1, 1.0.0.2, INTERVAL 0.01, LIMIT 1, MIRROR true, DATA "again", VERBOSE false)
+      -> c :: Counter -> ICMPPingResponder -> Queue -> DelayUnqueue(0.001) -> SetTimestamp -> ping;
+    Script(wait 0.0505, stop);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(m->ok) << m->errors;
+  EXPECT_EQ(m->n("c.count"), 41u) << "the first at 10 ms, then one a millisecond until 50 ms";
+  EXPECT_EQ(m->h("ping.rtt_max"), "0.001s");
+  finish(*m);
+  auto bad = run("ICMPPingSource(1.0.0.1, 1.0.0.2, MIRROR true) -> Unqueue -> Discard;");
+  EXPECT_FALSE(bad->ok);
+  EXPECT_NE(bad->errors.find("MIRROR invalid on pull element"), std::string::npos) << bad->errors;
+}
+
+}  // namespace shoal::test
