@@ -3,7 +3,9 @@
 # Classifier's TCP/UDP split matches tshark's; ToIPSummaryDump's and
 # ARPPrint's fields match tshark's; FromDump reads pcapng (written by editcap) like pcap;
 # tshark reassembles IP6Fragmenter's fragments into the packets that went in;
-# UDPIP6Encap's and FastTCPFlows' checksums are right.
+# UDPIP6Encap's and FastTCPFlows' checksums are right; EtherVLANEncap's
+# tags read right, and StripEtherVLANHeader undoes it; ICMPPingSource's
+# requests are right.
 set -u
 SHOAL=$1
 command -v tshark >/dev/null || { echo "skipped: tshark not installed"; exit 77; }
@@ -119,5 +121,28 @@ echo 'FastTCPFlows(0, 40, 80, FLOWS 4, FLOWSIZE 5) -> ToDump($OUT);' >"$tmp/tcpf
 run "$SHOAL" run -q "$tmp/tcpf.click" OUT="$tmp/tcpf.pcap"
 check "$(count "$tmp/tcpf.pcap" -o tcp.check_checksum:TRUE -Y 'tcp.checksum.status == 1')" 40 "FastTCPFlows checksums"
 check "$(count "$tmp/tcpf.pcap" -Y 'tcp.flags == 0x002')/$(count "$tmp/tcpf.pcap" -Y 'tcp.flags == 0x011')/$(count "$tmp/tcpf.pcap" -Y 'tcp.flags == 0x018')" 8/8/24 "FastTCPFlows SYN/FIN/data"
+# EtherVLANEncap: tshark reads the 802.1Q tags (ID, priority) and the IP and
+# UDP inside; the native VLAN goes untagged; StripEtherVLANHeader then
+# EtherVLANEncap(ANNO) gives the same frames back byte for byte.
+cat >"$tmp/vlan.click" <<'C'
+FastUDPFlows(0, 30, 200, 2:0:0:0:0:1, 10.0.0.1, 2:0:0:0:0:2, 10.0.0.2, 5) -> Strip(14)
+  -> s :: RoundRobinSwitch;
+s[0] -> EtherVLANEncap(0x0800, 2:0:0:0:0:1, 2:0:0:0:0:2, VLAN_ID 42, VLAN_PCP 5) -> w :: ToDump($OUT);
+s[1] -> EtherVLANEncap(0x0800, 2:0:0:0:0:1, 2:0:0:0:0:2, 0) -> w;
+s[2] -> EtherVLANEncap(0x0800, 2:0:0:0:0:1, 2:0:0:0:0:2, 0x2007, NATIVE_VLAN -1) -> w;
+C
+run "$SHOAL" run -q "$tmp/vlan.click" OUT="$tmp/vlan.pcap"
+check "$(count "$tmp/vlan.pcap" -Y 'vlan.id == 42 && vlan.priority == 5 && vlan.etype == 0x0800 && udp.length == 166')" 10 "EtherVLANEncap tags"
+check "$(count "$tmp/vlan.pcap" -Y 'vlan.id == 7 && vlan.priority == 1 && udp')" 10 "EtherVLANEncap TCI"
+check "$(count "$tmp/vlan.pcap" -Y '!vlan && eth.type == 0x0800 && udp')" 10 "EtherVLANEncap native VLAN untagged"
+check "$(count "$tmp/vlan.pcap" -Y '_ws.malformed || ip.checksum.status == 2' -o ip.check_checksum:TRUE)" 0 "EtherVLANEncap frames whole"
+echo 'FromDump($IN, STOP true) -> StripEtherVLANHeader -> EtherVLANEncap(0x0800, 2:0:0:0:0:1, 2:0:0:0:0:2, ANNO) -> ToDump($OUT);' >"$tmp/vlan2.click"
+run "$SHOAL" run -q "$tmp/vlan2.click" IN="$tmp/vlan.pcap" OUT="$tmp/vlan2.pcap"
+check "$(tshark -r "$tmp/vlan2.pcap" -T fields -e frame 2>/dev/null | md5sum)/$(count "$tmp/vlan2.pcap")" "$(tshark -r "$tmp/vlan.pcap" -T fields -e frame 2>/dev/null | md5sum)/30" "StripEtherVLANHeader then EtherVLANEncap(ANNO): the same frames"
+check "$(cmp -s <(tail -c +25 "$tmp/vlan.pcap" | od -An -tx1 | md5sum) <(tail -c +25 "$tmp/vlan2.pcap" | od -An -tx1 | md5sum); echo $?)" 0 "StripEtherVLANHeader round trip, byte for byte"
+# ICMPPingSource: echo requests whose checksums tshark finds right, sequence 1..5.
+echo 'ICMPPingSource(10.0.0.1, 10.0.0.2, INTERVAL 0.001, LIMIT 5, STOP true, DATA "abcdefgh") -> ToDump($OUT, ENCAP IP);' >"$tmp/ping.click"
+run "$SHOAL" run -q "$tmp/ping.click" OUT="$tmp/ping.pcap"
+check "$(tshark -r "$tmp/ping.pcap" -o ip.check_checksum:TRUE -Y 'icmp.type == 8 && icmp.checksum.status == 1 && ip.checksum.status == 1 && ip.ttl == 200' -T fields -e icmp.seq 2>/dev/null | tr '\n' ' ')" "1 2 3 4 5 " "ICMPPingSource requests"
 echo "tshark oracle: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -2033,3 +2033,37 @@ TEST(QuitWatcher, StopsWhenTheSourceEndsAndTimestampAccumAndCPUSwitch) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// EtherVLANEncap's header and Click's `config` text; its handlers change
+// the tag; StripEtherVLANHeader(-1) sends untagged frames to output 1 and
+// strips tagged ones to the network header.
+TEST(EtherVLANEncap, TagsAndStripEtherVLANHeaderUndoes) {
+  std::string out = tmpdir() + "/vlan.pcap";
+  auto r = run(fmt::format(R"(
+    e :: EtherVLANEncap(0x86dd, 1:1:1:1:1:1, 2:2:2:2:2:2, VLAN_ID 9, VLAN_PCP 3, NATIVE_VLAN 5);
+    InfiniteSource(DATA "abcd", LIMIT 1) -> e -> t :: Tee -> ToDump({}, ENCAP ETHER);
+    t[1] -> s :: StripEtherVLANHeader(-1) -> c :: Counter -> Discard;
+    s[1] -> u :: Counter -> Discard;
+    InfiniteSource(DATA "abcd", LIMIT 1) -> EtherEncap(0x0800, 1:1:1:1:1:1, 2:2:2:2:2:2) -> s;
+  )",
+                           out));
+  ASSERT_TRUE(r->ok) << r->errors;
+  auto f = read_pcap(out);
+  ASSERT_EQ(f.size(), 1u);
+  const std::vector<uint8_t> want = {2, 2,    2,    2,    2,    2,    1,    1,   1,   1,   1,
+                                     1, 0x81, 0x00, 0x60, 0x09, 0x86, 0xdd, 'a', 'b', 'c', 'd'};
+  EXPECT_EQ(f[0].bytes, want);
+  EXPECT_EQ(r->h("e.config"), "01-01-01-01-01-01, 02-02-02-02-02-02, 34525, VLAN_ID 9, VLAN_PCP 3, NATIVE_VLAN 5");
+  EXPECT_EQ(r->h("e.vlan_tci"), "24585");
+  EXPECT_EQ(r->n("c.count"), 1u);
+  EXPECT_EQ(r->n("u.count"), 1u) << "untagged, and NATIVE_VLAN -1";
+  std::string err;
+  EXPECT_TRUE(r->rt->write_handler("e.vlan_id", "5", err)) << err;
+  EXPECT_EQ(r->h("e.config"), "01-01-01-01-01-01, 02-02-02-02-02-02, 34525, VLAN_ID 5, VLAN_PCP 3, NATIVE_VLAN 5");
+  EXPECT_FALSE(r->rt->write_handler("e.vlan_pcp", "8", err));
+  finish(*r);
+}
+
+}  // namespace shoal::test
