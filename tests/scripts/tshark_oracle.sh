@@ -5,7 +5,8 @@
 # tshark reassembles IP6Fragmenter's fragments into the packets that went in;
 # UDPIP6Encap's and FastTCPFlows' checksums are right; EtherVLANEncap's
 # tags read right, and StripEtherVLANHeader undoes it; ICMPPingSource's
-# requests are right.
+# requests are right; so are TCPIPSend's, DynamicUDPIPEncap's, RIPSend's,
+# ARPFaker's and EtherPauseSource's packets.
 set -u
 SHOAL=$1
 command -v tshark >/dev/null || { echo "skipped: tshark not installed"; exit 77; }
@@ -144,5 +145,29 @@ check "$(cmp -s <(tail -c +25 "$tmp/vlan.pcap" | od -An -tx1 | md5sum) <(tail -c
 echo 'ICMPPingSource(10.0.0.1, 10.0.0.2, INTERVAL 0.001, LIMIT 5, STOP true, DATA "abcdefgh") -> ToDump($OUT, ENCAP IP);' >"$tmp/ping.click"
 run "$SHOAL" run -q "$tmp/ping.click" OUT="$tmp/ping.pcap"
 check "$(tshark -r "$tmp/ping.pcap" -o ip.check_checksum:TRUE -Y 'icmp.type == 8 && icmp.checksum.status == 1 && ip.checksum.status == 1 && ip.ttl == 200' -T fields -e icmp.seq 2>/dev/null | tr '\n' ' ')" "1 2 3 4 5 " "ICMPPingSource requests"
+# Click's packet makers, decoded by tshark: TCPIPSend's segments (flags,
+# ports, checksums), DynamicUDPIPEncap's ports stepping every 3 packets,
+# RIPSend's RIPv2 entry, ARPFaker's reply, EtherPauseSource's PAUSE frames
+# (pulled through an Unqueue).
+cat >"$tmp/mk.click" <<'C'
+t :: TCPIPSend -> ToDump(${OUT}tcp.pcap, ENCAP IP);
+Script(write t.send 10.0.0.1 1234 10.0.0.2 80 1000 0 2 3, write t.send 10.0.0.2 80 10.0.0.1 1234 5000 1001 18);
+InfiniteSource(LENGTH 10, LIMIT 7) -> DynamicUDPIPEncap(1.0.0.1, 1000, 2.0.0.2, 2000, true, 3) -> ToDump(${OUT}dyn.pcap, ENCAP IP);
+RIPSend(18.26.4.24, 18.26.4.255, 10.0.0.0/8, 10, INTERVAL 0.001, LIMIT 2) -> ToDump(${OUT}rip.pcap, ENCAP IP);
+ARPFaker(18.26.4.1, 0:e0:2b:b:1a:0, 18.26.4.99, 00:a0:c9:9c:fd:9c, INTERVAL 0.001, LIMIT 2) -> ToDump(${OUT}arp.pcap);
+EtherPauseSource(00:1e:13:22:48:91, 390, LIMIT 2) -> Unqueue -> ToDump(${OUT}pause.pcap);
+Script(wait 0.05, stop);
+C
+run "$SHOAL" click "$tmp/mk.click" OUT="$tmp/"
+f() { local file=$1 filter=$2; shift 2; tshark -r "$file" -o tcp.check_checksum:TRUE -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE -Y "$filter" -T fields "$@" 2>/dev/null | tr '\n' ' '; }
+check "$(f "$tmp/tcp.pcap" 'tcp.checksum.status == 1 && ip.checksum.status == 1 && ip.flags.df == 1 && ip.ttl == 255 && tcp.window_size_value == 32120' -e tcp.srcport -e tcp.flags -e tcp.seq_raw -e tcp.ack_raw)" \
+  "1234	0x0002	1000	0 1234	0x0002	1000	0 1234	0x0002	1000	0 80	0x0012	5000	1001 " "TCPIPSend segments"
+check "$(f "$tmp/dyn.pcap" 'udp.checksum.status == 1 && ip.checksum.status == 1 && udp.length == 18' -e udp.srcport -e udp.dstport)" \
+  "1000	2000 1000	2000 1000	2000 1001	2001 1001	2001 1001	2001 1002	2002 " "DynamicUDPIPEncap ports"
+check "$(f "$tmp/rip.pcap" 'udp.checksum.status == 1 && ip.checksum.status == 1 && rip.version == 2 && rip.command == 2' -e rip.ip -e rip.netmask -e rip.next_hop -e rip.metric)" \
+  "10.0.0.0	255.0.0.0	18.26.4.24	10 10.0.0.0	255.0.0.0	18.26.4.24	10 " "RIPSend advertisements"
+check "$(f "$tmp/arp.pcap" 'arp.opcode == 2 && eth.dst == 00:e0:2b:0b:1a:00' -e arp.src.proto_ipv4 -e arp.src.hw_mac -e arp.dst.proto_ipv4)" \
+  "18.26.4.99	00:a0:c9:9c:fd:9c	18.26.4.1 18.26.4.99	00:a0:c9:9c:fd:9c	18.26.4.1 " "ARPFaker replies"
+check "$(f "$tmp/pause.pcap" 'macc.opcode == 1 && eth.dst == 01:80:c2:00:00:01 && eth.src == 00:1e:13:22:48:91' -e macc.pause_time)" "390 390 " "EtherPauseSource frames"
 echo "tshark oracle: $pass passed, $fail failed"
 [ "$fail" = 0 ]
