@@ -50,6 +50,10 @@ sys.exit(0 if got == sent else 1)'; }
 check "UDP through the TUN device: 200 datagrams mirrored back intact" udp
 check "mirrored.count is 200" test "$(ctl read mirrored.count)" = 200
 check "tun.dev_name is shtun0" test "$(ctl read tun.dev_name)" = shtun0
+asleep() {  # while nothing comes, the reader's task sleeps on the device: no reads in a second
+  local a b; a=$(ctl read tun.selected_calls); sleep 1; b=$(ctl read tun.selected_calls)
+  echo "device reads in 1 s while idle: $((b - a))"; [ $((b - a)) -lt 50 ]; }
+check "the idle reader sleeps on the device instead of polling it" asleep
 check "the TAP device has ETHER 02:00:00:00:00:01 and MTU 1400" sh -c \
   "ip netns exec $R ip -o link show shtap0 | grep -q 'mtu 1400 .*link/ether 02:00:00:00:00:01'"
 check "ping through the TAP device (ARP answered by Shoal)" inr ping -c 5 -i 0.1 -W 2 10.78.0.2

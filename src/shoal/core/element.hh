@@ -173,6 +173,8 @@ class Element {
   // A notifier says packets are available again: resume the task, unless
   // the element was switched off (ACTIVE false).
   virtual void wake_task() { set_task_active(true); }
+  // A descriptor the element watches (Worker::add_select) is readable.
+  virtual void selected(int fd) { wake_task(); }
   // At a stop, before on_stop: push on what the element holds that needs no
   // new input to finish (offload aggregates in flight); true while some
   // remains. The worker calls it until every element says false (2 s at

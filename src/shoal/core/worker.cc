@@ -1,8 +1,12 @@
 #include "shoal/core/worker.hh"
 
+#include <poll.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <thread>
 
 #include "shoal/core/element.hh"
@@ -96,7 +100,46 @@ Worker::Worker(int id, int nworkers, Runtime* rt, const PoolConfig& pool, uint32
   refresh_now();
 }
 
-Worker::~Worker() = default;
+Worker::~Worker() {
+  if (epfd_ >= 0) ::close(epfd_);
+}
+
+bool Worker::add_select(int fd, Element* e) {
+  if (epfd_ < 0 && (epfd_ = ::epoll_create1(EPOLL_CLOEXEC)) < 0) return false;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  // (A descriptor closed while watched left epoll by itself: its number may
+  // come back as a new one.)
+  if (::epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) < 0 &&
+      (errno != EEXIST || ::epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) < 0))
+    return false;
+  selects_[fd] = e;
+  return true;
+}
+
+void Worker::remove_select(int fd, Element* e) {
+  auto it = selects_.find(fd);
+  if (it == selects_.end() || it->second != e) return;
+  selects_.erase(it);
+  if (epfd_ >= 0) ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);  // (gone already if fd was closed)
+}
+
+// ppoll on the epoll descriptor gives a nanosecond timeout; the events are
+// then collected without waiting.
+void Worker::idle_wait(uint64_t ns) {
+  if (selects_.empty()) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+    return;
+  }
+  pollfd pfd{epfd_, POLLIN, 0};
+  timespec ts{time_t(ns / 1000000000u), long(ns % 1000000000u)};
+  if (::ppoll(&pfd, 1, &ts, nullptr) <= 0) return;
+  epoll_event evs[32];
+  int n = ::epoll_wait(epfd_, evs, 32, 0);
+  for (int i = 0; i < n; ++i)
+    if (auto it = selects_.find(evs[i].data.fd); it != selects_.end()) it->second->selected(it->first);
+}
 
 int Worker::add_task(Element* e) {
   tasks_.push_back({e, true});
@@ -193,7 +236,7 @@ void Worker::run() {
       if (quiescent_.exchange(false, std::memory_order_acq_rel)) rt_->note_quiescent(false);
       continue;
     }
-    bool nothing_left = !any_active && live_timers_ == 0 && !mail_pending();
+    bool nothing_left = !any_active && live_timers_ == 0 && !mail_pending() && selects_.empty();
     for (auto& t : tasks_) nothing_left &= !t.active;  // a notifier may have woken one during the loop
     if (nothing_left) {
       if (!quiescent_.exchange(true, std::memory_order_acq_rel)) rt_->note_quiescent(true);
@@ -216,12 +259,13 @@ void Worker::run() {
         continue;
       }
     }
-    // Idle: sleep until the next timer, at most 1 ms, so stops, mailbox
-    // messages and rate-limited sources stay responsive.
+    // Idle: sleep until the next timer or a watched descriptor, at most
+    // 1 ms, so stops, mailbox messages and rate-limited sources stay
+    // responsive.
     uint64_t wait = 1000000;
     if (!timers_.empty() && timers_.top().when > now_) wait = std::min<uint64_t>(wait, timers_.top().when - now_);
     if (any_active) wait = std::min<uint64_t>(wait, 20000);
-    std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+    idle_wait(wait);
   }
   // Work already handed to a device completes and goes on, so a stop does
   // not strand packets in flight (bounded: a wedged device cannot hang us).

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <queue>
@@ -83,6 +84,16 @@ class Worker {
   void schedule(Timer& t, uint64_t when_ns);
   void unschedule(Timer& t);
 
+  // Click's add_select: while the worker has nothing to do it waits on
+  // these descriptors (and its next timer) instead of polling them; one
+  // that becomes readable calls its element's selected() (which wakes its
+  // task). A descriptor watched keeps the worker from counting as idle for
+  // good. False when it cannot be watched (the element then polls).
+  // remove_select forgets fd only if e is the element watching it.
+  bool add_select(int fd, Element* e);
+  void remove_select(int fd, Element* e);
+  size_t selects() const { return selects_.size(); }
+
   // Runs f on this worker's thread at its next loop iteration.
   void post(std::function<void()> f);
   void run();  // until the runtime stops
@@ -114,6 +125,9 @@ class Worker {
   };
   bool run_timers();  // true when due timers remain (a bound was hit)
   bool drain_mailbox();
+  // Sleeps up to ns, or until a watched descriptor is readable (and then
+  // calls the elements watching the ready ones).
+  void idle_wait(uint64_t ns);
 
   int id_, n_;
   Runtime* rt_;
@@ -131,6 +145,8 @@ class Worker {
   std::atomic<bool> mbox_pending_{false};
   std::atomic<bool> quiescent_{false};
   std::atomic<uint64_t> sim_want_{0};
+  int epfd_ = -1;  // epoll instance for add_select (made on first use)
+  std::map<int, Element*> selects_;
 };
 
 // At a stop, after the drain: each element's end_at_stop() (the flow layer's

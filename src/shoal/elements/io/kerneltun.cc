@@ -80,9 +80,14 @@ void KernelTun::initialize() {
     add_task();
     set_task_active(true);
   }
+  // The reader sleeps while the device has nothing; the worker wakes it.
+  selecting_ = reader_ && worker().add_select(dev_->fd, this);
 }
 
-void KernelTun::cleanup() { dev_.reset(); }
+void KernelTun::cleanup() {
+  if (selecting_) worker().remove_select(dev_->fd, this);
+  dev_.reset();
+}
 
 void KernelTun::push(int, PacketBatch* b) {
   b->for_each([&](uint32_t, Packet* p) { write(p); });
@@ -91,7 +96,11 @@ void KernelTun::push(int, PacketBatch* b) {
 
 bool KernelTun::run_task() {
   bool did = reader_ && read_some() > 0;
-  if (ninputs() > 0 && input_proc(0) == Proc::Pull) {
+  bool pulls = ninputs() > 0 && input_proc(0) == Proc::Pull;
+  // Nothing to read and nothing to pull: asleep until the device has a
+  // packet (Worker::add_select).
+  if (selecting_ && !did && !pulls) set_task_active(false);
+  if (pulls) {
     // The reader's task stays scheduled to read; another copy's sleeps on
     // the upstream notifier.
     PacketBatch* b = reader_ ? input_pull(0, burst_) : pt_.pull();

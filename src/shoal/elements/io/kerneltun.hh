@@ -42,6 +42,7 @@ class KernelTun : public Element {
 
  private:
   bool reader_ = false, write_error_reported_ = false;
+  bool selecting_ = false;  // the reader sleeps on the descriptor (Worker::add_select)
   PullTask pt_;
   uint16_t r_not_ip_ = 0, r_no_ip_header_ = 0, r_mtu_ = 0, r_short_ = 0, r_send_ = 0;
   Stat packets_, sent_, selected_;

@@ -94,15 +94,22 @@ class RawSocket : public Element {
       add_task();
       set_task_active(true);
     }
+    // The reader sleeps while the socket has nothing; the worker wakes it.
+    selecting_ = reader_ && worker().add_select(sock_->fd, this);
   }
-  void cleanup() override { sock_.reset(); }
+  void cleanup() override {
+    if (selecting_) worker().remove_select(sock_->fd, this);
+    sock_.reset();
+  }
   void push(int, PacketBatch* b) override {
     b->for_each([&](uint32_t, Packet* p) { send(p); });
     recycle(b);
   }
   bool run_task() override {
     bool did = reader_ && read_some() > 0;
-    if (ninputs() > 0 && input_proc(0) == Proc::Pull) {
+    bool pulls = ninputs() > 0 && input_proc(0) == Proc::Pull;
+    if (selecting_ && !did && !pulls) set_task_active(false);  // until the socket has a packet
+    if (pulls) {
       // The reader's task stays scheduled to read; another copy's sleeps on
       // the upstream notifier.
       PacketBatch* b = reader_ ? input_pull(0, burst_) : pt_.pull();
@@ -174,7 +181,7 @@ class RawSocket : public Element {
   int proto_ = 0;
   uint16_t port_ = 0;
   uint32_t snaplen_ = 2048, headroom_ = 0, burst_ = 32;
-  bool reader_ = false, send_error_reported_ = false;
+  bool reader_ = false, send_error_reported_ = false, selecting_ = false;
   PullTask pt_;
   uint16_t r_runt_ = 0, r_send_ = 0;
   Stat packets_, sent_;

@@ -53,9 +53,13 @@ struct SocketConn {
     if (fd >= 0) ::close(fd);
     if (!unlink_path.empty()) ::unlink(unlink_path.c_str());
   }
+  // The copy that reads, whose task may sleep on `active`: woken when
+  // another copy closes it (mu held to change).
+  Element* reader = nullptr;
   void close_active() {  // (mu held)
     int a = active.exchange(-1);
     if (a >= 0 && a != fd) ::close(a);
+    if (Element* r = reader) r->worker().post([r] { r->wake_task(); });
   }
 };
 
@@ -132,6 +136,10 @@ class Socket : public Element {
       if (!conn_->error.empty()) throw std::runtime_error(conn_->error);
     }
     reader_ = on_home_thread();
+    if (reader_) {
+      std::lock_guard<std::mutex> g(conn_->mu);
+      conn_->reader = this;
+    }
     pulls_ = ninputs() > 0 && input_proc(0) == Proc::Pull;
     if (pulls_ && !reader_) pt_.init(this, burst_);
     if (reader_ || pulls_) {
@@ -141,6 +149,12 @@ class Socket : public Element {
   }
 
   void cleanup() override {
+    if (watched_ >= 0) worker().remove_select(watched_, this);
+    watched_ = -1;
+    if (conn_) {
+      std::lock_guard<std::mutex> g(conn_->mu);
+      if (conn_->reader == this) conn_->reader = nullptr;
+    }
     if (pending_) {  // a packet partly written when the router stopped
       drop(pending_, r_send_);
       pending_ = nullptr;
@@ -157,6 +171,7 @@ class Socket : public Element {
     bool did = false;
     if (reader_) did |= read_some();
     if (pulls_) did |= reader_ ? write_pulled() : pull_blocking();
+    if (reader_ && !did && !pulls_) sleep_on_socket();
     return did;
   }
 
@@ -352,6 +367,23 @@ class Socket : public Element {
     return did;
   }
 
+  // The reader found nothing: its task sleeps until the descriptor it waits
+  // on (a server's listening socket while no one is connected, else the
+  // connection) is readable. It polls where there is none, or where it
+  // would not read what comes (no output: the connection is only written).
+  void sleep_on_socket() {
+    int a = conn_->active.load(), fd = -1;
+    if (stream_ && !*client_ && a < 0)
+      fd = conn_->fd;
+    else if (noutputs() > 0)
+      fd = a;
+    if (fd != watched_) {
+      if (watched_ >= 0) worker().remove_select(watched_, this);
+      watched_ = fd >= 0 && worker().add_select(fd, this) ? fd : -1;
+    }
+    if (watched_ >= 0) set_task_active(false);
+  }
+
   void lost_connection(const char* why) {
     std::lock_guard<std::mutex> g(conn_->mu);
     if (verbose_) fmt::print(stderr, "{}: connection {}\n", name(), why);
@@ -474,6 +506,7 @@ class Socket : public Element {
   Element* deny_el_ = nullptr;
   std::shared_ptr<SocketConn> conn_;
   bool reader_ = false, pulls_ = false, send_error_reported_ = false;
+  int watched_ = -1;  // the descriptor the reader's task sleeps on (Worker::add_select)
   PullTask pt_;
   Packet* pending_ = nullptr;
   uint32_t pending_done_ = 0;
