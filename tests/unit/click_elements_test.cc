@@ -2067,3 +2067,32 @@ TEST(EtherVLANEncap, TagsAndStripEtherVLANHeaderUndoes) {
 }
 
 }  // namespace shoal::test
+
+namespace shoal::test {
+
+// Unqueue2 moves no more than the queue downstream has room for, so nothing
+// is dropped there, where Unqueue's bursts overflow it; LinearIPLookup
+// routes by the longest match.
+TEST(Unqueue2, NeverOverflowsTheQueueDownstream) {
+  set_simulated_time(true);
+  auto r = run(R"(
+    InfiniteSource(LIMIT 1000) -> q1 :: Queue(2000) -> u :: Unqueue2(0) -> q2 :: Queue(10)
+      -> TimedUnqueue(0.001, 5) -> c :: Counter -> Discard;
+    InfiniteSource(LIMIT 1000) -> p1 :: Queue(2000) -> Unqueue(BURST 32) -> p2 :: Queue(10)
+      -> TimedUnqueue(0.001, 5) -> d :: Counter -> Discard;
+    rt :: LinearIPLookup(10.0.0.0/8 0, 10.1.0.0/16 1, 0/0 2);
+    InfiniteSource(LIMIT 3) -> IPEncap(udp, 1.1.1.1, 10.1.2.3) -> rt;
+    rt[0] -> Discard; rt[1] -> c1 :: Counter -> Discard; rt[2] -> Discard;
+    Script(wait 0.3, stop);
+  )");
+  set_simulated_time(false);
+  ASSERT_TRUE(r->ok) << r->errors;
+  EXPECT_EQ(r->n("q2.drops"), 0u);
+  EXPECT_EQ(r->n("c.count"), 1000u);
+  EXPECT_EQ(r->n("u.count"), 1000u);
+  EXPECT_GT(r->n("p2.drops"), 0u) << "Unqueue's bursts overflow the small queue";
+  EXPECT_EQ(r->n("c1.count"), 3u) << "10.1.2.3: the /16 wins";
+  finish(*r);
+}
+
+}  // namespace shoal::test

@@ -86,8 +86,8 @@ void PullTask::init(Element* e, uint32_t burst) {
   if (n_) n_->listeners.push_back(e);
 }
 
-PacketBatch* PullTask::pull() {
-  PacketBatch* b = e_->input_pull(0, burst_);
+PacketBatch* PullTask::pull(uint32_t max) {
+  PacketBatch* b = e_->input_pull(0, max ? max : burst_);
   if (!b && n_ && !n_->active) e_->set_task_active(false);
   return b;
 }

@@ -55,8 +55,9 @@ Notifier* downstream_full_notifier(Element* e, int port = 0);
 class PullTask {
  public:
   void init(Element* e, uint32_t burst);
-  // Returns the pulled batch (or nullptr, possibly putting the task to sleep).
-  PacketBatch* pull();
+  // Returns the pulled batch of up to `max` packets (0: the burst), or
+  // nullptr, possibly putting the task to sleep.
+  PacketBatch* pull(uint32_t max = 0);
 
  private:
   Element* e_ = nullptr;
