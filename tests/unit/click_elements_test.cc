@@ -2071,7 +2071,7 @@ TEST(EtherVLANEncap, TagsAndStripEtherVLANHeaderUndoes) {
 namespace shoal::test {
 
 // Unqueue2 moves no more than the queue downstream has room for, so nothing
-// is dropped there, where Unqueue's bursts overflow it; LinearIPLookup
+// is dropped there, where Unqueue's bursts overflow it; SortedIPLookup
 // routes by the longest match.
 TEST(Unqueue2, NeverOverflowsTheQueueDownstream) {
   set_simulated_time(true);
@@ -2080,7 +2080,7 @@ TEST(Unqueue2, NeverOverflowsTheQueueDownstream) {
       -> TimedUnqueue(0.001, 5) -> c :: Counter -> Discard;
     InfiniteSource(LIMIT 1000) -> p1 :: Queue(2000) -> Unqueue(BURST 32) -> p2 :: Queue(10)
       -> TimedUnqueue(0.001, 5) -> d :: Counter -> Discard;
-    rt :: LinearIPLookup(10.0.0.0/8 0, 10.1.0.0/16 1, 0/0 2);
+    rt :: SortedIPLookup(10.0.0.0/8 0, 10.1.0.0/16 1, 0/0 2);
     InfiniteSource(LIMIT 3) -> IPEncap(udp, 1.1.1.1, 10.1.2.3) -> rt;
     rt[0] -> Discard; rt[1] -> c1 :: Counter -> Discard; rt[2] -> Discard;
     Script(wait 0.3, stop);

@@ -67,8 +67,7 @@ class DirectIPLookup : public offload::OffloadableElement<IPLookupBase<DirectIPL
 // Click, served here by the DIR-24-8 structure (same results, faster).
 class StaticIPLookup : public DirectIPLookup {};
 class LookupIPRoute : public DirectIPLookup {};
-// Click's linear-search tables: the same routes and results, from DIR-24-8.
-class LinearIPLookup : public DirectIPLookup {};
+// Click's sorted linear table: the same routes and results, from DIR-24-8.
 class SortedIPLookup : public DirectIPLookup {};
 
 SHOAL_OFFLOADABLE_ELEMENT(
@@ -106,12 +105,6 @@ SHOAL_ELEMENT(
     SHOAL_LOOKUP_DOC("LookupIPRoute", "IPv4 route lookup (Click's older name)",
                      "Click's LookupIPRoute, the older name of StaticIPLookup: same arguments, outputs and handlers as "
                      "DirectIPLookup, served by the same DIR-24-8 tables."));
-
-SHOAL_ELEMENT(LinearIPLookup,
-              SHOAL_LOOKUP_DOC("LinearIPLookup", "IPv4 route lookup (Click's linear table)",
-                               "Click's LinearIPLookup: a small routing table searched route by route in Click. "
-                               "Served by the DIR-24-8 tables of DirectIPLookup (the longest match, as Click's), "
-                               "with the same arguments, outputs and handlers."));
 
 SHOAL_ELEMENT(SortedIPLookup,
               SHOAL_LOOKUP_DOC("SortedIPLookup", "IPv4 route lookup (Click's sorted linear table)",
