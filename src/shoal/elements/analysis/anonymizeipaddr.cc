@@ -56,13 +56,18 @@ class AnonymizeIPAddr : public PacketElement<AnonymizeIPAddr> {
       trie_->ready = true;
     }
   }
+  // The trie is every worker's: held for a batch at a time.
+  void begin_batch(PacketBatch*) { held_ = std::unique_lock<std::mutex>(trie_->mu); }
+  bool finish_batch(PacketBatch*) {
+    held_.unlock();
+    return false;
+  }
   int process(Packet* p) {
     int64_t off = p->has_network_header() ? p->network_header_offset() : -1;
     if (off < 0 || uint64_t(off) + 20 > p->length() || (p->network_header()[0] >> 4) != 4)
       return noutputs() > 1 ? 1 : drop_code(r_not_ip_);
     uint8_t* ip = p->network_header();
     uint32_t len = p->length() - uint32_t(off), hl = (ip[0] & 0xf) * 4u;
-    std::lock_guard<std::mutex> g(trie_->mu);
     // The addresses, with the header's and TCP's or UDP's checksums updated.
     k::ip4_set_addr(ip, len, 12, map(k::load_be32(ip + 12)));
     k::ip4_set_addr(ip, len, 16, map(k::load_be32(ip + 16)));
@@ -99,7 +104,7 @@ class AnonymizeIPAddr : public PacketElement<AnonymizeIPAddr> {
   }
 
  private:
-  // (trie_->mu held)
+  // (trie_->mu held: the batch's, or the handler's)
   uint32_t map(uint32_t a) {
     if (a == 0 || a == 0xffffffffu) return a;  // (Click: these map to themselves)
     auto it = trie_->memo.find(a);
@@ -135,6 +140,7 @@ class AnonymizeIPAddr : public PacketElement<AnonymizeIPAddr> {
   uint32_t class_ = 0;
   std::vector<uint8_t> preserve8_;
   std::shared_ptr<AnonTrie> trie_;
+  std::unique_lock<std::mutex> held_;  // the trie, during a batch
   uint16_t r_not_ip_ = 0;
 };
 SHOAL_ELEMENT(
