@@ -44,3 +44,19 @@ check() {  # check NAME COMMAND...: passes when the command succeeds
   if "$@" >"$tmp/out" 2>&1; then echo "ok   $name"; pass=$((pass+1))
   else echo "FAIL $name"; sed 's/^/     /' "$tmp/out"; fail=$((fail+1)); fi
 }
+# udp_echo RUN SRC DST PORT: from SRC, 200 datagrams of random sizes and bytes
+# to DST:PORT, each expected back from there unchanged (RUN: inr, in1, in2).
+udp_echo() {
+  "$1" /usr/bin/python3 -c '
+import os, random, socket, sys
+src, dst, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((src, 0)); s.settimeout(2)
+sent = [os.urandom(random.randint(0, 1400)) for _ in range(200)]
+got = []
+for d in sent:
+    s.sendto(d, (dst, port))
+    b, peer = s.recvfrom(2048)
+    if peer != (dst, port): sys.exit("reply from %s" % (peer,))
+    got.append(b)
+print(len(got), "datagrams back")
+sys.exit(0 if got == sent else 1)' "$2" "$3" "$4"; }

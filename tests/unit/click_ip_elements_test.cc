@@ -647,11 +647,17 @@ TEST(ICMPPingSource, CountsRepliesAndRTTsAsPing) {
 // reply goes straight back out as the next request (past LIMIT); and MIRROR
 // on a pulled output is an error, as in Click.
 TEST(ICMPPingSource, PulledAndMirrored) {
-  auto r = run(R"(
-    ICMPPingSource(1.0.0.1, 1.0.0.2, LIMIT 3, STOP true) -> Unqueue -> c :: Counter -> Discard;
-  )");
+  // (Batches of one packet, as `shoal click` makes them: a pull of 32 gets one.)
+  Options one = default_options();
+  one.batch_capacity = 1;
+  auto r = run_with(R"(
+    ICMPPingSource(1.0.0.1, 1.0.0.2, LIMIT 6, STOP true) -> Unqueue -> c :: Counter -> Discard;
+    EtherPauseSource(0:0:0:0:0:1, 5, LIMIT 4) -> Unqueue -> e :: Counter -> Discard;
+  )",
+                    one);
   ASSERT_TRUE(r->ok) << r->errors;
-  EXPECT_EQ(r->n("c.count"), 3u);
+  EXPECT_EQ(r->n("c.count"), 6u);
+  EXPECT_EQ(r->n("e.count"), 4u);
   finish(*r);
   set_simulated_time(true);
   auto m = run(R"(

@@ -5,6 +5,8 @@
 #pragma once
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "shoal/core/worker.hh"
 #include "shoal/elements/common.hh"
 
@@ -38,6 +40,7 @@ class TimerSource : public Element {
   }
   PacketBatch* pull(int, uint32_t max) override {
     PacketBatch* b = nullptr;
+    max = std::min(max, worker().batches().batch_capacity());  // (Click's one a pull: --batch 1)
     for (uint32_t i = 0; i < max && active_; ++i) {
       if (limit_ >= 0 && count_.get() >= uint64_t(limit_)) {
         if (stop_) request_stop(), stop_ = false;

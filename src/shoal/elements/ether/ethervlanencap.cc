@@ -5,6 +5,7 @@
 
 #include "shoal/elements/common.hh"
 #include "shoal/elements/ether/etherheader.hh"
+#include "shoal/elements/ether/vlanargs.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
@@ -13,26 +14,13 @@ class EtherVLANEncap : public PacketElement<EtherVLANEncap> {
  public:
   void configure(Args& a) override {
     uint32_t type = 0;
-    std::string tci_word;
-    int64_t pcp = 0, id = 0, native = 0;
-    a.read_mp("ETHERTYPE", type)
-        .read_mp("SRC", src_)
-        .read_mp("DST", dst_)
-        .read_p("VLAN_TCI", tci_word)
-        .read_p("VLAN_PCP", pcp)
-        .read("VLAN_ID", id)
-        .read("NATIVE_VLAN", native);
+    VlanArgs v;
+    a.read_mp("ETHERTYPE", type).read_mp("SRC", src_).read_mp("DST", dst_);
+    v.read(a);
     a.complete();
     if (type > 0xffff) a.fail("ETHERTYPE must fit 16 bits");
-    if (pcp < 0 || pcp > 7) a.fail("VLAN_PCP must be 0-7");
-    if (id < 0 || id > 0xfff) a.fail("VLAN_ID must be 0-4095");
-    if (native < -1 || native > 0xfff) a.fail("NATIVE_VLAN must be -1-4095");
-    use_anno_ = tci_word == "ANNO";
-    int64_t tci = -1;
-    if (!tci_word.empty() && !use_anno_ && (!parse_int(tci_word, tci) || tci < 0 || tci > 0xffff))
-      a.fail(fmt::format("VLAN_TCI must be ANNO or 0-65535, not '{}'", tci_word));
-    tci_ = uint16_t((tci >= 0 ? tci : id) | (pcp << 13));
-    native_ = int(native);
+    v.finish(a);
+    tci_ = v.tci, native_ = v.native, use_anno_ = v.use_anno;
     type_ = uint16_t(type);
   }
   void initialize() override { r_room_ = add_drop_reason("no-headroom"); }

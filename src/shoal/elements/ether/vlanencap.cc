@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "shoal/elements/common.hh"
+#include "shoal/elements/ether/vlanargs.hh"
 #include "shoal/kernels/bytes.hh"
 
 namespace shoal {
@@ -11,25 +12,14 @@ namespace shoal {
 class VLANEncap : public PacketElement<VLANEncap> {
  public:
   void configure(Args& a) override {
-    std::string tci_word;
-    int64_t pcp = 0, id = 0, native = 0;
     uint32_t type = 0x8100;
-    a.read_p("VLAN_TCI", tci_word)
-        .read_p("VLAN_PCP", pcp)
-        .read("VLAN_ID", id)
-        .read("NATIVE_VLAN", native)
-        .read("ETHERTYPE", type);
+    VlanArgs v;
+    v.read(a);
+    a.read("ETHERTYPE", type);
     a.complete();
-    if (pcp < 0 || pcp > 7) a.fail("VLAN_PCP must be 0-7");
-    if (id < 0 || id > 0xfff) a.fail("VLAN_ID must be 0-4095");
-    if (native < -1 || native > 0xfff) a.fail("NATIVE_VLAN must be -1-4095");
+    v.finish(a);
     if (type > 0xffff) a.fail("ETHERTYPE must fit 16 bits");
-    use_anno_ = tci_word == "ANNO";
-    int64_t tci = -1;
-    if (!tci_word.empty() && !use_anno_ && (!parse_int(tci_word, tci) || tci < 0 || tci > 0xffff))
-      a.fail(fmt::format("VLAN_TCI must be ANNO or 0-65535, not '{}'", tci_word));
-    tci_ = uint16_t((tci >= 0 ? tci : id) | (pcp << 13));
-    native_ = int(native);
+    tci_ = v.tci, native_ = v.native, use_anno_ = v.use_anno;
     type_ = uint16_t(type);
   }
   void initialize() override {

@@ -3,6 +3,7 @@
 // keeps ping(1)'s statistics.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -110,6 +111,7 @@ class ICMPPingSource : public Element {
   }
   PacketBatch* pull(int, uint32_t max) override {
     PacketBatch* b = nullptr;
+    max = std::min(max, worker().batches().batch_capacity());  // (Click's one a pull: --batch 1)
     for (uint32_t i = 0; i < max && active_; ++i) {
       {
         std::lock_guard<std::mutex> g(state_->mu);
