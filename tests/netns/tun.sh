@@ -79,5 +79,14 @@ pings() {  # ICMPPingSource's requests answered by the kernel through a TUN devi
   # a measured RTT: not zero, and under a second
   sed -n '/^p.rtt_max:/{n;p}' "$tmp/ping" | grep -Eq '^([0-9]+us|0\.[0-9]*[1-9][0-9]*s)$'; }
 check "ICMPPingSource: 20 requests through a TUN device, 20 replies from the kernel, RTTs measured" pings
+busy() {  # a worker kept busy by a source still reads the device its reader sleeps on
+  ip netns exec "$R" "$SHOAL" click -e 'InfiniteSource(LENGTH 64) -> Discard;
+    t :: KernelTun(10.82.0.1/24, DEVNAME shtun2) -> IPClassifier(icmp type echo) -> ICMPPingResponder -> t;' &
+  local bpid=$! ok=1
+  sleep 1
+  inr ping -c 5 -i 0.1 -W 2 10.82.0.2 && ok=0
+  kill "$bpid"; wait "$bpid" 2>/dev/null
+  return $ok; }
+check "ping through a TUN device whose worker is busy with a source" busy
 echo "netns_tun: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -85,11 +85,11 @@ class Worker {
   void unschedule(Timer& t);
 
   // Click's add_select: while the worker has nothing to do it waits on
-  // these descriptors (and its next timer) instead of polling them; one
-  // that becomes readable calls its element's selected() (which wakes its
-  // task). A descriptor watched keeps the worker from counting as idle for
-  // good. False when it cannot be watched (the element then polls).
-  // remove_select forgets fd only if e is the element watching it.
+  // these descriptors (and its next timer) instead of polling them, and
+  // while it is busy it looks at them every 10 us; one that is readable
+  // calls its element's selected() (which wakes its task). A descriptor watched keeps the worker from counting as idle
+  // for good. False when it cannot be watched (the element then polls). remove_select forgets fd only if e is the
+  // element watching it.
   bool add_select(int fd, Element* e);
   void remove_select(int fd, Element* e);
   size_t selects() const { return selects_.size(); }
@@ -128,6 +128,8 @@ class Worker {
   // Sleeps up to ns, or until a watched descriptor is readable (and then
   // calls the elements watching the ready ones).
   void idle_wait(uint64_t ns);
+  // Calls the elements whose watched descriptors are readable now.
+  void poll_selects();
 
   int id_, n_;
   Runtime* rt_;
